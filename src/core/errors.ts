@@ -1,0 +1,37 @@
+/**
+ * SparError: every failure the domain reports carries a string code. Surfaces map codes to their
+ * wire (HTTP status and JSON body, JSON-RPC code); the core never knows about transports.
+ */
+export type SparErrorCode =
+  | "bad_request" // malformed or invalid input (400)
+  | "unauthorized" // no or wrong credentials (401)
+  | "forbidden" // authenticated but not allowed (403)
+  | "not_found" // unknown resource, or denied and masked (404)
+  | "method_not_allowed" // known path, wrong method (405)
+  | "conflict" // exists already, ambiguous, incompatible (409)
+  | "gone" // was here, is gone (410)
+  | "precondition_failed" // a required capability of the resource is missing (412)
+  | "payload_too_large" // body over the limit (413)
+  | "unsupported_media_type" // write without application/json (415)
+  | "persistence_failed" // a write that must land did not (500)
+  | "not_implemented" // capability missing (501)
+  | "shutting_down" // daemon is draining (503, Retry-After)
+  | "unavailable" // a dependency (the store) refused (503)
+  | "internal"; // a bug; never used for bad input
+
+export class SparError extends Error {
+  readonly code: SparErrorCode;
+  /** Extra keys some wire bodies carry (e.g. retry_after_seconds). */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: SparErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = "SparError";
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isSparError(value: unknown): value is SparError {
+  return value instanceof SparError;
+}

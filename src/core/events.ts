@@ -1,0 +1,191 @@
+/**
+ * The event model: one discriminated union of everything a session records durably, and one of
+ * the live frames a session publishes. Every wire format (attach frames, later AG-UI and A2A)
+ * maps from these; switches over `kind` / `type` end in assertNever.
+ *
+ * Pure types and constructors; no I/O.
+ */
+import type { TokenUsage, TurnCost, UsageUpdatePayload } from "./usage.ts";
+
+/** A tool call the model proposed. */
+export interface ToolCall {
+  callId: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+interface EventHeader {
+  /** Event id (UUIDv7). */
+  id: string;
+  /** RFC 3339 time the event was produced. */
+  ts: string;
+  /** The turn (invocation) that produced it; special rows use their own label. */
+  invocationId: string;
+  /** Who wrote it: `user`, the agent's name, or an audit author such as `attach/interrupt`. */
+  author: string;
+}
+
+/** The prompt a turn gave the model: the drained inbox messages as one bundle. */
+export interface UserMessageEvent extends EventHeader {
+  kind: "user-message";
+  text: string;
+  /** prompt_id of each inbox message drained into this turn, in arrival order. */
+  promptIds: string[];
+}
+
+/** One complete model response (never a partial chunk; deltas travel as live frames). */
+export interface ModelResponseEvent extends EventHeader {
+  kind: "model-response";
+  model: string;
+  text: string;
+  toolCalls: ToolCall[];
+  /** True on the final response of a model call. */
+  turnComplete: boolean;
+  finishReason: string;
+  usage: TokenUsage;
+  cost: TurnCost;
+}
+
+/** The result of running one tool call. */
+export interface ToolResultEvent extends EventHeader {
+  kind: "tool-result";
+  callId: string;
+  name: string;
+  output: Record<string, unknown>;
+  isError: boolean;
+  latencyMs: number;
+}
+
+/** Operator and agent audit rows (interrupt, guardrail trip, perm mode, ...). */
+export interface AuditEvent extends EventHeader {
+  kind: "audit";
+  /** Event name, e.g. `guardrail-trip`, `attach-perm-mode`. */
+  name: string;
+  metadata: Record<string, unknown>;
+}
+
+export type SessionEvent = UserMessageEvent | ModelResponseEvent | ToolResultEvent | AuditEvent;
+export type SessionEventKind = SessionEvent["kind"];
+
+/** An event as committed to the log: `seq` is per session, contiguous from 1, set at commit. */
+export interface CommittedRow {
+  seq: number;
+  event: SessionEvent;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live frames: published on a session's ordered queue next to committed rows; never replayed.
+
+export interface InboxFrame {
+  type: "inbox";
+  state: "queued" | "dequeued";
+  prompt_id: string;
+  queued_at: string;
+}
+
+export type TurnState = "idle" | "streaming" | "awaiting_permission";
+
+export interface StatusUpdateFrame {
+  type: "status-update";
+  turn_state: TurnState;
+  model?: string;
+}
+
+export interface UsageUpdateFrame extends UsageUpdatePayload {
+  type: "usage-update";
+}
+
+export interface TurnCompleteFrame {
+  type: "turn-complete";
+  prompt_id: string;
+  model: string;
+  tokens_in: number;
+  tokens_out: number;
+  cost_usd: number;
+  latency_ms: number;
+}
+
+export type TurnErrorKind =
+  | "config_error"
+  | "auth_error"
+  | "model_not_found"
+  | "rate_limited"
+  | "transient_network"
+  | "cost_ceiling"
+  | "watchdog"
+  | "canceled"
+  | "unknown";
+
+export interface TurnErrorPayload {
+  kind: TurnErrorKind;
+  code?: string;
+  message: string;
+  retryable: boolean;
+  hint?: string;
+}
+
+export interface TurnErrorFrame extends TurnErrorPayload {
+  type: "turn-error";
+}
+
+export interface WakeFrame {
+  type: "wake";
+  at: string;
+}
+
+export interface PauseFrame {
+  type: "pause";
+  state: "paused" | "resumed";
+  reason?: string;
+  interrupted?: boolean;
+  mode?: string;
+  at: string;
+}
+
+export interface GuardrailTripFrame {
+  type: "guardrail-trip";
+  guardrail: "watchdog" | "cost_ceiling";
+  reason: string;
+  halted_turn: boolean;
+}
+
+/** Live token streaming (D25): never persisted, never replayed. */
+export interface TextDeltaFrame {
+  type: "text-delta";
+  invocation_id: string;
+  text: string;
+}
+
+export type LiveFrame =
+  | InboxFrame
+  | StatusUpdateFrame
+  | UsageUpdateFrame
+  | TurnCompleteFrame
+  | TurnErrorFrame
+  | WakeFrame
+  | PauseFrame
+  | GuardrailTripFrame
+  | TextDeltaFrame;
+
+export type LiveFrameType = LiveFrame["type"];
+
+/** Typed frame names a client can expect on /events, advertised in capabilities. */
+export const LIVE_FRAME_TYPES: readonly LiveFrameType[] = [
+  "status-update",
+  "usage-update",
+  "inbox",
+  "turn-complete",
+  "turn-error",
+  "pause",
+  "wake",
+  "guardrail-trip",
+  "text-delta",
+];
+
+/** What a session's ordered publication queue carries to subscribers. */
+export type Publication = { type: "row"; row: CommittedRow } | { type: "frame"; frame: LiveFrame };
+
+/** Whether a turn's terminal frame is this one. */
+export function isTerminalFrame(frame: LiveFrame): frame is TurnCompleteFrame | TurnErrorFrame {
+  return frame.type === "turn-complete" || frame.type === "turn-error";
+}

@@ -1,0 +1,54 @@
+/**
+ * SessionStore: durable session rows (owner, title, ACL lists), tombstones, and the durable
+ * inbox (D13). Declared here; implemented in store/. Every mutating call resolves only after
+ * its write is committed.
+ */
+import type { EventLog } from "./event-log.ts";
+import type { SessionKey } from "./session-key.ts";
+
+export interface SessionRecord {
+  app: string;
+  id: string;
+  owner: string;
+  viewers: string[];
+  contributors: string[];
+  /** Omitted until the first turn names the session. */
+  title?: string;
+  createdAt: string;
+  /** RFC 3339; the zero value `0001-01-01T00:00:00Z` when never touched. */
+  lastTouchedAt: string;
+}
+
+export interface InboxItem {
+  promptId: string;
+  message: string;
+  queuedAt: string;
+  /** false: read by the next turn, starts none. */
+  wake: boolean;
+}
+
+export interface SessionStore {
+  /** Fails with SparError `conflict` when the session exists. Clears a tombstone of the same key. */
+  createSession(record: SessionRecord): Promise<void>;
+  getSession(key: SessionKey): Promise<SessionRecord | undefined>;
+  listSessions(): Promise<SessionRecord[]>;
+  /** Every app holding a session with this id (shortcut path resolution). */
+  findSessionsById(id: string): Promise<SessionKey[]>;
+  /** Removes the row, its events and inbox, and leaves a tombstone. False when absent. */
+  deleteSession(key: SessionKey): Promise<boolean>;
+  isTombstoned(key: SessionKey): Promise<boolean>;
+  touchSession(key: SessionKey, at: string): Promise<void>;
+  setTitle(key: SessionKey, title: string | undefined): Promise<void>;
+  enqueueInbox(key: SessionKey, item: InboxItem): Promise<void>;
+  /** Undrained inbox items in arrival order. */
+  pendingInbox(key: SessionKey): Promise<InboxItem[]>;
+  /** Sessions with at least one undrained item whose `wake` is true. */
+  sessionsAwaitingTurn(): Promise<SessionKey[]>;
+}
+
+/** The embedded store is both, behind one writer, so inbox drains and rows share a transaction. */
+export interface Store extends SessionStore, EventLog {
+  /** A bounded read against the event-log table (health check). */
+  probe(): Promise<void>;
+  close(): Promise<void>;
+}

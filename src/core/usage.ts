@@ -1,0 +1,275 @@
+/**
+ * Usage and cost math: token counts per model call, prices per million tokens, the ledger a
+ * session keeps, and the spec's UsageInfo body. Pure: no clocks, no I/O.
+ *
+ * Invariant: cached + cache-write + uncached input tokens are disjoint and sum to input tokens.
+ */
+
+export interface TokenUsage {
+  /** All input tokens of the call: cached + cacheWrite + uncached. */
+  inputTokens: number;
+  cachedInputTokens: number;
+  cacheWriteInputTokens: number;
+  /** Output tokens excluding thoughts. */
+  outputTokens: number;
+  thoughtsTokens: number;
+  /** Populated by some providers only; never priced. */
+  toolUseTokens: number;
+  /** The provider's own total-token convention. */
+  totalTokens: number;
+}
+
+export interface ModelRates {
+  inputUsdPerMTok: number;
+  outputUsdPerMTok: number;
+  /** Defaults to the input rate when unset. */
+  cachedUsdPerMTok?: number;
+  /** Defaults to the input rate when unset. */
+  cacheWriteUsdPerMTok?: number;
+}
+
+export interface TurnCost {
+  costUsd: number;
+  costUsdUncachedReference: number;
+}
+
+export const ZERO_USAGE: TokenUsage = Object.freeze({
+  inputTokens: 0,
+  cachedInputTokens: 0,
+  cacheWriteInputTokens: 0,
+  outputTokens: 0,
+  thoughtsTokens: 0,
+  toolUseTokens: 0,
+  totalTokens: 0,
+});
+
+export function uncachedInputTokens(usage: TokenUsage): number {
+  return Math.max(0, usage.inputTokens - usage.cachedInputTokens - usage.cacheWriteInputTokens);
+}
+
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+    cacheWriteInputTokens: a.cacheWriteInputTokens + b.cacheWriteInputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    thoughtsTokens: a.thoughtsTokens + b.thoughtsTokens,
+    toolUseTokens: a.toolUseTokens + b.toolUseTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+}
+
+/** Estimated token count used by offline models: ceil(chars / 4). */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/**
+ * Cost of one call. Thoughts bill as output. The uncached reference prices every input token
+ * at the input rate (the same traffic with the cache off) and is never below the real cost.
+ */
+export function priceUsage(usage: TokenUsage, rates: ModelRates | undefined): TurnCost {
+  if (!rates) return { costUsd: 0, costUsdUncachedReference: 0 };
+  const perToken = (ratePerMTok: number) => ratePerMTok / 1_000_000;
+  const input = perToken(rates.inputUsdPerMTok);
+  const cached = perToken(rates.cachedUsdPerMTok ?? rates.inputUsdPerMTok);
+  const cacheWrite = perToken(rates.cacheWriteUsdPerMTok ?? rates.inputUsdPerMTok);
+  const output = perToken(rates.outputUsdPerMTok) * (usage.outputTokens + usage.thoughtsTokens);
+  const costUsd =
+    uncachedInputTokens(usage) * input +
+    usage.cachedInputTokens * cached +
+    usage.cacheWriteInputTokens * cacheWrite +
+    output;
+  const reference = usage.inputTokens * input + output;
+  return { costUsd, costUsdUncachedReference: Math.max(reference, costUsd) };
+}
+
+/** One agent turn's usage: every model call of the turn summed. */
+export interface TurnUsageRecord {
+  /** 1-based, in submission order. */
+  turn: number;
+  /** RFC 3339 time of the turn's first model call. */
+  ts: string;
+  model: string;
+  usage: TokenUsage;
+  cost: TurnCost;
+}
+
+interface Totals {
+  usage: TokenUsage;
+  turns: number;
+  costUsd: number;
+  costUsdUncachedReference: number;
+}
+
+const emptyTotals = (): Totals => ({ usage: ZERO_USAGE, turns: 0, costUsd: 0, costUsdUncachedReference: 0 });
+
+function addRecord(totals: Totals, record: TurnUsageRecord): Totals {
+  return {
+    usage: addUsage(totals.usage, record.usage),
+    turns: totals.turns + 1,
+    costUsd: totals.costUsd + record.cost.costUsd,
+    costUsdUncachedReference: totals.costUsdUncachedReference + record.cost.costUsdUncachedReference,
+  };
+}
+
+/** A session's usage: cumulative totals, per model, and per turn. */
+export class UsageLedger {
+  #overall: Totals = emptyTotals();
+  readonly #perModel = new Map<string, Totals>();
+  readonly #perTurn: TurnUsageRecord[] = [];
+
+  record(record: TurnUsageRecord): void {
+    this.#perTurn.push(record);
+    this.#overall = addRecord(this.#overall, record);
+    this.#perModel.set(record.model, addRecord(this.#perModel.get(record.model) ?? emptyTotals(), record));
+  }
+
+  get turns(): number {
+    return this.#perTurn.length;
+  }
+
+  get sessionCostUsd(): number {
+    return this.#overall.costUsd;
+  }
+
+  lastTurn(): TurnUsageRecord | undefined {
+    return this.#perTurn[this.#perTurn.length - 1];
+  }
+
+  /** The spec's UsageInfo body (GET /usage). Secondary fields are omitted when zero. */
+  toUsageInfo(): UsageInfo {
+    const perModel: Record<string, UsageTotalsBody> = {};
+    for (const [model, totals] of this.#perModel) perModel[model] = totalsBody(totals);
+    const info: UsageInfo = { overall: totalsBody(this.#overall) };
+    if (this.#perModel.size > 0) info.per_model = perModel;
+    if (this.#perTurn.length > 0) info.per_turn = this.#perTurn.map(turnBody);
+    return info;
+  }
+
+  /** Payload of the cumulative `usage-update` frame. */
+  toUsageUpdate(): UsageUpdatePayload {
+    const byModel: UsageUpdatePayload["by_model"] = {};
+    for (const [model, totals] of this.#perModel) {
+      byModel[model] = {
+        tokens_in: totals.usage.inputTokens,
+        tokens_out: totals.usage.outputTokens,
+        cost_usd: totals.costUsd,
+        turns: totals.turns,
+      };
+    }
+    const payload: UsageUpdatePayload = {
+      tokens_in_total: this.#overall.usage.inputTokens,
+      tokens_out_total: this.#overall.usage.outputTokens,
+      cost_usd_total: this.#overall.costUsd,
+      turns_total: this.#overall.turns,
+    };
+    if (this.#perModel.size > 0) payload.by_model = byModel;
+    const last = this.lastTurn();
+    if (last) {
+      payload.last_turn = {
+        tokens_in: last.usage.inputTokens,
+        tokens_out: last.usage.outputTokens,
+        cost_usd: last.cost.costUsd,
+        model: last.model,
+      };
+      if (last.usage.cachedInputTokens > 0) payload.last_turn.tokens_in_cached = last.usage.cachedInputTokens;
+      if (last.usage.cacheWriteInputTokens > 0) {
+        payload.last_turn.tokens_in_cache_write = last.usage.cacheWriteInputTokens;
+      }
+    }
+    return payload;
+  }
+}
+
+export interface UsageTotalsBody {
+  input_tokens: number;
+  input_tokens_cached?: number;
+  input_tokens_cache_write?: number;
+  input_tokens_uncached?: number;
+  output_tokens: number;
+  thoughts_tokens?: number;
+  turns: number;
+  cost_usd: number;
+  cost_usd_uncached_reference?: number;
+}
+
+export interface UsageTurnBody {
+  turn: number;
+  ts: string;
+  model: string;
+  input_tokens: number;
+  input_tokens_cached?: number;
+  input_tokens_cache_write?: number;
+  input_tokens_uncached?: number;
+  output_tokens: number;
+  thoughts_tokens?: number;
+  tool_use_tokens?: number;
+  total_tokens: number;
+  cost_usd: number;
+  cost_usd_uncached_reference?: number;
+}
+
+export interface UsageInfo {
+  overall: UsageTotalsBody;
+  per_model?: Record<string, UsageTotalsBody>;
+  per_turn?: UsageTurnBody[];
+  digest_methods?: { counts?: Record<string, number>; bytes_saved?: Record<string, number> };
+}
+
+export interface UsageUpdatePayload {
+  tokens_in_total: number;
+  tokens_out_total: number;
+  cost_usd_total: number;
+  turns_total: number;
+  by_model?: Record<string, { tokens_in: number; tokens_out: number; cost_usd: number; turns: number }>;
+  last_turn?: {
+    tokens_in: number;
+    tokens_in_cached?: number;
+    tokens_in_cache_write?: number;
+    tokens_out: number;
+    cost_usd: number;
+    model?: string;
+  };
+}
+
+function inputBreakdown(usage: TokenUsage) {
+  const body: { input_tokens_cached?: number; input_tokens_cache_write?: number; input_tokens_uncached?: number } = {};
+  const uncached = uncachedInputTokens(usage);
+  if (usage.cachedInputTokens > 0) body.input_tokens_cached = usage.cachedInputTokens;
+  if (usage.cacheWriteInputTokens > 0) body.input_tokens_cache_write = usage.cacheWriteInputTokens;
+  if (uncached > 0) body.input_tokens_uncached = uncached;
+  return body;
+}
+
+function totalsBody(totals: Totals): UsageTotalsBody {
+  const body: UsageTotalsBody = {
+    input_tokens: totals.usage.inputTokens,
+    ...inputBreakdown(totals.usage),
+    output_tokens: totals.usage.outputTokens,
+    turns: totals.turns,
+    cost_usd: totals.costUsd,
+  };
+  if (totals.usage.thoughtsTokens > 0) body.thoughts_tokens = totals.usage.thoughtsTokens;
+  if (totals.costUsdUncachedReference > 0) body.cost_usd_uncached_reference = totals.costUsdUncachedReference;
+  return body;
+}
+
+function turnBody(record: TurnUsageRecord): UsageTurnBody {
+  const body: UsageTurnBody = {
+    turn: record.turn,
+    ts: record.ts,
+    model: record.model,
+    input_tokens: record.usage.inputTokens,
+    ...inputBreakdown(record.usage),
+    output_tokens: record.usage.outputTokens,
+    total_tokens: record.usage.totalTokens,
+    cost_usd: record.cost.costUsd,
+  };
+  if (record.usage.thoughtsTokens > 0) body.thoughts_tokens = record.usage.thoughtsTokens;
+  if (record.usage.toolUseTokens > 0) body.tool_use_tokens = record.usage.toolUseTokens;
+  if (record.cost.costUsdUncachedReference > 0) {
+    body.cost_usd_uncached_reference = record.cost.costUsdUncachedReference;
+  }
+  return body;
+}
