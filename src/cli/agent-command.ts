@@ -1,0 +1,134 @@
+/**
+ * `spar agent`: the agent daemon. Builds the configuration, opens and locks the session store,
+ * starts the turn workers, the session host and the attach listener, and on SIGTERM runs the
+ * spec's teardown in order before exiting 0.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { SparError } from "../core/errors.ts";
+import { PricingTable } from "../runtime/pricing-table.ts";
+import { SessionHost } from "../runtime/session-host.ts";
+import { WorkerPool } from "../runtime/worker-pool.ts";
+import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { AttachContext, CheckState } from "../surfaces/attach/attach-context.ts";
+import { type AttachServer, startAttachServer } from "../surfaces/attach/attach-server.ts";
+import { type Logger, createLogger } from "../telemetry/logger.ts";
+import { type AgentConfig, AGENT_FLAGS, buildAgentConfig } from "./agent-config.ts";
+import { defaultConfigPath, loadConfigFile } from "./config-file.ts";
+import { parseFlags, renderHelp } from "./flags.ts";
+import { bindHostname, isLoopbackHost } from "./listen-address.ts";
+import { SPAR_VERSION } from "./version.ts";
+
+const USAGE = "spar agent [--attach-listen=HOST:PORT] [--session-db=PATH] [--model=echo|scripted] [flags]";
+const SUMMARY =
+  "Runs the agent daemon: durable sessions, the attach listener (HTTP + SSE) and turn workers.\n" +
+  "Example: spar agent --attach-listen=127.0.0.1:7777 --session-db=.agents/state/sessions.db --model=echo";
+
+export interface RunningAgent {
+  config: AgentConfig;
+  server: AttachServer;
+  host: SessionHost;
+  /** The SIGTERM path: teardown in order; resolves when done. */
+  shutdown(): Promise<void>;
+}
+
+export async function agentCommand(argv: readonly string[]): Promise<number> {
+  const flags = parseFlags(AGENT_FLAGS, argv);
+  if (!flags.ok) return usageError(flags.error);
+  if (flags.value.help) {
+    process.stdout.write(renderHelp(USAGE, SUMMARY, AGENT_FLAGS));
+    return 0;
+  }
+  if (flags.value.positionals.length > 0) return usageError(`unexpected argument ${JSON.stringify(flags.value.positionals[0])}`);
+  const cwd = process.cwd();
+  const configFlag = flags.value.values.get("config");
+  const file = loadConfigFile(typeof configFlag === "string" ? configFlag : defaultConfigPath(cwd));
+  if (!file.ok) return usageError(file.error);
+  const config = buildAgentConfig(flags.value.values, file.value, cwd, navigator.hardwareConcurrency);
+  if (!config.ok) return usageError(config.error);
+  const logger = createLogger(config.value.logLevel);
+  let agent: RunningAgent;
+  try {
+    agent = await startAgent(config.value, logger);
+  } catch (error) {
+    logger.error(`spar agent failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  return await new Promise<number>((resolve) => {
+    process.once("SIGTERM", () => {
+      logger.info("SIGTERM: shutting down");
+      agent.shutdown().then(
+        () => resolve(0),
+        (error: unknown) => {
+          logger.error(`shutdown failed: ${String(error)}`);
+          resolve(1);
+        },
+      );
+    });
+  });
+}
+
+function usageError(message: string): number {
+  process.stderr.write(`spar agent: ${message}\n`);
+  return 2;
+}
+
+/** Start every part of the daemon; the caller owns the shutdown. */
+export async function startAgent(config: AgentConfig, logger: Logger): Promise<RunningAgent> {
+  if (!isLoopbackHost(config.listen.host)) {
+    throw new SparError(
+      "bad_request",
+      `refusing to listen on ${config.listen.host || "every interface"}:${config.listen.port} without an authentication gate; bind a loopback address such as 127.0.0.1:${config.listen.port}`,
+    );
+  }
+  mkdirSync(dirname(config.sessionDb), { recursive: true });
+  const store = SqliteStore.open(config.sessionDb);
+  const pool = new WorkerPool(config.workers);
+  const host = new SessionHost({
+    store,
+    pool,
+    pricing: new PricingTable(),
+    logger,
+    config: { app: config.appName, agentName: config.appName, multiSession: config.multiSession, model: config.model, maxSteps: config.maxSteps, idleTimeoutMs: config.idleTimeoutMs },
+  });
+  try {
+    await host.start();
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+  const context: AttachContext = {
+    host,
+    daemon: { name: config.appName, version: SPAR_VERSION, description: "spar agent daemon", model: config.model.name, provider: config.model.provider },
+    caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
+    checks: () => storeCheck(store),
+    subscriberBuffer: { maxQueued: 4096, lowWater: 256 },
+  };
+  const server = startAttachServer(context, bindHostname(config.listen), config.listen.port);
+  logger.warn(`attach listener on http://${config.listen.host}:${server.port} has no token: any local process can drive these sessions`);
+  logger.info(`spar agent ${SPAR_VERSION} listening on http://${config.listen.host}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
+  let stopping: Promise<void> | undefined;
+  const shutdown = () => {
+    stopping ??= teardown(host, server, config, logger);
+    return stopping;
+  };
+  return { config, server, host, shutdown };
+}
+
+async function teardown(host: SessionHost, server: AttachServer, config: AgentConfig, logger: Logger): Promise<void> {
+  const cancel = host.beginShutdown();
+  await Promise.race([cancel, new Promise((resolve) => setTimeout(resolve, 2000))]);
+  // Peer-hub deregistration, subagent drain and tool-server children: none in this build.
+  await server.drain(config.shutdownTimeoutMs);
+  await host.close();
+  logger.info("shutdown complete");
+}
+
+async function storeCheck(store: SqliteStore): Promise<Record<string, CheckState>> {
+  try {
+    await store.probe();
+    return { session_db: "ready" };
+  } catch {
+    return { session_db: "failed" };
+  }
+}

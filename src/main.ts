@@ -1,0 +1,54 @@
+#!/usr/bin/env bun
+/**
+ * spar: one executable, three roles. Dispatches on the first word (`spar agent`, `spar svc`,
+ * `spar watcher watch`) or on the name it was invoked under (`svc`, `watcher`; D1).
+ */
+import { basename } from "node:path";
+import { agentCommand } from "./cli/agent-command.ts";
+import { SPAR_VERSION } from "./cli/version.ts";
+
+const HELP = `usage: spar <command> [flags]
+
+commands:
+  agent           the agent daemon and its attach listener (HTTP + SSE)
+  svc             the workflow daemon (not yet in this build)
+  watcher watch   the cluster event watcher (not yet in this build)
+
+Run \`spar <command> --help\` for a command's flags.
+`;
+
+export async function main(argv: readonly string[], invokedAs: string): Promise<number> {
+  const name = basename(invokedAs).replace(/\.(exe|ts|js)$/, "");
+  const args = name === "svc" || name === "watcher" ? [name, ...argv] : [...argv];
+  const [command, ...rest] = args;
+  switch (command) {
+    case "agent":
+      return agentCommand(rest);
+    case "svc":
+    case "watcher":
+      if (rest.includes("--help")) {
+        process.stdout.write(`spar ${command}: not available in this build yet\n`);
+        return 0;
+      }
+      process.stderr.write(`spar ${command}: not available in this build yet\n`);
+      return 2;
+    case "--version":
+    case "version":
+      process.stdout.write(`spar ${SPAR_VERSION}\n`);
+      return 0;
+    case undefined:
+    case "--help":
+    case "-h":
+    case "help":
+      process.stdout.write(HELP);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`spar: unknown command ${JSON.stringify(command)}\n${HELP}`);
+      return 2;
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2), process.argv[1] ?? "spar");
+  process.exit(code);
+}

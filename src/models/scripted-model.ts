@@ -1,0 +1,105 @@
+/**
+ * The scripted model (D15): replays recorded turns from a JSON Lines script. One cursor per
+ * daemon process (shared across sessions), supplied by the caller so it survives the turn
+ * worker pool; past the end the call fails; strict mode compares the request's contents.
+ */
+import { type ChatMessage, type Model, ModelCallError, type ModelChunk, type ModelRequest } from "../core/model.ts";
+import type { TokenUsage } from "../core/usage.ts";
+import type { ScriptedTurn, ScriptedUsage } from "./script-file.ts";
+
+export interface ScriptedModelOptions {
+  turns: readonly ScriptedTurn[];
+  strict: boolean;
+  /** Next index of the shared cursor (consumed even when the call then fails). */
+  nextIndex: () => Promise<number>;
+}
+
+export class ScriptedModel implements Model {
+  readonly name = "scripted";
+  readonly provider = "scripted";
+  readonly #options: ScriptedModelOptions;
+
+  constructor(options: ScriptedModelOptions) {
+    this.#options = options;
+  }
+
+  async *stream(request: ModelRequest): AsyncIterable<ModelChunk> {
+    const index = await this.#options.nextIndex();
+    const turn = this.#options.turns[index];
+    if (!turn) throw new ModelCallError(`scripted: script exhausted at turn ${index} (no more recorded responses)`);
+    if (this.#options.strict) checkStrict(turn, request.messages, index);
+    let usage: TokenUsage | undefined;
+    let finishReason = "stop";
+    let callNumber = 0;
+    for (const response of turn.responses) {
+      if (response.delayMs) await sleep(response.delayMs, request.signal);
+      if (response.error) throw new ModelCallError(response.error.message, response.error.status);
+      for (const part of response.parts) {
+        if (part.text) yield { type: "text-delta", text: part.text };
+        if (part.functionCall) {
+          callNumber++;
+          const callId = part.functionCall.id ?? `call-${index}-${callNumber}`;
+          yield { type: "tool-call", call: { callId, name: part.functionCall.name, args: part.functionCall.args } };
+        }
+      }
+      if (response.usage) usage = toTokenUsage(response.usage);
+      if (response.finishReason) finishReason = response.finishReason.toLowerCase();
+    }
+    yield { type: "finish", finishReason, usage: usage ?? toTokenUsage(undefined) };
+  }
+}
+
+function toTokenUsage(usage: ScriptedUsage | undefined): TokenUsage {
+  if (!usage) {
+    return { inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 0, thoughtsTokens: 0, toolUseTokens: 0, totalTokens: 0 };
+  }
+  const cached = Math.min(usage.cachedContentTokenCount, usage.promptTokenCount);
+  const cacheWrite = Math.min(usage.cacheWriteTokenCount, usage.promptTokenCount - cached);
+  return {
+    inputTokens: usage.promptTokenCount,
+    cachedInputTokens: cached,
+    cacheWriteInputTokens: cacheWrite,
+    outputTokens: usage.candidatesTokenCount,
+    thoughtsTokens: usage.thoughtsTokenCount,
+    toolUseTokens: usage.toolUsePromptTokenCount,
+    totalTokens: usage.totalTokenCount ?? usage.promptTokenCount + usage.candidatesTokenCount + usage.thoughtsTokenCount,
+  };
+}
+
+/** The request in the genai `contents` shape recorded scripts use. */
+export function toGenaiContents(messages: readonly ChatMessage[]): unknown[] {
+  return messages.map((message) => {
+    switch (message.role) {
+      case "user":
+        return { role: "user", parts: [{ text: message.text }] };
+      case "assistant": {
+        const parts: unknown[] = message.text ? [{ text: message.text }] : [];
+        for (const call of message.toolCalls) parts.push({ functionCall: { id: call.callId, name: call.name, args: call.args } });
+        return { role: "model", parts };
+      }
+      case "tool":
+        return { role: "user", parts: [{ functionResponse: { id: message.callId, name: message.name, response: message.output } }] };
+    }
+  });
+}
+
+function checkStrict(turn: ScriptedTurn, messages: readonly ChatMessage[], index: number): void {
+  const recorded = turn.contents === undefined ? "" : JSON.stringify(turn.contents);
+  const incoming = JSON.stringify(toGenaiContents(messages));
+  if (recorded !== incoming) {
+    throw new ModelCallError(
+      `scripted: strict mismatch on turn ${index}: contents differ:\n  recorded: ${recorded}\n  incoming: ${incoming}`,
+      "INVALID_ARGUMENT",
+    );
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}

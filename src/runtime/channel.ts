@@ -1,0 +1,68 @@
+/**
+ * The main <-> turn-worker protocol: the only thing that crosses the thread boundary. Typed
+ * messages, request ids for replies, cancellation by turn id, and a version both sides check.
+ * Pure types plus two tiny guards; no I/O.
+ */
+import type { ToolCall } from "../core/events.ts";
+import type { ChatMessage, ModelSpec } from "../core/model.ts";
+import type { TokenUsage } from "../core/usage.ts";
+
+export const CHANNEL_VERSION = 1;
+
+export interface RunTurnMessage {
+  type: "run-turn";
+  turnId: string;
+  model: ModelSpec;
+  /** The whole conversation, the turn's user message last. */
+  history: ChatMessage[];
+  maxSteps: number;
+}
+
+export type ToWorker =
+  | { type: "hello"; version: number }
+  | RunTurnMessage
+  | { type: "cancel"; turnId: string }
+  | { type: "reply"; requestId: number; result: ReplyResult };
+
+export type ReplyResult = { ok: true; value: unknown } | { ok: false; error: string };
+
+/** A complete model response the worker asks the main thread to commit before going on. */
+export interface ResponseDraft {
+  text: string;
+  toolCalls: ToolCall[];
+  finishReason: string;
+  usage: TokenUsage;
+  turnComplete: boolean;
+}
+
+export type WorkerRequest =
+  /** Commit a model response row; reply `{ seq }`. */
+  | { kind: "commit-response"; draft: ResponseDraft }
+  /** Run a proposed tool call and commit its result; reply ToolRunResult. */
+  | { kind: "run-tool"; call: ToolCall }
+  /** Next index of the process-wide scripted-model cursor; reply `{ index }`. */
+  | { kind: "script-cursor" };
+
+export interface ToolRunResult {
+  output: Record<string, unknown>;
+  isError: boolean;
+}
+
+export type TurnOutcome =
+  | { status: "completed" }
+  | { status: "canceled" }
+  | { status: "failed"; message: string; code?: string };
+
+export type FromWorker =
+  | { type: "ready"; version: number }
+  | { type: "text-delta"; turnId: string; text: string }
+  | { type: "request"; turnId: string; requestId: number; request: WorkerRequest }
+  | { type: "turn-end"; turnId: string; outcome: TurnOutcome };
+
+export function isFromWorker(value: unknown): value is FromWorker {
+  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
+}
+
+export function isToWorker(value: unknown): value is ToWorker {
+  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
+}

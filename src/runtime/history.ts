@@ -1,0 +1,81 @@
+/**
+ * Rebuilding a session's in-memory state from its committed rows: the conversation the next
+ * turn sends the model, and the usage ledger (one record per turn, all its model calls summed).
+ */
+import type { CommittedRow, ModelResponseEvent, SessionEvent } from "../core/events.ts";
+import type { ChatMessage } from "../core/model.ts";
+import { type TokenUsage, type TurnCost, UsageLedger, ZERO_USAGE, addUsage } from "../core/usage.ts";
+
+/** The chat message an event contributes to the conversation, if any. */
+export function eventToMessage(event: SessionEvent): ChatMessage | undefined {
+  switch (event.kind) {
+    case "user-message":
+      return event.text === "" ? undefined : { role: "user", text: event.text };
+    case "model-response":
+      return { role: "assistant", text: event.text, toolCalls: event.toolCalls };
+    case "tool-result":
+      return { role: "tool", callId: event.callId, name: event.name, output: event.output, isError: event.isError };
+    case "audit":
+      return undefined;
+  }
+}
+
+/** Accumulates the model calls of one turn into a single usage record. */
+export class TurnUsageAccumulator {
+  #usage: TokenUsage = ZERO_USAGE;
+  #cost: TurnCost = { costUsd: 0, costUsdUncachedReference: 0 };
+  #firstTs: string | undefined;
+  #model = "";
+  #calls = 0;
+
+  add(response: Pick<ModelResponseEvent, "usage" | "cost" | "ts" | "model">): void {
+    this.#usage = addUsage(this.#usage, response.usage);
+    this.#cost = {
+      costUsd: this.#cost.costUsd + response.cost.costUsd,
+      costUsdUncachedReference: this.#cost.costUsdUncachedReference + response.cost.costUsdUncachedReference,
+    };
+    this.#firstTs ??= response.ts;
+    this.#model = response.model;
+    this.#calls++;
+  }
+
+  get calls(): number {
+    return this.#calls;
+  }
+
+  get usage(): TokenUsage {
+    return this.#usage;
+  }
+
+  get cost(): TurnCost {
+    return this.#cost;
+  }
+
+  recordInto(ledger: UsageLedger): void {
+    if (this.#calls === 0) return;
+    ledger.record({ turn: ledger.turns + 1, ts: this.#firstTs ?? "", model: this.#model, usage: this.#usage, cost: this.#cost });
+  }
+}
+
+export interface RebuiltState {
+  history: ChatMessage[];
+  ledger: UsageLedger;
+}
+
+export function rebuildFromRows(rows: readonly CommittedRow[]): RebuiltState {
+  const history: ChatMessage[] = [];
+  const ledger = new UsageLedger();
+  let turn: { invocationId: string; accumulator: TurnUsageAccumulator } | undefined;
+  for (const { event } of rows) {
+    const message = eventToMessage(event);
+    if (message) history.push(message);
+    if (event.kind !== "model-response") continue;
+    if (!turn || turn.invocationId !== event.invocationId) {
+      turn?.accumulator.recordInto(ledger);
+      turn = { invocationId: event.invocationId, accumulator: new TurnUsageAccumulator() };
+    }
+    turn.accumulator.add(event);
+  }
+  turn?.accumulator.recordInto(ledger);
+  return { history, ledger };
+}

@@ -1,0 +1,163 @@
+/**
+ * SessionFeed: a session's single ordered publication queue and its subscribers.
+ *
+ * Steps (committed rows, live frames, or a pending commit that resolves to both) are published
+ * strictly in the order they were enqueued, so a turn's rows always precede its terminal frame
+ * and rows always go out in seq order: the spec's ordering rules hold by construction.
+ * A new subscriber replays (since, head] from the log at its own pace while live publications
+ * wait in a bounded per-subscriber buffer; a subscriber that cannot keep up is closed, never
+ * the daemon and never another subscriber.
+ */
+import type { EventLog } from "../core/event-log.ts";
+import type { CommittedRow, LiveFrame, Publication } from "../core/events.ts";
+import type { SessionKey } from "../core/session-key.ts";
+
+/** Where publications go: implemented by the surface (e.g. one SSE stream). */
+export interface FeedSink {
+  /** Deliver one publication; false when the sink overflowed and closed itself. */
+  deliver(publication: Publication): boolean;
+  /** Resolves when the sink has room for another replay page, or has closed. */
+  whenWritable(): Promise<void>;
+  readonly closed: boolean;
+  /** Close the sink (session deleted, daemon stopping, subscriber too slow). */
+  close(reason: string): void;
+}
+
+export interface Subscription {
+  /** Resolves when the replay has been handed to the sink. */
+  readonly replayed: Promise<void>;
+  unsubscribe(): void;
+}
+
+type Step = Publication[] | Promise<Publication[]>;
+
+interface Subscriber {
+  sink: FeedSink;
+  /** Live publications held while the subscriber replays; undefined once live. */
+  held: Publication[] | undefined;
+}
+
+const REPLAY_PAGE = 500;
+/** Live publications a replaying subscriber may hold before it is closed. */
+const MAX_HELD = 20_000;
+
+export function rowPublication(row: CommittedRow): Publication {
+  return { type: "row", row };
+}
+
+export function framePublication(frame: LiveFrame): Publication {
+  return { type: "frame", frame };
+}
+
+export class SessionFeed {
+  readonly #key: SessionKey;
+  readonly #log: EventLog;
+  readonly #subscribers = new Set<Subscriber>();
+  readonly #queue: Step[] = [];
+  #draining = false;
+  #publishedHead: number;
+
+  constructor(key: SessionKey, log: EventLog, head: number) {
+    this.#key = key;
+    this.#log = log;
+    this.#publishedHead = head;
+  }
+
+  get subscriberCount(): number {
+    return this.#subscribers.size;
+  }
+
+  /** Highest seq handed to subscribers. */
+  get publishedHead(): number {
+    return this.#publishedHead;
+  }
+
+  /** Publish a step after every step enqueued before it. A rejected step publishes nothing. */
+  enqueue(step: Step): void {
+    if (!this.#draining && this.#queue.length === 0 && Array.isArray(step)) {
+      this.#publish(step);
+      return;
+    }
+    this.#queue.push(step);
+    if (!this.#draining) void this.#drain();
+  }
+
+  frame(frame: LiveFrame): void {
+    this.enqueue([framePublication(frame)]);
+  }
+
+  /**
+   * Attach a sink: every row with seq > since is replayed, then live publications follow, each
+   * exactly once and in order.
+   */
+  subscribe(sink: FeedSink, since: number): Subscription {
+    const subscriber: Subscriber = { sink, held: [] };
+    const upto = this.#publishedHead;
+    this.#subscribers.add(subscriber);
+    const replayed = this.#replay(subscriber, since, upto);
+    return { replayed, unsubscribe: () => this.#subscribers.delete(subscriber) };
+  }
+
+  /** Close every subscriber (session deleted or evicted, daemon stopping). */
+  closeAll(reason: string): void {
+    for (const subscriber of this.#subscribers) subscriber.sink.close(reason);
+    this.#subscribers.clear();
+  }
+
+  async #drain(): Promise<void> {
+    this.#draining = true;
+    while (this.#queue.length > 0) {
+      const step = this.#queue.shift() as Step;
+      try {
+        this.#publish(await step);
+      } catch {
+        // The step's owner handles its failure; nothing of it is published.
+      }
+    }
+    this.#draining = false;
+  }
+
+  #publish(publications: readonly Publication[]): void {
+    for (const publication of publications) {
+      if (publication.type === "row") this.#publishedHead = Math.max(this.#publishedHead, publication.row.seq);
+      for (const subscriber of this.#subscribers) this.#deliver(subscriber, publication);
+    }
+  }
+
+  #deliver(subscriber: Subscriber, publication: Publication): void {
+    if (subscriber.held) {
+      subscriber.held.push(publication);
+      if (subscriber.held.length > MAX_HELD) this.#drop(subscriber, "subscriber fell behind during replay");
+      return;
+    }
+    if (!subscriber.sink.deliver(publication)) this.#subscribers.delete(subscriber);
+  }
+
+  #drop(subscriber: Subscriber, reason: string): void {
+    this.#subscribers.delete(subscriber);
+    subscriber.sink.close(reason);
+  }
+
+  async #replay(subscriber: Subscriber, since: number, upto: number): Promise<void> {
+    let cursor = Math.max(0, since);
+    try {
+      while (cursor < upto && !subscriber.sink.closed) {
+        const rows = await this.#log.read(this.#key, cursor, REPLAY_PAGE, upto);
+        if (rows.length === 0) break;
+        for (const row of rows) {
+          if (!subscriber.sink.deliver(rowPublication(row))) return this.#drop(subscriber, "subscriber buffer overflow");
+        }
+        cursor = rows[rows.length - 1]?.seq ?? upto;
+        await subscriber.sink.whenWritable();
+      }
+    } catch (error) {
+      return this.#drop(subscriber, `replay failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const held = subscriber.held ?? [];
+    subscriber.held = undefined;
+    for (const publication of held) {
+      if (!this.#subscribers.has(subscriber)) return;
+      this.#deliver(subscriber, publication);
+    }
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * SessionHost: the registry of live sessions. One actor per live session, created on first
+ * touch by rebuilding from the store (same id, history, owner), evicted when quiet for the idle
+ * timeout. Resolves both path shapes, creates and deletes sessions, resumes committed inbox
+ * work after a restart, and drives the shutdown of turns.
+ */
+import { SparError } from "../core/errors.ts";
+import { newSessionId } from "../core/ids.ts";
+import type { ModelSpec } from "../core/model.ts";
+import { DEFAULT_SESSION_ID, LOCAL_CALLER, type SessionKey, sessionKeyString } from "../core/session-key.ts";
+import type { SessionRecord, Store } from "../core/session-store.ts";
+import type { PricingTable } from "./pricing-table.ts";
+import { type ActorContext, SessionActor } from "./session-actor.ts";
+import type { WorkerPool } from "./worker-pool.ts";
+
+export interface HostConfig {
+  app: string;
+  agentName: string;
+  multiSession: boolean;
+  model: ModelSpec;
+  maxSteps: number;
+  idleTimeoutMs: number;
+}
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface ListedSession {
+  record: SessionRecord;
+  active: boolean;
+}
+
+export const ZERO_TIME = "0001-01-01T00:00:00Z";
+
+export class SessionHost {
+  readonly config: HostConfig;
+  readonly #store: Store;
+  readonly #actors = new Map<string, SessionActor>();
+  readonly #loading = new Map<string, Promise<SessionActor>>();
+  readonly #context: ActorContext;
+  readonly #logger: Logger;
+  readonly #pool: WorkerPool;
+  #shuttingDown = false;
+  #scriptCursor = 0;
+  #sweepTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(options: { store: Store; pool: WorkerPool; pricing: PricingTable; config: HostConfig; logger: Logger }) {
+    this.config = options.config;
+    this.#store = options.store;
+    this.#logger = options.logger;
+    this.#pool = options.pool;
+    this.#context = {
+      store: options.store,
+      pool: options.pool,
+      pricing: options.pricing,
+      model: options.config.model,
+      agentName: options.config.agentName,
+      maxSteps: options.config.maxSteps,
+      nextScriptIndex: () => this.#scriptCursor++,
+      now: () => new Date(),
+      isShuttingDown: () => this.#shuttingDown,
+      logError: (message) => options.logger.error(message),
+    };
+  }
+
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  get liveCount(): number {
+    return this.#actors.size;
+  }
+
+  get store(): Store {
+    return this.#store;
+  }
+
+  /** Create the bootstrap session if needed and drain inbox work committed before a restart. */
+  async start(): Promise<void> {
+    const bootstrap = { app: this.config.app, id: DEFAULT_SESSION_ID };
+    if (!(await this.#store.getSession(bootstrap))) await this.createSession({ id: DEFAULT_SESSION_ID, owner: LOCAL_CALLER, viewers: [], contributors: [] });
+    for (const key of await this.#store.sessionsAwaitingTurn()) {
+      if (!this.#served(key)) continue;
+      const actor = await this.actor(key);
+      this.#logger.info(`session ${sessionKeyString(key)}: draining ${actor.pendingCount} inbox message(s) committed before the restart`);
+      actor.schedule();
+    }
+    const sweepEvery = Math.max(50, Math.min(this.config.idleTimeoutMs / 2, 30_000));
+    this.#sweepTimer = setInterval(() => this.evictIdle(), sweepEvery);
+  }
+
+  /** Resolve a path's session: qualified when `app` is given, else the shortcut by id alone. */
+  async resolve(app: string | undefined, id: string): Promise<SessionKey> {
+    if (app !== undefined) {
+      const key = { app, id };
+      if (!this.#served(key) || !(this.#actors.has(sessionKeyString(key)) || (await this.#store.getSession(key)))) {
+        throw new SparError("not_found", `session not found: ${app}/${id}`);
+      }
+      return key;
+    }
+    const matches = (await this.#store.findSessionsById(id)).filter((key) => this.#served(key));
+    if (matches.length > 1) throw new SparError("conflict", `session id ${id} exists in more than one app; use /sessions/{app}/${id}`);
+    const match = matches[0];
+    if (!match) throw new SparError("not_found", `session not found: ${id}`);
+    return match;
+  }
+
+  /** The live actor for a session, rebuilt from the store on first touch. */
+  async actor(key: SessionKey): Promise<SessionActor> {
+    const name = sessionKeyString(key);
+    const live = this.#actors.get(name);
+    if (live) return live;
+    const loading = this.#loading.get(name);
+    if (loading) return loading;
+    const load = (async () => {
+      const record = await this.#store.getSession(key);
+      if (!record) throw new SparError("not_found", `session not found: ${name}`);
+      const actor = await SessionActor.load(this.#context, record);
+      this.#actors.set(name, actor);
+      return actor;
+    })().finally(() => this.#loading.delete(name));
+    this.#loading.set(name, load);
+    return load;
+  }
+
+  /** Create a session owned by `owner`. 501 without a factory (single-session mode). */
+  async createSession(request: { app?: string; id?: string; owner: string; viewers: string[]; contributors: string[] }): Promise<SessionRecord> {
+    const id = request.id ?? newSessionId();
+    const app = request.app ?? this.config.app;
+    if (!this.config.multiSession && id !== DEFAULT_SESSION_ID) {
+      throw new SparError("not_implemented", "this daemon serves one session; start it with --multi-session to create sessions");
+    }
+    const now = new Date().toISOString();
+    const record: SessionRecord = { app, id, owner: request.owner, viewers: request.viewers, contributors: request.contributors, createdAt: now, lastTouchedAt: ZERO_TIME };
+    await this.#store.createSession(record);
+    return record;
+  }
+
+  /** Delete a session: 403 for the bootstrap session, 500 when already deleted. */
+  async deleteSession(app: string | undefined, id: string): Promise<void> {
+    if (id === DEFAULT_SESSION_ID) throw new SparError("forbidden", "the bootstrap session default cannot be deleted");
+    const tombstoneKey = { app: app ?? this.config.app, id };
+    if (!(await this.#store.getSession(tombstoneKey)) && (await this.#store.isTombstoned(tombstoneKey))) {
+      throw new SparError("persistence_failed", `session ${id} was already deleted`);
+    }
+    const key = await this.resolve(app, id);
+    const name = sessionKeyString(key);
+    const actor = this.#actors.get(name);
+    if (actor) {
+      await actor.cancelTurn();
+      actor.feed.closeAll("session deleted");
+      this.#actors.delete(name);
+    }
+    await this.#store.deleteSession(key);
+  }
+
+  async list(): Promise<ListedSession[]> {
+    const records = await this.#store.listSessions();
+    return records
+      .filter((record) => this.#served(record))
+      .map((record) => {
+        const live = this.#actors.get(sessionKeyString(record));
+        return { record: live?.record ?? record, active: live !== undefined };
+      });
+  }
+
+  /** Drop actors that are quiet and idle past the timeout; they rebuild on next touch. */
+  evictIdle(now: number = Date.now()): number {
+    let evicted = 0;
+    for (const [name, actor] of this.#actors) {
+      if (actor.isQuiet() && now - actor.lastActivity >= this.config.idleTimeoutMs) {
+        this.#actors.delete(name);
+        evicted++;
+      }
+    }
+    return evicted;
+  }
+
+  /** SIGTERM step 1: refuse new work, cancel every turn in flight (no drain). */
+  async beginShutdown(): Promise<void> {
+    this.#shuttingDown = true;
+    await Promise.all([...this.#actors.values()].map((actor) => actor.cancelTurn()));
+  }
+
+  /** Hang up every subscriber of every live session. */
+  closeStreams(reason: string): void {
+    for (const actor of this.#actors.values()) actor.feed.closeAll(reason);
+  }
+
+  async close(): Promise<void> {
+    if (this.#sweepTimer) clearInterval(this.#sweepTimer);
+    await this.#pool.close();
+    await this.#store.close();
+  }
+
+  #served(key: SessionKey): boolean {
+    return this.config.multiSession || (key.app === this.config.app && key.id === DEFAULT_SESSION_ID);
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The turn loop that runs inside a turn worker: stream the model, commit each complete
+ * response through the port (durable before the turn goes on), run proposed tool calls, repeat
+ * until the model answers without tools. Knows nothing of threads or stores: the worker
+ * entrypoint supplies the port.
+ */
+import type { ToolCall } from "../core/events.ts";
+import { type ChatMessage, type Model, ModelCallError } from "../core/model.ts";
+import { ZERO_USAGE } from "../core/usage.ts";
+import type { ResponseDraft, ToolRunResult, TurnOutcome } from "./channel.ts";
+
+export interface TurnPort {
+  textDelta(text: string): void;
+  commitResponse(draft: ResponseDraft): Promise<void>;
+  runTool(call: ToolCall): Promise<ToolRunResult>;
+}
+
+export async function runTurnLoop(
+  model: Model,
+  history: readonly ChatMessage[],
+  port: TurnPort,
+  signal: AbortSignal,
+  maxSteps: number,
+): Promise<TurnOutcome> {
+  const messages: ChatMessage[] = [...history];
+  try {
+    for (let step = 0; step < maxSteps; step++) {
+      const draft = await streamOneResponse(model, messages, port, signal);
+      if (signal.aborted) return { status: "canceled" };
+      await port.commitResponse(draft);
+      messages.push({ role: "assistant", text: draft.text, toolCalls: draft.toolCalls });
+      if (draft.toolCalls.length === 0) return { status: "completed" };
+      for (const call of draft.toolCalls) {
+        if (signal.aborted) return { status: "canceled" };
+        const result = await port.runTool(call);
+        messages.push({ role: "tool", callId: call.callId, name: call.name, output: result.output, isError: result.isError });
+      }
+    }
+    return { status: "failed", message: `turn stopped after ${maxSteps} model calls without a final answer` };
+  } catch (error) {
+    if (signal.aborted) return { status: "canceled" };
+    return failureOutcome(error);
+  }
+}
+
+async function streamOneResponse(
+  model: Model,
+  messages: readonly ChatMessage[],
+  port: TurnPort,
+  signal: AbortSignal,
+): Promise<ResponseDraft> {
+  let text = "";
+  const toolCalls: ToolCall[] = [];
+  let finish: { finishReason: string; usage: ResponseDraft["usage"] } | undefined;
+  for await (const chunk of model.stream({ messages, tools: [], signal })) {
+    if (signal.aborted) break;
+    switch (chunk.type) {
+      case "text-delta":
+        text += chunk.text;
+        port.textDelta(chunk.text);
+        break;
+      case "tool-call":
+        toolCalls.push(chunk.call);
+        break;
+      case "finish":
+        finish = { finishReason: chunk.finishReason, usage: chunk.usage };
+        break;
+    }
+  }
+  return {
+    text,
+    toolCalls,
+    finishReason: finish?.finishReason ?? "stop",
+    usage: finish?.usage ?? ZERO_USAGE,
+    turnComplete: toolCalls.length === 0,
+  };
+}
+
+function failureOutcome(error: unknown): TurnOutcome {
+  if (error instanceof ModelCallError) {
+    return error.status === undefined
+      ? { status: "failed", message: error.message }
+      : { status: "failed", message: error.message, code: error.status };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { status: "failed", message };
+}

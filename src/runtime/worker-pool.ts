@@ -1,0 +1,161 @@
+/**
+ * WorkerPool: runs turns on a pool of turn workers (default one per core). Routes channel
+ * messages to the turn that owns them, answers worker requests through the turn's handlers,
+ * and replaces a worker that crashes or ignores a cancel past the grace period (its turns end
+ * failed; the daemon lives on).
+ */
+import {
+  CHANNEL_VERSION,
+  type FromWorker,
+  type RunTurnMessage,
+  type ToWorker,
+  type TurnOutcome,
+  type WorkerRequest,
+  isFromWorker,
+} from "./channel.ts";
+
+export interface TurnHandlers {
+  onTextDelta(text: string): void;
+  onRequest(request: WorkerRequest): Promise<unknown>;
+}
+
+export interface RunningTurn {
+  readonly outcome: Promise<TurnOutcome>;
+  cancel(): void;
+}
+
+interface ActiveTurn {
+  handlers: TurnHandlers;
+  finish: (outcome: TurnOutcome) => void;
+  cancelTimer?: ReturnType<typeof setTimeout>;
+}
+
+interface Slot {
+  worker: Worker;
+  turns: Map<string, ActiveTurn>;
+}
+
+export type WorkerFactory = () => Worker;
+
+export const defaultWorkerFactory: WorkerFactory = () =>
+  new Worker(new URL("../../workers/turn.ts", import.meta.url));
+
+export class WorkerPool {
+  readonly #slots: Slot[] = [];
+  readonly #factory: WorkerFactory;
+  readonly #cancelGraceMs: number;
+  #closed = false;
+
+  constructor(size: number, options: { factory?: WorkerFactory; cancelGraceMs?: number } = {}) {
+    this.#factory = options.factory ?? defaultWorkerFactory;
+    this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
+    for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#spawn());
+  }
+
+  get size(): number {
+    return this.#slots.length;
+  }
+
+  runTurn(message: Omit<RunTurnMessage, "type">, handlers: TurnHandlers): RunningTurn {
+    if (this.#closed) return { outcome: Promise.resolve({ status: "canceled" }), cancel: () => {} };
+    const slot = this.#leastBusy();
+    let finish!: (outcome: TurnOutcome) => void;
+    const outcome = new Promise<TurnOutcome>((resolve) => (finish = resolve));
+    const active: ActiveTurn = { handlers, finish };
+    slot.turns.set(message.turnId, active);
+    this.#send(slot, { type: "run-turn", ...message });
+    return {
+      outcome,
+      cancel: () => this.#cancel(slot, message.turnId),
+    };
+  }
+
+  /** Terminate every worker; turns still running end canceled. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const slot of this.#slots) {
+      for (const [turnId, turn] of slot.turns) this.#end(slot, turnId, turn, { status: "canceled" });
+      slot.worker.terminate();
+    }
+    this.#slots.length = 0;
+  }
+
+  #spawn(): Slot {
+    const slot: Slot = { worker: this.#factory(), turns: new Map() };
+    slot.worker.onmessage = (event: MessageEvent) => this.#onMessage(slot, event.data);
+    slot.worker.onerror = (event: ErrorEvent) => this.#replace(slot, `turn worker crashed: ${event.message}`);
+    this.#send(slot, { type: "hello", version: CHANNEL_VERSION });
+    return slot;
+  }
+
+  #leastBusy(): Slot {
+    let best = this.#slots[0];
+    for (const slot of this.#slots) if (best === undefined || slot.turns.size < best.turns.size) best = slot;
+    if (!best) throw new Error("worker pool is empty");
+    return best;
+  }
+
+  #send(slot: Slot, message: ToWorker): void {
+    slot.worker.postMessage(message);
+  }
+
+  #onMessage(slot: Slot, message: unknown): void {
+    if (!isFromWorker(message)) return;
+    const data: FromWorker = message;
+    switch (data.type) {
+      case "ready":
+        if (data.version !== CHANNEL_VERSION) this.#replace(slot, `turn worker speaks channel v${data.version}`);
+        return;
+      case "text-delta":
+        slot.turns.get(data.turnId)?.handlers.onTextDelta(data.text);
+        return;
+      case "request":
+        this.#answer(slot, data.turnId, data.requestId, data.request);
+        return;
+      case "turn-end": {
+        const turn = slot.turns.get(data.turnId);
+        if (turn) this.#end(slot, data.turnId, turn, data.outcome);
+        return;
+      }
+    }
+  }
+
+  #answer(slot: Slot, turnId: string, requestId: number, request: WorkerRequest): void {
+    const turn = slot.turns.get(turnId);
+    if (!turn) {
+      this.#send(slot, { type: "reply", requestId, result: { ok: false, error: "turn is over" } });
+      return;
+    }
+    turn.handlers.onRequest(request).then(
+      (value) => this.#send(slot, { type: "reply", requestId, result: { ok: true, value } }),
+      (error: unknown) =>
+        this.#send(slot, { type: "reply", requestId, result: { ok: false, error: error instanceof Error ? error.message : String(error) } }),
+    );
+  }
+
+  #cancel(slot: Slot, turnId: string): void {
+    const turn = slot.turns.get(turnId);
+    if (!turn || turn.cancelTimer) return;
+    this.#send(slot, { type: "cancel", turnId });
+    turn.cancelTimer = setTimeout(() => {
+      if (slot.turns.has(turnId)) this.#replace(slot, "turn worker ignored a cancel past its grace period");
+    }, this.#cancelGraceMs);
+  }
+
+  #end(slot: Slot, turnId: string, turn: ActiveTurn, outcome: TurnOutcome): void {
+    if (turn.cancelTimer) clearTimeout(turn.cancelTimer);
+    slot.turns.delete(turnId);
+    turn.finish(outcome);
+  }
+
+  /** Fail the slot's turns, terminate its worker, and put a fresh one in its place. */
+  #replace(slot: Slot, reason: string): void {
+    const index = this.#slots.indexOf(slot);
+    for (const [turnId, turn] of slot.turns) {
+      const canceled = turn.cancelTimer !== undefined;
+      this.#end(slot, turnId, turn, canceled ? { status: "canceled" } : { status: "failed", message: reason });
+    }
+    slot.worker.terminate();
+    if (index >= 0 && !this.#closed) this.#slots[index] = this.#spawn();
+  }
+}

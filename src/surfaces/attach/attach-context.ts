@@ -1,0 +1,33 @@
+/**
+ * What the attach surface needs from the daemon: the session host, the daemon's identity for
+ * capabilities, the caller resolver, and the health checks. Built by the agent command.
+ */
+import type { SessionHost } from "../../runtime/session-host.ts";
+
+export interface Caller {
+  identity: string;
+  admin: boolean;
+  source: "bearer" | "mtls" | "iap" | "asserted" | "anonymous";
+  proxyBy?: string;
+}
+
+export interface DaemonInfo {
+  name: string;
+  version: string;
+  description: string;
+  model: string;
+  provider: string;
+}
+
+export type CheckState = "ready" | "failed" | "timeout";
+
+export interface AttachContext {
+  host: SessionHost;
+  daemon: DaemonInfo;
+  /** Identity of the request's caller; the one fixed local caller until auth lands. */
+  caller(request: Request): Caller;
+  /** Readiness checks by subsystem; the status is 503 when any is not ready. */
+  checks(): Promise<Record<string, CheckState>>;
+  /** Bytes a subscriber may lag before it is closed. */
+  subscriberBuffer: { maxQueued: number; lowWater: number };
+}

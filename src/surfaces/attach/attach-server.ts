@@ -1,0 +1,59 @@
+/**
+ * The attach listener: one Elysia app over Bun.serve with every attach route registered,
+ * SSE-friendly serve options (no idle timeout; heartbeats instead), and unknown paths and
+ * methods answered as JSON.
+ */
+import { Elysia } from "elysia";
+import { closeAllStreams, startHeartbeat, stopHeartbeat } from "../http/sse-stream.ts";
+import type { AttachContext } from "./attach-context.ts";
+import { registerDaemonRoutes } from "./daemon-routes.ts";
+import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
+import { RouteTable } from "./route-table.ts";
+import { registerSessionRoutes } from "./session-routes.ts";
+
+/** Hard cap Bun applies before any handler runs; route limits (8 KiB, 16 KiB) apply below it. */
+const MAX_REQUEST_BODY = 1024 * 1024;
+const HEARTBEAT_MS = 15_000;
+
+export interface AttachServer {
+  readonly port: number;
+  readonly hostname: string;
+  /** Hang up SSE streams, then stop accepting and finish in-flight requests (bounded). */
+  drain(timeoutMs: number): Promise<void>;
+  /** The app, for in-process `handle(new Request(...))` tests. */
+  handle(request: Request): Promise<Response>;
+}
+
+export function buildAttachApp(context: AttachContext): Elysia {
+  const app = new Elysia({ serve: { idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY } });
+  const table = new RouteTable(app);
+  registerDaemonRoutes(table, context);
+  registerSessionRoutes(table, context);
+  registerPlaceholderRoutes(table, context);
+  app.onError(({ code, request, error }) => {
+    if (code === "NOT_FOUND") return table.unmatched(request);
+    return table.failure(error);
+  });
+  return app;
+}
+
+export function startAttachServer(context: AttachContext, hostname: string, port: number): AttachServer {
+  const app = buildAttachApp(context);
+  app.listen({ hostname, port });
+  const server = app.server;
+  if (!server) throw new Error(`attach listener did not start on ${hostname}:${port}`);
+  startHeartbeat(HEARTBEAT_MS);
+  return {
+    port: server.port ?? port,
+    hostname,
+    handle: (request) => app.handle(request),
+    drain: async (timeoutMs) => {
+      stopHeartbeat();
+      closeAllStreams("daemon shutting down");
+      const stopped = server.stop(false);
+      const timeout = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref?.());
+      await Promise.race([stopped, timeout]);
+      await server.stop(true);
+    },
+  };
+}

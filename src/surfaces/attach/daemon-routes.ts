@@ -1,0 +1,25 @@
+/**
+ * Non-session routes: /healthz (exact path, no identities or counts in the body, 503 when a
+ * check fails, 405 on other methods) and /whoami.
+ */
+import { json } from "../http/responses.ts";
+import type { AttachContext } from "./attach-context.ts";
+import type { RouteTable } from "./route-table.ts";
+
+export function registerDaemonRoutes(table: RouteTable, context: AttachContext): void {
+  table.add("GET", "/healthz", async () => {
+    const checks = await context.checks();
+    const ok = Object.values(checks).every((state) => state === "ready");
+    return json(ok ? 200 : 503, Object.keys(checks).length > 0 ? { ok, checks } : { ok });
+  });
+
+  table.add("GET", "/whoami", ({ request }) => {
+    const caller = context.caller(request);
+    return json(200, {
+      identity: caller.identity,
+      admin: caller.admin,
+      source: caller.source,
+      ...(caller.source === "asserted" && caller.proxyBy ? { proxy_by: caller.proxyBy } : {}),
+    });
+  });
+}

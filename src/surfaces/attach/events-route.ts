@@ -1,0 +1,67 @@
+/**
+ * GET /sessions/.../events: the SSE stream. Checks run in the spec's order (session lookup,
+ * protocol negotiation); then boot frames (capabilities, status, usage), replay from `since`
+ * or Last-Event-ID, and live publications, each exactly once and in order.
+ */
+import { SparError } from "../../core/errors.ts";
+import type { Publication } from "../../core/events.ts";
+import { negotiateProtocol } from "../../core/protocol.ts";
+import type { FeedSink } from "../../runtime/session-feed.ts";
+import { SseStream } from "../http/sse-stream.ts";
+import type { AttachContext } from "./attach-context.ts";
+import { capabilitiesFrame } from "./capabilities.ts";
+import { PROTOCOL_HEADER, type SessionRouteContext } from "./route-table.ts";
+import { encodeFrame, encodeLiveFrame, encodePublication } from "./sse-frames.ts";
+
+/** The replay cursor: `since` query, else Last-Event-ID, else 0. Malformed values are a 400. */
+export function parseCursor(url: URL, request: Request): number {
+  const raw = url.searchParams.get("since") ?? request.headers.get("last-event-id") ?? "0";
+  if (!/^\d{1,15}$/.test(raw.trim())) {
+    throw new SparError("bad_request", `since must be a non-negative integer event sequence, got ${JSON.stringify(raw)}`);
+  }
+  return Number.parseInt(raw.trim(), 10);
+}
+
+function declaredVersion(url: URL, request: Request): string | undefined {
+  return url.searchParams.get("protocol") ?? request.headers.get(PROTOCOL_HEADER) ?? undefined;
+}
+
+class StreamSink implements FeedSink {
+  readonly #stream: SseStream;
+  constructor(stream: SseStream) {
+    this.#stream = stream;
+  }
+  deliver(publication: Publication): boolean {
+    return this.#stream.write(encodePublication(publication));
+  }
+  whenWritable(): Promise<void> {
+    return this.#stream.whenWritable();
+  }
+  get closed(): boolean {
+    return this.#stream.closed;
+  }
+  close(reason: string): void {
+    this.#stream.close(reason);
+  }
+}
+
+export async function eventsHandler(context: AttachContext, route: SessionRouteContext): Promise<Response> {
+  const key = await context.host.resolve(route.app, route.sid);
+  const negotiation = negotiateProtocol(declaredVersion(route.url, route.request));
+  if (!negotiation.accepted) {
+    throw new SparError(negotiation.reason === "malformed" ? "bad_request" : "conflict", negotiation.message);
+  }
+  const since = parseCursor(route.url, route.request);
+  const actor = await context.host.actor(key);
+  const caller = context.caller(route.request);
+  let unsubscribe = () => {};
+  const stream = new SseStream({ ...context.subscriberBuffer, onClose: () => unsubscribe() });
+  const sessionUrl = `/sessions/${key.app}/${key.id}`;
+  stream.write(encodeFrame("capabilities", capabilitiesFrame(context, caller, sessionUrl)));
+  stream.write(encodeLiveFrame({ type: "status-update", model: context.daemon.model, turn_state: actor.turnInFlight ? "streaming" : "idle" }));
+  stream.write(encodeLiveFrame(actor.usageFrame()));
+  const subscription = actor.subscribe(new StreamSink(stream), since);
+  unsubscribe = () => subscription.unsubscribe();
+  route.request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
+  return stream.response;
+}

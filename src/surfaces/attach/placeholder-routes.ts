@@ -1,0 +1,95 @@
+/**
+ * Endpoints of the spec whose capability later issues wire. Reads answer 200 with their
+ * zero-valued bodies (the spec's rule for an unwired provider); mutations answer 501
+ * (capability missing), except /interrupt, which answers 412.
+ */
+import { SparError } from "../../core/errors.ts";
+import { json } from "../http/responses.ts";
+import type { AttachContext } from "./attach-context.ts";
+import type { RouteTable } from "./route-table.ts";
+
+const ZERO_TIME = "0001-01-01T00:00:00Z";
+
+const ZERO_READS: Record<string, unknown> = {
+  tools: { tools: [] },
+  agents: { agents: [] },
+  subagents: { subagents: [] },
+  context: { compactions: 0, checkpoints: 0, chars_after_compaction: 0 },
+  memory: { sources: [] },
+  skills: { skills: [] },
+  mcp: { servers: [] },
+  pricing: { rate: null, last_refresh: ZERO_TIME },
+  perms: { mode: "", allow: [], deny: [], approvals: [] },
+  guardrails: {
+    watchdog: { mode: "off", tripped: false, reason: "" },
+    cost_ceiling: { max_turn_usd: 0, max_session_usd: 0, session_cost_usd: 0, tripped: false, reason: "", would_retrip: false },
+    halted: false,
+  },
+};
+
+const MISSING_CAPABILITIES: Record<string, string> = {
+  pause: "pause controller",
+  resume: "pause controller",
+  "perms/allow": "permission gate",
+  "perms/deny": "permission gate",
+  "perms/respond": "prompt broker",
+  "perms/mode": "permission gate",
+  title: "title capability",
+  "pricing/refresh": "pricing source",
+  "pricing/set": "pricing controller",
+  reload: "reloader",
+  "guardrails/reset": "guardrail resetter",
+  "slash/compact": "slash command compact",
+  "slash/done": "slash command done",
+  "slash/btw": "slash command btw",
+  "slash/subagent": "slash command subagent",
+  "slash/replan": "slash command replan",
+};
+
+const AGENT_NAME = /^[^./\s]+$/;
+
+export function registerPlaceholderRoutes(table: RouteTable, context: AttachContext): void {
+  const host = context.host;
+  for (const [suffix, zero] of Object.entries(ZERO_READS)) {
+    table.session("GET", suffix, async (route) => {
+      await host.resolve(route.app, route.sid);
+      return json(200, zero);
+    });
+  }
+  for (const [suffix, capability] of Object.entries(MISSING_CAPABILITIES)) {
+    table.session("POST", suffix, async (route) => {
+      await host.resolve(route.app, route.sid);
+      throw new SparError("not_implemented", `this daemon has no ${capability}`);
+    });
+  }
+  table.session("POST", "interrupt", async (route) => {
+    await host.resolve(route.app, route.sid);
+    throw new SparError("precondition_failed", "this session has neither a pause controller nor an interrupt provider");
+  });
+  table.session("PATCH", "acl", async (route) => {
+    await host.resolve(route.app, route.sid);
+    throw new SparError("not_implemented", "ACL changes need multi-session authentication, which this daemon does not run");
+  });
+  table.session("GET", "perms/stream", async (route) => {
+    await host.resolve(route.app, route.sid);
+    throw new SparError("not_implemented", "perms/stream capability not registered");
+  });
+  table.session("GET", "agents/:p3/events", async (route) => {
+    const name = route.params.p3 ?? "";
+    if (!AGENT_NAME.test(name)) throw new SparError("bad_request", "agent name must not contain '.', '/' or whitespace");
+    const key = await host.resolve(route.app, route.sid);
+    const since = Number.parseInt(route.url.searchParams.get("since") ?? "0", 10);
+    return json(200, {
+      agent: name,
+      parent_session_id: key.id,
+      branches: [name, `bg.${name}`, `sub.${name}`, `remote.${name}`],
+      events: [],
+      next_since: Number.isSafeInteger(since) && since > 0 ? since : 0,
+      truncated: false,
+    });
+  });
+  table.session("POST", "agents/:p3/stop", async (route) => {
+    await host.resolve(route.app, route.sid);
+    throw new SparError("not_implemented", "this daemon has no subagent stopper");
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * RouteTable: registers attach routes on Elysia with the conventions every route shares:
+ * both session path shapes (`/sessions/{sid}/x` and `/sessions/{app}/{sid}/x`), the JSON
+ * media-type check on writes (415), the protocol-version header on every response, SparError
+ * mapping, and the 404 / 405 answers for unknown paths and methods.
+ */
+import type { Elysia } from "elysia";
+import { SparError } from "../../core/errors.ts";
+import { PROTOCOL_VERSION } from "../../core/protocol.ts";
+import { errorResponse, json } from "../http/responses.ts";
+import { isJsonContentType } from "../http/request-body.ts";
+
+export const PROTOCOL_HEADER = "x-attach-protocol-version";
+
+export interface RouteContext {
+  request: Request;
+  params: Record<string, string | undefined>;
+  url: URL;
+}
+
+/** A session-scoped route sees the path's app (qualified shape only) and session id. */
+export interface SessionRouteContext extends RouteContext {
+  app: string | undefined;
+  sid: string;
+}
+
+export type Handler<T extends RouteContext = RouteContext> = (context: T) => Response | Promise<Response>;
+
+type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
+
+interface Registered {
+  method: Method;
+  pattern: RegExp;
+}
+
+interface RoutableApp {
+  route(method: string, path: string, handler: (context: { request: Request; params: Record<string, string | undefined> }) => unknown, hook?: { parse: "none" }): unknown;
+}
+
+function toPattern(path: string): RegExp {
+  const source = path
+    .split("/")
+    .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${source}$`);
+}
+
+export function withProtocolHeader(response: Response): Response {
+  response.headers.set(PROTOCOL_HEADER, PROTOCOL_VERSION);
+  return response;
+}
+
+export class RouteTable {
+  readonly #app: RoutableApp;
+  readonly #registered: Registered[] = [];
+
+  constructor(app: Elysia) {
+    this.#app = app as unknown as RoutableApp;
+  }
+
+  add(method: Method, path: string, handler: Handler): void {
+    this.#registered.push({ method, pattern: toPattern(path) });
+    this.#app.route(
+      method,
+      path,
+      async ({ request, params }) => {
+        try {
+          if (method !== "GET" && !isJsonContentType(request)) {
+            throw new SparError("unsupported_media_type", "state-changing requests need Content-Type: application/json");
+          }
+          return withProtocolHeader(await handler({ request, params, url: new URL(request.url) }));
+        } catch (error) {
+          return withProtocolHeader(errorResponse(error));
+        }
+      },
+      { parse: "none" },
+    );
+  }
+
+  /** Register both shapes of a session route; `suffix` is "" for the bare session URL. */
+  session(method: Method, suffix: string, handler: Handler<SessionRouteContext>): void {
+    const tail = suffix === "" ? "" : `/${suffix}`;
+    this.add(method, `/sessions/:p1${tail}`, (context) => handler({ ...context, app: undefined, sid: context.params.p1 ?? "" }));
+    this.add(method, `/sessions/:p1/:p2${tail}`, (context) =>
+      handler({ ...context, app: context.params.p1 ?? "", sid: context.params.p2 ?? "" }),
+    );
+  }
+
+  /** Methods registered for a path, for 405 answers. */
+  allowedMethods(pathname: string): Method[] {
+    const methods = new Set<Method>();
+    for (const route of this.#registered) if (route.pattern.test(pathname)) methods.add(route.method);
+    return [...methods];
+  }
+
+  /** A failure Elysia caught outside a handler (never expected): JSON, never a bare 500 page. */
+  failure(error: unknown): Response {
+    return withProtocolHeader(errorResponse(error));
+  }
+
+  /** The answer for a request no route matched: 405 on a known path, else 404. */
+  unmatched(request: Request): Response {
+    const url = new URL(request.url);
+    const allowed = this.allowedMethods(url.pathname);
+    if (allowed.length > 0) {
+      return withProtocolHeader(
+        json(405, { error: `method ${request.method} is not allowed on ${url.pathname}; allowed: ${allowed.join(", ")}` }, { allow: allowed.join(", ") }),
+      );
+    }
+    return withProtocolHeader(json(404, { error: `no such endpoint: ${request.method} ${url.pathname}` }));
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Session management and the write and read routes issue-2 daemons serve: list, create,
+ * delete, inject, wake, status, usage, acl. Each handler parses, asks the host, maps the result.
+ */
+import * as v from "valibot";
+import { SparError } from "../../core/errors.ts";
+import { normalizeIdentities } from "../../core/identities.ts";
+import { isValidName } from "../../core/session-key.ts";
+import { ZERO_TIME } from "../../runtime/session-host.ts";
+import { json } from "../http/responses.ts";
+import { readJsonBody, validate } from "../http/request-body.ts";
+import type { AttachContext } from "./attach-context.ts";
+import { eventsHandler } from "./events-route.ts";
+import type { RouteContext, RouteTable } from "./route-table.ts";
+
+const identityList = v.optional(v.array(v.pipe(v.string(), v.maxLength(256))));
+
+const CreateSessionBody = v.object({
+  viewers: identityList,
+  contributors: identityList,
+  sessionID: v.optional(v.pipe(v.string(), v.check(isValidName, "sessionID must be 1-128 letters, digits, . _ : @ - and start with a letter or digit"))),
+  app: v.optional(v.pipe(v.string(), v.check(isValidName, "app must be 1-128 letters, digits, . _ : @ - and start with a letter or digit"))),
+});
+
+const InjectBody = v.object({
+  message: v.pipe(v.string("message must be a string"), v.check((text) => text.trim() !== "", "message must not be empty")),
+  wake: v.optional(v.boolean("wake must be a boolean")),
+});
+
+const WakeBody = v.object({
+  target: v.optional(v.string("target must be a string")),
+  prompt: v.optional(v.string("prompt must be a string")),
+});
+
+async function body(route: RouteContext): Promise<unknown> {
+  const parsed = await readJsonBody(route.request);
+  if (!parsed.ok) throw parsed.error;
+  return parsed.value;
+}
+
+async function requiredBody<T extends v.GenericSchema>(route: RouteContext, schema: T): Promise<v.InferOutput<T>> {
+  const raw = await body(route);
+  if (raw === undefined) throw new SparError("bad_request", "request body is empty");
+  const valid = validate(schema, raw);
+  if (!valid.ok) throw valid.error;
+  return valid.value;
+}
+
+async function optionalBody<T extends v.GenericSchema>(route: RouteContext, schema: T): Promise<v.InferOutput<T> | undefined> {
+  const raw = await body(route);
+  if (raw === undefined) return undefined;
+  const valid = validate(schema, raw);
+  if (!valid.ok) throw valid.error;
+  return valid.value;
+}
+
+function refuseDuringShutdown(context: AttachContext): void {
+  if (context.host.shuttingDown) throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
+}
+
+function sessionUrl(request: Request, app: string, id: string): string {
+  const path = `/sessions/${encodeURIComponent(app)}/${encodeURIComponent(id)}`;
+  const host = request.headers.get("host");
+  if (!host) return path;
+  const scheme = new URL(request.url).protocol === "https:" ? "https" : "http";
+  return `${scheme}://${host}${path}`;
+}
+
+export function registerSessionRoutes(table: RouteTable, context: AttachContext): void {
+  const host = context.host;
+
+  table.add("GET", "/sessions", async () => {
+    const sessions = (await host.list()).map(({ record, active }) => ({
+      app: record.app,
+      user: record.owner,
+      sessionID: record.id,
+      has_event_log: true,
+      status: active ? "active" : "idle",
+      last_touched_at: record.lastTouchedAt || ZERO_TIME,
+      ...(record.title ? { title: record.title } : {}),
+    }));
+    return json(200, { sessions });
+  });
+
+  table.add("POST", "/sessions", async (route) => {
+    const raw = await body(route);
+    if (raw !== undefined && typeof raw === "object" && raw !== null && "owner" in raw) {
+      throw new SparError("bad_request", "owner cannot be set: the caller creating a session is its owner");
+    }
+    const request = raw === undefined ? {} : await (async () => {
+      const valid = validate(CreateSessionBody, raw);
+      if (!valid.ok) throw valid.error;
+      return valid.value;
+    })();
+    if (!host.config.multiSession) {
+      throw new SparError("not_implemented", "this daemon has no session factory; start it with --multi-session (or attach.multi_session.enabled) to create sessions");
+    }
+    const caller = context.caller(route.request);
+    const record = await host.createSession({
+      ...(request.app ? { app: request.app } : {}),
+      ...(request.sessionID ? { id: request.sessionID } : {}),
+      owner: caller.identity,
+      viewers: normalizeIdentities(request.viewers ?? []),
+      contributors: normalizeIdentities(request.contributors ?? []),
+    });
+    return json(201, { app: record.app, user: record.owner, sessionID: record.id, url: sessionUrl(route.request, record.app, record.id) });
+  });
+
+  table.session("DELETE", "", async (route) => {
+    await host.deleteSession(route.app, route.sid);
+    return new Response(null, { status: 204 });
+  });
+
+  table.session("POST", "inject", async (route) => {
+    const request = await requiredBody(route, InjectBody);
+    refuseDuringShutdown(context);
+    const key = await host.resolve(route.app, route.sid);
+    const actor = await host.actor(key);
+    const result = await actor.inject(request.message, request.wake ?? true);
+    return json(200, { injected: true, session: key.id, woke: result.woke, prompt_id: result.promptId });
+  });
+
+  table.session("POST", "wake", async (route) => {
+    const request = (await optionalBody(route, WakeBody)) ?? {};
+    refuseDuringShutdown(context);
+    if (request.target !== undefined) throw new SparError("not_implemented", "wake targets are not routed by this daemon");
+    const key = await host.resolve(route.app, route.sid);
+    const actor = await host.actor(key);
+    const injected = await actor.wake(request.prompt === "" ? undefined : request.prompt);
+    return json(200, { woken: key.id, prompt: request.prompt ?? "", ...(injected ? { prompt_id: injected.promptId } : {}) });
+  });
+
+  table.session("GET", "events", (route) => eventsHandler(context, route));
+
+  table.session("GET", "status", async (route) => {
+    const actor = await host.actor(await host.resolve(route.app, route.sid));
+    return json(200, actor.status());
+  });
+
+  table.session("GET", "usage", async (route) => {
+    const actor = await host.actor(await host.resolve(route.app, route.sid));
+    return json(200, actor.usageInfo());
+  });
+
+  table.session("GET", "acl", async (route) => {
+    const actor = await host.actor(await host.resolve(route.app, route.sid));
+    const record = actor.record;
+    return json(200, { owner: record.owner, viewers: record.viewers, contributors: record.contributors });
+  });
+}

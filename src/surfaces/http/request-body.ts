@@ -1,0 +1,57 @@
+/**
+ * Reading request bodies at the edge: the size limit applies before parsing, the media type is
+ * checked on every write, malformed JSON and schema failures become 400s naming what was wrong.
+ * Returns results; never throws on bad input.
+ */
+import * as v from "valibot";
+import { SparError } from "../../core/errors.ts";
+import { type Result, err, ok } from "../../core/result.ts";
+
+export const WRITE_BODY_LIMIT = 8 * 1024;
+
+export function isJsonContentType(request: Request): boolean {
+  const header = request.headers.get("content-type");
+  if (!header) return false;
+  const mediaType = header.split(";", 1)[0]?.trim().toLowerCase();
+  return mediaType === "application/json";
+}
+
+/**
+ * Read a JSON body of at most `limit` bytes. Resolves `undefined` for an empty body, so
+ * callers decide whether one is required.
+ */
+export async function readJsonBody(request: Request, limit: number = WRITE_BODY_LIMIT): Promise<Result<unknown, SparError>> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  const tooLarge = () => err(new SparError("payload_too_large", `request body is larger than ${limit} bytes`));
+  if (declared > limit) return tooLarge();
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await request.arrayBuffer());
+  } catch (error) {
+    return err(new SparError("bad_request", `request body could not be read: ${String(error)}`));
+  }
+  if (bytes.byteLength > limit) return tooLarge();
+  if (bytes.byteLength === 0) return ok(undefined);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return err(new SparError("bad_request", "request body is not valid UTF-8"));
+  }
+  if (text.trim() === "") return ok(undefined);
+  try {
+    return ok(JSON.parse(text) as unknown);
+  } catch (error) {
+    return err(new SparError("bad_request", `malformed JSON: ${(error as Error).message}`));
+  }
+}
+
+/** Validate with a valibot schema; the error names the offending field. */
+export function validate<TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): Result<v.InferOutput<TSchema>, SparError> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return ok(result.output);
+  const issue = result.issues[0];
+  const path = issue ? v.getDotPath(issue) : null;
+  const where = path ? `field ${JSON.stringify(path)}: ` : "";
+  return err(new SparError("bad_request", `invalid request body: ${where}${issue?.message ?? "invalid"}`));
+}

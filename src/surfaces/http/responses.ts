@@ -1,0 +1,44 @@
+/**
+ * JSON responses and the mapping of SparError codes to HTTP statuses (D11: every error body is
+ * `{"error": "<message>"}` with application/json, plus the extra keys some errors carry).
+ */
+import { type SparErrorCode, SparError } from "../../core/errors.ts";
+
+const STATUS_BY_CODE: Record<SparErrorCode, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  gone: 410,
+  precondition_failed: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  persistence_failed: 500,
+  not_implemented: 501,
+  shutting_down: 503,
+  unavailable: 503,
+  internal: 500,
+};
+
+export const JSON_HEADERS = { "content-type": "application/json" } as const;
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+export function statusForCode(code: SparErrorCode): number {
+  return STATUS_BY_CODE[code];
+}
+
+/** The wire form of an error: its status, `{error, ...details}`, and the headers it needs. */
+export function errorResponse(error: unknown, extraHeaders: Record<string, string> = {}): Response {
+  if (!(error instanceof SparError)) {
+    const message = error instanceof Error ? error.message : String(error);
+    return json(500, { error: `internal error: ${message}` }, extraHeaders);
+  }
+  const headers: Record<string, string> = { ...extraHeaders };
+  if (error.code === "shutting_down") headers["retry-after"] = "5";
+  return json(statusForCode(error.code), { error: error.message, ...error.details }, headers);
+}

@@ -1,0 +1,118 @@
+/**
+ * SseStream: one server-sent-events response with a bounded buffer. Bytes are enqueued as
+ * encoded frames (encode once, share the bytes across subscribers); when the client stops
+ * reading and the queue passes its bound the stream is closed, so a slow client costs only
+ * itself. Heartbeat comments keep idle streams open through proxies.
+ */
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+} as const;
+
+export interface SseStreamOptions {
+  /** Frames the client may lag behind before the stream is closed. */
+  maxQueued: number;
+  /** Queue depth under which a paced producer (replay) may write again. */
+  lowWater: number;
+  headers?: Record<string, string>;
+  onClose?: (reason: string) => void;
+}
+
+const PING = new TextEncoder().encode(": ping\n\n");
+const openStreams = new Set<SseStream>();
+let heartbeat: ReturnType<typeof setInterval> | undefined;
+
+export class SseStream {
+  readonly response: Response;
+  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  #closed = false;
+  #waiters: Array<() => void> = [];
+  readonly #options: SseStreamOptions;
+
+  constructor(options: SseStreamOptions) {
+    this.#options = options;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.#controller = controller;
+        },
+        pull: () => this.#wakeWaiters(),
+        cancel: () => this.#finish("client disconnected"),
+      },
+      { highWaterMark: options.lowWater, size: () => 1 },
+    );
+    this.response = new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } });
+    openStreams.add(this);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Enqueue one encoded frame; false (and the stream closed) when the client fell too far behind. */
+  write(bytes: Uint8Array): boolean {
+    if (this.#closed) return false;
+    this.#controller.enqueue(bytes);
+    const queued = this.#options.lowWater - (this.#controller.desiredSize ?? 0);
+    if (queued > this.#options.maxQueued) {
+      this.close("subscriber buffer overflow");
+      return false;
+    }
+    return true;
+  }
+
+  /** Resolves once the queue is under the low-water mark, or the stream closed. */
+  whenWritable(): Promise<void> {
+    if (this.#closed || (this.#controller.desiredSize ?? 0) > 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  close(reason: string): void {
+    if (this.#closed) return;
+    try {
+      this.#controller.close();
+    } catch {
+      // already errored or cancelled by the client
+    }
+    this.#finish(reason);
+  }
+
+  #finish(reason: string): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    openStreams.delete(this);
+    this.#wakeWaiters();
+    this.#options.onClose?.(reason);
+  }
+
+  #wakeWaiters(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+/** Start the shared heartbeat (a `: ping` comment to every open stream). */
+export function startHeartbeat(intervalMs: number): void {
+  if (heartbeat) return;
+  heartbeat = setInterval(() => {
+    for (const stream of openStreams) stream.write(PING);
+  }, intervalMs);
+}
+
+export function stopHeartbeat(): void {
+  if (heartbeat) clearInterval(heartbeat);
+  heartbeat = undefined;
+}
+
+/** Hang up every open stream (daemon shutdown). */
+export function closeAllStreams(reason: string): void {
+  for (const stream of [...openStreams]) stream.close(reason);
+}
+
+export function openStreamCount(): number {
+  return openStreams.size;
+}
