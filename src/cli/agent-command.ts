@@ -102,7 +102,7 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
     daemon: { name: config.appName, version: SPAR_VERSION, description: "spar agent daemon", model: config.model.name, provider: config.model.provider },
     caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
     checks: () => storeCheck(store),
-    subscriberBuffer: { maxQueued: 4096, lowWater: 256 },
+    subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
   const server = startAttachServer(context, bindHostname(config.listen), config.listen.port);
   logger.warn(`attach listener on http://${config.listen.host}:${server.port} has no token: any local process can drive these sessions`);

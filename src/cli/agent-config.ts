@@ -25,6 +25,7 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "workers", kind: "int", help: "turn worker threads", defaultText: "one per core", configKey: "agent.workers" },
   { name: "app-name", kind: "string", help: "app name sessions are created under", defaultText: "spar", configKey: "agent.app_name" },
   { name: "max-steps", kind: "int", help: "model calls a turn may make before it is stopped", defaultText: "25", configKey: "agent.max_steps" },
+  { name: "subscriber-buffer", kind: "int", help: "frames an /events subscriber may fall behind before it is disconnected (it resumes with since)", defaultText: "4096", configKey: "attach.subscriber_buffer" },
   { name: "shutdown-timeout", kind: "duration", help: "listener drain budget on SIGTERM", defaultText: "5s", configKey: "attach.shutdown_timeout" },
   { name: "log-level", kind: "string", help: "debug, info, warn or error", defaultText: "info", configKey: "log.level" },
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
@@ -40,6 +41,7 @@ export interface AgentConfig {
   appName: string;
   maxSteps: number;
   shutdownTimeoutMs: number;
+  subscriberBuffer: number;
   logLevel: LogLevel;
 }
 
@@ -101,9 +103,10 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
   const appName = str("app-name", "spar");
   const maxSteps = int("max-steps", 25, 1, 1000);
   const shutdown = duration("shutdown-timeout", 5000);
+  const subscriberBuffer = int("subscriber-buffer", 4096, 16, 1_000_000);
   const logLevel = str("log-level", "info");
-  for (const result of [multiSession, idle, workers, appName, maxSteps, shutdown, logLevel]) if (!result.ok) return result;
-  if (!multiSession.ok || !idle.ok || !workers.ok || !appName.ok || !maxSteps.ok || !shutdown.ok || !logLevel.ok) return err("unreachable");
+  for (const result of [multiSession, idle, workers, appName, maxSteps, shutdown, subscriberBuffer, logLevel]) if (!result.ok) return result;
+  if (!multiSession.ok || !idle.ok || !workers.ok || !appName.ok || !maxSteps.ok || !shutdown.ok || !subscriberBuffer.ok || !logLevel.ok) return err("unreachable");
   if (!isValidName(appName.value)) return err(`--app-name ${JSON.stringify(appName.value)} must be letters, digits, . _ : @ -`);
   if (!["debug", "info", "warn", "error"].includes(logLevel.value)) return err(`--log-level must be debug, info, warn or error`);
   return ok({
@@ -116,6 +119,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     appName: appName.value,
     maxSteps: maxSteps.value,
     shutdownTimeoutMs: shutdown.value,
+    subscriberBuffer: subscriberBuffer.value,
     logLevel: logLevel.value as LogLevel,
   });
 }

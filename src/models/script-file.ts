@@ -30,6 +30,8 @@ export interface ScriptedResponse {
   error?: { message: string; status?: string };
   /** spar extension: wait this long before yielding the response. */
   delayMs?: number;
+  /** spar extension: crash the turn worker with an uncaught error (fault-injection tests). */
+  crash?: boolean;
 }
 
 export interface ScriptedTurn {
@@ -116,6 +118,7 @@ function parseResponse(raw: unknown): Result<ScriptedResponse> {
       ...(typeof status === "string" || typeof status === "number" ? { status: String(status) } : {}),
     };
   }
+  if (field(raw, "crash") === true) response.crash = true;
   const delay = field(raw, "delayMs");
   if (typeof delay === "number" && delay > 0) response.delayMs = delay;
   return ok(response);

@@ -33,6 +33,7 @@ export class ScriptedModel implements Model {
     let callNumber = 0;
     for (const response of turn.responses) {
       if (response.delayMs) await sleep(response.delayMs, request.signal);
+      if (response.crash) await crashWorker(request.signal);
       if (response.error) throw new ModelCallError(response.error.message, response.error.status);
       for (const part of response.parts) {
         if (part.text) yield { type: "text-delta", text: part.text };
@@ -92,6 +93,14 @@ function checkStrict(turn: ScriptedTurn, messages: readonly ChatMessage[], index
       "INVALID_ARGUMENT",
     );
   }
+}
+
+/** Throw outside any promise chain: the worker dies of an uncaught error; the pool replaces it. */
+function crashWorker(signal: AbortSignal): Promise<void> {
+  setTimeout(() => {
+    throw new Error("scripted crash: turn worker killed by an uncaught error");
+  }, 0);
+  return sleep(60_000, signal);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,0 +1,112 @@
+/**
+ * Test harness: starts a real `spar agent` process (from source, or a compiled binary) on
+ * port 0, reads the bound port back from its log, and stops it with SIGTERM or SIGKILL.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const REPO_ROOT = resolve(import.meta.dir, "../..");
+export const MAIN = join(REPO_ROOT, "src/main.ts");
+
+export interface DaemonOptions {
+  /** Listen address; default 127.0.0.1:0 (the port is read back). */
+  listen?: string;
+  /** Extra flags after `agent`. */
+  args?: string[];
+  /** Store file; defaults to a fresh temp dir's sessions.db. */
+  sessionDb?: string;
+  /** Run this executable instead of `bun src/main.ts`. */
+  binary?: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Stop waiting for the listen line after this long. */
+  startTimeoutMs?: number;
+}
+
+export interface Daemon {
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly sessionDb: string;
+  readonly process: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  /** Everything written to stderr so far. */
+  log(): string;
+  sigterm(): Promise<number>;
+  kill9(): Promise<void>;
+}
+
+export function tempDir(prefix = "spar-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> {
+  const sessionDb = options.sessionDb ?? join(tempDir(), "sessions.db");
+  const command = options.binary ? [options.binary] : [process.execPath, MAIN];
+  const child = Bun.spawn([...command, "agent", `--attach-listen=${options.listen ?? "127.0.0.1:0"}`, `--session-db=${sessionDb}`, ...(options.args ?? [])], {
+    cwd: options.cwd ?? REPO_ROOT,
+    env: { ...process.env, ...options.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let stderr = "";
+  const decoder = new TextDecoder();
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not start in time; log:\n${stderr}`)), options.startTimeoutMs ?? 20_000);
+    (async () => {
+      for await (const chunk of child.stderr) {
+        stderr += decoder.decode(chunk, { stream: true });
+        const match = /listening on http:\/\/[^:]+:(\d+)/.exec(stderr);
+        if (match) {
+          clearTimeout(timer);
+          resolvePort(Number(match[1]));
+        }
+      }
+      clearTimeout(timer);
+      reject(new Error(`daemon exited before listening (code ${await child.exited}); log:\n${stderr}`));
+    })().catch(reject);
+  });
+  // Keep draining stderr so the child never blocks on a full pipe.
+  (async () => {
+    try {
+      for await (const chunk of child.stderr) stderr += decoder.decode(chunk, { stream: true });
+    } catch {
+      // process gone
+    }
+  })();
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    port,
+    sessionDb,
+    process: child,
+    log: () => stderr,
+    sigterm: async () => {
+      child.kill("SIGTERM");
+      return await child.exited;
+    },
+    kill9: async () => {
+      child.kill("SIGKILL");
+      await child.exited;
+    },
+  };
+}
+
+/** POST JSON with the media type every write needs. */
+export function postJson(url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+}
+
+/** Poll until `check` returns a value (not undefined) or the deadline passes. */
+export async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+}
