@@ -104,6 +104,7 @@ function crashWorker(signal: AbortSignal): Promise<void> {
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => {

@@ -18,6 +18,7 @@ export interface RawSubscriber {
   readonly ended: Promise<void>;
   readonly isEnded: boolean;
   pause(): void;
+  resume(): void;
   close(): void;
   onFrame(listener: (frame: RawFrame) => void): void;
 }
@@ -114,6 +115,7 @@ export function rawSubscribe(port: number, path: string, headers: Record<string,
       return ended;
     },
     pause: () => socket.pause(),
+    resume: () => socket.resume(),
     close: () => finish(),
     onFrame: (listener) => listeners.push(listener),
   };

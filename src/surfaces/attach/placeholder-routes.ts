@@ -58,6 +58,7 @@ export function registerPlaceholderRoutes(table: RouteTable, context: AttachCont
   }
   for (const [suffix, capability] of Object.entries(MISSING_CAPABILITIES)) {
     table.session("POST", suffix, async (route) => {
+      if (suffix === "resume" && host.shuttingDown) throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
       await host.resolve(route.app, route.sid);
       throw new SparError("not_implemented", `this daemon has no ${capability}`);
     });

@@ -58,10 +58,24 @@ export class SseStream {
     this.#controller.enqueue(bytes);
     const queued = this.#options.lowWater - (this.#controller.desiredSize ?? 0);
     if (queued > this.#options.maxQueued) {
-      this.close("subscriber buffer overflow");
+      this.abort("subscriber buffer overflow");
       return false;
     }
     return true;
+  }
+
+  /**
+   * Cut the connection and drop what is still queued: a client that fell behind must not keep
+   * a socket (and its buffer) open; it reconnects with Last-Event-ID and loses nothing.
+   */
+  abort(reason: string): void {
+    if (this.#closed) return;
+    try {
+      this.#controller.error(new Error(reason));
+    } catch {
+      // already closed
+    }
+    this.#finish(reason);
   }
 
   /** Resolves once the queue is under the low-water mark, or the stream closed. */

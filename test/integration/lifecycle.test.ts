@@ -1,0 +1,134 @@
+/**
+ * Process lifecycle and resource faults against real daemons: SIGTERM with an open stream and
+ * a turn in flight, a second daemon on the same store, idle eviction and rebuild, a crashing
+ * turn worker, and a subscriber that stops reading.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Daemon, MAIN, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { rawSubscribe } from "../support/raw-sse.ts";
+import { collect } from "../support/sse-client.ts";
+
+const running: Daemon[] = [];
+afterEach(async () => {
+  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
+});
+
+async function start(options: Parameters<typeof startDaemon>[0] = {}): Promise<Daemon> {
+  const daemon = await startDaemon(options);
+  running.push(daemon);
+  return daemon;
+}
+
+function script(lines: unknown[]): string {
+  const path = join(tempDir(), "script.jsonl");
+  writeFileSync(path, `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);
+  return path;
+}
+
+const text = (value: string, extra: Record<string, unknown> = {}) => ({ request: {}, responses: [{ ...extra, content: { role: "model", parts: [{ text: value }] }, turnComplete: true }] });
+
+async function turnsOf(daemon: Daemon, session: string): Promise<number> {
+  return ((await (await fetch(`${daemon.baseUrl}/sessions/${session}/usage`)).json()) as { overall: { turns: number } }).overall.turns;
+}
+
+test("SIGTERM: the turn in flight ends canceled, streams are hung up after it, exit code 0", async () => {
+  const daemon = await start({ args: ["--model=scripted", `--script=${script([text("never finished", { delayMs: 30_000 })])}`] });
+  const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
+  await stream.waitFor((frame) => frame.event === "usage-update");
+  expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "long job" })).status).toBe(200);
+  await stream.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming");
+  const started = Date.now();
+  const code = await daemon.sigterm();
+  expect(code).toBe(0);
+  expect(Date.now() - started).toBeLessThan(10_000);
+  const error = await stream.waitFor((frame) => frame.event === "turn-error");
+  expect(error.data).toMatchObject({ kind: "canceled", retryable: false });
+  const after = stream.frames.slice(stream.frames.indexOf(error)).map((frame) => frame.event);
+  expect(after).toEqual(["turn-error", "status-update", "usage-update"]);
+  stream.close();
+  expect(daemon.log()).toContain("shutdown complete");
+}, 30_000);
+
+test("a second daemon on the same store refuses to start, naming the reason", async () => {
+  const first = await start();
+  const second = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${first.sessionDb}`], { stderr: "pipe", stdout: "pipe" });
+  const code = await second.exited;
+  const log = await new Response(second.stderr).text();
+  expect(code).not.toBe(0);
+  expect(log).toContain("in use by another spar daemon");
+  expect((await fetch(`${first.baseUrl}/healthz`)).status).toBe(200);
+});
+
+test("idle eviction: a quiet session leaves memory, then rebuilds on first touch with its history and usage", async () => {
+  const daemon = await start({ args: ["--multi-session", "--session-idle-timeout=300ms"] });
+  expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "napper" })).status).toBe(201);
+  expect((await postJson(`${daemon.baseUrl}/sessions/napper/inject`, { message: "remember me" })).status).toBe(200);
+  await waitFor(async () => ((await turnsOf(daemon, "napper")) === 1 ? true : undefined), 5000, "first turn");
+  const statusOf = async () => {
+    const listed = (await (await fetch(`${daemon.baseUrl}/sessions`)).json()) as { sessions: Array<{ sessionID: string; status: string; user: string; title?: string }> };
+    return listed.sessions.find((row) => row.sessionID === "napper");
+  };
+  const idle = await waitFor(async () => ((await statusOf())?.status === "idle" ? statusOf() : undefined), 5000, "eviction");
+  expect(idle).toMatchObject({ user: "local", title: "remember me" });
+  expect(await turnsOf(daemon, "napper")).toBe(1);
+  expect((await statusOf())?.status).toBe("active");
+  const replay = collect(`${daemon.baseUrl}/sessions/napper/events`);
+  await replay.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 2);
+  expect((await postJson(`${daemon.baseUrl}/sessions/napper/inject`, { message: "again" })).status).toBe(200);
+  const row = await replay.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 3);
+  replay.close();
+  expect(row.id).toBe("3");
+}, 20_000);
+
+test("a turn worker that crashes: the turn ends with turn-error, the worker is replaced, /healthz stays 200", async () => {
+  const daemon = await start({ args: ["--workers=1", "--model=scripted", `--script=${script([text("unused", { crash: true }), text("after the crash")])}`] });
+  const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
+  await stream.waitFor((frame) => frame.event === "usage-update");
+  expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "boom" })).status).toBe(200);
+  const error = await stream.waitFor((frame) => frame.event === "turn-error");
+  expect(error.data).toMatchObject({ kind: "unknown", retryable: false });
+  expect(String(error.data.message)).toContain("turn worker crashed");
+  expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
+  expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "next" })).status).toBe(200);
+  const done = await stream.waitFor((frame) => frame.event === "turn-complete");
+  expect(done.data.model).toBe("scripted");
+  stream.close();
+}, 20_000);
+
+test("a subscriber that stops reading is closed when its buffer fills; another subscriber gets every row", async () => {
+  const daemon = await start({ args: ["--subscriber-buffer=64"] });
+  const stalled = rawSubscribe(daemon.port, "/sessions/default/events");
+  const healthy = collect(`${daemon.baseUrl}/sessions/default/events`);
+  await healthy.waitFor((frame) => frame.event === "usage-update");
+  await waitFor(() => (stalled.frames.length >= 3 ? true : undefined), 5000, "stalled boot frames");
+  stalled.pause();
+  const big = "x".repeat(7000);
+  let turns = 0;
+  for (let round = 0; round < 60; round++) {
+    const batch = Array.from({ length: 10 }, () => postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: big }));
+    for (const response of await Promise.all(batch)) expect(response.status).toBe(200);
+    turns += 10;
+    await Bun.sleep(5);
+  }
+  // Reading again drains what the kernel buffered; the server must have cut the stream short.
+  stalled.resume();
+  await Promise.race([stalled.ended, Bun.sleep(10_000)]);
+  expect(stalled.isEnded).toBe(true);
+  const finalTurns = await waitFor(async () => {
+    const count = await turnsOf(daemon, "default");
+    const status = (await (await fetch(`${daemon.baseUrl}/sessions/default/status`)).json()) as { turn_in_flight: boolean };
+    return !status.turn_in_flight && count > 0 ? count : undefined;
+  }, 30_000, "turns done");
+  const rows = await waitFor(() => {
+    const seqs = healthy.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
+    return seqs.length >= finalTurns * 2 ? seqs : undefined;
+  }, 30_000, "healthy subscriber rows");
+  healthy.close();
+  expect(turns).toBeGreaterThan(0);
+  expect(rows).toEqual(Array.from({ length: rows.length }, (_, i) => i + 1));
+  const stalledRows = stalled.frames.filter((frame) => frame.event === "agent").length;
+  expect(stalledRows).toBeLessThan(rows.length);
+  expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
+}, 90_000);

@@ -1,0 +1,116 @@
+/**
+ * Session management over HTTP: create (201 with url, 409, 400 on owner, 501 without a
+ * factory), delete (204, 403 for default, 500 on repeat, 404 unknown), both path shapes and the
+ * ambiguous shortcut (409), wake, and the zero-valued read models.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+
+let multi: Daemon;
+let single: Daemon;
+beforeAll(async () => {
+  [multi, single] = await Promise.all([startDaemon({ args: ["--multi-session"] }), startDaemon({})]);
+});
+afterAll(async () => {
+  await Promise.all([multi.sigterm(), single.sigterm()]);
+});
+
+async function body(response: Response): Promise<Record<string, unknown>> {
+  expect(response.headers.get("content-type")).toContain("application/json");
+  return (await response.json()) as Record<string, unknown>;
+}
+
+describe("POST /sessions", () => {
+  test("creates a session owned by the caller, with an absolute url built from Host", async () => {
+    const response = await postJson(`${multi.baseUrl}/sessions`, { viewers: [" ann ", "", "bob", "ann"], contributors: ["cy"] });
+    expect(response.status).toBe(201);
+    const created = await body(response);
+    expect(created).toMatchObject({ app: "spar", user: "local" });
+    expect(created.url).toBe(`${multi.baseUrl}/sessions/spar/${created.sessionID}`);
+    const acl = await body(await fetch(`${multi.baseUrl}/sessions/${created.sessionID}/acl`));
+    expect(acl).toEqual({ owner: "local", viewers: ["ann", "bob"], contributors: ["cy"] });
+  });
+
+  test("a body-less create works; an existing id is 409; any owner field is 400", async () => {
+    expect((await postJson(`${multi.baseUrl}/sessions`)).status).toBe(201);
+    expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: "dup" })).status).toBe(201);
+    const again = await postJson(`${multi.baseUrl}/sessions`, { sessionID: "dup" });
+    expect(again.status).toBe(409);
+    expect((await body(again)).error).toContain("dup");
+    const owner = await postJson(`${multi.baseUrl}/sessions`, { owner: "local" });
+    expect(owner.status).toBe(400);
+    expect((await body(owner)).error).toContain("owner");
+  });
+
+  test("single-session mode has no factory: 501, after the body is parsed", async () => {
+    expect((await postJson(`${single.baseUrl}/sessions`, {})).status).toBe(501);
+    expect((await postJson(`${single.baseUrl}/sessions`, "{not json")).status).toBe(400);
+    const listed = await body(await fetch(`${single.baseUrl}/sessions`));
+    expect((listed.sessions as Array<{ sessionID: string }>).map((row) => row.sessionID)).toEqual(["default"]);
+    expect((await fetch(`${single.baseUrl}/sessions/other/status`)).status).toBe(404);
+  });
+});
+
+describe("DELETE /sessions/...", () => {
+  test("204, then 500 on repeat; default is 403; unknown is 404", async () => {
+    expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: "doomed" })).status).toBe(201);
+    expect((await postJson(`${multi.baseUrl}/sessions/doomed/inject`, { message: "hi" })).status).toBe(200);
+    const del = await fetch(`${multi.baseUrl}/sessions/spar/doomed`, { method: "DELETE", headers: { "content-type": "application/json" } });
+    expect(del.status).toBe(204);
+    const again = await fetch(`${multi.baseUrl}/sessions/doomed`, { method: "DELETE", headers: { "content-type": "application/json" } });
+    expect(again.status).toBe(500);
+    expect((await body(again)).error).toContain("already deleted");
+    expect((await fetch(`${multi.baseUrl}/sessions/doomed/status`)).status).toBe(404);
+    const bootstrap = await fetch(`${multi.baseUrl}/sessions/default`, { method: "DELETE", headers: { "content-type": "application/json" } });
+    expect(bootstrap.status).toBe(403);
+    const unknown = await fetch(`${multi.baseUrl}/sessions/never-was`, { method: "DELETE", headers: { "content-type": "application/json" } });
+    expect(unknown.status).toBe(404);
+  });
+});
+
+describe("path shapes", () => {
+  test("qualified and shortcut reach the same session; an id in two apps makes the shortcut 409", async () => {
+    expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: "twin", app: "alpha" })).status).toBe(201);
+    expect((await fetch(`${multi.baseUrl}/sessions/twin/status`)).status).toBe(200);
+    expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: "twin", app: "beta" })).status).toBe(201);
+    const ambiguous = await fetch(`${multi.baseUrl}/sessions/twin/status`);
+    expect(ambiguous.status).toBe(409);
+    expect((await body(ambiguous)).error).toContain("more than one app");
+    expect((await fetch(`${multi.baseUrl}/sessions/alpha/twin/status`)).status).toBe(200);
+    expect((await fetch(`${multi.baseUrl}/sessions/beta/twin/events?since=abc`)).status).toBe(400);
+    expect((await fetch(`${multi.baseUrl}/sessions/gamma/twin/status`)).status).toBe(404);
+  });
+});
+
+describe("inject and wake", () => {
+  test("wake:false queues without a turn; the next wake drains it; /wake emits prompt_id only with a prompt", async () => {
+    expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: "sleepy" })).status).toBe(201);
+    const queued = await body(await postJson(`${multi.baseUrl}/sessions/sleepy/inject`, { message: "later", wake: false }));
+    expect(queued).toMatchObject({ injected: true, session: "sleepy", woke: false });
+    await Bun.sleep(200);
+    const usage = async () => ((await body(await fetch(`${multi.baseUrl}/sessions/sleepy/usage`))).overall as { turns: number }).turns;
+    expect(await usage()).toBe(0);
+    const bare = await body(await postJson(`${multi.baseUrl}/sessions/sleepy/wake`));
+    expect(bare).toEqual({ woken: "sleepy", prompt: "" });
+    await waitFor(async () => ((await usage()) === 1 ? true : undefined), 5000, "wake turn");
+    const prompted = await body(await postJson(`${multi.baseUrl}/sessions/sleepy/wake`, { prompt: "now" }));
+    expect(prompted).toMatchObject({ woken: "sleepy", prompt: "now" });
+    expect(typeof prompted.prompt_id).toBe("string");
+    expect((await postJson(`${multi.baseUrl}/sessions/sleepy/wake`, { target: "x" })).status).toBe(501);
+  });
+});
+
+describe("read models not yet wired", () => {
+  test("answer 200 with zero-valued bodies; missing mutations answer 501, interrupt 412", async () => {
+    const base = `${single.baseUrl}/sessions/default`;
+    expect(await body(await fetch(`${base}/tools`))).toEqual({ tools: [] });
+    expect(await body(await fetch(`${base}/mcp`))).toEqual({ servers: [] });
+    expect((await body(await fetch(`${base}/guardrails`))).halted).toBe(false);
+    expect((await body(await fetch(`${base}/agents/helper/events`))).branches).toEqual(["helper", "bg.helper", "sub.helper", "remote.helper"]);
+    expect((await fetch(`${base}/agents/bad.name/events`)).status).toBe(400);
+    expect((await postJson(`${base}/pause`)).status).toBe(501);
+    expect((await postJson(`${base}/interrupt`)).status).toBe(412);
+    const whoami = await body(await fetch(`${single.baseUrl}/whoami`));
+    expect(whoami).toEqual({ identity: "local", admin: false, source: "anonymous" });
+  });
+});
