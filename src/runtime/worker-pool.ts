@@ -13,6 +13,7 @@ import {
   type WorkerRequest,
   isFromWorker,
 } from "./channel.ts";
+import { workerUrl } from "./worker-urls.ts";
 
 export interface TurnHandlers {
   onTextDelta(text: string): void;
@@ -37,8 +38,12 @@ interface Slot {
 
 export type WorkerFactory = () => Worker;
 
-export const defaultWorkerFactory: WorkerFactory = () =>
-  new Worker(new URL("../../workers/turn.ts", import.meta.url));
+/**
+ * The turn worker from `workers/turn.ts`. Its URL comes from worker-urls.ts because inside the
+ * compiled binary `import.meta.url` is the binary entry's, not this file's, so a path relative to
+ * src/runtime/ does not resolve there (see worker-urls.ts for what was measured).
+ */
+export const defaultWorkerFactory: WorkerFactory = () => new Worker(workerUrl("turn"));
 
 export class WorkerPool {
   readonly #slots: Slot[] = [];
