@@ -49,6 +49,12 @@ export async function main(argv: readonly string[], invokedAs: string): Promise<
 }
 
 if (import.meta.main) {
-  const code = await main(process.argv.slice(2), process.argv[1] ?? "spar");
+  // In the compiled binary (Bun 1.4.5) argv[0] is "bun", argv[1] the embedded entry
+  // ("/$bunfs/root/spar", whatever the file is called now) and execPath the real file (a symlink
+  // resolved); only process.argv0 keeps the name it was invoked under (`svc`, `./watcher`).
+  // From source argv[1] is the script path (Bun resolves a symlink to it) and argv0 is bun's.
+  const compiled = /^\/\$bunfs\/|^[A-Z]:[\\/]~BUN[\\/]/i.test(process.argv[1] ?? "");
+  const invokedAs = compiled ? process.argv0 : (process.argv[1] ?? "spar");
+  const code = await main(process.argv.slice(2), invokedAs);
   process.exit(code);
 }
