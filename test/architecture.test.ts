@@ -1,0 +1,142 @@
+/**
+ * Layering, checked from the source text (ARCHITECTURE.md "Layers and folders"): src/core is pure,
+ * store/models/tools sit beside core and below runtime, runtime sits below surfaces and cli,
+ * nothing ships code from test/, and there is no `export *`. Imports are found with a regex over
+ * comment-stripped source, which is enough for this codebase's plain ES import syntax.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+
+const REPO_ROOT = resolve(import.meta.dir, "..");
+
+interface ImportSite {
+  /** Repo-relative path of the importing file, with `/` separators. */
+  file: string;
+  /** The specifier as written. */
+  specifier: string;
+  /** Repo-relative target for a relative specifier, else undefined (a package or builtin). */
+  target: string | undefined;
+}
+
+/** Block and line comments out, string contents kept (`http://` survives: `//` must follow a blank or line start). */
+export function stripComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/(^|[\s;{}])\/\/.*$/gm, "$1");
+}
+
+/** Every module specifier in static imports, `export ... from`, side-effect imports and `import()`. */
+export function importSpecifiers(source: string): string[] {
+  const code = stripComments(source);
+  const patterns = [
+    /(?:^|[\n;])\s*(?:import|export)\b[^;'"`]*?\bfrom\s*["']([^"']+)["']/g,
+    /(?:^|[\n;])\s*import\s*["']([^"']+)["']/g,
+    /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g,
+  ];
+  const found: string[] = [];
+  for (const pattern of patterns) for (const match of code.matchAll(pattern)) if (match[1]) found.push(match[1]);
+  return found;
+}
+
+function toPosix(path: string): string {
+  return path.split(sep).join("/");
+}
+
+function sourceFiles(folder: string): string[] {
+  return [...new Bun.Glob(`${folder}/**/*.ts`).scanSync({ cwd: REPO_ROOT, onlyFiles: true })].map(toPosix).sort();
+}
+
+function importSites(file: string): ImportSite[] {
+  const source = readFileSync(join(REPO_ROOT, file), "utf8");
+  return importSpecifiers(source).map((specifier) => ({
+    file,
+    specifier,
+    target: specifier.startsWith(".") ? toPosix(relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), specifier))) : undefined,
+  }));
+}
+
+const FILES = [...sourceFiles("src"), ...sourceFiles("workers")];
+const SITES = FILES.flatMap(importSites);
+
+function inside(path: string | undefined, folder: string): boolean {
+  return path !== undefined && (path === folder || path.startsWith(`${folder}/`));
+}
+
+function describeSite(site: ImportSite): string {
+  return `${site.file} imports ${JSON.stringify(site.specifier)}`;
+}
+
+/** The import sites from files under one of `from` that reach into one of `forbidden`. */
+function crossings(from: readonly string[], forbidden: readonly string[]): string[] {
+  return SITES.filter((site) => from.some((folder) => inside(site.file, folder)))
+    .filter((site) => forbidden.some((folder) => inside(site.target, folder)))
+    .map(describeSite);
+}
+
+describe("the import scanner", () => {
+  test("finds every import form and ignores comments", () => {
+    const sample = [
+      `import { a } from "./a.ts";`,
+      `import type { B } from "../b.ts";`,
+      `import {\n  c,\n  type D,\n} from "./c.ts";`,
+      `import "./side-effect.ts";`,
+      `export { e } from "./e.ts";`,
+      `export * from "./star.ts";`,
+      `const lazy = await import("./lazy.ts");`,
+      `import * as ns from "node:fs";`,
+      `// import { gone } from "./commented.ts";`,
+      `/* import { gone } from "./block.ts"; */`,
+      `const url = "http://example.test/"; import { f } from "./f.ts";`,
+    ].join("\n");
+    expect(importSpecifiers(sample).sort()).toEqual(
+      ["./a.ts", "../b.ts", "./c.ts", "./side-effect.ts", "./e.ts", "./star.ts", "./lazy.ts", "node:fs", "./f.ts"].sort(),
+    );
+  });
+
+  test("sees the tree: src/core, src/runtime and the workers are scanned", () => {
+    expect(FILES.some((file) => file.startsWith("src/core/"))).toBe(true);
+    expect(FILES.some((file) => file.startsWith("src/runtime/"))).toBe(true);
+    expect(FILES.some((file) => file.startsWith("workers/"))).toBe(true);
+    expect(SITES.length).toBeGreaterThan(FILES.length);
+  });
+});
+
+describe("layering", () => {
+  test("src/core imports only src/core: no packages, no bun:*, no node:*", () => {
+    const violations = SITES.filter((site) => inside(site.file, "src/core") && !inside(site.target, "src/core")).map(describeSite);
+    expect(violations).toEqual([]);
+  });
+
+  test("src/core does no I/O: no fetch( and no Bun. in code", () => {
+    const violations: string[] = [];
+    for (const file of FILES.filter((path) => inside(path, "src/core"))) {
+      const code = stripComments(readFileSync(join(REPO_ROOT, file), "utf8"));
+      code.split("\n").forEach((line, index) => {
+        if (/\bfetch\s*\(|\bBun\./.test(line)) violations.push(`${file}:${index + 1}: ${line.trim()}`);
+      });
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test("src/store, src/models and src/tools do not import runtime, surfaces or cli", () => {
+    expect(crossings(["src/store", "src/models", "src/tools"], ["src/runtime", "src/surfaces", "src/cli"])).toEqual([]);
+  });
+
+  test("src/runtime does not import surfaces or cli", () => {
+    expect(crossings(["src/runtime"], ["src/surfaces", "src/cli"])).toEqual([]);
+  });
+
+  test("nothing in src/ or workers/ imports from test/", () => {
+    expect(crossings(["src", "workers"], ["test"])).toEqual([]);
+  });
+});
+
+test("no `export *` anywhere in src/ or workers/", () => {
+  const violations: string[] = [];
+  for (const file of FILES) {
+    const code = stripComments(readFileSync(join(REPO_ROOT, file), "utf8"));
+    code.split("\n").forEach((line, index) => {
+      if (/\bexport\s+\*/.test(line)) violations.push(`${file}:${index + 1}: ${line.trim()}`);
+    });
+  }
+  expect(violations).toEqual([]);
+});

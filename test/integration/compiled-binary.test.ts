@@ -1,0 +1,137 @@
+/**
+ * The single binary: `dist/spar` (rebuilt by scripts/build.ts when missing or older than any file
+ * in src/, workers/ or the build script), copied alone into a fresh temp dir and started from
+ * there, runs an echo turn on its embedded turn worker; invoked as `svc` through a symlink (or as
+ * `watcher` through a copy) it behaves as `spar svc` / `spar watcher` (D1); help exits 0.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { type Daemon, REPO_ROOT, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { collect } from "../support/sse-client.ts";
+
+const BINARY = join(REPO_ROOT, "dist", "spar");
+const BUILD_TIMEOUT_MS = 180_000;
+
+/** Newest modification time of any file under `folder` (0 when it does not exist). */
+function newestMtime(folder: string): number {
+  if (!existsSync(folder)) return 0;
+  let newest = 0;
+  for (const entry of readdirSync(folder, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+function binaryIsStale(): boolean {
+  if (!existsSync(BINARY)) return true;
+  const sources = Math.max(
+    newestMtime(join(REPO_ROOT, "src")),
+    newestMtime(join(REPO_ROOT, "workers")),
+    statSync(join(REPO_ROOT, "scripts/build.ts")).mtimeMs,
+    statSync(join(REPO_ROOT, "bun.lock")).mtimeMs,
+  );
+  return statSync(BINARY).mtimeMs < sources;
+}
+
+/** Build into a private file, then rename: a concurrent run never sees a half-written binary. */
+async function ensureBinary(): Promise<void> {
+  if (!binaryIsStale()) return;
+  const partial = `${BINARY}.partial-${process.pid}`;
+  const build = Bun.spawn([process.execPath, join(REPO_ROOT, "scripts/build.ts"), `--outfile=${partial}`], {
+    cwd: REPO_ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, stdout, stderr] = await Promise.all([build.exited, new Response(build.stdout).text(), new Response(build.stderr).text()]);
+  if (code !== 0) throw new Error(`scripts/build.ts exited ${code}:\n${stdout}${stderr}`);
+  renameSync(partial, BINARY);
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(command: string[], cwd: string): Promise<Run> {
+  const child = Bun.spawn(command, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [code, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  return { code, stdout, stderr };
+}
+
+let dir: string;
+let binary: string;
+const daemons: Daemon[] = [];
+
+beforeAll(async () => {
+  await ensureBinary();
+  dir = tempDir("spar-binary-");
+  binary = join(dir, "spar");
+  copyFileSync(BINARY, binary);
+  // copyFileSync keeps the mode on Linux, but say so: the copy must be executable.
+  Bun.spawnSync(["chmod", "755", binary]);
+}, BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const daemon of daemons.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test("the copied binary, started from a temp dir, runs an echo turn on its embedded worker", async () => {
+  const daemon = await startDaemon({ binary, cwd: dir, sessionDb: join(dir, "sessions.db") });
+  daemons.push(daemon);
+  const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
+  try {
+    await stream.waitFor((frame) => frame.event === "usage-update");
+    const response = await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "hello binary" });
+    expect(response.status).toBe(200);
+
+    const end = await stream.waitFor((frame) => frame.event === "turn-complete" || frame.event === "turn-error", 15_000);
+    expect({ event: end.event, data: end.data }).toMatchObject({ event: "turn-complete", data: { model: "echo" } });
+    const reply = stream.frames.filter((frame) => frame.event === "agent").at(-1)?.data.event as { Content: { parts: Array<{ text: string }> } } | undefined;
+    expect(reply?.Content.parts[0]?.text).toBe("hello binary");
+
+    const turns = await waitFor(async () => {
+      const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } };
+      return usage.overall.turns >= 1 ? usage.overall.turns : undefined;
+    }, 10_000, "usage to count the turn");
+    expect(turns).toBe(1);
+  } finally {
+    stream.close();
+  }
+  expect(await daemon.sigterm()).toBe(0);
+  expect(daemon.log()).not.toContain("turn worker crashed");
+}, 60_000);
+
+describe("invoked-as dispatch (D1) and help", () => {
+  test("a symlink named svc answers like `spar svc`", async () => {
+    const link = join(dir, "svc");
+    symlinkSync(binary, link);
+    const viaLink = await run([link], dir);
+    const direct = await run([binary, "svc"], dir);
+    expect(viaLink).toEqual(direct);
+    expect(viaLink.code).toBe(2);
+    expect(viaLink.stderr).toContain("spar svc: not available in this build yet");
+  });
+
+  test("a copy named watcher answers like `spar watcher`", async () => {
+    const copy = join(dir, "watcher");
+    copyFileSync(binary, copy);
+    Bun.spawnSync(["chmod", "755", copy]);
+    const viaCopy = await run([copy, "--help"], dir);
+    expect(viaCopy).toEqual(await run([binary, "watcher", "--help"], dir));
+    expect(viaCopy.code).toBe(0);
+    expect(viaCopy.stdout).toContain("spar watcher");
+    rmSync(copy, { force: true });
+  });
+
+  test("`spar --help` and `spar agent --help` print help and exit 0", async () => {
+    const top = await run([binary, "--help"], dir);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain("usage: spar <command>");
+    const agent = await run([binary, "agent", "--help"], dir);
+    expect(agent.code).toBe(0);
+    expect(agent.stdout).toContain("usage: spar agent");
+  });
+});
