@@ -7,6 +7,7 @@ import { SparError } from "../../core/errors.ts";
 import type { Publication } from "../../core/events.ts";
 import { negotiateProtocol } from "../../core/protocol.ts";
 import type { FeedSink } from "../../runtime/session-feed.ts";
+import { requestBaseUrl } from "../http/base-url.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { capabilitiesFrame } from "./capabilities.ts";
@@ -56,8 +57,7 @@ export async function eventsHandler(context: AttachContext, route: SessionRouteC
   const caller = context.caller(route.request);
   let unsubscribe = () => {};
   const stream = new SseStream({ ...context.subscriberBuffer, onClose: () => unsubscribe() });
-  const sessionUrl = `/sessions/${key.app}/${key.id}`;
-  stream.write(encodeFrame("capabilities", capabilitiesFrame(context, caller, sessionUrl)));
+  stream.write(encodeFrame("capabilities", capabilitiesFrame(context, caller, requestBaseUrl(route.request))));
   stream.write(encodeLiveFrame({ type: "status-update", model: context.daemon.model, turn_state: actor.turnInFlight ? "streaming" : "idle" }));
   stream.write(encodeLiveFrame(actor.usageFrame()));
   const subscription = actor.subscribe(new StreamSink(stream), since);

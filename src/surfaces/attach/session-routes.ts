@@ -7,6 +7,7 @@ import { SparError } from "../../core/errors.ts";
 import { normalizeIdentities } from "../../core/identities.ts";
 import { isValidName } from "../../core/session-key.ts";
 import { ZERO_TIME } from "../../runtime/session-host.ts";
+import { requestBaseUrl } from "../http/base-url.ts";
 import { json } from "../http/responses.ts";
 import { readJsonBody, validate } from "../http/request-body.ts";
 import type { AttachContext } from "./attach-context.ts";
@@ -59,11 +60,7 @@ function refuseDuringShutdown(context: AttachContext): void {
 }
 
 function sessionUrl(request: Request, app: string, id: string): string {
-  const path = `/sessions/${encodeURIComponent(app)}/${encodeURIComponent(id)}`;
-  const host = request.headers.get("host");
-  if (!host) return path;
-  const scheme = new URL(request.url).protocol === "https:" ? "https" : "http";
-  return `${scheme}://${host}${path}`;
+  return `${requestBaseUrl(request)}/sessions/${encodeURIComponent(app)}/${encodeURIComponent(id)}`;
 }
 
 export function registerSessionRoutes(table: RouteTable, context: AttachContext): void {
