@@ -101,7 +101,7 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
     host,
     daemon: { name: config.appName, version: SPAR_VERSION, description: "spar agent daemon", model: config.model.name, provider: config.model.provider },
     caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
-    checks: () => storeCheck(store),
+    checks: async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }),
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
   const server = startAttachServer(context, bindHostname(config.listen), config.listen.port);

@@ -34,6 +34,13 @@ interface ActiveTurn {
 interface Slot {
   worker: Worker;
   turns: Map<string, ActiveTurn>;
+  /** Set when the worker answered `hello`; a worker that dies before that failed to start. */
+  ready: boolean;
+}
+
+/** Respawn delay after a worker failed to start: 200 ms doubling to 30 s. */
+function startBackoffMs(failures: number): number {
+  return Math.min(30_000, 200 * 2 ** Math.max(0, failures - 1));
 }
 
 export type WorkerFactory = () => Worker;
@@ -49,6 +56,9 @@ export class WorkerPool {
   readonly #slots: Slot[] = [];
   readonly #factory: WorkerFactory;
   readonly #cancelGraceMs: number;
+  readonly #respawnTimers = new Set<ReturnType<typeof setTimeout>>();
+  #startFailures = 0;
+  #lastStartFailure = "";
   #closed = false;
 
   constructor(size: number, options: { factory?: WorkerFactory; cancelGraceMs?: number } = {}) {
@@ -61,9 +71,18 @@ export class WorkerPool {
     return this.#slots.length;
   }
 
+  /** False while no worker can be started (every recent start failed): readiness reports it. */
+  get healthy(): boolean {
+    return this.#slots.length > 0 && this.#startFailures < 3;
+  }
+
   runTurn(message: Omit<RunTurnMessage, "type">, handlers: TurnHandlers): RunningTurn {
     if (this.#closed) return { outcome: Promise.resolve({ status: "canceled" }), cancel: () => {} };
     const slot = this.#leastBusy();
+    if (!slot) {
+      const reason = `no turn worker could be started${this.#lastStartFailure ? `: ${this.#lastStartFailure}` : ""}`;
+      return { outcome: Promise.resolve({ status: "failed", message: reason }), cancel: () => {} };
+    }
     let finish!: (outcome: TurnOutcome) => void;
     const outcome = new Promise<TurnOutcome>((resolve) => (finish = resolve));
     const active: ActiveTurn = { handlers, finish };
@@ -78,6 +97,8 @@ export class WorkerPool {
   /** Terminate every worker; turns still running end canceled. */
   async close(): Promise<void> {
     this.#closed = true;
+    for (const timer of this.#respawnTimers) clearTimeout(timer);
+    this.#respawnTimers.clear();
     for (const slot of this.#slots) {
       for (const [turnId, turn] of slot.turns) this.#end(slot, turnId, turn, { status: "canceled" });
       slot.worker.terminate();
@@ -86,17 +107,16 @@ export class WorkerPool {
   }
 
   #spawn(): Slot {
-    const slot: Slot = { worker: this.#factory(), turns: new Map() };
+    const slot: Slot = { worker: this.#factory(), turns: new Map(), ready: false };
     slot.worker.onmessage = (event: MessageEvent) => this.#onMessage(slot, event.data);
     slot.worker.onerror = (event: ErrorEvent) => this.#replace(slot, `turn worker crashed: ${event.message}`);
     this.#send(slot, { type: "hello", version: CHANNEL_VERSION });
     return slot;
   }
 
-  #leastBusy(): Slot {
+  #leastBusy(): Slot | undefined {
     let best = this.#slots[0];
     for (const slot of this.#slots) if (best === undefined || slot.turns.size < best.turns.size) best = slot;
-    if (!best) throw new Error("worker pool is empty");
     return best;
   }
 
@@ -109,7 +129,12 @@ export class WorkerPool {
     const data: FromWorker = message;
     switch (data.type) {
       case "ready":
-        if (data.version !== CHANNEL_VERSION) this.#replace(slot, `turn worker speaks channel v${data.version}`);
+        if (data.version !== CHANNEL_VERSION) {
+          this.#replace(slot, `turn worker speaks channel v${data.version}, the daemon v${CHANNEL_VERSION}`);
+          return;
+        }
+        slot.ready = true;
+        this.#startFailures = 0;
         return;
       case "text-delta":
         slot.turns.get(data.turnId)?.handlers.onTextDelta(data.text);
@@ -153,7 +178,10 @@ export class WorkerPool {
     turn.finish(outcome);
   }
 
-  /** Fail the slot's turns, terminate its worker, and put a fresh one in its place. */
+  /**
+   * Fail the slot's turns, terminate its worker, and put a fresh one in its place: at once after a
+   * crash, with a growing delay when the worker never started (so a broken build cannot spin).
+   */
   #replace(slot: Slot, reason: string): void {
     const index = this.#slots.indexOf(slot);
     for (const [turnId, turn] of slot.turns) {
@@ -161,6 +189,18 @@ export class WorkerPool {
       this.#end(slot, turnId, turn, canceled ? { status: "canceled" } : { status: "failed", message: reason });
     }
     slot.worker.terminate();
-    if (index >= 0 && !this.#closed) this.#slots[index] = this.#spawn();
+    if (index < 0 || this.#closed) return;
+    if (slot.ready) {
+      this.#slots[index] = this.#spawn();
+      return;
+    }
+    this.#slots.splice(index, 1);
+    this.#startFailures++;
+    this.#lastStartFailure = reason;
+    const timer = setTimeout(() => {
+      this.#respawnTimers.delete(timer);
+      if (!this.#closed) this.#slots.push(this.#spawn());
+    }, startBackoffMs(this.#startFailures));
+    this.#respawnTimers.add(timer);
   }
 }
