@@ -19,12 +19,17 @@
 /** This module's path in the source tree; when `import.meta.url` ends with it, we run from source. */
 const SOURCE_SUFFIX = "/src/runtime/worker-urls.ts";
 
+/** The embedded root of a compiled binary, from any module URL inside it (entry or worker). */
+const EMBEDDED_ROOT = /^file:\/\/\/(?:\$bunfs|[A-Za-z]:\/~BUN)\/root\//;
+
 /**
  * The directory that holds `workers/`: the repo root from source, the embedded root in a compiled
- * binary (where this module's URL is the binary entry's, a file directly under that root).
+ * binary (this module's URL there is the entry's, or a worker's when imported by a worker).
  */
 function workersBase(moduleUrl: string): URL {
-  return moduleUrl.endsWith(SOURCE_SUFFIX) ? new URL("../../", moduleUrl) : new URL("./", moduleUrl);
+  if (moduleUrl.endsWith(SOURCE_SUFFIX)) return new URL("../../", moduleUrl);
+  const embedded = EMBEDDED_ROOT.exec(moduleUrl);
+  return new URL(embedded ? embedded[0] : "./", moduleUrl);
 }
 
 /** URL of the worker entrypoint `workers/<name>.ts`, e.g. `workerUrl("turn")`. */
