@@ -83,7 +83,7 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
   }
   mkdirSync(dirname(config.sessionDb), { recursive: true });
   const store = SqliteStore.open(config.sessionDb);
-  const pool = new WorkerPool(config.workers);
+  const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`) });
   const host = new SessionHost({
     store,
     pool,

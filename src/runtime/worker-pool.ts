@@ -61,8 +61,11 @@ export class WorkerPool {
   #lastStartFailure = "";
   #closed = false;
 
-  constructor(size: number, options: { factory?: WorkerFactory; cancelGraceMs?: number } = {}) {
+  readonly #onFailure: (reason: string) => void;
+
+  constructor(size: number, options: { factory?: WorkerFactory; cancelGraceMs?: number; onFailure?: (reason: string) => void } = {}) {
     this.#factory = options.factory ?? defaultWorkerFactory;
+    this.#onFailure = options.onFailure ?? (() => {});
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
     for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#spawn());
   }
@@ -190,6 +193,7 @@ export class WorkerPool {
     }
     slot.worker.terminate();
     if (index < 0 || this.#closed) return;
+    this.#onFailure(slot.ready ? `${reason}; replacing the worker` : `${reason}; the worker never started, retrying in ${startBackoffMs(this.#startFailures + 1)} ms`);
     if (slot.ready) {
       this.#slots[index] = this.#spawn();
       return;
