@@ -1,0 +1,85 @@
+/**
+ * Schema of the sqlite session store and its ordered migrations. The schema version is
+ * `PRAGMA user_version`; migration N (1-based) takes the file from version N-1 to N in one
+ * transaction. Owns DDL only: never reads or writes session data, never opens files.
+ */
+import type { Database } from "bun:sqlite";
+import { SparError } from "../../core/errors.ts";
+
+type Migration = (db: Database) => void;
+
+const V1_SCHEMA = `
+CREATE TABLE sessions (
+  pk INTEGER PRIMARY KEY AUTOINCREMENT,
+  app TEXT NOT NULL,
+  sid TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  viewers TEXT NOT NULL,
+  contributors TEXT NOT NULL,
+  title TEXT,
+  created_at TEXT NOT NULL,
+  last_touched_at TEXT NOT NULL,
+  UNIQUE (app, sid)
+) STRICT;
+CREATE INDEX sessions_by_sid ON sessions (sid);
+
+CREATE TABLE events (
+  session_pk INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  ts TEXT NOT NULL,
+  author TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  PRIMARY KEY (session_pk, seq)
+) WITHOUT ROWID, STRICT;
+
+CREATE TABLE inbox (
+  ord INTEGER PRIMARY KEY,
+  session_pk INTEGER NOT NULL,
+  prompt_id TEXT NOT NULL,
+  message TEXT NOT NULL,
+  queued_at TEXT NOT NULL,
+  wake INTEGER NOT NULL,
+  drained INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (session_pk, prompt_id)
+) STRICT;
+CREATE INDEX inbox_pending ON inbox (session_pk, ord) WHERE drained = 0;
+CREATE INDEX inbox_wake ON inbox (session_pk) WHERE drained = 0 AND wake = 1;
+
+CREATE TABLE tombstones (
+  app TEXT NOT NULL,
+  sid TEXT NOT NULL,
+  deleted_at TEXT NOT NULL,
+  PRIMARY KEY (app, sid)
+) WITHOUT ROWID, STRICT;
+`;
+
+/** Append only; never edit a shipped migration. */
+const MIGRATIONS: readonly Migration[] = [(db) => db.exec(V1_SCHEMA)];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export function schemaVersion(db: Database): number {
+  const row = db.query<{ user_version: number }, []>("PRAGMA user_version").get();
+  return row?.user_version ?? 0;
+}
+
+/** Brings the file to SCHEMA_VERSION; refuses a file written by a newer spar. */
+export function migrate(db: Database, path: string): void {
+  const current = schemaVersion(db);
+  if (current > SCHEMA_VERSION) {
+    throw new SparError(
+      "unavailable",
+      `session store ${path} has schema version ${current}, newer than this spar supports (${SCHEMA_VERSION}); upgrade spar or choose another --session-db`,
+    );
+  }
+  for (let version = current; version < SCHEMA_VERSION; version++) {
+    const step = MIGRATIONS[version];
+    if (step === undefined) break;
+    db.transaction(() => {
+      step(db);
+      // PRAGMA takes no bound parameters; the value is a code constant, never input.
+      db.exec(`PRAGMA user_version = ${version + 1}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Every prepared statement of the sqlite session store, prepared once per connection. Values are
+ * always bound, never spliced into SQL. Owns no state beyond the statement handles.
+ */
+import type { Database, Statement } from "bun:sqlite";
+import type { InboxRow, KeyRow, SessionParams, SessionRow } from "./row-codec.ts";
+
+type Pk = [number];
+type AppSid = [string, string];
+
+export class Statements {
+  readonly sessionPk: Statement<{ pk: number }, AppSid>;
+  readonly sessionByKey: Statement<SessionRow, AppSid>;
+  readonly listSessions: Statement<SessionRow, []>;
+  readonly keysById: Statement<KeyRow, [string]>;
+  readonly insertSession: Statement<unknown, SessionParams>;
+  readonly deleteSessionRow: Statement<unknown, Pk>;
+  readonly touch: Statement<unknown, [string, number]>;
+  readonly setTitle: Statement<unknown, [string | null, number]>;
+
+  readonly maxSeq: Statement<{ head: number | null }, Pk>;
+  readonly insertEvent: Statement<unknown, [number, number, string, string, string, string]>;
+  readonly readEvents: Statement<unknown, [number, number, number, number]>;
+  readonly deleteEvents: Statement<unknown, Pk>;
+  readonly probe: Statement<unknown, []>;
+
+  readonly inboxState: Statement<{ drained: number }, [number, string]>;
+  readonly insertInbox: Statement<unknown, [number, string, string, string, number]>;
+  readonly drainInbox: Statement<unknown, [number, string]>;
+  readonly pendingInbox: Statement<InboxRow, Pk>;
+  readonly awaitingTurn: Statement<KeyRow, []>;
+  readonly deleteInbox: Statement<unknown, Pk>;
+
+  readonly tombstone: Statement<unknown, [string, string, string]>;
+  readonly clearTombstone: Statement<unknown, AppSid>;
+  readonly isTombstoned: Statement<{ one: number }, AppSid>;
+
+  constructor(db: Database) {
+    this.sessionPk = db.prepare("SELECT pk FROM sessions WHERE app = ? AND sid = ?");
+    this.sessionByKey = db.prepare("SELECT * FROM sessions WHERE app = ? AND sid = ?");
+    this.listSessions = db.prepare("SELECT * FROM sessions ORDER BY pk");
+    this.keysById = db.prepare("SELECT app, sid FROM sessions WHERE sid = ? ORDER BY app");
+    this.insertSession = db.prepare(
+      "INSERT INTO sessions (app, sid, owner, viewers, contributors, title, created_at, last_touched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.deleteSessionRow = db.prepare("DELETE FROM sessions WHERE pk = ?");
+    this.touch = db.prepare("UPDATE sessions SET last_touched_at = ? WHERE pk = ?");
+    this.setTitle = db.prepare("UPDATE sessions SET title = ? WHERE pk = ?");
+
+    this.maxSeq = db.prepare("SELECT max(seq) AS head FROM events WHERE session_pk = ?");
+    this.insertEvent = db.prepare(
+      "INSERT INTO events (session_pk, seq, ts, author, kind, payload) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    this.readEvents = db.prepare(
+      "SELECT seq, payload FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+    );
+    this.deleteEvents = db.prepare("DELETE FROM events WHERE session_pk = ?");
+    this.probe = db.prepare("SELECT 1 FROM events LIMIT 1");
+
+    this.inboxState = db.prepare("SELECT drained FROM inbox WHERE session_pk = ? AND prompt_id = ?");
+    this.insertInbox = db.prepare(
+      "INSERT INTO inbox (session_pk, prompt_id, message, queued_at, wake) VALUES (?, ?, ?, ?, ?)",
+    );
+    this.drainInbox = db.prepare("UPDATE inbox SET drained = 1 WHERE session_pk = ? AND prompt_id = ? AND drained = 0");
+    this.pendingInbox = db.prepare(
+      "SELECT prompt_id, message, queued_at, wake FROM inbox WHERE session_pk = ? AND drained = 0 ORDER BY ord",
+    );
+    this.awaitingTurn = db.prepare(
+      "SELECT s.app, s.sid FROM sessions s JOIN (SELECT DISTINCT session_pk FROM inbox WHERE drained = 0 AND wake = 1) w ON w.session_pk = s.pk ORDER BY s.pk",
+    );
+    this.deleteInbox = db.prepare("DELETE FROM inbox WHERE session_pk = ?");
+
+    this.tombstone = db.prepare("INSERT OR REPLACE INTO tombstones (app, sid, deleted_at) VALUES (?, ?, ?)");
+    this.clearTombstone = db.prepare("DELETE FROM tombstones WHERE app = ? AND sid = ?");
+    this.isTombstoned = db.prepare("SELECT 1 AS one FROM tombstones WHERE app = ? AND sid = ?");
+  }
+
+  finalizeAll(): void {
+    for (const value of Object.values(this)) {
+      if (value !== null && typeof value === "object" && "finalize" in value) (value as Statement).finalize();
+    }
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * The write side of the sqlite store: the op types the writer queue carries and the batch
+ * writer that commits a batch in ONE immediate transaction. Expected failures (conflict,
+ * not_found) are found before an op writes anything, so they fail that op alone; a store-level
+ * refusal (SQLITE_FULL, READONLY, IOERR, ...) rolls back and rejects the whole batch with
+ * `unavailable`; any other statement failure rolls back and retries the ops one per transaction
+ * so only the culprit fails. Settles every op's promise. Never schedules (group-commit.ts does).
+ */
+import type { Database } from "bun:sqlite";
+import type { CommittedRow, SessionEvent } from "../../core/events.ts";
+import { SparError } from "../../core/errors.ts";
+import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
+import { sessionKeyString, type SessionKey } from "../../core/session-key.ts";
+import type { QueuedOp } from "./group-commit.ts";
+import { sessionParams } from "./row-codec.ts";
+import type { SessionIndex } from "./session-index.ts";
+import { isStoreLevel, opFailed, writeRefused } from "./sqlite-errors.ts";
+import type { Statements } from "./statements.ts";
+
+interface OpBase extends QueuedOp {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  /** Set inside the transaction; reported only if it commits. */
+  result: unknown;
+  error: SparError | undefined;
+}
+
+export type WriteOp = OpBase &
+  (
+    | { kind: "append"; key: SessionKey; events: readonly SessionEvent[]; payloads: string[]; drained: readonly string[] }
+    | { kind: "create"; record: SessionRecord }
+    | { kind: "delete"; key: SessionKey }
+    | { kind: "touch"; key: SessionKey; at: string }
+    | { kind: "title"; key: SessionKey; title: string | null }
+    | { kind: "enqueue"; key: SessionKey; item: InboxItem }
+  );
+
+export interface WriterStats {
+  /** Write transactions committed. */
+  transactions: number;
+  /** Ops settled by a committed transaction (succeeded or failed validation). */
+  ops: number;
+  /** Event rows committed. */
+  rows: number;
+  /** Batches handed over by the queue. */
+  batches: number;
+  /** Most ops in one batch. */
+  largestBatch: number;
+  /** Transactions rolled back because the store refused the write. */
+  refused: number;
+  /** Longest time one batch held the event loop (ms), WAL auto-checkpoints included. */
+  longestBatchMs: number;
+}
+
+export class BatchWriter {
+  readonly stats: WriterStats = {
+    transactions: 0,
+    ops: 0,
+    rows: 0,
+    batches: 0,
+    largestBatch: 0,
+    refused: 0,
+    longestBatchMs: 0,
+  };
+  private readonly txn: (batch: WriteOp[]) => void;
+  private txRows = 0;
+
+  constructor(
+    private readonly db: Database,
+    private readonly st: Statements,
+    private readonly index: SessionIndex,
+  ) {
+    this.txn = db.transaction((batch: WriteOp[]) => {
+      for (const op of batch) this.apply(op);
+    }).immediate;
+  }
+
+  /** Commits a batch and settles each op's promise. */
+  commitBatch(batch: WriteOp[]): void {
+    this.stats.batches++;
+    if (batch.length > this.stats.largestBatch) this.stats.largestBatch = batch.length;
+    const started = performance.now();
+    this.commit(batch);
+    const ms = performance.now() - started;
+    if (ms > this.stats.longestBatchMs) this.stats.longestBatchMs = ms;
+  }
+
+  private commit(batch: WriteOp[]): void {
+    this.txRows = 0;
+    try {
+      this.txn(batch);
+    } catch (error) {
+      this.undo(batch);
+      if (isStoreLevel(error) || batch.length === 1) {
+        if (isStoreLevel(error)) this.stats.refused++;
+        const failure = isStoreLevel(error) ? writeRefused(error) : opFailed(error);
+        for (const op of batch) op.reject(failure);
+      } else {
+        for (const op of batch) this.commit([op]);
+      }
+      return;
+    }
+    this.index.commit();
+    this.stats.transactions++;
+    this.stats.ops += batch.length;
+    this.stats.rows += this.txRows;
+    for (const op of batch) {
+      if (op.error === undefined) op.resolve(op.result);
+      else op.reject(op.error);
+    }
+  }
+
+  /** After a failed transaction: nothing of it may survive, in the file or in memory. */
+  private undo(batch: WriteOp[]): void {
+    if (this.db.inTransaction) {
+      try {
+        this.db.exec("ROLLBACK");
+      } catch {
+        // The connection already rolled back or is unusable; the next BEGIN reports which.
+      }
+    }
+    this.index.rollback();
+    for (const op of batch) {
+      op.result = undefined;
+      op.error = undefined;
+    }
+  }
+
+  private apply(op: WriteOp): void {
+    switch (op.kind) {
+      case "append":
+        return this.append(op);
+      case "create":
+        return this.create(op.record, op);
+      case "delete":
+        return this.remove(op.key, op);
+      case "touch": {
+        const entry = this.existing(op.key, op);
+        if (entry !== undefined) this.st.touch.run(op.at, entry.pk);
+        return;
+      }
+      case "title": {
+        const entry = this.existing(op.key, op);
+        if (entry !== undefined) this.st.setTitle.run(op.title, entry.pk);
+        return;
+      }
+      case "enqueue":
+        return this.enqueue(op.key, op.item, op);
+      default:
+        return assertNever(op);
+    }
+  }
+
+  private append(op: Extract<WriteOp, { kind: "append" }>): void {
+    const entry = this.existing(op.key, op);
+    if (entry === undefined) return;
+    for (const promptId of op.drained) {
+      const state = this.st.inboxState.get(entry.pk, promptId);
+      if (state === null || state.drained !== 0) {
+        op.error = new SparError(
+          "conflict",
+          `prompt ${promptId} is not pending in the inbox of session ${sessionKeyString(op.key)}`,
+        );
+        return;
+      }
+    }
+    const head = this.index.head(entry);
+    const rows: CommittedRow[] = new Array(op.events.length);
+    for (let i = 0; i < op.events.length; i++) {
+      const event = op.events[i] as SessionEvent;
+      const seq = head + i + 1;
+      this.st.insertEvent.run(entry.pk, seq, event.ts, event.author, event.kind, op.payloads[i] as string);
+      rows[i] = { seq, event };
+    }
+    for (const promptId of op.drained) this.st.drainInbox.run(entry.pk, promptId);
+    this.index.advance(entry, head + op.events.length);
+    this.txRows += op.events.length;
+    op.result = rows;
+  }
+
+  private create(record: SessionRecord, op: WriteOp): void {
+    const key = { app: record.app, id: record.id };
+    if (this.index.lookup(key) !== undefined) {
+      op.error = new SparError("conflict", `session ${sessionKeyString(key)} already exists`);
+      return;
+    }
+    const { lastInsertRowid } = this.st.insertSession.run(...sessionParams(record));
+    this.st.clearTombstone.run(record.app, record.id);
+    this.index.add(key, Number(lastInsertRowid));
+  }
+
+  private remove(key: SessionKey, op: WriteOp): void {
+    const entry = this.index.lookup(key);
+    if (entry === undefined) {
+      op.result = false;
+      return;
+    }
+    this.st.deleteEvents.run(entry.pk);
+    this.st.deleteInbox.run(entry.pk);
+    this.st.deleteSessionRow.run(entry.pk);
+    this.st.tombstone.run(key.app, key.id, new Date().toISOString());
+    this.index.remove(key);
+    op.result = true;
+  }
+
+  private enqueue(key: SessionKey, item: InboxItem, op: WriteOp): void {
+    const entry = this.existing(key, op);
+    if (entry === undefined) return;
+    if (this.st.inboxState.get(entry.pk, item.promptId) !== null) {
+      op.error = new SparError("conflict", `prompt ${item.promptId} is already in session ${sessionKeyString(key)}`);
+      return;
+    }
+    this.st.insertInbox.run(entry.pk, item.promptId, item.message, item.queuedAt, item.wake ? 1 : 0);
+  }
+
+  private existing(key: SessionKey, op: WriteOp) {
+    const entry = this.index.lookup(key);
+    if (entry === undefined) op.error = new SparError("not_found", `session ${sessionKeyString(key)} not found`);
+    return entry;
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unhandled write op ${JSON.stringify(value)}`);
+}
