@@ -1,5 +1,5 @@
 /**
- * Event-log benchmark (run: `bun bench/event-log.ts`; about 40 s). On temp files only:
+ * Event-log benchmark (run: `bun bench/event-log.ts`; about 35 s). On temp files only:
  *  - group commit: 100 sessions appending concurrently through SqliteStore, one writer per
  *    session awaiting each append: 1 event per append (flush on microtask, and on setImmediate),
  *    10 events per append (a turn's worth of rows), and 1 event per append with synchronous=FULL;
@@ -22,7 +22,7 @@ import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 type Sync = "NORMAL" | "FULL";
 
 const SESSIONS = 100;
-const APPENDS_PER_SESSION = 1000;
+const APPENDS_PER_SESSION = 600;
 const FULL_APPENDS_PER_SESSION = 200;
 const TURN_EVENTS = 10;
 const AUTOCOMMIT_ROWS: Record<Sync, number> = { NORMAL: 10_000, FULL: 1_000 };
