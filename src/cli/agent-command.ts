@@ -12,7 +12,9 @@ import { WorkerPool } from "../runtime/worker-pool.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { AttachContext, CheckState } from "../surfaces/attach/attach-context.ts";
 import { type AttachServer, startAttachServer } from "../surfaces/attach/attach-server.ts";
+import { openStreamCount } from "../surfaces/http/sse-stream.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
+import { MetricsRegistry } from "../telemetry/metrics.ts";
 import { type AgentConfig, AGENT_FLAGS, buildAgentConfig } from "./agent-config.ts";
 import { defaultConfigPath, loadConfigFile } from "./config-file.ts";
 import { parseFlags, renderHelp } from "./flags.ts";
@@ -83,12 +85,15 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
   }
   mkdirSync(dirname(config.sessionDb), { recursive: true });
   const store = SqliteStore.open(config.sessionDb);
+  const metrics = new MetricsRegistry();
+  const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
   const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`) });
   const host = new SessionHost({
     store,
     pool,
     pricing: new PricingTable(),
     logger,
+    turnEnded: (outcome) => countTurn({ outcome }),
     config: { app: config.appName, agentName: config.appName, multiSession: config.multiSession, model: config.model, maxSteps: config.maxSteps, idleTimeoutMs: config.idleTimeoutMs },
   });
   try {
@@ -102,8 +107,15 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
     daemon: { name: config.appName, version: SPAR_VERSION, description: "spar agent daemon", model: config.model.name, provider: config.model.provider },
     caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
     checks: async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }),
+    heartbeatMs: config.heartbeatMs,
+    metrics,
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
+  metrics.gauge("spar_sse_subscribers", "Open event streams.", openStreamCount);
+  metrics.gauge("spar_feed_subscribers", "Subscribers attached to session feeds.", () => host.subscriberCount);
+  metrics.gauge("spar_sessions_live", "Sessions held in memory (the rest are idle in the store).", () => host.liveCount);
+  metrics.gauge("spar_store_commits", "Group-commit transactions since start.", () => store.stats.transactions);
+  metrics.gauge("spar_store_refused_writes", "Writes the store refused since start.", () => store.stats.refused);
   const server = startAttachServer(context, bindHostname(config.listen), config.listen.port);
   logger.warn(`attach listener on http://${config.listen.host}:${server.port} has no token: any local process can drive these sessions`);
   logger.info(`spar agent ${SPAR_VERSION} listening on http://${config.listen.host}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);

@@ -26,6 +26,7 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "app-name", kind: "string", help: "app name sessions are created under", defaultText: "spar", configKey: "agent.app_name" },
   { name: "max-steps", kind: "int", help: "model calls a turn may make before it is stopped", defaultText: "25", configKey: "agent.max_steps" },
   { name: "subscriber-buffer", kind: "int", help: "frames an /events subscriber may fall behind before it is disconnected (it resumes with since)", defaultText: "4096", configKey: "attach.subscriber_buffer" },
+  { name: "sse-heartbeat", kind: "duration", help: "interval of the `: ping` comment on idle event streams", defaultText: "15s", configKey: "attach.sse_heartbeat" },
   { name: "shutdown-timeout", kind: "duration", help: "listener drain budget on SIGTERM", defaultText: "5s", configKey: "attach.shutdown_timeout" },
   { name: "log-level", kind: "string", help: "debug, info, warn or error", defaultText: "info", configKey: "log.level" },
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
@@ -42,6 +43,7 @@ export interface AgentConfig {
   maxSteps: number;
   shutdownTimeoutMs: number;
   subscriberBuffer: number;
+  heartbeatMs: number;
   logLevel: LogLevel;
 }
 
@@ -104,9 +106,11 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
   const maxSteps = int("max-steps", 25, 1, 1000);
   const shutdown = duration("shutdown-timeout", 5000);
   const subscriberBuffer = int("subscriber-buffer", 4096, 16, 1_000_000);
+  const heartbeat = duration("sse-heartbeat", 15_000);
   const logLevel = str("log-level", "info");
-  for (const result of [multiSession, idle, workers, appName, maxSteps, shutdown, subscriberBuffer, logLevel]) if (!result.ok) return result;
-  if (!multiSession.ok || !idle.ok || !workers.ok || !appName.ok || !maxSteps.ok || !shutdown.ok || !subscriberBuffer.ok || !logLevel.ok) return err("unreachable");
+  for (const result of [multiSession, idle, workers, appName, maxSteps, shutdown, subscriberBuffer, heartbeat, logLevel]) if (!result.ok) return result;
+  if (!multiSession.ok || !idle.ok || !workers.ok || !appName.ok || !maxSteps.ok || !shutdown.ok || !subscriberBuffer.ok || !heartbeat.ok || !logLevel.ok) return err("unreachable");
+  if (heartbeat.value < 100) return err("--sse-heartbeat must be at least 100ms");
   if (!isValidName(appName.value)) return err(`--app-name ${JSON.stringify(appName.value)} must be letters, digits, . _ : @ -`);
   if (!["debug", "info", "warn", "error"].includes(logLevel.value)) return err(`--log-level must be debug, info, warn or error`);
   return ok({
@@ -120,6 +124,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     maxSteps: maxSteps.value,
     shutdownTimeoutMs: shutdown.value,
     subscriberBuffer: subscriberBuffer.value,
+    heartbeatMs: heartbeat.value,
     logLevel: logLevel.value as LogLevel,
   });
 }

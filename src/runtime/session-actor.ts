@@ -29,6 +29,8 @@ export interface ActorContext {
   now(): Date;
   isShuttingDown(): boolean;
   logError(message: string): void;
+  /** Told once per finished turn (metrics). */
+  turnEnded(status: TurnOutcome["status"]): void;
 }
 
 interface ActiveTurn {
@@ -315,6 +317,7 @@ export class SessionActor {
   /** Terminal frame, then idle, then cumulative usage: in that order, after the turn's rows. */
   #finishTurn(turn: ActiveTurn, outcome: TurnOutcome): void {
     turn.usage.recordInto(this.#ledger);
+    this.#context.turnEnded(turn.canceled ? "canceled" : outcome.status);
     const frames: LiveFrame[] = [];
     if (outcome.status === "completed") {
       frames.push({

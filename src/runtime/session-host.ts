@@ -47,7 +47,7 @@ export class SessionHost {
   #scriptCursor = 0;
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(options: { store: Store; pool: WorkerPool; pricing: PricingTable; config: HostConfig; logger: Logger }) {
+  constructor(options: { store: Store; pool: WorkerPool; pricing: PricingTable; config: HostConfig; logger: Logger; turnEnded?: (status: "completed" | "failed" | "canceled") => void }) {
     this.config = options.config;
     this.#store = options.store;
     this.#logger = options.logger;
@@ -63,6 +63,7 @@ export class SessionHost {
       now: () => new Date(),
       isShuttingDown: () => this.#shuttingDown,
       logError: (message) => options.logger.error(message),
+      turnEnded: options.turnEnded ?? (() => {}),
     };
   }
 
@@ -72,6 +73,13 @@ export class SessionHost {
 
   get liveCount(): number {
     return this.#actors.size;
+  }
+
+  /** Subscribers attached to live sessions' feeds. */
+  get subscriberCount(): number {
+    let count = 0;
+    for (const actor of this.#actors.values()) count += actor.feed.subscriberCount;
+    return count;
   }
 
   get store(): Store {

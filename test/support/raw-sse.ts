@@ -13,6 +13,8 @@ export interface RawFrame {
 
 export interface RawSubscriber {
   readonly frames: RawFrame[];
+  /** Comment blocks (`: ping` heartbeats) received. */
+  readonly comments: number;
   readonly status: Promise<number>;
   /** Resolves when the server ends the stream or the socket closes. */
   readonly ended: Promise<void>;
@@ -31,6 +33,7 @@ export function rawSubscribe(port: number, path: string, headers: Record<string,
   let body = "";
   let pendingChunk = Buffer.alloc(0);
   let ended = false;
+  let comments = 0;
   let resolveStatus!: (status: number) => void;
   let resolveEnded!: () => void;
   const status = new Promise<number>((resolve) => (resolveStatus = resolve));
@@ -55,7 +58,10 @@ export function rawSubscribe(port: number, path: string, headers: Record<string,
         else if (field === "id") frame.id = value;
         else if (field === "data") frame.data += value;
       }
-      if (isComment) continue;
+      if (isComment) {
+        comments++;
+        continue;
+      }
       frames.push(frame);
       for (const listener of listeners) listener(frame);
     }
@@ -109,6 +115,9 @@ export function rawSubscribe(port: number, path: string, headers: Record<string,
 
   return {
     frames,
+    get comments() {
+      return comments;
+    },
     status,
     ended: endedPromise,
     get isEnded() {

@@ -3,6 +3,7 @@
  * capabilities, the caller resolver, and the health checks. Built by the agent command.
  */
 import type { SessionHost } from "../../runtime/session-host.ts";
+import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 
 export interface Caller {
   identity: string;
@@ -28,6 +29,9 @@ export interface AttachContext {
   caller(request: Request): Caller;
   /** Readiness checks by subsystem; the status is 503 when any is not ready. */
   checks(): Promise<Record<string, CheckState>>;
-  /** Bytes a subscriber may lag before it is closed. */
+  /** Frames a subscriber may lag before it is cut, and the replay pacing mark. */
   subscriberBuffer: { maxQueued: number; lowWater: number };
+  /** Interval of the `: ping` comment on every open stream. */
+  heartbeatMs: number;
+  metrics: MetricsRegistry;
 }

@@ -13,7 +13,6 @@ import { registerSessionRoutes } from "./session-routes.ts";
 
 /** Hard cap Bun applies before any handler runs; route limits (8 KiB, 16 KiB) apply below it. */
 const MAX_REQUEST_BODY = 1024 * 1024;
-const HEARTBEAT_MS = 15_000;
 
 export interface AttachServer {
   readonly port: number;
@@ -42,7 +41,7 @@ export function startAttachServer(context: AttachContext, hostname: string, port
   app.listen({ hostname, port });
   const server = app.server;
   if (!server) throw new Error(`attach listener did not start on ${hostname}:${port}`);
-  startHeartbeat(HEARTBEAT_MS);
+  startHeartbeat(context.heartbeatMs);
   return {
     port: server.port ?? port,
     hostname,

@@ -1,6 +1,6 @@
 /**
  * Non-session routes: /healthz (exact path, no identities or counts in the body, 503 when a
- * check fails, 405 on other methods) and /whoami.
+ * check fails, 405 on other methods), /metrics (Prometheus text, `spar_*`) and /whoami.
  */
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
@@ -12,6 +12,8 @@ export function registerDaemonRoutes(table: RouteTable, context: AttachContext):
     const ok = Object.values(checks).every((state) => state === "ready");
     return json(ok ? 200 : 503, Object.keys(checks).length > 0 ? { ok, checks } : { ok });
   });
+
+  table.add("GET", "/metrics", () => new Response(context.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }));
 
   table.add("GET", "/whoami", ({ request }) => {
     const caller = context.caller(request);
