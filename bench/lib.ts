@@ -1,0 +1,176 @@
+/**
+ * Shared bench plumbing: spawning servers on port 0 and reading the port back, killing every
+ * child on exit (normal, error or signal), /proc CPU and RSS readings, percentiles and tables.
+ * Only bench scripts import this.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+export const REPO_ROOT = resolve(import.meta.dir, "..");
+export const BUN = process.execPath;
+/** Kernel clock ticks per second for /proc/<pid>/stat (USER_HZ; 100 on Linux). */
+const CLK_TCK = 100;
+
+/** The shared clock: milliseconds since the epoch with sub-ms resolution, same in every process. */
+export function nowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+type Child = { kill(signal?: number | NodeJS.Signals): void; readonly exitCode: number | null; readonly pid: number };
+const children = new Set<Child>();
+let cleanupInstalled = false;
+
+/** Track a child so it is killed when this process exits, however it exits. */
+export function track(child: Child): void {
+  installCleanup();
+  children.add(child);
+}
+
+export function untrack(child: Child): void {
+  children.delete(child);
+}
+
+function killAll(): void {
+  for (const child of children) {
+    try {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  children.clear();
+}
+
+function installCleanup(): void {
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  process.on("exit", killAll);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => {
+      killAll();
+      process.exit(130);
+    });
+  }
+  process.on("uncaughtException", (error) => {
+    console.error("bench: uncaught", error);
+    killAll();
+    process.exit(1);
+  });
+  process.on("unhandledRejection", (error) => {
+    console.error("bench: unhandled rejection", error);
+    killAll();
+    process.exit(1);
+  });
+}
+
+export interface Server {
+  readonly name: string;
+  readonly port: number;
+  readonly pid: number;
+  readonly baseUrl: string;
+  log(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Spawn `cmd`, wait for `listening on http://host:port` on stderr, and keep draining it. */
+export async function spawnServer(name: string, cmd: string[], timeoutMs = 20_000): Promise<Server> {
+  const child = Bun.spawn(cmd, { cwd: REPO_ROOT, stdin: "ignore", stdout: "ignore", stderr: "pipe", env: { ...process.env } });
+  track(child);
+  let log = "";
+  const decoder = new TextDecoder();
+  const reader = child.stderr.getReader();
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not report a port within ${timeoutMs} ms; log:\n${log}`)), timeoutMs);
+    let found = false;
+    (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        log += decoder.decode(value, { stream: true });
+        if (log.length > 1_000_000) log = log.slice(-500_000);
+        const match = /listening on http:\/\/[^:\s]+:(\d+)/.exec(log);
+        if (match && !found) {
+          found = true;
+          clearTimeout(timer);
+          resolvePort(Number(match[1]));
+        }
+      }
+      if (!found) {
+        clearTimeout(timer);
+        reject(new Error(`${name} exited (code ${await child.exited}) before listening; log:\n${log}`));
+      }
+    })().catch(reject);
+  });
+  return {
+    name,
+    port,
+    pid: child.pid,
+    baseUrl: `http://127.0.0.1:${port}`,
+    log: () => log,
+    stop: async (graceMs = 3000) => {
+      if (child.exitCode === null) {
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+        await child.exited;
+        clearTimeout(timer);
+      }
+      untrack(child);
+    },
+  };
+}
+
+/** User+system CPU seconds of a process (all its threads), from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/** Resident set size in KiB, from /proc/<pid>/status VmRSS. */
+export function rssKiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = /VmRSS:\s+(\d+)\s+kB/.exec(status);
+  return match ? Number(match[1]) : Number.NaN;
+}
+
+/** Quantile (0..1) of an ascending-sorted array, nearest rank. */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[index] ?? Number.NaN;
+}
+
+export function median(values: readonly number[]): number {
+  const finite = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
+  if (finite.length === 0) return Number.NaN;
+  const mid = finite.length >> 1;
+  return finite.length % 2 === 1 ? (finite[mid] ?? Number.NaN) : ((finite[mid - 1] ?? 0) + (finite[mid] ?? 0)) / 2;
+}
+
+/** Format a number compactly: 123456 -> "123k", 12.34 -> "12.3", 0.123 -> "0.12". */
+export function fmt(value: number, digits = 3): string {
+  if (!Number.isFinite(value)) return "-";
+  const abs = Math.abs(value);
+  if (abs >= 10_000) return `${(value / 1000).toFixed(abs >= 100_000 ? 0 : 1)}k`;
+  if (abs >= 100) return value.toFixed(0);
+  return value.toPrecision(digits).replace(/\.?0+$/, (m) => (m.includes(".") ? "" : m));
+}
+
+/** A GitHub-style markdown table. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? "").length)));
+  const line = (cells: readonly string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  return [line(headers), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}
+
+/** Parse `--name=value` flags into a map (bench scripts only take a few). */
+export function argFlags(argv: readonly string[]): Map<string, string> {
+  const flags = new Map<string, string>();
+  for (const arg of argv) {
+    const match = /^--([^=]+)(?:=(.*))?$/.exec(arg);
+    if (match?.[1]) flags.set(match[1], match[2] ?? "true");
+  }
+  return flags;
+}
