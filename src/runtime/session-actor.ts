@@ -67,6 +67,8 @@ export class SessionActor {
   readonly #ledger;
   readonly #pending: InboxItem[];
   #bareWake = false;
+  /** Requests between their first await and their effect (an eviction must wait for them). */
+  #busy = 0;
   #turn: ActiveTurn | undefined;
   #turnDone: Promise<void> = Promise.resolve();
   #lastActivity = Date.now();
@@ -114,14 +116,19 @@ export class SessionActor {
 
   /** Evictable: nothing running, nothing queued, nobody attached. */
   isQuiet(): boolean {
-    return this.#turn === undefined && this.#pending.length === 0 && !this.#bareWake && this.feed.subscriberCount === 0;
+    return this.#busy === 0 && this.#turn === undefined && this.#pending.length === 0 && !this.#bareWake && this.feed.subscriberCount === 0;
   }
 
   /** Commit the message to the inbox, publish `inbox` queued, and wake a turn unless asked not to. */
   async inject(message: string, wake: boolean): Promise<InjectResult> {
     this.#touch();
     const item: InboxItem = { promptId: uuidv7(), message, queuedAt: this.#context.now().toISOString(), wake };
-    await this.#context.store.enqueueInbox(this.key, item);
+    this.#busy++;
+    try {
+      await this.#context.store.enqueueInbox(this.key, item);
+    } finally {
+      this.#busy--;
+    }
     this.#pending.push(item);
     this.feed.frame({ type: "inbox", state: "queued", prompt_id: item.promptId, queued_at: item.queuedAt });
     if (wake) this.schedule();
