@@ -49,106 +49,102 @@ export interface AgentConfig {
 
 type Source = { from: string; value: unknown };
 
-/** The effective raw value: the flag when given, else the config key, else undefined. */
-function pick(flags: Map<string, FlagValue>, config: ConfigMap, spec: FlagSpec): Source | undefined {
-  if (flags.has(spec.name)) return { from: `--${spec.name}`, value: flags.get(spec.name) };
-  if (spec.configKey && config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
-  return undefined;
-}
+/** A bad setting; caught at the boundary of buildAgentConfig and returned as its error. */
+class ConfigProblem extends Error {}
 
-function flagSpec(name: string): FlagSpec {
-  const spec = AGENT_FLAGS.find((candidate) => candidate.name === name);
-  if (!spec) throw new Error(`no flag ${name}`);
-  return spec;
+/** Typed reads of one setting: flag first, then config key, then the default. */
+class SettingReader {
+  constructor(
+    private readonly flags: Map<string, FlagValue>,
+    private readonly config: ConfigMap,
+  ) {}
+
+  source(name: string): Source | undefined {
+    const spec = AGENT_FLAGS.find((candidate) => candidate.name === name);
+    if (!spec) throw new Error(`no flag ${name}`);
+    if (this.flags.has(name)) return { from: `--${name}`, value: this.flags.get(name) };
+    if (spec.configKey && this.config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: this.config.get(spec.configKey) };
+    return undefined;
+  }
+
+  string(name: string, fallback: string): string {
+    const source = this.source(name);
+    if (!source) return fallback;
+    if (typeof source.value === "string" && source.value.trim() !== "") return source.value.trim();
+    throw new ConfigProblem(`${source.from} must be a non-empty string`);
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const source = this.source(name);
+    if (!source) return fallback;
+    if (typeof source.value === "boolean") return source.value;
+    throw new ConfigProblem(`${source.from} must be true or false`);
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const source = this.source(name);
+    if (!source) return fallback;
+    const value = source.value;
+    if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= max) return value;
+    throw new ConfigProblem(`${source.from} must be an integer from ${min} to ${max}`);
+  }
+
+  duration(name: string, fallback: number, min = 0): number {
+    const source = this.source(name);
+    if (!source) return fallback;
+    const parsed = typeof source.value === "number" ? ok(source.value) : typeof source.value === "string" ? parseDuration(source.value) : err("not a duration");
+    if (!parsed.ok) throw new ConfigProblem(`${source.from}: ${parsed.error}`);
+    if (parsed.value < min) throw new ConfigProblem(`${source.from} must be at least ${min}ms`);
+    return parsed.value;
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const value = this.string(name, fallback);
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    throw new ConfigProblem(`${this.source(name)?.from ?? `--${name}`} must be one of ${allowed.join(", ")}`);
+  }
 }
 
 export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMap, cwd: string, cores: number): Result<AgentConfig> {
-  const get = (name: string) => pick(flags, config, flagSpec(name));
-  const str = (name: string, fallback: string): Result<string> => {
-    const source = get(name);
-    if (!source) return ok(fallback);
-    return typeof source.value === "string" && source.value.trim() !== "" ? ok(source.value.trim()) : err(`${source.from} must be a non-empty string`);
-  };
-  const bool = (name: string, fallback: boolean): Result<boolean> => {
-    const source = get(name);
-    if (!source) return ok(fallback);
-    return typeof source.value === "boolean" ? ok(source.value) : err(`${source.from} must be true or false`);
-  };
-  const int = (name: string, fallback: number, min: number, max: number): Result<number> => {
-    const source = get(name);
-    if (!source) return ok(fallback);
-    const value = source.value;
-    return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max ? ok(value) : err(`${source.from} must be an integer from ${min} to ${max}`);
-  };
-  const duration = (name: string, fallback: number): Result<number> => {
-    const source = get(name);
-    if (!source) return ok(fallback);
-    if (typeof source.value === "number") return ok(source.value);
-    const parsed = typeof source.value === "string" ? parseDuration(source.value) : err("not a string");
-    return parsed.ok ? ok(parsed.value) : err(`${source.from}: ${parsed.error}`);
-  };
-
-  const listenText = str("attach-listen", "127.0.0.1:7777");
-  if (!listenText.ok) return listenText;
-  const listen = parseListenAddress(listenText.value);
-  if (!listen.ok) return err(`${get("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
-  const driver = str("session-db-driver", "sqlite");
-  if (!driver.ok) return driver;
-  if (driver.value !== "sqlite") return err(`--session-db-driver=${driver.value} is not available in this build; use sqlite`);
-  const sessionDb = str("session-db", join(cwd, ".agents", "state", "sessions.db"));
-  if (!sessionDb.ok) return sessionDb;
-  const model = buildModelSpec(get, str);
-  if (!model.ok) return model;
-  const multiSession = bool("multi-session", false);
-  const idle = duration("session-idle-timeout", 30 * 60_000);
-  const workers = int("workers", Math.max(1, cores), 1, 64);
-  const appName = str("app-name", "spar");
-  const maxSteps = int("max-steps", 25, 1, 1000);
-  const shutdown = duration("shutdown-timeout", 5000);
-  const subscriberBuffer = int("subscriber-buffer", 4096, 16, 1_000_000);
-  const heartbeat = duration("sse-heartbeat", 15_000);
-  const logLevel = str("log-level", "info");
-  for (const result of [multiSession, idle, workers, appName, maxSteps, shutdown, subscriberBuffer, heartbeat, logLevel]) if (!result.ok) return result;
-  if (!multiSession.ok || !idle.ok || !workers.ok || !appName.ok || !maxSteps.ok || !shutdown.ok || !subscriberBuffer.ok || !heartbeat.ok || !logLevel.ok) return err("unreachable");
-  if (heartbeat.value < 100) return err("--sse-heartbeat must be at least 100ms");
-  if (!isValidName(appName.value)) return err(`--app-name ${JSON.stringify(appName.value)} must be letters, digits, . _ : @ -`);
-  if (!["debug", "info", "warn", "error"].includes(logLevel.value)) return err(`--log-level must be debug, info, warn or error`);
-  return ok({
-    listen: listen.value,
-    sessionDb: sessionDb.value,
-    model: model.value,
-    multiSession: multiSession.value,
-    idleTimeoutMs: idle.value,
-    workers: workers.value,
-    appName: appName.value,
-    maxSteps: maxSteps.value,
-    shutdownTimeoutMs: shutdown.value,
-    subscriberBuffer: subscriberBuffer.value,
-    heartbeatMs: heartbeat.value,
-    logLevel: logLevel.value as LogLevel,
-  });
+  const read = new SettingReader(flags, config);
+  try {
+    const listen = parseListenAddress(read.string("attach-listen", "127.0.0.1:7777"));
+    if (!listen.ok) throw new ConfigProblem(`${read.source("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
+    read.oneOf("session-db-driver", "sqlite", ["sqlite"]);
+    const appName = read.string("app-name", "spar");
+    if (!isValidName(appName)) throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
+    return ok({
+      listen: listen.value,
+      sessionDb: read.string("session-db", join(cwd, ".agents", "state", "sessions.db")),
+      model: buildModelSpec(read),
+      multiSession: read.bool("multi-session", false),
+      idleTimeoutMs: read.duration("session-idle-timeout", 30 * 60_000),
+      workers: read.int("workers", Math.max(1, cores), 1, 64),
+      appName,
+      maxSteps: read.int("max-steps", 25, 1, 1000),
+      shutdownTimeoutMs: read.duration("shutdown-timeout", 5000),
+      subscriberBuffer: read.int("subscriber-buffer", 4096, 16, 1_000_000),
+      heartbeatMs: read.duration("sse-heartbeat", 15_000, 100),
+      logLevel: read.oneOf<LogLevel>("log-level", "info", ["debug", "info", "warn", "error"]),
+    });
+  } catch (error) {
+    if (error instanceof ConfigProblem) return err(error.message);
+    throw error;
+  }
 }
 
-function buildModelSpec(
-  get: (name: string) => Source | undefined,
-  str: (name: string, fallback: string) => Result<string>,
-): Result<ModelSpec> {
-  const provider = str("provider", "");
-  const name = str("model", "");
-  if (!provider.ok) return provider;
-  if (!name.ok) return name;
-  const chosen = provider.value || name.value || "echo";
-  if (provider.value && name.value && provider.value !== name.value && (provider.value === "echo" || provider.value === "scripted")) {
-    return err(`--provider=${provider.value} and --model=${name.value} disagree; the ${provider.value} provider has one model, ${provider.value}`);
+function buildModelSpec(read: SettingReader): ModelSpec {
+  const provider = read.string("provider", "");
+  const name = read.string("model", "");
+  const chosen = provider || name || "echo";
+  if (provider && name && provider !== name && (provider === "echo" || provider === "scripted")) {
+    throw new ConfigProblem(`--provider=${provider} and --model=${name} disagree; the ${provider} provider has one model, ${provider}`);
   }
-  if (chosen === "echo") return ok({ provider: "echo", name: "echo" });
+  if (chosen === "echo") return { provider: "echo", name: "echo" };
   if (chosen === "scripted") {
-    const script = get("script");
-    if (!script || typeof script.value !== "string" || script.value === "") {
-      return err('model "scripted" requires --script (path to a recorded-turns JSONL file)');
-    }
-    const strict = get("script-strict");
-    return ok({ provider: "scripted", name: "scripted", scriptPath: script.value, scriptStrict: strict?.value === true });
+    const script = read.string("script", "");
+    if (script === "") throw new ConfigProblem('model "scripted" requires --script (path to a recorded-turns JSONL file)');
+    return { provider: "scripted", name: "scripted", scriptPath: script, scriptStrict: read.bool("script-strict", false) };
   }
-  return err(`model provider ${JSON.stringify(chosen)} is not available in this build yet; use --model=echo or --model=scripted`);
+  throw new ConfigProblem(`model provider ${JSON.stringify(chosen)} is not available in this build yet; use --model=echo or --model=scripted`);
 }
