@@ -3,8 +3,9 @@
  * child on exit (normal, error or signal), /proc CPU and RSS readings, percentiles and tables.
  * Only bench scripts import this.
  */
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 
 export const REPO_ROOT = resolve(import.meta.dir, "..");
 export const BUN = process.execPath;
@@ -30,6 +31,26 @@ export function untrack(child: Child): void {
   children.delete(child);
 }
 
+const tempDirs: string[] = [];
+
+/** A fresh temp directory, removed when this process exits. */
+export function benchTempDir(prefix = "spar-bench-"): string {
+  installCleanup();
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+function removeTempDirs(): void {
+  for (const dir of tempDirs.splice(0)) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // best effort
+    }
+  }
+}
+
 function killAll(): void {
   for (const child of children) {
     try {
@@ -44,7 +65,10 @@ function killAll(): void {
 function installCleanup(): void {
   if (cleanupInstalled) return;
   cleanupInstalled = true;
-  process.on("exit", killAll);
+  process.on("exit", () => {
+    killAll();
+    removeTempDirs();
+  });
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.on(signal, () => {
       killAll();
@@ -101,6 +125,11 @@ export async function spawnServer(name: string, cmd: string[], timeoutMs = 20_00
         reject(new Error(`${name} exited (code ${await child.exited}) before listening; log:\n${log}`));
       }
     })().catch(reject);
+  }).catch(async (error: unknown) => {
+    child.kill("SIGKILL");
+    await child.exited;
+    untrack(child);
+    throw error;
   });
   return {
     name,

@@ -17,8 +17,7 @@
  * row, text-delta, model row), on the shared clock performance.timeOrigin + performance.now().
  * Prints medians over rounds. Everything on 127.0.0.1, port 0; children killed on any exit.
  */
-import { BUN, argFlags, cpuSeconds, fmt, median, nowMs, rssKiB, spawnServer, table, track, untrack, type Server } from "./lib.ts";
-import { tempDir } from "../test/support/daemon.ts";
+import { BUN, argFlags, benchTempDir, cpuSeconds, fmt, median, nowMs, rssKiB, spawnServer, table, track, untrack, type Server } from "./lib.ts";
 import { join } from "node:path";
 
 type ServerKind = "baseline" | "spar";
@@ -331,7 +330,7 @@ let baselineScript = join(import.meta.dir, "baseline-sse-server.ts");
 
 async function startServer(kind: ServerKind): Promise<Server> {
   if (kind === "baseline") return await spawnServer("baseline", [BUN, baselineScript]);
-  const db = join(tempDir("spar-bench-fanout-"), "sessions.db");
+  const db = join(benchTempDir("spar-bench-fanout-"), "sessions.db");
   return await spawnServer("spar", [BUN, join(import.meta.dir, "../src/main.ts"), "agent", "--attach-listen=127.0.0.1:0", `--session-db=${db}`]);
 }
 
@@ -397,6 +396,7 @@ async function main(): Promise<void> {
   if (flags.has("baseline")) baselineScript = flags.get("baseline") ?? baselineScript;
   const started = performance.now();
   const results: CaseResult[] = [];
+  const failed: string[] = [];
   let roundMs = 0;
   for (let round = 1; round <= rounds; round++) {
     if (round > 1 && performance.now() - started + roundMs > budgetMs) {
@@ -407,14 +407,22 @@ async function main(): Promise<void> {
     for (const n of ns) {
       const order: ServerKind[] = round % 2 === 1 ? ["baseline", "spar"] : ["spar", "baseline"];
       for (const kind of order) {
-        const result = await runCase(kind, n, round);
-        results.push(result);
-        console.error(describe(result));
+        try {
+          const result = await runCase(kind, n, round);
+          results.push(result);
+          console.error(describe(result));
+        } catch (error) {
+          // One broken case (e.g. the server failed to start) must not lose the other results.
+          const message = error instanceof Error ? error.message : String(error);
+          failed.push(`round ${round} ${kind} N=${n}: ${message.split("\n").slice(0, 12).join("\n    ")}`);
+          console.error(`[round ${round}] ${kind} N=${n} FAILED: ${message}`);
+        }
       }
     }
     roundMs = performance.now() - roundStart;
   }
   report(results, ns);
+  if (failed.length) console.log(`\nFailed cases (${failed.length}):\n${failed.map((line) => `  ${line}`).join("\n")}`);
   if (flags.has("json")) await Bun.write(flags.get("json") ?? "sse-fanout.json", JSON.stringify(results, null, 2));
 }
 

@@ -12,8 +12,7 @@
  * Everything on 127.0.0.1, port 0; children killed on any exit.
  */
 import { join } from "node:path";
-import { tempDir } from "../test/support/daemon.ts";
-import { BUN, argFlags, cpuSeconds, fmt, median, nowMs, quantile, rssKiB, spawnServer, table, type Server } from "./lib.ts";
+import { BUN, argFlags, benchTempDir, cpuSeconds, fmt, median, nowMs, quantile, rssKiB, spawnServer, table, type Server } from "./lib.ts";
 
 interface Frame {
   event: string;
@@ -247,7 +246,21 @@ async function main(): Promise<void> {
   traceSlowMs = Number(flags.get("trace-slow") ?? 0);
   const results: LoopResult[] = [];
 
-  const spar = await spawnServer("spar", [BUN, join(import.meta.dir, "../src/main.ts"), "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(tempDir("spar-bench-turns-"), "sessions.db")}`, "--multi-session"]);
+  try {
+    await sparPhases(count, seconds, pacedSeconds, rate, results);
+  } catch (error) {
+    console.error(`spar phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  try {
+    await baselinePhases(count, seconds, pacedSeconds, rate, results);
+  } catch (error) {
+    console.error(`baseline phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  printReport(results, rate);
+}
+
+async function sparPhases(count: number, seconds: number, pacedSeconds: number, rate: number, results: LoopResult[]): Promise<void> {
+  const spar = await spawnServer("spar", [BUN, join(import.meta.dir, "../src/main.ts"), "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(benchTempDir("spar-bench-turns-"), "sessions.db")}`, "--multi-session"]);
   try {
     const sessions = await setup(spar, count, "bench-");
     await runLoops("warm-up", spar, sessions, 2, false);
@@ -262,8 +275,10 @@ async function main(): Promise<void> {
   } finally {
     await spar.stop();
   }
+}
 
-  const baseline = await spawnServer("baseline", [BUN, join(import.meta.dir, "baseline-turn-server.ts"), `--db=${join(tempDir("spar-bench-turns-base-"), "baseline.db")}`]);
+async function baselinePhases(count: number, seconds: number, pacedSeconds: number, rate: number, results: LoopResult[]): Promise<void> {
+  const baseline = await spawnServer("baseline", [BUN, join(import.meta.dir, "baseline-turn-server.ts"), `--db=${join(benchTempDir("spar-bench-turns-base-"), "baseline.db")}`]);
   try {
     const sessions = await setup(baseline, count, "bench-");
     await runLoops("warm-up", baseline, sessions, 2, false);
@@ -273,7 +288,9 @@ async function main(): Promise<void> {
   } finally {
     await baseline.stop();
   }
+}
 
+function printReport(results: LoopResult[], rate: number): void {
   console.log(`\nTurns: one loop per session (inject -> wait for its turn-complete on the session's SSE stream), echo model, durable sqlite store.`);
   console.log(`"x 1 loop" = closed loop, next inject as soon as the turn completes (max throughput); "paced" = each loop on a fixed schedule, ${rate} turns/s offered in total.`);
   console.log(`baseline = raw Bun.serve doing 1 sqlite insert (WAL, synchronous=NORMAL) + JSON response + 1 SSE turn-complete frame per inject; same client.\n`);
@@ -294,7 +311,10 @@ async function main(): Promise<void> {
       ]),
     ),
   );
-  const [closed, paced, , base, basePaced] = results;
+  const closed = results.find((result) => result.label.startsWith("spar, ") && result.label.endsWith("x 1 loop") && result.sessions > 1);
+  const paced = results.find((result) => result.label.startsWith("spar, ") && result.label.includes("paced"));
+  const base = results.find((result) => result.label.startsWith("baseline, ") && result.label.endsWith("x 1 loop"));
+  const basePaced = results.find((result) => result.label.startsWith("baseline, ") && result.label.includes("paced"));
   if (closed && paced && base && basePaced) {
     console.log(
       `\nspar / baseline: closed-loop turns/s ${fmt(closed.turnsPerSec / base.turnsPerSec, 2)}, closed-loop p99 ${fmt(closed.p99 / base.p99, 2)}, paced p99 ${fmt(paced.p99 / basePaced.p99, 2)}.`,
