@@ -40,6 +40,8 @@ export class SessionHost {
   readonly #store: Store;
   readonly #actors = new Map<string, SessionActor>();
   readonly #loading = new Map<string, Promise<SessionActor>>();
+  /** Session id -> apps holding it: every session in the store (this daemon alone writes it). */
+  readonly #appsById = new Map<string, Set<string>>();
   readonly #context: ActorContext;
   readonly #logger: Logger;
   readonly #pool: WorkerPool;
@@ -88,6 +90,7 @@ export class SessionHost {
 
   /** Create the bootstrap session if needed and drain inbox work committed before a restart. */
   async start(): Promise<void> {
+    for (const record of await this.#store.listSessions()) this.#index(record, true);
     const bootstrap = { app: this.config.app, id: DEFAULT_SESSION_ID };
     if (!(await this.#store.getSession(bootstrap))) await this.createSession({ id: DEFAULT_SESSION_ID, owner: LOCAL_CALLER, viewers: [], contributors: [] });
     for (const key of await this.#store.sessionsAwaitingTurn()) {
@@ -102,14 +105,13 @@ export class SessionHost {
 
   /** Resolve a path's session: qualified when `app` is given, else the shortcut by id alone. */
   async resolve(app: string | undefined, id: string): Promise<SessionKey> {
+    const apps = this.#appsById.get(id);
     if (app !== undefined) {
       const key = { app, id };
-      if (!this.#served(key) || !(this.#actors.has(sessionKeyString(key)) || (await this.#store.getSession(key)))) {
-        throw new SparError("not_found", `session not found: ${app}/${id}`);
-      }
+      if (!apps?.has(app) || !this.#served(key)) throw new SparError("not_found", `session not found: ${app}/${id}`);
       return key;
     }
-    const matches = (await this.#store.findSessionsById(id)).filter((key) => this.#served(key));
+    const matches = [...(apps ?? [])].map((candidate) => ({ app: candidate, id })).filter((key) => this.#served(key));
     if (matches.length > 1) throw new SparError("conflict", `session id ${id} exists in more than one app; use /sessions/{app}/${id}`);
     const match = matches[0];
     if (!match) throw new SparError("not_found", `session not found: ${id}`);
@@ -144,6 +146,7 @@ export class SessionHost {
     const now = new Date().toISOString();
     const record: SessionRecord = { app, id, owner: request.owner, viewers: request.viewers, contributors: request.contributors, createdAt: now, lastTouchedAt: ZERO_TIME };
     await this.#store.createSession(record);
+    this.#index(record, true);
     return record;
   }
 
@@ -163,6 +166,7 @@ export class SessionHost {
       this.#actors.delete(name);
     }
     await this.#store.deleteSession(key);
+    this.#index(key, false);
   }
 
   async list(): Promise<ListedSession[]> {
@@ -202,6 +206,14 @@ export class SessionHost {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
     await this.#pool.close();
     await this.#store.close();
+  }
+
+  #index(key: SessionKey, present: boolean): void {
+    const apps = this.#appsById.get(key.id) ?? new Set<string>();
+    if (present) apps.add(key.app);
+    else apps.delete(key.app);
+    if (apps.size > 0) this.#appsById.set(key.id, apps);
+    else this.#appsById.delete(key.id);
   }
 
   #served(key: SessionKey): boolean {

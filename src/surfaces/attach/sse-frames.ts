@@ -19,13 +19,24 @@ export function encodeLiveFrame(frame: LiveFrame): Uint8Array {
   return encodeFrame(type, payload);
 }
 
+/** Fan-out hands one publication to every subscriber in a row: remember the last one. */
+let lastPublication: Publication | undefined;
+let lastBytes: Uint8Array | undefined;
+
 export function encodePublication(publication: Publication): Uint8Array {
+  if (publication === lastPublication && lastBytes) return lastBytes;
   const cached = encoded.get(publication);
-  if (cached) return cached;
+  if (cached) {
+    lastPublication = publication;
+    lastBytes = cached;
+    return cached;
+  }
   const bytes =
     publication.type === "row"
       ? encodeFrame("agent", legacyRow(publication.row), publication.row.seq)
       : encodeLiveFrame(publication.frame);
   encoded.set(publication, bytes);
+  lastPublication = publication;
+  lastBytes = bytes;
   return bytes;
 }

@@ -9,6 +9,8 @@ import { type Result, err, ok } from "../../core/result.ts";
 
 export const WRITE_BODY_LIMIT = 8 * 1024;
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
 export function isJsonContentType(request: Request): boolean {
   const header = request.headers.get("content-type");
   if (!header) return false;
@@ -34,7 +36,7 @@ export async function readJsonBody(request: Request, limit: number = WRITE_BODY_
   if (bytes.byteLength === 0) return ok(undefined);
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = strictUtf8.decode(bytes);
   } catch {
     return err(new SparError("bad_request", "request body is not valid UTF-8"));
   }
