@@ -13,10 +13,13 @@ import {
   isToWorker,
 } from "../src/runtime/channel.ts";
 import { runTurnLoop } from "../src/runtime/turn-loop.ts";
+import type { ChatMessage } from "../src/core/model.ts";
 
 declare const self: Worker;
 
 const running = new Map<string, AbortController>();
+/** Conversations by key, mirrored by the pool (it says what to forget and what to send). */
+const conversations = new Map<string, ChatMessage[]>();
 const waiting = new Map<number, (result: ReplyResult) => void>();
 let nextRequestId = 1;
 
@@ -32,7 +35,23 @@ function ask(turnId: string, request: WorkerRequest): Promise<unknown> {
   });
 }
 
+/** The turn's whole conversation: the cached prefix plus what the main thread sent. */
+function conversationOf(message: RunTurnMessage): ChatMessage[] | undefined {
+  for (const key of message.forget) conversations.delete(key);
+  const cached = conversations.get(message.historyKey) ?? [];
+  if (cached.length !== message.historyBase) return undefined;
+  for (const item of message.history) cached.push(item);
+  conversations.set(message.historyKey, cached);
+  return cached;
+}
+
 async function runTurn(message: RunTurnMessage): Promise<void> {
+  const history = conversationOf(message);
+  if (!history) {
+    const text = `turn worker holds a different conversation prefix than the daemon (base ${message.historyBase})`;
+    post({ type: "turn-end", turnId: message.turnId, outcome: { status: "failed", message: text } });
+    return;
+  }
   const controller = new AbortController();
   running.set(message.turnId, controller);
   const turnId = message.turnId;
@@ -43,7 +62,7 @@ async function runTurn(message: RunTurnMessage): Promise<void> {
     });
     const outcome = await runTurnLoop(
       model,
-      message.history,
+      history,
       {
         textDelta: (text) => post({ type: "text-delta", turnId, text }),
         commitResponse: async (draft) => {

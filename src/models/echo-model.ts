@@ -15,7 +15,9 @@ export class EchoModel implements Model {
   async *stream(request: ModelRequest): AsyncIterable<ModelChunk> {
     const reply = lastUserText(request.messages) ?? ECHO_NO_INPUT;
     yield { type: "text-delta", text: reply };
-    const inputTokens = estimateTokens(request.messages.map(messageText).join(""));
+    let inputChars = 0;
+    for (const message of request.messages) inputChars += messageLength(message);
+    const inputTokens = Math.ceil(inputChars / 4);
     const outputTokens = estimateTokens(reply);
     yield {
       type: "finish",
@@ -41,12 +43,12 @@ function lastUserText(messages: readonly ChatMessage[]): string | undefined {
   return undefined;
 }
 
-function messageText(message: ChatMessage): string {
+function messageLength(message: ChatMessage): number {
   switch (message.role) {
     case "user":
     case "assistant":
-      return message.text;
+      return message.text.length;
     case "tool":
-      return JSON.stringify(message.output);
+      return JSON.stringify(message.output).length;
   }
 }

@@ -13,8 +13,16 @@ export interface RunTurnMessage {
   type: "run-turn";
   turnId: string;
   model: ModelSpec;
-  /** The whole conversation, the turn's user message last. */
+  /**
+   * The conversation is cached per session in the worker: `historyKey` names it, the worker
+   * already holds its first `historyBase` messages, and `history` carries the rest (the turn's
+   * user message last). Base 0 sends everything.
+   */
+  historyKey: string;
+  historyBase: number;
   history: ChatMessage[];
+  /** Conversations the worker may forget (the pool mirrors the worker's cache exactly). */
+  forget: string[];
   maxSteps: number;
 }
 

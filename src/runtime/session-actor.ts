@@ -64,6 +64,8 @@ export class SessionActor {
   #record: SessionRecord;
   readonly #context: ActorContext;
   readonly #history: ChatMessage[];
+  /** Names this actor's conversation in the workers' caches; a rebuilt actor gets a new one. */
+  readonly #conversationKey = `conv-${uuidv7()}`;
   readonly #ledger;
   readonly #pending: InboxItem[];
   #bareWake = false;
@@ -264,7 +266,7 @@ export class SessionActor {
   async #execute(turn: ActiveTurn): Promise<TurnOutcome> {
     if (turn.canceled || this.#context.isShuttingDown()) return { status: "canceled" };
     turn.running = this.#context.pool.runTurn(
-      { turnId: turn.invocationId, model: this.#context.model, history: [...this.#history], maxSteps: this.#context.maxSteps },
+      { turnId: turn.invocationId, model: this.#context.model, conversationKey: this.#conversationKey, conversation: this.#history, maxSteps: this.#context.maxSteps },
       {
         onTextDelta: (text) => this.feed.frame({ type: "text-delta", invocation_id: turn.invocationId, text }),
         onRequest: (request) => this.#answerWorker(turn, request),

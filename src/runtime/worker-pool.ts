@@ -4,6 +4,7 @@
  * and replaces a worker that crashes or ignores a cancel past the grace period (its turns end
  * failed; the daemon lives on).
  */
+import type { ChatMessage } from "../core/model.ts";
 import {
   CHANNEL_VERSION,
   type FromWorker,
@@ -20,6 +21,19 @@ export interface TurnHandlers {
   onRequest(request: WorkerRequest): Promise<unknown>;
 }
 
+export interface TurnRequest {
+  turnId: string;
+  model: RunTurnMessage["model"];
+  /** Names the conversation; a new key (e.g. after a rebuild) starts a fresh cache entry. */
+  conversationKey: string;
+  /** The session's whole conversation, the turn's user message last; only read here. */
+  conversation: readonly ChatMessage[];
+  maxSteps: number;
+}
+
+/** Conversations a worker keeps between turns; the least recently used beyond are forgotten. */
+const CONVERSATIONS_PER_WORKER = 256;
+
 export interface RunningTurn {
   readonly outcome: Promise<TurnOutcome>;
   cancel(): void;
@@ -34,6 +48,8 @@ interface ActiveTurn {
 interface Slot {
   worker: Worker;
   turns: Map<string, ActiveTurn>;
+  /** Conversations the worker holds (key -> message count), least recently used first. */
+  conversations: Map<string, number>;
   /** Set when the worker answered `hello`; a worker that dies before that failed to start. */
   ready: boolean;
 }
@@ -79,9 +95,13 @@ export class WorkerPool {
     return this.#slots.length > 0 && this.#startFailures < 3;
   }
 
-  runTurn(message: Omit<RunTurnMessage, "type">, handlers: TurnHandlers): RunningTurn {
+  /**
+   * Run a turn. `conversation` is the session's whole history (never copied here): a worker that
+   * ran this conversation before gets only the messages added since (session affinity).
+   */
+  runTurn(turn: TurnRequest, handlers: TurnHandlers): RunningTurn {
     if (this.#closed) return { outcome: Promise.resolve({ status: "canceled" }), cancel: () => {} };
-    const slot = this.#leastBusy();
+    const slot = this.#slots.find((candidate) => candidate.conversations.has(turn.conversationKey)) ?? this.#leastBusy();
     if (!slot) {
       const reason = `no turn worker could be started${this.#lastStartFailure ? `: ${this.#lastStartFailure}` : ""}`;
       return { outcome: Promise.resolve({ status: "failed", message: reason }), cancel: () => {} };
@@ -89,11 +109,34 @@ export class WorkerPool {
     let finish!: (outcome: TurnOutcome) => void;
     const outcome = new Promise<TurnOutcome>((resolve) => (finish = resolve));
     const active: ActiveTurn = { handlers, finish };
-    slot.turns.set(message.turnId, active);
-    this.#send(slot, { type: "run-turn", ...message });
+    slot.turns.set(turn.turnId, active);
+    this.#send(slot, this.#runMessage(slot, turn));
     return {
       outcome,
-      cancel: () => this.#cancel(slot, message.turnId),
+      cancel: () => this.#cancel(slot, turn.turnId),
+    };
+  }
+
+  #runMessage(slot: Slot, turn: TurnRequest): RunTurnMessage {
+    const base = slot.conversations.get(turn.conversationKey) ?? 0;
+    const usable = base <= turn.conversation.length ? base : 0;
+    slot.conversations.delete(turn.conversationKey);
+    slot.conversations.set(turn.conversationKey, turn.conversation.length);
+    const forget: string[] = [];
+    for (const key of slot.conversations.keys()) {
+      if (slot.conversations.size - forget.length <= CONVERSATIONS_PER_WORKER) break;
+      forget.push(key);
+    }
+    for (const key of forget) slot.conversations.delete(key);
+    return {
+      type: "run-turn",
+      turnId: turn.turnId,
+      model: turn.model,
+      historyKey: turn.conversationKey,
+      historyBase: usable,
+      history: turn.conversation.slice(usable),
+      forget,
+      maxSteps: turn.maxSteps,
     };
   }
 
@@ -110,7 +153,7 @@ export class WorkerPool {
   }
 
   #spawn(): Slot {
-    const slot: Slot = { worker: this.#factory(), turns: new Map(), ready: false };
+    const slot: Slot = { worker: this.#factory(), turns: new Map(), conversations: new Map(), ready: false };
     slot.worker.onmessage = (event: MessageEvent) => this.#onMessage(slot, event.data);
     slot.worker.onerror = (event: ErrorEvent) => this.#replace(slot, `turn worker crashed: ${event.message}`);
     this.#send(slot, { type: "hello", version: CHANNEL_VERSION });
