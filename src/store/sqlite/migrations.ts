@@ -54,8 +54,26 @@ CREATE TABLE tombstones (
 ) WITHOUT ROWID, STRICT;
 `;
 
+/**
+ * v2: the append journal (log-structured write path). Group commits append event rows here in
+ * arrival order (sequential page writes); a merge later moves them, sorted, into the clustered
+ * `events` table and deletes them in the same transaction. A row lives in exactly one of the two.
+ * No secondary index: the journal is small and only ever scanned whole or by id range.
+ */
+const V2_JOURNAL = `
+CREATE TABLE journal (
+  id INTEGER PRIMARY KEY,
+  session_pk INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  ts TEXT NOT NULL,
+  author TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL
+) STRICT;
+`;
+
 /** Append only; never edit a shipped migration. */
-const MIGRATIONS: readonly Migration[] = [(db) => db.exec(V1_SCHEMA)];
+const MIGRATIONS: readonly Migration[] = [(db) => db.exec(V1_SCHEMA), (db) => db.exec(V2_JOURNAL)];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 

@@ -4,6 +4,13 @@
  * group-commit queue and lands in one immediate transaction per tick; reads run directly on
  * prepared statements and see committed state only. Must not be opened twice on one file, and
  * must not be used from several threads.
+ *
+ * Event rows are log-structured: a group commit appends them to the `journal` table (sequential
+ * pages, however many sessions the batch spans) and to JournalMemory; merge.ts later moves them
+ * in bulk into the clustered `events` table. `read` serves seq <= a session's merged head from
+ * `events` and the rest from memory. Rows read from memory share their event objects with the
+ * rows `append` returned and with other readers: callers must treat events as immutable (after
+ * append too).
  */
 import type { Database } from "bun:sqlite";
 import type { AppendOptions } from "../../core/event-log.ts";
@@ -12,10 +19,12 @@ import { SparError } from "../../core/errors.ts";
 import type { InboxItem, SessionRecord, Store } from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import { GroupCommit, type FlushOn } from "./group-commit.ts";
+import { JournalMemory, type Tail } from "./journal.ts";
+import { JournalMerger, type MergeStats } from "./merge.ts";
 import { openDatabase } from "./open-db.ts";
 import { inboxItem, sessionKey, sessionRecord } from "./row-codec.ts";
 import { SessionIndex } from "./session-index.ts";
-import { readFailed } from "./sqlite-errors.ts";
+import { errorMessage, readFailed } from "./sqlite-errors.ts";
 import { Statements } from "./statements.ts";
 import { BatchWriter, type WriteOp, type WriterStats } from "./write-ops.ts";
 
@@ -28,9 +37,25 @@ export interface SqliteStoreOptions {
   maxBatchRows?: number;
   /** PRAGMA max_page_count: caps the file size; writes past it are refused with `unavailable`. */
   maxPageCount?: number;
+  /**
+   * Merge the journal into `events` once it holds this many rows (default 8192). Also bounds the
+   * rows kept in memory while the writer is busy.
+   */
+  mergeThresholdRows?: number;
+  /** Merge after the writer has been idle this long, ms (default 250); false: threshold and close only. */
+  mergeIdleMs?: number | false;
+  /**
+   * Most rows one merge transaction moves (default 3072): bounds each merge pause (~26 ms on the
+   * bench machine; larger slices merge more cheaply per row but pause longer).
+   */
+  mergeSliceRows?: number;
 }
 
-export type SqliteStoreStats = WriterStats;
+export type SqliteStoreStats = WriterStats &
+  MergeStats & {
+    /** Rows in the journal (committed, not yet merged) right now. */
+    journalRows: number;
+  };
 
 /** What a caller supplies for an op; the promise and outcome fields are added by submit. */
 type OpFields<K extends WriteOp["kind"] = WriteOp["kind"]> = K extends WriteOp["kind"]
@@ -41,37 +66,70 @@ type OpFields<K extends WriteOp["kind"] = WriteOp["kind"]> = K extends WriteOp["
 const NO_UPPER = Number.MAX_SAFE_INTEGER;
 
 export class SqliteStore implements Store {
-  private readonly st: Statements;
   private readonly index: SessionIndex;
   private readonly writer: BatchWriter;
+  private readonly merger: JournalMerger;
   private readonly queue: GroupCommit<WriteOp>;
   private closed = false;
 
   private constructor(
     private readonly db: Database,
+    private readonly st: Statements,
+    private readonly journal: JournalMemory,
     readonly path: string,
     options: SqliteStoreOptions,
   ) {
-    this.st = new Statements(db);
-    this.index = new SessionIndex(this.st);
-    this.writer = new BatchWriter(db, this.st, this.index);
-    this.queue = new GroupCommit((batch) => this.writer.commitBatch(batch), {
-      flushOn: options.flushOn ?? "microtask",
-      maxBatchRows: options.maxBatchRows ?? 2048,
+    this.index = new SessionIndex(st, journal);
+    this.writer = new BatchWriter(db, st, this.index, journal);
+    this.merger = new JournalMerger(db, st, journal, {
+      thresholdRows: options.mergeThresholdRows ?? 8192,
+      idleMs: options.mergeIdleMs ?? 250,
+      sliceRows: options.mergeSliceRows ?? 3072,
     });
+    this.queue = new GroupCommit(
+      (batch) => {
+        this.writer.commitBatch(batch);
+        this.merger.noteCommit();
+      },
+      { flushOn: options.flushOn ?? "microtask", maxBatchRows: options.maxBatchRows ?? 2048 },
+    );
+    // Rows a previous run left in the journal get merged once this one is idle.
+    if (journal.size > 0) this.merger.noteCommit();
   }
 
-  /** Opens (creating if absent) and locks `path`; throws SparError `unavailable` on failure. */
+  /**
+   * Opens (creating if absent) and locks `path`, and loads any rows left in the journal before
+   * answering anything; throws SparError `unavailable` on failure.
+   */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
     const open: { synchronous?: "NORMAL" | "FULL"; maxPageCount?: number } = {};
     if (options.synchronous !== undefined) open.synchronous = options.synchronous;
     if (options.maxPageCount !== undefined) open.maxPageCount = options.maxPageCount;
-    return new SqliteStore(openDatabase(path, open), path, options);
+    const db = openDatabase(path, open);
+    let st: Statements | undefined;
+    try {
+      st = new Statements(db);
+      return new SqliteStore(db, st, JournalMemory.load(st, path), path, options);
+    } catch (error) {
+      st?.finalizeAll();
+      db.close(false);
+      if (error instanceof SparError) throw error;
+      throw new SparError("unavailable", `cannot open session store ${path}: ${errorMessage(error)}`);
+    }
   }
 
-  /** Counters of the writer since open (a copy). */
+  /** Counters of the writer and the merge since open (a copy). */
   get stats(): SqliteStoreStats {
-    return { ...this.writer.stats };
+    return { ...this.writer.stats, ...this.merger.stats, journalRows: this.journal.size };
+  }
+
+  /**
+   * Merges the whole journal into `events` now (normally left to the threshold, idle and close
+   * triggers). Resolves false when the store refused a merge (counted in stats.mergeFailures;
+   * the rest stays in the journal and is retried later).
+   */
+  mergeJournal(): Promise<boolean> {
+    return this.reading(() => this.merger.mergeAll());
   }
 
   // ---- event log --------------------------------------------------------------------------
@@ -99,15 +157,36 @@ export class SqliteStore implements Store {
   read(session: SessionKey, afterSeq: number, limit: number, uptoSeq?: number): Promise<CommittedRow[]> {
     return this.reading(() => {
       const entry = this.index.lookup(session);
-      if (entry === undefined || limit <= 0) return [];
-      const raw = this.st.readEvents.values(entry.pk, afterSeq, uptoSeq ?? NO_UPPER, Math.floor(limit));
-      const rows: CommittedRow[] = new Array(raw.length);
-      for (let i = 0; i < raw.length; i++) {
-        const r = raw[i] as [number, string];
-        rows[i] = { seq: r[0], event: JSON.parse(r[1]) as SessionEvent };
-      }
-      return rows;
+      if (entry === undefined || !(limit >= 1)) return [];
+      // Seqs are integers from 1: seq > afterSeq means seq > lo, seq <= uptoSeq means seq <= hi.
+      const lo = Math.max(0, Math.floor(afterSeq));
+      const head = this.index.head(entry);
+      const hi = Math.min(head, Math.floor(uptoSeq ?? NO_UPPER), lo + Math.floor(Math.min(limit, NO_UPPER)));
+      if (!(hi > lo)) return [];
+      const tail = this.journal.tail(entry.pk);
+      // Rows up to `merged` are in `events`, the rest in memory.
+      const merged = tail === undefined ? head : (tail.rows[0] as CommittedRow).seq - 1;
+      if (hi <= merged) return this.readMerged(entry.pk, lo, hi);
+      const fromMemory = (tail as Tail).rows.slice(Math.max(lo, merged) - merged, hi - merged);
+      return lo < merged ? this.readMerged(entry.pk, lo, merged).concat(fromMemory) : fromMemory;
     });
+  }
+
+  /** Rows lo < seq <= hi from `events`, where every seq of the range is expected. */
+  private readMerged(pk: number, lo: number, hi: number): CommittedRow[] {
+    const raw = this.st.readPayloads.values(pk, lo, hi) as [string][];
+    if (raw.length !== hi - lo) return this.readMergedBySeq(pk, lo, hi);
+    const rows: CommittedRow[] = new Array(raw.length);
+    for (let i = 0; i < raw.length; i++) {
+      rows[i] = { seq: lo + 1 + i, event: JSON.parse((raw[i] as [string])[0]) as SessionEvent };
+    }
+    return rows;
+  }
+
+  /** A hole in the range (never expected): the rows as stored, each with its own seq. */
+  private readMergedBySeq(pk: number, lo: number, hi: number): CommittedRow[] {
+    const raw = this.st.readEvents.values(pk, lo, hi, hi - lo) as [number, string][];
+    return raw.map((r) => ({ seq: r[0], event: JSON.parse(r[1]) as SessionEvent }));
   }
 
   /** 0 for a session without events, and for an unknown session. */
@@ -180,11 +259,16 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Commits queued writes, then closes the connection (releasing the lock). Idempotent. */
+  /**
+   * Commits queued writes, merges the journal (a refused merge leaves rows there for the next
+   * open), then closes the connection (releasing the lock). Idempotent.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.queue.flush();
     this.closed = true;
+    this.merger.stop();
+    this.merger.mergeAll();
     this.st.finalizeAll();
     this.db.close(false);
   }

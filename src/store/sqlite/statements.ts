@@ -6,6 +6,9 @@ import type { Database, Statement } from "bun:sqlite";
 import type { InboxRow, KeyRow, SessionParams, SessionRow } from "./row-codec.ts";
 
 type Pk = [number];
+/** Journal rows per multi-row insert statement (7 bound values each). */
+export const JOURNAL_CHUNK = 16;
+const JOURNAL_COLUMNS = "INSERT INTO journal (id, session_pk, seq, ts, author, kind, payload) VALUES ";
 type AppSid = [string, string];
 
 export class Statements {
@@ -19,10 +22,18 @@ export class Statements {
   readonly setTitle: Statement<unknown, [string | null, number]>;
 
   readonly maxSeq: Statement<{ head: number | null }, Pk>;
-  readonly insertEvent: Statement<unknown, [number, number, string, string, string, string]>;
   readonly readEvents: Statement<unknown, [number, number, number, number]>;
+  readonly readPayloads: Statement<unknown, [number, number, number]>;
   readonly deleteEvents: Statement<unknown, Pk>;
   readonly probe: Statement<unknown, []>;
+
+  readonly insertJournal: Statement<unknown, [number, number, number, string, string, string, string]>;
+  /** JOURNAL_CHUNK rows: 7 values per row, flat. */
+  readonly insertJournalChunk: Statement<unknown, (number | string)[]>;
+  readonly deleteJournal: Statement<unknown, Pk>;
+  readonly loadJournal: Statement<unknown, []>;
+  readonly mergeJournal: Statement<unknown, [number]>;
+  readonly trimJournal: Statement<unknown, [number]>;
 
   readonly inboxState: Statement<{ drained: number }, [number, string]>;
   readonly insertInbox: Statement<unknown, [number, string, string, string, number]>;
@@ -48,14 +59,26 @@ export class Statements {
     this.setTitle = db.prepare("UPDATE sessions SET title = ? WHERE pk = ?");
 
     this.maxSeq = db.prepare("SELECT max(seq) AS head FROM events WHERE session_pk = ?");
-    this.insertEvent = db.prepare(
-      "INSERT INTO events (session_pk, seq, ts, author, kind, payload) VALUES (?, ?, ?, ?, ?, ?)",
-    );
     this.readEvents = db.prepare(
       "SELECT seq, payload FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
     );
+    // Payloads only, no LIMIT: the caller bounds the seq range and derives each seq from the
+    // row count (seqs are contiguous), falling back to readEvents if the count disagrees.
+    this.readPayloads = db.prepare("SELECT payload FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? ORDER BY seq");
     this.deleteEvents = db.prepare("DELETE FROM events WHERE session_pk = ?");
     this.probe = db.prepare("SELECT 1 FROM events LIMIT 1");
+
+    this.insertJournal = db.prepare(`${JOURNAL_COLUMNS}(?, ?, ?, ?, ?, ?, ?)`);
+    this.insertJournalChunk = db.prepare(JOURNAL_COLUMNS + Array(JOURNAL_CHUNK).fill("(?, ?, ?, ?, ?, ?, ?)").join(", "));
+    // Scans the journal (no index on session_pk): it is bounded by the merge threshold.
+    this.deleteJournal = db.prepare("DELETE FROM journal WHERE session_pk = ?");
+    this.loadJournal = db.prepare("SELECT id, session_pk, seq, payload FROM journal ORDER BY id");
+    // The oldest journal rows, sorted into the clustered table; trimJournal then deletes exactly
+    // those rows in the same transaction.
+    this.mergeJournal = db.prepare(
+      "INSERT INTO events (session_pk, seq, ts, author, kind, payload) SELECT session_pk, seq, ts, author, kind, payload FROM journal WHERE id <= ? ORDER BY session_pk, seq",
+    );
+    this.trimJournal = db.prepare("DELETE FROM journal WHERE id <= ?");
 
     this.inboxState = db.prepare("SELECT drained FROM inbox WHERE session_pk = ? AND prompt_id = ?");
     this.insertInbox = db.prepare(

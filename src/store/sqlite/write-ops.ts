@@ -1,10 +1,12 @@
 /**
  * The write side of the sqlite store: the op types the writer queue carries and the batch
- * writer that commits a batch in ONE immediate transaction. Expected failures (conflict,
- * not_found) are found before an op writes anything, so they fail that op alone; a store-level
- * refusal (SQLITE_FULL, READONLY, IOERR, ...) rolls back and rejects the whole batch with
- * `unavailable`; any other statement failure rolls back and retries the ops one per transaction
- * so only the culprit fails. Settles every op's promise. Never schedules (group-commit.ts does).
+ * writer that commits a batch in ONE immediate transaction. Event rows go to the append-ordered
+ * `journal` table in multi-row inserts (merge.ts later moves them into `events`), mirrored in
+ * JournalMemory. Expected failures (conflict, not_found) are found before an op writes anything,
+ * so they fail that op alone; a store-level refusal (SQLITE_FULL, READONLY, IOERR, ...) rolls back
+ * and rejects the whole batch with `unavailable`; any other statement failure rolls back and
+ * retries the ops one per transaction so only the culprit fails. Settles every op's promise.
+ * Never schedules (group-commit.ts and merge.ts do).
  */
 import type { Database } from "bun:sqlite";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
@@ -12,10 +14,11 @@ import { SparError } from "../../core/errors.ts";
 import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import { sessionKeyString, type SessionKey } from "../../core/session-key.ts";
 import type { QueuedOp } from "./group-commit.ts";
+import type { JournalMemory } from "./journal.ts";
 import { sessionParams } from "./row-codec.ts";
 import type { SessionIndex } from "./session-index.ts";
 import { isStoreLevel, opFailed, writeRefused } from "./sqlite-errors.ts";
-import type { Statements } from "./statements.ts";
+import { JOURNAL_CHUNK, type Statements } from "./statements.ts";
 
 interface OpBase extends QueuedOp {
   resolve: (value: unknown) => void;
@@ -64,14 +67,18 @@ export class BatchWriter {
   };
   private readonly txn: (batch: WriteOp[]) => void;
   private txRows = 0;
+  /** Journal rows of this transaction not yet inserted: 7 values per row, written in chunks. */
+  private readonly journalValues: (number | string)[] = [];
 
   constructor(
     private readonly db: Database,
     private readonly st: Statements,
     private readonly index: SessionIndex,
+    private readonly journal: JournalMemory,
   ) {
     this.txn = db.transaction((batch: WriteOp[]) => {
       for (const op of batch) this.apply(op);
+      this.flushJournal();
     }).immediate;
   }
 
@@ -101,6 +108,7 @@ export class BatchWriter {
       return;
     }
     this.index.commit();
+    this.journal.commit();
     this.stats.transactions++;
     this.stats.ops += batch.length;
     this.stats.rows += this.txRows;
@@ -120,6 +128,8 @@ export class BatchWriter {
       }
     }
     this.index.rollback();
+    this.journal.rollback();
+    this.journalValues.length = 0;
     for (const op of batch) {
       op.result = undefined;
       op.error = undefined;
@@ -165,17 +175,34 @@ export class BatchWriter {
       }
     }
     const head = this.index.head(entry);
-    const rows: CommittedRow[] = new Array(op.events.length);
-    for (let i = 0; i < op.events.length; i++) {
+    const n = op.events.length;
+    const firstId = this.journal.allocate(n);
+    const rows: CommittedRow[] = new Array(n);
+    const values = this.journalValues;
+    for (let i = 0; i < n; i++) {
       const event = op.events[i] as SessionEvent;
       const seq = head + i + 1;
-      this.st.insertEvent.run(entry.pk, seq, event.ts, event.author, event.kind, op.payloads[i] as string);
+      values.push(firstId + i, entry.pk, seq, event.ts, event.author, event.kind, op.payloads[i] as string);
+      if (values.length === JOURNAL_CHUNK * 7) {
+        this.st.insertJournalChunk.run(...values);
+        values.length = 0;
+      }
       rows[i] = { seq, event };
     }
     for (const promptId of op.drained) this.st.drainInbox.run(entry.pk, promptId);
-    this.index.advance(entry, head + op.events.length);
+    this.index.advance(entry, head + n);
+    this.journal.stageAppend(entry.pk, rows, firstId);
     this.txRows += op.events.length;
     op.result = rows;
+  }
+
+  /** Inserts the journal rows still buffered (fewer than a chunk), one statement per row. */
+  private flushJournal(): void {
+    const values = this.journalValues;
+    for (let i = 0; i < values.length; i += 7) {
+      this.st.insertJournal.run(...(values.slice(i, i + 7) as [number, number, number, string, string, string, string]));
+    }
+    values.length = 0;
   }
 
   private create(record: SessionRecord, op: WriteOp): void {
@@ -195,7 +222,10 @@ export class BatchWriter {
       op.result = false;
       return;
     }
+    this.flushJournal();
     this.st.deleteEvents.run(entry.pk);
+    this.st.deleteJournal.run(entry.pk);
+    this.journal.stageDrop(entry.pk);
     this.st.deleteInbox.run(entry.pk);
     this.st.deleteSessionRow.run(entry.pk);
     this.st.tombstone.run(key.app, key.id, new Date().toISOString());
