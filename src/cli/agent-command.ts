@@ -84,7 +84,8 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
     );
   }
   mkdirSync(dirname(config.sessionDb), { recursive: true });
-  const store = SqliteStore.open(config.sessionDb);
+  // 4 KiB pages: 256 per MiB.
+  const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
   const metrics = new MetricsRegistry();
   const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
   const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`) });

@@ -15,6 +15,7 @@ import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 export const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "attach-listen", kind: "string", help: "address of the attach listener (HTTP + SSE)", defaultText: "127.0.0.1:7777", configKey: "attach.listen" },
   { name: "session-db", kind: "string", help: "session store: sqlite file path", defaultText: ".agents/state/sessions.db", configKey: "session_db.path" },
+  { name: "session-db-max-mb", kind: "int", help: "cap the sqlite store at this many MiB; writes past it answer 503 and change nothing (0: no cap)", defaultText: "0", configKey: "session_db.max_mb" },
   { name: "session-db-driver", kind: "string", help: "session store driver: sqlite", defaultText: "sqlite", configKey: "session_db.driver" },
   { name: "provider", kind: "string", help: "model provider: echo or scripted", defaultText: "echo", configKey: "model.provider" },
   { name: "model", kind: "string", help: "model: echo (offline), scripted (recorded-turn replay)", defaultText: "echo", configKey: "model.name" },
@@ -35,6 +36,8 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
 export interface AgentConfig {
   listen: ListenAddress;
   sessionDb: string;
+  /** 0: no cap. */
+  sessionDbMaxMb: number;
   model: ModelSpec;
   multiSession: boolean;
   idleTimeoutMs: number;
@@ -116,6 +119,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     return ok({
       listen: listen.value,
       sessionDb: read.string("session-db", join(cwd, ".agents", "state", "sessions.db")),
+      sessionDbMaxMb: read.int("session-db-max-mb", 0, 0, 1_048_576),
       model: buildModelSpec(read),
       multiSession: read.bool("multi-session", false),
       idleTimeoutMs: read.duration("session-idle-timeout", 30 * 60_000),
