@@ -78,8 +78,12 @@ test("idle eviction: a quiet session leaves memory, then rebuilds on first touch
   await replay.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 2);
   expect((await postJson(`${daemon.baseUrl}/sessions/napper/inject`, { message: "again" })).status).toBe(200);
   const row = await replay.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 3);
+  // The rebuilt conversation went to the model: echo counts "remember me" twice plus "again"
+  // (27 characters, 7 tokens); a lost history would count only "again" (2 tokens).
+  const done = await replay.waitFor((frame) => frame.event === "turn-complete");
   replay.close();
   expect(row.id).toBe("3");
+  expect(done.data.tokens_in).toBe(7);
 }, 20_000);
 
 test("a turn worker that crashes: the turn ends with turn-error, the worker is replaced, /healthz stays 200", async () => {
