@@ -1,32 +1,33 @@
 /**
- * Event-log benchmark (run: `bun bench/event-log.ts`; about 35 s). On temp files only:
- *  - group commit: 100 sessions appending concurrently through SqliteStore, one writer per
- *    session awaiting each append: 1 event per append (flush on microtask, and on setImmediate),
- *    10 events per append (a turn's worth of rows), and 1 event per append with synchronous=FULL;
- *  - baseline: the same rows as single-row autocommit prepared INSERTs, same schema and pragmas,
- *    on a separate file (NORMAL and FULL);
- *  - diagnostics without the store: raw 100-row transactions, interleaved over 100 sessions or
- *    all to one session; raw replay without JSON.parse;
- *  - replay: every session's log read from cursor 0 in pages of 1000 via `read` (parsed events).
- * Three rounds; prints per-round lines on stderr and a table of medians on stdout.
+ * Event-log benchmark (run: `bun bench/event-log.ts`; well under a minute). On temp files only:
+ *  - store: 100 sessions appending concurrently through SqliteStore, one writer per session
+ *    awaiting each append before the next: 1 event per append, and 10 events per append (a
+ *    turn's worth of rows). Default options, so journal merges triggered by the threshold run
+ *    inside the timed window; the rows still in the journal at the end are then merged and timed
+ *    too ("incl. merge debt": the rate if that merge had been paid inside the window);
+ *  - baseline: rows of the same shape (50,000, a third of a store run: long enough to include WAL
+ *    checkpoints) as single-row autocommit prepared INSERTs into `events`, same pragmas, on a
+ *    separate file;
+ *  - replay: every session's log from cursor 0 in pages of 1000 via `store.read` (events
+ *    parsed), for rows merged into `events` and for rows still in the journal (memory);
+ *    and raw `.values()` over `events` without JSON.parse (diagnostic).
+ * Three rounds; per-round lines on stderr, a table of medians on stdout, with `uptime` load
+ * averages from before and after (the machine may be shared with other benchmarks).
  */
 import { Database } from "bun:sqlite";
+import { execSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditEvent } from "../src/core/events.ts";
-import type { FlushOn } from "../src/store/sqlite/group-commit.ts";
 import { CACHE_KIB, WAL_AUTOCHECKPOINT_PAGES } from "../src/store/sqlite/open-db.ts";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
-
-type Sync = "NORMAL" | "FULL";
+import { SqliteStore, type SqliteStoreOptions } from "../src/store/sqlite/sqlite-store.ts";
 
 const SESSIONS = 100;
-const APPENDS_PER_SESSION = 600;
-const FULL_APPENDS_PER_SESSION = 200;
+const APPENDS_PER_SESSION = 1500;
 const TURN_EVENTS = 10;
-const AUTOCOMMIT_ROWS: Record<Sync, number> = { NORMAL: 10_000, FULL: 1_000 };
-const RAW_ROWS = 50_000;
+const AUTOCOMMIT_ROWS = 50_000;
+const JOURNAL_REPLAY_PER_SESSION = 600;
 const PAGE = 1000;
 const ROUNDS = 3;
 
@@ -47,95 +48,94 @@ function event(session: number, n: number): AuditEvent {
   };
 }
 
-interface Scenario {
-  flushOn: FlushOn;
-  perAppend: number;
-  synchronous: Sync;
-  appendsPerSession: number;
+function loadAverage(): string {
+  try {
+    return execSync("uptime", { encoding: "utf8" }).trim().replace(/^.*load average:\s*/, "");
+  } catch {
+    return "unknown";
+  }
 }
 
 interface Run {
-  path: string;
-  store: SqliteStore;
+  /** Committed events/s over the timed window (merges it triggered included). */
   rate: number;
+  /** Rows / (window + merging what was left in the journal). */
+  rateWithDebt: number;
   opsPerTx: number;
   longestBatchMs: number;
+  longestMergeMs: number;
+  meanMergeMs: number;
+  merges: number;
+  debtRows: number;
 }
 
-/** 100 writers, one per session, each awaiting its previous append. */
-async function groupCommit(s: Scenario): Promise<Run> {
-  const path = nextFile();
-  const store = SqliteStore.open(path, { flushOn: s.flushOn, synchronous: s.synchronous });
+async function openWithSessions(options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+  const store = SqliteStore.open(nextFile(), options);
   await Promise.all(
     Array.from({ length: SESSIONS }, (_, i) =>
       store.createSession({ ...keyOf(i), owner: "bench", viewers: [], contributors: [], createdAt: "t", lastTouchedAt: "t" }),
     ),
   );
-  const appends = s.appendsPerSession / s.perAppend;
+  return store;
+}
+
+/** 100 writers, one per session, each awaiting its previous append. Leaves the store open. */
+async function concurrentAppends(perAppend: number): Promise<{ store: SqliteStore; run: Run }> {
+  const store = await openWithSessions();
+  const appends = APPENDS_PER_SESSION / perAppend;
   const before = store.stats;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: SESSIONS }, async (_, i) => {
       const key = keyOf(i);
       for (let n = 0; n < appends; n++) {
-        await store.append(key, Array.from({ length: s.perAppend }, (_, j) => event(i, n * s.perAppend + j)));
+        await store.append(key, Array.from({ length: perAppend }, (_, j) => event(i, n * perAppend + j)));
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
+  const window = performance.now() - started;
   const after = store.stats;
-  const opsPerTx = (after.ops - before.ops) / (after.transactions - before.transactions);
-  return { path, store, rate: (after.rows - before.rows) / seconds, opsPerTx, longestBatchMs: after.longestBatchMs };
+  const debtRows = after.journalRows;
+  const mergeStarted = performance.now();
+  if (!(await store.mergeJournal())) throw new Error("merge refused");
+  const debtMs = performance.now() - mergeStarted;
+  const rows = after.rows - before.rows;
+  const run: Run = {
+    rate: rows / (window / 1000),
+    rateWithDebt: rows / ((window + debtMs) / 1000),
+    opsPerTx: (after.ops - before.ops) / (after.transactions - before.transactions),
+    longestBatchMs: after.longestBatchMs,
+    longestMergeMs: store.stats.longestMergeMs,
+    meanMergeMs: store.stats.totalMergeMs / Math.max(1, store.stats.merges),
+    merges: after.merges - before.merges,
+    debtRows,
+  };
+  return { store, run };
 }
 
-/** A file with the store's schema, opened raw with the store's pragmas. */
-async function rawDb(synchronous: Sync): Promise<Database> {
+/** The same rows, one prepared INSERT per autocommit transaction, on a separate file. */
+async function autocommit(): Promise<number> {
   const path = nextFile();
   await SqliteStore.open(path).close();
   const db = new Database(path, { strict: true });
-  db.exec(`PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}`);
+  db.exec("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
   db.exec(`PRAGMA cache_size = -${CACHE_KIB}; PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-  return db;
-}
-
-const INSERT = "INSERT INTO events (session_pk, seq, ts, author, kind, payload) VALUES (?, ?, ?, ?, ?, ?)";
-
-/** The same rows, one prepared INSERT per autocommit transaction, on a separate file. */
-async function autocommit(synchronous: Sync): Promise<number> {
-  const db = await rawDb(synchronous);
-  const insert = db.prepare<unknown, [number, number, string, string, string, string]>(INSERT);
-  const rows = AUTOCOMMIT_ROWS[synchronous];
+  const insert = db.prepare<unknown, [number, number, string, string, string, string]>(
+    "INSERT INTO events (session_pk, seq, ts, author, kind, payload) VALUES (?, ?, ?, ?, ?, ?)",
+  );
   const started = performance.now();
-  for (let n = 0; n < rows; n++) {
+  for (let n = 0; n < AUTOCOMMIT_ROWS; n++) {
     const session = n % SESSIONS;
     const ev = event(session, n);
     insert.run(session + 1, Math.floor(n / SESSIONS) + 1, ev.ts, ev.author, ev.kind, JSON.stringify(ev));
   }
   const seconds = (performance.now() - started) / 1000;
   db.close();
-  return rows / seconds;
-}
-
-/** Diagnostic, no store: 100 prepared INSERTs per transaction, interleaved or to one session. */
-async function rawTransactions(interleaved: boolean): Promise<number> {
-  const db = await rawDb("NORMAL");
-  const insert = db.prepare<unknown, [number, number, string, string, string, string]>(INSERT);
-  const payload = JSON.stringify(event(0, 0));
-  const tx = db.transaction((base: number) => {
-    for (let n = base; n < base + SESSIONS; n++) {
-      if (interleaved) insert.run((n % SESSIONS) + 1, Math.floor(n / SESSIONS) + 1, "t", "agent", "audit", payload);
-      else insert.run(1, n + 1, "t", "agent", "audit", payload);
-    }
-  }).immediate;
-  const started = performance.now();
-  for (let base = 0; base < RAW_ROWS; base += SESSIONS) tx(base);
-  const seconds = (performance.now() - started) / 1000;
-  db.close();
-  return RAW_ROWS / seconds;
+  return AUTOCOMMIT_ROWS / seconds;
 }
 
 /** Every session's log from cursor 0, in pages of PAGE rows, through the store. */
-async function replay(store: SqliteStore): Promise<number> {
+async function replay(store: SqliteStore, perSession: number): Promise<number> {
   let rows = 0;
   const started = performance.now();
   for (let i = 0; i < SESSIONS; i++) {
@@ -147,11 +147,26 @@ async function replay(store: SqliteStore): Promise<number> {
       cursor = page[page.length - 1]?.seq ?? cursor;
     }
   }
-  if (rows !== SESSIONS * APPENDS_PER_SESSION) throw new Error(`replayed ${rows} rows`);
+  if (rows !== SESSIONS * perSession) throw new Error(`replayed ${rows} rows`);
   return rows / ((performance.now() - started) / 1000);
 }
 
-/** Diagnostic: the same pages as raw `.values()` rows, payloads left unparsed. */
+/** A store whose rows all sit in the journal (no merge), filled in 60-row appends. */
+async function journalOnlyStore(): Promise<SqliteStore> {
+  const store = await openWithSessions({ mergeThresholdRows: Number.MAX_SAFE_INTEGER, mergeIdleMs: false });
+  const chunk = 60;
+  await Promise.all(
+    Array.from({ length: SESSIONS }, async (_, i) => {
+      for (let n = 0; n < JOURNAL_REPLAY_PER_SESSION; n += chunk) {
+        await store.append(keyOf(i), Array.from({ length: chunk }, (_, j) => event(i, n + j)));
+      }
+    }),
+  );
+  if (store.stats.journalRows !== SESSIONS * JOURNAL_REPLAY_PER_SESSION) throw new Error("rows left the journal");
+  return store;
+}
+
+/** Diagnostic: the same pages as raw `.values()` rows from `events`, payloads left unparsed. */
 function rawReplay(path: string): number {
   const db = new Database(path, { readonly: true, strict: true });
   db.exec(`PRAGMA cache_size = -${CACHE_KIB}`);
@@ -176,61 +191,76 @@ function rawReplay(path: string): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
-const SCENARIOS: Record<string, Scenario> = {
-  micro: { flushOn: "microtask", perAppend: 1, synchronous: "NORMAL", appendsPerSession: APPENDS_PER_SESSION },
-  immediate: { flushOn: "immediate", perAppend: 1, synchronous: "NORMAL", appendsPerSession: APPENDS_PER_SESSION },
-  turn: { flushOn: "microtask", perAppend: TURN_EVENTS, synchronous: "NORMAL", appendsPerSession: APPENDS_PER_SESSION },
-  full: { flushOn: "microtask", perAppend: 1, synchronous: "FULL", appendsPerSession: FULL_APPENDS_PER_SESSION },
+const runs: Record<"one" | "turn", Run[]> = { one: [], turn: [] };
+const num: Record<"auto" | "replayEvents" | "replayJournal" | "rawReplay", number[]> = {
+  auto: [],
+  replayEvents: [],
+  replayJournal: [],
+  rawReplay: [],
 };
-const runs: Record<string, Run[]> = { micro: [], immediate: [], turn: [], full: [] };
-const num: Record<string, number[]> = { auto: [], autoFull: [], rawMixed: [], rawOne: [], replay: [], rawReplay: [] };
 
+const loadBefore = loadAverage();
 const began = performance.now();
 for (let round = 1; round <= ROUNDS; round++) {
-  for (const [name, scenario] of Object.entries(SCENARIOS)) {
-    const run = await groupCommit(scenario);
-    runs[name]?.push(run);
-    if (name === "micro") num.replay?.push(await replay(run.store));
-    await run.store.close();
-    if (name === "micro") num.rawReplay?.push(rawReplay(run.path));
-  }
-  num.auto?.push(await autocommit("NORMAL"));
-  num.autoFull?.push(await autocommit("FULL"));
-  num.rawMixed?.push(await rawTransactions(true));
-  num.rawOne?.push(await rawTransactions(false));
-  const last = (k: string) => fmt(runs[k]?.at(-1)?.rate ?? 0);
+  const one = await concurrentAppends(1);
+  runs.one.push(one.run);
+  // Every row is in `events` now (the debt was merged); replay twice, the first warms the cache.
+  await replay(one.store, APPENDS_PER_SESSION);
+  num.replayEvents.push(await replay(one.store, APPENDS_PER_SESSION));
+  const path = one.store.path;
+  await one.store.close();
+  num.rawReplay.push(rawReplay(path));
+
+  const turn = await concurrentAppends(TURN_EVENTS);
+  runs.turn.push(turn.run);
+  await turn.store.close();
+
+  const journal = await journalOnlyStore();
+  num.replayJournal.push(await replay(journal, JOURNAL_REPLAY_PER_SESSION));
+  await journal.close();
+
+  num.auto.push(await autocommit());
   console.error(
-    `round ${round}: 1-event ${last("micro")}/s, immediate ${last("immediate")}/s, ${TURN_EVENTS}-event ${last("turn")}/s, ` +
-      `FULL ${last("full")}/s, autocommit ${fmt(num.auto?.at(-1) ?? 0)}/s, FULL autocommit ${fmt(num.autoFull?.at(-1) ?? 0)}/s`,
+    `round ${round}: 1-event ${fmt(one.run.rate)}/s, ${TURN_EVENTS}-event ${fmt(turn.run.rate)}/s, ` +
+      `autocommit ${fmt(num.auto.at(-1) ?? 0)}/s, replay events ${fmt(num.replayEvents.at(-1) ?? 0)}/s, ` +
+      `replay journal ${fmt(num.replayJournal.at(-1) ?? 0)}/s (load ${loadAverage()})`,
   );
 }
 rmSync(dir, { recursive: true, force: true });
+const loadAfter = loadAverage();
 
-const med = (k: string) => median(num[k] ?? []);
-const row = (label: string, rate: number, vs: number, perTx: string, note = "") =>
-  console.log(`| ${label} | ${fmt(rate)} | ${(rate / vs).toFixed(1)}x | ${perTx} | ${note} |`);
-const storeRow = (label: string, k: string, vs: number, note = "") => {
-  const list = runs[k] ?? [];
+const auto = median(num.auto);
+const storeRow = (label: string, list: Run[]) => {
   const rate = median(list.map((x) => x.rate));
-  const pause = Math.max(...list.map((x) => x.longestBatchMs));
-  row(label, rate, vs, fmt(median(list.map((x) => x.opsPerTx))), `longest batch ${pause.toFixed(0)} ms${note}`);
+  const withDebt = median(list.map((x) => x.rateWithDebt));
+  const batch = Math.max(...list.map((x) => x.longestBatchMs));
+  const merge = Math.max(...list.map((x) => x.longestMergeMs));
+  const mean = median(list.map((x) => x.meanMergeMs));
+  console.log(
+    `| ${label} | ${fmt(rate)} | ${(rate / auto).toFixed(1)}x | ${fmt(withDebt)} (${(withDebt / auto).toFixed(1)}x) | ` +
+      `${fmt(median(list.map((x) => x.opsPerTx)))} | ${fmt(median(list.map((x) => x.merges)))} | ` +
+      `${batch.toFixed(0)} ms | ${mean.toFixed(0)} / ${merge.toFixed(0)} ms |`,
+  );
 };
 
 console.log(
-  `\nevent log bench: ${SESSIONS} concurrent sessions, payload ${JSON.stringify(event(0, 0)).length} B, WAL, ` +
-    `median of ${ROUNDS} rounds (targets: >= 150,000 events/s, >= 3x autocommit, replay >= 1,000,000 rows/s)\n`,
+  `\nevent log bench: ${SESSIONS} concurrent sessions x ${APPENDS_PER_SESSION} events, payload ${JSON.stringify(event(0, 0)).length} B, ` +
+    `WAL, synchronous=NORMAL, median of ${ROUNDS} rounds; load average before ${loadBefore}, after ${loadAfter}\n` +
+    "(targets: >= 150,000 events/s, >= 3x autocommit, replay >= 1,000,000 rows/s)\n",
 );
-console.log("| measure (synchronous=NORMAL unless noted) | events/s | vs autocommit | appends/tx | note |");
-console.log("|---|---|---|---|---|");
-storeRow("store, 1 event/append, flush on microtask", "micro", med("auto"));
-storeRow("store, 1 event/append, flush on setImmediate", "immediate", med("auto"));
-storeRow(`store, ${TURN_EVENTS} events/append, flush on microtask`, "turn", med("auto"));
-row("autocommit, 1 prepared INSERT per transaction", med("auto"), med("auto"), "1");
-row("raw, no store: 100 INSERTs/tx, 1 row per session", med("rawMixed"), med("auto"), "100 rows", "diagnostic");
-row("raw, no store: 100 INSERTs/tx, all to 1 session", med("rawOne"), med("auto"), "100 rows", "diagnostic");
-storeRow("store, 1 event/append, synchronous=FULL", "full", med("autoFull"), ", vs FULL autocommit");
-row("autocommit, synchronous=FULL", med("autoFull"), med("autoFull"), "1");
-console.log(`\n| replay, pages of ${PAGE} | rows/s |\n|---|---|`);
-console.log(`| store.read() (events parsed) | ${fmt(med("replay"))} |`);
-console.log(`| raw .values(), payload not parsed (diagnostic) | ${fmt(med("rawReplay"))} |`);
+console.log(
+  "| measure | events/s | vs autocommit | incl. merge debt | appends/tx | merges in window | longest batch | merge mean / longest |",
+);
+console.log("|---|---|---|---|---|---|---|---|");
+storeRow("store, 1 event/append", runs.one);
+storeRow(`store, ${TURN_EVENTS} events/append`, runs.turn);
+console.log(`| autocommit, 1 prepared INSERT per transaction | ${fmt(auto)} | 1.0x | | 1 | | | |`);
+console.log(
+  "\n(longest batch and merge include the WAL auto-checkpoint of whichever transaction crosses " +
+    `${WAL_AUTOCHECKPOINT_PAGES} WAL pages)`,
+);
+console.log(`\n| replay via store.read, pages of ${PAGE} | rows/s |\n|---|---|`);
+console.log(`| rows in events (JSON.parse per row) | ${fmt(median(num.replayEvents))} |`);
+console.log(`| rows in the journal (memory) | ${fmt(median(num.replayJournal))} |`);
+console.log(`| raw .values() on events, payload not parsed (diagnostic) | ${fmt(median(num.rawReplay))} |`);
 console.log(`\ntotal ${((performance.now() - began) / 1000).toFixed(1)} s`);
