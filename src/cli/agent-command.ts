@@ -117,6 +117,8 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
   metrics.gauge("spar_sessions_live", "Sessions held in memory (the rest are idle in the store).", () => host.liveCount);
   metrics.gauge("spar_store_commits", "Group-commit transactions since start.", () => store.stats.transactions);
   metrics.gauge("spar_store_refused_writes", "Writes the store refused since start.", () => store.stats.refused);
+  metrics.gauge("spar_store_event_rows", "Event rows committed since start.", () => store.stats.rows);
+  metrics.gauge("spar_store_longest_write_ms", "Longest time one group commit held the event loop (ms).", () => store.stats.longestBatchMs);
   const server = startAttachServer(context, bindHostname(config.listen), config.listen.port);
   logger.warn(`attach listener on http://${config.listen.host}:${server.port} has no token: any local process can drive these sessions`);
   logger.info(`spar agent ${SPAR_VERSION} listening on http://${config.listen.host}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
