@@ -69,6 +69,7 @@ export class SessionActor {
   readonly #ledger;
   readonly #pending: InboxItem[];
   #bareWake = false;
+  #retired = false;
   /** Requests between their first await and their effect (an eviction must wait for them). */
   #busy = 0;
   #turn: ActiveTurn | undefined;
@@ -151,12 +152,18 @@ export class SessionActor {
 
   /** Start a turn if one is due and none is running. */
   schedule(): void {
-    if (this.#turn || this.#context.isShuttingDown()) return;
+    if (this.#turn || this.#retired || this.#context.isShuttingDown()) return;
     const due = this.#bareWake || this.#pending.some((item) => item.wake);
     if (!due) return;
     this.#turnDone = this.#runTurn().catch((error: unknown) => {
       this.#context.logError(`session ${this.key.app}/${this.key.id}: turn failed: ${String(error)}`);
     });
+  }
+
+  /** The session is being deleted: no turn starts again; the running one is cancelled. */
+  async retire(): Promise<void> {
+    this.#retired = true;
+    await this.cancelTurn();
   }
 
   /** Cancel the running turn (shutdown, delete); resolves when it has ended. */

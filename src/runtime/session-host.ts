@@ -161,7 +161,7 @@ export class SessionHost {
     const name = sessionKeyString(key);
     const actor = this.#actors.get(name);
     if (actor) {
-      await actor.cancelTurn();
+      await actor.retire();
       actor.feed.closeAll("session deleted");
       this.#actors.delete(name);
     }
