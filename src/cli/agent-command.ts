@@ -76,13 +76,31 @@ function usageError(message: string): number {
 }
 
 /** Start every part of the daemon; the caller owns the shutdown. */
-export async function startAgent(config: AgentConfig, logger: Logger): Promise<RunningAgent> {
+/** The shared bearer token from the variable `--attach-token` names; unset or empty is an error. */
+function resolveToken(config: AgentConfig, env: Record<string, string | undefined>): string | undefined {
+  if (config.tokenEnv === undefined) return undefined;
+  const token = env[config.tokenEnv];
+  if (token === undefined || token.trim() === "") {
+    throw new SparError("bad_request", `--attach-token names the environment variable ${config.tokenEnv}, which is not set or empty`);
+  }
+  return token;
+}
+
+/** Startup policy: a listener reachable from other hosts needs an authentication gate. */
+function checkListenPolicy(config: AgentConfig, token: string | undefined, logger: Logger): void {
+  if (token !== undefined) return;
   if (!isLoopbackHost(config.listen.host)) {
     throw new SparError(
       "bad_request",
-      `refusing to listen on ${config.listen.host || "every interface"}:${config.listen.port} without an authentication gate; bind a loopback address such as 127.0.0.1:${config.listen.port}`,
+      `refusing to listen on ${config.listen.host || "every interface"}:${config.listen.port} without an authentication gate: set --attach-token=<ENV VAR holding a token>, or bind a loopback address such as 127.0.0.1:${config.listen.port}`,
     );
   }
+  logger.warn(`attach listener on ${config.listen.host}:${config.listen.port} has no token: any local process can drive these sessions (set --attach-token)`);
+}
+
+export async function startAgent(config: AgentConfig, logger: Logger, env: Record<string, string | undefined> = process.env): Promise<RunningAgent> {
+  const token = resolveToken(config, env);
+  checkListenPolicy(config, token, logger);
   mkdirSync(dirname(config.sessionDb), { recursive: true });
   // 4 KiB pages: 256 per MiB.
   const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
@@ -109,6 +127,7 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
     caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
     checks: async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }),
     heartbeatMs: config.heartbeatMs,
+    transport: { token, readonly: config.readonly },
     metrics,
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
@@ -120,8 +139,8 @@ export async function startAgent(config: AgentConfig, logger: Logger): Promise<R
   metrics.gauge("spar_store_event_rows", "Event rows committed since start.", () => store.stats.rows);
   metrics.gauge("spar_store_longest_write_ms", "Longest time one group commit held the event loop (ms).", () => store.stats.longestBatchMs);
   const server = startAttachServer(context, bindHostname(config.listen), config.listen.port);
-  logger.warn(`attach listener on http://${config.listen.host}:${server.port} has no token: any local process can drive these sessions`);
-  logger.info(`spar agent ${SPAR_VERSION} listening on http://${config.listen.host}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
+  const shownHost = bindHostname(config.listen).includes(":") ? `[${bindHostname(config.listen)}]` : bindHostname(config.listen);
+  logger.info(`spar agent ${SPAR_VERSION} listening on http://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
     stopping ??= teardown(host, server, config, logger);

@@ -14,6 +14,8 @@ import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 
 export const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "attach-listen", kind: "string", help: "address of the attach listener (HTTP + SSE)", defaultText: "127.0.0.1:7777", configKey: "attach.listen" },
+  { name: "attach-token", kind: "string", help: "name of the environment variable holding the listener's shared bearer token", configKey: "attach.token_env" },
+  { name: "attach-readonly", kind: "bool", help: "serve only GET, HEAD and OPTIONS (403 for anything else)", defaultText: "false", configKey: "attach.readonly" },
   { name: "session-db", kind: "string", help: "session store: sqlite file path", defaultText: ".agents/state/sessions.db", configKey: "session_db.path" },
   { name: "session-db-max-mb", kind: "int", help: "cap the sqlite store at this many MiB; writes past it answer 503 and change nothing (0: no cap)", defaultText: "0", configKey: "session_db.max_mb" },
   { name: "session-db-driver", kind: "string", help: "session store driver: sqlite", defaultText: "sqlite", configKey: "session_db.driver" },
@@ -35,6 +37,9 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
 
 export interface AgentConfig {
   listen: ListenAddress;
+  /** Environment variable that holds the shared bearer token, when one is configured. */
+  tokenEnv: string | undefined;
+  readonly: boolean;
   sessionDb: string;
   /** 0: no cap. */
   sessionDbMaxMb: number;
@@ -116,8 +121,11 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     read.oneOf("session-db-driver", "sqlite", ["sqlite"]);
     const appName = read.string("app-name", "spar");
     if (!isValidName(appName)) throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
+    const tokenEnv = read.string("attach-token", "");
     return ok({
       listen: listen.value,
+      tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
+      readonly: read.bool("attach-readonly", false),
       sessionDb: read.string("session-db", join(cwd, ".agents", "state", "sessions.db")),
       sessionDbMaxMb: read.int("session-db-max-mb", 0, 0, 1_048_576),
       model: buildModelSpec(read),

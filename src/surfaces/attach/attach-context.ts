@@ -4,6 +4,7 @@
  */
 import type { SessionHost } from "../../runtime/session-host.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
+import type { TransportPolicy } from "../http/request-guards.ts";
 
 export interface Caller {
   identity: string;
@@ -34,4 +35,6 @@ export interface AttachContext {
   /** Interval of the `: ping` comment on every open stream. */
   heartbeatMs: number;
   metrics: MetricsRegistry;
+  /** Transport-layer authentication and read-only mode. */
+  transport: TransportPolicy;
 }

@@ -24,8 +24,9 @@ export interface AttachServer {
 }
 
 export function buildAttachApp(context: AttachContext): Elysia {
-  const app = new Elysia({ serve: { idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY } });
-  const table = new RouteTable(app);
+  // strictPath: `/healthz/` is not `/healthz` (its auth exemption is for the exact path only).
+  const app = new Elysia({ strictPath: true, serve: { idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY } });
+  const table = new RouteTable(app, context.transport);
   registerDaemonRoutes(table, context);
   registerSessionRoutes(table, context);
   registerPlaceholderRoutes(table, context);

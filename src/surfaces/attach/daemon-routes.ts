@@ -11,7 +11,7 @@ export function registerDaemonRoutes(table: RouteTable, context: AttachContext):
     const checks = await context.checks();
     const ok = Object.values(checks).every((state) => state === "ready");
     return json(ok ? 200 : 503, Object.keys(checks).length > 0 ? { ok, checks } : { ok });
-  });
+  }, { public: true });
 
   table.add("GET", "/metrics", () => new Response(context.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }));
 

@@ -8,7 +8,7 @@ import type { Elysia } from "elysia";
 import { SparError } from "../../core/errors.ts";
 import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import { errorResponse, json } from "../http/responses.ts";
-import { isJsonContentType } from "../http/request-body.ts";
+import { type TransportPolicy, checkCsrf, checkTransport } from "../http/request-guards.ts";
 
 export const PROTOCOL_HEADER = "x-attach-protocol-version";
 
@@ -50,24 +50,33 @@ export function withProtocolHeader(response: Response): Response {
   return response;
 }
 
+export interface RouteOptions {
+  /** Served ahead of authentication (exact path only): /healthz and the agent card. */
+  public?: boolean;
+}
+
 export class RouteTable {
   readonly #app: RoutableApp;
   readonly #registered: Registered[] = [];
+  readonly #transport: TransportPolicy;
+  /** Exact paths served ahead of authentication, whatever the method (405s included). */
+  readonly #publicPaths = new Set<string>();
 
-  constructor(app: Elysia) {
+  constructor(app: Elysia, transport: TransportPolicy) {
     this.#app = app as unknown as RoutableApp;
+    this.#transport = transport;
   }
 
-  add(method: Method, path: string, handler: Handler): void {
+  add(method: Method, path: string, handler: Handler, options: RouteOptions = {}): void {
     this.#registered.push({ method, pattern: toPattern(path) });
+    if (options.public) this.#publicPaths.add(path);
     this.#app.route(
       method,
       path,
       async ({ request, params }) => {
         try {
-          if (method !== "GET" && !isJsonContentType(request)) {
-            throw new SparError("unsupported_media_type", "state-changing requests need Content-Type: application/json");
-          }
+          if (!options.public) checkTransport(request, this.#transport);
+          checkCsrf(request);
           return withProtocolHeader(await handler({ request, params, url: new URL(request.url) }));
         } catch (error) {
           return withProtocolHeader(errorResponse(error));
@@ -98,9 +107,14 @@ export class RouteTable {
     return withProtocolHeader(errorResponse(error));
   }
 
-  /** The answer for a request no route matched: 405 on a known path, else 404. */
+  /** The answer for a request no route matched: 401 when unauthenticated, 405 on a known path, else 404. */
   unmatched(request: Request): Response {
     const url = new URL(request.url);
+    try {
+      if (!this.#publicPaths.has(url.pathname)) checkTransport(request, this.#transport);
+    } catch (error) {
+      return withProtocolHeader(errorResponse(error));
+    }
     const allowed = this.allowedMethods(url.pathname);
     if (allowed.length > 0) {
       return withProtocolHeader(

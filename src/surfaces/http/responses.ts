@@ -3,6 +3,7 @@
  * `{"error": "<message>"}` with application/json, plus the extra keys some errors carry).
  */
 import { type SparErrorCode, SparError } from "../../core/errors.ts";
+import { HttpProblem } from "./http-problem.ts";
 
 const STATUS_BY_CODE: Record<SparErrorCode, number> = {
   bad_request: 400,
@@ -38,7 +39,7 @@ export function errorResponse(error: unknown, extraHeaders: Record<string, strin
     const message = error instanceof Error ? error.message : String(error);
     return json(500, { error: `internal error: ${message}` }, extraHeaders);
   }
-  const headers: Record<string, string> = { ...extraHeaders };
+  const headers: Record<string, string> = { ...extraHeaders, ...(error instanceof HttpProblem ? error.headers : {}) };
   if (error.code === "shutting_down") headers["retry-after"] = "5";
   return json(statusForCode(error.code), { error: error.message, ...error.details }, headers);
 }

@@ -35,6 +35,7 @@ beforeAll(async () => {
     subscriberBuffer: { maxQueued: 64, lowWater: 16 },
     heartbeatMs: 15_000,
     metrics: new MetricsRegistry(),
+    transport: { token: undefined, readonly: false },
   });
 });
 afterAll(async () => {

@@ -1,0 +1,77 @@
+/**
+ * The guards every listener runs before its routes. Transport layer: the shared bearer token
+ * (`X-Attach-Token` decides when present, else `Authorization: Bearer`; constant-time compare;
+ * 401 with `WWW-Authenticate: Bearer realm="attach"`) and read-only mode (403 for writes).
+ * Browser CSRF guard on every write: `Content-Type: application/json` (415) and an Origin that
+ * is loopback or the request's own Host (403; the `null` origin is refused; no Origin passes).
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { SparError } from "../../core/errors.ts";
+import { HttpProblem } from "./http-problem.ts";
+import { isJsonContentType } from "./request-body.ts";
+
+export interface TransportPolicy {
+  /** The shared bearer token; undefined when the listener has none. */
+  token: string | undefined;
+  readonly: boolean;
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export function isSafeMethod(method: string): boolean {
+  return SAFE_METHODS.has(method.toUpperCase());
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}
+
+/** Constant-time equality (both sides hashed first, so lengths leak nothing either). */
+export function tokensMatch(presented: string, expected: string): boolean {
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+function presentedToken(request: Request): string | undefined {
+  const explicit = request.headers.get("x-attach-token");
+  if (explicit !== null) return explicit;
+  const authorization = request.headers.get("authorization");
+  const match = authorization ? /^Bearer\s+(.+)$/i.exec(authorization.trim()) : null;
+  return match?.[1];
+}
+
+export function checkTransport(request: Request, policy: TransportPolicy): void {
+  if (policy.token !== undefined) {
+    const presented = presentedToken(request);
+    if (presented === undefined || !tokensMatch(presented, policy.token)) {
+      throw new HttpProblem("unauthorized", "missing or wrong attach token", { "www-authenticate": 'Bearer realm="attach"' });
+    }
+  }
+  if (policy.readonly && !isSafeMethod(request.method)) {
+    throw new SparError("forbidden", "this listener is read-only: only GET, HEAD and OPTIONS are served");
+  }
+}
+
+function isLoopbackHostname(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+export function checkCsrf(request: Request): void {
+  if (isSafeMethod(request.method)) return;
+  if (!isJsonContentType(request)) {
+    throw new SparError("unsupported_media_type", "state-changing requests need Content-Type: application/json");
+  }
+  const origin = request.headers.get("origin");
+  if (origin === null) return;
+  let url: URL;
+  try {
+    if (origin.trim().toLowerCase() === "null") throw new Error("null origin");
+    url = new URL(origin);
+  } catch {
+    throw new SparError("forbidden", `cross-origin request refused: origin ${JSON.stringify(origin)}`);
+  }
+  if (isLoopbackHostname(url.hostname)) return;
+  const host = request.headers.get("host");
+  if (host !== null && url.host.toLowerCase() === host.toLowerCase()) return;
+  throw new SparError("forbidden", `cross-origin request refused: origin ${origin} is neither loopback nor this host`);
+}
