@@ -12,10 +12,12 @@ import { WorkerPool } from "../runtime/worker-pool.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { AttachContext, CheckState } from "../surfaces/attach/attach-context.ts";
 import { type AttachServer, startAttachServer } from "../surfaces/attach/attach-server.ts";
+import { type CallerAuthConfig, resolveCaller } from "../surfaces/http/caller-auth.ts";
 import { openStreamCount } from "../surfaces/http/sse-stream.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
 import { MetricsRegistry } from "../telemetry/metrics.ts";
 import { type AgentConfig, AGENT_FLAGS, buildAgentConfig } from "./agent-config.ts";
+import { loadAuthTable } from "./auth-table.ts";
 import { defaultConfigPath, loadConfigFile } from "./config-file.ts";
 import { parseFlags, renderHelp } from "./flags.ts";
 import { bindHostname, isLoopbackHost } from "./listen-address.ts";
@@ -86,9 +88,26 @@ function resolveToken(config: AgentConfig, env: Record<string, string | undefine
   return token;
 }
 
+/** The per-caller layer: anonymous single-user mode, or the token table of multi-session auth. */
+function callerAuth(config: AgentConfig, env: Record<string, string | undefined>): CallerAuthConfig {
+  const settings = config.callerAuth;
+  if (!settings) return { tokens: undefined, adminIdentities: new Set(), proxyIdentities: new Set(), allowAnonymous: true, proxyHeader: "x-asserted-caller" };
+  if (!config.multiSession) throw new SparError("bad_request", "--auth-table (attach.multi_session.auth.table_file) needs --multi-session");
+  const tokens = loadAuthTable(settings.tableFile, env);
+  if (!tokens.ok) throw new SparError("bad_request", tokens.error);
+  return {
+    tokens: tokens.value,
+    adminIdentities: new Set(settings.adminIdentities),
+    proxyIdentities: new Set(settings.proxyIdentities),
+    allowAnonymous: settings.allowAnonymous,
+    proxyHeader: settings.proxyHeader.toLowerCase(),
+  };
+}
+
 /** Startup policy: a listener reachable from other hosts needs an authentication gate. */
-function checkListenPolicy(config: AgentConfig, token: string | undefined, logger: Logger): void {
+function checkListenPolicy(config: AgentConfig, token: string | undefined, callers: CallerAuthConfig, logger: Logger): void {
   if (token !== undefined) return;
+  if (callers.tokens !== undefined && !callers.allowAnonymous) return;
   if (!isLoopbackHost(config.listen.host)) {
     throw new SparError(
       "bad_request",
@@ -100,7 +119,8 @@ function checkListenPolicy(config: AgentConfig, token: string | undefined, logge
 
 export async function startAgent(config: AgentConfig, logger: Logger, env: Record<string, string | undefined> = process.env): Promise<RunningAgent> {
   const token = resolveToken(config, env);
-  checkListenPolicy(config, token, logger);
+  const callers = callerAuth(config, env);
+  checkListenPolicy(config, token, callers, logger);
   mkdirSync(dirname(config.sessionDb), { recursive: true });
   // 4 KiB pages: 256 per MiB.
   const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
@@ -124,7 +144,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const context: AttachContext = {
     host,
     daemon: { name: config.appName, version: SPAR_VERSION, description: "spar agent daemon", model: config.model.name, provider: config.model.provider },
-    caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
+    caller: (request) => resolveCaller(request, callers, token),
     checks: async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }),
     heartbeatMs: config.heartbeatMs,
     transport: { token, readonly: config.readonly },

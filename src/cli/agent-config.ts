@@ -15,6 +15,7 @@ import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 export const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "attach-listen", kind: "string", help: "address of the attach listener (HTTP + SSE)", defaultText: "127.0.0.1:7777", configKey: "attach.listen" },
   { name: "attach-token", kind: "string", help: "name of the environment variable holding the listener's shared bearer token", configKey: "attach.token_env" },
+  { name: "auth-table", kind: "string", help: "bearer-token table of callers (JSON or YAML; see README): turns on multi-session auth", configKey: "attach.multi_session.auth.table_file" },
   { name: "attach-readonly", kind: "bool", help: "serve only GET, HEAD and OPTIONS (403 for anything else)", defaultText: "false", configKey: "attach.readonly" },
   { name: "session-db", kind: "string", help: "session store: sqlite file path", defaultText: ".agents/state/sessions.db", configKey: "session_db.path" },
   { name: "session-db-max-mb", kind: "int", help: "cap the sqlite store at this many MiB; writes past it answer 503 and change nothing (0: no cap)", defaultText: "0", configKey: "session_db.max_mb" },
@@ -35,11 +36,21 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
 ];
 
+export interface CallerAuthSettings {
+  tableFile: string;
+  adminIdentities: string[];
+  proxyIdentities: string[];
+  allowAnonymous: boolean;
+  proxyHeader: string;
+}
+
 export interface AgentConfig {
   listen: ListenAddress;
   /** Environment variable that holds the shared bearer token, when one is configured. */
   tokenEnv: string | undefined;
   readonly: boolean;
+  /** Multi-session auth: present when a token table is configured. */
+  callerAuth: CallerAuthSettings | undefined;
   sessionDb: string;
   /** 0: no cap. */
   sessionDbMaxMb: number;
@@ -106,6 +117,22 @@ class SettingReader {
     return parsed.value;
   }
 
+  /** A list of identities from a config key (no flag). */
+  identities(configKey: string): string[] {
+    if (!this.config.has(configKey)) return [];
+    const value = this.config.get(configKey);
+    if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value.map((item: string) => item.trim()).filter((item) => item !== "");
+    throw new ConfigProblem(`config key ${configKey} must be a list of identity strings`);
+  }
+
+  /** A config-only setting of a primitive type. */
+  configValue<T extends "string" | "boolean">(configKey: string, type: T, fallback: T extends "string" ? string : boolean): T extends "string" ? string : boolean {
+    if (!this.config.has(configKey)) return fallback;
+    const value = this.config.get(configKey);
+    if (typeof value !== type) throw new ConfigProblem(`config key ${configKey} must be a ${type}`);
+    return value as T extends "string" ? string : boolean;
+  }
+
   oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
     const value = this.string(name, fallback);
     if ((allowed as readonly string[]).includes(value)) return value as T;
@@ -122,10 +149,21 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     const appName = read.string("app-name", "spar");
     if (!isValidName(appName)) throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
     const tokenEnv = read.string("attach-token", "");
+    const tableFile = read.string("auth-table", "");
     return ok({
       listen: listen.value,
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
       readonly: read.bool("attach-readonly", false),
+      callerAuth:
+        tableFile === ""
+          ? undefined
+          : {
+              tableFile,
+              adminIdentities: read.identities("attach.multi_session.auth.admin_identities"),
+              proxyIdentities: read.identities("attach.multi_session.auth.proxy_identities"),
+              allowAnonymous: read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false),
+              proxyHeader: read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller"),
+            },
       sessionDb: read.string("session-db", join(cwd, ".agents", "state", "sessions.db")),
       sessionDbMaxMb: read.int("session-db-max-mb", 0, 0, 1_048_576),
       model: buildModelSpec(read),

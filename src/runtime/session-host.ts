@@ -4,6 +4,7 @@
  * timeout. Resolves both path shapes, creates and deletes sessions, resumes committed inbox
  * work after a restart, and drives the shutdown of turns.
  */
+import { type Principal, type SessionAction, allows } from "../core/acl.ts";
 import { SparError } from "../core/errors.ts";
 import { newSessionId } from "../core/ids.ts";
 import type { ModelSpec } from "../core/model.ts";
@@ -105,16 +106,50 @@ export class SessionHost {
 
   /** Resolve a path's session: qualified when `app` is given, else the shortcut by id alone. */
   async resolve(app: string | undefined, id: string): Promise<SessionKey> {
+    return this.#pick(app, id, () => true);
+  }
+
+  /**
+   * Resolve a path's session for a caller who wants to `action` it. With multi-session every
+   * session carries an ACL: a session the caller may not act on answers exactly like a missing
+   * one, and a shortcut id only counts the apps whose session the caller may read.
+   */
+  async authorize(app: string | undefined, id: string, principal: Principal, action: SessionAction): Promise<SessionKey> {
+    if (!this.config.multiSession) return this.resolve(app, id);
+    const records = new Map<string, SessionRecord>();
+    const visible = (key: SessionKey) => {
+      const record = this.#liveRecord(key);
+      if (record) records.set(sessionKeyString(key), record);
+      return record !== undefined && allows(record, principal, "read");
+    };
+    const candidates = [...(this.#appsById.get(id) ?? [])].map((candidate) => ({ app: candidate, id }));
+    await Promise.all(candidates.filter((key) => !this.#liveRecord(key)).map(async (key) => this.#rememberRecord(key)));
+    const key = await this.#pick(app, id, visible);
+    const record = records.get(sessionKeyString(key));
+    if (!record || !allows(record, principal, action)) throw this.#missing(app, id);
+    return key;
+  }
+
+  /** The durable row of a session (live copy when loaded), for ACL reads. */
+  async record(key: SessionKey): Promise<SessionRecord | undefined> {
+    return this.#liveRecord(key) ?? (await this.#rememberRecord(key));
+  }
+
+  #missing(app: string | undefined, id: string): SparError {
+    return new SparError("not_found", app === undefined ? `session not found: ${id}` : `session not found: ${app}/${id}`);
+  }
+
+  async #pick(app: string | undefined, id: string, visible: (key: SessionKey) => boolean): Promise<SessionKey> {
     const apps = this.#appsById.get(id);
     if (app !== undefined) {
       const key = { app, id };
-      if (!apps?.has(app) || !this.#served(key)) throw new SparError("not_found", `session not found: ${app}/${id}`);
+      if (!apps?.has(app) || !this.#served(key) || !visible(key)) throw this.#missing(app, id);
       return key;
     }
-    const matches = [...(apps ?? [])].map((candidate) => ({ app: candidate, id })).filter((key) => this.#served(key));
+    const matches = [...(apps ?? [])].map((candidate) => ({ app: candidate, id })).filter((key) => this.#served(key) && visible(key));
     if (matches.length > 1) throw new SparError("conflict", `session id ${id} exists in more than one app; use /sessions/{app}/${id}`);
     const match = matches[0];
-    if (!match) throw new SparError("not_found", `session not found: ${id}`);
+    if (!match) throw this.#missing(undefined, id);
     return match;
   }
 
@@ -151,13 +186,13 @@ export class SessionHost {
   }
 
   /** Delete a session: 403 for the bootstrap session, 500 when already deleted. */
-  async deleteSession(app: string | undefined, id: string): Promise<void> {
-    if (id === DEFAULT_SESSION_ID) throw new SparError("forbidden", "the bootstrap session default cannot be deleted");
+  async deleteSession(app: string | undefined, id: string, principal: Principal): Promise<void> {
     const tombstoneKey = { app: app ?? this.config.app, id };
     if (!(await this.#store.getSession(tombstoneKey)) && (await this.#store.isTombstoned(tombstoneKey))) {
       throw new SparError("persistence_failed", `session ${id} was already deleted`);
     }
-    const key = await this.resolve(app, id);
+    const key = await this.authorize(app, id, principal, "admin");
+    if (id === DEFAULT_SESSION_ID) throw new SparError("forbidden", "the bootstrap session default cannot be deleted");
     const name = sessionKeyString(key);
     const actor = this.#actors.get(name);
     if (actor) {
@@ -169,10 +204,12 @@ export class SessionHost {
     this.#index(key, false);
   }
 
-  async list(): Promise<ListedSession[]> {
+  /** Sessions a caller may see: all without multi-session or for admins, else those it may read. */
+  async list(principal?: Principal): Promise<ListedSession[]> {
     const records = await this.#store.listSessions();
     return records
       .filter((record) => this.#served(record))
+      .filter((record) => !this.config.multiSession || principal === undefined || allows(this.#liveRecord(record) ?? record, principal, "read"))
       .map((record) => {
         const live = this.#actors.get(sessionKeyString(record));
         return { record: live?.record ?? record, active: live !== undefined };
@@ -208,7 +245,22 @@ export class SessionHost {
     await this.#store.close();
   }
 
+  /** Records of sessions not in memory, read once per authorization burst. */
+  readonly #recordCache = new Map<string, SessionRecord>();
+
+  #liveRecord(key: SessionKey): SessionRecord | undefined {
+    const name = sessionKeyString(key);
+    return this.#actors.get(name)?.record ?? this.#recordCache.get(name);
+  }
+
+  async #rememberRecord(key: SessionKey): Promise<SessionRecord | undefined> {
+    const record = await this.#store.getSession(key);
+    if (record) this.#recordCache.set(sessionKeyString(key), record);
+    return record;
+  }
+
   #index(key: SessionKey, present: boolean): void {
+    this.#recordCache.delete(sessionKeyString(key));
     const apps = this.#appsById.get(key.id) ?? new Set<string>();
     if (present) apps.add(key.app);
     else apps.delete(key.app);

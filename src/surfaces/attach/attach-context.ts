@@ -6,12 +6,8 @@ import type { SessionHost } from "../../runtime/session-host.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 import type { TransportPolicy } from "../http/request-guards.ts";
 
-export interface Caller {
-  identity: string;
-  admin: boolean;
-  source: "bearer" | "mtls" | "iap" | "asserted" | "anonymous";
-  proxyBy?: string;
-}
+export type { Caller } from "../http/caller-auth.ts";
+import type { Caller } from "../http/caller-auth.ts";
 
 export interface DaemonInfo {
   name: string;
@@ -26,7 +22,7 @@ export type CheckState = "ready" | "failed" | "timeout";
 export interface AttachContext {
   host: SessionHost;
   daemon: DaemonInfo;
-  /** Identity of the request's caller; the one fixed local caller until auth lands. */
+  /** The request's caller (per-caller layer); throws a 401 problem when it cannot be resolved. */
   caller(request: Request): Caller;
   /** Readiness checks by subsystem; the status is 503 when any is not ready. */
   checks(): Promise<Record<string, CheckState>>;

@@ -26,7 +26,7 @@ export interface AttachServer {
 export function buildAttachApp(context: AttachContext): Elysia {
   // strictPath: `/healthz/` is not `/healthz` (its auth exemption is for the exact path only).
   const app = new Elysia({ strictPath: true, serve: { idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY } });
-  const table = new RouteTable(app, context.transport);
+  const table = new RouteTable(app, context.transport, (request) => context.caller(request));
   registerDaemonRoutes(table, context);
   registerSessionRoutes(table, context);
   registerPlaceholderRoutes(table, context);

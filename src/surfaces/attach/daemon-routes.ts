@@ -15,8 +15,7 @@ export function registerDaemonRoutes(table: RouteTable, context: AttachContext):
 
   table.add("GET", "/metrics", () => new Response(context.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }));
 
-  table.add("GET", "/whoami", ({ request }) => {
-    const caller = context.caller(request);
+  table.add("GET", "/whoami", ({ caller }) => {
     return json(200, {
       identity: caller.identity,
       admin: caller.admin,

@@ -47,14 +47,14 @@ class StreamSink implements FeedSink {
 }
 
 export async function eventsHandler(context: AttachContext, route: SessionRouteContext): Promise<Response> {
-  const key = await context.host.resolve(route.app, route.sid);
+  const key = await context.host.authorize(route.app, route.sid, route.caller, "read");
   const negotiation = negotiateProtocol(declaredVersion(route.url, route.request));
   if (!negotiation.accepted) {
     throw new SparError(negotiation.reason === "malformed" ? "bad_request" : "conflict", negotiation.message);
   }
   const since = parseCursor(route.url, route.request);
   const actor = await context.host.actor(key);
-  const caller = context.caller(route.request);
+  const caller = route.caller;
   let unsubscribe = () => {};
   const stream = new SseStream({ ...context.subscriberBuffer, onClose: () => unsubscribe() });
   stream.write(encodeFrame("capabilities", capabilitiesFrame(context, caller, requestBaseUrl(route.request))));

@@ -48,23 +48,26 @@ const MISSING_CAPABILITIES: Record<string, string> = {
 
 const AGENT_NAME = /^[^./\s]+$/;
 
+/** Mutations that need SessionAdmin (spec, ACL matrix). */
+const ADMIN_SUFFIXES = new Set(["perms/allow", "perms/mode"]);
+
 export function registerPlaceholderRoutes(table: RouteTable, context: AttachContext): void {
   const host = context.host;
   for (const [suffix, zero] of Object.entries(ZERO_READS)) {
     table.session("GET", suffix, async (route) => {
-      await host.resolve(route.app, route.sid);
+      await host.authorize(route.app, route.sid, route.caller, "read");
       return json(200, zero);
     });
   }
   for (const [suffix, capability] of Object.entries(MISSING_CAPABILITIES)) {
     table.session("POST", suffix, async (route) => {
       if (suffix === "resume" && host.shuttingDown) throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
-      await host.resolve(route.app, route.sid);
+      await host.authorize(route.app, route.sid, route.caller, ADMIN_SUFFIXES.has(suffix) ? "admin" : "write");
       throw new SparError("not_implemented", `this daemon has no ${capability}`);
     });
   }
   table.session("POST", "interrupt", async (route) => {
-    await host.resolve(route.app, route.sid);
+    await host.authorize(route.app, route.sid, route.caller, "write");
     throw new SparError("precondition_failed", "this session has neither a pause controller nor an interrupt provider");
   });
   table.session("PATCH", "acl", async (route) => {
@@ -72,13 +75,13 @@ export function registerPlaceholderRoutes(table: RouteTable, context: AttachCont
     throw new SparError("not_implemented", "ACL changes need multi-session authentication, which this daemon does not run");
   });
   table.session("GET", "perms/stream", async (route) => {
-    await host.resolve(route.app, route.sid);
+    await host.authorize(route.app, route.sid, route.caller, "read");
     throw new SparError("not_implemented", "perms/stream capability not registered");
   });
   table.session("GET", "agents/:p3/events", async (route) => {
     const name = route.params.p3 ?? "";
     if (!AGENT_NAME.test(name)) throw new SparError("bad_request", "agent name must not contain '.', '/' or whitespace");
-    const key = await host.resolve(route.app, route.sid);
+    const key = await host.authorize(route.app, route.sid, route.caller, "read");
     const since = Number.parseInt(route.url.searchParams.get("since") ?? "0", 10);
     return json(200, {
       agent: name,
@@ -90,7 +93,7 @@ export function registerPlaceholderRoutes(table: RouteTable, context: AttachCont
     });
   });
   table.session("POST", "agents/:p3/stop", async (route) => {
-    await host.resolve(route.app, route.sid);
+    await host.authorize(route.app, route.sid, route.caller, "write");
     throw new SparError("not_implemented", "this daemon has no subagent stopper");
   });
 }

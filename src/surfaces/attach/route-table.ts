@@ -8,6 +8,7 @@ import type { Elysia } from "elysia";
 import { SparError } from "../../core/errors.ts";
 import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import { errorResponse, json } from "../http/responses.ts";
+import { type Caller, LOCAL_CALLER } from "../http/caller-auth.ts";
 import { type TransportPolicy, checkCsrf, checkTransport } from "../http/request-guards.ts";
 
 export const PROTOCOL_HEADER = "x-attach-protocol-version";
@@ -16,6 +17,8 @@ export interface RouteContext {
   request: Request;
   params: Record<string, string | undefined>;
   url: URL;
+  /** The authenticated caller (the local caller on public routes). */
+  caller: Caller;
 }
 
 /** A session-scoped route sees the path's app (qualified shape only) and session id. */
@@ -62,9 +65,12 @@ export class RouteTable {
   /** Exact paths served ahead of authentication, whatever the method (405s included). */
   readonly #publicPaths = new Set<string>();
 
-  constructor(app: Elysia, transport: TransportPolicy) {
+  readonly #resolveCaller: (request: Request) => Caller;
+
+  constructor(app: Elysia, transport: TransportPolicy, resolveCaller: (request: Request) => Caller = () => LOCAL_CALLER) {
     this.#app = app as unknown as RoutableApp;
     this.#transport = transport;
+    this.#resolveCaller = resolveCaller;
   }
 
   add(method: Method, path: string, handler: Handler, options: RouteOptions = {}): void {
@@ -76,8 +82,9 @@ export class RouteTable {
       async ({ request, params }) => {
         try {
           if (!options.public) checkTransport(request, this.#transport);
+          const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request);
           checkCsrf(request);
-          return withProtocolHeader(await handler({ request, params, url: new URL(request.url) }));
+          return withProtocolHeader(await handler({ request, params, url: new URL(request.url), caller }));
         } catch (error) {
           return withProtocolHeader(errorResponse(error));
         }

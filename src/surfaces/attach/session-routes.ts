@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
 import { normalizeIdentities } from "../../core/identities.ts";
+import { isIdentified } from "../http/caller-auth.ts";
 import { isValidName } from "../../core/session-key.ts";
 import { ZERO_TIME } from "../../runtime/session-host.ts";
 import { requestBaseUrl } from "../http/base-url.ts";
@@ -66,8 +67,8 @@ function sessionUrl(request: Request, app: string, id: string): string {
 export function registerSessionRoutes(table: RouteTable, context: AttachContext): void {
   const host = context.host;
 
-  table.add("GET", "/sessions", async () => {
-    const sessions = (await host.list()).map(({ record, active }) => ({
+  table.add("GET", "/sessions", async (route) => {
+    const sessions = (await host.list(route.caller)).map(({ record, active }) => ({
       app: record.app,
       user: record.owner,
       sessionID: record.id,
@@ -92,7 +93,8 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
     if (!host.config.multiSession) {
       throw new SparError("not_implemented", "this daemon has no session factory; start it with --multi-session (or attach.multi_session.enabled) to create sessions");
     }
-    const caller = context.caller(route.request);
+    const caller = route.caller;
+    if (!isIdentified(caller)) throw new SparError("unauthorized", "creating a session needs an authenticated caller");
     const record = await host.createSession({
       ...(request.app ? { app: request.app } : {}),
       ...(request.sessionID ? { id: request.sessionID } : {}),
@@ -104,14 +106,14 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
   });
 
   table.session("DELETE", "", async (route) => {
-    await host.deleteSession(route.app, route.sid);
+    await host.deleteSession(route.app, route.sid, route.caller);
     return new Response(null, { status: 204 });
   });
 
   table.session("POST", "inject", async (route) => {
     const request = await requiredBody(route, InjectBody);
     refuseDuringShutdown(context);
-    const key = await host.resolve(route.app, route.sid);
+    const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
     const result = await actor.inject(request.message, request.wake ?? true);
     return json(200, { injected: true, session: key.id, woke: result.woke, prompt_id: result.promptId });
@@ -121,7 +123,7 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
     const request = (await optionalBody(route, WakeBody)) ?? {};
     refuseDuringShutdown(context);
     if (request.target !== undefined) throw new SparError("not_implemented", "wake targets are not routed by this daemon");
-    const key = await host.resolve(route.app, route.sid);
+    const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
     const injected = await actor.wake(request.prompt === "" ? undefined : request.prompt);
     return json(200, { woken: key.id, prompt: request.prompt ?? "", ...(injected ? { prompt_id: injected.promptId } : {}) });
@@ -130,18 +132,18 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
   table.session("GET", "events", (route) => eventsHandler(context, route));
 
   table.session("GET", "status", async (route) => {
-    const actor = await host.actor(await host.resolve(route.app, route.sid));
+    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "read"));
     return json(200, actor.status());
   });
 
   table.session("GET", "usage", async (route) => {
-    const actor = await host.actor(await host.resolve(route.app, route.sid));
+    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "read"));
     return json(200, actor.usageInfo());
   });
 
   table.session("GET", "acl", async (route) => {
-    const actor = await host.actor(await host.resolve(route.app, route.sid));
-    const record = actor.record;
+    const record = await host.record(await host.authorize(route.app, route.sid, route.caller, "admin"));
+    if (!record) throw new SparError("not_found", `session not found: ${route.sid}`);
     return json(200, { owner: record.owner, viewers: record.viewers, contributors: record.contributors });
   });
 }
