@@ -1,0 +1,164 @@
+/**
+ * The agent card: GET (and HEAD) `/.well-known/agent-card.json`, an A2A v0.3.0 AgentCard built
+ * per request from the merged AgentCardSettings (agent-card-config.ts), the loaded skill bundles
+ * and the listener's auth config. Served ahead of authentication on the exact path only.
+ *
+ * - Discovery only: the card's `url` is where the daemon is reached, but the daemon speaks no
+ *   A2A JSON-RPC there, so `capabilities` advertises nothing and `preferredTransport` is omitted.
+ * - `url` is `external_url` when set, else derived per request: scheme from X-Forwarded-Proto
+ *   (http or https) else the request's; host from X-Forwarded-Host, else Host, else the request
+ *   URL. Responses carry `Vary` on those headers and `Cache-Control: no-cache`.
+ * - Skills: one entry per loaded bundle (tags `["skill"]`, re-read on every fetch) merged with
+ *   the card file's `extra_skills`; a curated skill replaces the bundle skill with its id in place.
+ * - Without a description (from any layer) the path answers a card-shaped 404:
+ *   `{"error": "no agent card is configured: ...", "card": null}`.
+ * - Other methods get 405 with `Allow: GET, HEAD` from RouteTable.unmatched, which serves public
+ *   paths without authentication and skips the CSRF guard. No POST/PUT/PATCH/DELETE handlers are
+ *   registered on purpose: a registered write route runs the CSRF guard first, so a plain POST
+ *   would get 415 instead of 405, and the extra methods would show up in `Allow`.
+ * Must not: authenticate, read files, or serve anything but the card.
+ */
+import { JSON_HEADERS } from "../http/responses.ts";
+import type { AgentCardSettings, CuratedSkill } from "./agent-card-config.ts";
+import type { RouteTable } from "./route-table.ts";
+
+export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
+export const A2A_PROTOCOL_VERSION = "0.3.0";
+
+/** A loaded skill bundle as the card lists it (name and description from its front matter). */
+export interface BundleSkill {
+  id: string;
+  name: string;
+  description: string;
+}
+
+export interface AgentCardOptions {
+  /** The listener requires the shared bearer token (`--attach-token`). */
+  bearer: boolean;
+  /** The listener requires client certificates (`attach.client_ca`). */
+  mtls: boolean;
+  /** The loaded skill bundles, called on every card fetch; internal tools are never listed. */
+  skills: () => readonly BundleSkill[];
+}
+
+export interface AgentCardSkill {
+  id: string;
+  name: string;
+  description: string;
+  tags: string[];
+  examples?: string[];
+}
+
+export type AgentCardSecurityScheme = { type: "http"; scheme: "Bearer" } | { type: "mutualTLS" };
+
+/** The subset of the A2A v0.3.0 AgentCard this daemon emits. */
+export interface AgentCard {
+  name: string;
+  description: string;
+  url: string;
+  version: string;
+  protocolVersion: typeof A2A_PROTOCOL_VERSION;
+  provider?: { organization: string; url: string };
+  documentationUrl?: string;
+  capabilities: { streaming: boolean; pushNotifications: boolean; stateTransitionHistory: boolean };
+  defaultInputModes: string[];
+  defaultOutputModes: string[];
+  skills: AgentCardSkill[];
+  securitySchemes?: Record<string, AgentCardSecurityScheme>;
+  security?: Array<Record<string, string[]>>;
+}
+
+const TEXT_MODES = ["text/plain"];
+const VALID_HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+
+function firstListValue(header: string | null): string | undefined {
+  const first = header?.split(",", 1)[0]?.trim();
+  return first === undefined || first === "" ? undefined : first;
+}
+
+function validHost(host: string | null | undefined): string | undefined {
+  return host && VALID_HOST.test(host) ? host : undefined;
+}
+
+/** The card `url` for this request: X-Forwarded-Proto/Host first, then Host, then the request URL. */
+export function requestCardUrl(request: Request): string {
+  const url = new URL(request.url);
+  const forwardedProto = firstListValue(request.headers.get("x-forwarded-proto"))?.toLowerCase();
+  const scheme = forwardedProto === "http" || forwardedProto === "https" ? forwardedProto : url.protocol.replace(/:$/, "");
+  const host = validHost(firstListValue(request.headers.get("x-forwarded-host"))) ?? validHost(request.headers.get("host")) ?? url.host;
+  return `${scheme}://${host}`;
+}
+
+/** Bundle skills (tags `["skill"]`) merged with curated ones; curated wins on id collision. */
+export function mergeSkills(bundles: readonly BundleSkill[], curated: readonly CuratedSkill[]): AgentCardSkill[] {
+  const byId = new Map<string, AgentCardSkill>();
+  for (const bundle of bundles) byId.set(bundle.id, { id: bundle.id, name: bundle.name, description: bundle.description, tags: ["skill"] });
+  for (const skill of curated) byId.set(skill.id, { ...skill, tags: [...skill.tags], ...(skill.examples ? { examples: [...skill.examples] } : {}) });
+  return [...byId.values()];
+}
+
+/** The spec's table: none omits both; otherwise each scheme declared and ONE entry requiring all (AND). */
+function securityFields(options: Pick<AgentCardOptions, "bearer" | "mtls">): Pick<AgentCard, "securitySchemes" | "security"> {
+  const schemes: Record<string, AgentCardSecurityScheme> = {};
+  const requirement: Record<string, string[]> = {};
+  if (options.bearer) {
+    schemes.bearer = { type: "http", scheme: "Bearer" };
+    requirement.bearer = [];
+  }
+  if (options.mtls) {
+    schemes.mtls = { type: "mutualTLS" };
+    requirement.mtls = [];
+  }
+  if (Object.keys(schemes).length === 0) return {};
+  return { securitySchemes: schemes, security: [requirement] };
+}
+
+/** The A2A v0.3.0 card for one request; undefined when no layer set a description. */
+export function buildAgentCard(settings: AgentCardSettings, request: Request, options: AgentCardOptions): AgentCard | undefined {
+  if (settings.description === undefined) return undefined;
+  return {
+    name: settings.name,
+    description: settings.description,
+    url: settings.externalUrl ?? requestCardUrl(request),
+    version: settings.version,
+    protocolVersion: A2A_PROTOCOL_VERSION,
+    ...(settings.provider ? { provider: { organization: settings.provider.organization, url: settings.provider.url } } : {}),
+    ...(settings.documentationUrl ? { documentationUrl: settings.documentationUrl } : {}),
+    capabilities: { streaming: false, pushNotifications: false, stateTransitionHistory: false },
+    defaultInputModes: [...TEXT_MODES],
+    defaultOutputModes: [...TEXT_MODES],
+    skills: mergeSkills(options.skills(), settings.extraSkills),
+    ...securityFields(options),
+  };
+}
+
+const NOT_CONFIGURED = {
+  error: "no agent card is configured: set a description (config agent.description, \"description\" in .agents/agent-card.json, or --agent-card-description)",
+  card: null,
+} as const;
+
+const CARD_HEADERS = { "cache-control": "no-cache", vary: "Host, X-Forwarded-Host, X-Forwarded-Proto" } as const;
+
+/**
+ * Register GET and HEAD on the exact card path, public. `card` is called on every fetch, so a
+ * later layer (the embedding API) may set or change the settings after registration; undefined
+ * or no description answers the card-shaped 404.
+ */
+export function registerAgentCardRoutes(table: RouteTable, card: () => AgentCardSettings | undefined, options: AgentCardOptions): void {
+  const answer = (request: Request): { status: number; body: string } => {
+    const settings = card();
+    const built = settings ? buildAgentCard(settings, request, options) : undefined;
+    return built ? { status: 200, body: JSON.stringify(built) } : { status: 404, body: JSON.stringify(NOT_CONFIGURED) };
+  };
+  table.add("GET", AGENT_CARD_PATH, ({ request }) => {
+    const { status, body } = answer(request);
+    return new Response(body, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS } });
+  }, { public: true });
+  // RouteTable's method union has no HEAD; its route() passes any method string to Elysia, and
+  // registering HEAD makes the 405 answer's Allow list read "GET, HEAD".
+  table.add("HEAD" as "GET", AGENT_CARD_PATH, ({ request }) => {
+    const { status, body } = answer(request);
+    return new Response(null, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS, "content-length": String(new TextEncoder().encode(body).byteLength) } });
+  }, { public: true });
+}
+
