@@ -14,6 +14,7 @@ import type { AttachContext, CheckState } from "../surfaces/attach/attach-contex
 import { type AttachServer, startAttachServer } from "../surfaces/attach/attach-server.ts";
 import { type CallerAuthConfig, resolveCaller } from "../surfaces/http/caller-auth.ts";
 import { openStreamCount } from "../surfaces/http/sse-stream.ts";
+import { PeerHub } from "../surfaces/peers/peer-hub.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
 import { MetricsRegistry } from "../telemetry/metrics.ts";
 import { type AgentConfig, AGENT_FLAGS, buildAgentConfig } from "./agent-config.ts";
@@ -121,6 +122,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const token = resolveToken(config, env);
   const callers = callerAuth(config, env);
   checkListenPolicy(config, token, callers, logger);
+  const peerHub = openPeerHub(config, logger);
   mkdirSync(dirname(config.sessionDb), { recursive: true });
   // 4 KiB pages: 256 per MiB.
   const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
@@ -148,6 +150,8 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     checks: async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }),
     heartbeatMs: config.heartbeatMs,
     transport: { token, readonly: config.readonly },
+    identitiesRequired: callers.tokens !== undefined,
+    ...(peerHub ? { peerHub } : {}),
     metrics,
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
@@ -163,16 +167,26 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   logger.info(`spar agent ${SPAR_VERSION} listening on http://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
-    stopping ??= teardown(host, server, config, logger);
+    stopping ??= teardown(host, server, config, logger, peerHub);
     return stopping;
   };
   return { config, server, host, shutdown };
 }
 
-async function teardown(host: SessionHost, server: AttachServer, config: AgentConfig, logger: Logger): Promise<void> {
+function openPeerHub(config: AgentConfig, logger: Logger): PeerHub | undefined {
+  if (!config.peerHub.enabled) return undefined;
+  const opened = PeerHub.open({ stateFile: config.peerHub.stateFile, log: logger });
+  if (!opened.ok) throw new SparError("bad_request", opened.error);
+  opened.value.startPruning();
+  return opened.value;
+}
+
+async function teardown(host: SessionHost, server: AttachServer, config: AgentConfig, logger: Logger, peerHub: PeerHub | undefined): Promise<void> {
   const cancel = host.beginShutdown();
+  // Teardown step 1, the peer hub: every change is already on disk; stop its prune timer.
+  peerHub?.close();
   await Promise.race([cancel, new Promise((resolve) => setTimeout(resolve, 2000))]);
-  // Peer-hub deregistration, subagent drain and tool-server children: none in this build.
+  // Subagent drain and tool-server children: none in this build.
   await server.drain(config.shutdownTimeoutMs);
   await host.close();
   logger.info("shutdown complete");

@@ -8,11 +8,12 @@ import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
+import { PEER_FLAGS, type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
 import type { ConfigMap } from "./config-file.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 
-export const AGENT_FLAGS: readonly FlagSpec[] = [
+const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "attach-listen", kind: "string", help: "address of the attach listener (HTTP + SSE)", defaultText: "127.0.0.1:7777", configKey: "attach.listen" },
   { name: "attach-token", kind: "string", help: "name of the environment variable holding the listener's shared bearer token", configKey: "attach.token_env" },
   { name: "auth-table", kind: "string", help: "bearer-token table of callers (JSON or YAML; see README): turns on multi-session auth", configKey: "attach.multi_session.auth.table_file" },
@@ -36,6 +37,8 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
 ];
 
+export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...PEER_FLAGS];
+
 export interface CallerAuthSettings {
   tableFile: string;
   adminIdentities: string[];
@@ -51,6 +54,7 @@ export interface AgentConfig {
   readonly: boolean;
   /** Multi-session auth: present when a token table is configured. */
   callerAuth: CallerAuthSettings | undefined;
+  peerHub: PeerHubSettings;
   sessionDb: string;
   /** 0: no cap. */
   sessionDbMaxMb: number;
@@ -142,6 +146,8 @@ class SettingReader {
 
 export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMap, cwd: string, cores: number): Result<AgentConfig> {
   const read = new SettingReader(flags, config);
+  const peerHub = resolvePeerSettings(flags, config, cwd);
+  if (!peerHub.ok) return err(peerHub.error);
   try {
     const listen = parseListenAddress(read.string("attach-listen", "127.0.0.1:7777"));
     if (!listen.ok) throw new ConfigProblem(`${read.source("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
@@ -154,6 +160,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       listen: listen.value,
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
       readonly: read.bool("attach-readonly", false),
+      peerHub: peerHub.value,
       callerAuth:
         tableFile === ""
           ? undefined

@@ -5,6 +5,7 @@
 import type { SessionHost } from "../../runtime/session-host.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 import type { TransportPolicy } from "../http/request-guards.ts";
+import type { PeerHub } from "../peers/peer-hub.ts";
 
 export type { Caller } from "../http/caller-auth.ts";
 import type { Caller } from "../http/caller-auth.ts";
@@ -33,4 +34,8 @@ export interface AttachContext {
   metrics: MetricsRegistry;
   /** Transport-layer authentication and read-only mode. */
   transport: TransportPolicy;
+  /** The peer registry, when launched with --attach-peer-hub. */
+  peerHub?: PeerHub;
+  /** Multi-session auth is on: peer routes refuse anonymous callers. */
+  identitiesRequired: boolean;
 }

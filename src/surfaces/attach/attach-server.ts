@@ -8,6 +8,7 @@ import { closeAllStreams, startHeartbeat, stopHeartbeat } from "../http/sse-stre
 import type { AttachContext } from "./attach-context.ts";
 import { registerDaemonRoutes } from "./daemon-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
+import { registerPeerRoutes } from "../peers/peer-routes.ts";
 import { RouteTable } from "./route-table.ts";
 import { registerSessionRoutes } from "./session-routes.ts";
 
@@ -30,6 +31,7 @@ export function buildAttachApp(context: AttachContext): Elysia {
   registerDaemonRoutes(table, context);
   registerSessionRoutes(table, context);
   registerPlaceholderRoutes(table, context);
+  if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {
     if (code === "NOT_FOUND") return table.unmatched(request);
     return table.failure(error);

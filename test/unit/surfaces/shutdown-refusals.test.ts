@@ -36,6 +36,7 @@ beforeAll(async () => {
     heartbeatMs: 15_000,
     metrics: new MetricsRegistry(),
     transport: { token: undefined, readonly: false },
+    identitiesRequired: false,
   });
 });
 afterAll(async () => {
