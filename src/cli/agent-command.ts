@@ -145,12 +145,13 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   }
   const context: AttachContext = {
     host,
-    daemon: { name: config.appName, version: SPAR_VERSION, description: "spar agent daemon", model: config.model.name, provider: config.model.provider },
+    daemon: { name: config.agentCard.name, version: SPAR_VERSION, description: config.agentCard.description ?? "spar agent daemon", model: config.model.name, provider: config.model.provider },
     caller: (request) => resolveCaller(request, callers, token),
     checks: async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }),
     heartbeatMs: config.heartbeatMs,
     transport: { token, readonly: config.readonly },
     identitiesRequired: callers.tokens !== undefined,
+    agentCard: { settings: () => config.agentCard, options: { bearer: token !== undefined, mtls: false, skills: () => [] } },
     ...(peerHub ? { peerHub } : {}),
     metrics,
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },

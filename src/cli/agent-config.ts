@@ -9,7 +9,9 @@ import { isValidName } from "../core/session-key.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
 import { PEER_FLAGS, type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
+import { AGENT_CARD_FLAGS, type AgentCardSettings, loadAgentCardSettings } from "../surfaces/attach/agent-card-config.ts";
 import type { ConfigMap } from "./config-file.ts";
+import { SPAR_VERSION } from "./version.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 
@@ -37,7 +39,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
 ];
 
-export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...PEER_FLAGS];
+export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS];
 
 export interface CallerAuthSettings {
   tableFile: string;
@@ -55,6 +57,7 @@ export interface AgentConfig {
   /** Multi-session auth: present when a token table is configured. */
   callerAuth: CallerAuthSettings | undefined;
   peerHub: PeerHubSettings;
+  agentCard: AgentCardSettings;
   sessionDb: string;
   /** 0: no cap. */
   sessionDbMaxMb: number;
@@ -154,6 +157,8 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     read.oneOf("session-db-driver", "sqlite", ["sqlite"]);
     const appName = read.string("app-name", "spar");
     if (!isValidName(appName)) throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
+    const agentCard = loadAgentCardSettings({ config, flags, cwd, version: SPAR_VERSION, defaultName: appName });
+    if (!agentCard.ok) throw new ConfigProblem(agentCard.error);
     const tokenEnv = read.string("attach-token", "");
     const tableFile = read.string("auth-table", "");
     return ok({
@@ -161,6 +166,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
       readonly: read.bool("attach-readonly", false),
       peerHub: peerHub.value,
+      agentCard: agentCard.value,
       callerAuth:
         tableFile === ""
           ? undefined

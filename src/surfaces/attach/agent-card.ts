@@ -156,7 +156,7 @@ export function registerAgentCardRoutes(table: RouteTable, card: () => AgentCard
   }, { public: true });
   // RouteTable's method union has no HEAD; its route() passes any method string to Elysia, and
   // registering HEAD makes the 405 answer's Allow list read "GET, HEAD".
-  table.add("HEAD" as "GET", AGENT_CARD_PATH, ({ request }) => {
+  table.add("HEAD", AGENT_CARD_PATH, ({ request }) => {
     const { status, body } = answer(request);
     return new Response(null, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS, "content-length": String(new TextEncoder().encode(body).byteLength) } });
   }, { public: true });

@@ -6,6 +6,8 @@ import type { SessionHost } from "../../runtime/session-host.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 import type { TransportPolicy } from "../http/request-guards.ts";
 import type { PeerHub } from "../peers/peer-hub.ts";
+import type { AgentCardOptions } from "./agent-card.ts";
+import type { AgentCardSettings } from "./agent-card-config.ts";
 
 export type { Caller } from "../http/caller-auth.ts";
 import type { Caller } from "../http/caller-auth.ts";
@@ -38,4 +40,6 @@ export interface AttachContext {
   peerHub?: PeerHub;
   /** Multi-session auth is on: peer routes refuse anonymous callers. */
   identitiesRequired: boolean;
+  /** The agent card's settings (re-read on every fetch) and how it describes auth and skills. */
+  agentCard?: { settings: () => AgentCardSettings | undefined; options: AgentCardOptions };
 }

@@ -9,6 +9,7 @@ import type { AttachContext } from "./attach-context.ts";
 import { registerDaemonRoutes } from "./daemon-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
 import { registerPeerRoutes } from "../peers/peer-routes.ts";
+import { registerAgentCardRoutes } from "./agent-card.ts";
 import { RouteTable } from "./route-table.ts";
 import { registerSessionRoutes } from "./session-routes.ts";
 
@@ -29,6 +30,7 @@ export function buildAttachApp(context: AttachContext): Elysia {
   const app = new Elysia({ strictPath: true, serve: { idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY } });
   const table = new RouteTable(app, context.transport, (request) => context.caller(request));
   registerDaemonRoutes(table, context);
+  if (context.agentCard) registerAgentCardRoutes(table, context.agentCard.settings, context.agentCard.options);
   registerSessionRoutes(table, context);
   registerPlaceholderRoutes(table, context);
   if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });

@@ -29,7 +29,7 @@ export interface SessionRouteContext extends RouteContext {
 
 export type Handler<T extends RouteContext = RouteContext> = (context: T) => Response | Promise<Response>;
 
-type Method = "GET" | "POST" | "PATCH" | "DELETE" | "PUT";
+type Method = "GET" | "HEAD" | "POST" | "PATCH" | "DELETE" | "PUT";
 
 interface Registered {
   method: Method;
