@@ -107,7 +107,7 @@ function callerAuth(config: AgentConfig, env: Record<string, string | undefined>
 
 /** Startup policy: a listener reachable from other hosts needs an authentication gate. */
 function checkListenPolicy(config: AgentConfig, token: string | undefined, callers: CallerAuthConfig, logger: Logger): void {
-  if (token !== undefined) return;
+  if (token !== undefined || config.tls?.ca !== undefined) return;
   if (callers.tokens !== undefined && !callers.allowAnonymous) return;
   if (!isLoopbackHost(config.listen.host)) {
     throw new SparError(
@@ -151,7 +151,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     heartbeatMs: config.heartbeatMs,
     transport: { token, readonly: config.readonly },
     identitiesRequired: callers.tokens !== undefined,
-    agentCard: { settings: () => config.agentCard, options: { bearer: token !== undefined, mtls: false, skills: () => [] } },
+    agentCard: { settings: () => config.agentCard, options: { bearer: token !== undefined, mtls: config.tls?.ca !== undefined, skills: () => [] } },
     ...(peerHub ? { peerHub } : {}),
     metrics,
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
@@ -163,9 +163,9 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   metrics.gauge("spar_store_refused_writes", "Writes the store refused since start.", () => store.stats.refused);
   metrics.gauge("spar_store_event_rows", "Event rows committed since start.", () => store.stats.rows);
   metrics.gauge("spar_store_longest_write_ms", "Longest time one group commit held the event loop (ms).", () => store.stats.longestBatchMs);
-  const server = startAttachServer(context, bindHostname(config.listen), config.listen.port);
+  const server = startAttachServer(context, bindHostname(config.listen), config.listen.port, config.tls);
   const shownHost = bindHostname(config.listen).includes(":") ? `[${bindHostname(config.listen)}]` : bindHostname(config.listen);
-  logger.info(`spar agent ${SPAR_VERSION} listening on http://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
+  logger.info(`spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
     stopping ??= teardown(host, server, config, logger, peerHub);

@@ -2,7 +2,8 @@
  * The agent daemon's typed configuration: defaults, then the config file, then flags (flags
  * win). Validated once; a bad value is an error naming the flag or key.
  */
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import type { ModelSpec } from "../core/model.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
@@ -18,6 +19,9 @@ import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "attach-listen", kind: "string", help: "address of the attach listener (HTTP + SSE)", defaultText: "127.0.0.1:7777", configKey: "attach.listen" },
   { name: "attach-token", kind: "string", help: "name of the environment variable holding the listener's shared bearer token", configKey: "attach.token_env" },
+  { name: "attach-tls-cert", kind: "string", help: "PEM certificate of the listener: serve HTTPS", configKey: "attach.tls_cert" },
+  { name: "attach-tls-key", kind: "string", help: "PEM private key of --attach-tls-cert", configKey: "attach.tls_key" },
+  { name: "attach-client-ca", kind: "string", help: "PEM CA bundle: clients must present a certificate it signed (mTLS)", configKey: "attach.client_ca" },
   { name: "auth-table", kind: "string", help: "bearer-token table of callers (JSON or YAML; see README): turns on multi-session auth", configKey: "attach.multi_session.auth.table_file" },
   { name: "attach-readonly", kind: "bool", help: "serve only GET, HEAD and OPTIONS (403 for anything else)", defaultText: "false", configKey: "attach.readonly" },
   { name: "session-db", kind: "string", help: "session store: sqlite file path", defaultText: ".agents/state/sessions.db", configKey: "session_db.path" },
@@ -54,6 +58,8 @@ export interface AgentConfig {
   /** Environment variable that holds the shared bearer token, when one is configured. */
   tokenEnv: string | undefined;
   readonly: boolean;
+  /** HTTPS (and mTLS with a client CA) on the attach listener. */
+  tls: { cert: string; key: string; ca?: string } | undefined;
   /** Multi-session auth: present when a token table is configured. */
   callerAuth: CallerAuthSettings | undefined;
   peerHub: PeerHubSettings;
@@ -161,10 +167,12 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     if (!agentCard.ok) throw new ConfigProblem(agentCard.error);
     const tokenEnv = read.string("attach-token", "");
     const tableFile = read.string("auth-table", "");
+    const tls = tlsSettings(read, cwd);
     return ok({
       listen: listen.value,
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
       readonly: read.bool("attach-readonly", false),
+      tls,
       peerHub: peerHub.value,
       agentCard: agentCard.value,
       callerAuth:
@@ -194,6 +202,23 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     if (error instanceof ConfigProblem) return err(error.message);
     throw error;
   }
+}
+
+function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
+  const file = (name: string) => {
+    const path = read.string(name, "");
+    if (path === "") return "";
+    const absolute = isAbsolute(path) ? path : join(cwd, path);
+    if (!existsSync(absolute)) throw new ConfigProblem(`${read.source(name)?.from ?? `--${name}`}: ${absolute} does not exist`);
+    return absolute;
+  };
+  const cert = file("attach-tls-cert");
+  const key = file("attach-tls-key");
+  const ca = file("attach-client-ca");
+  if ((cert === "") !== (key === "")) throw new ConfigProblem("TLS needs both --attach-tls-cert and --attach-tls-key (attach.tls_cert, attach.tls_key)");
+  if (ca !== "" && cert === "") throw new ConfigProblem("--attach-client-ca (attach.client_ca) needs TLS: set --attach-tls-cert and --attach-tls-key");
+  if (cert === "") return undefined;
+  return ca === "" ? { cert, key } : { cert, key, ca };
 }
 
 function buildModelSpec(read: SettingReader): ModelSpec {

@@ -56,7 +56,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     (async () => {
       for await (const chunk of child.stderr) {
         stderr += decoder.decode(chunk, { stream: true });
-        const match = /listening on http:\/\/[^:]+:(\d+)/.exec(stderr);
+        const match = /listening on https?:\/\/[^:]+:(\d+)/.exec(stderr);
         if (match) {
           clearTimeout(timer);
           resolvePort(Number(match[1]));
@@ -75,7 +75,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     }
   })();
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `${/listening on https:/.test(stderr) ? "https" : "http"}://127.0.0.1:${port}`,
     port,
     sessionDb,
     process: child,

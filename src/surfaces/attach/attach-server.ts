@@ -25,9 +25,22 @@ export interface AttachServer {
   handle(request: Request): Promise<Response>;
 }
 
-export function buildAttachApp(context: AttachContext): Elysia {
+/** TLS of the listener: PEM files; with `ca`, clients must present a certificate it signed. */
+export interface ListenerTls {
+  cert: string;
+  key: string;
+  ca?: string;
+}
+
+function serveTls(tls: ListenerTls | undefined) {
+  if (!tls) return {};
+  const files = { cert: Bun.file(tls.cert), key: Bun.file(tls.key) };
+  return { tls: tls.ca ? { ...files, ca: Bun.file(tls.ca), requestCert: true, rejectUnauthorized: true } : files };
+}
+
+export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysia {
   // strictPath: `/healthz/` is not `/healthz` (its auth exemption is for the exact path only).
-  const app = new Elysia({ strictPath: true, serve: { idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY } });
+  const app = new Elysia({ strictPath: true, serve: { idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY, ...serveTls(tls) } });
   const table = new RouteTable(app, context.transport, (request) => context.caller(request));
   registerDaemonRoutes(table, context);
   if (context.agentCard) registerAgentCardRoutes(table, context.agentCard.settings, context.agentCard.options);
@@ -41,8 +54,8 @@ export function buildAttachApp(context: AttachContext): Elysia {
   return app;
 }
 
-export function startAttachServer(context: AttachContext, hostname: string, port: number): AttachServer {
-  const app = buildAttachApp(context);
+export function startAttachServer(context: AttachContext, hostname: string, port: number, tls?: ListenerTls): AttachServer {
+  const app = buildAttachApp(context, tls);
   app.listen({ hostname, port });
   const server = app.server;
   if (!server) throw new Error(`attach listener did not start on ${hostname}:${port}`);

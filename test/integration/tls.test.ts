@@ -1,0 +1,61 @@
+/**
+ * HTTPS and mTLS on the attach listener, with certificates made by openssl inside the test:
+ * TLS serves the API and builds https session urls; a client CA refuses clients without a
+ * certificate it signed at the handshake, serves those with one, counts as the authentication
+ * gate for a non-loopback bind, and shows as the mtls scheme on the agent card.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Daemon, startDaemon, tempDir } from "../support/daemon.ts";
+
+let dir: string;
+let tlsOnly: Daemon;
+let mutual: Daemon;
+
+function openssl(args: string[]): void {
+  const result = Bun.spawnSync(["openssl", ...args], { cwd: dir, stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`openssl ${args.join(" ")}: ${result.stderr.toString()}`);
+}
+
+function makeCertificates(): void {
+  dir = tempDir("spar-tls-");
+  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=spar test CA"]);
+  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
+  Bun.write(join(dir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "san.ext"]);
+  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=alice"]);
+  openssl(["x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "1"]);
+}
+
+const pem = (name: string) => readFileSync(join(dir, name), "utf8");
+
+beforeAll(async () => {
+  makeCertificates();
+  const tlsArgs = [`--attach-tls-cert=${join(dir, "server.crt")}`, `--attach-tls-key=${join(dir, "server.key")}`];
+  [tlsOnly, mutual] = await Promise.all([
+    startDaemon({ args: [...tlsArgs, "--multi-session"] }),
+    startDaemon({ args: [...tlsArgs, `--attach-client-ca=${join(dir, "ca.crt")}`, "--attach-listen=0.0.0.0:0", "--agent-card-description=mTLS agent"] }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([tlsOnly.sigterm(), mutual.sigterm()]);
+});
+
+test("TLS: the API is served over https and session urls say https", async () => {
+  expect(tlsOnly.baseUrl).toStartWith("https://");
+  const created = await fetch(`${tlsOnly.baseUrl}/sessions`, { method: "POST", headers: { "content-type": "application/json" }, tls: { ca: pem("ca.crt") } });
+  expect(created.status).toBe(201);
+  expect(((await created.json()) as { url: string }).url).toStartWith(`https://127.0.0.1:${tlsOnly.port}/sessions/spar/`);
+  await expect(fetch(`http://127.0.0.1:${tlsOnly.port}/healthz`)).rejects.toThrow();
+});
+
+test("mTLS: no client certificate, no connection; a signed one is served", async () => {
+  await expect(fetch(`${mutual.baseUrl}/healthz`, { tls: { ca: pem("ca.crt") } })).rejects.toThrow();
+  const withCert = { tls: { ca: pem("ca.crt"), cert: pem("client.crt"), key: pem("client.key") } };
+  expect((await fetch(`${mutual.baseUrl}/sessions`, withCert)).status).toBe(200);
+  const card = (await (await fetch(`${mutual.baseUrl}/.well-known/agent-card.json`, withCert)).json()) as Record<string, unknown>;
+  expect(card.securitySchemes).toEqual({ mtls: { type: "mutualTLS" } });
+  expect(card.security).toEqual([{ mtls: [] }]);
+  expect(mutual.log()).not.toContain("has no token");
+});
