@@ -39,6 +39,8 @@ export interface SessionStore {
   isTombstoned(key: SessionKey): Promise<boolean>;
   touchSession(key: SessionKey, at: string): Promise<void>;
   setTitle(key: SessionKey, title: string | undefined): Promise<void>;
+  /** Replace the viewer and contributor lists (the owner never changes). */
+  setAcl(key: SessionKey, viewers: readonly string[], contributors: readonly string[]): Promise<void>;
   enqueueInbox(key: SessionKey, item: InboxItem): Promise<void>;
   /** Undrained inbox items in arrival order. */
   pendingInbox(key: SessionKey): Promise<InboxItem[]>;

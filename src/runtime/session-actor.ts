@@ -105,6 +105,11 @@ export class SessionActor {
     return this.#record;
   }
 
+  /** Adopt ACL lists already committed to the store. */
+  adoptAcl(viewers: string[], contributors: string[]): void {
+    this.#record = { ...this.#record, viewers, contributors };
+  }
+
   get turnInFlight(): boolean {
     return this.#turn !== undefined;
   }

@@ -4,7 +4,7 @@
  * timeout. Resolves both path shapes, creates and deletes sessions, resumes committed inbox
  * work after a restart, and drives the shutdown of turns.
  */
-import { type Principal, type SessionAction, allows } from "../core/acl.ts";
+import { type AclPatch, type Principal, type SessionAcl, type SessionAction, allows, mergeAcl } from "../core/acl.ts";
 import { SparError } from "../core/errors.ts";
 import { newSessionId } from "../core/ids.ts";
 import type { ModelSpec } from "../core/model.ts";
@@ -130,6 +130,34 @@ export class SessionHost {
     return key;
   }
 
+  /**
+   * PATCH an ACL: merged and committed one at a time per session (so concurrent PATCHes on
+   * different lists both land), applied in memory only after the store committed it (a failed
+   * write changes nothing and answers 500).
+   */
+  updateAcl(key: SessionKey, patch: AclPatch): Promise<SessionAcl> {
+    const name = sessionKeyString(key);
+    const update = (this.#aclUpdates.get(name) ?? Promise.resolve()).then(async () => {
+      const current = await this.record(key);
+      if (!current) throw this.#missing(key.app, key.id);
+      const merged = mergeAcl(current, patch);
+      if (!merged.ok) throw new SparError("bad_request", merged.error);
+      const viewers = [...merged.value.viewers];
+      const contributors = [...merged.value.contributors];
+      try {
+        await this.#store.setAcl(key, viewers, contributors);
+      } catch (error) {
+        throw new SparError("persistence_failed", `ACL not saved, nothing changed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      this.#actors.get(name)?.adoptAcl(viewers, contributors);
+      const cached = this.#recordCache.get(name);
+      if (cached) this.#recordCache.set(name, { ...cached, viewers, contributors });
+      return { owner: current.owner, viewers, contributors };
+    });
+    this.#aclUpdates.set(name, update.then(() => undefined, () => undefined));
+    return update;
+  }
+
   /** The durable row of a session (live copy when loaded), for ACL reads. */
   async record(key: SessionKey): Promise<SessionRecord | undefined> {
     return this.#liveRecord(key) ?? (await this.#rememberRecord(key));
@@ -247,6 +275,8 @@ export class SessionHost {
 
   /** Records of sessions not in memory, read once per authorization burst. */
   readonly #recordCache = new Map<string, SessionRecord>();
+  /** The ACL update in progress per session; the next one waits for it. */
+  readonly #aclUpdates = new Map<string, Promise<void>>();
 
   #liveRecord(key: SessionKey): SessionRecord | undefined {
     const name = sessionKeyString(key);

@@ -234,6 +234,10 @@ export class SqliteStore implements Store {
     return this.submit<void>({ kind: "title", key, title: title ?? null, weight: 1 });
   }
 
+  setAcl(key: SessionKey, viewers: readonly string[], contributors: readonly string[]): Promise<void> {
+    return this.submit<void>({ kind: "acl", key, viewers, contributors, weight: 1 });
+  }
+
   // ---- inbox ------------------------------------------------------------------------------
 
   enqueueInbox(key: SessionKey, item: InboxItem): Promise<void> {

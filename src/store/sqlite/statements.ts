@@ -20,6 +20,7 @@ export class Statements {
   readonly deleteSessionRow: Statement<unknown, Pk>;
   readonly touch: Statement<unknown, [string, number]>;
   readonly setTitle: Statement<unknown, [string | null, number]>;
+  readonly setAcl: Statement<unknown, [string, string, number]>;
 
   readonly maxSeq: Statement<{ head: number | null }, Pk>;
   readonly readEvents: Statement<unknown, [number, number, number, number]>;
@@ -57,6 +58,7 @@ export class Statements {
     this.deleteSessionRow = db.prepare("DELETE FROM sessions WHERE pk = ?");
     this.touch = db.prepare("UPDATE sessions SET last_touched_at = ? WHERE pk = ?");
     this.setTitle = db.prepare("UPDATE sessions SET title = ? WHERE pk = ?");
+    this.setAcl = db.prepare("UPDATE sessions SET viewers = ?, contributors = ? WHERE pk = ?");
 
     this.maxSeq = db.prepare("SELECT max(seq) AS head FROM events WHERE session_pk = ?");
     this.readEvents = db.prepare(

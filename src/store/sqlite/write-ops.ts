@@ -35,6 +35,7 @@ export type WriteOp = OpBase &
     | { kind: "delete"; key: SessionKey }
     | { kind: "touch"; key: SessionKey; at: string }
     | { kind: "title"; key: SessionKey; title: string | null }
+    | { kind: "acl"; key: SessionKey; viewers: readonly string[]; contributors: readonly string[] }
     | { kind: "enqueue"; key: SessionKey; item: InboxItem }
   );
 
@@ -152,6 +153,11 @@ export class BatchWriter {
       case "title": {
         const entry = this.existing(op.key, op);
         if (entry !== undefined) this.st.setTitle.run(op.title, entry.pk);
+        return;
+      }
+      case "acl": {
+        const entry = this.existing(op.key, op);
+        if (entry !== undefined) this.st.setAcl.run(JSON.stringify(op.viewers), JSON.stringify(op.contributors), entry.pk);
         return;
       }
       case "enqueue":

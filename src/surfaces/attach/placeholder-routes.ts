@@ -70,10 +70,6 @@ export function registerPlaceholderRoutes(table: RouteTable, context: AttachCont
     await host.authorize(route.app, route.sid, route.caller, "write");
     throw new SparError("precondition_failed", "this session has neither a pause controller nor an interrupt provider");
   });
-  table.session("PATCH", "acl", async (route) => {
-    await host.resolve(route.app, route.sid);
-    throw new SparError("not_implemented", "ACL changes need multi-session authentication, which this daemon does not run");
-  });
   table.session("GET", "perms/stream", async (route) => {
     await host.authorize(route.app, route.sid, route.caller, "read");
     throw new SparError("not_implemented", "perms/stream capability not registered");

@@ -24,6 +24,12 @@ const CreateSessionBody = v.object({
   app: v.optional(v.pipe(v.string(), v.check(isValidName, "app must be 1-128 letters, digits, . _ : @ - and start with a letter or digit"))),
 });
 
+const AclPatchBody = v.object({
+  owner: v.optional(v.string("owner must be a string")),
+  viewers: v.optional(v.array(v.pipe(v.string(), v.maxLength(256)), "viewers must be a list of identities")),
+  contributors: v.optional(v.array(v.pipe(v.string(), v.maxLength(256)), "contributors must be a list of identities")),
+});
+
 const InjectBody = v.object({
   message: v.pipe(v.string("message must be a string"), v.check((text) => text.trim() !== "", "message must not be empty")),
   wake: v.optional(v.boolean("wake must be a boolean")),
@@ -139,6 +145,18 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
   table.session("GET", "usage", async (route) => {
     const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "read"));
     return json(200, actor.usageInfo());
+  });
+
+  table.session("PATCH", "acl", async (route) => {
+    const patch = await requiredBody(route, AclPatchBody);
+    if (!host.config.multiSession) throw new SparError("not_implemented", "sessions carry ACLs only with --multi-session");
+    const key = await host.authorize(route.app, route.sid, route.caller, "admin");
+    const stored = await host.updateAcl(key, {
+      ...(patch.owner !== undefined ? { owner: patch.owner } : {}),
+      ...(patch.viewers !== undefined ? { viewers: normalizeIdentities(patch.viewers) } : {}),
+      ...(patch.contributors !== undefined ? { contributors: normalizeIdentities(patch.contributors) } : {}),
+    });
+    return json(200, stored);
   });
 
   table.session("GET", "acl", async (route) => {
