@@ -1,0 +1,46 @@
+/**
+ * An in-process attach app over a real store and worker pool, for surface tests that call
+ * `app.handle(new Request(...))` without opening a port. Overrides replace context fields.
+ */
+import { join } from "node:path";
+import { PricingTable } from "../../src/runtime/pricing-table.ts";
+import { SessionHost } from "../../src/runtime/session-host.ts";
+import { WorkerPool } from "../../src/runtime/worker-pool.ts";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import type { AttachContext } from "../../src/surfaces/attach/attach-context.ts";
+import { buildAttachApp } from "../../src/surfaces/attach/attach-server.ts";
+import { MetricsRegistry } from "../../src/telemetry/metrics.ts";
+import { tempDir } from "./daemon.ts";
+
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+
+export interface InProcessApp {
+  host: SessionHost;
+  app: ReturnType<typeof buildAttachApp>;
+  close(): Promise<void>;
+}
+
+export async function inProcessApp(overrides: Partial<AttachContext> = {}): Promise<InProcessApp> {
+  const store = SqliteStore.open(join(tempDir(), "s.db"));
+  const host = new SessionHost({
+    store,
+    pool: new WorkerPool(1),
+    pricing: new PricingTable(),
+    logger: quiet,
+    config: { app: "spar", agentName: "spar", multiSession: true, model: { provider: "echo", name: "echo" }, maxSteps: 5, idleTimeoutMs: 60_000 },
+  });
+  await host.start();
+  const app = buildAttachApp({
+    host,
+    daemon: { name: "spar", version: "test", description: "test", model: "echo", provider: "echo" },
+    caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
+    checks: async () => ({ session_db: "ready" }),
+    subscriberBuffer: { maxQueued: 64, lowWater: 16 },
+    heartbeatMs: 15_000,
+    metrics: new MetricsRegistry(),
+    transport: { token: undefined, readonly: false },
+    identitiesRequired: false,
+    ...overrides,
+  });
+  return { host, app, close: () => host.close() };
+}
