@@ -146,7 +146,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const context: AttachContext = {
     host,
     daemon: { name: config.agentCard.name, version: SPAR_VERSION, description: config.agentCard.description ?? "spar agent daemon", model: config.model.name, provider: config.model.provider },
-    caller: (request) => resolveCaller(request, callers, token),
+    caller: (request, peer) => resolveCaller(request, callers, token, peer),
     checks: async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }),
     heartbeatMs: config.heartbeatMs,
     transport: { token, readonly: config.readonly },
@@ -163,8 +163,9 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   metrics.gauge("spar_store_refused_writes", "Writes the store refused since start.", () => store.stats.refused);
   metrics.gauge("spar_store_event_rows", "Event rows committed since start.", () => store.stats.rows);
   metrics.gauge("spar_store_longest_write_ms", "Longest time one group commit held the event loop (ms).", () => store.stats.longestBatchMs);
-  const server = startAttachServer(context, bindHostname(config.listen), config.listen.port, config.tls);
+  const server = await startAttachServer(context, bindHostname(config.listen), config.listen.port, config.tls);
   const shownHost = bindHostname(config.listen).includes(":") ? `[${bindHostname(config.listen)}]` : bindHostname(config.listen);
+  if (server.innerPort !== undefined) logger.info(`mTLS terminator in front; the HTTP server behind it is on 127.0.0.1:${server.innerPort} and refuses direct connections`);
   logger.info(`spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
   let stopping: Promise<void> | undefined;
   const shutdown = () => {

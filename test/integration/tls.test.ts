@@ -59,3 +59,20 @@ test("mTLS: no client certificate, no connection; a signed one is served", async
   expect(card.security).toEqual([{ mtls: [] }]);
   expect(mutual.log()).not.toContain("has no token");
 });
+
+test("mTLS: the certificate subject is the caller; the private port behind the terminator refuses direct requests", async () => {
+  const withCert = { tls: { ca: pem("ca.crt"), cert: pem("client.crt"), key: pem("client.key") } };
+  expect(await (await fetch(`${mutual.baseUrl}/whoami`, withCert)).json()).toEqual({ identity: "CN=alice", admin: false, source: "mtls" });
+  const abort = new AbortController();
+  const stream = await fetch(`${mutual.baseUrl}/sessions/default/events`, { ...withCert, signal: abort.signal });
+  const reader = stream.body?.getReader();
+  const first = new TextDecoder().decode((await reader?.read())?.value);
+  expect(first).toContain("event: capabilities");
+  expect(first).toContain('"caller_id":"CN=alice"');
+  abort.abort();
+  const inner = /HTTP server behind it is on 127\.0\.0\.1:(\d+)/.exec(mutual.log())?.[1];
+  expect(inner).toBeDefined();
+  const direct = await fetch(`http://127.0.0.1:${inner}/healthz`);
+  expect(direct.status).toBe(403);
+  expect((await fetch(`http://127.0.0.1:${inner}/sessions`)).status).toBe(403);
+});

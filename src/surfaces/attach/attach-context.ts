@@ -26,7 +26,7 @@ export interface AttachContext {
   host: SessionHost;
   daemon: DaemonInfo;
   /** The request's caller (per-caller layer); throws a 401 problem when it cannot be resolved. */
-  caller(request: Request): Caller;
+  caller(request: Request, peer?: string): Caller;
   /** Readiness checks by subsystem; the status is 503 when any is not ready. */
   checks(): Promise<Record<string, CheckState>>;
   /** Frames a subscriber may lag before it is cut, and the replay pacing mark. */

@@ -4,6 +4,7 @@
  * methods answered as JSON.
  */
 import { Elysia } from "elysia";
+import { type MtlsTerminator, startMtlsTerminator } from "../http/mtls-terminator.ts";
 import { closeAllStreams, startHeartbeat, stopHeartbeat } from "../http/sse-stream.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { registerDaemonRoutes } from "./daemon-routes.ts";
@@ -18,6 +19,8 @@ const MAX_REQUEST_BODY = 1024 * 1024;
 
 export interface AttachServer {
   readonly port: number;
+  /** Behind an mTLS terminator: the private loopback port of the HTTP server (refuses direct use). */
+  readonly innerPort?: number;
   readonly hostname: string;
   /** Hang up SSE streams, then stop accepting and finish in-flight requests (bounded). */
   drain(timeoutMs: number): Promise<void>;
@@ -32,16 +35,17 @@ export interface ListenerTls {
   ca?: string;
 }
 
+/** TLS Bun.serve terminates itself; with a client CA the mTLS terminator does instead. */
 function serveTls(tls: ListenerTls | undefined) {
-  if (!tls) return {};
+  if (!tls || tls.ca) return {};
   const files = { cert: Bun.file(tls.cert), key: Bun.file(tls.key) };
-  return { tls: tls.ca ? { ...files, ca: Bun.file(tls.ca), requestCert: true, rejectUnauthorized: true } : files };
+  return { tls: files };
 }
 
 export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysia {
   // strictPath: `/healthz/` is not `/healthz` (its auth exemption is for the exact path only).
   const app = new Elysia({ strictPath: true, serve: { idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY, ...serveTls(tls) } });
-  const table = new RouteTable(app, context.transport, (request) => context.caller(request));
+  const table = new RouteTable(app, context.transport, (request, peer) => context.caller(request, peer));
   registerDaemonRoutes(table, context);
   if (context.agentCard) registerAgentCardRoutes(table, context.agentCard.settings, context.agentCard.options);
   registerSessionRoutes(table, context);
@@ -54,19 +58,33 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   return app;
 }
 
-export function startAttachServer(context: AttachContext, hostname: string, port: number, tls?: ListenerTls): AttachServer {
+export async function startAttachServer(context: AttachContext, hostname: string, port: number, tls?: ListenerTls): Promise<AttachServer> {
+  const mutual = tls?.ca !== undefined;
+  let terminator: MtlsTerminator | undefined;
+  if (mutual) {
+    // Every request must come through the terminator; it knows each connection's subject.
+    context.transport.peerIdentity = (request) => {
+      const peer = app.server?.requestIP(request);
+      return peer ? terminator?.identityOf(peer.port) : undefined;
+    };
+  }
   const app = buildAttachApp(context, tls);
-  app.listen({ hostname, port });
+  app.listen(mutual ? { hostname: "127.0.0.1", port: 0 } : { hostname, port });
   const server = app.server;
   if (!server) throw new Error(`attach listener did not start on ${hostname}:${port}`);
+  if (tls?.ca !== undefined) {
+    terminator = await startMtlsTerminator({ hostname, port, cert: tls.cert, key: tls.key, ca: tls.ca, upstreamPort: server.port ?? 0 });
+  }
   startHeartbeat(context.heartbeatMs);
   return {
-    port: server.port ?? port,
+    port: terminator?.port ?? server.port ?? port,
+    ...(terminator ? { innerPort: server.port ?? 0 } : {}),
     hostname,
     handle: (request) => app.handle(request),
     drain: async (timeoutMs) => {
       stopHeartbeat();
       closeAllStreams("daemon shutting down");
+      await terminator?.close();
       const stopped = server.stop(false);
       const timeout = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref?.());
       await Promise.race([stopped, timeout]);

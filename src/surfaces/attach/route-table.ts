@@ -9,7 +9,7 @@ import { SparError } from "../../core/errors.ts";
 import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import { errorResponse, json } from "../http/responses.ts";
 import { type Caller, LOCAL_CALLER } from "../http/caller-auth.ts";
-import { type TransportPolicy, checkCsrf, checkTransport } from "../http/request-guards.ts";
+import { type TransportPolicy, checkConnection, checkCsrf, checkTransport } from "../http/request-guards.ts";
 
 export const PROTOCOL_HEADER = "x-attach-protocol-version";
 
@@ -65,9 +65,9 @@ export class RouteTable {
   /** Exact paths served ahead of authentication, whatever the method (405s included). */
   readonly #publicPaths = new Set<string>();
 
-  readonly #resolveCaller: (request: Request) => Caller;
+  readonly #resolveCaller: (request: Request, peer: string | undefined) => Caller;
 
-  constructor(app: Elysia, transport: TransportPolicy, resolveCaller: (request: Request) => Caller = () => LOCAL_CALLER) {
+  constructor(app: Elysia, transport: TransportPolicy, resolveCaller: (request: Request, peer: string | undefined) => Caller = () => LOCAL_CALLER) {
     this.#app = app as unknown as RoutableApp;
     this.#transport = transport;
     this.#resolveCaller = resolveCaller;
@@ -81,8 +81,9 @@ export class RouteTable {
       path,
       async ({ request, params }) => {
         try {
+          const peer = checkConnection(request, this.#transport);
           if (!options.public) checkTransport(request, this.#transport);
-          const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request);
+          const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request, peer);
           checkCsrf(request);
           return withProtocolHeader(await handler({ request, params, url: new URL(request.url), caller }));
         } catch (error) {
@@ -118,6 +119,7 @@ export class RouteTable {
   unmatched(request: Request): Response {
     const url = new URL(request.url);
     try {
+      checkConnection(request, this.#transport);
       if (!this.#publicPaths.has(url.pathname)) checkTransport(request, this.#transport);
     } catch (error) {
       return withProtocolHeader(errorResponse(error));

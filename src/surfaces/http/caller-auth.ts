@@ -50,12 +50,15 @@ function bearerOf(request: Request): string | undefined {
  * Resolve the caller of a request. `transportBearer` is the shared transport token when the
  * request presented it in `Authorization` (then that header names no caller).
  */
-export function resolveCaller(request: Request, config: CallerAuthConfig, transportToken: string | undefined): Caller {
-  if (config.tokens === undefined) return LOCAL_CALLER;
+export function resolveCaller(request: Request, config: CallerAuthConfig, transportToken: string | undefined, peer?: string): Caller {
+  const certified: Caller | undefined = peer === undefined ? undefined : { identity: peer, admin: config.adminIdentities.has(peer), source: "mtls" };
+  if (config.tokens === undefined) return certified ? withAssertion(request, config, certified) : LOCAL_CALLER;
   const presented = bearerOf(request);
   const usesTransportToken = presented !== undefined && transportToken !== undefined && request.headers.get("x-attach-token") === null;
   let caller: Caller;
-  if (presented === undefined || usesTransportToken) {
+  if ((presented === undefined || usesTransportToken) && certified) {
+    caller = certified;
+  } else if (presented === undefined || usesTransportToken) {
     if (!config.allowAnonymous) throw refuse("this daemon needs an authenticated caller: send Authorization: Bearer <your token>");
     caller = ANONYMOUS;
   } else {
@@ -63,9 +66,14 @@ export function resolveCaller(request: Request, config: CallerAuthConfig, transp
     if (identity === undefined) throw refuse("unknown caller token");
     caller = { identity, admin: config.adminIdentities.has(identity), source: "bearer" };
   }
+  return withAssertion(request, config, caller);
+}
+
+/** Apply a proxy assertion: only a bearer- or certificate-identified proxy may make one. */
+function withAssertion(request: Request, config: CallerAuthConfig, caller: Caller): Caller {
   const asserted = request.headers.get(config.proxyHeader);
-  if (asserted === null) return caller;
-  if (caller.source !== "bearer" || !config.proxyIdentities.has(caller.identity)) {
+  if (asserted === null || config.tokens === undefined) return caller;
+  if ((caller.source !== "bearer" && caller.source !== "mtls") || !config.proxyIdentities.has(caller.identity)) {
     throw refuse(`${config.proxyHeader} is accepted only from a proxy identity`);
   }
   const identity = asserted.trim();

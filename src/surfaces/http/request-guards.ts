@@ -14,6 +14,19 @@ export interface TransportPolicy {
   /** The shared bearer token; undefined when the listener has none. */
   token: string | undefined;
   readonly: boolean;
+  /**
+   * Behind the mTLS terminator: the verified client subject of a request's connection, or
+   * undefined for a connection the terminator did not open (refused on every path).
+   */
+  peerIdentity?: (request: Request) => string | undefined;
+}
+
+/** Refuse connections that skipped the mTLS terminator; returns the client subject. */
+export function checkConnection(request: Request, policy: TransportPolicy): string | undefined {
+  if (!policy.peerIdentity) return undefined;
+  const identity = policy.peerIdentity(request);
+  if (identity === undefined) throw new SparError("forbidden", "connect through the TLS listener with a client certificate");
+  return identity;
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
