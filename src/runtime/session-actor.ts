@@ -7,6 +7,7 @@
 import type { LiveFrame, ModelResponseEvent, SessionEvent, ToolCall, ToolResultEvent } from "../core/events.ts";
 import { uuidv7 } from "../core/ids.ts";
 import { bundleInbox, titleFromPrompt } from "../core/inbox-bundle.ts";
+import { PauseGate, type ResumeMode, steerMessage } from "../core/pause-gate.ts";
 import type { ChatMessage, ModelSpec } from "../core/model.ts";
 import type { SessionKey } from "../core/session-key.ts";
 import type { InboxItem, SessionRecord, Store } from "../core/session-store.ts";
@@ -48,12 +49,18 @@ export interface InjectResult {
 }
 
 export interface StatusInfo {
-  state: "idle" | "running";
+  state: "idle" | "running" | "paused";
   model_name: string;
   turn_in_flight: boolean;
   next_wake_at: string;
   paused_since: string;
+  pause_reason?: string;
   current_tool?: string;
+}
+
+export interface InterruptResult {
+  interrupted: boolean;
+  paused: boolean;
 }
 
 const ZERO_TIME = "0001-01-01T00:00:00Z";
@@ -70,6 +77,7 @@ export class SessionActor {
   readonly #pending: InboxItem[];
   #bareWake = false;
   #retired = false;
+  readonly #gate = new PauseGate();
   /** Requests between their first await and their effect (an eviction must wait for them). */
   #busy = 0;
   #turn: ActiveTurn | undefined;
@@ -157,7 +165,7 @@ export class SessionActor {
 
   /** Start a turn if one is due and none is running. */
   schedule(): void {
-    if (this.#turn || this.#retired || this.#context.isShuttingDown()) return;
+    if (this.#turn || this.#retired || this.#gate.paused || this.#context.isShuttingDown()) return;
     const due = this.#bareWake || this.#pending.some((item) => item.wake);
     if (!due) return;
     this.#turnDone = this.#runTurn().catch((error: unknown) => {
@@ -187,13 +195,68 @@ export class SessionActor {
   }
 
   status(): StatusInfo {
-    return {
-      state: this.#turn ? "running" : "idle",
+    const status: StatusInfo = {
+      state: this.#gate.paused ? "paused" : this.#turn ? "running" : "idle",
       model_name: this.#context.model.name,
       turn_in_flight: this.#turn !== undefined,
       next_wake_at: ZERO_TIME,
-      paused_since: ZERO_TIME,
+      paused_since: this.#gate.since ?? ZERO_TIME,
     };
+    if (this.#gate.reason !== undefined) status.pause_reason = this.#gate.reason;
+    return status;
+  }
+
+  /**
+   * POST /interrupt: cancel the turn in flight (its terminal frame is `turn-error` canceled) and,
+   * with `hold`, park the session before anything queued can start. Writes the audit row once
+   * the turn has unwound.
+   */
+  async interrupt(hold: boolean, caller: string | undefined): Promise<InterruptResult> {
+    const turn = this.#turn;
+    const parked = turn !== undefined && hold && this.#gate.pause("operator-interrupt", this.#context.now().toISOString());
+    if (turn) {
+      turn.canceled = true;
+      turn.running?.cancel();
+      await this.#turnDone;
+    }
+    if (parked) this.feed.frame({ type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: this.#gate.since ?? "" });
+    const metadata: Record<string, unknown> = { source: "operator", hold, interrupted: turn !== undefined };
+    if (caller !== undefined) metadata.caller = caller;
+    await this.#append([{ ...this.#header("attach-interrupt", "attach/interrupt"), kind: "audit", name: "attach-interrupt", metadata }]);
+    return { interrupted: turn !== undefined, paused: this.#gate.paused };
+  }
+
+  /** POST /pause: park (the running turn finishes; no new one starts). */
+  pause(reason: string | undefined): { transitioned: boolean } {
+    const transitioned = this.#gate.pause(reason ?? "operator-pause", this.#context.now().toISOString());
+    if (transitioned) this.feed.frame({ type: "pause", state: "paused", reason: this.#gate.reason ?? "operator-pause", at: this.#gate.since ?? "" });
+    return { transitioned };
+  }
+
+  /**
+   * POST /resume: release the park. `continue` runs what is queued; `steer` queues the operator's
+   * text (framed as a steer) and runs; `abandon` drops what was queued (recorded, never run).
+   */
+  async resume(mode: ResumeMode, steer: string | undefined): Promise<{ resumed: boolean }> {
+    if (!this.#gate.resume()) return { resumed: false };
+    this.feed.frame({ type: "pause", state: "resumed", mode, at: this.#context.now().toISOString() });
+    if (mode === "abandon") await this.#abandonQueued();
+    if (mode === "steer" && steer !== undefined) await this.inject(steerMessage(steer), true);
+    this.schedule();
+    return { resumed: true };
+  }
+
+  async #abandonQueued(): Promise<void> {
+    const dropped = this.#pending.splice(0);
+    if (dropped.length === 0) return;
+    const ids = dropped.map((item) => item.promptId);
+    const row: SessionEvent = { ...this.#header("attach-resume", "attach/resume"), kind: "audit", name: "attach-resume-abandon", metadata: { source: "operator", abandoned_prompt_ids: ids } };
+    try {
+      await this.#append([row], ids);
+    } catch (error) {
+      this.#pending.unshift(...dropped);
+      throw error;
+    }
   }
 
   usageInfo(): UsageInfo {

@@ -106,6 +106,9 @@ test("fuzz: random and boundary bodies on every JSON endpoint never produce a 50
   }
   expect(cases).toBe(60 * endpoints.length);
   console.log(`fuzz: ${cases} cases, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+  // The fuzz may have parked the session (/pause, /interrupt): release it first.
+  expect((await postJson(`${daemon.baseUrl}/sessions/default/resume`, { mode: "continue" })).status).toBe(200);
+  await Bun.sleep(200);
   const before = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } };
   const ok = await postJson(inject(), { message: "still alive" });
   expect(ok.status).toBe(200);

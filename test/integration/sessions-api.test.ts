@@ -101,15 +101,15 @@ describe("inject and wake", () => {
 });
 
 describe("read models not yet wired", () => {
-  test("answer 200 with zero-valued bodies; missing mutations answer 501, interrupt 412", async () => {
+  test("answer 200 with zero-valued bodies; missing mutations answer 501", async () => {
     const base = `${single.baseUrl}/sessions/default`;
     expect(await body(await fetch(`${base}/tools`))).toEqual({ tools: [] });
     expect(await body(await fetch(`${base}/mcp`))).toEqual({ servers: [] });
     expect((await body(await fetch(`${base}/guardrails`))).halted).toBe(false);
     expect((await body(await fetch(`${base}/agents/helper/events`))).branches).toEqual(["helper", "bg.helper", "sub.helper", "remote.helper"]);
     expect((await fetch(`${base}/agents/bad.name/events`)).status).toBe(400);
-    expect((await postJson(`${base}/pause`)).status).toBe(501);
-    expect((await postJson(`${base}/interrupt`)).status).toBe(412);
+    expect((await postJson(`${base}/title`, { title: "x" })).status).toBe(501);
+    expect((await postJson(`${base}/slash/compact`)).status).toBe(501);
     const whoami = await body(await fetch(`${single.baseUrl}/whoami`));
     expect(whoami).toEqual({ identity: "local", admin: false, source: "anonymous" });
   });

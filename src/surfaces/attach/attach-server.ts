@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import { type MtlsTerminator, startMtlsTerminator } from "../http/mtls-terminator.ts";
 import { closeAllStreams, startHeartbeat, stopHeartbeat } from "../http/sse-stream.ts";
 import type { AttachContext } from "./attach-context.ts";
+import { registerControlRoutes } from "./control-routes.ts";
 import { registerDaemonRoutes } from "./daemon-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
 import { registerPeerRoutes } from "../peers/peer-routes.ts";
@@ -49,6 +50,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerDaemonRoutes(table, context);
   if (context.agentCard) registerAgentCardRoutes(table, context.agentCard.settings, context.agentCard.options);
   registerSessionRoutes(table, context);
+  registerControlRoutes(table, context);
   registerPlaceholderRoutes(table, context);
   if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {

@@ -18,6 +18,8 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
       cost_ceiling: false,
       guardrails: false,
       observer_mode: false,
+      interrupt: true,
+      pause: true,
     },
     slash_commands: [],
     agent: { name: daemon.name, version: daemon.version, description: daemon.description, model: daemon.model, provider: daemon.provider, url },

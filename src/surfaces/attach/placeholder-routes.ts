@@ -1,7 +1,7 @@
 /**
  * Endpoints of the spec whose capability later issues wire. Reads answer 200 with their
  * zero-valued bodies (the spec's rule for an unwired provider); mutations answer 501
- * (capability missing), except /interrupt, which answers 412.
+ * (capability missing).
  */
 import { SparError } from "../../core/errors.ts";
 import { json } from "../http/responses.ts";
@@ -28,8 +28,6 @@ const ZERO_READS: Record<string, unknown> = {
 };
 
 const MISSING_CAPABILITIES: Record<string, string> = {
-  pause: "pause controller",
-  resume: "pause controller",
   "perms/allow": "permission gate",
   "perms/deny": "permission gate",
   "perms/respond": "prompt broker",
@@ -61,15 +59,10 @@ export function registerPlaceholderRoutes(table: RouteTable, context: AttachCont
   }
   for (const [suffix, capability] of Object.entries(MISSING_CAPABILITIES)) {
     table.session("POST", suffix, async (route) => {
-      if (suffix === "resume" && host.shuttingDown) throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
       await host.authorize(route.app, route.sid, route.caller, ADMIN_SUFFIXES.has(suffix) ? "admin" : "write");
       throw new SparError("not_implemented", `this daemon has no ${capability}`);
     });
   }
-  table.session("POST", "interrupt", async (route) => {
-    await host.authorize(route.app, route.sid, route.caller, "write");
-    throw new SparError("precondition_failed", "this session has neither a pause controller nor an interrupt provider");
-  });
   table.session("GET", "perms/stream", async (route) => {
     await host.authorize(route.app, route.sid, route.caller, "read");
     throw new SparError("not_implemented", "perms/stream capability not registered");
