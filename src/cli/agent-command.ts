@@ -147,7 +147,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     host,
     daemon: { name: config.agentCard.name, version: SPAR_VERSION, description: config.agentCard.description ?? "spar agent daemon", model: config.model.name, provider: config.model.provider },
     caller: (request, peer) => resolveCaller(request, callers, token, peer),
-    checks: async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }),
+    checks: checkTransitions(async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }), logger),
     heartbeatMs: config.heartbeatMs,
     transport: { token, readonly: config.readonly },
     identitiesRequired: callers.tokens !== undefined,
@@ -192,6 +192,20 @@ async function teardown(host: SessionHost, server: AttachServer, config: AgentCo
   await server.drain(config.shutdownTimeoutMs);
   await host.close();
   logger.info("shutdown complete");
+}
+
+/** Readiness checks that log one line per state change (the /healthz body carries no detail). */
+function checkTransitions(run: () => Promise<Record<string, CheckState>>, logger: Logger): () => Promise<Record<string, CheckState>> {
+  const last = new Map<string, CheckState>();
+  return async () => {
+    const checks = await run();
+    for (const [name, state] of Object.entries(checks)) {
+      const previous = last.get(name);
+      if (previous !== undefined && previous !== state) (state === "ready" ? logger.info : logger.warn)(`readiness check ${name}: ${previous} -> ${state}`);
+      last.set(name, state);
+    }
+    return checks;
+  };
 }
 
 /** The session_db check: a bounded read against the event-log table (2 s, else `timeout`). */
