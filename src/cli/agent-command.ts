@@ -135,7 +135,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     pricing: new PricingTable(),
     logger,
     turnEnded: (outcome) => countTurn({ outcome }),
-    config: { app: config.appName, agentName: config.appName, multiSession: config.multiSession, model: config.model, maxSteps: config.maxSteps, idleTimeoutMs: config.idleTimeoutMs },
+    config: { permissions: config.permissions, app: config.appName, agentName: config.appName, multiSession: config.multiSession, model: config.model, maxSteps: config.maxSteps, idleTimeoutMs: config.idleTimeoutMs },
   });
   try {
     await host.start();

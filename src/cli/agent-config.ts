@@ -11,6 +11,9 @@ import { parseDuration } from "../core/duration.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
 import { PEER_FLAGS, type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
 import { AGENT_CARD_FLAGS, type AgentCardSettings, loadAgentCardSettings } from "../surfaces/attach/agent-card-config.ts";
+import { parsePatterns } from "../core/permission-patterns.ts";
+import type { PermissionMode } from "../core/permission-policy.ts";
+import type { PermissionSettings } from "../runtime/gated-tools.ts";
 import type { ConfigMap } from "./config-file.ts";
 import { SPAR_VERSION } from "./version.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
@@ -38,6 +41,8 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "max-steps", kind: "int", help: "model calls a turn may make before it is stopped", defaultText: "25", configKey: "agent.max_steps" },
   { name: "subscriber-buffer", kind: "int", help: "frames an /events subscriber may fall behind before it is disconnected (it resumes with since)", defaultText: "4096", configKey: "attach.subscriber_buffer" },
   { name: "sse-heartbeat", kind: "duration", help: "interval of the `: ping` comment on idle event streams", defaultText: "15s", configKey: "attach.sse_heartbeat" },
+  { name: "permission-mode", kind: "string", help: "permission mode for tool calls: ask, acceptEdits, plan, yolo or allow (config only in spirit: allow runs everything)", defaultText: "ask", configKey: "permissions.mode" },
+  { name: "approval-timeout", kind: "duration", help: "how long a permission prompt waits for an answer before the call is refused", defaultText: "5m", configKey: "permissions.approval_timeout" },
   { name: "shutdown-timeout", kind: "duration", help: "listener drain budget on SIGTERM", defaultText: "5s", configKey: "attach.shutdown_timeout" },
   { name: "log-level", kind: "string", help: "debug, info, warn or error", defaultText: "info", configKey: "log.level" },
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
@@ -64,6 +69,7 @@ export interface AgentConfig {
   callerAuth: CallerAuthSettings | undefined;
   peerHub: PeerHubSettings;
   agentCard: AgentCardSettings;
+  permissions: PermissionSettings;
   sessionDb: string;
   /** 0: no cap. */
   sessionDbMaxMb: number;
@@ -174,6 +180,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       readonly: read.bool("attach-readonly", false),
       tls,
       peerHub: peerHub.value,
+      permissions: permissionSettings(read),
       agentCard: agentCard.value,
       callerAuth:
         tableFile === ""
@@ -202,6 +209,16 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     if (error instanceof ConfigProblem) return err(error.message);
     throw error;
   }
+}
+
+function permissionSettings(read: SettingReader): PermissionSettings {
+  const mode = read.oneOf<PermissionMode>("permission-mode", "ask", ["ask", "acceptEdits", "plan", "yolo", "allow"]);
+  const patterns = (key: string) => {
+    const parsed = parsePatterns(read.identities(key));
+    if (!parsed.ok) throw new ConfigProblem(`config key ${key}: ${parsed.error}`);
+    return parsed.value;
+  };
+  return { mode, approvalTimeoutMs: read.duration("approval-timeout", 5 * 60_000, 100), allow: patterns("permissions.allow"), deny: patterns("permissions.deny") };
 }
 
 function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {

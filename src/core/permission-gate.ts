@@ -229,6 +229,11 @@ export class PermissionGate {
     return { kind: "ask", prompt: { ...frame }, outcome };
   }
 
+  /** A prompt from before a restart whose turn cannot go on: answers get 410 turn-ended. */
+  markTurnEnded(id: string): void {
+    if (!this.#pending.has(id)) this.#gone.set(id, "turn-ended");
+  }
+
   #close(prompt: PendingPrompt, reason: GoneReason): void {
     this.#pending.delete(prompt.frame.id);
     this.#gone.set(prompt.frame.id, reason);

@@ -14,7 +14,9 @@ import type { InboxItem, SessionRecord, Store } from "../core/session-store.ts";
 import { CANCELED_TURN, classifyTurnFailure } from "../core/turn-errors.ts";
 import { type UsageInfo, priceUsage } from "../core/usage.ts";
 import type { ResponseDraft, ToolRunResult, TurnOutcome, WorkerRequest } from "./channel.ts";
+import { GatedTools, type PermissionSettings } from "./gated-tools.ts";
 import { TurnUsageAccumulator, eventToMessage, rebuildFromRows } from "./history.ts";
+import { unansweredPrompts } from "./prompt-broker.ts";
 import type { PricingTable } from "./pricing-table.ts";
 import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPublication } from "./session-feed.ts";
 import type { RunningTurn, WorkerPool } from "./worker-pool.ts";
@@ -32,6 +34,7 @@ export interface ActorContext {
   logError(message: string): void;
   /** Told once per finished turn (metrics). */
   turnEnded(status: TurnOutcome["status"]): void;
+  permissions: PermissionSettings;
 }
 
 interface ActiveTurn {
@@ -84,11 +87,24 @@ export class SessionActor {
   #turnDone: Promise<void> = Promise.resolve();
   #lastActivity = Date.now();
 
-  private constructor(context: ActorContext, record: SessionRecord, head: number, state: ReturnType<typeof rebuildFromRows>, pending: InboxItem[]) {
+  /** The permission gate and its prompts (live only: a rebuild starts from the configuration). */
+  readonly tools: GatedTools;
+
+  private constructor(context: ActorContext, record: SessionRecord, head: number, state: ReturnType<typeof rebuildFromRows>, pending: InboxItem[], unanswered: string[]) {
     this.#context = context;
     this.#record = record;
     this.key = { app: record.app, id: record.id };
     this.feed = new SessionFeed(this.key, context.store, head);
+    this.tools = new GatedTools(
+      {
+        settings: context.permissions,
+        now: () => context.now(),
+        append: (events) => this.#append(events),
+        header: (invocationId, author) => this.#header(invocationId, author),
+        frame: (frame) => this.feed.frame(frame),
+      },
+      unanswered,
+    );
     this.#history = state.history;
     this.#ledger = state.ledger;
     this.#pending = pending;
@@ -106,7 +122,7 @@ export class SessionActor {
     }
     const head = rows[rows.length - 1]?.seq ?? 0;
     const pending = await context.store.pendingInbox(key);
-    return new SessionActor(context, record, head, rebuildFromRows(rows), pending);
+    return new SessionActor(context, record, head, rebuildFromRows(rows), pending, unansweredPrompts(rows));
   }
 
   get record(): SessionRecord {
@@ -128,6 +144,13 @@ export class SessionActor {
 
   get lastActivity(): number {
     return this.#lastActivity;
+  }
+
+  /** Cancel a turn: the worker stops, and prompts it waits on close (410 turn-ended). */
+  #cancel(turn: ActiveTurn): void {
+    turn.canceled = true;
+    turn.running?.cancel();
+    this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
   }
 
   /** Evictable: nothing running, nothing queued, nobody attached. */
@@ -183,8 +206,7 @@ export class SessionActor {
   async cancelTurn(): Promise<void> {
     const turn = this.#turn;
     if (turn) {
-      turn.canceled = true;
-      turn.running?.cancel();
+      this.#cancel(turn);
     }
     await this.#turnDone;
   }
@@ -215,8 +237,7 @@ export class SessionActor {
     const turn = this.#turn;
     const parked = turn !== undefined && hold && this.#gate.pause("operator-interrupt", this.#context.now().toISOString());
     if (turn) {
-      turn.canceled = true;
-      turn.running?.cancel();
+      this.#cancel(turn);
       await this.#turnDone;
     }
     if (parked) this.feed.frame({ type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: this.#gate.since ?? "" });
@@ -310,6 +331,7 @@ export class SessionActor {
       const started = await this.#startTurn(turn, items);
       if (!started) return;
       const outcome = await this.#execute(turn);
+      await this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
       this.#finishTurn(turn, outcome);
     } finally {
       this.#turn = undefined;
@@ -381,20 +403,28 @@ export class SessionActor {
     return { ok: true };
   }
 
-  /** No tool source is wired yet: every call gets an error result the model can read. */
+  /**
+   * A proposed tool call: through the permission gate, its result committed. A refusal that
+   * completes a refusal storm cuts the turn (`canceled`) and records the suppressed count.
+   */
   async #runTool(turn: ActiveTurn, call: ToolCall): Promise<ToolRunResult> {
-    const result: ToolRunResult = { output: { error: `tool ${JSON.stringify(call.name)} is not available in this session` }, isError: true };
+    const verdict = await this.tools.run(call, turn.invocationId);
+    const result = verdict.result;
     const event: ToolResultEvent = {
       ...this.#header(turn.invocationId, this.#context.agentName),
       kind: "tool-result",
       callId: call.callId,
       name: call.name,
       output: result.output,
-      isError: true,
+      isError: result.isError,
       latencyMs: 0,
     };
     await this.#append([event]);
-    this.#history.push({ role: "tool", callId: call.callId, name: call.name, output: result.output, isError: true });
+    this.#history.push({ role: "tool", callId: call.callId, name: call.name, output: result.output, isError: result.isError });
+    if (verdict.storm !== undefined) {
+      await this.#append([{ ...this.#header(turn.invocationId, "gate/refusal-storm"), kind: "audit", name: "refusal-storm", metadata: { suppressed_calls: verdict.storm } }]);
+      this.#cancel(turn);
+    }
     return result;
   }
 

@@ -10,11 +10,14 @@ import { newSessionId } from "../core/ids.ts";
 import type { ModelSpec } from "../core/model.ts";
 import { DEFAULT_SESSION_ID, LOCAL_CALLER, type SessionKey, sessionKeyString } from "../core/session-key.ts";
 import type { SessionRecord, Store } from "../core/session-store.ts";
+import type { PermissionSettings } from "./gated-tools.ts";
 import type { PricingTable } from "./pricing-table.ts";
 import { type ActorContext, SessionActor } from "./session-actor.ts";
 import type { WorkerPool } from "./worker-pool.ts";
 
 export interface HostConfig {
+  /** Permission mode, approval timeout and config patterns every live session starts from. */
+  permissions: PermissionSettings;
   app: string;
   agentName: string;
   multiSession: boolean;
@@ -67,6 +70,7 @@ export class SessionHost {
       isShuttingDown: () => this.#shuttingDown,
       logError: (message) => options.logger.error(message),
       turnEnded: options.turnEnded ?? (() => {}),
+      permissions: options.config.permissions,
     };
   }
 

@@ -27,7 +27,7 @@ export async function inProcessApp(overrides: Partial<AttachContext> = {}): Prom
     pool: new WorkerPool(1),
     pricing: new PricingTable(),
     logger: quiet,
-    config: { app: "spar", agentName: "spar", multiSession: true, model: { provider: "echo", name: "echo" }, maxSteps: 5, idleTimeoutMs: 60_000 },
+    config: { permissions: { mode: "ask", approvalTimeoutMs: 60_000, allow: [], deny: [] }, app: "spar", agentName: "spar", multiSession: true, model: { provider: "echo", name: "echo" }, maxSteps: 5, idleTimeoutMs: 60_000 },
   });
   await host.start();
   const app = buildAttachApp({

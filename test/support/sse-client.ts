@@ -10,7 +10,7 @@ export interface Frame {
   data: Record<string, unknown>;
 }
 
-export const FRAME_NAMES = ["capabilities", "agent", "inbox", "status-update", "usage-update", "turn-complete", "turn-error", "wake", "pause", "guardrail-trip", "text-delta"];
+export const FRAME_NAMES = ["prompt", "capabilities", "agent", "inbox", "status-update", "usage-update", "turn-complete", "turn-error", "wake", "pause", "guardrail-trip", "text-delta"];
 
 export interface Collector {
   readonly frames: Frame[];

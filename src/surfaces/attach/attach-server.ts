@@ -9,6 +9,7 @@ import { closeAllStreams, startHeartbeat, stopHeartbeat } from "../http/sse-stre
 import type { AttachContext } from "./attach-context.ts";
 import { registerControlRoutes } from "./control-routes.ts";
 import { registerDaemonRoutes } from "./daemon-routes.ts";
+import { registerPermsRoutes } from "./perms-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
 import { registerPeerRoutes } from "../peers/peer-routes.ts";
 import { registerAgentCardRoutes } from "./agent-card.ts";
@@ -51,6 +52,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   if (context.agentCard) registerAgentCardRoutes(table, context.agentCard.settings, context.agentCard.options);
   registerSessionRoutes(table, context);
   registerControlRoutes(table, context);
+  registerPermsRoutes(table, context);
   registerPlaceholderRoutes(table, context);
   if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {

@@ -19,6 +19,7 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
       guardrails: false,
       observer_mode: false,
       interrupt: true,
+      perms_stream: true,
       pause: true,
     },
     slash_commands: [],

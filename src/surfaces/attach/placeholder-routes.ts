@@ -19,7 +19,6 @@ const ZERO_READS: Record<string, unknown> = {
   skills: { skills: [] },
   mcp: { servers: [] },
   pricing: { rate: null, last_refresh: ZERO_TIME },
-  perms: { mode: "", allow: [], deny: [], approvals: [] },
   guardrails: {
     watchdog: { mode: "off", tripped: false, reason: "" },
     cost_ceiling: { max_turn_usd: 0, max_session_usd: 0, session_cost_usd: 0, tripped: false, reason: "", would_retrip: false },
@@ -28,10 +27,6 @@ const ZERO_READS: Record<string, unknown> = {
 };
 
 const MISSING_CAPABILITIES: Record<string, string> = {
-  "perms/allow": "permission gate",
-  "perms/deny": "permission gate",
-  "perms/respond": "prompt broker",
-  "perms/mode": "permission gate",
   title: "title capability",
   "pricing/refresh": "pricing source",
   "pricing/set": "pricing controller",
@@ -46,8 +41,6 @@ const MISSING_CAPABILITIES: Record<string, string> = {
 
 const AGENT_NAME = /^[^./\s]+$/;
 
-/** Mutations that need SessionAdmin (spec, ACL matrix). */
-const ADMIN_SUFFIXES = new Set(["perms/allow", "perms/mode"]);
 
 export function registerPlaceholderRoutes(table: RouteTable, context: AttachContext): void {
   const host = context.host;
@@ -59,14 +52,10 @@ export function registerPlaceholderRoutes(table: RouteTable, context: AttachCont
   }
   for (const [suffix, capability] of Object.entries(MISSING_CAPABILITIES)) {
     table.session("POST", suffix, async (route) => {
-      await host.authorize(route.app, route.sid, route.caller, ADMIN_SUFFIXES.has(suffix) ? "admin" : "write");
+      await host.authorize(route.app, route.sid, route.caller, "write");
       throw new SparError("not_implemented", `this daemon has no ${capability}`);
     });
   }
-  table.session("GET", "perms/stream", async (route) => {
-    await host.authorize(route.app, route.sid, route.caller, "read");
-    throw new SparError("not_implemented", "perms/stream capability not registered");
-  });
   table.session("GET", "agents/:p3/events", async (route) => {
     const name = route.params.p3 ?? "";
     if (!AGENT_NAME.test(name)) throw new SparError("bad_request", "agent name must not contain '.', '/' or whitespace");

@@ -1,0 +1,89 @@
+/**
+ * The permission gate over HTTP: GET /perms, the /perms/stream SSE of prompts (pending ones
+ * first), POST /perms/respond (approver attribution from the verified caller; 410 for a prompt
+ * that expired or whose turn ended), /perms/mode (SessionAdmin), /perms/allow (SessionAdmin) and
+ * /perms/deny (SessionWrite).
+ */
+import * as v from "valibot";
+import type { PromptFrame } from "../../core/permission-gate.ts";
+import { json } from "../http/responses.ts";
+import { readJsonBody, validate } from "../http/request-body.ts";
+import { SseStream } from "../http/sse-stream.ts";
+import type { AttachContext } from "./attach-context.ts";
+import type { RouteContext, RouteTable } from "./route-table.ts";
+import { encodeFrame } from "./sse-frames.ts";
+
+const RespondBody = v.object({
+  id: v.pipe(v.string("id must be a string"), v.minLength(1, "id must not be empty")),
+  decision: v.string("decision must be a string"),
+  approver: v.optional(v.string("approver must be a string")),
+  reason: v.optional(v.string("reason must be a string")),
+});
+const ModeBody = v.object({ mode: v.string("mode must be a string") });
+const PatternsBody = v.object({ patterns: v.pipe(v.array(v.string(), "patterns must be a list of strings"), v.minLength(1, "patterns must not be empty")) });
+
+async function body<T extends v.GenericSchema>(route: RouteContext, schema: T): Promise<v.InferOutput<T>> {
+  const raw = await readJsonBody(route.request);
+  if (!raw.ok) throw raw.error;
+  const valid = validate(schema, raw.value ?? {});
+  if (!valid.ok) throw valid.error;
+  return valid.value;
+}
+
+function verified(route: RouteContext): string | undefined {
+  return route.caller.source === "anonymous" ? undefined : route.caller.identity;
+}
+
+export function registerPermsRoutes(table: RouteTable, context: AttachContext): void {
+  const host = context.host;
+  const tools = async (route: RouteContext & { app: string | undefined; sid: string }, action: "read" | "write" | "admin") =>
+    (await host.actor(await host.authorize(route.app, route.sid, route.caller, action))).tools;
+
+  table.session("GET", "perms", async (route) => json(200, (await tools(route, "read")).info()));
+
+  table.session("GET", "perms/stream", async (route) => {
+    const gated = await tools(route, "read");
+    let stop = () => {};
+    const stream = new SseStream({ ...context.subscriberBuffer, onClose: () => stop() });
+    const send = (prompt: PromptFrame) => stream.write(encodeFrame("prompt", prompt));
+    for (const prompt of gated.gate.pending()) send(prompt);
+    stop = gated.prompts.listen(send);
+    route.request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
+    return stream.response;
+  });
+
+  table.session("POST", "perms/respond", async (route) => {
+    const request = await body(route, RespondBody);
+    const gated = await tools(route, "write");
+    const who = verified(route);
+    const answer = await gated.respond(request.id, request.decision, {
+      ...(request.approver !== undefined ? { approver: request.approver } : {}),
+      ...(who !== undefined ? { verified: who } : {}),
+      ...(request.reason !== undefined ? { reason: request.reason } : {}),
+    });
+    if (!answer.ok) throw answer.error;
+    return json(200, answer.value.approver !== undefined ? { acknowledged: true, approver: answer.value.approver } : { acknowledged: true });
+  });
+
+  table.session("POST", "perms/mode", async (route) => {
+    const request = await body(route, ModeBody);
+    const gated = await tools(route, "admin");
+    const change = await gated.setMode(request.mode, verified(route));
+    if (!change.ok) throw change.error;
+    return json(200, { previous: change.value.previous, mode: change.value.mode });
+  });
+
+  table.session("POST", "perms/allow", async (route) => {
+    const request = await body(route, PatternsBody);
+    const added = (await tools(route, "admin")).gate.addAllow(request.patterns);
+    if (!added.ok) throw added.error;
+    return new Response(null, { status: 204 });
+  });
+
+  table.session("POST", "perms/deny", async (route) => {
+    const request = await body(route, PatternsBody);
+    const added = (await tools(route, "write")).gate.addDeny(request.patterns);
+    if (!added.ok) throw added.error;
+    return new Response(null, { status: 204 });
+  });
+}
