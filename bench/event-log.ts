@@ -1,12 +1,18 @@
 /**
- * Event-log benchmark (run: `bun bench/event-log.ts`; well under a minute). On temp files only:
+ * Event-log benchmark (run: `bun bench/event-log.ts`; under a minute). On temp files only:
  *  - store: 100 sessions appending concurrently through SqliteStore, one writer per session
  *    awaiting each append before the next: 1 event per append, and 10 events per append (a
  *    turn's worth of rows). Default options, so journal merges triggered by the threshold run
- *    inside the timed window; the rows still in the journal at the end are then merged and timed
- *    too ("incl. merge debt": the rate if that merge had been paid inside the window);
+ *    inside the timed window, and WAL checkpoints run in the checkpointer worker beside it; the
+ *    rows still in the journal at the end are then merged and timed too ("incl. merge debt": the
+ *    rate if that merge had been paid inside the window). The longest main-thread pause is the
+ *    longest group commit or merge transaction (each holds the event loop); "WAL holds" are the
+ *    moments writes waited (event loop free) for the WAL to restart, and "max WAL" the largest
+ *    -wal file seen. A third run repeats 1 event/append with `checkpoint: false` (SQLite's
+ *    automatic checkpoint inside commits, as before the checkpointer) for comparison;
  *  - baseline: rows of the same shape (50,000, a third of a store run: long enough to include WAL
- *    checkpoints) as single-row autocommit prepared INSERTs into `events`, same pragmas, on a
+ *    checkpoints) as single-row autocommit prepared INSERTs into `events` on one exclusive-mode
+ *    connection that checkpoints in its commits (as the store did before the checkpointer), on a
  *    separate file;
  *  - replay: every session's log from cursor 0 in pages of 1000 via `store.read` (events
  *    parsed), for rows merged into `events` and for rows still in the journal (memory);
@@ -16,7 +22,7 @@
  */
 import { Database } from "bun:sqlite";
 import { execSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditEvent } from "../src/core/events.ts";
@@ -67,6 +73,11 @@ interface Run {
   meanMergeMs: number;
   merges: number;
   debtRows: number;
+  walHolds: number;
+  longestWalHoldMs: number;
+  totalWalHoldMs: number;
+  maxWalBytes: number;
+  longestCheckpointMs: number;
 }
 
 async function openWithSessions(options: SqliteStoreOptions = {}): Promise<SqliteStore> {
@@ -80,8 +91,10 @@ async function openWithSessions(options: SqliteStoreOptions = {}): Promise<Sqlit
 }
 
 /** 100 writers, one per session, each awaiting its previous append. Leaves the store open. */
-async function concurrentAppends(perAppend: number): Promise<{ store: SqliteStore; run: Run }> {
-  const store = await openWithSessions();
+async function concurrentAppends(perAppend: number, options: SqliteStoreOptions = {}): Promise<{ store: SqliteStore; run: Run }> {
+  const store = await openWithSessions(options);
+  // Let the checkpointer worker start, as it has long before a daemon's first busy second.
+  await new Promise((resolve) => setTimeout(resolve, 50));
   const appends = APPENDS_PER_SESSION / perAppend;
   const before = store.stats;
   const started = performance.now();
@@ -109,8 +122,17 @@ async function concurrentAppends(perAppend: number): Promise<{ store: SqliteStor
     meanMergeMs: store.stats.totalMergeMs / Math.max(1, store.stats.merges),
     merges: after.merges - before.merges,
     debtRows,
+    walHolds: after.walHolds - before.walHolds,
+    longestWalHoldMs: after.longestWalHoldMs,
+    totalWalHoldMs: after.totalWalHoldMs - before.totalWalHoldMs,
+    maxWalBytes: Math.max(after.maxWalBytes, walBytes(store.path)),
+    longestCheckpointMs: after.longestCheckpointMs,
   };
   return { store, run };
+}
+
+function walBytes(path: string): number {
+  return statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
 }
 
 /** The same rows, one prepared INSERT per autocommit transaction, on a separate file. */
@@ -188,10 +210,12 @@ function rawReplay(path: string): number {
   return rows / ((performance.now() - started) / 1000);
 }
 
+/** The longest time one transaction held the main thread. */
+const pause = (run: Run) => Math.max(run.longestBatchMs, run.longestMergeMs);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
-const runs: Record<"one" | "turn", Run[]> = { one: [], turn: [] };
+const runs: Record<"one" | "turn" | "inCommit", Run[]> = { one: [], turn: [], inCommit: [] };
 const num: Record<"auto" | "replayEvents" | "replayJournal" | "rawReplay", number[]> = {
   auto: [],
   replayEvents: [],
@@ -215,14 +239,19 @@ for (let round = 1; round <= ROUNDS; round++) {
   runs.turn.push(turn.run);
   await turn.store.close();
 
+  const inCommit = await concurrentAppends(1, { checkpoint: false });
+  runs.inCommit.push(inCommit.run);
+  await inCommit.store.close();
+
   const journal = await journalOnlyStore();
   num.replayJournal.push(await replay(journal, JOURNAL_REPLAY_PER_SESSION));
   await journal.close();
 
   num.auto.push(await autocommit());
   console.error(
-    `round ${round}: 1-event ${fmt(one.run.rate)}/s, ${TURN_EVENTS}-event ${fmt(turn.run.rate)}/s, ` +
-      `autocommit ${fmt(num.auto.at(-1) ?? 0)}/s, replay events ${fmt(num.replayEvents.at(-1) ?? 0)}/s, ` +
+    `round ${round}: 1-event ${fmt(one.run.rate)}/s (pause ${pause(one.run).toFixed(0)} ms), ` +
+      `${TURN_EVENTS}-event ${fmt(turn.run.rate)}/s (pause ${pause(turn.run).toFixed(0)} ms), ` +
+      `1-event checkpoint in commits ${fmt(inCommit.run.rate)}/s (pause ${pause(inCommit.run).toFixed(0)} ms), autocommit ${fmt(num.auto.at(-1) ?? 0)}/s, replay events ${fmt(num.replayEvents.at(-1) ?? 0)}/s, ` +
       `replay journal ${fmt(num.replayJournal.at(-1) ?? 0)}/s (load ${loadAverage()})`,
   );
 }
@@ -230,34 +259,44 @@ rmSync(dir, { recursive: true, force: true });
 const loadAfter = loadAverage();
 
 const auto = median(num.auto);
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 const storeRow = (label: string, list: Run[]) => {
   const rate = median(list.map((x) => x.rate));
   const withDebt = median(list.map((x) => x.rateWithDebt));
   const batch = Math.max(...list.map((x) => x.longestBatchMs));
   const merge = Math.max(...list.map((x) => x.longestMergeMs));
   const mean = median(list.map((x) => x.meanMergeMs));
+  const holds = median(list.map((x) => x.walHolds));
+  const hold = Math.max(...list.map((x) => x.longestWalHoldMs));
+  const holdTotal = median(list.map((x) => x.totalWalHoldMs));
+  const wal = Math.max(...list.map((x) => x.maxWalBytes));
+  const ckpt = Math.max(...list.map((x) => x.longestCheckpointMs));
   console.log(
     `| ${label} | ${fmt(rate)} | ${(rate / auto).toFixed(1)}x | ${fmt(withDebt)} (${(withDebt / auto).toFixed(1)}x) | ` +
       `${fmt(median(list.map((x) => x.opsPerTx)))} | ${fmt(median(list.map((x) => x.merges)))} | ` +
-      `${batch.toFixed(0)} ms | ${mean.toFixed(0)} / ${merge.toFixed(0)} ms |`,
+      `**${Math.max(batch, merge).toFixed(0)} ms** | ${batch.toFixed(0)} ms | ${mean.toFixed(0)} / ${merge.toFixed(0)} ms | ` +
+      (holds > 0 || hold > 0 ? `${fmt(holds)}: ${hold.toFixed(0)} ms, ${holdTotal.toFixed(0)} ms total | ` : "none | ") +
+      `${ckpt > 0 ? `${ckpt.toFixed(0)} ms` : "in commits"} | ${wal > 0 ? mib(wal) : "n/a"} |`,
   );
 };
 
 console.log(
   `\nevent log bench: ${SESSIONS} concurrent sessions x ${APPENDS_PER_SESSION} events, payload ${JSON.stringify(event(0, 0)).length} B, ` +
-    `WAL, synchronous=NORMAL, median of ${ROUNDS} rounds; load average before ${loadBefore}, after ${loadAfter}\n` +
+    `WAL, synchronous=NORMAL, median of ${ROUNDS} rounds (longest pauses and WAL: max); load average before ${loadBefore}, after ${loadAfter}\n` +
     "(targets: >= 150,000 events/s, >= 3x autocommit, replay >= 1,000,000 rows/s)\n",
 );
 console.log(
-  "| measure | events/s | vs autocommit | incl. merge debt | appends/tx | merges in window | longest batch | merge mean / longest |",
+  "| measure | events/s | vs autocommit | incl. merge debt | appends/tx | merges in window | longest main-thread pause | " +
+    "longest batch | merge mean / longest | WAL holds (median n: longest, total) | longest checkpoint (worker) | max WAL |",
 );
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
 storeRow("store, 1 event/append", runs.one);
 storeRow(`store, ${TURN_EVENTS} events/append`, runs.turn);
-console.log(`| autocommit, 1 prepared INSERT per transaction | ${fmt(auto)} | 1.0x | | 1 | | | |`);
+storeRow("store, 1 event/append, `checkpoint: false` (checkpoints inside commits)", runs.inCommit);
+console.log(`| autocommit, 1 prepared INSERT per transaction | ${fmt(auto)} | 1.0x | | 1 | | | | | | | |`);
 console.log(
-  "\n(longest batch and merge include the WAL auto-checkpoint of whichever transaction crosses " +
-    `${WAL_AUTOCHECKPOINT_PAGES} WAL pages)`,
+  "\n(a pause is one transaction holding the event loop; with `checkpoint: false` it includes the WAL auto-checkpoint of " +
+    `whichever transaction crosses ${WAL_AUTOCHECKPOINT_PAGES} WAL pages. A WAL hold delays writes only: the event loop runs meanwhile)`,
 );
 console.log(`\n| replay via store.read, pages of ${PAGE} | rows/s |\n|---|---|`);
 console.log(`| rows in events (JSON.parse per row) | ${fmt(median(num.replayEvents))} |`);

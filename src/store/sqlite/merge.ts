@@ -11,9 +11,11 @@
  *
  * Never runs concurrently with a group commit: both are synchronous calls on the one connection
  * of the main thread, and a slice only ever starts from its own microtask, timer or setImmediate
- * callback (or close), never from inside a commit. A refused merge (SQLITE_FULL, ...) rolls back,
- * leaves the journal and its memory as they were, is counted in `stats.mergeFailures`, and is
- * retried after a backoff. Settles no promises and logs nothing.
+ * callback (or close), never from inside a commit. While writes are held (`mayWrite` false, see
+ * checkpointer.ts) no triggered slice starts; `resume` picks up where the hold stopped. A refused
+ * merge (SQLITE_FULL, a busy moment, ...) rolls back, leaves the journal and its memory as they
+ * were, is counted in `stats.mergeFailures`, and is retried after a backoff. Settles no promises
+ * and logs nothing.
  */
 import type { Database } from "bun:sqlite";
 import type { JournalMemory } from "./journal.ts";
@@ -26,6 +28,8 @@ export interface MergeOptions {
   idleMs: number | false;
   /** Most rows one merge transaction moves (bounds the pause it causes). */
   sliceRows: number;
+  /** Asked before each triggered slice; false parks merging until `resume`. Default: always true. */
+  mayWrite?: () => boolean;
 }
 
 export interface MergeStats {
@@ -35,7 +39,7 @@ export interface MergeStats {
   mergedRows: number;
   /** Merge transactions rolled back (the store refused, or a statement failed); retried later. */
   mergeFailures: number;
-  /** Longest time one merge transaction held the event loop (ms), WAL auto-checkpoints included. */
+  /** Longest time one merge transaction held the event loop (ms), WAL auto-checkpoints (if any) included. */
   longestMergeMs: number;
   /** Time spent in merge transactions since open (ms). */
   totalMergeMs: number;
@@ -61,9 +65,13 @@ export class JournalMerger {
   /** No merge starts before this time (performance.now()) after a refused one. */
   private retryAt = 0;
   private stopped = false;
+  /** A triggered slice found writes held: `resume` reschedules. */
+  private parked = false;
+  private readonly mayWrite: () => boolean;
   private readonly pressure = (): void => {
     this.pressureQueued = false;
     if (this.stopped || this.journal.size < this.options.thresholdRows || performance.now() < this.retryAt) return;
+    if (!this.writable()) return;
     this.mergeSlice(this.journal.lastId);
     this.schedule();
   };
@@ -82,6 +90,7 @@ export class JournalMerger {
     private readonly journal: JournalMemory,
     private readonly options: MergeOptions,
   ) {
+    this.mayWrite = options.mayWrite ?? (() => true);
     this.txn = db.transaction((hi: number, expected: number) => {
       const moved = st.mergeJournal.run(hi).changes;
       const deleted = st.trimJournal.run(hi).changes;
@@ -113,6 +122,20 @@ export class JournalMerger {
       }
     }
     return true;
+  }
+
+  /** Writes may run again after a hold: continues the merging it parked. */
+  resume(): void {
+    if (!this.parked) return;
+    this.parked = false;
+    if (this.runTarget !== 0) {
+      if (!this.runQueued) {
+        this.runQueued = true;
+        setImmediate(this.runStep);
+      }
+      return;
+    }
+    this.schedule();
   }
 
   /** No merges start after this (close). */
@@ -161,6 +184,7 @@ export class JournalMerger {
 
   private continueRun(): void {
     if (this.stopped || this.runTarget === 0) return;
+    if (this.hasRowsThrough(this.runTarget) && !this.writable()) return;
     if (this.hasRowsThrough(this.runTarget) && this.mergeSlice(this.runTarget) && this.hasRowsThrough(this.runTarget)) {
       if (!this.runQueued) {
         this.runQueued = true;
@@ -171,6 +195,12 @@ export class JournalMerger {
     // Done, or refused (retried at retryAt). Rows that arrived meanwhile wait for the next trigger.
     this.runTarget = 0;
     this.schedule();
+  }
+
+  private writable(): boolean {
+    if (this.mayWrite()) return true;
+    this.parked = true;
+    return false;
   }
 
   private armTimer(at: number): void {

@@ -1,12 +1,18 @@
 /**
- * Opening a sqlite session-store file: refuses foreign or corrupt files before changing a byte,
- * takes the single-daemon lock (D18: locking_mode=EXCLUSIVE plus an immediate exclusive
- * transaction), sets WAL and synchronous, stamps application_id on a new file, and migrates.
- * Owns nothing after it returns the Database; never reads or writes session data.
+ * Opening a sqlite session-store file: takes the single-daemon lock (D18: the sidecar lock file of
+ * lock-file.ts), refuses foreign or corrupt files before changing a byte of them, then opens the
+ * file with normal locking, sets WAL, synchronous and the checkpoint policy, stamps application_id
+ * on a new file, and migrates. Owns nothing after it returns the Database and the lock; never
+ * reads or writes session data.
+ *
+ * The lock comes first so that a second open in this process is refused by SQLite's own lock
+ * bookkeeping before the preflight opens the store file through node:fs: closing any descriptor
+ * of a file drops every fcntl lock this process holds on it, those of the open store included.
  */
 import { Database } from "bun:sqlite";
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { SparError } from "../../core/errors.ts";
+import { StoreLock } from "./lock-file.ts";
 import { migrate } from "./migrations.ts";
 import { errorMessage, inUseError, isBusy, notOursError, sqliteCode } from "./sqlite-errors.ts";
 
@@ -16,14 +22,22 @@ const SQLITE_MAGIC = "SQLite format 3\0";
 /** The 100-byte database header plus the b-tree header of page 1 (sqlite_schema). */
 const HEADER_BYTES = 108;
 const FOREIGN = "its application_id is not SPAR and it already holds tables or other data";
-/** Short: a second daemon should be refused at once, not after a wait. */
-const BUSY_TIMEOUT_MS = 100;
+/**
+ * While opening: only a refused daemon's preflight or a person's sqlite3 shell can be on the file
+ * (the lock file keeps other daemons out). Once open, 0: a busy wait would stall the event loop.
+ * The only other connection is the checkpointer; its PASSIVE checkpoints take no lock a writer
+ * waits for, except that a read racing a commit's wal-index header update takes the WAL write lock
+ * for a few µs (measured: ~1 in 200,000 commits). The writer then gets SQLITE_BUSY at BEGIN and
+ * group-commit.ts retries the batch on a later macrotask (stats.busyRetries).
+ */
+const OPEN_BUSY_TIMEOUT_MS = 100;
 /** Page cache of the one connection, in KiB (negative PRAGMA value): keeps replays off the disk. */
 export const CACHE_KIB = 32768;
 /**
- * WAL pages before an automatic checkpoint (SQLite's default is 1000; 16000 pages = 64 MiB).
- * Appends from many sessions dirty at least one leaf page per session per commit; a longer WAL
- * lets one checkpoint write each page once for many commits. Measured on the bench: 1.4-2x the
+ * WAL pages before SQLite's automatic checkpoint, when checkpoints run inside commits (option
+ * `checkpoint: false`, or the checkpointer worker failed; SQLite's default is 1000; 16000 pages =
+ * 64 MiB). Appends from many sessions dirty at least one leaf page per session per commit; a longer
+ * WAL lets one checkpoint write each page once for many commits. Measured on the bench: 1.4-2x the
  * events/s of 1000 pages, at the cost of a longer pause (~60 ms) in the commit that checkpoints.
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 16000;
@@ -32,32 +46,47 @@ export interface OpenOptions {
   synchronous?: "NORMAL" | "FULL";
   /** PRAGMA max_page_count for this connection: caps the file size. */
   maxPageCount?: number;
+  /** PRAGMA wal_autocheckpoint (default 0: the checkpointer worker checkpoints). */
+  walAutocheckpointPages?: number;
+  /** PRAGMA journal_size_limit: the WAL file is truncated to this when it restarts (default: none). */
+  walSizeLimitBytes?: number;
 }
 
-/** Opens, locks, and migrates `path`; throws SparError `unavailable` with a message naming it. */
-export function openDatabase(path: string, options: OpenOptions = {}): Database {
-  preflight(path);
+export interface OpenedDatabase {
+  db: Database;
+  /** The single-daemon lock; release it after closing `db`. */
+  lock: StoreLock;
+}
+
+/** Locks, opens and migrates `path`; throws SparError `unavailable` with a message naming it. */
+export function openDatabase(path: string, options: OpenOptions = {}): OpenedDatabase {
+  const lock = StoreLock.acquire(path);
+  try {
+    preflight(path);
+  } catch (error) {
+    // Not ours: leave nothing beside it (every opener refuses this file, so the unlink races no one).
+    lock.release({ removeCreated: true });
+    throw error;
+  }
   let db: Database;
   try {
     db = new Database(path, { create: true, strict: true });
   } catch (error) {
+    lock.release();
     throw openFailure(path, error);
   }
   try {
     configure(db, path, options);
-    return db;
+    return { db, lock };
   } catch (error) {
     db.close(false);
+    lock.release();
     throw openFailure(path, error);
   }
 }
 
 function configure(db: Database, path: string, options: OpenOptions): void {
-  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.exec("PRAGMA locking_mode = EXCLUSIVE");
-  // Take the write lock now and keep it for the life of the connection.
-  db.exec("BEGIN EXCLUSIVE");
-  db.exec("COMMIT");
+  db.exec(`PRAGMA busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
   const owner = ownership(db);
   if (owner === "foreign") throw notOursError(path, FOREIGN);
   if (owner === "empty") db.exec(`PRAGMA application_id = ${SPAR_APPLICATION_ID}`);
@@ -67,11 +96,13 @@ function configure(db: Database, path: string, options: OpenOptions): void {
   }
   db.exec(`PRAGMA synchronous = ${options.synchronous === "FULL" ? "FULL" : "NORMAL"}`);
   db.exec(`PRAGMA cache_size = -${CACHE_KIB}`);
-  db.exec(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+  db.exec(`PRAGMA wal_autocheckpoint = ${Math.max(0, Math.floor(options.walAutocheckpointPages ?? 0))}`);
+  db.exec(`PRAGMA journal_size_limit = ${Math.floor(options.walSizeLimitBytes ?? -1)}`);
   migrate(db, path);
   if (options.maxPageCount !== undefined) {
     db.exec(`PRAGMA max_page_count = ${Math.max(1, Math.floor(options.maxPageCount))}`);
   }
+  db.exec("PRAGMA busy_timeout = 0");
 }
 
 /** `ours`: stamped SPAR; `empty`: no tables at all (adoptable); `foreign`: anything else. */

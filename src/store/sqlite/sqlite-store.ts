@@ -1,9 +1,10 @@
 /**
  * SqliteStore: the embedded Store (session rows, tombstones, durable inbox, event log) on one
- * bun:sqlite connection that this daemon alone holds (D18). Every write goes through one
- * group-commit queue and lands in one immediate transaction per tick; reads run directly on
- * prepared statements and see committed state only. Must not be opened twice on one file, and
- * must not be used from several threads.
+ * bun:sqlite connection, the only writer of a file this daemon alone holds (D18, lock-file.ts).
+ * Every write goes through one group-commit queue and lands in one immediate transaction per tick;
+ * reads run directly on prepared statements and see committed state only. WAL checkpoints run in a
+ * worker on a second connection (checkpointer.ts), never inside a commit. Must not be opened twice
+ * on one file, and must not be used from several threads.
  *
  * Event rows are log-structured: a group commit appends them to the `journal` table (sequential
  * pages, however many sessions the batch spans) and to JournalMemory; merge.ts later moves them
@@ -18,10 +19,12 @@ import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
 import type { InboxItem, SessionRecord, Store } from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
+import { Checkpointer, type CheckpointOptions, type CheckpointStats } from "./checkpointer.ts";
 import { GroupCommit, type FlushOn } from "./group-commit.ts";
 import { JournalMemory, type Tail } from "./journal.ts";
+import type { StoreLock } from "./lock-file.ts";
 import { JournalMerger, type MergeStats } from "./merge.ts";
-import { openDatabase } from "./open-db.ts";
+import { openDatabase, WAL_AUTOCHECKPOINT_PAGES, type OpenOptions } from "./open-db.ts";
 import { inboxItem, sessionKey, sessionRecord } from "./row-codec.ts";
 import { SessionIndex } from "./session-index.ts";
 import { errorMessage, readFailed } from "./sqlite-errors.ts";
@@ -49,10 +52,16 @@ export interface SqliteStoreOptions {
    * bench machine; larger slices merge more cheaply per row but pause longer).
    */
   mergeSliceRows?: number;
+  /**
+   * WAL checkpoints in a worker (default, tuned by these options), or false: SQLite's automatic
+   * checkpoint inside whichever commit crosses WAL_AUTOCHECKPOINT_PAGES, on the main thread.
+   */
+  checkpoint?: CheckpointOptions | false;
 }
 
 export type SqliteStoreStats = WriterStats &
-  MergeStats & {
+  MergeStats &
+  CheckpointStats & {
     /** Rows in the journal (committed, not yet merged) right now. */
     journalRows: number;
   };
@@ -62,6 +71,9 @@ type OpFields<K extends WriteOp["kind"] = WriteOp["kind"]> = K extends WriteOp["
   ? Omit<Extract<WriteOp, { kind: K }>, "resolve" | "reject" | "result" | "error">
   : never;
 
+/** SQLite's default page size, which the store keeps. */
+const PAGE_SIZE = 4096;
+
 /** Upper bound for `read` when no uptoSeq is given. */
 const NO_UPPER = Number.MAX_SAFE_INTEGER;
 
@@ -70,57 +82,84 @@ export class SqliteStore implements Store {
   private readonly writer: BatchWriter;
   private readonly merger: JournalMerger;
   private readonly queue: GroupCommit<WriteOp>;
+  private readonly checkpointer: Checkpointer;
   private closed = false;
+  private closing: Promise<void> | undefined;
 
   private constructor(
     private readonly db: Database,
+    private readonly lock: StoreLock,
     private readonly st: Statements,
     private readonly journal: JournalMemory,
     readonly path: string,
+    checkpointer: Checkpointer,
     options: SqliteStoreOptions,
   ) {
+    this.checkpointer = checkpointer;
+    const mayWrite = () => checkpointer.mayWrite();
     this.index = new SessionIndex(st, journal);
     this.writer = new BatchWriter(db, st, this.index, journal);
     this.merger = new JournalMerger(db, st, journal, {
       thresholdRows: options.mergeThresholdRows ?? 8192,
       idleMs: options.mergeIdleMs ?? 250,
       sliceRows: options.mergeSliceRows ?? 3072,
+      mayWrite,
     });
     this.queue = new GroupCommit(
-      (batch) => {
-        this.writer.commitBatch(batch);
+      (batch, mayDecline) => {
+        if (!this.writer.commitBatch(batch, mayDecline)) return false;
         this.merger.noteCommit();
+        return true;
       },
-      { flushOn: options.flushOn ?? "microtask", maxBatchRows: options.maxBatchRows ?? 2048 },
+      { flushOn: options.flushOn ?? "microtask", maxBatchRows: options.maxBatchRows ?? 2048, mayWrite },
     );
     // Rows a previous run left in the journal get merged once this one is idle.
     if (journal.size > 0) this.merger.noteCommit();
   }
 
   /**
-   * Opens (creating if absent) and locks `path`, and loads any rows left in the journal before
-   * answering anything; throws SparError `unavailable` on failure.
+   * Opens (creating if absent) and locks `path`, loads any rows left in the journal before
+   * answering anything, and starts the checkpointer; throws SparError `unavailable` on failure.
    */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
-    const open: { synchronous?: "NORMAL" | "FULL"; maxPageCount?: number } = {};
-    if (options.synchronous !== undefined) open.synchronous = options.synchronous;
+    const synchronous = options.synchronous ?? "NORMAL";
+    let store: SqliteStore | undefined;
+    const checkpointer = new Checkpointer(
+      path,
+      synchronous,
+      options.checkpoint ?? {},
+      {
+        resume: () => store?.resumeWrites(),
+        fallback: () => store?.checkpointInCommits(),
+      },
+      PAGE_SIZE,
+    );
+    const checkpointOff = options.checkpoint === false;
+    const open: OpenOptions = {
+      synchronous,
+      walAutocheckpointPages: checkpointOff ? WAL_AUTOCHECKPOINT_PAGES : 0,
+    };
+    if (!checkpointOff) open.walSizeLimitBytes = checkpointer.walLimitBytes;
     if (options.maxPageCount !== undefined) open.maxPageCount = options.maxPageCount;
-    const db = openDatabase(path, open);
+    const { db, lock } = openDatabase(path, open);
     let st: Statements | undefined;
     try {
       st = new Statements(db);
-      return new SqliteStore(db, st, JournalMemory.load(st, path), path, options);
+      store = new SqliteStore(db, lock, st, JournalMemory.load(st, path), path, checkpointer, options);
     } catch (error) {
       st?.finalizeAll();
       db.close(false);
+      lock.release();
       if (error instanceof SparError) throw error;
       throw new SparError("unavailable", `cannot open session store ${path}: ${errorMessage(error)}`);
     }
+    checkpointer.start();
+    return store;
   }
 
-  /** Counters of the writer and the merge since open (a copy). */
+  /** Counters of the writer, the merge and the checkpointer since open (a copy). */
   get stats(): SqliteStoreStats {
-    return { ...this.writer.stats, ...this.merger.stats, journalRows: this.journal.size };
+    return { ...this.writer.stats, ...this.merger.stats, ...this.checkpointer.stats, journalRows: this.journal.size };
   }
 
   /**
@@ -264,17 +303,48 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Commits queued writes, merges the journal (a refused merge leaves rows there for the next
-   * open), then closes the connection (releasing the lock). Idempotent.
+   * Refuses new calls from the start; stops the checkpointer, then commits queued writes (held or
+   * not), merges the journal (a refused merge leaves rows there for the next open), checkpoints and
+   * truncates the WAL, closes the connection and releases the lock. Idempotent.
    */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.queue.flush();
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
     this.closed = true;
     this.merger.stop();
+    // First the worker, so nothing can make the last commits busy; queued writes wait meanwhile.
+    await this.checkpointer.stop();
+    this.queue.flushAll();
     this.merger.mergeAll();
+    try {
+      // The worker is gone: nothing else checkpoints, and shutdown may take the time.
+      this.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Refused (full disk, I/O): SQLite replays the WAL at the next open.
+    }
     this.st.finalizeAll();
     this.db.close(false);
+    this.lock.release();
+  }
+
+  /** A write hold ended (checkpointer.ts): commit and merge what waited. */
+  private resumeWrites(): void {
+    if (this.closed) return;
+    this.queue.resume();
+    this.merger.resume();
+  }
+
+  /** The checkpointer worker is gone: back to SQLite's automatic checkpoint inside commits. */
+  private checkpointInCommits(): void {
+    if (this.closed) return;
+    try {
+      this.db.exec(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    } catch {
+      // The connection is failing anyway; writes will report it.
+    }
   }
 
   private submit<T>(fields: OpFields): Promise<T> {

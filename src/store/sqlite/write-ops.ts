@@ -17,7 +17,7 @@ import type { QueuedOp } from "./group-commit.ts";
 import type { JournalMemory } from "./journal.ts";
 import { sessionParams } from "./row-codec.ts";
 import type { SessionIndex } from "./session-index.ts";
-import { isStoreLevel, opFailed, writeRefused } from "./sqlite-errors.ts";
+import { isBusy, isStoreLevel, opFailed, writeRefused } from "./sqlite-errors.ts";
 import { JOURNAL_CHUNK, type Statements } from "./statements.ts";
 
 interface OpBase extends QueuedOp {
@@ -52,8 +52,10 @@ export interface WriterStats {
   largestBatch: number;
   /** Transactions rolled back because the store refused the write. */
   refused: number;
-  /** Longest time one batch held the event loop (ms), WAL auto-checkpoints included. */
+  /** Longest time one batch held the event loop (ms), WAL auto-checkpoints (if any) included. */
   longestBatchMs: number;
+  /** Batches declined because the database was busy, and retried. */
+  busyRetries: number;
 }
 
 export class BatchWriter {
@@ -65,6 +67,7 @@ export class BatchWriter {
     largestBatch: 0,
     refused: 0,
     longestBatchMs: 0,
+    busyRetries: 0,
   };
   private readonly txn: (batch: WriteOp[]) => void;
   private txRows = 0;
@@ -83,22 +86,31 @@ export class BatchWriter {
     }).immediate;
   }
 
-  /** Commits a batch and settles each op's promise. */
-  commitBatch(batch: WriteOp[]): void {
-    this.stats.batches++;
-    if (batch.length > this.stats.largestBatch) this.stats.largestBatch = batch.length;
+  /**
+   * Commits a batch and settles each op's promise: true. False (only when `mayDecline`): the
+   * database was busy; nothing was written or settled, the caller retries the batch later.
+   */
+  commitBatch(batch: WriteOp[], mayDecline: boolean): boolean {
     const started = performance.now();
-    this.commit(batch);
+    const settled = this.commit(batch, mayDecline);
     const ms = performance.now() - started;
     if (ms > this.stats.longestBatchMs) this.stats.longestBatchMs = ms;
+    if (!settled) {
+      this.stats.busyRetries++;
+      return false;
+    }
+    this.stats.batches++;
+    if (batch.length > this.stats.largestBatch) this.stats.largestBatch = batch.length;
+    return true;
   }
 
-  private commit(batch: WriteOp[]): void {
+  private commit(batch: WriteOp[], mayDecline = false): boolean {
     this.txRows = 0;
     try {
       this.txn(batch);
     } catch (error) {
       this.undo(batch);
+      if (mayDecline && isBusy(error)) return false;
       if (isStoreLevel(error) || batch.length === 1) {
         if (isStoreLevel(error)) this.stats.refused++;
         const failure = isStoreLevel(error) ? writeRefused(error) : opFailed(error);
@@ -106,7 +118,7 @@ export class BatchWriter {
       } else {
         for (const op of batch) this.commit([op]);
       }
-      return;
+      return true;
     }
     this.index.commit();
     this.journal.commit();
@@ -117,6 +129,7 @@ export class BatchWriter {
       if (op.error === undefined) op.resolve(op.result);
       else op.reject(op.error);
     }
+    return true;
   }
 
   /** After a failed transaction: nothing of it may survive, in the file or in memory. */

@@ -1,6 +1,7 @@
 /**
- * SqliteStore and its file: the single-daemon lock across processes (D18), refusal of foreign,
- * corrupt and newer files without touching them, and real SQLite write refusals (SQLITE_FULL).
+ * SqliteStore and its file: the single-daemon lock across processes (D18: an OS lock on the
+ * sidecar `<store>.lock`), refusal of foreign, corrupt and newer files without touching them, and
+ * real SQLite write refusals (SQLITE_FULL).
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
@@ -84,10 +85,61 @@ describe("single-daemon lock", () => {
       child.kill("SIGKILL");
       await child.exited;
     }
+    // The killed daemon's lock file is still there; only its OS lock died with it.
+    expect(existsSync(`${path}.lock`)).toBe(true);
     const store = SqliteStore.open(path);
     expect(await store.head(key("held"))).toBe(1);
     expect((await store.read(key("held"), 0, 10))[0]?.event.author).toBe("holder");
     await store.close();
+  });
+
+  test("a leftover lock file does not block opening; it stays in place after close", async () => {
+    const path = tempDb();
+    writeFileSync(`${path}.lock`, "");
+    const store = SqliteStore.open(path);
+    await store.createSession(record("s0"));
+    expect((await tryInChild(path)).message).toMatch(IN_USE);
+    await store.close();
+    expect(existsSync(`${path}.lock`)).toBe(true);
+    const again = SqliteStore.open(path);
+    expect((await again.getSession(key("s0")))?.owner).toBe("local");
+    await again.close();
+  });
+
+  test("a second open in the same process is refused and leaves the first one holding the lock", async () => {
+    const path = tempDb();
+    const store = SqliteStore.open(path);
+    await store.createSession(record("s0"));
+    const error = openError(path);
+    expect(error.code).toBe("unavailable");
+    expect(error.message).toMatch(IN_USE);
+    expect((await tryInChild(path)).message).toMatch(IN_USE);
+    await store.append(key("s0"), [audit("still-writing")]);
+    expect(await store.head(key("s0"))).toBe(1);
+    await store.close();
+  });
+
+  test("the store file itself is not locked exclusively: another connection can read it while open", async () => {
+    const path = tempDb();
+    const store = SqliteStore.open(path);
+    await store.createSession(record("s0"));
+    const reader = new Database(path, { readonly: true });
+    expect(reader.query("SELECT sid FROM sessions").all()).toEqual([{ sid: "s0" }]);
+    reader.close();
+    await store.close();
+  });
+
+  test("a lock file that is not SQLite is refused, named, and left as it was", () => {
+    const path = tempDb();
+    const lock = `${path}.lock`;
+    writeFileSync(lock, randomBytes(4096));
+    const before = sha256(lock);
+    const error = openError(path);
+    expect(error.code).toBe("unavailable");
+    expect(error.message).toContain(lock);
+    expect(error.message).toContain("is not a SQLite file");
+    expect(sha256(lock)).toBe(before);
+    expect(existsSync(path)).toBe(false);
   });
 });
 
@@ -100,6 +152,8 @@ describe("foreign and corrupt files", () => {
     expect(error.message).toContain("is not a spar session store");
     expect(sha256(path)).toBe(before);
     expect(existsSync(`${path}-wal`)).toBe(false);
+    // The lock file this open created is removed again: nothing is left beside a foreign file.
+    expect(existsSync(`${path}.lock`)).toBe(false);
   }
 
   test("random bytes", () => {
