@@ -5,9 +5,9 @@
 import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
 import { json } from "../http/responses.ts";
-import { readJsonBody, validate } from "../http/request-body.ts";
 import type { AttachContext } from "./attach-context.ts";
-import type { RouteContext, RouteTable } from "./route-table.ts";
+import { optionalBody, verifiedIdentity } from "./route-body.ts";
+import type { RouteTable } from "./route-table.ts";
 
 const InterruptBody = v.object({
   hold: v.optional(v.boolean("hold must be a boolean")),
@@ -21,34 +21,20 @@ const ResumeBody = v.object({
   steer: v.optional(v.string("steer must be a string")),
 });
 
-async function optional<T extends v.GenericSchema>(route: RouteContext, schema: T): Promise<v.InferOutput<T> | undefined> {
-  const raw = await readJsonBody(route.request);
-  if (!raw.ok) throw raw.error;
-  if (raw.value === undefined) return undefined;
-  const valid = validate(schema, raw.value);
-  if (!valid.ok) throw valid.error;
-  return valid.value;
-}
-
-/** Caller attribution for audit rows: only a verified identity, never a placeholder. */
-function verified(route: RouteContext): string | undefined {
-  return route.caller.source === "anonymous" ? undefined : route.caller.identity;
-}
-
 export function registerControlRoutes(table: RouteTable, context: AttachContext): void {
   const host = context.host;
 
   table.session("POST", "interrupt", async (route) => {
-    const body = (await optional(route, InterruptBody)) ?? {};
+    const body = (await optionalBody(route, InterruptBody)) ?? {};
     const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
-    const result = await actor.interrupt(body.hold ?? true, verified(route));
+    const result = await actor.interrupt(body.hold ?? true, verifiedIdentity(route));
     const headers: Record<string, string> = result.interrupted ? {} : { "x-interrupted": "nothing-in-flight" };
     return json(200, { interrupted: result.interrupted, paused: result.paused, running_subagents: [], stopped_subagents: [], session: key.id }, headers);
   });
 
   table.session("POST", "pause", async (route) => {
-    const body = (await optional(route, PauseBody)) ?? {};
+    const body = (await optionalBody(route, PauseBody)) ?? {};
     const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
     const { transitioned } = actor.pause(body.reason);
@@ -58,7 +44,7 @@ export function registerControlRoutes(table: RouteTable, context: AttachContext)
 
   table.session("POST", "resume", async (route) => {
     if (host.shuttingDown) throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
-    const body = (await optional(route, ResumeBody)) ?? {};
+    const body = (await optionalBody(route, ResumeBody)) ?? {};
     const mode = body.mode ?? "continue";
     if (mode === "steer" && (body.steer ?? "").trim() === "") throw new SparError("bad_request", "steer mode needs the steer text");
     const key = await host.authorize(route.app, route.sid, route.caller, "write");

@@ -7,9 +7,9 @@
 import * as v from "valibot";
 import type { PromptFrame } from "../../core/permission-gate.ts";
 import { json } from "../http/responses.ts";
-import { readJsonBody, validate } from "../http/request-body.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import type { AttachContext } from "./attach-context.ts";
+import { requiredBody, verifiedIdentity } from "./route-body.ts";
 import type { RouteContext, RouteTable } from "./route-table.ts";
 import { encodeFrame } from "./sse-frames.ts";
 
@@ -21,18 +21,6 @@ const RespondBody = v.object({
 });
 const ModeBody = v.object({ mode: v.string("mode must be a string") });
 const PatternsBody = v.object({ patterns: v.pipe(v.array(v.string(), "patterns must be a list of strings"), v.minLength(1, "patterns must not be empty")) });
-
-async function body<T extends v.GenericSchema>(route: RouteContext, schema: T): Promise<v.InferOutput<T>> {
-  const raw = await readJsonBody(route.request);
-  if (!raw.ok) throw raw.error;
-  const valid = validate(schema, raw.value ?? {});
-  if (!valid.ok) throw valid.error;
-  return valid.value;
-}
-
-function verified(route: RouteContext): string | undefined {
-  return route.caller.source === "anonymous" ? undefined : route.caller.identity;
-}
 
 export function registerPermsRoutes(table: RouteTable, context: AttachContext): void {
   const host = context.host;
@@ -53,9 +41,9 @@ export function registerPermsRoutes(table: RouteTable, context: AttachContext): 
   });
 
   table.session("POST", "perms/respond", async (route) => {
-    const request = await body(route, RespondBody);
+    const request = await requiredBody(route, RespondBody);
     const gated = await tools(route, "write");
-    const who = verified(route);
+    const who = verifiedIdentity(route);
     const answer = await gated.respond(request.id, request.decision, {
       ...(request.approver !== undefined ? { approver: request.approver } : {}),
       ...(who !== undefined ? { verified: who } : {}),
@@ -66,22 +54,22 @@ export function registerPermsRoutes(table: RouteTable, context: AttachContext): 
   });
 
   table.session("POST", "perms/mode", async (route) => {
-    const request = await body(route, ModeBody);
+    const request = await requiredBody(route, ModeBody);
     const gated = await tools(route, "admin");
-    const change = await gated.setMode(request.mode, verified(route));
+    const change = await gated.setMode(request.mode, verifiedIdentity(route));
     if (!change.ok) throw change.error;
     return json(200, { previous: change.value.previous, mode: change.value.mode });
   });
 
   table.session("POST", "perms/allow", async (route) => {
-    const request = await body(route, PatternsBody);
+    const request = await requiredBody(route, PatternsBody);
     const added = (await tools(route, "admin")).gate.addAllow(request.patterns);
     if (!added.ok) throw added.error;
     return new Response(null, { status: 204 });
   });
 
   table.session("POST", "perms/deny", async (route) => {
-    const request = await body(route, PatternsBody);
+    const request = await requiredBody(route, PatternsBody);
     const added = (await tools(route, "write")).gate.addDeny(request.patterns);
     if (!added.ok) throw added.error;
     return new Response(null, { status: 204 });

@@ -10,10 +10,11 @@ import { isValidName } from "../../core/session-key.ts";
 import { ZERO_TIME } from "../../runtime/session-host.ts";
 import { requestBaseUrl } from "../http/base-url.ts";
 import { json } from "../http/responses.ts";
-import { readJsonBody, validate } from "../http/request-body.ts";
+import { validate } from "../http/request-body.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { eventsHandler } from "./events-route.ts";
-import type { RouteContext, RouteTable } from "./route-table.ts";
+import { optionalBody, rawBody, requiredBody } from "./route-body.ts";
+import type { RouteTable } from "./route-table.ts";
 
 const identityList = v.optional(v.array(v.pipe(v.string(), v.maxLength(256))));
 
@@ -40,28 +41,6 @@ const WakeBody = v.object({
   prompt: v.optional(v.string("prompt must be a string")),
 });
 
-async function body(route: RouteContext): Promise<unknown> {
-  const parsed = await readJsonBody(route.request);
-  if (!parsed.ok) throw parsed.error;
-  return parsed.value;
-}
-
-async function requiredBody<T extends v.GenericSchema>(route: RouteContext, schema: T): Promise<v.InferOutput<T>> {
-  const raw = await body(route);
-  if (raw === undefined) throw new SparError("bad_request", "request body is empty");
-  const valid = validate(schema, raw);
-  if (!valid.ok) throw valid.error;
-  return valid.value;
-}
-
-async function optionalBody<T extends v.GenericSchema>(route: RouteContext, schema: T): Promise<v.InferOutput<T> | undefined> {
-  const raw = await body(route);
-  if (raw === undefined) return undefined;
-  const valid = validate(schema, raw);
-  if (!valid.ok) throw valid.error;
-  return valid.value;
-}
-
 function refuseDuringShutdown(context: AttachContext): void {
   if (context.host.shuttingDown) throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
 }
@@ -87,7 +66,7 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
   });
 
   table.add("POST", "/sessions", async (route) => {
-    const raw = await body(route);
+    const raw = await rawBody(route);
     if (raw !== undefined && typeof raw === "object" && raw !== null && "owner" in raw) {
       throw new SparError("bad_request", "owner cannot be set: the caller creating a session is its owner");
     }
