@@ -147,7 +147,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     host,
     daemon: { name: config.agentCard.name, version: SPAR_VERSION, description: config.agentCard.description ?? "spar agent daemon", model: config.model.name, provider: config.model.provider },
     caller: (request, peer) => resolveCaller(request, callers, token, peer),
-    checks: checkTransitions(async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed" }), logger),
+    checks: checkTransitions(async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed", wake_loops: host.wakeLoopsFailed() ? "failed" : "ready" }), logger),
     heartbeatMs: config.heartbeatMs,
     transport: { token, readonly: config.readonly },
     identitiesRequired: callers.tokens !== undefined,

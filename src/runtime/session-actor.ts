@@ -81,6 +81,8 @@ export class SessionActor {
   #bareWake = false;
   #retired = false;
   readonly #gate = new PauseGate();
+  /** Failed turns in a row with no clean turn since (wake-loop readiness). */
+  #failedInARow = 0;
   /** Requests between their first await and their effect (an eviction must wait for them). */
   #busy = 0;
   #turn: ActiveTurn | undefined;
@@ -132,6 +134,11 @@ export class SessionActor {
   /** Adopt ACL lists already committed to the store. */
   adoptAcl(viewers: string[], contributors: string[]): void {
     this.#record = { ...this.#record, viewers, contributors };
+  }
+
+  /** Failed turns in a row with no clean turn since. */
+  get failedInARow(): number {
+    return this.#failedInARow;
   }
 
   get turnInFlight(): boolean {
@@ -431,6 +438,9 @@ export class SessionActor {
   /** Terminal frame, then idle, then cumulative usage: in that order, after the turn's rows. */
   #finishTurn(turn: ActiveTurn, outcome: TurnOutcome): void {
     turn.usage.recordInto(this.#ledger);
+    // Interrupted turns neither count as failures nor clear them.
+    if (outcome.status === "completed") this.#failedInARow = 0;
+    else if (outcome.status === "failed" && !turn.canceled) this.#failedInARow++;
     this.#context.turnEnded(turn.canceled ? "canceled" : outcome.status);
     const frames: LiveFrame[] = [];
     if (outcome.status === "completed") {

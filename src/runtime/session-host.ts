@@ -82,6 +82,16 @@ export class SessionHost {
     return this.#actors.size;
   }
 
+  /**
+   * The `wake_loops` readiness aggregate: failed only when every live session has failed three
+   * turns in a row with no clean turn since; no live session is ready.
+   */
+  wakeLoopsFailed(threshold = 3): boolean {
+    if (this.#actors.size === 0) return false;
+    for (const actor of this.#actors.values()) if (actor.failedInARow < threshold) return false;
+    return true;
+  }
+
   /** Subscribers attached to live sessions' feeds. */
   get subscriberCount(): number {
     let count = 0;
