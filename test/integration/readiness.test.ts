@@ -4,27 +4,21 @@
  * neither counts nor clears.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.ts";
-import { type Collector, collect } from "../support/sse-client.ts";
+import { type Daemon, postJson } from "../support/daemon.ts";
+import { type ScriptedDaemon, failWith, say, startScripted } from "../support/scripted.ts";
+import type { Collector } from "../support/sse-client.ts";
 
-const fail = { request: {}, responses: [{ error: { status: "503", message: "overloaded" } }] };
-const slow = { request: {}, responses: [{ delayMs: 30_000, content: { role: "model", parts: [{ text: "never" }] } }] };
-const ok = { request: {}, responses: [{ content: { role: "model", parts: [{ text: "fine" }] }, turnComplete: true }] };
+const fail = failWith("503", "overloaded");
 
+let subject: ScriptedDaemon;
 let daemon: Daemon;
 let events: Collector;
 beforeAll(async () => {
-  const script = join(tempDir(), "script.jsonl");
-  writeFileSync(script, `${[fail, fail, slow, fail, ok].map((line) => JSON.stringify(line)).join("\n")}\n`);
-  daemon = await startDaemon({ args: ["--model=scripted", `--script=${script}`] });
-  events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  await events.waitFor((frame) => frame.event === "usage-update");
+  subject = await startScripted([fail, fail, say("never", { delayMs: 30_000 }), fail, say("fine")]);
+  ({ daemon, events } = subject);
 });
 afterAll(async () => {
-  events.close();
-  await daemon.sigterm();
+  await subject.stop();
 });
 
 async function turn(expectEvent: "turn-error" | "turn-complete", interrupt = false): Promise<void> {

@@ -3,10 +3,9 @@
  * and (where the spec asks) a `hint`; driven by scripted failures in a real daemon.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.ts";
-import { type Collector, collect } from "../support/sse-client.ts";
+import { type Daemon, postJson } from "../support/daemon.ts";
+import { type ScriptedDaemon, failWith, startScripted } from "../support/scripted.ts";
+import type { Collector } from "../support/sse-client.ts";
 
 const failures: Array<[string, string, Record<string, unknown>]> = [
   ["429", "slow down", { kind: "rate_limited", retryable: true, code: "429" }],
@@ -20,18 +19,15 @@ const failures: Array<[string, string, Record<string, unknown>]> = [
   ["418", "teapot", { kind: "unknown", retryable: false, code: "418" }],
 ];
 
+let subject: ScriptedDaemon;
 let daemon: Daemon;
 let events: Collector;
 beforeAll(async () => {
-  const script = join(tempDir(), "script.jsonl");
-  writeFileSync(script, `${failures.map(([status, message]) => JSON.stringify({ request: {}, responses: [{ error: { status, message } }] })).join("\n")}\n`);
-  daemon = await startDaemon({ args: ["--model=scripted", `--script=${script}`] });
-  events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  await events.waitFor((frame) => frame.event === "usage-update");
+  subject = await startScripted(failures.map(([status, message]) => failWith(status, message)));
+  ({ daemon, events } = subject);
 });
 afterAll(async () => {
-  events.close();
-  await daemon.sigterm();
+  await subject.stop();
 });
 
 test("each provider failure is classified; a bare INVALID_ARGUMENT names both readings; turns go on", async () => {
