@@ -10,14 +10,28 @@ export type ChatMessage =
   | { role: "assistant"; text: string; toolCalls: ToolCall[] }
   | { role: "tool"; callId: string; name: string; output: Record<string, unknown>; isError: boolean };
 
-/** Which model a turn runs and how to build it inside the worker. */
+/** The offline models (D14, D15). */
+export type OfflineProvider = "echo" | "scripted";
+/** Providers reached through the Vercel AI SDK (D16, D23). */
+export type RemoteProvider = "openai" | "anthropic" | "google" | "openai-compatible";
+export type ModelProvider = OfflineProvider | RemoteProvider;
+
+/** Which model a turn runs and how to build it inside the worker. Serializable. */
 export interface ModelSpec {
-  provider: "echo" | "scripted";
+  provider: ModelProvider;
+  /** Model id as the provider names it (`echo` and `scripted` for the offline models). */
   name: string;
   /** scripted: path of the JSON Lines script (D15). */
   scriptPath?: string;
   /** scripted: fail the turn when the request differs from the recorded one. */
   scriptStrict?: boolean;
+  /** Remote providers: API base URL including its version path (the SDK's `baseURL`). */
+  baseUrl?: string;
+  /**
+   * Remote providers: name of the environment variable holding the API key. The key itself is
+   * read inside the worker and never crosses the channel or reaches a log.
+   */
+  apiKeyEnv?: string;
 }
 
 export interface ToolSpec {
@@ -30,9 +44,17 @@ export interface ModelRequest {
   messages: readonly ChatMessage[];
   tools: readonly ToolSpec[];
   signal: AbortSignal;
+  /** System prompt, when the session has one. */
+  system?: string;
+  /** Output-token cap of this call; a call that hits it finishes with `length`. */
+  maxOutputTokens?: number;
 }
 
-/** What a model call streams: text deltas, proposed tool calls, then exactly one finish. */
+/**
+ * What a model call streams: text deltas, proposed tool calls, then exactly one finish.
+ * `finishReason` uses the AI SDK's values (`stop`, `length`, `content-filter`, `tool-calls`,
+ * `error`, `interrupted`, `other`); `length` means the output-token cap was hit, nothing else.
+ */
 export type ModelChunk =
   | { type: "text-delta"; text: string }
   | { type: "tool-call"; call: ToolCall }

@@ -1,8 +1,10 @@
 /**
  * Builds a Model from a ModelSpec inside a turn worker. Scripts are read once per worker and
- * cached; the scripted cursor is supplied by the caller (it lives on the main thread).
+ * cached; the scripted cursor is supplied by the caller (it lives on the main thread). Remote
+ * providers load the AI SDK lazily (offline daemons never pay for it) and read their API key
+ * from the worker's environment here.
  */
-import type { Model, ModelSpec } from "../core/model.ts";
+import { type Model, type ModelChunk, ModelCallError, type ModelSpec, type RemoteProvider } from "../core/model.ts";
 import { EchoModel } from "./echo-model.ts";
 import { type ScriptedTurn, parseScript } from "./script-file.ts";
 import { ScriptedModel } from "./scripted-model.ts";
@@ -27,5 +29,41 @@ export async function buildModel(spec: ModelSpec, nextScriptIndex: () => Promise
       const turns = await loadScript(spec.scriptPath);
       return new ScriptedModel({ turns, strict: spec.scriptStrict === true, nextIndex: nextScriptIndex });
     }
+    case "openai":
+    case "anthropic":
+    case "google":
+    case "openai-compatible":
+      return await buildRemoteModel({ ...spec, provider: spec.provider });
+  }
+}
+
+async function buildRemoteModel(spec: ModelSpec & { provider: RemoteProvider }): Promise<Model> {
+  const { readApiKey, languageModelOf } = await import("./providers/language-model.ts");
+  const { AiSdkModel } = await import("./providers/ai-sdk-model.ts");
+  const remote = {
+    provider: spec.provider,
+    name: spec.name,
+    ...(spec.baseUrl === undefined ? {} : { baseUrl: spec.baseUrl }),
+    ...(spec.apiKeyEnv === undefined ? {} : { apiKeyEnv: spec.apiKeyEnv }),
+  };
+  try {
+    return new AiSdkModel(spec.provider, spec.name, languageModelOf(remote, readApiKey(remote, process.env)));
+  } catch (error) {
+    // A missing key or base URL fails the turn with its own kind, not a generic config error.
+    if (error instanceof ModelCallError) return new FailingModel(spec.provider, spec.name, error);
+    throw error;
+  }
+}
+
+/** A model whose every call fails with the same error (a provider that cannot be built). */
+class FailingModel implements Model {
+  constructor(
+    readonly provider: string,
+    readonly name: string,
+    readonly error: ModelCallError,
+  ) {}
+
+  async *stream(): AsyncIterable<ModelChunk> {
+    throw this.error;
   }
 }
