@@ -129,10 +129,11 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const metrics = new MetricsRegistry();
   const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
   const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`) });
+  const pricing = startPricing(config, logger);
   const host = new SessionHost({
     store,
     pool,
-    pricing: new PricingTable(),
+    pricing,
     logger,
     turnEnded: (outcome) => countTurn({ outcome }),
     config: { permissions: config.permissions, app: config.appName, agentName: config.appName, multiSession: config.multiSession, model: config.model, maxSteps: config.maxSteps, idleTimeoutMs: config.idleTimeoutMs },
@@ -153,6 +154,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     identitiesRequired: callers.tokens !== undefined,
     agentCard: { settings: () => config.agentCard, options: { bearer: token !== undefined, mtls: config.tls?.ca !== undefined, skills: () => [] } },
     ...(peerHub ? { peerHub } : {}),
+    pricing,
     metrics,
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
@@ -173,6 +175,19 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     return stopping;
   };
   return { config, server, host, shutdown };
+}
+
+/** The price list: shipped rates, the configured source (refreshed once in the background at start). */
+function startPricing(config: AgentConfig, logger: Logger): PricingTable {
+  const pricing = new PricingTable(config.pricing.source ? { source: config.pricing.source } : {});
+  if (config.pricing.source && config.pricing.refreshOnStart) {
+    void pricing.refresh().then((result) => {
+      const line = `pricing refresh at start: ${result.updated} models updated, ${result.known_models} known`;
+      if (result.detail?.startsWith("refresh failed")) logger.warn(`pricing refresh at start: ${result.detail}`);
+      else logger.info(result.detail ? `${line}; ${result.detail}` : line);
+    });
+  }
+  return pricing;
 }
 
 function openPeerHub(config: AgentConfig, logger: Logger): PeerHub | undefined {

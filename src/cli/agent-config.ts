@@ -17,6 +17,7 @@ import type { PermissionSettings } from "../runtime/gated-tools.ts";
 import type { ConfigMap } from "./config-file.ts";
 import { SPAR_VERSION } from "./version.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
+import { PRICING_FLAGS, type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 
 const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
@@ -48,7 +49,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
 ];
 
-export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS];
+export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS];
 
 export interface CallerAuthSettings {
   tableFile: string;
@@ -70,6 +71,7 @@ export interface AgentConfig {
   peerHub: PeerHubSettings;
   agentCard: AgentCardSettings;
   permissions: PermissionSettings;
+  pricing: PricingSettings;
   sessionDb: string;
   /** 0: no cap. */
   sessionDbMaxMb: number;
@@ -163,6 +165,8 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
   const read = new SettingReader(flags, config);
   const peerHub = resolvePeerSettings(flags, config, cwd);
   if (!peerHub.ok) return err(peerHub.error);
+  const pricing = resolvePricingSettings(flags, config, cwd);
+  if (!pricing.ok) return err(pricing.error);
   try {
     const listen = parseListenAddress(read.string("attach-listen", "127.0.0.1:7777"));
     if (!listen.ok) throw new ConfigProblem(`${read.source("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
@@ -181,6 +185,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       tls,
       peerHub: peerHub.value,
       permissions: permissionSettings(read),
+      pricing: pricing.value,
       agentCard: agentCard.value,
       callerAuth:
         tableFile === ""

@@ -2,6 +2,7 @@
  * What the attach surface needs from the daemon: the session host, the daemon's identity for
  * capabilities, the caller resolver, and the health checks. Built by the agent command.
  */
+import type { PricingTable } from "../../runtime/pricing-table.ts";
 import type { SessionHost } from "../../runtime/session-host.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 import type { TransportPolicy } from "../http/request-guards.ts";
@@ -42,4 +43,6 @@ export interface AttachContext {
   identitiesRequired: boolean;
   /** The agent card's settings (re-read on every fetch) and how it describes auth and skills. */
   agentCard?: { settings: () => AgentCardSettings | undefined; options: AgentCardOptions };
+  /** The daemon's price list (GET /pricing, /pricing/set, /pricing/refresh). */
+  pricing?: PricingTable;
 }

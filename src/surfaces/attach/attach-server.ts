@@ -11,6 +11,7 @@ import { registerControlRoutes } from "./control-routes.ts";
 import { registerDaemonRoutes } from "./daemon-routes.ts";
 import { registerPermsRoutes } from "./perms-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
+import { registerPricingRoutes } from "./pricing-routes.ts";
 import { registerPeerRoutes } from "../peers/peer-routes.ts";
 import { registerAgentCardRoutes } from "./agent-card.ts";
 import { RouteTable } from "./route-table.ts";
@@ -53,6 +54,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerSessionRoutes(table, context);
   registerControlRoutes(table, context);
   registerPermsRoutes(table, context);
+  registerPricingRoutes(table, context);
   registerPlaceholderRoutes(table, context);
   if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {

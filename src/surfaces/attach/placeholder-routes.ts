@@ -8,8 +8,6 @@ import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import type { RouteTable } from "./route-table.ts";
 
-const ZERO_TIME = "0001-01-01T00:00:00Z";
-
 const ZERO_READS: Record<string, unknown> = {
   tools: { tools: [] },
   agents: { agents: [] },
@@ -18,7 +16,6 @@ const ZERO_READS: Record<string, unknown> = {
   memory: { sources: [] },
   skills: { skills: [] },
   mcp: { servers: [] },
-  pricing: { rate: null, last_refresh: ZERO_TIME },
   guardrails: {
     watchdog: { mode: "off", tripped: false, reason: "" },
     cost_ceiling: { max_turn_usd: 0, max_session_usd: 0, session_cost_usd: 0, tripped: false, reason: "", would_retrip: false },
@@ -28,8 +25,6 @@ const ZERO_READS: Record<string, unknown> = {
 
 const MISSING_CAPABILITIES: Record<string, string> = {
   title: "title capability",
-  "pricing/refresh": "pricing source",
-  "pricing/set": "pricing controller",
   reload: "reloader",
   "guardrails/reset": "guardrail resetter",
   "slash/compact": "slash command compact",

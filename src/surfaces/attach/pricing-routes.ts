@@ -1,0 +1,59 @@
+/**
+ * Pricing over HTTP, on every session path (the price list itself is the daemon's, one for all
+ * sessions): GET /pricing (SessionRead), POST /pricing/set (SessionWrite; 204) and
+ * POST /pricing/refresh (SessionWrite; per-caller cost limiter, 429 with retry_after_seconds).
+ * Without a pricing table in the context, reads answer the zero body and writes 501.
+ */
+import * as v from "valibot";
+import { SparError } from "../../core/errors.ts";
+import { RateFields, ratesFromFields } from "../../pricing/pricing-document.ts";
+import { CallerLimiter } from "../../pricing/refresh-limiter.ts";
+import { json } from "../http/responses.ts";
+import type { AttachContext } from "./attach-context.ts";
+import { requiredBody } from "./route-body.ts";
+import type { RouteTable } from "./route-table.ts";
+
+/**
+ * POST /pricing/set: `{model, input_usd_per_mtok, output_usd_per_mtok, cached_usd_per_mtok?,
+ * cache_write_usd_per_mtok?}`, rates in USD per million tokens (cached and cache write default
+ * to the input rate).
+ */
+export const SetPricingBody = v.object(
+  {
+    model: v.pipe(v.string("model must be a string"), v.trim(), v.minLength(1, "model must not be empty"), v.maxLength(200, "model must be at most 200 characters")),
+    ...RateFields,
+  },
+  "the body must be a JSON object {model, input_usd_per_mtok, output_usd_per_mtok, cached_usd_per_mtok?, cache_write_usd_per_mtok?}",
+);
+
+const ZERO_TIME = "0001-01-01T00:00:00Z";
+
+export function registerPricingRoutes(table: RouteTable, context: AttachContext): void {
+  const host = context.host;
+  const pricing = context.pricing;
+  const limiter = new CallerLimiter();
+
+  table.session("GET", "pricing", async (route) => {
+    await host.authorize(route.app, route.sid, route.caller, "read");
+    if (!pricing) return json(200, { source: "", last_refresh: ZERO_TIME, known_models: 0, rate: null });
+    return json(200, pricing.info(host.config.model.name));
+  });
+
+  table.session("POST", "pricing/set", async (route) => {
+    await host.authorize(route.app, route.sid, route.caller, "write");
+    if (!pricing) throw new SparError("not_implemented", "this daemon has no pricing controller");
+    const body = await requiredBody(route, SetPricingBody);
+    pricing.set(body.model, ratesFromFields(body));
+    return new Response(null, { status: 204 });
+  });
+
+  table.session("POST", "pricing/refresh", async (route) => {
+    await host.authorize(route.app, route.sid, route.caller, "write");
+    if (!pricing?.hasSource) throw new SparError("not_implemented", "this daemon has no pricing source: start it with --pricing-source=<URL or file> (config pricing.source)");
+    const admission = limiter.take(route.caller.identity, Date.now());
+    if (!admission.ok) {
+      return json(429, { error: "rate limited", retry_after_seconds: admission.retryAfterSeconds }, { "retry-after": String(admission.retryAfterSeconds) });
+    }
+    return json(200, await pricing.refresh());
+  });
+}
