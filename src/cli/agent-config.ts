@@ -4,7 +4,8 @@
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import type { ModelSpec } from "../core/model.ts";
+import type { ModelSpec, RemoteProvider } from "../core/model.ts";
+import { REMOTE_PROVIDERS, isRemoteProvider } from "../models/providers/provider-catalog.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
 import { parseDuration } from "../core/duration.ts";
@@ -31,8 +32,10 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "session-db", kind: "string", help: "session store: sqlite file path", defaultText: ".agents/state/sessions.db", configKey: "session_db.path" },
   { name: "session-db-max-mb", kind: "int", help: "cap the sqlite store at this many MiB; writes past it answer 503 and change nothing (0: no cap)", defaultText: "0", configKey: "session_db.max_mb" },
   { name: "session-db-driver", kind: "string", help: "session store driver: sqlite", defaultText: "sqlite", configKey: "session_db.driver" },
-  { name: "provider", kind: "string", help: "model provider: echo or scripted", defaultText: "echo", configKey: "model.provider" },
-  { name: "model", kind: "string", help: "model: echo (offline), scripted (recorded-turn replay)", defaultText: "echo", configKey: "model.name" },
+  { name: "provider", kind: "string", help: "model provider: echo, scripted, openai, anthropic, google or openai-compatible", defaultText: "echo", configKey: "model.provider" },
+  { name: "model", kind: "string", help: "model: echo (offline), scripted (recorded-turn replay) or the provider's model id (gpt-5-mini, claude-sonnet-4-5, gemini-2.5-flash)", defaultText: "echo", configKey: "model.name" },
+  { name: "model-base-url", kind: "string", help: "API base URL of the provider, version path included (http://127.0.0.1:8000/v1); required for openai-compatible", configKey: "model.base_url" },
+  { name: "model-api-key-env", kind: "string", help: "name of the environment variable holding the provider's API key", defaultText: "OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY; none for openai-compatible", configKey: "model.api_key_env" },
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
   { name: "script-strict", kind: "bool", help: "scripted model: fail a turn whose request differs from the recording", configKey: "model.script_strict" },
   { name: "multi-session", kind: "bool", help: "serve many sessions: enables POST /sessions", defaultText: "false", configKey: "attach.multi_session.enabled" },
@@ -246,9 +249,16 @@ function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
 function buildModelSpec(read: SettingReader): ModelSpec {
   const provider = read.string("provider", "");
   const name = read.string("model", "");
-  const chosen = provider || name || "echo";
-  if (provider && name && provider !== name && (provider === "echo" || provider === "scripted")) {
-    throw new ConfigProblem(`--provider=${provider} and --model=${name} disagree; the ${provider} provider has one model, ${provider}`);
+  if (provider !== "" && provider !== "echo" && provider !== "scripted" && !isRemoteProvider(provider)) {
+    throw new ConfigProblem(`${read.source("provider")?.from ?? "--provider"} ${JSON.stringify(provider)} is not a provider; use echo, scripted, ${Object.keys(REMOTE_PROVIDERS).join(", ")}`);
+  }
+  const chosen = provider || (name === "" || name === "echo" || name === "scripted" ? name || "echo" : inferProvider(name));
+  if (chosen === "echo" || chosen === "scripted") {
+    if (name !== "" && name !== chosen) throw new ConfigProblem(`--provider=${chosen} and --model=${name} disagree; the ${chosen} provider has one model, ${chosen}`);
+    for (const remoteOnly of ["model-base-url", "model-api-key-env"]) {
+      const source = read.source(remoteOnly);
+      if (source) throw new ConfigProblem(`${source.from} applies to remote providers only, not ${chosen}`);
+    }
   }
   if (chosen === "echo") return { provider: "echo", name: "echo" };
   if (chosen === "scripted") {
@@ -256,5 +266,51 @@ function buildModelSpec(read: SettingReader): ModelSpec {
     if (script === "") throw new ConfigProblem('model "scripted" requires --script (path to a recorded-turns JSONL file)');
     return { provider: "scripted", name: "scripted", scriptPath: script, scriptStrict: read.bool("script-strict", false) };
   }
-  throw new ConfigProblem(`model provider ${JSON.stringify(chosen)} is not available in this build yet; use --model=echo or --model=scripted`);
+  return remoteModelSpec(read, chosen, name);
 }
+
+/** A model id alone names its provider when its family is unmistakable; otherwise say which flag is missing. */
+function inferProvider(name: string): RemoteProvider {
+  if (/^(gpt-|chatgpt-|o\d)/.test(name)) return "openai";
+  if (name.startsWith("claude-")) return "anthropic";
+  if (name.startsWith("gemini-")) return "google";
+  throw new ConfigProblem(`--model=${name}: name its provider with --provider (${Object.keys(REMOTE_PROVIDERS).join(", ")})`);
+}
+
+function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: string): ModelSpec {
+  if (name === "" || name === "echo" || name === "scripted" || /\s/.test(name)) {
+    throw new ConfigProblem(`--provider=${provider} needs --model with the provider's model id (for example ${EXAMPLE_MODELS[provider]})`);
+  }
+  const spec: ModelSpec = { provider, name };
+  const baseUrl = read.string("model-base-url", "");
+  if (baseUrl !== "") {
+    const from = read.source("model-base-url")?.from ?? "--model-base-url";
+    let parsed: URL;
+    try {
+      parsed = new URL(baseUrl);
+    } catch {
+      throw new ConfigProblem(`${from} is not a URL (expected like http://127.0.0.1:8000/v1)`);
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new ConfigProblem(`${from} must be an http or https URL`);
+    if (parsed.username !== "" || parsed.password !== "") throw new ConfigProblem(`${from} must not carry credentials; put the key in the variable named by --model-api-key-env`);
+    spec.baseUrl = baseUrl.replace(/\/+$/, "");
+  } else if (provider === "openai-compatible") {
+    throw new ConfigProblem("--provider=openai-compatible needs --model-base-url (model.base_url), e.g. http://127.0.0.1:8000/v1");
+  }
+  const keyEnv = read.string("model-api-key-env", "");
+  if (keyEnv !== "") {
+    // Never echo the value: someone may have pasted the key itself.
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) {
+      throw new ConfigProblem(`${read.source("model-api-key-env")?.from ?? "--model-api-key-env"} takes the name of an environment variable (like OPENAI_API_KEY), not the key`);
+    }
+    spec.apiKeyEnv = keyEnv;
+  }
+  return spec;
+}
+
+const EXAMPLE_MODELS: Readonly<Record<RemoteProvider, string>> = {
+  openai: "gpt-5-mini",
+  anthropic: "claude-sonnet-4-5",
+  google: "gemini-2.5-flash",
+  "openai-compatible": "the id your server lists at /v1/models",
+};

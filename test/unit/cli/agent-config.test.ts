@@ -24,7 +24,7 @@ test("bad values name the flag or key", () => {
   expect(build([], { "agent.workers": 0 })).toEqual({ ok: false, error: "config key agent.workers must be an integer from 1 to 64" });
   expect(build(["--log-level=loud"])).toEqual({ ok: false, error: expect.stringContaining("--log-level must be one of") });
   expect(build(["--model=scripted"])).toEqual({ ok: false, error: expect.stringContaining("requires --script") });
-  expect(build(["--model=gpt-9"])).toEqual({ ok: false, error: expect.stringContaining("not available in this build") });
+  expect(build(["--model=mistral-large"])).toEqual({ ok: false, error: expect.stringContaining("name its provider with --provider") });
   expect(build(["--session-db-driver=postgres"])).toEqual({ ok: false, error: expect.stringContaining("--session-db-driver") });
   expect(build(["--sse-heartbeat=5ms"])).toEqual({ ok: false, error: expect.stringContaining("at least 100ms") });
   expect(build(["--bogus"])).toEqual({ ok: false, error: "unknown flag --bogus (see --help)" });
