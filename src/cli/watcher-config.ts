@@ -1,0 +1,246 @@
+/**
+ * The typed configuration of `spar watcher watch`, built once from the parsed flags, with every
+ * startup refusal of the spec that needs no cluster access (the grant-dependent ones are in
+ * src/watcher/access-plan.ts). A refusal is an error naming the flag.
+ */
+import { type Result, err, ok } from "../core/result.ts";
+import type { LogLevel } from "../telemetry/logger.ts";
+import type { FilterSettings } from "../watcher/core/filter.ts";
+import { DEFAULT_REASONS } from "../watcher/core/reasons.ts";
+import { SEVERITIES, type Severity } from "../watcher/core/signal.ts";
+import type { FlagValue } from "./flags.ts";
+import { parseListenAddress } from "./listen-address.ts";
+import { type WatcherArgs, parseWatcherArgs } from "./watcher-args.ts";
+import { EXPLICIT_ONLY_SOURCES, KNOWN_SOURCES, type SourceName } from "./watcher-flags.ts";
+
+export type StormSetting = "auto" | "on" | "off";
+
+export interface ClusterTarget {
+  name: string;
+  endpoint: string;
+}
+
+export interface WatcherConfig {
+  sink: "daemon" | "webhook";
+  dryRun: boolean;
+  daemonUrl: string | undefined;
+  tokenEnv: string | undefined;
+  owner: string | undefined;
+  mode: "per-incident" | "shared";
+  targetSession: string | undefined;
+  sinkUrl: string | undefined;
+  sinkTokenEnv: string | undefined;
+  clusterName: string;
+  project: string | undefined;
+  region: string | undefined;
+  zone: string;
+  inCluster: boolean | undefined;
+  kubeconfig: string | undefined;
+  clusters: ClusterTarget[];
+  clustersFrom: string | undefined;
+  filter: FilterSettings;
+  /** `auto`, or the explicit list. */
+  sources: { auto: boolean; names: SourceName[] };
+  severityOverrides: Map<string, Severity>;
+  dedupWindowMs: number;
+  dedupPersist: string | undefined;
+  snapshotIntervalMs: number;
+  accessRecheckMs: number;
+  recoveryStableForMs: number;
+  triageRegressFactor: number;
+  enrich: { level: "critical" | "warning" | "off"; capBytes: number; lists: { all: boolean; include: string[]; exclude: string[] }; preflight: boolean; logLines: number; timeoutMs: number };
+  injectMaxBytes: number;
+  storm: { setting: StormSetting; min: number; windowMs: number; clusterFallback: boolean; mine: boolean; mineMin: number };
+  store: string | undefined;
+  metricsAddr: string | undefined;
+  logLevel: LogLevel;
+  /** Every flag's effective value, for the source-tuning flags without a typed field yet. */
+  values: Map<string, FlagValue>;
+  /** Loud startup notes that are not refusals (plain http webhook). */
+  warnings: string[];
+}
+
+class Refusal extends Error {}
+
+function refuse(message: string): never {
+  throw new Refusal(message);
+}
+
+function csv(text: string | undefined): string[] {
+  return (text ?? "").split(",").map((item) => item.trim()).filter((item) => item !== "");
+}
+
+function baseUrl(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!/^https?:\/\/[^/\s]+/i.test(value)) refuse(`--${flag} must be an http:// or https:// URL, got ${JSON.stringify(value)}`);
+  if (value.endsWith("/")) refuse(`--${flag} must not end in "/": ${JSON.stringify(value)}`);
+  return value;
+}
+
+function parseSeverity(values: readonly string[]): Map<string, Severity> {
+  const overrides = new Map<string, Severity>();
+  for (const pair of values.flatMap((value) => value.split(","))) {
+    const [kind, level, extra] = pair.split("=").map((part) => part.trim());
+    if (!kind || !level || extra !== undefined) refuse(`--severity takes kind=level pairs, got ${JSON.stringify(pair)}`);
+    if (!SEVERITIES.includes(level as Severity)) refuse(`--severity ${kind}: level must be critical, warning or info, got ${JSON.stringify(level)}`);
+    if (overrides.has(kind)) refuse(`--severity names ${kind} more than once`);
+    overrides.set(kind, level as Severity);
+  }
+  return overrides;
+}
+
+function parseSources(text: string): { auto: boolean; names: SourceName[] } {
+  const names = csv(text);
+  if (names.length === 0) refuse("--sources must name at least one source, or auto");
+  if (names.includes("auto")) {
+    if (names.length > 1) refuse("--sources=auto must be the only value");
+    return { auto: true, names: KNOWN_SOURCES.filter((name) => !EXPLICIT_ONLY_SOURCES.includes(name)) };
+  }
+  for (const name of names) if (!(KNOWN_SOURCES as readonly string[]).includes(name)) refuse(`--sources: unknown source ${JSON.stringify(name)} (known: ${KNOWN_SOURCES.join(", ")})`);
+  return { auto: false, names: [...new Set(names)] as SourceName[] };
+}
+
+function parseClusters(text: string | undefined): ClusterTarget[] {
+  return csv(text).map((item) => {
+    const eq = item.indexOf("=");
+    const endpoint = eq === -1 ? item : item.slice(eq + 1).trim();
+    const name = eq === -1 ? (endpoint.replace(/^[a-z]+:\/\//i, "").split(/[.:/]/)[0] ?? "") : item.slice(0, eq).trim();
+    if (name === "" || endpoint === "") refuse(`--clusters: bad entry ${JSON.stringify(item)}; use name=endpoint`);
+    return { name, endpoint };
+  });
+}
+
+function parseEnrichLists(text: string): WatcherConfig["enrich"]["lists"] {
+  const items = csv(text);
+  if (items.length === 0) refuse("--enrich-lists must be all, a list, or subtractions such as all,-secrets");
+  const all = items[0] === "all";
+  const rest = all ? items.slice(1) : items;
+  const exclude = rest.filter((item) => item.startsWith("-")).map((item) => item.slice(1));
+  const include = rest.filter((item) => !item.startsWith("-"));
+  if (all && include.length > 0) refuse(`--enrich-lists: after all only subtractions (-name) are allowed, got ${include.join(",")}`);
+  if (!all && exclude.length > 0) refuse("--enrich-lists: subtractions need a leading all (all,-secrets)");
+  if ([...include, ...exclude].some((item) => !/^[a-z0-9.-]+$/.test(item))) refuse(`--enrich-lists: bad resource name in ${JSON.stringify(text)}`);
+  return { all, include, exclude };
+}
+
+function checkTopologyDefaults(text: string | undefined): void {
+  if (text === undefined || text === "none") return;
+  for (const item of csv(text)) {
+    if (!/^[^=\s]+=\d+(:(DoNotSchedule|ScheduleAnyway))?$/.test(item)) refuse(`--topology-cluster-defaults: bad entry ${JSON.stringify(item)}; use key=maxSkew[:DoNotSchedule|ScheduleAnyway] or none`);
+  }
+}
+
+function clustersFrom(text: string | undefined): string | undefined {
+  if (text === undefined || text === "") return undefined;
+  if (text === "kubeconfig" || text.startsWith("kubeconfig:") || /^[a-z][a-z0-9-]*(\/[a-z0-9-]+)?$/.test(text)) return text;
+  return refuse(`--clusters-from must be project, project/location, kubeconfig or kubeconfig:<path>, got ${JSON.stringify(text)}`);
+}
+
+export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
+  const { values, given } = args;
+  const str = (name: string) => {
+    const value = values.get(name);
+    return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+  };
+  const num = (name: string) => values.get(name) as number;
+  const bool = (name: string) => values.get(name) === true;
+  try {
+    const dryRun = bool("dry-run");
+    const sink = str("sink") as WatcherConfig["sink"];
+    const mode = str("mode") as WatcherConfig["mode"];
+    const daemonUrl = baseUrl("daemon-url", str("daemon-url"));
+    const sinkUrl = baseUrl("sink-url", str("sink-url"));
+    const warnings: string[] = [];
+    if (sink === "daemon") {
+      if (!dryRun && !daemonUrl) refuse("--daemon-url is required (the daemon sink needs it; or use --dry-run)");
+      if (!dryRun && !str("token-env")) refuse("--token-env is required (the variable holding the daemon bearer token; or use --dry-run)");
+      if (given.has("sink-url")) refuse("--sink-url is only valid with --sink=webhook");
+      if (given.has("sink-token-env")) refuse("--sink-token-env is only valid with --sink=webhook");
+    } else {
+      if (!dryRun && !sinkUrl) refuse("--sink=webhook requires --sink-url");
+      if (mode !== "per-incident") refuse("--sink=webhook supports only --mode=per-incident");
+      if (given.has("target-session")) refuse("--target-session is not valid with --sink=webhook");
+      if (given.has("owner")) refuse("--owner is not valid with --sink=webhook");
+      if (sinkUrl?.startsWith("http://")) warnings.push(`--sink-url ${sinkUrl} is plain http: incident payloads and the bearer token travel unencrypted`);
+    }
+    if (mode === "shared" && !str("target-session")) refuse("--mode=shared requires --target-session");
+    if (mode === "per-incident" && given.has("target-session")) refuse("--target-session is only valid with --mode=shared");
+    if (given.has("clusters") && given.has("clusters-from")) refuse("--clusters and --clusters-from are mutually exclusive");
+    const stormRaw = str("storm") ?? "auto";
+    const storm: StormSetting = stormRaw === "true" ? "on" : stormRaw === "false" ? "off" : (stormRaw as StormSetting);
+    if (storm === "off" && bool("storm-mine")) refuse("--storm-mine needs storm correlation on (--storm=auto or on)");
+    if (storm === "off" && given.has("storm-cluster-fallback") && bool("storm-cluster-fallback")) refuse("--storm-cluster-fallback needs storm correlation on (--storm=auto or on)");
+    const stormMin = num("storm-min");
+    const mineMin = num("storm-mine-min");
+    if (mineMin !== 0 && mineMin < stormMin) refuse(`--storm-mine-min=${mineMin} is out of range: must be at least --storm-min (${stormMin}), or 0 for auto`);
+    if (mineMin < 0) refuse("--storm-mine-min must be 0 (auto) or at least --storm-min");
+    const sources = parseSources(str("sources") ?? "auto");
+    if (sources.names.includes("notifications") && !str("notifications-subscription")) refuse("the notifications source requires --notifications-subscription");
+    const metricsAddr = str("metrics-addr");
+    if (metricsAddr && !parseListenAddress(metricsAddr).ok) refuse(`--metrics-addr must be host:port (or :port), got ${JSON.stringify(metricsAddr)}`);
+    checkTopologyDefaults(str("topology-cluster-defaults"));
+    baseUrl("token-endpoint", str("token-endpoint"));
+    const reasons = csv(str("reason"));
+    const zone = str("zone") ?? "";
+    return ok({
+      sink,
+      dryRun,
+      daemonUrl,
+      tokenEnv: str("token-env"),
+      owner: str("owner"),
+      mode,
+      targetSession: str("target-session"),
+      sinkUrl,
+      sinkTokenEnv: str("sink-token-env"),
+      clusterName: str("cluster-name") ?? "",
+      project: str("project"),
+      region: str("region"),
+      zone,
+      inCluster: values.has("in-cluster") ? bool("in-cluster") : undefined,
+      kubeconfig: str("kubeconfig"),
+      clusters: parseClusters(str("clusters")),
+      clustersFrom: clustersFrom(str("clusters-from")),
+      filter: {
+        reasons: new Set(reasons.length > 0 ? reasons : DEFAULT_REASONS),
+        allowNamespaces: new Set(csv(str("namespace"))),
+        excludeNamespaces: new Set(csv(str("exclude-namespace"))),
+        backoffMinCount: num("backoff-min-count"),
+        imagePullTransientMinCount: num("imagepull-transient-min-count"),
+        unhealthyMinCount: num("unhealthy-min-count"),
+      },
+      sources,
+      severityOverrides: parseSeverity(args.severity),
+      dedupWindowMs: num("dedup-window"),
+      dedupPersist: str("dedup-persist"),
+      snapshotIntervalMs: num("snapshot-interval"),
+      accessRecheckMs: num("access-recheck"),
+      recoveryStableForMs: num("recovery-stable-for"),
+      triageRegressFactor: num("triage-regress-factor"),
+      enrich: {
+        level: str("enrich") as WatcherConfig["enrich"]["level"],
+        capBytes: num("enrich-cap"),
+        lists: parseEnrichLists(str("enrich-lists") ?? "all"),
+        preflight: bool("enrich-lists-preflight"),
+        logLines: num("enrich-log-lines"),
+        timeoutMs: num("enrich-timeout"),
+      },
+      injectMaxBytes: num("inject-max-bytes"),
+      storm: { setting: storm, min: stormMin, windowMs: num("storm-window"), clusterFallback: bool("storm-cluster-fallback"), mine: bool("storm-mine"), mineMin },
+      store: str("store"),
+      metricsAddr,
+      logLevel: str("log-level") as LogLevel,
+      values,
+      warnings,
+    });
+  } catch (error) {
+    if (error instanceof Refusal) return err(error.message);
+    throw error;
+  }
+}
+
+/** Parse and validate in one step (what the command and the tests call). */
+export function watcherConfigFromArgv(argv: readonly string[]): Result<WatcherConfig> {
+  const args = parseWatcherArgs(argv);
+  if (!args.ok) return args;
+  return buildWatcherConfig(args.value);
+}

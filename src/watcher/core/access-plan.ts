@@ -1,0 +1,103 @@
+/**
+ * Startup access planning (spec Startup refusals; reference section 3.2): which grants each
+ * source and storm correlation need, and, given the answers of the access reviews, which sources
+ * run, whether storms are on, and which refusals stop the watcher. Under `auto` a source with a
+ * missing grant is skipped with one loud line, except `cluster-events` (misdeployed: fatal); an
+ * explicit list makes a named source's missing grant fatal; `--storm=on` with a missing grant is
+ * fatal. The reviews themselves are the caller's I/O. Pure.
+ */
+
+export interface AccessCheck {
+  verb: string;
+  /** "" for the core group. */
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+}
+
+export type AccessAnswer = { allowed: true } | { allowed: false; reason?: string } | { error: string };
+
+export function describeCheck(check: AccessCheck): string {
+  const resource = `${check.resource}${check.subresource ? `/${check.subresource}` : ""}${check.group ? `.${check.group}` : ""}`;
+  return `${check.verb} ${resource} ${check.namespace ? `in namespace ${check.namespace}` : "cluster-wide"}`;
+}
+
+export function checkKey(check: AccessCheck): string {
+  return `${check.verb}|${check.group}|${check.resource}|${check.subresource ?? ""}|${check.namespace ?? ""}`;
+}
+
+const listWatch = (group: string, resource: string): AccessCheck[] => [
+  { verb: "list", group, resource },
+  { verb: "watch", group, resource },
+];
+
+/** The sources this build can run, with the grants each requires. */
+export const SOURCE_ACCESS: Readonly<Record<string, readonly AccessCheck[]>> = {
+  "cluster-events": listWatch("", "events"),
+};
+
+/** Grants storm correlation needs: the topology graph of pods, nodes and replicasets. */
+export const STORM_ACCESS: readonly AccessCheck[] = [...listWatch("", "pods"), ...listWatch("", "nodes"), ...listWatch("apps", "replicasets")];
+
+export interface AccessPlanInput {
+  sources: { auto: boolean; names: readonly string[] };
+  storm: "auto" | "on" | "off";
+}
+
+export interface AccessPlan {
+  sources: string[];
+  storm: boolean;
+  /** One line per decision, for the startup log. */
+  notes: string[];
+  /** Set when the watcher must not start. */
+  refusal?: string;
+}
+
+/** Every access review the plan needs answered. */
+export function accessChecksFor(input: AccessPlanInput): AccessCheck[] {
+  const checks = input.sources.names.flatMap((name) => SOURCE_ACCESS[name] ?? []);
+  if (input.storm !== "off") checks.push(...STORM_ACCESS);
+  const seen = new Set<string>();
+  return checks.filter((check) => !seen.has(checkKey(check)) && seen.add(checkKey(check)));
+}
+
+function firstDenied(checks: readonly AccessCheck[], answer: (check: AccessCheck) => AccessAnswer): { check: AccessCheck; answer: AccessAnswer } | undefined {
+  for (const check of checks) {
+    const found = answer(check);
+    if (!("allowed" in found) || !found.allowed) return { check, answer: found };
+  }
+  return undefined;
+}
+
+export function planAccess(input: AccessPlanInput, answer: (check: AccessCheck) => AccessAnswer): AccessPlan {
+  const plan: AccessPlan = { sources: [], storm: false, notes: [] };
+  const fail = (refusal: string): AccessPlan => ({ ...plan, refusal });
+  for (const name of input.sources.names) {
+    const required = SOURCE_ACCESS[name];
+    if (!required) {
+      if (!input.sources.auto) return fail(`source "${name}" is not available in this build; remove it from --sources`);
+      plan.notes.push(`source ${name}: disabled (not available in this build)`);
+      continue;
+    }
+    const denied = firstDenied(required, answer);
+    if (denied && "error" in denied.answer) return fail(`access review for source "${name}" failed: ${denied.answer.error}`);
+    if (denied) {
+      const why = "reason" in denied.answer && denied.answer.reason ? ` (${denied.answer.reason})` : "";
+      const message = `source "${name}" requires permission to "${describeCheck(denied.check)}" and this service account does not have it${why}; grant it or disable the source — refusing to run a silently empty watch`;
+      if (!input.sources.auto || name === "cluster-events") return fail(input.sources.auto ? `${message} (cluster-events is always on under --sources=auto: a watcher that cannot watch events is misdeployed)` : message);
+      plan.notes.push(`source ${name}: disabled (missing "${describeCheck(denied.check)}" — grant it, or name it in --sources to make this fatal)`);
+      continue;
+    }
+    plan.sources.push(name);
+    plan.notes.push(`source ${name}: enabled`);
+  }
+  if (input.storm !== "off") {
+    const denied = firstDenied(STORM_ACCESS, answer);
+    if (denied && "error" in denied.answer) return fail(`access review for storm correlation failed: ${denied.answer.error}`);
+    if (denied && input.storm === "on") return fail(`--storm=on requires permission to "${describeCheck(denied.check)}" and this service account does not have it; grant it or use --storm=auto or off`);
+    plan.storm = !denied;
+    plan.notes.push(denied ? `storm: off (missing "${describeCheck(denied.check)}")` : "storm: on");
+  } else plan.notes.push("storm: off");
+  return plan;
+}

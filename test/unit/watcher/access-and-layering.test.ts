@@ -1,0 +1,100 @@
+/**
+ * Grant-dependent startup refusals (access plan), Event → Signal conversion, and the purity of
+ * src/watcher/core: it imports only itself (no packages, node:*, bun:*) and does no I/O.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type AccessAnswer, type AccessCheck, accessChecksFor, planAccess } from "../../../src/watcher/core/access-plan.ts";
+import { eventToSignal } from "../../../src/watcher/core/event-signal.ts";
+
+/** Comments out, then every module specifier (static, side-effect, dynamic imports and re-exports). */
+function stripComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/(^|[\s;{}])\/\/.*$/gm, "$1");
+}
+function importSpecifiers(source: string): string[] {
+  const code = stripComments(source);
+  return [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g)].map((match) => match[1] ?? "");
+}
+
+const allowAll = (): AccessAnswer => ({ allowed: true });
+const deny = (resource: string) => (check: AccessCheck): AccessAnswer => (check.resource === resource ? { allowed: false, reason: "no RBAC policy matched" } : { allowed: true });
+
+describe("access plan", () => {
+  test("auto with every grant: cluster-events on, storm on, unbuilt sources skipped loudly", () => {
+    const plan = planAccess({ sources: { auto: true, names: ["cluster-events", "object-state"] }, storm: "auto" }, allowAll);
+    expect(plan).toMatchObject({ sources: ["cluster-events"], storm: true });
+    expect(plan.refusal).toBeUndefined();
+    expect(plan.notes).toContain("source object-state: disabled (not available in this build)");
+  });
+
+  test("a failed cluster-events probe under auto is fatal", () => {
+    expect(planAccess({ sources: { auto: true, names: ["cluster-events"] }, storm: "off" }, deny("events")).refusal).toContain("misdeployed");
+  });
+
+  test("an explicit list makes a named source's missing grant fatal", () => {
+    const refusal = planAccess({ sources: { auto: false, names: ["cluster-events"] }, storm: "off" }, deny("events")).refusal;
+    expect(refusal).toContain('source "cluster-events" requires permission to "list events cluster-wide"');
+    expect(refusal).toContain("no RBAC policy matched");
+    expect(planAccess({ sources: { auto: false, names: ["quota"] }, storm: "off" }, allowAll).refusal).toContain("not available in this build");
+  });
+
+  test("--storm=on with a missing grant is fatal; auto degrades to off", () => {
+    expect(planAccess({ sources: { auto: false, names: ["cluster-events"] }, storm: "on" }, deny("replicasets")).refusal).toContain('--storm=on requires permission to "list replicasets.apps cluster-wide"');
+    const auto = planAccess({ sources: { auto: false, names: ["cluster-events"] }, storm: "auto" }, deny("nodes"));
+    expect(auto).toMatchObject({ storm: false, sources: ["cluster-events"] });
+    expect(auto.refusal).toBeUndefined();
+  });
+
+  test("an access review that errors is fatal", () => {
+    expect(planAccess({ sources: { auto: true, names: ["cluster-events"] }, storm: "off" }, () => ({ error: "connection refused" })).refusal).toContain("connection refused");
+  });
+
+  test("the checks asked for: events, plus pods, nodes and replicasets unless storm is off", () => {
+    expect(accessChecksFor({ sources: { auto: false, names: ["cluster-events"] }, storm: "off" }).map((check) => `${check.verb} ${check.resource}`)).toEqual(["list events", "watch events"]);
+    expect(accessChecksFor({ sources: { auto: false, names: ["cluster-events"] }, storm: "auto" })).toHaveLength(8);
+  });
+});
+
+describe("Event → Signal", () => {
+  test("identity, times, counts, node and labels", () => {
+    const signal = eventToSignal({
+      metadata: { name: "web-1.17", namespace: "shop", labels: { team: "shop" }, creationTimestamp: "2026-07-24T09:00:00Z" },
+      involvedObject: { kind: "Pod", namespace: "shop", name: "web-1", uid: "u1", fieldPath: "spec.containers{app}" },
+      reason: "BackOff",
+      message: "Back-off restarting failed container",
+      count: 4,
+      firstTimestamp: "2026-07-24T10:00:00Z",
+      lastTimestamp: "2026-07-24T10:05:00Z",
+      type: "Warning",
+      source: { component: "kubelet", host: "node-1" },
+    });
+    expect(signal).toEqual({
+      kind: "cluster-event", reason: "BackOff", namespace: "shop", kindOfObject: "Pod", name: "web-1", container: "spec.containers{app}", uid: "u1",
+      message: "Back-off restarting failed container", eventCount: 4, firstSeen: Date.parse("2026-07-24T10:00:00Z"), lastSeen: Date.parse("2026-07-24T10:05:00Z"),
+      type: "Warning", severity: "critical", node: "node-1", labels: { team: "shop" },
+    });
+  });
+
+  test("eventTime and series instead of timestamps; unusable objects", () => {
+    const signal = eventToSignal({ involvedObject: { uid: "u", kind: "Node", name: "n" }, reason: "NodeNotReady", eventTime: "2026-07-24T10:00:00.000000Z", series: { count: 9, lastObservedTime: "2026-07-24T10:09:00Z" }, reportingInstance: "n" });
+    expect(signal).toMatchObject({ eventCount: 9, firstSeen: Date.parse("2026-07-24T10:00:00Z"), lastSeen: Date.parse("2026-07-24T10:09:00Z"), node: "n", namespace: "" });
+    expect(eventToSignal({ reason: "X" })).toBeUndefined();
+    expect(eventToSignal("nope")).toBeUndefined();
+  });
+});
+
+test("src/watcher/core is pure: imports only itself, no fetch, no Bun, no process", () => {
+  const root = resolve(import.meta.dir, "../../..");
+  const files = [...new Bun.Glob("src/watcher/core/**/*.ts").scanSync({ cwd: root })];
+  expect(files.length).toBeGreaterThan(10);
+  const violations: string[] = [];
+  for (const file of files) {
+    const source = readFileSync(join(root, file), "utf8");
+    for (const specifier of importSpecifiers(source)) if (!specifier.startsWith("./")) violations.push(`${file} imports ${specifier}`);
+    stripComments(source).split("\n").forEach((line, index) => {
+      if (/\bfetch\s*\(|\bBun\.|\bprocess\.|\bsetTimeout\(|\bsetInterval\(|\bDate\.now\(/.test(line)) violations.push(`${file}:${index + 1}: ${line.trim()}`);
+    });
+  }
+  expect(violations).toEqual([]);
+});
