@@ -1,0 +1,206 @@
+/**
+ * The in-process scenario API: what a test does to the fake cluster. Create, apply, patch and
+ * delete any served object (pods, nodes, events in both APIs, replicasets, deployments,
+ * namespaces, …), record events the way the kubelet does (a repeat bumps `count` and
+ * `lastTimestamp` and arrives as MODIFIED), set pod logs, change the grant set and send
+ * bookmarks. Namespaces are created on first use. Methods throw on a refused change so a test
+ * fails loudly; every returned object is a copy.
+ */
+import type { AccessControl, Grant } from "./access.ts";
+import { type EventInput, type NodeInput, type PodInput, type WorkloadInput, deployment, event, namespace, node, pod, replicaSet } from "./builders.ts";
+import { fromEventsV1, toEventsV1 } from "./events-v1.ts";
+import type { ContainerLogs, PodLogs } from "./logs.ts";
+import { type ResourceInfo, resourceForKind } from "./resources.ts";
+import type { KubeObject } from "./selectors.ts";
+import { type ObjectStore, kubeTime } from "./store.ts";
+import type { WatchHub } from "./watch.ts";
+
+/** Identifies one object: apiVersion and kind as in manifests. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+export interface ScenarioParts {
+  store: ObjectStore;
+  logs: PodLogs;
+  watches: WatchHub;
+  access: AccessControl;
+}
+
+function resourceOf(apiVersion: unknown, kind: unknown): ResourceInfo {
+  const info = resourceForKind(String(apiVersion ?? ""), String(kind ?? ""));
+  if (!info) throw new Error(`fake apiserver: no served resource has apiVersion ${String(apiVersion)} and kind ${String(kind)}`);
+  return info;
+}
+
+function metadataOf(object: KubeObject): Record<string, unknown> {
+  return (object.metadata ?? {}) as Record<string, unknown>;
+}
+
+/** An events.k8s.io/v1 object is stored in core form; everything else as given. */
+function toStored(object: KubeObject): [ResourceInfo, KubeObject] {
+  const info = resourceOf(object.apiVersion, object.kind);
+  return info.group === "events.k8s.io" ? [resourceOf("v1", "Event"), fromEventsV1(object)] : [info, object];
+}
+
+export class Scenario {
+  constructor(private readonly parts: ScenarioParts) {}
+
+  /** The store's current resourceVersion. */
+  get resourceVersion(): number {
+    return this.parts.store.resourceVersion;
+  }
+
+  /** Create an object (apiVersion and kind required); throws if it exists. */
+  create(object: KubeObject): KubeObject {
+    const [info, stored] = toStored(object);
+    this.ensureNamespace(info, stored);
+    const result = this.parts.store.create(info.storage, { ...stored, kind: info.kind, apiVersion: info.group === "" ? info.version : `${info.group}/${info.version}` });
+    if (!result.ok) throw new Error(`fake apiserver: create refused (${result.code}): ${result.message}`);
+    return this.present(object, result.object);
+  }
+
+  /** Replace an existing object, last writer wins (its resourceVersion is ignored). */
+  update(object: KubeObject): KubeObject {
+    const [info, stored] = toStored(object);
+    const metadata = { ...metadataOf(stored) };
+    delete metadata.resourceVersion;
+    const result = this.parts.store.update(info.storage, { ...stored, metadata });
+    if (!result.ok) throw new Error(`fake apiserver: update refused (${result.code}): ${result.message}`);
+    return this.present(object, result.object);
+  }
+
+  /** Create the object, or replace it when it exists. */
+  apply(object: KubeObject): KubeObject {
+    const [info, stored] = toStored(object);
+    const metadata = metadataOf(stored);
+    return this.parts.store.get(info.storage, String(metadata.namespace ?? ""), String(metadata.name ?? "")) ? this.update(object) : this.create(object);
+  }
+
+  /** Deep-merge `patch` into a stored object (JSON merge patch: null deletes a key). */
+  patch(ref: ObjectRef, patch: Record<string, unknown>): KubeObject {
+    const current = this.get(ref);
+    if (!current) throw new Error(`fake apiserver: patch of missing ${ref.kind} ${ref.namespace ?? ""}/${ref.name}`);
+    return this.update(mergeObjects(current, patch));
+  }
+
+  delete(ref: ObjectRef): KubeObject {
+    const info = resourceOf(ref.apiVersion, ref.kind);
+    const result = this.parts.store.delete(info.storage, ref.namespace ?? "", ref.name);
+    if (!result.ok) throw new Error(`fake apiserver: delete refused (${result.code}): ${result.message}`);
+    return this.present(ref as unknown as KubeObject, result.object);
+  }
+
+  get(ref: ObjectRef): KubeObject | undefined {
+    const info = resourceOf(ref.apiVersion, ref.kind);
+    const object = this.parts.store.get(info.storage, ref.namespace ?? "", ref.name);
+    return object ? this.present(ref as unknown as KubeObject, object) : undefined;
+  }
+
+  list(apiVersion: string, kind: string, inNamespace?: string): KubeObject[] {
+    const info = resourceOf(apiVersion, kind);
+    return this.parts.store.list(info.storage, inNamespace).map((object) => this.present({ apiVersion, kind }, object));
+  }
+
+  createPod(input: PodInput): KubeObject {
+    return this.create(pod(input));
+  }
+
+  /** Replace a pod's state with a freshly built one (keeps uid and creation time). */
+  updatePod(input: PodInput): KubeObject {
+    return this.update(pod(input));
+  }
+
+  createNode(input: NodeInput): KubeObject {
+    return this.create(node(input));
+  }
+
+  updateNode(input: NodeInput): KubeObject {
+    return this.update(node(input));
+  }
+
+  createReplicaSet(input: WorkloadInput): KubeObject {
+    return this.create(replicaSet(input));
+  }
+
+  createDeployment(input: WorkloadInput & { progressDeadlineExceeded?: boolean }): KubeObject {
+    return this.create(deployment(input));
+  }
+
+  createNamespace(name: string, labels?: Record<string, string>): KubeObject {
+    return this.create(namespace(name, labels));
+  }
+
+  /**
+   * Record a core/v1 event as the kubelet's recorder does: an existing event with the same
+   * involved object, reason and message is bumped (count+1, new lastTimestamp: a MODIFIED on the
+   * wire) unless `distinct` is set; otherwise a new event is created (ADDED).
+   */
+  recordEvent(input: EventInput & { distinct?: boolean }): KubeObject {
+    const fresh = event(input);
+    if (!input.distinct && input.name === undefined) {
+      const involved = fresh.involvedObject as Record<string, unknown>;
+      const existing = this.parts.store
+        .list("events", String(metadataOf(fresh).namespace))
+        .find((candidate) => {
+          const other = candidate.involvedObject as Record<string, unknown>;
+          return other.uid === involved.uid && other.name === involved.name && candidate.reason === fresh.reason && candidate.message === fresh.message;
+        });
+      if (existing) {
+        const count = typeof existing.count === "number" ? existing.count : 1;
+        return this.update({ ...existing, count: input.count ?? count + 1, lastTimestamp: input.lastTimestamp ?? kubeTime() });
+      }
+    }
+    return this.create(fresh);
+  }
+
+  /** Create an event through its events.k8s.io/v1 representation (stored as core/v1, visible in both APIs). */
+  createEventV1(input: EventInput): KubeObject {
+    return this.create(toEventsV1(event(input)));
+  }
+
+  setPodLogs(namespaceName: string, podName: string, container: string, logs: ContainerLogs): void {
+    this.parts.logs.set(namespaceName, podName, container, logs);
+  }
+
+  appendPodLogs(namespaceName: string, podName: string, container: string, text: string): void {
+    this.parts.logs.append(namespaceName, podName, container, text);
+  }
+
+  /** Replace the grant set (undefined allows everything); SSAR answers and request checks follow at once. */
+  setGrants(grants: Grant[] | undefined): void {
+    this.parts.access.setGrants(grants);
+  }
+
+  /** Send a BOOKMARK at the current resourceVersion to every watch that allows bookmarks; returns how many. */
+  bookmark(): number {
+    return this.parts.watches.bookmarkAll();
+  }
+
+  private ensureNamespace(info: ResourceInfo, object: KubeObject): void {
+    const name = metadataOf(object).namespace;
+    if (!info.namespaced || typeof name !== "string" || name === "") return;
+    if (!this.parts.store.get("namespaces", "", name)) this.parts.store.create("namespaces", namespace(name));
+  }
+
+  /** A copy of a stored object in the representation the caller used (events.k8s.io or core). */
+  private present(asked: KubeObject, stored: KubeObject): KubeObject {
+    const copy = structuredClone(stored);
+    return asked.apiVersion === "events.k8s.io/v1" ? toEventsV1(copy) : copy;
+  }
+}
+
+function mergeObjects(target: KubeObject, patch: Record<string, unknown>): KubeObject {
+  const result: Record<string, unknown> = { ...target };
+  for (const [key, value] of Object.entries(patch)) {
+    const existing = result[key];
+    if (value === null) delete result[key];
+    else if (typeof value === "object" && !Array.isArray(value) && typeof existing === "object" && existing !== null && !Array.isArray(existing)) {
+      result[key] = mergeObjects(existing as KubeObject, value as Record<string, unknown>);
+    } else result[key] = value;
+  }
+  return result as KubeObject;
+}
