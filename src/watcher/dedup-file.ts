@@ -1,0 +1,29 @@
+/**
+ * `--dedup-persist`: the dedup cache on disk (reference section 2.4). Pretty-printed JSON written
+ * atomically (PATH.tmp, mode 0600, renamed over PATH). A missing file starts empty; a corrupt one
+ * is logged and left alone until the next snapshot overwrites it.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Logger } from "../telemetry/logger.ts";
+import type { DedupCache } from "./core/dedup-cache.ts";
+
+export function loadDedupFile(path: string, cache: DedupCache, logger: Logger): number {
+  if (!existsSync(path)) return 0;
+  try {
+    const loaded = cache.restore(JSON.parse(readFileSync(path, "utf8")));
+    logger.info(`dedup: restored ${loaded} entries from ${path}`);
+    return loaded;
+  } catch (error) {
+    logger.error(`dedup: ${path} is unreadable, starting empty: ${error instanceof Error ? error.message : String(error)}`);
+    return 0;
+  }
+}
+
+export function saveDedupFile(path: string, cache: DedupCache): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(cache.snapshot(), null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temporary, 0o600);
+  renameSync(temporary, path);
+}

@@ -1,0 +1,237 @@
+/**
+ * The dispatch pipeline (reference section 0): signal → pull-class memo → filter → dedup →
+ * storm correlation → enrichment → fit to --inject-max-bytes → sink, then bind the dedup key to the
+ * session and track recovery. Outcome records (`resolved`, `resolved.reverted`) bypass filter and
+ * dedup and are appended to the bound session. Signals are handled one at a time, in arrival order,
+ * so a duplicate never races the open of its own incident.
+ */
+import type { Logger } from "../telemetry/logger.ts";
+import { DedupCache, type DedupIncident, dedupKey } from "./core/dedup-cache.ts";
+import { type FilterSettings, decideFilter } from "./core/filter.ts";
+import { fingerprint } from "./core/fingerprint.ts";
+import { fitPayload } from "./core/fit.ts";
+import { buildIncidentPayload, buildResolvedPayload } from "./core/payload.ts";
+import { PullClassMemo } from "./core/pull-class.ts";
+import { canonicalReasonForEvent } from "./core/reasons.ts";
+import { type ClearanceObservation, type RecoveryOutcome, RecoveryTracker } from "./core/recovery.ts";
+import type { Severity, Signal } from "./core/signal.ts";
+import type { IncidentSink } from "./core/sink.ts";
+import type { Ancestor, StormSettings } from "./core/storm.ts";
+import { StormHandler } from "./storm-handler.ts";
+import type { WatcherMetrics } from "./watcher-metrics.ts";
+
+export interface DispatcherSettings {
+  cluster: string;
+  project?: string;
+  zone: string;
+  mode: "per-incident" | "shared";
+  filter: FilterSettings;
+  dedupWindowMs: number;
+  recoveryStableForMs: number;
+  /** Undefined: storm correlation off. */
+  storm?: StormSettings & { mine: boolean };
+  /** Severities that get an enrichment bundle. */
+  enrichSeverities: ReadonlySet<Severity>;
+  injectMaxBytes: number;
+  /** Per-kind severity overrides (`--severity`). */
+  severityOverrides: ReadonlyMap<string, Severity>;
+}
+
+/** Blast-radius keys the topology knows for a signal's object, nearest first (node, owners, namespace). */
+export type TopologyLookup = (signal: Signal) => Ancestor[];
+
+/** Asks the cluster whether an incident's object has cleared (pod Ready, node Ready). */
+export type ClearanceLookup = (uid: string, incident: DedupIncident) => ClearanceObservation | undefined;
+
+export interface DispatcherDeps {
+  sink: IncidentSink;
+  logger: Logger;
+  metrics: WatcherMetrics;
+  now?: () => number;
+  enrich?: (signal: Signal) => Promise<string | undefined>;
+  topology?: TopologyLookup;
+  clearance?: ClearanceLookup;
+  dedup?: DedupCache;
+}
+
+export type DispatchOutcome = "filtered" | "deduped" | "opened" | "open-failed" | "retried" | "storm-formed" | "storm-attached" | "storm-pending";
+
+export class Dispatcher {
+  readonly dedup: DedupCache;
+  readonly recovery: RecoveryTracker;
+  private readonly memo = new PullClassMemo();
+  private readonly storms: StormHandler | undefined;
+  private readonly now: () => number;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly settings: DispatcherSettings,
+    private readonly deps: DispatcherDeps,
+  ) {
+    this.now = deps.now ?? Date.now;
+    this.dedup = deps.dedup ?? new DedupCache(settings.dedupWindowMs);
+    this.recovery = new RecoveryTracker(settings.recoveryStableForMs);
+    this.storms = settings.storm
+      ? new StormHandler(settings.storm, { ...settings, ...deps, now: this.now }, this.dedup, this.recovery, (signal, fp) => this.incidentOf(signal, fp))
+      : undefined;
+    for (const key of this.dedup.keys()) {
+      const entry = this.dedup.get(key);
+      if (entry?.incident && entry.sessionId) this.recovery.track(key, entry.incident.first_event ?? entry.firstSeen, this.now());
+    }
+  }
+
+  /** Queue a signal; resolves with what became of it once every earlier signal is done. */
+  dispatch(signal: Signal): Promise<DispatchOutcome> {
+    const run = this.queue.then(() => this.handle(signal));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Wait until every queued signal has been handled. */
+  async idle(): Promise<void> {
+    await this.queue;
+  }
+
+  private async handle(incoming: Signal): Promise<DispatchOutcome> {
+    const now = this.now();
+    const signal = { ...incoming, severity: this.settings.severityOverrides.get(incoming.kind) ?? incoming.severity };
+    const { metrics, logger } = this.deps;
+    const pullClass = this.memo.classify(signal.uid, signal.message, now);
+    metrics.eventsSeen({ reason: signal.reason, namespace: signal.namespace });
+    const gate = decideFilter(signal, this.settings.filter, pullClass);
+    if (gate) {
+      metrics.eventsFiltered({ gate });
+      logger.debug(`filter ${gate} ${signal.reason} ${signal.kindOfObject}=${signal.namespace}/${signal.name}`);
+      return "filtered";
+    }
+    const canonical = canonicalReasonForEvent(signal.reason, signal.message);
+    const key = dedupKey(signal.uid, canonical);
+    const observed = this.dedup.observe(key, signal.lastSeen, now);
+    const fp = fingerprint(signal.kind, canonical, signal.kindOfObject, this.settings.zone);
+    if (observed.outcome === "duplicate") {
+      const entry = observed.entry;
+      if (!observed.replay && entry.sessionId) await this.deliverOutcome(this.recovery.recur(key, now));
+      const unbound = !entry.sessionId && !entry.storm && this.settings.mode === "per-incident";
+      if (unbound && !observed.replay) {
+        logger.info(`retry open ${signal.reason} pod=${signal.namespace}/${signal.name} (previous open failed)`);
+        return (await this.openIncident(signal, key, fp, entry.count)) ? "retried" : "open-failed";
+      }
+      metrics.eventsDeduped({ reason: signal.reason, namespace: signal.namespace });
+      logger.info(`dedup ${signal.reason} pod=${signal.namespace}/${signal.name} (count=${entry.count}, window active)`);
+      return "deduped";
+    }
+    metrics.findings({ kind: signal.kind, severity: signal.severity });
+    if (this.storms) {
+      const outcome = await this.storms.observe(signal, key, fp, canonical, now);
+      if (outcome === "storm-formed" || outcome === "storm-attached") return outcome;
+      const opened = await this.openIncident(signal, key, fp, 1);
+      if (opened) this.storms.noteSession(key, opened);
+      return opened ? "opened" : "open-failed";
+    }
+    return (await this.openIncident(signal, key, fp, 1)) ? "opened" : "open-failed";
+  }
+
+  /** Opens the incident's session with its first payload; returns the session id bound, if any. */
+  private async openIncident(signal: Signal, key: string, fp: string, count: number): Promise<string | undefined> {
+    const { metrics, logger, sink } = this.deps;
+    const bundle = this.deps.enrich && this.settings.enrichSeverities.has(signal.severity) && this.settings.mode === "per-incident" ? await this.deps.enrich(signal) : undefined;
+    const stamp = { cluster: this.settings.cluster, zone: this.settings.zone, ...(this.settings.project ? { project: this.settings.project } : {}) };
+    const fitted = fitPayload(buildIncidentPayload(signal, stamp, fp, count, bundle), this.settings.injectMaxBytes);
+    if (fitted.shed.length > 0) {
+      for (const shed of fitted.shed) metrics.injectShrinks({ shed });
+      logger.warn(`dispatcher: inject payload for ${signal.namespace}/${signal.name} exceeded --inject-max-bytes=${this.settings.injectMaxBytes}; shed ${fitted.shed.join(",")} to fit`);
+    }
+    const result = await sink.open(fitted.payload);
+    if (result.id === undefined) {
+      metrics.sessionCreates({ outcome: "error" });
+      metrics.injectErrors({ reason: signal.reason, http_code: "session_create" });
+      logger.error(`open ${signal.reason} pod=${signal.namespace}/${signal.name} failed: ${result.error}`);
+      return undefined;
+    }
+    metrics.sessionCreates({ outcome: "ok" });
+    if (result.error) {
+      metrics.injectErrors({ reason: signal.reason, http_code: "inject" });
+      logger.error(`inject ${signal.reason} pod=${signal.namespace}/${signal.name} into ${result.id} failed: ${result.error}`);
+    } else metrics.eventsInjected({ reason: signal.reason, namespace: signal.namespace });
+    this.dedup.bind(key, result.id, this.incidentOf(signal, fp));
+    const entry = this.dedup.get(key);
+    if (entry) entry.sourceKind = signal.kind;
+    this.recovery.track(key, signal.firstSeen, this.now());
+    logger.info(`fire ${signal.reason} pod=${signal.namespace}/${signal.name} → sid=${result.id} (mode=${this.settings.mode})`);
+    return result.id;
+  }
+
+  private incidentOf(signal: Signal, fp: string): DedupIncident {
+    return {
+      namespace: signal.namespace,
+      kind_of_object: signal.kindOfObject,
+      name: signal.name,
+      ...(signal.container ? { container: signal.container } : {}),
+      ...(signal.controllerRef ? { controller_ref: signal.controllerRef } : {}),
+      ...(signal.node ? { node: signal.node } : {}),
+      fingerprint: fp,
+      cluster: this.settings.cluster,
+      first_event: signal.firstSeen,
+    };
+  }
+
+  /** One recovery sweep: asks the clearance lookup about every tracked incident. */
+  async sweepRecovery(): Promise<void> {
+    const lookup = this.deps.clearance;
+    if (!lookup || !this.recovery.enabled) return;
+    await this.runQueued(async () => {
+      const now = this.now();
+      for (const key of this.recovery.keys()) {
+        const entry = this.dedup.get(key);
+        if (!entry?.incident) continue;
+        const uid = key.slice(0, key.lastIndexOf("|"));
+        await this.deliverOutcome(this.recovery.observe(key, lookup(uid, entry.incident), now));
+      }
+    });
+  }
+
+  private runQueued(work: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async deliverOutcome(outcome: RecoveryOutcome | undefined): Promise<void> {
+    if (!outcome) return;
+    const { metrics, logger, sink } = this.deps;
+    const entry = this.dedup.get(outcome.key);
+    const sessionId = entry?.sessionId;
+    if (!entry?.incident || !sessionId) {
+      metrics.recoveryDrops({ cause: "unknown_session" });
+      return;
+    }
+    const separator = outcome.key.lastIndexOf("|");
+    const incident = entry.incident;
+    const payload = buildResolvedPayload(
+      outcome.kind,
+      {
+        canonicalReason: outcome.key.slice(separator + 1),
+        namespace: incident.namespace,
+        kindOfObject: incident.kind_of_object,
+        name: incident.name,
+        ...(incident.container ? { container: incident.container } : {}),
+        uid: outcome.key.slice(0, separator),
+        fingerprint: incident.fingerprint,
+        cluster: incident.cluster,
+        ...(incident.controller_ref ? { controllerRef: incident.controller_ref } : {}),
+        firstSeen: incident.first_event ?? entry.firstSeen,
+      },
+      { resolvedAt: outcome.resolvedAt, stableSince: outcome.stableSince, resolution: outcome.resolution, ...(outcome.revertedAt !== undefined ? { revertedAt: outcome.revertedAt } : {}) },
+    );
+    if (outcome.kind === "resolved") metrics.recoveriesObserved({ resolution: outcome.resolution });
+    else metrics.recoveriesReverted();
+    const appended = await sink.append(sessionId, payload);
+    if (!appended.ok) {
+      metrics.injectErrors({ reason: payload.reason, http_code: "inject" });
+      logger.error(`${outcome.kind} for ${incident.namespace}/${incident.name} into ${sessionId} failed: ${appended.error}`);
+      return;
+    }
+    logger.info(`${outcome.kind} ${payload.reason} pod=${incident.namespace}/${incident.name} → sid=${sessionId}`);
+    if (this.storms) await this.storms.noteOutcome(outcome);
+  }
+}

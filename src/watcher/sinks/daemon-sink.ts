@@ -1,0 +1,86 @@
+/**
+ * The daemon sink (reference section 1.1): `POST {daemon}/sessions` with no body but
+ * `Content-Type: application/json` (daemons with the CSRF guard answer 415 without it),
+ * `Authorization: Bearer <token>` and `X-Asserted-Caller: <owner>`; 201 with `sessionID`, then
+ * `POST {daemon}/sessions/{sid}/inject` with the same headers (the owner's session is the owner's)
+ * and `{"message": "<payload JSON>"}`. In shared mode every
+ * payload is an inject into --target-session. One attempt per call, 10 s timeout, no retries.
+ */
+import type { AppendResult, IncidentSink, OpenResult } from "../core/sink.ts";
+
+export const SINK_TIMEOUT_MS = 10_000;
+const BODY_LOG_LIMIT = 4096;
+
+export interface DaemonSinkOptions {
+  daemonUrl: string;
+  token: string | undefined;
+  owner?: string;
+  /** Shared mode: every payload goes into this session. */
+  targetSession?: string;
+  timeoutMs?: number;
+}
+
+async function describeFailure(response: Response): Promise<string> {
+  const body = (await response.text().catch(() => "")).slice(0, BODY_LOG_LIMIT);
+  return `HTTP ${response.status}${body ? `: ${body}` : ""}`;
+}
+
+export class DaemonSink implements IncidentSink {
+  readonly name = "daemon";
+
+  constructor(private readonly options: DaemonSinkOptions) {}
+
+  private headers(): Record<string, string> {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    if (this.options.owner) headers["x-asserted-caller"] = this.options.owner;
+    return headers;
+  }
+
+  private async post(path: string, body: string | undefined): Promise<Response> {
+    return await fetch(`${this.options.daemonUrl}${path}`, {
+      method: "POST",
+      headers: this.headers(),
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? SINK_TIMEOUT_MS),
+      ...(body === undefined ? {} : { body }),
+    });
+  }
+
+  /** Creates a session (per-incident mode); its id, or an error. */
+  async createSession(): Promise<OpenResult> {
+    try {
+      const response = await this.post("/sessions", undefined);
+      if (response.status !== 201) return { error: `session create: ${await describeFailure(response)}` };
+      const body = (await response.json().catch(() => ({}))) as { sessionID?: unknown };
+      if (typeof body.sessionID !== "string" || body.sessionID === "") return { error: "session create: reply has no sessionID" };
+      return { id: body.sessionID };
+    } catch (error) {
+      return { error: `session create: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  async open(payload: object): Promise<OpenResult> {
+    if (this.options.targetSession) {
+      const appended = await this.append(this.options.targetSession, payload);
+      return appended.ok ? { id: this.options.targetSession } : { id: this.options.targetSession, error: appended.error };
+    }
+    const created = await this.createSession();
+    if (created.id === undefined) return created;
+    const appended = await this.append(created.id, payload);
+    return appended.ok ? created : { id: created.id, error: appended.error };
+  }
+
+  async append(id: string, payload: object): Promise<AppendResult> {
+    try {
+      const body = JSON.stringify({ message: JSON.stringify(payload) });
+      const response = await this.post(`/sessions/${encodeURIComponent(id)}/inject`, body);
+      if (response.status >= 200 && response.status < 300) {
+        await response.arrayBuffer();
+        return { ok: true };
+      }
+      return { ok: false, error: `inject: ${await describeFailure(response)}` };
+    } catch (error) {
+      return { ok: false, error: `inject: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+}

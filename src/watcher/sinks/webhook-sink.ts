@@ -1,0 +1,72 @@
+/**
+ * The webhook sink v1 (reference section 1.2): `POST {sink}/incidents` opens an incident with the
+ * bare schema-v1 payload as the body (2xx, `{"id": "..."}`); `POST {sink}/incidents/{id}/events`
+ * appends follow-ups. A receiver that answers without an id gets a local one (`local-` + 32 hex).
+ * Bearer token optional. One attempt per call, 10 s timeout.
+ */
+import type { AppendResult, IncidentSink, OpenResult } from "../core/sink.ts";
+import { SINK_TIMEOUT_MS } from "./daemon-sink.ts";
+
+export interface WebhookSinkOptions {
+  sinkUrl: string;
+  token: string | undefined;
+  timeoutMs?: number;
+  /** Told once per process when ids start being generated locally. */
+  onLocalId?: () => void;
+}
+
+function localId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `local-${[...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+}
+
+export class WebhookSink implements IncidentSink {
+  readonly name = "webhook";
+  private toldLocal = false;
+
+  constructor(private readonly options: WebhookSinkOptions) {}
+
+  private async post(path: string, payload: object): Promise<Response> {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    return await fetch(`${this.options.sinkUrl}${path}`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(payload),
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? SINK_TIMEOUT_MS),
+    });
+  }
+
+  async open(payload: object): Promise<OpenResult> {
+    try {
+      const response = await this.post("/incidents", payload);
+      const text = await response.text();
+      if (response.status < 200 || response.status > 299) return { error: `open incident: HTTP ${response.status}${text ? `: ${text.slice(0, 4096)}` : ""}` };
+      let id: unknown;
+      try {
+        id = (JSON.parse(text) as { id?: unknown }).id;
+      } catch {
+        id = undefined;
+      }
+      if (typeof id === "string" && id !== "") return { id };
+      if (!this.toldLocal) {
+        this.toldLocal = true;
+        this.options.onLocalId?.();
+      }
+      return { id: localId() };
+    } catch (error) {
+      return { error: `open incident: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  async append(id: string, payload: object): Promise<AppendResult> {
+    try {
+      const response = await this.post(`/incidents/${encodeURIComponent(id)}/events`, payload);
+      const text = await response.text();
+      if (response.status >= 200 && response.status < 300) return { ok: true };
+      return { ok: false, error: `append: HTTP ${response.status}${text ? `: ${text.slice(0, 4096)}` : ""}` };
+    } catch (error) {
+      return { ok: false, error: `append: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+}

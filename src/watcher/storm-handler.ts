@@ -1,0 +1,175 @@
+/**
+ * The dispatcher's storm side (reference section 2.5): correlates new incidents, opens one session
+ * for a formed storm, re-binds every member to it (members with their own session get
+ * `storm.member_superseded`), appends `storm.member` for late arrivals and `storm.update` as the
+ * storm grows, and injects the storm's own `resolved` once its last member clears.
+ */
+import type { Logger } from "../telemetry/logger.ts";
+import type { DedupCache, DedupIncident } from "./core/dedup-cache.ts";
+import { fitPayload } from "./core/fit.ts";
+import { goDuration } from "./core/go-time.ts";
+import { buildResolvedPayload } from "./core/payload.ts";
+import { imageReference } from "./core/pull-class.ts";
+import type { RecoveryOutcome, RecoveryTracker } from "./core/recovery.ts";
+import type { Signal } from "./core/signal.ts";
+import type { IncidentSink } from "./core/sink.ts";
+import { type Ancestor, type Storm, type StormMember, type StormSettings, StormCorrelator, ancestorDisplay } from "./core/storm.ts";
+import { buildStormMemberPayload, buildStormPayload, buildStormUpdatePayload, stormFingerprint } from "./core/storm-payloads.ts";
+import type { WatcherMetrics } from "./watcher-metrics.ts";
+
+export interface StormContext {
+  cluster: string;
+  zone: string;
+  injectMaxBytes: number;
+  sink: IncidentSink;
+  logger: Logger;
+  metrics: WatcherMetrics;
+  now: () => number;
+  topology?: (signal: Signal) => Ancestor[];
+}
+
+/** Mined keys (--storm-mine): the image in the message, the reporting node, the container path. */
+export function minedKeys(signal: Signal): Ancestor[] {
+  const keys: Ancestor[] = [];
+  const image = imageReference(signal.message);
+  if (image) keys.push({ kind: "Image", namespace: "", name: image, source: "mined:image" });
+  if (signal.node) keys.push({ kind: "Node", namespace: "", name: signal.node, source: "mined:node" });
+  if (signal.container) keys.push({ kind: "Container", namespace: "", name: signal.container, source: "mined:container" });
+  return keys;
+}
+
+export class StormHandler {
+  private readonly correlator: StormCorrelator;
+  private readonly pendingMembers = new Map<string, StormMember>();
+
+  constructor(
+    private readonly settings: StormSettings & { mine: boolean },
+    private readonly context: StormContext,
+    private readonly dedup: DedupCache,
+    private readonly recovery: RecoveryTracker,
+    private readonly incidentOf: (signal: Signal, fp: string) => DedupIncident,
+  ) {
+    this.correlator = new StormCorrelator(settings);
+    context.metrics.gauge("storms_active", "open storms", () => this.correlator.active.length);
+  }
+
+  async observe(signal: Signal, key: string, fp: string, canonical: string, now: number): Promise<"storm-formed" | "storm-attached" | "storm-pending" | "none"> {
+    const member: StormMember = {
+      key,
+      fingerprint: fp,
+      reason: signal.reason,
+      canonicalReason: canonical,
+      namespace: signal.namespace,
+      kindOfObject: signal.kindOfObject,
+      name: signal.name,
+      uid: signal.uid,
+      severity: signal.severity,
+      firstSeen: signal.firstSeen,
+      lastSeen: signal.lastSeen,
+      zone: this.context.zone,
+    };
+    const declared = this.context.topology?.(signal) ?? [];
+    const mined = this.settings.mine ? minedKeys(signal) : [];
+    const result = this.correlator.observe(member, declared, mined, now);
+    if (result.outcome === "none") {
+      this.pendingMembers.set(key, member);
+      return "none";
+    }
+    this.bindMember(member, signal, fp);
+    if (result.outcome === "formed") {
+      await this.openStorm(result.storm);
+      return "storm-formed";
+    }
+    await this.attach(result.storm, member);
+    return "storm-attached";
+  }
+
+  /** The member opened its own session before any storm claimed it. */
+  noteSession(key: string, sessionId: string): void {
+    const member = this.pendingMembers.get(key);
+    if (member) member.sessionId = sessionId;
+  }
+
+  private bindMember(member: StormMember, signal: Signal, fp: string): void {
+    const entry = this.dedup.get(member.key);
+    if (entry) entry.incident = this.incidentOf(signal, fp);
+  }
+
+  private async openStorm(storm: Storm): Promise<void> {
+    const { sink, logger, metrics, cluster } = this.context;
+    const fp = stormFingerprint(storm);
+    for (const member of storm.members) this.pendingMembers.delete(member.key);
+    metrics.stormsFormed();
+    const fitted = fitPayload(buildStormPayload(storm, cluster), this.context.injectMaxBytes);
+    const result = await sink.open(fitted.payload);
+    if (result.id === undefined) {
+      metrics.injectErrors({ reason: "storm", http_code: "session_create" });
+      logger.error(`storm on ${ancestorDisplay(storm.ancestor)}: open failed: ${result.error}`);
+    } else storm.sessionId = result.id;
+    const namespaces = new Set(storm.members.map((member) => member.namespace)).size;
+    logger.info(`storm formed on ${ancestorDisplay(storm.ancestor)}: ${storm.members.length} incidents across ${namespaces} namespace(s) → sid=${storm.sessionId ?? "(none)"}`);
+    for (const member of storm.members) {
+      const entry = this.dedup.get(member.key);
+      if (entry) {
+        entry.storm = fp;
+        if (storm.sessionId) entry.sessionId = storm.sessionId;
+      }
+      if (storm.sessionId) this.recovery.track(member.key, member.firstSeen, this.context.now());
+      if (member.sessionId && storm.sessionId && member.sessionId !== storm.sessionId) {
+        metrics.stormMembers({ kind: "superseded" });
+        await sink.append(member.sessionId, buildStormMemberPayload("storm.member_superseded", storm, member, cluster));
+      } else metrics.stormMembers({ kind: "suppressed" });
+    }
+  }
+
+  private async attach(storm: Storm, member: StormMember): Promise<void> {
+    const { sink, metrics, cluster, now } = this.context;
+    const entry = this.dedup.get(member.key);
+    if (entry) entry.storm = stormFingerprint(storm);
+    metrics.stormMembers({ kind: "attached" });
+    if (!storm.sessionId) {
+      await this.openStorm(storm);
+      return;
+    }
+    if (entry) entry.sessionId = storm.sessionId;
+    this.recovery.track(member.key, member.firstSeen, now());
+    await sink.append(storm.sessionId, buildStormMemberPayload("storm.member", storm, member, cluster));
+    if (this.correlator.updateDue(storm, now())) {
+      metrics.stormUpdates();
+      await sink.append(storm.sessionId, buildStormUpdatePayload(storm, cluster));
+      storm.lastReportedCount = storm.members.length;
+      storm.lastReportAt = now();
+    }
+  }
+
+  /** A member's outcome record went out: a storm whose every member cleared resolves itself. */
+  async noteOutcome(outcome: RecoveryOutcome): Promise<void> {
+    const storm = this.correlator.stormOf(outcome.key);
+    if (!storm) return;
+    if (outcome.kind === "resolved.reverted") {
+      storm.resolved.delete(outcome.key);
+      return;
+    }
+    storm.resolved.add(outcome.key);
+    if (storm.resolved.size < storm.members.length || !storm.sessionId) return;
+    const firstSeen = Math.min(...storm.members.map((member) => member.firstSeen));
+    const payload = buildResolvedPayload(
+      "resolved",
+      {
+        canonicalReason: "storm",
+        namespace: storm.ancestor.namespace,
+        kindOfObject: storm.ancestor.kind,
+        name: storm.ancestor.name,
+        uid: `storm:${storm.id}`,
+        fingerprint: stormFingerprint(storm),
+        cluster: this.context.cluster,
+        firstSeen,
+      },
+      { resolvedAt: outcome.resolvedAt, stableSince: outcome.stableSince, resolution: "recovered" },
+    );
+    payload.cleared_after = goDuration(Math.max(0, outcome.resolvedAt - firstSeen));
+    this.correlator.close(storm.id);
+    this.context.metrics.stormsResolved();
+    await this.context.sink.append(storm.sessionId, payload);
+  }
+}

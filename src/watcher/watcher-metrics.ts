@@ -1,0 +1,58 @@
+/**
+ * The watcher's `watcher_*` series (reference section 5) on the shared metrics registry. Every
+ * series carries the const label `cluster`.
+ */
+import { MetricsRegistry } from "../telemetry/metrics.ts";
+
+type Count = (labels?: Record<string, string>, by?: number) => void;
+
+export class WatcherMetrics {
+  readonly registry = new MetricsRegistry();
+  readonly eventsSeen: Count;
+  readonly eventsInjected: Count;
+  readonly eventsDeduped: Count;
+  readonly eventsFiltered: Count;
+  readonly injectErrors: Count;
+  readonly injectShrinks: Count;
+  readonly sessionCreates: Count;
+  readonly recoveriesObserved: Count;
+  readonly recoveriesReverted: Count;
+  readonly recoveryDrops: Count;
+  readonly stormsFormed: Count;
+  readonly stormsResolved: Count;
+  readonly stormMembers: Count;
+  readonly stormUpdates: Count;
+  readonly findings: Count;
+  readonly runnerRestarts: Count;
+
+  constructor(cluster: string) {
+    const counter = (name: string, help: string): Count => {
+      const count = this.registry.counter(`watcher_${name}`, help);
+      return (labels = {}, by = 1) => count({ cluster, ...labels }, by);
+    };
+    this.eventsSeen = counter("events_seen_total", "every signal, before the filter");
+    this.eventsInjected = counter("events_injected_total", "signals that opened an incident");
+    this.eventsDeduped = counter("events_deduped_total", "duplicates suppressed inside the dedup window");
+    this.eventsFiltered = counter("events_filtered_total", "signals rejected by a filter gate");
+    this.injectErrors = counter("inject_errors_total", "failed sink calls by operation");
+    this.injectShrinks = counter("inject_shrinks_total", "payload parts shed to fit --inject-max-bytes");
+    this.sessionCreates = counter("session_creates_total", "incident opens by outcome");
+    this.recoveriesObserved = counter("recoveries_observed_total", "resolved outcomes by resolution");
+    this.recoveriesReverted = counter("recoveries_reverted_total", "resolved.reverted outcomes");
+    this.recoveryDrops = counter("recovery_drops_total", "outcomes with no session to go to");
+    this.stormsFormed = counter("storms_formed_total", "storms formed");
+    this.stormsResolved = counter("storms_resolved_total", "storms whose every member cleared");
+    this.stormMembers = counter("storm_members_total", "storm members by kind");
+    this.stormUpdates = counter("storm_updates_total", "storm.update payloads sent");
+    this.findings = counter("findings_total", "new incidents by kind and severity");
+    this.runnerRestarts = counter("runner_restarts_total", "source restarts after an error");
+  }
+
+  gauge(name: string, help: string, read: () => number): void {
+    this.registry.gauge(`watcher_${name}`, help, read);
+  }
+
+  render(): string {
+    return this.registry.render();
+  }
+}
