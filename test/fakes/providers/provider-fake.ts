@@ -36,6 +36,8 @@ export interface ProviderFake {
   enqueue(...names: string[]): void;
   /** Fixtures queued but not served yet. */
   pending(): string[];
+  /** Answer every call with this fixture (retries included) until set back to undefined. */
+  always(name: string | undefined): void;
   stop(): void;
 }
 
@@ -99,6 +101,7 @@ export async function fixtureResponse(provider: RemoteProvider, name: string): P
 export function startProviderFake(provider: RemoteProvider, options: ProviderFakeOptions = {}): ProviderFake {
   const wire = WIRES[provider];
   const queue: string[] = [];
+  let sticky: string | undefined;
   const requests: RecordedRequest[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -119,7 +122,7 @@ export function startProviderFake(provider: RemoteProvider, options: ProviderFak
       if (options.apiKey !== undefined && wire.keyOf(request.headers) !== options.apiKey) return fixtureResponse(provider, wire.authFailure);
       const model = wire.modelOf(url.pathname, body);
       if (options.models && (model === undefined || !options.models.includes(model))) return fixtureResponse(provider, "404");
-      const next = queue.shift();
+      const next = sticky ?? queue.shift();
       if (next === undefined) return new Response(`fake ${provider}: no response queued`, { status: 500 });
       return fixtureResponse(provider, next);
     },
@@ -134,6 +137,9 @@ export function startProviderFake(provider: RemoteProvider, options: ProviderFak
       queue.push(...names);
     },
     pending: () => [...queue],
+    always: (name) => {
+      sticky = name;
+    },
     stop: () => {
       void server.stop(true);
     },

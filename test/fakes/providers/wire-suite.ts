@@ -2,7 +2,7 @@
  * The wire tests every provider must pass, run against its fake with its recorded bodies: a text
  * call, a tool-call call, the tool result sent back, the output cap, 429 / 401 / 404 / 503 and
  * their turn-error kinds, a missing key, an unreachable server. Expected numbers are passed in by
- * each provider's test file, computed there by hand.
+ * each provider's test file, computed there by hand; what the fixtures say is in recorded.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { ChatMessage, RemoteProvider } from "../../../src/core/model.ts";
@@ -10,6 +10,7 @@ import { classifyTurnFailure } from "../../../src/core/turn-errors.ts";
 import { type ModelRates, type TokenUsage, priceUsage } from "../../../src/core/usage.ts";
 import { callModel, remoteModel } from "./model-call.ts";
 import { type ProviderFake, type RecordedRequest, startProviderFake } from "./provider-fake.ts";
+import { RECORDED } from "./recorded.ts";
 
 export interface PricedCall {
   usage: TokenUsage;
@@ -21,14 +22,8 @@ export interface PricedCall {
 export interface WireExpectations {
   provider: RemoteProvider;
   model: string;
-  /** Request header that carries the key, and how the key appears in it. */
-  keyHeader: [name: string, render: (key: string) => string];
   text: PricedCall;
   toolCall: PricedCall & { callId: string | RegExp; text: string };
-  /** Error messages of the recorded 429, 401, 404 and 503 bodies. */
-  messages: { rateLimited: string; auth: string; notFound: string; unavailable: string };
-  /** The tool result as it appears in the request that carries it back: [call id, content]. */
-  toolResultIn(body: Record<string, unknown>): [callId: string | undefined, content: string] | undefined;
 }
 
 export const TOOL_ROUND: (callId: string) => ChatMessage[] = (callId) => [
@@ -37,7 +32,8 @@ export const TOOL_ROUND: (callId: string) => ChatMessage[] = (callId) => [
   { role: "tool", callId, name: "read_file", output: { content: "# spar" }, isError: false },
 ];
 
-export function describeProviderWire(expected: WireExpectations): void {
+export function describeProviderWire(wire: WireExpectations): void {
+  const expected = { ...wire, ...RECORDED[wire.provider] };
   const keyVar = `SPAR_TEST_${expected.provider.toUpperCase().replace(/-/g, "_")}_KEY`;
   const key = `test-key-${expected.provider}`;
   let fake: ProviderFake;
@@ -129,7 +125,7 @@ export function describeProviderWire(expected: WireExpectations): void {
       process.env[keyVar] = "wrong-key";
       try {
         const result = await callModel(await remoteModel(spec()));
-        expect(result.error?.message).toBe(expected.messages.auth);
+        expect(result.error?.message).toBe(expected.wrongKey);
         expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({ kind: "auth_error", retryable: false });
       } finally {
         process.env[keyVar] = key;

@@ -15,7 +15,6 @@ const rates = { inputUsdPerMTok: 3, cachedUsdPerMTok: 0.3, cacheWriteUsdPerMTok:
 describeProviderWire({
   provider: "anthropic",
   model: "claude-sonnet-4-5",
-  keyHeader: ["x-api-key", (key) => key],
   // input_tokens 20 + cache_read_input_tokens 4000 + cache_creation_input_tokens 1000 = input 5020.
   // cost = (20*3 + 4000*0.3 + 1000*3.75 + 60*15) / 1e6 = (60 + 1200 + 3750 + 900) / 1e6
   // reference = (5020*3 + 900) / 1e6 = (15060 + 900) / 1e6
@@ -34,18 +33,6 @@ describeProviderWire({
     rates,
     costUsd: 0.00363,
     costUsdUncachedReference: 0.01713,
-  },
-  messages: {
-    rateLimited:
-      "This request would exceed the rate limit for your organization (1b2c3d4e-0000-4000-8000-a1b2c3d4e5f6) of 30,000 input tokens per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.",
-    auth: "invalid x-api-key",
-    notFound: "model: claude-nope",
-    unavailable: "Service temporarily unavailable",
-  },
-  toolResultIn: (body) => {
-    const messages = body.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>;
-    const result = messages.flatMap((message) => message.content).find((part) => part.type === "tool_result");
-    return result ? [String(result.tool_use_id), JSON.stringify(result.content)] : undefined;
   },
 });
 

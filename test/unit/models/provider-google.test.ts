@@ -14,7 +14,6 @@ const rates = { inputUsdPerMTok: 0.3, cachedUsdPerMTok: 0.03, outputUsdPerMTok: 
 describeProviderWire({
   provider: "google",
   model: "gemini-2.5-flash",
-  keyHeader: ["x-goog-api-key", (key) => key],
   // promptTokenCount 3000 including cachedContentTokenCount 2048: uncached 952.
   // candidatesTokenCount 50, thoughtsTokenCount 120 (billed as output), totalTokenCount 3170.
   // cost = (952*0.3 + 2048*0.03 + (50+120)*2.5) / 1e6 = (285.6 + 61.44 + 425) / 1e6
@@ -33,21 +32,6 @@ describeProviderWire({
     rates,
     costUsd: 0.000475,
     costUsdUncachedReference: 0.000475,
-  },
-  messages: {
-    rateLimited:
-      "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.",
-    auth: "API key not valid. Please pass a valid API key.",
-    notFound:
-      "models/gemini-nope is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.",
-    unavailable: "The model is overloaded. Please try again later.",
-  },
-  // Gemini keys a function response by the function's name (calls carry no id on this wire).
-  toolResultIn: (body) => {
-    const contents = body.contents as Array<{ parts: Array<Record<string, unknown>> }>;
-    const part = contents.flatMap((content) => content.parts).find((item) => item.functionResponse !== undefined);
-    const response = part?.functionResponse as { name: string; response: unknown } | undefined;
-    return response ? [undefined, `${response.name} ${JSON.stringify(response.response)}`] : undefined;
   },
 });
 

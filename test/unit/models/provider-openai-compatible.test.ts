@@ -14,7 +14,6 @@ const rates = { inputUsdPerMTok: 0.6, cachedUsdPerMTok: 0.06, cacheWriteUsdPerMT
 describeProviderWire({
   provider: "openai-compatible",
   model: "qwen3-coder-30b",
-  keyHeader: ["authorization", (key) => `Bearer ${key}`],
   // prompt_tokens 1500 with cached_tokens 1024 and cache_write_tokens 200 inside it: uncached 276.
   // completion_tokens 80 with reasoning_tokens 30: output 50, thoughts 30.
   // cost = (276*0.6 + 1024*0.06 + 200*0.75 + 80*2.4) / 1e6 = (165.6 + 61.44 + 150 + 192) / 1e6
@@ -34,18 +33,6 @@ describeProviderWire({
     rates,
     costUsd: 0.00019632,
     costUsdUncachedReference: 0.0004728,
-  },
-  messages: {
-    rateLimited: "Rate limit exceeded: 20 requests per minute",
-    auth: "Invalid API key",
-    // vLLM puts the message at the top level, not under `error`.
-    notFound: "The model `qwen-nope` does not exist.",
-    unavailable: "upstream connect error or disconnect/reset before headers. reset reason: overflow",
-  },
-  toolResultIn: (body) => {
-    const messages = body.messages as Array<Record<string, unknown>>;
-    const tool = messages.find((message) => message.role === "tool");
-    return tool ? [String(tool.tool_call_id), String(tool.content)] : undefined;
   },
 });
 

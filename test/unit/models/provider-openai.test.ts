@@ -10,7 +10,6 @@ const rates = { inputUsdPerMTok: 1.25, cachedUsdPerMTok: 0.125, cacheWriteUsdPer
 describeProviderWire({
   provider: "openai",
   model: "gpt-5-mini",
-  keyHeader: ["authorization", (key) => `Bearer ${key}`],
   // input_tokens 2000 with cached_tokens 1200 and cache_write_tokens 300 (both inside it): uncached 500.
   // output_tokens 150 of which reasoning_tokens 40: output 110, thoughts 40.
   // cost = (500*1.25 + 1200*0.125 + 300*1.25 + (110+40)*10) / 1e6 = (625 + 150 + 375 + 1500) / 1e6
@@ -30,17 +29,5 @@ describeProviderWire({
     rates,
     costUsd: 0.001338,
     costUsdUncachedReference: 0.00249,
-  },
-  messages: {
-    rateLimited:
-      "Rate limit reached for gpt-5-mini in organization org-Xq1 on tokens per min (TPM): Limit 200000, Used 199912, Requested 1204. Please try again in 334ms. Visit https://platform.openai.com/account/rate-limits to learn more.",
-    auth: "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.",
-    notFound: "The model `gpt-nope` does not exist or you do not have access to it.",
-    unavailable: "The server is overloaded or not ready yet.",
-  },
-  toolResultIn: (body) => {
-    const input = body.input as Array<Record<string, unknown>>;
-    const output = input.find((item) => item.type === "function_call_output");
-    return output ? [String(output.call_id), String(output.output)] : undefined;
   },
 });
