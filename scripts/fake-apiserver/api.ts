@@ -10,6 +10,7 @@ import { fromEventsV1, toEventsV1 } from "./events-v1.ts";
 import { serveList } from "./list.ts";
 import type { PodLogs } from "./logs.ts";
 import { type ResourcePath, parseResourcePath } from "./paths.ts";
+import { decodeAccessReview } from "./protobuf.ts";
 import {
   type ResourceInfo,
   apiGroupDocument,
@@ -72,7 +73,16 @@ function verbOf(method: string, path: ResourcePath, query: URLSearchParams): str
   }
 }
 
+/** The apiserver's answer to a body it cannot decode (client-go falls back to JSON on a 415). */
+function unsupportedMediaType(contentType: string): Response {
+  return statusResponse(
+    statusObject(415, "UnsupportedMediaType", `the body of the request was in an unknown format (${contentType}) - accepted media types include: application/json, application/merge-patch+json`),
+  );
+}
+
 async function readJson(request: Request): Promise<KubeObject | Response> {
+  const contentType = request.headers.get("content-type") ?? "";
+  if (contentType !== "" && !contentType.includes("json")) return unsupportedMediaType(contentType);
   try {
     const body = (await request.json()) as unknown;
     if (typeof body !== "object" || body === null || Array.isArray(body)) return badRequest("the request body must be a JSON object");
@@ -243,7 +253,10 @@ export class KubeApi {
 
   private async createReview(request: Request, path: ResourcePath, user: string): Promise<Response> {
     if (request.method !== "POST" || path.name !== undefined) return failure(405, "the server does not allow this method on the requested resource");
-    const body = await readJson(request);
+    const contentType = request.headers.get("content-type") ?? "";
+    let body: KubeObject | Response;
+    if (contentType.includes("protobuf")) body = decodeAccessReview(new Uint8Array(await request.arrayBuffer())) ?? badRequest("the protobuf body is not a SelfSubjectAccessReview");
+    else body = await readJson(request);
     if (body instanceof Response) return body;
     const review = reviewAccess(this.context.access, user, body);
     if (!review) return failure(422, "SelfSubjectAccessReview.authorization.k8s.io is invalid: spec: Invalid value: exactly one of nonResourceAttributes or resourceAttributes must be specified");

@@ -16,6 +16,7 @@ export type StatusReason =
   | "Invalid"
   | "MethodNotAllowed"
   | "NotAcceptable"
+  | "UnsupportedMediaType"
   | "TooManyRequests"
   | "InternalError"
   | "ServiceUnavailable"
@@ -54,6 +55,7 @@ export function reasonForCode(code: number): StatusReason {
     405: "MethodNotAllowed",
     406: "NotAcceptable",
     409: "Conflict",
+    415: "UnsupportedMediaType",
     410: "Expired",
     422: "Invalid",
     429: "TooManyRequests",

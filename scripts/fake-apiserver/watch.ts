@@ -88,7 +88,8 @@ export class WatchHub {
         unsubscribe();
         this.open.delete(watch);
         try {
-          if (mode === "reset") controller.error(new Error("connection reset by the fake apiserver"));
+          // An undefined reason aborts the connection without Bun logging an error (the client sees ECONNRESET).
+          if (mode === "reset") controller.error(undefined);
           else controller.close();
         } catch {
           // The client already went away.

@@ -104,6 +104,13 @@ export class WatchReader {
   }
 }
 
+/** kubectl's discovery cache goes here, not under the user's ~/.kube. */
+const KUBECTL_CACHE = join(tmpdir(), `spar-kubectl-cache-${process.pid}`);
+
+function kubectlCommand(kubeconfig: string, args: string[]): string[] {
+  return ["kubectl", "--kubeconfig", kubeconfig, "--cache-dir", KUBECTL_CACHE, ...args];
+}
+
 export interface KubectlResult {
   exitCode: number;
   stdout: string;
@@ -112,7 +119,7 @@ export interface KubectlResult {
 
 /** Run kubectl to completion (killed after `timeoutMs`). */
 export async function kubectl(kubeconfig: string, args: string[], timeoutMs = 15_000): Promise<KubectlResult> {
-  const child = Bun.spawn(["kubectl", "--kubeconfig", kubeconfig, ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const child = Bun.spawn(kubectlCommand(kubeconfig, args), { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   try {
     const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
@@ -133,7 +140,7 @@ export interface KubectlProcess {
 }
 
 export function spawnKubectl(kubeconfig: string, args: string[]): KubectlProcess {
-  const child = Bun.spawn(["kubectl", "--kubeconfig", kubeconfig, ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const child = Bun.spawn(kubectlCommand(kubeconfig, args), { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   let stdout = "";
   let stderr = "";
   const collect = async (stream: ReadableStream<Uint8Array>, append: (text: string) => void) => {
