@@ -2,12 +2,13 @@
  * The end-to-end run every provider must pass: a real daemon started with `--provider=...
  * --model-base-url=http://127.0.0.1:<fake port>` drives turns over HTTP while a client reads
  * `/events`: a text turn, a tool-call turn (the call passes the gate, its result goes back to the
- * provider), usage and cost on GET /usage after POST /pricing/set, then 429 / 401 / 404 / 503 as
- * turn-error kinds. The key never shows in the daemon's log.
+ * provider), usage and cost on GET /usage after POST /pricing/set, 429 / 401 / 404 / 503 as
+ * turn-error kinds, and an interrupt while the provider streams. The key never shows in the log.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { shortenMessage } from "../../../src/core/turn-errors.ts";
 import type { ModelRates } from "../../../src/core/usage.ts";
+import { postJson } from "../../support/daemon.ts";
 import { RECORDED, type Recorded } from "./recorded.ts";
 import { type ProviderDaemon, type ProviderDaemonOptions, perTurnUsage, runTurn, setRates, startProviderDaemon } from "./provider-daemon.ts";
 
@@ -100,6 +101,17 @@ export function describeProviderEndToEnd(run: EndToEndExpectations): void {
       }
       subject.fake.enqueue("text");
       expect((await runTurn(subject, "still there?")).terminal.event).toBe("turn-complete");
+    }, TIMEOUT);
+
+    test("POST /interrupt cancels a turn while the provider is still streaming", async () => {
+      subject.fake.enqueue("text!hang");
+      const from = subject.events.frames.length;
+      expect((await postJson(`${subject.base}/inject`, { message: "a long answer please" })).status).toBe(200);
+      await subject.events.waitFor((frame) => frame.event === "text-delta" && frame.data.text === "Hello", 8000, from);
+      expect((await postJson(`${subject.base}/interrupt`, { hold: false })).status).toBe(200);
+      const terminal = await subject.events.waitFor((frame) => frame.event === "turn-complete" || frame.event === "turn-error", 8000, from);
+      expect(terminal.data).toMatchObject({ kind: "canceled" });
+      await subject.events.waitFor((frame) => frame.event === "usage-update", 3000, subject.events.frames.indexOf(terminal));
     }, TIMEOUT);
 
     test("the API key never reaches the daemon's log", () => {

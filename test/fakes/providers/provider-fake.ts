@@ -1,7 +1,9 @@
 /**
  * A local stand-in for a model provider's HTTP API (Bun.serve on port 0) that answers with
  * recorded response bodies from test/fixtures/providers/<provider>/: `*.sse` bodies stream frame
- * by frame as text/event-stream, `<status>*.json` bodies answer with that HTTP status. It checks
+ * by frame as text/event-stream (`<name>!hang` stops after the first delta and holds the stream
+ * open), and
+ * `<status>*.json` bodies answer with that HTTP status. It checks
  * what the real service checks first: the endpoint, the API key in the provider's own header
  * (a wrong one gets the recorded auth failure) and, when told the served models, the model id
  * (an unknown one gets the recorded 404). Every request is recorded for assertions.
@@ -36,6 +38,8 @@ export interface ProviderFake {
   enqueue(...names: string[]): void;
   /** Fixtures queued but not served yet. */
   pending(): string[];
+  /** Streams the client closed before their end. */
+  canceledStreams(): number;
   /** Answer every call with this fixture (retries included) until set back to undefined. */
   always(name: string | undefined): void;
   stop(): void;
@@ -76,18 +80,32 @@ const WIRES: Record<RemoteProvider, Wire> = {
   "openai-compatible": { versionPath: "/v1", endpoint: /^\/v1\/chat\/completions$/, keyOf: bearer, modelOf: bodyModel, authFailure: "401", frameSeparator: "\n\n" },
 };
 
-export async function fixtureResponse(provider: RemoteProvider, name: string): Promise<Response> {
+/** `<name>!hang`: stream `<name>` through its first frame holding this text, then stay open until the client goes. */
+const HANG_AFTER_TEXT = '"Hello"';
+
+export async function fixtureResponse(provider: RemoteProvider, fixture: string, onCancel: () => void = () => {}): Promise<Response> {
   const wire = WIRES[provider];
+  const hang = fixture.endsWith("!hang");
+  const name = hang ? fixture.slice(0, -"!hang".length) : fixture;
   const sse = Bun.file(join(FIXTURES, provider, `${name}.sse`));
   if (await sse.exists()) {
-    const frames = (await sse.text()).split(wire.frameSeparator).filter((frame) => frame.trim() !== "");
+    const all = (await sse.text()).split(wire.frameSeparator).filter((frame) => frame.trim() !== "");
+    const frames = hang ? all.slice(0, all.findIndex((frame) => frame.includes(HANG_AFTER_TEXT)) + 1) : all;
     const encoder = new TextEncoder();
+    let release: () => void = () => {};
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
         const frame = frames.shift();
-        if (frame === undefined) return controller.close();
+        if (frame === undefined) {
+          if (hang) await new Promise<void>((resolve) => (release = resolve));
+          return controller.close();
+        }
         controller.enqueue(encoder.encode(frame + wire.frameSeparator));
         await Bun.sleep(0);
+      },
+      cancel() {
+        onCancel();
+        release();
       },
     });
     return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
@@ -102,6 +120,7 @@ export function startProviderFake(provider: RemoteProvider, options: ProviderFak
   const wire = WIRES[provider];
   const queue: string[] = [];
   let sticky: string | undefined;
+  let canceled = 0;
   const requests: RecordedRequest[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -124,7 +143,7 @@ export function startProviderFake(provider: RemoteProvider, options: ProviderFak
       if (options.models && (model === undefined || !options.models.includes(model))) return fixtureResponse(provider, "404");
       const next = sticky ?? queue.shift();
       if (next === undefined) return new Response(`fake ${provider}: no response queued`, { status: 500 });
-      return fixtureResponse(provider, next);
+      return fixtureResponse(provider, next, () => canceled++);
     },
   });
   const port = server.port ?? 0;
@@ -137,6 +156,7 @@ export function startProviderFake(provider: RemoteProvider, options: ProviderFak
       queue.push(...names);
     },
     pending: () => [...queue],
+    canceledStreams: () => canceled,
     always: (name) => {
       sticky = name;
     },

@@ -98,6 +98,21 @@ export function describeProviderWire(wire: WireExpectations): void {
       expect(result.finish?.finishReason).toBe("length");
     });
 
+    test("an abort mid-stream ends the call quietly: no finish, no error, the connection closed", async () => {
+      const canceledBefore = fake.canceledStreams();
+      fake.enqueue("text!hang");
+      const controller = new AbortController();
+      const model = await remoteModel(spec());
+      const seen: string[] = [];
+      for await (const chunk of model.stream({ messages: [{ role: "user", text: "hello" }], tools: [], signal: controller.signal })) {
+        seen.push(chunk.type);
+        if (chunk.type === "text-delta") controller.abort();
+      }
+      expect(seen).toEqual(["text-delta"]);
+      await Bun.sleep(20);
+      expect(fake.canceledStreams()).toBe(canceledBefore + 1);
+    });
+
     const failures: Array<[string, string, () => string, string, boolean]> = [
       ["429", "rate_limited", () => expected.messages.rateLimited, "429", true],
       ["404", "model_not_found", () => expected.messages.notFound, "404", false],
