@@ -6,13 +6,14 @@
 import { basename } from "node:path";
 import { agentCommand } from "./cli/agent-command.ts";
 import { SPAR_VERSION } from "./cli/version.ts";
+import { watcherCommand } from "./cli/watcher-command.ts";
 
 const HELP = `usage: spar <command> [flags]
 
 commands:
   agent           the agent daemon and its attach listener (HTTP + SSE)
   svc             the workflow daemon (not yet in this build)
-  watcher watch   the cluster event watcher (not yet in this build)
+  watcher watch   the cluster event watcher: Kubernetes events into per-incident sessions
 
 Run \`spar <command> --help\` for a command's flags.
 `;
@@ -24,8 +25,9 @@ export async function main(argv: readonly string[], invokedAs: string): Promise<
   switch (command) {
     case "agent":
       return agentCommand(rest);
-    case "svc":
     case "watcher":
+      return watcherCommand(rest);
+    case "svc":
       if (rest.includes("--help")) {
         process.stdout.write(`spar ${command}: not available in this build yet\n`);
         return 0;

@@ -1,0 +1,76 @@
+/**
+ * `spar watcher watch`: parses and validates the flags (refusals exit 2), starts the watcher
+ * (a startup refusal that needs the cluster, such as a missing grant, exits 2 as well), serves
+ * /metrics, /healthz and /readyz with --metrics-addr, and on SIGTERM drains and persists.
+ */
+import { createLogger } from "../telemetry/logger.ts";
+import { type RunningWatcher, StartupRefusal, startWatcher } from "../watcher/watch-runner.ts";
+import { bindHostname, parseListenAddress } from "./listen-address.ts";
+import { parseWatcherArgs, watcherHelp } from "./watcher-args.ts";
+import { buildWatcherConfig } from "./watcher-config.ts";
+
+const USAGE = "usage: spar watcher watch [flags]   (spar watcher watch --help lists them)\n";
+
+function usageError(message: string): number {
+  process.stderr.write(`spar watcher watch: ${message}\n`);
+  return 2;
+}
+
+export async function watcherCommand(argv: readonly string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === "--help" || sub === "-h" || sub === undefined) {
+    process.stdout.write(sub === undefined ? USAGE : watcherHelp());
+    return sub === undefined ? 2 : 0;
+  }
+  if (sub !== "watch") return usageError(`unknown subcommand ${JSON.stringify(sub)}; the watcher has one: watch`);
+  const args = parseWatcherArgs(rest);
+  if (!args.ok) return usageError(args.error);
+  if (args.value.help) {
+    process.stdout.write(watcherHelp());
+    return 0;
+  }
+  const config = buildWatcherConfig(args.value);
+  if (!config.ok) return usageError(config.error);
+  const logger = createLogger(config.value.logLevel);
+  let watcher: RunningWatcher;
+  try {
+    watcher = await startWatcher(config.value, logger);
+  } catch (error) {
+    if (error instanceof StartupRefusal) return usageError(error.message);
+    logger.error(`spar watcher watch failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  const server = config.value.metricsAddr ? serveProbes(config.value.metricsAddr, watcher) : undefined;
+  if (server) logger.info(`watcher: metrics listening on http://${server.hostname}:${server.port}`);
+  return await new Promise<number>((resolve) => {
+    const shutdown = () => {
+      logger.info("SIGTERM: draining and persisting the dedup cache");
+      void server?.stop(true);
+      watcher.stop().then(
+        () => resolve(0),
+        (error: unknown) => {
+          logger.error(`shutdown failed: ${String(error)}`);
+          resolve(1);
+        },
+      );
+    };
+    process.once("SIGTERM", shutdown);
+    process.once("SIGINT", shutdown);
+  });
+}
+
+function serveProbes(address: string, watcher: RunningWatcher) {
+  const parsed = parseListenAddress(address);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return Bun.serve({
+    hostname: bindHostname(parsed.value),
+    port: parsed.value.port,
+    fetch(request) {
+      const path = new URL(request.url).pathname;
+      if (path === "/healthz") return new Response("ok\n");
+      if (path === "/readyz") return watcher.ready() ? new Response("ok\n") : new Response("not ready: informer caches syncing\n", { status: 503 });
+      if (path === "/metrics") return new Response(watcher.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+      return new Response("not found\n", { status: 404 });
+    },
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * The topology graph the storm correlator and the recovery tracker read: pods and replicasets
+ * kept current by informers. Blast-radius keys of a pod, nearest first: its node, its owner chain
+ * (ReplicaSet, then the ReplicaSet's Deployment), its namespace. Clearance of a pod: Ready=True
+ * since the condition's transition (a deleted pod counts as cleared, `object_deleted`).
+ */
+import type { Logger } from "../../telemetry/logger.ts";
+import type { DedupIncident } from "../core/dedup-cache.ts";
+import type { ClearanceObservation } from "../core/recovery.ts";
+import type { Signal } from "../core/signal.ts";
+import type { Ancestor } from "../core/storm.ts";
+import type { KubeConnection } from "../kube/kube-connection.ts";
+import { RestartingInformer } from "./restarting-informer.ts";
+
+type KubeObject = Record<string, unknown>;
+
+interface OwnerRef {
+  kind?: string;
+  name?: string;
+  uid?: string;
+  controller?: boolean;
+}
+
+function metadata(object: KubeObject): { uid?: string; name?: string; namespace?: string; ownerReferences?: OwnerRef[] } {
+  return (object.metadata ?? {}) as never;
+}
+
+function controllerOf(object: KubeObject): OwnerRef | undefined {
+  const owners = metadata(object).ownerReferences ?? [];
+  return owners.find((owner) => owner.controller) ?? owners[0];
+}
+
+export class ClusterGraph {
+  private readonly pods = new Map<string, KubeObject>();
+  private readonly deletedPods = new Map<string, number>();
+  private readonly replicaSets = new Map<string, KubeObject>();
+  private readonly informers: RestartingInformer[];
+
+  constructor(connection: KubeConnection, logger: Logger, onRestart: () => void) {
+    const keep = (map: Map<string, KubeObject>) => ({
+      add: (object: KubeObject) => map.set(metadata(object).uid ?? "", object),
+      update: (object: KubeObject) => map.set(metadata(object).uid ?? "", object),
+      remove: (object: KubeObject) => {
+        const uid = metadata(object).uid ?? "";
+        map.delete(uid);
+        if (map === this.pods) this.deletedPods.set(uid, Date.now());
+      },
+    });
+    this.informers = [
+      new RestartingInformer("pods", connection, "/api/v1/pods", keep(this.pods), logger, onRestart),
+      new RestartingInformer("replicasets", connection, "/apis/apps/v1/replicasets", keep(this.replicaSets), logger, onRestart),
+    ];
+  }
+
+  get synced(): boolean {
+    return this.informers.every((informer) => informer.synced);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.informers.map((informer) => informer.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.informers.map((informer) => informer.stop()));
+  }
+
+  /** Blast-radius keys of the signal's object, nearest first. */
+  ancestors = (signal: Signal): Ancestor[] => {
+    if (signal.kindOfObject === "Node") return [{ kind: "Node", namespace: "", name: signal.name }];
+    const keys: Ancestor[] = [];
+    const pod = signal.kindOfObject === "Pod" ? this.pods.get(signal.uid) : undefined;
+    const nodeName = (pod?.spec as { nodeName?: string } | undefined)?.nodeName;
+    if (nodeName) keys.push({ kind: "Node", namespace: "", name: nodeName });
+    let owner = pod ? controllerOf(pod) : undefined;
+    for (let depth = 0; owner?.kind && owner.name && depth < 4; depth++) {
+      keys.push({ kind: owner.kind, namespace: signal.namespace, name: owner.name });
+      const parent = owner.kind === "ReplicaSet" && owner.uid ? this.replicaSets.get(owner.uid) : undefined;
+      owner = parent ? controllerOf(parent) : undefined;
+    }
+    if (signal.namespace) keys.push({ kind: "Namespace", namespace: "", name: signal.namespace });
+    return keys;
+  };
+
+  /** Whether a pod incident's object has cleared. */
+  clearance = (uid: string, incident: DedupIncident): ClearanceObservation | undefined => {
+    if (incident.kind_of_object !== "Pod") return undefined;
+    const pod = this.pods.get(uid);
+    if (!pod) {
+      const deletedAt = this.deletedPods.get(uid);
+      return deletedAt === undefined ? undefined : { cleared: true, stableSince: deletedAt, resolution: "object_deleted" };
+    }
+    const conditions = ((pod.status as { conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string }> } | undefined)?.conditions ?? []);
+    const ready = conditions.find((condition) => condition.type === "Ready");
+    if (ready?.status !== "True") return { cleared: false };
+    const since = ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : Number.NaN;
+    return { cleared: true, ...(Number.isFinite(since) ? { stableSince: since } : {}), resolution: "recovered" };
+  };
+}

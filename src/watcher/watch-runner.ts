@@ -1,0 +1,118 @@
+/**
+ * One running watcher: resolves access (sources, storms; refusals are fatal), builds the sink,
+ * the dispatcher, the cluster-events source and (with storms or recovery) the topology graph,
+ * restores and snapshots the dedup cache, sweeps recovery, and on stop drains the dispatcher and
+ * persists the cache.
+ */
+import type { WatcherConfig } from "../cli/watcher-config.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import { accessChecksFor, checkKey, planAccess, type AccessAnswer } from "./core/access-plan.ts";
+import { DedupCache } from "./core/dedup-cache.ts";
+import type { Severity } from "./core/signal.ts";
+import type { IncidentSink } from "./core/sink.ts";
+import { loadDedupFile, saveDedupFile } from "./dedup-file.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import { reviewAccess } from "./kube/access-review.ts";
+import { type KubeConnection, loadKubeConnection } from "./kube/kube-connection.ts";
+import { DaemonSink } from "./sinks/daemon-sink.ts";
+import { DryRunSink } from "./sinks/dry-run-sink.ts";
+import { WebhookSink } from "./sinks/webhook-sink.ts";
+import { ClusterEventsSource } from "./sources/cluster-events.ts";
+import { ClusterGraph } from "./sources/cluster-graph.ts";
+import { WatcherMetrics } from "./watcher-metrics.ts";
+
+const RECOVERY_TICK_MS = 15_000;
+
+export interface RunningWatcher {
+  dispatcher: Dispatcher;
+  metrics: WatcherMetrics;
+  ready(): boolean;
+  stop(): Promise<void>;
+}
+
+export interface RunnerOptions {
+  env?: Record<string, string | undefined>;
+  stdout?: (text: string) => void;
+  /** Override the connection (tests); default from --in-cluster / --kubeconfig. */
+  connection?: KubeConnection;
+  recoveryTickMs?: number;
+}
+
+export class StartupRefusal extends Error {}
+
+function buildSink(config: WatcherConfig, env: Record<string, string | undefined>, stdout: (text: string) => void, logger: Logger): IncidentSink {
+  if (config.dryRun) return new DryRunSink(stdout, config.mode === "shared" ? config.targetSession : undefined);
+  if (config.sink === "webhook") {
+    return new WebhookSink({ sinkUrl: config.sinkUrl ?? "", token: config.sinkTokenEnv ? env[config.sinkTokenEnv] : undefined, onLocalId: () => logger.warn("webhook receiver answered without an incident id; ids are generated locally (local-…)") });
+  }
+  const token = config.tokenEnv ? env[config.tokenEnv] : undefined;
+  if (!token) throw new StartupRefusal(`--token-env=${config.tokenEnv}: the variable is not set`);
+  return new DaemonSink({ daemonUrl: config.daemonUrl ?? "", token, ...(config.owner ? { owner: config.owner } : {}), ...(config.mode === "shared" && config.targetSession ? { targetSession: config.targetSession } : {}) });
+}
+
+function enrichSeverities(level: WatcherConfig["enrich"]["level"]): Set<Severity> {
+  return new Set<Severity>(level === "off" ? [] : level === "warning" ? ["critical", "warning"] : ["critical"]);
+}
+
+export async function startWatcher(config: WatcherConfig, logger: Logger, options: RunnerOptions = {}): Promise<RunningWatcher> {
+  const env = options.env ?? process.env;
+  for (const warning of config.warnings) logger.warn(warning);
+  const connection = options.connection ?? loadKubeConnection({ inCluster: config.inCluster, kubeconfig: config.kubeconfig });
+  const planInput = { sources: config.sources, storm: config.storm.setting };
+  const answers = new Map<string, AccessAnswer>();
+  await Promise.all(accessChecksFor(planInput).map(async (check) => answers.set(checkKey(check), await reviewAccess(connection, check))));
+  const plan = planAccess(planInput, (check) => answers.get(checkKey(check)) ?? { error: "not reviewed" });
+  for (const note of plan.notes) logger.info(note);
+  if (plan.refusal) throw new StartupRefusal(plan.refusal);
+  const metrics = new WatcherMetrics(config.clusterName);
+  const sink = buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger);
+  const restarted = () => metrics.runnerRestarts();
+  const graph = plan.storm ? new ClusterGraph(connection, logger, restarted) : undefined;
+  const dedup = new DedupCache(config.dedupWindowMs);
+  if (config.dedupPersist) loadDedupFile(config.dedupPersist, dedup, logger);
+  const dispatcher = new Dispatcher(
+    {
+      cluster: config.clusterName,
+      ...(config.project ? { project: config.project } : {}),
+      zone: config.zone,
+      mode: config.mode,
+      filter: config.filter,
+      dedupWindowMs: config.dedupWindowMs,
+      recoveryStableForMs: config.recoveryStableForMs,
+      ...(plan.storm && config.storm.windowMs > 0 ? { storm: { min: config.storm.min, windowMs: config.storm.windowMs, mineMin: config.storm.mineMin, mine: config.storm.mine } } : {}),
+      enrichSeverities: enrichSeverities(config.enrich.level),
+      injectMaxBytes: config.injectMaxBytes,
+      severityOverrides: config.severityOverrides,
+    },
+    { sink, logger, metrics, dedup, ...(graph ? { topology: graph.ancestors, clearance: graph.clearance } : {}) },
+  );
+  metrics.gauge("active_incidents", "dedup cache size", () => dispatcher.dedup.size);
+  metrics.gauge("recovery_tracking", "incidents tracked for recovery", () => dispatcher.recovery.size);
+  const source = new ClusterEventsSource(connection, config.filter.excludeNamespaces, (signal) => void dispatcher.dispatch(signal), logger, restarted);
+  if (graph) await graph.start();
+  await source.start();
+  const timers: Array<ReturnType<typeof setInterval>> = [];
+  if (graph && config.recoveryStableForMs > 0) timers.push(setInterval(() => void dispatcher.sweepRecovery(), options.recoveryTickMs ?? RECOVERY_TICK_MS));
+  const persist = () => {
+    if (!config.dedupPersist) return;
+    try {
+      saveDedupFile(config.dedupPersist, dispatcher.dedup);
+    } catch (error) {
+      logger.error(`dedup: snapshot failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  if (config.dedupPersist && config.snapshotIntervalMs > 0) timers.push(setInterval(persist, config.snapshotIntervalMs));
+  logger.info(`watcher: watching (sink=${config.dryRun ? "dry-run" : config.sink}, mode=${config.mode}, storm=${plan.storm ? "on" : "off"}, cluster=${JSON.stringify(config.clusterName)})`);
+  return {
+    dispatcher,
+    metrics,
+    ready: () => source.synced && (graph?.synced ?? true),
+    stop: async () => {
+      for (const timer of timers) clearInterval(timer);
+      await source.stop();
+      await graph?.stop();
+      await dispatcher.idle();
+      persist();
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * The watcher end to end: the fake kube-apiserver, a real `spar agent` (the watcher a proxy
+ * identity asserting the on-call owner) and the watcher reading a kubeconfig. A pod in
+ * CrashLoopBackOff opens exactly one session with one inject; the same incident repeated inside
+ * the window opens nothing; five pods failing on one node form one storm session; a restart with
+ * the persisted dedup cache re-injects nothing; a dropped watch and a 410 lose nothing.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
+import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
+import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
+import { createLogger } from "../../src/telemetry/logger.ts";
+import { type RunningWatcher, StartupRefusal, startWatcher } from "../../src/watcher/watch-runner.ts";
+import { type Daemon, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { writeKubeconfig } from "../support/kube.ts";
+import { collect } from "../support/sse-client.ts";
+
+const OWNER = "oncall@example.com";
+const ONCALL_TOKEN = "tok-oncall";
+const env = { WATCHER_TOKEN: "tok-watcher" };
+let api: FakeApiserver;
+let daemon: Daemon;
+let dir: string;
+let kubeconfig: string;
+
+beforeAll(async () => {
+  dir = tempDir();
+  api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
+  kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
+  const table = join(dir, "callers.yaml");
+  writeFileSync(table, ["callers:", "  - identity: watcher", "    token_env: WATCHER_TOKEN", `  - identity: ${OWNER}`, `    token_sha256: ${sha256Hex(ONCALL_TOKEN)}`, ""].join("\n"));
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }));
+  daemon = await startDaemon({ args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`], env });
+}, 30_000);
+
+afterAll(async () => {
+  await daemon.sigterm();
+  await api.stop();
+});
+
+async function watcher(...extra: string[]): Promise<{ running: RunningWatcher; log: string[] }> {
+  const config = watcherConfigFromArgv([`--daemon-url=${daemon.baseUrl}`, "--token-env=WATCHER_TOKEN", `--owner=${OWNER}`, "--cluster-name=kind-test", `--kubeconfig=${kubeconfig}`, "--backoff-min-count=1", ...extra]);
+  if (!config.ok) throw new Error(config.error);
+  const log: string[] = [];
+  const running = await startWatcher(config.value, createLogger("debug", (line) => log.push(line)), { env });
+  await waitFor(() => (running.ready() ? true : undefined), 5000, "informers synced");
+  return { running, log };
+}
+
+async function ownerSessions(): Promise<string[]> {
+  const listed = (await (await fetch(`${daemon.baseUrl}/sessions`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } })).json()) as { sessions: Array<{ sessionID: string }> };
+  return listed.sessions.map((session) => session.sessionID).filter((id) => id.startsWith("sess-"));
+}
+
+/** The payloads injected into a session, parsed from its agent rows (read as the owner). */
+async function injected(sessionId: string, count: number): Promise<Array<Record<string, unknown>>> {
+  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } });
+  const texts = () =>
+    stream.frames
+      .filter((frame) => frame.event === "agent")
+      .map((frame) => ((frame.data.event as { Author?: string; Content?: { role?: string; parts?: Array<{ text?: string }> } }).Content?.parts ?? []).map((part) => part.text ?? "").join(""))
+      .filter((text) => text.startsWith('{"kind"'));
+  try {
+    await waitFor(() => (new Set(texts()).size >= count ? true : undefined), 8000, `${count} injects in ${sessionId}`);
+    return [...new Set(texts())].map((text) => JSON.parse(text) as Record<string, unknown>);
+  } finally {
+    stream.close();
+  }
+}
+
+function crashLoop(namespace: string, name: string, node = "node-a") {
+  const pod = api.scenario.createPod({ namespace, name, node, containers: [{ name: "app", image: "registry.example.com/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 4 }] } as never);
+  api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { component: "kubelet", host: node }, fieldPath: "spec.containers{app}" });
+  return pod;
+}
+
+describe("per-incident", () => {
+  test("CrashLoopBackOff: one session, one inject with kind, reason, cluster and identity; a repeat in the window opens nothing", async () => {
+    const { running, log } = await watcher("--storm=off");
+    try {
+      const before = await ownerSessions();
+      const pod = crashLoop("checkout", "api-1");
+      const uid = String((pod.metadata as { uid: string }).uid);
+      const fired = await waitFor(() => log.find((line) => line.includes("fire BackOff pod=checkout/api-1")), 8000, "fire line");
+      const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
+      expect((await ownerSessions()).filter((id) => !before.includes(id))).toEqual([sid]);
+      const [payload] = await injected(sid, 1);
+      expect(payload).toMatchObject({ kind: "cluster-event", reason: "BackOff", cluster: "kind-test", namespace: "checkout", kind_of_object: "Pod", name: "api-1", uid, container: "spec.containers{app}", count: 1, type: "Warning", context: { node: "node-a" } });
+      api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { component: "kubelet", host: "node-a" }, fieldPath: "spec.containers{app}", lastTimestamp: new Date(Date.now() + 2000).toISOString() });
+      await waitFor(() => log.find((line) => line.includes("dedup BackOff pod=checkout/api-1 (count=2")), 8000, "dedup line");
+      await running.dispatcher.idle();
+      expect((await ownerSessions()).filter((id) => !before.includes(id))).toEqual([sid]);
+      const metrics = running.metrics.render();
+      expect(metrics).toContain('watcher_events_injected_total{cluster="kind-test",namespace="checkout",reason="BackOff"} 1');
+      const entry = running.dispatcher.dedup.get(`${uid}|CrashLoopBackOff`);
+      expect(entry).toMatchObject({ sessionId: sid, count: 2 });
+      expect(await injected(sid, 1)).toHaveLength(1);
+    } finally {
+      await running.stop();
+    }
+  }, 20_000);
+
+  test("restart with the persisted dedup cache: the re-listed incident is not injected again; a watch drop and a 410 lose nothing", async () => {
+    const persist = join(dir, "dedup.json");
+    const first = await watcher("--storm=off", `--dedup-persist=${persist}`);
+    const pod = crashLoop("orders", "db-1");
+    await waitFor(() => first.log.find((line) => line.includes("fire BackOff pod=orders/db-1")), 8000, "first fire");
+    await first.running.stop();
+    const second = await watcher("--storm=off", `--dedup-persist=${persist}`);
+    try {
+      expect(second.log.join("")).toContain("dedup: restored 1 entries");
+      api.faults.dropWatches("reset");
+      api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { host: "node-a" }, fieldPath: "spec.containers{app}", lastTimestamp: new Date(Date.now() + 3000).toISOString() });
+      await waitFor(() => second.log.find((line) => line.includes("dedup BackOff pod=orders/db-1")), 10_000, "dedup after restart");
+      api.faults.expireResourceVersions({ midStream: true });
+      crashLoop("orders", "db-2");
+      await waitFor(() => second.log.find((line) => line.includes("fire BackOff pod=orders/db-2")), 10_000, "fire after a 410");
+      await second.running.dispatcher.idle();
+      expect(second.log.filter((line) => line.includes("fire BackOff pod=orders/db-1"))).toEqual([]);
+      expect(second.log.filter((line) => line.includes("fire BackOff pod=orders/db-2"))).toHaveLength(1);
+    } finally {
+      await second.running.stop();
+    }
+  }, 30_000);
+});
+
+describe("storms", () => {
+  test("five pods failing on one node: one storm session listing its members", async () => {
+    const { running, log } = await watcher("--storm=on", "--storm-min=3");
+    try {
+      for (let i = 1; i <= 5; i++) crashLoop(`team-${i % 2}`, `worker-${i}`, "node-storm");
+      const formed = await waitFor(() => log.find((line) => line.includes("storm formed on Node node-storm")), 10_000, "storm");
+      const stormSid = /sid=(\S+)/.exec(formed)?.[1] ?? "";
+      await waitFor(() => (log.filter((line) => line.includes(`→ sid=${stormSid}`)).length >= 1 && running.dispatcher.dedup.size >= 5 ? true : undefined), 10_000, "members");
+      await running.dispatcher.idle();
+      expect(log.filter((line) => line.includes("storm formed"))).toHaveLength(1);
+      const payloads = await injected(stormSid, 3);
+      const storm = payloads.find((payload) => payload.kind === "storm") ?? {};
+      expect(storm).toMatchObject({ kind: "storm", ancestor_kind: "Node", ancestor_name: "node-storm", affected_count: 3, cluster: "kind-test", context: { node: "node-storm" } });
+      expect((storm.member_fingerprints as string[]).length).toBe(3);
+      expect(payloads.filter((payload) => payload.kind === "storm.member").map((payload) => (payload.incident as { name: string }).name).sort()).toEqual(["worker-4", "worker-5"]);
+    } finally {
+      await running.stop();
+    }
+  }, 30_000);
+
+  test("--storm=on without the grants is refused at startup", async () => {
+    api.scenario.setGrants([{ verbs: ["list", "watch", "get"], resources: ["events", "pods"] }]);
+    try {
+      const config = watcherConfigFromArgv([`--daemon-url=${daemon.baseUrl}`, "--token-env=WATCHER_TOKEN", `--kubeconfig=${kubeconfig}`, "--storm=on"]);
+      if (!config.ok) throw new Error(config.error);
+      const started = startWatcher(config.value, createLogger("error", () => {}), { env });
+      await expect(started).rejects.toThrow(StartupRefusal);
+      await expect(started).rejects.toThrow('--storm=on requires permission to "list nodes cluster-wide"');
+    } finally {
+      api.scenario.setGrants(undefined);
+    }
+  });
+});
