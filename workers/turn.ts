@@ -72,6 +72,7 @@ async function runTurn(message: RunTurnMessage): Promise<void> {
       },
       controller.signal,
       message.maxSteps,
+      message.tools ?? [],
     );
     post({ type: "turn-end", turnId, outcome });
   } catch (error) {

@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 import { SparError } from "../core/errors.ts";
 import { PricingTable } from "../runtime/pricing-table.ts";
 import { SessionHost } from "../runtime/session-host.ts";
+import { ToolHost } from "../runtime/tool-host.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { AttachContext, CheckState } from "../surfaces/attach/attach-context.ts";
@@ -128,7 +129,8 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
   const metrics = new MetricsRegistry();
   const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
-  const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`) });
+  const tools = new ToolHost(config.tools, { log: (message) => logger.error(message) });
+  const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`), tools: () => tools.specs() });
   const pricing = startPricing(config, logger);
   const host = new SessionHost({
     store,
@@ -136,7 +138,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     pricing,
     logger,
     turnEnded: (outcome) => countTurn({ outcome }),
-    config: { permissions: config.permissions, app: config.appName, agentName: config.appName, multiSession: config.multiSession, model: config.model, maxSteps: config.maxSteps, idleTimeoutMs: config.idleTimeoutMs },
+    config: { permissions: { ...config.permissions, runner: tools }, app: config.appName, agentName: config.appName, multiSession: config.multiSession, model: config.model, maxSteps: config.maxSteps, idleTimeoutMs: config.idleTimeoutMs },
   });
   try {
     await host.start();
@@ -155,6 +157,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     agentCard: { settings: () => config.agentCard, options: { bearer: token !== undefined, mtls: config.tls?.ca !== undefined, skills: () => [] } },
     ...(peerHub ? { peerHub } : {}),
     pricing,
+    tools,
     metrics,
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
@@ -171,7 +174,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   logger.info(`spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
-    stopping ??= teardown(host, server, config, logger, peerHub);
+    stopping ??= teardown(host, server, config, logger, peerHub, tools);
     return stopping;
   };
   return { config, server, host, shutdown };
@@ -198,13 +201,14 @@ function openPeerHub(config: AgentConfig, logger: Logger): PeerHub | undefined {
   return opened.value;
 }
 
-async function teardown(host: SessionHost, server: AttachServer, config: AgentConfig, logger: Logger, peerHub: PeerHub | undefined): Promise<void> {
+async function teardown(host: SessionHost, server: AttachServer, config: AgentConfig, logger: Logger, peerHub: PeerHub | undefined, tools: ToolHost): Promise<void> {
   const cancel = host.beginShutdown();
   // Teardown step 1, the peer hub: every change is already on disk; stop its prune timer.
   peerHub?.close();
   await Promise.race([cancel, new Promise((resolve) => setTimeout(resolve, 2000))]);
-  // Subagent drain and tool-server children: none in this build.
   await server.drain(config.shutdownTimeoutMs);
+  // Tool children (bash process groups): killed by the tool host, which then stops.
+  await tools.close();
   await host.close();
   logger.info("shutdown complete");
 }

@@ -19,6 +19,7 @@ import type { ConfigMap } from "./config-file.ts";
 import { SPAR_VERSION } from "./version.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
 import { PRICING_FLAGS, type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
+import { TOOLS_FLAGS, type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 
 const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
@@ -52,7 +53,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
 ];
 
-export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS];
+export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS];
 
 export interface CallerAuthSettings {
   tableFile: string;
@@ -75,6 +76,7 @@ export interface AgentConfig {
   agentCard: AgentCardSettings;
   permissions: PermissionSettings;
   pricing: PricingSettings;
+  tools: ToolsSettings;
   sessionDb: string;
   /** 0: no cap. */
   sessionDbMaxMb: number;
@@ -170,6 +172,8 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
   if (!peerHub.ok) return err(peerHub.error);
   const pricing = resolvePricingSettings(flags, config, cwd);
   if (!pricing.ok) return err(pricing.error);
+  const tools = resolveToolsSettings(flags, config, cwd);
+  if (!tools.ok) return err(tools.error);
   try {
     const listen = parseListenAddress(read.string("attach-listen", "127.0.0.1:7777"));
     if (!listen.ok) throw new ConfigProblem(`${read.source("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
@@ -189,6 +193,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       peerHub: peerHub.value,
       permissions: permissionSettings(read),
       pricing: pricing.value,
+      tools: tools.value,
       agentCard: agentCard.value,
       callerAuth:
         tableFile === ""

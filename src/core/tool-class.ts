@@ -1,7 +1,9 @@
 /**
- * How the permission gate classifies a tool by name until tool sources declare it themselves:
- * `bash` is shell; file writes and edits are edits; reads are read-only; anything unknown is
- * mutating (the safe default). Pure.
+ * How the permission gate classifies a tool by name when its source declares nothing: `bash` is
+ * shell; file writes, edits and deletes are edits; reads and fetch_url are read-only; anything
+ * unknown is mutating (the safe default). The builtin tools declare the same classes themselves
+ * (src/tools/, checked equal by a test); MCP tools will declare theirs from their annotations.
+ * Pure.
  */
 import type { ToolClass } from "./permission-policy.ts";
 

@@ -4,7 +4,7 @@
  * Pure types plus two tiny guards; no I/O.
  */
 import type { ToolCall } from "../core/events.ts";
-import type { ChatMessage, ModelSpec } from "../core/model.ts";
+import type { ChatMessage, ModelSpec, ToolSpec } from "../core/model.ts";
 import type { TokenUsage } from "../core/usage.ts";
 
 export const CHANNEL_VERSION = 1;
@@ -24,6 +24,8 @@ export interface RunTurnMessage {
   /** Conversations the worker may forget (the pool mirrors the worker's cache exactly). */
   forget: string[];
   maxSteps: number;
+  /** The tools the model is offered this turn (absent: none). */
+  tools?: ToolSpec[];
 }
 
 export type ToWorker =

@@ -1,9 +1,11 @@
 /**
  * GatedTools: every tool call of a session passes the permission gate here. A call the gate
- * runs goes to the tool source (none is wired yet: the result says the tool is not available);
- * a refused call gets the refusal as its result; a call that needs an operator waits on a prompt
- * published to /perms/stream, recorded durably first, and expired on the approval timeout.
- * Prompts, answers and closed prompts are audit rows, so a restart knows which were pending.
+ * runs goes to the tool runner (the tool-host worker); a call of a tool that does not exist or
+ * is disabled answers "not available" without asking anyone; a refused call gets the refusal as
+ * its result; a call that needs an operator waits on a prompt published to /perms/stream,
+ * recorded durably first, and expired on the approval timeout. Prompts, answers and closed
+ * prompts are audit rows, so a restart knows which were pending. Ending a turn (cancel, refusal
+ * storm, guardrail) aborts the calls it is running: their processes are killed.
  */
 import type { SparError } from "../core/errors.ts";
 import type { LiveFrame, SessionEvent, ToolCall } from "../core/events.ts";
@@ -15,12 +17,15 @@ import { classifyTool } from "../core/tool-class.ts";
 import type { AnswerInput } from "../core/permission-answer.ts";
 import type { ToolRunResult } from "./channel.ts";
 import { PromptBroker } from "./prompt-broker.ts";
+import type { ToolRunner } from "./tool-host.ts";
 
 export interface PermissionSettings {
   mode: PermissionMode;
   approvalTimeoutMs: number;
   allow: readonly Pattern[];
   deny: readonly Pattern[];
+  /** Where approved calls run. Absent (tests, no tools): every call answers "not available". */
+  runner?: ToolRunner;
 }
 
 export interface GatedToolsDeps {
@@ -41,6 +46,8 @@ export class GatedTools {
   readonly gate: PermissionGate;
   readonly prompts = new PromptBroker();
   readonly #deps: GatedToolsDeps;
+  /** Calls running per turn, aborted when the turn ends. */
+  readonly #running = new Map<string, Set<AbortController>>();
 
   constructor(deps: GatedToolsDeps, unanswered: readonly string[]) {
     this.#deps = deps;
@@ -55,7 +62,9 @@ export class GatedTools {
   }
 
   async run(call: ToolCall, turnId: string): Promise<ToolVerdict> {
-    const check = this.gate.check(call, classifyTool(call.name), turnId);
+    const runner = this.#deps.settings.runner;
+    if (runner && !runner.has(call.name)) return { result: notAvailable(call.name) };
+    const check = this.gate.check(call, runner?.classOf(call.name) ?? classifyTool(call.name), turnId);
     const outcome = check.kind === "ask" ? await this.#ask(check.prompt, check.outcome, turnId) : check;
     if (outcome.kind === "refuse") {
       const storm = this.gate.refusalStorm(turnId);
@@ -63,7 +72,22 @@ export class GatedTools {
       if (storm !== undefined) verdict.storm = storm;
       return verdict;
     }
-    return { result: { output: { error: `tool ${JSON.stringify(call.name)} is not available in this session` }, isError: true } };
+    if (!runner) return { result: notAvailable(call.name) };
+    return { result: await this.#execute(runner, call, turnId) };
+  }
+
+  /** Run an approved call; the turn's end aborts it. */
+  async #execute(runner: ToolRunner, call: ToolCall, turnId: string): Promise<ToolRunResult> {
+    const controller = new AbortController();
+    const calls = this.#running.get(turnId) ?? new Set<AbortController>();
+    calls.add(controller);
+    this.#running.set(turnId, calls);
+    try {
+      return await runner.run(call, controller.signal);
+    } finally {
+      calls.delete(controller);
+      if (calls.size === 0) this.#running.delete(turnId);
+    }
   }
 
   /** Answer a prompt; the answer is recorded (with the verified approver) before it is acknowledged. */
@@ -90,8 +114,10 @@ export class GatedTools {
     return this.gate.info();
   }
 
-  /** The turn ended: its prompts are gone (410 turn-ended), recorded as closed. */
+  /** The turn ended: its running calls are aborted and its prompts are gone (410 turn-ended), recorded as closed. */
   async endTurn(turnId: string): Promise<void> {
+    for (const controller of this.#running.get(turnId) ?? []) controller.abort();
+    this.#running.delete(turnId);
     await this.#recordGone(this.gate.endTurn(turnId), "turn-ended");
   }
 
@@ -110,4 +136,8 @@ export class GatedTools {
     if (ids.length === 0) return;
     await this.#deps.append(ids.map((id) => ({ ...this.#deps.header("gate-gone", "gate/answer"), kind: "audit" as const, name: "permission-gone", metadata: { prompt_id: id, reason } })));
   }
+}
+
+function notAvailable(name: string): ToolRunResult {
+  return { output: { error: `tool ${JSON.stringify(name)} is not available in this session` }, isError: true };
 }

@@ -5,7 +5,7 @@
  * entrypoint supplies the port.
  */
 import type { ToolCall } from "../core/events.ts";
-import { type ChatMessage, type Model, ModelCallError } from "../core/model.ts";
+import { type ChatMessage, type Model, ModelCallError, type ToolSpec } from "../core/model.ts";
 import { ZERO_USAGE } from "../core/usage.ts";
 import type { ResponseDraft, ToolRunResult, TurnOutcome } from "./channel.ts";
 
@@ -21,11 +21,14 @@ export async function runTurnLoop(
   port: TurnPort,
   signal: AbortSignal,
   maxSteps: number,
+  tools: readonly ToolSpec[] = [],
 ): Promise<TurnOutcome> {
   const messages: ChatMessage[] = [...history];
   try {
     for (let step = 0; step < maxSteps; step++) {
-      const draft = await streamOneResponse(model, messages, port, signal);
+      // A turn cancelled while its tool calls ran must not start another model call.
+      if (signal.aborted) return { status: "canceled" };
+      const draft = await streamOneResponse(model, messages, tools, port, signal);
       if (signal.aborted) return { status: "canceled" };
       await port.commitResponse(draft);
       messages.push({ role: "assistant", text: draft.text, toolCalls: draft.toolCalls });
@@ -46,13 +49,14 @@ export async function runTurnLoop(
 async function streamOneResponse(
   model: Model,
   messages: readonly ChatMessage[],
+  tools: readonly ToolSpec[],
   port: TurnPort,
   signal: AbortSignal,
 ): Promise<ResponseDraft> {
   let text = "";
   const toolCalls: ToolCall[] = [];
   let finish: { finishReason: string; usage: ResponseDraft["usage"] } | undefined;
-  for await (const chunk of model.stream({ messages, tools: [], signal })) {
+  for await (const chunk of model.stream({ messages, tools, signal })) {
     if (signal.aborted) break;
     switch (chunk.type) {
       case "text-delta":

@@ -4,7 +4,7 @@
  * and replaces a worker that crashes or ignores a cancel past the grace period (its turns end
  * failed; the daemon lives on).
  */
-import type { ChatMessage } from "../core/model.ts";
+import type { ChatMessage, ToolSpec } from "../core/model.ts";
 import {
   CHANNEL_VERSION,
   type FromWorker,
@@ -78,9 +78,12 @@ export class WorkerPool {
   #closed = false;
 
   readonly #onFailure: (reason: string) => void;
+  /** The tool specs every turn offers the model (the tool catalog's). */
+  readonly #tools: () => ToolSpec[];
 
-  constructor(size: number, options: { factory?: WorkerFactory; cancelGraceMs?: number; onFailure?: (reason: string) => void } = {}) {
+  constructor(size: number, options: { factory?: WorkerFactory; cancelGraceMs?: number; onFailure?: (reason: string) => void; tools?: () => ToolSpec[] } = {}) {
     this.#factory = options.factory ?? defaultWorkerFactory;
+    this.#tools = options.tools ?? (() => []);
     this.#onFailure = options.onFailure ?? (() => {});
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
     for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#spawn());
@@ -137,6 +140,7 @@ export class WorkerPool {
       history: turn.conversation.slice(usable),
       forget,
       maxSteps: turn.maxSteps,
+      tools: this.#tools(),
     };
   }
 

@@ -51,7 +51,8 @@ test("ask: a prompt is published, approval runs the call, a second answer is 404
   expect(await answer.json()).toEqual({ acknowledged: true });
   expect((await respond(base, { id: prompt.data.id, decision: "allow-once" })).status).toBe(404);
   await events.waitFor((frame) => frame.event === "turn-complete");
-  expect(toolResults(events)[0]?.response.error).toContain("not available");
+  // Approved, the call reached the tool, which refuses a path outside its workspace (the daemon's cwd).
+  expect(toolResults(events)[0]?.response.error).toContain("outside the workspace");
   const perms = (await (await fetch(`${base}/perms`)).json()) as { mode: string; approvals: Array<Record<string, unknown>> };
   expect(perms.mode).toBe("ask");
   expect(perms.approvals).toEqual([expect.objectContaining({ tool: "write_file", decision: "allow-once" })]);

@@ -4,6 +4,7 @@
  */
 import type { PricingTable } from "../../runtime/pricing-table.ts";
 import type { SessionHost } from "../../runtime/session-host.ts";
+import type { ToolCatalog } from "../../runtime/tool-host.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 import type { TransportPolicy } from "../http/request-guards.ts";
 import type { PeerHub } from "../peers/peer-hub.ts";
@@ -45,4 +46,6 @@ export interface AttachContext {
   agentCard?: { settings: () => AgentCardSettings | undefined; options: AgentCardOptions };
   /** The daemon's price list (GET /pricing, /pricing/set, /pricing/refresh). */
   pricing?: PricingTable;
+  /** The tools sessions have (GET /tools); absent: none. */
+  tools?: ToolCatalog;
 }

@@ -12,6 +12,7 @@ import { registerDaemonRoutes } from "./daemon-routes.ts";
 import { registerPermsRoutes } from "./perms-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
 import { registerPricingRoutes } from "./pricing-routes.ts";
+import { registerToolsRoutes } from "./tools-routes.ts";
 import { registerPeerRoutes } from "../peers/peer-routes.ts";
 import { registerAgentCardRoutes } from "./agent-card.ts";
 import { RouteTable } from "./route-table.ts";
@@ -55,6 +56,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerControlRoutes(table, context);
   registerPermsRoutes(table, context);
   registerPricingRoutes(table, context);
+  registerToolsRoutes(table, context);
   registerPlaceholderRoutes(table, context);
   if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {

@@ -9,7 +9,6 @@ import type { AttachContext } from "./attach-context.ts";
 import type { RouteTable } from "./route-table.ts";
 
 const ZERO_READS: Record<string, unknown> = {
-  tools: { tools: [] },
   agents: { agents: [] },
   subagents: { subagents: [] },
   context: { compactions: 0, checkpoints: 0, chars_after_compaction: 0 },

@@ -1,0 +1,15 @@
+/**
+ * GET /tools (SessionRead): `{tools: [{name, description, source, server?}]}`, the tools this
+ * session's model is offered, from the daemon's tool catalog (builtins today; MCP servers' tools
+ * join with `source: "mcp"` and `server`). Empty without a catalog.
+ */
+import { json } from "../http/responses.ts";
+import type { AttachContext } from "./attach-context.ts";
+import type { RouteTable } from "./route-table.ts";
+
+export function registerToolsRoutes(table: RouteTable, context: AttachContext): void {
+  table.session("GET", "tools", async (route) => {
+    await context.host.authorize(route.app, route.sid, route.caller, "read");
+    return json(200, { tools: context.tools?.list() ?? [] });
+  });
+}

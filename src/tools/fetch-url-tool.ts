@@ -1,0 +1,65 @@
+/**
+ * The builtin `fetch_url` tool (read-only): one HTTP GET of an http(s) URL, redirects followed,
+ * the body read as text up to the output cap (the rest is not downloaded).
+ */
+import * as v from "valibot";
+import type { BuiltinTool, ToolContext, ToolOutcome } from "./builtin-tool.ts";
+
+const FetchInput = v.object({
+  url: v.pipe(
+    v.string("url must be a string"),
+    v.maxLength(8192, "url must be at most 8192 characters"),
+    v.check((value) => /^https?:\/\//i.test(value) && URL.canParse(value), "url must be an absolute http or https URL"),
+  ),
+});
+
+async function readHead(body: ReadableStream<Uint8Array>, cap: number): Promise<{ text: string; truncated: boolean }> {
+  const chunks: Uint8Array[] = [];
+  let kept = 0;
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { text: Buffer.concat(chunks).toString("utf8"), truncated: false };
+      if (kept + value.byteLength > cap) {
+        chunks.push(value.subarray(0, cap - kept));
+        return { text: Buffer.concat(chunks).toString("utf8").replace(/\uFFFD$/, ""), truncated: true };
+      }
+      chunks.push(value);
+      kept += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+async function fetchUrl(input: v.InferOutput<typeof FetchInput>, context: ToolContext): Promise<ToolOutcome> {
+  let response: Response;
+  try {
+    response = await fetch(input.url, { signal: context.signal, redirect: "follow", headers: { "user-agent": "spar-fetch_url" } });
+  } catch (error) {
+    const reason = context.signal.aborted ? (context.signal.reason instanceof DOMException && context.signal.reason.name === "TimeoutError" ? `no answer within ${context.timeoutMs / 1000} s` : "the turn was cancelled") : error instanceof Error ? error.message : String(error);
+    return { output: { url: input.url, error: `fetch failed: ${reason}` }, isError: true };
+  }
+  const body = response.body ? await readHead(response.body, context.capBytes) : { text: "", truncated: false };
+  const output: Record<string, unknown> = { url: response.url || input.url, status: response.status, content_type: response.headers.get("content-type") ?? "", body: body.text };
+  if (body.truncated) output.truncated = true;
+  if (!response.ok) output.error = `HTTP ${response.status}`;
+  return { output, isError: !response.ok };
+}
+
+export const fetchUrlTool: BuiltinTool<typeof FetchInput> = {
+  name: "fetch_url",
+  description: "HTTP GET an http(s) URL and return its status, content type and body as text (capped; `truncated` says when it was cut).",
+  inputSchema: {
+    type: "object",
+    properties: { url: { type: "string", description: "Absolute http or https URL." } },
+    required: ["url"],
+    additionalProperties: false,
+  },
+  input: FetchInput,
+  toolClass: "read-only",
+  timeoutMs: 30_000,
+  capBytes: 256 * 1024,
+  run: fetchUrl,
+};
