@@ -223,3 +223,38 @@ export function event(input: EventInput): KubeObject {
     reportingInstance: input.source?.host ?? "",
   };
 }
+
+/** MicroTime as the apiserver writes it: RFC 3339 with microseconds. */
+export function microTime(date: Date = new Date()): string {
+  return `${date.toISOString().slice(0, 23)}000Z`;
+}
+
+export interface EventV1Input extends EventInput {
+  action?: string;
+  /** `series` of a repeating event: count and lastObservedTime. */
+  series?: { count: number; lastObservedTime?: string };
+  eventTime?: string;
+}
+
+/**
+ * A new-style events.k8s.io/v1 Event (eventTime, reportingController/Instance, optional series;
+ * no deprecated count or timestamps), as current controllers and the kubelet's new recorder emit.
+ */
+export function eventV1(input: EventV1Input): KubeObject {
+  const core = event(input);
+  const eventTime = input.eventTime ?? microTime();
+  return {
+    apiVersion: "events.k8s.io/v1",
+    kind: "Event",
+    metadata: core.metadata ?? {},
+    eventTime,
+    ...(input.series ? { series: { count: input.series.count, lastObservedTime: input.series.lastObservedTime ?? eventTime } } : {}),
+    reportingController: input.source?.component ?? "kubelet",
+    reportingInstance: input.source?.host ?? "",
+    action: input.action ?? input.reason,
+    reason: input.reason,
+    regarding: core.involvedObject,
+    note: input.message ?? "",
+    type: input.type ?? "Warning",
+  };
+}

@@ -6,7 +6,7 @@
  * The route table is in the README section "Fake Kubernetes apiserver".
  */
 import type { Grant } from "./access.ts";
-import type { EventInput, NodeInput, PodInput, WorkloadInput } from "./builders.ts";
+import type { EventInput, EventV1Input, NodeInput, PodInput, WorkloadInput } from "./builders.ts";
 import { deployment, node, pod, replicaSet } from "./builders.ts";
 import type { FailRule } from "./faults.ts";
 import type { ObjectRef, Scenario } from "./scenario.ts";
@@ -54,7 +54,7 @@ const POST_ROUTES: Record<string, Route> = {
   "/_fake/replicasets": (body, _url, { scenario }) => scenario.apply(replicaSet(body as unknown as WorkloadInput)),
   "/_fake/deployments": (body, _url, { scenario }) => scenario.apply(deployment(body as unknown as WorkloadInput)),
   "/_fake/events": (body, url, { scenario }) =>
-    url.searchParams.get("api") === "events.k8s.io" ? scenario.createEventV1(body as unknown as EventInput) : scenario.recordEvent(body as unknown as EventInput),
+    url.searchParams.get("api") === "events.k8s.io" ? scenario.createEventV1(body as unknown as EventV1Input) : scenario.recordEvent(body as unknown as EventInput),
   "/_fake/logs": (body, _url, { scenario }) => {
     const [namespace, podName, container] = [body.namespace, body.pod, body.container].map((value) => String(value ?? ""));
     if (body.append === true) scenario.appendPodLogs(namespace ?? "", podName ?? "", container ?? "", String(body.current ?? ""));

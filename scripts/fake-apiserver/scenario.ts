@@ -7,7 +7,20 @@
  * fails loudly; every returned object is a copy.
  */
 import type { AccessControl, Grant } from "./access.ts";
-import { type EventInput, type NodeInput, type PodInput, type WorkloadInput, deployment, event, namespace, node, pod, replicaSet } from "./builders.ts";
+import {
+  type EventInput,
+  type EventV1Input,
+  type NodeInput,
+  type PodInput,
+  type WorkloadInput,
+  deployment,
+  event,
+  eventV1,
+  namespace,
+  node,
+  pod,
+  replicaSet,
+} from "./builders.ts";
 import { fromEventsV1, toEventsV1 } from "./events-v1.ts";
 import type { ContainerLogs, PodLogs } from "./logs.ts";
 import { type ResourceInfo, resourceForKind } from "./resources.ts";
@@ -157,9 +170,12 @@ export class Scenario {
     return this.create(fresh);
   }
 
-  /** Create an event through its events.k8s.io/v1 representation (stored as core/v1, visible in both APIs). */
-  createEventV1(input: EventInput): KubeObject {
-    return this.create(toEventsV1(event(input)));
+  /**
+   * Create a new-style event through the events.k8s.io/v1 representation (eventTime, optional
+   * series, no deprecated count); stored as core/v1 and visible in both APIs.
+   */
+  createEventV1(input: EventV1Input): KubeObject {
+    return this.create(eventV1(input));
   }
 
   setPodLogs(namespaceName: string, podName: string, container: string, logs: ContainerLogs): void {
