@@ -16,6 +16,7 @@ import { reviewAccess } from "./kube/access-review.ts";
 import { type KubeConnection, loadKubeConnection } from "./kube/kube-connection.ts";
 import { DaemonSink } from "./sinks/daemon-sink.ts";
 import { DryRunSink } from "./sinks/dry-run-sink.ts";
+import { podEnricher } from "./enricher.ts";
 import { WebhookSink } from "./sinks/webhook-sink.ts";
 import { ClusterEventsSource } from "./sources/cluster-events.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
@@ -84,7 +85,14 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       injectMaxBytes: config.injectMaxBytes,
       severityOverrides: config.severityOverrides,
     },
-    { sink, logger, metrics, dedup, ...(graph ? { topology: graph.ancestors, clearance: graph.clearance } : {}) },
+    {
+      sink,
+      logger,
+      metrics,
+      dedup,
+      ...(graph ? { topology: graph.ancestors, clearance: graph.clearance } : {}),
+      ...(config.enrich.level === "off" ? {} : { enrich: podEnricher(connection, { capBytes: config.enrich.capBytes, logLines: config.enrich.logLines, timeoutMs: config.enrich.timeoutMs }) }),
+    },
   );
   metrics.gauge("active_incidents", "dedup cache size", () => dispatcher.dedup.size);
   metrics.gauge("recovery_tracking", "incidents tracked for recovery", () => dispatcher.recovery.size);

@@ -87,6 +87,10 @@ describe("per-incident", () => {
       const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
       expect((await ownerSessions()).filter((id) => !before.includes(id))).toEqual([sid]);
       const [payload] = await injected(sid, 1);
+      const bundle = String((payload?.enrichment as { bundle?: string } | undefined)?.bundle ?? "");
+      expect(bundle.split("\n")[0]).toStartWith("kind=bundle.target severity=info namespace=checkout kind_of_object=Pod name=api-1 workload=Pod/checkout/api-1 pods=1 sections=spec,delta");
+      expect(bundle).toContain("kind=spec.container severity=critical namespace=checkout kind_of_object=Pod name=api-1 reason=CrashLoopBackOff section=spec container=app image=registry.example.com/app:v1");
+      expect(bundle).toContain("reason=BackOff");
       expect(payload).toMatchObject({ kind: "cluster-event", reason: "BackOff", cluster: "kind-test", namespace: "checkout", kind_of_object: "Pod", name: "api-1", uid, container: "spec.containers{app}", count: 1, type: "Warning", context: { node: "node-a" } });
       api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { component: "kubelet", host: "node-a" }, fieldPath: "spec.containers{app}", lastTimestamp: new Date(Date.now() + 2000).toISOString() });
       await waitFor(() => log.find((line) => line.includes("dedup BackOff pod=checkout/api-1 (count=2")), 8000, "dedup line");

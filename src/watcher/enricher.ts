@@ -1,0 +1,90 @@
+/**
+ * The enrichment gatherer for pod incidents (D103): `spec` from the pod (describe: phase, node,
+ * each container's image, state and restarts), `delta` from the object's events, `logs` from the
+ * tail of each container's previous (else current) log. One run is bounded by --enrich-timeout; a
+ * failed read becomes an `enrichment_error` trailer and never blocks the inject. Rendered by the
+ * pure bundle writer; dropped sections name the kubectl command that reproduces them.
+ */
+import { type EnrichStage, type SectionName, renderBundle } from "./core/enrichment-bundle.ts";
+import { logfmtLine } from "./core/logfmt.ts";
+import type { Signal } from "./core/signal.ts";
+import { type KubeConnection, kubeFetch } from "./kube/kube-connection.ts";
+
+export interface EnricherSettings {
+  capBytes: number;
+  logLines: number;
+  timeoutMs: number;
+}
+
+type Json = Record<string, unknown>;
+
+async function getJson(connection: KubeConnection, path: string, signal: AbortSignal): Promise<Json> {
+  const response = await kubeFetch(connection, path, { signal });
+  if (!response.ok) throw new Error(`GET ${path.split("?")[0]}: HTTP ${response.status}`);
+  return (await response.json()) as Json;
+}
+
+export function podEnricher(connection: KubeConnection, settings: EnricherSettings): (signal: Signal) => Promise<string | undefined> {
+  return async (incident) => {
+    if (incident.kindOfObject !== "Pod" || incident.namespace === "") return undefined;
+    const abort = AbortSignal.timeout(settings.timeoutMs);
+    const { namespace, name, uid } = incident;
+    const envelope = { namespace, kind_of_object: "Pod", name };
+    const sections: Partial<Record<SectionName, string[]>> = {};
+    const errors: Array<{ stage: EnrichStage; error: string }> = [];
+    const fail = (stage: EnrichStage) => (error: unknown) => {
+      errors.push({ stage, error: error instanceof Error ? error.message : String(error) });
+    };
+    const pod = await getJson(connection, `/api/v1/namespaces/${namespace}/pods/${name}`, abort).catch((error: unknown) => {
+      fail("resolve")(error);
+      return undefined;
+    });
+    const owner = ((pod?.metadata as Json | undefined)?.ownerReferences as Array<{ kind?: string; name?: string }> | undefined)?.[0];
+    const workload = owner?.kind && owner.name ? `${owner.kind}/${namespace}/${owner.name}` : `Pod/${namespace}/${name}`;
+    const statuses = ((pod?.status as Json | undefined)?.containerStatuses as Json[] | undefined) ?? [];
+    if (pod) {
+      const status = (pod.status ?? {}) as Json;
+      const spec = (pod.spec ?? {}) as Json;
+      const lines = [logfmtLine({ kind: "spec.resource", severity: "info", ...envelope }, [["section", "spec"], ["phase", String(status.phase ?? "")], ["node", String(spec.nodeName ?? "")]])];
+      for (const container of (spec.containers as Json[] | undefined) ?? []) {
+        const state = statuses.find((candidate) => candidate.name === container.name) ?? {};
+        const waiting = ((state.state as Json | undefined)?.waiting as Json | undefined)?.reason;
+        lines.push(logfmtLine({ kind: "spec.container", severity: waiting ? "critical" : "info", ...envelope, ...(waiting ? { reason: String(waiting) } : {}) }, [["section", "spec"], ["container", String(container.name ?? "")], ["image", String(container.image ?? "")], ["restarts", String(state.restartCount ?? 0)]]));
+      }
+      sections.spec = lines;
+    }
+    const events = await getJson(connection, `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent(`involvedObject.uid=${uid}`)}`, abort).catch((error: unknown) => {
+      fail("delta")(error);
+      return undefined;
+    });
+    if (events) {
+      sections.delta = ((events.items as Json[] | undefined) ?? []).slice(-20).map((event) =>
+        logfmtLine({ kind: "event", severity: event.type === "Warning" ? "warning" : "info", ...envelope, reason: String(event.reason ?? ""), message: String(event.message ?? "") }, [["section", "delta"], ["count", String(event.count ?? 1)]]),
+      );
+    }
+    const logLines: string[] = [];
+    for (const status of statuses) {
+      const container = String(status.name ?? "");
+      const previous = Number(status.restartCount ?? 0) > 0;
+      const path = `/api/v1/namespaces/${namespace}/pods/${name}/log?container=${encodeURIComponent(container)}&tailLines=${settings.logLines}&limitBytes=${settings.capBytes}${previous ? "&previous=true" : ""}`;
+      try {
+        const response = await kubeFetch(connection, path, { signal: abort });
+        if (!response.ok) throw new Error(`logs of ${container}: HTTP ${response.status}`);
+        for (const line of (await response.text()).split("\n").filter((text) => text.trim() !== "")) {
+          logLines.push(logfmtLine({ kind: "log.line", severity: "info", ...envelope }, [["section", "logs"], ["container", container], ["line", line.slice(0, 300)]]));
+        }
+      } catch (error) {
+        fail("logs")(error);
+      }
+    }
+    if (logLines.length > 0) sections.logs = logLines;
+    const commands: Record<SectionName, string> = {
+      spec: `kubectl describe pod -n ${namespace} ${name}`,
+      delta: `kubectl get events -n ${namespace} --field-selector involvedObject.uid=${uid}`,
+      edges: `kubectl get all -n ${namespace}`,
+      radius: `kubectl get pods -n ${namespace} -o wide`,
+      logs: `kubectl logs -n ${namespace} ${name} --all-containers --previous --tail=${settings.logLines}`,
+    };
+    return renderBundle({ target: { namespace, kindOfObject: "Pod", name, workload, pods: pod ? 1 : 0 }, sections, errors, command: (section) => commands[section] }, settings.capBytes).bundle;
+  };
+}
