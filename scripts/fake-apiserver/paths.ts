@@ -1,7 +1,8 @@
 /**
  * Parsing of Kubernetes resource paths: `/api/v1/...` and `/apis/<group>/<version>/...`, with
  * `namespaces/<ns>/` for namespaced resources, `<name>` and `<subresource>`, and the legacy
- * `/watch/` prefix. Pure; the router turns a parse failure into a 404 Status.
+ * `/watch/` prefix. Subresources are `status` and pods' `log`. Pure; the router turns a parse
+ * failure into a 404 Status.
  */
 import { type ResourceInfo, findResource } from "./resources.ts";
 
@@ -43,5 +44,6 @@ export function parseResourcePath(pathname: string): ResourcePath | undefined {
   const info = findResource(group, version, resourceName);
   if (!info) return undefined;
   if (namespace !== undefined && !info.namespaced) return undefined;
+  if (subresource !== undefined && subresource !== "status" && !(subresource === "log" && info.resource === "pods")) return undefined;
   return { info, namespace, name, subresource, legacyWatch };
 }
