@@ -39,6 +39,8 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "model-api-key-env", kind: "string", help: "name of the environment variable holding the provider's API key", defaultText: "OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY; none for openai-compatible", configKey: "model.api_key_env" },
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
   { name: "script-strict", kind: "bool", help: "scripted model: fail a turn whose request differs from the recording", configKey: "model.script_strict" },
+  { name: "model-stall-timeout", kind: "duration", help: "fail a model call when the provider sends nothing for this long (transient_network)", defaultText: "5m", configKey: "model.stall_timeout" },
+  { name: "model-call-timeout", kind: "duration", help: "fail a model call that has not finished after this long (transient_network)", defaultText: "15m", configKey: "model.call_timeout" },
   { name: "multi-session", kind: "bool", help: "serve many sessions: enables POST /sessions", defaultText: "false", configKey: "attach.multi_session.enabled" },
   { name: "session-idle-timeout", kind: "duration", help: "evict a quiet session from memory after this long (it rebuilds from the store on next use)", defaultText: "30m", configKey: "attach.multi_session.session_idle_timeout" },
   { name: "workers", kind: "int", help: "turn worker threads", defaultText: "one per core", configKey: "agent.workers" },
@@ -260,7 +262,7 @@ function buildModelSpec(read: SettingReader): ModelSpec {
   const chosen = provider || (name === "" || name === "echo" || name === "scripted" ? name || "echo" : inferProvider(name));
   if (chosen === "echo" || chosen === "scripted") {
     if (name !== "" && name !== chosen) throw new ConfigProblem(`--provider=${chosen} and --model=${name} disagree; the ${chosen} provider has one model, ${chosen}`);
-    for (const remoteOnly of ["model-base-url", "model-api-key-env"]) {
+    for (const remoteOnly of ["model-base-url", "model-api-key-env", "model-stall-timeout", "model-call-timeout"]) {
       const source = read.source(remoteOnly);
       if (source) throw new ConfigProblem(`${source.from} applies to remote providers only, not ${chosen}`);
     }
@@ -319,3 +321,5 @@ const EXAMPLE_MODELS: Readonly<Record<RemoteProvider, string>> = {
   google: "gemini-2.5-flash",
   "openai-compatible": "the id your server lists at /v1/models",
 };
+  if (read.source("model-stall-timeout")) spec.stallTimeoutMs = read.duration("model-stall-timeout", 0, 100);
+  if (read.source("model-call-timeout")) spec.callTimeoutMs = read.duration("model-call-timeout", 0, 100);

@@ -32,6 +32,10 @@ export interface ModelSpec {
    * read inside the worker and never crosses the channel or reaches a log.
    */
   apiKeyEnv?: string;
+  /** Remote providers: fail a call that receives nothing from the provider for this long. */
+  stallTimeoutMs?: number;
+  /** Remote providers: fail a call that has not finished after this long. */
+  callTimeoutMs?: number;
 }
 
 export interface ToolSpec {

@@ -39,7 +39,7 @@ export async function buildModel(spec: ModelSpec, nextScriptIndex: () => Promise
 
 async function buildRemoteModel(spec: ModelSpec & { provider: RemoteProvider }): Promise<Model> {
   const { readApiKey, languageModelOf } = await import("./providers/language-model.ts");
-  const { AiSdkModel } = await import("./providers/ai-sdk-model.ts");
+  const { AiSdkModel, DEFAULT_DEADLINES } = await import("./providers/ai-sdk-model.ts");
   const remote = {
     provider: spec.provider,
     name: spec.name,
@@ -47,7 +47,11 @@ async function buildRemoteModel(spec: ModelSpec & { provider: RemoteProvider }):
     ...(spec.apiKeyEnv === undefined ? {} : { apiKeyEnv: spec.apiKeyEnv }),
   };
   try {
-    return new AiSdkModel(spec.provider, spec.name, languageModelOf(remote, readApiKey(remote, process.env)));
+    const deadlines = {
+      stallTimeoutMs: spec.stallTimeoutMs ?? DEFAULT_DEADLINES.stallTimeoutMs,
+      callTimeoutMs: spec.callTimeoutMs ?? DEFAULT_DEADLINES.callTimeoutMs,
+    };
+    return new AiSdkModel(spec.provider, spec.name, languageModelOf(remote, readApiKey(remote, process.env)), deadlines);
   } catch (error) {
     // A missing key or base URL fails the turn with its own kind, not a generic config error.
     if (error instanceof ModelCallError) return new FailingModel(spec.provider, spec.name, error);

@@ -15,18 +15,30 @@ import { tokenUsageOf } from "./provider-usage.ts";
 // SDK warnings would go to process.emitWarning on the worker's stderr, unattributed.
 globalThis.AI_SDK_LOG_WARNINGS = false;
 
+export interface CallDeadlines {
+  /** Nothing from the provider (not even a keep-alive event) for this long fails the call. */
+  stallTimeoutMs: number;
+  /** The whole call, first byte to finish. */
+  callTimeoutMs: number;
+}
+
+export const DEFAULT_DEADLINES: CallDeadlines = { stallTimeoutMs: 5 * 60_000, callTimeoutMs: 15 * 60_000 };
+
 export class AiSdkModel implements Model {
   readonly name: string;
   readonly provider: RemoteProvider;
   readonly #model: LanguageModel;
+  readonly #deadlines: CallDeadlines;
 
-  constructor(provider: RemoteProvider, name: string, model: LanguageModel) {
+  constructor(provider: RemoteProvider, name: string, model: LanguageModel, deadlines: CallDeadlines = DEFAULT_DEADLINES) {
     this.provider = provider;
     this.name = name;
     this.#model = model;
+    this.#deadlines = deadlines;
   }
 
   async *stream(request: ModelRequest): AsyncIterable<ModelChunk> {
+    const deadline = new CallDeadline(request.signal, this.#deadlines, this.provider);
     const tools = toToolSet(request.tools);
     const result = streamText({
       model: this.#model,
@@ -35,13 +47,16 @@ export class AiSdkModel implements Model {
       ...(request.system === undefined ? {} : { system: request.system }),
       ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
       maxRetries: 0,
-      abortSignal: request.signal,
+      abortSignal: deadline.signal,
+      // Every provider event (keep-alives included) shows as a `raw` part: the stall clock sees them.
+      includeRawChunks: true,
       // Errors arrive as `error` parts below; the default handler would print them.
       onError: () => {},
     });
-    let finish: { reason: ModelChunk & { type: "finish" } } | undefined;
+    let finish: (ModelChunk & { type: "finish" }) | undefined;
     try {
       for await (const part of result.fullStream) {
+        deadline.alive();
         switch (part.type) {
           case "text-delta":
             if (part.text !== "") yield { type: "text-delta", text: part.text };
@@ -50,28 +65,83 @@ export class AiSdkModel implements Model {
             if (part.providerExecuted !== true) yield { type: "tool-call", call: toolCallOf(part.toolCallId, part.toolName, part.input) };
             break;
           case "finish-step":
-            finish = { reason: this.#finishChunk(part.finishReason, part.rawFinishReason, part.usage) };
+            finish = { type: "finish", finishReason: normalizeFinishReason(this.provider, part.finishReason, part.rawFinishReason), usage: tokenUsageOf(this.provider, part.usage) };
             break;
           case "error":
             throw toModelCallError(part.error, this.provider);
           case "abort":
-            return;
+            throw deadline.abortError();
           default:
             break;
         }
       }
     } catch (error) {
       if (request.signal.aborted) return;
-      throw toModelCallError(error, this.provider);
+      throw deadline.expired ?? toModelCallError(error, this.provider);
+    } finally {
+      deadline.clear();
     }
     if (!finish) throw new ModelCallError(`${this.provider} stream ended without finishing the response`, "UNAVAILABLE");
-    yield finish.reason;
-  }
-
-  #finishChunk(reason: Parameters<typeof normalizeFinishReason>[1], raw: string | undefined, usage: LanguageModelUsage): ModelChunk & { type: "finish" } {
-    return { type: "finish", finishReason: normalizeFinishReason(this.provider, reason, raw), usage: tokenUsageOf(this.provider, usage) };
+    yield finish;
   }
 }
+
+/**
+ * The call's abort signal: the turn's cancel, a stall clock restarted by every provider event,
+ * and an overall deadline. A deadline is not a cancel: it fails the call as DEADLINE_EXCEEDED
+ * (transient_network, retryable), while a cancel ends it quietly.
+ */
+class CallDeadline {
+  readonly #controller = new AbortController();
+  readonly #deadlines: CallDeadlines;
+  readonly #provider: RemoteProvider;
+  readonly #overall: ReturnType<typeof setTimeout>;
+  #stall: ReturnType<typeof setTimeout> | undefined;
+  #unlink: () => void;
+  expired: ModelCallError | undefined;
+
+  constructor(cancel: AbortSignal, deadlines: CallDeadlines, provider: RemoteProvider) {
+    this.#deadlines = deadlines;
+    this.#provider = provider;
+    const onCancel = () => this.#controller.abort(cancel.reason);
+    if (cancel.aborted) onCancel();
+    cancel.addEventListener("abort", onCancel, { once: true });
+    this.#unlink = () => cancel.removeEventListener("abort", onCancel);
+    this.#overall = setTimeout(() => this.#expire(`the ${provider} call did not finish within ${seconds(deadlines.callTimeoutMs)} (--model-call-timeout)`), deadlines.callTimeoutMs);
+    this.alive();
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  alive(): void {
+    if (this.#stall !== undefined) clearTimeout(this.#stall);
+    this.#stall = setTimeout(
+      () => this.#expire(`no data from the ${this.#provider} API for ${seconds(this.#deadlines.stallTimeoutMs)} (--model-stall-timeout)`),
+      this.#deadlines.stallTimeoutMs,
+    );
+  }
+
+  /** Why the stream was aborted when the turn did not cancel it. */
+  abortError(): ModelCallError {
+    return this.expired ?? new ModelCallError(`the ${this.#provider} call was aborted`, "UNAVAILABLE");
+  }
+
+  clear(): void {
+    clearTimeout(this.#overall);
+    if (this.#stall !== undefined) clearTimeout(this.#stall);
+    this.#unlink();
+  }
+
+  #expire(message: string): void {
+    if (this.#controller.signal.aborted) return;
+    this.expired = new ModelCallError(message, "DEADLINE_EXCEEDED");
+    this.#controller.abort(this.expired);
+  }
+}
+
+const seconds = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
 
 /** A proposed call with object arguments (a non-object input, e.g. unparsable JSON, is wrapped). */
 function toolCallOf(callId: string, name: string, input: unknown): ToolCall {

@@ -3,14 +3,15 @@
  * --model-base-url=http://127.0.0.1:<fake port>` drives turns over HTTP while a client reads
  * `/events`: a text turn, a tool-call turn (the call passes the gate, its result goes back to the
  * provider), usage and cost on GET /usage after POST /pricing/set, 429 / 401 / 404 / 503 as
- * turn-error kinds, and an interrupt while the provider streams. The key never shows in the log.
+ * turn-error kinds, an interrupt while the provider streams and a stream that stalls. The key never
+ * shows in the log.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { shortenMessage } from "../../../src/core/turn-errors.ts";
 import type { ModelRates } from "../../../src/core/usage.ts";
 import { postJson } from "../../support/daemon.ts";
 import { RECORDED, type Recorded } from "./recorded.ts";
-import { type ProviderDaemon, type ProviderDaemonOptions, perTurnUsage, runTurn, setRates, startProviderDaemon } from "./provider-daemon.ts";
+import { type ProviderDaemon, type ProviderDaemonOptions, STALL_TIMEOUT_MS, perTurnUsage, runTurn, setRates, startProviderDaemon } from "./provider-daemon.ts";
 
 export interface TurnUsageBody {
   input_tokens: number;
@@ -112,6 +113,16 @@ export function describeProviderEndToEnd(run: EndToEndExpectations): void {
       const terminal = await subject.events.waitFor((frame) => frame.event === "turn-complete" || frame.event === "turn-error", 8000, from);
       expect(terminal.data).toMatchObject({ kind: "canceled" });
       await subject.events.waitFor((frame) => frame.event === "usage-update", 3000, subject.events.frames.indexOf(terminal));
+    }, TIMEOUT);
+
+    test("a provider stream that stalls mid-response ends the turn as transient_network at the stall deadline", async () => {
+      subject.fake.enqueue("text!hang");
+      const started = Date.now();
+      const turn = await runTurn(subject, "stall please");
+      expect(Date.now() - started).toBeGreaterThanOrEqual(STALL_TIMEOUT_MS - 100);
+      expect(turn.text).toBe("Hello");
+      expect(turn.terminal.event).toBe("turn-error");
+      expect(turn.terminal.data).toMatchObject({ kind: "transient_network", retryable: true, code: "DEADLINE_EXCEEDED" });
     }, TIMEOUT);
 
     test("the API key never reaches the daemon's log", () => {

@@ -10,6 +10,8 @@ import { type Daemon, postJson, startDaemon } from "../../support/daemon.ts";
 import { type Collector, type Frame, collect } from "../../support/sse-client.ts";
 import { type ProviderFake, startProviderFake } from "./provider-fake.ts";
 
+export const STALL_TIMEOUT_MS = 2000;
+
 export interface ProviderDaemon {
   fake: ProviderFake;
   daemon: Daemon;
@@ -36,6 +38,8 @@ export async function startProviderDaemon(options: ProviderDaemonOptions): Promi
     `--model=${options.model}`,
     `--model-base-url=${fake.baseUrl}`,
     ...(options.keyFlag ? [`--model-api-key-env=${options.keyEnv}`] : []),
+    // Short enough for the stall test, long enough for an interrupt to land first on a busy machine.
+    `--model-stall-timeout=${STALL_TIMEOUT_MS}ms`,
     "--permission-mode=yolo",
     "--workers=1",
   ];

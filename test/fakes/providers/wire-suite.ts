@@ -113,6 +113,25 @@ export function describeProviderWire(wire: WireExpectations): void {
       expect(fake.canceledStreams()).toBe(canceledBefore + 1);
     });
 
+    test("a stream that stalls mid-response fails at the stall deadline as transient_network", async () => {
+      fake.enqueue("text!hang");
+      const started = Date.now();
+      const result = await callModel(await remoteModel({ ...spec(), stallTimeoutMs: 300 }));
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(result.deltas).toEqual(["Hello"]);
+      expect(result.finish).toBeUndefined();
+      expect(result.error?.status).toBe("DEADLINE_EXCEEDED");
+      expect(result.error?.message).toContain("--model-stall-timeout");
+      expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({ kind: "transient_network", retryable: true });
+    });
+
+    test("a call past its overall deadline fails as transient_network even while the stream is open", async () => {
+      fake.enqueue("text!hang");
+      const result = await callModel(await remoteModel({ ...spec(), stallTimeoutMs: 30_000, callTimeoutMs: 400 }));
+      expect(result.error?.status).toBe("DEADLINE_EXCEEDED");
+      expect(result.error?.message).toContain("--model-call-timeout");
+    });
+
     const failures: Array<[string, string, () => string, string, boolean]> = [
       ["429", "rate_limited", () => expected.messages.rateLimited, "429", true],
       ["404", "model_not_found", () => expected.messages.notFound, "404", false],

@@ -35,6 +35,16 @@ test("the config keys model.provider, model.name, model.base_url, model.api_key_
   expect(model(["--model=claude-opus-4-1"], config)).toMatchObject({ ok: true, value: { name: "claude-opus-4-1" } });
 });
 
+test("model-call deadlines: --model-stall-timeout and --model-call-timeout (model.stall_timeout, model.call_timeout)", () => {
+  expect(model(["--provider=openai", "--model=gpt-5", "--model-stall-timeout=90s", "--model-call-timeout=20m"])).toMatchObject({
+    ok: true,
+    value: { stallTimeoutMs: 90_000, callTimeoutMs: 1_200_000 },
+  });
+  expect(model(["--model=gpt-5"], { "model.stall_timeout": "2m" })).toMatchObject({ ok: true, value: { stallTimeoutMs: 120_000 } });
+  expect(model(["--model=gpt-5", "--model-stall-timeout=soon"])).toEqual({ ok: false, error: expect.stringContaining("--model-stall-timeout") });
+  expect(model(["--model=echo", "--model-call-timeout=1m"])).toEqual({ ok: false, error: expect.stringContaining("applies to remote providers only") });
+});
+
 test("a model id of an unmistakable family names its provider", () => {
   expect(model(["--model=gpt-5"])).toMatchObject({ ok: true, value: { provider: "openai", name: "gpt-5" } });
   expect(model(["--model=o4-mini"])).toMatchObject({ ok: true, value: { provider: "openai" } });
