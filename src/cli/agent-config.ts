@@ -312,6 +312,8 @@ function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: st
     }
     spec.apiKeyEnv = keyEnv;
   }
+  if (read.source("model-stall-timeout")) spec.stallTimeoutMs = read.duration("model-stall-timeout", 0, 100);
+  if (read.source("model-call-timeout")) spec.callTimeoutMs = read.duration("model-call-timeout", 0, 100);
   return spec;
 }
 
@@ -321,5 +323,3 @@ const EXAMPLE_MODELS: Readonly<Record<RemoteProvider, string>> = {
   google: "gemini-2.5-flash",
   "openai-compatible": "the id your server lists at /v1/models",
 };
-  if (read.source("model-stall-timeout")) spec.stallTimeoutMs = read.duration("model-stall-timeout", 0, 100);
-  if (read.source("model-call-timeout")) spec.callTimeoutMs = read.duration("model-call-timeout", 0, 100);
