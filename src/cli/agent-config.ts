@@ -37,12 +37,10 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "model", kind: "string", help: "model: echo (offline), scripted (recorded-turn replay) or the provider's model id (gpt-5-mini, claude-sonnet-4-5, gemini-2.5-flash)", defaultText: "echo", configKey: "model.name" },
   { name: "model-base-url", kind: "string", help: "API base URL of the provider, version path included (http://127.0.0.1:8000/v1); required for openai-compatible", configKey: "model.base_url" },
   { name: "model-api-key-env", kind: "string", help: "name of the environment variable holding the provider's API key", defaultText: "OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY; none for openai-compatible", configKey: "model.api_key_env" },
-  if (read.source("model-stall-timeout")) spec.stallTimeoutMs = read.duration("model-stall-timeout", 0, 100);
-  if (read.source("model-call-timeout")) spec.callTimeoutMs = read.duration("model-call-timeout", 0, 100);
-  { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
-  { name: "script-strict", kind: "bool", help: "scripted model: fail a turn whose request differs from the recording", configKey: "model.script_strict" },
   { name: "model-stall-timeout", kind: "duration", help: "fail a model call when the provider sends nothing for this long (transient_network)", defaultText: "5m", configKey: "model.stall_timeout" },
   { name: "model-call-timeout", kind: "duration", help: "fail a model call that has not finished after this long (transient_network)", defaultText: "15m", configKey: "model.call_timeout" },
+  { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
+  { name: "script-strict", kind: "bool", help: "scripted model: fail a turn whose request differs from the recording", configKey: "model.script_strict" },
   { name: "multi-session", kind: "bool", help: "serve many sessions: enables POST /sessions", defaultText: "false", configKey: "attach.multi_session.enabled" },
   { name: "session-idle-timeout", kind: "duration", help: "evict a quiet session from memory after this long (it rebuilds from the store on next use)", defaultText: "30m", configKey: "attach.multi_session.session_idle_timeout" },
   { name: "workers", kind: "int", help: "turn worker threads", defaultText: "one per core", configKey: "agent.workers" },
@@ -314,6 +312,8 @@ function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: st
     }
     spec.apiKeyEnv = keyEnv;
   }
+  if (read.source("model-stall-timeout")) spec.stallTimeoutMs = read.duration("model-stall-timeout", 0, 100);
+  if (read.source("model-call-timeout")) spec.callTimeoutMs = read.duration("model-call-timeout", 0, 100);
   return spec;
 }
 
