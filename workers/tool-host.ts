@@ -4,7 +4,7 @@
  * typed protocol of src/runtime/tool-host-channel.ts. Thin by design.
  */
 import { killAllBashGroups } from "../src/tools/bash-tool.ts";
-import { type BuiltinSettings, runBuiltin } from "../src/tools/builtin-tools.ts";
+import { type BuiltinSettings, childEnvironment, runBuiltin } from "../src/tools/builtin-tools.ts";
 import { type FromToolHost, TOOL_HOST_VERSION, isToToolHost } from "../src/runtime/tool-host-channel.ts";
 
 declare const self: Worker;
@@ -34,7 +34,7 @@ self.onmessage = (event: MessageEvent) => {
   if (!isToToolHost(message)) return;
   switch (message.type) {
     case "hello":
-      settings = { root: message.settings.root, disabled: new Set(message.settings.disabled) };
+      settings = { root: message.settings.root, disabled: new Set(message.settings.disabled), env: childEnvironment(message.settings.hiddenEnv ?? []) };
       post({ type: "ready", version: TOOL_HOST_VERSION });
       break;
     case "run":

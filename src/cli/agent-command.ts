@@ -9,6 +9,7 @@ import { SparError } from "../core/errors.ts";
 import { PricingTable } from "../runtime/pricing-table.ts";
 import { SessionHost } from "../runtime/session-host.ts";
 import { ToolHost } from "../runtime/tool-host.ts";
+import { apiKeyEnvOf, isRemoteProvider } from "../models/providers/provider-catalog.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { AttachContext, CheckState } from "../surfaces/attach/attach-context.ts";
@@ -129,7 +130,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
   const metrics = new MetricsRegistry();
   const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
-  const tools = new ToolHost(config.tools, { log: (message) => logger.error(message) });
+  const tools = new ToolHost({ ...config.tools, hiddenEnv: daemonSecretVariables(config) }, { log: (message) => logger.error(message) });
   const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`), tools: () => tools.specs() });
   const pricing = startPricing(config, logger);
   const host = new SessionHost({
@@ -178,6 +179,13 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     return stopping;
   };
   return { config, server, host, shutdown };
+}
+
+/** Variables that hold the daemon's own secrets: tool commands never see them. */
+function daemonSecretVariables(config: AgentConfig): string[] {
+  const names = [config.tokenEnv, config.model.apiKeyEnv];
+  if (isRemoteProvider(config.model.provider)) names.push(apiKeyEnvOf(config.model.provider, config.model.apiKeyEnv));
+  return [...new Set(names.filter((name): name is string => name !== undefined))];
 }
 
 /** The price list: shipped rates, the configured source (refreshed once in the background at start). */

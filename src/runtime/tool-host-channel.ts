@@ -16,6 +16,8 @@ export interface ToolHostSettings {
   root: string;
   /** Builtin tools turned off (`tools.disable`). */
   disabled: string[];
+  /** Environment variables holding the daemon's own secrets (attach token, model API key): never passed to commands. */
+  hiddenEnv?: string[];
 }
 
 export type ToToolHost =

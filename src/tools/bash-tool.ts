@@ -60,7 +60,7 @@ async function runBash(input: v.InferOutput<typeof BashInput>, context: ToolCont
     stdout: "pipe",
     stderr: "pipe",
     detached: true,
-    env: { ...process.env, PAGER: "cat", GIT_PAGER: "cat" },
+    env: { ...context.env, PAGER: "cat", GIT_PAGER: "cat" },
   });
   liveGroups.add(child.pid);
   let stoppedBy: "timeout" | "cancel" | undefined;

@@ -15,6 +15,8 @@ export interface ToolContext {
   capBytes: number;
   /** The effective timeout, for messages. */
   timeoutMs: number;
+  /** Environment for child processes: the daemon's, without its own secrets. */
+  env: Record<string, string | undefined>;
 }
 
 /** What a run produced: the model reads `output`; `isError` marks a failed call. */

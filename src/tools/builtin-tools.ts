@@ -27,6 +27,15 @@ export interface BuiltinSettings {
   root: string;
   /** Tool names turned off by `tools.disable`. */
   disabled: ReadonlySet<string>;
+  /** Environment for child processes (default: the process's). */
+  env?: Record<string, string | undefined>;
+}
+
+/** The process environment without the named variables (the daemon's own secrets). */
+export function childEnvironment(hidden: readonly string[]): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const name of hidden) delete env[name];
+  return env;
 }
 
 export function builtinTool(name: string): BuiltinTool | undefined {
@@ -80,7 +89,7 @@ export async function runBuiltin(call: ToolCall, settings: BuiltinSettings, canc
   const backstop = afterAbort(signal, timeoutMs);
   let outcome: ToolOutcome;
   try {
-    outcome = await Promise.race([tool.run(parsed.output, { root: settings.root, signal, capBytes: tool.capBytes, timeoutMs }), backstop.promise]);
+    outcome = await Promise.race([tool.run(parsed.output, { root: settings.root, signal, capBytes: tool.capBytes, timeoutMs, env: settings.env ?? process.env }), backstop.promise]);
   } catch (error) {
     outcome = failure(`${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {

@@ -103,7 +103,8 @@ describe("inject and wake", () => {
 describe("read models not yet wired", () => {
   test("answer 200 with zero-valued bodies; missing mutations answer 501", async () => {
     const base = `${single.baseUrl}/sessions/default`;
-    expect(await body(await fetch(`${base}/tools`))).toEqual({ tools: [] });
+    // The builtin tools are wired (GET /tools lists them; tools.test.ts covers it).
+    expect(((await body(await fetch(`${base}/tools`))).tools as Array<{ name: string }>).map((tool) => tool.name)).toContain("read_file");
     expect(await body(await fetch(`${base}/mcp`))).toEqual({ servers: [] });
     expect((await body(await fetch(`${base}/guardrails`))).halted).toBe(false);
     expect((await body(await fetch(`${base}/agents/helper/events`))).branches).toEqual(["helper", "bg.helper", "sub.helper", "remote.helper"]);

@@ -139,3 +139,20 @@ test("an interrupt kills a running bash; SIGTERM kills one too and leaves no orp
   expect(await daemon.sigterm()).toBe(0);
   expect(processGone(second)).toBe(true);
 }, 30_000);
+
+test("bash never sees the daemon's own secrets: the attach token's variable is not in its environment", async () => {
+  const root = tempDir("spar-tools-");
+  const token = "tools-test-token";
+  const script = writeScript([call("bash", { command: 'echo "token=[$SPAR_TOOLS_TOKEN] other=[$SPAR_TOOLS_OTHER]"' }), say("env checked")]);
+  const daemon = await startDaemon({
+    args: ["--model=scripted", `--script=${script}`, "--permission-mode=yolo", `--tools-root=${root}`, "--attach-token=SPAR_TOOLS_TOKEN"],
+    env: { SPAR_TOOLS_TOKEN: token, SPAR_TOOLS_OTHER: "visible" },
+  });
+  const headers = { "x-attach-token": token };
+  const events = collect(`${daemon.baseUrl}/sessions/default/events`, { headers });
+  running.push({ daemon, events });
+  await events.waitFor((frame) => frame.event === "usage-update");
+  expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "env" }, headers)).status).toBe(200);
+  await events.waitFor((frame) => frame.event === "turn-complete", 15_000);
+  expect(toolResults(events)[0]?.response.stdout).toBe("token=[] other=[visible]\n");
+}, 20_000);
