@@ -3,6 +3,7 @@
  * starts the turn workers, the session host and the attach listener, and on SIGTERM runs the
  * spec's teardown in order before exiting 0.
  */
+import { AutoContinuer } from "../runtime/auto-continuer.ts";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { SparError } from "../core/errors.ts";
@@ -133,13 +134,26 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const tools = new ToolHost({ ...config.tools, hiddenEnv: daemonSecretVariables(config) }, { log: (message) => logger.error(message) });
   const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`), tools: () => tools.specs() });
   const pricing = startPricing(config, logger);
+  const countRefused = metrics.counter("spar_turns_refused_total", "Turns a guardrail-halted session refused, by guardrail.");
+  const autoContinue = new AutoContinuer(config.autoContinue, store, () => new Date(), (message) => logger.info(message));
   const host = new SessionHost({
     store,
     pool,
     pricing,
     logger,
+    autoContinue,
     turnEnded: (outcome) => countTurn({ outcome }),
-    config: { permissions: { ...config.permissions, runner: tools }, app: config.appName, agentName: config.appName, multiSession: config.multiSession, model: config.model, maxSteps: config.maxSteps, idleTimeoutMs: config.idleTimeoutMs },
+    turnRefused: (guardrail) => countRefused({ guardrail }),
+    config: {
+      permissions: { ...config.permissions, runner: tools },
+      guardrails: config.guardrails,
+      app: config.appName,
+      agentName: config.appName,
+      multiSession: config.multiSession,
+      model: config.model,
+      maxSteps: config.maxSteps,
+      idleTimeoutMs: config.idleTimeoutMs,
+    },
   });
   try {
     await host.start();
@@ -162,6 +176,8 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     metrics,
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
+  metrics.gauge("spar_auto_continue_redriven", "Interrupted turns auto-continue re-drove in this run.", () => autoContinue.stats.redriven);
+  metrics.gauge("spar_auto_continue_refused", "Re-drives auto-continue refused in this run (a guard or another daemon's claim).", () => autoContinue.stats.refused);
   metrics.gauge("spar_sse_subscribers", "Open event streams.", openStreamCount);
   metrics.gauge("spar_feed_subscribers", "Subscribers attached to session feeds.", () => host.subscriberCount);
   metrics.gauge("spar_sessions_live", "Sessions held in memory (the rest are idle in the store).", () => host.liveCount);
@@ -217,6 +233,8 @@ async function teardown(host: SessionHost, server: AttachServer, config: AgentCo
   await server.drain(config.shutdownTimeoutMs);
   // Tool children (bash process groups): killed by the tool host, which then stops.
   await tools.close();
+  // An orderly stop: this run does not count toward the auto-continue crash-loop breaker.
+  await host.autoContinue.end().catch((error: unknown) => logger.warn(`recording the orderly stop: ${String(error)}`));
   await host.close();
   logger.info("shutdown complete");
 }

@@ -21,6 +21,8 @@ import type { FlagSpec, FlagValue } from "./flags.ts";
 import { PRICING_FLAGS, type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { TOOLS_FLAGS, type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
+import { type AutoContinueSettings, GUARDRAIL_FLAGS, resolveAutoContinue, resolveGuardrailConfig } from "./guardrail-flags.ts";
+import type { GuardrailConfig } from "../core/guardrails.ts";
 
 const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "attach-listen", kind: "string", help: "address of the attach listener (HTTP + SSE)", defaultText: "127.0.0.1:7777", configKey: "attach.listen" },
@@ -55,7 +57,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
 ];
 
-export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS];
+export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...GUARDRAIL_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS];
 
 export interface CallerAuthSettings {
   tableFile: string;
@@ -79,6 +81,8 @@ export interface AgentConfig {
   permissions: PermissionSettings;
   pricing: PricingSettings;
   tools: ToolsSettings;
+  guardrails: GuardrailConfig;
+  autoContinue: AutoContinueSettings;
   sessionDb: string;
   /** 0: no cap. */
   sessionDbMaxMb: number;
@@ -176,6 +180,10 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
   if (!pricing.ok) return err(pricing.error);
   const tools = resolveToolsSettings(flags, config, cwd);
   if (!tools.ok) return err(tools.error);
+  const guardrails = resolveGuardrailConfig(flags, config);
+  if (!guardrails.ok) return err(guardrails.error);
+  const autoContinue = resolveAutoContinue(flags, config);
+  if (!autoContinue.ok) return err(autoContinue.error);
   try {
     const listen = parseListenAddress(read.string("attach-listen", "127.0.0.1:7777"));
     if (!listen.ok) throw new ConfigProblem(`${read.source("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
@@ -196,6 +204,8 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       permissions: permissionSettings(read),
       pricing: pricing.value,
       tools: tools.value,
+      guardrails: guardrails.value,
+      autoContinue: autoContinue.value,
       agentCard: agentCard.value,
       callerAuth:
         tableFile === ""

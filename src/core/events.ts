@@ -31,6 +31,8 @@ export interface UserMessageEvent extends EventHeader {
   text: string;
   /** prompt_id of each inbox message drained into this turn, in arrival order. */
   promptIds: string[];
+  /** Set on a synthesized continue prompt (author `agent/auto-continue`). */
+  autoContinue?: { cause: "restart" | "transient" | "output-cap"; interruption: string; attempt: number };
 }
 
 /** One complete model response (never a partial chunk; deltas travel as live frames). */

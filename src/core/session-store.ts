@@ -27,6 +27,27 @@ export interface InboxItem {
   wake: boolean;
 }
 
+/** A daemon's claim on re-driving one interrupted turn (auto-continue). */
+export interface InterruptionClaim {
+  /** The interrupted turn's invocation id. */
+  interruption: string;
+  /** The claiming daemon run (its boot id). */
+  owner: string;
+  /** RFC 3339 now, and when the claim lapses. */
+  now: string;
+  expiresAt: string;
+}
+
+/** Coordination between daemon runs sharing a store. */
+export interface DaemonCoordination {
+  /** True when this owner holds the claim now (new, expired and taken over, or already its own). */
+  claimInterruption(key: SessionKey, claim: InterruptionClaim): Promise<boolean>;
+  /** Record this run's start; resolves to the earlier unclean runs started since `windowStart`. */
+  beginBoot(bootId: string, at: string, windowStart: string): Promise<number>;
+  /** Mark this run's stop orderly. */
+  endBoot(bootId: string): Promise<void>;
+}
+
 export interface SessionStore {
   /** Fails with SparError `conflict` when the session exists. Clears a tombstone of the same key. */
   createSession(record: SessionRecord): Promise<void>;
@@ -49,7 +70,7 @@ export interface SessionStore {
 }
 
 /** The embedded store is both, behind one writer, so inbox drains and rows share a transaction. */
-export interface Store extends SessionStore, EventLog {
+export interface Store extends SessionStore, EventLog, DaemonCoordination {
   /** A bounded read against the event-log table (health check). */
   probe(): Promise<void>;
   close(): Promise<void>;

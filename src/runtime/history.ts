@@ -2,7 +2,7 @@
  * Rebuilding a session's in-memory state from its committed rows: the conversation the next
  * turn sends the model, and the usage ledger (one record per turn, all its model calls summed).
  */
-import type { CommittedRow, ModelResponseEvent, SessionEvent } from "../core/events.ts";
+import type { CommittedRow, ModelResponseEvent, SessionEvent, ToolCall } from "../core/events.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { type TokenUsage, type TurnCost, UsageLedger, ZERO_USAGE, addUsage } from "../core/usage.ts";
 
@@ -18,6 +18,27 @@ export function eventToMessage(event: SessionEvent): ChatMessage | undefined {
     case "audit":
       return undefined;
   }
+}
+
+/**
+ * Tool calls of the conversation's last model response that have no result: a turn was cut
+ * between the committed call and its result. Only the tail counts: calls answered by a later
+ * prompt were already repaired or abandoned.
+ */
+export function missingToolResults(history: readonly ChatMessage[]): ToolCall[] {
+  let last = -1;
+  for (let index = history.length - 1; index >= 0; index--) {
+    const message = history[index];
+    if (message?.role === "user") return [];
+    if (message?.role === "assistant") {
+      last = index;
+      break;
+    }
+  }
+  const response = history[last];
+  if (response?.role !== "assistant" || response.toolCalls.length === 0) return [];
+  const answered = new Set(history.slice(last + 1).flatMap((message) => (message.role === "tool" ? [message.callId] : [])));
+  return response.toolCalls.filter((call) => !answered.has(call.callId));
 }
 
 /** Accumulates the model calls of one turn into a single usage record. */

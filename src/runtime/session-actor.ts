@@ -4,22 +4,27 @@
  * turn), the conversation, the usage ledger, and its ordered publication feed. Turns execute on
  * the worker pool; every row a turn produces is committed here before the worker goes on.
  */
-import type { LiveFrame, ModelResponseEvent, SessionEvent, ToolCall, ToolResultEvent } from "../core/events.ts";
+import { AUTO_CONTINUE_AUTHOR, type ContinueCause, type CutTurn, continueNote, findCutTurn, isOutputCap, sequenceCount } from "../core/auto-continue.ts";
+import type { CommittedRow, LiveFrame, SessionEvent, ToolResultEvent, UserMessageEvent } from "../core/events.ts";
+import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
 import { bundleInbox, titleFromPrompt } from "../core/inbox-bundle.ts";
 import { PauseGate, type ResumeMode, steerMessage } from "../core/pause-gate.ts";
 import type { ChatMessage, ModelSpec } from "../core/model.ts";
-import type { SessionKey } from "../core/session-key.ts";
+import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
 import type { InboxItem, SessionRecord, Store } from "../core/session-store.ts";
-import { CANCELED_TURN, classifyTurnFailure } from "../core/turn-errors.ts";
-import { type UsageInfo, priceUsage } from "../core/usage.ts";
-import type { ResponseDraft, ToolRunResult, TurnOutcome, WorkerRequest } from "./channel.ts";
+import type { UsageInfo } from "../core/usage.ts";
+import type { AutoContinuer } from "./auto-continuer.ts";
+import type { TurnOutcome } from "./channel.ts";
 import { GatedTools, type PermissionSettings } from "./gated-tools.ts";
-import { TurnUsageAccumulator, eventToMessage, rebuildFromRows } from "./history.ts";
+import { eventToMessage, missingToolResults, rebuildFromRows } from "./history.ts";
 import { unansweredPrompts } from "./prompt-broker.ts";
 import type { PricingTable } from "./pricing-table.ts";
 import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPublication } from "./session-feed.ts";
-import type { RunningTurn, WorkerPool } from "./worker-pool.ts";
+import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
+import { Turn, type TurnEnd } from "./turn-runner.ts";
+import type { WorkerPool } from "./worker-pool.ts";
+import type { ResetRequest } from "../core/guardrails.ts";
 
 export interface ActorContext {
   store: Store;
@@ -35,20 +40,25 @@ export interface ActorContext {
   /** Told once per finished turn (metrics). */
   turnEnded(status: TurnOutcome["status"]): void;
   permissions: PermissionSettings;
-}
-
-interface ActiveTurn {
-  invocationId: string;
-  promptId: string;
-  startedAt: number;
-  running: RunningTurn | undefined;
-  usage: TurnUsageAccumulator;
-  canceled: boolean;
+  guardrails: GuardrailConfig;
+  autoContinue: AutoContinuer;
+  /** Told when a halted session refuses a turn (metrics). */
+  turnRefused(guardrail: GuardrailName): void;
 }
 
 export interface InjectResult {
   promptId: string;
   woke: boolean;
+  /** Set when a guardrail holds the session halted: the message waits in the inbox. */
+  halted?: { guardrail: GuardrailName; reason: string };
+}
+
+/** A synthesized continue turn waiting to start. */
+interface ArmedContinue {
+  cause: ContinueCause;
+  interruption: string;
+  promptId: string;
+  attempt: number;
 }
 
 export interface StatusInfo {
@@ -85,18 +95,38 @@ export class SessionActor {
   #failedInARow = 0;
   /** Requests between their first await and their effect (an eviction must wait for them). */
   #busy = 0;
-  #turn: ActiveTurn | undefined;
+  #turn: Turn | undefined;
+  /** A turn is being started (pre-flight, inbox drain) but has not begun executing. */
+  #starting = false;
   #turnDone: Promise<void> = Promise.resolve();
   #lastActivity = Date.now();
+  /** Re-drives since the last human prompt (auto-continue sequence). */
+  #sequence: number;
+  #armed: ArmedContinue | undefined;
+  #continueTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Set while a turn that could not start (store refusing writes) waits to be retried. */
+  #startRetry: ReturnType<typeof setTimeout> | undefined;
+  #startRetryMs = 0;
+  /** The turn a restart cut, found when the session was rebuilt (offered to auto-continue once). */
+  #cutByRestart: CutTurn | undefined;
 
   /** The permission gate and its prompts (live only: a rebuild starts from the configuration). */
   readonly tools: GatedTools;
+  /** Watchdog and cost ceiling, restored from the log under the current configuration. */
+  readonly guards: SessionGuards;
 
-  private constructor(context: ActorContext, record: SessionRecord, head: number, state: ReturnType<typeof rebuildFromRows>, pending: InboxItem[], unanswered: string[]) {
+  private constructor(context: ActorContext, record: SessionRecord, rows: readonly CommittedRow[], pending: InboxItem[]) {
     this.#context = context;
     this.#record = record;
     this.key = { app: record.app, id: record.id };
+    const head = rows[rows.length - 1]?.seq ?? 0;
     this.feed = new SessionFeed(this.key, context.store, head);
+    const state = rebuildFromRows(rows);
+    this.#history = state.history;
+    this.#ledger = state.ledger;
+    this.#pending = pending;
+    this.#sequence = sequenceCount(rows);
+    this.#cutByRestart = findCutTurn(rows);
     this.tools = new GatedTools(
       {
         settings: context.permissions,
@@ -105,26 +135,29 @@ export class SessionActor {
         header: (invocationId, author) => this.#header(invocationId, author),
         frame: (frame) => this.feed.frame(frame),
       },
-      unanswered,
+      unansweredPrompts(rows),
     );
-    this.#history = state.history;
-    this.#ledger = state.ledger;
-    this.#pending = pending;
+    this.guards = new SessionGuards(context.guardrails, rows, this.#ledger.sessionCostUsd, {
+      append: (events) => this.#append(events),
+      header: (invocationId, author) => this.#header(invocationId, author),
+      frame: (frame) => this.feed.frame(frame),
+      sessionCostUsd: () => this.#ledger.sessionCostUsd,
+      logWarning: (message) => context.logError(`session ${sessionKeyString(this.key)}: ${message}`),
+    });
   }
 
   /** Rebuild a session from its durable row, its log and its undrained inbox. */
   static async load(context: ActorContext, record: SessionRecord): Promise<SessionActor> {
     const key = { app: record.app, id: record.id };
-    const rows = [];
+    const rows: CommittedRow[] = [];
     for (let cursor = 0; ; ) {
       const page = await context.store.read(key, cursor, 5000);
       if (page.length === 0) break;
       rows.push(...page);
       cursor = page[page.length - 1]?.seq ?? cursor;
     }
-    const head = rows[rows.length - 1]?.seq ?? 0;
     const pending = await context.store.pendingInbox(key);
-    return new SessionActor(context, record, head, rebuildFromRows(rows), pending, unansweredPrompts(rows));
+    return new SessionActor(context, record, rows, pending);
   }
 
   get record(): SessionRecord {
@@ -153,16 +186,19 @@ export class SessionActor {
     return this.#lastActivity;
   }
 
-  /** Cancel a turn: the worker stops, and prompts it waits on close (410 turn-ended). */
-  #cancel(turn: ActiveTurn): void {
-    turn.canceled = true;
-    turn.running?.cancel();
-    this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
-  }
-
-  /** Evictable: nothing running, nothing queued, nobody attached. */
+  /** Evictable: nothing running, nothing queued or armed, nobody attached. */
   isQuiet(): boolean {
-    return this.#busy === 0 && this.#turn === undefined && this.#pending.length === 0 && !this.#bareWake && this.feed.subscriberCount === 0;
+    return (
+      this.#busy === 0 &&
+      this.#turn === undefined &&
+      !this.#starting &&
+      this.#pending.length === 0 &&
+      !this.#bareWake &&
+      this.#armed === undefined &&
+      this.#continueTimer === undefined &&
+      this.#startRetry === undefined &&
+      this.feed.subscriberCount === 0
+    );
   }
 
   /** Commit the message to the inbox, publish `inbox` queued, and wake a turn unless asked not to. */
@@ -178,7 +214,13 @@ export class SessionActor {
     this.#pending.push(item);
     this.feed.frame({ type: "inbox", state: "queued", prompt_id: item.promptId, queued_at: item.queuedAt });
     if (wake) this.schedule();
-    return { promptId: item.promptId, woke: wake };
+    const result: InjectResult = { promptId: item.promptId, woke: wake };
+    const halted = this.guards.halted;
+    if (halted) {
+      result.woke = false;
+      result.halted = halted;
+    }
+    return result;
   }
 
   /** POST /wake: optional prompt injected, a `wake` frame, and a turn. */
@@ -195,9 +237,10 @@ export class SessionActor {
 
   /** Start a turn if one is due and none is running. */
   schedule(): void {
-    if (this.#turn || this.#retired || this.#gate.paused || this.#context.isShuttingDown()) return;
-    const due = this.#bareWake || this.#pending.some((item) => item.wake);
+    if (this.#turn || this.#starting || this.#startRetry || this.#retired || this.#gate.paused || this.#context.isShuttingDown()) return;
+    const due = this.#bareWake || this.#armed !== undefined || this.#pending.some((item) => item.wake);
     if (!due) return;
+    this.#starting = true;
     this.#turnDone = this.#runTurn().catch((error: unknown) => {
       this.#context.logError(`session ${this.key.app}/${this.key.id}: turn failed: ${String(error)}`);
     });
@@ -206,15 +249,18 @@ export class SessionActor {
   /** The session is being deleted: no turn starts again; the running one is cancelled. */
   async retire(): Promise<void> {
     this.#retired = true;
+    clearTimeout(this.#startRetry);
+    this.#startRetry = undefined;
+    this.#disarm();
     await this.cancelTurn();
   }
 
   /** Cancel the running turn (shutdown, delete); resolves when it has ended. */
   async cancelTurn(): Promise<void> {
-    const turn = this.#turn;
-    if (turn) {
-      this.#cancel(turn);
-    }
+    this.#disarm();
+    clearTimeout(this.#startRetry);
+    this.#startRetry = undefined;
+    this.#turn?.cancel("shutdown");
     await this.#turnDone;
   }
 
@@ -238,13 +284,14 @@ export class SessionActor {
   /**
    * POST /interrupt: cancel the turn in flight (its terminal frame is `turn-error` canceled) and,
    * with `hold`, park the session before anything queued can start. Writes the audit row once
-   * the turn has unwound.
+   * the turn has unwound. A deliberate interrupt is never auto-continued.
    */
   async interrupt(hold: boolean, caller: string | undefined): Promise<InterruptResult> {
     const turn = this.#turn;
+    this.#disarm();
     const parked = turn !== undefined && hold && this.#gate.pause("operator-interrupt", this.#context.now().toISOString());
     if (turn) {
-      this.#cancel(turn);
+      turn.cancel("operator");
       await this.#turnDone;
     }
     if (parked) this.feed.frame({ type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: this.#gate.since ?? "" });
@@ -274,6 +321,14 @@ export class SessionActor {
     return { resumed: true };
   }
 
+  /** POST /guardrails/reset; a cleared session drains what waited in its inbox. */
+  async resetGuardrails(request: ResetRequest, caller: string | undefined): Promise<ResetOutcome> {
+    this.#touch();
+    const outcome = await this.guards.reset(request, caller);
+    this.schedule();
+    return outcome;
+  }
+
   async #abandonQueued(): Promise<void> {
     const dropped = this.#pending.splice(0);
     if (dropped.length === 0) return;
@@ -293,6 +348,17 @@ export class SessionActor {
 
   usageFrame(): LiveFrame {
     return { type: "usage-update", ...this.#ledger.toUsageUpdate() };
+  }
+
+  /**
+   * After a (re)start: offer the turn a restart cut to auto-continue, unless inbox work is
+   * waiting (that turn runs anyway and a human message starts a new sequence).
+   */
+  async offerRestartContinue(): Promise<void> {
+    const cut = this.#cutByRestart;
+    this.#cutByRestart = undefined;
+    if (!cut || this.#pending.some((item) => item.wake)) return;
+    await this.#offerContinue("restart", cut.interruption, cut.at, 0);
   }
 
   #touch(): void {
@@ -320,26 +386,26 @@ export class SessionActor {
   }
 
   async #runTurn(): Promise<void> {
-    const items = this.#pending.splice(0);
-    const bare = this.#bareWake;
-    this.#bareWake = false;
-    if (items.length === 0 && !bare) return;
-    const invocationId = `e-${uuidv7()}`;
-    const turn: ActiveTurn = {
-      invocationId,
-      promptId: items[0]?.promptId ?? uuidv7(),
-      startedAt: performance.now(),
-      running: undefined,
-      usage: new TurnUsageAccumulator(),
-      canceled: false,
-    };
-    this.#turn = turn;
+    let prepared: { turn: Turn; items: InboxItem[]; armed: ArmedContinue | undefined } | undefined;
     try {
-      const started = await this.#startTurn(turn, items);
-      if (!started) return;
-      const outcome = await this.#execute(turn);
+      prepared = await this.#prepareTurn();
+      if (prepared) this.#turn = prepared.turn;
+    } finally {
+      this.#starting = false;
+    }
+    if (!prepared) return;
+    const { turn, items, armed } = prepared;
+    try {
+      const started = await this.#startTurn(turn, items, armed);
+      if (!started) {
+        this.#retryStartLater();
+        return;
+      }
+      this.#startRetryMs = 0;
+      const outcome: TurnOutcome = await turn.execute();
       await this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
-      this.#finishTurn(turn, outcome);
+      const end = await turn.finish(outcome);
+      this.#afterTurn(turn, end);
     } finally {
       this.#turn = undefined;
       this.#touch();
@@ -348,118 +414,138 @@ export class SessionActor {
     }
   }
 
-  /** Drain the inbox into the turn's user row (one transaction), then announce the turn. */
-  async #startTurn(turn: ActiveTurn, items: InboxItem[]): Promise<boolean> {
-    const text = items.length > 0 ? bundleInbox(items.map((item) => item.message)) : "";
-    const userEvent: SessionEvent = { ...this.#header(turn.invocationId, "user"), kind: "user-message", text, promptIds: items.map((item) => item.promptId) };
-    const dequeued: LiveFrame[] = items.map((item) => ({ type: "inbox", state: "dequeued", prompt_id: item.promptId, queued_at: ZERO_TIME }));
+  /** Guardrail pre-flight, then take what the turn will drain. Undefined: no turn starts. */
+  async #prepareTurn(): Promise<{ turn: Turn; items: InboxItem[]; armed: ArmedContinue | undefined } | undefined> {
+    const refused = await this.guards.preflight().catch((error: unknown) => {
+      this.#context.logError(`session ${this.key.id}: guardrail pre-flight: ${String(error)}`);
+      return this.guards.halted;
+    });
+    if (refused) {
+      // No frames: the inbox keeps its messages until a reset (spec: turn refused while halted).
+      this.#bareWake = false;
+      this.#disarm();
+      this.#context.turnRefused(refused.guardrail);
+      return undefined;
+    }
+    const items = this.#pending.splice(0);
+    const bare = this.#bareWake;
+    this.#bareWake = false;
+    const armed = items.length > 0 ? undefined : this.#armed;
+    this.#disarm();
+    if (items.length === 0 && !bare && !armed) return undefined;
+    const turn = new Turn(this.#turnDeps(), `e-${uuidv7()}`, items[0]?.promptId ?? armed?.promptId ?? uuidv7());
+    return { turn, items, armed };
+  }
+
+  #turnDeps() {
+    return {
+      context: this.#context,
+      conversationKey: this.#conversationKey,
+      history: this.#history,
+      ledger: this.#ledger,
+      tools: this.tools,
+      guards: this.guards,
+      feed: this.feed,
+      append: (events: SessionEvent[]) => this.#append(events),
+      header: (invocationId: string, author: string) => this.#header(invocationId, author),
+    };
+  }
+
+  /**
+   * Drain the inbox into the turn's prompt row (one transaction, after rows repairing a tool call
+   * a cut turn left without its result), then announce the turn.
+   */
+  async #startTurn(turn: Turn, items: InboxItem[], armed: ArmedContinue | undefined): Promise<boolean> {
+    const human = items.length > 0 ? bundleInbox(items.map((item) => item.message)) : "";
+    const text = this.guards.framePrompt(armed ? continueNote(armed.cause) : human);
+    const userEvent: UserMessageEvent = {
+      ...this.#header(turn.invocationId, armed ? AUTO_CONTINUE_AUTHOR : "user"),
+      kind: "user-message",
+      text,
+      promptIds: armed ? [] : items.map((item) => item.promptId),
+    };
+    if (armed) userEvent.autoContinue = { cause: armed.cause, interruption: armed.interruption, attempt: armed.attempt };
+    const repairs: ToolResultEvent[] = missingToolResults(this.#history).map((call) => ({
+      ...this.#header(turn.invocationId, "agent/repair"),
+      kind: "tool-result",
+      callId: call.callId,
+      name: call.name,
+      output: { error: "this tool call was cut off before it returned a result (restart, interrupt or crash); it was not run again", repaired: true },
+      isError: true,
+      latencyMs: 0,
+    }));
+    const dequeued: LiveFrame[] = (armed ? [armed.promptId] : items.map((item) => item.promptId)).map((id) => ({ type: "inbox", state: "dequeued", prompt_id: id, queued_at: ZERO_TIME }));
     const streaming: LiveFrame = { type: "status-update", turn_state: "streaming", model: this.#context.model.name };
     try {
-      await this.#append([userEvent], items.map((item) => item.promptId), [...dequeued, streaming]);
+      await this.#append([...repairs, userEvent], items.map((item) => item.promptId), [...dequeued, streaming]);
     } catch (error) {
       this.#pending.unshift(...items);
       this.#context.logError(`session ${this.key.id}: could not start a turn: ${String(error)}`);
       return false;
     }
-    const message = eventToMessage(userEvent);
-    if (message) this.#history.push(message);
-    if (this.#record.title === undefined && text !== "") void this.#nameSession(text);
+    this.#sequence = armed ? this.#sequence + 1 : 0;
+    for (const event of [...repairs, userEvent]) {
+      const message = eventToMessage(event);
+      if (message) this.#history.push(message);
+    }
+    this.#persistTouch();
+    if (this.#record.title === undefined && human !== "") void this.#nameSession(human);
     return true;
   }
 
-  async #execute(turn: ActiveTurn): Promise<TurnOutcome> {
-    if (turn.canceled || this.#context.isShuttingDown()) return { status: "canceled" };
-    turn.running = this.#context.pool.runTurn(
-      { turnId: turn.invocationId, model: this.#context.model, conversationKey: this.#conversationKey, conversation: this.#history, maxSteps: this.#context.maxSteps },
-      {
-        onTextDelta: (text) => this.feed.frame({ type: "text-delta", invocation_id: turn.invocationId, text }),
-        onRequest: (request) => this.#answerWorker(turn, request),
-      },
-    );
-    if (turn.canceled) turn.running.cancel();
-    return turn.running.outcome;
-  }
-
-  #answerWorker(turn: ActiveTurn, request: WorkerRequest): Promise<unknown> {
-    switch (request.kind) {
-      case "commit-response":
-        return this.#commitResponse(turn, request.draft);
-      case "run-tool":
-        return this.#runTool(turn, request.call);
-      case "script-cursor":
-        return Promise.resolve({ index: this.#context.nextScriptIndex() });
-    }
-  }
-
-  async #commitResponse(turn: ActiveTurn, draft: ResponseDraft): Promise<{ ok: true }> {
-    const model = this.#context.model.name;
-    const event: ModelResponseEvent = {
-      ...this.#header(turn.invocationId, this.#context.agentName),
-      kind: "model-response",
-      model,
-      text: draft.text,
-      toolCalls: draft.toolCalls,
-      turnComplete: draft.turnComplete,
-      finishReason: draft.finishReason,
-      usage: draft.usage,
-      cost: priceUsage(draft.usage, this.#context.pricing.rates(model)),
-    };
-    await this.#append([event]);
-    turn.usage.add(event);
-    this.#history.push({ role: "assistant", text: event.text, toolCalls: event.toolCalls });
-    return { ok: true };
-  }
-
-  /**
-   * A proposed tool call: through the permission gate, its result committed. A refusal that
-   * completes a refusal storm cuts the turn (`canceled`) and records the suppressed count.
-   */
-  async #runTool(turn: ActiveTurn, call: ToolCall): Promise<ToolRunResult> {
-    const verdict = await this.tools.run(call, turn.invocationId);
-    const result = verdict.result;
-    const event: ToolResultEvent = {
-      ...this.#header(turn.invocationId, this.#context.agentName),
-      kind: "tool-result",
-      callId: call.callId,
-      name: call.name,
-      output: result.output,
-      isError: result.isError,
-      latencyMs: 0,
-    };
-    await this.#append([event]);
-    this.#history.push({ role: "tool", callId: call.callId, name: call.name, output: result.output, isError: result.isError });
-    if (verdict.storm !== undefined) {
-      await this.#append([{ ...this.#header(turn.invocationId, "gate/refusal-storm"), kind: "audit", name: "refusal-storm", metadata: { suppressed_calls: verdict.storm } }]);
-      this.#cancel(turn);
-    }
-    return result;
-  }
-
-  /** Terminal frame, then idle, then cumulative usage: in that order, after the turn's rows. */
-  #finishTurn(turn: ActiveTurn, outcome: TurnOutcome): void {
-    turn.usage.recordInto(this.#ledger);
+  /** Readiness bookkeeping, then auto-continue for a transient failure or an output-cap cut. */
+  #afterTurn(turn: Turn, end: TurnEnd): void {
     // Interrupted turns neither count as failures nor clear them.
-    if (outcome.status === "completed") this.#failedInARow = 0;
-    else if (outcome.status === "failed" && !turn.canceled) this.#failedInARow++;
-    this.#context.turnEnded(turn.canceled ? "canceled" : outcome.status);
-    const frames: LiveFrame[] = [];
-    if (outcome.status === "completed") {
-      frames.push({
-        type: "turn-complete",
-        prompt_id: turn.promptId,
-        model: this.#context.model.name,
-        tokens_in: turn.usage.usage.inputTokens,
-        tokens_out: turn.usage.usage.outputTokens,
-        cost_usd: turn.usage.cost.costUsd,
-        latency_ms: Math.round(performance.now() - turn.startedAt),
-      });
-    } else {
-      const payload = outcome.status === "canceled" || turn.canceled ? CANCELED_TURN : classifyTurnFailure(outcome.message, outcome.code);
-      frames.push({ type: "turn-error", ...payload });
-    }
-    frames.push({ type: "status-update", turn_state: "idle" });
-    frames.push(this.usageFrame());
-    this.feed.enqueue(frames.map(framePublication));
+    if (end.status === "completed") this.#failedInARow = 0;
+    else if (end.status === "failed") this.#failedInARow++;
+    const transient = end.status === "failed" && (end.error?.kind === "rate_limited" || end.error?.kind === "transient_network");
+    const outputCap = end.status === "completed" && isOutputCap(end.finishReason);
+    if (!transient && !outputCap) return;
+    const delay = transient ? this.#context.autoContinue.settings.backoffMs * 2 ** Math.min(this.#sequence, 6) : 0;
+    void this.#offerContinue(transient ? "transient" : "output-cap", turn.invocationId, this.#context.now().toISOString(), delay).catch((error: unknown) =>
+      this.#context.logError(`session ${this.key.id}: auto-continue: ${String(error)}`),
+    );
+  }
+
+  /** Ask the daemon-wide guards (and the store claim); when granted, arm a continue turn. */
+  async #offerContinue(cause: ContinueCause, interruption: string, at: string, delayMs: number): Promise<void> {
+    const continuer = this.#context.autoContinue;
+    if (!continuer.settings.enabled || this.#retired) return;
+    const approved = await continuer.approve({
+      key: this.key,
+      cause,
+      interruption,
+      at,
+      sequence: this.#sequence,
+      halted: this.guards.halted !== undefined,
+      // The ending turn is the interruption itself, not a turn in flight.
+      turnInFlight: this.#turn !== undefined && this.#turn.invocationId !== interruption,
+    });
+    if (!approved || this.#retired) return;
+    const armed: ArmedContinue = { cause, interruption, promptId: uuidv7(), attempt: this.#sequence + 1 };
+    this.feed.frame({ type: "inbox", state: "queued", prompt_id: armed.promptId, queued_at: this.#context.now().toISOString() });
+    const arm = () => {
+      this.#continueTimer = undefined;
+      this.#armed = armed;
+      this.schedule();
+    };
+    if (delayMs <= 0) arm();
+    else this.#continueTimer = setTimeout(arm, delayMs);
+  }
+
+  /** The store refused the turn's first write: try again later, backing off (0.5 s to 30 s). */
+  #retryStartLater(): void {
+    this.#startRetryMs = Math.min(30_000, Math.max(500, this.#startRetryMs * 2));
+    this.#startRetry = setTimeout(() => {
+      this.#startRetry = undefined;
+      this.schedule();
+    }, this.#startRetryMs);
+  }
+
+  #disarm(): void {
+    this.#armed = undefined;
+    if (this.#continueTimer !== undefined) clearTimeout(this.#continueTimer);
+    this.#continueTimer = undefined;
   }
 
   async #nameSession(prompt: string): Promise<void> {

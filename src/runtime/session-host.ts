@@ -14,6 +14,8 @@ import type { PermissionSettings } from "./gated-tools.ts";
 import type { PricingTable } from "./pricing-table.ts";
 import { type ActorContext, SessionActor } from "./session-actor.ts";
 import type { WorkerPool } from "./worker-pool.ts";
+import type { AutoContinuer } from "./auto-continuer.ts";
+import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
 
 export interface HostConfig {
   /** Permission mode, approval timeout and config patterns every live session starts from. */
@@ -24,6 +26,8 @@ export interface HostConfig {
   model: ModelSpec;
   maxSteps: number;
   idleTimeoutMs: number;
+  /** Watchdog mode and cost ceilings every session runs under. */
+  guardrails: GuardrailConfig;
 }
 
 export interface Logger {
@@ -53,7 +57,19 @@ export class SessionHost {
   #scriptCursor = 0;
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(options: { store: Store; pool: WorkerPool; pricing: PricingTable; config: HostConfig; logger: Logger; turnEnded?: (status: "completed" | "failed" | "canceled") => void }) {
+  readonly autoContinue: AutoContinuer;
+
+  constructor(options: {
+    store: Store;
+    pool: WorkerPool;
+    pricing: PricingTable;
+    config: HostConfig;
+    logger: Logger;
+    autoContinue: AutoContinuer;
+    turnEnded?: (status: "completed" | "failed" | "canceled") => void;
+    turnRefused?: (guardrail: GuardrailName) => void;
+  }) {
+    this.autoContinue = options.autoContinue;
     this.config = options.config;
     this.#store = options.store;
     this.#logger = options.logger;
@@ -71,6 +87,9 @@ export class SessionHost {
       logError: (message) => options.logger.error(message),
       turnEnded: options.turnEnded ?? (() => {}),
       permissions: options.config.permissions,
+      guardrails: options.config.guardrails,
+      autoContinue: options.autoContinue,
+      turnRefused: options.turnRefused ?? (() => {}),
     };
   }
 
@@ -87,9 +106,14 @@ export class SessionHost {
    * turns in a row with no clean turn since; no live session is ready.
    */
   wakeLoopsFailed(threshold = 3): boolean {
-    if (this.#actors.size === 0) return false;
-    for (const actor of this.#actors.values()) if (actor.failedInARow < threshold) return false;
-    return true;
+    let counted = 0;
+    for (const actor of this.#actors.values()) {
+      // A guardrail-halted session counts neither as a failure nor as clearing one.
+      if (actor.guards.halted) continue;
+      if (actor.failedInARow < threshold) return false;
+      counted++;
+    }
+    return counted > 0;
   }
 
   /** Subscribers attached to live sessions' feeds. */
@@ -114,8 +138,29 @@ export class SessionHost {
       this.#logger.info(`session ${sessionKeyString(key)}: draining ${actor.pendingCount} inbox message(s) committed before the restart`);
       actor.schedule();
     }
+    await this.#offerRestartContinues();
     const sweepEvery = Math.max(50, Math.min(this.config.idleTimeoutMs / 2, 30_000));
     this.#sweepTimer = setInterval(() => this.evictIdle(), sweepEvery);
+  }
+
+  /**
+   * Sessions active within the freshness window may hold a turn the restart cut: rebuild them
+   * and offer each cut turn to auto-continue (its guards decide).
+   */
+  async #offerRestartContinues(): Promise<void> {
+    await this.autoContinue.begin();
+    const settings = this.autoContinue.settings;
+    if (!settings.enabled) return;
+    const since = Date.now() - settings.freshnessMs;
+    for (const record of await this.#store.listSessions()) {
+      const key = { app: record.app, id: record.id };
+      if (!this.#served(key) || Date.parse(record.lastTouchedAt) < since) continue;
+      try {
+        await (await this.actor(key)).offerRestartContinue();
+      } catch (error) {
+        this.#logger.error(`session ${sessionKeyString(key)}: auto-continue after restart: ${String(error)}`);
+      }
+    }
   }
 
   /** Resolve a path's session: qualified when `app` is given, else the shortcut by id alone. */

@@ -72,8 +72,31 @@ CREATE TABLE journal (
 ) STRICT;
 `;
 
+/**
+ * v3: daemon coordination for auto-continue. `interruption_claims`: one row per interrupted turn
+ * a daemon decided to re-drive; another daemon on the same store stands down until it expires.
+ * `daemon_boots`: one row per daemon start, marked clean on an orderly stop (the crash-loop
+ * breaker counts the unclean ones).
+ */
+const V3_COORDINATION = `
+CREATE TABLE interruption_claims (
+  app TEXT NOT NULL,
+  sid TEXT NOT NULL,
+  interruption TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  PRIMARY KEY (app, sid, interruption)
+) WITHOUT ROWID, STRICT;
+
+CREATE TABLE daemon_boots (
+  boot_id TEXT PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  clean INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID, STRICT;
+`;
+
 /** Append only; never edit a shipped migration. */
-const MIGRATIONS: readonly Migration[] = [(db) => db.exec(V1_SCHEMA), (db) => db.exec(V2_JOURNAL)];
+const MIGRATIONS: readonly Migration[] = [(db) => db.exec(V1_SCHEMA), (db) => db.exec(V2_JOURNAL), (db) => db.exec(V3_COORDINATION)];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
@@ -100,4 +123,7 @@ export function migrate(db: Database, path: string): void {
       db.exec(`PRAGMA user_version = ${version + 1}`);
     }).immediate();
   }
+  // Schema pages go to the main file at once: the daemon starts with an empty WAL rather than
+  // one already near the checkpointer's size target.
+  if (current < SCHEMA_VERSION) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }

@@ -17,7 +17,7 @@ import type { Database } from "bun:sqlite";
 import type { AppendOptions } from "../../core/event-log.ts";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
-import type { InboxItem, SessionRecord, Store } from "../../core/session-store.ts";
+import type { InboxItem, InterruptionClaim, SessionRecord, Store } from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import { Checkpointer, type CheckpointOptions, type CheckpointStats } from "./checkpointer.ts";
 import { GroupCommit, type FlushOn } from "./group-commit.ts";
@@ -292,6 +292,20 @@ export class SqliteStore implements Store {
 
   sessionsAwaitingTurn(): Promise<SessionKey[]> {
     return this.reading(() => this.st.awaitingTurn.all().map(sessionKey));
+  }
+
+  // ---- coordination -----------------------------------------------------------------------
+
+  claimInterruption(key: SessionKey, claim: InterruptionClaim): Promise<boolean> {
+    return this.submit<boolean>({ kind: "claim", key, claim, weight: 1 });
+  }
+
+  beginBoot(bootId: string, at: string, windowStart: string): Promise<number> {
+    return this.submit<number>({ kind: "boot-begin", bootId, at, windowStart, weight: 1 });
+  }
+
+  endBoot(bootId: string): Promise<void> {
+    return this.submit<void>({ kind: "boot-end", bootId, weight: 1 });
   }
 
   // ---- lifecycle --------------------------------------------------------------------------

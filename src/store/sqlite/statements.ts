@@ -43,6 +43,11 @@ export class Statements {
   readonly awaitingTurn: Statement<KeyRow, []>;
   readonly deleteInbox: Statement<unknown, Pk>;
 
+  readonly claimInterruption: Statement<{ owner: string }, [string, string, string, string, string, string, string]>;
+  readonly beginBoot: Statement<unknown, [string, string]>;
+  readonly endBoot: Statement<unknown, [string]>;
+  readonly uncleanBootsSince: Statement<{ count: number }, [string, string]>;
+
   readonly tombstone: Statement<unknown, [string, string, string]>;
   readonly clearTombstone: Statement<unknown, AppSid>;
   readonly isTombstoned: Statement<{ one: number }, AppSid>;
@@ -56,6 +61,16 @@ export class Statements {
       "INSERT INTO sessions (app, sid, owner, viewers, contributors, title, created_at, last_touched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     );
     this.deleteSessionRow = db.prepare("DELETE FROM sessions WHERE pk = ?");
+    // Insert the claim, or take it over when it expired or is already ours; RETURNING yields the
+    // holder either way (no row: somebody else holds a live claim).
+    this.claimInterruption = db.prepare(
+      "INSERT INTO interruption_claims (app, sid, interruption, owner, expires_at) VALUES (?, ?, ?, ?, ?) " +
+        "ON CONFLICT (app, sid, interruption) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at " +
+        "WHERE interruption_claims.expires_at <= ? OR interruption_claims.owner = ? RETURNING owner",
+    );
+    this.beginBoot = db.prepare("INSERT INTO daemon_boots (boot_id, started_at) VALUES (?, ?)");
+    this.endBoot = db.prepare("UPDATE daemon_boots SET clean = 1 WHERE boot_id = ?");
+    this.uncleanBootsSince = db.prepare("SELECT count(*) AS count FROM daemon_boots WHERE clean = 0 AND started_at >= ? AND boot_id != ?");
     this.touch = db.prepare("UPDATE sessions SET last_touched_at = ? WHERE pk = ?");
     this.setTitle = db.prepare("UPDATE sessions SET title = ? WHERE pk = ?");
     this.setAcl = db.prepare("UPDATE sessions SET viewers = ?, contributors = ? WHERE pk = ?");

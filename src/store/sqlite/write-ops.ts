@@ -11,7 +11,7 @@
 import type { Database } from "bun:sqlite";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
-import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
+import type { InboxItem, InterruptionClaim, SessionRecord } from "../../core/session-store.ts";
 import { sessionKeyString, type SessionKey } from "../../core/session-key.ts";
 import type { QueuedOp } from "./group-commit.ts";
 import type { JournalMemory } from "./journal.ts";
@@ -37,6 +37,9 @@ export type WriteOp = OpBase &
     | { kind: "title"; key: SessionKey; title: string | null }
     | { kind: "acl"; key: SessionKey; viewers: readonly string[]; contributors: readonly string[] }
     | { kind: "enqueue"; key: SessionKey; item: InboxItem }
+    | { kind: "claim"; key: SessionKey; claim: InterruptionClaim }
+    | { kind: "boot-begin"; bootId: string; at: string; windowStart: string }
+    | { kind: "boot-end"; bootId: string }
   );
 
 export interface WriterStats {
@@ -175,6 +178,18 @@ export class BatchWriter {
       }
       case "enqueue":
         return this.enqueue(op.key, op.item, op);
+      case "claim": {
+        const { interruption, owner, now, expiresAt } = op.claim;
+        op.result = this.st.claimInterruption.get(op.key.app, op.key.id, interruption, owner, expiresAt, now, owner) !== null;
+        return;
+      }
+      case "boot-begin":
+        op.result = this.st.uncleanBootsSince.get(op.windowStart, op.bootId)?.count ?? 0;
+        this.st.beginBoot.run(op.bootId, op.at);
+        return;
+      case "boot-end":
+        this.st.endBoot.run(op.bootId);
+        return;
       default:
         return assertNever(op);
     }

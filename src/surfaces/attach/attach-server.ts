@@ -9,6 +9,7 @@ import { closeAllStreams, startHeartbeat, stopHeartbeat } from "../http/sse-stre
 import type { AttachContext } from "./attach-context.ts";
 import { registerControlRoutes } from "./control-routes.ts";
 import { registerDaemonRoutes } from "./daemon-routes.ts";
+import { registerGuardrailRoutes } from "./guardrail-routes.ts";
 import { registerPermsRoutes } from "./perms-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
 import { registerPricingRoutes } from "./pricing-routes.ts";
@@ -55,6 +56,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerSessionRoutes(table, context);
   registerControlRoutes(table, context);
   registerPermsRoutes(table, context);
+  registerGuardrailRoutes(table, context);
   registerPricingRoutes(table, context);
   registerToolsRoutes(table, context);
   registerPlaceholderRoutes(table, context);

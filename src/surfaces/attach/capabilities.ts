@@ -15,8 +15,8 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
     features: {
       multi_session: context.host.config.multiSession,
       cross_daemon: false,
-      cost_ceiling: false,
-      guardrails: false,
+      cost_ceiling: context.host.config.guardrails.maxTurnUsd > 0 || context.host.config.guardrails.maxSessionUsd > 0,
+      guardrails: true,
       observer_mode: false,
       interrupt: true,
       perms_stream: true,

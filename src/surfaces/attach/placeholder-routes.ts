@@ -15,17 +15,11 @@ const ZERO_READS: Record<string, unknown> = {
   memory: { sources: [] },
   skills: { skills: [] },
   mcp: { servers: [] },
-  guardrails: {
-    watchdog: { mode: "off", tripped: false, reason: "" },
-    cost_ceiling: { max_turn_usd: 0, max_session_usd: 0, session_cost_usd: 0, tripped: false, reason: "", would_retrip: false },
-    halted: false,
-  },
 };
 
 const MISSING_CAPABILITIES: Record<string, string> = {
   title: "title capability",
   reload: "reloader",
-  "guardrails/reset": "guardrail resetter",
   "slash/compact": "slash command compact",
   "slash/done": "slash command done",
   "slash/btw": "slash command btw",

@@ -101,7 +101,7 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
     const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
     const result = await actor.inject(request.message, request.wake ?? true);
-    return json(200, { injected: true, session: key.id, woke: result.woke, prompt_id: result.promptId });
+    return json(200, { injected: true, session: key.id, woke: result.woke, prompt_id: result.promptId, ...(result.halted ? { halted: result.halted } : {}) });
   });
 
   table.session("POST", "wake", async (route) => {

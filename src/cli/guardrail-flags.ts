@@ -1,0 +1,109 @@
+/**
+ * Flags and config keys of the guardrails (watchdog mode, cost ceilings) and of auto-continue,
+ * read flag first, then config key, then default; a bad value is an error naming where it was
+ * set. Owns no behaviour: src/core/guardrails.ts and the runtime use the settings.
+ */
+import { parseDuration } from "../core/duration.ts";
+import type { GuardrailConfig } from "../core/guardrails.ts";
+import { type Result, err, ok } from "../core/result.ts";
+import { WATCHDOG_MODES, type WatchdogMode } from "../core/watchdog.ts";
+import type { AutoContinueSettings } from "../runtime/auto-continuer.ts";
+import type { FlagSpec, FlagValue } from "./flags.ts";
+
+export type { AutoContinueSettings };
+
+export const GUARDRAIL_FLAGS: readonly FlagSpec[] = [
+  { name: "watchdog", kind: "string", help: "loop watchdog: off, warn, feedback ([watchdog] note on the next prompt) or enforce (also cancels the turn and halts the session on a critical loop)", defaultText: "enforce", configKey: "agent.watchdog" },
+  { name: "max-turn-usd", kind: "string", help: "per-turn cost ceiling in USD: a turn that reaches it ends; three such turns in a row halt the session (0: none)", defaultText: "0", configKey: "agent.cost_ceiling.max_turn_usd" },
+  { name: "max-session-usd", kind: "string", help: "per-session cost ceiling in USD: reaching it halts the session until POST /guardrails/reset adds budget (0: none)", defaultText: "0", configKey: "agent.cost_ceiling.max_session_usd" },
+  { name: "auto-continue", kind: "bool", help: "re-drive turns cut by a restart, a transient model error or the output-token cap", defaultText: "true", configKey: "agent.auto_continue.enabled" },
+  { name: "auto-continue-freshness", kind: "duration", help: "only re-drive an interruption younger than this", defaultText: "10m", configKey: "agent.auto_continue.freshness" },
+  { name: "auto-continue-backoff", kind: "duration", help: "wait before re-driving a turn that failed transiently (doubles per attempt)", defaultText: "2s", configKey: "agent.auto_continue.backoff" },
+  { name: "auto-continue-max-per-boot", kind: "int", help: "re-drives this daemon starts in one run, all sessions together", defaultText: "50", configKey: "agent.auto_continue.max_per_boot" },
+  { name: "auto-continue-max-per-session", kind: "int", help: "re-drives one session may get in one run of the daemon", defaultText: "10", configKey: "agent.auto_continue.max_per_session" },
+  { name: "auto-continue-crash-loop-boots", kind: "int", help: "crash-loop breaker: this many unclean stops within the window turn restart re-drives off", defaultText: "3", configKey: "agent.auto_continue.crash_loop_boots" },
+  { name: "auto-continue-crash-loop-window", kind: "duration", help: "crash-loop breaker window", defaultText: "10m", configKey: "agent.auto_continue.crash_loop_window" },
+];
+
+
+type Setting = { from: string; value: unknown } | undefined;
+
+class Reader {
+  constructor(
+    private readonly flags: ReadonlyMap<string, FlagValue>,
+    private readonly config: ReadonlyMap<string, unknown>,
+  ) {}
+
+  setting(name: string): Setting {
+    const spec = GUARDRAIL_FLAGS.find((candidate) => candidate.name === name);
+    if (!spec) throw new Error(`no flag ${name}`);
+    if (this.flags.has(name)) return { from: `--${name}`, value: this.flags.get(name) };
+    if (spec.configKey !== undefined && this.config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: this.config.get(spec.configKey) };
+    return undefined;
+  }
+
+  usd(name: string): Result<number> {
+    const found = this.setting(name);
+    if (!found) return ok(0);
+    const value = typeof found.value === "string" && found.value.trim() !== "" ? Number(found.value) : found.value;
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return err(`${found.from} must be a non-negative amount in USD (e.g. 2.50)`);
+    return ok(value);
+  }
+
+  int(name: string, fallback: number, min: number, max: number): Result<number> {
+    const found = this.setting(name);
+    if (!found) return ok(fallback);
+    const value = found.value;
+    if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= max) return ok(value);
+    return err(`${found.from} must be an integer from ${min} to ${max}`);
+  }
+
+  duration(name: string, fallback: number, min: number): Result<number> {
+    const found = this.setting(name);
+    if (!found) return ok(fallback);
+    const parsed = typeof found.value === "number" ? ok(found.value) : typeof found.value === "string" ? parseDuration(found.value) : err("not a duration");
+    if (!parsed.ok) return err(`${found.from}: ${parsed.error}`);
+    if (parsed.value < min) return err(`${found.from} must be at least ${min}ms`);
+    return parsed;
+  }
+
+  bool(name: string, fallback: boolean): Result<boolean> {
+    const found = this.setting(name);
+    if (!found) return ok(fallback);
+    return typeof found.value === "boolean" ? ok(found.value) : err(`${found.from} must be true or false`);
+  }
+}
+
+export function resolveGuardrailConfig(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<GuardrailConfig> {
+  const read = new Reader(flags, config);
+  const mode = read.setting("watchdog");
+  let watchdog: WatchdogMode = "enforce";
+  if (mode !== undefined) {
+    if (typeof mode.value !== "string" || !(WATCHDOG_MODES as readonly string[]).includes(mode.value.trim())) return err(`${mode.from} must be one of ${WATCHDOG_MODES.join(", ")}`);
+    watchdog = mode.value.trim() as WatchdogMode;
+  }
+  const maxTurnUsd = read.usd("max-turn-usd");
+  if (!maxTurnUsd.ok) return maxTurnUsd;
+  const maxSessionUsd = read.usd("max-session-usd");
+  if (!maxSessionUsd.ok) return maxSessionUsd;
+  return ok({ watchdog, maxTurnUsd: maxTurnUsd.value, maxSessionUsd: maxSessionUsd.value });
+}
+
+export function resolveAutoContinue(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<AutoContinueSettings> {
+  const read = new Reader(flags, config);
+  const results = {
+    enabled: read.bool("auto-continue", true),
+    freshnessMs: read.duration("auto-continue-freshness", 10 * 60_000, 1000),
+    backoffMs: read.duration("auto-continue-backoff", 2000, 0),
+    maxPerBoot: read.int("auto-continue-max-per-boot", 50, 0, 100_000),
+    maxPerSession: read.int("auto-continue-max-per-session", 10, 0, 10_000),
+    crashLoopBoots: read.int("auto-continue-crash-loop-boots", 3, 1, 1000),
+    crashLoopWindowMs: read.duration("auto-continue-crash-loop-window", 10 * 60_000, 1000),
+  };
+  const settings: Partial<AutoContinueSettings> = {};
+  for (const [key, result] of Object.entries(results)) {
+    if (!result.ok) return err(result.error);
+    (settings as Record<string, unknown>)[key] = result.value;
+  }
+  return ok(settings as AutoContinueSettings);
+}

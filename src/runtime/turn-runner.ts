@@ -1,0 +1,198 @@
+/**
+ * One turn of a session on the main thread: hands the conversation to a turn worker, answers
+ * its requests (commit a response, run a tool call, script cursor) with every row committed
+ * before the worker goes on, applies the guardrails to each response and tool call, and
+ * publishes the turn's end in the spec's order (rows, terminal frame, idle, usage).
+ */
+import type { LiveFrame, ModelResponseEvent, SessionEvent, ToolCall, ToolResultEvent, TurnErrorPayload } from "../core/events.ts";
+import type { ChatMessage } from "../core/model.ts";
+import { CANCELED_TURN, classifyTurnFailure } from "../core/turn-errors.ts";
+import { type UsageLedger, priceUsage } from "../core/usage.ts";
+import type { ResponseDraft, ToolRunResult, TurnOutcome, WorkerRequest } from "./channel.ts";
+import type { GatedTools } from "./gated-tools.ts";
+import { TurnUsageAccumulator } from "./history.ts";
+import type { ActorContext } from "./session-actor.ts";
+import type { SessionFeed } from "./session-feed.ts";
+import type { SessionGuards, TurnGuardState } from "./session-guards.ts";
+import type { RunningTurn } from "./worker-pool.ts";
+
+/** Why a turn was cancelled, when it was. */
+export type CancelCause = "operator" | "guardrail" | "refusal-storm" | "shutdown";
+
+export interface TurnDeps {
+  context: ActorContext;
+  conversationKey: string;
+  history: ChatMessage[];
+  ledger: UsageLedger;
+  tools: GatedTools;
+  guards: SessionGuards;
+  feed: SessionFeed;
+  append(events: SessionEvent[]): Promise<void>;
+  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
+}
+
+/** How a turn ended, for the session's bookkeeping (readiness, auto-continue). */
+export interface TurnEnd {
+  status: TurnOutcome["status"];
+  error?: TurnErrorPayload;
+  cancelCause?: CancelCause;
+  /** Finish reason of the turn's last model response. */
+  finishReason?: string;
+}
+
+export const TURN_ERROR_AUTHOR = "agent/turn-error";
+
+export class Turn {
+  readonly invocationId: string;
+  readonly promptId: string;
+  readonly guard: TurnGuardState;
+  readonly #deps: TurnDeps;
+  readonly #startedAt = performance.now();
+  readonly #usage = new TurnUsageAccumulator();
+  #running: RunningTurn | undefined;
+  #cancelCause: CancelCause | undefined;
+  #finishReason: string | undefined;
+
+  constructor(deps: TurnDeps, invocationId: string, promptId: string) {
+    this.#deps = deps;
+    this.invocationId = invocationId;
+    this.promptId = promptId;
+    this.guard = deps.guards.beginTurn(invocationId);
+  }
+
+  get canceled(): boolean {
+    return this.#cancelCause !== undefined;
+  }
+
+  /** Stop the worker; prompts this turn waits on close (410 turn-ended). First cause wins. */
+  cancel(cause: CancelCause): void {
+    this.#cancelCause ??= cause;
+    this.#running?.cancel();
+    this.#deps.tools.endTurn(this.invocationId).catch((error: unknown) => this.#deps.context.logError(`closing prompts: ${String(error)}`));
+  }
+
+  async execute(): Promise<TurnOutcome> {
+    const context = this.#deps.context;
+    if (this.canceled || context.isShuttingDown()) return { status: "canceled" };
+    this.#running = context.pool.runTurn(
+      { turnId: this.invocationId, model: context.model, conversationKey: this.#deps.conversationKey, conversation: this.#deps.history, maxSteps: context.maxSteps },
+      {
+        onTextDelta: (text) => this.#deps.feed.frame({ type: "text-delta", invocation_id: this.invocationId, text }),
+        onRequest: (request) => this.#answerWorker(request),
+      },
+    );
+    if (this.canceled) this.#running.cancel();
+    return this.#running.outcome;
+  }
+
+  #answerWorker(request: WorkerRequest): Promise<unknown> {
+    switch (request.kind) {
+      case "commit-response":
+        return this.#commitResponse(request.draft);
+      case "run-tool":
+        return this.#runTool(request.call);
+      case "script-cursor":
+        return Promise.resolve({ index: this.#deps.context.nextScriptIndex() });
+    }
+  }
+
+  async #commitResponse(draft: ResponseDraft): Promise<{ ok: true }> {
+    const context = this.#deps.context;
+    const model = context.model.name;
+    const event: ModelResponseEvent = {
+      ...this.#deps.header(this.invocationId, context.agentName),
+      kind: "model-response",
+      model,
+      text: draft.text,
+      toolCalls: draft.toolCalls,
+      turnComplete: draft.turnComplete,
+      finishReason: draft.finishReason,
+      usage: draft.usage,
+      cost: priceUsage(draft.usage, context.pricing.rates(model)),
+    };
+    await this.#deps.append([event]);
+    this.#usage.add(event);
+    this.#finishReason = draft.finishReason;
+    this.#deps.history.push({ role: "assistant", text: event.text, toolCalls: event.toolCalls });
+    const turnCost = this.#usage.cost.costUsd;
+    const cut = await this.#deps.guards.observeSpend(this.guard, turnCost, this.#deps.ledger.sessionCostUsd + turnCost, draft.toolCalls.length === 0);
+    if (cut) this.cancel("guardrail");
+    return { ok: true };
+  }
+
+  /**
+   * A proposed tool call: the watchdog sees it first, then the permission gate; its result is
+   * committed. A watchdog halt or a refusal storm cuts the turn (`canceled`).
+   */
+  async #runTool(call: ToolCall): Promise<ToolRunResult> {
+    const halt = this.canceled ? undefined : await this.#deps.guards.observeToolCall(this.guard, call);
+    let result: ToolRunResult;
+    let storm: number | undefined;
+    if (halt || this.canceled) {
+      result = { output: { error: "not run: the turn was stopped before this call (see the session's guardrail and interrupt rows)" }, isError: true };
+    } else {
+      const verdict = await this.#deps.tools.run(call, this.invocationId);
+      result = verdict.result;
+      storm = verdict.storm;
+    }
+    const event: ToolResultEvent = {
+      ...this.#deps.header(this.invocationId, this.#deps.context.agentName),
+      kind: "tool-result",
+      callId: call.callId,
+      name: call.name,
+      output: result.output,
+      isError: result.isError,
+      latencyMs: 0,
+    };
+    await this.#deps.append([event]);
+    this.#deps.history.push({ role: "tool", callId: call.callId, name: call.name, output: result.output, isError: result.isError });
+    if (halt) {
+      await this.#deps.guards.recordCut(this.guard, halt);
+      this.cancel("guardrail");
+    }
+    if (storm !== undefined) {
+      await this.#deps.append([{ ...this.#deps.header(this.invocationId, "gate/refusal-storm"), kind: "audit", name: "refusal-storm", metadata: { suppressed_calls: storm } }]);
+      this.cancel("refusal-storm");
+    }
+    return result;
+  }
+
+  /**
+   * Record the turn's end: usage into the ledger, a durable `agent/turn-error` row for a
+   * failure, then the terminal frame, idle, and cumulative usage, in that order.
+   */
+  async finish(outcome: TurnOutcome): Promise<TurnEnd> {
+    const deps = this.#deps;
+    this.#usage.recordInto(deps.ledger);
+    deps.guards.endTurn(this.guard, this.#usage.calls > 0);
+    const status = this.canceled ? "canceled" : outcome.status;
+    deps.context.turnEnded(status);
+    const end: TurnEnd = { status };
+    if (this.#finishReason !== undefined) end.finishReason = this.#finishReason;
+    if (this.#cancelCause !== undefined) end.cancelCause = this.#cancelCause;
+    const frames: LiveFrame[] = [];
+    if (status === "completed") {
+      frames.push({
+        type: "turn-complete",
+        prompt_id: this.promptId,
+        model: deps.context.model.name,
+        tokens_in: this.#usage.usage.inputTokens,
+        tokens_out: this.#usage.usage.outputTokens,
+        cost_usd: this.#usage.cost.costUsd,
+        latency_ms: Math.round(performance.now() - this.#startedAt),
+      });
+    } else if (status === "canceled" || outcome.status !== "failed") {
+      frames.push({ type: "turn-error", ...CANCELED_TURN });
+    } else {
+      end.error = classifyTurnFailure(outcome.message, outcome.code);
+      await deps
+        .append([{ ...deps.header(this.invocationId, TURN_ERROR_AUTHOR), kind: "audit", name: "turn-error", metadata: { source: "agent", ...end.error } }])
+        .catch((error: unknown) => deps.context.logError(`turn-error row not written: ${String(error)}`));
+      frames.push({ type: "turn-error", ...end.error });
+    }
+    frames.push({ type: "status-update", turn_state: "idle" });
+    frames.push({ type: "usage-update", ...deps.ledger.toUsageUpdate() });
+    for (const frame of frames) deps.feed.frame(frame);
+    return end;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * Repair of a cut tool call and auto-continue in a real daemon with the scripted model: a turn
+ * cut by kill -9 or SIGTERM is re-driven after the restart (the cut call repaired first), a
+ * transient failure and an output-cap cut are re-driven, and every guard holds: deliberate
+ * interrupts, auth failures and opt-out are never re-driven; at most 3 re-drives per sequence
+ * (a human message resets it); the per-session cap; the freshness window; the crash-loop
+ * breaker; another daemon's claim in the store.
+ */
+import { Database } from "bun:sqlite";
+import { afterEach, expect, test } from "bun:test";
+import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { failWith, writeScript } from "../support/scripted.ts";
+import { type Collector, type Frame, collect } from "../support/sse-client.ts";
+
+const running: Array<{ daemon: Daemon; events: Collector }> = [];
+afterEach(async () => {
+  for (const { daemon, events } of running.splice(0)) {
+    events.close();
+    if (daemon.process.exitCode === null) await daemon.kill9();
+  }
+});
+
+const say = (text: string, extra: Record<string, unknown> = {}) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, ...extra }] });
+const call = (name: string, args: Record<string, unknown>) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ functionCall: { name, args } }] }, turnComplete: true }] });
+const slow = (text: string, delayMs: number) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, delayMs }] });
+
+async function start(script: string, args: string[] = [], sessionDb?: string) {
+  const daemon = await startDaemon({ args: ["--model=scripted", `--script=${script}`, "--auto-continue-backoff=50ms", ...args], ...(sessionDb ? { sessionDb } : {}) });
+  const events = collect(`${daemon.baseUrl}/sessions/default/events`);
+  running.push({ daemon, events });
+  await events.waitFor((frame) => frame.event === "capabilities");
+  return { daemon, events, base: `${daemon.baseUrl}/sessions/default` };
+}
+
+type Row = { Author: string; InvocationID: string; CustomMetadata: Record<string, unknown> | null; Content: { parts: Array<{ text?: string; functionResponse?: { name: string; response: Record<string, unknown> } }> } | null };
+const rows = (events: Collector): Row[] => events.frames.filter((frame) => frame.event === "agent").map((frame) => frame.data.event as Row);
+const authors = (events: Collector) => rows(events).map((row) => row.Author);
+const continues = (events: Collector) => rows(events).filter((row) => row.Author === "agent/auto-continue");
+const turnEnd = (frame: Frame) => frame.event === "turn-complete" || frame.event === "turn-error";
+const metric = async (daemon: Daemon, name: string) => Number(new RegExp(`^${name} (\\d+)`, "m").exec(await (await fetch(`${daemon.baseUrl}/metrics`)).text())?.[1] ?? Number.NaN);
+
+/** Start a turn whose tool call waits on a permission prompt, then kill the daemon there. */
+async function cutAtToolCall(script: string, args: string[] = []) {
+  const first = await start(script, ["--permission-mode=ask", ...args]);
+  const prompts = collect(`${first.base}/perms/stream`);
+  try {
+    await postJson(`${first.base}/inject`, { message: "look it up" });
+    await prompts.waitFor((frame) => frame.event === "prompt");
+  } finally {
+    prompts.close();
+  }
+  const interruption = rows(first.events).find((row) => row.Author === "user")?.InvocationID ?? "";
+  await first.daemon.kill9();
+  return { sessionDb: first.daemon.sessionDb, interruption };
+}
+
+test("kill -9 between a tool call and its result: the restart repairs the call and re-drives the turn once", async () => {
+  // Each daemon replays its script from the top: the restarted one gets its own.
+  const { sessionDb } = await cutAtToolCall(writeScript([call("write_file", { path: "/nonexistent/spar-test", content: "x" })]));
+  const second = await start(writeScript([say("resumed")]), ["--permission-mode=ask"], sessionDb);
+  await second.events.waitFor((frame) => frame.event === "agent" && (frame.data.event as Row).Author === "agent/auto-continue");
+  await waitFor(() => (authors(second.events).filter((author) => author === "spar").length >= 2 ? true : undefined), 10_000, "the re-driven answer");
+  const log = authors(second.events);
+  const repair = log.indexOf("agent/repair");
+  expect(repair).toBeGreaterThan(log.indexOf("gate/prompt"));
+  expect(log[repair + 1]).toBe("agent/auto-continue");
+  const repaired = rows(second.events)[repair]?.Content?.parts[0]?.functionResponse;
+  expect(repaired).toMatchObject({ name: "write_file", response: { repaired: true } });
+  const note = continues(second.events)[0];
+  expect(note?.Content?.parts[0]?.text).toContain("[auto-continue] the daemon restarted");
+  expect(rows(second.events).at(-1)?.Content?.parts[0]?.text).toBe("resumed");
+  expect(await metric(second.daemon, "spar_auto_continue_redriven")).toBe(1);
+  await second.daemon.sigterm();
+  // Finished: a further restart re-drives nothing.
+  const third = await start(writeScript([say("unused")]), [], sessionDb);
+  await Bun.sleep(300);
+  expect(continues(third.events)).toHaveLength(1);
+  expect(await metric(third.daemon, "spar_auto_continue_redriven")).toBe(0);
+}, 40_000);
+
+test("repair without auto-continue: the next human turn starts with the repaired result", async () => {
+  const { sessionDb } = await cutAtToolCall(writeScript([call("write_file", { path: "/nonexistent/spar-test", content: "x" })]), ["--auto-continue=false"]);
+  const second = await start(writeScript([say("answered")]), ["--auto-continue=false"], sessionDb);
+  await Bun.sleep(300);
+  expect(continues(second.events)).toHaveLength(0);
+  await postJson(`${second.base}/inject`, { message: "and now?" });
+  await second.events.waitFor((frame) => frame.event === "turn-complete");
+  const log = authors(second.events);
+  expect(log.slice(log.indexOf("agent/repair"), log.indexOf("agent/repair") + 2)).toEqual(["agent/repair", "user"]);
+}, 30_000);
+
+test("SIGTERM mid-turn counts as cut by a restart; a deliberate interrupt is never re-driven", async () => {
+  const first = await start(writeScript([slow("slow", 5000)]));
+  await postJson(`${first.base}/inject`, { message: "work" });
+  await first.events.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming");
+  expect(await first.daemon.sigterm()).toBe(0);
+  const second = await start(writeScript([say("after sigterm"), slow("slow again", 5000)]), [], first.daemon.sessionDb);
+  await second.events.waitFor((frame) => frame.event === "turn-complete");
+  expect(continues(second.events)).toHaveLength(1);
+
+  await postJson(`${second.base}/inject`, { message: "more work" });
+  await second.events.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming", 10_000, second.events.frames.length);
+  await postJson(`${second.base}/interrupt`, { hold: false });
+  await second.daemon.kill9();
+  const third = await start(writeScript([say("never")]), [], first.daemon.sessionDb);
+  await Bun.sleep(400);
+  expect(continues(third.events)).toHaveLength(1);
+  expect(await metric(third.daemon, "spar_auto_continue_redriven")).toBe(0);
+}, 40_000);
+
+test("transient failures are re-driven at most 3 times per sequence; a human message starts a new one", async () => {
+  const script = writeScript([failWith("503", "upstream down"), failWith("UNAVAILABLE", "down"), failWith("429", "slow down"), failWith("503", "still down"), say("human turn"), failWith("503", "down again"), say("recovered")]);
+  const { events, base, daemon } = await start(script);
+  await postJson(`${base}/inject`, { message: "go" });
+  await waitFor(() => (events.frames.filter((frame) => frame.event === "turn-error").length >= 4 ? true : undefined), 10_000, "four failed turns");
+  await Bun.sleep(400);
+  expect(events.frames.filter((frame) => frame.event === "turn-error").map((frame) => frame.data.kind)).toEqual(["transient_network", "transient_network", "rate_limited", "transient_network"]);
+  expect(continues(events).map((row) => row.Content?.parts[0]?.text?.includes("transient model-provider error"))).toEqual([true, true, true]);
+  expect(authors(events).filter((author) => author === "agent/turn-error")).toHaveLength(4);
+  const mark = events.frames.length;
+  await postJson(`${base}/inject`, { message: "human" });
+  await events.waitFor((frame) => frame.event === "turn-complete", 10_000, mark);
+  const mark2 = events.frames.length;
+  await postJson(`${base}/inject`, { message: "again" });
+  await events.waitFor((frame) => frame.event === "turn-complete", 10_000, mark2);
+  expect(continues(events)).toHaveLength(4);
+  expect(await metric(daemon, "spar_auto_continue_redriven")).toBe(4);
+}, 40_000);
+
+test("never re-driven: auth failures, malformed requests, or when opted out; the per-session cap holds", async () => {
+  const auth = await start(writeScript([failWith("401", "bad key"), failWith("400", "malformed"), say("unused")]));
+  for (const message of ["a", "b"]) {
+    const mark = auth.events.frames.length;
+    await postJson(`${auth.base}/inject`, { message });
+    await auth.events.waitFor(turnEnd, 10_000, mark);
+  }
+  await Bun.sleep(300);
+  expect(continues(auth.events)).toHaveLength(0);
+
+  const off = await start(writeScript([failWith("503", "down"), say("unused")]), ["--auto-continue=false"]);
+  await postJson(`${off.base}/inject`, { message: "go" });
+  await off.events.waitFor(turnEnd);
+  await Bun.sleep(300);
+  expect(continues(off.events)).toHaveLength(0);
+
+  const capped = await start(writeScript([failWith("503", "down"), failWith("503", "down"), say("unused")]), ["--auto-continue-max-per-session=1"]);
+  await postJson(`${capped.base}/inject`, { message: "go" });
+  await waitFor(() => (capped.events.frames.filter((frame) => frame.event === "turn-error").length >= 2 ? true : undefined), 10_000, "two failed turns");
+  await Bun.sleep(300);
+  expect(continues(capped.events)).toHaveLength(1);
+}, 40_000);
+
+test("an output-token-cap cut is continued", async () => {
+  const { events, base } = await start(writeScript([say("the first half", { finishReason: "MAX_TOKENS" }), say("the second half")]));
+  await postJson(`${base}/inject`, { message: "long answer please" });
+  await waitFor(() => (events.frames.filter((frame) => frame.event === "turn-complete").length >= 2 ? true : undefined), 10_000, "two turns");
+  expect(continues(events)[0]?.Content?.parts[0]?.text).toContain("output-token limit");
+}, 30_000);
+
+test("guards at restart: the freshness window, the crash-loop breaker and another daemon's claim", async () => {
+  const script = writeScript([call("write_file", { path: "/nonexistent/spar-test", content: "x" })]);
+  const resume = writeScript([say("resumed")]);
+  const stale = await cutAtToolCall(script);
+  await Bun.sleep(1200);
+  const late = await start(resume, ["--auto-continue-freshness=1s"], stale.sessionDb);
+  await Bun.sleep(400);
+  expect(continues(late.events)).toHaveLength(0);
+
+  // One unclean stop in the window opens a breaker set to 1.
+  const looping = await cutAtToolCall(script);
+  const broken = await start(resume, ["--auto-continue-crash-loop-boots=1"], looping.sessionDb);
+  await Bun.sleep(400);
+  expect(continues(broken.events)).toHaveLength(0);
+  expect(broken.daemon.log()).toContain("crash-loop breaker open");
+
+  // Another daemon claimed this interruption a moment ago: stand down.
+  const claimed = await cutAtToolCall(script);
+  const db = new Database(claimed.sessionDb);
+  try {
+    db.run("INSERT INTO interruption_claims (app, sid, interruption, owner, expires_at) VALUES ('spar', 'default', ?, 'other-daemon', ?)", [claimed.interruption, new Date(Date.now() + 600_000).toISOString()]);
+  } finally {
+    db.close();
+  }
+  const standing = await start(resume, [], claimed.sessionDb);
+  await Bun.sleep(400);
+  expect(continues(standing.events)).toHaveLength(0);
+  expect(standing.daemon.log()).toContain("another daemon holds the claim");
+}, 60_000);
