@@ -5,76 +5,26 @@
  * the worker pool; every row a turn produces is committed here before the worker goes on.
  */
 import { AUTO_CONTINUE_AUTHOR, type ContinueCause, type CutTurn, continueNote, findCutTurn, isOutputCap, sequenceCount } from "../core/auto-continue.ts";
-import type { CommittedRow, LiveFrame, SessionEvent, ToolResultEvent, UserMessageEvent } from "../core/events.ts";
-import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
+import type { CommittedRow, LiveFrame, SessionEvent, UserMessageEvent } from "../core/events.ts";
+import type { ResetRequest } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
 import { bundleInbox, titleFromPrompt } from "../core/inbox-bundle.ts";
 import { PauseGate, type ResumeMode, steerMessage } from "../core/pause-gate.ts";
-import type { ChatMessage, ModelSpec } from "../core/model.ts";
+import type { ChatMessage } from "../core/model.ts";
 import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
-import type { InboxItem, SessionRecord, Store } from "../core/session-store.ts";
+import type { InboxItem, SessionRecord } from "../core/session-store.ts";
 import type { UsageInfo } from "../core/usage.ts";
-import type { AutoContinuer } from "./auto-continuer.ts";
 import type { TurnOutcome } from "./channel.ts";
-import { GatedTools, type PermissionSettings } from "./gated-tools.ts";
+import { GatedTools } from "./gated-tools.ts";
 import { eventToMessage, missingToolResults, rebuildFromRows } from "./history.ts";
 import { unansweredPrompts } from "./prompt-broker.ts";
-import type { PricingTable } from "./pricing-table.ts";
 import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPublication } from "./session-feed.ts";
 import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
-import { Turn, type TurnEnd } from "./turn-runner.ts";
-import type { WorkerPool } from "./worker-pool.ts";
-import type { ResetRequest } from "../core/guardrails.ts";
+import { REPAIR_AUTHOR, Turn, type TurnEnd, repairRows } from "./turn-runner.ts";
+import { type ArmedContinue, ContinueSlot } from "./continue-slot.ts";
+import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
 
-export interface ActorContext {
-  store: Store;
-  pool: WorkerPool;
-  pricing: PricingTable;
-  model: ModelSpec;
-  agentName: string;
-  maxSteps: number;
-  nextScriptIndex(): number;
-  now(): Date;
-  isShuttingDown(): boolean;
-  logError(message: string): void;
-  /** Told once per finished turn (metrics). */
-  turnEnded(status: TurnOutcome["status"]): void;
-  permissions: PermissionSettings;
-  guardrails: GuardrailConfig;
-  autoContinue: AutoContinuer;
-  /** Told when a halted session refuses a turn (metrics). */
-  turnRefused(guardrail: GuardrailName): void;
-}
-
-export interface InjectResult {
-  promptId: string;
-  woke: boolean;
-  /** Set when a guardrail holds the session halted: the message waits in the inbox. */
-  halted?: { guardrail: GuardrailName; reason: string };
-}
-
-/** A synthesized continue turn waiting to start. */
-interface ArmedContinue {
-  cause: ContinueCause;
-  interruption: string;
-  promptId: string;
-  attempt: number;
-}
-
-export interface StatusInfo {
-  state: "idle" | "running" | "paused";
-  model_name: string;
-  turn_in_flight: boolean;
-  next_wake_at: string;
-  paused_since: string;
-  pause_reason?: string;
-  current_tool?: string;
-}
-
-export interface InterruptResult {
-  interrupted: boolean;
-  paused: boolean;
-}
+export type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
 
 const ZERO_TIME = "0001-01-01T00:00:00Z";
 
@@ -102,8 +52,7 @@ export class SessionActor {
   #lastActivity = Date.now();
   /** Re-drives since the last human prompt (auto-continue sequence). */
   #sequence: number;
-  #armed: ArmedContinue | undefined;
-  #continueTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #continuation = new ContinueSlot();
   /** Set while a turn that could not start (store refusing writes) waits to be retried. */
   #startRetry: ReturnType<typeof setTimeout> | undefined;
   #startRetryMs = 0;
@@ -194,8 +143,7 @@ export class SessionActor {
       !this.#starting &&
       this.#pending.length === 0 &&
       !this.#bareWake &&
-      this.#armed === undefined &&
-      this.#continueTimer === undefined &&
+      !this.#continuation.occupied &&
       this.#startRetry === undefined &&
       this.feed.subscriberCount === 0
     );
@@ -238,7 +186,7 @@ export class SessionActor {
   /** Start a turn if one is due and none is running. */
   schedule(): void {
     if (this.#turn || this.#starting || this.#startRetry || this.#retired || this.#gate.paused || this.#context.isShuttingDown()) return;
-    const due = this.#bareWake || this.#armed !== undefined || this.#pending.some((item) => item.wake);
+    const due = this.#bareWake || this.#continuation.ready || this.#pending.some((item) => item.wake);
     if (!due) return;
     this.#starting = true;
     this.#turnDone = this.#runTurn().catch((error: unknown) => {
@@ -251,13 +199,13 @@ export class SessionActor {
     this.#retired = true;
     clearTimeout(this.#startRetry);
     this.#startRetry = undefined;
-    this.#disarm();
+    this.#continuation.clear();
     await this.cancelTurn();
   }
 
   /** Cancel the running turn (shutdown, delete); resolves when it has ended. */
   async cancelTurn(): Promise<void> {
-    this.#disarm();
+    this.#continuation.clear();
     clearTimeout(this.#startRetry);
     this.#startRetry = undefined;
     this.#turn?.cancel("shutdown");
@@ -288,7 +236,7 @@ export class SessionActor {
    */
   async interrupt(hold: boolean, caller: string | undefined): Promise<InterruptResult> {
     const turn = this.#turn;
-    this.#disarm();
+    this.#continuation.clear();
     const parked = turn !== undefined && hold && this.#gate.pause("operator-interrupt", this.#context.now().toISOString());
     if (turn) {
       turn.cancel("operator");
@@ -423,15 +371,16 @@ export class SessionActor {
     if (refused) {
       // No frames: the inbox keeps its messages until a reset (spec: turn refused while halted).
       this.#bareWake = false;
-      this.#disarm();
+      this.#continuation.clear();
       this.#context.turnRefused(refused.guardrail);
       return undefined;
     }
     const items = this.#pending.splice(0);
     const bare = this.#bareWake;
     this.#bareWake = false;
-    const armed = items.length > 0 ? undefined : this.#armed;
-    this.#disarm();
+    // A human message supersedes a waiting continue turn.
+    const taken = this.#continuation.take();
+    const armed = items.length > 0 ? undefined : taken;
     if (items.length === 0 && !bare && !armed) return undefined;
     const turn = new Turn(this.#turnDeps(), `e-${uuidv7()}`, items[0]?.promptId ?? armed?.promptId ?? uuidv7());
     return { turn, items, armed };
@@ -465,15 +414,7 @@ export class SessionActor {
       promptIds: armed ? [] : items.map((item) => item.promptId),
     };
     if (armed) userEvent.autoContinue = { cause: armed.cause, interruption: armed.interruption, attempt: armed.attempt };
-    const repairs: ToolResultEvent[] = missingToolResults(this.#history).map((call) => ({
-      ...this.#header(turn.invocationId, "agent/repair"),
-      kind: "tool-result",
-      callId: call.callId,
-      name: call.name,
-      output: { error: "this tool call was cut off before it returned a result (restart, interrupt or crash); it was not run again", repaired: true },
-      isError: true,
-      latencyMs: 0,
-    }));
+    const repairs = repairRows(missingToolResults(this.#history), () => this.#header(turn.invocationId, REPAIR_AUTHOR));
     const dequeued: LiveFrame[] = (armed ? [armed.promptId] : items.map((item) => item.promptId)).map((id) => ({ type: "inbox", state: "dequeued", prompt_id: id, queued_at: ZERO_TIME }));
     const streaming: LiveFrame = { type: "status-update", turn_state: "streaming", model: this.#context.model.name };
     try {
@@ -524,13 +465,7 @@ export class SessionActor {
     if (!approved || this.#retired) return;
     const armed: ArmedContinue = { cause, interruption, promptId: uuidv7(), attempt: this.#sequence + 1 };
     this.feed.frame({ type: "inbox", state: "queued", prompt_id: armed.promptId, queued_at: this.#context.now().toISOString() });
-    const arm = () => {
-      this.#continueTimer = undefined;
-      this.#armed = armed;
-      this.schedule();
-    };
-    if (delayMs <= 0) arm();
-    else this.#continueTimer = setTimeout(arm, delayMs);
+    this.#continuation.arm(armed, delayMs, () => this.schedule());
   }
 
   /** The store refused the turn's first write: try again later, backing off (0.5 s to 30 s). */
@@ -540,12 +475,6 @@ export class SessionActor {
       this.#startRetry = undefined;
       this.schedule();
     }, this.#startRetryMs);
-  }
-
-  #disarm(): void {
-    this.#armed = undefined;
-    if (this.#continueTimer !== undefined) clearTimeout(this.#continueTimer);
-    this.#continueTimer = undefined;
   }
 
   async #nameSession(prompt: string): Promise<void> {

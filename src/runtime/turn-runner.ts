@@ -41,6 +41,23 @@ export interface TurnEnd {
 }
 
 export const TURN_ERROR_AUTHOR = "agent/turn-error";
+export const REPAIR_AUTHOR = "agent/repair";
+
+/**
+ * Results for tool calls a cut turn left without one (restart, interrupt, crash): error results
+ * saying the call was not run again, so the conversation the model sees is well formed.
+ */
+export function repairRows(calls: readonly ToolCall[], header: () => { id: string; ts: string; invocationId: string; author: string }): ToolResultEvent[] {
+  return calls.map((call) => ({
+    ...header(),
+    kind: "tool-result",
+    callId: call.callId,
+    name: call.name,
+    output: { error: "this tool call was cut off before it returned a result (restart, interrupt or crash); it was not run again", repaired: true },
+    isError: true,
+    latencyMs: 0,
+  }));
+}
 
 export class Turn {
   readonly invocationId: string;

@@ -1,0 +1,55 @@
+/**
+ * What a session actor needs from its host (ActorContext) and the shapes its operations answer.
+ * Types only.
+ */
+import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
+import type { ModelSpec } from "../core/model.ts";
+import type { Store } from "../core/session-store.ts";
+import type { AutoContinuer } from "./auto-continuer.ts";
+import type { TurnOutcome } from "./channel.ts";
+import type { PermissionSettings } from "./gated-tools.ts";
+import type { PricingTable } from "./pricing-table.ts";
+import type { WorkerPool } from "./worker-pool.ts";
+
+export interface ActorContext {
+  store: Store;
+  pool: WorkerPool;
+  pricing: PricingTable;
+  model: ModelSpec;
+  agentName: string;
+  maxSteps: number;
+  nextScriptIndex(): number;
+  now(): Date;
+  isShuttingDown(): boolean;
+  logError(message: string): void;
+  /** Told once per finished turn (metrics). */
+  turnEnded(status: TurnOutcome["status"]): void;
+  permissions: PermissionSettings;
+  guardrails: GuardrailConfig;
+  autoContinue: AutoContinuer;
+  /** Told when a halted session refuses a turn (metrics). */
+  turnRefused(guardrail: GuardrailName): void;
+}
+
+export interface InjectResult {
+  promptId: string;
+  woke: boolean;
+  /** Set when a guardrail holds the session halted: the message waits in the inbox. */
+  halted?: { guardrail: GuardrailName; reason: string };
+}
+
+
+export interface StatusInfo {
+  state: "idle" | "running" | "paused";
+  model_name: string;
+  turn_in_flight: boolean;
+  next_wake_at: string;
+  paused_since: string;
+  pause_reason?: string;
+  current_tool?: string;
+}
+
+export interface InterruptResult {
+  interrupted: boolean;
+  paused: boolean;
+}
