@@ -68,7 +68,8 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   const metrics = new WatcherMetrics(config.clusterName);
   const sink = buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger);
   const restarted = () => metrics.runnerRestarts();
-  const graph = plan.storm ? new ClusterGraph(connection, logger, restarted) : undefined;
+  // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery.
+  const graph = plan.storm || config.recoveryStableForMs > 0 ? new ClusterGraph(connection, logger, restarted) : undefined;
   const dedup = new DedupCache(config.dedupWindowMs);
   if (config.dedupPersist) loadDedupFile(config.dedupPersist, dedup, logger);
   const dispatcher = new Dispatcher(
@@ -90,7 +91,8 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       logger,
       metrics,
       dedup,
-      ...(graph ? { topology: graph.ancestors, clearance: graph.clearance } : {}),
+      ...(graph ? { clearance: graph.clearance } : {}),
+      ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
       ...(config.enrich.level === "off" ? {} : { enrich: podEnricher(connection, { capBytes: config.enrich.capBytes, logLines: config.enrich.logLines, timeoutMs: config.enrich.timeoutMs }) }),
     },
   );

@@ -90,8 +90,10 @@ export class RecoveryTracker {
     }
     const since = Math.min(now, Math.max(entry.firstSeen, observation.stableSince ?? now));
     const resolution = observation.resolution ?? "recovered";
-    // A later stableSince (a restart inside the window) starts the window again.
-    const stableSince = state.phase === "clearing" && since <= state.stableSince ? state.stableSince : since;
+    // A later stableSince (a restart inside the window) starts the window again; an observation
+    // that knows no transition time keeps the window already running.
+    const keep = state.phase === "clearing" && (observation.stableSince === undefined || since <= state.stableSince);
+    const stableSince = keep ? state.stableSince : since;
     if (now - stableSince >= this.stableForMs) {
       entry.state = { phase: "resolved", stableSince, resolvedAt: now, resolution };
       return { kind: "resolved", key, resolvedAt: now, stableSince, resolution };

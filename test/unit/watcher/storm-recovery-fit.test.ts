@@ -113,6 +113,14 @@ describe("recovery tracking", () => {
     expect(tracker.observe("k", { cleared: true, stableSince: 250_000 }, 550_000)?.kind).toBe("resolved");
   });
 
+  test("clear observations without a transition time keep the running window (no endless restart)", () => {
+    const tracker = new RecoveryTracker(60_000);
+    tracker.track("k", 0, 0);
+    expect(tracker.observe("k", { cleared: true }, 10_000)).toBeUndefined();
+    expect(tracker.observe("k", { cleared: true }, 40_000)).toBeUndefined();
+    expect(tracker.observe("k", { cleared: true }, 70_000)).toMatchObject({ kind: "resolved", stableSince: 10_000 });
+  });
+
   test("a quiet revert window ends tracking; unjudged incidents are dropped after an hour; 0 disables", () => {
     const tracker = new RecoveryTracker(60_000);
     tracker.track("k", 0, 0);

@@ -1,0 +1,160 @@
+/**
+ * The watcher's incident lifecycle end to end against the fake kube-apiserver and a real
+ * `spar agent`: a crash-looping pod that turns Ready and stays so for the stable window gets
+ * `resolved` in its own session, and its relapse `resolved.reverted`; a full apiserver restart
+ * mid-watch loses and duplicates nothing; and the watcher reaches an mTLS apiserver through a
+ * kubeconfig holding client certificates.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
+import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
+import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
+import { createLogger } from "../../src/telemetry/logger.ts";
+import { type RunningWatcher, startWatcher } from "../../src/watcher/watch-runner.ts";
+import { type Daemon, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { generateCertificates, writeKubeconfig } from "../support/kube.ts";
+import { collect } from "../support/sse-client.ts";
+
+const OWNER = "oncall@example.com";
+const ONCALL_TOKEN = "tok-oncall";
+const env = { WATCHER_TOKEN: "tok-watcher" };
+let api: FakeApiserver;
+let daemon: Daemon;
+let dir: string;
+let kubeconfig: string;
+
+beforeAll(async () => {
+  dir = tempDir();
+  api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
+  kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
+  const table = join(dir, "callers.yaml");
+  writeFileSync(table, ["callers:", "  - identity: watcher", "    token_env: WATCHER_TOKEN", `  - identity: ${OWNER}`, `    token_sha256: ${sha256Hex(ONCALL_TOKEN)}`, ""].join("\n"));
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }));
+  daemon = await startDaemon({ args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`], env });
+}, 30_000);
+
+afterAll(async () => {
+  await daemon.sigterm();
+  await api.stop();
+});
+
+async function watcher(config: string, ...extra: string[]): Promise<{ running: RunningWatcher; log: string[] }> {
+  const parsed = watcherConfigFromArgv([`--daemon-url=${daemon.baseUrl}`, "--token-env=WATCHER_TOKEN", `--owner=${OWNER}`, "--cluster-name=kind-test", `--kubeconfig=${config}`, "--backoff-min-count=1", "--storm=off", ...extra]);
+  if (!parsed.ok) throw new Error(parsed.error);
+  const log: string[] = [];
+  const running = await startWatcher(parsed.value, createLogger("debug", (line) => log.push(line)), { env, recoveryTickMs: 100 });
+  await waitFor(() => (running.ready() ? true : undefined), 8000, "informers synced");
+  return { running, log };
+}
+
+/** The payloads injected into a session (agent rows whose text is a payload), read as the owner. */
+async function injected(sessionId: string, count: number): Promise<Array<Record<string, unknown>>> {
+  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } });
+  const texts = () =>
+    stream.frames
+      .filter((frame) => frame.event === "agent")
+      .map((frame) => ((frame.data.event as { Content?: { parts?: Array<{ text?: string }> } }).Content?.parts ?? []).map((part) => part.text ?? "").join(""))
+      .filter((text) => text.startsWith('{"kind"'));
+  try {
+    await waitFor(() => (new Set(texts()).size >= count ? true : undefined), 8000, `${count} injects in ${sessionId}`);
+    return [...new Set(texts())].map((text) => JSON.parse(text) as Record<string, unknown>);
+  } finally {
+    stream.close();
+  }
+}
+
+const crashing = (namespace: string, name: string) => ({ namespace, name, node: "node-a", containers: [{ name: "app", image: "registry.example.com/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 4 }] });
+
+function backOff(pod: Record<string, unknown>, at = Date.now()) {
+  api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { component: "kubelet", host: "node-a" }, fieldPath: "spec.containers{app}", lastTimestamp: new Date(at).toISOString() });
+}
+
+const fires = (log: string[], name: string) => log.filter((line) => line.includes(`fire BackOff pod=${name} `));
+
+describe("recovery", () => {
+  test("Ready for the stable window: resolved into the incident's session; the relapse: resolved.reverted into the same one", async () => {
+    const { running, log } = await watcher(kubeconfig, "--recovery-stable-for=2s");
+    try {
+      const pod = api.scenario.createPod(crashing("payments", "ledger-1") as never);
+      backOff(pod);
+      const fired = await waitFor(() => fires(log, "payments/ledger-1")[0], 8000, "fire line");
+      const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
+      await Bun.sleep(500);
+      expect(log.some((line) => line.includes(" resolved CrashLoopBackOff pod=payments/ledger-1"))).toBe(false);
+      api.scenario.updatePod({ namespace: "payments", name: "ledger-1", node: "node-a", containers: [{ name: "app", image: "registry.example.com/app:v1", restartCount: 4 }] } as never);
+      const clearedAt = Date.now();
+      await waitFor(() => log.find((line) => line.includes(`resolved CrashLoopBackOff pod=payments/ledger-1 → sid=${sid}`)), 8000, "resolved line");
+      expect(Date.now() - clearedAt).toBeGreaterThanOrEqual(1900);
+      api.scenario.updatePod(crashing("payments", "ledger-1") as never);
+      backOff(pod, Date.now() + 1000);
+      await waitFor(() => log.find((line) => line.includes(`resolved.reverted CrashLoopBackOff pod=payments/ledger-1 → sid=${sid}`)), 8000, "reverted line");
+      await running.dispatcher.idle();
+      const payloads = await injected(sid, 3);
+      expect(payloads.map((payload) => payload.kind)).toEqual(["cluster-event", "resolved", "resolved.reverted"]);
+      expect(payloads[1]).toMatchObject({ kind: "resolved", name: "ledger-1", namespace: "payments", cluster: "kind-test", resolution: "recovered" });
+      expect(payloads[2]).toMatchObject({ kind: "resolved.reverted", name: "ledger-1", cluster: "kind-test" });
+      expect(fires(log, "payments/ledger-1")).toHaveLength(1);
+      expect(running.metrics.render()).toContain('watcher_recoveries_reverted_total{cluster="kind-test"} 1');
+    } finally {
+      await running.stop();
+    }
+  }, 30_000);
+});
+
+describe("apiserver restart", () => {
+  test("a full restart mid-watch: incidents before, during and after each fire exactly once", async () => {
+    const { running, log } = await watcher(kubeconfig, "--recovery-stable-for=0");
+    try {
+      const before = api.scenario.createPod(crashing("restart", "before-1") as never);
+      backOff(before);
+      await waitFor(() => fires(log, "restart/before-1")[0], 8000, "fire before the restart");
+      const restarting = api.restart({ keepState: true, downtimeMs: 1500 });
+      await Bun.sleep(200);
+      // Recorded while the server is down: the re-list after the restart must deliver it.
+      backOff(api.scenario.createPod(crashing("restart", "during-1") as never));
+      backOff(before, Date.now() + 1000);
+      await restarting;
+      await waitFor(() => fires(log, "restart/during-1")[0], 15_000, "fire of the event recorded during the downtime");
+      backOff(api.scenario.createPod(crashing("restart", "after-1") as never));
+      await waitFor(() => fires(log, "restart/after-1")[0], 10_000, "fire after the restart");
+      await running.dispatcher.idle();
+      expect(log.some((line) => line.includes("cluster-events: watch failed"))).toBe(true);
+      expect(fires(log, "restart/before-1")).toHaveLength(1);
+      expect(fires(log, "restart/during-1")).toHaveLength(1);
+      expect(fires(log, "restart/after-1")).toHaveLength(1);
+      expect(log.some((line) => line.includes("dedup BackOff pod=restart/before-1 (count=2"))).toBe(true);
+    } finally {
+      await running.stop();
+    }
+  }, 40_000);
+});
+
+describe("mTLS", () => {
+  test("a kubeconfig with client certificates reaches an apiserver that requires them; one without is refused", async () => {
+    const certs = generateCertificates(join(dir, "pki"), { user: "system:serviceaccount:agent-triage:watcher" });
+    const secure = await startFakeApiserver({ tls: { cert: certs.serverCert, key: certs.serverKey, clientCa: certs.caCert }, clientCertificateUser: "watcher" });
+    try {
+      const mtlsConfig = writeKubeconfig(join(dir, "kubeconfig-mtls"), { server: secure.url, caPem: certs.caCert, clientCertPem: certs.clientCert, clientKeyPem: certs.clientKey, name: "secure" });
+      const { running, log } = await watcher(mtlsConfig, "--recovery-stable-for=0");
+      try {
+        const pod = secure.scenario.createPod({ namespace: "vault", name: "unsealer-1", node: "node-a", containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 2 }] } as never);
+        secure.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { host: "node-a" }, fieldPath: "spec.containers{app}" });
+        const fired = await waitFor(() => fires(log, "vault/unsealer-1")[0], 8000, "fire over mTLS");
+        const [payload] = await injected(/sid=(\S+)/.exec(fired)?.[1] ?? "", 1);
+        expect(payload).toMatchObject({ kind: "cluster-event", reason: "BackOff", cluster: "kind-test", namespace: "vault", name: "unsealer-1" });
+        expect(String((payload?.enrichment as { bundle?: string } | undefined)?.bundle)).toContain("kind=spec.container");
+        expect(secure.requests().some((request) => request.user === "watcher" && request.path === "/api/v1/events")).toBe(true);
+      } finally {
+        await running.stop();
+      }
+      const noClientCert = writeKubeconfig(join(dir, "kubeconfig-nocert"), { server: secure.url, caPem: certs.caCert, name: "secure" });
+      const parsed = watcherConfigFromArgv(["--dry-run", `--kubeconfig=${noClientCert}`, "--storm=off"]);
+      if (!parsed.ok) throw new Error(parsed.error);
+      await expect(startWatcher(parsed.value, createLogger("error", () => {}), { env })).rejects.toThrow("access review");
+    } finally {
+      await secure.stop();
+    }
+  }, 30_000);
+});
