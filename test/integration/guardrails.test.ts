@@ -203,3 +203,21 @@ test("a watchdog halt survives restart under enforce and is not resurrected unde
   expect(await guardrails(warn.base)).toMatchObject({ halted: false, watchdog: { mode: "warn", tripped: false } });
   await waitFor(async () => ((await fetch(`${warn.daemon.baseUrl}/healthz`)).status === 200 ? true : undefined), 5000, "healthz");
 }, 40_000);
+
+test("readiness: a guardrail-halted session counts neither as a failure nor as clearing one", async () => {
+  const failing = { request: {}, responses: [{ error: { status: "401", message: "bad key" } }] };
+  const loop = Array.from({ length: 5 }, () => call("lookup", { q: "same" }));
+  const { daemon, events, base } = await start({ script: writeScript([failing, failing, failing, ...loop]) });
+  for (let i = 0; i < 3; i++) {
+    const mark = events.frames.length;
+    await postJson(`${base}/inject`, { message: `try ${i}` });
+    await events.waitFor(turnEnd, 10_000, mark);
+  }
+  const health = async () => (await fetch(`${daemon.baseUrl}/healthz`)).status;
+  expect(await health()).toBe(503);
+  await postJson(`${base}/inject`, { message: "loop" });
+  await events.waitFor((frame) => frame.event === "guardrail-trip");
+  await waitFor(async () => ((await guardrails(base)).halted ? true : undefined), 5000, "halt");
+  // The only live session is halted: nothing left to judge, so the aggregate is ready again.
+  expect(await health()).toBe(200);
+}, 30_000);
