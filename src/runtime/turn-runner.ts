@@ -145,10 +145,13 @@ export class Turn {
     const halt = this.canceled ? undefined : await this.#deps.guards.observeToolCall(this.guard, call);
     let result: ToolRunResult;
     let storm: number | undefined;
+    let latencyMs = 0;
     if (halt || this.canceled) {
       result = { output: { error: "not run: the turn was stopped before this call (see the session's guardrail and interrupt rows)" }, isError: true };
     } else {
+      const started = performance.now();
       const verdict = await this.#deps.tools.run(call, this.invocationId);
+      latencyMs = Math.round(performance.now() - started);
       result = verdict.result;
       storm = verdict.storm;
     }
@@ -159,7 +162,7 @@ export class Turn {
       name: call.name,
       output: result.output,
       isError: result.isError,
-      latencyMs: 0,
+      latencyMs,
     };
     await this.#deps.append([event]);
     this.#deps.history.push({ role: "tool", callId: call.callId, name: call.name, output: result.output, isError: result.isError });

@@ -82,6 +82,8 @@ test("bash past its timeout: the command and its background child are killed, pa
   const result = toolResults(events)[0];
   expect(result?.response.error).toContain("timed out after 1 s");
   expect(result?.response.exit_code).toBeNull();
+  // The row records how long the call ran (about the 1 s timeout).
+  expect(Number(result?.response.latency_ms)).toBeGreaterThanOrEqual(900);
   const stdout = String(result?.response.stdout);
   const child = Number(/child (\d+)/.exec(stdout)?.[1]);
   const self = Number(/self (\d+)/.exec(stdout)?.[1]);
