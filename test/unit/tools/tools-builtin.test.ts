@@ -4,6 +4,7 @@
  * cancel), input validation, classes matching the gate's table (D62), specs matching their
  * validators, the tools flags, and the turn loop offering the specs to the model.
  */
+import { forbiddenAddress } from "../../../src/tools/fetch-url-tool.ts";
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
@@ -77,6 +78,9 @@ describe("fetch_url", () => {
         return new Response("late");
       }
       if (path === "/missing") return new Response("nope", { status: 404 });
+      if (path === "/hop") return Response.redirect(`http://127.0.0.1:${server.port}/ok`, 302);
+      if (path === "/to-metadata") return Response.redirect("http://169.254.169.254/latest/meta-data/", 302);
+      if (path === "/loop") return Response.redirect(`http://127.0.0.1:${server.port}/loop`, 307);
       return Response.json({ hello: "world" });
     },
   });
@@ -89,6 +93,18 @@ describe("fetch_url", () => {
     const big = await run("fetch_url", { url: url("/big") });
     expect(String(big.output.body).length).toBe(256 * 1024);
     expect(big.output.truncated).toBe(true);
+  });
+
+  test("redirects are followed; link-local and metadata hosts are refused, also behind a redirect", async () => {
+    expect(await run("fetch_url", { url: url("/hop") })).toMatchObject({ output: { url: url("/ok"), status: 200 }, isError: false });
+    const direct = await run("fetch_url", { url: "http://169.254.169.254/latest/meta-data/" });
+    expect(direct).toMatchObject({ isError: true });
+    expect(String(direct.output.error)).toContain("refused: 169.254.169.254 resolves to 169.254.169.254");
+    const hidden = await run("fetch_url", { url: url("/to-metadata") });
+    expect(String(hidden.output.error)).toContain("link-local or cloud-metadata");
+    expect(String((await run("fetch_url", { url: "http://[fe80::1]/" })).output.error)).toContain("refused");
+    expect(String((await run("fetch_url", { url: url("/loop") })).output.error)).toContain("more than 5 redirects");
+    expect([forbiddenAddress("169.254.0.1"), forbiddenAddress("::ffff:169.254.169.254"), forbiddenAddress("fd00:ec2::254"), forbiddenAddress("127.0.0.1"), forbiddenAddress("10.0.0.1"), forbiddenAddress("2001:db8::1")]).toEqual([true, true, true, false, false, false]);
   });
 
   test("a cancel stops a slow fetch", async () => {
