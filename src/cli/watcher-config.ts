@@ -52,6 +52,8 @@ export interface WatcherConfig {
   injectMaxBytes: number;
   storm: { setting: StormSetting; min: number; windowMs: number; clusterFallback: boolean; mine: boolean; mineMin: number };
   store: string | undefined;
+  storeMaxBytes: number;
+  storeTtlMs: number;
   metricsAddr: string | undefined;
   logLevel: LogLevel;
   /** Every flag's effective value, for the source-tuning flags without a typed field yet. */
@@ -227,6 +229,8 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
       injectMaxBytes: num("inject-max-bytes"),
       storm: { setting: storm, min: stormMin, windowMs: num("storm-window"), clusterFallback: bool("storm-cluster-fallback"), mine: bool("storm-mine"), mineMin },
       store: str("store"),
+      storeMaxBytes: num("store-max-mb") * 1024 * 1024,
+      storeTtlMs: num("store-ttl"),
       metricsAddr,
       logLevel: str("log-level") as LogLevel,
       values,

@@ -10,6 +10,7 @@ import { DedupCache, type DedupIncident, dedupKey } from "./core/dedup-cache.ts"
 import { type FilterSettings, decideFilter } from "./core/filter.ts";
 import { fingerprint } from "./core/fingerprint.ts";
 import { fitPayload } from "./core/fit.ts";
+import { type OccurrenceRow, type Route, rowOf } from "./core/occurrence.ts";
 import { buildIncidentPayload, buildResolvedPayload } from "./core/payload.ts";
 import { PullClassMemo } from "./core/pull-class.ts";
 import { canonicalReasonForEvent } from "./core/reasons.ts";
@@ -52,9 +53,23 @@ export interface DispatcherDeps {
   topology?: TopologyLookup;
   clearance?: ClearanceLookup;
   dedup?: DedupCache;
+  /** The occurrence store's writer (`--store`): every routed signal with its route. */
+  record?: (row: OccurrenceRow) => void;
 }
 
 export type DispatchOutcome = "filtered" | "deduped" | "opened" | "open-failed" | "retried" | "storm-formed" | "storm-attached" | "storm-pending";
+
+/** The occurrence-store route of each dispatch outcome (filtered signals are not stored). */
+const ROUTES: Record<DispatchOutcome, Route | undefined> = {
+  filtered: undefined,
+  deduped: "suppressed",
+  opened: "injected",
+  retried: "injected",
+  "open-failed": "error",
+  "storm-formed": "storm",
+  "storm-attached": "storm-member",
+  "storm-pending": "storm-member",
+};
 
 export class Dispatcher {
   readonly dedup: DedupCache;
@@ -93,6 +108,18 @@ export class Dispatcher {
   }
 
   private async handle(incoming: Signal): Promise<DispatchOutcome> {
+    const outcome = await this.route(incoming);
+    const record = this.deps.record;
+    const route = ROUTES[outcome];
+    if (record && route) {
+      const key = dedupKey(incoming.uid, canonicalReasonForEvent(incoming.reason, incoming.message));
+      const entry = this.dedup.get(key);
+      record(rowOf({ ...incoming, severity: this.settings.severityOverrides.get(incoming.kind) ?? incoming.severity }, route, this.settings.cluster, this.now(), entry?.sessionId));
+    }
+    return outcome;
+  }
+
+  private async route(incoming: Signal): Promise<DispatchOutcome> {
     const now = this.now();
     const signal = { ...incoming, severity: this.settings.severityOverrides.get(incoming.kind) ?? incoming.severity };
     const { metrics, logger } = this.deps;
@@ -232,6 +259,7 @@ export class Dispatcher {
       return;
     }
     logger.info(`${outcome.kind} ${payload.reason} pod=${incident.namespace}/${incident.name} → sid=${sessionId}`);
+    this.deps.record?.({ at: this.now(), route: outcome.kind === "resolved" ? "resolved" : "followup", kind: outcome.kind, severity: "info", reason: payload.reason, namespace: incident.namespace, kindOfObject: incident.kind_of_object, name: incident.name, uid: outcome.key.slice(0, separator), cluster: incident.cluster, sessionId });
     if (this.storms) await this.storms.noteOutcome(outcome);
   }
 }

@@ -20,9 +20,12 @@ import { podEnricher } from "./enricher.ts";
 import { WebhookSink } from "./sinks/webhook-sink.ts";
 import { ClusterEventsSource } from "./sources/cluster-events.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
+import { OccurrenceStore } from "./occurrence-store.ts";
 import { WatcherMetrics } from "./watcher-metrics.ts";
 
 const RECOVERY_TICK_MS = 15_000;
+const STORE_FLUSH_MS = 1000;
+const STORE_PRUNE_MS = 60_000;
 
 export interface RunningWatcher {
   dispatcher: Dispatcher;
@@ -71,6 +74,11 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery.
   const graph = plan.storm || config.recoveryStableForMs > 0 ? new ClusterGraph(connection, logger, restarted) : undefined;
   const dedup = new DedupCache(config.dedupWindowMs);
+  const store = config.store ? new OccurrenceStore({ path: config.store, maxBytes: config.storeMaxBytes, ttlMs: config.storeTtlMs, metrics }) : undefined;
+  if (store) {
+    const pruned = store.prune();
+    logger.info(`store: ${config.store} open (${store.count()} rows; pruned ${pruned.ttl} past --store-ttl, ${pruned.size} over --store-max-mb)`);
+  }
   if (config.dedupPersist) loadDedupFile(config.dedupPersist, dedup, logger);
   const dispatcher = new Dispatcher(
     {
@@ -91,6 +99,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       logger,
       metrics,
       dedup,
+      ...(store ? { record: (row) => store.record(row) } : {}),
       ...(graph ? { clearance: graph.clearance } : {}),
       ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
       ...(config.enrich.level === "off" ? {} : { enrich: podEnricher(connection, { capBytes: config.enrich.capBytes, logLines: config.enrich.logLines, timeoutMs: config.enrich.timeoutMs }) }),
@@ -112,6 +121,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
     }
   };
   if (config.dedupPersist && config.snapshotIntervalMs > 0) timers.push(setInterval(persist, config.snapshotIntervalMs));
+  if (store) timers.push(setInterval(() => store.flush(), STORE_FLUSH_MS), setInterval(() => store.prune(), STORE_PRUNE_MS));
   logger.info(`watcher: watching (sink=${config.dryRun ? "dry-run" : config.sink}, mode=${config.mode}, storm=${plan.storm ? "on" : "off"}, cluster=${JSON.stringify(config.clusterName)})`);
   return {
     dispatcher,
@@ -123,6 +133,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       await graph?.stop();
       await dispatcher.idle();
       persist();
+      store?.close();
     },
   };
 }

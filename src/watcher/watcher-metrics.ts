@@ -24,6 +24,10 @@ export class WatcherMetrics {
   readonly stormUpdates: Count;
   readonly findings: Count;
   readonly runnerRestarts: Count;
+  readonly storeRecords: Count;
+  readonly storeWriteDrops: Count;
+  readonly storePrunedRows: Count;
+  readonly accessRechecks: Count;
 
   constructor(cluster: string) {
     const counter = (name: string, help: string): Count => {
@@ -46,6 +50,10 @@ export class WatcherMetrics {
     this.stormUpdates = counter("storm_updates_total", "storm.update payloads sent");
     this.findings = counter("findings_total", "new incidents by kind and severity");
     this.runnerRestarts = counter("runner_restarts_total", "source restarts after an error");
+    this.storeRecords = counter("store_records_total", "occurrence rows written by route");
+    this.storeWriteDrops = counter("store_write_drops_total", "occurrence rows lost by cause");
+    this.storePrunedRows = counter("store_pruned_rows_total", "occurrence rows pruned by cause (ttl, size)");
+    this.accessRechecks = counter("access_rechecks_total", "access re-check reviews by outcome");
   }
 
   gauge(name: string, help: string, read: () => number): void {

@@ -1,0 +1,141 @@
+/**
+ * `--store`: the occurrence store (spec "Occurrence store"; reference section 5 store_* series).
+ * Every signal the pipeline routed is one row with its route (injected, suppressed, storm,
+ * storm-member, resolved, followup, error), its identity and the session it went to, in a
+ * sentinel-local bun:sqlite file. Writes are buffered and flushed in one transaction (a failed
+ * write drops the batch and counts it); pruning keeps the file within `--store-ttl` (rows older than it go)
+ * and `--store-max-mb` (oldest rows first, freed pages returned with incremental vacuum).
+ */
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { OccurrenceRow, Route } from "./core/occurrence.ts";
+import type { WatcherMetrics } from "./watcher-metrics.ts";
+
+export type { OccurrenceRow, Route };
+
+export interface OccurrenceStoreOptions {
+  path: string;
+  maxBytes: number;
+  ttlMs: number;
+  metrics?: WatcherMetrics;
+  now?: () => number;
+  /** Rows held before a flush is forced (the runner also flushes every second). */
+  batch?: number;
+}
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS occurrences (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  route TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  kind_of_object TEXT NOT NULL,
+  name TEXT NOT NULL,
+  uid TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  session_id TEXT
+);
+CREATE INDEX IF NOT EXISTS occurrences_at ON occurrences(at);`;
+
+export class OccurrenceStore {
+  private readonly db: Database;
+  private readonly now: () => number;
+  private readonly batch: number;
+  private buffer: OccurrenceRow[] = [];
+  private readonly insert: ReturnType<Database["prepare"]>;
+
+  constructor(private readonly options: OccurrenceStoreOptions) {
+    mkdirSync(dirname(options.path), { recursive: true });
+    this.db = new Database(options.path, { create: true });
+    // auto_vacuum must be chosen before the first table exists; it lets pruning shrink the file.
+    this.db.exec("PRAGMA auto_vacuum = INCREMENTAL");
+    this.db.exec("PRAGMA journal_mode = WAL");
+    this.db.exec("PRAGMA synchronous = NORMAL");
+    this.db.exec(SCHEMA);
+    this.now = options.now ?? Date.now;
+    this.batch = options.batch ?? 500;
+    this.insert = this.db.prepare(
+      "INSERT INTO occurrences (at, route, kind, severity, reason, namespace, kind_of_object, name, uid, cluster, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+  }
+
+  /** Buffers one row; flushes when the batch is full. */
+  record(row: OccurrenceRow): void {
+    this.buffer.push(row);
+    if (this.buffer.length >= this.batch) this.flush();
+  }
+
+  /** Writes the buffered rows in one transaction. */
+  flush(): void {
+    if (this.buffer.length === 0) return;
+    const rows = this.buffer;
+    this.buffer = [];
+    try {
+      this.db.transaction(() => {
+        for (const row of rows) this.insert.run(row.at, row.route, row.kind, row.severity, row.reason, row.namespace, row.kindOfObject, row.name, row.uid, row.cluster, row.sessionId ?? null);
+      })();
+      for (const row of rows) this.options.metrics?.storeRecords({ route: row.route });
+    } catch {
+      this.options.metrics?.storeWriteDrops({ cause: "write_error" }, rows.length);
+    }
+  }
+
+  /** Bytes the rows occupy (pages in use, free pages excluded). */
+  usedBytes(): number {
+    const pages = this.db.query("PRAGMA page_count").get() as { page_count: number };
+    const free = this.db.query("PRAGMA freelist_count").get() as { freelist_count: number };
+    const size = this.db.query("PRAGMA page_size").get() as { page_size: number };
+    return (pages.page_count - free.freelist_count) * size.page_size;
+  }
+
+  /** Drops rows past the TTL, then the oldest until the store fits its size bound. */
+  prune(): { ttl: number; size: number } {
+    this.flush();
+    const ttl = this.db.query("DELETE FROM occurrences WHERE at < ?").run(this.now() - this.options.ttlMs).changes;
+    let size = 0;
+    while (this.usedBytes() > this.options.maxBytes) {
+      const total = (this.db.query("SELECT COUNT(*) AS n FROM occurrences").get() as { n: number }).n;
+      if (total === 0) break;
+      const chunk = Math.max(1, Math.ceil(total / 10));
+      size += this.db.query("DELETE FROM occurrences WHERE id IN (SELECT id FROM occurrences ORDER BY id LIMIT ?)").run(chunk).changes;
+    }
+    if (ttl + size > 0) {
+      this.db.exec("PRAGMA incremental_vacuum");
+      this.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    if (ttl > 0) this.options.metrics?.storePrunedRows({ cause: "ttl" }, ttl);
+    if (size > 0) this.options.metrics?.storePrunedRows({ cause: "size" }, size);
+    return { ttl, size };
+  }
+
+  count(): number {
+    this.flush();
+    return (this.db.query("SELECT COUNT(*) AS n FROM occurrences").get() as { n: number }).n;
+  }
+
+  rows(limit = 1000): OccurrenceRow[] {
+    this.flush();
+    const raw = this.db.query("SELECT at, route, kind, severity, reason, namespace, kind_of_object, name, uid, cluster, session_id FROM occurrences ORDER BY id LIMIT ?").all(limit) as Array<Record<string, unknown>>;
+    return raw.map((row) => ({
+      at: Number(row.at),
+      route: row.route as Route,
+      kind: String(row.kind),
+      severity: String(row.severity),
+      reason: String(row.reason),
+      namespace: String(row.namespace),
+      kindOfObject: String(row.kind_of_object),
+      name: String(row.name),
+      uid: String(row.uid),
+      cluster: String(row.cluster),
+      ...(row.session_id ? { sessionId: String(row.session_id) } : {}),
+    }));
+  }
+
+  close(): void {
+    this.flush();
+    this.db.close();
+  }
+}
