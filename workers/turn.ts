@@ -73,6 +73,7 @@ async function runTurn(message: RunTurnMessage): Promise<void> {
       controller.signal,
       message.maxSteps,
       message.tools ?? [],
+      message.system,
     );
     post({ type: "turn-end", turnId, outcome });
   } catch (error) {

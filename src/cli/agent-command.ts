@@ -10,6 +10,10 @@ import { SparError } from "../core/errors.ts";
 import { PricingTable } from "../runtime/pricing-table.ts";
 import { SessionHost } from "../runtime/session-host.ts";
 import { ToolHost } from "../runtime/tool-host.ts";
+import { AgentKnowledge } from "../memory/agent-knowledge.ts";
+import { ReloadRegistry } from "../memory/reload-registry.ts";
+import { scanSkills } from "../skills/skill-library.ts";
+import { SkillAwareTools } from "../skills/skill-tools.ts";
 import { apiKeyEnvOf, isRemoteProvider } from "../models/providers/provider-catalog.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
@@ -132,7 +136,13 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const metrics = new MetricsRegistry();
   const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
   const tools = new ToolHost({ ...config.tools, hiddenEnv: daemonSecretVariables(config) }, { log: (message) => logger.error(message) });
-  const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`), tools: () => tools.specs() });
+  // Memory and skills (the system prompt, the skill tools); POST /reload re-reads every registered part.
+  const knowledge = new AgentKnowledge(config.knowledge);
+  for (const problem of knowledge.load()) logger.warn(problem);
+  const reloads = new ReloadRegistry();
+  knowledge.registerReloads(reloads);
+  const catalog = new SkillAwareTools(tools, knowledge.skills);
+  const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`), tools: () => catalog.specs(), system: () => knowledge.systemPrompt() });
   const pricing = startPricing(config, logger);
   const countRefused = metrics.counter("spar_turns_refused_total", "Turns a guardrail-halted session refused, by guardrail.");
   const autoContinue = new AutoContinuer(config.autoContinue, store, () => new Date(), (message) => logger.info(message));
@@ -145,7 +155,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     turnEnded: (outcome) => countTurn({ outcome }),
     turnRefused: (guardrail) => countRefused({ guardrail }),
     config: {
-      permissions: { ...config.permissions, runner: tools },
+      permissions: { ...config.permissions, runner: catalog },
       guardrails: config.guardrails,
       app: config.appName,
       agentName: config.appName,
@@ -169,10 +179,11 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     heartbeatMs: config.heartbeatMs,
     transport: { token, readonly: config.readonly },
     identitiesRequired: callers.tokens !== undefined,
-    agentCard: { settings: () => config.agentCard, options: { bearer: token !== undefined, mtls: config.tls?.ca !== undefined, skills: () => [] } },
+    agentCard: { settings: () => config.agentCard, options: { bearer: token !== undefined, mtls: config.tls?.ca !== undefined, skills: () => cardSkills(config.knowledge.skillsDir) } },
     ...(peerHub ? { peerHub } : {}),
     pricing,
-    tools,
+    tools: catalog,
+    knowledge: { memorySources: () => knowledge.memorySources(), skillRows: () => knowledge.skillRows(), reloads },
     metrics,
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
@@ -195,6 +206,11 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     return stopping;
   };
   return { config, server, host, shutdown };
+}
+
+/** The card's bundle skills, re-read on every card fetch (spec); a bad bundle is left out. */
+function cardSkills(dir: string): Array<{ id: string; name: string; description: string }> {
+  return scanSkills(dir).skills.map((skill) => ({ id: skill.name, name: skill.name, description: skill.description }));
 }
 
 /** Variables that hold the daemon's own secrets: tool commands never see them. */

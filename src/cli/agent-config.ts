@@ -20,6 +20,8 @@ import { SPAR_VERSION } from "./version.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
 import { PRICING_FLAGS, type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { TOOLS_FLAGS, type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
+import { KNOWLEDGE_FLAGS, resolveKnowledgeSettings } from "./knowledge-flags.ts";
+import type { KnowledgeSettings } from "../memory/agent-knowledge.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 import { type AutoContinueSettings, GUARDRAIL_FLAGS, resolveAutoContinue, resolveGuardrailConfig } from "./guardrail-flags.ts";
 import type { GuardrailConfig } from "../core/guardrails.ts";
@@ -57,7 +59,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
 ];
 
-export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...GUARDRAIL_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS];
+export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...GUARDRAIL_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS, ...KNOWLEDGE_FLAGS];
 
 export interface CallerAuthSettings {
   tableFile: string;
@@ -81,6 +83,8 @@ export interface AgentConfig {
   permissions: PermissionSettings;
   pricing: PricingSettings;
   tools: ToolsSettings;
+  /** Skill bundles, the AGENTS.md memory chain and the description: the system prompt. */
+  knowledge: KnowledgeSettings;
   guardrails: GuardrailConfig;
   autoContinue: AutoContinueSettings;
   sessionDb: string;
@@ -180,6 +184,8 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
   if (!pricing.ok) return err(pricing.error);
   const tools = resolveToolsSettings(flags, config, cwd);
   if (!tools.ok) return err(tools.error);
+  const knowledge = resolveKnowledgeSettings(flags, config, cwd);
+  if (!knowledge.ok) return err(knowledge.error);
   const guardrails = resolveGuardrailConfig(flags, config);
   if (!guardrails.ok) return err(guardrails.error);
   const autoContinue = resolveAutoContinue(flags, config);
@@ -204,6 +210,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       permissions: permissionSettings(read),
       pricing: pricing.value,
       tools: tools.value,
+      knowledge: knowledge.value,
       guardrails: guardrails.value,
       autoContinue: autoContinue.value,
       agentCard: agentCard.value,

@@ -26,6 +26,8 @@ export interface RunTurnMessage {
   maxSteps: number;
   /** The tools the model is offered this turn (absent: none). */
   tools?: ToolSpec[];
+  /** The system prompt of every model call of the turn (absent: none). */
+  system?: string;
 }
 
 export type ToWorker =

@@ -22,13 +22,14 @@ export async function runTurnLoop(
   signal: AbortSignal,
   maxSteps: number,
   tools: readonly ToolSpec[] = [],
+  system?: string,
 ): Promise<TurnOutcome> {
   const messages: ChatMessage[] = [...history];
   try {
     for (let step = 0; step < maxSteps; step++) {
       // A turn cancelled while its tool calls ran must not start another model call.
       if (signal.aborted) return { status: "canceled" };
-      const draft = await streamOneResponse(model, messages, tools, port, signal);
+      const draft = await streamOneResponse(model, messages, tools, port, signal, system);
       if (signal.aborted) return { status: "canceled" };
       await port.commitResponse(draft);
       messages.push({ role: "assistant", text: draft.text, toolCalls: draft.toolCalls });
@@ -52,11 +53,12 @@ async function streamOneResponse(
   tools: readonly ToolSpec[],
   port: TurnPort,
   signal: AbortSignal,
+  system: string | undefined,
 ): Promise<ResponseDraft> {
   let text = "";
   const toolCalls: ToolCall[] = [];
   let finish: { finishReason: string; usage: ResponseDraft["usage"] } | undefined;
-  for await (const chunk of model.stream({ messages, tools, signal })) {
+  for await (const chunk of model.stream({ messages, tools, signal, ...(system === undefined ? {} : { system }) })) {
     if (signal.aborted) break;
     switch (chunk.type) {
       case "text-delta":

@@ -80,10 +80,13 @@ export class WorkerPool {
   readonly #onFailure: (reason: string) => void;
   /** The tool specs every turn offers the model (the tool catalog's). */
   readonly #tools: () => ToolSpec[];
+  /** The system prompt every turn carries (memory, skills index). */
+  readonly #system: () => string | undefined;
 
-  constructor(size: number, options: { factory?: WorkerFactory; cancelGraceMs?: number; onFailure?: (reason: string) => void; tools?: () => ToolSpec[] } = {}) {
+  constructor(size: number, options: { factory?: WorkerFactory; cancelGraceMs?: number; onFailure?: (reason: string) => void; tools?: () => ToolSpec[]; system?: () => string | undefined } = {}) {
     this.#factory = options.factory ?? defaultWorkerFactory;
     this.#tools = options.tools ?? (() => []);
+    this.#system = options.system ?? (() => undefined);
     this.#onFailure = options.onFailure ?? (() => {});
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
     for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#spawn());
@@ -141,7 +144,13 @@ export class WorkerPool {
       forget,
       maxSteps: turn.maxSteps,
       tools: this.#tools(),
+      ...this.#systemField(),
     };
+  }
+
+  #systemField(): { system?: string } {
+    const system = this.#system();
+    return system === undefined ? {} : { system };
   }
 
   /** Terminate every worker; turns still running end canceled. */

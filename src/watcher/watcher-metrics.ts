@@ -30,6 +30,7 @@ export class WatcherMetrics {
   readonly accessRechecks: Count;
 
   constructor(cluster: string) {
+    this.cluster = cluster;
     const counter = (name: string, help: string): Count => {
       const count = this.registry.counter(`watcher_${name}`, help);
       return (labels = {}, by = 1) => count({ cluster, ...labels }, by);
@@ -56,11 +57,18 @@ export class WatcherMetrics {
     this.accessRechecks = counter("access_rechecks_total", "access re-check reviews by outcome");
   }
 
+  private readonly gauges: Array<{ name: string; help: string; read: () => number }> = [];
+
+  private readonly cluster: string;
+
+  /** A gauge read at scrape time, rendered with the const `cluster` label like every series. */
   gauge(name: string, help: string, read: () => number): void {
-    this.registry.gauge(`watcher_${name}`, help, read);
+    this.gauges.push({ name: `watcher_${name}`, help, read });
   }
 
   render(): string {
-    return this.registry.render();
+    const label = `{cluster="${this.cluster.replace(/["\\\n]/g, "_")}"}`;
+    const gauges = this.gauges.map((gauge) => `# HELP ${gauge.name} ${gauge.help}\n# TYPE ${gauge.name} gauge\n${gauge.name}${label} ${gauge.read()}\n`);
+    return `${this.registry.render()}${gauges.join("")}`;
   }
 }

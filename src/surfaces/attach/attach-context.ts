@@ -10,6 +10,7 @@ import type { TransportPolicy } from "../http/request-guards.ts";
 import type { PeerHub } from "../peers/peer-hub.ts";
 import type { AgentCardOptions } from "./agent-card.ts";
 import type { AgentCardSettings } from "./agent-card-config.ts";
+import type { KnowledgeProvider } from "./knowledge-routes.ts";
 
 export type { Caller } from "../http/caller-auth.ts";
 import type { Caller } from "../http/caller-auth.ts";
@@ -48,4 +49,6 @@ export interface AttachContext {
   pricing?: PricingTable;
   /** The tools sessions have (GET /tools); absent: none. */
   tools?: ToolCatalog;
+  /** Memory and skills (GET /memory, GET /skills) and the POST /reload registry; absent: zero bodies. */
+  knowledge?: KnowledgeProvider;
 }

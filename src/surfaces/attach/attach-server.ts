@@ -10,6 +10,7 @@ import type { AttachContext } from "./attach-context.ts";
 import { registerControlRoutes } from "./control-routes.ts";
 import { registerDaemonRoutes } from "./daemon-routes.ts";
 import { registerGuardrailRoutes } from "./guardrail-routes.ts";
+import { registerKnowledgeRoutes } from "./knowledge-routes.ts";
 import { registerPermsRoutes } from "./perms-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
 import { registerPricingRoutes } from "./pricing-routes.ts";
@@ -59,6 +60,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerGuardrailRoutes(table, context);
   registerPricingRoutes(table, context);
   registerToolsRoutes(table, context);
+  registerKnowledgeRoutes(table, context);
   registerPlaceholderRoutes(table, context);
   if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {

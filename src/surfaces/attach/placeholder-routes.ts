@@ -12,14 +12,10 @@ const ZERO_READS: Record<string, unknown> = {
   agents: { agents: [] },
   subagents: { subagents: [] },
   context: { compactions: 0, checkpoints: 0, chars_after_compaction: 0 },
-  memory: { sources: [] },
-  skills: { skills: [] },
-  mcp: { servers: [] },
 };
 
 const MISSING_CAPABILITIES: Record<string, string> = {
   title: "title capability",
-  reload: "reloader",
   "slash/compact": "slash command compact",
   "slash/done": "slash command done",
   "slash/btw": "slash command btw",

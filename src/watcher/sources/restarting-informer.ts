@@ -1,7 +1,8 @@
 /**
  * A client-node ListWatch that does not give up: ListWatch stops on any error other than 410
  * (connection refused, reset, 5xx); this restarts it with exponential backoff (1 s doubling to
- * 30 s, reset once a start succeeds) until stopped. `synced` turns true after the first list.
+ * 30 s, reset once a start succeeds) until stopped. `synced` turns true after the first list that
+ * succeeds; until then nothing counts as history replayed, so a failed first list replays nothing.
  */
 import { ListWatch, type Watch } from "@kubernetes/client-node";
 import type { Logger } from "../../telemetry/logger.ts";
@@ -23,6 +24,7 @@ export class RestartingInformer {
   private backoffMs = BACKOFF_MIN_MS;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private initial = true;
+  private failedWhileStarting = false;
   synced = false;
 
   constructor(
@@ -43,8 +45,12 @@ export class RestartingInformer {
   }
 
   async start(): Promise<void> {
+    // ListWatch.start() resolves even when its list fails (it reports the error to the error
+    // handlers instead), so success is "no error reported while starting".
+    this.failedWhileStarting = false;
     try {
       await this.listWatch.start();
+      if (this.failedWhileStarting) return;
       if (!this.synced) logger(this.logger, `${this.name}: synced`);
       this.synced = true;
       this.initial = false;
@@ -55,6 +61,7 @@ export class RestartingInformer {
   }
 
   private scheduleRestart(error: unknown): void {
+    this.failedWhileStarting = true;
     if (this.stopped || this.timer) return;
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, BACKOFF_MAX_MS);

@@ -1,0 +1,36 @@
+/**
+ * GET /memory (SessionRead): `{sources: [{scope, path, bytes}]}`, the AGENTS.md files the system
+ * prompt carries, broadest first. GET /skills (SessionRead): `{skills: [{name, description}]}`,
+ * the loaded bundles. POST /reload (SessionWrite, no body): re-reads memory, skills and every
+ * other registered part; `{memory, skills, mcp, errors}` (counts per part, problems named; a bad
+ * SKILL.md is an entry in `errors`, never a failure of the call). Without a knowledge provider the
+ * reads answer their zero bodies and the reload answers zero counts.
+ */
+import type { ReloadRegistry } from "../../memory/reload-registry.ts";
+import { json } from "../http/responses.ts";
+import type { AttachContext } from "./attach-context.ts";
+import type { RouteTable } from "./route-table.ts";
+
+/** What the routes read: built by the agent command from AgentKnowledge. */
+export interface KnowledgeProvider {
+  memorySources(): Array<{ scope: string; path: string; bytes: number }>;
+  skillRows(): Array<{ name: string; description: string }>;
+  reloads: ReloadRegistry;
+}
+
+export function registerKnowledgeRoutes(table: RouteTable, context: AttachContext): void {
+  const host = context.host;
+  table.session("GET", "memory", async (route) => {
+    await host.authorize(route.app, route.sid, route.caller, "read");
+    return json(200, { sources: context.knowledge?.memorySources() ?? [] });
+  });
+  table.session("GET", "skills", async (route) => {
+    await host.authorize(route.app, route.sid, route.caller, "read");
+    return json(200, { skills: context.knowledge?.skillRows() ?? [] });
+  });
+  table.session("POST", "reload", async (route) => {
+    await host.authorize(route.app, route.sid, route.caller, "write");
+    const result = context.knowledge ? await context.knowledge.reloads.reloadAll() : { memory: 0, skills: 0, mcp: 0, errors: [] };
+    return json(200, result);
+  });
+}
