@@ -68,7 +68,10 @@ function serveProbes(address: string, watcher: RunningWatcher) {
     fetch(request) {
       const path = new URL(request.url).pathname;
       if (path === "/healthz") return new Response("ok\n");
-      if (path === "/readyz") return watcher.ready() ? new Response("ok\n") : new Response("not ready: informer caches syncing\n", { status: 503 });
+      if (path === "/readyz") {
+        if (watcher.ready()) return new Response("ok\n");
+        return new Response(watcher.accessRevoked() ? "not ready: access revoked, runner stopped\n" : "not ready: informer caches syncing\n", { status: 503 });
+      }
       if (path === "/metrics") return new Response(watcher.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
       return new Response("not found\n", { status: 404 });
     },

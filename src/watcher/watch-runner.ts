@@ -6,7 +6,8 @@
  */
 import type { WatcherConfig } from "../cli/watcher-config.ts";
 import type { Logger } from "../telemetry/logger.ts";
-import { accessChecksFor, checkKey, planAccess, type AccessAnswer } from "./core/access-plan.ts";
+import { accessChecksFor, checkKey, planAccess, SOURCE_ACCESS, STORM_ACCESS, type AccessAnswer } from "./core/access-plan.ts";
+import { AccessSweeper } from "./access-sweeper.ts";
 import { DedupCache } from "./core/dedup-cache.ts";
 import type { Severity } from "./core/signal.ts";
 import type { IncidentSink } from "./core/sink.ts";
@@ -31,6 +32,8 @@ export interface RunningWatcher {
   dispatcher: Dispatcher;
   metrics: WatcherMetrics;
   ready(): boolean;
+  /** Set once the access re-check has stopped the runner (a required permission revoked). */
+  accessRevoked(): boolean;
   stop(): Promise<void>;
 }
 
@@ -111,6 +114,18 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   if (graph) await graph.start();
   await source.start();
   const timers: Array<ReturnType<typeof setInterval>> = [];
+  let watching = true;
+  const stopWatches = async () => {
+    if (!watching) return;
+    watching = false;
+    await source.stop();
+    await graph?.stop();
+  };
+  const sweeper =
+    config.accessRecheckMs > 0
+      ? new AccessSweeper(plan.sources.flatMap((name) => SOURCE_ACCESS[name] ?? []), graph ? STORM_ACCESS : [], { connection, dispatcher, logger, metrics, stopRunner: stopWatches })
+      : undefined;
+  if (sweeper) timers.push(setInterval(() => void sweeper.sweep(), config.accessRecheckMs));
   if (graph && config.recoveryStableForMs > 0) timers.push(setInterval(() => void dispatcher.sweepRecovery(), options.recoveryTickMs ?? RECOVERY_TICK_MS));
   const persist = () => {
     if (!config.dedupPersist) return;
@@ -126,11 +141,11 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   return {
     dispatcher,
     metrics,
-    ready: () => source.synced && (graph?.synced ?? true),
+    ready: () => watching && source.synced && (graph?.synced ?? true),
+    accessRevoked: () => sweeper?.revoked ?? false,
     stop: async () => {
       for (const timer of timers) clearInterval(timer);
-      await source.stop();
-      await graph?.stop();
+      await stopWatches();
       await dispatcher.idle();
       persist();
       store?.close();

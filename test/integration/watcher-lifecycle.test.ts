@@ -131,6 +131,41 @@ describe("apiserver restart", () => {
   }, 40_000);
 });
 
+describe("access re-check", () => {
+  test("revoked twice in a row: an optional grant degrades with a warning, a required one emits sentinel.access_revoked and stops the runner", async () => {
+    const printed: string[] = [];
+    const parsed = watcherConfigFromArgv(["--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=kind-test", "--storm=auto", "--recovery-stable-for=0", "--access-recheck=150ms"]);
+    if (!parsed.ok) throw new Error(parsed.error);
+    const log: string[] = [];
+    const running = await startWatcher(parsed.value, createLogger("debug", (line) => log.push(line)), { env, stdout: (text) => printed.push(text) });
+    const revoked = (severity: string) => printed.filter((text) => text.includes('"kind": "sentinel.access_revoked"') && text.includes(`"severity": "${severity}"`));
+    const names = (texts: string[]) => texts.map((text) => /"name": "([^"]+)"/.exec(text)?.[1]).sort();
+    try {
+      await waitFor(() => (running.ready() ? true : undefined), 8000, "synced");
+      const all = ["get", "list", "watch", "create"];
+      api.scenario.setGrants([{ verbs: all, resources: ["events", "pods", "replicasets", "selfsubjectaccessreviews"] }]);
+      await waitFor(() => (revoked("warning").length >= 2 ? true : undefined), 8000, "optional revocation");
+      expect(names(revoked("warning"))).toEqual(["list nodes cluster-wide", "watch nodes cluster-wide"]);
+      expect(log.some((line) => line.includes('access re-check: permission "list nodes cluster-wide" denied on two consecutive sweeps') && line.includes("optional, degraded"))).toBe(true);
+      expect(running.ready()).toBe(true);
+      expect(revoked("critical")).toEqual([]);
+      api.scenario.setGrants([{ verbs: all, resources: ["pods", "replicasets", "selfsubjectaccessreviews"] }]);
+      await waitFor(() => (running.accessRevoked() ? true : undefined), 8000, "runner stopped");
+      expect(names(revoked("critical"))).toEqual(["list events cluster-wide", "watch events cluster-wide"]);
+      expect(revoked("critical")[0]).toContain('"cluster": "kind-test"');
+      expect(running.ready()).toBe(false);
+      expect(log.some((line) => line.includes("required, stopping the runner"))).toBe(true);
+      await Bun.sleep(400);
+      expect(revoked("critical")).toHaveLength(2);
+      expect(revoked("warning")).toHaveLength(2);
+      expect(running.metrics.render()).toMatch(/watcher_access_rechecks_total\{cluster="kind-test",outcome="denied"\} [1-9]/);
+    } finally {
+      api.scenario.setGrants(undefined);
+      await running.stop();
+    }
+  }, 30_000);
+});
+
 describe("mTLS", () => {
   test("a kubeconfig with client certificates reaches an apiserver that requires them; one without is refused", async () => {
     const certs = generateCertificates(join(dir, "pki"), { user: "system:serviceaccount:agent-triage:watcher" });

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type AccessAnswer, type AccessCheck, accessChecksFor, planAccess } from "../../../src/watcher/core/access-plan.ts";
+import { AccessRecheck } from "../../../src/watcher/core/access-recheck.ts";
 import { eventToSignal } from "../../../src/watcher/core/event-signal.ts";
 
 /** Comments out, then every module specifier (static, side-effect, dynamic imports and re-exports). */
@@ -97,4 +98,32 @@ test("src/watcher/core is pure: imports only itself, no fetch, no Bun, no proces
     });
   }
   expect(violations).toEqual([]);
+});
+
+describe("access re-check", () => {
+  const events: AccessCheck = { verb: "watch", group: "", resource: "events" };
+  const nodes: AccessCheck = { verb: "list", group: "", resource: "nodes" };
+  const answers = (denied: AccessCheck[], errored: AccessCheck[] = []) => (check: AccessCheck): AccessAnswer =>
+    errored.includes(check) ? { error: "HTTP 503" } : denied.includes(check) ? { allowed: false, reason: "RBAC: no rule" } : { allowed: true };
+
+  test("a denial must repeat over two consecutive sweeps; an allowed sweep between resets it; an error neither counts nor resets", () => {
+    const recheck = new AccessRecheck([events], [nodes]);
+    expect(recheck.sweep(answers([events])).revoked).toEqual([]);
+    expect(recheck.sweep(answers([])).revoked).toEqual([]);
+    expect(recheck.sweep(answers([events])).revoked).toEqual([]);
+    expect(recheck.sweep(answers([], [events])).revoked).toEqual([]);
+    const verdict = recheck.sweep(answers([events]));
+    expect(verdict.revoked).toEqual([{ check: events, description: "watch events cluster-wide", required: true, reason: "RBAC: no rule" }]);
+    expect(verdict.stop).toBe(true);
+    expect(recheck.sweep(answers([events])).revoked).toEqual([]);
+  });
+
+  test("an optional permission degrades without stopping, and is restored when granted again", () => {
+    const recheck = new AccessRecheck([events], [nodes]);
+    recheck.sweep(answers([nodes]));
+    const verdict = recheck.sweep(answers([nodes]));
+    expect(verdict.revoked.map((revocation) => [revocation.description, revocation.required])).toEqual([["list nodes cluster-wide", false]]);
+    expect(verdict.stop).toBe(false);
+    expect(recheck.sweep(answers([])).restored).toEqual([nodes]);
+  });
 });
