@@ -1,26 +1,36 @@
 /**
  * Tool-host worker entrypoint: executes approved tool calls off the main thread and owns the
- * child processes they start (bash process groups; MCP stdio servers later). Speaks only the
- * typed protocol of src/runtime/tool-host-channel.ts. Thin by design.
+ * child processes they start (bash process groups, MCP stdio servers). Speaks only the typed
+ * protocol of src/runtime/tool-host-channel.ts. Thin by design.
  */
+import { ServerPool } from "../src/mcp/server-pool.ts";
 import { killAllBashGroups } from "../src/tools/bash-tool.ts";
 import { type BuiltinSettings, childEnvironment, runBuiltin } from "../src/tools/builtin-tools.ts";
-import { type FromToolHost, TOOL_HOST_VERSION, isToToolHost } from "../src/runtime/tool-host-channel.ts";
+import { type FromToolHost, TOOL_HOST_VERSION, type ToToolHost, isToToolHost } from "../src/runtime/tool-host-channel.ts";
 
 declare const self: Worker;
 
 const running = new Map<number, AbortController>();
 let settings: BuiltinSettings = { root: process.cwd(), disabled: new Set() };
+let servers: ServerPool | undefined;
+/** Configure/discover requests run one after another so a reload never races a listing. */
+let mcpQueue: Promise<unknown> = Promise.resolve();
 
 function post(message: FromToolHost): void {
   self.postMessage(message);
 }
 
-async function run(id: number, call: Parameters<typeof runBuiltin>[0]): Promise<void> {
+function pool(): ServerPool {
+  servers ??= new ServerPool(settings.env ?? process.env, settings.root);
+  return servers;
+}
+
+async function run(message: Extract<ToToolHost, { type: "run" }>): Promise<void> {
+  const { id, call, mcp } = message;
   const controller = new AbortController();
   running.set(id, controller);
   try {
-    const outcome = await runBuiltin(call, settings, controller.signal);
+    const outcome = mcp ? await pool().call(mcp.server, mcp.tool, call.args, controller.signal) : await runBuiltin(call, settings, controller.signal);
     post({ type: "result", id, result: outcome });
   } catch (error) {
     post({ type: "result", id, result: { output: { error: `tool host failed: ${error instanceof Error ? error.message : String(error)}` }, isError: true } });
@@ -29,24 +39,39 @@ async function run(id: number, call: Parameters<typeof runBuiltin>[0]): Promise<
   }
 }
 
+function queued(id: number, work: () => Promise<unknown>): void {
+  mcpQueue = mcpQueue
+    .then(work)
+    .catch(() => {})
+    .then(() => post({ type: "mcp-state", id, servers: servers?.states() ?? [] }));
+}
+
 self.onmessage = (event: MessageEvent) => {
   const message = event.data;
   if (!isToToolHost(message)) return;
   switch (message.type) {
     case "hello":
       settings = { root: message.settings.root, disabled: new Set(message.settings.disabled), env: childEnvironment(message.settings.hiddenEnv ?? []) };
+      if (message.settings.mcp) void (mcpQueue = pool().configure(message.settings.mcp));
       post({ type: "ready", version: TOOL_HOST_VERSION });
       break;
     case "run":
-      void run(message.id, message.call);
+      void run(message);
       break;
     case "cancel":
       running.get(message.id)?.abort(new DOMException("the turn was cancelled", "AbortError"));
       break;
+    case "mcp-configure":
+      queued(message.id, () => pool().configure(message.config));
+      break;
+    case "mcp-discover":
+      queued(message.id, () => pool().discover(message.names));
+      break;
     case "shutdown":
       for (const controller of running.values()) controller.abort(new DOMException("the daemon is shutting down", "AbortError"));
       killAllBashGroups();
-      post({ type: "closed" });
+      // Every tool server at once: SIGTERM, grace, SIGKILL each.
+      void (servers?.stopAll() ?? Promise.resolve()).finally(() => post({ type: "closed" }));
       break;
   }
 };

@@ -10,6 +10,8 @@ import { SparError } from "../core/errors.ts";
 import { PricingTable } from "../runtime/pricing-table.ts";
 import { SessionHost } from "../runtime/session-host.ts";
 import { ToolHost } from "../runtime/tool-host.ts";
+import { McpManager } from "../mcp/mcp-manager.ts";
+import { loadCatalogFile } from "./mcp-flags.ts";
 import { AgentKnowledge } from "../memory/agent-knowledge.ts";
 import { ReloadRegistry } from "../memory/reload-registry.ts";
 import { scanSkills } from "../skills/skill-library.ts";
@@ -135,7 +137,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
   const metrics = new MetricsRegistry();
   const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
-  const tools = new ToolHost({ ...config.tools, hiddenEnv: daemonSecretVariables(config) }, { log: (message) => logger.error(message) });
+  const tools = new ToolHost({ ...config.tools, hiddenEnv: daemonSecretVariables(config) }, { log: (message) => logger.error(message), ...mcpOption(config, logger) });
   // Memory and skills (the system prompt, the skill tools); POST /reload re-reads every registered part.
   const knowledge = new AgentKnowledge(config.knowledge);
   for (const problem of knowledge.load()) logger.warn(problem);
@@ -185,6 +187,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     tools: catalog,
     knowledge: { memorySources: () => knowledge.memorySources(), skillRows: () => knowledge.skillRows(), reloads },
     metrics,
+    ...(tools.mcp ? { mcp: tools.mcp } : {}),
     subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
   metrics.gauge("spar_auto_continue_redriven", "Interrupted turns auto-continue re-drove in this run.", () => autoContinue.stats.redriven);
@@ -200,6 +203,12 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const shownHost = bindHostname(config.listen).includes(":") ? `[${bindHostname(config.listen)}]` : bindHostname(config.listen);
   if (server.innerPort !== undefined) logger.info(`mTLS terminator in front; the HTTP server behind it is on 127.0.0.1:${server.innerPort} and refuses direct connections`);
   logger.info(`spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
+  void tools.mcp?.discover().then(() => {
+    for (const row of tools.mcp?.rows() ?? []) {
+      if (row.status === "failed") logger.warn(`tool server ${row.name}: ${row.error ?? "failed to start"}`);
+      else logger.info(`tool server ${row.name}: ${row.status}, ${row.tools?.length ?? 0} tools`);
+    }
+  });
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
     stopping ??= teardown(host, server, config, logger, peerHub, tools);
@@ -211,6 +220,14 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
 /** The card's bundle skills, re-read on every card fetch (spec); a bad bundle is left out. */
 function cardSkills(dir: string): Array<{ id: string; name: string; description: string }> {
   return scanSkills(dir).skills.map((skill) => ({ id: skill.name, name: skill.name, description: skill.description }));
+}
+
+/** Tool servers from mcp.json (not under echo); they start in the background once listening (D122). */
+function mcpOption(config: AgentConfig, logger: Logger): { mcp?: McpManager } {
+  const settings = config.mcp;
+  if (settings?.catalog === undefined) return {};
+  logger.info(`tool servers: ${settings.catalog.servers.map((server) => `${server.name} (${server.transport})`).join(", ")} from ${settings.path}`);
+  return { mcp: new McpManager(settings.catalog, settings.timeouts, () => loadCatalogFile(settings.path, settings.required)) };
 }
 
 /** Variables that hold the daemon's own secrets: tool commands never see them. */
@@ -247,7 +264,7 @@ async function teardown(host: SessionHost, server: AttachServer, config: AgentCo
   peerHub?.close();
   await Promise.race([cancel, new Promise((resolve) => setTimeout(resolve, 2000))]);
   await server.drain(config.shutdownTimeoutMs);
-  // Tool children (bash process groups): killed by the tool host, which then stops.
+  // Tool children (bash process groups) and tool-server child processes (SIGTERM, grace, SIGKILL, all at once): the tool host, which then stops.
   await tools.close();
   // An orderly stop: this run does not count toward the auto-continue crash-loop breaker.
   await host.autoContinue.end().catch((error: unknown) => logger.warn(`recording the orderly stop: ${String(error)}`));

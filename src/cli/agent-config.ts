@@ -20,6 +20,7 @@ import { SPAR_VERSION } from "./version.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
 import { PRICING_FLAGS, type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { TOOLS_FLAGS, type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
+import { MCP_FLAGS, type McpSettings, resolveMcpSettings } from "./mcp-flags.ts";
 import { KNOWLEDGE_FLAGS, resolveKnowledgeSettings } from "./knowledge-flags.ts";
 import type { KnowledgeSettings } from "../memory/agent-knowledge.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
@@ -59,7 +60,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
 ];
 
-export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...GUARDRAIL_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS, ...KNOWLEDGE_FLAGS];
+export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...GUARDRAIL_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS, ...KNOWLEDGE_FLAGS, ...MCP_FLAGS];
 
 export interface CallerAuthSettings {
   tableFile: string;
@@ -83,6 +84,8 @@ export interface AgentConfig {
   permissions: PermissionSettings;
   pricing: PricingSettings;
   tools: ToolsSettings;
+  /** Tool servers (mcp.json); undefined under the echo model. */
+  mcp: McpSettings | undefined;
   /** Skill bundles, the AGENTS.md memory chain and the description: the system prompt. */
   knowledge: KnowledgeSettings;
   guardrails: GuardrailConfig;
@@ -201,6 +204,9 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     const tokenEnv = read.string("attach-token", "");
     const tableFile = read.string("auth-table", "");
     const tls = tlsSettings(read, cwd);
+    const model = buildModelSpec(read);
+    const mcp = resolveMcpSettings(flags, config, cwd, model.provider);
+    if (!mcp.ok) throw new ConfigProblem(mcp.error);
     return ok({
       listen: listen.value,
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
@@ -210,6 +216,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       permissions: permissionSettings(read),
       pricing: pricing.value,
       tools: tools.value,
+      mcp: mcp.value,
       knowledge: knowledge.value,
       guardrails: guardrails.value,
       autoContinue: autoContinue.value,
@@ -226,7 +233,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
             },
       sessionDb: read.string("session-db", join(cwd, ".agents", "state", "sessions.db")),
       sessionDbMaxMb: read.int("session-db-max-mb", 0, 0, 1_048_576),
-      model: buildModelSpec(read),
+      model,
       multiSession: read.bool("multi-session", false),
       idleTimeoutMs: read.duration("session-idle-timeout", 30 * 60_000),
       workers: read.int("workers", Math.max(1, cores), 1, 64),

@@ -3,13 +3,15 @@
  * in with a request id and come back as results; a cancel aborts one call (its child processes
  * are killed); shutdown kills everything still running and answers `closed`. Pure types.
  *
- * Seam for tool servers: the worker runs builtins by name; MCP clients living in the same
- * worker add their own messages (listing, status) next to these, bumping the version.
+ * Tool servers (v2): the worker holds the MCP clients. `mcp-configure` applies a catalog (stop
+ * changed or removed servers), `mcp-discover` starts and lists servers; both answer `mcp-state`
+ * with the same request id. A run naming `mcp` goes to that server's tool instead of a builtin.
  */
 import type { ToolCall } from "../core/events.ts";
+import type { McpServerState, McpWorkerConfig } from "../mcp/types.ts";
 import type { ToolRunResult } from "./channel.ts";
 
-export const TOOL_HOST_VERSION = 1;
+export const TOOL_HOST_VERSION = 2;
 
 export interface ToolHostSettings {
   /** Absolute real path of the workspace root file tools and bash work in. */
@@ -18,17 +20,22 @@ export interface ToolHostSettings {
   disabled: string[];
   /** Environment variables holding the daemon's own secrets (attach token, model API key): never passed to commands. */
   hiddenEnv?: string[];
+  /** The tool-server catalog and timeouts; absent: no MCP. */
+  mcp?: McpWorkerConfig;
 }
 
 export type ToToolHost =
   | { type: "hello"; version: number; settings: ToolHostSettings }
-  | { type: "run"; id: number; call: ToolCall }
+  | { type: "run"; id: number; call: ToolCall; mcp?: { server: string; tool: string } }
+  | { type: "mcp-configure"; id: number; config: McpWorkerConfig }
+  | { type: "mcp-discover"; id: number; names?: string[] }
   | { type: "cancel"; id: number }
   | { type: "shutdown" };
 
 export type FromToolHost =
   | { type: "ready"; version: number }
   | { type: "result"; id: number; result: ToolRunResult }
+  | { type: "mcp-state"; id: number; servers: McpServerState[] }
   | { type: "closed" };
 
 function typed(value: unknown): boolean {

@@ -5,12 +5,15 @@
  * cancel; a worker that dies fails its calls and is started again on the next call. Also the
  * read model of what tools exist: the builtin specs the model is offered and GET /tools rows.
  *
- * Seam for MCP: a tool server's tools join `list()` / `specs()` (source `mcp`, `server` set) and
- * their classes join `classOf()`; the worker already runs anything it knows by name.
+ * Tool servers: with an McpManager, the servers' tools join `list()` / `specs()` (source `mcp`,
+ * `server` set) and their classes join `classOf()`; their calls run in the same worker, which
+ * holds the MCP clients and stdio children (src/mcp/).
  */
 import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
 import type { ToolClass } from "../core/permission-policy.ts";
+import type { McpManager } from "../mcp/mcp-manager.ts";
+import type { McpServerState } from "../mcp/types.ts";
 import { BUILTIN_TOOLS, builtinClass, builtinSpecs } from "../tools/builtin-tools.ts";
 import type { ToolRunResult } from "./channel.ts";
 import { type FromToolHost, TOOL_HOST_VERSION, type ToToolHost, type ToolHostSettings, isFromToolHost } from "./tool-host-channel.ts";
@@ -31,6 +34,8 @@ export interface ToolInfo {
   description: string;
   source: "builtin" | "mcp" | "skill" | "subagent" | "other";
   server?: string;
+  /** MCP tools: the permission gate's class (readOnlyHint or the catalog override). */
+  read_only?: boolean;
 }
 
 /** The tools a session has: what the model is offered and what GET /tools lists. */
@@ -43,7 +48,7 @@ export type ToolHostFactory = () => Worker;
 
 export const defaultToolHostFactory: ToolHostFactory = () => new Worker(workerUrl("tool-host"));
 
-/** How long shutdown waits for the worker to kill its children before terminating it. */
+/** How long shutdown waits for the worker to kill its children (beyond the tool servers' grace) before terminating it. */
 const CLOSE_GRACE_MS = 3000;
 
 interface Pending {
@@ -56,13 +61,17 @@ export class ToolHost implements ToolRunner, ToolCatalog {
   readonly #factory: ToolHostFactory;
   readonly #log: (message: string) => void;
   readonly #pending = new Map<number, Pending>();
+  readonly #mcpPending = new Map<number, (servers: McpServerState[]) => void>();
+  readonly #mcp: McpManager | undefined;
   #worker: Worker | undefined;
   #nextId = 1;
   #closed = false;
   #onClosed: (() => void) | undefined;
 
-  constructor(settings: ToolHostSettings, options: { factory?: ToolHostFactory; log?: (message: string) => void } = {}) {
+  constructor(settings: ToolHostSettings, options: { factory?: ToolHostFactory; log?: (message: string) => void; mcp?: McpManager } = {}) {
     this.#settings = settings;
+    this.#mcp = options.mcp;
+    this.#mcp?.attach((message) => this.#mcpRequest(message));
     this.#disabled = new Set(settings.disabled);
     this.#factory = options.factory ?? defaultToolHostFactory;
     this.#log = options.log ?? (() => {});
@@ -72,20 +81,34 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     return this.#settings.root;
   }
 
-  has(name: string): boolean {
+  /** The tool servers, when a catalog is loaded (GET /mcp, reload). */
+  get mcp(): McpManager | undefined {
+    return this.#mcp;
+  }
+
+  #isBuiltin(name: string): boolean {
     return !this.#disabled.has(name) && BUILTIN_TOOLS.some((tool) => tool.name === name);
   }
 
+  has(name: string): boolean {
+    return this.#isBuiltin(name) || this.#mcp?.tool(name) !== undefined;
+  }
+
   classOf(name: string): ToolClass | undefined {
-    return builtinClass(name);
+    return this.#isBuiltin(name) ? builtinClass(name) : (this.#mcp?.tool(name)?.toolClass ?? builtinClass(name));
   }
 
   specs(): ToolSpec[] {
-    return builtinSpecs(this.#disabled);
+    const builtins = builtinSpecs(this.#disabled);
+    const taken = new Set(builtins.map((spec) => spec.name));
+    return [...builtins, ...(this.#mcp?.specs() ?? []).filter((spec) => !taken.has(spec.name))];
   }
 
   list(): ToolInfo[] {
-    return this.specs().map((spec) => ({ name: spec.name, description: spec.description, source: "builtin" as const }));
+    const builtins = builtinSpecs(this.#disabled).map((spec): ToolInfo => ({ name: spec.name, description: spec.description, source: "builtin" }));
+    const taken = new Set(builtins.map((row) => row.name));
+    const servers = (this.#mcp?.tools() ?? []).filter((tool) => !taken.has(tool.name)).map((tool): ToolInfo => ({ name: tool.name, description: tool.description, source: "mcp", server: tool.server, read_only: tool.toolClass === "read-only" }));
+    return [...builtins, ...servers];
   }
 
   run(call: ToolCall, signal: AbortSignal): Promise<ToolRunResult> {
@@ -100,7 +123,8 @@ export class ToolHost implements ToolRunner, ToolCatalog {
           resolve(result);
         },
       });
-      this.#send(worker, { type: "run", id, call });
+      const served = this.#isBuiltin(call.name) ? undefined : this.#mcp?.tool(call.name);
+      this.#send(worker, served ? { type: "run", id, call, mcp: { server: served.server, tool: served.tool } } : { type: "run", id, call });
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
     });
@@ -114,7 +138,8 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     if (!worker) return;
     const closed = new Promise<void>((resolve) => (this.#onClosed = resolve));
     this.#send(worker, { type: "shutdown" });
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS))]);
+    const grace = CLOSE_GRACE_MS + (this.#settings.mcp?.timeouts.stopGraceMs ?? 0);
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, grace))]);
     this.#failAll("not finished: the daemon shut down");
     worker.terminate();
     this.#worker = undefined;
@@ -125,7 +150,8 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     const worker = this.#factory();
     worker.onmessage = (event: MessageEvent) => this.#onMessage(worker, event.data);
     worker.onerror = (event: ErrorEvent) => this.#lost(worker, `tool host crashed: ${event.message}`);
-    this.#send(worker, { type: "hello", version: TOOL_HOST_VERSION, settings: this.#settings });
+    const mcp = this.#mcp?.workerConfig();
+    this.#send(worker, { type: "hello", version: TOOL_HOST_VERSION, settings: mcp ? { ...this.#settings, mcp } : this.#settings });
     this.#worker = worker;
     return worker;
   }
@@ -147,6 +173,12 @@ export class ToolHost implements ToolRunner, ToolCatalog {
         pending?.resolve(data.result);
         return;
       }
+      case "mcp-state": {
+        const waiting = this.#mcpPending.get(data.id);
+        this.#mcpPending.delete(data.id);
+        waiting?.(data.servers);
+        return;
+      }
       case "closed":
         this.#onClosed?.();
         return;
@@ -160,9 +192,25 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     this.#worker = undefined;
     worker.terminate();
     this.#failAll(`not finished: ${reason}`);
+    this.#mcp?.workerLost();
+  }
+
+  /** A tool-server request to the worker (started if needed); answers the servers' states. */
+  #mcpRequest(message: { type: "mcp-configure"; config: NonNullable<ToolHostSettings["mcp"]> } | { type: "mcp-discover"; names?: string[] }): Promise<McpServerState[]> {
+    if (this.#closed) return Promise.resolve([]);
+    const worker = this.#ensureWorker();
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      this.#mcpPending.set(id, resolve);
+      this.#send(worker, { ...message, id });
+    });
   }
 
   #failAll(reason: string): void {
+    for (const [id, waiting] of this.#mcpPending) {
+      this.#mcpPending.delete(id);
+      waiting([]);
+    }
     for (const [id, pending] of this.#pending) {
       this.#pending.delete(id);
       pending.resolve({ output: { error: reason }, isError: true });

@@ -10,6 +10,7 @@ import type { TransportPolicy } from "../http/request-guards.ts";
 import type { PeerHub } from "../peers/peer-hub.ts";
 import type { AgentCardOptions } from "./agent-card.ts";
 import type { AgentCardSettings } from "./agent-card-config.ts";
+import type { McpManager } from "../../mcp/mcp-manager.ts";
 import type { KnowledgeProvider } from "./knowledge-routes.ts";
 
 export type { Caller } from "../http/caller-auth.ts";
@@ -49,6 +50,8 @@ export interface AttachContext {
   pricing?: PricingTable;
   /** The tools sessions have (GET /tools); absent: none. */
   tools?: ToolCatalog;
+  /** The tool servers of mcp.json (GET /mcp, the `mcp` feature); absent: none loaded. */
+  mcp?: McpManager;
   /** Memory and skills (GET /memory, GET /skills) and the POST /reload registry; absent: zero bodies. */
   knowledge?: KnowledgeProvider;
 }

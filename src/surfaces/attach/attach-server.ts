@@ -11,6 +11,7 @@ import { registerControlRoutes } from "./control-routes.ts";
 import { registerDaemonRoutes } from "./daemon-routes.ts";
 import { registerGuardrailRoutes } from "./guardrail-routes.ts";
 import { registerKnowledgeRoutes } from "./knowledge-routes.ts";
+import { registerMcpRoutes } from "./mcp-routes.ts";
 import { registerPermsRoutes } from "./perms-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
 import { registerPricingRoutes } from "./pricing-routes.ts";
@@ -61,6 +62,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerPricingRoutes(table, context);
   registerToolsRoutes(table, context);
   registerKnowledgeRoutes(table, context);
+  registerMcpRoutes(table, context);
   registerPlaceholderRoutes(table, context);
   if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {

@@ -21,6 +21,7 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
       interrupt: true,
       perms_stream: true,
       pause: true,
+      ...(context.mcp ? { mcp: true } : {}),
     },
     slash_commands: [],
     agent: { name: daemon.name, version: daemon.version, description: daemon.description, model: daemon.model, provider: daemon.provider, url },

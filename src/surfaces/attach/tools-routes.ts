@@ -1,7 +1,8 @@
 /**
  * GET /tools (SessionRead): `{tools: [{name, description, source, server?}]}`, the tools this
- * session's model is offered, from the daemon's tool catalog (builtins today; MCP servers' tools
- * join with `source: "mcp"` and `server`). Empty without a catalog.
+ * session's model is offered, from the daemon's tool catalog: the builtins, then the tool servers'
+ * tools as `<server>__<tool>` with `source: "mcp"` and `server` (listed once the server has
+ * started). Empty without a catalog.
  */
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";

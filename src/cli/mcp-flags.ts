@@ -1,0 +1,81 @@
+/**
+ * The tool-server flags and config keys: where the `mcp.json` catalog is (`.agents/mcp.json`
+ * unless `--mcp-config` says otherwise, DECISIONS D23) and the start, call and stop timeouts.
+ * Also loads the catalog: a missing default file means no tool servers, a missing named file or
+ * a bad one is a startup error naming the key. Tool servers are not wired under the `echo`
+ * model (spec). Owns no MCP behaviour (src/mcp/).
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseDuration } from "../core/duration.ts";
+import { type Result, err, ok } from "../core/result.ts";
+import { type McpCatalog, parseCatalog } from "../mcp/catalog.ts";
+import { DEFAULT_MCP_TIMEOUTS, type McpTimeouts } from "../mcp/types.ts";
+import type { FlagSpec, FlagValue } from "./flags.ts";
+
+export const MCP_FLAGS: readonly FlagSpec[] = [
+  { name: "mcp-config", kind: "string", help: "tool-server catalog (mcp.json); not read under --model=echo", defaultText: ".agents/mcp.json (none when absent)", configKey: "mcp.config" },
+  { name: "mcp-start-timeout", kind: "duration", help: "a tool server must start, initialize and list its tools within this", defaultText: "30s", configKey: "mcp.start_timeout" },
+  { name: "mcp-call-timeout", kind: "duration", help: "one tool-server call fails after this", defaultText: "5m", configKey: "mcp.call_timeout" },
+  { name: "mcp-stop-grace", kind: "duration", help: "at shutdown, between SIGTERM and SIGKILL of a stdio tool server", defaultText: "2s", configKey: "mcp.stop_grace" },
+];
+
+export interface McpSettings {
+  /** Absolute path of the catalog file. */
+  path: string;
+  /** Named by flag or config key: it must exist (and must keep existing on reload). */
+  required: boolean;
+  timeouts: McpTimeouts;
+  /** The catalog as loaded at startup; undefined when the default file is absent. */
+  catalog: McpCatalog | undefined;
+}
+
+type Setting = { from: string; value: unknown } | undefined;
+
+function setting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, name: string): Setting {
+  const spec = MCP_FLAGS.find((candidate) => candidate.name === name);
+  if (flags.has(name)) return { from: `--${name}`, value: flags.get(name) };
+  if (spec?.configKey !== undefined && config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
+  return undefined;
+}
+
+function duration(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, name: string, fallback: number): Result<number> {
+  const found = setting(flags, config, name);
+  if (!found) return ok(fallback);
+  if (typeof found.value === "number" && found.value > 0) return ok(found.value);
+  if (typeof found.value === "string") {
+    const parsed = parseDuration(found.value);
+    if (parsed.ok && parsed.value > 0) return ok(parsed.value);
+  }
+  return err(`${found.from} must be a positive duration such as 30s or 5m`);
+}
+
+/** Read the catalog file: undefined when it is absent and not required. */
+export function loadCatalogFile(path: string, required: boolean, env: Readonly<Record<string, string | undefined>> = process.env): Result<McpCatalog | undefined> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if (!required && (error as NodeJS.ErrnoException).code === "ENOENT") return ok(undefined);
+    return err(`mcp.json ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  return parseCatalog(text, path, env);
+}
+
+/** Undefined under the echo model (tool servers are not wired there). */
+export function resolveMcpSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string, provider: string): Result<McpSettings | undefined> {
+  const where = setting(flags, config, "mcp-config");
+  if (where !== undefined && (typeof where.value !== "string" || where.value.trim() === "")) return err(`${where.from} must be a file path`);
+  const timeouts: McpTimeouts = { ...DEFAULT_MCP_TIMEOUTS };
+  for (const [name, key] of [["mcp-start-timeout", "startMs"], ["mcp-call-timeout", "callMs"], ["mcp-stop-grace", "stopGraceMs"]] as const) {
+    const value = duration(flags, config, name, DEFAULT_MCP_TIMEOUTS[key]);
+    if (!value.ok) return value;
+    timeouts[key] = value.value;
+  }
+  if (provider === "echo") return ok(undefined);
+  const path = resolve(cwd, where === undefined ? ".agents/mcp.json" : String(where.value).trim());
+  const required = where !== undefined;
+  const catalog = loadCatalogFile(path, required);
+  if (!catalog.ok) return catalog;
+  return ok({ path, required, timeouts, catalog: catalog.value });
+}
