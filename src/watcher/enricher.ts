@@ -4,23 +4,46 @@
  * tail of each container's previous (else current) log. One run is bounded by --enrich-timeout; a
  * failed read becomes an `enrichment_error` trailer and never blocks the inject. Rendered by the
  * pure bundle writer; dropped sections name the kubectl command that reproduces them.
+ * `--enrich-lists` selects the resources read (pods, events, logs); with --enrich-lists-preflight
+ * each selected one is access-reviewed in the namespace first. A denied resource (by the review or
+ * a 403 on the read) becomes a `skipped=` note on the head line instead of an error trailer.
  */
 import { type EnrichStage, type SectionName, renderBundle } from "./core/enrichment-bundle.ts";
 import { logfmtLine } from "./core/logfmt.ts";
 import type { Signal } from "./core/signal.ts";
-import { type KubeConnection, kubeFetch } from "./kube/kube-connection.ts";
+import type { AccessAnswer, AccessCheck } from "./core/access-plan.ts";
+import { type KubeConnection, KubeHttpError, kubeFetch } from "./kube/kube-connection.ts";
+
+/** The resources the enricher reads, by their `--enrich-lists` names: the pod (spec; logs need it too), its events (delta), its log tails. */
+export const ENRICH_RESOURCES = ["pods", "events", "logs"] as const;
+export type EnrichResource = (typeof ENRICH_RESOURCES)[number];
 
 export interface EnricherSettings {
   capBytes: number;
   logLines: number;
   timeoutMs: number;
+  /** `--enrich-lists`: default all. */
+  lists?: { all: boolean; include: readonly string[]; exclude: readonly string[] };
+  /** `--enrich-lists-preflight`: review each selected resource in the namespace first; denied ones are skipped. */
+  preflight?: (check: AccessCheck) => Promise<AccessAnswer>;
+}
+
+export function selectedResources(lists: EnricherSettings["lists"]): EnrichResource[] {
+  if (!lists) return [...ENRICH_RESOURCES];
+  return ENRICH_RESOURCES.filter((resource) => (lists.all ? !lists.exclude.includes(resource) : lists.include.includes(resource)));
+}
+
+function accessCheck(resource: EnrichResource, namespace: string): AccessCheck {
+  if (resource === "pods") return { verb: "get", group: "", resource: "pods", namespace };
+  if (resource === "events") return { verb: "list", group: "", resource: "events", namespace };
+  return { verb: "get", group: "", resource: "pods", subresource: "log", namespace };
 }
 
 type Json = Record<string, unknown>;
 
 async function getJson(connection: KubeConnection, path: string, signal: AbortSignal): Promise<Json> {
   const response = await kubeFetch(connection, path, { signal });
-  if (!response.ok) throw new Error(`GET ${path.split("?")[0]}: HTTP ${response.status}`);
+  if (!response.ok) throw new KubeHttpError(response.status, `GET ${path.split("?")[0]}: HTTP ${response.status}`);
   return (await response.json()) as Json;
 }
 
@@ -32,13 +55,29 @@ export function podEnricher(connection: KubeConnection, settings: EnricherSettin
     const envelope = { namespace, kind_of_object: "Pod", name };
     const sections: Partial<Record<SectionName, string[]>> = {};
     const errors: Array<{ stage: EnrichStage; error: string }> = [];
-    const fail = (stage: EnrichStage) => (error: unknown) => {
-      errors.push({ stage, error: error instanceof Error ? error.message : String(error) });
+    const skipped: string[] = [];
+    const fail = (stage: EnrichStage, resource?: EnrichResource) => (error: unknown) => {
+      // A denied read is a skipped resource (a head-line note), not a failed bundle.
+      if (resource && error instanceof KubeHttpError && error.statusCode === 403) skipped.push(resource);
+      else errors.push({ stage, error: error instanceof Error ? error.message : String(error) });
     };
-    const pod = await getJson(connection, `/api/v1/namespaces/${namespace}/pods/${name}`, abort).catch((error: unknown) => {
-      fail("resolve")(error);
-      return undefined;
-    });
+    const selected = new Set(selectedResources(settings.lists));
+    if (settings.preflight) {
+      const review = settings.preflight;
+      const answers = await Promise.all([...selected].map(async (resource) => [resource, await review(accessCheck(resource, namespace))] as const));
+      for (const [resource, answer] of answers) {
+        if ("allowed" in answer && answer.allowed) continue;
+        selected.delete(resource);
+        if ("error" in answer) errors.push({ stage: "resolve", error: `access review of ${resource}: ${answer.error}` });
+        else skipped.push(resource);
+      }
+    }
+    const pod = selected.has("pods")
+      ? await getJson(connection, `/api/v1/namespaces/${namespace}/pods/${name}`, abort).catch((error: unknown) => {
+          fail("resolve", "pods")(error);
+          return undefined;
+        })
+      : undefined;
     const owner = ((pod?.metadata as Json | undefined)?.ownerReferences as Array<{ kind?: string; name?: string }> | undefined)?.[0];
     const workload = owner?.kind && owner.name ? `${owner.kind}/${namespace}/${owner.name}` : `Pod/${namespace}/${name}`;
     const statuses = ((pod?.status as Json | undefined)?.containerStatuses as Json[] | undefined) ?? [];
@@ -53,28 +92,31 @@ export function podEnricher(connection: KubeConnection, settings: EnricherSettin
       }
       sections.spec = lines;
     }
-    const events = await getJson(connection, `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent(`involvedObject.uid=${uid}`)}`, abort).catch((error: unknown) => {
-      fail("delta")(error);
-      return undefined;
-    });
+    const events = selected.has("events")
+      ? await getJson(connection, `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent(`involvedObject.uid=${uid}`)}`, abort).catch((error: unknown) => {
+          fail("delta", "events")(error);
+          return undefined;
+        })
+      : undefined;
     if (events) {
       sections.delta = ((events.items as Json[] | undefined) ?? []).slice(-20).map((event) =>
         logfmtLine({ kind: "event", severity: event.type === "Warning" ? "warning" : "info", ...envelope, reason: String(event.reason ?? ""), message: String(event.message ?? "") }, [["section", "delta"], ["count", String(event.count ?? 1)]]),
       );
     }
     const logLines: string[] = [];
-    for (const status of statuses) {
+    for (const status of selected.has("logs") ? statuses : []) {
       const container = String(status.name ?? "");
       const previous = Number(status.restartCount ?? 0) > 0;
       const path = `/api/v1/namespaces/${namespace}/pods/${name}/log?container=${encodeURIComponent(container)}&tailLines=${settings.logLines}&limitBytes=${settings.capBytes}${previous ? "&previous=true" : ""}`;
       try {
         const response = await kubeFetch(connection, path, { signal: abort });
-        if (!response.ok) throw new Error(`logs of ${container}: HTTP ${response.status}`);
+        if (!response.ok) throw new KubeHttpError(response.status, `logs of ${container}: HTTP ${response.status}`);
         for (const line of (await response.text()).split("\n").filter((text) => text.trim() !== "")) {
           logLines.push(logfmtLine({ kind: "log.line", severity: "info", ...envelope }, [["section", "logs"], ["container", container], ["line", line.slice(0, 300)]]));
         }
       } catch (error) {
-        fail("logs")(error);
+        fail("logs", "logs")(error);
+        if (skipped.includes("logs")) break;
       }
     }
     if (logLines.length > 0) sections.logs = logLines;
@@ -85,6 +127,6 @@ export function podEnricher(connection: KubeConnection, settings: EnricherSettin
       radius: `kubectl get pods -n ${namespace} -o wide`,
       logs: `kubectl logs -n ${namespace} ${name} --all-containers --previous --tail=${settings.logLines}`,
     };
-    return renderBundle({ target: { namespace, kindOfObject: "Pod", name, workload, pods: pod ? 1 : 0 }, sections, errors, command: (section) => commands[section] }, settings.capBytes).bundle;
+    return renderBundle({ target: { namespace, kindOfObject: "Pod", name, workload, pods: pod ? 1 : 0, ...(skipped.length > 0 ? { skipped } : {}) }, sections, errors, command: (section) => commands[section] }, settings.capBytes).bundle;
   };
 }

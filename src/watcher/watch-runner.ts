@@ -6,7 +6,7 @@
  */
 import type { WatcherConfig } from "../cli/watcher-config.ts";
 import type { Logger } from "../telemetry/logger.ts";
-import { accessChecksFor, checkKey, planAccess, SOURCE_ACCESS, STORM_ACCESS, type AccessAnswer } from "./core/access-plan.ts";
+import { accessChecksFor, checkKey, planAccess, SOURCE_ACCESS, STORM_ACCESS, type AccessAnswer, type AccessCheck } from "./core/access-plan.ts";
 import { AccessSweeper } from "./access-sweeper.ts";
 import { DedupCache } from "./core/dedup-cache.ts";
 import type { Severity } from "./core/signal.ts";
@@ -105,7 +105,17 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       ...(store ? { record: (row) => store.record(row) } : {}),
       ...(graph ? { clearance: graph.clearance } : {}),
       ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
-      ...(config.enrich.level === "off" ? {} : { enrich: podEnricher(connection, { capBytes: config.enrich.capBytes, logLines: config.enrich.logLines, timeoutMs: config.enrich.timeoutMs }) }),
+      ...(config.enrich.level === "off"
+        ? {}
+        : {
+            enrich: podEnricher(connection, {
+              capBytes: config.enrich.capBytes,
+              logLines: config.enrich.logLines,
+              timeoutMs: config.enrich.timeoutMs,
+              lists: config.enrich.lists,
+              ...(config.enrich.preflight ? { preflight: (check: AccessCheck) => reviewAccess(connection, check) } : {}),
+            }),
+          }),
     },
   );
   metrics.gauge("active_incidents", "dedup cache size", () => dispatcher.dedup.size);
