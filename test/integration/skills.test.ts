@@ -30,8 +30,8 @@ function triageProject(): Project {
   return project;
 }
 
-async function start(project: Project, args: string[] = [], lines: unknown[] = [say("idle")]) {
-  const daemon = await startDaemon({ cwd: project.root, env: { HOME: project.home }, args: ["--model=scripted", `--script=${writeScript(lines)}`, "--permission-mode=yolo", ...args] });
+async function start(project: Project, args: string[] = [], lines: unknown[] = [say("idle")], mode = "yolo") {
+  const daemon = await startDaemon({ cwd: project.root, env: { HOME: project.home }, args: ["--model=scripted", `--script=${writeScript(lines)}`, `--permission-mode=${mode}`, ...args] });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
   running.push({ daemon, events });
   await events.waitFor((frame) => frame.event === "usage-update");
@@ -85,6 +85,17 @@ test("a scripted turn loads a skill and then a resource by name: the results car
     name: "load_skill_resource",
     response: { skill_name: "k8s-triage", resource_path: "references/OOMKilled.md", content: "# OOMKilled\nRaise the memory limit.\n", bytes: 36 },
   });
+}, 20_000);
+
+test("the skill tools are read-only: in ask mode they run without a prompt", async () => {
+  const lines = [call("load_skill", { name: "summarize" }), say("done")];
+  const { events, base } = await start(triageProject(), [], lines, "ask");
+  const mark = events.frames.length;
+  expect((await postJson(`${base}/inject`, { message: "go" })).status).toBe(200);
+  const end = await events.waitFor((frame) => frame.event === "turn-complete" || frame.event === "turn-error", 15_000, mark);
+  expect(end.event).toBe("turn-complete");
+  expect(toolResults(events)[0]?.response).toMatchObject({ name: "summarize", instructions: "Write three bullet points." });
+  expect(((await (await fetch(`${base}/perms`)).json()) as { approvals: unknown[] }).approvals).toEqual([]);
 }, 20_000);
 
 test("an unknown skill, a missing resource and a path leaving the bundle answer errors the model reads; the turn goes on", async () => {
