@@ -21,7 +21,8 @@ function post(message: FromToolHost): void {
 }
 
 function pool(): ServerPool {
-  servers ??= new ServerPool(settings.env ?? process.env, settings.root);
+  // id 0: a status change nobody asked for (a server exited or failed); the main side updates /mcp.
+  servers ??= new ServerPool(settings.env ?? process.env, settings.root, () => queueMicrotask(() => post({ type: "mcp-state", id: 0, servers: servers?.states() ?? [] })));
   return servers;
 }
 

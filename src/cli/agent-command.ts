@@ -143,6 +143,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   for (const problem of knowledge.load()) logger.warn(problem);
   const reloads = new ReloadRegistry();
   knowledge.registerReloads(reloads);
+  registerMcpReload(reloads, tools.mcp);
   const catalog = new SkillAwareTools(tools, knowledge.skills);
   const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`), tools: () => catalog.specs(), system: () => knowledge.systemPrompt() });
   const pricing = startPricing(config, logger);
@@ -228,6 +229,15 @@ function mcpOption(config: AgentConfig, logger: Logger): { mcp?: McpManager } {
   if (settings?.catalog === undefined) return {};
   logger.info(`tool servers: ${settings.catalog.servers.map((server) => `${server.name} (${server.transport})`).join(", ")} from ${settings.path}`);
   return { mcp: new McpManager(settings.catalog, settings.timeouts, () => loadCatalogFile(settings.path, settings.required)) };
+}
+
+/** POST /reload's `mcp` part: re-read mcp.json, stop changed and removed servers, start new ones. */
+function registerMcpReload(reloads: ReloadRegistry, mcp: McpManager | undefined): void {
+  if (!mcp) return;
+  reloads.register("mcp", async () => {
+    const result = await mcp.reload();
+    return { count: result.servers.length, errors: result.errors };
+  });
 }
 
 /** Variables that hold the daemon's own secrets: tool commands never see them. */

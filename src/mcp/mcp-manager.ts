@@ -2,7 +2,7 @@
  * The main thread's view of the tool servers: the loaded catalog, each server's last reported
  * state, and the tools they offer under their model-facing names (`<server>__<tool>`, D120) with
  * their classes (D121). The tool host's worker does the work; this side asks it over the
- * channel (`request`). Also the reload entry point for POST /reload (`reload()`).
+ * channel (`request`). Also the reload entry point for POST /reload (`reload()`); the worker pushes status changes (`update`).
  */
 import type { ToolSpec } from "../core/model.ts";
 import type { ToolClass } from "../core/permission-policy.ts";
@@ -129,6 +129,11 @@ export class McpManager {
         return { ...rest, status: state.status === "stopped" ? "stopped" : "idle" };
       }),
     );
+  }
+
+  /** The worker reports servers' states on its own (a server failed or exited). */
+  update(states: readonly McpServerState[]): void {
+    this.#setStates(states);
   }
 
   rows(): McpServerRow[] {

@@ -37,12 +37,20 @@ export class ServerConnection {
   #error: string | undefined;
   #tools: McpToolInfo[] | undefined;
   #stopped = false;
+  readonly #changed: () => void;
 
-  constructor(config: ServerConfig, timeouts: McpTimeouts, env: Readonly<Record<string, string | undefined>>, cwd: string) {
+  constructor(config: ServerConfig, timeouts: McpTimeouts, env: Readonly<Record<string, string | undefined>>, cwd: string, changed: () => void = () => {}) {
     this.config = config;
+    this.#changed = changed;
     this.#timeouts = timeouts;
     this.#env = env;
     this.#cwd = cwd;
+  }
+
+  #set(status: McpServerState["status"]): void {
+    if (this.#status === status) return;
+    this.#status = status;
+    this.#changed();
   }
 
   state(): McpServerState {
@@ -92,7 +100,7 @@ export class ServerConnection {
   /** Stop for good (shutdown, or the server left the catalog): SIGTERM, grace, SIGKILL for stdio. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#status = "stopped";
+    this.#set("stopped");
     await this.#dropTransport();
   }
 
@@ -104,7 +112,7 @@ export class ServerConnection {
   }
 
   async #open(): Promise<Client> {
-    this.#status = "starting";
+    this.#set("starting");
     this.#error = undefined;
     const transport = this.#newTransport();
     this.#transport = transport;
@@ -114,7 +122,7 @@ export class ServerConnection {
       this.#client = undefined;
       this.#transport = undefined;
       if (!this.#stopped) {
-        this.#status = "failed";
+        this.#set("failed");
         this.#error ??= "the server closed the connection";
       }
     };
@@ -126,10 +134,10 @@ export class ServerConnection {
       await Promise.race([client.connect(transport, { timeout: this.#timeouts.startMs }), timedOut]);
     } catch (error) {
       const stderr = transport instanceof BunStdioTransport && transport.stderr ? ` (stderr: ${transport.stderr.slice(-500)})` : "";
-      this.#status = "failed";
+      this.#set("failed");
       this.#error = `${message(error)}${stderr}`;
       await this.#dropTransport(transport);
-      if (!this.#stopped) this.#status = "failed";
+      if (!this.#stopped) this.#set("failed");
       throw new Error(this.#error);
     } finally {
       clearTimeout(timer);
@@ -139,7 +147,7 @@ export class ServerConnection {
       throw new Error("stopped");
     }
     this.#client = client;
-    this.#status = "ready";
+    this.#set("ready");
     return client;
   }
 

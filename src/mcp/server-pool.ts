@@ -14,10 +14,13 @@ export class ServerPool {
   readonly #servers = new Map<string, ServerConnection>();
   readonly #env: Readonly<Record<string, string | undefined>>;
   readonly #cwd: string;
+  readonly #changed: () => void;
 
-  constructor(env: Readonly<Record<string, string | undefined>>, cwd: string) {
+  /** `changed`: a server's status moved on its own (started, failed, exited). */
+  constructor(env: Readonly<Record<string, string | undefined>>, cwd: string, changed: () => void = () => {}) {
     this.#env = env;
     this.#cwd = cwd;
+    this.#changed = changed;
   }
 
   async configure(config: McpWorkerConfig): Promise<void> {
@@ -31,7 +34,7 @@ export class ServerPool {
       }
     }
     for (const server of config.servers) {
-      if (!this.#servers.has(server.name)) this.#servers.set(server.name, new ServerConnection(server, config.timeouts, this.#env, this.#cwd));
+      if (!this.#servers.has(server.name)) this.#servers.set(server.name, new ServerConnection(server, config.timeouts, this.#env, this.#cwd, this.#changed));
     }
     await Promise.all(stopping);
   }

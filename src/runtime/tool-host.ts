@@ -176,7 +176,8 @@ export class ToolHost implements ToolRunner, ToolCatalog {
       case "mcp-state": {
         const waiting = this.#mcpPending.get(data.id);
         this.#mcpPending.delete(data.id);
-        waiting?.(data.servers);
+        if (waiting) waiting(data.servers);
+        else if (data.id === 0) this.#mcp?.update(data.servers);
         return;
       }
       case "closed":
