@@ -4,7 +4,8 @@
  * /metrics, /healthz and /readyz with --metrics-addr, and on SIGTERM drains and persists.
  */
 import { createLogger } from "../telemetry/logger.ts";
-import { type RunningWatcher, StartupRefusal, startWatcher } from "../watcher/watch-runner.ts";
+import { StartupRefusal } from "../watcher/watch-runner.ts";
+import { type WatcherGroup, startWatcherGroup } from "../watcher/watcher-group.ts";
 import { bindHostname, parseListenAddress } from "./listen-address.ts";
 import { parseWatcherArgs, watcherHelp } from "./watcher-args.ts";
 import { buildWatcherConfig } from "./watcher-config.ts";
@@ -32,9 +33,9 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
   const config = buildWatcherConfig(args.value);
   if (!config.ok) return usageError(config.error);
   const logger = createLogger(config.value.logLevel);
-  let watcher: RunningWatcher;
+  let watcher: WatcherGroup;
   try {
-    watcher = await startWatcher(config.value, logger);
+    watcher = await startWatcherGroup(config.value, logger);
   } catch (error) {
     if (error instanceof StartupRefusal) return usageError(error.message);
     logger.error(`spar watcher watch failed to start: ${error instanceof Error ? error.message : String(error)}`);
@@ -59,7 +60,7 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
   });
 }
 
-function serveProbes(address: string, watcher: RunningWatcher) {
+function serveProbes(address: string, watcher: WatcherGroup) {
   const parsed = parseListenAddress(address);
   if (!parsed.ok) throw new Error(parsed.error);
   return Bun.serve({
@@ -69,10 +70,10 @@ function serveProbes(address: string, watcher: RunningWatcher) {
       const path = new URL(request.url).pathname;
       if (path === "/healthz") return new Response("ok\n");
       if (path === "/readyz") {
-        if (watcher.ready()) return new Response("ok\n");
-        return new Response(watcher.accessRevoked() ? "not ready: access revoked, runner stopped\n" : "not ready: informer caches syncing\n", { status: 503 });
+        const why = watcher.notReady();
+        return why === undefined ? new Response("ok\n") : new Response(`not ready: ${why}\n`, { status: 503 });
       }
-      if (path === "/metrics") return new Response(watcher.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+      if (path === "/metrics") return new Response(watcher.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
       return new Response("not found\n", { status: 404 });
     },
   });

@@ -1,0 +1,108 @@
+/**
+ * Multi-cluster watching against two fake kube-apiservers: `--clusters-from=kubeconfig:PATH` runs
+ * one runner per context (the context name is the `cluster` of its payloads and metrics, each
+ * cluster has its own dedup file), `--clusters=name=endpoint` reuses the kubeconfig's credentials
+ * per endpoint, and provider discovery is refused in this build.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
+import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
+import { createLogger } from "../../src/telemetry/logger.ts";
+import { perClusterPath } from "../../src/watcher/kube/cluster-targets.ts";
+import { StartupRefusal } from "../../src/watcher/watch-runner.ts";
+import { mergeExpositions, startWatcherGroup } from "../../src/watcher/watcher-group.ts";
+import { tempDir, waitFor } from "../support/daemon.ts";
+import { writeKubeconfig } from "../support/kube.ts";
+
+let east: FakeApiserver;
+let west: FakeApiserver;
+let dir: string;
+let twoContexts: string;
+
+beforeAll(async () => {
+  dir = tempDir();
+  east = await startFakeApiserver({ tokens: { "east-token": "watcher" } });
+  west = await startFakeApiserver({ tokens: { "west-token": "watcher", "east-token": "watcher" } });
+  twoContexts = join(dir, "kubeconfig");
+  const entry = (name: string, server: string, token: string) => ({ cluster: { name, cluster: { server } }, user: { name, user: { token } }, context: { name, context: { cluster: name, user: name } } });
+  const both = [entry("east", east.url, "east-token"), entry("west", west.url, "west-token")];
+  writeFileSync(twoContexts, JSON.stringify({ apiVersion: "v1", kind: "Config", "current-context": "east", clusters: both.map((item) => item.cluster), users: both.map((item) => item.user), contexts: both.map((item) => item.context) }));
+});
+
+afterAll(async () => {
+  await east.stop();
+  await west.stop();
+});
+
+function crash(api: FakeApiserver, name: string) {
+  const pod = api.scenario.createPod({ namespace: "apps", name, node: "n1", containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 1 }] } as never);
+  api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app", type: "Warning", source: { host: "n1" } });
+}
+
+async function group(...flags: string[]) {
+  const config = watcherConfigFromArgv(["--dry-run", "--storm=off", "--recovery-stable-for=0", "--backoff-min-count=1", "--enrich=off", ...flags]);
+  if (!config.ok) throw new Error(config.error);
+  const printed: string[] = [];
+  const log: string[] = [];
+  const started = await startWatcherGroup(config.value, createLogger("info", (line) => log.push(line)), { stdout: (text) => printed.push(text) });
+  await waitFor(() => (started.ready() ? true : undefined), 8000, "every cluster synced");
+  return { started, printed, log };
+}
+
+const clusterOf = (printed: string[], name: string) => printed.filter((text) => text.includes(`"name": "${name}"`)).map((text) => /"cluster": "([^"]*)"/.exec(text)?.[1]);
+
+describe("multi-cluster", () => {
+  test("--clusters-from=kubeconfig:PATH: one runner per context, the context is the payload's cluster, per-cluster dedup files, merged metrics", async () => {
+    const dedup = join(dir, "state", "dedup.json");
+    const { started, printed, log } = await group(`--clusters-from=kubeconfig:${twoContexts}`, `--dedup-persist=${dedup}`, "--cluster-name=ignored");
+    try {
+      expect(started.runners.map((runner) => runner.name)).toEqual(["east", "west"]);
+      crash(east, "e-1");
+      crash(west, "w-1");
+      await waitFor(() => (clusterOf(printed, "e-1").length > 0 && clusterOf(printed, "w-1").length > 0 ? true : undefined), 8000, "a payload from each cluster");
+      expect(clusterOf(printed, "e-1")).toEqual(["east"]);
+      expect(clusterOf(printed, "w-1")).toEqual(["west"]);
+      expect(log.some((line) => line.includes("[west] fire BackOff pod=apps/w-1"))).toBe(true);
+      const metrics = started.render();
+      expect(metrics.match(/# HELP watcher_events_injected_total /g)).toHaveLength(1);
+      expect(metrics).toContain('watcher_events_injected_total{cluster="east",namespace="apps",reason="BackOff"} 1');
+      expect(metrics).toContain('watcher_events_injected_total{cluster="west",namespace="apps",reason="BackOff"} 1');
+      expect(started.notReady()).toBeUndefined();
+    } finally {
+      await started.stop();
+    }
+    expect(existsSync(join(dir, "state", "dedup.east.json"))).toBe(true);
+    expect(existsSync(join(dir, "state", "dedup.west.json"))).toBe(true);
+  }, 30_000);
+
+  test("--clusters=name=endpoint: the kubeconfig's credentials against each endpoint", async () => {
+    const kubeconfig = writeKubeconfig(join(dir, "single"), { server: "https://unused.invalid", token: "east-token" });
+    const { started, printed } = await group(`--kubeconfig=${kubeconfig}`, `--clusters=prod-east=${east.url},prod-west=${west.url}`);
+    try {
+      crash(east, "e-2");
+      crash(west, "w-2");
+      await waitFor(() => (clusterOf(printed, "e-2").length > 0 && clusterOf(printed, "w-2").length > 0 ? true : undefined), 8000, "a payload from each endpoint");
+      expect(clusterOf(printed, "e-2")).toEqual(["prod-east"]);
+      expect(clusterOf(printed, "w-2")).toEqual(["prod-west"]);
+    } finally {
+      await started.stop();
+    }
+  }, 30_000);
+
+  test("provider discovery needs a fleet-capable build: refused at startup", async () => {
+    const config = watcherConfigFromArgv(["--dry-run", "--clusters-from=my-project/us-central1"]);
+    if (!config.ok) throw new Error(config.error);
+    await expect(startWatcherGroup(config.value, createLogger("error", () => {}))).rejects.toThrow(StartupRefusal);
+  });
+
+  test("per-cluster paths and one HELP per merged family", () => {
+    expect(perClusterPath("/var/lib/w/dedup.json", "prod", true)).toBe("/var/lib/w/dedup.prod.json");
+    expect(perClusterPath("/var/lib/w/store", "a/b", true)).toBe("/var/lib/w/store.a_b");
+    expect(perClusterPath("/var/lib/w/dedup.json", "prod", false)).toBe("/var/lib/w/dedup.json");
+    const one = "# HELP x_total h\n# TYPE x_total counter\nx_total{cluster=\"a\"} 1\n";
+    const two = "# HELP x_total h\n# TYPE x_total counter\nx_total{cluster=\"b\"} 2\n";
+    expect(mergeExpositions([one, two])).toBe('# HELP x_total h\n# TYPE x_total counter\nx_total{cluster="a"} 1\nx_total{cluster="b"} 2\n');
+  });
+});
