@@ -62,23 +62,24 @@ export class ServerConnection {
     return base;
   }
 
-  /** Connect if needed and list the tools (cached after the first success). */
+  /** Connect if needed; the first connection lists the tools (kept for the server's life). */
   async discover(): Promise<McpServerState> {
     try {
-      const client = await this.#connect();
-      if (this.#tools === undefined) {
-        const listed = await client.listTools(undefined, { timeout: this.#timeouts.startMs });
-        this.#tools = listed.tools.map((tool) => {
-          const info: McpToolInfo = { name: tool.name, description: tool.description ?? tool.annotations?.title ?? tool.title ?? "", inputSchema: tool.inputSchema as Record<string, unknown> };
-          if (tool.annotations?.readOnlyHint !== undefined) info.readOnlyHint = tool.annotations.readOnlyHint;
-          if (tool.annotations?.destructiveHint !== undefined) info.destructiveHint = tool.annotations.destructiveHint;
-          return info;
-        });
-      }
+      await this.#connect();
     } catch (error) {
       this.#error = message(error);
     }
     return this.state();
+  }
+
+  async #listTools(client: Client): Promise<void> {
+    const listed = await client.listTools(undefined, { timeout: this.#timeouts.startMs });
+    this.#tools = listed.tools.map((tool) => {
+      const info: McpToolInfo = { name: tool.name, description: tool.description ?? tool.annotations?.title ?? tool.title ?? "", inputSchema: tool.inputSchema as Record<string, unknown> };
+      if (tool.annotations?.readOnlyHint !== undefined) info.readOnlyHint = tool.annotations.readOnlyHint;
+      if (tool.annotations?.destructiveHint !== undefined) info.destructiveHint = tool.annotations.destructiveHint;
+      return info;
+    });
   }
 
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpRunResult> {
@@ -131,7 +132,10 @@ export class ServerConnection {
       timer = setTimeout(() => reject(new Error(`did not start within ${this.#timeouts.startMs / 1000} s`)), this.#timeouts.startMs);
     });
     try {
-      await Promise.race([client.connect(transport, { timeout: this.#timeouts.startMs }), timedOut]);
+      await Promise.race([(async () => {
+        await client.connect(transport, { timeout: this.#timeouts.startMs });
+        if (this.#tools === undefined) await this.#listTools(client);
+      })(), timedOut]);
     } catch (error) {
       const stderr = transport instanceof BunStdioTransport && transport.stderr ? ` (stderr: ${transport.stderr.slice(-500)})` : "";
       this.#set("failed");
