@@ -43,6 +43,8 @@ export interface RunnerOptions {
   /** Override the connection (tests); default from --in-cluster / --kubeconfig. */
   connection?: KubeConnection;
   recoveryTickMs?: number;
+  /** The pipeline's clock (dedup, recovery, storms); the benchmark compresses time with it. */
+  now?: () => number;
 }
 
 export class StartupRefusal extends Error {}
@@ -102,6 +104,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       logger,
       metrics,
       dedup,
+      ...(options.now ? { now: options.now } : {}),
       ...(store ? { record: (row) => store.record(row) } : {}),
       ...(graph ? { clearance: graph.clearance } : {}),
       ...(graph && plan.storm ? { topology: graph.ancestors } : {}),

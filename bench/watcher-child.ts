@@ -1,0 +1,61 @@
+/**
+ * The process under test for bench/watcher.ts (spawned with Bun IPC):
+ *   bun bench/watcher-child.ts watcher KUBECONFIG   the real pipeline: startWatcher with the dry-run
+ *                                                   sink, the pipeline clock set by the parent
+ *   bun bench/watcher-child.ts raw KUBECONFIG       the baseline: the same list+watch of events over
+ *                                                   Bun's fetch, each line parsed and counted, no pipeline
+ * Every 100 ms it sends {seen, injected}; each opening payload is reported on stdout as
+ * `inj <pod name> <nowMs>` (the parent computes event-to-inject latency on the shared clock).
+ */
+import { watcherConfigFromArgv } from "../src/cli/watcher-config.ts";
+import { createLogger } from "../src/telemetry/logger.ts";
+import { BunWatch, listFunction } from "../src/watcher/kube/bun-watch.ts";
+import { loadKubeConnection } from "../src/watcher/kube/kube-connection.ts";
+import { startWatcher } from "../src/watcher/watch-runner.ts";
+import { nowMs } from "./lib.ts";
+
+const [mode, kubeconfig] = process.argv.slice(2);
+if (!kubeconfig || (mode !== "watcher" && mode !== "raw")) throw new Error("usage: watcher-child.ts watcher|raw KUBECONFIG");
+let sim = Date.now();
+let seen = 0;
+let injected = 0;
+process.on("message", (message: { sim?: number }) => {
+  if (typeof message.sim === "number") sim = message.sim;
+});
+
+const out: string[] = [];
+const flush = () => {
+  if (out.length > 0) process.stdout.write(out.splice(0).join(""));
+};
+
+let count: () => number = () => seen;
+if (mode === "raw") {
+  const connection = loadKubeConnection({ inCluster: false, kubeconfig });
+  const list = await listFunction(connection, "/api/v1/events")();
+  await new BunWatch(connection).watch("/api/v1/events", { resourceVersion: list.metadata.resourceVersion }, (_phase, object) => {
+    if (object) seen++;
+  }, (error) => {
+    if (error) console.error("raw watch ended:", error);
+  });
+} else {
+  const config = watcherConfigFromArgv(["--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=bench", "--storm=off", "--backoff-min-count=1", "--snapshot-interval=0"]);
+  if (!config.ok) throw new Error(config.error);
+  const running = await startWatcher(config.value, createLogger("warn"), {
+    now: () => sim,
+    stdout: (text) => {
+      injected++;
+      if (!text.includes('"kind": "cluster-event"')) return;
+      out.push(`inj ${/"name": "([^"]+)"/.exec(text)?.[1] ?? "?"} ${nowMs()}\n`);
+    },
+  });
+  count = () => {
+    let total = 0;
+    for (const match of running.metrics.render().matchAll(/^watcher_events_seen_total\{[^}]*\} (\d+)$/gm)) total += Number(match[1]);
+    return total;
+  };
+}
+process.send?.({ ready: true });
+setInterval(() => {
+  flush();
+  process.send?.({ seen: count(), injected });
+}, 100);
