@@ -17,6 +17,14 @@ export function mcpToolName(server: string, tool: string): string {
   return `${clean(server)}__${clean(tool)}`.slice(0, 64);
 }
 
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
 export interface McpTool {
   /** The name the model and the permission gate see. */
   name: string;
@@ -121,8 +129,9 @@ export class McpManager {
     return { servers: next.servers.map((server) => server.name), added, removed, changed, errors };
   }
 
-  /** The worker went away: its children died with it; servers start again on next use. */
+  /** The worker went away: its stdio children (own process groups) are killed here; servers start again on next use. */
   workerLost(): void {
+    for (const state of this.#states.values()) if (state.pid !== undefined) killGroup(state.pid);
     this.#setStates(
       [...this.#states.values()].map((state): McpServerState => {
         const { pid: _gone, ...rest } = state;

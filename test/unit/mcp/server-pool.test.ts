@@ -1,0 +1,70 @@
+/**
+ * The worker's server pool with real stdio children (the fixture server): servers stop
+ * concurrently (two that ignore SIGTERM are both gone after one grace, not two), a reconfigure
+ * stops a changed server and keeps an unchanged one, and status changes are reported.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { ServerConfig } from "../../../src/mcp/catalog.ts";
+import { ServerPool } from "../../../src/mcp/server-pool.ts";
+import { tempDir } from "../../support/daemon.ts";
+import { FIXTURE, killLeftovers, pidsIn, processGone } from "../../fixtures/mcp/harness.ts";
+
+const timeouts = { startMs: 10_000, callMs: 10_000, stopGraceMs: 1000 };
+const pidFile = () => join(tempDir("spar-pool-"), "pids");
+const server = (name: string, mode: string, file: string): ServerConfig => ({
+  name,
+  transport: "stdio",
+  command: process.execPath,
+  args: [FIXTURE],
+  envMode: "inherit",
+  envPassthrough: [],
+  env: { FIXTURE_MODE: mode, FIXTURE_PID_FILE: file },
+  overrides: {},
+});
+
+const files: string[] = [];
+afterEach(() => killLeftovers(files.splice(0).flatMap(pidsIn)));
+
+test("two servers ignoring SIGTERM are SIGKILLed together after one grace", async () => {
+  const a = pidFile();
+  const b = pidFile();
+  files.push(a, b);
+  const pool = new ServerPool(process.env, tempDir());
+  await pool.configure({ servers: [server("a", "ignore-term", a), server("b", "ignore-term", b)], timeouts });
+  const states = await pool.discover();
+  expect(states.map((state) => state.status)).toEqual(["ready", "ready"]);
+  const pids = [...pidsIn(a), ...pidsIn(b)];
+  expect(pids).toHaveLength(2);
+  const started = Date.now();
+  await pool.stopAll();
+  const took = Date.now() - started;
+  expect(took).toBeGreaterThanOrEqual(950);
+  expect(took).toBeLessThan(1900);
+  expect(pids.every(processGone)).toBe(true);
+}, 20_000);
+
+test("reconfigure: a changed server is stopped and comes back unstarted, an unchanged one keeps its process; changes are reported", async () => {
+  const a = pidFile();
+  const b = pidFile();
+  files.push(a, b);
+  let changes = 0;
+  const pool = new ServerPool(process.env, tempDir(), () => changes++);
+  await pool.configure({ servers: [server("a", "normal", a), server("b", "normal", b)], timeouts });
+  await pool.discover();
+  expect(changes).toBeGreaterThanOrEqual(4);
+  const [pidA] = pidsIn(a);
+  const [pidB] = pidsIn(b);
+  await pool.configure({ servers: [server("a", "normal", a), { ...server("b", "normal", b), args: [FIXTURE, "--changed"] }], timeouts });
+  expect(processGone(pidB as number)).toBe(true);
+  expect(processGone(pidA as number)).toBe(false);
+  expect(pool.states().map((state) => [state.name, state.status])).toEqual([
+    ["a", "ready"],
+    ["b", "idle"],
+  ]);
+  const call = await pool.call("a", "whoami", {}, new AbortController().signal);
+  expect(call).toEqual({ output: { content: `pid ${pidA}` }, isError: false });
+  expect(await pool.call("zzz", "whoami", {}, new AbortController().signal)).toEqual({ output: { error: "tool server zzz is not in the catalog" }, isError: true });
+  await pool.stopAll();
+  expect(processGone(pidA as number)).toBe(true);
+}, 20_000);
