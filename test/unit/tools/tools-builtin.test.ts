@@ -70,7 +70,7 @@ describe("fetch_url", () => {
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch: async (request) => {
+    fetch: async (request): Promise<Response> => {
       const path = new URL(request.url).pathname;
       if (path === "/big") return new Response("z".repeat(400_000), { headers: { "content-type": "text/plain" } });
       if (path === "/slow") {
