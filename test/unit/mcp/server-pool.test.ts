@@ -5,14 +5,14 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { ServerConfig } from "../../../src/mcp/catalog.ts";
+import type { StdioServer } from "../../../src/mcp/catalog.ts";
 import { ServerPool } from "../../../src/mcp/server-pool.ts";
 import { tempDir } from "../../support/daemon.ts";
 import { FIXTURE, killLeftovers, pidsIn, processGone } from "../../fixtures/mcp/harness.ts";
 
 const timeouts = { startMs: 10_000, callMs: 10_000, stopGraceMs: 1000 };
 const pidFile = () => join(tempDir("spar-pool-"), "pids");
-const server = (name: string, mode: string, file: string): ServerConfig => ({
+const server = (name: string, mode: string, file: string): StdioServer => ({
   name,
   transport: "stdio",
   command: process.execPath,
