@@ -17,6 +17,7 @@ export const MCP_FLAGS: readonly FlagSpec[] = [
   { name: "mcp-config", kind: "string", help: "tool-server catalog (mcp.json); not read under --model=echo", defaultText: ".agents/mcp.json (none when absent)", configKey: "mcp.config" },
   { name: "mcp-start-timeout", kind: "duration", help: "a tool server must start, initialize and list its tools within this", defaultText: "30s", configKey: "mcp.start_timeout" },
   { name: "mcp-call-timeout", kind: "duration", help: "one tool-server call fails after this", defaultText: "5m", configKey: "mcp.call_timeout" },
+  { name: "mcp-retry-interval", kind: "duration", help: "a tool server whose start failed is tried again, when a turn starts or /tools is read, at most this often", defaultText: "30s", configKey: "mcp.retry_interval" },
   { name: "mcp-stop-grace", kind: "duration", help: "at shutdown, between SIGTERM and SIGKILL of a stdio tool server", defaultText: "2s", configKey: "mcp.stop_grace" },
 ];
 
@@ -67,7 +68,7 @@ export function resolveMcpSettings(flags: ReadonlyMap<string, FlagValue>, config
   const where = setting(flags, config, "mcp-config");
   if (where !== undefined && (typeof where.value !== "string" || where.value.trim() === "")) return err(`${where.from} must be a file path`);
   const timeouts: McpTimeouts = { ...DEFAULT_MCP_TIMEOUTS };
-  for (const [name, key] of [["mcp-start-timeout", "startMs"], ["mcp-call-timeout", "callMs"], ["mcp-stop-grace", "stopGraceMs"]] as const) {
+  for (const [name, key] of [["mcp-start-timeout", "startMs"], ["mcp-call-timeout", "callMs"], ["mcp-stop-grace", "stopGraceMs"], ["mcp-retry-interval", "retryMs"]] as const) {
     const value = duration(flags, config, name, DEFAULT_MCP_TIMEOUTS[key]);
     if (!value.ok) return value;
     timeouts[key] = value.value;

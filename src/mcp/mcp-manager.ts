@@ -67,6 +67,8 @@ export class McpManager {
   #states = new Map<string, McpServerState>();
   #tools = new Map<string, McpTool>();
   #discovering: Promise<void> | undefined;
+  /** Server name -> when its last start attempt began (retries wait `retryMs`). */
+  readonly #attempted = new Map<string, number>();
 
   constructor(catalog: McpCatalog, timeouts: McpTimeouts, load: () => Result<McpCatalog | undefined>) {
     this.#catalog = catalog;
@@ -88,11 +90,22 @@ export class McpManager {
     return { servers: this.#catalog.servers, timeouts: this.#timeouts };
   }
 
-  /** Start and list every server whose tools are not known yet (concurrently; failures show on /mcp). */
-  discover(): Promise<void> {
-    const names = this.#catalog.servers.filter((server) => this.#states.get(server.name)?.tools === undefined).map((server) => server.name);
+  /**
+   * Start and list every server whose tools are not known yet (concurrently; failures show on
+   * /mcp). With `retry`, a server whose last attempt began less than `retryMs` ago is left alone:
+   * the tool host calls this on every turn and /tools read, so a server that was down at startup
+   * joins once it is reachable.
+   */
+  discover(options: { retry?: boolean } = {}): Promise<void> {
+    if (this.#discovering) return this.#discovering;
+    const now = Date.now();
+    const names = this.#catalog.servers
+      .filter((server) => this.#states.get(server.name)?.tools === undefined)
+      .filter((server) => !options.retry || now - (this.#attempted.get(server.name) ?? 0) >= this.#timeouts.retryMs)
+      .map((server) => server.name);
     if (names.length === 0 || !this.#request) return Promise.resolve();
-    this.#discovering ??= this.#request({ type: "mcp-discover", names })
+    for (const name of names) this.#attempted.set(name, now);
+    this.#discovering = this.#request({ type: "mcp-discover", names })
       .then((states) => this.#setStates(states))
       .finally(() => (this.#discovering = undefined));
     return this.#discovering;
@@ -120,6 +133,8 @@ export class McpManager {
       } catch (error) {
         errors.push(`applying ${next.path}: ${error instanceof Error ? error.message : String(error)}`);
       }
+      // A listing already in flight knew the old catalog: let it finish, then list the new servers.
+      await this.#discovering;
       await this.discover();
       for (const name of [...added, ...changed]) {
         const state = this.#states.get(name);

@@ -36,9 +36,11 @@ export interface McpTimeouts {
   callMs: number;
   /** Between SIGTERM and SIGKILL at stop. */
   stopGraceMs: number;
+  /** A server whose start failed is tried again (on a turn or a /tools read) at most this often. */
+  retryMs: number;
 }
 
-export const DEFAULT_MCP_TIMEOUTS: McpTimeouts = { startMs: 30_000, callMs: 300_000, stopGraceMs: 2_000 };
+export const DEFAULT_MCP_TIMEOUTS: McpTimeouts = { startMs: 30_000, callMs: 300_000, stopGraceMs: 2_000, retryMs: 30_000 };
 
 /** What the worker is told: the servers and timeouts; it diffs against what it holds. */
 export interface McpWorkerConfig {

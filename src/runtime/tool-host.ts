@@ -99,12 +99,14 @@ export class ToolHost implements ToolRunner, ToolCatalog {
   }
 
   specs(): ToolSpec[] {
+    void this.#mcp?.discover({ retry: true });
     const builtins = builtinSpecs(this.#disabled);
     const taken = new Set(builtins.map((spec) => spec.name));
     return [...builtins, ...(this.#mcp?.specs() ?? []).filter((spec) => !taken.has(spec.name))];
   }
 
   list(): ToolInfo[] {
+    void this.#mcp?.discover({ retry: true });
     const builtins = builtinSpecs(this.#disabled).map((spec): ToolInfo => ({ name: spec.name, description: spec.description, source: "builtin" }));
     const taken = new Set(builtins.map((row) => row.name));
     const servers = (this.#mcp?.tools() ?? []).filter((tool) => !taken.has(tool.name)).map((tool): ToolInfo => ({ name: tool.name, description: tool.description, source: "mcp", server: tool.server, read_only: tool.toolClass === "read-only" }));

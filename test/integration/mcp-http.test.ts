@@ -9,6 +9,7 @@ import { afterEach, expect, test } from "bun:test";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
+import { waitFor } from "../support/daemon.ts";
 import { call, runTurn, say, settled, startWithCatalog, stopAll, toolResults, toolRows } from "../fixtures/mcp/harness.ts";
 
 const servers: Array<{ stop(force?: boolean): unknown }> = [];
@@ -87,4 +88,23 @@ test("an http server that refuses initialize with 401 shows failed on /mcp with 
   const [row] = await settled(running.base);
   expect(row).toMatchObject({ name: "locked", status: "failed", transport: "http" });
   expect(row?.error).toContain('HTTP 401 Unauthorized: {"error":"invalid_token","detail":"no credentials"}');
+}, 30_000);
+
+test("a server that is down at startup joins once reachable: a /tools read past --mcp-retry-interval starts it again", async () => {
+  const web = await toolServer();
+  const metadata = metadataServer();
+  web.state.refuse = "json";
+  const catalog = { version: 1, servers: { web: { transport: "http", url: `${web.url}/mcp`, auth: { google_oauth: { scopes: [] } } } } };
+  const running = await startWithCatalog(catalog, [say("unused")], ["--mcp-retry-interval=300ms"], { GCE_METADATA_HOST: metadata.host });
+  const [down] = await settled(running.base);
+  expect(down).toMatchObject({ status: "failed" });
+  expect(down?.error).toContain("HTTP 503 Service Unavailable");
+  expect(metadata.asked).toEqual(["https://www.googleapis.com/auth/cloud-platform"]);
+  web.state.refuse = "none";
+  const tools = await waitFor(async () => {
+    const rows = await toolRows(running.base);
+    return rows.some((tool) => tool.name === "web__lookup") ? rows : undefined;
+  }, 10_000, "the server's tools after it came back");
+  expect(tools.find((tool) => tool.name === "web__lookup")).toMatchObject({ source: "mcp", server: "web" });
+  expect((await settled(running.base))[0]).toMatchObject({ status: "ready" });
 }, 30_000);

@@ -10,7 +10,7 @@ import { ServerPool } from "../../../src/mcp/server-pool.ts";
 import { tempDir } from "../../support/daemon.ts";
 import { FIXTURE, killLeftovers, pidsIn, processGone } from "../../fixtures/mcp/harness.ts";
 
-const timeouts = { startMs: 10_000, callMs: 10_000, stopGraceMs: 1000 };
+const timeouts = { startMs: 10_000, callMs: 10_000, stopGraceMs: 1000, retryMs: 30_000 };
 const pidFile = () => join(tempDir("spar-pool-"), "pids");
 const server = (name: string, mode: string, file: string): StdioServer => ({
   name,
