@@ -2,7 +2,8 @@
  * Event-log benchmark (run: `bun bench/event-log.ts`; under a minute). On temp files only:
  *  - store: 100 sessions appending concurrently through SqliteStore, one writer per session
  *    awaiting each append before the next: 1 event per append, and 10 events per append (a
- *    turn's worth of rows). Default options, so journal merges triggered by the threshold run
+ *    turn's worth of rows). Each group commit writes one `log` row; merges re-encode log rows
+ *    into per-session `event_blocks` (D150). Default options, so merges triggered by the threshold run
  *    inside the timed window, and WAL checkpoints run in the checkpointer worker beside it; the
  *    rows still in the journal at the end are then merged and timed too ("incl. merge debt": the
  *    rate if that merge had been paid inside the window). The longest main-thread pause is the
@@ -11,12 +12,13 @@
  *    -wal file seen. A third run repeats 1 event/append with `checkpoint: false` (SQLite's
  *    automatic checkpoint inside commits, as before the checkpointer) for comparison;
  *  - baseline: rows of the same shape (50,000, a third of a store run: long enough to include WAL
- *    checkpoints) as single-row autocommit prepared INSERTs into `events` on one exclusive-mode
+ *    checkpoints) as single-row autocommit prepared INSERTs into a table shaped like the v1-v3
+ *    `events` table (clustered by session and seq) on one exclusive-mode
  *    connection that checkpoints in its commits (as the store did before the checkpointer), on a
  *    separate file;
- *  - replay: every session's log from cursor 0 in pages of 1000 via `store.read` (events
- *    parsed), for rows merged into `events` and for rows still in the journal (memory);
- *    and raw `.values()` over `events` without JSON.parse (diagnostic).
+ *  - replay: every session's log from cursor 0 in pages of 1000 via `store.read` (every event
+ *    parsed: one JSON.parse per block), for rows merged into `event_blocks` and for rows still in
+ *    the log (memory); and raw `.values()` over `event_blocks` without JSON.parse (diagnostic).
  * Three rounds; per-round lines on stderr, a table of medians on stdout, with `uptime` load
  * averages from before and after (the machine may be shared with other benchmarks).
  */
@@ -135,11 +137,17 @@ function walBytes(path: string): number {
   return statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
 }
 
-/** The same rows, one prepared INSERT per autocommit transaction, on a separate file. */
+/**
+ * The same rows, one prepared INSERT per autocommit transaction, on a separate file, into a table
+ * shaped like the store's v1-v3 `events` table (clustered by session and seq).
+ */
 async function autocommit(): Promise<number> {
   const path = nextFile();
-  await SqliteStore.open(path).close();
-  const db = new Database(path, { strict: true });
+  const db = new Database(path, { create: true, strict: true });
+  db.exec(
+    "CREATE TABLE events (session_pk INTEGER NOT NULL, seq INTEGER NOT NULL, ts TEXT NOT NULL, author TEXT NOT NULL, " +
+      "kind TEXT NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (session_pk, seq)) WITHOUT ROWID, STRICT",
+  );
   db.exec("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
   db.exec(`PRAGMA cache_size = -${CACHE_KIB}; PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   const insert = db.prepare<unknown, [number, number, string, string, string, string]>(
@@ -188,23 +196,18 @@ async function journalOnlyStore(): Promise<SqliteStore> {
   return store;
 }
 
-/** Diagnostic: the same pages as raw `.values()` rows from `events`, payloads left unparsed. */
+/** Diagnostic: every session's `event_blocks` rows as raw `.values()`, block bodies left unparsed. */
 function rawReplay(path: string): number {
   const db = new Database(path, { readonly: true, strict: true });
   db.exec(`PRAGMA cache_size = -${CACHE_KIB}`);
-  const q = db.prepare<unknown, [number, number, number]>(
-    "SELECT seq, payload FROM events WHERE session_pk = ? AND seq > ? ORDER BY seq LIMIT ?",
+  const q = db.prepare<unknown, [number, number]>(
+    "SELECT last_seq, first_seq, body FROM event_blocks WHERE session_pk = ? AND first_seq > ? ORDER BY first_seq",
   );
-  for (let i = 1; i <= SESSIONS; i++) q.values(i, 0, PAGE); // warm the cache like the store's replay
+  for (let i = 1; i <= SESSIONS; i++) q.values(i, 0); // warm the cache like the store's replay
   let rows = 0;
   const started = performance.now();
   for (let i = 1; i <= SESSIONS; i++) {
-    for (let cursor = 0; ; ) {
-      const page = q.values(i, cursor, PAGE);
-      if (page.length === 0) break;
-      rows += page.length;
-      cursor = Number(page[page.length - 1]?.[0]);
-    }
+    for (const [last, first] of q.values(i, 0) as [number, number][]) rows += last - first + 1;
   }
   db.close();
   return rows / ((performance.now() - started) / 1000);
@@ -299,7 +302,7 @@ console.log(
     `whichever transaction crosses ${WAL_AUTOCHECKPOINT_PAGES} WAL pages. A WAL hold delays writes only: the event loop runs meanwhile)`,
 );
 console.log(`\n| replay via store.read, pages of ${PAGE} | rows/s |\n|---|---|`);
-console.log(`| rows in events (JSON.parse per row) | ${fmt(median(num.replayEvents))} |`);
-console.log(`| rows in the journal (memory) | ${fmt(median(num.replayJournal))} |`);
-console.log(`| raw .values() on events, payload not parsed (diagnostic) | ${fmt(median(num.rawReplay))} |`);
+console.log(`| rows merged into event_blocks (every event parsed, one JSON.parse per block) | ${fmt(median(num.replayEvents))} |`);
+console.log(`| rows still in the log (memory) | ${fmt(median(num.replayJournal))} |`);
+console.log(`| raw .values() on event_blocks, bodies not parsed (diagnostic) | ${fmt(median(num.rawReplay))} |`);
 console.log(`\ntotal ${((performance.now() - began) / 1000).toFixed(1)} s`);

@@ -1,10 +1,12 @@
 /**
- * In-memory mirror of the `journal` table: per session, the committed event rows not yet merged
- * into the clustered `events` table (seqs mergedHead+1 .. head, contiguous) with their journal
- * ids, so reads of recent rows never touch SQLite. Valid because one daemon holds the file (D18)
+ * In-memory mirror of the `log` table (schema v4, D150): per session, the committed event rows
+ * not yet merged into `event_blocks` (seqs mergedHead+1 .. head, contiguous), each with its JSON
+ * as committed and the id of the log row (group commit) that holds it, so reads of recent rows
+ * never touch SQLite and a merge re-encodes nothing. Valid because one daemon holds the file (D18)
  * and every write passes through one writer. Inside a write transaction changes are only staged;
  * `commit` applies them and `rollback` drops them, so a refused batch leaves memory exactly as it
- * was. Owns no SQL besides loading itself at open.
+ * was. Owns the log row's encoding (`logRow`, `load`) and the block encoding (`blocksThrough`);
+ * runs no SQL besides loading itself at open.
  */
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
@@ -13,30 +15,50 @@ import type { Statements } from "./statements.ts";
 export interface Tail {
   /** Committed rows not yet merged: rows[i].seq === rows[0].seq + i. Shared: never mutate one. */
   readonly rows: CommittedRow[];
-  /** The journal row id of rows[i], ascending. */
+  /** JSON.stringify(rows[i].event) as committed. */
+  readonly payloads: string[];
+  /** The log row id holding rows[i], ascending (rows of one group commit share it). */
   readonly ids: number[];
 }
 
-type Staged = { pk: number; rows: CommittedRow[]; firstId: number } | { pk: number; rows: undefined; firstId: 0 };
+/** One `event_blocks` row: [session_pk, first_seq, last_seq, body]. */
+export type Block = [number, number, number, string];
+
+type Staged = { pk: number; rows: CommittedRow[]; payloads: string[] } | { pk: number; rows: undefined; payloads: undefined };
+
+/** A committed log row: its id and how many event rows it was written with. */
+interface Batch {
+  id: number;
+  rows: number;
+}
 
 export class JournalMemory {
   private readonly tails = new Map<number, Tail>();
+  /** Log rows in the table, oldest first. */
+  private batches: Batch[] = [];
   private staged: Staged[] = [];
+  /** `[pk,firstSeq,[payload,...]]` per append of the running transaction. */
+  private stagedSegments: string[] = [];
+  private stagedRows = 0;
   private rowCount = 0;
   private nextId = 1;
-  private stagedNextId = 1;
 
-  /** Rows in the journal table (committed). */
+  /** Event rows in the log table of sessions that still exist (committed). */
   get size(): number {
     return this.rowCount;
   }
 
-  /** Highest journal id committed so far (0 before the first). */
+  /** Rows in the log table (committed), those holding only rows of deleted sessions included. */
+  get logRows(): number {
+    return this.batches.length;
+  }
+
+  /** Highest log row id committed so far (0 before the first). */
   get lastId(): number {
     return this.nextId - 1;
   }
 
-  /** The session's unmerged rows; undefined when all of them are in `events`. */
+  /** The session's unmerged rows; undefined when all of them are in `event_blocks`. */
   tail(pk: number): Tail | undefined {
     return this.tails.get(pk);
   }
@@ -49,24 +71,26 @@ export class JournalMemory {
 
   // ---- inside a write transaction ---------------------------------------------------------
 
-  /** Reserves `n` consecutive journal ids for rows about to be inserted; returns the first. */
-  allocate(n: number): number {
-    const first = this.stagedNextId;
-    this.stagedNextId += n;
-    return first;
+  /** Rows appended to session `pk` by this transaction (their JSON in `payloads`); visible after commit. */
+  stageAppend(pk: number, rows: CommittedRow[], payloads: string[]): void {
+    this.staged.push({ pk, rows, payloads });
+    this.stagedSegments.push(`[${pk},${(rows[0] as CommittedRow).seq},[${payloads.join(",")}]]`);
+    this.stagedRows += rows.length;
   }
 
-  /** Rows inserted with ids firstId.. for session `pk`; visible after commit. */
-  stageAppend(pk: number, rows: CommittedRow[], firstId: number): void {
-    this.staged.push({ pk, rows, firstId });
-  }
-
-  /** The session's journal rows were deleted with it. */
+  /** The session was deleted: its unmerged rows leave memory (its log rows are skipped from now on). */
   stageDrop(pk: number): void {
-    this.staged.push({ pk, rows: undefined, firstId: 0 });
+    this.staged.push({ pk, rows: undefined, payloads: undefined });
+  }
+
+  /** The one log row this transaction must insert ([id, body]), or undefined when it appended nothing. */
+  logRow(): [number, string] | undefined {
+    if (this.stagedSegments.length === 0) return undefined;
+    return [this.nextId, `[${this.stagedSegments.join(",")}]`];
   }
 
   commit(): void {
+    const id = this.nextId;
     for (const change of this.staged) {
       if (change.rows === undefined) {
         const dropped = this.tails.get(change.pk);
@@ -74,104 +98,157 @@ export class JournalMemory {
         this.tails.delete(change.pk);
         continue;
       }
-      let tail = this.tails.get(change.pk);
-      if (tail === undefined) {
-        tail = { rows: [], ids: [] };
-        this.tails.set(change.pk, tail);
-      }
-      for (let i = 0; i < change.rows.length; i++) {
-        tail.rows.push(change.rows[i] as CommittedRow);
-        tail.ids.push(change.firstId + i);
-      }
-      this.rowCount += change.rows.length;
+      this.push(change.pk, change.rows, change.payloads, id);
     }
-    this.staged = [];
-    this.nextId = this.stagedNextId;
+    if (this.stagedSegments.length > 0) {
+      this.batches.push({ id, rows: this.stagedRows });
+      this.nextId++;
+    }
+    this.rollback();
   }
 
   rollback(): void {
     this.staged = [];
-    this.stagedNextId = this.nextId;
+    this.stagedSegments = [];
+    this.stagedRows = 0;
+  }
+
+  private push(pk: number, rows: CommittedRow[], payloads: string[], id: number): void {
+    let tail = this.tails.get(pk);
+    if (tail === undefined) {
+      tail = { rows: [], payloads: [], ids: [] };
+      this.tails.set(pk, tail);
+    }
+    for (let i = 0; i < rows.length; i++) {
+      tail.rows.push(rows[i] as CommittedRow);
+      tail.payloads.push(payloads[i] as string);
+      tail.ids.push(id);
+    }
+    this.rowCount += rows.length;
   }
 
   // ---- merging ----------------------------------------------------------------------------
 
   /**
-   * The id bound of the next merge slice: every journal id <= it, at most `maxRows` rows, oldest
-   * first. Undefined when the journal is empty.
+   * The id bound of the next merge slice: the oldest log rows holding at most `maxRows` event
+   * rows (at least one log row). Undefined when the log table is empty.
    */
   sliceEnd(maxRows: number): number | undefined {
-    if (this.rowCount === 0) return undefined;
-    let oldest = Number.MAX_SAFE_INTEGER;
-    for (const tail of this.tails.values()) {
-      const id = tail.ids[0] as number;
-      if (id < oldest) oldest = id;
+    const first = this.batches[0];
+    if (first === undefined) return undefined;
+    let end = first.id;
+    let rows = first.rows;
+    for (let i = 1; i < this.batches.length; i++) {
+      const batch = this.batches[i] as Batch;
+      rows += batch.rows;
+      if (rows > maxRows) break;
+      end = batch.id;
     }
-    return Math.min(oldest + Math.max(1, maxRows) - 1, this.nextId - 1);
+    return end;
   }
 
-  /** Rows with journal id <= `hi`. */
+  /** Log rows with id <= `hi`. */
   countThrough(hi: number): number {
     let n = 0;
-    for (const tail of this.tails.values()) {
-      let k = 0;
-      while (k < tail.ids.length && (tail.ids[k] as number) <= hi) k++;
-      n += k;
-    }
+    while (n < this.batches.length && (this.batches[n] as Batch).id <= hi) n++;
     return n;
   }
 
-  /** After a merge of every journal id <= `hi` committed: forget those rows. */
+  /** The event rows of log rows with id <= `hi`, per session in blocks of at most `blockRows`. */
+  blocksThrough(hi: number, blockRows: number): Block[] {
+    const blocks: Block[] = [];
+    for (const [pk, tail] of this.tails) {
+      const k = rowsThrough(tail, hi);
+      for (let a = 0; a < k; a += blockRows) {
+        const b = Math.min(k, a + blockRows);
+        const first = (tail.rows[a] as CommittedRow).seq;
+        blocks.push([pk, first, first + b - a - 1, `[${tail.payloads.slice(a, b).join(",")}]`]);
+      }
+    }
+    return blocks;
+  }
+
+  /** After a merge of every log row with id <= `hi` committed: forget those rows. */
   dropThrough(hi: number): void {
     let dropped = 0;
     for (const [pk, tail] of this.tails) {
-      let k = 0;
-      while (k < tail.ids.length && (tail.ids[k] as number) <= hi) k++;
+      const k = rowsThrough(tail, hi);
       if (k === 0) continue;
       dropped += k;
       if (k === tail.ids.length) {
         this.tails.delete(pk);
       } else {
         tail.rows.splice(0, k);
+        tail.payloads.splice(0, k);
         tail.ids.splice(0, k);
       }
     }
     this.rowCount -= dropped;
+    this.batches.splice(0, this.countThrough(hi));
   }
 
   // ---- open -------------------------------------------------------------------------------
 
   /**
-   * Loads every row a previous run left in the journal (a crash, or a refused merge) and checks
-   * each session's rows continue its `events` contiguously; refuses the file otherwise.
+   * Loads every row a previous run left in the log (a crash, or a refused merge), skipping rows
+   * of deleted sessions, and checks each session's rows continue its blocks contiguously;
+   * refuses the file otherwise.
    */
   static load(st: Statements, path: string): JournalMemory {
     const memory = new JournalMemory();
-    const raw = st.loadJournal.values() as [number, number, number, string][];
-    for (const [id, pk, seq, payload] of raw) {
-      let tail = memory.tails.get(pk);
-      if (tail === undefined) {
-        const merged = st.maxSeq.get(pk)?.head ?? 0;
-        if (seq !== merged + 1) throw inconsistent(path, pk, seq, merged);
-        tail = { rows: [], ids: [] };
-        memory.tails.set(pk, tail);
-      } else {
-        const last = (tail.rows[tail.rows.length - 1] as CommittedRow).seq;
-        if (seq !== last + 1) throw inconsistent(path, pk, seq, last);
+    const live = new Map<number, boolean>();
+    for (const [id, body] of st.loadLog.values() as [number, string][]) {
+      const segments = parseLogBody(body, id, path);
+      let rows = 0;
+      for (const [pk, firstSeq, events] of segments) {
+        rows += events.length;
+        let exists = live.get(pk);
+        if (exists === undefined) {
+          exists = st.sessionExists.get(pk) !== null;
+          live.set(pk, exists);
+        }
+        if (!exists) continue;
+        const previous = memory.lastSeq(pk) ?? st.maxSeq.get(pk)?.head ?? 0;
+        if (firstSeq !== previous + 1) throw inconsistent(path, `log row ${id}: seq ${firstSeq} of session #${pk} does not follow seq ${previous}`);
+        memory.push(
+          pk,
+          events.map((event, i) => ({ seq: firstSeq + i, event })),
+          events.map((event) => JSON.stringify(event)),
+          id,
+        );
       }
-      tail.rows.push({ seq, event: JSON.parse(payload) as SessionEvent });
-      tail.ids.push(id);
-      memory.rowCount++;
+      memory.batches.push({ id, rows });
       memory.nextId = id + 1;
     }
-    memory.stagedNextId = memory.nextId;
     return memory;
   }
 }
 
-function inconsistent(path: string, pk: number, seq: number, previous: number): SparError {
-  return new SparError(
-    "unavailable",
-    `session store ${path} is inconsistent: journal row seq ${seq} of session #${pk} does not follow seq ${previous}`,
-  );
+function rowsThrough(tail: Tail, hi: number): number {
+  let k = 0;
+  while (k < tail.ids.length && (tail.ids[k] as number) <= hi) k++;
+  return k;
+}
+
+type Segment = [number, number, SessionEvent[]];
+
+function parseLogBody(body: string, id: number, path: string): Segment[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw inconsistent(path, `log row ${id} is not JSON`);
+  }
+  const ok =
+    Array.isArray(parsed) &&
+    parsed.every(
+      (s: unknown) =>
+        Array.isArray(s) && s.length === 3 && Number.isSafeInteger(s[0]) && Number.isSafeInteger(s[1]) && s[1] >= 1 && Array.isArray(s[2]) && s[2].length > 0,
+    );
+  if (!ok) throw inconsistent(path, `log row ${id} is not a list of [session, seq, events]`);
+  return parsed as Segment[];
+}
+
+function inconsistent(path: string, detail: string): SparError {
+  return new SparError("unavailable", `session store ${path} is inconsistent: ${detail}`);
 }

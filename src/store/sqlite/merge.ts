@@ -1,8 +1,10 @@
 /**
- * The merge of the sqlite store's log-structured write path: moves the oldest journal rows,
- * sorted by (session_pk, seq), into the clustered `events` table and deletes them from the
- * journal in ONE transaction, so a crash leaves every row in exactly one of the two tables. Runs
- * in slices of at most `sliceRows` rows (the oldest first), each its own short transaction.
+ * The merge of the sqlite store's log-structured write path: re-encodes the event rows of the
+ * oldest `log` rows, from memory (JournalMemory keeps their JSON), into per-session
+ * `event_blocks` rows of at most `blockRows` consecutive events, and deletes those log rows, in
+ * ONE transaction, so a crash leaves every event row in exactly one of the two tables (D150).
+ * Runs in slices of at most `sliceRows` event rows (the oldest log rows first), each its own
+ * short transaction.
  * Triggers: a commit that leaves the journal at `thresholdRows` or more queues one slice as a
  * microtask, behind the continuations of the appends it just settled and before the next group
  * commit, so merges keep pace even when appends keep the microtask queue busy; a writer idle for
@@ -28,6 +30,8 @@ export interface MergeOptions {
   idleMs: number | false;
   /** Most rows one merge transaction moves (bounds the pause it causes). */
   sliceRows: number;
+  /** Most events per `event_blocks` row (<= MAX_BLOCK_ROWS). */
+  blockRows: number;
   /** Asked before each triggered slice; false parks merging until `resume`. Default: always true. */
   mayWrite?: () => boolean;
 }
@@ -35,7 +39,7 @@ export interface MergeOptions {
 export interface MergeStats {
   /** Merge transactions committed. */
   merges: number;
-  /** Rows moved from the journal into `events`. */
+  /** Event rows moved from the log into `event_blocks`. */
   mergedRows: number;
   /** Merge transactions rolled back (the store refused, or a statement failed); retried later. */
   mergeFailures: number;
@@ -53,7 +57,7 @@ type Timer = ReturnType<typeof setTimeout>;
 
 export class JournalMerger {
   readonly stats: MergeStats = { merges: 0, mergedRows: 0, mergeFailures: 0, longestMergeMs: 0, totalMergeMs: 0 };
-  private readonly txn: (hi: number, expected: number) => number;
+  private readonly txn: (hi: number) => number;
   private pressureQueued = false;
   /** The running idle merge moves every journal id <= runTarget; 0 when none is running. */
   private runTarget = 0;
@@ -91,13 +95,18 @@ export class JournalMerger {
     private readonly options: MergeOptions,
   ) {
     this.mayWrite = options.mayWrite ?? (() => true);
-    this.txn = db.transaction((hi: number, expected: number) => {
-      const moved = st.mergeJournal.run(hi).changes;
-      const deleted = st.trimJournal.run(hi).changes;
+    this.txn = db.transaction((hi: number) => {
+      let moved = 0;
+      for (const [pk, first, last, body] of journal.blocksThrough(hi, options.blockRows)) {
+        st.insertBlock.run(pk, first, last, body);
+        moved += last - first + 1;
+      }
+      const expected = journal.countThrough(hi);
+      const deleted = st.trimLog.run(hi).changes;
       // Equal to the memory's count by construction; if not, roll back rather than let the file
       // and the memory disagree.
-      if (moved !== expected || deleted !== expected) {
-        throw new Error(`merge through journal id ${hi}: memory holds ${expected} rows, moved ${moved}, deleted ${deleted}`);
+      if (deleted !== expected) {
+        throw new Error(`merge through log id ${hi}: memory holds ${expected} log rows, deleted ${deleted}`);
       }
       return moved;
     }).immediate;
@@ -152,7 +161,7 @@ export class JournalMerger {
    * Under it: a timer for the idle merge, or for the retry of a refused one.
    */
   private schedule(): void {
-    if (this.stopped || this.journal.size === 0) return;
+    if (this.stopped || this.journal.logRows === 0) return;
     if (this.journal.size >= this.options.thresholdRows && performance.now() >= this.retryAt) {
       if (!this.pressureQueued) {
         this.pressureQueued = true;
@@ -171,7 +180,7 @@ export class JournalMerger {
   }
 
   private onTimer(): void {
-    if (this.stopped || this.runTarget !== 0 || this.journal.size === 0) return;
+    if (this.stopped || this.runTarget !== 0 || this.journal.logRows === 0) return;
     const due = this.dueAt();
     if (performance.now() < due) {
       this.armTimer(due);
@@ -227,7 +236,7 @@ export class JournalMerger {
     const hi = Math.min(end, target);
     const started = performance.now();
     try {
-      const moved = this.txn(hi, this.journal.countThrough(hi));
+      const moved = this.txn(hi);
       this.journal.dropThrough(hi);
       this.stats.merges++;
       this.stats.mergedRows += moved;

@@ -1,7 +1,8 @@
 /**
  * Schema of the sqlite session store and its ordered migrations. The schema version is
  * `PRAGMA user_version`; migration N (1-based) takes the file from version N-1 to N in one
- * transaction. Owns DDL only: never reads or writes session data, never opens files.
+ * transaction. Owns DDL, and the one-time re-encoding of event rows a migration requires (v4);
+ * never opens files.
  */
 import type { Database } from "bun:sqlite";
 import { SparError } from "../../core/errors.ts";
@@ -95,8 +96,50 @@ CREATE TABLE daemon_boots (
 ) WITHOUT ROWID, STRICT;
 `;
 
+/**
+ * v4: block-encoded event log (D150). `log`: the append journal, ONE row per group commit whose
+ * body is the JSON array `[[session_pk, first_seq, [event, ...]], ...]` of every event row the
+ * commit wrote; rows of a session deleted later stay in the body and are skipped (pks are never
+ * reused). `event_blocks`: a session's merged events, each row the JSON array of the consecutive
+ * events first_seq..last_seq (at most MAX_BLOCK_ROWS of them). The v3 tables' rows (journal rows
+ * a crash left first, as the v3 merge would have moved them) are re-encoded into blocks, cut at
+ * any seq gap, and the v3 tables dropped.
+ */
+const V4_BLOCKS = `
+CREATE TABLE log (
+  id INTEGER PRIMARY KEY,
+  body TEXT NOT NULL
+) STRICT;
+CREATE TABLE event_blocks (
+  session_pk INTEGER NOT NULL,
+  first_seq INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (session_pk, first_seq)
+) WITHOUT ROWID, STRICT;
+INSERT INTO events (session_pk, seq, ts, author, kind, payload)
+  SELECT session_pk, seq, ts, author, kind, payload FROM journal ORDER BY session_pk, seq;
+INSERT INTO event_blocks (session_pk, first_seq, last_seq, body)
+  SELECT session_pk, min(seq), max(seq), '[' || group_concat(payload, ',' ORDER BY seq) || ']'
+  FROM (SELECT session_pk, seq, payload, seq - row_number() OVER (PARTITION BY session_pk ORDER BY seq) AS run FROM events)
+  GROUP BY session_pk, run, (seq - run - 1) / 64;
+DROP TABLE journal;
+DROP TABLE events;
+`;
+
+/**
+ * Most events one `event_blocks` row may hold, in any file of schema v4+: reads seek to
+ * first_seq > afterSeq - MAX_BLOCK_ROWS. Never lower it (blocks already written may be this long).
+ */
+export const MAX_BLOCK_ROWS = 256;
+
 /** Append only; never edit a shipped migration. */
-const MIGRATIONS: readonly Migration[] = [(db) => db.exec(V1_SCHEMA), (db) => db.exec(V2_JOURNAL), (db) => db.exec(V3_COORDINATION)];
+const MIGRATIONS: readonly Migration[] = [
+  (db) => db.exec(V1_SCHEMA),
+  (db) => db.exec(V2_JOURNAL),
+  (db) => db.exec(V3_COORDINATION),
+  (db) => db.exec(V4_BLOCKS),
+];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 

@@ -6,10 +6,11 @@
  * worker on a second connection (checkpointer.ts), never inside a commit. Must not be opened twice
  * on one file, and must not be used from several threads.
  *
- * Event rows are log-structured: a group commit appends them to the `journal` table (sequential
- * pages, however many sessions the batch spans) and to JournalMemory; merge.ts later moves them
- * in bulk into the clustered `events` table. `read` serves seq <= a session's merged head from
- * `events` and the rest from memory. Rows read from memory share their event objects with the
+ * Event rows are log-structured (D150): a group commit appends them as ONE row of the `log` table
+ * (however many sessions and events the batch spans) and to JournalMemory; merge.ts later
+ * re-encodes them per session into `event_blocks` rows of up to `blockRows` consecutive events,
+ * clustered by (session, first seq). `read` serves seq <= a session's merged head from
+ * `event_blocks` (one JSON.parse per block) and the rest from memory. Rows read from memory share their event objects with the
  * rows `append` returned and with other readers: callers must treat events as immutable (after
  * append too).
  */
@@ -24,6 +25,7 @@ import { GroupCommit, type FlushOn } from "./group-commit.ts";
 import { JournalMemory, type Tail } from "./journal.ts";
 import type { StoreLock } from "./lock-file.ts";
 import { JournalMerger, type MergeStats } from "./merge.ts";
+import { MAX_BLOCK_ROWS } from "./migrations.ts";
 import { openDatabase, WAL_AUTOCHECKPOINT_PAGES, type OpenOptions } from "./open-db.ts";
 import { inboxItem, sessionKey, sessionRecord } from "./row-codec.ts";
 import { SessionIndex } from "./session-index.ts";
@@ -52,6 +54,8 @@ export interface SqliteStoreOptions {
    * bench machine; larger slices merge more cheaply per row but pause longer).
    */
   mergeSliceRows?: number;
+  /** Most events per `event_blocks` row written by a merge (default 64, at most MAX_BLOCK_ROWS). */
+  blockRows?: number;
   /**
    * WAL checkpoints in a worker (default, tuned by these options), or false: SQLite's automatic
    * checkpoint inside whichever commit crosses WAL_AUTOCHECKPOINT_PAGES, on the main thread.
@@ -103,6 +107,7 @@ export class SqliteStore implements Store {
       thresholdRows: options.mergeThresholdRows ?? 8192,
       idleMs: options.mergeIdleMs ?? 250,
       sliceRows: options.mergeSliceRows ?? 3072,
+      blockRows: Math.max(1, Math.min(MAX_BLOCK_ROWS, Math.floor(options.blockRows ?? 64))),
       mayWrite,
     });
     this.queue = new GroupCommit(
@@ -114,7 +119,7 @@ export class SqliteStore implements Store {
       { flushOn: options.flushOn ?? "microtask", maxBatchRows: options.maxBatchRows ?? 2048, mayWrite },
     );
     // Rows a previous run left in the journal get merged once this one is idle.
-    if (journal.size > 0) this.merger.noteCommit();
+    if (journal.logRows > 0) this.merger.noteCommit();
   }
 
   /**
@@ -211,21 +216,22 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Rows lo < seq <= hi from `events`, where every seq of the range is expected. */
+  /**
+   * Rows lo < seq <= hi from `event_blocks`, ascending, one JSON.parse per block. A block whose
+   * array does not hold last_seq - first_seq + 1 events is refused (the file is inconsistent).
+   */
   private readMerged(pk: number, lo: number, hi: number): CommittedRow[] {
-    const raw = this.st.readPayloads.values(pk, lo, hi) as [string][];
-    if (raw.length !== hi - lo) return this.readMergedBySeq(pk, lo, hi);
-    const rows: CommittedRow[] = new Array(raw.length);
-    for (let i = 0; i < raw.length; i++) {
-      rows[i] = { seq: lo + 1 + i, event: JSON.parse((raw[i] as [string])[0]) as SessionEvent };
+    const blocks = this.st.readBlocks.values(pk, lo, hi) as [number, number, string][];
+    const rows: CommittedRow[] = [];
+    for (const [first, last, body] of blocks) {
+      const events = JSON.parse(body) as SessionEvent[];
+      if (!Array.isArray(events) || events.length !== last - first + 1) {
+        throw new SparError("unavailable", `session store ${this.path} is inconsistent: block ${first}..${last} of session #${pk}`);
+      }
+      const to = Math.min(last, hi);
+      for (let seq = Math.max(first, lo + 1); seq <= to; seq++) rows.push({ seq, event: events[seq - first] as SessionEvent });
     }
     return rows;
-  }
-
-  /** A hole in the range (never expected): the rows as stored, each with its own seq. */
-  private readMergedBySeq(pk: number, lo: number, hi: number): CommittedRow[] {
-    const raw = this.st.readEvents.values(pk, lo, hi, hi - lo) as [number, string][];
-    return raw.map((r) => ({ seq: r[0], event: JSON.parse(r[1]) as SessionEvent }));
   }
 
   /** 0 for a session without events, and for an unknown session. */

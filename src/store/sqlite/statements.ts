@@ -3,12 +3,10 @@
  * always bound, never spliced into SQL. Owns no state beyond the statement handles.
  */
 import type { Database, Statement } from "bun:sqlite";
+import { MAX_BLOCK_ROWS } from "./migrations.ts";
 import type { InboxRow, KeyRow, SessionParams, SessionRow } from "./row-codec.ts";
 
 type Pk = [number];
-/** Journal rows per multi-row insert statement (7 bound values each). */
-export const JOURNAL_CHUNK = 16;
-const JOURNAL_COLUMNS = "INSERT INTO journal (id, session_pk, seq, ts, author, kind, payload) VALUES ";
 type AppSid = [string, string];
 
 export class Statements {
@@ -22,19 +20,16 @@ export class Statements {
   readonly setTitle: Statement<unknown, [string | null, number]>;
   readonly setAcl: Statement<unknown, [string, string, number]>;
 
-  readonly maxSeq: Statement<{ head: number | null }, Pk>;
-  readonly readEvents: Statement<unknown, [number, number, number, number]>;
-  readonly readPayloads: Statement<unknown, [number, number, number]>;
-  readonly deleteEvents: Statement<unknown, Pk>;
+  readonly sessionExists: Statement<{ one: number }, Pk>;
+  readonly maxSeq: Statement<{ head: number }, Pk>;
+  readonly readBlocks: Statement<unknown, [number, number, number]>;
+  readonly insertBlock: Statement<unknown, [number, number, number, string]>;
+  readonly deleteBlocks: Statement<unknown, Pk>;
   readonly probe: Statement<unknown, []>;
 
-  readonly insertJournal: Statement<unknown, [number, number, number, string, string, string, string]>;
-  /** JOURNAL_CHUNK rows: 7 values per row, flat. */
-  readonly insertJournalChunk: Statement<unknown, (number | string)[]>;
-  readonly deleteJournal: Statement<unknown, Pk>;
-  readonly loadJournal: Statement<unknown, []>;
-  readonly mergeJournal: Statement<unknown, [number]>;
-  readonly trimJournal: Statement<unknown, [number]>;
+  readonly insertLog: Statement<unknown, [number, string]>;
+  readonly loadLog: Statement<unknown, []>;
+  readonly trimLog: Statement<unknown, [number]>;
 
   readonly inboxState: Statement<{ drained: number }, [number, string]>;
   readonly insertInbox: Statement<unknown, [number, string, string, string, number]>;
@@ -75,27 +70,21 @@ export class Statements {
     this.setTitle = db.prepare("UPDATE sessions SET title = ? WHERE pk = ?");
     this.setAcl = db.prepare("UPDATE sessions SET viewers = ?, contributors = ? WHERE pk = ?");
 
-    this.maxSeq = db.prepare("SELECT max(seq) AS head FROM events WHERE session_pk = ?");
-    this.readEvents = db.prepare(
-      "SELECT seq, payload FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+    this.sessionExists = db.prepare("SELECT 1 AS one FROM sessions WHERE pk = ?");
+    // Blocks never overlap, so the one with the highest first_seq holds the head.
+    this.maxSeq = db.prepare("SELECT last_seq AS head FROM event_blocks WHERE session_pk = ? ORDER BY first_seq DESC LIMIT 1");
+    // (pk, afterSeq, uptoSeq): every block holding a seq of afterSeq < seq <= uptoSeq. A block
+    // holding afterSeq + 1 starts after afterSeq - MAX_BLOCK_ROWS, which bounds the index seek.
+    this.readBlocks = db.prepare(
+      `SELECT first_seq, last_seq, body FROM event_blocks WHERE session_pk = ?1 AND first_seq > ?2 - ${MAX_BLOCK_ROWS} AND first_seq <= ?3 AND last_seq > ?2 ORDER BY first_seq`,
     );
-    // Payloads only, no LIMIT: the caller bounds the seq range and derives each seq from the
-    // row count (seqs are contiguous), falling back to readEvents if the count disagrees.
-    this.readPayloads = db.prepare("SELECT payload FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? ORDER BY seq");
-    this.deleteEvents = db.prepare("DELETE FROM events WHERE session_pk = ?");
-    this.probe = db.prepare("SELECT 1 FROM events LIMIT 1");
+    this.insertBlock = db.prepare("INSERT INTO event_blocks (session_pk, first_seq, last_seq, body) VALUES (?, ?, ?, ?)");
+    this.deleteBlocks = db.prepare("DELETE FROM event_blocks WHERE session_pk = ?");
+    this.probe = db.prepare("SELECT 1 FROM log LIMIT 1");
 
-    this.insertJournal = db.prepare(`${JOURNAL_COLUMNS}(?, ?, ?, ?, ?, ?, ?)`);
-    this.insertJournalChunk = db.prepare(JOURNAL_COLUMNS + Array(JOURNAL_CHUNK).fill("(?, ?, ?, ?, ?, ?, ?)").join(", "));
-    // Scans the journal (no index on session_pk): it is bounded by the merge threshold.
-    this.deleteJournal = db.prepare("DELETE FROM journal WHERE session_pk = ?");
-    this.loadJournal = db.prepare("SELECT id, session_pk, seq, payload FROM journal ORDER BY id");
-    // The oldest journal rows, sorted into the clustered table; trimJournal then deletes exactly
-    // those rows in the same transaction.
-    this.mergeJournal = db.prepare(
-      "INSERT INTO events (session_pk, seq, ts, author, kind, payload) SELECT session_pk, seq, ts, author, kind, payload FROM journal WHERE id <= ? ORDER BY session_pk, seq",
-    );
-    this.trimJournal = db.prepare("DELETE FROM journal WHERE id <= ?");
+    this.insertLog = db.prepare("INSERT INTO log (id, body) VALUES (?, ?)");
+    this.loadLog = db.prepare("SELECT id, body FROM log ORDER BY id");
+    this.trimLog = db.prepare("DELETE FROM log WHERE id <= ?");
 
     this.inboxState = db.prepare("SELECT drained FROM inbox WHERE session_pk = ? AND prompt_id = ?");
     this.insertInbox = db.prepare(

@@ -1,8 +1,8 @@
 /**
  * The write side of the sqlite store: the op types the writer queue carries and the batch
- * writer that commits a batch in ONE immediate transaction. Event rows go to the append-ordered
- * `journal` table in multi-row inserts (merge.ts later moves them into `events`), mirrored in
- * JournalMemory. Expected failures (conflict, not_found) are found before an op writes anything,
+ * writer that commits a batch in ONE immediate transaction. The batch's event rows, whatever
+ * sessions they belong to, go into ONE row of the append-ordered `log` table (D150; merge.ts later
+ * re-encodes them into per-session `event_blocks`), mirrored in JournalMemory. Expected failures (conflict, not_found) are found before an op writes anything,
  * so they fail that op alone; a store-level refusal (SQLITE_FULL, READONLY, IOERR, ...) rolls back
  * and rejects the whole batch with `unavailable`; any other statement failure rolls back and
  * retries the ops one per transaction so only the culprit fails. Settles every op's promise.
@@ -18,7 +18,7 @@ import type { JournalMemory } from "./journal.ts";
 import { sessionParams } from "./row-codec.ts";
 import type { SessionIndex } from "./session-index.ts";
 import { isBusy, isStoreLevel, opFailed, writeRefused } from "./sqlite-errors.ts";
-import { JOURNAL_CHUNK, type Statements } from "./statements.ts";
+import type { Statements } from "./statements.ts";
 
 interface OpBase extends QueuedOp {
   resolve: (value: unknown) => void;
@@ -74,8 +74,6 @@ export class BatchWriter {
   };
   private readonly txn: (batch: WriteOp[]) => void;
   private txRows = 0;
-  /** Journal rows of this transaction not yet inserted: 7 values per row, written in chunks. */
-  private readonly journalValues: (number | string)[] = [];
 
   constructor(
     private readonly db: Database,
@@ -85,7 +83,8 @@ export class BatchWriter {
   ) {
     this.txn = db.transaction((batch: WriteOp[]) => {
       for (const op of batch) this.apply(op);
-      this.flushJournal();
+      const log = this.journal.logRow();
+      if (log !== undefined) this.st.insertLog.run(log[0], log[1]);
     }).immediate;
   }
 
@@ -146,7 +145,6 @@ export class BatchWriter {
     }
     this.index.rollback();
     this.journal.rollback();
-    this.journalValues.length = 0;
     for (const op of batch) {
       op.result = undefined;
       op.error = undefined;
@@ -210,33 +208,13 @@ export class BatchWriter {
     }
     const head = this.index.head(entry);
     const n = op.events.length;
-    const firstId = this.journal.allocate(n);
     const rows: CommittedRow[] = new Array(n);
-    const values = this.journalValues;
-    for (let i = 0; i < n; i++) {
-      const event = op.events[i] as SessionEvent;
-      const seq = head + i + 1;
-      values.push(firstId + i, entry.pk, seq, event.ts, event.author, event.kind, op.payloads[i] as string);
-      if (values.length === JOURNAL_CHUNK * 7) {
-        this.st.insertJournalChunk.run(...values);
-        values.length = 0;
-      }
-      rows[i] = { seq, event };
-    }
+    for (let i = 0; i < n; i++) rows[i] = { seq: head + i + 1, event: op.events[i] as SessionEvent };
     for (const promptId of op.drained) this.st.drainInbox.run(entry.pk, promptId);
     this.index.advance(entry, head + n);
-    this.journal.stageAppend(entry.pk, rows, firstId);
+    this.journal.stageAppend(entry.pk, rows, op.payloads);
     this.txRows += op.events.length;
     op.result = rows;
-  }
-
-  /** Inserts the journal rows still buffered (fewer than a chunk), one statement per row. */
-  private flushJournal(): void {
-    const values = this.journalValues;
-    for (let i = 0; i < values.length; i += 7) {
-      this.st.insertJournal.run(...(values.slice(i, i + 7) as [number, number, number, string, string, string, string]));
-    }
-    values.length = 0;
   }
 
   private create(record: SessionRecord, op: WriteOp): void {
@@ -256,9 +234,8 @@ export class BatchWriter {
       op.result = false;
       return;
     }
-    this.flushJournal();
-    this.st.deleteEvents.run(entry.pk);
-    this.st.deleteJournal.run(entry.pk);
+    // Its rows in log bodies stay until merged; load and merge skip them (pks are never reused).
+    this.st.deleteBlocks.run(entry.pk);
     this.journal.stageDrop(entry.pk);
     this.st.deleteInbox.run(entry.pk);
     this.st.deleteSessionRow.run(entry.pk);

@@ -1,6 +1,7 @@
 /**
- * The sqlite store's log-structured write path: appends land in the `journal` table and in
- * memory, merges move them into the clustered `events` table. Reads spanning both, merge
+ * The sqlite store's log-structured write path: appends land in the `log` table (one row per
+ * group commit; called the journal here) and in memory, merges move them into the clustered
+ * `event_blocks` table (counted as `events`). Reads spanning both, merge
  * triggers, crash atomicity of merges (SIGKILL of a child mid-churn), reopen with rows left in
  * the journal, deletion, refused merges (real SQLITE_FULL), and migration of a schema v1 file.
  */
@@ -40,17 +41,22 @@ function prng(seed: number): (n: number) => number {
   };
 }
 
-/** Counts straight from the file (no store open on it). */
+/** Every (session_pk, seq) event row in `event_blocks` (each block's JSON array expanded). */
+const BLOCK_ROWS = "SELECT b.session_pk AS pk, b.first_seq + e.key AS seq FROM event_blocks b, json_each(b.body) e";
+/** Every (session_pk, seq) event row in the log bodies ([[pk, firstSeq, [event...]], ...]) of live sessions. */
+const LOG_ROWS =
+  "SELECT s.value ->> 0 AS pk, (s.value ->> 1) + e.key AS seq FROM log l, json_each(l.body) s, json_each(s.value, '$[2]') e " +
+  "WHERE s.value ->> 0 IN (SELECT pk FROM sessions)";
+
+/** Counts straight from the file (no store open on it): event rows merged, in the journal, distinct. */
 function fileCounts(path: string): { events: number; journal: number; distinct: number; version: number } {
   const db = new Database(path);
   try {
     const one = (sql: string) => (db.query(sql).get() as { n: number }).n;
     return {
-      events: one("SELECT count(*) AS n FROM events"),
-      journal: one("SELECT count(*) AS n FROM journal"),
-      distinct: one(
-        "SELECT count(*) AS n FROM (SELECT session_pk, seq FROM events UNION SELECT session_pk, seq FROM journal)",
-      ),
+      events: one(`SELECT count(*) AS n FROM (${BLOCK_ROWS})`),
+      journal: one(`SELECT count(*) AS n FROM (${LOG_ROWS})`),
+      distinct: one(`SELECT count(*) AS n FROM (${BLOCK_ROWS} UNION ${LOG_ROWS})`),
       version: one("SELECT user_version AS n FROM pragma_user_version"),
     };
   } finally {
@@ -369,7 +375,7 @@ describe("schema v1 files", () => {
   test("a v1 file opens, is migrated to the journal schema, and keeps working", async () => {
     const path = tempDb();
     writeV1File(path);
-    expect(fileCounts.bind(null, path)).toThrow(/no such table: journal/);
+    expect(fileCounts.bind(null, path)).toThrow(/no such table: event_blocks/);
 
     const store = SqliteStore.open(path, MANUAL);
     expect((await store.getSession(key("old")))?.title).toBe("Old");
