@@ -2,12 +2,14 @@
  * POST /reload in a real daemon: a skill added and an AGENTS.md edited after start show on
  * GET /skills, GET /memory and GET /tools once reloaded, with the counts in the answer; a bad
  * SKILL.md is an entry in `errors` naming the file and the field (200, the daemon keeps serving
- * and keeps the good bundles); the write guards (415 without JSON, 403 read-only).
+ * and keeps the good bundles); the write guards (415 without JSON, 403 read-only) and the ACL
+ * (a viewer reads /memory and /skills but cannot reload: 404, masked).
  */
 import { afterEach, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, postJson, startDaemon } from "../support/daemon.ts";
+import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
+import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.ts";
 import { type Project, makeProject, skillFile } from "./skills-project.ts";
 
 const running: Daemon[] = [];
@@ -82,4 +84,23 @@ test("POST /reload is a write: 415 without a JSON content type, 403 on a read-on
   expect((await postJson(`${readonly.base}/reload`)).status).toBe(403);
   expect((await fetch(`${readonly.base}/memory`)).status).toBe(200);
   expect((await fetch(`${readonly.base}/skills`)).status).toBe(200);
+}, 20_000);
+
+test("multi-session: a viewer reads /memory and /skills but POST /reload is SessionWrite (404 masked); a contributor reloads", async () => {
+  const project = makeProject();
+  project.put("AGENTS.md", "rules\n");
+  const dir = tempDir();
+  const tokens = { olga: "tok-olga", cora: "tok-cora", vic: "tok-vic" };
+  const table = join(dir, "callers.yaml");
+  writeFileSync(table, ["callers:", ...Object.entries(tokens).map(([name, token]) => `  - identity: ${name}\n    token_sha256: ${sha256Hex(token)}`), ""].join("\n"));
+  const { daemon } = await start(project, ["--multi-session", `--auth-table=${table}`]);
+  const as = (who: keyof typeof tokens) => ({ authorization: `Bearer ${tokens[who]}` });
+  expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "olgas", viewers: ["vic"], contributors: ["cora"] }, as("olga"))).status).toBe(201);
+  const base = `${daemon.baseUrl}/sessions/olgas`;
+  expect(await (await fetch(`${base}/memory`, { headers: as("vic") })).json()).toEqual({ sources: [{ scope: "project", path: join(project.root, "AGENTS.md"), bytes: 6 }] });
+  expect((await fetch(`${base}/skills`, { headers: as("vic") })).status).toBe(200);
+  expect((await postJson(`${base}/reload`, undefined, as("vic"))).status).toBe(404);
+  const reload = await postJson(`${base}/reload`, undefined, as("cora"));
+  expect(reload.status).toBe(200);
+  expect(await reload.json()).toEqual({ memory: 1, skills: 0, mcp: 0, errors: [] });
 }, 20_000);

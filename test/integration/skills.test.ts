@@ -51,8 +51,9 @@ const toolResults = (events: Collector): ToolResult[] =>
     .map((frame) => frame.data.event as { Content: { parts: Array<{ functionResponse?: ToolResult }> } | null })
     .flatMap((event) => (event.Content?.parts ?? []).map((part) => part.functionResponse).filter((part) => part !== undefined));
 
-test("GET /skills lists the bundles by name; GET /tools adds load_skill and load_skill_resource as source skill; the agent card lists them tagged skill", async () => {
-  const { daemon, base } = await start(triageProject(), ["--agent-card-description=triage agent"]);
+test("GET /skills lists the bundles by name; GET /tools adds load_skill and load_skill_resource as source skill; the agent card lists them tagged skill and re-reads them on every fetch", async () => {
+  const project = triageProject();
+  const { daemon, base } = await start(project, ["--agent-card-description=triage agent"]);
   expect(await getJson(`${base}/skills`)).toEqual({
     skills: [
       { name: "k8s-triage", description: "Triage a Kubernetes incident inject" },
@@ -67,6 +68,11 @@ test("GET /skills lists the bundles by name; GET /tools adds load_skill and load
     { id: "k8s-triage", name: "k8s-triage", description: "Triage a Kubernetes incident inject", tags: ["skill"] },
     { id: "summarize", name: "summarize", description: "Summarize a long thread", tags: ["skill"] },
   ]);
+  // The card re-reads the directory per fetch (spec); /skills waits for POST /reload (D136).
+  project.put(".agents/skills/escalate/SKILL.md", skillFile("escalate", "Page the on-call", "call alert"));
+  const again = await getJson(`${daemon.baseUrl}/.well-known/agent-card.json`);
+  expect((again.skills as Array<{ id: string }>).map((skill) => skill.id)).toEqual(["escalate", "k8s-triage", "summarize"]);
+  expect(((await getJson(`${base}/skills`)).skills as unknown[]).length).toBe(2);
 }, 20_000);
 
 test("a scripted turn loads a skill and then a resource by name: the results carry the SKILL.md body, the resource list and the file's text", async () => {
