@@ -95,7 +95,8 @@ test("SIGTERM mid-turn counts as cut by a restart; a deliberate interrupt is nev
   await first.events.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming");
   expect(await first.daemon.sigterm()).toBe(0);
   const second = await start(writeScript([say("after sigterm"), slow("slow again", 5000)]), [], first.daemon.sessionDb);
-  await second.events.waitFor((frame) => frame.event === "turn-complete");
+  // The re-drive starts at boot, maybe before this stream attached: wait on replayed rows.
+  await waitFor(() => (rows(second.events).some((row) => row.Content?.parts[0]?.text === "after sigterm") ? true : undefined), 10_000, "the re-driven answer");
   expect(continues(second.events)).toHaveLength(1);
 
   await postJson(`${second.base}/inject`, { message: "more work" });
