@@ -155,6 +155,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     pricing,
     logger,
     autoContinue,
+    prepareTools: toolServerStarter(tools, logger),
     turnEnded: (outcome) => countTurn({ outcome }),
     turnRefused: (guardrail) => countRefused({ guardrail }),
     config: {
@@ -204,12 +205,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const shownHost = bindHostname(config.listen).includes(":") ? `[${bindHostname(config.listen)}]` : bindHostname(config.listen);
   if (server.innerPort !== undefined) logger.info(`mTLS terminator in front; the HTTP server behind it is on 127.0.0.1:${server.innerPort} and refuses direct connections`);
   logger.info(`spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
-  void tools.mcp?.discover().then(() => {
-    for (const row of tools.mcp?.rows() ?? []) {
-      if (row.status === "failed") logger.warn(`tool server ${row.name}: ${row.error ?? "failed to start"}`);
-      else logger.info(`tool server ${row.name}: ${row.status}, ${row.tools?.length ?? 0} tools`);
-    }
-  });
+  if (tools.mcp) logger.info(`tool servers: ${tools.mcp.rows().length} in ${tools.mcp.path}; each starts on first use (a turn or a /tools read)`);
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
     stopping ??= teardown(host, server, config, logger, peerHub, tools);
@@ -223,7 +219,26 @@ function cardSkills(dir: string): Array<{ id: string; name: string; description:
   return scanSkills(dir).skills.map((skill) => ({ id: skill.name, name: skill.name, description: skill.description }));
 }
 
-/** Tool servers from mcp.json (not under echo); they start in the background once listening (D122). */
+/**
+ * Before each turn: start (or retry, per --mcp-retry-interval) the tool servers not listed yet,
+ * and log each server's outcome once per change.
+ */
+function toolServerStarter(tools: ToolHost, logger: Logger): () => Promise<void> {
+  const reported = new Map<string, string>();
+  return async () => {
+    const mcp = tools.mcp;
+    if (!mcp) return;
+    await mcp.discover({ retry: true });
+    for (const row of mcp.rows()) {
+      const line = row.status === "failed" ? `failed: ${row.error ?? "did not start"}` : `${row.status}, ${row.tools?.length ?? 0} tools`;
+      if (row.status === "idle" || row.status === "starting" || reported.get(row.name) === line) continue;
+      reported.set(row.name, line);
+      (row.status === "failed" ? logger.warn : logger.info)(`tool server ${row.name}: ${line}`);
+    }
+  };
+}
+
+/** Tool servers from mcp.json (not under echo); each starts on first use (D122). */
 function mcpOption(config: AgentConfig, logger: Logger): { mcp?: McpManager } {
   const settings = config.mcp;
   if (settings?.catalog === undefined) return {};

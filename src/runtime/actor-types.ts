@@ -29,6 +29,8 @@ export interface ActorContext {
   autoContinue: AutoContinuer;
   /** Told when a halted session refuses a turn (metrics). */
   turnRefused(guardrail: GuardrailName): void;
+  /** Before a turn is dispatched: tool servers not started yet start and list their tools (lazy). */
+  prepareTools(): Promise<void>;
 }
 
 export interface InjectResult {

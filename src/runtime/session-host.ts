@@ -68,6 +68,7 @@ export class SessionHost {
     autoContinue: AutoContinuer;
     turnEnded?: (status: "completed" | "failed" | "canceled") => void;
     turnRefused?: (guardrail: GuardrailName) => void;
+    prepareTools?: () => Promise<void>;
   }) {
     this.autoContinue = options.autoContinue;
     this.config = options.config;
@@ -90,6 +91,7 @@ export class SessionHost {
       guardrails: options.config.guardrails,
       autoContinue: options.autoContinue,
       turnRefused: options.turnRefused ?? (() => {}),
+      prepareTools: options.prepareTools ?? (() => Promise.resolve()),
     };
   }
 

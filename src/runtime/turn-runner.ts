@@ -91,6 +91,9 @@ export class Turn {
   async execute(): Promise<TurnOutcome> {
     const context = this.#deps.context;
     if (this.canceled || context.isShuttingDown()) return { status: "canceled" };
+    // Tool servers start on first use: the model must be offered their tools on this turn.
+    await context.prepareTools().catch((error: unknown) => context.logError(`tool servers: ${String(error)}`));
+    if (this.canceled || context.isShuttingDown()) return { status: "canceled" };
     this.#running = context.pool.runTurn(
       { turnId: this.invocationId, model: context.model, conversationKey: this.#deps.conversationKey, conversation: this.#deps.history, maxSteps: context.maxSteps },
       {

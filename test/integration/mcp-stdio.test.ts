@@ -76,3 +76,14 @@ test("a catalog override marks an unannotated tool read-only: it runs in plan mo
   expect(String(toggled?.response.content)).toContain("logging");
   expect(String(zipped?.response.error)).toContain("plan");
 }, 30_000);
+
+test("started lazily: nothing runs until first use, and the first turn is already offered the server's tools", async () => {
+  const running = await startWithCatalog(everything, [call("everything__echo", { message: "first use" }), say("done")], ["--permission-mode=yolo"]);
+  await Bun.sleep(500);
+  const [idle] = await mcpRows(running.base);
+  expect(idle).toMatchObject({ name: "everything", status: "idle" });
+  expect(idle?.pid).toBeUndefined();
+  expect((await runTurn(running)).event).toBe("turn-complete");
+  expect(toolResults(running.events)[0]).toMatchObject({ name: "everything__echo", response: { content: "Echo: first use" } });
+  expect((await mcpRows(running.base))[0]).toMatchObject({ status: "ready" });
+}, 30_000);
