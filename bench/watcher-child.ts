@@ -4,7 +4,7 @@
  *                                                   sink, the pipeline clock set by the parent
  *   bun bench/watcher-child.ts raw KUBECONFIG       the baseline: the same list+watch of events over
  *                                                   Bun's fetch, each line parsed and counted, no pipeline
- * Every 100 ms it sends {seen, injected}; each opening payload is reported on stdout as
+ * Every 100 ms it sends {seen, injected, heap}; each opening payload is reported on stdout as
  * `inj <pod name> <nowMs>` (the parent computes event-to-inject latency on the shared clock).
  */
 import { watcherConfigFromArgv } from "../src/cli/watcher-config.ts";
@@ -14,7 +14,7 @@ import { loadKubeConnection } from "../src/watcher/kube/kube-connection.ts";
 import { startWatcher } from "../src/watcher/watch-runner.ts";
 import { nowMs } from "./lib.ts";
 
-const [mode, kubeconfig] = process.argv.slice(2);
+const [mode, kubeconfig, ...extraFlags] = process.argv.slice(2);
 if (!kubeconfig || (mode !== "watcher" && mode !== "raw")) throw new Error("usage: watcher-child.ts watcher|raw KUBECONFIG");
 let sim = Date.now();
 let seen = 0;
@@ -38,7 +38,7 @@ if (mode === "raw") {
     if (error) console.error("raw watch ended:", error);
   });
 } else {
-  const config = watcherConfigFromArgv(["--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=bench", "--storm=off", "--backoff-min-count=1", "--snapshot-interval=0"]);
+  const config = watcherConfigFromArgv(["--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=bench", "--storm=off", "--backoff-min-count=1", "--snapshot-interval=0", ...extraFlags]);
   if (!config.ok) throw new Error(config.error);
   const running = await startWatcher(config.value, createLogger("warn"), {
     now: () => sim,
@@ -57,5 +57,9 @@ if (mode === "raw") {
 process.send?.({ ready: true });
 setInterval(() => {
   flush();
-  process.send?.({ seen: count(), injected });
+  process.send?.({ seen: count(), injected, heap: process.memoryUsage().heapUsed });
 }, 100);
+if (process.env.BENCH_MEMLOG) {
+  const { heapStats } = await import("bun:jsc");
+  setInterval(() => console.error(JSON.stringify({ ...process.memoryUsage(), jscHeap: heapStats().heapSize, objects: heapStats().objectCount })), 3000);
+}

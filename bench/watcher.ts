@@ -32,6 +32,11 @@ const CHURN_RING = 2000;
 const WINDOW = 5000;
 const SIM_STEP_MS = 6; // 10,000 events per simulated minute
 const NAMESPACES = 20;
+/** `--smol`: run the child with Bun's smaller-heap mode. */
+const SMOL = flags.get("smol") === "true";
+const SOAK_MODE = flags.get("soak-mode") === "raw" ? "raw" : "watcher";
+/** Extra watcher flags for the child (`--watcher-flags=--enrich=off,--storm=auto`). */
+const WATCHER_FLAGS = (flags.get("watcher-flags") ?? "").split(",").filter((flag) => flag !== "");
 
 type Obj = Record<string, unknown>;
 const log = (text: string) => process.stderr.write(`${text}\n`);
@@ -83,6 +88,7 @@ class Cluster {
 interface Child {
   proc: ReturnType<typeof Bun.spawn>;
   seen: number;
+  heap: number;
   injects: Map<string, number>;
   stop(): Promise<void>;
 }
@@ -94,15 +100,17 @@ async function spawnChild(mode: "watcher" | "raw", kubeconfig: string): Promise<
   });
   const child: Child = {
     seen: 0,
+    heap: 0,
     injects: new Map(),
-    proc: Bun.spawn([BUN, join(REPO_ROOT, "bench/watcher-child.ts"), mode, kubeconfig], {
+    proc: Bun.spawn([BUN, ...(SMOL ? ["--smol"] : []), join(REPO_ROOT, "bench/watcher-child.ts"), mode, kubeconfig, ...WATCHER_FLAGS], {
       cwd: REPO_ROOT,
       stdin: "ignore",
       stdout: "pipe",
       stderr: "inherit",
-      ipc: (message: { ready?: boolean; seen?: number }) => {
+      ipc: (message: { ready?: boolean; seen?: number; heap?: number }) => {
         if (message.ready) ready();
         if (typeof message.seen === "number") child.seen = message.seen;
+        if (typeof message.heap === "number") child.heap = message.heap;
       },
     }),
     stop: async () => {
@@ -131,9 +139,10 @@ async function spawnChild(mode: "watcher" | "raw", kubeconfig: string): Promise<
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Closed loop: `events` events, at most WINDOW ahead of the child; returns events/s and RSS samples per simulated minute. */
-async function closedLoop(cluster: Cluster, child: Child, events: number, simStart: number): Promise<{ rate: number; rss: number[] }> {
+async function closedLoop(cluster: Cluster, child: Child, events: number, simStart: number): Promise<{ rate: number; rss: number[]; heap: number[] }> {
   const base = child.seen;
   const rss: number[] = [rssKiB(child.proc.pid)];
+  const heap: number[] = [child.heap];
   const perMinute = 60_000 / SIM_STEP_MS;
   const started = nowMs();
   let created = 0;
@@ -147,7 +156,10 @@ async function closedLoop(cluster: Cluster, child: Child, events: number, simSta
       const at = simStart + (created + i) * SIM_STEP_MS;
       if ((created + i) % 50 === 0) cluster.fresh(at);
       else cluster.repeat(at);
-      if ((created + i + 1) % perMinute === 0) rss.push(rssKiB(child.proc.pid));
+      if ((created + i + 1) % perMinute === 0) {
+        rss.push(rssKiB(child.proc.pid));
+        heap.push(child.heap);
+      }
     }
     created += batch;
     child.proc.send({ sim: simStart + created * SIM_STEP_MS });
@@ -157,7 +169,7 @@ async function closedLoop(cluster: Cluster, child: Child, events: number, simSta
   while (child.seen - base < events && Date.now() < deadline) await sleep(5);
   const seconds = (nowMs() - started) / 1000;
   if (child.seen - base < events) log(`  only ${child.seen - base} of ${events} events seen`);
-  return { rate: (child.seen - base) / seconds, rss };
+  return { rate: (child.seen - base) / seconds, rss, heap };
 }
 
 async function main(): Promise<void> {
@@ -192,7 +204,7 @@ async function main(): Promise<void> {
   // Soak: SOAK_MINUTES simulated at 10,000 events/minute.
   const api = await startFakeApiserver({ historyLimit: 2 * WINDOW + 10_000 });
   const cluster = new Cluster(api);
-  const child = await spawnChild("watcher", writeKubeconfig(join(dir, "kc-soak"), { server: api.url }));
+  const child = await spawnChild(SOAK_MODE, writeKubeconfig(join(dir, "kc-soak"), { server: api.url }));
   try {
     const simStart = Date.now();
     await closedLoop(cluster, child, 2000, simStart - 60_000);
@@ -200,11 +212,15 @@ async function main(): Promise<void> {
     const soak = await closedLoop(cluster, child, SOAK_MINUTES * (60_000 / SIM_STEP_MS), simStart);
     const realS = (nowMs() - soakStarted) / 1000;
     const mb = soak.rss.map((kib) => kib / 1024);
-    const pick = (minute: number) => fmt(mb[Math.min(mb.length - 1, minute)] ?? Number.NaN);
-    results.soak = { rssMB: mb, eventsPerSecond: soak.rate, realSeconds: realS };
+    const heapMb = soak.heap.map((bytes) => bytes / 1024 / 1024);
+    const pick = (series: number[], minute: number) => fmt(series[Math.min(series.length - 1, minute)] ?? Number.NaN);
+    results.soak = { rssMB: mb, heapMB: heapMb, eventsPerSecond: soak.rate, realSeconds: realS };
     console.log(`\n### Soak: ${SOAK_MINUTES} simulated minutes at 10,000 events/minute (${fmt(realS)} s real, ${fmt(soak.rate)} events/s)\n`);
     const marks = [0, 5, 10, 15, 20, 25, 30].filter((minute) => minute <= SOAK_MINUTES);
-    console.log(table(["simulated minute", ...marks.map(String), "max"], [["child RSS (MB)", ...marks.map(pick), fmt(Math.max(...mb))]]));
+    console.log(table(["simulated minute", ...marks.map(String), "max"], [
+      ["child RSS (MB)", ...marks.map((minute) => pick(mb, minute)), fmt(Math.max(...mb))],
+      ["child JS heap used (MB)", ...marks.map((minute) => pick(heapMb, minute)), fmt(Math.max(...heapMb))],
+    ]));
 
     // Latency: paced at 10,000 events/minute real time, every event a new incident.
     const stored = new Map<string, number>();

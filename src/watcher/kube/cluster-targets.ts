@@ -6,9 +6,9 @@
  * `--kubeconfig`, else the standard search path), named by the context. Discovery through a cloud
  * provider (`project`, `project/location`) needs a fleet-capable build: refused.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import type { ClusterTarget } from "../../cli/watcher-config.ts";
 import { type KubeConnection, loadKubeConnection } from "./kube-connection.ts";
+import { readKubeconfig } from "./kubeconfig-file.ts";
 
 export interface ResolvedCluster {
   name: string;
@@ -41,10 +41,7 @@ export function resolveClusters(selection: ClusterSelection): ResolvedCluster[] 
     throw new ClusterSelectionError(`--clusters-from=${from}: discovery through a cloud provider needs a fleet-capable build; use --clusters-from=kubeconfig or --clusters`);
   }
   const path = from.startsWith("kubeconfig:") ? from.slice("kubeconfig:".length) : selection.kubeconfig;
-  const config = new KubeConfig();
-  if (path) config.loadFromFile(path);
-  else config.loadFromDefault();
-  const contexts = config.getContexts();
+  const contexts = readKubeconfig(path).contexts;
   if (contexts.length === 0) throw new ClusterSelectionError(`--clusters-from=${from}: the kubeconfig has no contexts`);
   const names = new Set<string>();
   return contexts.map((context) => {

@@ -1,12 +1,12 @@
 /**
- * How the watcher reaches the API server (D20): `@kubernetes/client-node` reads the kubeconfig
- * (or the in-cluster service account), and every request goes through Bun's fetch with the
+ * How the watcher reaches the API server (D20, D140): the kubeconfig (or the in-cluster service
+ * account) is read by kubeconfig-file.ts, and every request goes through Bun's fetch with the
  * cluster CA, client certificate and key passed as `tls` — client-node's own HTTP stack drops them
  * under Bun. Bearer tokens come from the kubeconfig user or the service-account token file (re-read
  * per request, so rotation is picked up).
  */
 import { readFileSync } from "node:fs";
-import { KubeConfig } from "@kubernetes/client-node";
+import { inClusterKubeconfig, readKubeconfig } from "./kubeconfig-file.ts";
 
 export interface KubeConnection {
   server: string;
@@ -29,15 +29,15 @@ export interface ConnectionOptions {
 }
 
 export function loadKubeConnection(options: ConnectionOptions): KubeConnection {
-  const config = new KubeConfig();
   const inPod = process.env.KUBERNETES_SERVICE_HOST !== undefined;
-  if (options.inCluster === true || (options.inCluster === undefined && !options.kubeconfig && inPod)) config.loadFromCluster();
-  else if (options.kubeconfig) config.loadFromFile(options.kubeconfig);
-  else config.loadFromDefault();
-  if (options.context) config.setCurrentContext(options.context);
-  const cluster = config.getCurrentCluster();
-  if (!cluster) throw new Error("kubeconfig has no current cluster");
-  const user = config.getCurrentUser();
+  const useCluster = options.inCluster === true || (options.inCluster === undefined && !options.kubeconfig && inPod);
+  const config = useCluster ? inClusterKubeconfig() : readKubeconfig(options.kubeconfig);
+  const contextName = options.context ?? config.currentContext;
+  const context = config.contexts.find((candidate) => candidate.name === contextName);
+  if (!context) throw new Error(`kubeconfig has no context ${JSON.stringify(contextName)}`);
+  const cluster = config.clusters.find((candidate) => candidate.name === context.cluster);
+  if (!cluster?.server) throw new Error(`kubeconfig context ${JSON.stringify(contextName)} has no cluster with a server`);
+  const user = config.users.find((candidate) => candidate.name === context.user);
   const tls: Record<string, unknown> = {};
   const ca = fileOrData(cluster.caData, cluster.caFile);
   if (ca) tls.ca = ca;
@@ -48,7 +48,7 @@ export function loadKubeConnection(options: ConnectionOptions): KubeConnection {
     tls.cert = cert;
     tls.key = key;
   }
-  const tokenFile = (user?.authProvider as { name?: string; config?: { tokenFile?: string } } | undefined)?.config?.tokenFile;
+  const tokenFile = user?.tokenFile;
   const staticToken = user?.token;
   const token = () => {
     if (staticToken) return staticToken;

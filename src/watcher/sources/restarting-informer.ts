@@ -4,7 +4,9 @@
  * 30 s, reset once a start succeeds) until stopped. `synced` turns true after the first list that
  * succeeds; until then nothing counts as history replayed, so a failed first list replays nothing.
  */
-import { ListWatch, type Watch } from "@kubernetes/client-node";
+// The ListWatch module alone: the package index loads every generated API client (D140).
+import { ListWatch } from "@kubernetes/client-node/dist/cache.js";
+import type { Watch } from "@kubernetes/client-node/dist/watch.js";
 import type { Logger } from "../../telemetry/logger.ts";
 import { BunWatch, listFunction } from "../kube/bun-watch.ts";
 import type { KubeConnection } from "../kube/kube-connection.ts";
