@@ -44,6 +44,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "model-api-key-env", kind: "string", help: "name of the environment variable holding the provider's API key", defaultText: "OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY; none for openai-compatible", configKey: "model.api_key_env" },
   { name: "model-stall-timeout", kind: "duration", help: "fail a model call when the provider sends nothing for this long (transient_network)", defaultText: "5m", configKey: "model.stall_timeout" },
   { name: "model-call-timeout", kind: "duration", help: "fail a model call that has not finished after this long (transient_network)", defaultText: "15m", configKey: "model.call_timeout" },
+  { name: "model-max-output-tokens", kind: "int", help: "output-token cap of each model call (a call that hits it finishes `length` and auto-continue goes on)", defaultText: "the provider's", configKey: "model.max_output_tokens" },
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
   { name: "script-strict", kind: "bool", help: "scripted model: fail a turn whose request differs from the recording", configKey: "model.script_strict" },
   { name: "multi-session", kind: "bool", help: "serve many sessions: enables POST /sessions", defaultText: "false", configKey: "attach.multi_session.enabled" },
@@ -286,7 +287,7 @@ function buildModelSpec(read: SettingReader): ModelSpec {
   const chosen = provider || (name === "" || name === "echo" || name === "scripted" ? name || "echo" : inferProvider(name));
   if (chosen === "echo" || chosen === "scripted") {
     if (name !== "" && name !== chosen) throw new ConfigProblem(`--provider=${chosen} and --model=${name} disagree; the ${chosen} provider has one model, ${chosen}`);
-    for (const remoteOnly of ["model-base-url", "model-api-key-env", "model-stall-timeout", "model-call-timeout"]) {
+    for (const remoteOnly of ["model-base-url", "model-api-key-env", "model-stall-timeout", "model-call-timeout", "model-max-output-tokens"]) {
       const source = read.source(remoteOnly);
       if (source) throw new ConfigProblem(`${source.from} applies to remote providers only, not ${chosen}`);
     }
@@ -338,6 +339,7 @@ function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: st
   }
   if (read.source("model-stall-timeout")) spec.stallTimeoutMs = read.duration("model-stall-timeout", 0, 100);
   if (read.source("model-call-timeout")) spec.callTimeoutMs = read.duration("model-call-timeout", 0, 100);
+  if (read.source("model-max-output-tokens")) spec.maxOutputTokens = read.int("model-max-output-tokens", 0, 1, 10_000_000);
   return spec;
 }
 

@@ -36,6 +36,8 @@ export interface ModelSpec {
   stallTimeoutMs?: number;
   /** Remote providers: fail a call that has not finished after this long. */
   callTimeoutMs?: number;
+  /** Remote providers: output-token cap of each call (unset: the provider's default). */
+  maxOutputTokens?: number;
 }
 
 export interface ToolSpec {

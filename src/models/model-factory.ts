@@ -51,7 +51,7 @@ async function buildRemoteModel(spec: ModelSpec & { provider: RemoteProvider }):
       stallTimeoutMs: spec.stallTimeoutMs ?? DEFAULT_DEADLINES.stallTimeoutMs,
       callTimeoutMs: spec.callTimeoutMs ?? DEFAULT_DEADLINES.callTimeoutMs,
     };
-    return new AiSdkModel(spec.provider, spec.name, languageModelOf(remote, readApiKey(remote, process.env)), deadlines);
+    return new AiSdkModel(spec.provider, spec.name, languageModelOf(remote, readApiKey(remote, process.env)), deadlines, spec.maxOutputTokens);
   } catch (error) {
     // A missing key or base URL fails the turn with its own kind, not a generic config error.
     if (error instanceof ModelCallError) return new FailingModel(spec.provider, spec.name, error);

@@ -30,7 +30,10 @@ export class AiSdkModel implements Model {
   readonly #model: LanguageModel;
   readonly #deadlines: CallDeadlines;
 
-  constructor(provider: RemoteProvider, name: string, model: LanguageModel, deadlines: CallDeadlines = DEFAULT_DEADLINES) {
+  readonly #maxOutputTokens: number | undefined;
+
+  constructor(provider: RemoteProvider, name: string, model: LanguageModel, deadlines: CallDeadlines = DEFAULT_DEADLINES, maxOutputTokens?: number) {
+    this.#maxOutputTokens = maxOutputTokens;
     this.provider = provider;
     this.name = name;
     this.#model = model;
@@ -40,12 +43,13 @@ export class AiSdkModel implements Model {
   async *stream(request: ModelRequest): AsyncIterable<ModelChunk> {
     const deadline = new CallDeadline(request.signal, this.#deadlines, this.provider);
     const tools = toToolSet(request.tools);
+    const maxOutputTokens = request.maxOutputTokens ?? this.#maxOutputTokens;
     const result = streamText({
       model: this.#model,
       messages: toModelMessages(request.messages),
       ...(tools === undefined ? {} : { tools }),
       ...(request.system === undefined ? {} : { system: request.system }),
-      ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
+      ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
       maxRetries: 0,
       abortSignal: deadline.signal,
       // Every provider event (keep-alives included) shows as a `raw` part: the stall clock sees them.
