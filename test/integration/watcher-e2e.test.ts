@@ -63,7 +63,7 @@ async function injected(sessionId: string, count: number): Promise<Array<Record<
       .map((frame) => ((frame.data.event as { Author?: string; Content?: { role?: string; parts?: Array<{ text?: string }> } }).Content?.parts ?? []).map((part) => part.text ?? "").join(""))
       .filter((text) => text.startsWith('{"kind"'));
   try {
-    await waitFor(() => (new Set(texts()).size >= count ? true : undefined), 8000, `${count} injects in ${sessionId}`);
+    await waitFor(() => (new Set(texts()).size >= count ? true : undefined), 15_000, `${count} injects in ${sessionId}`);
     return [...new Set(texts())].map((text) => JSON.parse(text) as Record<string, unknown>);
   } finally {
     stream.close();
@@ -127,7 +127,7 @@ describe("per-incident", () => {
     } finally {
       await second.running.stop();
     }
-  }, 30_000);
+  }, 45_000);
 });
 
 describe("storms", () => {
@@ -148,7 +148,7 @@ describe("storms", () => {
     } finally {
       await running.stop();
     }
-  }, 30_000);
+  }, 45_000);
 
   test("--storm=on without the grants is refused at startup", async () => {
     api.scenario.setGrants([{ verbs: ["list", "watch", "get"], resources: ["events", "pods"] }]);

@@ -58,7 +58,7 @@ async function injected(sessionId: string, count: number): Promise<Array<Record<
       .map((frame) => ((frame.data.event as { Content?: { parts?: Array<{ text?: string }> } }).Content?.parts ?? []).map((part) => part.text ?? "").join(""))
       .filter((text) => text.startsWith('{"kind"'));
   try {
-    await waitFor(() => (new Set(texts()).size >= count ? true : undefined), 8000, `${count} injects in ${sessionId}`);
+    await waitFor(() => (new Set(texts()).size >= count ? true : undefined), 15_000, `${count} injects in ${sessionId}`);
     return [...new Set(texts())].map((text) => JSON.parse(text) as Record<string, unknown>);
   } finally {
     stream.close();
