@@ -1,5 +1,5 @@
 /**
- * Event-log benchmark (run: `bun bench/event-log.ts`; under a minute). On temp files only:
+ * Event-log benchmark (run: `bun bench/event-log.ts [--rounds=3]`; ~10 s a round). On temp files only:
  *  - store: 100 sessions appending concurrently through SqliteStore, one writer per session
  *    awaiting each append before the next: 1 event per append, and 10 events per append (a
  *    turn's worth of rows). Each group commit writes one `log` row; merges re-encode log rows
@@ -19,7 +19,7 @@
  *  - replay: every session's log from cursor 0 in pages of 1000 via `store.read` (every event
  *    parsed: one JSON.parse per block), for rows merged into `event_blocks` and for rows still in
  *    the log (memory); and raw `.values()` over `event_blocks` without JSON.parse (diagnostic).
- * Three rounds; per-round lines on stderr, a table of medians on stdout, with `uptime` load
+ * Three rounds by default; per-round lines on stderr, a table of medians on stdout, with `uptime` load
  * averages from before and after (the machine may be shared with other benchmarks).
  */
 import { Database } from "bun:sqlite";
@@ -37,7 +37,8 @@ const TURN_EVENTS = 10;
 const AUTOCOMMIT_ROWS = 50_000;
 const JOURNAL_REPLAY_PER_SESSION = 600;
 const PAGE = 1000;
-const ROUNDS = 3;
+/** `--rounds=N` (default 3): more rounds steady the medians on a shared machine. */
+const ROUNDS = Math.max(1, Number(process.argv.find((arg) => arg.startsWith("--rounds="))?.slice(9) ?? 3) || 3);
 
 const dir = mkdtempSync(join(tmpdir(), "spar-bench-"));
 let files = 0;

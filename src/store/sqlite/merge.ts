@@ -95,7 +95,9 @@ export class JournalMerger {
     private readonly options: MergeOptions,
   ) {
     this.mayWrite = options.mayWrite ?? (() => true);
-    this.txn = db.transaction((hi: number) => {
+    // Prepared BEGIN/COMMIT as in write-ops.ts; mergeSlice rolls back a failed one.
+    this.txn = (hi: number) => {
+      st.begin.run();
       let moved = 0;
       for (const [pk, first, last, body] of journal.blocksThrough(hi, options.blockRows)) {
         st.insertBlock.run(pk, first, last, body);
@@ -108,8 +110,9 @@ export class JournalMerger {
       if (deleted !== expected) {
         throw new Error(`merge through log id ${hi}: memory holds ${expected} log rows, deleted ${deleted}`);
       }
+      st.commit.run();
       return moved;
-    }).immediate;
+    };
   }
 
   /** After every committed group commit (outside any transaction): schedules a merge if due. */

@@ -10,6 +10,9 @@ type Pk = [number];
 type AppSid = [string, string];
 
 export class Statements {
+  /** BEGIN IMMEDIATE / COMMIT prepared once: a group commit is a few statements, so these count. */
+  readonly begin: Statement<unknown, []>;
+  readonly commit: Statement<unknown, []>;
   readonly sessionPk: Statement<{ pk: number }, AppSid>;
   readonly sessionByKey: Statement<SessionRow, AppSid>;
   readonly listSessions: Statement<SessionRow, []>;
@@ -48,6 +51,8 @@ export class Statements {
   readonly isTombstoned: Statement<{ one: number }, AppSid>;
 
   constructor(db: Database) {
+    this.begin = db.prepare("BEGIN IMMEDIATE");
+    this.commit = db.prepare("COMMIT");
     this.sessionPk = db.prepare("SELECT pk FROM sessions WHERE app = ? AND sid = ?");
     this.sessionByKey = db.prepare("SELECT * FROM sessions WHERE app = ? AND sid = ?");
     this.listSessions = db.prepare("SELECT * FROM sessions ORDER BY pk");
