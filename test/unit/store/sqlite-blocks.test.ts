@@ -3,7 +3,8 @@
  * Upgrade of a v3 file written by the v3 code (fixtures/v3-store.sqlite, made as
  * fixtures/make-v3-store.txt says: merged rows, rows a crash left in the v3 journal, a deleted
  * session, inbox, claim and boot rows), the log row per commit, a crash image holding log rows of
- * a session deleted later, and blocks cut at a seq gap of a v3 file.
+ * a session deleted later, blocks cut at a seq gap of a v3 file, and malformed log rows and
+ * blocks refused rather than misread.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
@@ -165,6 +166,41 @@ describe("the log", () => {
     expect(names(await again.read(key("keep"), 0, 10))).toEqual(["keep:1", "keep:2", "keep:3"]);
     expect(names(await again.read(key("drop"), 0, 10))).toEqual(["new:1"]);
     await again.close();
+  });
+});
+
+describe("inconsistent files are refused, not misread", () => {
+  test("a log row that is not [[session, seq, events], ...] refuses the open, naming the row", async () => {
+    const path = tempDb();
+    const store = SqliteStore.open(path, MANUAL);
+    await store.createSession(record("a"));
+    await store.close();
+    for (const body of ["not json", '[[1, 0, [{"kind": "audit"}]]]', "[[1, 1, []]]", "{}"]) {
+      const db = new Database(path);
+      db.query("INSERT OR REPLACE INTO log (id, body) VALUES (1, ?)").run(body);
+      db.close();
+      expect(() => SqliteStore.open(path, MANUAL)).toThrow(/is inconsistent: log row 1/);
+    }
+    const db = new Database(path);
+    db.query("INSERT OR REPLACE INTO log (id, body) VALUES (1, ?)").run(JSON.stringify([[1, 2, [audit("a:2")]]]));
+    db.close();
+    expect(() => SqliteStore.open(path, MANUAL)).toThrow(/seq 2 of session #1 does not follow seq 0/);
+  });
+
+  test("a block whose array does not hold last_seq - first_seq + 1 events fails the read; other rows still read", async () => {
+    const path = tempDb();
+    const store = SqliteStore.open(path, MANUAL);
+    await Promise.all(["a", "b"].map((id) => store.createSession(record(id))));
+    await store.append(key("a"), [audit("a:1"), audit("a:2"), audit("a:3")]);
+    await store.append(key("b"), [audit("b:1")]);
+    await store.close();
+    const db = new Database(path);
+    db.query("UPDATE event_blocks SET last_seq = 4 WHERE session_pk = 1").run();
+    db.close();
+    const reopened = SqliteStore.open(path, MANUAL);
+    await expect(reopened.read(key("a"), 0, 10)).rejects.toThrow(/is inconsistent: block 1..4 of session #1/);
+    expect(names(await reopened.read(key("b"), 0, 10))).toEqual(["b:1"]);
+    await reopened.close();
   });
 });
 
