@@ -90,6 +90,11 @@ export class SqliteStore implements Store {
   private readonly checkpointer: Checkpointer;
   private closed = false;
   private closing: Promise<void> | undefined;
+  /**
+   * The block `readMerged` parsed last. Blocks never change once committed (a deleted session's
+   * pk is never reused, and a merge that rolled back was never read), so it stays valid.
+   */
+  private lastBlock: { pk: number; first: number; last: number; events: SessionEvent[] } | undefined;
 
   private constructor(
     private readonly db: Database,
@@ -222,15 +227,21 @@ export class SqliteStore implements Store {
    * array does not hold last_seq - first_seq + 1 events is refused (the file is inconsistent).
    */
   private readMerged(pk: number, lo: number, hi: number): CommittedRow[] {
-    const blocks = this.st.readBlocks.values(pk, lo, hi) as [number, number, string][];
     const rows: CommittedRow[] = [];
+    // A replay's pages split blocks: the next page starts inside the block the last one parsed.
+    const cached = this.lastBlock;
+    if (cached !== undefined && cached.pk === pk && cached.first <= lo + 1 && lo < cached.last) {
+      lo = pushRows(rows, cached.events, cached.first, lo, Math.min(cached.last, hi));
+      if (lo >= hi) return rows;
+    }
+    const blocks = this.st.readBlocks.values(pk, lo, hi) as [number, number, string][];
     for (const [first, last, body] of blocks) {
       const events = JSON.parse(body) as SessionEvent[];
       if (!Array.isArray(events) || events.length !== last - first + 1) {
         throw new SparError("unavailable", `session store ${this.path} is inconsistent: block ${first}..${last} of session #${pk}`);
       }
-      const to = Math.min(last, hi);
-      for (let seq = Math.max(first, lo + 1); seq <= to; seq++) rows.push({ seq, event: events[seq - first] as SessionEvent });
+      pushRows(rows, events, first, Math.max(lo, first - 1), Math.min(last, hi));
+      this.lastBlock = { pk, first, last, events };
     }
     return rows;
   }
@@ -392,4 +403,10 @@ export class SqliteStore implements Store {
   private closedError(): SparError {
     return new SparError("unavailable", `session store ${this.path} is closed`);
   }
+}
+
+/** Appends rows from <= seq <= to of a block starting at `first` (from = after + 1); returns `to`. */
+function pushRows(rows: CommittedRow[], events: SessionEvent[], first: number, after: number, to: number): number {
+  for (let seq = after + 1; seq <= to; seq++) rows.push({ seq, event: events[seq - first] as SessionEvent });
+  return to;
 }
