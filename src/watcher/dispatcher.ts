@@ -59,6 +59,9 @@ export interface DispatcherDeps {
 
 export type DispatchOutcome = "filtered" | "deduped" | "opened" | "open-failed" | "retried" | "storm-formed" | "storm-attached" | "storm-pending";
 
+/** Tracked incidents judged per queued step of a recovery sweep. */
+const SWEEP_CHUNK = 100;
+
 /** The occurrence-store route of each dispatch outcome (filtered signals are not stored). */
 const ROUTES: Record<DispatchOutcome, Route | undefined> = {
   filtered: undefined,
@@ -202,19 +205,25 @@ export class Dispatcher {
     };
   }
 
-  /** One recovery sweep: asks the clearance lookup about every tracked incident. */
+  /**
+   * One recovery sweep: asks the clearance lookup about every tracked incident, in chunks queued
+   * one after another, so signals that arrive meanwhile are not held behind thousands of outcomes.
+   */
   async sweepRecovery(): Promise<void> {
     const lookup = this.deps.clearance;
     if (!lookup || !this.recovery.enabled) return;
-    await this.runQueued(async () => {
-      const now = this.now();
-      for (const key of this.recovery.keys()) {
-        const entry = this.dedup.get(key);
-        if (!entry?.incident) continue;
-        const uid = key.slice(0, key.lastIndexOf("|"));
-        await this.deliverOutcome(this.recovery.observe(key, lookup(uid, entry.incident), now));
-      }
-    });
+    const keys = this.recovery.keys();
+    for (let start = 0; start < keys.length; start += SWEEP_CHUNK) {
+      await this.runQueued(async () => {
+        const now = this.now();
+        for (const key of keys.slice(start, start + SWEEP_CHUNK)) {
+          const entry = this.dedup.get(key);
+          if (!entry?.incident) continue;
+          const uid = key.slice(0, key.lastIndexOf("|"));
+          await this.deliverOutcome(this.recovery.observe(key, lookup(uid, entry.incident), now));
+        }
+      });
+    }
   }
 
   private runQueued(work: () => Promise<void>): Promise<void> {

@@ -72,12 +72,21 @@ export function podEnricher(connection: KubeConnection, settings: EnricherSettin
         else skipped.push(resource);
       }
     }
-    const pod = selected.has("pods")
-      ? await getJson(connection, `/api/v1/namespaces/${namespace}/pods/${name}`, abort).catch((error: unknown) => {
-          fail("resolve", "pods")(error);
-          return undefined;
-        })
-      : undefined;
+    // The pod and its events are independent reads: both in flight at once.
+    const [pod, events] = await Promise.all([
+      selected.has("pods")
+        ? getJson(connection, `/api/v1/namespaces/${namespace}/pods/${name}`, abort).catch((error: unknown) => {
+            fail("resolve", "pods")(error);
+            return undefined;
+          })
+        : undefined,
+      selected.has("events")
+        ? getJson(connection, `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent(`involvedObject.uid=${uid}`)}`, abort).catch((error: unknown) => {
+            fail("delta", "events")(error);
+            return undefined;
+          })
+        : undefined,
+    ]);
     const owner = ((pod?.metadata as Json | undefined)?.ownerReferences as Array<{ kind?: string; name?: string }> | undefined)?.[0];
     const workload = owner?.kind && owner.name ? `${owner.kind}/${namespace}/${owner.name}` : `Pod/${namespace}/${name}`;
     const statuses = ((pod?.status as Json | undefined)?.containerStatuses as Json[] | undefined) ?? [];
@@ -92,12 +101,6 @@ export function podEnricher(connection: KubeConnection, settings: EnricherSettin
       }
       sections.spec = lines;
     }
-    const events = selected.has("events")
-      ? await getJson(connection, `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent(`involvedObject.uid=${uid}`)}`, abort).catch((error: unknown) => {
-          fail("delta", "events")(error);
-          return undefined;
-        })
-      : undefined;
     if (events) {
       sections.delta = ((events.items as Json[] | undefined) ?? []).slice(-20).map((event) =>
         logfmtLine({ kind: "event", severity: event.type === "Warning" ? "warning" : "info", ...envelope, reason: String(event.reason ?? ""), message: String(event.message ?? "") }, [["section", "delta"], ["count", String(event.count ?? 1)]]),

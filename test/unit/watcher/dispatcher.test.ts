@@ -204,3 +204,17 @@ describe("dedup persistence", () => {
     expect(readFileSync(file, "utf8")).toBe("{not json");
   });
 });
+
+describe("recovery sweep", () => {
+  test("a large sweep runs in chunks: a signal arriving meanwhile is opened before the sweep ends", async () => {
+    const { sink, dispatcher } = setup({}, { clearance: () => ({ cleared: true, stableSince: clock - 600_000 }) });
+    for (let i = 1; i <= 250; i++) await dispatcher.dispatch(crash(i));
+    clock += 600_000;
+    const sweep = dispatcher.sweepRecovery();
+    const late = dispatcher.dispatch(crash(999, { lastSeen: clock, firstSeen: clock }));
+    await Promise.all([sweep, late]);
+    const order = sink.calls.slice(250).map((call) => (call.op === "open" ? "open" : "resolved"));
+    expect(order.filter((op) => op === "resolved")).toHaveLength(250);
+    expect(order.indexOf("open")).toBe(100);
+  });
+});
