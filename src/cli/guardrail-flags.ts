@@ -3,11 +3,11 @@
  * read flag first, then config key, then default; a bad value is an error naming where it was
  * set. Owns no behaviour: src/core/guardrails.ts and the runtime use the settings.
  */
-import { parseDuration } from "../core/duration.ts";
 import type { GuardrailConfig } from "../core/guardrails.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { WATCHDOG_MODES, type WatchdogMode } from "../core/watchdog.ts";
 import type { AutoContinueSettings } from "../runtime/auto-continuer.ts";
+import { FlagReader } from "./flag-setting.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
 
 export type { AutoContinueSettings };
@@ -26,71 +26,23 @@ export const GUARDRAIL_FLAGS: readonly FlagSpec[] = [
 ];
 
 
-type Setting = { from: string; value: unknown } | undefined;
-
-class Reader {
-  constructor(
-    private readonly flags: ReadonlyMap<string, FlagValue>,
-    private readonly config: ReadonlyMap<string, unknown>,
-  ) {}
-
-  setting(name: string): Setting {
-    const spec = GUARDRAIL_FLAGS.find((candidate) => candidate.name === name);
-    if (!spec) throw new Error(`no flag ${name}`);
-    if (this.flags.has(name)) return { from: `--${name}`, value: this.flags.get(name) };
-    if (spec.configKey !== undefined && this.config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: this.config.get(spec.configKey) };
-    return undefined;
-  }
-
-  usd(name: string): Result<number> {
-    const found = this.setting(name);
-    if (!found) return ok(0);
-    const value = typeof found.value === "string" && found.value.trim() !== "" ? Number(found.value) : found.value;
-    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return err(`${found.from} must be a non-negative amount in USD (e.g. 2.50)`);
-    return ok(value);
-  }
-
-  int(name: string, fallback: number, min: number, max: number): Result<number> {
-    const found = this.setting(name);
-    if (!found) return ok(fallback);
-    const value = found.value;
-    if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= max) return ok(value);
-    return err(`${found.from} must be an integer from ${min} to ${max}`);
-  }
-
-  duration(name: string, fallback: number, min: number): Result<number> {
-    const found = this.setting(name);
-    if (!found) return ok(fallback);
-    const parsed = typeof found.value === "number" ? ok(found.value) : typeof found.value === "string" ? parseDuration(found.value) : err("not a duration");
-    if (!parsed.ok) return err(`${found.from}: ${parsed.error}`);
-    if (parsed.value < min) return err(`${found.from} must be at least ${min}ms`);
-    return parsed;
-  }
-
-  bool(name: string, fallback: boolean): Result<boolean> {
-    const found = this.setting(name);
-    if (!found) return ok(fallback);
-    return typeof found.value === "boolean" ? ok(found.value) : err(`${found.from} must be true or false`);
-  }
-}
-
 export function resolveGuardrailConfig(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<GuardrailConfig> {
-  const read = new Reader(flags, config);
+  const read = new FlagReader(GUARDRAIL_FLAGS, flags, config);
   const mode = read.setting("watchdog");
   let watchdog: WatchdogMode = "enforce";
   if (mode !== undefined) {
     if (typeof mode.value !== "string" || !(WATCHDOG_MODES as readonly string[]).includes(mode.value.trim())) return err(`${mode.from} must be one of ${WATCHDOG_MODES.join(", ")}`);
     watchdog = mode.value.trim() as WatchdogMode;
   }
-  const maxTurnUsd = read.usd("max-turn-usd");
+  const maxTurnUsd = read.amount("max-turn-usd", "USD (e.g. 2.50)");
   if (!maxTurnUsd.ok) return maxTurnUsd;
-  const maxSessionUsd = read.usd("max-session-usd");
+  const maxSessionUsd = read.amount("max-session-usd", "USD (e.g. 2.50)");
   if (!maxSessionUsd.ok) return maxSessionUsd;
   return ok({ watchdog, maxTurnUsd: maxTurnUsd.value, maxSessionUsd: maxSessionUsd.value });
 }
 
 export function resolveAutoContinue(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<AutoContinueSettings> {
-  const read = new Reader(flags, config);
+  const read = new FlagReader(GUARDRAIL_FLAGS, flags, config);
   const results = {
     enabled: read.bool("auto-continue", true),
     freshnessMs: read.duration("auto-continue-freshness", 10 * 60_000, 1000),

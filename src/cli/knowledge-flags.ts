@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import type { KnowledgeSettings } from "../memory/agent-knowledge.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
+import { settingOf } from "./flag-setting.ts";
 
 export const KNOWLEDGE_FLAGS: readonly FlagSpec[] = [
   {
@@ -36,11 +37,7 @@ export const KNOWLEDGE_FLAGS: readonly FlagSpec[] = [
 ];
 
 function pathSetting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, spec: FlagSpec): Result<string | undefined> {
-  const found = flags.has(spec.name)
-    ? { from: `--${spec.name}`, value: flags.get(spec.name) }
-    : spec.configKey !== undefined && config.has(spec.configKey)
-      ? { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) }
-      : undefined;
+  const found = settingOf(flags, config, spec);
   if (found === undefined) return ok(undefined);
   if (typeof found.value !== "string" || found.value.trim() === "") return err(`${found.from} must be a path`);
   return ok(found.value.trim());

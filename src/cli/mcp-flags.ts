@@ -7,11 +7,11 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseDuration } from "../core/duration.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { type McpCatalog, parseCatalog } from "../mcp/catalog.ts";
 import { DEFAULT_MCP_TIMEOUTS, type McpTimeouts } from "../mcp/types.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
+import { FlagReader, type Setting, settingOf } from "./flag-setting.ts";
 
 export const MCP_FLAGS: readonly FlagSpec[] = [
   { name: "mcp-config", kind: "string", help: "tool-server catalog (mcp.json); not read under --model=echo", defaultText: ".agents/mcp.json (none when absent)", configKey: "mcp.config" },
@@ -31,24 +31,17 @@ export interface McpSettings {
   catalog: McpCatalog | undefined;
 }
 
-type Setting = { from: string; value: unknown } | undefined;
-
 function setting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, name: string): Setting {
   const spec = MCP_FLAGS.find((candidate) => candidate.name === name);
-  if (flags.has(name)) return { from: `--${name}`, value: flags.get(name) };
-  if (spec?.configKey !== undefined && config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
-  return undefined;
+  if (!spec) throw new Error(`no flag ${name}`);
+  return settingOf(flags, config, spec);
 }
 
+/** A positive duration (the MCP timeouts may not be 0). */
 function duration(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, name: string, fallback: number): Result<number> {
   const found = setting(flags, config, name);
-  if (!found) return ok(fallback);
-  if (typeof found.value === "number" && found.value > 0) return ok(found.value);
-  if (typeof found.value === "string") {
-    const parsed = parseDuration(found.value);
-    if (parsed.ok && parsed.value > 0) return ok(parsed.value);
-  }
-  return err(`${found.from} must be a positive duration such as 30s or 5m`);
+  const read = new FlagReader(MCP_FLAGS, flags, config).duration(name, fallback, 1);
+  return read.ok || !found ? read : err(`${found.from} must be a positive duration such as 30s or 5m`);
 }
 
 /** Read the catalog file: undefined when it is absent and not required. */

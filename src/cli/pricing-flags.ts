@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import { type PricingSource, pricingSource } from "../pricing/pricing-source.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
+import { settingOf } from "./flag-setting.ts";
 
 export const PRICING_FLAGS: readonly FlagSpec[] = [
   {
@@ -29,19 +30,11 @@ export interface PricingSettings {
   refreshOnStart: boolean;
 }
 
-type Setting = { from: string; value: unknown } | undefined;
-
-function setting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, spec: FlagSpec): Setting {
-  if (flags.has(spec.name)) return { from: `--${spec.name}`, value: flags.get(spec.name) };
-  if (spec.configKey !== undefined && config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
-  return undefined;
-}
-
 /** Read both settings; a relative file path is taken from `cwd`. Errors name the flag or key. */
 export function resolvePricingSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string): Result<PricingSettings> {
   const [sourceSpec, startSpec] = PRICING_FLAGS as readonly [FlagSpec, FlagSpec];
-  const source = setting(flags, config, sourceSpec);
-  const start = setting(flags, config, startSpec);
+  const source = settingOf(flags, config, sourceSpec);
+  const start = settingOf(flags, config, startSpec);
   if (start !== undefined && typeof start.value !== "boolean") return err(`${start.from} must be true or false`);
   if (source === undefined) return ok({ source: undefined, refreshOnStart: false });
   if (typeof source.value !== "string" || source.value.trim() === "") return err(`${source.from} must be an http(s) URL or a file path`);

@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
+import { type Setting, settingOf } from "./flag-setting.ts";
 
 export const TOOLS_FLAGS: readonly FlagSpec[] = [
   {
@@ -31,14 +32,6 @@ export interface ToolsSettings {
   disabled: string[];
 }
 
-type Setting = { from: string; value: unknown } | undefined;
-
-function setting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, spec: FlagSpec): Setting {
-  if (flags.has(spec.name)) return { from: `--${spec.name}`, value: flags.get(spec.name) };
-  if (spec.configKey !== undefined && config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
-  return undefined;
-}
-
 function disabledNames(found: Setting): Result<string[]> {
   if (found === undefined) return ok([]);
   const value = found.value;
@@ -53,7 +46,7 @@ function disabledNames(found: Setting): Result<string[]> {
 /** Read both settings; the root must be an existing directory (a relative one is taken from `cwd`). */
 export function resolveToolsSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string): Result<ToolsSettings> {
   const [rootSpec, disableSpec] = TOOLS_FLAGS as readonly [FlagSpec, FlagSpec];
-  const rootSetting = setting(flags, config, rootSpec);
+  const rootSetting = settingOf(flags, config, rootSpec);
   if (rootSetting !== undefined && (typeof rootSetting.value !== "string" || rootSetting.value.trim() === "")) return err(`${rootSetting.from} must be a directory path`);
   const wanted = resolve(cwd, rootSetting === undefined ? "." : String(rootSetting.value).trim());
   let root: string;
@@ -63,7 +56,7 @@ export function resolveToolsSettings(flags: ReadonlyMap<string, FlagValue>, conf
   } catch {
     return err(`${rootSetting?.from ?? "the working directory"}: ${wanted} does not exist`);
   }
-  const disabled = disabledNames(setting(flags, config, disableSpec));
+  const disabled = disabledNames(settingOf(flags, config, disableSpec));
   if (!disabled.ok) return disabled;
   return ok({ root, disabled: disabled.value });
 }

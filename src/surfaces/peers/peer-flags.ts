@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { type Result, err, ok } from "../../core/result.ts";
 import type { FlagSpec, FlagValue } from "../../cli/flags.ts";
+import { settingOf } from "../../cli/flag-setting.ts";
 
 export const PEER_FLAGS: readonly FlagSpec[] = [
   {
@@ -30,14 +31,6 @@ export interface PeerHubSettings {
   stateFile: string | undefined;
 }
 
-type Setting = { from: string; value: unknown } | undefined;
-
-function setting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, spec: FlagSpec): Setting {
-  if (flags.has(spec.name)) return { from: `--${spec.name}`, value: flags.get(spec.name) };
-  if (spec.configKey !== undefined && config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
-  return undefined;
-}
-
 /**
  * Read both settings (flag, then config key) and check them: the hub flag must be a boolean,
  * the state file a non-empty string, and the state file needs the hub. A relative state-file
@@ -45,8 +38,8 @@ function setting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<stri
  */
 export function resolvePeerSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string): Result<PeerHubSettings> {
   const [hubSpec, fileSpec] = PEER_FLAGS as readonly [FlagSpec, FlagSpec];
-  const hub = setting(flags, config, hubSpec);
-  const file = setting(flags, config, fileSpec);
+  const hub = settingOf(flags, config, hubSpec);
+  const file = settingOf(flags, config, fileSpec);
   if (hub !== undefined && typeof hub.value !== "boolean") return err(`${hub.from} must be true or false`);
   const enabled = hub?.value === true;
   if (file === undefined) return ok({ enabled, stateFile: undefined });

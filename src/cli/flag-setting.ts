@@ -1,0 +1,64 @@
+/**
+ * Where one setting comes from: its flag first, then its config key, else nothing (the caller's
+ * default). Every flag table reads through here, and typed reads answer a Result whose error names
+ * the flag or key that was wrong.
+ */
+import { parseDuration } from "../core/duration.ts";
+import { type Result, err, ok } from "../core/result.ts";
+import type { FlagSpec, FlagValue } from "./flags.ts";
+
+export type Setting = { from: string; value: unknown } | undefined;
+
+export function settingOf(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, spec: FlagSpec): Setting {
+  if (flags.has(spec.name)) return { from: `--${spec.name}`, value: flags.get(spec.name) };
+  if (spec.configKey !== undefined && config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
+  return undefined;
+}
+
+/** Typed reads of the settings of one flag table. */
+export class FlagReader {
+  constructor(
+    private readonly table: readonly FlagSpec[],
+    private readonly flags: ReadonlyMap<string, FlagValue>,
+    private readonly config: ReadonlyMap<string, unknown>,
+  ) {}
+
+  setting(name: string): Setting {
+    const spec = this.table.find((candidate) => candidate.name === name);
+    if (!spec) throw new Error(`no flag ${name}`);
+    return settingOf(this.flags, this.config, spec);
+  }
+
+  bool(name: string, fallback: boolean): Result<boolean> {
+    const found = this.setting(name);
+    if (!found) return ok(fallback);
+    return typeof found.value === "boolean" ? ok(found.value) : err(`${found.from} must be true or false`);
+  }
+
+  int(name: string, fallback: number, min: number, max: number): Result<number> {
+    const found = this.setting(name);
+    if (!found) return ok(fallback);
+    const value = found.value;
+    if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= max) return ok(value);
+    return err(`${found.from} must be an integer from ${min} to ${max}`);
+  }
+
+  /** A duration (`30s`, `5m`, or milliseconds from a config number) of at least `minMs`. */
+  duration(name: string, fallback: number, minMs: number): Result<number> {
+    const found = this.setting(name);
+    if (!found) return ok(fallback);
+    const parsed = typeof found.value === "number" ? ok(found.value) : typeof found.value === "string" ? parseDuration(found.value) : err("not a duration");
+    if (!parsed.ok) return err(`${found.from}: ${parsed.error}`);
+    if (parsed.value < minMs) return err(`${found.from} must be at least ${minMs}ms`);
+    return parsed;
+  }
+
+  /** A non-negative amount (a number, or a string holding one). */
+  amount(name: string, unit: string): Result<number> {
+    const found = this.setting(name);
+    if (!found) return ok(0);
+    const value = typeof found.value === "string" && found.value.trim() !== "" ? Number(found.value) : found.value;
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return err(`${found.from} must be a non-negative amount in ${unit}`);
+    return ok(value);
+  }
+}
