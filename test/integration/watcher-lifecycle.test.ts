@@ -6,20 +6,16 @@
  * kubeconfig holding client certificates.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
-import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
 import { createLogger } from "../../src/telemetry/logger.ts";
 import { type RunningWatcher, startWatcher } from "../../src/watcher/watch-runner.ts";
-import { type Daemon, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { type Daemon, tempDir, waitFor } from "../support/daemon.ts";
 import { generateCertificates, writeKubeconfig } from "../support/kube.ts";
-import { collect } from "../support/sse-client.ts";
+import { OWNER, WATCHER_ENV, injectedPayloads, startTriageDaemon } from "../support/triage-daemon.ts";
 
-const OWNER = "oncall@example.com";
-const ONCALL_TOKEN = "tok-oncall";
-const env = { WATCHER_TOKEN: "tok-watcher" };
+const env = WATCHER_ENV;
 let api: FakeApiserver;
 let daemon: Daemon;
 let dir: string;
@@ -29,10 +25,7 @@ beforeAll(async () => {
   dir = tempDir();
   api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
   kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
-  const table = join(dir, "callers.yaml");
-  writeFileSync(table, ["callers:", "  - identity: watcher", "    token_env: WATCHER_TOKEN", `  - identity: ${OWNER}`, `    token_sha256: ${sha256Hex(ONCALL_TOKEN)}`, ""].join("\n"));
-  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }));
-  daemon = await startDaemon({ args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`], env });
+  daemon = await startTriageDaemon(dir);
 }, 30_000);
 
 afterAll(async () => {
@@ -49,21 +42,7 @@ async function watcher(config: string, ...extra: string[]): Promise<{ running: R
   return { running, log };
 }
 
-/** The payloads injected into a session (agent rows whose text is a payload), read as the owner. */
-async function injected(sessionId: string, count: number): Promise<Array<Record<string, unknown>>> {
-  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } });
-  const texts = () =>
-    stream.frames
-      .filter((frame) => frame.event === "agent")
-      .map((frame) => ((frame.data.event as { Content?: { parts?: Array<{ text?: string }> } }).Content?.parts ?? []).map((part) => part.text ?? "").join(""))
-      .filter((text) => text.startsWith('{"kind"'));
-  try {
-    await waitFor(() => (new Set(texts()).size >= count ? true : undefined), 15_000, `${count} injects in ${sessionId}`);
-    return [...new Set(texts())].map((text) => JSON.parse(text) as Record<string, unknown>);
-  } finally {
-    stream.close();
-  }
-}
+const injected = (sessionId: string, count: number) => injectedPayloads(daemon, sessionId, count);
 
 const crashing = (namespace: string, name: string) => ({ namespace, name, node: "node-a", containers: [{ name: "app", image: "registry.example.com/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 4 }] });
 
