@@ -9,7 +9,7 @@
 import { Database } from "bun:sqlite";
 import { afterEach, expect, test } from "bun:test";
 import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
-import { failWith, writeScript } from "../support/scripted.ts";
+import { call, failWith, writeScript } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
 const running: Array<{ daemon: Daemon; events: Collector }> = [];
@@ -21,7 +21,6 @@ afterEach(async () => {
 });
 
 const say = (text: string, extra: Record<string, unknown> = {}) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, ...extra }] });
-const call = (name: string, args: Record<string, unknown>) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ functionCall: { name, args } }] }, turnComplete: true }] });
 const slow = (text: string, delayMs: number) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, delayMs }] });
 
 async function start(script: string, args: string[] = [], sessionDb?: string) {

@@ -7,7 +7,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
-import { writeScript } from "../support/scripted.ts";
+import { call as scriptedCall, writeScript } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
 const running: Array<{ daemon: Daemon; events: Collector }> = [];
@@ -21,10 +21,7 @@ afterEach(async () => {
 /** One model call; `tokens` prompt tokens at $1 per million (see `price`). */
 const usage = (tokens: number) => ({ usageMetadata: { promptTokenCount: tokens, candidatesTokenCount: 0, totalTokenCount: tokens } });
 const say = (text: string, tokens = 0) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, ...usage(tokens) }] });
-const call = (name: string, args: Record<string, unknown>, tokens = 0) => ({
-  request: {},
-  responses: [{ content: { role: "model", parts: [{ functionCall: { name, args } }] }, turnComplete: true, ...usage(tokens) }],
-});
+const call = (name: string, args: Record<string, unknown>, tokens = 0) => scriptedCall(name, args, usage(tokens));
 const MILLION = 1_000_000;
 
 async function start(options: { script: string; args?: string[]; sessionDb?: string }) {

@@ -9,6 +9,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import { type Collector, collect } from "../support/sse-client.ts";
+import { call, toolResults } from "../support/scripted.ts";
 
 const running: Array<{ daemon: Daemon; streams: Collector[] }> = [];
 afterEach(async () => {
@@ -18,7 +19,6 @@ afterEach(async () => {
   }
 });
 
-const call = (name: string, args: Record<string, unknown>) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ functionCall: { name, args } }] }, turnComplete: true }] });
 const say = (text: string) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
 
 async function start(lines: unknown[], args: string[] = [], sessionDb?: string) {
@@ -33,11 +33,6 @@ async function start(lines: unknown[], args: string[] = [], sessionDb?: string) 
 }
 
 const respond = (base: string, body: unknown) => postJson(`${base}/perms/respond`, body);
-const toolResults = (events: Collector) =>
-  events.frames
-    .filter((frame) => frame.event === "agent")
-    .map((frame) => frame.data.event as { Content: { parts: Array<{ functionResponse?: { name: string; response: Record<string, unknown> } }> } | null })
-    .flatMap((event) => (event.Content?.parts ?? []).map((part) => part.functionResponse).filter((part) => part !== undefined));
 
 test("ask: a prompt is published, approval runs the call, a second answer is 404, the turn completes", async () => {
   const { events, prompts, base } = await start([call("write_file", { path: "/tmp/x", content: "hi" }), say("written")]);

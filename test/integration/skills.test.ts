@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { type Daemon, postJson, startDaemon } from "../support/daemon.ts";
-import { writeScript } from "../support/scripted.ts";
+import { call, toolResults, writeScript } from "../support/scripted.ts";
 import { type Collector, collect } from "../support/sse-client.ts";
 import { type Project, makeProject, skillFile } from "./skills-project.ts";
 
@@ -18,7 +18,6 @@ afterEach(async () => {
   }
 });
 
-const call = (name: string, args: Record<string, unknown>) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ functionCall: { name, args } }] }, turnComplete: true }] });
 const say = (text: string) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
 
 function triageProject(): Project {
@@ -40,16 +39,6 @@ async function start(project: Project, args: string[] = [], lines: unknown[] = [
 
 const getJson = async (url: string) => (await (await fetch(url)).json()) as Record<string, unknown>;
 
-interface ToolResult {
-  name: string;
-  response: Record<string, unknown>;
-}
-
-const toolResults = (events: Collector): ToolResult[] =>
-  events.frames
-    .filter((frame) => frame.event === "agent")
-    .map((frame) => frame.data.event as { Content: { parts: Array<{ functionResponse?: ToolResult }> } | null })
-    .flatMap((event) => (event.Content?.parts ?? []).map((part) => part.functionResponse).filter((part) => part !== undefined));
 
 test("GET /skills lists the bundles by name; GET /tools adds load_skill and load_skill_resource as source skill; the agent card lists them tagged skill and re-reads them on every fetch", async () => {
   const project = triageProject();

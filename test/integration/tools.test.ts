@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import { type Collector, collect } from "../support/sse-client.ts";
-import { writeScript } from "../support/scripted.ts";
+import { call, toolResults, writeScript } from "../support/scripted.ts";
 
 const running: Array<{ daemon: Daemon; events: Collector }> = [];
 afterEach(async () => {
@@ -20,7 +20,6 @@ afterEach(async () => {
   }
 });
 
-const call = (name: string, args: Record<string, unknown>) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ functionCall: { name, args } }] }, turnComplete: true }] });
 const say = (text: string) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
 
 async function start(lines: unknown[], args: string[] = []) {
@@ -32,16 +31,6 @@ async function start(lines: unknown[], args: string[] = []) {
   return { daemon, events, root, base: `${daemon.baseUrl}/sessions/default` };
 }
 
-interface ToolResult {
-  name: string;
-  response: Record<string, unknown>;
-}
-
-const toolResults = (events: Collector): ToolResult[] =>
-  events.frames
-    .filter((frame) => frame.event === "agent")
-    .map((frame) => frame.data.event as { Content: { parts: Array<{ functionResponse?: ToolResult }> } | null })
-    .flatMap((event) => (event.Content?.parts ?? []).map((part) => part.functionResponse).filter((part) => part !== undefined));
 
 /** Gone, or a zombie nobody reaped (this sandbox's init does not reap). */
 function processGone(pid: number): boolean {

@@ -10,6 +10,24 @@ import { type Collector, collect } from "./sse-client.ts";
 /** One recorded model call answering with text. */
 export const say = (text: string, extra: Record<string, unknown> = {}) => ({ request: {}, responses: [{ ...extra, content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
 
+/** One recorded model call proposing a tool call (extra fields go on the response, e.g. usageMetadata). */
+export const call = (name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  request: {},
+  responses: [{ ...extra, content: { role: "model", parts: [{ functionCall: { name, args } }] }, turnComplete: true }],
+});
+
+export interface ToolResult {
+  name: string;
+  response: Record<string, unknown>;
+}
+
+/** The tool results among the `agent` rows a collector received, in order. */
+export const toolResults = (events: Collector): ToolResult[] =>
+  events.frames
+    .filter((frame) => frame.event === "agent")
+    .map((frame) => frame.data.event as { Content: { parts: Array<{ functionResponse?: ToolResult }> } | null })
+    .flatMap((event) => (event.Content?.parts ?? []).map((part) => part.functionResponse).filter((part) => part !== undefined));
+
 /** One recorded model call that fails with a provider status. */
 export const failWith = (status: string, message: string) => ({ request: {}, responses: [{ error: { status, message } }] });
 
