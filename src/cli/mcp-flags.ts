@@ -39,9 +39,8 @@ function setting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<stri
 
 /** A positive duration (the MCP timeouts may not be 0). */
 function duration(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, name: string, fallback: number): Result<number> {
-  const found = setting(flags, config, name);
   const read = new FlagReader(MCP_FLAGS, flags, config).duration(name, fallback, 1);
-  return read.ok || !found ? read : err(`${found.from} must be a positive duration such as 30s or 5m`);
+  return read.ok ? read : err(`${setting(flags, config, name)?.from ?? `--${name}`} must be a positive duration such as 30s or 5m`);
 }
 
 /** Read the catalog file: undefined when it is absent and not required. */

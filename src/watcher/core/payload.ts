@@ -17,14 +17,18 @@ export interface PayloadContext {
 }
 
 /** The payload of a new incident (`cluster-event` and source-namespaced kinds). */
-export interface IncidentPayload {
-  kind: string;
+/** The object an incident is about (shared by every payload that names one). */
+interface ObjectIdentity {
   reason: string;
   namespace: string;
   kind_of_object: string;
   name: string;
   container?: string;
   uid: string;
+}
+
+export interface IncidentPayload extends ObjectIdentity {
+  kind: string;
   message: string;
   count: number;
   first_seen: string;
@@ -108,14 +112,8 @@ export interface IncidentIdentity {
   firstSeen: number;
 }
 
-export interface ResolvedPayload {
+export interface ResolvedPayload extends ObjectIdentity {
   kind: "resolved" | "resolved.reverted";
-  reason: string;
-  namespace: string;
-  kind_of_object: string;
-  name: string;
-  container?: string;
-  uid: string;
   fingerprint: string;
   cluster: string;
   first_seen: string;
