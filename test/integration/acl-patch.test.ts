@@ -54,12 +54,17 @@ test("concurrent PATCHes on different lists both land", async () => {
 test("a PATCH the store refuses answers 500 and changes nothing", async () => {
   const daemon = await start(["--session-db-max-mb=1"]);
   expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "s1", viewers: ["keep"] }, olga)).status).toBe(201);
-  const filler = "x".repeat(7000);
-  for (let i = 0; i < 400; i++) {
-    const response = await postJson(`${daemon.baseUrl}/sessions/s1/inject`, { message: `${i} ${filler}` }, olga);
-    await response.arrayBuffer();
-    if (response.status === 503) break;
-    await Bun.sleep(3);
+  // Fill the store in shrinking steps, each until the store refuses an inject (503), so what is
+  // left is smaller than the last step's write whatever the table layout leaves free.
+  let i = 0;
+  for (const size of [7000, 2000, 500]) {
+    const filler = "x".repeat(size);
+    for (let n = 0; n < 400; n++, i++) {
+      const response = await postJson(`${daemon.baseUrl}/sessions/s1/inject`, { message: `${i} ${filler}` }, olga);
+      await response.arrayBuffer();
+      if (response.status === 503) break;
+      await Bun.sleep(3);
+    }
   }
   const big = Array.from({ length: 560 }, (_, i) => `viewer-${i}`);
   const refused = await patch(daemon, { viewers: big });

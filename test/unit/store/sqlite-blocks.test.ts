@@ -1,5 +1,6 @@
 /**
- * Schema v4 (D150): one `log` row per group commit, merged into per-session `event_blocks`.
+ * Schema v4 (D150): one `log` row per group commit, merged into per-session `event_blocks`
+ * (a rowid table since v5, D152).
  * Upgrade of a v3 file written by the v3 code (fixtures/v3-store.sqlite, made as
  * fixtures/make-v3-store.txt says: merged rows, rows a crash left in the v3 journal, a deleted
  * session, inbox, claim and boot rows), the log row per commit, a crash image holding log rows of
@@ -38,7 +39,7 @@ function query<T>(path: string, sql: string): T[] {
 }
 
 describe("a v3 file written by the v3 code", () => {
-  test("upgrades to v4 with every row, session, inbox item, claim and boot, and keeps working", async () => {
+  test("upgrades through v4 (blocks) and v5 (rowid blocks) with every row, session, inbox item, claim and boot, and keeps working", async () => {
     const path = tempDb();
     copyFileSync(V3_FIXTURE, path);
     expect(query<{ user_version: number }>(path, "PRAGMA user_version")[0]?.user_version).toBe(3);
@@ -82,6 +83,11 @@ describe("a v3 file written by the v3 code", () => {
     expect(tables).toContain("event_blocks");
     expect(tables).not.toContain("events");
     expect(tables).not.toContain("journal");
+    expect(tables).not.toContain("event_blocks_v5");
+    // v5: a rowid table keyed (session_pk, first_seq), no longer WITHOUT ROWID (D152).
+    const ddl = query<{ sql: string }>(path, "SELECT sql FROM sqlite_schema WHERE name = 'event_blocks'")[0]?.sql ?? "";
+    expect(ddl).toContain("PRIMARY KEY (session_pk, first_seq)");
+    expect(ddl).not.toMatch(/WITHOUT ROWID/i);
     // The v3 rows became blocks of at most 64 events (merged: 64 + 6), cut per session.
     expect(query<{ session_pk: number; first_seq: number; last_seq: number }>(path, "SELECT session_pk, first_seq, last_seq FROM event_blocks ORDER BY 1, 2")).toEqual([
       { session_pk: 1, first_seq: 1, last_seq: 64 },
