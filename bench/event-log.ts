@@ -2,8 +2,7 @@
  * Event-log benchmark (run: `bun bench/event-log.ts [--rounds=3]`; ~10 s a round). On temp files only:
  *  - store: 100 sessions appending concurrently through SqliteStore, one writer per session
  *    awaiting each append before the next: 1 event per append, and 10 events per append (a
- *    turn's worth of rows). The events are built before the timer starts, for the baseline too;
- *    serializing them (JSON.stringify) is the log's work and is timed on both sides. Each group commit writes one `log` row; merges re-encode log rows
+ *    turn's worth of rows). Each group commit writes one `log` row; merges re-encode log rows
  *    into per-session `event_blocks` (D150). Default options, so merges triggered by the threshold run
  *    inside the timed window, and WAL checkpoints run in the checkpointer worker beside it; the
  *    rows still in the journal at the end are then merged and timed too ("incl. merge debt": the
@@ -94,31 +93,20 @@ async function openWithSessions(options: SqliteStoreOptions = {}): Promise<Sqlit
   return store;
 }
 
-/**
- * Every session's appends, built before the timer starts: the bench measures the log, not the
- * making of synthetic events (the baseline gets its events the same way). Serializing them is
- * the log's work and stays inside the timed window on both sides.
- */
-function prebuilt(perAppend: number): AuditEvent[][][] {
-  return Array.from({ length: SESSIONS }, (_, i) =>
-    Array.from({ length: APPENDS_PER_SESSION / perAppend }, (_, n) =>
-      Array.from({ length: perAppend }, (_, j) => event(i, n * perAppend + j)),
-    ),
-  );
-}
-
 /** 100 writers, one per session, each awaiting its previous append. Leaves the store open. */
 async function concurrentAppends(perAppend: number, options: SqliteStoreOptions = {}): Promise<{ store: SqliteStore; run: Run }> {
   const store = await openWithSessions(options);
-  const batches = prebuilt(perAppend);
   // Let the checkpointer worker start, as it has long before a daemon's first busy second.
   await new Promise((resolve) => setTimeout(resolve, 50));
+  const appends = APPENDS_PER_SESSION / perAppend;
   const before = store.stats;
   const started = performance.now();
   await Promise.all(
-    batches.map(async (session, i) => {
+    Array.from({ length: SESSIONS }, async (_, i) => {
       const key = keyOf(i);
-      for (const events of session) await store.append(key, events);
+      for (let n = 0; n < appends; n++) {
+        await store.append(key, Array.from({ length: perAppend }, (_, j) => event(i, n * perAppend + j)));
+      }
     }),
   );
   const window = performance.now() - started;
@@ -166,11 +154,10 @@ async function autocommit(): Promise<number> {
   const insert = db.prepare<unknown, [number, number, string, string, string, string]>(
     "INSERT INTO events (session_pk, seq, ts, author, kind, payload) VALUES (?, ?, ?, ?, ?, ?)",
   );
-  const events = Array.from({ length: AUTOCOMMIT_ROWS }, (_, n) => event(n % SESSIONS, n));
   const started = performance.now();
   for (let n = 0; n < AUTOCOMMIT_ROWS; n++) {
     const session = n % SESSIONS;
-    const ev = events[n] as AuditEvent;
+    const ev = event(session, n);
     insert.run(session + 1, Math.floor(n / SESSIONS) + 1, ev.ts, ev.author, ev.kind, JSON.stringify(ev));
   }
   const seconds = (performance.now() - started) / 1000;
