@@ -4,11 +4,11 @@
  * turn), the conversation, the usage ledger, and its ordered publication feed. Turns execute on
  * the worker pool; every row a turn produces is committed here before the worker goes on.
  */
-import { AUTO_CONTINUE_AUTHOR, type ContinueCause, type CutTurn, continueNote, findCutTurn, isOutputCap, sequenceCount } from "../core/auto-continue.ts";
-import type { CommittedRow, LiveFrame, SessionEvent, UserMessageEvent } from "../core/events.ts";
+import { type ContinueCause, type CutTurn, findCutTurn, isOutputCap, sequenceCount } from "../core/auto-continue.ts";
+import type { CommittedRow, LiveFrame, SessionEvent } from "../core/events.ts";
 import type { ResetRequest } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
-import { bundleInbox, titleFromPrompt } from "../core/inbox-bundle.ts";
+import { titleFromPrompt } from "../core/inbox-bundle.ts";
 import { PauseGate, type ResumeMode, steerMessage } from "../core/pause-gate.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
@@ -16,11 +16,13 @@ import type { InboxItem, SessionRecord } from "../core/session-store.ts";
 import type { UsageInfo } from "../core/usage.ts";
 import type { TurnOutcome } from "./channel.ts";
 import { GatedTools } from "./gated-tools.ts";
-import { eventToMessage, missingToolResults, rebuildFromRows } from "./history.ts";
+import { rebuildFromRows } from "./history.ts";
 import { unansweredPrompts } from "./prompt-broker.ts";
 import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPublication } from "./session-feed.ts";
 import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
-import { REPAIR_AUTHOR, Turn, type TurnEnd, repairRows } from "./turn-runner.ts";
+import { StartRetry } from "./start-retry.ts";
+import { Turn, type TurnEnd } from "./turn-runner.ts";
+import { turnStartRows } from "./turn-start-rows.ts";
 import { type ArmedContinue, ContinueSlot } from "./continue-slot.ts";
 import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
 
@@ -53,9 +55,8 @@ export class SessionActor {
   /** Re-drives since the last human prompt (auto-continue sequence). */
   #sequence: number;
   readonly #continuation = new ContinueSlot();
-  /** Set while a turn that could not start (store refusing writes) waits to be retried. */
-  #startRetry: ReturnType<typeof setTimeout> | undefined;
-  #startRetryMs = 0;
+  /** Pending while a turn that could not start (store refusing writes) waits to be retried. */
+  readonly #startRetry = new StartRetry();
   /** The turn a restart cut, found when the session was rebuilt (offered to auto-continue once). */
   #cutByRestart: CutTurn | undefined;
 
@@ -144,7 +145,7 @@ export class SessionActor {
       this.#pending.length === 0 &&
       !this.#bareWake &&
       !this.#continuation.occupied &&
-      this.#startRetry === undefined &&
+      !this.#startRetry.pending &&
       this.feed.subscriberCount === 0
     );
   }
@@ -185,7 +186,7 @@ export class SessionActor {
 
   /** Start a turn if one is due and none is running. */
   schedule(): void {
-    if (this.#turn || this.#starting || this.#startRetry || this.#retired || this.#gate.paused || this.#context.isShuttingDown()) return;
+    if (this.#turn || this.#starting || this.#startRetry.pending || this.#retired || this.#gate.paused || this.#context.isShuttingDown()) return;
     const due = this.#bareWake || this.#continuation.ready || this.#pending.some((item) => item.wake);
     if (!due) return;
     this.#starting = true;
@@ -197,8 +198,7 @@ export class SessionActor {
   /** The session is being deleted: no turn starts again; the running one is cancelled. */
   async retire(): Promise<void> {
     this.#retired = true;
-    clearTimeout(this.#startRetry);
-    this.#startRetry = undefined;
+    this.#startRetry.cancel();
     this.#continuation.clear();
     await this.cancelTurn();
   }
@@ -206,8 +206,7 @@ export class SessionActor {
   /** Cancel the running turn (shutdown, delete); resolves when it has ended. */
   async cancelTurn(): Promise<void> {
     this.#continuation.clear();
-    clearTimeout(this.#startRetry);
-    this.#startRetry = undefined;
+    this.#startRetry.cancel();
     this.#turn?.cancel("shutdown");
     await this.#turnDone;
   }
@@ -346,10 +345,10 @@ export class SessionActor {
     try {
       const started = await this.#startTurn(turn, items, armed);
       if (!started) {
-        this.#retryStartLater();
+        this.#startRetry.later(() => this.schedule());
         return;
       }
-      this.#startRetryMs = 0;
+      this.#startRetry.succeeded();
       const outcome: TurnOutcome = await turn.execute();
       await this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
       const end = await turn.finish(outcome);
@@ -405,30 +404,24 @@ export class SessionActor {
    * a cut turn left without its result), then announce the turn.
    */
   async #startTurn(turn: Turn, items: InboxItem[], armed: ArmedContinue | undefined): Promise<boolean> {
-    const human = items.length > 0 ? bundleInbox(items.map((item) => item.message)) : "";
-    const text = this.guards.framePrompt(armed ? continueNote(armed.cause) : human);
-    const userEvent: UserMessageEvent = {
-      ...this.#header(turn.invocationId, armed ? AUTO_CONTINUE_AUTHOR : "user"),
-      kind: "user-message",
-      text,
-      promptIds: armed ? [] : items.map((item) => item.promptId),
-    };
-    if (armed) userEvent.autoContinue = { cause: armed.cause, interruption: armed.interruption, attempt: armed.attempt };
-    const repairs = repairRows(missingToolResults(this.#history), () => this.#header(turn.invocationId, REPAIR_AUTHOR));
-    const dequeued: LiveFrame[] = (armed ? [armed.promptId] : items.map((item) => item.promptId)).map((id) => ({ type: "inbox", state: "dequeued", prompt_id: id, queued_at: ZERO_TIME }));
-    const streaming: LiveFrame = { type: "status-update", turn_state: "streaming", model: this.#context.model.name };
+    const { human, events, drainedPromptIds, before, messages } = turnStartRows({
+      invocationId: turn.invocationId,
+      items,
+      armed,
+      history: this.#history,
+      modelName: this.#context.model.name,
+      framePrompt: (text) => this.guards.framePrompt(text),
+      header: (invocationId, author) => this.#header(invocationId, author),
+    });
     try {
-      await this.#append([...repairs, userEvent], items.map((item) => item.promptId), [...dequeued, streaming]);
+      await this.#append(events, drainedPromptIds, before);
     } catch (error) {
       this.#pending.unshift(...items);
       this.#context.logError(`session ${this.key.id}: could not start a turn: ${String(error)}`);
       return false;
     }
     this.#sequence = armed ? this.#sequence + 1 : 0;
-    for (const event of [...repairs, userEvent]) {
-      const message = eventToMessage(event);
-      if (message) this.#history.push(message);
-    }
+    this.#history.push(...messages);
     this.#persistTouch();
     if (this.#record.title === undefined && human !== "") void this.#nameSession(human);
     return true;
@@ -466,15 +459,6 @@ export class SessionActor {
     const armed: ArmedContinue = { cause, interruption, promptId: uuidv7(), attempt: this.#sequence + 1 };
     this.feed.frame({ type: "inbox", state: "queued", prompt_id: armed.promptId, queued_at: this.#context.now().toISOString() });
     this.#continuation.arm(armed, delayMs, () => this.schedule());
-  }
-
-  /** The store refused the turn's first write: try again later, backing off (0.5 s to 30 s). */
-  #retryStartLater(): void {
-    this.#startRetryMs = Math.min(30_000, Math.max(500, this.#startRetryMs * 2));
-    this.#startRetry = setTimeout(() => {
-      this.#startRetry = undefined;
-      this.schedule();
-    }, this.#startRetryMs);
   }
 
   async #nameSession(prompt: string): Promise<void> {
