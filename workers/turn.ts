@@ -97,6 +97,9 @@ self.onmessage = (event: MessageEvent) => {
     case "cancel":
       running.get(message.turnId)?.abort();
       break;
+    case "forget":
+      for (const key of message.keys) conversations.delete(key);
+      break;
     case "reply": {
       const resolve = waiting.get(message.requestId);
       waiting.delete(message.requestId);

@@ -197,6 +197,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   metrics.gauge("spar_sse_subscribers", "Open event streams.", openStreamCount);
   metrics.gauge("spar_feed_subscribers", "Subscribers attached to session feeds.", () => host.subscriberCount);
   metrics.gauge("spar_sessions_live", "Sessions held in memory (the rest are idle in the store).", () => host.liveCount);
+  metrics.gauge("spar_worker_cached_messages", "Conversation messages the turn workers keep between turns (evicted sessions' are dropped).", () => pool.cachedMessages);
   metrics.gauge("spar_store_commits", "Group-commit transactions since start.", () => store.stats.transactions);
   metrics.gauge("spar_store_refused_writes", "Writes the store refused since start.", () => store.stats.refused);
   metrics.gauge("spar_store_event_rows", "Event rows committed since start.", () => store.stats.rows);

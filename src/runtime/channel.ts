@@ -34,6 +34,8 @@ export type ToWorker =
   | { type: "hello"; version: number }
   | RunTurnMessage
   | { type: "cancel"; turnId: string }
+  /** Drop these cached conversations (their session was evicted or deleted). */
+  | { type: "forget"; keys: string[] }
   | { type: "reply"; requestId: number; result: ReplyResult };
 
 export type ReplyResult = { ok: true; value: unknown } | { ok: false; error: string };

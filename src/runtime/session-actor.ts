@@ -38,6 +38,11 @@ export class SessionActor {
   readonly #history: ChatMessage[];
   /** Names this actor's conversation in the workers' caches; a rebuilt actor gets a new one. */
   readonly #conversationKey = `conv-${uuidv7()}`;
+
+  /** Names this actor's conversation in the turn workers' cache (a rebuilt actor gets a new one). */
+  get conversationKey(): string {
+    return this.#conversationKey;
+  }
   readonly #ledger;
   readonly #pending: InboxItem[];
   #bareWake = false;

@@ -288,6 +288,7 @@ export class SessionHost {
       await actor.retire();
       actor.feed.closeAll("session deleted");
       this.#actors.delete(name);
+      this.#pool.forget(actor.conversationKey);
     }
     await this.#store.deleteSession(key);
     this.#index(key, false);
@@ -305,12 +306,16 @@ export class SessionHost {
       });
   }
 
-  /** Drop actors that are quiet and idle past the timeout; they rebuild on next touch. */
+  /**
+   * Drop actors that are quiet and idle past the timeout, and the turn workers' copies of their
+   * conversations; they rebuild from the store on next touch.
+   */
   evictIdle(now: number = Date.now()): number {
     let evicted = 0;
     for (const [name, actor] of this.#actors) {
       if (actor.isQuiet() && now - actor.lastActivity >= this.config.idleTimeoutMs) {
         this.#actors.delete(name);
+        this.#pool.forget(actor.conversationKey);
         evicted++;
       }
     }

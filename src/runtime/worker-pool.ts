@@ -31,8 +31,17 @@ export interface TurnRequest {
   maxSteps: number;
 }
 
-/** Conversations a worker keeps between turns; the least recently used beyond are forgotten. */
-const CONVERSATIONS_PER_WORKER = 256;
+/**
+ * What a worker keeps between turns: at most this many conversations and this many messages in
+ * all; the least recently used beyond either are forgotten (their next turn sends them whole).
+ */
+export const CONVERSATIONS_PER_WORKER = 256;
+export const MESSAGES_PER_WORKER = 200_000;
+
+export interface ConversationBudget {
+  conversations: number;
+  messages: number;
+}
 
 export interface RunningTurn {
   readonly outcome: Promise<TurnOutcome>;
@@ -50,6 +59,8 @@ interface Slot {
   turns: Map<string, ActiveTurn>;
   /** Conversations the worker holds (key -> message count), least recently used first. */
   conversations: Map<string, number>;
+  /** Sum of the message counts in `conversations`. */
+  messages: number;
   /** Set when the worker answered `hello`; a worker that dies before that failed to start. */
   ready: boolean;
 }
@@ -83,7 +94,21 @@ export class WorkerPool {
   /** The system prompt every turn carries (memory, skills index). */
   readonly #system: () => string | undefined;
 
-  constructor(size: number, options: { factory?: WorkerFactory; cancelGraceMs?: number; onFailure?: (reason: string) => void; tools?: () => ToolSpec[]; system?: () => string | undefined } = {}) {
+  /** What each worker may keep between turns (CONVERSATIONS_PER_WORKER, MESSAGES_PER_WORKER). */
+  readonly #budget: ConversationBudget;
+
+  constructor(
+    size: number,
+    options: {
+      factory?: WorkerFactory;
+      cancelGraceMs?: number;
+      onFailure?: (reason: string) => void;
+      tools?: () => ToolSpec[];
+      system?: () => string | undefined;
+      conversationBudget?: ConversationBudget;
+    } = {},
+  ) {
+    this.#budget = options.conversationBudget ?? { conversations: CONVERSATIONS_PER_WORKER, messages: MESSAGES_PER_WORKER };
     this.#factory = options.factory ?? defaultWorkerFactory;
     this.#tools = options.tools ?? (() => []);
     this.#system = options.system ?? (() => undefined);
@@ -94,6 +119,13 @@ export class WorkerPool {
 
   get size(): number {
     return this.#slots.length;
+  }
+
+  /** Conversation messages the turn workers hold between turns, all workers together. */
+  get cachedMessages(): number {
+    let total = 0;
+    for (const slot of this.#slots) total += slot.messages;
+    return total;
   }
 
   /** False while no worker can be started (every recent start failed): readiness reports it. */
@@ -123,17 +155,31 @@ export class WorkerPool {
     };
   }
 
+  /**
+   * The session behind `conversationKey` left memory (evicted or deleted): every worker drops its
+   * copy of the conversation now rather than when it falls out of the cache.
+   */
+  forget(conversationKey: string): void {
+    for (const slot of this.#slots) {
+      if (!slot.conversations.has(conversationKey)) continue;
+      this.#drop(slot, conversationKey);
+      this.#send(slot, { type: "forget", keys: [conversationKey] });
+    }
+  }
+
   #runMessage(slot: Slot, turn: TurnRequest): RunTurnMessage {
     const base = slot.conversations.get(turn.conversationKey) ?? 0;
     const usable = base <= turn.conversation.length ? base : 0;
-    slot.conversations.delete(turn.conversationKey);
+    this.#drop(slot, turn.conversationKey);
     slot.conversations.set(turn.conversationKey, turn.conversation.length);
+    slot.messages += turn.conversation.length;
     const forget: string[] = [];
     for (const key of slot.conversations.keys()) {
-      if (slot.conversations.size - forget.length <= CONVERSATIONS_PER_WORKER) break;
+      if (key === turn.conversationKey) break;
+      if (slot.conversations.size <= this.#budget.conversations && slot.messages <= this.#budget.messages) break;
       forget.push(key);
+      this.#drop(slot, key);
     }
-    for (const key of forget) slot.conversations.delete(key);
     return {
       type: "run-turn",
       turnId: turn.turnId,
@@ -146,6 +192,11 @@ export class WorkerPool {
       tools: this.#tools(),
       ...this.#systemField(),
     };
+  }
+
+  #drop(slot: Slot, key: string): void {
+    slot.messages -= slot.conversations.get(key) ?? 0;
+    slot.conversations.delete(key);
   }
 
   #systemField(): { system?: string } {
@@ -166,7 +217,7 @@ export class WorkerPool {
   }
 
   #spawn(): Slot {
-    const slot: Slot = { worker: this.#factory(), turns: new Map(), conversations: new Map(), ready: false };
+    const slot: Slot = { worker: this.#factory(), turns: new Map(), conversations: new Map(), messages: 0, ready: false };
     slot.worker.onmessage = (event: MessageEvent) => this.#onMessage(slot, event.data);
     slot.worker.onerror = (event: ErrorEvent) => this.#replace(slot, `turn worker crashed: ${event.message}`);
     this.#send(slot, { type: "hello", version: CHANNEL_VERSION });

@@ -70,12 +70,16 @@ test("idle eviction: a quiet session leaves memory, then rebuilds on first touch
     const listed = (await (await fetch(`${daemon.baseUrl}/sessions`)).json()) as { sessions: Array<{ sessionID: string; status: string; user: string; title?: string }> };
     return listed.sessions.find((row) => row.sessionID === "napper");
   };
+  const cached = async () => Number(/^spar_worker_cached_messages (\d+)$/m.exec(await (await fetch(`${daemon.baseUrl}/metrics`)).text())?.[1]);
   const idle = await waitFor(async () => ((await statusOf())?.status === "idle" ? statusOf() : undefined), 5000, "eviction");
   expect(idle).toMatchObject({ user: "local", title: "remember me" });
+  // The turn worker dropped its copy of the evicted conversation with the actor.
+  expect(await cached()).toBe(0);
   expect(await turnsOf(daemon, "napper")).toBe(1);
   expect((await statusOf())?.status).toBe("active");
   const replay = collect(`${daemon.baseUrl}/sessions/napper/events`);
   await replay.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 2);
+  expect(await cached()).toBe(0);
   expect((await postJson(`${daemon.baseUrl}/sessions/napper/inject`, { message: "again" })).status).toBe(200);
   const row = await replay.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 3);
   // The rebuilt conversation went to the model: echo counts "remember me" twice plus "again"

@@ -59,3 +59,59 @@ test("a session's next turn on the same worker carries only the new messages; th
   // Echo counts every message of the request: 4, 12 and 20 characters -> 1, 3 and 5 tokens.
   expect(drafts.map((draft) => draft.usage.inputTokens)).toEqual([1, 3, 5]);
 });
+
+/** A pool of real turn workers that records every message the main thread posts to them. */
+function recordingPool(options: { conversationBudget?: { conversations: number; messages: number } } = {}) {
+  const sent: Array<{ type: string; historyBase?: number; history?: unknown[]; forget?: string[]; keys?: string[] }> = [];
+  const pool = new WorkerPool(1, {
+    ...options,
+    factory: () => {
+      const worker = new Worker(new URL("../../../workers/turn.ts", import.meta.url));
+      const post = worker.postMessage.bind(worker);
+      worker.postMessage = (message: (typeof sent)[number]) => {
+        sent.push(message);
+        post(message);
+      };
+      return worker;
+    },
+  });
+  const inputTokens: number[] = [];
+  const handlers = { onTextDelta: () => {}, onRequest: async (request: { draft?: { usage: { inputTokens: number } } }) => (request.draft && inputTokens.push(request.draft.usage.inputTokens), {}) };
+  const turn = (turnId: string, conversationKey: string, conversation: Array<{ role: "user"; text: string }>) =>
+    pool.runTurn({ turnId, model: { provider: "echo", name: "echo" }, conversationKey, conversation, maxSteps: 3 }, handlers as never).outcome;
+  return { pool, sent, inputTokens, turn, runs: () => sent.filter((m) => m.type === "run-turn").map((m) => [m.historyBase, m.history?.length, m.forget]) };
+}
+
+const four = (c: string) => [{ role: "user" as const, text: c.repeat(4) }];
+
+test("forget drops a session's conversation from the worker at once; its next turn sends it whole and the worker holds no stale prefix", async () => {
+  const { pool, sent, inputTokens, turn, runs } = recordingPool();
+  const conversation = four("a");
+  expect(await turn("t1", "gone", conversation)).toEqual({ status: "completed" });
+  conversation.push({ role: "user", text: "bbbb" });
+  pool.forget("gone");
+  pool.forget("never-seen");
+  expect(sent.filter((m) => m.type === "forget")).toEqual([{ type: "forget", keys: ["gone"] }]);
+  // Had the worker kept its 1-message copy, a whole resend (base 0) would be refused as a prefix mismatch.
+  expect(await turn("t2", "gone", conversation)).toEqual({ status: "completed" });
+  await pool.close();
+  expect(runs()).toEqual([[0, 1, []], [0, 2, []]]);
+  expect(inputTokens).toEqual([1, 2]);
+});
+
+test("a worker keeps at most its message budget: the least recently used conversations are forgotten first", async () => {
+  const { pool, inputTokens, turn, runs } = recordingPool({ conversationBudget: { conversations: 10, messages: 4 } });
+  const a = [...four("a"), ...four("a"), ...four("a")];
+  const b = [...four("b"), ...four("b")];
+  expect(await turn("t1", "a", a)).toEqual({ status: "completed" });
+  // 3 + 2 messages > 4: "a" is forgotten when "b" arrives.
+  expect(await turn("t2", "b", b)).toEqual({ status: "completed" });
+  // "a" comes back whole; now "b" goes.
+  expect(await turn("t3", "a", a)).toEqual({ status: "completed" });
+  // One conversation over the budget on its own is still kept while it runs.
+  const big = [...a, ...a];
+  expect(await turn("t4", "big", big)).toEqual({ status: "completed" });
+  await pool.close();
+  expect(runs()).toEqual([[0, 3, []], [0, 2, ["a"]], [0, 3, ["b"]], [0, 6, ["a"]]]);
+  expect(inputTokens).toEqual([3, 2, 3, 6]);
+});
