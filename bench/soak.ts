@@ -1,6 +1,6 @@
 /**
  * Soak (RELIABILITY.md): S sessions turning (echo, paced) with N SSE subscribers for M minutes.
- * Reports daemon RSS over time (flat after warm-up?), frames and rows delivered, rows lost or
+ * Reports daemon RSS and the messages cached in turn workers over time (flat after warm-up?), frames and rows delivered, rows lost or
  * duplicated (by seq, per subscriber), streams that ended, failed injects and daemon log errors.
  *
  * Run: bun bench/soak.ts [--minutes=10] [--sessions=100] [--subscribers=1000] [--turns-per-s=100]
@@ -50,6 +50,12 @@ const perSession = Math.max(1, Math.round(subscribers / sessions));
 await Promise.all(children.map((child, index) => ask(child, { type: "connect", port: daemon.port, sessions: ids.filter((_, i) => i % clients === index), perSession })));
 console.error(`soak: ${sessions} sessions, ${sessions * perSession} subscribers, ${turnsPerSecond} turns/s offered, ${minutes} min`);
 
+/** `spar_worker_cached_messages` from /metrics: the conversation messages the turn workers hold. */
+async function cachedMessages(): Promise<number> {
+  const text = await (await fetch(`${daemon.baseUrl}/metrics`)).text();
+  return Number(/^spar_worker_cached_messages (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
+}
+
 const samples: string[][] = [];
 let injects = 0;
 let failedInjects = 0;
@@ -63,7 +69,7 @@ while (performance.now() < deadline) {
     .then((response) => (response.status === 200 ? injects++ : failedInjects++))
     .catch(() => failedInjects++);
   if (performance.now() >= nextSample) {
-    samples.push([((performance.now() - started) / 60_000).toFixed(1), fmt(rssKiB(daemon.pid) / 1024), String(injects), String(failedInjects)]);
+    samples.push([((performance.now() - started) / 60_000).toFixed(1), fmt(rssKiB(daemon.pid) / 1024), String(await cachedMessages()), String(injects), String(failedInjects)]);
     nextSample += 30_000;
   }
   await Bun.sleep(1000 / turnsPerSecond);
@@ -71,12 +77,12 @@ while (performance.now() < deadline) {
 await Bun.sleep(3000);
 const reports = (await Promise.all(children.map((child) => ask(child, { type: "report" })))) as Report[];
 const total = reports.reduce((sum, report) => ({ frames: sum.frames + report.frames, rows: sum.rows + report.rows, gaps: sum.gaps + report.gaps, duplicates: sum.duplicates + report.duplicates, ended: sum.ended + report.ended }), { frames: 0, rows: 0, gaps: 0, duplicates: 0, ended: 0 });
-samples.push([minutes.toFixed(1), fmt(rssKiB(daemon.pid) / 1024), String(injects), String(failedInjects)]);
+samples.push([minutes.toFixed(1), fmt(rssKiB(daemon.pid) / 1024), String(await cachedMessages()), String(injects), String(failedInjects)]);
 const errors = daemon.log().split("\n").filter((line) => / (ERROR|WARN) /.test(line) && !line.includes("has no token"));
 for (const child of children) child.send({ type: "close" });
 await daemon.stop();
 
-console.log(table(["minute", "daemon RSS MiB", "injects ok", "injects failed"], samples));
+console.log(table(["minute", "daemon RSS MiB", "messages cached in turn workers", "injects ok", "injects failed"], samples));
 console.log();
 console.log(table(["frames delivered", "rows delivered", "rows lost (gaps)", "rows duplicated", "streams ended early", "daemon log errors"], [[String(total.frames), String(total.rows), String(total.gaps), String(total.duplicates), String(total.ended), String(errors.length)]]));
 for (const line of errors.slice(0, 5)) console.log(`  ${line}`);
