@@ -4,7 +4,6 @@
  * turn), the conversation, the usage ledger, and its ordered publication feed. Turns execute on
  * the worker pool; every row a turn produces is committed here before the worker goes on.
  */
-import { type ContinueCause, type CutTurn, findCutTurn, isOutputCap, sequenceCount } from "../core/auto-continue.ts";
 import type { CommittedRow, LiveFrame, SessionEvent } from "../core/events.ts";
 import type { ResetRequest } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
@@ -23,7 +22,8 @@ import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
 import { StartRetry } from "./start-retry.ts";
 import { Turn, type TurnEnd } from "./turn-runner.ts";
 import { turnStartRows } from "./turn-start-rows.ts";
-import { type ArmedContinue, ContinueSlot } from "./continue-slot.ts";
+import type { ArmedContinue } from "./continue-slot.ts";
+import { ContinueOffers } from "./continue-offers.ts";
 import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
 
 export type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
@@ -57,13 +57,10 @@ export class SessionActor {
   #starting = false;
   #turnDone: Promise<void> = Promise.resolve();
   #lastActivity = Date.now();
-  /** Re-drives since the last human prompt (auto-continue sequence). */
-  #sequence: number;
-  readonly #continuation = new ContinueSlot();
+  /** Auto-continue: the sequence, the restart-cut turn, and the continue turn waiting to run. */
+  readonly #continues: ContinueOffers;
   /** Pending while a turn that could not start (store refusing writes) waits to be retried. */
   readonly #startRetry = new StartRetry();
-  /** The turn a restart cut, found when the session was rebuilt (offered to auto-continue once). */
-  #cutByRestart: CutTurn | undefined;
 
   /** The permission gate and its prompts (live only: a rebuild starts from the configuration). */
   readonly tools: GatedTools;
@@ -80,8 +77,18 @@ export class SessionActor {
     this.#history = state.history;
     this.#ledger = state.ledger;
     this.#pending = pending;
-    this.#sequence = sequenceCount(rows);
-    this.#cutByRestart = findCutTurn(rows);
+    this.#continues = new ContinueOffers(
+      {
+        key: this.key,
+        context,
+        retired: () => this.#retired,
+        halted: () => this.guards.halted !== undefined,
+        turnInFlight: () => this.#turn?.invocationId,
+        frame: (frame) => this.feed.frame(frame),
+        schedule: () => this.schedule(),
+      },
+      rows,
+    );
     this.tools = new GatedTools(
       {
         settings: context.permissions,
@@ -149,7 +156,7 @@ export class SessionActor {
       !this.#starting &&
       this.#pending.length === 0 &&
       !this.#bareWake &&
-      !this.#continuation.occupied &&
+      !this.#continues.slot.occupied &&
       !this.#startRetry.pending &&
       this.feed.subscriberCount === 0
     );
@@ -192,7 +199,7 @@ export class SessionActor {
   /** Start a turn if one is due and none is running. */
   schedule(): void {
     if (this.#turn || this.#starting || this.#startRetry.pending || this.#retired || this.#gate.paused || this.#context.isShuttingDown()) return;
-    const due = this.#bareWake || this.#continuation.ready || this.#pending.some((item) => item.wake);
+    const due = this.#bareWake || this.#continues.slot.ready || this.#pending.some((item) => item.wake);
     if (!due) return;
     this.#starting = true;
     this.#turnDone = this.#runTurn().catch((error: unknown) => {
@@ -204,13 +211,13 @@ export class SessionActor {
   async retire(): Promise<void> {
     this.#retired = true;
     this.#startRetry.cancel();
-    this.#continuation.clear();
+    this.#continues.slot.clear();
     await this.cancelTurn();
   }
 
   /** Cancel the running turn (shutdown, delete); resolves when it has ended. */
   async cancelTurn(): Promise<void> {
-    this.#continuation.clear();
+    this.#continues.slot.clear();
     this.#startRetry.cancel();
     this.#turn?.cancel("shutdown");
     await this.#turnDone;
@@ -240,7 +247,7 @@ export class SessionActor {
    */
   async interrupt(hold: boolean, caller: string | undefined): Promise<InterruptResult> {
     const turn = this.#turn;
-    this.#continuation.clear();
+    this.#continues.slot.clear();
     const parked = turn !== undefined && hold && this.#gate.pause("operator-interrupt", this.#context.now().toISOString());
     if (turn) {
       turn.cancel("operator");
@@ -307,10 +314,7 @@ export class SessionActor {
    * waiting (that turn runs anyway and a human message starts a new sequence).
    */
   async offerRestartContinue(): Promise<void> {
-    const cut = this.#cutByRestart;
-    this.#cutByRestart = undefined;
-    if (!cut || this.#pending.some((item) => item.wake)) return;
-    await this.#offerContinue("restart", cut.interruption, cut.at, 0);
+    await this.#continues.offerRestart(this.#pending.some((item) => item.wake));
   }
 
   #touch(): void {
@@ -375,7 +379,7 @@ export class SessionActor {
     if (refused) {
       // No frames: the inbox keeps its messages until a reset (spec: turn refused while halted).
       this.#bareWake = false;
-      this.#continuation.clear();
+      this.#continues.slot.clear();
       this.#context.turnRefused(refused.guardrail);
       return undefined;
     }
@@ -383,7 +387,7 @@ export class SessionActor {
     const bare = this.#bareWake;
     this.#bareWake = false;
     // A human message supersedes a waiting continue turn.
-    const taken = this.#continuation.take();
+    const taken = this.#continues.slot.take();
     const armed = items.length > 0 ? undefined : taken;
     if (items.length === 0 && !bare && !armed) return undefined;
     const turn = new Turn(this.#turnDeps(), `e-${uuidv7()}`, items[0]?.promptId ?? armed?.promptId ?? uuidv7());
@@ -425,7 +429,7 @@ export class SessionActor {
       this.#context.logError(`session ${this.key.id}: could not start a turn: ${String(error)}`);
       return false;
     }
-    this.#sequence = armed ? this.#sequence + 1 : 0;
+    this.#continues.started(armed);
     this.#history.push(...messages);
     this.#persistTouch();
     if (this.#record.title === undefined && human !== "") void this.#nameSession(human);
@@ -437,33 +441,7 @@ export class SessionActor {
     // Interrupted turns neither count as failures nor clear them.
     if (end.status === "completed") this.#failedInARow = 0;
     else if (end.status === "failed") this.#failedInARow++;
-    const transient = end.status === "failed" && (end.error?.kind === "rate_limited" || end.error?.kind === "transient_network");
-    const outputCap = end.status === "completed" && isOutputCap(end.finishReason);
-    if (!transient && !outputCap) return;
-    const delay = transient ? this.#context.autoContinue.settings.backoffMs * 2 ** Math.min(this.#sequence, 6) : 0;
-    void this.#offerContinue(transient ? "transient" : "output-cap", turn.invocationId, this.#context.now().toISOString(), delay).catch((error: unknown) =>
-      this.#context.logError(`session ${this.key.id}: auto-continue: ${String(error)}`),
-    );
-  }
-
-  /** Ask the daemon-wide guards (and the store claim); when granted, arm a continue turn. */
-  async #offerContinue(cause: ContinueCause, interruption: string, at: string, delayMs: number): Promise<void> {
-    const continuer = this.#context.autoContinue;
-    if (!continuer.settings.enabled || this.#retired) return;
-    const approved = await continuer.approve({
-      key: this.key,
-      cause,
-      interruption,
-      at,
-      sequence: this.#sequence,
-      halted: this.guards.halted !== undefined,
-      // The ending turn is the interruption itself, not a turn in flight.
-      turnInFlight: this.#turn !== undefined && this.#turn.invocationId !== interruption,
-    });
-    if (!approved || this.#retired) return;
-    const armed: ArmedContinue = { cause, interruption, promptId: uuidv7(), attempt: this.#sequence + 1 };
-    this.feed.frame({ type: "inbox", state: "queued", prompt_id: armed.promptId, queued_at: this.#context.now().toISOString() });
-    this.#continuation.arm(armed, delayMs, () => this.schedule());
+    this.#continues.afterTurn(turn.invocationId, end);
   }
 
   async #nameSession(prompt: string): Promise<void> {
