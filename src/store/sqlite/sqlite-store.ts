@@ -10,7 +10,7 @@
  * (however many sessions and events the batch spans) and to JournalMemory; merge.ts later
  * re-encodes them per session into `event_blocks` rows of up to `blockRows` consecutive events,
  * clustered by (session, first seq). `read` serves seq <= a session's merged head from
- * `event_blocks` (one JSON.parse per block) and the rest from memory. Rows read from memory share their event objects with the
+ * `event_blocks` (block-reader.ts: one JSON.parse per block) and the rest from memory. Rows read from memory share their event objects with the
  * rows `append` returned and with other readers: callers must treat events as immutable (after
  * append too).
  */
@@ -20,6 +20,7 @@ import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
 import type { InboxItem, InterruptionClaim, SessionRecord, Store } from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
+import { BlockReader } from "./block-reader.ts";
 import { Checkpointer, type CheckpointOptions, type CheckpointStats } from "./checkpointer.ts";
 import { GroupCommit, type FlushOn } from "./group-commit.ts";
 import { JournalMemory, type Tail } from "./journal.ts";
@@ -90,11 +91,7 @@ export class SqliteStore implements Store {
   private readonly checkpointer: Checkpointer;
   private closed = false;
   private closing: Promise<void> | undefined;
-  /**
-   * The block `readMerged` parsed last. Blocks never change once committed (a deleted session's
-   * pk is never reused, and a merge that rolled back was never read), so it stays valid.
-   */
-  private lastBlock: { pk: number; first: number; last: number; events: SessionEvent[] } | undefined;
+  private readonly blocks: BlockReader;
 
   private constructor(
     private readonly db: Database,
@@ -108,6 +105,7 @@ export class SqliteStore implements Store {
     this.checkpointer = checkpointer;
     const mayWrite = () => checkpointer.mayWrite();
     this.index = new SessionIndex(st, journal);
+    this.blocks = new BlockReader(st.readBlocks, path);
     this.writer = new BatchWriter(db, st, this.index, journal);
     this.merger = new JournalMerger(db, st, journal, {
       thresholdRows: options.mergeThresholdRows ?? 8192,
@@ -216,34 +214,10 @@ export class SqliteStore implements Store {
       const tail = this.journal.tail(entry.pk);
       // Rows up to `merged` are in `events`, the rest in memory.
       const merged = tail === undefined ? head : (tail.rows[0] as CommittedRow).seq - 1;
-      if (hi <= merged) return this.readMerged(entry.pk, lo, hi);
+      if (hi <= merged) return this.blocks.read(entry.pk, lo, hi);
       const fromMemory = (tail as Tail).rows.slice(Math.max(lo, merged) - merged, hi - merged);
-      return lo < merged ? this.readMerged(entry.pk, lo, merged).concat(fromMemory) : fromMemory;
+      return lo < merged ? this.blocks.read(entry.pk, lo, merged).concat(fromMemory) : fromMemory;
     });
-  }
-
-  /**
-   * Rows lo < seq <= hi from `event_blocks`, ascending, one JSON.parse per block. A block whose
-   * array does not hold last_seq - first_seq + 1 events is refused (the file is inconsistent).
-   */
-  private readMerged(pk: number, lo: number, hi: number): CommittedRow[] {
-    const rows: CommittedRow[] = [];
-    // A replay's pages split blocks: the next page starts inside the block the last one parsed.
-    const cached = this.lastBlock;
-    if (cached !== undefined && cached.pk === pk && cached.first <= lo + 1 && lo < cached.last) {
-      lo = pushRows(rows, cached.events, cached.first, lo, Math.min(cached.last, hi));
-      if (lo >= hi) return rows;
-    }
-    const blocks = this.st.readBlocks.values(pk, lo, hi) as [number, number, string][];
-    for (const [first, last, body] of blocks) {
-      const events = JSON.parse(body) as SessionEvent[];
-      if (!Array.isArray(events) || events.length !== last - first + 1) {
-        throw new SparError("unavailable", `session store ${this.path} is inconsistent: block ${first}..${last} of session #${pk}`);
-      }
-      pushRows(rows, events, first, Math.max(lo, first - 1), Math.min(last, hi));
-      this.lastBlock = { pk, first, last, events };
-    }
-    return rows;
   }
 
   /** 0 for a session without events, and for an unknown session. */
@@ -403,10 +377,4 @@ export class SqliteStore implements Store {
   private closedError(): SparError {
     return new SparError("unavailable", `session store ${this.path} is closed`);
   }
-}
-
-/** Appends rows from <= seq <= to of a block starting at `first` (from = after + 1); returns `to`. */
-function pushRows(rows: CommittedRow[], events: SessionEvent[], first: number, after: number, to: number): number {
-  for (let seq = after + 1; seq <= to; seq++) rows.push({ seq, event: events[seq - first] as SessionEvent });
-  return to;
 }
