@@ -8,7 +8,7 @@ import type { CommittedRow, LiveFrame, SessionEvent } from "../core/events.ts";
 import type { ResetRequest } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
 import { titleFromPrompt } from "../core/inbox-bundle.ts";
-import { PauseGate, type ResumeMode, steerMessage } from "../core/pause-gate.ts";
+import type { ResumeMode } from "../core/pause-gate.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
 import type { InboxItem, SessionRecord } from "../core/session-store.ts";
@@ -24,6 +24,7 @@ import { Turn, type TurnEnd } from "./turn-runner.ts";
 import { turnStartRows } from "./turn-start-rows.ts";
 import type { ArmedContinue } from "./continue-slot.ts";
 import { ContinueOffers } from "./continue-offers.ts";
+import { OperatorControls } from "./operator-controls.ts";
 import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
 
 export type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
@@ -47,7 +48,8 @@ export class SessionActor {
   readonly #pending: InboxItem[];
   #bareWake = false;
   #retired = false;
-  readonly #gate = new PauseGate();
+  /** The pause gate and the operator's interrupt, pause and resume. */
+  readonly #operator: OperatorControls;
   /** Failed turns in a row with no clean turn since (wake-loop readiness). */
   #failedInARow = 0;
   /** Requests between their first await and their effect (an eviction must wait for them). */
@@ -89,6 +91,18 @@ export class SessionActor {
       },
       rows,
     );
+    this.#operator = new OperatorControls({
+      now: () => context.now(),
+      turn: () => this.#turn,
+      turnDone: () => this.#turnDone,
+      clearContinue: () => this.#continues.slot.clear(),
+      pending,
+      frame: (frame) => this.feed.frame(frame),
+      append: (events, drained) => this.#append(events, drained),
+      header: (invocationId, author) => this.#header(invocationId, author),
+      inject: (message, wake) => this.inject(message, wake),
+      schedule: () => this.schedule(),
+    });
     this.tools = new GatedTools(
       {
         settings: context.permissions,
@@ -198,7 +212,7 @@ export class SessionActor {
 
   /** Start a turn if one is due and none is running. */
   schedule(): void {
-    if (this.#turn || this.#starting || this.#startRetry.pending || this.#retired || this.#gate.paused || this.#context.isShuttingDown()) return;
+    if (this.#turn || this.#starting || this.#startRetry.pending || this.#retired || this.#operator.gate.paused || this.#context.isShuttingDown()) return;
     const due = this.#bareWake || this.#continues.slot.ready || this.#pending.some((item) => item.wake);
     if (!due) return;
     this.#starting = true;
@@ -230,54 +244,29 @@ export class SessionActor {
 
   status(): StatusInfo {
     const status: StatusInfo = {
-      state: this.#gate.paused ? "paused" : this.#turn ? "running" : "idle",
+      state: this.#operator.gate.paused ? "paused" : this.#turn ? "running" : "idle",
       model_name: this.#context.model.name,
       turn_in_flight: this.#turn !== undefined,
       next_wake_at: ZERO_TIME,
-      paused_since: this.#gate.since ?? ZERO_TIME,
+      paused_since: this.#operator.gate.since ?? ZERO_TIME,
     };
-    if (this.#gate.reason !== undefined) status.pause_reason = this.#gate.reason;
+    if (this.#operator.gate.reason !== undefined) status.pause_reason = this.#operator.gate.reason;
     return status;
   }
 
-  /**
-   * POST /interrupt: cancel the turn in flight (its terminal frame is `turn-error` canceled) and,
-   * with `hold`, park the session before anything queued can start. Writes the audit row once
-   * the turn has unwound. A deliberate interrupt is never auto-continued.
-   */
-  async interrupt(hold: boolean, caller: string | undefined): Promise<InterruptResult> {
-    const turn = this.#turn;
-    this.#continues.slot.clear();
-    const parked = turn !== undefined && hold && this.#gate.pause("operator-interrupt", this.#context.now().toISOString());
-    if (turn) {
-      turn.cancel("operator");
-      await this.#turnDone;
-    }
-    if (parked) this.feed.frame({ type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: this.#gate.since ?? "" });
-    const metadata: Record<string, unknown> = { source: "operator", hold, interrupted: turn !== undefined };
-    if (caller !== undefined) metadata.caller = caller;
-    await this.#append([{ ...this.#header("attach-interrupt", "attach/interrupt"), kind: "audit", name: "attach-interrupt", metadata }]);
-    return { interrupted: turn !== undefined, paused: this.#gate.paused };
+  /** POST /interrupt: cancel the turn in flight and, with `hold`, park the session (OperatorControls). */
+  interrupt(hold: boolean, caller: string | undefined): Promise<InterruptResult> {
+    return this.#operator.interrupt(hold, caller);
   }
 
   /** POST /pause: park (the running turn finishes; no new one starts). */
   pause(reason: string | undefined): { transitioned: boolean } {
-    const transitioned = this.#gate.pause(reason ?? "operator-pause", this.#context.now().toISOString());
-    if (transitioned) this.feed.frame({ type: "pause", state: "paused", reason: this.#gate.reason ?? "operator-pause", at: this.#gate.since ?? "" });
-    return { transitioned };
+    return this.#operator.pause(reason);
   }
 
-  /**
-   * POST /resume: release the park. `continue` runs what is queued; `steer` queues the operator's
-   * text (framed as a steer) and runs; `abandon` drops what was queued (recorded, never run).
-   */
-  async resume(mode: ResumeMode, steer: string | undefined): Promise<{ resumed: boolean }> {
-    if (!this.#gate.resume()) return { resumed: false };
-    this.feed.frame({ type: "pause", state: "resumed", mode, at: this.#context.now().toISOString() });
-    if (mode === "abandon") await this.#abandonQueued();
-    if (mode === "steer" && steer !== undefined) await this.inject(steerMessage(steer), true);
-    this.schedule();
-    return { resumed: true };
+  /** POST /resume: release the park (`continue`, `steer` or `abandon` what was queued). */
+  resume(mode: ResumeMode, steer: string | undefined): Promise<{ resumed: boolean }> {
+    return this.#operator.resume(mode, steer);
   }
 
   /** POST /guardrails/reset; a cleared session drains what waited in its inbox. */
@@ -286,19 +275,6 @@ export class SessionActor {
     const outcome = await this.guards.reset(request, caller);
     this.schedule();
     return outcome;
-  }
-
-  async #abandonQueued(): Promise<void> {
-    const dropped = this.#pending.splice(0);
-    if (dropped.length === 0) return;
-    const ids = dropped.map((item) => item.promptId);
-    const row: SessionEvent = { ...this.#header("attach-resume", "attach/resume"), kind: "audit", name: "attach-resume-abandon", metadata: { source: "operator", abandoned_prompt_ids: ids } };
-    try {
-      await this.#append([row], ids);
-    } catch (error) {
-      this.#pending.unshift(...dropped);
-      throw error;
-    }
   }
 
   usageInfo(): UsageInfo {

@@ -1,0 +1,86 @@
+import { expect, test } from "bun:test";
+import type { LiveFrame, SessionEvent } from "../../../src/core/events.ts";
+import type { InboxItem } from "../../../src/core/session-store.ts";
+import { OperatorControls } from "../../../src/runtime/operator-controls.ts";
+import type { Turn } from "../../../src/runtime/turn-runner.ts";
+
+function setup(opts: { turn?: boolean; failAppend?: boolean } = {}) {
+  const frames: LiveFrame[] = [];
+  const appended: { events: SessionEvent[]; drained: readonly string[] | undefined }[] = [];
+  const injected: string[] = [];
+  const cancels: string[] = [];
+  let scheduled = 0;
+  let cleared = 0;
+  const pending: InboxItem[] = [];
+  const turn = opts.turn ? ({ cancel: (cause: string) => cancels.push(cause) } as unknown as Turn) : undefined;
+  const controls = new OperatorControls({
+    now: () => new Date("2024-01-01T00:00:00Z"),
+    turn: () => turn,
+    turnDone: () => Promise.resolve(),
+    clearContinue: () => cleared++,
+    pending,
+    frame: (frame) => frames.push(frame),
+    append: async (events, drained) => {
+      if (opts.failAppend) throw new Error("store refused");
+      appended.push({ events, drained });
+    },
+    header: (invocationId, author) => ({ id: "r", ts: "t", invocationId, author }),
+    inject: async (message) => {
+      injected.push(message);
+      return { promptId: "p", woke: true };
+    },
+    schedule: () => scheduled++,
+  });
+  return { controls, frames, appended, injected, cancels, pending, scheduled: () => scheduled, cleared: () => cleared };
+}
+
+test("interrupt with hold parks, cancels the turn, and writes the audit row", async () => {
+  const s = setup({ turn: true });
+  expect(await s.controls.interrupt(true, "alice")).toEqual({ interrupted: true, paused: true });
+  expect(s.cancels).toEqual(["operator"]);
+  expect(s.cleared()).toBe(1);
+  expect(s.frames).toEqual([{ type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: "2024-01-01T00:00:00.000Z" }]);
+  expect(s.appended[0]?.events[0]).toMatchObject({ name: "attach-interrupt", metadata: { source: "operator", hold: true, interrupted: true, caller: "alice" } });
+});
+
+test("interrupt with no turn does not park", async () => {
+  const s = setup();
+  expect(await s.controls.interrupt(true, undefined)).toEqual({ interrupted: false, paused: false });
+  expect(s.frames).toEqual([]);
+  expect(s.appended).toHaveLength(1);
+});
+
+test("pause transitions once; resume releases once", async () => {
+  const s = setup();
+  expect(s.controls.pause(undefined)).toEqual({ transitioned: true });
+  expect(s.controls.pause("again")).toEqual({ transitioned: false });
+  expect(s.controls.gate.reason).toBe("operator-pause");
+  expect(await s.controls.resume("continue", undefined)).toEqual({ resumed: true });
+  expect(await s.controls.resume("continue", undefined)).toEqual({ resumed: false });
+  expect(s.scheduled()).toBe(1);
+  expect(s.frames.map((f) => (f as { state?: string }).state)).toEqual(["paused", "resumed"]);
+});
+
+test("resume steer injects the steer text", async () => {
+  const s = setup();
+  s.controls.pause(undefined);
+  await s.controls.resume("steer", "go left");
+  expect(s.injected).toHaveLength(1);
+  expect(s.injected[0]).toContain("go left");
+});
+
+test("resume abandon drops the queue and records it; a refused write restores it", async () => {
+  const s = setup();
+  s.pending.push({ promptId: "p1", message: "m", queuedAt: "t", wake: true });
+  s.controls.pause(undefined);
+  await s.controls.resume("abandon", undefined);
+  expect(s.pending).toEqual([]);
+  expect(s.appended[0]?.drained).toEqual(["p1"]);
+  expect(s.appended[0]?.events[0]).toMatchObject({ name: "attach-resume-abandon", metadata: { abandoned_prompt_ids: ["p1"] } });
+
+  const f = setup({ failAppend: true });
+  f.pending.push({ promptId: "p2", message: "m", queuedAt: "t", wake: true });
+  f.controls.pause(undefined);
+  await expect(f.controls.resume("abandon", undefined)).rejects.toThrow("store refused");
+  expect(f.pending.map((i) => i.promptId)).toEqual(["p2"]);
+});
