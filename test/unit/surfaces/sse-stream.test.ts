@@ -1,0 +1,79 @@
+/**
+ * SseStream on a Bun direct stream (D154), served by a real Bun.serve and read over a real socket:
+ * frames written before Bun starts the body arrive first and in order, a graceful close ends the
+ * body after everything written, more early frames than the bound cut the stream, and a client
+ * that stops reading is cut once more than `maxQueued` writes wait on its socket.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { connect, type Socket } from "node:net";
+import { SseStream } from "../../../src/surfaces/http/sse-stream.ts";
+
+const servers: Array<{ stop(force: boolean): void }> = [];
+const sockets: Socket[] = [];
+afterEach(() => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  for (const server of servers.splice(0)) server.stop(true);
+});
+
+const encoder = new TextEncoder();
+const frame = (n: number) => encoder.encode(`id: ${n}\nevent: agent\ndata: {"n":${n}}\n\n`);
+
+/** Serves one stream built by `make`; returns the port. */
+function serve(make: () => SseStream): number {
+  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: () => make().response });
+  servers.push(server);
+  return server.port as number;
+}
+
+test("frames written before the body starts, then live ones, arrive in order; close ends the body", async () => {
+  let stream: SseStream | undefined;
+  const port = serve(() => {
+    stream = new SseStream({ maxQueued: 16, lowWater: 4 });
+    for (let n = 1; n <= 3; n++) expect(stream.write(frame(n))).toBe(true);
+    return stream;
+  });
+  const response = await fetch(`http://127.0.0.1:${port}/`);
+  expect(response.headers.get("content-type")).toBe("text/event-stream");
+  const reading = response.text();
+  await Bun.sleep(20);
+  for (let n = 4; n <= 6; n++) expect(stream?.write(frame(n))).toBe(true);
+  stream?.close("done");
+  expect(stream?.closed).toBe(true);
+  expect(stream?.write(frame(7))).toBe(false);
+  const body = await reading;
+  expect([...body.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([1, 2, 3, 4, 5, 6]);
+});
+
+test("more early frames than the bound: the write is refused and the stream closed as overflowed", () => {
+  const reasons: string[] = [];
+  const stream = new SseStream({ maxQueued: 2, lowWater: 1, onClose: (reason) => reasons.push(reason) });
+  expect(stream.write(frame(1))).toBe(true);
+  expect(stream.write(frame(2))).toBe(true);
+  expect(stream.write(frame(3))).toBe(false);
+  expect(stream.closed).toBe(true);
+  expect(reasons).toEqual(["subscriber buffer overflow"]);
+});
+
+test("a client that stops reading is cut once more than maxQueued writes wait on its socket", async () => {
+  const reasons: string[] = [];
+  let stream: SseStream | undefined;
+  const port = serve(() => {
+    stream = new SseStream({ maxQueued: 64, lowWater: 16, onClose: (reason) => reasons.push(reason) });
+    return stream;
+  });
+  const socket = connect(port, "127.0.0.1");
+  sockets.push(socket);
+  socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  socket.pause();
+  await Bun.sleep(100);
+  const big = new Uint8Array(64 * 1024).fill(65);
+  let writes = 0;
+  while (stream?.write(big) && writes < 10_000) {
+    writes++;
+    if (writes % 64 === 0) await Bun.sleep(1);
+  }
+  expect(stream?.closed).toBe(true);
+  expect(reasons).toEqual(["subscriber buffer overflow"]);
+  // The socket buffers and the sink took some megabytes first; then at most 64 more writes waited.
+  expect(writes).toBeLessThan(10_000);
+});
