@@ -21,8 +21,7 @@ import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPub
 import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
 import { StartRetry } from "./start-retry.ts";
 import { Turn, type TurnEnd } from "./turn-runner.ts";
-import { turnStartRows } from "./turn-start-rows.ts";
-import type { ArmedContinue } from "./continue-slot.ts";
+import { type PreparedTurn, TurnIntake } from "./turn-intake.ts";
 import { ContinueOffers } from "./continue-offers.ts";
 import { OperatorControls } from "./operator-controls.ts";
 import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
@@ -45,8 +44,8 @@ export class SessionActor {
     return this.#conversationKey;
   }
   readonly #ledger;
-  readonly #pending: InboxItem[];
-  #bareWake = false;
+  /** The inbox mirror and a bare wake: what the next turn takes, and its opening. */
+  readonly #intake: TurnIntake;
   #retired = false;
   /** The pause gate and the operator's interrupt, pause and resume. */
   readonly #operator: OperatorControls;
@@ -78,7 +77,6 @@ export class SessionActor {
     const state = rebuildFromRows(rows);
     this.#history = state.history;
     this.#ledger = state.ledger;
-    this.#pending = pending;
     this.#continues = new ContinueOffers(
       {
         key: this.key,
@@ -120,6 +118,8 @@ export class SessionActor {
       sessionCostUsd: () => this.#ledger.sessionCostUsd,
       logWarning: (message) => context.logError(`session ${sessionKeyString(this.key)}: ${message}`),
     });
+    const append = (events: SessionEvent[], drained: readonly string[], before: LiveFrame[]) => this.#append(events, drained, before);
+    this.#intake = new TurnIntake({ key: this.key, session: this.#turnDeps(), continues: this.#continues, append }, pending);
   }
 
   /** Rebuild a session from its durable row, its log and its undrained inbox. */
@@ -155,7 +155,7 @@ export class SessionActor {
   }
 
   get pendingCount(): number {
-    return this.#pending.length;
+    return this.#intake.pending.length;
   }
 
   get lastActivity(): number {
@@ -168,9 +168,7 @@ export class SessionActor {
       this.#busy === 0 &&
       this.#turn === undefined &&
       !this.#starting &&
-      this.#pending.length === 0 &&
-      !this.#bareWake &&
-      !this.#continues.slot.occupied &&
+      this.#intake.empty &&
       !this.#startRetry.pending &&
       this.feed.subscriberCount === 0
     );
@@ -186,7 +184,7 @@ export class SessionActor {
     } finally {
       this.#busy--;
     }
-    this.#pending.push(item);
+    this.#intake.pending.push(item);
     this.feed.frame({ type: "inbox", state: "queued", prompt_id: item.promptId, queued_at: item.queuedAt });
     if (wake) this.schedule();
     const result: InjectResult = { promptId: item.promptId, woke: wake };
@@ -204,7 +202,7 @@ export class SessionActor {
     const injected = prompt ? await this.inject(prompt, true) : undefined;
     this.feed.frame({ type: "wake", at: this.#context.now().toISOString() });
     if (!injected) {
-      this.#bareWake = true;
+      this.#intake.wakeBare();
       this.schedule();
     }
     return injected;
@@ -213,8 +211,7 @@ export class SessionActor {
   /** Start a turn if one is due and none is running. */
   schedule(): void {
     if (this.#turn || this.#starting || this.#startRetry.pending || this.#retired || this.#operator.gate.paused || this.#context.isShuttingDown()) return;
-    const due = this.#bareWake || this.#continues.slot.ready || this.#pending.some((item) => item.wake);
-    if (!due) return;
+    if (!this.#intake.due) return;
     this.#starting = true;
     this.#turnDone = this.#runTurn().catch((error: unknown) => {
       this.#context.logError(`session ${this.key.app}/${this.key.id}: turn failed: ${String(error)}`);
@@ -290,7 +287,7 @@ export class SessionActor {
    * waiting (that turn runs anyway and a human message starts a new sequence).
    */
   async offerRestartContinue(): Promise<void> {
-    await this.#continues.offerRestart(this.#pending.some((item) => item.wake));
+    await this.#continues.offerRestart(this.#intake.humanWaiting);
   }
 
   #touch(): void {
@@ -318,21 +315,23 @@ export class SessionActor {
   }
 
   async #runTurn(): Promise<void> {
-    let prepared: { turn: Turn; items: InboxItem[]; armed: ArmedContinue | undefined } | undefined;
+    let prepared: PreparedTurn | undefined;
     try {
-      prepared = await this.#prepareTurn();
+      prepared = await this.#intake.prepare();
       if (prepared) this.#turn = prepared.turn;
     } finally {
       this.#starting = false;
     }
     if (!prepared) return;
-    const { turn, items, armed } = prepared;
+    const turn = prepared.turn;
     try {
-      const started = await this.#startTurn(turn, items, armed);
-      if (!started) {
+      const human = await this.#intake.start(prepared);
+      if (human === undefined) {
         this.#startRetry.later(() => this.schedule());
         return;
       }
+      this.#persistTouch();
+      if (this.#record.title === undefined && human !== "") void this.#nameSession(human);
       this.#startRetry.succeeded();
       const outcome: TurnOutcome = await turn.execute();
       await this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
@@ -346,30 +345,7 @@ export class SessionActor {
     }
   }
 
-  /** Guardrail pre-flight, then take what the turn will drain. Undefined: no turn starts. */
-  async #prepareTurn(): Promise<{ turn: Turn; items: InboxItem[]; armed: ArmedContinue | undefined } | undefined> {
-    const refused = await this.guards.preflight().catch((error: unknown) => {
-      this.#context.logError(`session ${this.key.id}: guardrail pre-flight: ${String(error)}`);
-      return this.guards.halted;
-    });
-    if (refused) {
-      // No frames: the inbox keeps its messages until a reset (spec: turn refused while halted).
-      this.#bareWake = false;
-      this.#continues.slot.clear();
-      this.#context.turnRefused(refused.guardrail);
-      return undefined;
-    }
-    const items = this.#pending.splice(0);
-    const bare = this.#bareWake;
-    this.#bareWake = false;
-    // A human message supersedes a waiting continue turn.
-    const taken = this.#continues.slot.take();
-    const armed = items.length > 0 ? undefined : taken;
-    if (items.length === 0 && !bare && !armed) return undefined;
-    const turn = new Turn(this.#turnDeps(), `e-${uuidv7()}`, items[0]?.promptId ?? armed?.promptId ?? uuidv7());
-    return { turn, items, armed };
-  }
-
+  /** What every turn of this session works with. */
   #turnDeps() {
     return {
       context: this.#context,
@@ -382,34 +358,6 @@ export class SessionActor {
       append: (events: SessionEvent[]) => this.#append(events),
       header: (invocationId: string, author: string) => this.#header(invocationId, author),
     };
-  }
-
-  /**
-   * Drain the inbox into the turn's prompt row (one transaction, after rows repairing a tool call
-   * a cut turn left without its result), then announce the turn.
-   */
-  async #startTurn(turn: Turn, items: InboxItem[], armed: ArmedContinue | undefined): Promise<boolean> {
-    const { human, events, drainedPromptIds, before, messages } = turnStartRows({
-      invocationId: turn.invocationId,
-      items,
-      armed,
-      history: this.#history,
-      modelName: this.#context.model.name,
-      framePrompt: (text) => this.guards.framePrompt(text),
-      header: (invocationId, author) => this.#header(invocationId, author),
-    });
-    try {
-      await this.#append(events, drainedPromptIds, before);
-    } catch (error) {
-      this.#pending.unshift(...items);
-      this.#context.logError(`session ${this.key.id}: could not start a turn: ${String(error)}`);
-      return false;
-    }
-    this.#continues.started(armed);
-    this.#history.push(...messages);
-    this.#persistTouch();
-    if (this.#record.title === undefined && human !== "") void this.#nameSession(human);
-    return true;
   }
 
   /** Readiness bookkeeping, then auto-continue for a transient failure or an output-cap cut. */
