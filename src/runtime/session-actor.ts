@@ -21,7 +21,8 @@ import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPub
 import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
 import { StartRetry } from "./start-retry.ts";
 import { Turn, type TurnEnd } from "./turn-runner.ts";
-import { type PreparedTurn, TurnIntake } from "./turn-intake.ts";
+import { turnStartRows } from "./turn-start-rows.ts";
+import type { ArmedContinue } from "./continue-slot.ts";
 import { ContinueOffers } from "./continue-offers.ts";
 import { OperatorControls } from "./operator-controls.ts";
 import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
@@ -44,8 +45,8 @@ export class SessionActor {
     return this.#conversationKey;
   }
   readonly #ledger;
-  /** The inbox mirror and a bare wake: what the next turn takes, and its opening. */
-  readonly #intake: TurnIntake;
+  readonly #pending: InboxItem[];
+  #bareWake = false;
   #retired = false;
   /** The pause gate and the operator's interrupt, pause and resume. */
   readonly #operator: OperatorControls;
@@ -77,6 +78,7 @@ export class SessionActor {
     const state = rebuildFromRows(rows);
     this.#history = state.history;
     this.#ledger = state.ledger;
+    this.#pending = pending;
     this.#continues = new ContinueOffers(
       {
         key: this.key,
@@ -118,8 +120,6 @@ export class SessionActor {
       sessionCostUsd: () => this.#ledger.sessionCostUsd,
       logWarning: (message) => context.logError(`session ${sessionKeyString(this.key)}: ${message}`),
     });
-    const append = (events: SessionEvent[], drained: readonly string[], before: LiveFrame[]) => this.#append(events, drained, before);
-    this.#intake = new TurnIntake({ key: this.key, session: this.#turnDeps(), continues: this.#continues, append }, pending);
   }
 
   /** Rebuild a session from its durable row, its log and its undrained inbox. */
@@ -155,7 +155,7 @@ export class SessionActor {
   }
 
   get pendingCount(): number {
-    return this.#intake.pending.length;
+    return this.#pending.length;
   }
 
   get lastActivity(): number {
@@ -168,7 +168,9 @@ export class SessionActor {
       this.#busy === 0 &&
       this.#turn === undefined &&
       !this.#starting &&
-      this.#intake.empty &&
+      this.#pending.length === 0 &&
+      !this.#bareWake &&
+      !this.#continues.slot.occupied &&
       !this.#startRetry.pending &&
       this.feed.subscriberCount === 0
     );
@@ -184,7 +186,7 @@ export class SessionActor {
     } finally {
       this.#busy--;
     }
-    this.#intake.pending.push(item);
+    this.#pending.push(item);
     this.feed.frame({ type: "inbox", state: "queued", prompt_id: item.promptId, queued_at: item.queuedAt });
     if (wake) this.schedule();
     const result: InjectResult = { promptId: item.promptId, woke: wake };
@@ -202,7 +204,7 @@ export class SessionActor {
     const injected = prompt ? await this.inject(prompt, true) : undefined;
     this.feed.frame({ type: "wake", at: this.#context.now().toISOString() });
     if (!injected) {
-      this.#intake.wakeBare();
+      this.#bareWake = true;
       this.schedule();
     }
     return injected;
@@ -211,7 +213,8 @@ export class SessionActor {
   /** Start a turn if one is due and none is running. */
   schedule(): void {
     if (this.#turn || this.#starting || this.#startRetry.pending || this.#retired || this.#operator.gate.paused || this.#context.isShuttingDown()) return;
-    if (!this.#intake.due) return;
+    const due = this.#bareWake || this.#continues.slot.ready || this.#pending.some((item) => item.wake);
+    if (!due) return;
     this.#starting = true;
     this.#turnDone = this.#runTurn().catch((error: unknown) => {
       this.#context.logError(`session ${this.key.app}/${this.key.id}: turn failed: ${String(error)}`);
@@ -287,7 +290,7 @@ export class SessionActor {
    * waiting (that turn runs anyway and a human message starts a new sequence).
    */
   async offerRestartContinue(): Promise<void> {
-    await this.#continues.offerRestart(this.#intake.humanWaiting);
+    await this.#continues.offerRestart(this.#pending.some((item) => item.wake));
   }
 
   #touch(): void {
@@ -315,23 +318,21 @@ export class SessionActor {
   }
 
   async #runTurn(): Promise<void> {
-    let prepared: PreparedTurn | undefined;
+    let prepared: { turn: Turn; items: InboxItem[]; armed: ArmedContinue | undefined } | undefined;
     try {
-      prepared = await this.#intake.prepare();
+      prepared = await this.#prepareTurn();
       if (prepared) this.#turn = prepared.turn;
     } finally {
       this.#starting = false;
     }
     if (!prepared) return;
-    const turn = prepared.turn;
+    const { turn, items, armed } = prepared;
     try {
-      const human = await this.#intake.start(prepared);
-      if (human === undefined) {
+      const started = await this.#startTurn(turn, items, armed);
+      if (!started) {
         this.#startRetry.later(() => this.schedule());
         return;
       }
-      this.#persistTouch();
-      if (this.#record.title === undefined && human !== "") void this.#nameSession(human);
       this.#startRetry.succeeded();
       const outcome: TurnOutcome = await turn.execute();
       await this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
@@ -345,7 +346,30 @@ export class SessionActor {
     }
   }
 
-  /** What every turn of this session works with. */
+  /** Guardrail pre-flight, then take what the turn will drain. Undefined: no turn starts. */
+  async #prepareTurn(): Promise<{ turn: Turn; items: InboxItem[]; armed: ArmedContinue | undefined } | undefined> {
+    const refused = await this.guards.preflight().catch((error: unknown) => {
+      this.#context.logError(`session ${this.key.id}: guardrail pre-flight: ${String(error)}`);
+      return this.guards.halted;
+    });
+    if (refused) {
+      // No frames: the inbox keeps its messages until a reset (spec: turn refused while halted).
+      this.#bareWake = false;
+      this.#continues.slot.clear();
+      this.#context.turnRefused(refused.guardrail);
+      return undefined;
+    }
+    const items = this.#pending.splice(0);
+    const bare = this.#bareWake;
+    this.#bareWake = false;
+    // A human message supersedes a waiting continue turn.
+    const taken = this.#continues.slot.take();
+    const armed = items.length > 0 ? undefined : taken;
+    if (items.length === 0 && !bare && !armed) return undefined;
+    const turn = new Turn(this.#turnDeps(), `e-${uuidv7()}`, items[0]?.promptId ?? armed?.promptId ?? uuidv7());
+    return { turn, items, armed };
+  }
+
   #turnDeps() {
     return {
       context: this.#context,
@@ -358,6 +382,34 @@ export class SessionActor {
       append: (events: SessionEvent[]) => this.#append(events),
       header: (invocationId: string, author: string) => this.#header(invocationId, author),
     };
+  }
+
+  /**
+   * Drain the inbox into the turn's prompt row (one transaction, after rows repairing a tool call
+   * a cut turn left without its result), then announce the turn.
+   */
+  async #startTurn(turn: Turn, items: InboxItem[], armed: ArmedContinue | undefined): Promise<boolean> {
+    const { human, events, drainedPromptIds, before, messages } = turnStartRows({
+      invocationId: turn.invocationId,
+      items,
+      armed,
+      history: this.#history,
+      modelName: this.#context.model.name,
+      framePrompt: (text) => this.guards.framePrompt(text),
+      header: (invocationId, author) => this.#header(invocationId, author),
+    });
+    try {
+      await this.#append(events, drainedPromptIds, before);
+    } catch (error) {
+      this.#pending.unshift(...items);
+      this.#context.logError(`session ${this.key.id}: could not start a turn: ${String(error)}`);
+      return false;
+    }
+    this.#continues.started(armed);
+    this.#history.push(...messages);
+    this.#persistTouch();
+    if (this.#record.title === undefined && human !== "") void this.#nameSession(human);
+    return true;
   }
 
   /** Readiness bookkeeping, then auto-continue for a transient failure or an output-cap cut. */
