@@ -7,13 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
+import type { FakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
 import { createLogger } from "../../src/telemetry/logger.ts";
-import { type RunningWatcher, StartupRefusal, startWatcher } from "../../src/watcher/watch-runner.ts";
-import { type Daemon, tempDir, waitFor } from "../support/daemon.ts";
-import { writeKubeconfig } from "../support/kube.ts";
-import { ONCALL_TOKEN, OWNER, WATCHER_ENV, injectedPayloads, startTriageDaemon } from "../support/triage-daemon.ts";
+import { StartupRefusal, startWatcher } from "../../src/watcher/watch-runner.ts";
+import { type Daemon, waitFor } from "../support/daemon.ts";
+import { ONCALL_TOKEN, type TriageSetup, WATCHER_ENV, injectedPayloads, startTriageSetup, startTriageWatcher, stopTriageSetup } from "../support/triage-daemon.ts";
 
 const env = WATCHER_ENV;
 let api: FakeApiserver;
@@ -21,26 +20,16 @@ let daemon: Daemon;
 let dir: string;
 let kubeconfig: string;
 
+let setup: TriageSetup;
+
 beforeAll(async () => {
-  dir = tempDir();
-  api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
-  kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
-  daemon = await startTriageDaemon(dir);
+  setup = await startTriageSetup();
+  ({ api, daemon, dir, kubeconfig } = setup);
 }, 30_000);
 
-afterAll(async () => {
-  await daemon.sigterm();
-  await api.stop();
-});
+afterAll(() => stopTriageSetup(setup));
 
-async function watcher(...extra: string[]): Promise<{ running: RunningWatcher; log: string[] }> {
-  const config = watcherConfigFromArgv([`--daemon-url=${daemon.baseUrl}`, "--token-env=WATCHER_TOKEN", `--owner=${OWNER}`, "--cluster-name=kind-test", `--kubeconfig=${kubeconfig}`, "--backoff-min-count=1", ...extra]);
-  if (!config.ok) throw new Error(config.error);
-  const log: string[] = [];
-  const running = await startWatcher(config.value, createLogger("debug", (line) => log.push(line)), { env });
-  await waitFor(() => (running.ready() ? true : undefined), 5000, "informers synced");
-  return { running, log };
-}
+const watcher = (...extra: string[]) => startTriageWatcher(daemon, kubeconfig, extra);
 
 async function ownerSessions(): Promise<string[]> {
   const listed = (await (await fetch(`${daemon.baseUrl}/sessions`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } })).json()) as { sessions: Array<{ sessionID: string }> };

@@ -10,10 +10,10 @@ import { join } from "node:path";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
 import { createLogger } from "../../src/telemetry/logger.ts";
-import { type RunningWatcher, startWatcher } from "../../src/watcher/watch-runner.ts";
-import { type Daemon, tempDir, waitFor } from "../support/daemon.ts";
+import { startWatcher } from "../../src/watcher/watch-runner.ts";
+import { type Daemon, waitFor } from "../support/daemon.ts";
 import { generateCertificates, writeKubeconfig } from "../support/kube.ts";
-import { OWNER, WATCHER_ENV, injectedPayloads, startTriageDaemon } from "../support/triage-daemon.ts";
+import { type TriageSetup, WATCHER_ENV, injectedPayloads, startTriageSetup, startTriageWatcher, stopTriageSetup } from "../support/triage-daemon.ts";
 
 const env = WATCHER_ENV;
 let api: FakeApiserver;
@@ -21,26 +21,17 @@ let daemon: Daemon;
 let dir: string;
 let kubeconfig: string;
 
+let setup: TriageSetup;
+
 beforeAll(async () => {
-  dir = tempDir();
-  api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
-  kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
-  daemon = await startTriageDaemon(dir);
+  setup = await startTriageSetup();
+  ({ api, daemon, dir, kubeconfig } = setup);
 }, 30_000);
 
-afterAll(async () => {
-  await daemon.sigterm();
-  await api.stop();
-});
+afterAll(() => stopTriageSetup(setup));
 
-async function watcher(config: string, ...extra: string[]): Promise<{ running: RunningWatcher; log: string[] }> {
-  const parsed = watcherConfigFromArgv([`--daemon-url=${daemon.baseUrl}`, "--token-env=WATCHER_TOKEN", `--owner=${OWNER}`, "--cluster-name=kind-test", `--kubeconfig=${config}`, "--backoff-min-count=1", "--storm=off", ...extra]);
-  if (!parsed.ok) throw new Error(parsed.error);
-  const log: string[] = [];
-  const running = await startWatcher(parsed.value, createLogger("debug", (line) => log.push(line)), { env, recoveryTickMs: 100 });
-  await waitFor(() => (running.ready() ? true : undefined), 8000, "informers synced");
-  return { running, log };
-}
+/** Storms off: each test here follows one pod's incident. */
+const watcher = (config: string, ...extra: string[]) => startTriageWatcher(daemon, config, ["--storm=off", ...extra], { recoveryTickMs: 100 });
 
 const injected = (sessionId: string, count: number) => injectedPayloads(daemon, sessionId, count);
 

@@ -1,12 +1,19 @@
 /**
  * The `spar agent` the watcher's end-to-end tests inject into: multi-session with a token table
  * where `watcher` is a proxy that asserts the on-call owner, and a reader of what was injected
- * into a session (agent rows whose text is an incident payload), read as that owner.
+ * into a session (agent rows whose text is an incident payload), read as that owner; and the
+ * whole setup those tests share (a fake apiserver, a kubeconfig for it, the daemon) with a
+ * watcher started against it.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
+import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { type Daemon, startDaemon, waitFor } from "./daemon.ts";
+import { createLogger } from "../../src/telemetry/logger.ts";
+import { type RunningWatcher, startWatcher } from "../../src/watcher/watch-runner.ts";
+import { type Daemon, startDaemon, tempDir, waitFor } from "./daemon.ts";
+import { writeKubeconfig } from "./kube.ts";
 import { collect } from "./sse-client.ts";
 
 export const OWNER = "oncall@example.com";
@@ -35,4 +42,44 @@ export async function injectedPayloads(daemon: Daemon, sessionId: string, count:
   } finally {
     stream.close();
   }
+}
+
+export interface TriageSetup {
+  api: FakeApiserver;
+  daemon: Daemon;
+  dir: string;
+  /** A kubeconfig reaching `api` with the watcher's service-account token. */
+  kubeconfig: string;
+}
+
+/** A fake apiserver that knows the watcher's token, a kubeconfig for it, and the triage daemon. */
+export async function startTriageSetup(): Promise<TriageSetup> {
+  const dir = tempDir();
+  const api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
+  const kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
+  return { api, daemon: await startTriageDaemon(dir), dir, kubeconfig };
+}
+
+export async function stopTriageSetup(setup: TriageSetup): Promise<void> {
+  await setup.daemon.sigterm();
+  await setup.api.stop();
+}
+
+/**
+ * A watcher injecting into `daemon` as the on-call owner for cluster `kind-test`, reading
+ * `kubeconfig`, after its informers synced; `extra` flags come last. Its log lines are kept.
+ */
+export async function startTriageWatcher(
+  daemon: Daemon,
+  kubeconfig: string,
+  extra: readonly string[],
+  options: { recoveryTickMs?: number } = {},
+): Promise<{ running: RunningWatcher; log: string[] }> {
+  const args = [`--daemon-url=${daemon.baseUrl}`, "--token-env=WATCHER_TOKEN", `--owner=${OWNER}`, "--cluster-name=kind-test", `--kubeconfig=${kubeconfig}`, "--backoff-min-count=1", ...extra];
+  const config = watcherConfigFromArgv(args);
+  if (!config.ok) throw new Error(config.error);
+  const log: string[] = [];
+  const running = await startWatcher(config.value, createLogger("debug", (line) => log.push(line)), { env: WATCHER_ENV, ...options });
+  await waitFor(() => (running.ready() ? true : undefined), 8000, "informers synced");
+  return { running, log };
 }
