@@ -98,8 +98,10 @@ test("SIGTERM mid-turn counts as cut by a restart; a deliberate interrupt is nev
   await waitFor(() => (rows(second.events).some((row) => row.Content?.parts[0]?.text === "after sigterm") ? true : undefined), 10_000, "the re-driven answer");
   expect(continues(second.events)).toHaveLength(1);
 
+  // Mark before the inject: under load its streaming frame can arrive before the POST's answer.
+  const mark = second.events.frames.length;
   await postJson(`${second.base}/inject`, { message: "more work" });
-  await second.events.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming", 10_000, second.events.frames.length);
+  await second.events.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming", 10_000, mark);
   await postJson(`${second.base}/interrupt`, { hold: false });
   await second.daemon.kill9();
   const third = await start(writeScript([say("never")]), [], first.daemon.sessionDb);

@@ -54,12 +54,14 @@ test("kill -9 during delivery: the client's Last-Event-ID reconnect to the resta
   await injectAndWait(first, "before crash 2", 2);
   await stream.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 4);
   const capabilitiesBefore = stream.frames.filter((frame) => frame.event === "capabilities").length;
+  // Frames after this mark come from the reconnect, which may land while the next inject runs.
+  const mark = stream.frames.length;
   await first.kill9();
 
   const second = await start({ sessionDb: first.sessionDb, listen: `127.0.0.1:${first.port}` });
   // Rows 5-6 are committed before the client is back: they must arrive by replay from Last-Event-ID 4.
   await injectAndWait(second, "while the client reconnects", 3);
-  await stream.waitFor((frame) => frame.event === "capabilities", 15_000, stream.frames.length);
+  await stream.waitFor((frame) => frame.event === "capabilities", 15_000, mark);
   expect(stream.frames.filter((frame) => frame.event === "capabilities").length).toBe(capabilitiesBefore + 1);
   await stream.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 6);
   await injectAndWait(second, "after reconnect", 4);
