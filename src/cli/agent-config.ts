@@ -45,6 +45,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "model-stall-timeout", kind: "duration", help: "fail a model call when the provider sends nothing for this long (transient_network)", defaultText: "5m", configKey: "model.stall_timeout" },
   { name: "model-call-timeout", kind: "duration", help: "fail a model call that has not finished after this long (transient_network)", defaultText: "15m", configKey: "model.call_timeout" },
   { name: "model-max-output-tokens", kind: "int", help: "output-token cap of each model call (a call that hits it finishes `length` and auto-continue goes on)", defaultText: "the provider's", configKey: "model.max_output_tokens" },
+  { name: "model-context-window", kind: "int", help: "the model's context window in tokens: past 80% of it the older turns are compacted into a summary", defaultText: "128000", configKey: "model.context_window" },
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
   { name: "script-strict", kind: "bool", help: "scripted model: fail a turn whose request differs from the recording", configKey: "model.script_strict" },
   { name: "multi-session", kind: "bool", help: "serve many sessions: enables POST /sessions", defaultText: "false", configKey: "attach.multi_session.enabled" },
@@ -279,6 +280,12 @@ function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
 }
 
 function buildModelSpec(read: SettingReader): ModelSpec {
+  const spec = chooseModel(read);
+  if (read.source("model-context-window")) spec.contextWindowTokens = read.int("model-context-window", 0, 100, 100_000_000);
+  return spec;
+}
+
+function chooseModel(read: SettingReader): ModelSpec {
   const provider = read.string("provider", "");
   const name = read.string("model", "");
   if (provider !== "" && provider !== "echo" && provider !== "scripted" && !isRemoteProvider(provider)) {

@@ -38,6 +38,12 @@ export interface ModelSpec {
   callTimeoutMs?: number;
   /** Remote providers: output-token cap of each call (unset: the provider's default). */
   maxOutputTokens?: number;
+  /**
+   * Context window in tokens, when configured (`--model-context-window`); automatic compaction
+   * keeps the conversation under it (D155). Unset: the offline models' 128,000, or the same
+   * figure assumed for a remote model and announced as `window-unknown`.
+   */
+  contextWindowTokens?: number;
 }
 
 export interface ToolSpec {

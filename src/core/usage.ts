@@ -113,20 +113,53 @@ function addRecord(totals: Totals, record: TurnUsageRecord): Totals {
   };
 }
 
-/** A session's usage: cumulative totals, per model, and per turn. */
+/** Per-turn records a ledger keeps in memory by default; older ones are rebuilt from the log on demand. */
+export const RECENT_TURN_RECORDS = 1000;
+
+/**
+ * A session's usage: cumulative totals, per model, and per turn. Only the most recent
+ * `recentLimit` per-turn records stay in memory, so a session that turns for days stays flat;
+ * `complete` says whether they are all of them (else the caller rebuilds the older ones).
+ */
 export class UsageLedger {
   #overall: Totals = emptyTotals();
   readonly #perModel = new Map<string, Totals>();
-  readonly #perTurn: TurnUsageRecord[] = [];
+  readonly #recent: TurnUsageRecord[] = [];
+  readonly #recentLimit: number;
+  #turns = 0;
+
+  constructor(recentLimit = RECENT_TURN_RECORDS) {
+    this.#recentLimit = Math.max(1, recentLimit);
+  }
 
   record(record: TurnUsageRecord): void {
-    this.#perTurn.push(record);
+    this.#turns++;
+    this.#recent.push(record);
+    if (this.#recent.length > this.#recentLimit) this.#recent.shift();
     this.#overall = addRecord(this.#overall, record);
     this.#perModel.set(record.model, addRecord(this.#perModel.get(record.model) ?? emptyTotals(), record));
   }
 
+  /** A model call outside any turn (a compaction summary): counted in the totals, not in per_turn. */
+  recordExtra(model: string, usage: TokenUsage, cost: TurnCost): void {
+    const extra = { turn: 0, ts: "", model, usage, cost };
+    const add = (totals: Totals): Totals => ({ ...addRecord(totals, extra), turns: totals.turns });
+    this.#overall = add(this.#overall);
+    this.#perModel.set(model, add(this.#perModel.get(model) ?? emptyTotals()));
+  }
+
   get turns(): number {
-    return this.#perTurn.length;
+    return this.#turns;
+  }
+
+  /** True while every per-turn record is still in memory. */
+  get complete(): boolean {
+    return this.#recent.length === this.#turns;
+  }
+
+  /** The per-turn records in memory, oldest first (the last `recentLimit` turns). */
+  get recentTurns(): readonly TurnUsageRecord[] {
+    return this.#recent;
   }
 
   get sessionCostUsd(): number {
@@ -134,16 +167,21 @@ export class UsageLedger {
   }
 
   lastTurn(): TurnUsageRecord | undefined {
-    return this.#perTurn[this.#perTurn.length - 1];
+    return this.#recent[this.#recent.length - 1];
   }
 
-  /** The spec's UsageInfo body (GET /usage). Secondary fields are omitted when zero. */
-  toUsageInfo(): UsageInfo {
+  /**
+   * The spec's UsageInfo body (GET /usage). Secondary fields are omitted when zero. `older` are
+   * the per-turn records no longer in memory (turns 1..turns - recentTurns.length), when the
+   * caller rebuilt them.
+   */
+  toUsageInfo(older: readonly TurnUsageRecord[] = []): UsageInfo {
     const perModel: Record<string, UsageTotalsBody> = {};
     for (const [model, totals] of this.#perModel) perModel[model] = totalsBody(totals);
     const info: UsageInfo = { overall: totalsBody(this.#overall) };
     if (this.#perModel.size > 0) info.per_model = perModel;
-    if (this.#perTurn.length > 0) info.per_turn = this.#perTurn.map(turnBody);
+    const perTurn = [...older, ...this.#recent];
+    if (perTurn.length > 0) info.per_turn = perTurn.map(turnBody);
     return info;
   }
 

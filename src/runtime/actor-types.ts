@@ -31,6 +31,8 @@ export interface ActorContext {
   turnRefused(guardrail: GuardrailName): void;
   /** Before a turn is dispatched: tool servers not started yet start and list their tools (lazy). */
   prepareTools(): Promise<void>;
+  /** True the first time `what` is asked in this process (context-reduction notices announced once). */
+  announceOnce(what: string): boolean;
 }
 
 export interface InjectResult {

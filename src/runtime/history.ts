@@ -3,8 +3,11 @@
  * turn sends the model, and the usage ledger (one record per turn, all its model calls summed).
  */
 import type { CommittedRow, ModelResponseEvent, SessionEvent, ToolCall } from "../core/events.ts";
+import { type ContextStats, ZERO_CONTEXT_STATS, compactedConversation, countCompaction, readCompaction } from "../core/compaction.ts";
 import type { ChatMessage } from "../core/model.ts";
-import { type TokenUsage, type TurnCost, UsageLedger, ZERO_USAGE, addUsage } from "../core/usage.ts";
+import type { SessionKey } from "../core/session-key.ts";
+import type { EventLog } from "../core/event-log.ts";
+import { type TokenUsage, type TurnCost, type UsageInfo, UsageLedger, ZERO_USAGE, addUsage } from "../core/usage.ts";
 
 /** The chat message an event contributes to the conversation, if any. */
 export function eventToMessage(event: SessionEvent): ChatMessage | undefined {
@@ -81,13 +84,28 @@ export class TurnUsageAccumulator {
 export interface RebuiltState {
   history: ChatMessage[];
   ledger: UsageLedger;
+  context: ContextStats;
 }
 
-export function rebuildFromRows(rows: readonly CommittedRow[]): RebuiltState {
-  const history: ChatMessage[] = [];
-  const ledger = new UsageLedger();
+/**
+ * The session as its rows leave it: the conversation (a compaction row replaces what it
+ * summarized with its summary), the usage ledger (keeping `recentTurns` per-turn records), and
+ * the context counters.
+ */
+export function rebuildFromRows(rows: readonly CommittedRow[], recentTurns?: number): RebuiltState {
+  let history: ChatMessage[] = [];
+  const ledger = new UsageLedger(recentTurns);
+  let context = ZERO_CONTEXT_STATS;
   let turn: { invocationId: string; accumulator: TurnUsageAccumulator } | undefined;
   for (const { event } of rows) {
+    if (event.kind === "audit") {
+      const compaction = readCompaction(event);
+      if (!compaction) continue;
+      history = compactedConversation(history, compaction.summary, compaction.messagesKept);
+      context = countCompaction(context, compaction);
+      if (compaction.model !== undefined && compaction.usage && compaction.cost) ledger.recordExtra(compaction.model, compaction.usage, compaction.cost);
+      continue;
+    }
     const message = eventToMessage(event);
     if (message) history.push(message);
     if (event.kind !== "model-response") continue;
@@ -98,5 +116,41 @@ export function rebuildFromRows(rows: readonly CommittedRow[]): RebuiltState {
     turn.accumulator.add(event);
   }
   turn?.accumulator.recordInto(ledger);
-  return { history, ledger };
+  return { history, ledger, context };
+}
+
+/** Every committed row of a session, in seq order. */
+export async function readAllRows(log: Pick<EventLog, "read">, key: SessionKey): Promise<CommittedRow[]> {
+  const rows: CommittedRow[] = [];
+  for (let cursor = 0; ; ) {
+    const page = await log.read(key, cursor, 5000);
+    if (page.length === 0) break;
+    rows.push(...page);
+    cursor = page[page.length - 1]?.seq ?? cursor;
+  }
+  return rows;
+}
+
+/**
+ * The UsageInfo body: from memory while the ledger holds every per-turn record, else with the
+ * older records rebuilt from the log (a turn still in flight there is left out: the ledger has
+ * not recorded it yet).
+ */
+export async function usageInfoOf(ledger: UsageLedger, readRows: () => Promise<readonly CommittedRow[]>): Promise<UsageInfo> {
+  if (ledger.complete) return ledger.toUsageInfo();
+  const olderCount = ledger.turns - ledger.recentTurns.length;
+  const full = rebuildFromRows(await readRows(), Number.POSITIVE_INFINITY).ledger;
+  return ledger.toUsageInfo(full.recentTurns.slice(0, olderCount));
+}
+
+/** GET /context: the compaction counters (checkpoints are not made by this daemon yet). */
+export interface ContextInfo {
+  compactions: number;
+  checkpoints: number;
+  chars_after_compaction: number;
+  total_chars_summarized: number;
+}
+
+export function contextInfoOf(stats: ContextStats): ContextInfo {
+  return { compactions: stats.compactions, checkpoints: 0, chars_after_compaction: stats.charsAfterCompaction, total_chars_summarized: stats.totalCharsSummarized };
 }

@@ -15,7 +15,9 @@ import type { InboxItem, SessionRecord } from "../core/session-store.ts";
 import type { UsageInfo } from "../core/usage.ts";
 import type { TurnOutcome } from "./channel.ts";
 import { GatedTools } from "./gated-tools.ts";
-import { rebuildFromRows } from "./history.ts";
+import { type ContextInfo, contextInfoOf, readAllRows, rebuildFromRows, usageInfoOf } from "./history.ts";
+import { type CompactionResult, Compactor } from "./compactor.ts";
+import { SparError } from "../core/errors.ts";
 import { unansweredPrompts } from "./prompt-broker.ts";
 import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPublication } from "./session-feed.ts";
 import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
@@ -38,7 +40,7 @@ export class SessionActor {
   readonly #context: ActorContext;
   readonly #history: ChatMessage[];
   /** Names this actor's conversation in the workers' caches; a rebuilt actor gets a new one. */
-  readonly #conversationKey = `conv-${uuidv7()}`;
+  #conversationKey = `conv-${uuidv7()}`;
 
   /** Names this actor's conversation in the turn workers' cache (a rebuilt actor gets a new one). */
   get conversationKey(): string {
@@ -63,6 +65,9 @@ export class SessionActor {
   readonly #continues: ContinueOffers;
   /** Pending while a turn that could not start (store refusing writes) waits to be retried. */
   readonly #startRetry = new StartRetry();
+  /** Automatic and manual compaction of the conversation (D155). */
+  readonly #compactor: Compactor;
+  #compacting = false;
 
   /** The permission gate and its prompts (live only: a rebuild starts from the configuration). */
   readonly tools: GatedTools;
@@ -78,6 +83,21 @@ export class SessionActor {
     const state = rebuildFromRows(rows);
     this.#history = state.history;
     this.#ledger = state.ledger;
+    this.#compactor = new Compactor(
+      {
+        context,
+        history: this.#history,
+        ledger: this.#ledger,
+        append: (events) => this.#append(events),
+        header: (invocationId, author) => this.#header(invocationId, author),
+        frame: (frame) => this.feed.frame(frame),
+        renewConversationKey: () => {
+          context.pool.forget(this.#conversationKey);
+          this.#conversationKey = `conv-${uuidv7()}`;
+        },
+      },
+      state.context,
+    );
     this.#pending = pending;
     this.#continues = new ContinueOffers(
       {
@@ -125,13 +145,7 @@ export class SessionActor {
   /** Rebuild a session from its durable row, its log and its undrained inbox. */
   static async load(context: ActorContext, record: SessionRecord): Promise<SessionActor> {
     const key = { app: record.app, id: record.id };
-    const rows: CommittedRow[] = [];
-    for (let cursor = 0; ; ) {
-      const page = await context.store.read(key, cursor, 5000);
-      if (page.length === 0) break;
-      rows.push(...page);
-      cursor = page[page.length - 1]?.seq ?? cursor;
-    }
+    const rows = await readAllRows(context.store, key);
     const pending = await context.store.pendingInbox(key);
     return new SessionActor(context, record, rows, pending);
   }
@@ -212,7 +226,7 @@ export class SessionActor {
 
   /** Start a turn if one is due and none is running. */
   schedule(): void {
-    if (this.#turn || this.#starting || this.#startRetry.pending || this.#retired || this.#operator.gate.paused || this.#context.isShuttingDown()) return;
+    if (this.#turn || this.#starting || this.#compacting || this.#startRetry.pending || this.#retired || this.#operator.gate.paused || this.#context.isShuttingDown()) return;
     const due = this.#bareWake || this.#continues.slot.ready || this.#pending.some((item) => item.wake);
     if (!due) return;
     this.#starting = true;
@@ -277,8 +291,26 @@ export class SessionActor {
     return outcome;
   }
 
-  usageInfo(): UsageInfo {
-    return this.#ledger.toUsageInfo();
+  /** GET /usage: per-turn records no longer in memory are rebuilt from the log. */
+  usageInfo(): Promise<UsageInfo> {
+    return usageInfoOf(this.#ledger, () => readAllRows(this.#context.store, this.key));
+  }
+
+  /** GET /context. */
+  contextInfo(): ContextInfo {
+    return contextInfoOf(this.#compactor.stats);
+  }
+
+  /** POST /slash/compact: between turns only; no turn starts while it runs. */
+  async compact(focus?: string): Promise<CompactionResult> {
+    if (this.#turn || this.#starting || this.#compacting) throw new SparError("conflict", "a turn or compaction is running; compact after it ends");
+    this.#compacting = true;
+    try {
+      return await this.#compactor.compactNow(focus);
+    } finally {
+      this.#compacting = false;
+      this.schedule();
+    }
   }
 
   usageFrame(): LiveFrame {
@@ -338,6 +370,7 @@ export class SessionActor {
       await this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
       const end = await turn.finish(outcome);
       this.#afterTurn(turn, end);
+      await this.#compactor.afterTurn().catch((error: unknown) => this.#context.logError(`session ${this.key.id}: compaction: ${String(error)}`));
     } finally {
       this.#turn = undefined;
       this.#touch();

@@ -55,6 +55,7 @@ export class SessionHost {
   readonly #pool: WorkerPool;
   #shuttingDown = false;
   #scriptCursor = 0;
+  readonly #announced = new Set<string>();
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
   readonly autoContinue: AutoContinuer;
@@ -92,6 +93,11 @@ export class SessionHost {
       autoContinue: options.autoContinue,
       turnRefused: options.turnRefused ?? (() => {}),
       prepareTools: options.prepareTools ?? (() => Promise.resolve()),
+      announceOnce: (what) => {
+        if (this.#announced.has(what)) return false;
+        this.#announced.add(what);
+        return true;
+      },
     };
   }
 

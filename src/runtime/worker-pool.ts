@@ -29,6 +29,8 @@ export interface TurnRequest {
   /** The session's whole conversation, the turn's user message last; only read here. */
   conversation: readonly ChatMessage[];
   maxSteps: number;
+  /** Offer no tools and no system prompt (a compaction summary call). */
+  bare?: boolean;
 }
 
 /**
@@ -189,8 +191,7 @@ export class WorkerPool {
       history: turn.conversation.slice(usable),
       forget,
       maxSteps: turn.maxSteps,
-      tools: this.#tools(),
-      ...this.#systemField(),
+      ...(turn.bare ? {} : { tools: this.#tools(), ...this.#systemField() }),
     };
   }
 

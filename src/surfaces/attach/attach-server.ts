@@ -14,6 +14,7 @@ import { registerKnowledgeRoutes } from "./knowledge-routes.ts";
 import { registerMcpRoutes } from "./mcp-routes.ts";
 import { registerPermsRoutes } from "./perms-routes.ts";
 import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
+import { registerContextRoutes } from "./context-routes.ts";
 import { registerPricingRoutes } from "./pricing-routes.ts";
 import { registerToolsRoutes } from "./tools-routes.ts";
 import { registerPeerRoutes } from "../peers/peer-routes.ts";
@@ -63,6 +64,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerToolsRoutes(table, context);
   registerKnowledgeRoutes(table, context);
   registerMcpRoutes(table, context);
+  registerContextRoutes(table, context);
   registerPlaceholderRoutes(table, context);
   if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {

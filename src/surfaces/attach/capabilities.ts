@@ -23,7 +23,7 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
       pause: true,
       ...(context.mcp ? { mcp: true } : {}),
     },
-    slash_commands: [],
+    slash_commands: ["compact"],
     agent: { name: daemon.name, version: daemon.version, description: daemon.description, model: daemon.model, provider: daemon.provider, url },
     caller_id: caller.identity,
   };

@@ -11,12 +11,10 @@ import type { RouteTable } from "./route-table.ts";
 const ZERO_READS: Record<string, unknown> = {
   agents: { agents: [] },
   subagents: { subagents: [] },
-  context: { compactions: 0, checkpoints: 0, chars_after_compaction: 0 },
 };
 
 const MISSING_CAPABILITIES: Record<string, string> = {
   title: "title capability",
-  "slash/compact": "slash command compact",
   "slash/done": "slash command done",
   "slash/btw": "slash command btw",
   "slash/subagent": "slash command subagent",

@@ -123,7 +123,7 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
 
   table.session("GET", "usage", async (route) => {
     const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "read"));
-    return json(200, actor.usageInfo());
+    return json(200, await actor.usageInfo());
   });
 
   table.session("PATCH", "acl", async (route) => {

@@ -1,0 +1,205 @@
+/**
+ * Compactor: a session's automatic compaction (D155), run between turns. When the conversation
+ * passes the trigger share of the model's context window, the model summarizes the older turns
+ * (no tools, no system prompt, on a turn worker) and one `agent/compaction` row records the
+ * summary; the in-memory conversation is rewritten in place and its worker-cache key renewed. A
+ * failed summary writes `context-reduction-failed` and backs off for a few turns; a conversation
+ * past the whole window is then compacted mechanically (`context-reduction-degraded`).
+ */
+import {
+  ASSUMED_WINDOW_TOKENS,
+  COMPACTION_AUTHOR,
+  COMPACTION_EVENT,
+  CONTEXT_REDUCTION_AUTHOR,
+  type CompactionPlan,
+  type CompactionRecord,
+  type ContextStats,
+  MAX_SUMMARY_SHARE,
+  compactedConversation,
+  compactionInstruction,
+  compactionMetadata,
+  contextDegradedMetadata,
+  contextFailedMetadata,
+  conversationChars,
+  cooldownTurns,
+  countCompaction,
+  estimateContextTokens,
+  mechanicalSummary,
+  planCompaction,
+} from "../core/compaction.ts";
+import type { AuditEvent, LiveFrame, SessionEvent } from "../core/events.ts";
+import { SparError } from "../core/errors.ts";
+import { uuidv7 } from "../core/ids.ts";
+import type { ChatMessage } from "../core/model.ts";
+import { type TokenUsage, type UsageLedger, estimateTokens, priceUsage } from "../core/usage.ts";
+import type { ActorContext } from "./actor-types.ts";
+import type { ResponseDraft, WorkerRequest } from "./channel.ts";
+
+export interface CompactorDeps {
+  context: ActorContext;
+  /** The session's conversation; rewritten in place. */
+  history: ChatMessage[];
+  ledger: UsageLedger;
+  append(events: SessionEvent[]): Promise<void>;
+  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
+  frame(frame: LiveFrame): void;
+  /** The conversation changed shape: the workers' cached copy is stale. */
+  renewConversationKey(): void;
+}
+
+export interface CompactionResult {
+  /** Id of the compaction row, when one was written. */
+  eventId?: string;
+  summary?: string;
+  durationMs: number;
+  skipped: boolean;
+}
+
+type Summary = { ok: true; text: string; usage: TokenUsage } | { ok: false; reason: string };
+
+export class Compactor {
+  readonly #deps: CompactorDeps;
+  #stats: ContextStats;
+  #failures = 0;
+  #cooldown = 0;
+
+  constructor(deps: CompactorDeps, stats: ContextStats) {
+    this.#deps = deps;
+    this.#stats = stats;
+  }
+
+  get stats(): ContextStats {
+    return this.#stats;
+  }
+
+  get windowTokens(): number {
+    return this.#deps.context.model.contextWindowTokens ?? ASSUMED_WINDOW_TOKENS;
+  }
+
+  /** After a turn: compact when the conversation passed the trigger (failures back off). */
+  async afterTurn(): Promise<void> {
+    const window = this.windowTokens;
+    const plan = planCompaction(this.#deps.history, window);
+    if (!plan) return;
+    await this.#announceAssumedWindow();
+    if (this.#cooldown > 0) {
+      this.#cooldown--;
+      if (estimateContextTokens(this.#deps.history) >= window) await this.#mechanical(plan);
+      return;
+    }
+    const started = performance.now();
+    const summary = await this.#summarize(plan);
+    if (summary.ok) {
+      this.#failures = 0;
+      await this.#commit(plan, summary.text, false, false, summary.usage, started);
+      return;
+    }
+    this.#failures++;
+    this.#cooldown = cooldownTurns(this.#failures);
+    await this.#append({ name: "context-reduction-failed", metadata: contextFailedMetadata(summary.reason, this.#failures, this.#cooldown) });
+    if (estimateContextTokens(this.#deps.history) >= window) await this.#mechanical(plan);
+  }
+
+  /**
+   * POST /slash/compact: summarize everything but the last turn now, whatever the trigger says.
+   * Skipped when there is too little to summarize; a failed summary is a 503 and writes no row (spec).
+   */
+  async compactNow(focus?: string): Promise<CompactionResult> {
+    const started = performance.now();
+    const plan = planCompaction(this.#deps.history, this.windowTokens, true);
+    if (!plan) return { durationMs: Math.round(performance.now() - started), skipped: true };
+    const summary = await this.#summarize(plan, focus);
+    if (!summary.ok) throw new SparError("unavailable", `the model could not summarize the conversation: ${summary.reason}`);
+    return this.#commit(plan, summary.text, false, true, summary.usage, started);
+  }
+
+  async #announceAssumedWindow(): Promise<void> {
+    const context = this.#deps.context;
+    if (context.model.contextWindowTokens !== undefined || context.model.provider === "echo" || context.model.provider === "scripted") return;
+    if (!context.announceOnce("window-unknown")) return;
+    const detail = `the context window of ${context.model.name} is not configured; compaction assumes ${ASSUMED_WINDOW_TOKENS} tokens (set --model-context-window)`;
+    await this.#append({ name: "context-reduction-degraded", metadata: contextDegradedMetadata("window-unknown", detail) });
+  }
+
+  async #mechanical(plan: CompactionPlan): Promise<void> {
+    if (this.#deps.context.announceOnce("mechanical-compaction")) {
+      const detail = "the model could not summarize the conversation and it no longer fits the context window: older turns were dropped with a mechanical summary";
+      await this.#append({ name: "context-reduction-degraded", metadata: contextDegradedMetadata("mechanical-compaction", detail) });
+    }
+    const maxChars = Math.floor(this.windowTokens * MAX_SUMMARY_SHARE * 4);
+    await this.#commit(plan, mechanicalSummary(this.#deps.history.slice(0, plan.summarize), maxChars), true, false, undefined, performance.now());
+  }
+
+  /** The model's summary of the messages the plan replaces, on a turn worker with no tools. */
+  async #summarize(plan: CompactionPlan, focus?: string): Promise<Summary> {
+    const context = this.#deps.context;
+    const conversation: ChatMessage[] = [...this.#deps.history.slice(0, plan.summarize), { role: "user", text: compactionInstruction(focus) }];
+    let draft: ResponseDraft | undefined;
+    const conversationKey = `compact-${uuidv7()}`;
+    const running = context.pool.runTurn(
+      { turnId: `compact-${uuidv7()}`, model: context.model, conversationKey, conversation, maxSteps: 1, bare: true },
+      {
+        onTextDelta: () => {},
+        onRequest: (request: WorkerRequest) => {
+          switch (request.kind) {
+            case "commit-response":
+              draft = request.draft;
+              return Promise.resolve({ ok: true });
+            case "run-tool":
+              return Promise.resolve({ output: { error: "no tools run while compacting" }, isError: true });
+            case "script-cursor":
+              return Promise.resolve({ index: context.nextScriptIndex() });
+          }
+        },
+      },
+    );
+    const outcome = await running.outcome;
+    context.pool.forget(conversationKey);
+    if (outcome.status === "failed") return { ok: false, reason: outcome.message };
+    if (outcome.status === "canceled") return { ok: false, reason: "the summary call was canceled" };
+    const text = draft?.text.trim() ?? "";
+    if (!draft || text === "") return { ok: false, reason: "the model returned an empty summary" };
+    if (draft.toolCalls.length > 0) return { ok: false, reason: "the model asked for tools instead of summarizing" };
+    const limit = Math.floor(this.windowTokens * MAX_SUMMARY_SHARE);
+    if (estimateTokens(text) > limit) return { ok: false, reason: `the summary (about ${estimateTokens(text)} tokens) is longer than ${limit} tokens` };
+    return { ok: true, text, usage: draft.usage };
+  }
+
+  /** Write the compaction row, then rewrite the conversation exactly as a rebuild will. */
+  async #commit(plan: CompactionPlan, summary: string, mechanical: boolean, manual: boolean, usage: TokenUsage | undefined, started: number): Promise<CompactionResult> {
+    const { context, history } = this.#deps;
+    const after = compactedConversation(history, summary, plan.keep);
+    // A summary that saves nothing is not worth a row (and would repeat every turn).
+    if (conversationChars(after) >= conversationChars(history)) return { durationMs: Math.round(performance.now() - started), skipped: true };
+    const record: CompactionRecord = {
+      summary,
+      messagesSummarized: plan.summarize,
+      messagesKept: plan.keep,
+      charsSummarized: conversationChars(history.slice(0, plan.summarize)),
+      charsAfter: conversationChars(after),
+      mechanical,
+      manual,
+    };
+    if (usage) {
+      record.model = context.model.name;
+      record.usage = usage;
+      record.cost = priceUsage(usage, context.pricing.rates(context.model.name));
+    }
+    const eventId = await this.#append({ author: COMPACTION_AUTHOR, name: COMPACTION_EVENT, metadata: compactionMetadata(record) });
+    history.splice(0, history.length, ...after);
+    this.#deps.renewConversationKey();
+    this.#stats = countCompaction(this.#stats, record);
+    if (record.model !== undefined && record.usage && record.cost) {
+      this.#deps.ledger.recordExtra(record.model, record.usage, record.cost);
+      this.#deps.frame({ type: "usage-update", ...this.#deps.ledger.toUsageUpdate() });
+    }
+    return { eventId, summary, durationMs: Math.round(performance.now() - started), skipped: false };
+  }
+
+  async #append(row: { author?: string; name: string; metadata: Record<string, unknown> }): Promise<string> {
+    const invocationId = `c-${uuidv7()}`;
+    const event: AuditEvent = { ...this.#deps.header(invocationId, row.author ?? CONTEXT_REDUCTION_AUTHOR), kind: "audit", name: row.name, metadata: row.metadata };
+    await this.#deps.append([event]);
+    return event.id;
+  }
+}

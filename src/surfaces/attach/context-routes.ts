@@ -1,0 +1,32 @@
+/**
+ * Context reduction on the attach API (D155): GET /context (the compaction counters) and
+ * POST /slash/compact (summarize all but the last turn now). Thin: the actor's Compactor works.
+ */
+import * as v from "valibot";
+import { json } from "../http/responses.ts";
+import type { AttachContext } from "./attach-context.ts";
+import { optionalBody } from "./route-body.ts";
+import type { RouteTable } from "./route-table.ts";
+
+const CompactBody = v.object({ focus: v.optional(v.pipe(v.string(), v.maxLength(2000))) });
+
+export function registerContextRoutes(table: RouteTable, context: AttachContext): void {
+  const host = context.host;
+  table.session("GET", "context", async (route) => {
+    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "read"));
+    return json(200, actor.contextInfo());
+  });
+
+  table.session("POST", "slash/compact", async (route) => {
+    const request = (await optionalBody(route, CompactBody)) ?? {};
+    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "write"));
+    const focus = request.focus?.trim();
+    const result = await actor.compact(focus === "" ? undefined : focus);
+    return json(200, {
+      ...(result.eventId !== undefined ? { summary_event_id: result.eventId } : {}),
+      ...(result.summary !== undefined ? { summary_text: result.summary } : {}),
+      duration_ms: result.durationMs,
+      ...(result.skipped ? { skipped: true } : {}),
+    });
+  });
+}
