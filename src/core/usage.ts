@@ -114,7 +114,7 @@ function addRecord(totals: Totals, record: TurnUsageRecord): Totals {
 }
 
 /** Per-turn records a ledger keeps in memory by default; older ones are rebuilt from the log on demand. */
-export const RECENT_TURN_RECORDS = 1000;
+export const RECENT_TURN_RECORDS = 100;
 
 /**
  * A session's usage: cumulative totals, per model, and per turn. Only the most recent

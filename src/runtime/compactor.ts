@@ -34,6 +34,7 @@ import type { ChatMessage } from "../core/model.ts";
 import { type TokenUsage, type UsageLedger, estimateTokens, priceUsage } from "../core/usage.ts";
 import type { ActorContext } from "./actor-types.ts";
 import type { ResponseDraft, WorkerRequest } from "./channel.ts";
+import type { RunningTurn } from "./worker-pool.ts";
 
 export interface CompactorDeps {
   context: ActorContext;
@@ -55,17 +56,24 @@ export interface CompactionResult {
   skipped: boolean;
 }
 
-type Summary = { ok: true; text: string; usage: TokenUsage } | { ok: false; reason: string };
+type Summary = { ok: true; text: string; usage: TokenUsage } | { ok: false; reason: string; canceled?: boolean };
 
 export class Compactor {
   readonly #deps: CompactorDeps;
   #stats: ContextStats;
   #failures = 0;
   #cooldown = 0;
+  /** The summary call in flight, if any. */
+  #running: RunningTurn | undefined;
 
   constructor(deps: CompactorDeps, stats: ContextStats) {
     this.#deps = deps;
     this.#stats = stats;
+  }
+
+  /** Stop a summary call in flight (shutdown, delete): it ends as canceled and writes nothing. */
+  cancel(): void {
+    this.#running?.cancel();
   }
 
   get stats(): ContextStats {
@@ -94,6 +102,8 @@ export class Compactor {
       await this.#commit(plan, summary.text, false, false, summary.usage, started);
       return;
     }
+    // A stopping daemon cancels the call: not a failure, and the next start compacts again.
+    if (summary.canceled || this.#deps.context.isShuttingDown()) return;
     this.#failures++;
     this.#cooldown = cooldownTurns(this.#failures);
     await this.#append({ name: "context-reduction-failed", metadata: contextFailedMetadata(summary.reason, this.#failures, this.#cooldown) });
@@ -136,7 +146,7 @@ export class Compactor {
     const conversation: ChatMessage[] = [...this.#deps.history.slice(0, plan.summarize), { role: "user", text: compactionInstruction(focus) }];
     let draft: ResponseDraft | undefined;
     const conversationKey = `compact-${uuidv7()}`;
-    const running = context.pool.runTurn(
+    const running = (this.#running = context.pool.runTurn(
       { turnId: `compact-${uuidv7()}`, model: context.model, conversationKey, conversation, maxSteps: 1, bare: true },
       {
         onTextDelta: () => {},
@@ -152,11 +162,12 @@ export class Compactor {
           }
         },
       },
-    );
+    ));
     const outcome = await running.outcome;
+    this.#running = undefined;
     context.pool.forget(conversationKey);
     if (outcome.status === "failed") return { ok: false, reason: outcome.message };
-    if (outcome.status === "canceled") return { ok: false, reason: "the summary call was canceled" };
+    if (outcome.status === "canceled") return { ok: false, reason: "the summary call was canceled (the daemon is stopping)", canceled: true };
     const text = draft?.text.trim() ?? "";
     if (!draft || text === "") return { ok: false, reason: "the model returned an empty summary" };
     if (draft.toolCalls.length > 0) return { ok: false, reason: "the model asked for tools instead of summarizing" };

@@ -248,6 +248,7 @@ export class SessionActor {
     this.#continues.slot.clear();
     this.#startRetry.cancel();
     this.#turn?.cancel("shutdown");
+    this.#compactor.cancel();
     await this.#turnDone;
   }
 

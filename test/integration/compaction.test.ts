@@ -139,3 +139,31 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   expect(rows(session.events).length).toBe(before);
   expect((await getJson(`${session.base}/context`)).compactions).toBe(2);
 }, 60_000);
+
+test("SIGTERM during a summary call is not a failed compaction; the restarted daemon compacts on its next turn", async () => {
+  const long = (tag: string) => `${tag} ${"y".repeat(215)}`;
+  const slowSummary = { request: {}, responses: [{ content: { role: "model", parts: [{ text: "never used" }] }, turnComplete: true, delayMs: 5000 }] };
+  const first = await start(["--model=scripted", `--script=${writeScript([say(long("a1")), say(long("a2")), slowSummary])}`, "--model-context-window=200"]);
+  const mark = first.events.frames.length;
+  await postJson(`${first.base}/inject`, { message: long("u1") });
+  await first.events.waitFor(turnEnd, 10_000, mark);
+  await waitFor(async () => ((await getJson(`${first.base}/status`)).turn_in_flight === false ? true : undefined), 10_000, "turn 1 to settle");
+  const mark2 = first.events.frames.length;
+  await postJson(`${first.base}/inject`, { message: long("u2") });
+  await first.events.waitFor(turnEnd, 10_000, mark2);
+  // The summary call is now running (5 s); the session stays busy meanwhile.
+  expect((await getJson(`${first.base}/status`)).turn_in_flight).toBe(true);
+  const stopping = performance.now();
+  expect(await first.daemon.sigterm()).toBe(0);
+  // The call is canceled at once (not waited for), and nothing is written to a closing store.
+  expect(performance.now() - stopping).toBeLessThan(2500);
+  expect(first.daemon.log()).not.toContain("ERROR");
+
+  const second = await start(["--model=scripted", `--script=${writeScript([say("ok"), say("the summary")])}`, "--model-context-window=200"], first.daemon.sessionDb);
+  await turn(second, "next");
+  // One compaction, made by the restarted daemon's summary call; the canceled one left no row.
+  expect(byAuthor(second.events, "agent/compaction")).toHaveLength(1);
+  const compaction = byAuthor(second.events, "agent/compaction")[0]?.CustomMetadata;
+  expect(compaction).toMatchObject({ summary: "the summary", model: "scripted" });
+  expect(byAuthor(second.events, "agent/context-reduction")).toEqual([]);
+}, 60_000);
