@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Daemon, postJson } from "../support/daemon.ts";
-import { type ScriptedDaemon, failWith, say, startScripted } from "../support/scripted.ts";
+import { type ScriptedDaemon, failWith, modelStreamed, say, stall, startScripted } from "../support/scripted.ts";
 import type { Collector } from "../support/sse-client.ts";
 
 const fail = failWith("503", "overloaded");
@@ -14,7 +14,7 @@ let subject: ScriptedDaemon;
 let daemon: Daemon;
 let events: Collector;
 beforeAll(async () => {
-  subject = await startScripted([fail, fail, say("never", { delayMs: 30_000 }), fail, say("fine")]);
+  subject = await startScripted([fail, fail, stall("thinking", 30_000), fail, say("fine")]);
   ({ daemon, events } = subject);
 });
 afterAll(async () => {
@@ -25,7 +25,7 @@ async function turn(expectEvent: "turn-error" | "turn-complete", interrupt = fal
   const from = events.frames.length;
   await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "go" });
   if (interrupt) {
-    await events.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming", 5000, from);
+    await events.waitFor(modelStreamed("thinking"), 5000, from);
     await postJson(`${daemon.baseUrl}/sessions/default/interrupt`, { hold: false });
   }
   await events.waitFor((frame) => frame.event === expectEvent, 5000, from);

@@ -6,9 +6,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { modelStreamed, stall } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
-const slow = { request: {}, responses: [{ delayMs: 30_000, content: { role: "model", parts: [{ text: "never" }] }, turnComplete: true }] };
+const slow = stall("thinking", 30_000);
 const reply = (text: string) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
 
 let daemon: Daemon;
@@ -30,7 +31,8 @@ const base = () => `${daemon.baseUrl}/sessions/default`;
 const status = async () => (await (await fetch(`${base()}/status`)).json()) as { state: string; turn_in_flight: boolean; paused_since: string; pause_reason?: string };
 const turns = async () => ((await (await fetch(`${base()}/usage`)).json()) as { overall: { turns: number } }).overall.turns;
 const from = () => stream.frames.length;
-const streaming = (start: number) => stream.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming", 10_000, start);
+// The model has been asked (not just the turn started): an interrupt now consumes the slow line.
+const streaming = (start: number) => stream.waitFor(modelStreamed("thinking"), 10_000, start);
 const agentText = (frame: Frame) => ((frame.data.event as { Content: { parts: Array<{ text?: string }> } | null }).Content?.parts[0]?.text ?? "");
 
 test("running -> interrupt (hold): the turn ends canceled, the session parks, an audit row is written", async () => {

@@ -5,10 +5,27 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Daemon, startDaemon, tempDir } from "./daemon.ts";
-import { type Collector, collect } from "./sse-client.ts";
+import { type Collector, type Frame, collect } from "./sse-client.ts";
 
 /** One recorded model call answering with text. */
 export const say = (text: string, extra: Record<string, unknown> = {}) => ({ request: {}, responses: [{ ...extra, content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
+
+/**
+ * One recorded model call that streams `marker` at once, then stalls for `delayMs` before its
+ * answer. A test that cancels the call waits for `modelStreamed(marker)` first: the turn's
+ * `streaming` status is published before the worker asks the model, and a turn cancelled before
+ * that leaves this line unconsumed for the next turn to get.
+ */
+export const stall = (marker: string, delayMs: number, answer = "never") => ({
+  request: {},
+  responses: [
+    { content: { role: "model", parts: [{ text: marker }] }, turnComplete: false },
+    { delayMs, content: { role: "model", parts: [{ text: answer }] }, turnComplete: true },
+  ],
+});
+
+/** Matches the text-delta frame of a `stall` line's marker. */
+export const modelStreamed = (marker: string) => (frame: Frame) => frame.event === "text-delta" && frame.data.text === marker;
 
 /** One recorded model call proposing a tool call (extra fields go on the response, e.g. usageMetadata). */
 export const call = (name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
