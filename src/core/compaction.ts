@@ -30,8 +30,24 @@ export function compactionInstruction(focus?: string): string {
   return focus ? `${base} Focus on: ${focus}` : base;
 }
 
+/**
+ * Each message's size, measured once: the trigger check after every turn walks the whole
+ * conversation, and re-encoding every tool output each time made that cost grow with the
+ * session's length. Messages are not mutated once in a conversation.
+ */
+const measured = new WeakMap<ChatMessage, number>();
+
 /** Characters a message contributes to a request (tool output counted as its JSON). */
 export function messageChars(message: ChatMessage): number {
+  let chars = measured.get(message);
+  if (chars === undefined) {
+    chars = measureMessage(message);
+    measured.set(message, chars);
+  }
+  return chars;
+}
+
+function measureMessage(message: ChatMessage): number {
   switch (message.role) {
     case "user":
       return message.text.length;

@@ -1,9 +1,9 @@
 /**
  * SseStream: one server-sent-events response with a bounded buffer, on a Bun direct stream.
- * Frames are written as encoded bytes (encode once, share the bytes across subscribers) straight
- * to the socket's sink; when the client stops reading, each write past the sink's own buffer
- * waits on the socket, and once more than `maxQueued` wait the stream is cut, so a slow client
- * costs only itself. Heartbeat comments keep idle streams open through proxies.
+ * Frames are written as encoded bytes (encode once, share the bytes across subscribers) to the
+ * socket's sink, those of one event-loop tick together in one write; when the client stops
+ * reading, each write past the sink's own buffer waits on the socket, and once more than
+ * `maxQueued` frames wait the stream is cut, so a slow client costs only itself. Heartbeat comments keep idle streams open through proxies.
  */
 
 export const SSE_HEADERS = {
@@ -23,9 +23,18 @@ export interface SseStreamOptions {
 }
 
 const PING = new TextEncoder().encode(": ping\n\n");
+/** Frames a tick may gather for one stream before they are written at once (a replay page). */
+const FLUSH_AT = 64;
 /** How often a paced writer (replay) rechecks a full queue. */
 const WRITABLE_POLL_MS = 5;
 const openStreams = new Set<SseStream>();
+/** Streams holding frames written this tick; one flush at the end of the tick writes each once. */
+let dirty: SseStream[] = [];
+function flushDirty(): void {
+  const streams = dirty;
+  dirty = [];
+  for (const stream of streams) stream.flush();
+}
 let heartbeat: ReturnType<typeof setInterval> | undefined;
 
 export class SseStream {
@@ -33,15 +42,14 @@ export class SseStream {
   /** Set once Bun starts sending the body; frames written before wait in `#early`. */
   #direct: ReadableStreamDirectController | undefined;
   #early: Uint8Array[] = [];
-  /** Writes the socket has not taken yet (each returned a promise: the client is behind). */
+  /** Frames handed to the socket that it has not taken yet (the client is behind). */
   #behind = 0;
+  /** Frames written this tick, sent together by `flush` (one sink write instead of one each). */
+  #pending: Uint8Array[] = [];
   #closed = false;
   /** Ends the body: resolves the promise `pull` returned. */
   #release: () => void = () => {};
   readonly #options: SseStreamOptions;
-  readonly #caughtUp = (): void => {
-    this.#behind--;
-  };
 
   constructor(options: SseStreamOptions) {
     this.#options = options;
@@ -81,17 +89,40 @@ export class SseStream {
       this.#early.push(bytes);
       return this.#early.length > this.#options.maxQueued ? this.#overflow() : true;
     }
+    this.#pending.push(bytes);
+    if (this.#pending.length === 1) {
+      if (dirty.length === 0) setImmediate(flushDirty);
+      dirty.push(this);
+    } else if (this.#pending.length >= FLUSH_AT) {
+      this.flush();
+    }
+    return !this.#closed;
+  }
+
+  /**
+   * Hand the frames written this tick to the socket in one write. Under fan-out a turn's frames
+   * come in bursts, and one sink write per frame per subscriber was most of the daemon's CPU.
+   */
+  flush(): void {
+    const frames = this.#pending;
+    const direct = this.#direct;
+    if (frames.length === 0 || this.#closed || direct === undefined) return;
+    this.#pending = [];
     let written: number | Promise<number>;
     try {
-      written = direct.write(bytes);
+      written = direct.write(frames.length === 1 ? (frames[0] as Uint8Array) : Buffer.concat(frames));
     } catch {
       this.#finish("client disconnected");
-      return false;
+      return;
     }
-    if (typeof written === "number") return true;
-    this.#behind++;
-    written.then(this.#caughtUp, this.#caughtUp);
-    return this.#behind > this.#options.maxQueued ? this.#overflow() : true;
+    if (typeof written === "number") return;
+    const count = frames.length;
+    this.#behind += count;
+    const caughtUp = (): void => {
+      this.#behind -= count;
+    };
+    written.then(caughtUp, caughtUp);
+    if (this.#behind > this.#options.maxQueued) this.#overflow();
   }
 
   /**
@@ -110,12 +141,14 @@ export class SseStream {
 
   /** Resolves once the client is keeping up (no write waiting on the socket), or the stream closed. */
   async whenWritable(): Promise<void> {
-    while (!this.#closed && (this.#direct === undefined ? this.#early.length >= this.#options.lowWater : this.#behind > 0)) {
+    while (!this.#closed && (this.#direct === undefined ? this.#early.length >= this.#options.lowWater : this.#behind + this.#pending.length > 0)) {
       await Bun.sleep(WRITABLE_POLL_MS);
     }
   }
 
   close(reason: string): void {
+    if (this.#closed) return;
+    this.flush();
     if (this.#closed) return;
     try {
       this.#direct?.end();
@@ -134,6 +167,7 @@ export class SseStream {
     if (this.#closed) return;
     this.#closed = true;
     this.#early = [];
+    this.#pending = [];
     openStreams.delete(this);
     this.#release();
     this.#options.onClose?.(reason);

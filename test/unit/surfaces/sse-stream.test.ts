@@ -77,3 +77,21 @@ test("a client that stops reading is cut once more than maxQueued writes wait on
   // The socket buffers and the sink took some megabytes first; then at most 64 more writes waited.
   expect(writes).toBeLessThan(10_000);
 });
+
+test("a burst written in one tick (more frames than maxQueued) reaches a reading client whole and in order", async () => {
+  const reasons: string[] = [];
+  let stream: SseStream | undefined;
+  const port = serve(() => {
+    stream = new SseStream({ maxQueued: 16, lowWater: 4, onClose: (reason) => reasons.push(reason) });
+    stream.write(frame(1));
+    return stream;
+  });
+  const response = await fetch(`http://127.0.0.1:${port}/`);
+  const reading = response.text();
+  await Bun.sleep(20);
+  for (let n = 2; n <= 1000; n++) expect(stream?.write(frame(n))).toBe(true);
+  stream?.close("done");
+  const body = await reading;
+  expect([...body.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
+  expect(reasons).toEqual(["done"]);
+});
