@@ -70,7 +70,7 @@ function randomValue(random: () => number, depth: number): unknown {
     case 5: return "";
     case 6: return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
     default: {
-      const keys = ["message", "wake", "prompt", "target", "sessionID", "app", "viewers", "contributors", "owner", "x"];
+      const keys = ["message", "wake", "prompt", "target", "sessionID", "app", "viewers", "contributors", "owner", "mode", "steer", "hold", "reason", "focus", "model", "decision", "x"];
       const object: Record<string, unknown> = {};
       for (let i = 0; i < Math.floor(random() * 4); i++) object[keys[Math.floor(random() * keys.length)] ?? "x"] = randomValue(random, depth + 1);
       return object;
@@ -89,7 +89,25 @@ function randomBody(random: () => number): string | Uint8Array {
 test("fuzz: random and boundary bodies on every JSON endpoint never produce a 500, and the daemon keeps serving", async () => {
   let seed = 20261121;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const endpoints = ["/sessions", "/sessions/default/inject", "/sessions/default/wake", "/sessions/spar/default/inject", "/sessions/default/pause", "/sessions/default/interrupt", "/sessions/default/perms/respond"];
+  // Every JSON POST endpoint but /pricing/refresh (it reads the URL or file a body names) and
+  // PATCH /acl (a valid owner would lock this caller out; its bad input is tested with auth).
+  const endpoints = [
+    "/sessions",
+    "/sessions/default/inject",
+    "/sessions/default/wake",
+    "/sessions/spar/default/inject",
+    "/sessions/default/pause",
+    "/sessions/default/interrupt",
+    "/sessions/default/resume",
+    "/sessions/default/perms/respond",
+    "/sessions/default/perms/mode",
+    "/sessions/default/perms/allow",
+    "/sessions/default/perms/deny",
+    "/sessions/default/guardrails/reset",
+    "/sessions/default/slash/compact",
+    "/sessions/default/pricing/set",
+    "/sessions/default/reload",
+  ];
   const statuses = new Map<number, number>();
   let cases = 0;
   for (let round = 0; round < 60; round++) {
