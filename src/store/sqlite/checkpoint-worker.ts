@@ -90,6 +90,8 @@ interface CheckpointRow {
 
 interface Connection {
   checkpoint(): CheckpointRow | null;
+  /** SQLite's `data_version`: changes when another connection (the store) has committed. */
+  dataVersion(): number;
   /** The no-op write that restarts a fully checkpointed WAL; false when it could not commit. */
   restartWal(): boolean;
   close(): void;
@@ -106,8 +108,10 @@ function connect(message: OpenMessage): Connection {
     db.exec(`PRAGMA journal_size_limit = ${Math.floor(message.walSizeLimitBytes)}`);
     const checkpoint = db.prepare<CheckpointRow, []>("PRAGMA wal_checkpoint(PASSIVE)");
     const userVersion = db.prepare<{ user_version: number }, []>("PRAGMA user_version");
+    const dataVersion = db.prepare<{ data_version: number }, []>("PRAGMA data_version");
     return {
       checkpoint: () => checkpoint.get(),
+      dataVersion: () => dataVersion.get()?.data_version ?? 0,
       restartWal: () => {
         try {
           db.exec("BEGIN IMMEDIATE");
@@ -132,6 +136,7 @@ function connect(message: OpenMessage): Connection {
       close: () => {
         checkpoint.finalize();
         userVersion.finalize();
+        dataVersion.finalize();
         db.close(false);
       },
     };
@@ -152,6 +157,7 @@ export function serveCheckpoints(port: CheckpointerPort, exit: () => void): void
   let answered = 0;
   let lastLog = -1;
   let lastCheckpointed = -1;
+  let lastVersion = -1;
 
   const schedule = (delayMs: number): void => {
     if (timer !== undefined) clearTimeout(timer);
@@ -164,7 +170,11 @@ export function serveCheckpoints(port: CheckpointerPort, exit: () => void): void
     const serving = requested;
     const started = performance.now();
     let row: CheckpointRow | null = null;
+    let committed = false;
     try {
+      const version = connection.dataVersion();
+      committed = version !== lastVersion;
+      lastVersion = version;
       row = connection.checkpoint();
     } catch {
       Atomics.add(state, SLOT.errors, 1);
@@ -183,8 +193,11 @@ export function serveCheckpoints(port: CheckpointerPort, exit: () => void): void
     if (us > Atomics.load(state, SLOT.longestRunUs)) Atomics.store(state, SLOT.longestRunUs, us);
     Atomics.add(state, SLOT.totalRunMs, Math.round(ms));
     if (log > Atomics.load(state, SLOT.maxLog)) Atomics.store(state, SLOT.maxLog, log);
-    // New frames since the last run: the WAL grew, or restarted (then all of it is new).
-    const fresh = row === null || log <= 0 ? 0 : log >= lastLog && lastLog >= 0 ? log - lastLog : log;
+    // New frames since the last run: the WAL grew, or restarted (then all of it is new). A WAL
+    // the store restarted and refilled to the length it had looks unchanged by its size alone:
+    // data_version tells that the store committed meanwhile.
+    const restartedByStore = committed && log <= lastLog;
+    const fresh = row === null || log <= 0 ? 0 : restartedByStore || lastLog < 0 || log < lastLog ? log : log - lastLog;
     const progressed = fresh > 0 || (row !== null && log > 0 && checkpointed !== lastCheckpointed);
     if (progressed) Atomics.add(state, SLOT.copying, 1);
     Atomics.add(state, SLOT.runs, 1);

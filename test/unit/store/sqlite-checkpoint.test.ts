@@ -95,6 +95,22 @@ describe("WAL bounded by the checkpointer worker", () => {
     await store.close();
   });
 
+  test("a WAL the store restarted and refilled to the same length is still seen as new and checkpointed", async () => {
+    const path = tempDb();
+    // No merges: their writes would show the worker new frames and hide a missed restart.
+    const store = SqliteStore.open(path, { checkpoint: { pollMs: 5, idlePollMs: 5 }, mergeThresholdRows: Number.MAX_SAFE_INTEGER, mergeIdleMs: false });
+    await store.createSession(record("same"));
+    await until(() => store.stats.checkpointer === "running");
+    // Equal appends, each after the worker checkpointed the last: each commit finds the WAL fully
+    // checkpointed, restarts it and writes the same number of frames as before.
+    for (let n = 1; n <= 6; n++) {
+      const before = store.stats.checkpoints;
+      await store.append(key("same"), [audit(`same:${n}`, 100)]);
+      await until(() => store.stats.checkpoints > before, 3000);
+    }
+    await store.close();
+  });
+
   test("close while writes are held commits what queued; later calls are refused; the data reopens", async () => {
     const path = tempDb();
     const store = SqliteStore.open(path, { checkpoint: { pollMs: 5, walTargetBytes: 16 * KiB, walLimitBytes: 64 * KiB } });
