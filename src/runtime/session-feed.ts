@@ -16,8 +16,10 @@ import type { SessionKey } from "../core/session-key.ts";
 export interface FeedSink {
   /** Deliver one publication; false when the sink overflowed and closed itself. */
   deliver(publication: Publication): boolean;
-  /** Resolves when the sink has room for another replay page, or has closed. */
+  /** Resolves when the sink has room for another replay batch, or has closed. */
   whenWritable(): Promise<void>;
+  /** Rows a replay may hand over between waits on `whenWritable` (well under the sink's bound). */
+  readonly replayBatch: number;
   readonly closed: boolean;
   /** Close the sink (session deleted, daemon stopping, subscriber too slow). */
   close(reason: string): void;
@@ -144,8 +146,10 @@ export class SessionFeed {
       while (cursor < upto && !subscriber.sink.closed) {
         const rows = await this.#log.read(this.#key, cursor, REPLAY_PAGE, upto);
         if (rows.length === 0) break;
-        for (const row of rows) {
-          if (!subscriber.sink.deliver(rowPublication(row))) return this.#drop(subscriber, "subscriber buffer overflow");
+        const batch = Math.max(1, subscriber.sink.replayBatch);
+        for (let i = 0; i < rows.length; i++) {
+          if (!subscriber.sink.deliver(rowPublication(rows[i] as CommittedRow))) return this.#drop(subscriber, "subscriber buffer overflow");
+          if ((i + 1) % batch === 0 && i + 1 < rows.length) await subscriber.sink.whenWritable();
         }
         cursor = rows[rows.length - 1]?.seq ?? upto;
         await subscriber.sink.whenWritable();

@@ -139,4 +139,16 @@ test("a subscriber that stops reading is closed when its buffer fills; another s
   const stalledRows = stalled.frames.filter((frame) => frame.event === "agent").length;
   expect(stalledRows).toBeLessThan(rows.length);
   expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
+
+  // A history many times the 64-frame buffer replays whole to a new subscriber (paced, not cut),
+  // and to one resuming midway.
+  for (const since of [0, Math.floor(rows.length / 2)]) {
+    const late = collect(`${daemon.baseUrl}/sessions/default/events?since=${since}`);
+    const replayed = await waitFor(() => {
+      const seqs = late.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
+      return seqs.length >= rows.length - since ? seqs : undefined;
+    }, 30_000, `replay from ${since}`);
+    expect(replayed).toEqual(Array.from({ length: rows.length - since }, (_, i) => since + i + 1));
+    late.close();
+  }
 }, 90_000);

@@ -38,6 +38,9 @@ class StreamSink implements FeedSink {
   whenWritable(): Promise<void> {
     return this.#stream.whenWritable();
   }
+  get replayBatch(): number {
+    return this.#stream.lowWater;
+  }
   get closed(): boolean {
     return this.#stream.closed;
   }

@@ -81,6 +81,11 @@ export class SseStream {
     return this.#closed;
   }
 
+  /** Queue depth under which a paced producer may write again. */
+  get lowWater(): number {
+    return this.#options.lowWater;
+  }
+
   /** Write one encoded frame; false (and the stream closed) when the client fell too far behind. */
   write(bytes: Uint8Array): boolean {
     if (this.#closed) return false;
@@ -141,7 +146,9 @@ export class SseStream {
 
   /** Resolves once the client is keeping up (no write waiting on the socket), or the stream closed. */
   async whenWritable(): Promise<void> {
-    while (!this.#closed && (this.#direct === undefined ? this.#early.length >= this.#options.lowWater : this.#behind + this.#pending.length > 0)) {
+    // A paced producer yields here: send what it wrote now rather than at the end of the tick.
+    this.flush();
+    while (!this.#closed && (this.#direct === undefined ? this.#early.length >= this.#options.lowWater : this.#behind > 0)) {
       await Bun.sleep(WRITABLE_POLL_MS);
     }
   }
