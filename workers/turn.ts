@@ -100,6 +100,9 @@ self.onmessage = (event: MessageEvent) => {
     case "forget":
       for (const key of message.keys) conversations.delete(key);
       break;
+    case "ping":
+      post({ type: "pong", id: message.id });
+      break;
     case "reply": {
       const resolve = waiting.get(message.requestId);
       waiting.delete(message.requestId);

@@ -145,7 +145,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   knowledge.registerReloads(reloads);
   registerMcpReload(reloads, tools.mcp);
   const catalog = new SkillAwareTools(tools, knowledge.skills);
-  const pool = new WorkerPool(config.workers, { onFailure: (reason) => logger.error(`turn worker: ${reason}`), tools: () => catalog.specs(), system: () => knowledge.systemPrompt() });
+  const pool = new WorkerPool(config.workers, { livenessMs: config.workerLivenessMs, onFailure: (reason) => logger.error(`turn worker: ${reason}`), tools: () => catalog.specs(), system: () => knowledge.systemPrompt() });
   const pricing = startPricing(config, logger);
   const countRefused = metrics.counter("spar_turns_refused_total", "Turns a guardrail-halted session refused, by guardrail.");
   const autoContinue = new AutoContinuer(config.autoContinue, store, () => new Date(), (message) => logger.info(message));

@@ -51,6 +51,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "multi-session", kind: "bool", help: "serve many sessions: enables POST /sessions", defaultText: "false", configKey: "attach.multi_session.enabled" },
   { name: "session-idle-timeout", kind: "duration", help: "evict a quiet session from memory after this long (it rebuilds from the store on next use)", defaultText: "30m", configKey: "attach.multi_session.session_idle_timeout" },
   { name: "workers", kind: "int", help: "turn worker threads", defaultText: "one per core", configKey: "agent.workers" },
+  { name: "worker-liveness", kind: "duration", help: "replace a turn worker that leaves a ping unanswered this long while it runs turns (its turns end failed)", defaultText: "30s", configKey: "agent.worker_liveness" },
   { name: "app-name", kind: "string", help: "app name sessions are created under", defaultText: "spar", configKey: "agent.app_name" },
   { name: "max-steps", kind: "int", help: "model calls a turn may make before it is stopped", defaultText: "25", configKey: "agent.max_steps" },
   { name: "subscriber-buffer", kind: "int", help: "frames an /events subscriber may fall behind before it is disconnected (it resumes with since)", defaultText: "4096", configKey: "attach.subscriber_buffer" },
@@ -99,6 +100,8 @@ export interface AgentConfig {
   multiSession: boolean;
   idleTimeoutMs: number;
   workers: number;
+  /** A turn worker running turns that leaves a ping unanswered this long is replaced. */
+  workerLivenessMs: number;
   appName: string;
   maxSteps: number;
   shutdownTimeoutMs: number;
@@ -239,6 +242,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       multiSession: read.bool("multi-session", false),
       idleTimeoutMs: read.duration("session-idle-timeout", 30 * 60_000),
       workers: read.int("workers", Math.max(1, cores), 1, 64),
+      workerLivenessMs: read.duration("worker-liveness", 30_000, 100),
       appName,
       maxSteps: read.int("max-steps", 25, 1, 1000),
       shutdownTimeoutMs: read.duration("shutdown-timeout", 5000),

@@ -32,6 +32,8 @@ export interface ScriptedResponse {
   delayMs?: number;
   /** spar extension: crash the turn worker with an uncaught error (fault-injection tests). */
   crash?: boolean;
+  /** spar extension: spin the turn worker's thread in a synchronous loop, forever (fault injection). */
+  spin?: boolean;
 }
 
 export interface ScriptedTurn {
@@ -119,6 +121,7 @@ function parseResponse(raw: unknown): Result<ScriptedResponse> {
     };
   }
   if (field(raw, "crash") === true) response.crash = true;
+  if (field(raw, "spin") === true) response.spin = true;
   const delay = field(raw, "delayMs");
   if (typeof delay === "number" && delay > 0) response.delayMs = delay;
   return ok(response);

@@ -34,6 +34,7 @@ export class ScriptedModel implements Model {
     for (const response of turn.responses) {
       if (response.delayMs) await sleep(response.delayMs, request.signal);
       if (response.crash) await crashWorker(request.signal);
+      if (response.spin) spinForever();
       if (response.error) throw new ModelCallError(response.error.message, response.error.status);
       for (const part of response.parts) {
         if (part.text) yield { type: "text-delta", text: part.text };
@@ -92,6 +93,13 @@ function checkStrict(turn: ScriptedTurn, messages: readonly ChatMessage[], index
       `scripted: strict mismatch on turn ${index}: contents differ:\n  recorded: ${recorded}\n  incoming: ${incoming}`,
       "INVALID_ARGUMENT",
     );
+  }
+}
+
+/** Hold the worker's thread in a loop nothing can interrupt: only terminating the worker ends it. */
+function spinForever(): never {
+  for (;;) {
+    // spin
   }
 }
 

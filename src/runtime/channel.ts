@@ -36,7 +36,9 @@ export type ToWorker =
   | { type: "cancel"; turnId: string }
   /** Drop these cached conversations (their session was evicted or deleted). */
   | { type: "forget"; keys: string[] }
-  | { type: "reply"; requestId: number; result: ReplyResult };
+  | { type: "reply"; requestId: number; result: ReplyResult }
+  /** Liveness: a worker whose event loop runs answers `pong` at once. */
+  | { type: "ping"; id: number };
 
 export type ReplyResult = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -71,7 +73,8 @@ export type FromWorker =
   | { type: "ready"; version: number }
   | { type: "text-delta"; turnId: string; text: string }
   | { type: "request"; turnId: string; requestId: number; request: WorkerRequest }
-  | { type: "turn-end"; turnId: string; outcome: TurnOutcome };
+  | { type: "turn-end"; turnId: string; outcome: TurnOutcome }
+  | { type: "pong"; id: number };
 
 export function isFromWorker(value: unknown): value is FromWorker {
   return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";

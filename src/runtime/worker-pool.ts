@@ -1,8 +1,8 @@
 /**
  * WorkerPool: runs turns on a pool of turn workers (default one per core). Routes channel
  * messages to the turn that owns them, answers worker requests through the turn's handlers,
- * and replaces a worker that crashes or ignores a cancel past the grace period (its turns end
- * failed; the daemon lives on).
+ * and replaces a worker that crashes, ignores a cancel past the grace period, or stops answering
+ * pings while it runs turns (spinning: its turns end failed; the daemon lives on).
  */
 import type { ChatMessage, ToolSpec } from "../core/model.ts";
 import {
@@ -65,7 +65,12 @@ interface Slot {
   messages: number;
   /** Set when the worker answered `hello`; a worker that dies before that failed to start. */
   ready: boolean;
+  /** The ping awaiting its pong, and when it was sent (performance.now()). */
+  ping: { id: number; sentAt: number } | undefined;
 }
+
+/** How often a worker running turns is pinged, at most (the liveness window divides it further). */
+const PING_EVERY_MS = 1000;
 
 /** Respawn delay after a worker failed to start: 200 ms doubling to 30 s. */
 function startBackoffMs(failures: number): number {
@@ -89,6 +94,9 @@ export class WorkerPool {
   #startFailures = 0;
   #lastStartFailure = "";
   #closed = false;
+  readonly #livenessMs: number;
+  #liveness: ReturnType<typeof setInterval> | undefined;
+  #pingId = 0;
 
   readonly #onFailure: (reason: string) => void;
   /** The tool specs every turn offers the model (the tool catalog's). */
@@ -104,6 +112,8 @@ export class WorkerPool {
     options: {
       factory?: WorkerFactory;
       cancelGraceMs?: number;
+      /** A worker running turns that leaves a ping unanswered this long is replaced (default 30 s). */
+      livenessMs?: number;
       onFailure?: (reason: string) => void;
       tools?: () => ToolSpec[];
       system?: () => string | undefined;
@@ -116,7 +126,31 @@ export class WorkerPool {
     this.#system = options.system ?? (() => undefined);
     this.#onFailure = options.onFailure ?? (() => {});
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
+    this.#livenessMs = options.livenessMs ?? 30_000;
     for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#spawn());
+    this.#liveness = setInterval(() => this.#checkLiveness(), Math.min(PING_EVERY_MS, Math.max(10, this.#livenessMs / 4)));
+    this.#liveness.unref?.();
+  }
+
+  /**
+   * A worker with turns in flight must answer each ping within the liveness window: one that
+   * does not is spinning (a synchronous loop holds its thread, so neither cancels nor stream
+   * chunks get through) and is replaced; its turns end failed. Idle workers are not pinged.
+   */
+  #checkLiveness(): void {
+    const now = performance.now();
+    for (const slot of [...this.#slots]) {
+      if (!slot.ready) continue;
+      if (slot.ping) {
+        if (now - slot.ping.sentAt > this.#livenessMs) {
+          this.#replace(slot, `turn worker unresponsive for ${Math.round((now - slot.ping.sentAt) / 1000)} s (a turn spinning on its thread)`);
+        }
+        continue;
+      }
+      if (slot.turns.size === 0) continue;
+      slot.ping = { id: ++this.#pingId, sentAt: now };
+      this.#send(slot, { type: "ping", id: slot.ping.id });
+    }
   }
 
   get size(): number {
@@ -208,6 +242,7 @@ export class WorkerPool {
   /** Terminate every worker; turns still running end canceled. */
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#liveness) clearInterval(this.#liveness);
     for (const timer of this.#respawnTimers) clearTimeout(timer);
     this.#respawnTimers.clear();
     for (const slot of this.#slots) {
@@ -218,7 +253,7 @@ export class WorkerPool {
   }
 
   #spawn(): Slot {
-    const slot: Slot = { worker: this.#factory(), turns: new Map(), conversations: new Map(), messages: 0, ready: false };
+    const slot: Slot = { worker: this.#factory(), turns: new Map(), conversations: new Map(), messages: 0, ready: false, ping: undefined };
     slot.worker.onmessage = (event: MessageEvent) => this.#onMessage(slot, event.data);
     slot.worker.onerror = (event: ErrorEvent) => this.#replace(slot, `turn worker crashed: ${event.message}`);
     this.#send(slot, { type: "hello", version: CHANNEL_VERSION });
@@ -258,6 +293,9 @@ export class WorkerPool {
         if (turn) this.#end(slot, data.turnId, turn, data.outcome);
         return;
       }
+      case "pong":
+        if (slot.ping?.id === data.id) slot.ping = undefined;
+        return;
     }
   }
 

@@ -105,6 +105,28 @@ test("a turn worker that crashes: the turn ends with turn-error, the worker is r
   stream.close();
 }, 20_000);
 
+test("a turn worker that spins: past --worker-liveness the turn ends with turn-error, the worker is replaced, /healthz stays 200", async () => {
+  const daemon = await start({ args: ["--workers=1", "--worker-liveness=1s", "--model=scripted", `--script=${script([text("unused", { spin: true }), text("after the spin")])}`] });
+  const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
+  await stream.waitFor((frame) => frame.event === "usage-update");
+  const started = Date.now();
+  expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "spin" })).status).toBe(200);
+  await stream.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming");
+  // The daemon's own thread is free while the worker spins.
+  expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
+  const error = await stream.waitFor((frame) => frame.event === "turn-error", 10_000);
+  expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  expect(error.data).toMatchObject({ kind: "unknown", retryable: false });
+  expect(String(error.data.message)).toContain("turn worker unresponsive");
+  expect(daemon.log()).toContain("turn worker unresponsive");
+  expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
+  const mark = stream.frames.length;
+  expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "next" })).status).toBe(200);
+  const done = await stream.waitFor((frame) => frame.event === "turn-complete", 10_000, mark);
+  expect(done.data.model).toBe("scripted");
+  stream.close();
+}, 30_000);
+
 test("a subscriber that stops reading is closed when its buffer fills; another subscriber gets every row", async () => {
   const daemon = await start({ args: ["--subscriber-buffer=64"] });
   const stalled = rawSubscribe(daemon.port, "/sessions/default/events");
