@@ -50,9 +50,12 @@ export async function readJsonBody(request: Request, limit: number = WRITE_BODY_
 
 /** Validate with a valibot schema; the error names the offending field. */
 export function validate<TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): Result<v.InferOutput<TSchema>, SparError> {
-  // valibot reads an array's missing keys as absent fields ("field message: Invalid key"); name the real mistake.
+  // valibot reads an array's missing keys as absent fields ("field message: Invalid key"); name the
+  // real mistake, in the schema's own words when it has them.
   if (Array.isArray(input) && schema.type.endsWith("object")) {
-    return err(new SparError("bad_request", "invalid request body: expected a JSON object, got an array"));
+    const ownMessage = (schema as { message?: unknown }).message;
+    const what = typeof ownMessage === "string" ? ownMessage : "must be a JSON object, got an array";
+    return err(new SparError("bad_request", `invalid request body: ${what}`));
   }
   const result = v.safeParse(schema, input);
   if (result.success) return ok(result.output);

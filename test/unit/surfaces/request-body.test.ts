@@ -15,7 +15,7 @@ function post(body: string | Uint8Array): Request {
 test("an array where an object is expected is named as such, not as a missing field", () => {
   const result = validate(Inject, []);
   expect(result.ok).toBe(false);
-  if (!result.ok) expect(result.error.message).toBe("invalid request body: expected a JSON object, got an array");
+  if (!result.ok) expect(result.error.message).toBe("invalid request body: must be a JSON object, got an array");
 });
 
 test("a wrong field type names the field", () => {
@@ -38,4 +38,9 @@ test("bodies over the limit, invalid UTF-8 and malformed JSON are refused with t
   expect(malformed.ok ? "" : malformed.error.message).toStartWith("malformed JSON:");
   const empty = await readJsonBody(post("  "));
   expect(empty).toEqual({ ok: true, value: undefined });
+});
+
+test("a schema's own message for a non-object still wins", () => {
+  const result = validate(v.object({ model: v.string() }, "the body must be a JSON object {model}"), [1]);
+  expect(result.ok ? "" : result.error.message).toBe("invalid request body: the body must be a JSON object {model}");
 });
