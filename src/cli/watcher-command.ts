@@ -6,6 +6,7 @@
 import { createLogger } from "../telemetry/logger.ts";
 import { StartupRefusal } from "../watcher/watch-runner.ts";
 import { type WatcherGroup, startWatcherGroup } from "../watcher/watcher-group.ts";
+import { requestUrl } from "../surfaces/http/request-url.ts";
 import { bindHostname, parseListenAddress } from "./listen-address.ts";
 import { parseWatcherArgs, watcherHelp } from "./watcher-args.ts";
 import { buildWatcherConfig } from "./watcher-config.ts";
@@ -66,8 +67,10 @@ function serveProbes(address: string, watcher: WatcherGroup) {
   return Bun.serve({
     hostname: bindHostname(parsed.value),
     port: parsed.value.port,
+    development: false,
     fetch(request) {
-      const path = new URL(request.url).pathname;
+      // A probe may send HTTP/1.0 with no Host: read the path without trusting request.url.
+      const path = requestUrl(request).pathname;
       if (path === "/healthz") return new Response("ok\n");
       if (path === "/readyz") {
         const why = watcher.notReady();

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { rawHttp } from "../support/raw-http.ts";
 
 let daemon: Daemon;
 beforeAll(async () => {
@@ -23,6 +24,29 @@ async function expectError(response: Response, status: number, mentions: string)
 }
 
 const inject = () => `${daemon.baseUrl}/sessions/default/inject`;
+
+test("no Host header (HTTP/1.0) is served, URLs it builds are bare paths; a malformed Host is a JSON 400, never an HTML page", async () => {
+  const health = await rawHttp(daemon.port, "GET /healthz HTTP/1.0\r\n\r\n");
+  expect(health.status).toBe(200);
+  expect(JSON.parse(health.body)).toMatchObject({ ok: true });
+  const body = JSON.stringify({ sessionID: "no-host" });
+  const created = await rawHttp(daemon.port, `POST /sessions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  expect(created.status).toBe(201);
+  expect(JSON.parse(created.body)).toMatchObject({ sessionID: "no-host", url: "/sessions/spar/no-host" });
+  const unknown = await rawHttp(daemon.port, "GET /nope HTTP/1.0\r\n\r\n");
+  expect(unknown.status).toBe(404);
+  expect(unknown.headers["content-type"]).toContain("application/json");
+  expect(JSON.parse(unknown.body)).toEqual({ error: "no such endpoint: GET /nope" });
+  for (const host of ["a b", "[::1", "x:99999", "user@evil.example"]) {
+    for (const path of ["/healthz", "/sessions", "/nope"]) {
+      const answer = await rawHttp(daemon.port, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      expect([path, host, answer.status]).toEqual([path, host, 400]);
+      expect(answer.headers["content-type"]).toContain("application/json");
+      expect(answer.body).toContain("invalid Host header");
+    }
+  }
+  expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
+});
 
 test("each kind of bad request gets its status and a JSON body naming the problem", async () => {
   await expectError(await postJson(inject(), { message: "x".repeat(8 * 1024) }), 413, "larger than 8192");

@@ -11,6 +11,7 @@ import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apise
 import { OccurrenceStore } from "../../src/watcher/occurrence-store.ts";
 import { MAIN, REPO_ROOT, tempDir, waitFor } from "../support/daemon.ts";
 import { writeKubeconfig } from "../support/kube.ts";
+import { rawHttp } from "../support/raw-http.ts";
 
 let api: FakeApiserver;
 let dir: string;
@@ -55,6 +56,9 @@ test("metrics listener, readiness after the watches sync, the store, and SIGTERM
     const base = await waitFor(() => /metrics listening on (http:\/\/\S+)/.exec(stderr)?.[1], 15_000, `metrics line; stderr=${stderr}`);
     const healthz = await fetch(`${base}/healthz`);
     expect([healthz.status, await healthz.text()]).toEqual([200, "ok\n"]);
+    // An HTTP/1.0 probe that sends no Host (HAProxy's default httpchk) gets the same answer.
+    const bareProbe = await rawHttp(Number(new URL(base).port), "GET /healthz HTTP/1.0\r\n\r\n");
+    expect([bareProbe.status, bareProbe.body]).toEqual([200, "ok\n"]);
     const notReady = await fetch(`${base}/readyz`);
     expect([notReady.status, await notReady.text()]).toEqual([503, "not ready: informer caches syncing\n"]);
     await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 10_000, "readyz 200");

@@ -19,6 +19,7 @@
  * Must not: authenticate, read files, or serve anything but the card.
  */
 import { JSON_HEADERS } from "../http/responses.ts";
+import { requestUrl, validHost } from "../http/request-url.ts";
 import type { AgentCardSettings, CuratedSkill } from "./agent-card-config.ts";
 import type { RouteTable } from "./route-table.ts";
 
@@ -69,20 +70,15 @@ export interface AgentCard {
 }
 
 const TEXT_MODES = ["text/plain"];
-const VALID_HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
 function firstListValue(header: string | null): string | undefined {
   const first = header?.split(",", 1)[0]?.trim();
   return first === undefined || first === "" ? undefined : first;
 }
 
-function validHost(host: string | null | undefined): string | undefined {
-  return host && VALID_HOST.test(host) ? host : undefined;
-}
-
 /** The card `url` for this request: X-Forwarded-Proto/Host first, then Host, then the request URL. */
 export function requestCardUrl(request: Request): string {
-  const url = new URL(request.url);
+  const url = requestUrl(request);
   const forwardedProto = firstListValue(request.headers.get("x-forwarded-proto"))?.toLowerCase();
   const scheme = forwardedProto === "http" || forwardedProto === "https" ? forwardedProto : url.protocol.replace(/:$/, "");
   const host = validHost(firstListValue(request.headers.get("x-forwarded-host"))) ?? validHost(request.headers.get("host")) ?? url.host;

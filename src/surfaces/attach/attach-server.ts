@@ -52,7 +52,7 @@ function serveTls(tls: ListenerTls | undefined) {
 
 export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysia {
   // strictPath: `/healthz/` is not `/healthz` (its auth exemption is for the exact path only).
-  const app = new Elysia({ strictPath: true, serve: { idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY, ...serveTls(tls) } });
+  const app = new Elysia({ strictPath: true, serve: { development: false, idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY, ...serveTls(tls) } });
   const table = new RouteTable(app, context.transport, (request, peer) => context.caller(request, peer));
   registerDaemonRoutes(table, context);
   if (context.agentCard) registerAgentCardRoutes(table, context.agentCard.settings, context.agentCard.options);
@@ -68,7 +68,11 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerPlaceholderRoutes(table, context);
   if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {
-    if (code === "NOT_FOUND") return table.unmatched(request);
+    try {
+      if (code === "NOT_FOUND") return table.unmatched(request);
+    } catch (unexpected) {
+      return table.failure(unexpected);
+    }
     return table.failure(error);
   });
   return app;

@@ -10,6 +10,7 @@ import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import { errorResponse, json } from "../http/responses.ts";
 import { type Caller, LOCAL_CALLER } from "../http/caller-auth.ts";
 import { type TransportPolicy, checkConnection, checkCsrf, checkTransport } from "../http/request-guards.ts";
+import { checkHostHeader, requestUrl } from "../http/request-url.ts";
 
 export const PROTOCOL_HEADER = "x-attach-protocol-version";
 
@@ -81,11 +82,12 @@ export class RouteTable {
       path,
       async ({ request, params }) => {
         try {
+          checkHostHeader(request);
           const peer = checkConnection(request, this.#transport);
           if (!options.public) checkTransport(request, this.#transport);
           const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request, peer);
           checkCsrf(request);
-          return withProtocolHeader(await handler({ request, params, url: new URL(request.url), caller }));
+          return withProtocolHeader(await handler({ request, params, url: requestUrl(request), caller }));
         } catch (error) {
           return withProtocolHeader(errorResponse(error));
         }
@@ -117,8 +119,9 @@ export class RouteTable {
 
   /** The answer for a request no route matched: 401 when unauthenticated, 405 on a known path, else 404. */
   unmatched(request: Request): Response {
-    const url = new URL(request.url);
+    const url = requestUrl(request);
     try {
+      checkHostHeader(request);
       checkConnection(request, this.#transport);
       if (!this.#publicPaths.has(url.pathname)) checkTransport(request, this.#transport);
     } catch (error) {
