@@ -190,7 +190,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     knowledge: { memorySources: () => knowledge.memorySources(), skillRows: () => knowledge.skillRows(), reloads },
     metrics,
     ...(tools.mcp ? { mcp: tools.mcp } : {}),
-    subscriberBuffer: { maxQueued: config.subscriberBuffer, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
+    subscriberBuffer: { maxQueued: config.subscriberBuffer, maxQueuedBytes: config.subscriberBufferBytes, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
   };
   metrics.gauge("spar_auto_continue_redriven", "Interrupted turns auto-continue re-drove in this run.", () => autoContinue.stats.redriven);
   metrics.gauge("spar_auto_continue_refused", "Re-drives auto-continue refused in this run (a guard or another daemon's claim).", () => autoContinue.stats.refused);

@@ -55,6 +55,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "app-name", kind: "string", help: "app name sessions are created under", defaultText: "spar", configKey: "agent.app_name" },
   { name: "max-steps", kind: "int", help: "model calls a turn may make before it is stopped", defaultText: "25", configKey: "agent.max_steps" },
   { name: "subscriber-buffer", kind: "int", help: "frames an /events subscriber may fall behind before it is disconnected (it resumes with since)", defaultText: "4096", configKey: "attach.subscriber_buffer" },
+  { name: "subscriber-buffer-bytes", kind: "int", help: "bytes of frames an /events subscriber may fall behind before it is disconnected (bounds large frames)", defaultText: "8388608", configKey: "attach.subscriber_buffer_bytes" },
   { name: "sse-heartbeat", kind: "duration", help: "interval of the `: ping` comment on idle event streams", defaultText: "15s", configKey: "attach.sse_heartbeat" },
   { name: "permission-mode", kind: "string", help: "permission mode for tool calls: ask, acceptEdits, plan, yolo or allow (config only in spirit: allow runs everything)", defaultText: "ask", configKey: "permissions.mode" },
   { name: "approval-timeout", kind: "duration", help: "how long a permission prompt waits for an answer before the call is refused", defaultText: "5m", configKey: "permissions.approval_timeout" },
@@ -106,6 +107,7 @@ export interface AgentConfig {
   maxSteps: number;
   shutdownTimeoutMs: number;
   subscriberBuffer: number;
+  subscriberBufferBytes: number;
   heartbeatMs: number;
   logLevel: LogLevel;
 }
@@ -247,6 +249,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       maxSteps: read.int("max-steps", 25, 1, 1000),
       shutdownTimeoutMs: read.duration("shutdown-timeout", 5000),
       subscriberBuffer: read.int("subscriber-buffer", 4096, 16, 1_000_000),
+      subscriberBufferBytes: read.int("subscriber-buffer-bytes", 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
       heartbeatMs: read.duration("sse-heartbeat", 15_000, 100),
       logLevel: read.oneOf<LogLevel>("log-level", "info", ["debug", "info", "warn", "error"]),
     });

@@ -20,6 +20,8 @@ export interface FeedSink {
   whenWritable(): Promise<void>;
   /** Rows a replay may hand over between waits on `whenWritable` (well under the sink's bound). */
   readonly replayBatch: number;
+  /** Bytes the sink has accepted so far: a replay paces itself by volume as well as by rows. */
+  readonly bytesDelivered: number;
   readonly closed: boolean;
   /** Close the sink (session deleted, daemon stopping, subscriber too slow). */
   close(reason: string): void;
@@ -39,7 +41,20 @@ interface Subscriber {
   held: Publication[] | undefined;
 }
 
+/** Rows a replay reads from the log at once, at most; pages are sized to REPLAY_PAGE_BYTES. */
 const REPLAY_PAGE = 500;
+/** The first page, before the session's row size is known. */
+const FIRST_REPLAY_PAGE = 16;
+const MIN_REPLAY_PAGE = 4;
+/**
+ * What one page of a replay may weigh, encoded: a stalled subscriber holds its page while it
+ * waits, so this (not the row count) bounds what a replaying subscriber costs. 500 rows of a
+ * session with 50 KB replies held 25 MB each (found by the review probe: 20 stalled readers of
+ * such a session took the daemon from 80 MB to 1 GB).
+ */
+const REPLAY_PAGE_BYTES = 1024 * 1024;
+/** Bytes a replay hands over between waits for the socket to take them. */
+const REPLAY_BATCH_BYTES = 256 * 1024;
 /** Live publications a replaying subscriber may hold before it is closed. */
 const MAX_HELD = 20_000;
 
@@ -141,18 +156,30 @@ export class SessionFeed {
   }
 
   async #replay(subscriber: Subscriber, since: number, upto: number): Promise<void> {
+    const sink = subscriber.sink;
     let cursor = Math.max(0, since);
+    let pageSize = FIRST_REPLAY_PAGE;
     try {
-      while (cursor < upto && !subscriber.sink.closed) {
-        const rows = await this.#log.read(this.#key, cursor, REPLAY_PAGE, upto);
+      while (cursor < upto && !sink.closed) {
+        const rows = await this.#log.read(this.#key, cursor, pageSize, upto);
         if (rows.length === 0) break;
-        const batch = Math.max(1, subscriber.sink.replayBatch);
+        const batch = Math.max(1, sink.replayBatch);
+        const pageStart = sink.bytesDelivered;
+        let batchStart = pageStart;
+        let batchRows = 0;
         for (let i = 0; i < rows.length; i++) {
-          if (!subscriber.sink.deliver(rowPublication(rows[i] as CommittedRow))) return this.#drop(subscriber, "subscriber buffer overflow");
-          if ((i + 1) % batch === 0 && i + 1 < rows.length) await subscriber.sink.whenWritable();
+          if (!sink.deliver(rowPublication(rows[i] as CommittedRow))) return this.#drop(subscriber, "subscriber buffer overflow");
+          batchRows++;
+          const full = batchRows >= batch || sink.bytesDelivered - batchStart >= REPLAY_BATCH_BYTES;
+          if (full && i + 1 < rows.length) {
+            await sink.whenWritable();
+            batchStart = sink.bytesDelivered;
+            batchRows = 0;
+          }
         }
         cursor = rows[rows.length - 1]?.seq ?? upto;
-        await subscriber.sink.whenWritable();
+        pageSize = nextPageSize(rows.length, sink.bytesDelivered - pageStart);
+        await sink.whenWritable();
       }
     } catch (error) {
       return this.#drop(subscriber, `replay failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -164,4 +191,11 @@ export class SessionFeed {
       this.#deliver(subscriber, publication);
     }
   }
+}
+
+/** The next replay page: as many rows as fit REPLAY_PAGE_BYTES at this page's mean row size. */
+export function nextPageSize(rows: number, bytes: number): number {
+  if (rows <= 0 || bytes <= 0) return REPLAY_PAGE;
+  const fit = Math.floor(REPLAY_PAGE_BYTES / (bytes / rows));
+  return Math.min(REPLAY_PAGE, Math.max(MIN_REPLAY_PAGE, fit));
 }

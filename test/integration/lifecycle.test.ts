@@ -4,7 +4,7 @@
  * turn worker, and a subscriber that stops reading.
  */
 import { afterEach, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Daemon, MAIN, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import { rawSubscribe } from "../support/raw-sse.ts";
@@ -173,4 +173,52 @@ test("a subscriber that stops reading is closed when its buffer fills; another s
     expect(replayed).toEqual(Array.from({ length: rows.length - since }, (_, i) => since + i + 1));
     late.close();
   }
+}, 90_000);
+
+function rssKiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((candidate) => candidate.startsWith("VmRSS:"));
+  return Number(line?.split(/\s+/)[1] ?? Number.NaN);
+}
+
+test("subscribers that stall while replaying a history of large rows hold about a page each, not a 500-row page", async () => {
+  const daemon = await start({ args: ["--multi-session"] });
+  expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "big" })).status).toBe(201);
+  const inject = `${daemon.baseUrl}/sessions/big/inject`;
+  const big = "y".repeat(7000);
+  // Injects that queue during a turn become one bundled prompt row (D36), echoed back: rows of
+  // up to ~110 KB, ~20 MB of frames in all.
+  for (let round = 0; round < 100; round++) {
+    const batch = Array.from({ length: 16 }, (_, i) => postJson(inject, { message: `${round}.${i} ${big}` }));
+    for (const response of await Promise.all(batch)) expect(response.status).toBe(200);
+  }
+  // Settled: no turn running and the turn count unchanged over half a second.
+  const turns = await waitFor(async () => {
+    const first = await turnsOf(daemon, "big");
+    await Bun.sleep(500);
+    const status = (await (await fetch(`${daemon.baseUrl}/sessions/big/status`)).json()) as { turn_in_flight: boolean };
+    return !status.turn_in_flight && (await turnsOf(daemon, "big")) === first ? first : undefined;
+  }, 60_000, "turns done");
+  const before = rssKiB(daemon.process.pid);
+  const stalled = Array.from({ length: 20 }, () => {
+    const subscriber = rawSubscribe(daemon.port, "/sessions/big/events?since=0");
+    subscriber.pause();
+    return subscriber;
+  });
+  await Bun.sleep(3000);
+  const grownMiB = (rssKiB(daemon.process.pid) - before) / 1024;
+  // Measured: with 500-row pages each stalled replay held the whole history (+790 MiB for the
+  // 20); with pages sized to 1 MiB (D160) RSS does not grow measurably.
+  expect(grownMiB).toBeLessThan(150);
+  for (const subscriber of stalled) subscriber.close();
+  // A reader that keeps up still gets the whole history, in order.
+  const reader = collect(`${daemon.baseUrl}/sessions/big/events?since=0`);
+  const agentSeqs = () => reader.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
+  const seqs = await waitFor(async () => {
+    const seen = agentSeqs().length;
+    await Bun.sleep(1000);
+    return seen > 0 && agentSeqs().length === seen ? agentSeqs() : undefined;
+  }, 30_000, "full replay");
+  reader.close();
+  expect(seqs.length).toBeGreaterThanOrEqual(turns * 2);
+  expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
 }, 90_000);

@@ -34,7 +34,7 @@ export interface AttachContext {
   /** Readiness checks by subsystem; the status is 503 when any is not ready. */
   checks(): Promise<Record<string, CheckState>>;
   /** Frames a subscriber may lag before it is cut, and the replay pacing mark. */
-  subscriberBuffer: { maxQueued: number; lowWater: number };
+  subscriberBuffer: { maxQueued: number; maxQueuedBytes?: number; lowWater: number };
   /** Interval of the `: ping` comment on every open stream. */
   heartbeatMs: number;
   metrics: MetricsRegistry;

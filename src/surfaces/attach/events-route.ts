@@ -41,6 +41,9 @@ class StreamSink implements FeedSink {
   get replayBatch(): number {
     return this.#stream.lowWater;
   }
+  get bytesDelivered(): number {
+    return this.#stream.bytesWritten;
+  }
   get closed(): boolean {
     return this.#stream.closed;
   }

@@ -3,7 +3,8 @@
  * Frames are written as encoded bytes (encode once, share the bytes across subscribers) to the
  * socket's sink, those of one event-loop tick together in one write; when the client stops
  * reading, each write past the sink's own buffer waits on the socket, and once more than
- * `maxQueued` frames wait the stream is cut, so a slow client costs only itself. Heartbeat comments keep idle streams open through proxies.
+ * `maxQueued` frames or `maxQueuedBytes` bytes wait the stream is cut, so a slow client costs
+ * only itself. Heartbeat comments keep idle streams open through proxies.
  */
 
 export const SSE_HEADERS = {
@@ -16,6 +17,8 @@ export const SSE_HEADERS = {
 export interface SseStreamOptions {
   /** Frames the client may lag behind before the stream is closed. */
   maxQueued: number;
+  /** Bytes of frames waiting on the socket past which the stream is cut (large frames). */
+  maxQueuedBytes?: number;
   /** Queue depth under which a paced producer (replay) may write again. */
   lowWater: number;
   headers?: Record<string, string>;
@@ -44,6 +47,13 @@ export class SseStream {
   #early: Uint8Array[] = [];
   /** Frames handed to the socket that it has not taken yet (the client is behind). */
   #behind = 0;
+  /** Their bytes (Bun holds them until the socket takes them). */
+  #behindBytes = 0;
+  #earlyBytes = 0;
+  /** Every byte accepted by `write`, for producers that pace themselves by volume (replay). */
+  #bytesWritten = 0;
+  /** Paced producers waiting for the socket to take everything (`whenWritable`). */
+  #waiters: Array<() => void> = [];
   /** Frames written this tick, sent together by `flush` (one sink write instead of one each). */
   #pending: Uint8Array[] = [];
   #closed = false;
@@ -66,6 +76,9 @@ export class SseStream {
         this.#direct = controller;
         const early = this.#early;
         this.#early = [];
+        // Written again below, now to the socket: counted once.
+        this.#bytesWritten -= this.#earlyBytes;
+        this.#earlyBytes = 0;
         for (const bytes of early) if (!this.write(bytes)) return undefined;
         return new Promise<void>((resolve) => {
           this.#release = resolve;
@@ -86,13 +99,20 @@ export class SseStream {
     return this.#options.lowWater;
   }
 
+  /** Bytes accepted by `write` so far. */
+  get bytesWritten(): number {
+    return this.#bytesWritten;
+  }
+
   /** Write one encoded frame; false (and the stream closed) when the client fell too far behind. */
   write(bytes: Uint8Array): boolean {
     if (this.#closed) return false;
+    this.#bytesWritten += bytes.byteLength;
     const direct = this.#direct;
     if (direct === undefined) {
       this.#early.push(bytes);
-      return this.#early.length > this.#options.maxQueued ? this.#overflow() : true;
+      this.#earlyBytes += bytes.byteLength;
+      return this.#early.length > this.#options.maxQueued || this.#earlyBytes > this.#maxBytes ? this.#overflow() : true;
     }
     this.#pending.push(bytes);
     if (this.#pending.length === 1) {
@@ -113,21 +133,26 @@ export class SseStream {
     const direct = this.#direct;
     if (frames.length === 0 || this.#closed || direct === undefined) return;
     this.#pending = [];
+    const chunk = frames.length === 1 ? (frames[0] as Uint8Array) : Buffer.concat(frames);
     let written: number | Promise<number>;
     try {
-      written = direct.write(frames.length === 1 ? (frames[0] as Uint8Array) : Buffer.concat(frames));
+      written = direct.write(chunk);
     } catch {
       this.#finish("client disconnected");
       return;
     }
     if (typeof written === "number") return;
     const count = frames.length;
+    const size = chunk.byteLength;
     this.#behind += count;
+    this.#behindBytes += size;
     const caughtUp = (): void => {
       this.#behind -= count;
+      this.#behindBytes -= size;
+      if (this.#behind === 0) this.#wakeWaiters();
     };
     written.then(caughtUp, caughtUp);
-    if (this.#behind > this.#options.maxQueued) this.#overflow();
+    if (this.#behind > this.#options.maxQueued || this.#behindBytes > this.#maxBytes) this.#overflow();
   }
 
   /**
@@ -148,9 +173,13 @@ export class SseStream {
   async whenWritable(): Promise<void> {
     // A paced producer yields here: send what it wrote now rather than at the end of the tick.
     this.flush();
-    while (!this.#closed && (this.#direct === undefined ? this.#early.length >= this.#options.lowWater : this.#behind > 0)) {
+    // Before Bun starts the body (a moment after the response is returned) there is no socket
+    // to wait on: poll. After it, wait for the socket to take the last waiting write.
+    while (!this.#closed && this.#direct === undefined && (this.#early.length >= this.#options.lowWater || this.#earlyBytes >= this.#lowWaterBytes)) {
       await Bun.sleep(WRITABLE_POLL_MS);
     }
+    if (this.#closed || this.#behind === 0) return;
+    await new Promise<void>((resolve) => this.#waiters.push(resolve));
   }
 
   close(reason: string): void {
@@ -165,6 +194,21 @@ export class SseStream {
     this.#finish(reason);
   }
 
+  get #maxBytes(): number {
+    return this.#options.maxQueuedBytes ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** Bytes gathered before the body starts under which a paced producer may write again. */
+  get #lowWaterBytes(): number {
+    return Math.min(256 * 1024, this.#maxBytes / 4);
+  }
+
+  #wakeWaiters(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+
   #overflow(): false {
     this.abort("subscriber buffer overflow");
     return false;
@@ -176,6 +220,7 @@ export class SseStream {
     this.#early = [];
     this.#pending = [];
     openStreams.delete(this);
+    this.#wakeWaiters();
     this.#release();
     this.#options.onClose?.(reason);
   }

@@ -95,3 +95,75 @@ test("a burst written in one tick (more frames than maxQueued) reaches a reading
   expect([...body.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
   expect(reasons).toEqual(["done"]);
 });
+
+/** A raw client that sends its GET and then reads nothing. */
+async function stalledClient(port: number): Promise<Socket> {
+  const socket = connect(port, "127.0.0.1");
+  sockets.push(socket);
+  socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  socket.pause();
+  await Bun.sleep(100);
+  return socket;
+}
+
+test("large frames: a client that stops reading is cut once more than maxQueuedBytes wait, long before maxQueued frames do", async () => {
+  const reasons: string[] = [];
+  let stream: SseStream | undefined;
+  const port = serve(() => {
+    stream = new SseStream({ maxQueued: 1000, maxQueuedBytes: 1024 * 1024, lowWater: 16, onClose: (reason) => reasons.push(reason) });
+    return stream;
+  });
+  await stalledClient(port);
+  const big = new Uint8Array(256 * 1024).fill(66);
+  let writes = 0;
+  while (stream?.write(big) && writes < 400) {
+    writes++;
+    await Bun.sleep(1);
+  }
+  expect(reasons).toEqual(["subscriber buffer overflow"]);
+  // The kernel's socket buffers take a few MiB; past them at most 1 MiB more may wait (100 MiB
+  // would have been written before 1000 frames waited).
+  expect(writes).toBeLessThan(100);
+});
+
+test("whenWritable waits while writes wait on the socket, and resolves when the client reads or the stream closes", async () => {
+  const streams: SseStream[] = [];
+  const port = serve(() => {
+    const stream = new SseStream({ maxQueued: 10_000, lowWater: 16 });
+    streams.push(stream);
+    return stream;
+  });
+  const big = new Uint8Array(256 * 1024).fill(67);
+  async function backedUp(stream: SseStream): Promise<{ settled: () => boolean; done: Promise<void> }> {
+    let settled = false;
+    for (let i = 0; i < 200; i++) {
+      stream.write(big);
+      stream.flush();
+      let ready = false;
+      const probe = stream.whenWritable().then(() => (ready = true));
+      await Bun.sleep(5);
+      if (!ready) {
+        const done = probe.then(() => {
+          settled = true;
+        });
+        return { settled: () => settled, done };
+      }
+    }
+    throw new Error("the socket never backed up");
+  }
+  const reader = await stalledClient(port);
+  const first = streams[0] as SseStream;
+  const waiting = await backedUp(first);
+  await Bun.sleep(50);
+  expect(waiting.settled()).toBe(false);
+  reader.resume();
+  await waiting.done;
+  expect(first.closed).toBe(false);
+
+  await stalledClient(port);
+  const second = streams[1] as SseStream;
+  const parked = await backedUp(second);
+  second.abort("test over");
+  await parked.done;
+  expect(second.closed).toBe(true);
+});
