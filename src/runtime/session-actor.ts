@@ -192,6 +192,7 @@ export class SessionActor {
 
   /** Commit the message to the inbox, publish `inbox` queued, and wake a turn unless asked not to. */
   async inject(message: string, wake: boolean): Promise<InjectResult> {
+    this.#refuseIfRetired();
     this.#touch();
     const item: InboxItem = { promptId: uuidv7(), message, queuedAt: this.#context.now().toISOString(), wake };
     this.#busy++;
@@ -200,6 +201,8 @@ export class SessionActor {
     } finally {
       this.#busy--;
     }
+    // A DELETE that began meanwhile removes the inbox with the session: tell the caller so.
+    this.#refuseIfRetired();
     this.#pending.push(item);
     this.feed.frame({ type: "inbox", state: "queued", prompt_id: item.promptId, queued_at: item.queuedAt });
     if (wake) this.schedule();
@@ -214,6 +217,7 @@ export class SessionActor {
 
   /** POST /wake: optional prompt injected, a `wake` frame, and a turn. */
   async wake(prompt: string | undefined): Promise<InjectResult | undefined> {
+    this.#refuseIfRetired();
     this.#touch();
     const injected = prompt ? await this.inject(prompt, true) : undefined;
     this.feed.frame({ type: "wake", at: this.#context.now().toISOString() });
@@ -324,6 +328,11 @@ export class SessionActor {
    */
   async offerRestartContinue(): Promise<void> {
     await this.#continues.offerRestart(this.#pending.some((item) => item.wake));
+  }
+
+  /** A session being deleted takes no more work; to its callers it is already gone. */
+  #refuseIfRetired(): void {
+    if (this.#retired) throw new SparError("not_found", `session not found: ${this.key.id}`);
   }
 
   #touch(): void {

@@ -39,6 +39,8 @@ interface Subscriber {
   sink: FeedSink;
   /** Live publications held while the subscriber replays; undefined once live. */
   held: Publication[] | undefined;
+  /** The cursor it attached with: rows at or before it are never sent (a cursor past the head). */
+  since: number;
 }
 
 /** Rows a replay reads from the log at once, at most; pages are sized to REPLAY_PAGE_BYTES. */
@@ -108,7 +110,7 @@ export class SessionFeed {
    * exactly once and in order.
    */
   subscribe(sink: FeedSink, since: number): Subscription {
-    const subscriber: Subscriber = { sink, held: [] };
+    const subscriber: Subscriber = { sink, held: [], since };
     const upto = this.#publishedHead;
     this.#subscribers.add(subscriber);
     const replayed = this.#replay(subscriber, since, upto);
@@ -142,6 +144,7 @@ export class SessionFeed {
   }
 
   #deliver(subscriber: Subscriber, publication: Publication): void {
+    if (publication.type === "row" && publication.row.seq <= subscriber.since) return;
     if (subscriber.held) {
       subscriber.held.push(publication);
       if (subscriber.held.length > MAX_HELD) this.#drop(subscriber, "subscriber fell behind during replay");

@@ -47,6 +47,8 @@ export class SessionHost {
   readonly config: HostConfig;
   readonly #store: Store;
   readonly #actors = new Map<string, SessionActor>();
+  /** Sessions whose DELETE is under way: a concurrent DELETE is a repeat (500), not a second 204. */
+  readonly #deleting = new Set<string>();
   readonly #loading = new Map<string, Promise<SessionActor>>();
   /** Session id -> apps holding it: every session in the store (this daemon alone writes it). */
   readonly #appsById = new Map<string, Set<string>>();
@@ -287,17 +289,25 @@ export class SessionHost {
       throw new SparError("persistence_failed", `session ${id} was already deleted`);
     }
     const key = await this.authorize(app, id, principal, "admin");
-    if (id === DEFAULT_SESSION_ID) throw new SparError("forbidden", "the bootstrap session default cannot be deleted");
+    // Only this daemon's bootstrap session: a session another app named `default` is deletable.
+    if (key.app === this.config.app && key.id === DEFAULT_SESSION_ID) throw new SparError("forbidden", "the bootstrap session default cannot be deleted");
     const name = sessionKeyString(key);
-    const actor = this.#actors.get(name);
-    if (actor) {
-      await actor.retire();
-      actor.feed.closeAll("session deleted");
-      this.#actors.delete(name);
-      this.#pool.forget(actor.conversationKey);
+    if (this.#deleting.has(name)) throw new SparError("persistence_failed", `session ${id} was already deleted`);
+    this.#deleting.add(name);
+    try {
+      const actor = this.#actors.get(name);
+      if (actor) {
+        await actor.retire();
+        actor.feed.closeAll("session deleted");
+        this.#actors.delete(name);
+        this.#pool.forget(actor.conversationKey);
+      }
+      const removed = await this.#store.deleteSession(key);
+      this.#index(key, false);
+      if (!removed) throw new SparError("persistence_failed", `session ${id} was already deleted`);
+    } finally {
+      this.#deleting.delete(name);
     }
-    await this.#store.deleteSession(key);
-    this.#index(key, false);
   }
 
   /** Sessions a caller may see: all without multi-session or for admins, else those it may read. */

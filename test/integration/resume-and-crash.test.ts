@@ -47,6 +47,24 @@ test("since=N replays exactly the rows after N, then live rows follow", async ()
   expect(agentSeqs(stream.frames)).toEqual([3, 4, 5, 6]);
 });
 
+test("a cursor past the head sends no row at or before it, live ones included; typed frames still flow", async () => {
+  const daemon = await start({});
+  await injectAndWait(daemon, "one", 1);
+  const ahead = collect(`${daemon.baseUrl}/sessions/default/events?since=5`);
+  const exact = collect(`${daemon.baseUrl}/sessions/default/events?since=2`);
+  await ahead.waitFor((frame) => frame.event === "usage-update");
+  await exact.waitFor((frame) => frame.event === "usage-update");
+  await injectAndWait(daemon, "two", 2);
+  await injectAndWait(daemon, "three", 3);
+  await ahead.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 6);
+  await exact.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 6);
+  ahead.close();
+  exact.close();
+  expect(agentSeqs(ahead.frames)).toEqual([6]);
+  expect(agentSeqs(exact.frames)).toEqual([3, 4, 5, 6]);
+  expect(ahead.frames.filter((frame) => frame.event === "turn-complete")).toHaveLength(2);
+});
+
 test("kill -9 during delivery: the client's Last-Event-ID reconnect to the restarted daemon loses and repeats nothing", async () => {
   const first = await start({});
   const stream = collect(`${first.baseUrl}/sessions/default/events`);

@@ -4,7 +4,10 @@
  * ambiguous shortcut (409), wake, and the zero-valued read models.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { say } from "../support/scripted.ts";
 
 let multi: Daemon;
 let single: Daemon;
@@ -66,6 +69,51 @@ describe("DELETE /sessions/...", () => {
     const unknown = await fetch(`${multi.baseUrl}/sessions/never-was`, { method: "DELETE", headers: { "content-type": "application/json" } });
     expect(unknown.status).toBe(404);
   });
+
+  test("a session another app names default can be deleted; this daemon's bootstrap default cannot", async () => {
+    expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: "default", app: "other" })).status).toBe(201);
+    expect((await fetch(`${multi.baseUrl}/sessions/default/status`)).status).toBe(409);
+    expect((await fetch(`${multi.baseUrl}/sessions/other/default`, { method: "DELETE", headers: { "content-type": "application/json" } })).status).toBe(204);
+    expect((await fetch(`${multi.baseUrl}/sessions/default/status`)).status).toBe(200);
+    expect((await fetch(`${multi.baseUrl}/sessions/spar/default`, { method: "DELETE", headers: { "content-type": "application/json" } })).status).toBe(403);
+  });
+
+  test("concurrent DELETEs: one 204, the others 500; an inject racing them is 404, not accepted and lost", async () => {
+    for (let round = 0; round < 5; round++) {
+      const id = `raced-${round}`;
+      expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: id })).status).toBe(201);
+      expect((await postJson(`${multi.baseUrl}/sessions/${id}/inject`, { message: "busy" })).status).toBe(200);
+      const remove = () => fetch(`${multi.baseUrl}/sessions/${id}`, { method: "DELETE", headers: { "content-type": "application/json" } });
+      const [first, second, third, injected] = await Promise.all([remove(), remove(), remove(), postJson(`${multi.baseUrl}/sessions/${id}/inject`, { message: "late" })]);
+      expect([first.status, second.status, third.status].sort()).toEqual([204, 500, 500]);
+      // The inject either landed before the delete began (200, then deleted with the session) or is refused.
+      expect([200, 404]).toContain(injected.status);
+      expect((await fetch(`${multi.baseUrl}/sessions/${id}/status`)).status).toBe(404);
+    }
+  });
+
+  test("while a DELETE waits for a turn that will not stop, an inject and a second DELETE see the session as gone", async () => {
+    // A spinning turn ignores its cancel until --worker-liveness replaces the worker: the DELETE
+    // is held in between, long enough to race it deterministically.
+    const script = join(tempDir(), "script.jsonl");
+    writeFileSync(script, `${JSON.stringify(say("unused", { spin: true }))}\n`);
+    const daemon = await startDaemon({ args: ["--multi-session", "--workers=1", "--worker-liveness=2s", "--model=scripted", `--script=${script}`] });
+    try {
+      expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "stuck" })).status).toBe(201);
+      expect((await postJson(`${daemon.baseUrl}/sessions/stuck/inject`, { message: "spin" })).status).toBe(200);
+      await waitFor(async () => ((await (await fetch(`${daemon.baseUrl}/sessions/stuck/status`)).json()) as { turn_in_flight: boolean }).turn_in_flight || undefined, 5000, "turn running");
+      const deleting = fetch(`${daemon.baseUrl}/sessions/stuck`, { method: "DELETE", headers: { "content-type": "application/json" } });
+      await Bun.sleep(300);
+      const late = await postJson(`${daemon.baseUrl}/sessions/stuck/inject`, { message: "late" });
+      expect(late.status).toBe(404);
+      expect((await body(late)).error).toContain("stuck");
+      const again = await fetch(`${daemon.baseUrl}/sessions/stuck`, { method: "DELETE", headers: { "content-type": "application/json" } });
+      expect(again.status).toBe(500);
+      expect((await deleting).status).toBe(204);
+    } finally {
+      await daemon.sigterm();
+    }
+  }, 20_000);
 });
 
 describe("path shapes", () => {
