@@ -39,8 +39,6 @@ interface Subscriber {
   sink: FeedSink;
   /** Live publications held while the subscriber replays; undefined once live. */
   held: Publication[] | undefined;
-  /** The cursor it attached with: rows at or before it are never sent (a cursor past the head). */
-  since: number;
 }
 
 /** Rows a replay reads from the log at once, at most; pages are sized to REPLAY_PAGE_BYTES. */
@@ -106,11 +104,12 @@ export class SessionFeed {
   }
 
   /**
-   * Attach a sink: every row with seq > since is replayed, then live publications follow, each
+   * Attach a sink: every row with seq > since is replayed, then live publications follow (all of
+   * them: a cursor past the head means "live only", D32), each
    * exactly once and in order.
    */
   subscribe(sink: FeedSink, since: number): Subscription {
-    const subscriber: Subscriber = { sink, held: [], since };
+    const subscriber: Subscriber = { sink, held: [] };
     const upto = this.#publishedHead;
     this.#subscribers.add(subscriber);
     const replayed = this.#replay(subscriber, since, upto);
@@ -144,7 +143,6 @@ export class SessionFeed {
   }
 
   #deliver(subscriber: Subscriber, publication: Publication): void {
-    if (publication.type === "row" && publication.row.seq <= subscriber.since) return;
     if (subscriber.held) {
       subscriber.held.push(publication);
       if (subscriber.held.length > MAX_HELD) this.#drop(subscriber, "subscriber fell behind during replay");
