@@ -5,19 +5,20 @@
  */
 import { SparError } from "../../core/errors.ts";
 
-const HOST_SYNTAX = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+const HOST_SYNTAX = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 /** Stands in for a missing or invalid Host when only the path and query matter. */
 const PLACEHOLDER_ORIGIN = "http://localhost";
 
-/** `host` when it is a host[:port] a URL can carry (no user info, a port in range), else undefined. */
+/**
+ * `host` when it is a host[:port] a URL can carry (no user info, a port in range), else
+ * undefined. Checked on every request, so without building a URL.
+ */
 export function validHost(host: string | null | undefined): string | undefined {
-  if (!host || !HOST_SYNTAX.test(host)) return undefined;
-  try {
-    new URL(`http://${host}/`);
-    return host;
-  } catch {
-    return undefined;
-  }
+  if (!host) return undefined;
+  const match = HOST_SYNTAX.exec(host);
+  if (!match) return undefined;
+  const port = match[1];
+  return port === undefined || Number(port) <= 65_535 ? host : undefined;
 }
 
 /** The request URL; with no usable Host its path and query under a placeholder origin. */

@@ -53,7 +53,7 @@ export class SseStream {
   /** Every byte accepted by `write`, for producers that pace themselves by volume (replay). */
   #bytesWritten = 0;
   /** Paced producers waiting for the socket to take everything (`whenWritable`). */
-  #waiters: Array<() => void> = [];
+  #waiters: Array<() => void> | undefined;
   /** Frames written this tick, sent together by `flush` (one sink write instead of one each). */
   #pending: Uint8Array[] = [];
   #closed = false;
@@ -179,7 +179,7 @@ export class SseStream {
       await Bun.sleep(WRITABLE_POLL_MS);
     }
     if (this.#closed || this.#behind === 0) return;
-    await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    await new Promise<void>((resolve) => (this.#waiters ??= []).push(resolve));
   }
 
   close(reason: string): void {
@@ -205,8 +205,8 @@ export class SseStream {
 
   #wakeWaiters(): void {
     const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const wake of waiters) wake();
+    this.#waiters = undefined;
+    for (const wake of waiters ?? []) wake();
   }
 
   #overflow(): false {
