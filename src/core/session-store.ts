@@ -48,6 +48,12 @@ export interface DaemonCoordination {
   endBoot(bootId: string): Promise<void>;
 }
 
+/** A deleted session's tombstone. */
+export interface DeletedSession {
+  app: string;
+  owner: string;
+}
+
 export interface SessionStore {
   /** Fails with SparError `conflict` when the session exists. Clears a tombstone of the same key. */
   createSession(record: SessionRecord): Promise<void>;
@@ -58,6 +64,8 @@ export interface SessionStore {
   /** Removes the row, its events and inbox, and leaves a tombstone. False when absent. */
   deleteSession(key: SessionKey): Promise<boolean>;
   isTombstoned(key: SessionKey): Promise<boolean>;
+  /** Tombstones of this id in every app, with the owner the session had ('' when unknown). */
+  deletedSessions(id: string): Promise<DeletedSession[]>;
   touchSession(key: SessionKey, at: string): Promise<void>;
   setTitle(key: SessionKey, title: string | undefined): Promise<void>;
   /** Replace the viewer and contributor lists (the owner never changes). */

@@ -48,6 +48,8 @@ export class GatedTools {
   readonly #deps: GatedToolsDeps;
   /** Calls running per turn, aborted when the turn ends. */
   readonly #running = new Map<string, Set<AbortController>>();
+  /** Names of the calls executing now, in start order. */
+  readonly #executing: string[] = [];
 
   constructor(deps: GatedToolsDeps, unanswered: readonly string[]) {
     this.#deps = deps;
@@ -76,17 +78,24 @@ export class GatedTools {
     return { result: await this.#execute(runner, call, turnId) };
   }
 
+  /** The tool executing now (the earliest started when several run): GET /status `current_tool`. */
+  get currentTool(): string | undefined {
+    return this.#executing[0];
+  }
+
   /** Run an approved call; the turn's end aborts it. */
   async #execute(runner: ToolRunner, call: ToolCall, turnId: string): Promise<ToolRunResult> {
     const controller = new AbortController();
     const calls = this.#running.get(turnId) ?? new Set<AbortController>();
     calls.add(controller);
     this.#running.set(turnId, calls);
+    this.#executing.push(call.name);
     try {
       return await runner.run(call, controller.signal);
     } finally {
       calls.delete(controller);
       if (calls.size === 0) this.#running.delete(turnId);
+      this.#executing.splice(this.#executing.indexOf(call.name), 1);
     }
   }
 

@@ -267,6 +267,7 @@ export class SessionActor {
       model_name: this.#context.model.name,
       turn_in_flight: this.#turn !== undefined,
       next_wake_at: ZERO_TIME,
+      ...(this.tools.currentTool === undefined ? {} : { current_tool: this.tools.currentTool }),
       paused_since: this.#operator.gate.since ?? ZERO_TIME,
     };
     if (this.#operator.gate.reason !== undefined) status.pause_reason = this.#operator.gate.reason;

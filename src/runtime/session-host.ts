@@ -279,16 +279,25 @@ export class SessionHost {
     const record: SessionRecord = { app, id, owner: request.owner, viewers: request.viewers, contributors: request.contributors, createdAt: now, lastTouchedAt: ZERO_TIME };
     await this.#store.createSession(record);
     this.#index(record, true);
+    // The spec's transition: a created session is active (listed so) until idle eviction.
+    await this.actor({ app, id });
     return record;
   }
 
-  /** Delete a session: 403 for the bootstrap session, 500 when already deleted. */
+  /**
+   * Delete a session: 403 for the bootstrap session, 500 when already deleted (to a caller who
+   * could have deleted it; anyone else gets the masked 404, D161).
+   */
   async deleteSession(app: string | undefined, id: string, principal: Principal): Promise<void> {
-    const tombstoneKey = { app: app ?? this.config.app, id };
-    if (!(await this.#store.getSession(tombstoneKey)) && (await this.#store.isTombstoned(tombstoneKey))) {
-      throw new SparError("persistence_failed", `session ${id} was already deleted`);
+    let key: SessionKey;
+    try {
+      key = await this.authorize(app, id, principal, "admin");
+    } catch (error) {
+      if (error instanceof SparError && error.code === "not_found" && (await this.#deletedFor(app, id, principal))) {
+        throw new SparError("persistence_failed", `session ${id} was already deleted`);
+      }
+      throw error;
     }
-    const key = await this.authorize(app, id, principal, "admin");
     // Only this daemon's bootstrap session: a session another app named `default` is deletable.
     if (key.app === this.config.app && key.id === DEFAULT_SESSION_ID) throw new SparError("forbidden", "the bootstrap session default cannot be deleted");
     const name = sessionKeyString(key);
@@ -308,6 +317,12 @@ export class SessionHost {
     } finally {
       this.#deleting.delete(name);
     }
+  }
+
+  /** A tombstone of this id (in `app`, or any app on the shortcut) that this caller could have deleted. */
+  async #deletedFor(app: string | undefined, id: string, principal: Principal): Promise<boolean> {
+    const deleted = (await this.#store.deletedSessions(id)).filter((row) => (app === undefined || row.app === app) && this.#served({ app: row.app, id }));
+    return deleted.some((row) => !this.config.multiSession || principal.admin || (row.owner !== "" && row.owner === principal.identity));
   }
 
   /** Sessions a caller may see: all without multi-session or for admins, else those it may read. */

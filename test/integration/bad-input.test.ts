@@ -69,6 +69,13 @@ test("each kind of bad request gets its status and a JSON body naming the proble
   expect(badVersion.headers.get("x-attach-protocol-version")).toBe("1.16.0");
   await expectError(badVersion, 400, "malformed protocol version");
   await expectError(await fetch(`${daemon.baseUrl}/sessions/default/events`, { headers: { "x-attach-protocol-version": "2.0.0" } }), 409, "major 2");
+  // An empty declaration declares nothing (accepted), as the spec says of declaring nothing.
+  for (const declared of [`${daemon.baseUrl}/sessions/default/events?protocol=`, `${daemon.baseUrl}/sessions/default/events?protocol=%20`]) {
+    const abort = new AbortController();
+    const accepted = await fetch(declared, { signal: abort.signal, headers: { "x-attach-protocol-version": "" } });
+    abort.abort();
+    expect(accepted.status).toBe(200);
+  }
   const invalidUtf8 = await fetch(inject(), { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) });
   await expectError(invalidUtf8, 400, "UTF-8");
   // Nothing of the refused requests reached the session.

@@ -101,6 +101,19 @@ describe("ACL matrix", () => {
     expect(await status("/sessions/olgas", as("cora"), { method: "DELETE" })).toBe(404);
   });
 
+  test("a repeated DELETE is 500 only to those who could have deleted the session; to others it is missing (404)", async () => {
+    expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "olga-tmp", app: "scratch", contributors: ["cora"] }, as("olga"))).status).toBe(201);
+    expect(await status("/sessions/olga-tmp", as("olga"), { method: "DELETE" })).toBe(204);
+    // The owner and an admin learn it was deleted, on either path shape.
+    expect(await status("/sessions/olga-tmp", as("olga"), { method: "DELETE" })).toBe(500);
+    expect(await status("/sessions/scratch/olga-tmp", as("olga"), { method: "DELETE" })).toBe(500);
+    expect(await status("/sessions/olga-tmp", as("root"), { method: "DELETE" })).toBe(500);
+    // A contributor (no SessionAdmin) and a stranger cannot tell it from an id that never existed.
+    expect(await status("/sessions/olga-tmp", as("cora"), { method: "DELETE" })).toBe(404);
+    expect(await status("/sessions/olga-tmp", as("mallory"), { method: "DELETE" })).toBe(404);
+    expect(await status("/sessions/scratch/olga-tmp", as("mallory"), { method: "DELETE" })).toBe(404);
+  });
+
   test("the ACL was normalized on create and the list is filtered per caller; admins see all", async () => {
     const acl = await (await fetch(`${daemon.baseUrl}/sessions/olgas/acl`, { headers: as("olga") })).json();
     expect(acl).toEqual({ owner: "olga", viewers: ["vic"], contributors: ["cora"] });

@@ -30,6 +30,8 @@ describe("POST /sessions", () => {
     const created = await body(response);
     expect(created).toMatchObject({ app: "spar", user: "local" });
     expect(created.url).toBe(`${multi.baseUrl}/sessions/spar/${created.sessionID}`);
+    const listed = (await body(await fetch(`${multi.baseUrl}/sessions`))).sessions as Array<{ sessionID: string; status: string }>;
+    expect(listed.find((row) => row.sessionID === created.sessionID)?.status).toBe("active");
     const acl = await body(await fetch(`${multi.baseUrl}/sessions/${created.sessionID}/acl`));
     expect(acl).toEqual({ owner: "local", viewers: ["ann", "bob"], contributors: ["cy"] });
   });
@@ -145,6 +147,10 @@ describe("inject and wake", () => {
     expect(prompted).toMatchObject({ woken: "sleepy", prompt: "now" });
     expect(typeof prompted.prompt_id).toBe("string");
     expect((await postJson(`${multi.baseUrl}/sessions/sleepy/wake`, { target: "x" })).status).toBe(501);
+    // A blank prompt is a bare wake: no message is injected (inject refuses a blank message).
+    await waitFor(async () => ((await usage()) === 2 ? true : undefined), 5000, "prompted wake turn");
+    const blank = await body(await postJson(`${multi.baseUrl}/sessions/sleepy/wake`, { prompt: "   " }));
+    expect(blank.prompt_id).toBeUndefined();
   });
 });
 

@@ -81,6 +81,21 @@ test("bash past its timeout: the command and its background child are killed, pa
   await waitFor(() => (processGone(child) && processGone(self) ? true : undefined), 3000, "bash and its child to die");
 }, 20_000);
 
+test("GET /status names the tool running now as current_tool, and drops it when the tool ends", async () => {
+  const { events, base } = await start([call("bash", { command: "sleep 1.5; echo hi" }), say("done")]);
+  const statusOf = async () => (await (await fetch(`${base}/status`)).json()) as Record<string, unknown>;
+  expect((await statusOf()).current_tool).toBeUndefined();
+  const mark = events.frames.length;
+  expect((await postJson(`${base}/inject`, { message: "go" })).status).toBe(200);
+  const running = await waitFor(async () => {
+    const status = await statusOf();
+    return status.current_tool === undefined ? undefined : status;
+  }, 5000, "current_tool while bash runs");
+  expect(running).toMatchObject({ state: "running", turn_in_flight: true, current_tool: "bash" });
+  await events.waitFor((frame) => frame.event === "turn-complete", 15_000, mark);
+  expect((await statusOf()).current_tool).toBeUndefined();
+});
+
 test("output caps: bash keeps 32 KiB per stream, read_file 256 KiB, each marked truncated", async () => {
   const { events, root, base } = await start([call("bash", { command: "head -c 100000 /dev/zero | tr '\\0' a; echo oops >&2" }), call("read_file", { path: "big.txt" }), say("capped")]);
   writeFileSync(join(root, "big.txt"), "b".repeat(300_000));

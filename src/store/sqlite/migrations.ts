@@ -148,6 +148,17 @@ ALTER TABLE event_blocks_v5 RENAME TO event_blocks;
 `;
 
 /**
+ * v6: a tombstone remembers the deleted session's owner, so a repeated DELETE answers 500 only to
+ * a caller who could have deleted it and 404 to everyone else (D161); rows from earlier files
+ * have owner '' (only admins and single-caller daemons see their 500). Looked up by id for the
+ * shortcut path.
+ */
+const V6_TOMBSTONE_OWNER = `
+ALTER TABLE tombstones ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX tombstones_by_sid ON tombstones (sid);
+`;
+
+/**
  * Most events one `event_blocks` row may hold, in any file of schema v4+: reads seek to
  * first_seq > afterSeq - MAX_BLOCK_ROWS. Never lower it (blocks already written may be this long).
  */
@@ -160,6 +171,7 @@ const MIGRATIONS: readonly Migration[] = [
   (db) => db.exec(V3_COORDINATION),
   (db) => db.exec(V4_BLOCKS),
   (db) => db.exec(V5_ROWID_BLOCKS),
+  (db) => db.exec(V6_TOMBSTONE_OWNER),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -18,7 +18,7 @@ import type { Database } from "bun:sqlite";
 import type { AppendOptions } from "../../core/event-log.ts";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
-import type { InboxItem, InterruptionClaim, SessionRecord, Store } from "../../core/session-store.ts";
+import type { DeletedSession, InboxItem, InterruptionClaim, SessionRecord, Store } from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import { BlockReader } from "./block-reader.ts";
 import { Checkpointer, type CheckpointOptions, type CheckpointStats } from "./checkpointer.ts";
@@ -255,6 +255,10 @@ export class SqliteStore implements Store {
 
   isTombstoned(key: SessionKey): Promise<boolean> {
     return this.reading(() => this.st.isTombstoned.get(key.app, key.id) !== null);
+  }
+
+  deletedSessions(id: string): Promise<DeletedSession[]> {
+    return this.reading(() => this.st.tombstonesById.all(id).map((row) => ({ app: row.app, owner: row.owner })));
   }
 
   touchSession(key: SessionKey, at: string): Promise<void> {

@@ -46,7 +46,9 @@ export class Statements {
   readonly endBoot: Statement<unknown, [string]>;
   readonly uncleanBootsSince: Statement<{ count: number }, [string, string]>;
 
-  readonly tombstone: Statement<unknown, [string, string, string]>;
+  /** Tombstone a session from its row (deleted_at, pk), before the row is deleted. */
+  readonly tombstone: Statement<unknown, [string, number]>;
+  readonly tombstonesById: Statement<{ app: string; owner: string }, [string]>;
   readonly clearTombstone: Statement<unknown, AppSid>;
   readonly isTombstoned: Statement<{ one: number }, AppSid>;
 
@@ -104,7 +106,8 @@ export class Statements {
     );
     this.deleteInbox = db.prepare("DELETE FROM inbox WHERE session_pk = ?");
 
-    this.tombstone = db.prepare("INSERT OR REPLACE INTO tombstones (app, sid, deleted_at) VALUES (?, ?, ?)");
+    this.tombstone = db.prepare("INSERT OR REPLACE INTO tombstones (app, sid, deleted_at, owner) SELECT app, sid, ?, owner FROM sessions WHERE pk = ?");
+    this.tombstonesById = db.prepare("SELECT app, owner FROM tombstones WHERE sid = ? ORDER BY app");
     this.clearTombstone = db.prepare("DELETE FROM tombstones WHERE app = ? AND sid = ?");
     this.isTombstoned = db.prepare("SELECT 1 AS one FROM tombstones WHERE app = ? AND sid = ?");
   }

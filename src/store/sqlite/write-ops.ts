@@ -242,8 +242,8 @@ export class BatchWriter {
     this.st.deleteBlocks.run(entry.pk);
     this.journal.stageDrop(entry.pk);
     this.st.deleteInbox.run(entry.pk);
+    this.st.tombstone.run(new Date().toISOString(), entry.pk);
     this.st.deleteSessionRow.run(entry.pk);
-    this.st.tombstone.run(key.app, key.id, new Date().toISOString());
     this.index.remove(key);
     op.result = true;
   }

@@ -23,8 +23,10 @@ export function parseCursor(url: URL, request: Request): number {
   return Number.parseInt(raw.trim(), 10);
 }
 
+/** The client's declared protocol: the query wins; an empty value declares nothing. */
 function declaredVersion(url: URL, request: Request): string | undefined {
-  return url.searchParams.get("protocol") ?? request.headers.get(PROTOCOL_HEADER) ?? undefined;
+  const declared = url.searchParams.get("protocol") || request.headers.get(PROTOCOL_HEADER) || "";
+  return declared.trim() === "" ? undefined : declared;
 }
 
 class StreamSink implements FeedSink {

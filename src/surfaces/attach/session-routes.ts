@@ -110,7 +110,8 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
     if (request.target !== undefined) throw new SparError("not_implemented", "wake targets are not routed by this daemon");
     const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
-    const injected = await actor.wake(request.prompt === "" ? undefined : request.prompt);
+    // A blank prompt is no prompt (a bare wake), as "" always was; inject refuses a blank message.
+    const injected = await actor.wake(request.prompt?.trim() === "" ? undefined : request.prompt);
     return json(200, { woken: key.id, prompt: request.prompt ?? "", ...(injected ? { prompt_id: injected.promptId } : {}) });
   });
 

@@ -383,6 +383,8 @@ describe("schema v1 files", () => {
     expect(names(await store.read(key("old"), 0, 10))).toEqual([1, 2, 3, 4, 5].map((n) => `old:${n}`));
     expect((await store.pendingInbox(key("old"))).map((i) => i.promptId)).toEqual(["p1"]);
     expect(await store.isTombstoned(key("gone"))).toBe(true);
+    // v6: tombstones written before it have no owner.
+    expect(await store.deletedSessions("gone")).toEqual([{ app: "spar", owner: "" }]);
     const rows = await store.append(key("old"), [audit("new:6")], { drainedPromptIds: ["p1"] });
     expect(seqs(rows)).toEqual([6]);
     expect(store.stats.journalRows).toBe(1);

@@ -237,6 +237,8 @@ describe("sessions", () => {
     expect(await store.deleteSession(key("never"))).toBe(false);
     expect(await store.isTombstoned(s)).toBe(true);
     expect(await store.isTombstoned(key("never"))).toBe(false);
+    expect(await store.deletedSessions("s0")).toEqual([{ app: s.app, owner: record("s0").owner }]);
+    expect(await store.deletedSessions("never")).toEqual([]);
     expect(await store.getSession(s)).toBeUndefined();
     expect(await store.read(s, 0, 100)).toEqual([]);
     expect(await store.head(s)).toBe(0);
