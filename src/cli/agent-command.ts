@@ -61,6 +61,8 @@ export async function agentCommand(argv: readonly string[]): Promise<number> {
   const config = buildAgentConfig(flags.value.values, file.value, cwd, navigator.hardwareConcurrency);
   if (!config.ok) return usageError(config.error);
   const logger = createLogger(config.value.logLevel);
+  const unread = file.value.unread();
+  if (unread.length > 0) logger.warn(`config file ${configPathShown(configFlag, cwd)}: ignoring key(s) this configuration does not read: ${unread.join(", ")}`);
   let agent: RunningAgent;
   try {
     agent = await startAgent(config.value, logger);
@@ -320,4 +322,8 @@ async function storeCheck(store: SqliteStore): Promise<Record<string, CheckState
     (): CheckState => "failed",
   );
   return { session_db: await Promise.race([probe, timeout]) };
+}
+
+function configPathShown(configFlag: unknown, cwd: string): string {
+  return typeof configFlag === "string" ? configFlag : (defaultConfigPath(cwd) ?? "(none)");
 }

@@ -8,7 +8,8 @@ import type { ModelSpec, RemoteProvider } from "../core/model.ts";
 import { REMOTE_PROVIDERS, isRemoteProvider } from "../models/providers/provider-catalog.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
-import { parseDuration } from "../core/duration.ts";
+import { MAX_TIMER_MS, formatDuration } from "../core/duration.ts";
+import { readDuration } from "./flag-setting.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
 import { PEER_FLAGS, type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
 import { AGENT_CARD_FLAGS, type AgentCardSettings, loadAgentCardSettings } from "../surfaces/attach/agent-card-config.ts";
@@ -127,8 +128,10 @@ class SettingReader {
   source(name: string): Source | undefined {
     const spec = AGENT_FLAGS.find((candidate) => candidate.name === name);
     if (!spec) throw new Error(`no flag ${name}`);
+    // Asked of the file even when the flag wins, so the key never reads as unknown (D164).
+    const inFile = spec.configKey !== undefined && this.config.has(spec.configKey);
     if (this.flags.has(name)) return { from: `--${name}`, value: this.flags.get(name) };
-    if (spec.configKey && this.config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: this.config.get(spec.configKey) };
+    if (spec.configKey && inFile) return { from: `config key ${spec.configKey}`, value: this.config.get(spec.configKey) };
     return undefined;
   }
 
@@ -154,12 +157,14 @@ class SettingReader {
     throw new ConfigProblem(`${source.from} must be an integer from ${min} to ${max}`);
   }
 
+  /** Every agent duration drives a timer: at most MAX_TIMER_MS. */
   duration(name: string, fallback: number, min = 0): number {
     const source = this.source(name);
     if (!source) return fallback;
-    const parsed = typeof source.value === "number" ? ok(source.value) : typeof source.value === "string" ? parseDuration(source.value) : err("not a duration");
+    const parsed = readDuration(source);
     if (!parsed.ok) throw new ConfigProblem(`${source.from}: ${parsed.error}`);
     if (parsed.value < min) throw new ConfigProblem(`${source.from} must be at least ${min}ms`);
+    if (parsed.value > MAX_TIMER_MS) throw new ConfigProblem(`${source.from} must be at most ${formatDuration(MAX_TIMER_MS)} (the longest timer JavaScript can hold)`);
     return parsed.value;
   }
 
@@ -210,8 +215,15 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     if (!agentCard.ok) throw new ConfigProblem(agentCard.error);
     const tokenEnv = read.string("attach-token", "");
     const tableFile = read.string("auth-table", "");
+    // Read (and so checked) with or without a table: a wrong type is an error either way.
+    const auth = {
+      adminIdentities: read.identities("attach.multi_session.auth.admin_identities"),
+      proxyIdentities: read.identities("attach.multi_session.auth.proxy_identities"),
+      allowAnonymous: read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false),
+      proxyHeader: read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller"),
+    };
     const tls = tlsSettings(read, cwd);
-    const model = buildModelSpec(read);
+    const model = buildModelSpec(read, cwd);
     const mcp = resolveMcpSettings(flags, config, cwd, model.provider);
     if (!mcp.ok) throw new ConfigProblem(mcp.error);
     return ok({
@@ -228,16 +240,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       guardrails: guardrails.value,
       autoContinue: autoContinue.value,
       agentCard: agentCard.value,
-      callerAuth:
-        tableFile === ""
-          ? undefined
-          : {
-              tableFile,
-              adminIdentities: read.identities("attach.multi_session.auth.admin_identities"),
-              proxyIdentities: read.identities("attach.multi_session.auth.proxy_identities"),
-              allowAnonymous: read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false),
-              proxyHeader: read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller"),
-            },
+      callerAuth: tableFile === "" ? undefined : { tableFile, ...auth },
       sessionDb: read.string("session-db", join(cwd, ".agents", "state", "sessions.db")),
       sessionDbMaxMb: read.int("session-db-max-mb", 0, 0, 1_048_576),
       model,
@@ -286,13 +289,13 @@ function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
   return ca === "" ? { cert, key } : { cert, key, ca };
 }
 
-function buildModelSpec(read: SettingReader): ModelSpec {
-  const spec = chooseModel(read);
+function buildModelSpec(read: SettingReader, cwd: string): ModelSpec {
+  const spec = chooseModel(read, cwd);
   if (read.source("model-context-window")) spec.contextWindowTokens = read.int("model-context-window", 0, 100, 100_000_000);
   return spec;
 }
 
-function chooseModel(read: SettingReader): ModelSpec {
+function chooseModel(read: SettingReader, cwd: string): ModelSpec {
   const provider = read.string("provider", "");
   const name = read.string("model", "");
   if (provider !== "" && provider !== "echo" && provider !== "scripted" && !isRemoteProvider(provider)) {
@@ -310,6 +313,8 @@ function chooseModel(read: SettingReader): ModelSpec {
   if (chosen === "scripted") {
     const script = read.string("script", "");
     if (script === "") throw new ConfigProblem('model "scripted" requires --script (path to a recorded-turns JSONL file)');
+    // Refused now rather than as a config_error on every turn.
+    if (!existsSync(isAbsolute(script) ? script : join(cwd, script))) throw new ConfigProblem(`${read.source("script")?.from ?? "--script"}: ${script} does not exist`);
     return { provider: "scripted", name: "scripted", scriptPath: script, scriptStrict: read.bool("script-strict", false) };
   }
   return remoteModelSpec(read, chosen, name);

@@ -9,6 +9,35 @@ import { type Result, err, ok } from "../core/result.ts";
 
 export type ConfigMap = Map<string, unknown>;
 
+/**
+ * The settings of a config file, remembering which keys the daemon asked for: after startup the
+ * rest are keys nothing reads (a typo, a key of another version), reported instead of silently
+ * ignored (D164).
+ */
+export class TrackedConfig extends Map<string, unknown> {
+  readonly #asked = new Set<string>();
+
+  override get(key: string): unknown {
+    this.#asked.add(key);
+    return super.get(key);
+  }
+
+  override has(key: string): boolean {
+    this.#asked.add(key);
+    return super.has(key);
+  }
+
+  /** Whether a setting asked for this key (present or not). */
+  wasAsked(key: string): boolean {
+    return this.#asked.has(key);
+  }
+
+  /** Keys the file sets that no setting asked for, in file order. */
+  unread(): string[] {
+    return [...this.keys()].filter((key) => !this.#asked.has(key));
+  }
+}
+
 function flatten(prefix: string, value: unknown, out: ConfigMap): void {
   if (typeof value === "object" && value !== null && !Array.isArray(value)) {
     for (const [key, inner] of Object.entries(value)) flatten(prefix ? `${prefix}.${key}` : key, inner, out);
@@ -25,8 +54,8 @@ export function defaultConfigPath(cwd: string): string | undefined {
   return undefined;
 }
 
-export function loadConfigFile(path: string | undefined): Result<ConfigMap> {
-  const out: ConfigMap = new Map();
+export function loadConfigFile(path: string | undefined): Result<TrackedConfig> {
+  const out = new TrackedConfig();
   if (path === undefined) return ok(out);
   let text: string;
   try {

@@ -3,16 +3,29 @@
  * default). Every flag table reads through here, and typed reads answer a Result whose error names
  * the flag or key that was wrong.
  */
-import { parseDuration } from "../core/duration.ts";
+import { MAX_TIMER_MS, formatDuration, parseDuration } from "../core/duration.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
 
 export type Setting = { from: string; value: unknown } | undefined;
 
 export function settingOf(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, spec: FlagSpec): Setting {
+  // Asked of the file even when the flag wins, so the key never reads as unknown (D164).
+  const inFile = spec.configKey !== undefined && config.has(spec.configKey);
   if (flags.has(spec.name)) return { from: `--${spec.name}`, value: flags.get(spec.name) };
-  if (spec.configKey !== undefined && config.has(spec.configKey)) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
+  if (spec.configKey !== undefined && inFile) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
   return undefined;
+}
+
+/**
+ * A duration setting's value: a flag arrives parsed (milliseconds), a config value must be Go
+ * notation; a bare number in a config file is refused, not guessed at (D164).
+ */
+export function readDuration(source: { from: string; value: unknown }): Result<number> {
+  const fromFlag = source.from.startsWith("--");
+  if (typeof source.value === "number" && fromFlag) return ok(source.value);
+  if (typeof source.value === "string") return parseDuration(source.value);
+  return err(`not a duration: write it in Go notation such as "30s", "5m" or "1h30m0s"${typeof source.value === "number" ? " (a bare number has no unit)" : ""}`);
 }
 
 /** Typed reads of the settings of one flag table. */
@@ -43,13 +56,14 @@ export class FlagReader {
     return err(`${found.from} must be an integer from ${min} to ${max}`);
   }
 
-  /** A duration (`30s`, `5m`, or milliseconds from a config number) of at least `minMs`. */
+  /** A duration (`30s`, `5m`) from `minMs` to the longest timer (these settings drive timers). */
   duration(name: string, fallback: number, minMs: number): Result<number> {
     const found = this.setting(name);
     if (!found) return ok(fallback);
-    const parsed = typeof found.value === "number" ? ok(found.value) : typeof found.value === "string" ? parseDuration(found.value) : err("not a duration");
+    const parsed = readDuration(found);
     if (!parsed.ok) return err(`${found.from}: ${parsed.error}`);
     if (parsed.value < minMs) return err(`${found.from} must be at least ${minMs}ms`);
+    if (parsed.value > MAX_TIMER_MS) return err(`${found.from} must be at most ${formatDuration(MAX_TIMER_MS)} (the longest timer JavaScript can hold)`);
     return parsed;
   }
 

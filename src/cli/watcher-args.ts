@@ -38,7 +38,7 @@ export function watcherHelp(): string {
 }
 
 function describeBounds(bounds: Bounds, unit: "duration" | "number"): string {
-  const show = (value: number) => (unit === "duration" ? `${value / 1000}s` : String(value));
+  const show = (value: number) => (unit === "duration" ? formatDuration(value) : String(value));
   const parts: string[] = [];
   if (bounds.min !== undefined) parts.push(`at least ${show(bounds.min)}`);
   if (bounds.above !== undefined) parts.push(`above ${show(bounds.above)}`);

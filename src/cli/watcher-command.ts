@@ -42,7 +42,15 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
     logger.error(`spar watcher watch failed to start: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
-  const server = config.value.metricsAddr ? serveProbes(config.value.metricsAddr, watcher) : undefined;
+  let server: ReturnType<typeof serveProbes> | undefined;
+  try {
+    server = config.value.metricsAddr ? serveProbes(config.value.metricsAddr, watcher) : undefined;
+  } catch (error) {
+    // A port in use or an address not on this host: say so in one line, stop what started.
+    logger.error(`spar watcher watch: --metrics-addr=${config.value.metricsAddr} cannot be served: ${error instanceof Error ? error.message : String(error)}`);
+    await watcher.stop().catch(() => undefined);
+    return 1;
+  }
   if (server) logger.info(`watcher: metrics listening on http://${server.hostname}:${server.port}`);
   return await new Promise<number>((resolve) => {
     const shutdown = () => {

@@ -34,6 +34,9 @@ export interface WatcherFlag {
 }
 
 const ABOVE_0 = { above: 0 } as const;
+/** Durations that drive a timer: at most the longest delay a timer holds (MAX_TIMER_MS). */
+const TIMER = { above: 0, max: 2_147_483_647 } as const;
+const TIMER_OR_OFF = { max: 2_147_483_647 } as const;
 const AT_LEAST_1 = { min: 1 } as const;
 
 export const WATCHER_FLAGS: readonly WatcherFlag[] = [
@@ -65,11 +68,11 @@ export const WATCHER_FLAGS: readonly WatcherFlag[] = [
   // Dedup.
   { name: "dedup-window", kind: "duration", defaultValue: "5m0s", help: "rolling window of (uid, reason) dedup", core: true },
   { name: "dedup-persist", kind: "string", help: "file that keeps the dedup cache across restarts", core: true },
-  { name: "snapshot-interval", kind: "duration", defaultValue: "30s", help: "dedup persist interval; 0: only on shutdown", core: true },
+  { name: "snapshot-interval", kind: "duration", defaultValue: "30s", bounds: TIMER_OR_OFF, help: "dedup persist interval; 0: only on shutdown", core: true },
   { name: "backoff-min-count", kind: "int", defaultValue: "3", bounds: AT_LEAST_1, help: "event count a crash-loop back-off must reach; 1 fires on the first", core: true },
   { name: "imagepull-transient-min-count", kind: "int", defaultValue: "3", bounds: AT_LEAST_1, help: "same for retryable image-pull causes; terminal or unknown causes fire at once", core: true },
   { name: "unhealthy-min-count", kind: "int", defaultValue: "3", bounds: AT_LEAST_1, help: "consecutive Unhealthy events required", core: true },
-  { name: "access-recheck", kind: "duration", defaultValue: "2m0s", help: "access re-check sweep; a denial must repeat over two sweeps; 0 disables", core: true },
+  { name: "access-recheck", kind: "duration", defaultValue: "2m0s", bounds: TIMER_OR_OFF, help: "access re-check sweep; a denial must repeat over two sweeps; 0 disables", core: true },
   { name: "recovery-stable-for", kind: "duration", defaultValue: "5m0s", help: "how long a cleared symptom must stay clear before resolved; 0 disables tracking", core: true },
   { name: "triage-regress-factor", kind: "int", defaultValue: "3", bounds: { min: 2, zeroOk: true }, help: "at least 2; 0 disables", core: true },
   // Enrichment and payload size.
@@ -78,11 +81,11 @@ export const WATCHER_FLAGS: readonly WatcherFlag[] = [
   { name: "enrich-lists", kind: "string", defaultValue: "all", help: "all, an allow-list, or subtractions such as all,-secrets", core: true },
   { name: "enrich-lists-preflight", kind: "bool", defaultValue: "false", help: "access-review each selected resource and drop denied ones first", core: true },
   { name: "enrich-log-lines", kind: "int", defaultValue: "200", bounds: AT_LEAST_1, help: "log tail per container stream", core: true },
-  { name: "enrich-timeout", kind: "duration", defaultValue: "5s", bounds: ABOVE_0, help: "hard budget of one enrichment run; on expiry the inject fires with trailers", core: true },
+  { name: "enrich-timeout", kind: "duration", defaultValue: "5s", bounds: TIMER, help: "hard budget of one enrichment run; on expiry the inject fires with trailers", core: true },
   { name: "inject-max-bytes", kind: "int", defaultValue: "8192", bounds: AT_LEAST_1, help: "wire-body ceiling; shrinks enrichment, then message, never identity", core: true },
   // Watchboard.
   { name: "watchboard-batch", kind: "int", defaultValue: "5", bounds: AT_LEAST_1, help: "buffered warnings that trigger a digest flush" },
-  { name: "watchboard-flush", kind: "duration", defaultValue: "1m0s", bounds: ABOVE_0, help: "maximum age of a buffered warning" },
+  { name: "watchboard-flush", kind: "duration", defaultValue: "1m0s", bounds: TIMER, help: "maximum age of a buffered warning" },
   { name: "watchboard-rotate", kind: "int", defaultValue: "200", bounds: AT_LEAST_1, help: "digest injects per watchboard session before rotation" },
   // Storms.
   { name: "storm", kind: "string", defaultValue: "auto", choices: ["auto", "on", "off", "true", "false"], help: "auto (probe pods, nodes, replicasets grants), on (a missing grant is fatal) or off; true/false are aliases", core: true },
@@ -95,8 +98,8 @@ export const WATCHER_FLAGS: readonly WatcherFlag[] = [
   { name: "store", kind: "string", help: "occurrence store path (sqlite)", core: true },
   { name: "store-max-mb", kind: "int", defaultValue: "512", bounds: AT_LEAST_1, help: "size bound of each store; oldest pruned first", core: true },
   { name: "store-ttl", kind: "duration", defaultValue: "720h0m0s", bounds: ABOVE_0, help: "retention of the occurrence store", core: true },
-  { name: "distill-interval", kind: "duration", defaultValue: "6h0m0s", help: "durable-memory distillation (needs --store); 0 disables" },
-  { name: "graph-snapshot-interval", kind: "duration", defaultValue: "5m0s", bounds: ABOVE_0, help: "topology snapshot persistence (needs store and storm)" },
+  { name: "distill-interval", kind: "duration", defaultValue: "6h0m0s", bounds: TIMER_OR_OFF, help: "durable-memory distillation (needs --store); 0 disables" },
+  { name: "graph-snapshot-interval", kind: "duration", defaultValue: "5m0s", bounds: TIMER, help: "topology snapshot persistence (needs store and storm)" },
   { name: "metrics-addr", kind: "string", help: "host:port for /metrics, /healthz and /readyz; empty disables", core: true },
   { name: "log-level", kind: "string", defaultValue: "info", choices: ["debug", "info", "warn", "error"], help: "debug, info, warn or error", core: true },
   { name: "otel-exporter", kind: "string", defaultValue: "none", choices: ["none", "console", "otlp"], help: "none, console or otlp; OTEL_TRACES_EXPORTER overrides" },
@@ -105,21 +108,21 @@ export const WATCHER_FLAGS: readonly WatcherFlag[] = [
   { name: "burn-multiple", kind: "float", defaultValue: "4", bounds: { above: 1 }, help: "rate multiple of the median session that is a burn" },
   { name: "token-budget-usd", kind: "float", defaultValue: "0", bounds: { min: 0 }, help: "per-session spend budget; 0 disarms" },
   { name: "token-endpoint", kind: "string", defaultText: "--daemon-url", help: "base URL of the cost stack, no trailing slash" },
-  { name: "token-poll", kind: "duration", defaultValue: "1m0s", bounds: ABOVE_0, help: "token-burn poll interval" },
+  { name: "token-poll", kind: "duration", defaultValue: "1m0s", bounds: TIMER, help: "token-burn poll interval" },
   // Other sources.
-  { name: "capacity-poll", kind: "duration", defaultValue: "1m0s", bounds: ABOVE_0, help: "capacity poll interval" },
+  { name: "capacity-poll", kind: "duration", defaultValue: "1m0s", bounds: TIMER, help: "capacity poll interval" },
   { name: "pending-age", kind: "duration", defaultValue: "5m0s", bounds: ABOVE_0, help: "Pending/Unschedulable age before a warning" },
   { name: "degradation-drop", kind: "float", defaultValue: "0.3", bounds: { above: 0, max: 1 }, help: "ready-ratio drop that is a degradation, in (0, 1]" },
   { name: "degradation-window", kind: "duration", defaultValue: "15m0s", bounds: ABOVE_0, help: "degradation observation window" },
-  { name: "saturation-interval", kind: "duration", defaultValue: "30s", bounds: ABOVE_0, help: "saturation sample interval" },
+  { name: "saturation-interval", kind: "duration", defaultValue: "30s", bounds: TIMER, help: "saturation sample interval" },
   { name: "saturation-warn", kind: "duration", defaultValue: "1h0m0s", bounds: ABOVE_0, help: "forecast ETA for a warning (critical below 15m)" },
   { name: "saturation-window", kind: "duration", defaultValue: "1h30m0s", bounds: ABOVE_0, help: "saturation regression window" },
-  { name: "expiry-interval", kind: "duration", defaultValue: "1h0m0s", bounds: ABOVE_0, help: "expiry scan interval" },
+  { name: "expiry-interval", kind: "duration", defaultValue: "1h0m0s", bounds: TIMER, help: "expiry scan interval" },
   { name: "expiry-namespaces", kind: "string", defaultValue: "all", help: "namespaces of the sensitive-list scan" },
   { name: "expiry-warn", kind: "duration", defaultValue: "336h0m0s", bounds: { min: 72 * 3_600_000 }, help: "expiry warning horizon; at least 72h (critical at 72h)" },
   { name: "gateway-grace", kind: "duration", defaultValue: "5m0s", bounds: ABOVE_0, help: "how long a gateway condition must stay failed" },
   { name: "rollout-observe", kind: "duration", defaultValue: "3m0s", bounds: ABOVE_0, help: "zero ready-count progress time before a rollout stall" },
-  { name: "quota-poll", kind: "duration", defaultValue: "15m0s", bounds: ABOVE_0, help: "quota poll interval" },
+  { name: "quota-poll", kind: "duration", defaultValue: "15m0s", bounds: TIMER, help: "quota poll interval" },
   { name: "quota-warn", kind: "float", defaultValue: "0.8", bounds: { above: 0, below: 1 }, help: "usage ratio that is watched, in (0, 1)" },
   { name: "quota-window", kind: "duration", defaultValue: "168h0m0s", bounds: ABOVE_0, help: "quota history window" },
   { name: "notifications-subscription", kind: "string", help: "message-queue subscription; required when the notifications source is enabled" },

@@ -5,6 +5,13 @@ import { type Result, err, ok } from "./result.ts";
 
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
+/**
+ * The longest delay a timer can hold (2^31 - 1 ms, about 596h): JavaScript runs a longer one
+ * after 1 ms, so an interval past it would fire continuously. Settings that drive timers refuse
+ * anything longer.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 export function parseDuration(text: string): Result<number> {
   const trimmed = text.trim();
   if (trimmed === "0") return ok(0);

@@ -69,7 +69,10 @@ export class StartupRefusal extends Error {}
 function buildSink(config: WatcherConfig, env: Record<string, string | undefined>, stdout: (text: string) => void, logger: Logger): IncidentSink {
   if (config.dryRun) return new DryRunSink(stdout, config.mode === "shared" ? config.targetSession : undefined);
   if (config.sink === "webhook") {
-    return new WebhookSink({ sinkUrl: config.sinkUrl ?? "", token: config.sinkTokenEnv ? env[config.sinkTokenEnv] : undefined, onLocalId: () => logger.warn("webhook receiver answered without an incident id; ids are generated locally (local-…)") });
+    const sinkToken = config.sinkTokenEnv ? env[config.sinkTokenEnv] : undefined;
+    // Named but unset would send every incident without the credential the receiver expects.
+    if (config.sinkTokenEnv && !sinkToken) throw new StartupRefusal(`--sink-token-env=${config.sinkTokenEnv}: the variable is not set`);
+    return new WebhookSink({ sinkUrl: config.sinkUrl ?? "", token: sinkToken, onLocalId: () => logger.warn("webhook receiver answered without an incident id; ids are generated locally (local-…)") });
   }
   const token = config.tokenEnv ? env[config.tokenEnv] : undefined;
   if (!token) throw new StartupRefusal(`--token-env=${config.tokenEnv}: the variable is not set`);

@@ -50,3 +50,45 @@ test("a bad config value stops startup with a message naming the key", async () 
   expect(await unknown.exited).toBe(2);
   expect(await new Response(unknown.stderr).text()).toContain("unknown flag --no-such-flag");
 });
+
+async function refused(cwd: string, args: string[]): Promise<{ code: number; log: string }> {
+  const child = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(cwd, "s.db")}`, ...args], { cwd, stderr: "pipe", stdout: "pipe" });
+  return { code: await child.exited, log: await new Response(child.stderr).text() };
+}
+
+test("config keys nothing reads are reported at startup; the README's example reads clean", async () => {
+  const cwd = tempDir();
+  mkdirSync(join(cwd, ".agents"));
+  writeFileSync(
+    join(cwd, ".agents", "config.json"),
+    JSON.stringify({ attach: { multi_session: { enable: true, session_idle_timeout: "2h" } }, modle: { name: "scripted" }, model: { provider: "echo" } }),
+  );
+  const typos = await startDaemon({ cwd });
+  running.push(typos);
+  expect(typos.log()).toContain("ignoring key(s) this configuration does not read: attach.multi_session.enable, modle.name");
+  const clean = tempDir();
+  mkdirSync(join(clean, ".agents"));
+  // The README's JSON example (its fixed port replaced).
+  writeFileSync(
+    join(clean, ".agents", "config.json"),
+    JSON.stringify({ attach: { listen: "127.0.0.1:0", multi_session: { enabled: true, session_idle_timeout: "2h" } }, model: { provider: "echo" }, session_db: { path: ".agents/state/sessions.db" } }),
+  );
+  const readme = await startDaemon({ cwd: clean });
+  running.push(readme);
+  expect(readme.log()).not.toContain("ignoring key");
+});
+
+test("durations: a bare number in the file and anything past the longest timer are refused, naming the setting", async () => {
+  const cwd = tempDir();
+  mkdirSync(join(cwd, ".agents"));
+  writeFileSync(join(cwd, ".agents", "config.yaml"), "attach:\n  multi_session:\n    session_idle_timeout: 1800\n");
+  const bare = await refused(cwd, []);
+  expect(bare.code).toBe(2);
+  expect(bare.log).toContain("attach.multi_session.session_idle_timeout: not a duration");
+  expect(bare.log).toContain("bare number");
+  const clean = tempDir();
+  const long = await refused(clean, ["--sse-heartbeat=600h"]);
+  expect(long.code).toBe(2);
+  expect(long.log).toContain("--sse-heartbeat must be at most 596h31m24s");
+  expect(long.log).not.toContain("    at ");
+});

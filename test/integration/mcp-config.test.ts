@@ -24,11 +24,13 @@ async function refusal(args: string[]): Promise<{ code: number; stderr: string }
 
 test("a bad mcp.json is a startup error naming the key (exit 2); a missing named file too; echo never reads it", async () => {
   const bad = writeCatalog({ version: 1, servers: { a: { transport: "stdio" } } });
-  const refused = await refusal(["--model=scripted", `--script=${join(tempDir(), "none.jsonl")}`, `--mcp-config=${bad}`]);
+  const script = join(tempDir(), "empty.jsonl");
+  writeFileSync(script, "");
+  const refused = await refusal(["--model=scripted", `--script=${script}`, `--mcp-config=${bad}`]);
   expect(refused.code).toBe(2);
   expect(refused.stderr).toContain(`spar agent: mcp.json ${bad}: servers.a.command: required for transport "stdio"`);
   const missing = join(tempDir(), "absent.json");
-  const gone = await refusal(["--model=scripted", `--script=${join(tempDir(), "none.jsonl")}`, `--mcp-config=${missing}`]);
+  const gone = await refusal(["--model=scripted", `--script=${script}`, `--mcp-config=${missing}`]);
   expect(gone.code).toBe(2);
   expect(gone.stderr).toContain(`mcp.json ${missing}: cannot read it (ENOENT)`);
   // Tool servers are not wired under echo: the same bad file does not stop it.

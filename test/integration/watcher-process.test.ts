@@ -92,3 +92,22 @@ test("metrics listener, readiness after the watches sync, the store, and SIGTERM
     await child.exited;
   }
 }, 40_000);
+
+test("startup failures are one line and a non-zero exit: a metrics port in use (1), a --sink-token-env that is unset (2)", async () => {
+  const kubeconfig = writeKubeconfig(join(dir, "kubeconfig-refusals"), { server: api.url, token: "kube-token" });
+  const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
+  try {
+    const busy = Bun.spawn([process.execPath, MAIN, "watcher", "watch", "--dry-run", `--kubeconfig=${kubeconfig}`, `--metrics-addr=127.0.0.1:${taken.port}`], { cwd: REPO_ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    expect(await busy.exited).toBe(1);
+    const busyLog = await new Response(busy.stderr).text();
+    expect(busyLog).toContain(`--metrics-addr=127.0.0.1:${taken.port} cannot be served`);
+    expect(busyLog).not.toContain("    at ");
+  } finally {
+    taken.stop(true);
+  }
+  const env = { ...process.env };
+  delete env.HOOK_TOKEN_UNSET;
+  const unset = Bun.spawn([process.execPath, MAIN, "watcher", "watch", "--sink=webhook", "--sink-url=https://hooks.example.com/v1", "--sink-token-env=HOOK_TOKEN_UNSET", `--kubeconfig=${kubeconfig}`], { cwd: REPO_ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  expect(await unset.exited).toBe(2);
+  expect(await new Response(unset.stderr).text()).toContain("--sink-token-env=HOOK_TOKEN_UNSET: the variable is not set");
+}, 30_000);

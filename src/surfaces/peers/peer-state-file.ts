@@ -7,7 +7,7 @@
  * error. Writing is atomic: a fresh temp file in the same directory, fsync, rename over the
  * target. Owns no registry rules (core/peer-registry.ts does).
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import * as v from "valibot";
 import type { PeerRecord } from "../../core/peer-registry.ts";
@@ -86,6 +86,8 @@ export function writeStateFile(path: string, records: readonly PeerRecord[]): vo
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${++tempCounter}.tmp`);
   let fd: number | undefined;
   try {
+    // A state file in a directory not made yet (`.agents/state` on a fresh checkout) is made.
+    mkdirSync(dirname(path), { recursive: true });
     // "wx": a fresh file, so the mode given here is the mode it gets.
     fd = openSync(temp, "wx", STATE_FILE_MODE);
     writeSync(fd, text);

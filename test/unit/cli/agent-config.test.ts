@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { AGENT_FLAGS, buildAgentConfig } from "../../../src/cli/agent-config.ts";
 import { parseFlags } from "../../../src/cli/flags.ts";
+import { TrackedConfig } from "../../../src/cli/config-file.ts";
 import { isLoopbackHost, parseListenAddress } from "../../../src/cli/listen-address.ts";
 
 function build(argv: string[], config: Record<string, unknown> = {}) {
@@ -24,6 +25,7 @@ test("bad values name the flag or key", () => {
   expect(build([], { "agent.workers": 0 })).toEqual({ ok: false, error: "config key agent.workers must be an integer from 1 to 64" });
   expect(build(["--log-level=loud"])).toEqual({ ok: false, error: expect.stringContaining("--log-level must be one of") });
   expect(build(["--model=scripted"])).toEqual({ ok: false, error: expect.stringContaining("requires --script") });
+  expect(build(["--model=scripted", "--script=no-such-recording.jsonl"])).toEqual({ ok: false, error: "--script: no-such-recording.jsonl does not exist" });
   expect(build(["--model=mistral-large"])).toEqual({ ok: false, error: expect.stringContaining("name its provider with --provider") });
   expect(build(["--session-db-driver=postgres"])).toEqual({ ok: false, error: expect.stringContaining("--session-db-driver") });
   expect(build(["--sse-heartbeat=5ms"])).toEqual({ ok: false, error: expect.stringContaining("at least 100ms") });
@@ -36,4 +38,13 @@ test("listen addresses and the loopback test", () => {
   expect(parseListenAddress("host:99999").ok).toBe(false);
   for (const host of ["127.0.0.1", "127.1.2.3", "localhost", "::1"]) expect(isLoopbackHost(host)).toBe(true);
   for (const host of ["", "0.0.0.0", "::", "10.0.0.1", "example.com", "127.0.0.256"]) expect(isLoopbackHost(host)).toBe(false);
+});
+
+test("every config key of the flag tables is asked for at startup (so only keys nothing reads are reported), but the scripted model's own", () => {
+  const config = new TrackedConfig();
+  const built = buildAgentConfig(new Map(), config, process.cwd(), 2);
+  expect(built.ok).toBe(true);
+  const unasked = AGENT_FLAGS.flatMap((spec) => (spec.configKey !== undefined && !config.wasAsked(spec.configKey) ? [spec.configKey] : []));
+  expect(unasked).toEqual(["model.script", "model.script_strict"]);
+  for (const key of ["attach.multi_session.auth.admin_identities", "permissions.allow", "agent.description"]) expect(config.wasAsked(key)).toBe(true);
 });

@@ -263,6 +263,13 @@ describe("state file", () => {
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   const mode = (path: string) => statSync(path).mode & 0o777;
 
+  test("a state file in a directory that does not exist yet is created there (a fresh checkout's .agents/state)", () => {
+    const path = join(tempDir(), ".agents", "state", "peers.jsonl");
+    harness({ stateFile: path });
+    expect(mode(path)).toBe(0o600);
+    expect(lines(path)).toEqual([]);
+  });
+
   test("rewritten with mode 0600 after every register, heartbeat, deregister and prune", async () => {
     const path = join(tempDir(), "peers.jsonl");
     const h = harness({ stateFile: path });
@@ -364,7 +371,10 @@ describe("state file", () => {
   });
 
   test("an unwritable directory fails startup", () => {
-    const unwritable = [join(tempDir(), "no-such-dir", "peers.jsonl")];
+    // A missing directory is created (test above); one whose parent is a regular file cannot be.
+    const notADirectory = join(tempDir(), "a-file");
+    writeFileSync(notADirectory, "");
+    const unwritable = [join(notADirectory, "peers.jsonl")];
     if (process.platform === "linux") unwritable.push("/proc/spar-peers.jsonl");
     if (process.getuid?.() !== 0) {
       const locked = tempDir();
@@ -374,7 +384,7 @@ describe("state file", () => {
     for (const path of unwritable) {
       const opened = PeerHub.open({ stateFile: path, log: recorder().log });
       expect(opened.ok, path).toBe(false);
-      if (!opened.ok) expect(opened.error).toContain(`peer state file ${path} cannot be written`);
+      if (!opened.ok) expect(opened.error).toMatch(new RegExp(`^peer state file ${path} cannot be (read|written)`));
     }
   });
 
