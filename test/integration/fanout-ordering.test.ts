@@ -65,6 +65,9 @@ test(`${SESSIONS} sessions x ${SUBSCRIBERS} subscribers: every row once, in orde
     const injects = ids.map((id) => postJson(`${daemon.baseUrl}/sessions/${id}/inject`, { message: `turn ${turn} for ${id}` }));
     if (turn === 2) for (const id of ids) for (let i = 0; i < SUBSCRIBERS / 2; i++) attach(id);
     for (const response of await Promise.all(injects)) expect(response.status).toBe(200);
+    // The late subscribers' requests may reach the daemon after turn 2 ended (CI saw one attach
+    // only after turn 3 too, so it got no terminal frame): turn 3 starts once all are attached.
+    if (turn === 2) await waitFor(() => ([...subscribers.values()].flat().every((s) => s.frames.length >= 3) ? true : undefined), 30_000, "late boot frames");
     // One turn at a time per session: wait until every session finished this turn.
     await waitFor(async () => {
       const usages = await Promise.all(ids.map(async (id) => ((await (await fetch(`${daemon.baseUrl}/sessions/${id}/usage`)).json()) as { overall: { turns: number } }).overall.turns));
