@@ -42,7 +42,8 @@ export async function main(argv: readonly string[], invokedAs: string): Promise<
     case "--help":
     case "-h":
     case "help":
-      process.stdout.write(HELP);
+      // Asked for, help goes to stdout; a bare `spar` is a usage error, so its help goes to stderr.
+      (command === undefined ? process.stderr : process.stdout).write(HELP);
       return command === undefined ? 2 : 0;
     default:
       process.stderr.write(`spar: unknown command ${JSON.stringify(command)}\n${HELP}`);

@@ -204,8 +204,15 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   metrics.gauge("spar_store_refused_writes", "Writes the store refused since start.", () => store.stats.refused);
   metrics.gauge("spar_store_event_rows", "Event rows committed since start.", () => store.stats.rows);
   metrics.gauge("spar_store_longest_write_ms", "Longest time one group commit held the event loop (ms).", () => store.stats.longestBatchMs);
-  const server = await startAttachServer(context, bindHostname(config.listen), config.listen.port, config.tls);
   const shownHost = bindHostname(config.listen).includes(":") ? `[${bindHostname(config.listen)}]` : bindHostname(config.listen);
+  let server: AttachServer;
+  try {
+    server = await startAttachServer(context, bindHostname(config.listen), config.listen.port, config.tls);
+  } catch (error) {
+    // Bun's own text ("Is port 0 in use?") misleads for a name that does not resolve or an address not on this host.
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`--attach-listen=${shownHost}:${config.listen.port}: cannot listen there: the port is taken, or the host is not an address of this machine (${reason})`);
+  }
   if (server.innerPort !== undefined) logger.info(`mTLS terminator in front; the HTTP server behind it is on 127.0.0.1:${server.innerPort} and refuses direct connections`);
   logger.info(`spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
   if (tools.mcp) logger.info(`tool servers: ${tools.mcp.rows().length} in ${tools.mcp.path}; each starts on first use (a turn or a /tools read)`);

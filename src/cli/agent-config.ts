@@ -168,12 +168,12 @@ class SettingReader {
     return parsed.value;
   }
 
-  /** A list of identities from a config key (no flag). */
-  identities(configKey: string): string[] {
+  /** A list of strings from a config key (no flag): identities, permission patterns. */
+  strings(configKey: string, what: string): string[] {
     if (!this.config.has(configKey)) return [];
     const value = this.config.get(configKey);
     if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value.map((item: string) => item.trim()).filter((item) => item !== "");
-    throw new ConfigProblem(`config key ${configKey} must be a list of identity strings`);
+    throw new ConfigProblem(`config key ${configKey} must be a list of ${what}`);
   }
 
   /** A config-only setting of a primitive type. */
@@ -217,8 +217,8 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     const tableFile = read.string("auth-table", "");
     // Read (and so checked) with or without a table: a wrong type is an error either way.
     const auth = {
-      adminIdentities: read.identities("attach.multi_session.auth.admin_identities"),
-      proxyIdentities: read.identities("attach.multi_session.auth.proxy_identities"),
+      adminIdentities: read.strings("attach.multi_session.auth.admin_identities", "identity strings"),
+      proxyIdentities: read.strings("attach.multi_session.auth.proxy_identities", "identity strings"),
       allowAnonymous: read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false),
       proxyHeader: read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller"),
     };
@@ -246,7 +246,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       model,
       multiSession: read.bool("multi-session", false),
       idleTimeoutMs: read.duration("session-idle-timeout", 30 * 60_000),
-      workers: read.int("workers", Math.max(1, cores), 1, 64),
+      workers: read.int("workers", Math.min(64, Math.max(1, cores)), 1, 64),
       workerLivenessMs: read.duration("worker-liveness", 30_000, 100),
       appName,
       maxSteps: read.int("max-steps", 25, 1, 1000),
@@ -265,7 +265,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
 function permissionSettings(read: SettingReader): PermissionSettings {
   const mode = read.oneOf<PermissionMode>("permission-mode", "ask", ["ask", "acceptEdits", "plan", "yolo", "allow"]);
   const patterns = (key: string) => {
-    const parsed = parsePatterns(read.identities(key));
+    const parsed = parsePatterns(read.strings(key, "permission pattern strings"));
     if (!parsed.ok) throw new ConfigProblem(`config key ${key}: ${parsed.error}`);
     return parsed.value;
   };

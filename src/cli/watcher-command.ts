@@ -21,7 +21,8 @@ function usageError(message: string): number {
 export async function watcherCommand(argv: readonly string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "--help" || sub === "-h" || sub === undefined) {
-    process.stdout.write(sub === undefined ? USAGE : watcherHelp());
+    if (sub === undefined) process.stderr.write(USAGE);
+    else process.stdout.write(watcherHelp());
     return sub === undefined ? 2 : 0;
   }
   if (sub !== "watch") return usageError(`unknown subcommand ${JSON.stringify(sub)}; the watcher has one: watch`);

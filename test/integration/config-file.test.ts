@@ -92,3 +92,17 @@ test("durations: a bare number in the file and anything past the longest timer a
   expect(long.log).toContain("--sse-heartbeat must be at most 596h31m24s");
   expect(long.log).not.toContain("    at ");
 });
+
+test("an --attach-listen port that is taken fails startup in one line naming the flag (exit 1)", async () => {
+  const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
+  try {
+    const cwd = tempDir();
+    const child = Bun.spawn([process.execPath, MAIN, "agent", `--attach-listen=127.0.0.1:${taken.port}`, `--session-db=${join(cwd, "s.db")}`], { cwd, stderr: "pipe", stdout: "pipe" });
+    expect(await child.exited).toBe(1);
+    const log = await new Response(child.stderr).text();
+    expect(log).toContain(`--attach-listen=127.0.0.1:${taken.port}: cannot listen there`);
+    expect(log).not.toContain("    at ");
+  } finally {
+    taken.stop(true);
+  }
+});
