@@ -65,6 +65,26 @@ describe("callers", () => {
     expect((await fetch(`${daemon.baseUrl}/whoami`, { headers: as("proxy", { "x-asserted-caller": "  " }) })).status).toBe(401);
   });
 
+  test("each caller's capabilities frame names that caller and the URL it used (the encoded frame is cached per caller and URL)", async () => {
+    const firstFrame = async (headers: Record<string, string>, base = daemon.baseUrl) => {
+      const abort = new AbortController();
+      const response = await fetch(`${base}/sessions/olgas/events`, { headers, signal: abort.signal });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let text = "";
+      while (!text.includes("\n\n")) text += new TextDecoder().decode((await reader.read()).value);
+      abort.abort();
+      return JSON.parse(/^data: (.*)$/m.exec(text)?.[1] ?? "{}") as { caller_id: string; agent: { url: string } };
+    };
+    for (let round = 0; round < 2; round++) {
+      expect((await firstFrame(as("olga"))).caller_id).toBe("olga");
+      expect((await firstFrame(as("vic"))).caller_id).toBe("vic");
+      expect((await firstFrame(as("root"))).caller_id).toBe("root");
+    }
+    const viaLocalhost = await firstFrame(as("olga"), daemon.baseUrl.replace("127.0.0.1", "localhost"));
+    expect(viaLocalhost).toMatchObject({ caller_id: "olga", agent: { url: daemon.baseUrl.replace("127.0.0.1", "localhost") } });
+    expect((await firstFrame(as("olga"))).agent.url).toBe(daemon.baseUrl);
+  });
+
   test("the proxy's assertion creates a session owned by the asserted caller", async () => {
     const response = await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "asserted-1" }, as("proxy", { "x-asserted-caller": "oncall@example.com" }));
     expect(response.status).toBe(201);

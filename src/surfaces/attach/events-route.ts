@@ -54,6 +54,23 @@ class StreamSink implements FeedSink {
   }
 }
 
+/**
+ * The encoded capabilities frame per (caller, base URL): it changes with nothing else, and a
+ * thousand dashboards attaching at once should not each build and encode it.
+ */
+const capabilitiesCache = new Map<string, Uint8Array>();
+const CAPABILITIES_CACHE_SIZE = 256;
+
+function encodedCapabilities(context: AttachContext, caller: SessionRouteContext["caller"], baseUrl: string): Uint8Array {
+  const key = `${caller.identity}\n${baseUrl}`;
+  const cached = capabilitiesCache.get(key);
+  if (cached) return cached;
+  if (capabilitiesCache.size >= CAPABILITIES_CACHE_SIZE) capabilitiesCache.clear();
+  const bytes = encodeFrame("capabilities", capabilitiesFrame(context, caller, baseUrl));
+  capabilitiesCache.set(key, bytes);
+  return bytes;
+}
+
 export async function eventsHandler(context: AttachContext, route: SessionRouteContext): Promise<Response> {
   const key = await context.host.authorize(route.app, route.sid, route.caller, "read");
   const negotiation = negotiateProtocol(declaredVersion(route.url, route.request));
@@ -65,7 +82,7 @@ export async function eventsHandler(context: AttachContext, route: SessionRouteC
   const caller = route.caller;
   let unsubscribe = () => {};
   const stream = new SseStream({ ...context.subscriberBuffer, onClose: () => unsubscribe() });
-  stream.write(encodeFrame("capabilities", capabilitiesFrame(context, caller, requestBaseUrl(route.request))));
+  stream.write(encodedCapabilities(context, caller, requestBaseUrl(route.request)));
   stream.write(encodeLiveFrame({ type: "status-update", model: context.daemon.model, turn_state: actor.turnInFlight ? "streaming" : "idle" }));
   stream.write(encodeLiveFrame(actor.usageFrame()));
   const subscription = actor.subscribe(new StreamSink(stream), since);
