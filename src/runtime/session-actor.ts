@@ -7,7 +7,6 @@
 import type { CommittedRow, LiveFrame, SessionEvent } from "../core/events.ts";
 import type { ResetRequest } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
-import { titleFromPrompt } from "../core/inbox-bundle.ts";
 import type { ResumeMode } from "../core/pause-gate.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
@@ -21,6 +20,7 @@ import { SparError } from "../core/errors.ts";
 import { unansweredPrompts } from "./prompt-broker.ts";
 import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPublication } from "./session-feed.ts";
 import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
+import { SessionRecordKeeper } from "./session-record.ts";
 import { StartRetry } from "./start-retry.ts";
 import { Turn, type TurnEnd } from "./turn-runner.ts";
 import { turnStartRows } from "./turn-start-rows.ts";
@@ -36,7 +36,8 @@ const ZERO_TIME = "0001-01-01T00:00:00Z";
 export class SessionActor {
   readonly key: SessionKey;
   readonly feed: SessionFeed;
-  #record: SessionRecord;
+  /** The durable row (owner, ACL, title, last_touched_at) and the activity clock. */
+  readonly #recordKeeper: SessionRecordKeeper;
   readonly #context: ActorContext;
   readonly #history: ChatMessage[];
   /** Names this actor's conversation in the workers' caches; a rebuilt actor gets a new one. */
@@ -60,7 +61,6 @@ export class SessionActor {
   /** A turn is being started (pre-flight, inbox drain) but has not begun executing. */
   #starting = false;
   #turnDone: Promise<void> = Promise.resolve();
-  #lastActivity = Date.now();
   /** Auto-continue: the sequence, the restart-cut turn, and the continue turn waiting to run. */
   readonly #continues: ContinueOffers;
   /** Pending while a turn that could not start (store refusing writes) waits to be retried. */
@@ -76,7 +76,7 @@ export class SessionActor {
 
   private constructor(context: ActorContext, record: SessionRecord, rows: readonly CommittedRow[], pending: InboxItem[]) {
     this.#context = context;
-    this.#record = record;
+    this.#recordKeeper = new SessionRecordKeeper(record, { store: context.store, now: () => context.now(), logError: (message) => context.logError(message) });
     this.key = { app: record.app, id: record.id };
     const head = rows[rows.length - 1]?.seq ?? 0;
     this.feed = new SessionFeed(this.key, context.store, head);
@@ -151,12 +151,12 @@ export class SessionActor {
   }
 
   get record(): SessionRecord {
-    return this.#record;
+    return this.#recordKeeper.record;
   }
 
   /** Adopt ACL lists already committed to the store. */
   adoptAcl(viewers: string[], contributors: string[]): void {
-    this.#record = { ...this.#record, viewers, contributors };
+    this.#recordKeeper.adoptAcl(viewers, contributors);
   }
 
   /** Failed turns in a row with no clean turn since. */
@@ -173,7 +173,7 @@ export class SessionActor {
   }
 
   get lastActivity(): number {
-    return this.#lastActivity;
+    return this.#recordKeeper.lastActivity;
   }
 
   /** Evictable: nothing running, nothing queued or armed, nobody attached. */
@@ -193,7 +193,7 @@ export class SessionActor {
   /** Commit the message to the inbox, publish `inbox` queued, and wake a turn unless asked not to. */
   async inject(message: string, wake: boolean): Promise<InjectResult> {
     this.#refuseIfRetired();
-    this.#touch();
+    this.#recordKeeper.touch();
     const item: InboxItem = { promptId: uuidv7(), message, queuedAt: this.#context.now().toISOString(), wake };
     this.#busy++;
     try {
@@ -218,7 +218,7 @@ export class SessionActor {
   /** POST /wake: optional prompt injected, a `wake` frame, and a turn. */
   async wake(prompt: string | undefined): Promise<InjectResult | undefined> {
     this.#refuseIfRetired();
-    this.#touch();
+    this.#recordKeeper.touch();
     const injected = prompt ? await this.inject(prompt, true) : undefined;
     this.feed.frame({ type: "wake", at: this.#context.now().toISOString() });
     if (!injected) {
@@ -257,7 +257,7 @@ export class SessionActor {
   }
 
   subscribe(sink: FeedSink, since: number): Subscription {
-    this.#touch();
+    this.#recordKeeper.touch();
     return this.feed.subscribe(sink, since);
   }
 
@@ -291,7 +291,7 @@ export class SessionActor {
 
   /** POST /guardrails/reset; a cleared session drains what waited in its inbox. */
   async resetGuardrails(request: ResetRequest, caller: string | undefined): Promise<ResetOutcome> {
-    this.#touch();
+    this.#recordKeeper.touch();
     const outcome = await this.guards.reset(request, caller);
     this.schedule();
     return outcome;
@@ -336,19 +336,6 @@ export class SessionActor {
     if (this.#retired) throw new SparError("not_found", `session not found: ${this.key.id}`);
   }
 
-  #touch(): void {
-    this.#lastActivity = Date.now();
-  }
-
-  /** Persist last_touched_at (the session list's activity column); failures are logged only. */
-  #persistTouch(): void {
-    const at = this.#context.now().toISOString();
-    this.#record = { ...this.#record, lastTouchedAt: at };
-    this.#context.store.touchSession(this.key, at).catch((error: unknown) => {
-      this.#context.logError(`session ${this.key.id}: last_touched_at not persisted: ${String(error)}`);
-    });
-  }
-
   #header(invocationId: string, author: string) {
     return { id: uuidv7(), ts: this.#context.now().toISOString(), invocationId, author };
   }
@@ -384,8 +371,8 @@ export class SessionActor {
       await this.#compactor.afterTurn().catch((error: unknown) => this.#context.logError(`session ${this.key.id}: compaction: ${String(error)}`));
     } finally {
       this.#turn = undefined;
-      this.#touch();
-      this.#persistTouch();
+      this.#recordKeeper.touch();
+      this.#recordKeeper.persistTouch();
       this.schedule();
     }
   }
@@ -451,8 +438,8 @@ export class SessionActor {
     }
     this.#continues.started(armed);
     this.#history.push(...messages);
-    this.#persistTouch();
-    if (this.#record.title === undefined && human !== "") void this.#nameSession(human);
+    this.#recordKeeper.persistTouch();
+    this.#recordKeeper.nameFrom(human);
     return true;
   }
 
@@ -462,16 +449,5 @@ export class SessionActor {
     if (end.status === "completed") this.#failedInARow = 0;
     else if (end.status === "failed") this.#failedInARow++;
     this.#continues.afterTurn(turn.invocationId, end);
-  }
-
-  async #nameSession(prompt: string): Promise<void> {
-    const title = titleFromPrompt(prompt);
-    if (!title) return;
-    this.#record = { ...this.#record, title };
-    try {
-      await this.#context.store.setTitle(this.key, title);
-    } catch (error) {
-      this.#context.logError(`session ${this.key.id}: title not persisted: ${String(error)}`);
-    }
   }
 }
