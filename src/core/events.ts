@@ -83,6 +83,8 @@ export interface InboxFrame {
   state: "queued" | "dequeued";
   prompt_id: string;
   queued_at: string;
+  /** On `dequeued`: the item left the queue without a turn (a continue turn withdrawn, D165). */
+  withdrawn?: true;
 }
 
 export type TurnState = "idle" | "streaming" | "awaiting_permission";

@@ -196,7 +196,8 @@ export class Guardrails {
       return;
     }
     if (this.config.maxTurnUsd <= 0) return;
-    if (trip.scope === "turn") this.#turnTrips = trip.consecutiveTurnTrips ?? this.#turnTrips + 1;
+    // Both rows carry the streak as it stood (GET /guardrails shows it as committed, D166).
+    if (trip.scope === "turn" || trip.scope === "turn-streak") this.#turnTrips = trip.consecutiveTurnTrips ?? this.#turnTrips + 1;
     if (trip.scope === "turn-streak") this.#costHalt = { scope: "turn-streak", reason: trip.reason };
   }
 

@@ -229,18 +229,22 @@ export class PermissionGate {
     return { kind: "ask", prompt: { ...frame }, outcome };
   }
 
-  /** A prompt from before a restart whose turn cannot go on: answers get 410 turn-ended. */
-  markTurnEnded(id: string): void {
-    if (!this.#pending.has(id)) this.#gone.set(id, "turn-ended");
+  /** A prompt from before a restart that cannot be answered any more: answers get 410 with its reason. */
+  markGone(id: string, reason: GoneReason): void {
+    if (!this.#pending.has(id)) this.#rememberGone(id, reason);
   }
 
-  #close(prompt: PendingPrompt, reason: GoneReason): void {
-    this.#pending.delete(prompt.frame.id);
-    this.#gone.set(prompt.frame.id, reason);
+  #rememberGone(id: string, reason: GoneReason): void {
+    this.#gone.set(id, reason);
     if (this.#gone.size > GONE_IDS_KEPT) {
       const oldest = this.#gone.keys().next().value;
       if (oldest !== undefined) this.#gone.delete(oldest);
     }
+  }
+
+  #close(prompt: PendingPrompt, reason: GoneReason): void {
+    this.#pending.delete(prompt.frame.id);
+    this.#rememberGone(prompt.frame.id, reason);
     prompt.settle({ kind: "refuse", reason: reason === "expired" ? TIMEOUT_REFUSAL : TURN_ENDED_REFUSAL, silent: false });
   }
 

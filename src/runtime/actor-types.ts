@@ -51,6 +51,8 @@ export interface StatusInfo {
   paused_since: string;
   pause_reason?: string;
   current_tool?: string;
+  /** Present while the session summarizes its history between turns (D166): the next turn waits. */
+  compacting?: true;
 }
 
 export interface InterruptResult {

@@ -90,4 +90,14 @@ export class ContinueOffers {
     deps.frame({ type: "inbox", state: "queued", prompt_id: armed.promptId, queued_at: deps.context.now().toISOString() });
     this.slot.arm(armed, delayMs, () => deps.schedule());
   }
+
+  /**
+   * Drop the continue turn the slot holds, if any (an interrupt, an abandon, a human message that
+   * supersedes it): its announced `inbox` item leaves the queue with a `dequeued` frame marked
+   * `withdrawn`, so a client counting the queue is not left with a phantom.
+   */
+  withdraw(): void {
+    const dropped = this.slot.clear();
+    if (dropped) this.#deps.frame({ type: "inbox", state: "dequeued", prompt_id: dropped.promptId, queued_at: "0001-01-01T00:00:00Z", withdrawn: true });
+  }
 }

@@ -16,41 +16,46 @@ export interface ArmedContinue {
 }
 
 export class ContinueSlot {
-  #armed: ArmedContinue | undefined;
+  /** Armed, or announced and waiting out its backoff. */
+  #continuation: ArmedContinue | undefined;
+  #ready = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   /** Armed, or waiting out its backoff. */
   get occupied(): boolean {
-    return this.#armed !== undefined || this.#timer !== undefined;
+    return this.#continuation !== undefined;
   }
 
   /** Armed and ready for the next turn. */
   get ready(): boolean {
-    return this.#armed !== undefined;
+    return this.#ready;
   }
 
   /** Arm now, or after `delayMs`; `onReady` runs when it is armed (to schedule a turn). */
   arm(continuation: ArmedContinue, delayMs: number, onReady: () => void): void {
     this.clear();
+    this.#continuation = continuation;
     const ready = () => {
       this.#timer = undefined;
-      this.#armed = continuation;
+      this.#ready = true;
       onReady();
     };
     if (delayMs <= 0) ready();
     else this.#timer = setTimeout(ready, delayMs);
   }
 
-  /** Empty the slot, returning what was armed. */
+  /** The armed continuation for the turn starting now (emptying the slot); undefined while it waits out its backoff. */
   take(): ArmedContinue | undefined {
-    const armed = this.#armed;
-    this.clear();
-    return armed;
+    return this.#ready ? this.clear() : undefined;
   }
 
-  clear(): void {
-    this.#armed = undefined;
+  /** Empty the slot, returning what it held (armed or still waiting). */
+  clear(): ArmedContinue | undefined {
+    const continuation = this.#continuation;
+    this.#continuation = undefined;
+    this.#ready = false;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    return continuation;
   }
 }

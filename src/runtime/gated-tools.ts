@@ -16,7 +16,7 @@ import type { Result } from "../core/result.ts";
 import { classifyTool } from "../core/tool-class.ts";
 import type { AnswerInput } from "../core/permission-answer.ts";
 import type { ToolRunResult } from "./channel.ts";
-import { PromptBroker } from "./prompt-broker.ts";
+import { type ClosedPrompt, PromptBroker } from "./prompt-broker.ts";
 import type { ToolRunner } from "./tool-host.ts";
 
 export interface PermissionSettings {
@@ -51,7 +51,7 @@ export class GatedTools {
   /** Names of the calls executing now, in start order. */
   readonly #executing: string[] = [];
 
-  constructor(deps: GatedToolsDeps, unanswered: readonly string[]) {
+  constructor(deps: GatedToolsDeps, closed: readonly ClosedPrompt[]) {
     this.#deps = deps;
     this.gate = new PermissionGate({
       mode: deps.settings.mode,
@@ -60,7 +60,7 @@ export class GatedTools {
       allow: deps.settings.allow,
       deny: deps.settings.deny,
     });
-    for (const id of unanswered) this.gate.markTurnEnded(id);
+    for (const prompt of closed) this.gate.markGone(prompt.id, prompt.reason);
   }
 
   async run(call: ToolCall, turnId: string): Promise<ToolVerdict> {

@@ -16,8 +16,10 @@ export interface OperatorControlDeps {
   turn(): Turn | undefined;
   /** Resolves when the turn in flight has ended (read after cancelling it). */
   turnDone(): Promise<void>;
-  /** Drop a continue turn waiting to run. */
+  /** Withdraw a continue turn waiting to run (announced as dequeued, withdrawn). */
   clearContinue(): void;
+  /** Cancel an automatic compaction running after a turn (a cancel is not a failure). */
+  cancelCompaction(): void;
   /** The actor's undrained inbox mirror (`abandon` empties it). */
   pending: InboxItem[];
   frame(frame: LiveFrame): void;
@@ -46,12 +48,15 @@ export class OperatorControls {
     const deps = this.#deps;
     const turn = deps.turn();
     deps.clearContinue();
+    // Between turns the session may be summarizing its history: stop that too, without waiting.
+    if (turn === undefined) deps.cancelCompaction();
     const parked = turn !== undefined && hold && this.gate.pause("operator-interrupt", deps.now().toISOString());
     if (turn) {
       turn.cancel("operator");
       await deps.turnDone();
     }
-    if (parked) deps.frame({ type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: this.gate.since ?? "" });
+    // A resume may have released the park while the turn unwound: announce only a park that holds.
+    if (parked && this.gate.paused) deps.frame({ type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: this.gate.since ?? "" });
     const metadata: Record<string, unknown> = { source: "operator", hold, interrupted: turn !== undefined };
     if (caller !== undefined) metadata.caller = caller;
     await deps.append([{ ...deps.header("attach-interrupt", "attach/interrupt"), kind: "audit", name: "attach-interrupt", metadata }]);
@@ -79,6 +84,8 @@ export class OperatorControls {
   }
 
   async #abandonQueued(): Promise<void> {
+    // A continue turn waiting to run is work too: abandon drops it with the queue.
+    this.#deps.clearContinue();
     const pending = this.#deps.pending;
     const dropped = pending.splice(0);
     if (dropped.length === 0) return;

@@ -6,6 +6,7 @@
  */
 import type { CommittedRow } from "../core/events.ts";
 import type { PromptFrame } from "../core/permission-gate.ts";
+import type { GoneReason } from "../core/permission-shapes.ts";
 
 export type PromptListener = (prompt: PromptFrame) => void;
 
@@ -26,15 +27,26 @@ export class PromptBroker {
   }
 }
 
-/** Prompt ids issued in the log and never answered: their turns died with the old process. */
-export function unansweredPrompts(rows: readonly CommittedRow[]): string[] {
-  const open = new Set<string>();
+export interface ClosedPrompt {
+  id: string;
+  reason: GoneReason;
+}
+
+/**
+ * Prompts of the log that can no longer be answered, and why: one closed before the restart
+ * keeps its recorded reason (expired, turn-ended); one never answered died with the old process
+ * (turn-ended). Answering either after a restart is the same 410 it was before (D166). Answered
+ * prompts are left out: a late answer to one is "already answered" (404), as it was live.
+ */
+export function closedPrompts(rows: readonly CommittedRow[]): ClosedPrompt[] {
+  const state = new Map<string, GoneReason | "open">();
   for (const { event } of rows) {
     if (event.kind !== "audit") continue;
     const id = typeof event.metadata.prompt_id === "string" ? event.metadata.prompt_id : undefined;
     if (id === undefined) continue;
-    if (event.name === "permission-prompt") open.add(id);
-    if (event.name === "permission-answer" || event.name === "permission-gone") open.delete(id);
+    if (event.name === "permission-prompt") state.set(id, "open");
+    if (event.name === "permission-answer") state.delete(id);
+    if (event.name === "permission-gone") state.set(id, event.metadata.reason === "expired" ? "expired" : "turn-ended");
   }
-  return [...open];
+  return [...state].map(([id, reason]) => ({ id, reason: reason === "open" ? "turn-ended" : reason }));
 }

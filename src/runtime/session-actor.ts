@@ -17,7 +17,7 @@ import { GatedTools } from "./gated-tools.ts";
 import { type ContextInfo, contextInfoOf, readAllRows, rebuildFromRows, usageInfoOf } from "./history.ts";
 import { type CompactionResult, Compactor } from "./compactor.ts";
 import { SparError } from "../core/errors.ts";
-import { unansweredPrompts } from "./prompt-broker.ts";
+import { closedPrompts } from "./prompt-broker.ts";
 import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPublication } from "./session-feed.ts";
 import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
 import { SessionRecordKeeper } from "./session-record.ts";
@@ -115,7 +115,8 @@ export class SessionActor {
       now: () => context.now(),
       turn: () => this.#turn,
       turnDone: () => this.#turnDone,
-      clearContinue: () => this.#continues.slot.clear(),
+      clearContinue: () => this.#continues.withdraw(),
+      cancelCompaction: () => this.#compactor.cancel(),
       pending,
       frame: (frame) => this.feed.frame(frame),
       append: (events, drained) => this.#append(events, drained),
@@ -131,7 +132,7 @@ export class SessionActor {
         header: (invocationId, author) => this.#header(invocationId, author),
         frame: (frame) => this.feed.frame(frame),
       },
-      unansweredPrompts(rows),
+      closedPrompts(rows),
     );
     this.guards = new SessionGuards(context.guardrails, rows, this.#ledger.sessionCostUsd, {
       append: (events) => this.#append(events),
@@ -182,6 +183,7 @@ export class SessionActor {
       this.#busy === 0 &&
       this.#turn === undefined &&
       !this.#starting &&
+      !this.#compacting &&
       this.#pending.length === 0 &&
       !this.#bareWake &&
       !this.#continues.slot.occupied &&
@@ -206,7 +208,8 @@ export class SessionActor {
     this.#pending.push(item);
     this.feed.frame({ type: "inbox", state: "queued", prompt_id: item.promptId, queued_at: item.queuedAt });
     if (wake) this.schedule();
-    const result: InjectResult = { promptId: item.promptId, woke: wake };
+    // A parked session starts no turn until /resume (1.11.0): the message waits, nothing woke.
+    const result: InjectResult = { promptId: item.promptId, woke: wake && !this.#operator.gate.paused };
     const halted = this.guards.halted;
     if (halted) {
       result.woke = false;
@@ -271,6 +274,7 @@ export class SessionActor {
       paused_since: this.#operator.gate.since ?? ZERO_TIME,
     };
     if (this.#operator.gate.reason !== undefined) status.pause_reason = this.#operator.gate.reason;
+    if (this.#compacting) status.compacting = true;
     return status;
   }
 
@@ -368,7 +372,16 @@ export class SessionActor {
       await this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
       const end = await turn.finish(outcome);
       this.#afterTurn(turn, end);
-      await this.#compactor.afterTurn().catch((error: unknown) => this.#context.logError(`session ${this.key.id}: compaction: ${String(error)}`));
+      // The turn has ended (its terminal frame and idle status are out): the automatic compaction
+      // that may follow belongs to the session. No turn starts while it runs; /status reads idle
+      // and /interrupt cancels it instead of waiting for it (D166).
+      this.#turn = undefined;
+      this.#compacting = true;
+      try {
+        await this.#compactor.afterTurn().catch((error: unknown) => this.#context.logError(`session ${this.key.id}: compaction: ${String(error)}`));
+      } finally {
+        this.#compacting = false;
+      }
     } finally {
       this.#turn = undefined;
       this.#recordKeeper.touch();
@@ -386,16 +399,17 @@ export class SessionActor {
     if (refused) {
       // No frames: the inbox keeps its messages until a reset (spec: turn refused while halted).
       this.#bareWake = false;
-      this.#continues.slot.clear();
+      this.#continues.withdraw();
       this.#context.turnRefused(refused.guardrail);
       return undefined;
     }
     const items = this.#pending.splice(0);
     const bare = this.#bareWake;
     this.#bareWake = false;
-    // A human message supersedes a waiting continue turn.
-    const taken = this.#continues.slot.take();
-    const armed = items.length > 0 ? undefined : taken;
+    // A human message supersedes a waiting continue turn (armed or still in its backoff).
+    let armed: ArmedContinue | undefined;
+    if (items.length > 0) this.#continues.withdraw();
+    else armed = this.#continues.slot.take();
     if (items.length === 0 && !bare && !armed) return undefined;
     const turn = new Turn(this.#turnDeps(), `e-${uuidv7()}`, items[0]?.promptId ?? armed?.promptId ?? uuidv7());
     return { turn, items, armed };

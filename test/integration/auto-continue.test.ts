@@ -188,3 +188,42 @@ test("guards at restart: the freshness window, the crash-loop breaker and anothe
   expect(continues(standing.events)).toHaveLength(0);
   expect(standing.daemon.log()).toContain("another daemon holds the claim");
 }, 60_000);
+
+test("a continue turn waiting out its backoff: resume abandon drops it, a human message supersedes it; each leaves the queue as dequeued (withdrawn); inject while parked does not wake", async () => {
+  const { events, base } = await start(writeScript([failWith("429", "slow down"), say("continued after abandon"), failWith("429", "again"), say("human answer")]), ["--auto-continue-backoff=1500ms"]);
+  const queuedContinue = () => events.waitFor((frame) => frame.event === "inbox" && frame.data.state === "queued" && !submitted.has(String(frame.data.prompt_id)));
+  const submitted = new Set<string>();
+  const injectMessage = async (message: string) => {
+    const answer = (await (await postJson(`${base}/inject`, { message })).json()) as { prompt_id: string; woke: boolean };
+    submitted.add(answer.prompt_id);
+    return answer;
+  };
+  await injectMessage("first");
+  await events.waitFor((frame) => frame.event === "turn-error");
+  const announced = await queuedContinue();
+  expect((await postJson(`${base}/pause`, {})).status).toBe(200);
+  expect((await postJson(`${base}/resume`, { mode: "abandon" })).status).toBe(200);
+  const withdrawn = await events.waitFor((frame) => frame.event === "inbox" && frame.data.state === "dequeued" && frame.data.prompt_id === announced.data.prompt_id);
+  expect(withdrawn.data.withdrawn).toBe(true);
+  await Bun.sleep(2000);
+  expect(continues(events)).toHaveLength(0);
+
+  // Parked: the message waits and nothing woke.
+  expect((await postJson(`${base}/pause`, {})).status).toBe(200);
+  expect((await injectMessage("while parked")).woke).toBe(false);
+  expect((await postJson(`${base}/resume`, { mode: "continue" })).status).toBe(200);
+  // "while parked" runs the script's next line ("continued after abandon" text, as a plain answer).
+  await events.waitFor((frame) => frame.event === "turn-complete");
+
+  // The next failure arms a continue; a human message during its backoff supersedes it.
+  await injectMessage("fails again");
+  const second = await events.waitFor((frame) => frame.event === "turn-error" && frame.data.message === "again");
+  expect(second.event).toBe("turn-error");
+  const armed = await queuedContinue();
+  await injectMessage("a human takes over");
+  const superseded = await events.waitFor((frame) => frame.event === "inbox" && frame.data.state === "dequeued" && frame.data.prompt_id === armed.data.prompt_id);
+  expect(superseded.data.withdrawn).toBe(true);
+  await events.waitFor((frame) => frame.event === "turn-complete" && frame.data.prompt_id !== undefined && submitted.has(String(frame.data.prompt_id)), 10_000, events.frames.length - 1);
+  await Bun.sleep(1800);
+  expect(continues(events)).toHaveLength(0);
+}, 30_000);

@@ -38,7 +38,10 @@ async function turn(session: { events: Collector; base: string }, message: strin
   const mark = session.events.frames.length;
   expect((await postJson(`${session.base}/inject`, { message })).status).toBe(200);
   await session.events.waitFor(turnEnd, 10_000, mark);
-  await waitFor(async () => ((await getJson(`${session.base}/status`)).turn_in_flight === false ? true : undefined), 10_000, "the session to settle");
+  await waitFor(async () => {
+    const status = await getJson(`${session.base}/status`);
+    return status.turn_in_flight === false && status.compacting === undefined ? true : undefined;
+  }, 10_000, "the session to settle");
 }
 
 const prompts = Array.from({ length: 20 }, (_, index) => `step ${index + 1}: ${"check the deployment and report what changed ".repeat(2)}`);
@@ -130,7 +133,10 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   expect((await getJson(`${session.base}/context`)).compactions).toBe(2);
 
   // A manual compaction the model fails: 503 naming the error, no row (spec: manual failures write none).
-  await waitFor(async () => ((await getJson(`${session.base}/status`)).turn_in_flight === false ? true : undefined), 10_000, "the slow turn to settle");
+  await waitFor(async () => {
+    const status = await getJson(`${session.base}/status`);
+    return status.turn_in_flight === false && status.compacting === undefined ? true : undefined;
+  }, 10_000, "the slow turn to settle");
   const before = rows(session.events).length;
   const failed = await postJson(`${session.base}/slash/compact`, {});
   expect(failed.status).toBe(503);
@@ -147,12 +153,15 @@ test("SIGTERM during a summary call is not a failed compaction; the restarted da
   const mark = first.events.frames.length;
   await postJson(`${first.base}/inject`, { message: long("u1") });
   await first.events.waitFor(turnEnd, 10_000, mark);
-  await waitFor(async () => ((await getJson(`${first.base}/status`)).turn_in_flight === false ? true : undefined), 10_000, "turn 1 to settle");
+  await waitFor(async () => {
+    const status = await getJson(`${first.base}/status`);
+    return status.turn_in_flight === false && status.compacting === undefined ? true : undefined;
+  }, 10_000, "turn 1 to settle");
   const mark2 = first.events.frames.length;
   await postJson(`${first.base}/inject`, { message: long("u2") });
   await first.events.waitFor(turnEnd, 10_000, mark2);
-  // The summary call is now running (5 s); the session stays busy meanwhile.
-  expect((await getJson(`${first.base}/status`)).turn_in_flight).toBe(true);
+  // The summary call is now running (5 s): the turn is over, the session is compacting.
+  expect(await getJson(`${first.base}/status`)).toMatchObject({ state: "idle", turn_in_flight: false, compacting: true });
   const stopping = performance.now();
   expect(await first.daemon.sigterm()).toBe(0);
   // The call is canceled at once (not waited for), and nothing is written to a closing store.
@@ -167,3 +176,23 @@ test("SIGTERM during a summary call is not a failed compaction; the restarted da
   expect(compaction).toMatchObject({ summary: "the summary", model: "scripted" });
   expect(byAuthor(second.events, "agent/context-reduction")).toEqual([]);
 }, 60_000);
+
+test("an interrupt while the session compacts cancels the summary at once and interrupts no turn: nothing-in-flight, not parked, no failure row", async () => {
+  const long = (tag: string) => `${tag} ${"y".repeat(215)}`;
+  const slowSummary = { request: {}, responses: [{ content: { role: "model", parts: [{ text: "never used" }] }, turnComplete: true, delayMs: 5000 }] };
+  const session = await start(["--model=scripted", `--script=${writeScript([say(long("a1")), say(long("a2")), slowSummary, say("after")])}`, "--model-context-window=200"]);
+  await turn(session, long("u1"));
+  const mark = session.events.frames.length;
+  await postJson(`${session.base}/inject`, { message: long("u2") });
+  await session.events.waitFor(turnEnd, 10_000, mark);
+  expect((await getJson(`${session.base}/status`)).compacting).toBe(true);
+  const asked = performance.now();
+  const interrupt = await postJson(`${session.base}/interrupt`, {});
+  expect(performance.now() - asked).toBeLessThan(1000);
+  expect(interrupt.headers.get("x-interrupted")).toBe("nothing-in-flight");
+  expect(await interrupt.json()).toMatchObject({ interrupted: false, paused: false });
+  await waitFor(async () => ((await getJson(`${session.base}/status`)).compacting === undefined ? true : undefined), 2000, "the compaction to stop");
+  expect((await getJson(`${session.base}/status`)).state).toBe("idle");
+  expect(byAuthor(session.events, "agent/compaction")).toEqual([]);
+  expect(byAuthor(session.events, "agent/context-reduction")).toEqual([]);
+}, 30_000);

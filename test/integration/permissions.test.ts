@@ -105,6 +105,25 @@ test("kill -9 while a prompt is pending: the restarted daemon answers 410 turn-e
   expect((await respond(second.base, { id: "0123456789abcdef01234567", decision: "deny" })).status).toBe(404);
 });
 
+test("prompts closed before a restart answer the same 410 after it: expired stays expired, a SIGTERM-ended one turn-ended", async () => {
+  const first = await start([call("write_file", { path: "/e" }), say("after expiry"), call("write_file", { path: "/f" })], ["--approval-timeout=300ms"]);
+  await postJson(`${first.base}/inject`, { message: "go" });
+  const expiring = await first.prompts.waitFor((frame) => frame.event === "prompt");
+  await first.events.waitFor((frame) => frame.event === "turn-complete", 10_000);
+  const expiredBefore = await respond(first.base, { id: expiring.data.id, decision: "allow-once" });
+  expect([expiredBefore.status, ((await expiredBefore.json()) as { reason: string }).reason]).toEqual([410, "expired"]);
+  const mark = first.prompts.frames.length;
+  await postJson(`${first.base}/inject`, { message: "again" });
+  const ending = await first.prompts.waitFor((frame) => frame.event === "prompt", 10_000, mark);
+  expect(await first.daemon.sigterm()).toBe(0);
+
+  const second = await start([say("fresh")], [], first.daemon.sessionDb);
+  const expiredAfter = await respond(second.base, { id: expiring.data.id, decision: "allow-once" });
+  expect([expiredAfter.status, ((await expiredAfter.json()) as { reason: string }).reason]).toEqual([410, "expired"]);
+  const endedAfter = await respond(second.base, { id: ending.data.id, decision: "allow-once" });
+  expect([endedAfter.status, ((await endedAfter.json()) as { reason: string }).reason]).toEqual([410, "turn-ended"]);
+});
+
 test("refusal storm: three re-issues of a refused call cut the turn canceled with a gate/refusal-storm row", async () => {
   const rm = call("bash", { command: "rm -rf /" });
   const { events, prompts, base } = await start([rm, rm, rm, rm, say("never reached")]);

@@ -90,3 +90,18 @@ test("restore: the per-turn streak survives, and a clean turn after it breaks it
   expect(restoreGuardrails(streak, config({ maxTurnUsd: 0.1 }), 0).halted?.reason).toBe("3 in a row");
   expect(restoreGuardrails(streak, config(), 0).halted).toBeUndefined();
 });
+
+test("a restored turn-streak halt shows the streak it was committed with (3), not the last per-turn trip's (2)", () => {
+  const before = new Guardrails(config({ maxTurnUsd: 0.1 }));
+  const trips = [1, 2, 3].map(() => {
+    const trip = before.onSpend(0.1, 0.1, false);
+    before.onTurnEnded(true);
+    return trip;
+  });
+  expect(before.info(0.3).cost_ceiling.consecutive_turn_trips).toBe(3);
+  const after = new Guardrails(config({ maxTurnUsd: 0.1 }));
+  for (const trip of trips) if (trip) after.restoreTrip(trip);
+  after.finishRestore(0.3);
+  expect(after.info(0.3).cost_ceiling).toMatchObject({ tripped: true, consecutive_turn_trips: 3 });
+  expect(after.halted?.guardrail).toBe("cost_ceiling");
+});

@@ -4,20 +4,22 @@ import type { InboxItem } from "../../../src/core/session-store.ts";
 import { OperatorControls } from "../../../src/runtime/operator-controls.ts";
 import type { Turn } from "../../../src/runtime/turn-runner.ts";
 
-function setup(opts: { turn?: boolean; failAppend?: boolean } = {}) {
+function setup(opts: { turn?: boolean; failAppend?: boolean; turnDone?: Promise<void> } = {}) {
   const frames: LiveFrame[] = [];
   const appended: { events: SessionEvent[]; drained: readonly string[] | undefined }[] = [];
   const injected: string[] = [];
   const cancels: string[] = [];
   let scheduled = 0;
   let cleared = 0;
+  let compactionsCancelled = 0;
   const pending: InboxItem[] = [];
   const turn = opts.turn ? ({ cancel: (cause: string) => cancels.push(cause) } as unknown as Turn) : undefined;
   const controls = new OperatorControls({
     now: () => new Date("2024-01-01T00:00:00Z"),
     turn: () => turn,
-    turnDone: () => Promise.resolve(),
+    turnDone: () => opts.turnDone ?? Promise.resolve(),
     clearContinue: () => cleared++,
+    cancelCompaction: () => compactionsCancelled++,
     pending,
     frame: (frame) => frames.push(frame),
     append: async (events, drained) => {
@@ -31,7 +33,7 @@ function setup(opts: { turn?: boolean; failAppend?: boolean } = {}) {
     },
     schedule: () => scheduled++,
   });
-  return { controls, frames, appended, injected, cancels, pending, scheduled: () => scheduled, cleared: () => cleared };
+  return { controls, frames, appended, injected, cancels, pending, scheduled: () => scheduled, cleared: () => cleared, compactionsCancelled: () => compactionsCancelled };
 }
 
 test("interrupt with hold parks, cancels the turn, and writes the audit row", async () => {
@@ -43,9 +45,10 @@ test("interrupt with hold parks, cancels the turn, and writes the audit row", as
   expect(s.appended[0]?.events[0]).toMatchObject({ name: "attach-interrupt", metadata: { source: "operator", hold: true, interrupted: true, caller: "alice" } });
 });
 
-test("interrupt with no turn does not park", async () => {
+test("interrupt with no turn does not park; it cancels a compaction that may be running", async () => {
   const s = setup();
   expect(await s.controls.interrupt(true, undefined)).toEqual({ interrupted: false, paused: false });
+  expect(s.compactionsCancelled()).toBe(1);
   expect(s.frames).toEqual([]);
   expect(s.appended).toHaveLength(1);
 });
@@ -83,4 +86,23 @@ test("resume abandon drops the queue and records it; a refused write restores it
   f.controls.pause(undefined);
   await expect(f.controls.resume("abandon", undefined)).rejects.toThrow("store refused");
   expect(f.pending.map((i) => i.promptId)).toEqual(["p2"]);
+});
+
+test("a resume that lands while the interrupted turn unwinds wins: no stale paused frame after the resumed one", async () => {
+  let unwound!: () => void;
+  const s = setup({ turn: true, turnDone: new Promise<void>((resolve) => (unwound = resolve)) });
+  const interrupting = s.controls.interrupt(true, undefined);
+  expect(await s.controls.resume("continue", undefined)).toEqual({ resumed: true });
+  unwound();
+  expect(await interrupting).toEqual({ interrupted: true, paused: false });
+  expect(s.frames.map((frame) => (frame.type === "pause" ? frame.state : frame.type))).toEqual(["resumed"]);
+  expect(s.controls.gate.paused).toBe(false);
+});
+
+test("resume abandon also withdraws a continue turn waiting to run, even with nothing queued", async () => {
+  const s = setup();
+  s.controls.pause(undefined);
+  expect(await s.controls.resume("abandon", undefined)).toEqual({ resumed: true });
+  expect(s.cleared()).toBe(1);
+  expect(s.appended).toEqual([]);
 });
