@@ -53,7 +53,7 @@ export function repairRows(calls: readonly ToolCall[], header: () => { id: strin
     kind: "tool-result",
     callId: call.callId,
     name: call.name,
-    output: { error: "this tool call was cut off before it returned a result (restart, interrupt or crash); it was not run again", repaired: true },
+    output: { error: "this tool call was cut off before it returned a result (restart, interrupt or crash): it was stopped, may have done part of its work, and was not run again", repaired: true },
     isError: true,
     latencyMs: 0,
   }));

@@ -3,7 +3,9 @@
  * (setsid), so a timeout or a turn cancel kills the command and everything it started: SIGTERM
  * to the group, SIGKILL after a short grace. When bash exits, whatever it left running in its
  * group is killed too (no orphans). stdout and stderr are capped separately (the head is kept);
- * the rest is drained and counted, never buffered.
+ * the rest is drained and counted, never buffered. If the daemon dies (kill -9), a watcher in the
+ * group sees the daemon's end of a pipe close and kills the group: a command never outlives the
+ * daemon to finish an effect the restarted daemon reported as cut off (D167).
  */
 import * as v from "valibot";
 import type { BuiltinTool, ToolContext } from "./builtin-tool.ts";
@@ -53,10 +55,19 @@ const BashInput = v.object({
   ),
 });
 
+/**
+ * Runs `$1` with stdin from /dev/null, beside a watcher that reads the daemon's pipe (fd 3) and
+ * kills the whole group (`kill 0`) when it reaches end of file: the daemon never writes to it, so
+ * that happens only when the daemon's end closes, at its death. The command keeps the group
+ * leader's pid (exec) and does not inherit fd 3.
+ */
+const WATCHED_COMMAND = 'exec 3<&0 </dev/null; { while read -r -u 3 _; do :; done; kill -KILL 0; } & exec bash -c "$1" 3<&-';
+
 async function runBash(input: v.InferOutput<typeof BashInput>, context: ToolContext) {
-  const child = Bun.spawn(["bash", "-c", input.command], {
+  const child = Bun.spawn(["bash", "-c", WATCHED_COMMAND, "spar-bash", input.command], {
     cwd: context.root,
-    stdin: "ignore",
+    // Held open, never written: its end of file tells the group the daemon died.
+    stdin: "pipe",
     stdout: "pipe",
     stderr: "pipe",
     detached: true,
@@ -80,6 +91,7 @@ async function runBash(input: v.InferOutput<typeof BashInput>, context: ToolCont
   context.signal.removeEventListener("abort", stop);
   if (killTimer) clearTimeout(killTimer);
   liveGroups.delete(child.pid);
+  await Promise.resolve(child.stdin.end()).catch(() => undefined);
   const output: Record<string, unknown> = { exit_code: child.signalCode ? null : exitCode, stdout: stdout.text, stderr: stderr.text, pid: child.pid };
   if (child.signalCode) output.signal = child.signalCode;
   if (stdout.truncated || stderr.truncated) output.truncated = { stdout_bytes: stdout.bytes, stderr_bytes: stderr.bytes, kept_bytes_per_stream: context.capBytes };

@@ -146,6 +146,18 @@ test("an interrupt kills a running bash; SIGTERM kills one too and leaves no orp
   expect(processGone(second)).toBe(true);
 }, 30_000);
 
+test("kill -9 of the daemon takes a running bash with it: the command never finishes its effect after the restart reported it cut off", async () => {
+  const { daemon, root, base } = await start([call("bash", { command: "echo $$ > run.pid; sleep 2; echo $BASHPID > child.pid; sleep 1; echo done > marker" })]);
+  await postJson(`${base}/inject`, { message: "go" });
+  const pid = await waitFor(() => (existsSync(join(root, "run.pid")) ? Number(readFileSync(join(root, "run.pid"), "utf8")) : undefined), 5000, "bash pid");
+  expect(processGone(pid)).toBe(false);
+  await daemon.kill9();
+  await waitFor(() => (processGone(pid) ? true : undefined), 3000, "the orphaned bash to die with the daemon");
+  await Bun.sleep(3500);
+  expect(existsSync(join(root, "marker"))).toBe(false);
+  expect(existsSync(join(root, "child.pid"))).toBe(false);
+}, 30_000);
+
 test("bash never sees the daemon's own secrets: the attach token's variable is not in its environment", async () => {
   const root = tempDir("spar-tools-");
   const token = "tools-test-token";
