@@ -24,6 +24,7 @@ import type { ToolCall } from "./events.ts";
 import { SparError } from "./errors.ts";
 import { type AnswerInput, PLAN_MODE_REFUSAL, TIMEOUT_REFUSAL, TURN_ENDED_REFUSAL, denyPatternRefusal, operatorRefusal, reissueRefusal, validateAnswer } from "./permission-answer.ts";
 import { type Pattern, firstMatch, parsePatterns } from "./permission-patterns.ts";
+import { shellSegments } from "./shell-segments.ts";
 import { type Decision, type PermissionMode, type ToolClass, callKey, canonicalJson, decideByMode, firstWord, isPermissionMode, promptKindFor } from "./permission-policy.ts";
 import { type ApprovalRecord, type CheckResult, type GateOutcome, type GoneReason, type ModeChange, type PermsInfo, type PromptFrame, type RespondAnswer, goneError, randomPromptId } from "./permission-shapes.ts";
 import { type Result, err, ok } from "./result.ts";
@@ -104,9 +105,9 @@ export class PermissionGate {
       memory.suppressed++;
       return { kind: "refuse", reason: reissueRefusal(memory.refused.get(signature)), silent: true };
     }
-    const denied = firstMatch(this.#deny, call, key);
+    const denied = firstMatch(this.#deny, call, key) ?? this.#deniedCommand(call);
     if (denied !== undefined) return { kind: "refuse", reason: denyPatternRefusal(denied.source), silent: false };
-    if (firstMatch(this.#allow, call, key) !== undefined || this.#granted(call.name, key)) return { kind: "run" };
+    if (this.#allowed(call, key)) return { kind: "run" };
     const verdict = decideByMode(this.#mode, call, toolClass);
     if (verdict === "run") return { kind: "run" };
     if (verdict === "refuse") return { kind: "refuse", reason: PLAN_MODE_REFUSAL, silent: false };
@@ -269,6 +270,32 @@ export class PermissionGate {
         break;
     }
     if (!this.#grants.some((known) => known.tool === grant.tool && known.scope === grant.scope && known.value === grant.value)) this.#grants.push(grant);
+  }
+
+  /** An allow pattern or a grant covers the call; for `bash`, every command of its line (D168). */
+  #allowed(call: ToolCall, key: string): boolean {
+    if (call.name !== "bash") return firstMatch(this.#allow, call, key) !== undefined || this.#granted(call.name, key);
+    // The whole tool (`bash`, `bash(*)`, allow-session-tool), or this exact line approved before.
+    if (this.#allow.some((pattern) => pattern.tool === "bash" && (pattern.glob === undefined || pattern.glob === "*"))) return true;
+    if (this.#grants.some((grant) => grant.tool === "bash" && (grant.scope === "tool" || (grant.scope === "key" && grant.value === key)))) return true;
+    // A glob or a verb speaks of one command: `bash(echo *)` must not run `echo hi; rm -rf ~`.
+    const commands = shellSegments(key);
+    if (commands === undefined || commands.length === 0) return false;
+    return commands.every(
+      (command) =>
+        firstMatch(this.#allow, { name: "bash", args: { command } }, command) !== undefined ||
+        this.#grants.some((grant) => grant.tool === "bash" && grant.scope === "verb" && grant.value === firstWord(command)),
+    );
+  }
+
+  /** A deny pattern matching any one command of a `bash` line (`bash(rm *)` catches `ls; rm -rf x`). */
+  #deniedCommand(call: ToolCall): Pattern | undefined {
+    if (call.name !== "bash" || typeof call.args.command !== "string") return undefined;
+    for (const command of shellSegments(call.args.command) ?? []) {
+      const hit = firstMatch(this.#deny, { name: "bash", args: { command } }, command);
+      if (hit !== undefined) return hit;
+    }
+    return undefined;
   }
 
   #granted(tool: string, key: string): boolean {
