@@ -8,8 +8,7 @@ import type { ModelSpec, RemoteProvider } from "../core/model.ts";
 import { REMOTE_PROVIDERS, isRemoteProvider } from "../models/providers/provider-catalog.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
-import { MAX_TIMER_MS, formatDuration } from "../core/duration.ts";
-import { readDuration } from "./flag-setting.ts";
+import { timerDuration } from "./flag-setting.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
 import { PEER_FLAGS, type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
 import { AGENT_CARD_FLAGS, type AgentCardSettings, loadAgentCardSettings } from "../surfaces/attach/agent-card-config.ts";
@@ -161,10 +160,8 @@ class SettingReader {
   duration(name: string, fallback: number, min = 0): number {
     const source = this.source(name);
     if (!source) return fallback;
-    const parsed = readDuration(source);
-    if (!parsed.ok) throw new ConfigProblem(`${source.from}: ${parsed.error}`);
-    if (parsed.value < min) throw new ConfigProblem(`${source.from} must be at least ${min}ms`);
-    if (parsed.value > MAX_TIMER_MS) throw new ConfigProblem(`${source.from} must be at most ${formatDuration(MAX_TIMER_MS)} (the longest timer JavaScript can hold)`);
+    const parsed = timerDuration(source, min);
+    if (!parsed.ok) throw new ConfigProblem(parsed.error);
     return parsed.value;
   }
 

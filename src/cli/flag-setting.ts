@@ -28,6 +28,15 @@ export function readDuration(source: { from: string; value: unknown }): Result<n
   return err(`not a duration: write it in Go notation such as "30s", "5m" or "1h30m0s"${typeof source.value === "number" ? " (a bare number has no unit)" : ""}`);
 }
 
+/** A duration setting that drives a timer: Go notation, from `minMs` to the longest timer. */
+export function timerDuration(source: { from: string; value: unknown }, minMs: number): Result<number> {
+  const parsed = readDuration(source);
+  if (!parsed.ok) return err(`${source.from}: ${parsed.error}`);
+  if (parsed.value < minMs) return err(`${source.from} must be at least ${minMs}ms`);
+  if (parsed.value > MAX_TIMER_MS) return err(`${source.from} must be at most ${formatDuration(MAX_TIMER_MS)} (the longest timer JavaScript can hold)`);
+  return parsed;
+}
+
 /** Typed reads of the settings of one flag table. */
 export class FlagReader {
   constructor(
@@ -59,12 +68,7 @@ export class FlagReader {
   /** A duration (`30s`, `5m`) from `minMs` to the longest timer (these settings drive timers). */
   duration(name: string, fallback: number, minMs: number): Result<number> {
     const found = this.setting(name);
-    if (!found) return ok(fallback);
-    const parsed = readDuration(found);
-    if (!parsed.ok) return err(`${found.from}: ${parsed.error}`);
-    if (parsed.value < minMs) return err(`${found.from} must be at least ${minMs}ms`);
-    if (parsed.value > MAX_TIMER_MS) return err(`${found.from} must be at most ${formatDuration(MAX_TIMER_MS)} (the longest timer JavaScript can hold)`);
-    return parsed;
+    return found ? timerDuration(found, minMs) : ok(fallback);
   }
 
   /** A non-negative amount (a number, or a string holding one). */

@@ -5,6 +5,8 @@
  * Parsing and validation live in watcher-config.ts; this module is data only.
  */
 
+import { MAX_TIMER_MS } from "../core/duration.ts";
+
 export type WatcherFlagKind = "string" | "bool" | "int" | "float" | "duration" | "repeatable";
 
 /** Bounds of a numeric flag (durations in milliseconds). `zeroOk` admits 0 beside the range. */
@@ -35,8 +37,8 @@ export interface WatcherFlag {
 
 const ABOVE_0 = { above: 0 } as const;
 /** Durations that drive a timer: at most the longest delay a timer holds (MAX_TIMER_MS). */
-const TIMER = { above: 0, max: 2_147_483_647 } as const;
-const TIMER_OR_OFF = { max: 2_147_483_647 } as const;
+const TIMER = { above: 0, max: MAX_TIMER_MS } as const;
+const TIMER_OR_OFF = { max: MAX_TIMER_MS } as const;
 const AT_LEAST_1 = { min: 1 } as const;
 
 export const WATCHER_FLAGS: readonly WatcherFlag[] = [

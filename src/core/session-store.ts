@@ -63,7 +63,6 @@ export interface SessionStore {
   findSessionsById(id: string): Promise<SessionKey[]>;
   /** Removes the row, its events and inbox, and leaves a tombstone. False when absent. */
   deleteSession(key: SessionKey): Promise<boolean>;
-  isTombstoned(key: SessionKey): Promise<boolean>;
   /** Tombstones of this id in every app, with the owner the session had ('' when unknown). */
   deletedSessions(id: string): Promise<DeletedSession[]>;
   touchSession(key: SessionKey, at: string): Promise<void>;

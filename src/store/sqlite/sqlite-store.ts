@@ -253,10 +253,6 @@ export class SqliteStore implements Store {
     return this.submit<boolean>({ kind: "delete", key, weight: 1 });
   }
 
-  isTombstoned(key: SessionKey): Promise<boolean> {
-    return this.reading(() => this.st.isTombstoned.get(key.app, key.id) !== null);
-  }
-
   deletedSessions(id: string): Promise<DeletedSession[]> {
     return this.reading(() => this.st.tombstonesById.all(id).map((row) => ({ app: row.app, owner: row.owner })));
   }

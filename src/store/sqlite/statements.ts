@@ -50,7 +50,6 @@ export class Statements {
   readonly tombstone: Statement<unknown, [string, number]>;
   readonly tombstonesById: Statement<{ app: string; owner: string }, [string]>;
   readonly clearTombstone: Statement<unknown, AppSid>;
-  readonly isTombstoned: Statement<{ one: number }, AppSid>;
 
   constructor(db: Database) {
     this.begin = db.prepare("BEGIN IMMEDIATE");
@@ -109,7 +108,6 @@ export class Statements {
     this.tombstone = db.prepare("INSERT OR REPLACE INTO tombstones (app, sid, deleted_at, owner) SELECT app, sid, ?, owner FROM sessions WHERE pk = ?");
     this.tombstonesById = db.prepare("SELECT app, owner FROM tombstones WHERE sid = ? ORDER BY app");
     this.clearTombstone = db.prepare("DELETE FROM tombstones WHERE app = ? AND sid = ?");
-    this.isTombstoned = db.prepare("SELECT 1 AS one FROM tombstones WHERE app = ? AND sid = ?");
   }
 
   finalizeAll(): void {

@@ -76,10 +76,9 @@ export class SseStream {
         this.#direct = controller;
         const early = this.#early;
         this.#early = [];
-        // Written again below, now to the socket: counted once.
-        this.#bytesWritten -= this.#earlyBytes;
         this.#earlyBytes = 0;
-        for (const bytes of early) if (!this.write(bytes)) return undefined;
+        // Already counted by `write`: handed on to the socket as they are.
+        for (const bytes of early) if (!this.#queue(bytes)) return undefined;
         return new Promise<void>((resolve) => {
           this.#release = resolve;
         });
@@ -108,8 +107,13 @@ export class SseStream {
   write(bytes: Uint8Array): boolean {
     if (this.#closed) return false;
     this.#bytesWritten += bytes.byteLength;
-    const direct = this.#direct;
-    if (direct === undefined) {
+    return this.#queue(bytes);
+  }
+
+  /** Gather a frame for this tick's write, or before the body starts keep it in `#early`. */
+  #queue(bytes: Uint8Array): boolean {
+    if (this.#closed) return false;
+    if (this.#direct === undefined) {
       this.#early.push(bytes);
       this.#earlyBytes += bytes.byteLength;
       return this.#early.length > this.#options.maxQueued || this.#earlyBytes > this.#maxBytes ? this.#overflow() : true;

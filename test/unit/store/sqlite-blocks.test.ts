@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { CommittedRow } from "../../../src/core/events.ts";
 import { SCHEMA_VERSION } from "../../../src/store/sqlite/migrations.ts";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
-import { audit, cleanupTempDirs, key, record, tempDb } from "./sqlite-helpers.ts";
+import { audit, cleanupTempDirs, key, record, tempDb, tombstoned } from "./sqlite-helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -68,7 +68,7 @@ describe("a v3 file written by the v3 code", () => {
       metadata: { note: `é merged:70 \u2028 "q"` },
     });
     expect(await store.getSession(key("deleted"))).toBeUndefined();
-    expect(await store.isTombstoned(key("deleted"))).toBe(true);
+    expect(await tombstoned(store, key("deleted"))).toBe(true);
     expect((await store.pendingInbox(key("split"))).map((i) => i.promptId)).toEqual(["p1"]);
     const claim = { interruption: "int-1", owner: "boot-b", now: "2026-01-01T00:00:30Z", expiresAt: "2026-01-01T00:02:00Z" };
     expect(await store.claimInterruption(key("split"), claim)).toBe(false);

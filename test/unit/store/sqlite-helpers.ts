@@ -75,3 +75,8 @@ export async function rejection(promise: Promise<unknown>): Promise<{ code?: str
   }
   throw new Error("expected the promise to reject");
 }
+
+/** Whether the store holds a tombstone for this session (its app among the id's tombstones). */
+export async function tombstoned(store: { deletedSessions(id: string): Promise<Array<{ app: string }>> }, key: SessionKey): Promise<boolean> {
+  return (await store.deletedSessions(key.id)).some((row) => row.app === key.app);
+}

@@ -13,7 +13,7 @@ import { SCHEMA_VERSION } from "../../../src/store/sqlite/migrations.ts";
 import { SPAR_APPLICATION_ID } from "../../../src/store/sqlite/open-db.ts";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
 import { CHURN_SESSIONS, JOURNALED, MERGED } from "../../fixtures/sqlite-store-holder.ts";
-import { audit, cleanupTempDirs, key, record, rejection, tempDb } from "./sqlite-helpers.ts";
+import { audit, cleanupTempDirs, key, record, rejection, tempDb, tombstoned } from "./sqlite-helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -382,7 +382,7 @@ describe("schema v1 files", () => {
     expect(await store.head(key("old"))).toBe(5);
     expect(names(await store.read(key("old"), 0, 10))).toEqual([1, 2, 3, 4, 5].map((n) => `old:${n}`));
     expect((await store.pendingInbox(key("old"))).map((i) => i.promptId)).toEqual(["p1"]);
-    expect(await store.isTombstoned(key("gone"))).toBe(true);
+    expect(await tombstoned(store, key("gone"))).toBe(true);
     // v6: tombstones written before it have no owner.
     expect(await store.deletedSessions("gone")).toEqual([{ app: "spar", owner: "" }]);
     const rows = await store.append(key("old"), [audit("new:6")], { drainedPromptIds: ["p1"] });

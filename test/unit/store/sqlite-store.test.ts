@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import type { CommittedRow } from "../../../src/core/events.ts";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
-import { audit, cleanupTempDirs, key, record, rejection, tempDb, userMessage } from "./sqlite-helpers.ts";
+import { audit, cleanupTempDirs, key, record, rejection, tempDb, tombstoned, userMessage } from "./sqlite-helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -231,12 +231,12 @@ describe("sessions", () => {
     const s = key("s0");
     await store.append(s, [audit("a"), audit("b")]);
     await store.enqueueInbox(s, { promptId: "p", message: "m", queuedAt: "t", wake: true });
-    expect(await store.isTombstoned(s)).toBe(false);
+    expect(await tombstoned(store, s)).toBe(false);
     expect(await store.deleteSession(s)).toBe(true);
     expect(await store.deleteSession(s)).toBe(false);
     expect(await store.deleteSession(key("never"))).toBe(false);
-    expect(await store.isTombstoned(s)).toBe(true);
-    expect(await store.isTombstoned(key("never"))).toBe(false);
+    expect(await tombstoned(store, s)).toBe(true);
+    expect(await tombstoned(store, key("never"))).toBe(false);
     expect(await store.deletedSessions("s0")).toEqual([{ app: s.app, owner: record("s0").owner }]);
     expect(await store.deletedSessions("never")).toEqual([]);
     expect(await store.getSession(s)).toBeUndefined();
@@ -245,7 +245,7 @@ describe("sessions", () => {
     expect(await store.sessionsAwaitingTurn()).toEqual([]);
     expect((await rejection(store.append(s, [audit("c")]))).code).toBe("not_found");
     await store.createSession(record("s0"));
-    expect(await store.isTombstoned(s)).toBe(false);
+    expect(await tombstoned(store, s)).toBe(false);
     expect(await store.pendingInbox(s)).toEqual([]);
     expect(seqs(await store.append(s, [audit("c")]))).toEqual([1]);
     expect(await store.head(key("s1"))).toBe(0);
@@ -262,7 +262,7 @@ describe("sessions", () => {
     ]);
     expect(deleted).toBe(true);
     expect(seqs(rows)).toEqual([1]);
-    expect(await store.isTombstoned(key("s0"))).toBe(false);
+    expect(await tombstoned(store, key("s0"))).toBe(false);
     await store.close();
   });
 });
