@@ -24,12 +24,10 @@ export interface InProcessAgent {
 }
 
 export interface InProcessAgentOptions {
-  /** Flags after `agent` (`--attach-listen` and `--session-db` are added when absent). */
+  /** Flags after `agent` (`--attach-listen` and `--session-db` are added when absent; `--config` is read as the command reads it). */
   args?: string[];
-  /** The environment the agent reads (token variables); defaults to process.env. */
+  /** Variables the agent reads (token variables), over process.env. */
   env?: Record<string, string | undefined>;
-  /** A config file to load (`--config` is a flag of agentCommand, not of startAgent). */
-  configFile?: string;
 }
 
 export async function startInProcessAgent(options: InProcessAgentOptions = {}): Promise<InProcessAgent> {
@@ -40,7 +38,8 @@ export async function startInProcessAgent(options: InProcessAgentOptions = {}): 
   ];
   const flags = parseFlags(AGENT_FLAGS, [...defaults, ...args]);
   if (!flags.ok) throw new Error(`flags: ${flags.error}`);
-  const file = loadConfigFile(options.configFile);
+  const configFlag = flags.value.values.get("config");
+  const file = loadConfigFile(typeof configFlag === "string" ? configFlag : undefined);
   if (!file.ok) throw new Error(`config: ${file.error}`);
   const config = buildAgentConfig(flags.value.values, file.value, tempDir(), 2);
   if (!config.ok) throw new Error(`config: ${config.error}`);
@@ -49,7 +48,7 @@ export async function startInProcessAgent(options: InProcessAgentOptions = {}): 
     logged += `${level} ${message}\n`;
   };
   const logger = { debug: write("DEBUG"), info: write("INFO"), warn: write("WARN"), error: write("ERROR") };
-  const agent = await startAgent(config.value, logger, { ...(options.env ?? process.env) });
+  const agent = await startAgent(config.value, logger, { ...process.env, ...options.env });
   const baseUrl = `http://127.0.0.1:${agent.server.port}`;
   return {
     agent,
