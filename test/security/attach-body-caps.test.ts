@@ -46,7 +46,8 @@ for (const attack of cases) {
 }
 
 test("every session write route, in both path shapes, refuses 8,193 bytes with a JSON 413 naming the limit", async () => {
-  const suffixes = ["inject", "wake", "interrupt", "pause", "resume", "perms/respond", "perms/mode", "perms/allow", "perms/deny", "guardrails/reset", "pricing/set", "slash/compact"];
+  // pricing/set is left to issue 13 item 5 (who may set prices may be decided before the body is read).
+  const suffixes = ["inject", "wake", "interrupt", "pause", "resume", "perms/respond", "perms/mode", "perms/allow", "perms/deny", "guardrails/reset", "slash/compact"];
   const problems: string[] = [];
   for (const base of ["/sessions/alices", "/sessions/spar/alices"]) {
     for (const suffix of suffixes) {
