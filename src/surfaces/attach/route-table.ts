@@ -10,6 +10,7 @@ import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import { errorResponse, json } from "../http/responses.ts";
 import { type Caller, LOCAL_CALLER } from "../http/caller-auth.ts";
 import { type TransportPolicy, checkConnection, checkCsrf, checkTransport } from "../http/request-guards.ts";
+import { checkAllowedHost } from "../http/host-allowlist.ts";
 import { checkHostHeader, requestUrl } from "../http/request-url.ts";
 
 export const PROTOCOL_HEADER = "x-attach-protocol-version";
@@ -83,6 +84,7 @@ export class RouteTable {
       async ({ request, params }) => {
         try {
           checkHostHeader(request);
+          checkAllowedHost(request, this.#transport.allowedHosts);
           const peer = checkConnection(request, this.#transport);
           if (!options.public) checkTransport(request, this.#transport);
           const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request, peer);
@@ -122,8 +124,13 @@ export class RouteTable {
     const url = requestUrl(request);
     try {
       checkHostHeader(request);
-      checkConnection(request, this.#transport);
-      if (!this.#publicPaths.has(url.pathname)) checkTransport(request, this.#transport);
+      checkAllowedHost(request, this.#transport.allowedHosts);
+      const peer = checkConnection(request, this.#transport);
+      if (!this.#publicPaths.has(url.pathname)) {
+        checkTransport(request, this.#transport);
+        // Routing answers (405 with Allow, 404) are for authenticated callers only.
+        this.#resolveCaller(request, peer);
+      }
     } catch (error) {
       return withProtocolHeader(errorResponse(error));
     }
