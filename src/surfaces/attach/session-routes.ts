@@ -80,13 +80,21 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
     }
     const caller = route.caller;
     if (!isIdentified(caller)) throw new SparError("unauthorized", "creating a session needs an authenticated caller");
-    const record = await host.createSession({
-      ...(request.app ? { app: request.app } : {}),
-      ...(request.sessionID ? { id: request.sessionID } : {}),
-      owner: caller.identity,
-      viewers: normalizeIdentities(request.viewers ?? []),
-      contributors: normalizeIdentities(request.contributors ?? []),
-    });
+    const app = request.app ?? host.config.app;
+    let record: Awaited<ReturnType<typeof host.createSession>>;
+    try {
+      record = await host.createSession({
+        app,
+        ...(request.sessionID ? { id: request.sessionID } : {}),
+        owner: caller.identity,
+        viewers: normalizeIdentities(request.viewers ?? []),
+        contributors: normalizeIdentities(request.contributors ?? []),
+      });
+    } catch (error) {
+      // A taken id the caller cannot see answers as every invisible session does (masked 404).
+      if (error instanceof SparError && error.code === "conflict" && request.sessionID) await host.authorize(app, request.sessionID, caller, "read");
+      throw error;
+    }
     return json(201, { app: record.app, user: record.owner, sessionID: record.id, url: sessionUrl(route.request, record.app, record.id) });
   });
 
