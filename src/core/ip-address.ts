@@ -172,7 +172,12 @@ function sameBytes(left: Uint8Array, right: Uint8Array): boolean {
 /** Whether the block holds the address (same family only: embedded IPv4 is the caller's concern). */
 export function cidrContains(cidr: Cidr, address: IpAddress): boolean {
   if (cidr.family !== address.family) return false;
-  return sameBytes(networkOf(cidr), networkOf({ family: cidr.family, bytes: address.bytes, prefix: cidr.prefix }));
+  const whole = cidr.prefix >> 3;
+  for (let index = 0; index < whole; index++) if (cidr.bytes[index] !== address.bytes[index]) return false;
+  const bits = cidr.prefix & 7;
+  if (bits === 0) return true;
+  const mask = (0xff << (8 - bits)) & 0xff;
+  return ((cidr.bytes[whole] as number) & mask) === ((address.bytes[whole] as number) & mask);
 }
 
 export function formatCidr(cidr: Cidr): string {
