@@ -4,6 +4,8 @@
  * protocol of src/runtime/tool-host-channel.ts. Thin by design.
  */
 import { ServerPool } from "../src/mcp/server-pool.ts";
+import { EMPTY_ALLOW_LIST, parseOutboundAllowList } from "../src/net/outbound-allow-list.ts";
+import { OutboundGuard } from "../src/net/outbound-guard.ts";
 import { killAllBashGroups } from "../src/tools/bash-tool.ts";
 import { type BuiltinSettings, childEnvironment, runBuiltin } from "../src/tools/builtin-tools.ts";
 import { type FromToolHost, TOOL_HOST_VERSION, type ToToolHost, isToToolHost } from "../src/runtime/tool-host-channel.ts";
@@ -18,6 +20,12 @@ let mcpQueue: Promise<unknown> = Promise.resolve();
 
 function post(message: FromToolHost): void {
   self.postMessage(message);
+}
+
+/** The startup check validated the entries; a list that still fails to parse opens nothing. */
+function outboundGuard(entries: string[]): OutboundGuard {
+  const parsed = parseOutboundAllowList(entries);
+  return new OutboundGuard({ allow: parsed.ok ? parsed.value : EMPTY_ALLOW_LIST });
 }
 
 function pool(): ServerPool {
@@ -52,7 +60,7 @@ self.onmessage = (event: MessageEvent) => {
   if (!isToToolHost(message)) return;
   switch (message.type) {
     case "hello":
-      settings = { root: message.settings.root, disabled: new Set(message.settings.disabled), env: childEnvironment(message.settings.hiddenEnv ?? []) };
+      settings = { root: message.settings.root, disabled: new Set(message.settings.disabled), env: childEnvironment(message.settings.hiddenEnv ?? []), outbound: outboundGuard(message.settings.outboundAllow ?? []) };
       if (message.settings.mcp) void (mcpQueue = pool().configure(message.settings.mcp));
       post({ type: "ready", version: TOOL_HOST_VERSION });
       break;
