@@ -26,6 +26,7 @@ import { openStreamCount } from "../surfaces/http/sse-stream.ts";
 import { type HostAllowlist, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { StreamAdmission } from "../surfaces/http/stream-admission.ts";
 import { PeerHub } from "../surfaces/peers/peer-hub.ts";
+import { redactUrl } from "../net/redact-url.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
 import { MetricsRegistry } from "../telemetry/metrics.ts";
 import { type AgentConfig, AGENT_FLAGS, buildAgentConfig } from "./agent-config.ts";
@@ -87,7 +88,7 @@ export async function agentCommand(argv: readonly string[]): Promise<number> {
 }
 
 function usageError(message: string): number {
-  process.stderr.write(`spar agent: ${message}\n`);
+  process.stderr.write(`spar agent: ${redactUrl(message)}\n`);
   return 2;
 }
 

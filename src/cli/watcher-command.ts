@@ -3,6 +3,7 @@
  * (a startup refusal that needs the cluster, such as a missing grant, exits 2 as well), serves
  * /metrics, /healthz and /readyz with --metrics-addr, and on SIGTERM drains and persists.
  */
+import { redactUrl } from "../net/redact-url.ts";
 import { createLogger } from "../telemetry/logger.ts";
 import { StartupRefusal } from "../watcher/watch-runner.ts";
 import { type WatcherGroup, startWatcherGroup } from "../watcher/watcher-group.ts";
@@ -14,7 +15,7 @@ import { buildWatcherConfig } from "./watcher-config.ts";
 const USAGE = "usage: spar watcher watch [flags]   (spar watcher watch --help lists them)\n";
 
 function usageError(message: string): number {
-  process.stderr.write(`spar watcher watch: ${message}\n`);
+  process.stderr.write(`spar watcher watch: ${redactUrl(message)}\n`);
   return 2;
 }
 
