@@ -1,13 +1,14 @@
 /**
  * Flags and config keys of the attach listener's guards and caps: the Host names a listener
- * without an authentication gate also serves (DNS-rebinding guard), the open-stream caps, and the
- * per-session inbox caps. Read flag first, then config key, then default; a bad value is an error
+ * without an authentication gate also serves (DNS-rebinding guard), the proxies whose
+ * X-Forwarded-* headers are believed, the open-stream caps, and the per-session inbox caps. Read flag first, then config key, then default; a bad value is an error
  * naming where it was set. Owns no behaviour: src/surfaces/http/ and the runtime apply them.
  */
 import { readFileSync } from "node:fs";
 import { type Result, err, ok } from "../core/result.ts";
 import type { InboxCaps } from "../core/inbox-room.ts";
 import { type StreamCaps, defaultStreamCaps } from "../surfaces/http/stream-admission.ts";
+import { type TrustedProxies, parseTrustedProxies } from "../surfaces/http/trusted-proxies.ts";
 import { FlagReader } from "./flag-setting.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
 
@@ -17,6 +18,12 @@ export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
     kind: "string",
     help: "host names (or *.domain) a listener without a token serves besides loopback names and addresses, comma-separated (DNS-rebinding guard)",
     configKey: "attach.allowed_hosts",
+  },
+  {
+    name: "attach-trusted-proxies",
+    kind: "string",
+    help: "addresses or CIDR blocks of reverse proxies whose X-Forwarded-Host and X-Forwarded-Proto are believed, comma-separated (from anyone else they are ignored)",
+    configKey: "attach.trusted_proxies",
   },
   {
     name: "attach-max-streams",
@@ -50,6 +57,7 @@ export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
 
 export interface AttachLimits {
   allowedHosts: string[];
+  trustedProxies: TrustedProxies;
   streams: StreamCaps;
   inbox: InboxCaps;
 }
@@ -86,6 +94,10 @@ export function resolveAttachLimits(flags: ReadonlyMap<string, FlagValue>, confi
   const read = new FlagReader(ATTACH_LIMITS_FLAGS, flags, config);
   const allowedHosts = stringList(read, "attach-allowed-hosts");
   if (!allowedHosts.ok) return allowedHosts;
+  const proxyEntries = stringList(read, "attach-trusted-proxies");
+  if (!proxyEntries.ok) return proxyEntries;
+  const trustedProxies = parseTrustedProxies(proxyEntries.value, read.setting("attach-trusted-proxies")?.from ?? "--attach-trusted-proxies");
+  if (!trustedProxies.ok) return trustedProxies;
   const defaults = defaultStreamCaps(fileLimit);
   const maxStreams = read.int("attach-max-streams", defaults.maxStreams, 1, 10_000_000);
   if (!maxStreams.ok) return maxStreams;
@@ -97,6 +109,7 @@ export function resolveAttachLimits(flags: ReadonlyMap<string, FlagValue>, confi
   if (!maxBytes.ok) return maxBytes;
   return ok({
     allowedHosts: allowedHosts.value,
+    trustedProxies: trustedProxies.value,
     streams: { maxStreams: maxStreams.value, maxPerCaller: perCaller.value, adminReserve: defaults.adminReserve },
     inbox: { maxMessages: maxMessages.value, maxBytes: maxBytes.value },
   });

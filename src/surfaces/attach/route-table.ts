@@ -11,6 +11,7 @@ import { errorResponse, json } from "../http/responses.ts";
 import { type Caller, LOCAL_CALLER } from "../http/caller-auth.ts";
 import { type TransportPolicy, checkConnection, checkCsrf, checkTransport } from "../http/request-guards.ts";
 import { checkAllowedHost } from "../http/host-allowlist.ts";
+import { isTrustedProxy } from "../http/trusted-proxies.ts";
 import { checkHostHeader, requestUrl } from "../http/request-url.ts";
 
 export const PROTOCOL_HEADER = "x-attach-protocol-version";
@@ -21,6 +22,8 @@ export interface RouteContext {
   url: URL;
   /** The authenticated caller (the local caller on public routes). */
   caller: Caller;
+  /** The connection comes from a trusted proxy: its X-Forwarded-* headers may be believed. */
+  viaTrustedProxy: boolean;
 }
 
 /** A session-scoped route sees the path's app (qualified shape only) and session id. */
@@ -38,8 +41,17 @@ interface Registered {
   pattern: RegExp;
 }
 
+interface PeerLookup {
+  requestIP(request: Request): { address: string } | null;
+}
+
 interface RoutableApp {
-  route(method: string, path: string, handler: (context: { request: Request; params: Record<string, string | undefined> }) => unknown, hook?: { parse: "none" }): unknown;
+  route(
+    method: string,
+    path: string,
+    handler: (context: { request: Request; params: Record<string, string | undefined>; server: PeerLookup | null }) => unknown,
+    hook?: { parse: "none" },
+  ): unknown;
 }
 
 function toPattern(path: string): RegExp {
@@ -81,7 +93,7 @@ export class RouteTable {
     this.#app.route(
       method,
       path,
-      async ({ request, params }) => {
+      async ({ request, params, server }) => {
         try {
           checkHostHeader(request);
           checkAllowedHost(request, this.#transport.allowedHosts);
@@ -89,7 +101,8 @@ export class RouteTable {
           if (!options.public) checkTransport(request, this.#transport);
           const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request, peer);
           checkCsrf(request);
-          return withProtocolHeader(await handler({ request, params, url: requestUrl(request), caller }));
+          const viaTrustedProxy = this.#transport.trustedProxies !== undefined && isTrustedProxy(server?.requestIP(request)?.address, this.#transport.trustedProxies);
+          return withProtocolHeader(await handler({ request, params, url: requestUrl(request), caller, viaTrustedProxy }));
         } catch (error) {
           return withProtocolHeader(errorResponse(error));
         }

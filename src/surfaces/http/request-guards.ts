@@ -8,6 +8,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { SparError } from "../../core/errors.ts";
 import type { HostAllowlist } from "./host-allowlist.ts";
+import type { TrustedProxies } from "./trusted-proxies.ts";
 import { HttpProblem } from "./http-problem.ts";
 import { isJsonContentType } from "./request-body.ts";
 
@@ -20,6 +21,8 @@ export interface TransportPolicy {
    * undefined when the listener has a gate (token, mTLS, or callers without anonymous access).
    */
   allowedHosts?: HostAllowlist;
+  /** Peers whose X-Forwarded-Host and -Proto are believed (`--attach-trusted-proxies`). */
+  trustedProxies?: TrustedProxies;
   /**
    * Behind the mTLS terminator: the verified client subject of a request's connection, or
    * undefined for a connection the terminator did not open (refused on every path).
