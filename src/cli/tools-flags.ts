@@ -9,6 +9,7 @@ import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import { parseOutboundAllowList } from "../net/outbound-allow-list.ts";
+import { isEnvPattern } from "../tools/tool-environment.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
 import type { FlagSpec, FlagValue } from "./flags.ts";
 import { type Setting, settingOf } from "./flag-setting.ts";
@@ -34,6 +35,12 @@ export const TOOLS_FLAGS: readonly FlagSpec[] = [
     defaultText: "none: only public addresses",
     configKey: "outbound.allow",
   },
+  {
+    name: "tools-env-passthrough",
+    kind: "string",
+    help: "environment variables (or PREFIX_* patterns) bash gets besides PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM, TZ, TMPDIR and the like, comma-separated; the daemon's own secrets never pass",
+    configKey: "tools.env_passthrough",
+  },
 ];
 
 export interface ToolsSettings {
@@ -42,6 +49,8 @@ export interface ToolsSettings {
   disabled: string[];
   /** The outbound allow list, entries in canonical form (validated). */
   outboundAllow: string[];
+  /** Variables (or `PREFIX_*` patterns) bash gets besides the default allow list. */
+  envPassthrough: string[];
 }
 
 /** A list setting: a list of strings, or one comma-separated string. */
@@ -68,9 +77,18 @@ function outboundAllow(found: Setting): Result<string[]> {
   return parsed.ok ? ok([...parsed.value.entries]) : err(`${found.from}: ${parsed.error}`);
 }
 
+function envNames(found: Setting): Result<string[]> {
+  if (found === undefined) return ok([]);
+  const names = listOf(found.value);
+  if (names === undefined) return err(`${found.from} must be a list of variable names (or one comma-separated string)`);
+  const cleaned = [...new Set(names.map((name) => name.trim()).filter((name) => name !== ""))];
+  const bad = cleaned.find((name) => !isEnvPattern(name));
+  return bad === undefined ? ok(cleaned) : err(`${found.from}: ${JSON.stringify(bad)} is not a variable name or a PREFIX_* pattern`);
+}
+
 /** Read the settings; the root must be an existing directory (a relative one is taken from `cwd`). */
 export function resolveToolsSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string): Result<ToolsSettings> {
-  const [rootSpec, disableSpec, allowSpec] = TOOLS_FLAGS as readonly [FlagSpec, FlagSpec, FlagSpec];
+  const [rootSpec, disableSpec, allowSpec, envSpec] = TOOLS_FLAGS as readonly [FlagSpec, FlagSpec, FlagSpec, FlagSpec];
   const rootSetting = settingOf(flags, config, rootSpec);
   if (rootSetting !== undefined && (typeof rootSetting.value !== "string" || rootSetting.value.trim() === "")) return err(`${rootSetting.from} must be a directory path`);
   const wanted = resolve(cwd, rootSetting === undefined ? "." : String(rootSetting.value).trim());
@@ -85,5 +103,7 @@ export function resolveToolsSettings(flags: ReadonlyMap<string, FlagValue>, conf
   if (!disabled.ok) return disabled;
   const allow = outboundAllow(settingOf(flags, config, allowSpec));
   if (!allow.ok) return allow;
-  return ok({ root, disabled: disabled.value, outboundAllow: allow.value });
+  const envPassthrough = envNames(settingOf(flags, config, envSpec));
+  if (!envPassthrough.ok) return envPassthrough;
+  return ok({ root, disabled: disabled.value, outboundAllow: allow.value, envPassthrough: envPassthrough.value });
 }

@@ -160,13 +160,13 @@ test("kill -9 of the daemon takes a running bash with it: the command never fini
   expect(existsSync(join(root, "child.pid"))).toBe(false);
 }, 30_000);
 
-test("bash never sees the daemon's own secrets: the attach token's variable is not in its environment", async () => {
+test("bash starts with an allow-listed environment: an unlisted secret is absent, a listed variable passes, the daemon's own token never does", async () => {
   const root = tempDir("spar-tools-");
   const token = "tools-test-token";
-  const script = writeScript([call("bash", { command: 'echo "token=[$SPAR_TOOLS_TOKEN] other=[$SPAR_TOOLS_OTHER]"' }), say("env checked")]);
+  const script = writeScript([call("bash", { command: 'echo "token=[$SPAR_TOOLS_TOKEN] other=[$SPAR_TOOLS_OTHER] aws=[$AWS_SECRET_ACCESS_KEY] path=[${PATH:+set}] lc=[$LC_SPAR]"' }), say("env checked")]);
   const daemon = await startDaemon({
-    args: ["--model=scripted", `--script=${script}`, "--permission-mode=yolo", `--tools-root=${root}`, "--attach-token=SPAR_TOOLS_TOKEN"],
-    env: { SPAR_TOOLS_TOKEN: token, SPAR_TOOLS_OTHER: "visible" },
+    args: ["--model=scripted", `--script=${script}`, "--permission-mode=yolo", `--tools-root=${root}`, "--attach-token=SPAR_TOOLS_TOKEN", "--tools-env-passthrough=SPAR_TOOLS_*"],
+    env: { SPAR_TOOLS_TOKEN: token, SPAR_TOOLS_OTHER: "visible", AWS_SECRET_ACCESS_KEY: "from-the-deployment", LC_SPAR: "locale" },
   });
   const headers = { "x-attach-token": token };
   const events = collect(`${daemon.baseUrl}/sessions/default/events`, { headers });
@@ -174,7 +174,7 @@ test("bash never sees the daemon's own secrets: the attach token's variable is n
   await events.waitFor((frame) => frame.event === "usage-update");
   expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "env" }, headers)).status).toBe(200);
   await events.waitFor((frame) => frame.event === "turn-complete", 15_000);
-  expect(toolResults(events)[0]?.response.stdout).toBe("token=[] other=[visible]\n");
+  expect(toolResults(events)[0]?.response.stdout).toBe("token=[] other=[visible] aws=[] path=[set] lc=[locale]\n");
 }, 20_000);
 
 test("fetch_url in the daemon reaches a local server only through --outbound-allow; a credential in the URL is redacted", async () => {

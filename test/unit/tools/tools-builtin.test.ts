@@ -17,6 +17,7 @@ import { parseOutboundAllowList } from "../../../src/net/outbound-allow-list.ts"
 import { OutboundGuard } from "../../../src/net/outbound-guard.ts";
 import { WorkerPool } from "../../../src/runtime/worker-pool.ts";
 import { BUILTIN_TOOLS, builtinSpecs, runBuiltin } from "../../../src/tools/builtin-tools.ts";
+import { toolEnvironment } from "../../../src/tools/tool-environment.ts";
 import { tempDir } from "../../support/daemon.ts";
 
 const root = realpathSync(tempDir("spar-tools-unit-"));
@@ -151,9 +152,9 @@ describe("declarations", () => {
 
 test("tools settings: root defaults to cwd, disable from a list or a comma string, unknown names and missing roots refused", () => {
   mkdirSync(join(root, "d"), { recursive: true });
-  expect(resolveToolsSettings(new Map(), new Map(), root)).toEqual({ ok: true, value: { root, disabled: [], outboundAllow: [] } });
-  expect(resolveToolsSettings(new Map([["tools-disable", "bash, fetch_url"]]), new Map(), root)).toEqual({ ok: true, value: { root, disabled: ["bash", "fetch_url"], outboundAllow: [] } });
-  expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["tools.disable", ["write_file"]], ["tools.root", "d"]]), root)).toEqual({ ok: true, value: { root: join(root, "d"), disabled: ["write_file"], outboundAllow: [] } });
+  expect(resolveToolsSettings(new Map(), new Map(), root)).toEqual({ ok: true, value: { root, disabled: [], outboundAllow: [], envPassthrough: [] } });
+  expect(resolveToolsSettings(new Map([["tools-disable", "bash, fetch_url"]]), new Map(), root)).toEqual({ ok: true, value: { root, disabled: ["bash", "fetch_url"], outboundAllow: [], envPassthrough: [] } });
+  expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["tools.disable", ["write_file"]], ["tools.root", "d"]]), root)).toEqual({ ok: true, value: { root: join(root, "d"), disabled: ["write_file"], outboundAllow: [], envPassthrough: [] } });
   expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["tools.disable", ["bassh"]]]), root)).toMatchObject({ ok: false, error: expect.stringContaining('config key tools.disable: "bassh" is not a builtin tool') });
   expect(resolveToolsSettings(new Map([["tools-root", "/no/such/dir"]]), new Map(), root)).toEqual({ ok: false, error: "--tools-root: /no/such/dir does not exist" });
 });
@@ -192,4 +193,11 @@ test("the worker pool sends the catalog's specs with every run-turn message", as
   expect(message.tools).toEqual(specs);
   await pool.close();
   expect(await turn.outcome).toEqual({ status: "canceled" });
+});
+
+test("tool environment: the default allow list and PREFIX_* patterns pass, the rest and the daemon's secrets do not", () => {
+  const source = { PATH: "/bin", HOME: "/root", LC_ALL: "C", AWS_SECRET_ACCESS_KEY: "x", SPAR_TOKEN: "t", APP_ONE: "1", APP_TWO: "2", DATABASE_URL: "postgres://u:p@h/db" };
+  expect(toolEnvironment(source, ["APP_*", "SPAR_TOKEN"], ["SPAR_TOKEN"])).toEqual({ PATH: "/bin", HOME: "/root", LC_ALL: "C", APP_ONE: "1", APP_TWO: "2" });
+  expect(resolveToolsSettings(new Map([["tools-env-passthrough", "GOOD, BAD-NAME"]]), new Map(), root)).toMatchObject({ ok: false, error: expect.stringContaining('"BAD-NAME" is not a variable name') });
+  expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["tools.env_passthrough", ["CI_*"]]]), root)).toMatchObject({ ok: true, value: { envPassthrough: ["CI_*"] } });
 });
