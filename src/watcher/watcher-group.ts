@@ -19,6 +19,8 @@ export interface WatcherGroup {
   ready(): boolean;
   /** Why /readyz is 503 (undefined when ready). */
   notReady(): string | undefined;
+  /** Lines /readyz adds to its body whatever its status: optional watches failing, per cluster. */
+  degraded(): string[];
   render(): string;
   stop(): Promise<void>;
 }
@@ -87,6 +89,7 @@ export async function startWatcherGroup(config: WatcherConfig, logger: Logger, o
       if (!multi) return why(pending[0] as ClusterRunner) === "syncing" ? "informer caches syncing" : "access revoked, runner stopped";
       return `waiting on ${pending.length} of ${runners.length} cluster(s): [${pending.map((runner) => `${runner.name} (${why(runner)})`).join(" ")}]`;
     },
+    degraded: () => runners.flatMap((runner) => runner.watcher.degraded().map((line) => (multi ? `[${runner.name}] ${line}` : line))),
     render: () => mergeExpositions(runners.map((runner) => runner.watcher.metrics.render())),
     stop: async () => {
       await Promise.all(runners.map((runner) => runner.watcher.stop()));
