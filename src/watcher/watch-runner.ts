@@ -11,7 +11,10 @@ import { accessChecksFor, checkKey, optionalAccess, optionalWatches, planAccess,
 import { AccessSweeper } from "./access-sweeper.ts";
 import { DedupCache } from "./core/dedup-cache.ts";
 import type { Severity } from "./core/signal.ts";
+import type { DeliveryPolicy } from "./core/delivery-policy.ts";
 import type { IncidentSink } from "./core/sink.ts";
+import { DeliveryQueue } from "./delivery-queue.ts";
+import { PendingInjects } from "./pending-injects.ts";
 import { loadDedupFile, saveDedupFile } from "./dedup-file.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { reviewAccess } from "./kube/access-review.ts";
@@ -66,6 +69,18 @@ export interface RunnerOptions {
   recoveryTickMs?: number;
   /** The pipeline's clock (dedup, recovery, storms); the benchmark compresses time with it. */
   now?: () => number;
+  /** Override the delivery queue's backoff and bounds (tests). */
+  deliveryPolicy?: DeliveryPolicy;
+}
+
+/**
+ * Where the pending-inject journal lives: beside the dedup file (`<dedup-persist>.pending`), else
+ * beside the store; with neither (or in dry-run, which never fails) pending injects are memory only.
+ */
+export function pendingInjectsPath(config: Pick<WatcherConfig, "dryRun" | "dedupPersist" | "store">): string | undefined {
+  if (config.dryRun) return undefined;
+  const beside = config.dedupPersist ?? config.store;
+  return beside ? `${beside}.pending` : undefined;
 }
 
 export class StartupRefusal extends Error {}
@@ -105,7 +120,15 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
     return answer !== undefined && "allowed" in answer && answer.allowed;
   };
   const metrics = new WatcherMetrics(config.clusterName);
-  const sink = buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger);
+  const journalPath = pendingInjectsPath(config);
+  if (!journalPath && !config.dryRun) logger.info("delivery: pending injects are kept in memory only (set --dedup-persist or --store to keep them across a restart)");
+  const delivery = new DeliveryQueue(buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger), {
+    journal: new PendingInjects(journalPath, logger),
+    logger,
+    metrics,
+    ...(options.deliveryPolicy ? { policy: options.deliveryPolicy } : {}),
+  });
+  const sink: IncidentSink = delivery;
   const restarted = () => metrics.runnerRestarts();
   // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery,
   // with the watches the plan reviewed (recovery alone watches pods, never replicasets).
@@ -139,6 +162,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       dedup,
       ...(options.now ? { now: options.now } : {}),
       ...(store ? { record: (row) => store.record(row) } : {}),
+      openPending: (key) => delivery.hasPendingOpen(key),
       ...(graph && plan.recovery ? { clearance: graph.clearance } : {}),
       ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
       ...(config.enrich.level === "off"
@@ -154,6 +178,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
           }),
     },
   );
+  delivery.listener = { opened: (binding, sessionId) => void dispatcher.bindQueuedOpen(binding, sessionId), delivered: (binding) => dispatcher.noteQueuedDelivery(binding) };
   metrics.gauge("active_incidents", "dedup cache size", () => dispatcher.dedup.size);
   metrics.gauge("recovery_tracking", "incidents tracked for recovery", () => dispatcher.recovery.size);
   const trimHeap = heapTrimmer(options.now ?? Date.now);
@@ -169,6 +194,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   );
   if (graph) await graph.start();
   await source.start();
+  delivery.start();
   const timers: Array<ReturnType<typeof setInterval>> = [];
   let watching = true;
   const stopWatches = async () => {
@@ -193,6 +219,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   };
   if (config.dedupPersist && config.snapshotIntervalMs > 0) timers.push(setInterval(persist, config.snapshotIntervalMs));
   if (store) timers.push(setInterval(() => store.flush(), STORE_FLUSH_MS), setInterval(() => store.prune(), STORE_PRUNE_MS));
+  let stopping: Promise<void> | undefined;
   logger.info(`watcher: watching (sink=${config.dryRun ? "dry-run" : config.sink}, mode=${config.mode}, storm=${plan.storm ? "on" : "off"}, cluster=${JSON.stringify(config.clusterName)})`);
   return {
     dispatcher,
@@ -200,12 +227,16 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
     ready: () => watching && source.synced,
     degraded: () => (watching ? (graph?.failing() ?? []).map((watch) => `optional watch ${watch.name} not synced${watch.error ? `: ${watch.error}` : ""}`) : []),
     accessRevoked: () => sweeper?.revoked ?? false,
-    stop: async () => {
-      for (const timer of timers) clearInterval(timer);
-      await stopWatches();
-      await dispatcher.idle();
-      persist();
-      store?.close();
+    stop: () => {
+      stopping ??= (async () => {
+        for (const timer of timers) clearInterval(timer);
+        await stopWatches();
+        await dispatcher.idle();
+        await delivery.stop();
+        persist();
+        store?.close();
+      })();
+      return stopping;
     },
   };
 }

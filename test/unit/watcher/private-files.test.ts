@@ -7,9 +7,11 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { createLogger } from "../../../src/telemetry/logger.ts";
 import { DedupCache } from "../../../src/watcher/core/dedup-cache.ts";
 import { saveDedupFile } from "../../../src/watcher/dedup-file.ts";
 import { OccurrenceStore } from "../../../src/watcher/occurrence-store.ts";
+import { PendingInjects } from "../../../src/watcher/pending-injects.ts";
 import { tempDir } from "../../support/daemon.ts";
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -57,5 +59,14 @@ describe("owner-only state files", () => {
     const bytes = readFileSync(path).toString("latin1");
     expect(bytes).toContain("kept-row");
     expect(bytes).not.toContain("secret-marker-7f3a9c");
+  });
+
+  test("the pending-inject journal", () => {
+    const path = join(tempDir(), "new-dir", "dedup.json.pending");
+    const journal = new PendingInjects(path, createLogger("error", () => {}));
+    journal.put({ id: "p-1", sessionId: "sess-1", payload: { kind: "cluster-event" }, queuedAt: 1, attempts: 1 });
+    expect(mode(path)).toBe(0o600);
+    expect(mode(dirname(path))).toBe(0o700);
+    journal.close();
   });
 });
