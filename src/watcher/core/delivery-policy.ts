@@ -22,10 +22,15 @@ export const DEFAULT_DELIVERY_POLICY: DeliveryPolicy = {
   maxPending: 1000,
 };
 
+/** Exponential backoff after `attempts` failed attempts (1 or more): `minMs` doubling to `maxMs`. */
+export function backoffMs(attempts: number, minMs: number, maxMs: number): number {
+  return Math.min(maxMs, minMs * 2 ** Math.max(0, Math.min(attempts - 1, 30)));
+}
+
 /** The wait before the next attempt, after `attempts` failed ones (1 or more). */
 export function retryDelayMs(attempts: number, retryAfterMs: number | undefined, policy: DeliveryPolicy): number {
   if (retryAfterMs !== undefined) return Math.min(policy.retryAfterMaxMs, Math.max(policy.backoffMinMs, retryAfterMs));
-  return Math.min(policy.backoffMaxMs, policy.backoffMinMs * 2 ** Math.max(0, Math.min(attempts - 1, 30)));
+  return backoffMs(attempts, policy.backoffMinMs, policy.backoffMaxMs);
 }
 
 /** A Retry-After header (delay-seconds or an HTTP date) as milliseconds from `now`; undefined when absent or unreadable. */
