@@ -101,6 +101,13 @@ function buildSink(config: WatcherConfig, env: Record<string, string | undefined
   return new DaemonSink({ daemonUrl: config.daemonUrl ?? "", token, ...(config.owner ? { owner: config.owner } : {}), ...(config.mode === "shared" && config.targetSession ? { targetSession: config.targetSession } : {}) });
 }
 
+/** The sink behind the delivery queue, with its journal beside the watcher's state (or in memory). */
+function buildDelivery(inner: IncidentSink, config: WatcherConfig, logger: Logger, metrics: WatcherMetrics, policy: DeliveryPolicy | undefined): DeliveryQueue {
+  const journalPath = pendingInjectsPath(config);
+  if (!journalPath && !config.dryRun) logger.info("delivery: pending injects are kept in memory only (set --dedup-persist or --store to keep them across a restart)");
+  return new DeliveryQueue(inner, { journal: new PendingInjects(journalPath, logger), logger, metrics, ...(policy ? { policy } : {}) });
+}
+
 function enrichSeverities(level: WatcherConfig["enrich"]["level"]): Set<Severity> {
   return new Set<Severity>(level === "off" ? [] : level === "warning" ? ["critical", "warning"] : ["critical"]);
 }
@@ -120,14 +127,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
     return answer !== undefined && "allowed" in answer && answer.allowed;
   };
   const metrics = new WatcherMetrics(config.clusterName);
-  const journalPath = pendingInjectsPath(config);
-  if (!journalPath && !config.dryRun) logger.info("delivery: pending injects are kept in memory only (set --dedup-persist or --store to keep them across a restart)");
-  const delivery = new DeliveryQueue(buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger), {
-    journal: new PendingInjects(journalPath, logger),
-    logger,
-    metrics,
-    ...(options.deliveryPolicy ? { policy: options.deliveryPolicy } : {}),
-  });
+  const delivery = buildDelivery(buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger), config, logger, metrics, options.deliveryPolicy);
   const sink: IncidentSink = delivery;
   const restarted = () => metrics.runnerRestarts();
   // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery,
