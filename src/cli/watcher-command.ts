@@ -83,8 +83,10 @@ function serveProbes(address: string, watcher: WatcherGroup) {
       const path = requestUrl(request).pathname;
       if (path === "/healthz") return new Response("ok\n");
       if (path === "/readyz") {
+        // Optional watches that fail never hold readiness; they are named after the verdict.
         const why = watcher.notReady();
-        return why === undefined ? new Response("ok\n") : new Response(`not ready: ${why}\n`, { status: 503 });
+        const notes = watcher.degraded().map((line) => `degraded: ${line}\n`).join("");
+        return why === undefined ? new Response(`ok\n${notes}`) : new Response(`not ready: ${why}\n${notes}`, { status: 503 });
       }
       if (path === "/metrics") return new Response(watcher.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
       return new Response("not found\n", { status: 404 });
