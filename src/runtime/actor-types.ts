@@ -43,6 +43,8 @@ export interface InjectResult {
   woke: boolean;
   /** Set when a guardrail holds the session halted: the message waits in the inbox. */
   halted?: { guardrail: GuardrailName; reason: string };
+  /** The idempotency key named a message injected before: nothing new was queued. */
+  duplicate?: true;
 }
 
 

@@ -112,6 +112,46 @@ describe("sink retries", () => {
     }
   }, 30_000);
 
+  test("the daemon committed the inject but its answer was lost: the retry carries the same Idempotency-Key and lands nothing new", async () => {
+    const daemon = await startTriageDaemon(tempDir());
+    const answers: Array<{ status: number; duplicate?: boolean }> = [];
+    let lose = true;
+    // A gateway in front of the real daemon that loses the first inject's answer (502) after the daemon took it.
+    const gateway = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        const path = new URL(request.url).pathname;
+        const headers = new Headers(request.headers);
+        headers.delete("host");
+        const upstream = await fetch(`${daemon.baseUrl}${path}`, { method: request.method, headers, ...(request.method === "POST" ? { body: await request.text() } : {}) });
+        if (!/\/inject$/.test(path)) return upstream;
+        const body = (await upstream.json()) as { duplicate?: boolean };
+        answers.push({ status: upstream.status, ...(body.duplicate ? { duplicate: true } : {}) });
+        if (lose) {
+          lose = false;
+          return Response.json({ error: "bad gateway" }, { status: 502 });
+        }
+        return Response.json(body, { status: upstream.status });
+      },
+    });
+    const { running, log } = await watcher(`http://127.0.0.1:${gateway.port}`);
+    try {
+      oomKilled("ledger", "lost-answer-oom");
+      await waitFor(() => (answers.length >= 2 ? true : undefined), 10_000, "the retry");
+      expect(answers).toEqual([{ status: 200 }, { status: 200, duplicate: true }]);
+      const fired = await waitFor(() => log.find((line) => line.includes("pod=ledger/lost-answer-oom") && /sid=sess-/.test(line)), 8000, "the session id in the log");
+      const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
+      const rows = await injectedRows(daemon, sid);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ reason: "OOMKilled", name: "lost-answer-oom" });
+    } finally {
+      await running.stop();
+      gateway.stop(true);
+      await daemon.sigterm();
+    }
+  }, 30_000);
+
   test("daemon down when the incident fires, watcher restarted meanwhile: the open survives in the journal and is delivered once the daemon is back", async () => {
     const state = join(dir, "restart-state");
     const dedup = join(state, "dedup.json");

@@ -8,6 +8,7 @@ import { normalizeIdentities } from "../../core/identities.ts";
 import { isIdentified } from "../http/caller-auth.ts";
 import { isValidName } from "../../core/session-key.ts";
 import { ZERO_TIME } from "../../runtime/session-host.ts";
+import { IDEMPOTENCY_KEY_MAX, isIdempotencyKey } from "../../runtime/idempotent-prompt.ts";
 import { requestBaseUrl } from "../http/base-url.ts";
 import { json } from "../http/responses.ts";
 import { validate } from "../http/request-body.ts";
@@ -106,10 +107,21 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
   table.session("POST", "inject", async (route) => {
     const request = await requiredBody(route, InjectBody);
     refuseDuringShutdown(context);
+    const idempotencyKey = route.request.headers.get("idempotency-key") ?? undefined;
+    if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
+      throw new SparError("bad_request", `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces`);
+    }
     const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
-    const result = await actor.inject(request.message, request.wake ?? true);
-    return json(200, { injected: true, session: key.id, woke: result.woke, prompt_id: result.promptId, ...(result.halted ? { halted: result.halted } : {}) });
+    const result = await actor.inject(request.message, request.wake ?? true, idempotencyKey === undefined ? {} : { idempotencyKey });
+    return json(200, {
+      injected: true,
+      session: key.id,
+      woke: result.woke,
+      prompt_id: result.promptId,
+      ...(result.halted ? { halted: result.halted } : {}),
+      ...(result.duplicate ? { duplicate: true } : {}),
+    });
   });
 
   table.session("POST", "wake", async (route) => {

@@ -10,6 +10,7 @@
  */
 import type { AppendResult, IncidentSink, OpenResult } from "../core/sink.ts";
 import { httpFailure, networkFailure } from "./sink-failure.ts";
+import { sha256Hex } from "../core/sha256.ts";
 
 export const SINK_TIMEOUT_MS = 10_000;
 
@@ -37,10 +38,10 @@ export class DaemonSink implements IncidentSink {
     return headers;
   }
 
-  private async post(path: string, body: string | undefined): Promise<Response> {
+  private async post(path: string, body: string | undefined, extraHeaders: Record<string, string> = {}): Promise<Response> {
     return await fetch(`${this.options.daemonUrl}${path}`, {
       method: "POST",
-      headers: this.headers(),
+      headers: { ...this.headers(), ...extraHeaders },
       signal: AbortSignal.timeout(this.options.timeoutMs ?? SINK_TIMEOUT_MS),
       ...(body === undefined ? {} : { body }),
     });
@@ -73,7 +74,9 @@ export class DaemonSink implements IncidentSink {
   async append(id: string, payload: object): Promise<AppendResult> {
     try {
       const body = JSON.stringify({ message: JSON.stringify(payload) });
-      const response = await this.post(`/sessions/${encodeURIComponent(id)}/inject`, body);
+      // The payload's hash names it: a retry after a lost answer (or a watcher restart) is a no-op
+      // in the daemon, which derives the prompt id from the session and this key.
+      const response = await this.post(`/sessions/${encodeURIComponent(id)}/inject`, body, { "idempotency-key": sha256Hex(body) });
       if (response.status >= 200 && response.status < 300) {
         await response.arrayBuffer();
         return { ok: true };
