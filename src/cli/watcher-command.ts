@@ -7,6 +7,7 @@ import { redactUrl } from "../net/redact-url.ts";
 import { createLogger } from "../telemetry/logger.ts";
 import { StartupRefusal } from "../watcher/watch-runner.ts";
 import { type WatcherGroup, startWatcherGroup } from "../watcher/watcher-group.ts";
+import { checkHeaderSize } from "../surfaces/http/header-limit.ts";
 import { checkAllowedHost, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { checkHostHeader, requestUrl } from "../surfaces/http/request-url.ts";
 import { errorResponse } from "../surfaces/http/responses.ts";
@@ -90,6 +91,7 @@ function serveProbes(address: string, allowedHosts: readonly string[], watcher: 
     development: false,
     fetch(request) {
       try {
+        checkHeaderSize(request);
         checkHostHeader(request);
         checkAllowedHost(request, allowlist.value);
       } catch (error) {

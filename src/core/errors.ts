@@ -14,6 +14,7 @@ export type SparErrorCode =
   | "payload_too_large" // body over the limit (413)
   | "unsupported_media_type" // write without application/json (415)
   | "misdirected" // a Host this listener does not serve (421)
+  | "headers_too_large" // the header section is over the limit (431)
   | "too_many_requests" // a cap or limiter refused; details carry retry_after_seconds (429)
   | "persistence_failed" // a write that must land did not (500)
   | "not_implemented" // capability missing (501)

@@ -87,6 +87,14 @@ describe("bodies", () => {
   });
 });
 
+describe("headers", () => {
+  test("headers past the daemon's 16 KiB limit are a JSON 431 naming it, not Bun's bodiless one", async () => {
+    const answer = await firstAnswer(`GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${"p".repeat(20_000)}\r\n\r\n`);
+    expectJsonError(answer, 431, "larger than 16384 bytes");
+    expect((await fetch(`${daemon.baseUrl}/sessions`, { headers: { "x-padding": "p".repeat(15_000) } })).status).toBe(200);
+  });
+});
+
 describe("since", () => {
   test("every int64 is a cursor: past the end replays nothing but live frames still arrive", async () => {
     expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "before" })).status).toBe(200);

@@ -10,6 +10,7 @@ import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import { errorResponse, json } from "../http/responses.ts";
 import { type Caller, LOCAL_CALLER } from "../http/caller-auth.ts";
 import { type TransportPolicy, checkConnection, checkCsrf, checkTransport } from "../http/request-guards.ts";
+import { checkHeaderSize } from "../http/header-limit.ts";
 import { checkAllowedHost } from "../http/host-allowlist.ts";
 import { isTrustedProxy } from "../http/trusted-proxies.ts";
 import { checkHostHeader, requestUrl } from "../http/request-url.ts";
@@ -95,6 +96,7 @@ export class RouteTable {
       path,
       async ({ request, params, server }) => {
         try {
+          checkHeaderSize(request);
           checkHostHeader(request);
           checkAllowedHost(request, this.#transport.allowedHosts);
           const peer = checkConnection(request, this.#transport);
@@ -136,6 +138,7 @@ export class RouteTable {
   unmatched(request: Request): Response {
     const url = requestUrl(request);
     try {
+      checkHeaderSize(request);
       checkHostHeader(request);
       checkAllowedHost(request, this.#transport.allowedHosts);
       const peer = checkConnection(request, this.#transport);

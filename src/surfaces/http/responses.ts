@@ -17,6 +17,7 @@ const STATUS_BY_CODE: Record<SparErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   misdirected: 421,
+  headers_too_large: 431,
   too_many_requests: 429,
   persistence_failed: 500,
   not_implemented: 501,
