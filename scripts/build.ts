@@ -43,6 +43,9 @@ export async function buildBinary(outfile: string = DEFAULT_OUTFILE): Promise<Bu
       // it must not pick up a `.env` or `bunfig.toml` from whatever directory it is started in.
       autoloadDotenv: false,
       autoloadBunfig: false,
+      // Bun's header limit above the daemon's own (src/surfaces/http/header-limit.ts), so a
+      // request with too large headers gets the daemon's JSON 431, not Bun's bodiless one.
+      execArgv: ["--max-http-header-size=65536"],
     },
   });
   if (!output.success) {

@@ -4,8 +4,11 @@
  * protocol of src/runtime/tool-host-channel.ts. Thin by design.
  */
 import { ServerPool } from "../src/mcp/server-pool.ts";
+import { EMPTY_ALLOW_LIST, parseOutboundAllowList } from "../src/net/outbound-allow-list.ts";
+import { OutboundGuard } from "../src/net/outbound-guard.ts";
 import { killAllBashGroups } from "../src/tools/bash-tool.ts";
 import { type BuiltinSettings, childEnvironment, runBuiltin } from "../src/tools/builtin-tools.ts";
+import { toolEnvironment } from "../src/tools/tool-environment.ts";
 import { type FromToolHost, TOOL_HOST_VERSION, type ToToolHost, isToToolHost } from "../src/runtime/tool-host-channel.ts";
 
 declare const self: Worker;
@@ -13,6 +16,7 @@ declare const self: Worker;
 const running = new Map<number, AbortController>();
 let settings: BuiltinSettings = { root: process.cwd(), disabled: new Set() };
 let servers: ServerPool | undefined;
+let serverEnv: Record<string, string | undefined> = process.env;
 /** Configure/discover requests run one after another so a reload never races a listing. */
 let mcpQueue: Promise<unknown> = Promise.resolve();
 
@@ -20,9 +24,15 @@ function post(message: FromToolHost): void {
   self.postMessage(message);
 }
 
+/** The startup check validated the entries; a list that still fails to parse opens nothing. */
+function outboundGuard(entries: string[]): OutboundGuard {
+  const parsed = parseOutboundAllowList(entries);
+  return new OutboundGuard({ allow: parsed.ok ? parsed.value : EMPTY_ALLOW_LIST });
+}
+
 function pool(): ServerPool {
   // id 0: a status change nobody asked for (a server exited or failed); the main side updates /mcp.
-  servers ??= new ServerPool(settings.env ?? process.env, settings.root, () => queueMicrotask(() => post({ type: "mcp-state", id: 0, servers: servers?.states() ?? [] })));
+  servers ??= new ServerPool(serverEnv, settings.root, () => queueMicrotask(() => post({ type: "mcp-state", id: 0, servers: servers?.states() ?? [] })));
   return servers;
 }
 
@@ -52,7 +62,14 @@ self.onmessage = (event: MessageEvent) => {
   if (!isToToolHost(message)) return;
   switch (message.type) {
     case "hello":
-      settings = { root: message.settings.root, disabled: new Set(message.settings.disabled), env: childEnvironment(message.settings.hiddenEnv ?? []) };
+      // Tool servers inherit the daemon's environment minus its secrets (mcp.json env_mode); bash gets the allow list.
+      serverEnv = childEnvironment(message.settings.hiddenEnv ?? []);
+      settings = {
+        root: message.settings.root,
+        disabled: new Set(message.settings.disabled),
+        env: toolEnvironment(process.env, message.settings.envPassthrough ?? [], message.settings.hiddenEnv ?? []),
+        outbound: outboundGuard(message.settings.outboundAllow ?? []),
+      };
       if (message.settings.mcp) void (mcpQueue = pool().configure(message.settings.mcp));
       post({ type: "ready", version: TOOL_HOST_VERSION });
       break;

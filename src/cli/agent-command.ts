@@ -23,7 +23,10 @@ import type { AttachContext, CheckState } from "../surfaces/attach/attach-contex
 import { type AttachServer, startAttachServer } from "../surfaces/attach/attach-server.ts";
 import { type CallerAuthConfig, resolveCaller } from "../surfaces/http/caller-auth.ts";
 import { openStreamCount } from "../surfaces/http/sse-stream.ts";
+import { type HostAllowlist, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
+import { StreamAdmission } from "../surfaces/http/stream-admission.ts";
 import { PeerHub } from "../surfaces/peers/peer-hub.ts";
+import { redactUrl } from "../net/redact-url.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
 import { MetricsRegistry } from "../telemetry/metrics.ts";
 import { type AgentConfig, AGENT_FLAGS, buildAgentConfig } from "./agent-config.ts";
@@ -85,7 +88,7 @@ export async function agentCommand(argv: readonly string[]): Promise<number> {
 }
 
 function usageError(message: string): number {
-  process.stderr.write(`spar agent: ${message}\n`);
+  process.stderr.write(`spar agent: ${redactUrl(message)}\n`);
   return 2;
 }
 
@@ -103,7 +106,9 @@ function resolveToken(config: AgentConfig, env: Record<string, string | undefine
 /** The per-caller layer: anonymous single-user mode, or the token table of multi-session auth. */
 function callerAuth(config: AgentConfig, env: Record<string, string | undefined>): CallerAuthConfig {
   const settings = config.callerAuth;
-  if (!settings) return { tokens: undefined, adminIdentities: new Set(), proxyIdentities: new Set(), allowAnonymous: true, proxyHeader: "x-asserted-caller" };
+  if (!settings) {
+    return { tokens: undefined, adminIdentities: new Set(), proxyIdentities: new Set(), assertableIdentities: new Set(), proxyMayAssertAdmins: false, allowAnonymous: true, proxyHeader: "x-asserted-caller" };
+  }
   if (!config.multiSession) throw new SparError("bad_request", "--auth-table (attach.multi_session.auth.table_file) needs --multi-session");
   const tokens = loadAuthTable(settings.tableFile, env);
   if (!tokens.ok) throw new SparError("bad_request", tokens.error);
@@ -111,15 +116,26 @@ function callerAuth(config: AgentConfig, env: Record<string, string | undefined>
     tokens: tokens.value,
     adminIdentities: new Set(settings.adminIdentities),
     proxyIdentities: new Set(settings.proxyIdentities),
+    assertableIdentities: new Set(settings.assertableIdentities),
+    proxyMayAssertAdmins: settings.proxyMayAssertAdmins,
     allowAnonymous: settings.allowAnonymous,
     proxyHeader: settings.proxyHeader.toLowerCase(),
   };
 }
 
-/** Startup policy: a listener reachable from other hosts needs an authentication gate. */
-function checkListenPolicy(config: AgentConfig, token: string | undefined, callers: CallerAuthConfig, logger: Logger): void {
-  if (token !== undefined || config.tls?.ca !== undefined) return;
-  if (callers.tokens !== undefined && !callers.allowAnonymous) return;
+/** Whether every request must authenticate: a token, client certificates, or callers without anonymous access. */
+function hasAuthenticationGate(config: AgentConfig, token: string | undefined, callers: CallerAuthConfig): boolean {
+  return token !== undefined || config.tls?.ca !== undefined || (callers.tokens !== undefined && !callers.allowAnonymous);
+}
+
+/**
+ * Startup policy: a listener reachable from other hosts needs an authentication gate. Without
+ * one, the listener serves only loopback Host names and the configured ones (DNS rebinding).
+ */
+function checkListenPolicy(config: AgentConfig, token: string | undefined, callers: CallerAuthConfig, logger: Logger): HostAllowlist | undefined {
+  if (hasAuthenticationGate(config, token, callers)) return undefined;
+  const allowed = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");
+  if (!allowed.ok) throw new SparError("bad_request", allowed.error);
   if (!isLoopbackHost(config.listen.host)) {
     throw new SparError(
       "bad_request",
@@ -127,17 +143,20 @@ function checkListenPolicy(config: AgentConfig, token: string | undefined, calle
     );
   }
   logger.warn(`attach listener on ${config.listen.host}:${config.listen.port} has no token: any local process can drive these sessions (set --attach-token)`);
+  return allowed.value;
 }
 
 export async function startAgent(config: AgentConfig, logger: Logger, env: Record<string, string | undefined> = process.env): Promise<RunningAgent> {
   const token = resolveToken(config, env);
   const callers = callerAuth(config, env);
-  checkListenPolicy(config, token, callers, logger);
+  const allowedHosts = checkListenPolicy(config, token, callers, logger);
   const peerHub = openPeerHub(config, logger);
   mkdirSync(dirname(config.sessionDb), { recursive: true });
   // 4 KiB pages: 256 per MiB.
   const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
   const metrics = new MetricsRegistry();
+  const countStreamRefused = metrics.counter("spar_sse_streams_refused_total", "Event streams refused before they opened, by the cap that refused them (caller_cap, global_cap).");
+  const streams = new StreamAdmission(config.limits.streams, (cap) => countStreamRefused({ cap }));
   const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
   const tools = new ToolHost({ ...config.tools, hiddenEnv: daemonSecretVariables(config) }, { log: (message) => logger.error(message), ...mcpOption(config, logger) });
   // Memory and skills (the system prompt, the skill tools); POST /reload re-reads every registered part.
@@ -169,6 +188,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
       model: config.model,
       maxSteps: config.maxSteps,
       idleTimeoutMs: config.idleTimeoutMs,
+      inbox: config.limits.inbox,
     },
   });
   try {
@@ -183,7 +203,8 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     caller: (request, peer) => resolveCaller(request, callers, token, peer),
     checks: checkTransitions(async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed", wake_loops: host.wakeLoopsFailed() ? "failed" : "ready" }), logger),
     heartbeatMs: config.heartbeatMs,
-    transport: { token, readonly: config.readonly },
+    transport: { token, readonly: config.readonly, ...(allowedHosts ? { allowedHosts } : {}), ...(config.limits.trustedProxies.length > 0 ? { trustedProxies: config.limits.trustedProxies } : {}) },
+    streams,
     identitiesRequired: callers.tokens !== undefined,
     agentCard: { settings: () => config.agentCard, options: { bearer: token !== undefined, mtls: config.tls?.ca !== undefined, skills: () => cardSkills(config.knowledge.skillsDir) } },
     ...(peerHub ? { peerHub } : {}),
@@ -197,6 +218,8 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   metrics.gauge("spar_auto_continue_redriven", "Interrupted turns auto-continue re-drove in this run.", () => autoContinue.stats.redriven);
   metrics.gauge("spar_auto_continue_refused", "Re-drives auto-continue refused in this run (a guard or another daemon's claim).", () => autoContinue.stats.refused);
   metrics.gauge("spar_sse_subscribers", "Open event streams.", openStreamCount);
+  metrics.gauge("spar_sse_stream_callers", "Callers holding at least one open event stream.", () => streams.callers);
+  metrics.gauge("spar_sse_stream_cap", "Event streams the daemon holds open at most (--attach-max-streams).", () => config.limits.streams.maxStreams);
   metrics.gauge("spar_feed_subscribers", "Subscribers attached to session feeds.", () => host.subscriberCount);
   metrics.gauge("spar_sessions_live", "Sessions held in memory (the rest are idle in the store).", () => host.liveCount);
   metrics.gauge("spar_worker_cached_messages", "Conversation messages the turn workers keep between turns (evicted sessions' are dropped).", () => pool.cachedMessages);

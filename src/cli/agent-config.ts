@@ -26,6 +26,7 @@ import type { KnowledgeSettings } from "../memory/agent-knowledge.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
 import { type AutoContinueSettings, GUARDRAIL_FLAGS, resolveAutoContinue, resolveGuardrailConfig } from "./guardrail-flags.ts";
 import type { GuardrailConfig } from "../core/guardrails.ts";
+import { ATTACH_LIMITS_FLAGS, type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts";
 
 const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "attach-listen", kind: "string", help: "address of the attach listener (HTTP + SSE)", defaultText: "127.0.0.1:7777", configKey: "attach.listen" },
@@ -64,12 +65,16 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
 ];
 
-export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...GUARDRAIL_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS, ...KNOWLEDGE_FLAGS, ...MCP_FLAGS];
+export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...GUARDRAIL_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS, ...KNOWLEDGE_FLAGS, ...MCP_FLAGS, ...ATTACH_LIMITS_FLAGS];
 
 export interface CallerAuthSettings {
   tableFile: string;
   adminIdentities: string[];
   proxyIdentities: string[];
+  /** Identities a proxy may assert; empty: any identity but an admin one. */
+  assertableIdentities: string[];
+  /** Whether a proxy may assert an admin identity (and so act as that admin). */
+  proxyMayAssertAdmins: boolean;
   allowAnonymous: boolean;
   proxyHeader: string;
 }
@@ -83,6 +88,8 @@ export interface AgentConfig {
   tls: { cert: string; key: string; ca?: string } | undefined;
   /** Multi-session auth: present when a token table is configured. */
   callerAuth: CallerAuthSettings | undefined;
+  /** Extra Host names of an ungated listener, open-stream caps, inbox caps. */
+  limits: AttachLimits;
   peerHub: PeerHubSettings;
   agentCard: AgentCardSettings;
   permissions: PermissionSettings;
@@ -216,10 +223,14 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
     const auth = {
       adminIdentities: read.strings("attach.multi_session.auth.admin_identities", "identity strings"),
       proxyIdentities: read.strings("attach.multi_session.auth.proxy_identities", "identity strings"),
+      assertableIdentities: read.strings("attach.multi_session.auth.assertable_identities", "identity strings"),
+      proxyMayAssertAdmins: read.configValue("attach.multi_session.auth.proxy_may_assert_admins", "boolean", false),
       allowAnonymous: read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false),
       proxyHeader: read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller"),
     };
     const tls = tlsSettings(read, cwd);
+    const limits = resolveAttachLimits(flags, config, tableFile !== "" || tls?.ca !== undefined);
+    if (!limits.ok) throw new ConfigProblem(limits.error);
     const model = buildModelSpec(read, cwd);
     const mcp = resolveMcpSettings(flags, config, cwd, model.provider);
     if (!mcp.ok) throw new ConfigProblem(mcp.error);
@@ -238,6 +249,7 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
       autoContinue: autoContinue.value,
       agentCard: agentCard.value,
       callerAuth: tableFile === "" ? undefined : { tableFile, ...auth },
+      limits: limits.value,
       sessionDb: read.string("session-db", join(cwd, ".agents", "state", "sessions.db")),
       sessionDbMaxMb: read.int("session-db-max-mb", 0, 0, 1_048_576),
       model,

@@ -3,18 +3,22 @@
  * (a startup refusal that needs the cluster, such as a missing grant, exits 2 as well), serves
  * /metrics, /healthz and /readyz with --metrics-addr, and on SIGTERM drains and persists.
  */
+import { redactUrl } from "../net/redact-url.ts";
 import { createLogger } from "../telemetry/logger.ts";
 import { StartupRefusal } from "../watcher/watch-runner.ts";
 import { type WatcherGroup, startWatcherGroup } from "../watcher/watcher-group.ts";
-import { requestUrl } from "../surfaces/http/request-url.ts";
-import { bindHostname, parseListenAddress } from "./listen-address.ts";
+import { checkHeaderSize } from "../surfaces/http/header-limit.ts";
+import { checkAllowedHost, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
+import { checkHostHeader, requestUrl } from "../surfaces/http/request-url.ts";
+import { errorResponse } from "../surfaces/http/responses.ts";
+import { bindHostname, isLoopbackHost, parseListenAddress } from "./listen-address.ts";
 import { parseWatcherArgs, watcherHelp } from "./watcher-args.ts";
 import { buildWatcherConfig } from "./watcher-config.ts";
 
 const USAGE = "usage: spar watcher watch [flags]   (spar watcher watch --help lists them)\n";
 
 function usageError(message: string): number {
-  process.stderr.write(`spar watcher watch: ${message}\n`);
+  process.stderr.write(`spar watcher watch: ${redactUrl(message)}\n`);
   return 2;
 }
 
@@ -45,7 +49,7 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
   }
   let server: ReturnType<typeof serveProbes> | undefined;
   try {
-    server = config.value.metricsAddr ? serveProbes(config.value.metricsAddr, watcher) : undefined;
+    server = config.value.metricsAddr ? serveProbes(config.value.metricsAddr, config.value.metricsAllowedHosts, watcher) : undefined;
   } catch (error) {
     // A port in use or an address not on this host: say so in one line, stop what started.
     logger.error(`spar watcher watch: --metrics-addr=${config.value.metricsAddr} cannot be served: ${error instanceof Error ? error.message : String(error)}`);
@@ -70,20 +74,37 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
   });
 }
 
-function serveProbes(address: string, watcher: WatcherGroup) {
+/**
+ * The probe listener (/healthz, /readyz, /metrics): no authentication gate, so the DNS-rebinding
+ * guard answers only loopback names, listed names and (bound beyond loopback, as in a pod where
+ * the kubelet probes the pod IP) address literals.
+ */
+function serveProbes(address: string, allowedHosts: readonly string[], watcher: WatcherGroup) {
   const parsed = parseListenAddress(address);
   if (!parsed.ok) throw new Error(parsed.error);
+  const hostname = bindHostname(parsed.value);
+  const allowlist = parseAllowedHosts(allowedHosts, "--metrics-allowed-hosts", !isLoopbackHost(parsed.value.host));
+  if (!allowlist.ok) throw new Error(allowlist.error);
   return Bun.serve({
-    hostname: bindHostname(parsed.value),
+    hostname,
     port: parsed.value.port,
     development: false,
     fetch(request) {
+      try {
+        checkHeaderSize(request);
+        checkHostHeader(request);
+        checkAllowedHost(request, allowlist.value);
+      } catch (error) {
+        return errorResponse(error);
+      }
       // A probe may send HTTP/1.0 with no Host: read the path without trusting request.url.
       const path = requestUrl(request).pathname;
       if (path === "/healthz") return new Response("ok\n");
       if (path === "/readyz") {
+        // Optional watches that fail never hold readiness; they are named after the verdict.
         const why = watcher.notReady();
-        return why === undefined ? new Response("ok\n") : new Response(`not ready: ${why}\n`, { status: 503 });
+        const notes = watcher.degraded().map((line) => `degraded: ${line}\n`).join("");
+        return why === undefined ? new Response(`ok\n${notes}`) : new Response(`not ready: ${why}\n${notes}`, { status: 503 });
       }
       if (path === "/metrics") return new Response(watcher.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
       return new Response("not found\n", { status: 404 });

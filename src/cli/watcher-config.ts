@@ -10,6 +10,7 @@ import { DEFAULT_REASONS } from "../watcher/core/reasons.ts";
 import { SEVERITIES, type Severity } from "../watcher/core/signal.ts";
 import type { FlagValue } from "./flags.ts";
 import { parseListenAddress } from "./listen-address.ts";
+import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { type WatcherArgs, parseWatcherArgs } from "./watcher-args.ts";
 import { EXPLICIT_ONLY_SOURCES, KNOWN_SOURCES, type SourceName } from "./watcher-flags.ts";
 
@@ -55,6 +56,8 @@ export interface WatcherConfig {
   storeMaxBytes: number;
   storeTtlMs: number;
   metricsAddr: string | undefined;
+  /** Extra Host names the probe listener answers (`--metrics-allowed-hosts`). */
+  metricsAllowedHosts: string[];
   logLevel: LogLevel;
   /** Every flag's effective value, for the source-tuning flags without a typed field yet. */
   values: Map<string, FlagValue>;
@@ -180,6 +183,9 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
     if (sources.names.includes("notifications") && !str("notifications-subscription")) refuse("the notifications source requires --notifications-subscription");
     const metricsAddr = str("metrics-addr");
     if (metricsAddr && !parseListenAddress(metricsAddr).ok) refuse(`--metrics-addr must be host:port (or :port), got ${JSON.stringify(metricsAddr)}`);
+    const metricsAllowedHosts = csv(str("metrics-allowed-hosts"));
+    const hostCheck = parseAllowedHosts(metricsAllowedHosts, "--metrics-allowed-hosts");
+    if (!hostCheck.ok) refuse(hostCheck.error);
     checkTopologyDefaults(str("topology-cluster-defaults"));
     baseUrl("token-endpoint", str("token-endpoint"));
     const reasons = csv(str("reason"));
@@ -232,6 +238,7 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
       storeMaxBytes: num("store-max-mb") * 1024 * 1024,
       storeTtlMs: num("store-ttl"),
       metricsAddr,
+      metricsAllowedHosts,
       logLevel: str("log-level") as LogLevel,
       values,
       warnings,

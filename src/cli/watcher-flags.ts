@@ -103,6 +103,7 @@ export const WATCHER_FLAGS: readonly WatcherFlag[] = [
   { name: "distill-interval", kind: "duration", defaultValue: "6h0m0s", bounds: TIMER_OR_OFF, help: "durable-memory distillation (needs --store); 0 disables" },
   { name: "graph-snapshot-interval", kind: "duration", defaultValue: "5m0s", bounds: TIMER, help: "topology snapshot persistence (needs store and storm)" },
   { name: "metrics-addr", kind: "string", help: "host:port for /metrics, /healthz and /readyz; empty disables", core: true },
+  { name: "metrics-allowed-hosts", kind: "string", help: "host names (or *.domain) the probe listener answers besides loopback names and address literals, comma-separated (DNS-rebinding guard)" },
   { name: "log-level", kind: "string", defaultValue: "info", choices: ["debug", "info", "warn", "error"], help: "debug, info, warn or error", core: true },
   { name: "otel-exporter", kind: "string", defaultValue: "none", choices: ["none", "console", "otlp"], help: "none, console or otlp; OTEL_TRACES_EXPORTER overrides" },
   // Token burn.

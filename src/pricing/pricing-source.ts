@@ -5,6 +5,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { type Result, err, ok } from "../core/result.ts";
 import { type PricingDocument, parsePricingDocument } from "./pricing-document.ts";
+import { redactUrl } from "../net/redact-url.ts";
 
 export type PricingSource = { kind: "url"; url: string } | { kind: "file"; path: string };
 
@@ -17,29 +18,31 @@ export function pricingSource(value: string): PricingSource {
   return /^https?:\/\//i.test(value) ? { kind: "url", url: value } : { kind: "file", path: value };
 }
 
+/** The source as it may be shown (a URL's credentials redacted). */
 export function describeSource(source: PricingSource): string {
-  return source.kind === "url" ? source.url : source.path;
+  return source.kind === "url" ? redactUrl(source.url) : source.path;
 }
 
 async function readUrl(url: string, timeoutMs: number): Promise<Result<string>> {
+  const shown = redactUrl(url);
   let response: Response;
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: "application/json" } });
   } catch (error) {
     const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : String(error instanceof Error ? error.message : error);
-    return err(`fetching ${url} failed: ${reason}`);
+    return err(`fetching ${shown} failed: ${redactUrl(reason)}`);
   }
   if (!response.ok) {
     await response.body?.cancel();
-    return err(`fetching ${url} failed: HTTP ${response.status}`);
+    return err(`fetching ${shown} failed: HTTP ${response.status}`);
   }
   const declared = Number(response.headers.get("content-length") ?? "0");
   if (declared > MAX_PRICING_DOCUMENT_BYTES) {
     await response.body?.cancel();
-    return err(`${url} is larger than ${MAX_PRICING_DOCUMENT_BYTES} bytes`);
+    return err(`${shown} is larger than ${MAX_PRICING_DOCUMENT_BYTES} bytes`);
   }
   const text = await response.text();
-  if (text.length > MAX_PRICING_DOCUMENT_BYTES) return err(`${url} is larger than ${MAX_PRICING_DOCUMENT_BYTES} bytes`);
+  if (text.length > MAX_PRICING_DOCUMENT_BYTES) return err(`${shown} is larger than ${MAX_PRICING_DOCUMENT_BYTES} bytes`);
   return ok(text);
 }
 

@@ -3,6 +3,7 @@
  * Types only.
  */
 import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
+import type { InboxCaps } from "../core/inbox-room.ts";
 import type { ModelSpec } from "../core/model.ts";
 import type { Store } from "../core/session-store.ts";
 import type { AutoContinuer } from "./auto-continuer.ts";
@@ -33,6 +34,8 @@ export interface ActorContext {
   prepareTools(): Promise<void>;
   /** True the first time `what` is asked in this process (context-reduction notices announced once). */
   announceOnce(what: string): boolean;
+  /** What a session's inbox may hold waiting for a turn; an inject past it is refused (429). */
+  inboxCaps: InboxCaps;
 }
 
 export interface InjectResult {
@@ -40,6 +43,8 @@ export interface InjectResult {
   woke: boolean;
   /** Set when a guardrail holds the session halted: the message waits in the inbox. */
   halted?: { guardrail: GuardrailName; reason: string };
+  /** The idempotency key named a message injected before: nothing new was queued. */
+  duplicate?: true;
 }
 
 

@@ -7,6 +7,8 @@
 import type { CommittedRow, LiveFrame, SessionEvent } from "../core/events.ts";
 import type { ResetRequest } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
+import { InboxRoom } from "../core/inbox-room.ts";
+import { idempotentPromptId } from "./idempotent-prompt.ts";
 import type { ResumeMode } from "../core/pause-gate.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
@@ -49,6 +51,8 @@ export class SessionActor {
   }
   readonly #ledger;
   readonly #pending: InboxItem[];
+  /** The inbox caps: an inject past them is refused before its row is written. */
+  readonly #inboxRoom: InboxRoom;
   #bareWake = false;
   #retired = false;
   /** The pause gate and the operator's interrupt, pause and resume. */
@@ -99,6 +103,7 @@ export class SessionActor {
       state.context,
     );
     this.#pending = pending;
+    this.#inboxRoom = new InboxRoom(context.inboxCaps);
     this.#continues = new ContinueOffers(
       {
         key: this.key,
@@ -121,7 +126,7 @@ export class SessionActor {
       frame: (frame) => this.feed.frame(frame),
       append: (events, drained) => this.#append(events, drained),
       header: (invocationId, author) => this.#header(invocationId, author),
-      inject: (message, wake) => this.inject(message, wake),
+      inject: (message, wake) => this.inject(message, wake, { capped: false }),
       schedule: () => this.schedule(),
     });
     this.tools = new GatedTools(
@@ -192,20 +197,34 @@ export class SessionActor {
     );
   }
 
-  /** Commit the message to the inbox, publish `inbox` queued, and wake a turn unless asked not to. */
-  async inject(message: string, wake: boolean): Promise<InjectResult> {
+  /**
+   * Commit the message to the inbox, publish `inbox` queued, and wake a turn unless asked not to.
+   * Past the inbox caps a caller's message is refused (429) before anything is written; the
+   * operator's steer on resume (`capped: false`) is not, since the resume already happened. With
+   * an idempotency key a message already injected under it is answered `duplicate` and nothing is
+   * written or published again.
+   */
+  async inject(message: string, wake: boolean, options: { capped?: boolean; idempotencyKey?: string } = {}): Promise<InjectResult> {
     this.#refuseIfRetired();
     this.#recordKeeper.touch();
-    const item: InboxItem = { promptId: uuidv7(), message, queuedAt: this.#context.now().toISOString(), wake };
+    const promptId = options.idempotencyKey === undefined ? uuidv7() : idempotentPromptId(sessionKeyString(this.key), options.idempotencyKey);
+    if (options.idempotencyKey !== undefined && this.#pending.some((waiting) => waiting.promptId === promptId)) return { promptId, woke: false, duplicate: true };
+    const item: InboxItem = { promptId, message, queuedAt: this.#context.now().toISOString(), wake };
+    const releaseRoom = options.capped === false ? () => {} : this.#inboxRoom.reserve(this.#pending, message);
     this.#busy++;
     try {
       await this.#context.store.enqueueInbox(this.key, item);
+      // A DELETE that began meanwhile removes the inbox with the session: tell the caller so.
+      this.#refuseIfRetired();
+      this.#pending.push(item);
+    } catch (error) {
+      // The store holds this prompt id already: the keyed message was injected before (and maybe drained).
+      if (options.idempotencyKey !== undefined && error instanceof SparError && error.code === "conflict") return { promptId, woke: false, duplicate: true };
+      throw error;
     } finally {
       this.#busy--;
+      releaseRoom();
     }
-    // A DELETE that began meanwhile removes the inbox with the session: tell the caller so.
-    this.#refuseIfRetired();
-    this.#pending.push(item);
     this.feed.frame({ type: "inbox", state: "queued", prompt_id: item.promptId, queued_at: item.queuedAt });
     if (wake) this.schedule();
     // A parked session starts no turn until /resume (1.11.0): the message waits, nothing woke.

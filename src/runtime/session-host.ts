@@ -13,6 +13,7 @@ import type { SessionRecord, Store } from "../core/session-store.ts";
 import type { PermissionSettings } from "./gated-tools.ts";
 import type { PricingTable } from "./pricing-table.ts";
 import { type ActorContext, SessionActor } from "./session-actor.ts";
+import { DEFAULT_INBOX_CAPS, type InboxCaps } from "../core/inbox-room.ts";
 import type { WorkerPool } from "./worker-pool.ts";
 import type { AutoContinuer } from "./auto-continuer.ts";
 import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
@@ -28,6 +29,8 @@ export interface HostConfig {
   idleTimeoutMs: number;
   /** Watchdog mode and cost ceilings every session runs under. */
   guardrails: GuardrailConfig;
+  /** What one session's inbox may hold waiting for a turn (default DEFAULT_INBOX_CAPS). */
+  inbox?: InboxCaps;
 }
 
 export interface Logger {
@@ -95,6 +98,7 @@ export class SessionHost {
       autoContinue: options.autoContinue,
       turnRefused: options.turnRefused ?? (() => {}),
       prepareTools: options.prepareTools ?? (() => Promise.resolve()),
+      inboxCaps: options.config.inbox ?? DEFAULT_INBOX_CAPS,
       announceOnce: (what) => {
         if (this.#announced.has(what)) return false;
         this.#announced.add(what);

@@ -20,6 +20,10 @@ export interface ToolHostSettings {
   disabled: string[];
   /** Environment variables holding the daemon's own secrets (attach token, model API key): never passed to commands. */
   hiddenEnv?: string[];
+  /** Variables (or `PREFIX_*` patterns) bash gets besides the default allow list (`tools.env_passthrough`). */
+  envPassthrough?: string[];
+  /** The outbound allow list of fetch_url (`outbound.allow`), entries already validated at startup. */
+  outboundAllow?: string[];
   /** The tool-server catalog and timeouts; absent: no MCP. */
   mcp?: McpWorkerConfig;
 }

@@ -1,7 +1,10 @@
 /**
  * Structured logger: one line per record on stderr, `ts level message key=value...`.
- * Levels: debug, info, warn, error.
+ * Levels: debug, info, warn, error. Every line passes through `redactUrl`: a URL with
+ * credentials (`https://user:pw@host/`) is logged as `https://***@host/`, whichever module wrote
+ * the message (D182).
  */
+import { redactUrl } from "../net/redact-url.ts";
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -16,7 +19,8 @@ export interface Logger {
 export function createLogger(level: LogLevel = "info", write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
   const emit = (at: LogLevel, message: string) => {
     if (ORDER[at] < ORDER[level]) return;
-    write(`${new Date().toISOString()} ${at.toUpperCase().padEnd(5)} ${message}\n`);
+    const text = message.includes("@") ? redactUrl(message) : message;
+    write(`${new Date().toISOString()} ${at.toUpperCase().padEnd(5)} ${text}\n`);
   };
   return {
     debug: (message) => emit("debug", message),

@@ -61,10 +61,12 @@ const BashInput = v.object({
  * that happens only when the daemon's end closes, at its death. The command keeps the group
  * leader's pid (exec) and does not inherit fd 3.
  */
-const WATCHED_COMMAND = 'exec 3<&0 </dev/null; { while read -r -u 3 _; do :; done; kill -KILL 0; } & exec bash -c "$1" 3<&-';
+const WATCHED_COMMAND = 'exec 3<&0 </dev/null; { while read -r -u 3 _; do :; done; kill -KILL 0; } & exec bash --norc -c "$1" 3<&-';
 
 async function runBash(input: v.InferOutput<typeof BashInput>, context: ToolContext) {
-  const child = Bun.spawn(["bash", "-c", WATCHED_COMMAND, "spar-bash", input.command], {
+  // --norc: stdin is a socket pair, and a bash built with SSH_SOURCE_BASHRC (Debian's) then reads
+  // ~/.bashrc when SHLVL is unset, as it is in the tools' allow-listed environment.
+  const child = Bun.spawn(["bash", "--norc", "-c", WATCHED_COMMAND, "spar-bash", input.command], {
     cwd: context.root,
     // Held open, never written: its end of file tells the group the daemon died.
     stdin: "pipe",

@@ -5,6 +5,7 @@
  */
 import type * as v from "valibot";
 import type { ToolClass } from "../core/permission-policy.ts";
+import type { OutboundGuard } from "../net/outbound-guard.ts";
 
 export interface ToolContext {
   /** Absolute, real path of the workspace every file path is resolved against. */
@@ -17,6 +18,8 @@ export interface ToolContext {
   timeoutMs: number;
   /** Environment for child processes: the daemon's, without its own secrets. */
   env: Record<string, string | undefined>;
+  /** The only way a tool fetches a URL the model chose (the operator's allow list applied). */
+  outbound: OutboundGuard;
 }
 
 /** What a run produced: the model reads `output`; `isError` marks a failed call. */

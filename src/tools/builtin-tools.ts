@@ -8,6 +8,7 @@ import * as v from "valibot";
 import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
 import type { ToolClass } from "../core/permission-policy.ts";
+import { OutboundGuard } from "../net/outbound-guard.ts";
 import { bashTool } from "./bash-tool.ts";
 import type { BuiltinTool, ToolOutcome } from "./builtin-tool.ts";
 import { fetchUrlTool } from "./fetch-url-tool.ts";
@@ -29,7 +30,12 @@ export interface BuiltinSettings {
   disabled: ReadonlySet<string>;
   /** Environment for child processes (default: the process's). */
   env?: Record<string, string | undefined>;
+  /** The outbound guard of fetch_url (default: no allow list, every special range refused). */
+  outbound?: OutboundGuard;
 }
+
+/** Made on first use when the settings bring no guard. */
+let defaultGuard: OutboundGuard | undefined;
 
 /** The process environment without the named variables (the daemon's own secrets). */
 export function childEnvironment(hidden: readonly string[]): Record<string, string | undefined> {
@@ -89,7 +95,8 @@ export async function runBuiltin(call: ToolCall, settings: BuiltinSettings, canc
   const backstop = afterAbort(signal, timeoutMs);
   let outcome: ToolOutcome;
   try {
-    outcome = await Promise.race([tool.run(parsed.output, { root: settings.root, signal, capBytes: tool.capBytes, timeoutMs, env: settings.env ?? process.env }), backstop.promise]);
+    const outbound = settings.outbound ?? (defaultGuard ??= new OutboundGuard());
+    outcome = await Promise.race([tool.run(parsed.output, { root: settings.root, signal, capBytes: tool.capBytes, timeoutMs, env: settings.env ?? process.env, outbound }), backstop.promise]);
   } catch (error) {
     outcome = failure(`${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {

@@ -3,7 +3,8 @@
  * reviewed again (SelfSubjectAccessReview); a permission denied on two consecutive sweeps becomes a
  * `sentinel.access_revoked` signal through the dispatcher (critical for a required permission,
  * warning for an optional one) and, when required, stops the runner (its watches end and /readyz
- * turns 503). Optional permissions degrade loudly; the runner keeps going.
+ * turns 503). Optional permissions degrade loudly; the runner keeps going. Only grants held at
+ * startup are swept: a permission the watcher never had is never reported revoked.
  */
 import type { Logger } from "../telemetry/logger.ts";
 import { type AccessAnswer, type AccessCheck, checkKey } from "./core/access-plan.ts";
@@ -48,12 +49,14 @@ export class AccessSweeper {
   private running = false;
   revoked = false;
 
+  /** `heldAtStartup`: what the startup review allowed; only those grants are tracked (D142). */
   constructor(
     required: readonly AccessCheck[],
     optional: readonly AccessCheck[],
+    heldAtStartup: (check: AccessCheck) => boolean,
     private readonly deps: AccessSweeperDeps,
   ) {
-    this.recheck = new AccessRecheck(required, optional);
+    this.recheck = new AccessRecheck(required, optional, heldAtStartup);
   }
 
   /** One sweep (skipped while the previous one still runs). */

@@ -1,12 +1,13 @@
 /**
  * `--dedup-persist`: the dedup cache on disk (reference section 2.4). Pretty-printed JSON written
- * atomically (PATH.tmp, mode 0600, renamed over PATH). A missing file starts empty; a corrupt one
+ * atomically (PATH.tmp, mode 0600, renamed over PATH; a missing directory is created 0700). A
+ * missing file starts empty; a corrupt one
  * is logged and left alone until the next snapshot overwrites it.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { Logger } from "../telemetry/logger.ts";
 import type { DedupCache } from "./core/dedup-cache.ts";
+import { PRIVATE_FILE_MODE, ensurePrivateDirectoryFor } from "./private-files.ts";
 
 export function loadDedupFile(path: string, cache: DedupCache, logger: Logger): number {
   if (!existsSync(path)) return 0;
@@ -21,9 +22,9 @@ export function loadDedupFile(path: string, cache: DedupCache, logger: Logger): 
 }
 
 export function saveDedupFile(path: string, cache: DedupCache): void {
-  mkdirSync(dirname(path), { recursive: true });
+  ensurePrivateDirectoryFor(path);
   const temporary = `${path}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(cache.snapshot(), null, 2)}\n`, { mode: 0o600 });
-  chmodSync(temporary, 0o600);
+  writeFileSync(temporary, `${JSON.stringify(cache.snapshot(), null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
+  chmodSync(temporary, PRIVATE_FILE_MODE);
   renameSync(temporary, path);
 }

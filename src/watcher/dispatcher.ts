@@ -3,7 +3,9 @@
  * storm correlation → enrichment → fit to --inject-max-bytes → sink, then bind the dedup key to the
  * session and track recovery. Outcome records (`resolved`, `resolved.reverted`) bypass filter and
  * dedup and are appended to the bound session. Signals are handled one at a time, in arrival order,
- * so a duplicate never races the open of its own incident.
+ * so a duplicate never races the open of its own incident. The sink may be the delivery queue: an
+ * open it took over (`queued`) is bound when the queue reports its session (`bindQueuedOpen`), and
+ * meanwhile the incident's duplicates open nothing (`openPending`).
  */
 import type { Logger } from "../telemetry/logger.ts";
 import { DedupCache, type DedupIncident, dedupKey } from "./core/dedup-cache.ts";
@@ -16,7 +18,7 @@ import { PullClassMemo } from "./core/pull-class.ts";
 import { canonicalReasonForEvent } from "./core/reasons.ts";
 import { type ClearanceObservation, type RecoveryOutcome, RecoveryTracker } from "./core/recovery.ts";
 import type { Severity, Signal } from "./core/signal.ts";
-import type { IncidentSink } from "./core/sink.ts";
+import type { IncidentSink, OpenBinding } from "./core/sink.ts";
 import type { Ancestor, StormSettings } from "./core/storm.ts";
 import { StormHandler } from "./storm-handler.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
@@ -55,6 +57,8 @@ export interface DispatcherDeps {
   dedup?: DedupCache;
   /** The occurrence store's writer (`--store`): every routed signal with its route. */
   record?: (row: OccurrenceRow) => void;
+  /** Whether the delivery queue holds this key's open (then a duplicate must not open another). */
+  openPending?: (key: string) => boolean;
 }
 
 export type DispatchOutcome = "filtered" | "deduped" | "opened" | "open-failed" | "retried" | "storm-formed" | "storm-attached" | "storm-pending";
@@ -141,7 +145,7 @@ export class Dispatcher {
     if (observed.outcome === "duplicate") {
       const entry = observed.entry;
       if (!observed.replay && entry.sessionId) await this.deliverOutcome(this.recovery.recur(key, now));
-      const unbound = !entry.sessionId && !entry.storm && this.settings.mode === "per-incident";
+      const unbound = !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
       if (unbound && !observed.replay) {
         logger.info(`retry open ${signal.reason} pod=${signal.namespace}/${signal.name} (previous open failed)`);
         return (await this.openIncident(signal, key, fp, entry.count)) ? "retried" : "open-failed";
@@ -171,24 +175,51 @@ export class Dispatcher {
       for (const shed of fitted.shed) metrics.injectShrinks({ shed });
       logger.warn(`dispatcher: inject payload for ${signal.namespace}/${signal.name} exceeded --inject-max-bytes=${this.settings.injectMaxBytes}; shed ${fitted.shed.join(",")} to fit`);
     }
-    const result = await sink.open(fitted.payload);
+    const incident = this.incidentOf(signal, fp);
+    const result = await sink.open(fitted.payload, { key, kind: signal.kind, reason: signal.reason, severity: signal.severity, incident });
+    const retrying = result.queued ? "; queued, re-sending with backoff" : "";
     if (result.id === undefined) {
       metrics.sessionCreates({ outcome: "error" });
       metrics.injectErrors({ reason: signal.reason, http_code: "session_create" });
-      logger.error(`open ${signal.reason} pod=${signal.namespace}/${signal.name} failed: ${result.error}`);
+      logger.error(`open ${signal.reason} pod=${signal.namespace}/${signal.name} failed: ${result.error}${retrying}`);
       return undefined;
     }
     metrics.sessionCreates({ outcome: "ok" });
     if (result.error) {
       metrics.injectErrors({ reason: signal.reason, http_code: "inject" });
-      logger.error(`inject ${signal.reason} pod=${signal.namespace}/${signal.name} into ${result.id} failed: ${result.error}`);
-    } else metrics.eventsInjected({ reason: signal.reason, namespace: signal.namespace });
-    this.dedup.bind(key, result.id, this.incidentOf(signal, fp));
+      logger.error(`inject ${signal.reason} pod=${signal.namespace}/${signal.name} into ${result.id} failed: ${result.error}${retrying}`);
+    } else if (!result.queued) metrics.eventsInjected({ reason: signal.reason, namespace: signal.namespace });
+    this.dedup.bind(key, result.id, incident);
     const entry = this.dedup.get(key);
     if (entry) entry.sourceKind = signal.kind;
     this.recovery.track(key, signal.firstSeen, this.now());
     logger.info(`fire ${signal.reason} pod=${signal.namespace}/${signal.name} → sid=${result.id} (mode=${this.settings.mode})`);
     return result.id;
+  }
+
+  /**
+   * A queued open created its session (the delivery queue reports it): bind the incident as the
+   * open would have, unless the key was meanwhile bound elsewhere or forgotten.
+   */
+  bindQueuedOpen(binding: OpenBinding, sessionId: string): Promise<void> {
+    return this.runQueued(async () => {
+      const { metrics, logger } = this.deps;
+      const { key, incident } = binding;
+      metrics.sessionCreates({ outcome: "ok" });
+      const entry = this.dedup.get(key);
+      if (entry && !entry.sessionId) {
+        this.dedup.bind(key, sessionId, incident);
+        this.recovery.track(key, incident.first_event ?? entry.firstSeen, this.now());
+      }
+      logger.info(`fire ${binding.reason} pod=${incident.namespace}/${incident.name} → sid=${sessionId} (mode=${this.settings.mode}, queued open)`);
+      const uid = key.slice(0, key.lastIndexOf("|"));
+      this.deps.record?.({ at: this.now(), route: "injected", kind: binding.kind, severity: binding.severity, reason: binding.reason, namespace: incident.namespace, kindOfObject: incident.kind_of_object, name: incident.name, uid, cluster: incident.cluster, sessionId });
+    });
+  }
+
+  /** A queued first payload arrived: the incident counts as injected. */
+  noteQueuedDelivery(binding: OpenBinding): void {
+    this.deps.metrics.eventsInjected({ reason: binding.reason, namespace: binding.incident.namespace });
   }
 
   private incidentOf(signal: Signal, fp: string): DedupIncident {
@@ -264,8 +295,8 @@ export class Dispatcher {
     const appended = await sink.append(sessionId, payload);
     if (!appended.ok) {
       metrics.injectErrors({ reason: payload.reason, http_code: "inject" });
-      logger.error(`${outcome.kind} for ${incident.namespace}/${incident.name} into ${sessionId} failed: ${appended.error}`);
-      return;
+      logger.error(`${outcome.kind} for ${incident.namespace}/${incident.name} into ${sessionId} failed: ${appended.error}${appended.queued ? "; queued, re-sending with backoff" : ""}`);
+      if (!appended.queued) return;
     }
     logger.info(`${outcome.kind} ${payload.reason} pod=${incident.namespace}/${incident.name} → sid=${sessionId}`);
     this.deps.record?.({ at: this.now(), route: outcome.kind === "resolved" ? "resolved" : "followup", kind: outcome.kind, severity: "info", reason: payload.reason, namespace: incident.namespace, kindOfObject: incident.kind_of_object, name: incident.name, uid: outcome.key.slice(0, separator), cluster: incident.cluster, sessionId });

@@ -4,12 +4,13 @@
  * storm-member, resolved, followup, error), its identity and the session it went to, in a
  * sentinel-local bun:sqlite file. Writes are buffered and flushed in one transaction (a failed
  * write drops the batch and counts it); pruning keeps the file within `--store-ttl` (rows older than it go)
- * and `--store-max-mb` (oldest rows first, freed pages returned with incremental vacuum).
+ * and `--store-max-mb` (oldest rows first, freed pages returned with incremental vacuum). The file
+ * and its `-wal`/`-shm` are owner-only (0600, a new directory 0700), and `secure_delete` zeroes
+ * pruned rows, so their messages do not linger in free pages.
  */
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import type { OccurrenceRow, Route } from "./core/occurrence.ts";
+import { ensurePrivateSqliteFile } from "./private-files.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
 
 export type { OccurrenceRow, Route };
@@ -48,8 +49,9 @@ export class OccurrenceStore {
   private readonly insert: ReturnType<Database["prepare"]>;
 
   constructor(private readonly options: OccurrenceStoreOptions) {
-    mkdirSync(dirname(options.path), { recursive: true });
+    ensurePrivateSqliteFile(options.path);
     this.db = new Database(options.path, { create: true });
+    this.db.exec("PRAGMA secure_delete = ON");
     // auto_vacuum must be chosen before the first table exists; it lets pruning shrink the file.
     this.db.exec("PRAGMA auto_vacuum = INCREMENTAL");
     this.db.exec("PRAGMA journal_mode = WAL");

@@ -1,16 +1,20 @@
 /**
- * One running watcher: resolves access (sources, storms; refusals are fatal), builds the sink,
- * the dispatcher, the cluster-events source and (with storms or recovery) the topology graph,
- * restores and snapshots the dedup cache, sweeps recovery, and on stop drains the dispatcher and
- * persists the cache.
+ * One running watcher: resolves access (sources, storms, recovery; refusals are fatal), builds the
+ * sink, the dispatcher, the cluster-events source and (with storms or recovery) the topology graph
+ * with only the watches its plan reviewed, restores and snapshots the dedup cache, sweeps
+ * recovery, and on stop drains the dispatcher and persists the cache. Readiness waits for the
+ * required source alone; the graph's optional watches are reported by `degraded()` instead.
  */
 import type { WatcherConfig } from "../cli/watcher-config.ts";
 import type { Logger } from "../telemetry/logger.ts";
-import { accessChecksFor, checkKey, planAccess, SOURCE_ACCESS, STORM_ACCESS, type AccessAnswer, type AccessCheck } from "./core/access-plan.ts";
+import { accessChecksFor, checkKey, optionalAccess, optionalWatches, planAccess, SOURCE_ACCESS, type AccessAnswer, type AccessCheck } from "./core/access-plan.ts";
 import { AccessSweeper } from "./access-sweeper.ts";
 import { DedupCache } from "./core/dedup-cache.ts";
 import type { Severity } from "./core/signal.ts";
+import type { DeliveryPolicy } from "./core/delivery-policy.ts";
 import type { IncidentSink } from "./core/sink.ts";
+import { DeliveryQueue } from "./delivery-queue.ts";
+import { PendingInjects } from "./pending-injects.ts";
 import { loadDedupFile, saveDedupFile } from "./dedup-file.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { reviewAccess } from "./kube/access-review.ts";
@@ -48,7 +52,10 @@ const STORE_PRUNE_MS = 60_000;
 export interface RunningWatcher {
   dispatcher: Dispatcher;
   metrics: WatcherMetrics;
+  /** The required source has synced (optional watches never hold readiness). */
   ready(): boolean;
+  /** Optional watches not synced or failing now, one line each (named in /readyz's body). */
+  degraded(): string[];
   /** Set once the access re-check has stopped the runner (a required permission revoked). */
   accessRevoked(): boolean;
   stop(): Promise<void>;
@@ -62,9 +69,24 @@ export interface RunnerOptions {
   recoveryTickMs?: number;
   /** The pipeline's clock (dedup, recovery, storms); the benchmark compresses time with it. */
   now?: () => number;
+  /** Override the delivery queue's backoff and bounds (tests). */
+  deliveryPolicy?: DeliveryPolicy;
+}
+
+/**
+ * Where the pending-inject journal lives: beside the dedup file (`<dedup-persist>.pending`), else
+ * beside the store; with neither (or in dry-run, which never fails) pending injects are memory only.
+ */
+export function pendingInjectsPath(config: Pick<WatcherConfig, "dryRun" | "dedupPersist" | "store">): string | undefined {
+  if (config.dryRun) return undefined;
+  const beside = config.dedupPersist ?? config.store;
+  return beside ? `${beside}.pending` : undefined;
 }
 
 export class StartupRefusal extends Error {}
+
+/** The startup access review could not be answered: the cluster was not reached (retryable). */
+export class ClusterUnreachable extends StartupRefusal {}
 
 function buildSink(config: WatcherConfig, env: Record<string, string | undefined>, stdout: (text: string) => void, logger: Logger): IncidentSink {
   if (config.dryRun) return new DryRunSink(stdout, config.mode === "shared" ? config.targetSession : undefined);
@@ -79,6 +101,13 @@ function buildSink(config: WatcherConfig, env: Record<string, string | undefined
   return new DaemonSink({ daemonUrl: config.daemonUrl ?? "", token, ...(config.owner ? { owner: config.owner } : {}), ...(config.mode === "shared" && config.targetSession ? { targetSession: config.targetSession } : {}) });
 }
 
+/** The sink behind the delivery queue, with its journal beside the watcher's state (or in memory). */
+function buildDelivery(inner: IncidentSink, config: WatcherConfig, logger: Logger, metrics: WatcherMetrics, policy: DeliveryPolicy | undefined): DeliveryQueue {
+  const journalPath = pendingInjectsPath(config);
+  if (!journalPath && !config.dryRun) logger.info("delivery: pending injects are kept in memory only (set --dedup-persist or --store to keep them across a restart)");
+  return new DeliveryQueue(inner, { journal: new PendingInjects(journalPath, logger), logger, metrics, ...(policy ? { policy } : {}) });
+}
+
 function enrichSeverities(level: WatcherConfig["enrich"]["level"]): Set<Severity> {
   return new Set<Severity>(level === "off" ? [] : level === "warning" ? ["critical", "warning"] : ["critical"]);
 }
@@ -87,17 +116,24 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   const env = options.env ?? process.env;
   for (const warning of config.warnings) logger.warn(warning);
   const connection = options.connection ?? loadKubeConnection({ inCluster: config.inCluster, kubeconfig: config.kubeconfig });
-  const planInput = { sources: config.sources, storm: config.storm.setting };
+  const planInput = { sources: config.sources, storm: config.storm.setting, recovery: config.recoveryStableForMs > 0 };
   const answers = new Map<string, AccessAnswer>();
   await Promise.all(accessChecksFor(planInput).map(async (check) => answers.set(checkKey(check), await reviewAccess(connection, check))));
   const plan = planAccess(planInput, (check) => answers.get(checkKey(check)) ?? { error: "not reviewed" });
   for (const note of plan.notes) logger.info(note);
-  if (plan.refusal) throw new StartupRefusal(plan.refusal);
+  if (plan.refusal) throw plan.unreachable ? new ClusterUnreachable(plan.refusal) : new StartupRefusal(plan.refusal);
+  const heldAtStartup = (check: AccessCheck) => {
+    const answer = answers.get(checkKey(check));
+    return answer !== undefined && "allowed" in answer && answer.allowed;
+  };
   const metrics = new WatcherMetrics(config.clusterName);
-  const sink = buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger);
+  const delivery = buildDelivery(buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger), config, logger, metrics, options.deliveryPolicy);
+  const sink: IncidentSink = delivery;
   const restarted = () => metrics.runnerRestarts();
-  // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery.
-  const graph = plan.storm || config.recoveryStableForMs > 0 ? new ClusterGraph(connection, logger, restarted) : undefined;
+  // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery,
+  // with the watches the plan reviewed (recovery alone watches pods, never replicasets).
+  const graph = plan.storm || plan.recovery ? new ClusterGraph(connection, logger, restarted, optionalWatches(plan)) : undefined;
+  const recoveryStableForMs = plan.recovery ? config.recoveryStableForMs : 0;
   const dedup = new DedupCache(config.dedupWindowMs);
   const store = config.store ? new OccurrenceStore({ path: config.store, maxBytes: config.storeMaxBytes, ttlMs: config.storeTtlMs, metrics }) : undefined;
   if (store) {
@@ -113,7 +149,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       mode: config.mode,
       filter: config.filter,
       dedupWindowMs: config.dedupWindowMs,
-      recoveryStableForMs: config.recoveryStableForMs,
+      recoveryStableForMs,
       ...(plan.storm && config.storm.windowMs > 0 ? { storm: { min: config.storm.min, windowMs: config.storm.windowMs, mineMin: config.storm.mineMin, mine: config.storm.mine } } : {}),
       enrichSeverities: enrichSeverities(config.enrich.level),
       injectMaxBytes: config.injectMaxBytes,
@@ -126,7 +162,8 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       dedup,
       ...(options.now ? { now: options.now } : {}),
       ...(store ? { record: (row) => store.record(row) } : {}),
-      ...(graph ? { clearance: graph.clearance } : {}),
+      openPending: (key) => delivery.hasPendingOpen(key),
+      ...(graph && plan.recovery ? { clearance: graph.clearance } : {}),
       ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
       ...(config.enrich.level === "off"
         ? {}
@@ -141,6 +178,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
           }),
     },
   );
+  delivery.listener = { opened: (binding, sessionId) => void dispatcher.bindQueuedOpen(binding, sessionId), delivered: (binding) => dispatcher.noteQueuedDelivery(binding) };
   metrics.gauge("active_incidents", "dedup cache size", () => dispatcher.dedup.size);
   metrics.gauge("recovery_tracking", "incidents tracked for recovery", () => dispatcher.recovery.size);
   const trimHeap = heapTrimmer(options.now ?? Date.now);
@@ -156,6 +194,7 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   );
   if (graph) await graph.start();
   await source.start();
+  delivery.start();
   const timers: Array<ReturnType<typeof setInterval>> = [];
   let watching = true;
   const stopWatches = async () => {
@@ -166,10 +205,10 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   };
   const sweeper =
     config.accessRecheckMs > 0
-      ? new AccessSweeper(plan.sources.flatMap((name) => SOURCE_ACCESS[name] ?? []), graph ? STORM_ACCESS : [], { connection, dispatcher, logger, metrics, stopRunner: stopWatches })
+      ? new AccessSweeper(plan.sources.flatMap((name) => SOURCE_ACCESS[name] ?? []), optionalAccess(plan), heldAtStartup, { connection, dispatcher, logger, metrics, stopRunner: stopWatches })
       : undefined;
   if (sweeper) timers.push(setInterval(() => void sweeper.sweep(), config.accessRecheckMs));
-  if (graph && config.recoveryStableForMs > 0) timers.push(setInterval(() => void dispatcher.sweepRecovery(), options.recoveryTickMs ?? RECOVERY_TICK_MS));
+  if (graph && recoveryStableForMs > 0) timers.push(setInterval(() => void dispatcher.sweepRecovery(), options.recoveryTickMs ?? RECOVERY_TICK_MS));
   const persist = () => {
     if (!config.dedupPersist) return;
     try {
@@ -180,18 +219,24 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   };
   if (config.dedupPersist && config.snapshotIntervalMs > 0) timers.push(setInterval(persist, config.snapshotIntervalMs));
   if (store) timers.push(setInterval(() => store.flush(), STORE_FLUSH_MS), setInterval(() => store.prune(), STORE_PRUNE_MS));
+  let stopping: Promise<void> | undefined;
   logger.info(`watcher: watching (sink=${config.dryRun ? "dry-run" : config.sink}, mode=${config.mode}, storm=${plan.storm ? "on" : "off"}, cluster=${JSON.stringify(config.clusterName)})`);
   return {
     dispatcher,
     metrics,
-    ready: () => watching && source.synced && (graph?.synced ?? true),
+    ready: () => watching && source.synced,
+    degraded: () => (watching ? (graph?.failing() ?? []).map((watch) => `optional watch ${watch.name} not synced${watch.error ? `: ${watch.error}` : ""}`) : []),
     accessRevoked: () => sweeper?.revoked ?? false,
-    stop: async () => {
-      for (const timer of timers) clearInterval(timer);
-      await stopWatches();
-      await dispatcher.idle();
-      persist();
-      store?.close();
+    stop: () => {
+      stopping ??= (async () => {
+        for (const timer of timers) clearInterval(timer);
+        await stopWatches();
+        await dispatcher.idle();
+        await delivery.stop();
+        persist();
+        store?.close();
+      })();
+      return stopping;
     },
   };
 }

@@ -10,7 +10,7 @@ import { type Daemon, postJson, startDaemon } from "../support/daemon.ts";
 
 let daemon: Daemon;
 beforeAll(async () => {
-  daemon = await startDaemon({ args: ["--attach-token=SPAR_CARD_TOKEN", "--agent-card-description=Triages cluster incidents", "--agent-card-name=triage"], env: { SPAR_CARD_TOKEN: "card-token" } });
+  daemon = await startDaemon({ args: ["--attach-token=SPAR_CARD_TOKEN", "--agent-card-description=Triages cluster incidents", "--agent-card-name=triage", "--attach-trusted-proxies=127.0.0.1"], env: { SPAR_CARD_TOKEN: "card-token" } });
 });
 afterAll(async () => {
   await daemon.sigterm();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type Daemon, REPO_ROOT, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { rawHttp } from "../support/raw-http.ts";
 import { collect } from "../support/sse-client.ts";
 
 const BINARY = join(REPO_ROOT, "dist", "spar");
@@ -97,6 +98,10 @@ test("the copied binary, started from a temp dir, runs an echo turn on its embed
       return usage.overall.turns >= 1 ? usage.overall.turns : undefined;
     }, 10_000, "usage to count the turn");
     expect(turns).toBe(1);
+    // Built with Bun's header limit raised: the daemon's own limit answers, as JSON.
+    const large = await rawHttp(daemon.port, `GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${"p".repeat(20_000)}\r\nConnection: close\r\n\r\n`);
+    expect(large.status).toBe(431);
+    expect(large.body).toContain("larger than 16384 bytes");
   } finally {
     stream.close();
   }

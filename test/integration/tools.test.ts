@@ -2,13 +2,15 @@
  * Builtin tools in a real daemon, driven by scripted tool calls in `yolo` mode: write_file then
  * read_file with real outputs on the result rows, GET /tools, a bash timeout that kills the
  * command's whole process group (checked by pid), output caps, a disabled tool, bad input that
- * answers an error while the turn goes on, a path outside the workspace, and bash killed by an
- * interrupt and by SIGTERM (no orphan after exit).
+ * answers an error while the turn goes on, a path outside the workspace, bash killed by an
+ * interrupt and by SIGTERM (no orphan after exit), and fetch_url through the outbound guard
+ * in the tool-host worker: a local server reached only through `--outbound-allow`, a malformed
+ * entry refused at startup.
  */
 import { afterEach, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { type Daemon, MAIN, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import { type Collector, collect } from "../support/sse-client.ts";
 import { call, toolResults, writeScript } from "../support/scripted.ts";
 
@@ -158,13 +160,13 @@ test("kill -9 of the daemon takes a running bash with it: the command never fini
   expect(existsSync(join(root, "child.pid"))).toBe(false);
 }, 30_000);
 
-test("bash never sees the daemon's own secrets: the attach token's variable is not in its environment", async () => {
+test("bash starts with an allow-listed environment: an unlisted secret is absent, a listed variable passes, the daemon's own token never does", async () => {
   const root = tempDir("spar-tools-");
   const token = "tools-test-token";
-  const script = writeScript([call("bash", { command: 'echo "token=[$SPAR_TOOLS_TOKEN] other=[$SPAR_TOOLS_OTHER]"' }), say("env checked")]);
+  const script = writeScript([call("bash", { command: 'echo "token=[$SPAR_TOOLS_TOKEN] other=[$SPAR_TOOLS_OTHER] aws=[$AWS_SECRET_ACCESS_KEY] path=[${PATH:+set}] lc=[$LC_SPAR]"' }), say("env checked")]);
   const daemon = await startDaemon({
-    args: ["--model=scripted", `--script=${script}`, "--permission-mode=yolo", `--tools-root=${root}`, "--attach-token=SPAR_TOOLS_TOKEN"],
-    env: { SPAR_TOOLS_TOKEN: token, SPAR_TOOLS_OTHER: "visible" },
+    args: ["--model=scripted", `--script=${script}`, "--permission-mode=yolo", `--tools-root=${root}`, "--attach-token=SPAR_TOOLS_TOKEN", "--tools-env-passthrough=SPAR_TOOLS_*"],
+    env: { SPAR_TOOLS_TOKEN: token, SPAR_TOOLS_OTHER: "visible", AWS_SECRET_ACCESS_KEY: "from-the-deployment", LC_SPAR: "locale" },
   });
   const headers = { "x-attach-token": token };
   const events = collect(`${daemon.baseUrl}/sessions/default/events`, { headers });
@@ -172,5 +174,31 @@ test("bash never sees the daemon's own secrets: the attach token's variable is n
   await events.waitFor((frame) => frame.event === "usage-update");
   expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "env" }, headers)).status).toBe(200);
   await events.waitFor((frame) => frame.event === "turn-complete", 15_000);
-  expect(toolResults(events)[0]?.response.stdout).toBe("token=[] other=[visible]\n");
+  expect(toolResults(events)[0]?.response.stdout).toBe("token=[] other=[visible] aws=[] path=[set] lc=[locale]\n");
 }, 20_000);
+
+test("fetch_url in the daemon reaches a local server only through --outbound-allow; a credential in the URL is redacted", async () => {
+  const local = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => new Response(`local ${new URL(request.url).pathname}`) });
+  try {
+    const page = `http://127.0.0.1:${local.port}/page`;
+    const lines = [call("fetch_url", { url: page }), call("fetch_url", { url: `http://bob:hunter2@127.0.0.2:${local.port}/other` }), say("fetched")];
+    const open = await start(lines, ["--outbound-allow=127.0.0.1, *.corp.example"]);
+    expect((await runTurn(open.events, open.base)).event).toBe("turn-complete");
+    const [reached, refused] = toolResults(open.events);
+    expect(reached?.response).toMatchObject({ url: page, status: 200, body: "local /page" });
+    expect(refused?.response).toMatchObject({ url: `http://***@127.0.0.2:${local.port}/other`, error: "refused: 127.0.0.2 is a loopback address in 127.0.0.0/8, not in the outbound allow list" });
+    expect(JSON.stringify(toolResults(open.events))).not.toContain("hunter2");
+    const closed = await start([call("fetch_url", { url: page }), say("refused")]);
+    await runTurn(closed.events, closed.base);
+    expect(toolResults(closed.events)[0]?.response.error).toBe("refused: 127.0.0.1 is a loopback address in 127.0.0.0/8, not in the outbound allow list");
+  } finally {
+    local.stop(true);
+  }
+}, 30_000);
+
+test("a malformed --outbound-allow entry stops startup, naming it", async () => {
+  const cwd = tempDir("spar-tools-");
+  const child = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(cwd, "s.db")}`, "--outbound-allow=10.0.0.0/8,10.0.0.1/8"], { cwd, stderr: "pipe", stdout: "pipe" });
+  expect(await child.exited).toBe(2);
+  expect(await new Response(child.stderr).text()).toContain('--outbound-allow: "10.0.0.1/8" has bits set past the /8 prefix (did you mean 10.0.0.0/8?)');
+});

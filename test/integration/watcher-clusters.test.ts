@@ -2,7 +2,8 @@
  * Multi-cluster watching against two fake kube-apiservers: `--clusters-from=kubeconfig:PATH` runs
  * one runner per context (the context name is the `cluster` of its payloads and metrics, each
  * cluster has its own dedup file), `--clusters=name=endpoint` reuses the kubeconfig's credentials
- * per endpoint, and provider discovery is refused in this build.
+ * per endpoint, one unreachable cluster is retried while the others run, and provider discovery is
+ * refused in this build.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
@@ -12,7 +13,7 @@ import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
 import { createLogger } from "../../src/telemetry/logger.ts";
 import { perClusterPath } from "../../src/watcher/kube/cluster-targets.ts";
 import { StartupRefusal } from "../../src/watcher/watch-runner.ts";
-import { mergeExpositions, startWatcherGroup } from "../../src/watcher/watcher-group.ts";
+import { type GroupOptions, mergeExpositions, startWatcherGroup } from "../../src/watcher/watcher-group.ts";
 import { tempDir, waitFor } from "../support/daemon.ts";
 import { writeKubeconfig } from "../support/kube.ts";
 
@@ -41,12 +42,12 @@ function crash(api: FakeApiserver, name: string) {
   api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app", type: "Warning", source: { host: "n1" } });
 }
 
-async function group(...flags: string[]) {
+async function group(flags: string[], options: GroupOptions = {}) {
   const config = watcherConfigFromArgv(["--dry-run", "--storm=off", "--recovery-stable-for=0", "--backoff-min-count=1", "--enrich=off", ...flags]);
   if (!config.ok) throw new Error(config.error);
   const printed: string[] = [];
   const log: string[] = [];
-  const started = await startWatcherGroup(config.value, createLogger("info", (line) => log.push(line)), { stdout: (text) => printed.push(text) });
+  const started = await startWatcherGroup(config.value, createLogger("info", (line) => log.push(line)), { stdout: (text) => printed.push(text), ...options });
   await waitFor(() => (started.ready() ? true : undefined), 8000, "every cluster synced");
   return { started, printed, log };
 }
@@ -56,7 +57,7 @@ const clusterOf = (printed: string[], name: string) => printed.filter((text) => 
 describe("multi-cluster", () => {
   test("--clusters-from=kubeconfig:PATH: one runner per context, the context is the payload's cluster, per-cluster dedup files, merged metrics", async () => {
     const dedup = join(dir, "state", "dedup.json");
-    const { started, printed, log } = await group(`--clusters-from=kubeconfig:${twoContexts}`, `--dedup-persist=${dedup}`, "--cluster-name=ignored");
+    const { started, printed, log } = await group([`--clusters-from=kubeconfig:${twoContexts}`, `--dedup-persist=${dedup}`, "--cluster-name=ignored"]);
     try {
       expect(started.runners.map((runner) => runner.name)).toEqual(["east", "west"]);
       crash(east, "e-1");
@@ -79,7 +80,7 @@ describe("multi-cluster", () => {
 
   test("--clusters=name=endpoint: the kubeconfig's credentials against each endpoint", async () => {
     const kubeconfig = writeKubeconfig(join(dir, "single"), { server: "https://unused.invalid", token: "east-token" });
-    const { started, printed } = await group(`--kubeconfig=${kubeconfig}`, `--clusters=prod-east=${east.url},prod-west=${west.url}`);
+    const { started, printed } = await group([`--kubeconfig=${kubeconfig}`, `--clusters=prod-east=${east.url},prod-west=${west.url}`]);
     try {
       crash(east, "e-2");
       crash(west, "w-2");
@@ -88,6 +89,43 @@ describe("multi-cluster", () => {
       expect(clusterOf(printed, "w-2")).toEqual(["prod-west"]);
     } finally {
       await started.stop();
+    }
+  }, 30_000);
+
+  test("one unreachable cluster does not stop the others: reported (log, metrics, /readyz body), retried with backoff, watched once it answers", async () => {
+    const reserved = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+    const port = reserved.port ?? 0;
+    reserved.stop(true);
+    const kubeconfig = writeKubeconfig(join(dir, "single-late"), { server: "https://unused.invalid", token: "east-token" });
+    const { started, printed, log } = await group([`--kubeconfig=${kubeconfig}`, `--clusters=prod-east=${east.url},late=http://127.0.0.1:${port}`], { clusterRetry: { minMs: 200, maxMs: 400 } });
+    let late: FakeApiserver | undefined;
+    try {
+      expect(started.runners.map((runner) => runner.name)).toEqual(["prod-east"]);
+      expect(started.notReady()).toBeUndefined();
+      expect(log.some((line) => line.includes("[late] watcher: cluster late cannot be reached"))).toBe(true);
+      expect(started.degraded()).toEqual([expect.stringContaining("[late] cluster unreachable since ")]);
+      expect(started.degraded()[0]).toContain("ECONNREFUSED");
+      const metrics = started.render();
+      expect(metrics).toContain('watcher_cluster_up{cluster="late"} 0');
+      expect(metrics).toContain('watcher_cluster_up{cluster="prod-east"} 1');
+      expect(metrics).toMatch(/watcher_cluster_start_failures_total\{cluster="late"\} [1-9]/);
+      crash(east, "e-3");
+      await waitFor(() => (clusterOf(printed, "e-3").length > 0 ? true : undefined), 8000, "the reachable cluster keeps running");
+      expect(clusterOf(printed, "e-3")).toEqual(["prod-east"]);
+      await Bun.sleep(700);
+      expect(log.filter((line) => line.includes("cluster late cannot be reached")).length).toBeGreaterThanOrEqual(2);
+
+      late = await startFakeApiserver({ port, tokens: { "east-token": "watcher" } });
+      await waitFor(() => (started.runners.length === 2 && started.ready() ? true : undefined), 8000, "the late cluster watched");
+      expect(log.some((line) => line.includes("watcher: cluster late answers again"))).toBe(true);
+      crash(late, "l-1");
+      await waitFor(() => (clusterOf(printed, "l-1").length > 0 ? true : undefined), 8000, "a payload from the late cluster");
+      expect(clusterOf(printed, "l-1")).toEqual(["late"]);
+      expect(started.degraded()).toEqual([]);
+      expect(started.render()).toContain('watcher_cluster_up{cluster="late"} 1');
+    } finally {
+      await started.stop();
+      await late?.stop();
     }
   }, 30_000);
 

@@ -154,8 +154,8 @@ describe("another caller's sessions", () => {
     { name: "bob reading the default session's usage gets the masked 404", path: "/sessions/default/usage", as: "bob", expect: 404 },
     { name: "bob adding himself to alice's ACL gets the masked 404", method: "PATCH", path: "/sessions/alices/acl", as: "bob", body: { viewers: ["bob"] }, expect: 404 },
     { name: "the admin reads alice's ACL (200)", path: "/sessions/alices/acl", as: "root", expect: 200 },
-    // The create oracle: issue 13 item 8 changes this answer (its fixer owns the new one).
-    { name: "bob creating a session with alice's id gets 409 (the create oracle of issue 13 item 8)", method: "POST", path: "/sessions", as: "bob", body: { sessionID: "alices" }, expect: 409 },
+    { name: "bob creating a session with alice's id gets the masked 404, as for any session he cannot see", method: "POST", path: "/sessions", as: "bob", body: { sessionID: "alices" }, expect: 404 },
+    { name: "alice creating a session with the id of her own gets 409", method: "POST", path: "/sessions", as: "alice", body: { sessionID: "alices" }, expect: 409 },
   ];
   for (const attack of cases) {
     test(attack.name, async () => {

@@ -94,6 +94,8 @@ function headersOf(spec: HeaderSpec): Record<string, string> {
   if (spec.contentType !== undefined) headers["content-type"] = spec.contentType;
   if (spec.origin !== undefined) headers.origin = spec.origin;
   if (spec.protocolHeader !== undefined) headers["x-attach-protocol-version"] = spec.protocolHeader;
+  if (spec.idempotencyKey !== undefined) headers["idempotency-key"] = spec.idempotencyKey;
+  if (spec.host !== undefined) headers.host = spec.host;
   return headers;
 }
 

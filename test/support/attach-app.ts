@@ -10,6 +10,7 @@ import { WorkerPool } from "../../src/runtime/worker-pool.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import type { AttachContext } from "../../src/surfaces/attach/attach-context.ts";
 import { buildAttachApp } from "../../src/surfaces/attach/attach-server.ts";
+import { StreamAdmission } from "../../src/surfaces/http/stream-admission.ts";
 import { MetricsRegistry } from "../../src/telemetry/metrics.ts";
 import { tempDir } from "./daemon.ts";
 
@@ -41,6 +42,7 @@ export async function inProcessApp(overrides: Partial<AttachContext> = {}): Prom
     heartbeatMs: 15_000,
     metrics: new MetricsRegistry(),
     transport: { token: undefined, readonly: false },
+    streams: new StreamAdmission({ maxStreams: 1000, maxPerCaller: 1000, adminReserve: 0 }),
     identitiesRequired: false,
     ...overrides,
   });

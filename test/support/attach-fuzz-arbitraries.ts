@@ -30,6 +30,10 @@ export interface HeaderSpec {
   contentType: string | undefined;
   origin: string | undefined;
   protocolHeader: string | undefined;
+  /** Idempotency-Key (POST /inject's retry key; other routes ignore it). */
+  idempotencyKey: string | undefined;
+  /** A Host other than the one fetch sends: foreign, malformed, or loopback spelled otherwise. */
+  host: string | undefined;
 }
 
 export interface WriteSpec {
@@ -47,6 +51,10 @@ export interface StreamSpec {
   protocolHeader: string | undefined;
   headers: HeaderSpec;
 }
+
+/** `arbitrary` one time in `1 + absentWeight`, else undefined (fc.option's freq weighs the other way). */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>, absentWeight: number): fc.Arbitrary<T | undefined> =>
+  fc.oneof({ weight: absentWeight, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary });
 
 /** Printable ASCII (what a header value can carry through fetch). */
 const headerChar = fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code));
@@ -166,9 +174,21 @@ const contentType = fc.oneof(
 const origin = fc.oneof({ weight: 12, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom("null", "https://evil.example", "http://127.0.0.1:1", "http://localhost.evil.example", "file://", "::::") });
 const protocolText = fc.oneof(fc.constantFrom("1.16.0", "1.0.0", "1", "2.0.0", "0.1.0", "banana", "", " ", "99999999999999999999.0.0", "1.16.0-rc.1", "v1"), headerText(20));
 
+const idempotencyKey = sometimes(fc.oneof(fc.constantFrom("k1", "k2", ""), headerText(300)), 6);
+const host = sometimes(fc.constantFrom("localhost", "127.0.0.1:1", "[::1]:9", "evil.example", "evil.example:80", "a b", "[::1", "x:99999", "user@evil.example", "LOCALHOST."), 12);
+
 export const headerSpec: fc.Arbitrary<HeaderSpec> = fc
-  .record({ token: tokenSpec, who: callerSpec, contentType, origin, protocolHeader: fc.option(protocolText, { freq: 10, nil: undefined }) })
-  .map(({ token, who, contentType: type, origin: from, protocolHeader }) => ({ token, caller: who.caller, assert: who.assert, contentType: type, origin: from, protocolHeader }));
+  .record({ token: tokenSpec, who: callerSpec, contentType, origin, protocolHeader: sometimes(protocolText, 10), idempotencyKey, host })
+  .map(({ token, who, contentType: type, origin: from, protocolHeader, idempotencyKey: key, host: hostHeader }) => ({
+    token,
+    caller: who.caller,
+    assert: who.assert,
+    contentType: type,
+    origin: from,
+    protocolHeader,
+    idempotencyKey: key,
+    host: hostHeader,
+  }));
 
 function nested(depth: number, open: string): string {
   const close = open === "[" ? "]" : open === '{"a":' ? "}" : "]}";
@@ -240,11 +260,11 @@ const cursorText = fc.oneof(
 export const streamSpec: fc.Arbitrary<StreamSpec> = fc
   .record({
     base: sessionBase,
-    since: fc.option(cursorText, { freq: 3, nil: undefined }),
-    protocol: fc.option(protocolText, { freq: 3, nil: undefined }),
-    raw: fc.option(fc.constantFrom("since=%", "since=%zz", "since=%FF%FE", "protocol=%", "since=1&since=x", "since", "protocol", "since=%00"), { freq: 8, nil: undefined }),
-    lastEventId: fc.option(fc.oneof(cursorText.map((value) => value.replace(/[^\x20-\x7e]/g, "")), headerText(24)), { freq: 3, nil: undefined }),
-    protocolHeader: fc.option(protocolText, { freq: 4, nil: undefined }),
+    since: sometimes(cursorText, 1),
+    protocol: sometimes(protocolText, 2),
+    raw: sometimes(fc.constantFrom("since=%", "since=%zz", "since=%FF%FE", "protocol=%", "since=1&since=x", "since", "protocol", "since=%00"), 8),
+    lastEventId: sometimes(fc.oneof(cursorText.map((value) => value.replace(/[^\x20-\x7e]/g, "")), headerText(24)), 2),
+    protocolHeader: sometimes(protocolText, 3),
     headers: headerSpec,
   })
   .map(({ base, since, protocol, raw, lastEventId, protocolHeader, headers }) => {

@@ -41,7 +41,8 @@ export function tempDir(prefix = "spar-test-"): string {
 
 export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   const sessionDb = options.sessionDb ?? join(tempDir(), "sessions.db");
-  const command = options.binary ? [options.binary] : [process.execPath, MAIN];
+  // As scripts/spar runs it: Bun's header limit above the daemon's own (a JSON 431).
+  const command = options.binary ? [options.binary] : [process.execPath, "--max-http-header-size=65536", MAIN];
   const child = Bun.spawn([...command, "agent", `--attach-listen=${options.listen ?? "127.0.0.1:0"}`, `--session-db=${sessionDb}`, ...(options.args ?? [])], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ...options.env },

@@ -21,11 +21,12 @@ export const ONCALL_TOKEN = "tok-oncall";
 /** The watcher's environment: its bearer token for the daemon. */
 export const WATCHER_ENV = { WATCHER_TOKEN: "tok-watcher" };
 
-export async function startTriageDaemon(dir: string): Promise<Daemon> {
+/** `listen` and `sessionDb` restart a daemon where an earlier one ran (same port, same store). */
+export async function startTriageDaemon(dir: string, options: { listen?: string; sessionDb?: string } = {}): Promise<Daemon> {
   const table = join(dir, "callers.yaml");
   writeFileSync(table, ["callers:", "  - identity: watcher", "    token_env: WATCHER_TOKEN", `  - identity: ${OWNER}`, `    token_sha256: ${sha256Hex(ONCALL_TOKEN)}`, ""].join("\n"));
   writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }));
-  return startDaemon({ args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`], env: WATCHER_ENV });
+  return startDaemon({ args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`], env: WATCHER_ENV, ...options });
 }
 
 /** The payloads injected into a session once at least `count` distinct ones arrived. */

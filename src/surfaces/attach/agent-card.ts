@@ -76,12 +76,16 @@ function firstListValue(header: string | null): string | undefined {
   return first === undefined || first === "" ? undefined : first;
 }
 
-/** The card `url` for this request: X-Forwarded-Proto/Host first, then Host, then the request URL. */
-export function requestCardUrl(request: Request): string {
+/**
+ * The card `url` for this request: X-Forwarded-Proto/Host first when the connection comes from a
+ * trusted proxy (from anyone else they are ignored), then Host, then the request URL.
+ */
+export function requestCardUrl(request: Request, viaTrustedProxy = false): string {
   const url = requestUrl(request);
-  const forwardedProto = firstListValue(request.headers.get("x-forwarded-proto"))?.toLowerCase();
+  const forwarded = (name: string) => (viaTrustedProxy ? firstListValue(request.headers.get(name)) : undefined);
+  const forwardedProto = forwarded("x-forwarded-proto")?.toLowerCase();
   const scheme = forwardedProto === "http" || forwardedProto === "https" ? forwardedProto : url.protocol.replace(/:$/, "");
-  const host = validHost(firstListValue(request.headers.get("x-forwarded-host"))) ?? validHost(request.headers.get("host")) ?? url.host;
+  const host = validHost(forwarded("x-forwarded-host")) ?? validHost(request.headers.get("host")) ?? url.host;
   return `${scheme}://${host}`;
 }
 
@@ -110,12 +114,12 @@ function securityFields(options: Pick<AgentCardOptions, "bearer" | "mtls">): Pic
 }
 
 /** The A2A v0.3.0 card for one request; undefined when no layer set a description. */
-export function buildAgentCard(settings: AgentCardSettings, request: Request, options: AgentCardOptions): AgentCard | undefined {
+export function buildAgentCard(settings: AgentCardSettings, request: Request, options: AgentCardOptions, viaTrustedProxy = false): AgentCard | undefined {
   if (settings.description === undefined) return undefined;
   return {
     name: settings.name,
     description: settings.description,
-    url: settings.externalUrl ?? requestCardUrl(request),
+    url: settings.externalUrl ?? requestCardUrl(request, viaTrustedProxy),
     version: settings.version,
     protocolVersion: A2A_PROTOCOL_VERSION,
     ...(settings.provider ? { provider: { organization: settings.provider.organization, url: settings.provider.url } } : {}),
@@ -141,19 +145,19 @@ const CARD_HEADERS = { "cache-control": "no-cache", vary: "Host, X-Forwarded-Hos
  * or no description answers the card-shaped 404.
  */
 export function registerAgentCardRoutes(table: RouteTable, card: () => AgentCardSettings | undefined, options: AgentCardOptions): void {
-  const answer = (request: Request): { status: number; body: string } => {
+  const answer = (request: Request, viaTrustedProxy: boolean): { status: number; body: string } => {
     const settings = card();
-    const built = settings ? buildAgentCard(settings, request, options) : undefined;
+    const built = settings ? buildAgentCard(settings, request, options, viaTrustedProxy) : undefined;
     return built ? { status: 200, body: JSON.stringify(built) } : { status: 404, body: JSON.stringify(NOT_CONFIGURED) };
   };
-  table.add("GET", AGENT_CARD_PATH, ({ request }) => {
-    const { status, body } = answer(request);
+  table.add("GET", AGENT_CARD_PATH, ({ request, viaTrustedProxy }) => {
+    const { status, body } = answer(request, viaTrustedProxy);
     return new Response(body, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS } });
   }, { public: true });
   // RouteTable's method union has no HEAD; its route() passes any method string to Elysia, and
   // registering HEAD makes the 405 answer's Allow list read "GET, HEAD".
-  table.add("HEAD", AGENT_CARD_PATH, ({ request }) => {
-    const { status, body } = answer(request);
+  table.add("HEAD", AGENT_CARD_PATH, ({ request, viaTrustedProxy }) => {
+    const { status, body } = answer(request, viaTrustedProxy);
     return new Response(null, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS, "content-length": String(new TextEncoder().encode(body).byteLength) } });
   }, { public: true });
 }

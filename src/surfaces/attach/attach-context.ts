@@ -7,6 +7,7 @@ import type { SessionHost } from "../../runtime/session-host.ts";
 import type { ToolCatalog } from "../../runtime/tool-host.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 import type { TransportPolicy } from "../http/request-guards.ts";
+import type { StreamAdmission } from "../http/stream-admission.ts";
 import type { PeerHub } from "../peers/peer-hub.ts";
 import type { AgentCardOptions } from "./agent-card.ts";
 import type { AgentCardSettings } from "./agent-card-config.ts";
@@ -38,6 +39,8 @@ export interface AttachContext {
   /** Interval of the `: ping` comment on every open stream. */
   heartbeatMs: number;
   metrics: MetricsRegistry;
+  /** Open-stream caps (/events, /perms/stream): admit before a stream opens, release on close. */
+  streams: StreamAdmission;
   /** Transport-layer authentication and read-only mode. */
   transport: TransportPolicy;
   /** The peer registry, when launched with --attach-peer-hub. */

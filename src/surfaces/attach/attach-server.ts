@@ -22,8 +22,12 @@ import { registerAgentCardRoutes } from "./agent-card.ts";
 import { RouteTable } from "./route-table.ts";
 import { registerSessionRoutes } from "./session-routes.ts";
 
-/** Hard cap Bun applies before any handler runs; route limits (8 KiB, 16 KiB) apply below it. */
-const MAX_REQUEST_BODY = 1024 * 1024;
+/**
+ * Bun's own body cap, lifted: Bun answers it with an empty 413 before any handler runs, so the
+ * routes' limits (8 KiB, 16 KiB) decide instead, from Content-Length before reading and while
+ * reading a chunked body, and every 413 is JSON. A route that reads no body never buffers one.
+ */
+const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER;
 
 export interface AttachServer {
   readonly port: number;

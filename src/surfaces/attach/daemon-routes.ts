@@ -2,6 +2,7 @@
  * Non-session routes: /healthz (exact path, no identities or counts in the body, 503 when a
  * check fails, 405 on other methods), /metrics (Prometheus text, `spar_*`) and /whoami.
  */
+import { SparError } from "../../core/errors.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import type { RouteTable } from "./route-table.ts";
@@ -13,7 +14,11 @@ export function registerDaemonRoutes(table: RouteTable, context: AttachContext):
     return json(ok ? 200 : 503, Object.keys(checks).length > 0 ? { ok, checks } : { ok });
   }, { public: true });
 
-  table.add("GET", "/metrics", () => new Response(context.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }));
+  table.add("GET", "/metrics", ({ caller }) => {
+    // Every tenant's activity is in there: with per-caller auth, admins only.
+    if (context.identitiesRequired && !caller.admin) throw new SparError("forbidden", "/metrics is for admins on a daemon with per-caller auth (attach.multi_session.auth.admin_identities)");
+    return new Response(context.metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+  });
 
   table.add("GET", "/whoami", ({ caller }) => {
     return json(200, {

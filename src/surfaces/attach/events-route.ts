@@ -14,13 +14,20 @@ import { capabilitiesFrame } from "./capabilities.ts";
 import { PROTOCOL_HEADER, type SessionRouteContext } from "./route-table.ts";
 import { encodeFrame, encodeLiveFrame, encodePublication } from "./sse-frames.ts";
 
-/** The replay cursor: `since` query, else Last-Event-ID, else 0. Malformed values are a 400. */
+const INT64_MAX = 9_223_372_036_854_775_807n;
+
+/**
+ * The replay cursor: `since` query, else Last-Event-ID, else 0; any int64 (the spec's type). A
+ * cursor past the head replays nothing (live only, D32), so values past what a number holds
+ * exactly are read as the largest one. Malformed or out-of-range values are a 400.
+ */
 export function parseCursor(url: URL, request: Request): number {
   const raw = url.searchParams.get("since") ?? request.headers.get("last-event-id") ?? "0";
-  if (!/^\d{1,15}$/.test(raw.trim())) {
-    throw new SparError("bad_request", `since must be a non-negative integer event sequence, got ${JSON.stringify(raw)}`);
+  const digits = raw.trim();
+  if (!/^\d{1,19}$/.test(digits) || BigInt(digits) > INT64_MAX) {
+    throw new SparError("bad_request", `since must be a non-negative int64 event sequence, got ${JSON.stringify(raw.slice(0, 100))}`);
   }
-  return Number.parseInt(raw.trim(), 10);
+  return Math.min(Number(digits), Number.MAX_SAFE_INTEGER);
 }
 
 /** The client's declared protocol: the query wins; an empty value declares nothing. */
@@ -80,8 +87,15 @@ export async function eventsHandler(context: AttachContext, route: SessionRouteC
   const since = parseCursor(route.url, route.request);
   const actor = await context.host.actor(key);
   const caller = route.caller;
+  const release = context.streams.admit(caller);
   let unsubscribe = () => {};
-  const stream = new SseStream({ ...context.subscriberBuffer, onClose: () => unsubscribe() });
+  const stream = new SseStream({
+    ...context.subscriberBuffer,
+    onClose: () => {
+      release();
+      unsubscribe();
+    },
+  });
   stream.write(encodedCapabilities(context, caller, requestBaseUrl(route.request)));
   stream.write(encodeLiveFrame({ type: "status-update", model: context.daemon.model, turn_state: actor.turnInFlight ? "streaming" : "idle" }));
   stream.write(encodeLiveFrame(actor.usageFrame()));

@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import type { PromptFrame } from "../../core/permission-gate.ts";
 import { json } from "../http/responses.ts";
-import { SseStream } from "../http/sse-stream.ts";
+import { OPENING_COMMENT, SseStream } from "../http/sse-stream.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { requiredBody, verifiedIdentity } from "./route-body.ts";
 import type { RouteContext, RouteTable } from "./route-table.ts";
@@ -31,10 +31,19 @@ export function registerPermsRoutes(table: RouteTable, context: AttachContext): 
 
   table.session("GET", "perms/stream", async (route) => {
     const gated = await tools(route, "read");
+    const release = context.streams.admit(route.caller);
     let stop = () => {};
-    const stream = new SseStream({ ...context.subscriberBuffer, onClose: () => stop() });
+    const stream = new SseStream({
+      ...context.subscriberBuffer,
+      onClose: () => {
+        release();
+        stop();
+      },
+    });
     const send = (prompt: PromptFrame) => stream.write(encodeFrame("prompt", prompt));
-    for (const prompt of gated.gate.pending()) send(prompt);
+    const pending = gated.gate.pending();
+    if (pending.length === 0) stream.write(OPENING_COMMENT);
+    for (const prompt of pending) send(prompt);
     stop = gated.prompts.listen(send);
     route.request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
     return stream.response;

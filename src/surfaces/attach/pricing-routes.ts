@@ -1,6 +1,7 @@
 /**
  * Pricing over HTTP, on every session path (the price list itself is the daemon's, one for all
- * sessions): GET /pricing (SessionRead), POST /pricing/set (SessionWrite; 204) and
+ * sessions): GET /pricing (SessionRead), POST /pricing/set (SessionWrite, and an admin caller
+ * when callers are told apart: the book is every tenant's; 204) and
  * POST /pricing/refresh (SessionWrite; per-caller cost limiter, 429 with retry_after_seconds).
  * Without a pricing table in the context, reads answer the zero body and writes 501.
  */
@@ -42,6 +43,11 @@ export function registerPricingRoutes(table: RouteTable, context: AttachContext)
   table.session("POST", "pricing/set", async (route) => {
     await host.authorize(route.app, route.sid, route.caller, "write");
     if (!pricing) throw new SparError("not_implemented", "this daemon has no pricing controller");
+    // The price book is the daemon's, every tenant's costs and ceilings read it: with per-caller
+    // auth only an admin may change it.
+    if (context.identitiesRequired && !route.caller.admin) {
+      throw new SparError("forbidden", "the price list is daemon-wide (every session's cost and ceilings use it): only an admin may set a price on a daemon with per-caller auth");
+    }
     const body = await requiredBody(route, SetPricingBody);
     pricing.set(body.model, ratesFromFields(body));
     return new Response(null, { status: 204 });

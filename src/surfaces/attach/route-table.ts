@@ -10,6 +10,9 @@ import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import { errorResponse, json } from "../http/responses.ts";
 import { type Caller, LOCAL_CALLER } from "../http/caller-auth.ts";
 import { type TransportPolicy, checkConnection, checkCsrf, checkTransport } from "../http/request-guards.ts";
+import { checkHeaderSize } from "../http/header-limit.ts";
+import { checkAllowedHost } from "../http/host-allowlist.ts";
+import { isTrustedProxy } from "../http/trusted-proxies.ts";
 import { checkHostHeader, requestUrl } from "../http/request-url.ts";
 
 export const PROTOCOL_HEADER = "x-attach-protocol-version";
@@ -20,6 +23,8 @@ export interface RouteContext {
   url: URL;
   /** The authenticated caller (the local caller on public routes). */
   caller: Caller;
+  /** The connection comes from a trusted proxy: its X-Forwarded-* headers may be believed. */
+  viaTrustedProxy: boolean;
 }
 
 /** A session-scoped route sees the path's app (qualified shape only) and session id. */
@@ -37,8 +42,17 @@ interface Registered {
   pattern: RegExp;
 }
 
+interface PeerLookup {
+  requestIP(request: Request): { address: string } | null;
+}
+
 interface RoutableApp {
-  route(method: string, path: string, handler: (context: { request: Request; params: Record<string, string | undefined> }) => unknown, hook?: { parse: "none" }): unknown;
+  route(
+    method: string,
+    path: string,
+    handler: (context: { request: Request; params: Record<string, string | undefined>; server: PeerLookup | null }) => unknown,
+    hook?: { parse: "none" },
+  ): unknown;
 }
 
 function toPattern(path: string): RegExp {
@@ -80,14 +94,17 @@ export class RouteTable {
     this.#app.route(
       method,
       path,
-      async ({ request, params }) => {
+      async ({ request, params, server }) => {
         try {
+          checkHeaderSize(request);
           checkHostHeader(request);
+          checkAllowedHost(request, this.#transport.allowedHosts);
           const peer = checkConnection(request, this.#transport);
           if (!options.public) checkTransport(request, this.#transport);
           const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request, peer);
           checkCsrf(request);
-          return withProtocolHeader(await handler({ request, params, url: requestUrl(request), caller }));
+          const viaTrustedProxy = this.#transport.trustedProxies !== undefined && isTrustedProxy(server?.requestIP(request)?.address, this.#transport.trustedProxies);
+          return withProtocolHeader(await handler({ request, params, url: requestUrl(request), caller, viaTrustedProxy }));
         } catch (error) {
           return withProtocolHeader(errorResponse(error));
         }
@@ -121,9 +138,15 @@ export class RouteTable {
   unmatched(request: Request): Response {
     const url = requestUrl(request);
     try {
+      checkHeaderSize(request);
       checkHostHeader(request);
-      checkConnection(request, this.#transport);
-      if (!this.#publicPaths.has(url.pathname)) checkTransport(request, this.#transport);
+      checkAllowedHost(request, this.#transport.allowedHosts);
+      const peer = checkConnection(request, this.#transport);
+      if (!this.#publicPaths.has(url.pathname)) {
+        checkTransport(request, this.#transport);
+        // Routing answers (405 with Allow, 404) are for authenticated callers only.
+        this.#resolveCaller(request, peer);
+      }
     } catch (error) {
       return withProtocolHeader(errorResponse(error));
     }

@@ -8,6 +8,7 @@ import { normalizeIdentities } from "../../core/identities.ts";
 import { isIdentified } from "../http/caller-auth.ts";
 import { isValidName } from "../../core/session-key.ts";
 import { ZERO_TIME } from "../../runtime/session-host.ts";
+import { IDEMPOTENCY_KEY_MAX, isIdempotencyKey } from "../../runtime/idempotent-prompt.ts";
 import { requestBaseUrl } from "../http/base-url.ts";
 import { json } from "../http/responses.ts";
 import { validate } from "../http/request-body.ts";
@@ -80,13 +81,21 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
     }
     const caller = route.caller;
     if (!isIdentified(caller)) throw new SparError("unauthorized", "creating a session needs an authenticated caller");
-    const record = await host.createSession({
-      ...(request.app ? { app: request.app } : {}),
-      ...(request.sessionID ? { id: request.sessionID } : {}),
-      owner: caller.identity,
-      viewers: normalizeIdentities(request.viewers ?? []),
-      contributors: normalizeIdentities(request.contributors ?? []),
-    });
+    const app = request.app ?? host.config.app;
+    let record: Awaited<ReturnType<typeof host.createSession>>;
+    try {
+      record = await host.createSession({
+        app,
+        ...(request.sessionID ? { id: request.sessionID } : {}),
+        owner: caller.identity,
+        viewers: normalizeIdentities(request.viewers ?? []),
+        contributors: normalizeIdentities(request.contributors ?? []),
+      });
+    } catch (error) {
+      // A taken id the caller cannot see answers as every invisible session does (masked 404).
+      if (error instanceof SparError && error.code === "conflict" && request.sessionID) await host.authorize(app, request.sessionID, caller, "read");
+      throw error;
+    }
     return json(201, { app: record.app, user: record.owner, sessionID: record.id, url: sessionUrl(route.request, record.app, record.id) });
   });
 
@@ -98,10 +107,21 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
   table.session("POST", "inject", async (route) => {
     const request = await requiredBody(route, InjectBody);
     refuseDuringShutdown(context);
+    const idempotencyKey = route.request.headers.get("idempotency-key") ?? undefined;
+    if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
+      throw new SparError("bad_request", `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces`);
+    }
     const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
-    const result = await actor.inject(request.message, request.wake ?? true);
-    return json(200, { injected: true, session: key.id, woke: result.woke, prompt_id: result.promptId, ...(result.halted ? { halted: result.halted } : {}) });
+    const result = await actor.inject(request.message, request.wake ?? true, idempotencyKey === undefined ? {} : { idempotencyKey });
+    return json(200, {
+      injected: true,
+      session: key.id,
+      woke: result.woke,
+      prompt_id: result.promptId,
+      ...(result.halted ? { halted: result.halted } : {}),
+      ...(result.duplicate ? { duplicate: true } : {}),
+    });
   });
 
   table.session("POST", "wake", async (route) => {

@@ -23,6 +23,10 @@ export interface CallerAuthConfig {
   tokens: ReadonlyMap<string, string> | undefined;
   adminIdentities: ReadonlySet<string>;
   proxyIdentities: ReadonlySet<string>;
+  /** Identities a proxy may assert; empty: any identity that is not an admin's. */
+  assertableIdentities: ReadonlySet<string>;
+  /** Whether a proxy may assert an admin identity (off: an assertion never yields an admin). */
+  proxyMayAssertAdmins: boolean;
   allowAnonymous: boolean;
   /** Lower-case header name of proxy assertions. */
   proxyHeader: string;
@@ -69,7 +73,11 @@ export function resolveCaller(request: Request, config: CallerAuthConfig, transp
   return withAssertion(request, config, caller);
 }
 
-/** Apply a proxy assertion: only a bearer- or certificate-identified proxy may make one. */
+/**
+ * Apply a proxy assertion: only a bearer- or certificate-identified proxy may make one, only for
+ * an identity in `assertable_identities` when that list is set, and never for an admin identity
+ * unless `proxy_may_assert_admins` (a proxy's own credentials must not be an admin's).
+ */
 function withAssertion(request: Request, config: CallerAuthConfig, caller: Caller): Caller {
   const asserted = request.headers.get(config.proxyHeader);
   if (asserted === null || config.tokens === undefined) return caller;
@@ -78,7 +86,14 @@ function withAssertion(request: Request, config: CallerAuthConfig, caller: Calle
   }
   const identity = asserted.trim();
   if (identity === "") throw refuse(`${config.proxyHeader} is empty`);
-  return { identity, admin: config.adminIdentities.has(identity), source: "asserted", proxyBy: caller.identity };
+  const admin = config.adminIdentities.has(identity);
+  if (admin && !config.proxyMayAssertAdmins) {
+    throw refuse(`${config.proxyHeader}: ${JSON.stringify(identity)} is an admin identity, which a proxy may not assert (attach.multi_session.auth.proxy_may_assert_admins)`);
+  }
+  if (config.assertableIdentities.size > 0 && !config.assertableIdentities.has(identity)) {
+    throw refuse(`${config.proxyHeader}: ${JSON.stringify(identity.slice(0, 256))} is not an identity proxies may assert (attach.multi_session.auth.assertable_identities)`);
+  }
+  return { identity, admin, source: "asserted", proxyBy: caller.identity };
 }
 
 /**

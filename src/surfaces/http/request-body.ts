@@ -26,13 +26,13 @@ export async function readJsonBody(request: Request, limit: number = WRITE_BODY_
   const declared = Number(request.headers.get("content-length") ?? "0");
   const tooLarge = () => err(new SparError("payload_too_large", `request body is larger than ${limit} bytes`));
   if (declared > limit) return tooLarge();
-  let bytes: Uint8Array;
+  let bytes: Uint8Array | undefined;
   try {
-    bytes = new Uint8Array(await request.arrayBuffer());
+    bytes = await readCapped(request, limit);
   } catch (error) {
     return err(new SparError("bad_request", `request body could not be read: ${String(error)}`));
   }
-  if (bytes.byteLength > limit) return tooLarge();
+  if (bytes === undefined) return tooLarge();
   if (bytes.byteLength === 0) return ok(undefined);
   let text: string;
   try {
@@ -46,6 +46,29 @@ export async function readJsonBody(request: Request, limit: number = WRITE_BODY_
   } catch (error) {
     return err(new SparError("bad_request", `malformed JSON: ${(error as Error).message}`));
   }
+}
+
+/**
+ * The body's bytes, read as they arrive and given up past `limit` (undefined then): a chunked
+ * body announces no length, and Bun's own cap is lifted so that every 413 is ours and JSON.
+ */
+async function readCapped(request: Request, limit: number): Promise<Uint8Array | undefined> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) return undefined;
+      chunks.push(value);
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks);
 }
 
 /** Validate with a valibot schema; the error names the offending field. */

@@ -7,6 +7,8 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { SparError } from "../../core/errors.ts";
+import type { HostAllowlist } from "./host-allowlist.ts";
+import type { TrustedProxies } from "./trusted-proxies.ts";
 import { HttpProblem } from "./http-problem.ts";
 import { isJsonContentType } from "./request-body.ts";
 
@@ -14,6 +16,13 @@ export interface TransportPolicy {
   /** The shared bearer token; undefined when the listener has none. */
   token: string | undefined;
   readonly: boolean;
+  /**
+   * The Hosts a listener without an authentication gate serves (DNS-rebinding guard);
+   * undefined when the listener has a gate (token, mTLS, or callers without anonymous access).
+   */
+  allowedHosts?: HostAllowlist;
+  /** Peers whose X-Forwarded-Host and -Proto are believed (`--attach-trusted-proxies`). */
+  trustedProxies?: TrustedProxies;
   /**
    * Behind the mTLS terminator: the verified client subject of a request's connection, or
    * undefined for a connection the terminator did not open (refused on every path).

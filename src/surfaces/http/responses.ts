@@ -16,6 +16,9 @@ const STATUS_BY_CODE: Record<SparErrorCode, number> = {
   precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  misdirected: 421,
+  headers_too_large: 431,
+  too_many_requests: 429,
   persistence_failed: 500,
   not_implemented: 501,
   shutting_down: 503,
@@ -41,5 +44,7 @@ export function errorResponse(error: unknown, extraHeaders: Record<string, strin
   }
   const headers: Record<string, string> = { ...extraHeaders, ...(error instanceof HttpProblem ? error.headers : {}) };
   if (error.code === "shutting_down") headers["retry-after"] = "5";
+  const retryAfter = error.details.retry_after_seconds;
+  if (error.code === "too_many_requests" && typeof retryAfter === "number") headers["retry-after"] = String(retryAfter);
   return json(statusForCode(error.code), { error: error.message, ...error.details }, headers);
 }

@@ -26,6 +26,11 @@ export interface SseStreamOptions {
 }
 
 const PING = new TextEncoder().encode(": ping\n\n");
+/**
+ * Written first on a stream that has no frame to send yet: Bun ends the response head only with
+ * the first body bytes, so a client of a quiet stream would wait for the first heartbeat.
+ */
+export const OPENING_COMMENT = new TextEncoder().encode(": open\n\n");
 /** Frames a tick may gather for one stream before they are written at once (a replay page). */
 const FLUSH_AT = 64;
 /** How often a paced writer (replay) rechecks a full queue. */

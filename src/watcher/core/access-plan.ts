@@ -4,7 +4,11 @@
  * run, whether storms are on, and which refusals stop the watcher. Under `auto` a source with a
  * missing grant is skipped with one loud line, except `cluster-events` (misdeployed: fatal); an
  * explicit list makes a named source's missing grant fatal; `--storm=on` with a missing grant is
- * fatal. The reviews themselves are the caller's I/O. Pure.
+ * fatal. Recovery tracking (`--recovery-stable-for` above 0) needs list and watch on pods: without
+ * them it is disabled with one line naming the missing grant, and nothing watches pods for it.
+ * Every watch the runner starts is one this plan reviewed; `optionalAccess` is the list the access
+ * re-check tracks beside the sources' (only grants held at startup, never one that was missing).
+ * The reviews themselves are the caller's I/O. Pure.
  */
 
 export interface AccessCheck {
@@ -40,26 +44,50 @@ export const SOURCE_ACCESS: Readonly<Record<string, readonly AccessCheck[]>> = {
 /** Grants storm correlation needs: the topology graph of pods, nodes and replicasets. */
 export const STORM_ACCESS: readonly AccessCheck[] = [...listWatch("", "pods"), ...listWatch("", "nodes"), ...listWatch("apps", "replicasets")];
 
+/** Grants recovery tracking needs: pod readiness, from a pods watch (nothing else). */
+export const RECOVERY_ACCESS: readonly AccessCheck[] = listWatch("", "pods");
+
 export interface AccessPlanInput {
   sources: { auto: boolean; names: readonly string[] };
   storm: "auto" | "on" | "off";
+  /** Recovery tracking is wanted (`--recovery-stable-for` above 0). */
+  recovery?: boolean;
 }
 
 export interface AccessPlan {
   sources: string[];
   storm: boolean;
+  /** Recovery tracking runs (wanted and its grants held). */
+  recovery: boolean;
   /** One line per decision, for the startup log. */
   notes: string[];
   /** Set when the watcher must not start. */
   refusal?: string;
+  /** The refusal comes from a review that could not be answered (the cluster was not reached), not from a denial. */
+  unreachable?: boolean;
+}
+
+function unique(checks: readonly AccessCheck[]): AccessCheck[] {
+  const seen = new Set<string>();
+  return checks.filter((check) => !seen.has(checkKey(check)) && seen.add(checkKey(check)));
 }
 
 /** Every access review the plan needs answered. */
 export function accessChecksFor(input: AccessPlanInput): AccessCheck[] {
   const checks = input.sources.names.flatMap((name) => SOURCE_ACCESS[name] ?? []);
   if (input.storm !== "off") checks.push(...STORM_ACCESS);
-  const seen = new Set<string>();
-  return checks.filter((check) => !seen.has(checkKey(check)) && seen.add(checkKey(check)));
+  if (input.recovery) checks.push(...RECOVERY_ACCESS);
+  return unique(checks);
+}
+
+/** The watches a plan starts besides its sources': `pods` (storms or recovery), `replicasets` (storms only). */
+export function optionalWatches(plan: Pick<AccessPlan, "storm" | "recovery">): { pods: boolean; replicaSets: boolean } {
+  return { pods: plan.storm || plan.recovery, replicaSets: plan.storm };
+}
+
+/** The optional grants the access re-check tracks: those of storms and recovery when they run. */
+export function optionalAccess(plan: Pick<AccessPlan, "storm" | "recovery">): AccessCheck[] {
+  return unique([...(plan.storm ? STORM_ACCESS : []), ...(plan.recovery ? RECOVERY_ACCESS : [])]);
 }
 
 function firstDenied(checks: readonly AccessCheck[], answer: (check: AccessCheck) => AccessAnswer): { check: AccessCheck; answer: AccessAnswer } | undefined {
@@ -71,8 +99,9 @@ function firstDenied(checks: readonly AccessCheck[], answer: (check: AccessCheck
 }
 
 export function planAccess(input: AccessPlanInput, answer: (check: AccessCheck) => AccessAnswer): AccessPlan {
-  const plan: AccessPlan = { sources: [], storm: false, notes: [] };
+  const plan: AccessPlan = { sources: [], storm: false, recovery: false, notes: [] };
   const fail = (refusal: string): AccessPlan => ({ ...plan, refusal });
+  const unreachable = (refusal: string): AccessPlan => ({ ...plan, refusal, unreachable: true });
   for (const name of input.sources.names) {
     const required = SOURCE_ACCESS[name];
     if (!required) {
@@ -81,7 +110,7 @@ export function planAccess(input: AccessPlanInput, answer: (check: AccessCheck) 
       continue;
     }
     const denied = firstDenied(required, answer);
-    if (denied && "error" in denied.answer) return fail(`access review for source "${name}" failed: ${denied.answer.error}`);
+    if (denied && "error" in denied.answer) return unreachable(`access review for source "${name}" failed: ${denied.answer.error}`);
     if (denied) {
       const why = "reason" in denied.answer && denied.answer.reason ? ` (${denied.answer.reason})` : "";
       const message = `source "${name}" requires permission to "${describeCheck(denied.check)}" and this service account does not have it${why}; grant it or disable the source — refusing to run a silently empty watch`;
@@ -94,10 +123,21 @@ export function planAccess(input: AccessPlanInput, answer: (check: AccessCheck) 
   }
   if (input.storm !== "off") {
     const denied = firstDenied(STORM_ACCESS, answer);
-    if (denied && "error" in denied.answer) return fail(`access review for storm correlation failed: ${denied.answer.error}`);
+    if (denied && "error" in denied.answer) return unreachable(`access review for storm correlation failed: ${denied.answer.error}`);
     if (denied && input.storm === "on") return fail(`--storm=on requires permission to "${describeCheck(denied.check)}" and this service account does not have it; grant it or use --storm=auto or off`);
     plan.storm = !denied;
     plan.notes.push(denied ? `storm: off (missing "${describeCheck(denied.check)}")` : "storm: on");
   } else plan.notes.push("storm: off");
+  if (input.recovery) {
+    const denied = firstDenied(RECOVERY_ACCESS, answer);
+    if (denied && "error" in denied.answer) return unreachable(`access review for recovery tracking failed: ${denied.answer.error}`);
+    plan.recovery = !denied;
+    const why = denied && "reason" in denied.answer && denied.answer.reason ? ` (${denied.answer.reason})` : "";
+    plan.notes.push(
+      denied
+        ? `recovery: DISABLED (missing "${describeCheck(denied.check)}"${why} — resolved and resolved.reverted will not be sent; grant list and watch on pods to turn it on)`
+        : "recovery: on",
+    );
+  }
   return plan;
 }

@@ -4,7 +4,9 @@
  * consecutive sweeps (one denial may be an authorizer hiccup or a rolling role update). A review
  * that errors neither counts nor resets. A required permission revoked stops the runner; an
  * optional one degrades loudly and the runner keeps going; an optional one granted again is
- * restored. Pure; the caller runs the reviews.
+ * restored. Only grants held at startup are tracked: a permission that was never granted (a
+ * source or watch the startup plan left off) can never be revoked. Pure; the caller runs the
+ * reviews.
  */
 import { type AccessAnswer, type AccessCheck, checkKey, describeCheck } from "./access-plan.ts";
 
@@ -32,9 +34,10 @@ interface Tracked {
 export class AccessRecheck {
   private readonly tracked = new Map<string, Tracked>();
 
-  constructor(required: readonly AccessCheck[], optional: readonly AccessCheck[]) {
-    for (const check of optional) this.tracked.set(checkKey(check), { check, required: false, denials: 0, revoked: false });
-    for (const check of required) this.tracked.set(checkKey(check), { check, required: true, denials: 0, revoked: false });
+  /** `heldAtStartup`: the startup review's answer; checks it did not allow are not tracked. */
+  constructor(required: readonly AccessCheck[], optional: readonly AccessCheck[], heldAtStartup: (check: AccessCheck) => boolean = () => true) {
+    for (const check of optional) if (heldAtStartup(check)) this.tracked.set(checkKey(check), { check, required: false, denials: 0, revoked: false });
+    for (const check of required) if (heldAtStartup(check)) this.tracked.set(checkKey(check), { check, required: true, denials: 0, revoked: false });
   }
 
   checks(): AccessCheck[] {

@@ -4,12 +4,15 @@
  * `Authorization: Bearer <token>` and `X-Asserted-Caller: <owner>`; 201 with `sessionID`, then
  * `POST {daemon}/sessions/{sid}/inject` with the same headers (the owner's session is the owner's)
  * and `{"message": "<payload JSON>"}`. In shared mode every
- * payload is an inject into --target-session. One attempt per call, 10 s timeout, no retries.
+ * payload is an inject into --target-session. One attempt per call, 10 s timeout; a failure says
+ * whether it is worth retrying and carries the daemon's Retry-After (503 while it restarts), for
+ * the delivery queue that does the retrying.
  */
 import type { AppendResult, IncidentSink, OpenResult } from "../core/sink.ts";
+import { httpFailure, networkFailure } from "./sink-failure.ts";
+import { sha256Hex } from "../core/sha256.ts";
 
 export const SINK_TIMEOUT_MS = 10_000;
-const BODY_LOG_LIMIT = 4096;
 
 export interface DaemonSinkOptions {
   daemonUrl: string;
@@ -20,15 +23,13 @@ export interface DaemonSinkOptions {
   timeoutMs?: number;
 }
 
-async function describeFailure(response: Response): Promise<string> {
-  const body = (await response.text().catch(() => "")).slice(0, BODY_LOG_LIMIT);
-  return `HTTP ${response.status}${body ? `: ${body}` : ""}`;
-}
-
 export class DaemonSink implements IncidentSink {
   readonly name = "daemon";
+  readonly targetSession: string | undefined;
 
-  constructor(private readonly options: DaemonSinkOptions) {}
+  constructor(private readonly options: DaemonSinkOptions) {
+    this.targetSession = options.targetSession;
+  }
 
   private headers(): Record<string, string> {
     const headers: Record<string, string> = { "content-type": "application/json" };
@@ -37,10 +38,10 @@ export class DaemonSink implements IncidentSink {
     return headers;
   }
 
-  private async post(path: string, body: string | undefined): Promise<Response> {
+  private async post(path: string, body: string | undefined, extraHeaders: Record<string, string> = {}): Promise<Response> {
     return await fetch(`${this.options.daemonUrl}${path}`, {
       method: "POST",
-      headers: this.headers(),
+      headers: { ...this.headers(), ...extraHeaders },
       signal: AbortSignal.timeout(this.options.timeoutMs ?? SINK_TIMEOUT_MS),
       ...(body === undefined ? {} : { body }),
     });
@@ -50,37 +51,39 @@ export class DaemonSink implements IncidentSink {
   async createSession(): Promise<OpenResult> {
     try {
       const response = await this.post("/sessions", undefined);
-      if (response.status !== 201) return { error: `session create: ${await describeFailure(response)}` };
+      if (response.status !== 201) return await httpFailure("session create", response);
       const body = (await response.json().catch(() => ({}))) as { sessionID?: unknown };
-      if (typeof body.sessionID !== "string" || body.sessionID === "") return { error: "session create: reply has no sessionID" };
+      if (typeof body.sessionID !== "string" || body.sessionID === "") return { error: "session create: reply has no sessionID", permanent: true };
       return { id: body.sessionID };
     } catch (error) {
-      return { error: `session create: ${error instanceof Error ? error.message : String(error)}` };
+      return networkFailure("session create", error);
     }
   }
 
   async open(payload: object): Promise<OpenResult> {
     if (this.options.targetSession) {
       const appended = await this.append(this.options.targetSession, payload);
-      return appended.ok ? { id: this.options.targetSession } : { id: this.options.targetSession, error: appended.error };
+      return appended.ok ? { id: this.options.targetSession } : { ...appended, id: this.options.targetSession };
     }
     const created = await this.createSession();
     if (created.id === undefined) return created;
     const appended = await this.append(created.id, payload);
-    return appended.ok ? created : { id: created.id, error: appended.error };
+    return appended.ok ? created : { ...appended, id: created.id };
   }
 
   async append(id: string, payload: object): Promise<AppendResult> {
     try {
       const body = JSON.stringify({ message: JSON.stringify(payload) });
-      const response = await this.post(`/sessions/${encodeURIComponent(id)}/inject`, body);
+      // The payload's hash names it: a retry after a lost answer (or a watcher restart) is a no-op
+      // in the daemon, which derives the prompt id from the session and this key.
+      const response = await this.post(`/sessions/${encodeURIComponent(id)}/inject`, body, { "idempotency-key": sha256Hex(body) });
       if (response.status >= 200 && response.status < 300) {
         await response.arrayBuffer();
         return { ok: true };
       }
-      return { ok: false, error: `inject: ${await describeFailure(response)}` };
+      return { ok: false, ...(await httpFailure("inject", response)) };
     } catch (error) {
-      return { ok: false, error: `inject: ${error instanceof Error ? error.message : String(error)}` };
+      return { ok: false, ...networkFailure("inject", error) };
     }
   }
 }

@@ -11,7 +11,7 @@ export class DryRunSink implements IncidentSink {
 
   constructor(
     private readonly write: (text: string) => void,
-    private readonly targetSession?: string,
+    readonly targetSession?: string,
   ) {}
 
   async open(payload: object): Promise<OpenResult> {

@@ -2,10 +2,12 @@
  * The webhook sink v1 (reference section 1.2): `POST {sink}/incidents` opens an incident with the
  * bare schema-v1 payload as the body (2xx, `{"id": "..."}`); `POST {sink}/incidents/{id}/events`
  * appends follow-ups. A receiver that answers without an id gets a local one (`local-` + 32 hex).
- * Bearer token optional. One attempt per call, 10 s timeout.
+ * Bearer token optional. One attempt per call, 10 s timeout; a failure says whether it is worth
+ * retrying (the delivery queue retries).
  */
 import type { AppendResult, IncidentSink, OpenResult } from "../core/sink.ts";
 import { SINK_TIMEOUT_MS } from "./daemon-sink.ts";
+import { httpFailure, networkFailure } from "./sink-failure.ts";
 
 export interface WebhookSinkOptions {
   sinkUrl: string;
@@ -40,8 +42,8 @@ export class WebhookSink implements IncidentSink {
   async open(payload: object): Promise<OpenResult> {
     try {
       const response = await this.post("/incidents", payload);
+      if (response.status < 200 || response.status > 299) return await httpFailure("open incident", response);
       const text = await response.text();
-      if (response.status < 200 || response.status > 299) return { error: `open incident: HTTP ${response.status}${text ? `: ${text.slice(0, 4096)}` : ""}` };
       let id: unknown;
       try {
         id = (JSON.parse(text) as { id?: unknown }).id;
@@ -55,18 +57,20 @@ export class WebhookSink implements IncidentSink {
       }
       return { id: localId() };
     } catch (error) {
-      return { error: `open incident: ${error instanceof Error ? error.message : String(error)}` };
+      return networkFailure("open incident", error);
     }
   }
 
   async append(id: string, payload: object): Promise<AppendResult> {
     try {
       const response = await this.post(`/incidents/${encodeURIComponent(id)}/events`, payload);
-      const text = await response.text();
-      if (response.status >= 200 && response.status < 300) return { ok: true };
-      return { ok: false, error: `append: HTTP ${response.status}${text ? `: ${text.slice(0, 4096)}` : ""}` };
+      if (response.status >= 200 && response.status < 300) {
+        await response.arrayBuffer();
+        return { ok: true };
+      }
+      return { ok: false, ...(await httpFailure("append", response)) };
     } catch (error) {
-      return { ok: false, error: `append: ${error instanceof Error ? error.message : String(error)}` };
+      return { ok: false, ...networkFailure("append", error) };
     }
   }
 }

@@ -1,6 +1,8 @@
 /**
  * The topology graph the storm correlator and the recovery tracker read: pods and replicasets
- * kept current by informers. Blast-radius keys of a pod, nearest first: its node, its owner chain
+ * kept current by informers, each started only when asked for (recovery needs pods alone; storms
+ * need both) and only after the startup plan reviewed its grants. The graph is optional: its
+ * watches never hold readiness, and `failing()` names those not synced (or failing now). Blast-radius keys of a pod, nearest first: its node, its owner chain
  * (ReplicaSet, then the ReplicaSet's Deployment), its namespace. Clearance of a pod: Ready=True
  * since the condition's transition (a deleted pod counts as cleared, `object_deleted`).
  */
@@ -36,7 +38,7 @@ export class ClusterGraph {
   private readonly replicaSets = new Map<string, KubeObject>();
   private readonly informers: RestartingInformer[];
 
-  constructor(connection: KubeConnection, logger: Logger, onRestart: () => void) {
+  constructor(connection: KubeConnection, logger: Logger, onRestart: () => void, watches: { pods: boolean; replicaSets: boolean } = { pods: true, replicaSets: true }) {
     const keep = (map: Map<string, KubeObject>) => ({
       add: (object: KubeObject) => map.set(metadata(object).uid ?? "", object),
       update: (object: KubeObject) => map.set(metadata(object).uid ?? "", object),
@@ -47,13 +49,18 @@ export class ClusterGraph {
       },
     });
     this.informers = [
-      new RestartingInformer("pods", connection, "/api/v1/pods", keep(this.pods), logger, onRestart),
-      new RestartingInformer("replicasets", connection, "/apis/apps/v1/replicasets", keep(this.replicaSets), logger, onRestart),
+      ...(watches.pods ? [new RestartingInformer("pods", connection, "/api/v1/pods", keep(this.pods), logger, onRestart)] : []),
+      ...(watches.replicaSets ? [new RestartingInformer("replicasets", connection, "/apis/apps/v1/replicasets", keep(this.replicaSets), logger, onRestart)] : []),
     ];
   }
 
   get synced(): boolean {
     return this.informers.every((informer) => informer.synced);
+  }
+
+  /** The watches not synced yet or failing now, each with its latest error. */
+  failing(): Array<{ name: string; error: string | undefined }> {
+    return this.informers.filter((informer) => !informer.synced || informer.lastError !== undefined).map((informer) => ({ name: informer.name, error: informer.lastError }));
   }
 
   async start(): Promise<void> {

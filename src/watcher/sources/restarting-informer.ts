@@ -3,6 +3,7 @@
  * (connection refused, reset, 5xx); this restarts it with exponential backoff (1 s doubling to
  * 30 s, reset once a start succeeds) until stopped. `synced` turns true after the first list that
  * succeeds; until then nothing counts as history replayed, so a failed first list replays nothing.
+ * `lastError` holds the latest failure until a start succeeds (readiness names a failing watch).
  */
 // The ListWatch module alone: the package index loads every generated API client (D140).
 import { ListWatch } from "@kubernetes/client-node/dist/cache.js";
@@ -28,9 +29,11 @@ export class RestartingInformer {
   private initial = true;
   private failedWhileStarting = false;
   synced = false;
+  /** The latest failure, cleared once a start succeeds. */
+  lastError: string | undefined;
 
   constructor(
-    private readonly name: string,
+    readonly name: string,
     connection: KubeConnection,
     path: string,
     handlers: InformerHandlers,
@@ -55,6 +58,7 @@ export class RestartingInformer {
       if (this.failedWhileStarting) return;
       if (!this.synced) logger(this.logger, `${this.name}: synced`);
       this.synced = true;
+      this.lastError = undefined;
       this.initial = false;
       this.backoffMs = BACKOFF_MIN_MS;
     } catch (error) {
@@ -64,10 +68,11 @@ export class RestartingInformer {
 
   private scheduleRestart(error: unknown): void {
     this.failedWhileStarting = true;
+    this.lastError = error instanceof Error ? error.message : String(error);
     if (this.stopped || this.timer) return;
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, BACKOFF_MAX_MS);
-    this.logger.warn(`${this.name}: watch failed (${error instanceof Error ? error.message : String(error)}); restarting in ${delay}ms`);
+    this.logger.warn(`${this.name}: watch failed (${this.lastError}); restarting in ${delay}ms`);
     this.onRestart();
     this.timer = setTimeout(() => {
       this.timer = undefined;

@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ConfigMap } from "../../../src/cli/config-file.ts";
 import { type FlagValue, parseFlags } from "../../../src/cli/flags.ts";
-import { type AgentCard, type AgentCardOptions, type BundleSkill, buildAgentCard, registerAgentCardRoutes } from "../../../src/surfaces/attach/agent-card.ts";
+import { type AgentCard, type AgentCardOptions, type BundleSkill, buildAgentCard, registerAgentCardRoutes, requestCardUrl } from "../../../src/surfaces/attach/agent-card.ts";
 import { AGENT_CARD_FLAGS, type AgentCardInput, type AgentCardSettings, loadAgentCardSettings } from "../../../src/surfaces/attach/agent-card-config.ts";
 import { RouteTable } from "../../../src/surfaces/attach/route-table.ts";
 import { tempDir } from "../../support/daemon.ts";
@@ -225,16 +225,21 @@ describe("card file and flag errors", () => {
 });
 
 describe("GET /.well-known/agent-card.json", () => {
-  test("url: Host, then X-Forwarded-Host and X-Forwarded-Proto take precedence", async () => {
+  test("url: Host; X-Forwarded-Host and X-Forwarded-Proto only from a trusted proxy", async () => {
     const app = cardApp(() => settings());
     expect((await fetchCard(app, { host: "agent.internal:8080" })).url).toBe("http://agent.internal:8080");
-    expect((await fetchCard(app, { host: "agent.internal:8080", "x-forwarded-proto": "https" })).url).toBe("https://agent.internal:8080");
-    expect((await fetchCard(app, { host: "agent.internal:8080", "x-forwarded-host": "agents.example.com" })).url).toBe("http://agents.example.com");
-    expect((await fetchCard(app, { host: "agent.internal", "x-forwarded-proto": "https, http", "x-forwarded-host": "edge.example.com, proxy.internal" })).url).toBe("https://edge.example.com");
-    // junk forwarded values are ignored rather than echoed
-    expect((await fetchCard(app, { host: "agent.internal", "x-forwarded-proto": "gopher", "x-forwarded-host": "evil/path" })).url).toBe("http://agent.internal");
+    // In process there is no peer address, so no trusted proxy: forwarded headers are ignored.
+    expect((await fetchCard(app, { host: "agent.internal:8080", "x-forwarded-proto": "https", "x-forwarded-host": "agents.example.com" })).url).toBe("http://agent.internal:8080");
     // no Host header at all (in-process): the request URL's host
     expect((await fetchCard(app)).url).toBe("http://spar.test");
+  });
+
+  test("url from a trusted proxy: X-Forwarded-Host and X-Forwarded-Proto take precedence, junk is ignored", () => {
+    const url = (headers: Record<string, string>) => requestCardUrl(new Request(CARD_URL, { headers }), true);
+    expect(url({ host: "agent.internal:8080", "x-forwarded-proto": "https" })).toBe("https://agent.internal:8080");
+    expect(url({ host: "agent.internal:8080", "x-forwarded-host": "agents.example.com" })).toBe("http://agents.example.com");
+    expect(url({ host: "agent.internal", "x-forwarded-proto": "https, http", "x-forwarded-host": "edge.example.com, proxy.internal" })).toBe("https://edge.example.com");
+    expect(url({ host: "agent.internal", "x-forwarded-proto": "gopher", "x-forwarded-host": "evil/path" })).toBe("http://agent.internal");
   });
 
   test("external_url overrides the derived url", async () => {

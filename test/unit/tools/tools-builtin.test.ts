@@ -4,7 +4,6 @@
  * cancel), input validation, classes matching the gate's table (D62), specs matching their
  * validators, the tools flags, and the turn loop offering the specs to the model.
  */
-import { forbiddenAddress } from "../../../src/tools/fetch-url-tool.ts";
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
@@ -14,12 +13,18 @@ import { classifyTool } from "../../../src/core/tool-class.ts";
 import { ZERO_USAGE } from "../../../src/core/usage.ts";
 import type { RunTurnMessage } from "../../../src/runtime/channel.ts";
 import { runTurnLoop } from "../../../src/runtime/turn-loop.ts";
+import { parseOutboundAllowList } from "../../../src/net/outbound-allow-list.ts";
+import { OutboundGuard } from "../../../src/net/outbound-guard.ts";
 import { WorkerPool } from "../../../src/runtime/worker-pool.ts";
 import { BUILTIN_TOOLS, builtinSpecs, runBuiltin } from "../../../src/tools/builtin-tools.ts";
+import { toolEnvironment } from "../../../src/tools/tool-environment.ts";
 import { tempDir } from "../../support/daemon.ts";
 
 const root = realpathSync(tempDir("spar-tools-unit-"));
-const settings = { root, disabled: new Set<string>() };
+const loopbackAllowed = parseOutboundAllowList(["127.0.0.1"]);
+if (!loopbackAllowed.ok) throw new Error(loopbackAllowed.error);
+/** The local test server lives on 127.0.0.1, which the outbound guard refuses unless allowed. */
+const settings = { root, disabled: new Set<string>(), outbound: new OutboundGuard({ allow: loopbackAllowed.value }) };
 const never = new AbortController().signal;
 let callCount = 0;
 const run = (name: string, args: Record<string, unknown>, signal = never) => runBuiltin({ callId: `c${callCount++}`, name, args }, settings, signal);
@@ -99,12 +104,11 @@ describe("fetch_url", () => {
     expect(await run("fetch_url", { url: url("/hop") })).toMatchObject({ output: { url: url("/ok"), status: 200 }, isError: false });
     const direct = await run("fetch_url", { url: "http://169.254.169.254/latest/meta-data/" });
     expect(direct).toMatchObject({ isError: true });
-    expect(String(direct.output.error)).toContain("refused: 169.254.169.254 resolves to 169.254.169.254");
+    expect(String(direct.output.error)).toBe("refused: 169.254.169.254 is a cloud metadata address in 169.254.0.0/16, not in the outbound allow list");
     const hidden = await run("fetch_url", { url: url("/to-metadata") });
-    expect(String(hidden.output.error)).toContain("link-local or cloud-metadata");
-    expect(String((await run("fetch_url", { url: "http://[fe80::1]/" })).output.error)).toContain("refused");
+    expect(String(hidden.output.error)).toContain("a cloud metadata address");
+    expect(String((await run("fetch_url", { url: "http://[fe80::1]/" })).output.error)).toContain("refused: [fe80::1] is a link-local address in fe80::/10");
     expect(String((await run("fetch_url", { url: url("/loop") })).output.error)).toContain("more than 5 redirects");
-    expect([forbiddenAddress("169.254.0.1"), forbiddenAddress("::ffff:169.254.169.254"), forbiddenAddress("fd00:ec2::254"), forbiddenAddress("127.0.0.1"), forbiddenAddress("10.0.0.1"), forbiddenAddress("2001:db8::1")]).toEqual([true, true, true, false, false, false]);
   });
 
   test("a cancel stops a slow fetch", async () => {
@@ -148,11 +152,18 @@ describe("declarations", () => {
 
 test("tools settings: root defaults to cwd, disable from a list or a comma string, unknown names and missing roots refused", () => {
   mkdirSync(join(root, "d"), { recursive: true });
-  expect(resolveToolsSettings(new Map(), new Map(), root)).toEqual({ ok: true, value: { root, disabled: [] } });
-  expect(resolveToolsSettings(new Map([["tools-disable", "bash, fetch_url"]]), new Map(), root)).toEqual({ ok: true, value: { root, disabled: ["bash", "fetch_url"] } });
-  expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["tools.disable", ["write_file"]], ["tools.root", "d"]]), root)).toEqual({ ok: true, value: { root: join(root, "d"), disabled: ["write_file"] } });
+  expect(resolveToolsSettings(new Map(), new Map(), root)).toEqual({ ok: true, value: { root, disabled: [], outboundAllow: [], envPassthrough: [] } });
+  expect(resolveToolsSettings(new Map([["tools-disable", "bash, fetch_url"]]), new Map(), root)).toEqual({ ok: true, value: { root, disabled: ["bash", "fetch_url"], outboundAllow: [], envPassthrough: [] } });
+  expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["tools.disable", ["write_file"]], ["tools.root", "d"]]), root)).toEqual({ ok: true, value: { root: join(root, "d"), disabled: ["write_file"], outboundAllow: [], envPassthrough: [] } });
   expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["tools.disable", ["bassh"]]]), root)).toMatchObject({ ok: false, error: expect.stringContaining('config key tools.disable: "bassh" is not a builtin tool') });
   expect(resolveToolsSettings(new Map([["tools-root", "/no/such/dir"]]), new Map(), root)).toEqual({ ok: false, error: "--tools-root: /no/such/dir does not exist" });
+});
+
+test("outbound allow list: a comma string or a list, canonical entries, a malformed entry refused by name", () => {
+  expect(resolveToolsSettings(new Map([["outbound-allow", "10.0.0.0/8, internal.example,[::1]"]]), new Map(), root)).toMatchObject({ ok: true, value: { outboundAllow: ["10.0.0.0/8", "internal.example", "::1/128"] } });
+  expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["outbound.allow", ["*.corp.example", "192.168.1.7"]]]), root)).toMatchObject({ ok: true, value: { outboundAllow: ["*.corp.example", "192.168.1.7/32"] } });
+  expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["outbound.allow", ["10.0.0.0/8", "http://x"]]]), root)).toEqual({ ok: false, error: 'config key outbound.allow: "http://x" is neither an IP address, a CIDR block nor a host name (a name may start with "*.")' });
+  expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["outbound.allow", 10]]), root)).toEqual({ ok: false, error: "config key outbound.allow must be a list of addresses, CIDR blocks and host names (or one comma-separated string)" });
 });
 
 test("the turn loop offers the tool specs to the model on every call", async () => {
@@ -182,4 +193,11 @@ test("the worker pool sends the catalog's specs with every run-turn message", as
   expect(message.tools).toEqual(specs);
   await pool.close();
   expect(await turn.outcome).toEqual({ status: "canceled" });
+});
+
+test("tool environment: the default allow list and PREFIX_* patterns pass, the rest and the daemon's secrets do not", () => {
+  const source = { PATH: "/bin", HOME: "/root", LC_ALL: "C", AWS_SECRET_ACCESS_KEY: "x", SPAR_TOKEN: "t", APP_ONE: "1", APP_TWO: "2", DATABASE_URL: "postgres://u:p@h/db" };
+  expect(toolEnvironment(source, ["APP_*", "SPAR_TOKEN"], ["SPAR_TOKEN"])).toEqual({ PATH: "/bin", HOME: "/root", LC_ALL: "C", APP_ONE: "1", APP_TWO: "2" });
+  expect(resolveToolsSettings(new Map([["tools-env-passthrough", "GOOD, BAD-NAME"]]), new Map(), root)).toMatchObject({ ok: false, error: expect.stringContaining('"BAD-NAME" is not a variable name') });
+  expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["tools.env_passthrough", ["CI_*"]]]), root)).toMatchObject({ ok: true, value: { envPassthrough: ["CI_*"] } });
 });

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type AccessAnswer, type AccessCheck, accessChecksFor, planAccess } from "../../../src/watcher/core/access-plan.ts";
+import { type AccessAnswer, type AccessCheck, accessChecksFor, optionalAccess, optionalWatches, planAccess } from "../../../src/watcher/core/access-plan.ts";
 import { AccessRecheck } from "../../../src/watcher/core/access-recheck.ts";
 import { eventToSignal } from "../../../src/watcher/core/event-signal.ts";
 
@@ -49,6 +49,27 @@ describe("access plan", () => {
 
   test("an access review that errors is fatal", () => {
     expect(planAccess({ sources: { auto: true, names: ["cluster-events"] }, storm: "off" }, () => ({ error: "connection refused" })).refusal).toContain("connection refused");
+  });
+
+  test("recovery needs list and watch on pods only: without watch it is DISABLED with one note naming the grant, and nothing else watches pods", () => {
+    const input = { sources: { auto: false, names: ["cluster-events"] }, storm: "off" as const, recovery: true };
+    expect(accessChecksFor(input).map((check) => `${check.verb} ${check.resource}`)).toEqual(["list events", "watch events", "list pods", "watch pods"]);
+    const noWatch = planAccess(input, (check) => (check.resource === "pods" && check.verb === "watch" ? { allowed: false, reason: "no RBAC policy matched" } : { allowed: true }));
+    expect(noWatch).toMatchObject({ recovery: false, storm: false, sources: ["cluster-events"] });
+    expect(noWatch.refusal).toBeUndefined();
+    expect(noWatch.notes.filter((note) => note.startsWith("recovery:"))).toEqual([
+      'recovery: DISABLED (missing "watch pods cluster-wide" (no RBAC policy matched) — resolved and resolved.reverted will not be sent; grant list and watch on pods to turn it on)',
+    ]);
+    expect(optionalWatches(noWatch)).toEqual({ pods: false, replicaSets: false });
+    expect(optionalAccess(noWatch)).toEqual([]);
+    // A role without replicasets: storms off by auto, recovery on; it watches and re-checks pods only.
+    const withoutReplicaSets = planAccess({ ...input, storm: "auto" }, deny("replicasets"));
+    expect(withoutReplicaSets).toMatchObject({ recovery: true, storm: false });
+    expect(optionalWatches(withoutReplicaSets)).toEqual({ pods: true, replicaSets: false });
+    expect(optionalAccess(withoutReplicaSets).map((check) => `${check.verb} ${check.resource}`)).toEqual(["list pods", "watch pods"]);
+    const errored = planAccess(input, (check) => (check.resource === "pods" ? { error: "connection reset" } : { allowed: true }));
+    expect(errored).toMatchObject({ unreachable: true });
+    expect(errored.refusal).toContain("recovery tracking failed: connection reset");
   });
 
   test("the checks asked for: events, plus pods, nodes and replicasets unless storm is off", () => {
@@ -116,6 +137,15 @@ describe("access re-check", () => {
     expect(verdict.revoked).toEqual([{ check: events, description: "watch events cluster-wide", required: true, reason: "RBAC: no rule" }]);
     expect(verdict.stop).toBe(true);
     expect(recheck.sweep(answers([events])).revoked).toEqual([]);
+  });
+
+  test("a permission not held at startup is never tracked, so never reported revoked however often it is denied", () => {
+    const replicaSets: AccessCheck = { verb: "list", group: "apps", resource: "replicasets" };
+    const recheck = new AccessRecheck([events], [nodes, replicaSets], (check) => check !== replicaSets);
+    expect(recheck.checks()).toEqual([nodes, events]);
+    for (let sweep = 0; sweep < 5; sweep++) expect(recheck.sweep(answers([replicaSets])).revoked).toEqual([]);
+    recheck.sweep(answers([nodes]));
+    expect(recheck.sweep(answers([nodes])).revoked.map((revocation) => revocation.description)).toEqual(["list nodes cluster-wide"]);
   });
 
   test("an optional permission degrades without stopping, and is restored when granted again", () => {

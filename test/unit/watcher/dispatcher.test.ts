@@ -1,6 +1,7 @@
 /**
  * The dispatch pipeline against a recording sink: one open per incident, duplicates suppressed,
- * a failed open retried on the next duplicate, storms (one session, superseded notes, late members,
+ * a failed open retried on the next duplicate (or, through the delivery queue, retried by the
+ * queue while its duplicates open nothing), storms (one session, superseded notes, late members,
  * the storm's own resolved), recovery outcomes into the bound session, shared mode, fit, and the
  * dedup file surviving a restart.
  */
@@ -13,9 +14,11 @@ import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
 import type { AppendResult, IncidentSink, OpenResult } from "../../../src/watcher/core/sink.ts";
 import { loadDedupFile, saveDedupFile } from "../../../src/watcher/dedup-file.ts";
+import { DeliveryQueue } from "../../../src/watcher/delivery-queue.ts";
 import { type DispatcherSettings, Dispatcher, type DispatcherDeps } from "../../../src/watcher/dispatcher.ts";
+import { PendingInjects } from "../../../src/watcher/pending-injects.ts";
 import { WatcherMetrics } from "../../../src/watcher/watcher-metrics.ts";
-import { tempDir } from "../../support/daemon.ts";
+import { tempDir, waitFor } from "../../support/daemon.ts";
 
 class RecordingSink implements IncidentSink {
   readonly name = "recording";
@@ -93,6 +96,29 @@ describe("per-incident", () => {
     clock += 1000;
     expect(await dispatcher.dispatch(crash(1, { lastSeen: clock }))).toBe("deduped");
     expect(sink.kinds()).toEqual(["open:sess-1:cluster-event"]);
+  });
+
+  test("through the delivery queue: a failed open is queued, its duplicates open nothing, and the session it creates is bound", async () => {
+    const sink = new RecordingSink();
+    const log: string[] = [];
+    const logger = createLogger("debug", (line) => log.push(line));
+    const metrics = new WatcherMetrics("prod");
+    const queue = new DeliveryQueue(sink, { journal: new PendingInjects(undefined, logger), logger, metrics, policy: { backoffMinMs: 20, backoffMaxMs: 40, retryAfterMaxMs: 100, giveUpAfterMs: 60_000, maxPending: 10 } });
+    const dispatcher = new Dispatcher(SETTINGS, { sink: queue, metrics, logger, now: () => clock, openPending: (key) => queue.hasPendingOpen(key) });
+    queue.listener = { opened: (binding, sessionId) => void dispatcher.bindQueuedOpen(binding, sessionId), delivered: (binding) => dispatcher.noteQueuedDelivery(binding) };
+    queue.start();
+    sink.failOpens = 1;
+    expect(await dispatcher.dispatch(crash(1))).toBe("open-failed");
+    clock += 1000;
+    expect(await dispatcher.dispatch(crash(1, { lastSeen: clock }))).toBe("deduped");
+    await waitFor(() => (dispatcher.dedup.get("uid-1|CrashLoopBackOff")?.sessionId ? true : undefined), 3000, "bound by the queued open");
+    expect(dispatcher.dedup.get("uid-1|CrashLoopBackOff")?.sessionId).toBe("sess-1");
+    expect(sink.kinds()).toEqual(["open:sess-1:cluster-event"]);
+    expect(log.some((line) => line.includes("fire BackOff pod=shop/web-1 → sid=sess-1 (mode=per-incident, queued open)"))).toBe(true);
+    expect(metrics.render()).toContain('watcher_events_injected_total{cluster="prod",namespace="shop",reason="BackOff"} 1');
+    clock += 1000;
+    expect(await dispatcher.dispatch(crash(1, { lastSeen: clock }))).toBe("deduped");
+    await queue.stop();
   });
 
   test("an over-limit payload is shrunk before the sink sees it", async () => {

@@ -1,0 +1,45 @@
+/**
+ * Spoofed X-Forwarded-Host and X-Forwarded-Proto: a caller that is not a configured proxy cannot
+ * make the daemon describe itself under a host of the caller's choosing (the agent card's `url`,
+ * which A2A clients follow). They are believed only from --attach-trusted-proxies.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { type Daemon, MAIN, startDaemon, tempDir } from "../support/daemon.ts";
+
+let untrusting: Daemon;
+let otherProxy: Daemon;
+let trusting: Daemon;
+const card = ["--agent-card-description=Triages"];
+beforeAll(async () => {
+  [untrusting, otherProxy, trusting] = await Promise.all([
+    startDaemon({ args: card }),
+    startDaemon({ args: [...card, "--attach-trusted-proxies=10.0.0.0/8,fd00::/8"] }),
+    startDaemon({ args: [...card, "--attach-trusted-proxies=127.0.0.0/8"] }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([untrusting.sigterm(), otherProxy.sigterm(), trusting.sigterm()]);
+});
+
+const spoofed = { "x-forwarded-proto": "https", "x-forwarded-host": "phish.example" };
+const cardUrl = async (daemon: Daemon) => ((await (await fetch(`${daemon.baseUrl}/.well-known/agent-card.json`, { headers: spoofed })).json()) as { url: string }).url;
+
+test("without trusted proxies the forwarded headers are ignored", async () => {
+  expect(await cardUrl(untrusting)).toBe(`http://127.0.0.1:${untrusting.port}`);
+});
+
+test("from a peer outside the trusted blocks they are ignored", async () => {
+  expect(await cardUrl(otherProxy)).toBe(`http://127.0.0.1:${otherProxy.port}`);
+});
+
+test("from a trusted proxy they are believed", async () => {
+  expect(await cardUrl(trusting)).toBe("https://phish.example");
+});
+
+test("a malformed trusted-proxy entry is a startup error naming it", async () => {
+  const child = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${tempDir()}/s.db`, "--attach-trusted-proxies=10.0.0.1/8"], { stderr: "pipe", stdout: "ignore" });
+  expect(await child.exited).toBe(2);
+  const stderr = await new Response(child.stderr).text();
+  expect(stderr).toContain("--attach-trusted-proxies");
+  expect(stderr).toContain("did you mean 10.0.0.0/8");
+});
