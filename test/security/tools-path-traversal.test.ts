@@ -4,11 +4,8 @@
  * symlinks to files and directories outside it (also chained), writes, edits and deletes through
  * such links, NUL, and the workspace root itself. Each call is refused with an error result the
  * model reads; nothing outside the workspace is read, written, changed or deleted.
- *
- * Left out on purpose: a write through a *dangling* symlink (a link inside the workspace to a
- * file outside that does not exist yet) is NOT refused today: the path check resolves the link's
- * nearest existing ancestor (the workspace) and write_file then creates the file outside. That is
- * a bug (reported in issue 13's attack-suite report); its fixer adds the test.
+ * A write through a *dangling* symlink (a link inside the workspace to a file outside that does
+ * not exist yet) is refused too: the check follows the link to where the write would land.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
@@ -32,6 +29,9 @@ const attacks: Array<{ name: string; tool: string; args: Record<string, unknown>
   { name: "read_file through a chain of two symlinks", tool: "read_file", args: { path: "chain1" }, error: "through a symlink" },
   { name: "write_file of a new file in a symlinked directory outside", tool: "write_file", args: { path: "link-dir/planted.txt", content: "planted" }, error: "through a symlink" },
   { name: "write_file through a symlink to a file outside", tool: "write_file", args: { path: "link-victim", content: "pwned" }, error: "through a symlink" },
+  { name: "write_file through a dangling symlink to a file outside that does not exist yet", tool: "write_file", args: { path: "dangling", content: "written outside" }, error: "through a symlink" },
+  { name: "write_file through a dangling symlink into a missing directory outside", tool: "write_file", args: { path: "dangling-dir/new.txt", content: "written outside" }, error: "through a symlink" },
+  { name: "write_file through a loop of symlinks", tool: "write_file", args: { path: "loop-a", content: "x" }, error: "symbolic links" },
   { name: "write_file to sub/../../ out of the workspace", tool: "write_file", args: { path: "sub/../../escape.txt", content: "x" }, error: "outside the workspace" },
   { name: "edit_file through a symlink to a file outside", tool: "edit_file", args: { path: "link-victim", old_string: "victim", new_string: "pwned" }, error: "through a symlink" },
   { name: "delete_file of a symlink to a file outside", tool: "delete_file", args: { path: "link-victim" }, error: "through a symlink" },
@@ -58,6 +58,10 @@ beforeAll(async () => {
   symlinkSync(join(root, "chain2"), join(root, "chain1"));
   symlinkSync(join(outside, "secret.txt"), join(root, "chain2"));
   symlinkSync(join(outside, "victim.txt"), join(root, "link-victim"));
+  symlinkSync(join(outside, "planted-by-dangling.txt"), join(root, "dangling"));
+  symlinkSync(join(outside, "missing-dir"), join(root, "dangling-dir"));
+  symlinkSync(join(root, "loop-b"), join(root, "loop-a"));
+  symlinkSync(join(root, "loop-a"), join(root, "loop-b"));
   const script = writeScript([...attacks.map((attack) => call(attack.tool, attack.args)), ...controls, say("done")]);
   daemon = await startDaemon({ args: ["--model=scripted", `--script=${script}`, "--permission-mode=yolo", `--tools-root=${root}`, "--max-steps=40"] });
   events = collect(`${daemon.baseUrl}/sessions/default/events`);
@@ -86,6 +90,8 @@ test("nothing outside the workspace was read, written, changed or deleted", () =
   expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe(SECRET);
   expect(readFileSync(join(outside, "victim.txt"), "utf8")).toBe("victim");
   expect(existsSync(join(outside, "planted.txt"))).toBe(false);
+  expect(existsSync(join(outside, "planted-by-dangling.txt"))).toBe(false);
+  expect(existsSync(join(outside, "missing-dir"))).toBe(false);
   expect(existsSync(join(outside, "..", "escape.txt"))).toBe(false);
   expect(existsSync(join(root, "link-victim"))).toBe(true);
   expect(existsSync(join(root, "link-dir"))).toBe(true);
