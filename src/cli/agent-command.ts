@@ -203,6 +203,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     caller: (request, peer) => resolveCaller(request, callers, token, peer),
     checks: checkTransitions(async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed", wake_loops: host.wakeLoopsFailed() ? "failed" : "ready" }), logger),
     heartbeatMs: config.heartbeatMs,
+    idleTimeoutSeconds: config.limits.idleTimeoutSeconds,
     transport: { token, readonly: config.readonly, ...(allowedHosts ? { allowedHosts } : {}), ...(config.limits.trustedProxies.length > 0 ? { trustedProxies: config.limits.trustedProxies } : {}) },
     streams,
     identitiesRequired: callers.tokens !== undefined,

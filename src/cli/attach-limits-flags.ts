@@ -26,6 +26,13 @@ export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
     configKey: "attach.trusted_proxies",
   },
   {
+    name: "attach-idle-timeout",
+    kind: "duration",
+    help: "close a connection that sends nothing for this long (an idle keep-alive connection, a stalled body); event streams and model-bound calls are exempt",
+    defaultText: "1m0s",
+    configKey: "attach.idle_timeout",
+  },
+  {
     name: "attach-max-streams",
     kind: "int",
     help: "event streams (/events, /perms/stream) open at once, all callers together; past it 429",
@@ -57,6 +64,8 @@ export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
 
 export interface AttachLimits {
   allowedHosts: string[];
+  /** Seconds a connection may send nothing (Bun's idleTimeout: 1 to 255). */
+  idleTimeoutSeconds: number;
   trustedProxies: TrustedProxies;
   streams: StreamCaps;
   inbox: InboxCaps;
@@ -98,6 +107,9 @@ export function resolveAttachLimits(flags: ReadonlyMap<string, FlagValue>, confi
   if (!proxyEntries.ok) return proxyEntries;
   const trustedProxies = parseTrustedProxies(proxyEntries.value, read.setting("attach-trusted-proxies")?.from ?? "--attach-trusted-proxies");
   if (!trustedProxies.ok) return trustedProxies;
+  const idle = read.duration("attach-idle-timeout", 60_000, 1000);
+  if (!idle.ok) return idle;
+  if (idle.value > 255_000) return err(`${read.setting("attach-idle-timeout")?.from ?? "--attach-idle-timeout"} must be at most 4m15s (255 s, the longest Bun holds)`);
   const defaults = defaultStreamCaps(fileLimit);
   const maxStreams = read.int("attach-max-streams", defaults.maxStreams, 1, 10_000_000);
   if (!maxStreams.ok) return maxStreams;
@@ -109,6 +121,7 @@ export function resolveAttachLimits(flags: ReadonlyMap<string, FlagValue>, confi
   if (!maxBytes.ok) return maxBytes;
   return ok({
     allowedHosts: allowedHosts.value,
+    idleTimeoutSeconds: Math.ceil(idle.value / 1000),
     trustedProxies: trustedProxies.value,
     streams: { maxStreams: maxStreams.value, maxPerCaller: perCaller.value, adminReserve: defaults.adminReserve },
     inbox: { maxMessages: maxMessages.value, maxBytes: maxBytes.value },

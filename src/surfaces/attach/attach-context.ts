@@ -36,6 +36,11 @@ export interface AttachContext {
   checks(): Promise<Record<string, CheckState>>;
   /** Frames a subscriber may lag before it is cut, and the replay pacing mark. */
   subscriberBuffer: { maxQueued: number; maxQueuedBytes?: number; lowWater: number };
+  /**
+   * A connection that sends nothing for this long is closed (an idle keep-alive connection, a
+   * stalled body); event streams and model-bound calls lift it for their request. Default 60.
+   */
+  idleTimeoutSeconds?: number;
   /** Interval of the `: ping` comment on every open stream. */
   heartbeatMs: number;
   metrics: MetricsRegistry;

@@ -29,6 +29,8 @@ import { registerSessionRoutes } from "./session-routes.ts";
  */
 const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER;
 
+
+
 export interface AttachServer {
   readonly port: number;
   /** Behind an mTLS terminator: the private loopback port of the HTTP server (refuses direct use). */
@@ -56,7 +58,7 @@ function serveTls(tls: ListenerTls | undefined) {
 
 export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysia {
   // strictPath: `/healthz/` is not `/healthz` (its auth exemption is for the exact path only).
-  const app = new Elysia({ strictPath: true, serve: { development: false, idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BODY, ...serveTls(tls) } });
+  const app = new Elysia({ strictPath: true, serve: { development: false, idleTimeout: context.idleTimeoutSeconds ?? 60, maxRequestBodySize: MAX_REQUEST_BODY, ...serveTls(tls) } });
   const table = new RouteTable(app, context.transport, (request, peer) => context.caller(request, peer));
   registerDaemonRoutes(table, context);
   if (context.agentCard) registerAgentCardRoutes(table, context.agentCard.settings, context.agentCard.options);

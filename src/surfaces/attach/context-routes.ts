@@ -19,6 +19,8 @@ export function registerContextRoutes(table: RouteTable, context: AttachContext)
 
   table.session("POST", "slash/compact", async (route) => {
     const request = (await optionalBody(route, CompactBody)) ?? {};
+    // A summary call may take minutes with nothing on the wire.
+    route.keepOpen();
     const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "write"));
     const focus = request.focus?.trim();
     const result = await actor.compact(focus === "" ? undefined : focus);

@@ -88,6 +88,7 @@ export async function eventsHandler(context: AttachContext, route: SessionRouteC
   const actor = await context.host.actor(key);
   const caller = route.caller;
   const release = context.streams.admit(caller);
+  route.keepOpen();
   let unsubscribe = () => {};
   const stream = new SseStream({
     ...context.subscriberBuffer,

@@ -32,6 +32,7 @@ export function registerPermsRoutes(table: RouteTable, context: AttachContext): 
   table.session("GET", "perms/stream", async (route) => {
     const gated = await tools(route, "read");
     const release = context.streams.admit(route.caller);
+    route.keepOpen();
     let stop = () => {};
     const stream = new SseStream({
       ...context.subscriberBuffer,

@@ -25,6 +25,11 @@ export interface RouteContext {
   caller: Caller;
   /** The connection comes from a trusted proxy: its X-Forwarded-* headers may be believed. */
   viaTrustedProxy: boolean;
+  /**
+   * Lift the listener's idle timeout for this request: an event stream, or a call that waits on
+   * a model for minutes with nothing on the wire. Call it after the body is read.
+   */
+  keepOpen(): void;
 }
 
 /** A session-scoped route sees the path's app (qualified shape only) and session id. */
@@ -44,6 +49,7 @@ interface Registered {
 
 interface PeerLookup {
   requestIP(request: Request): { address: string } | null;
+  timeout(request: Request, seconds: number): void;
 }
 
 interface RoutableApp {
@@ -104,7 +110,8 @@ export class RouteTable {
           const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request, peer);
           checkCsrf(request);
           const viaTrustedProxy = this.#transport.trustedProxies !== undefined && isTrustedProxy(server?.requestIP(request)?.address, this.#transport.trustedProxies);
-          return withProtocolHeader(await handler({ request, params, url: requestUrl(request), caller, viaTrustedProxy }));
+          const keepOpen = () => server?.timeout(request, 0);
+          return withProtocolHeader(await handler({ request, params, url: requestUrl(request), caller, viaTrustedProxy, keepOpen }));
         } catch (error) {
           return withProtocolHeader(errorResponse(error));
         }
