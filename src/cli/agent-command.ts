@@ -213,7 +213,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`--attach-listen=${shownHost}:${config.listen.port}: cannot listen there: the port is taken, or the host is not an address of this machine (${reason})`);
   }
-  if (server.innerPort !== undefined) logger.info(`mTLS terminator in front; the HTTP server behind it is on 127.0.0.1:${server.innerPort} and refuses direct connections`);
+  if (config.tls?.ca !== undefined) logger.info("mTLS: each client is verified at the handshake and its requests served in process; no inner port");
   logger.info(`spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
   if (tools.mcp) logger.info(`tool servers: ${tools.mcp.rows().length} in ${tools.mcp.path}; each starts on first use (a turn or a /tools read)`);
   let stopping: Promise<void> | undefined;
