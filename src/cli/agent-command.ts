@@ -134,7 +134,8 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const callers = callerAuth(config, env);
   checkListenPolicy(config, token, callers, logger);
   const peerHub = openPeerHub(config, logger);
-  mkdirSync(dirname(config.sessionDb), { recursive: true });
+  // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
+  mkdirSync(dirname(config.sessionDb), { recursive: true, mode: 0o700 });
   // 4 KiB pages: 256 per MiB.
   const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
   const metrics = new MetricsRegistry();
