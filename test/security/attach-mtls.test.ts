@@ -39,6 +39,7 @@ function makeCertificates(): void {
   writeFileSync(join(dir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
   signed("server", "/CN=localhost", "ca", "san.ext");
   signed("alice", "/CN=alice", "ca");
+  signed("bob", "/CN=bob", "ca");
   signed("admin", "/CN=admin", "ca");
   signed("rogue-admin", "/CN=admin", "rogue-ca");
 }
@@ -52,7 +53,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { admin_identities: ["CN=admin"], proxy_identities: ["CN=gateway"] } } } }));
   const tls = [`--attach-tls-cert=${join(dir, "server.crt")}`, `--attach-tls-key=${join(dir, "server.key")}`, `--attach-client-ca=${join(dir, "ca.crt")}`];
   [daemon, streams] = await Promise.all([
-    startDaemon({ args: [...tls, "--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.json")}`] }),
+    startDaemon({ args: [...tls, "--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.json")}`, "--attach-peer-hub"] }),
     startDaemon({ args: [...tls, "--subscriber-buffer-bytes=65536"] }),
   ]);
 });
@@ -223,6 +224,20 @@ test("an admin subject cannot be borrowed by assertion: a certificate that is no
 test("an admin subject cannot be borrowed by a bearer token: a table caller stays itself on a certificate connection", async () => {
   const response = await whoami("alice", { authorization: "Bearer tok-carol" });
   expect(await response.json()).toEqual({ identity: "carol", admin: false, source: "bearer" });
+});
+
+test("a peer registered over one certificate cannot be managed over another: its owner is the certificate subject", async () => {
+  const write = (name: string, method: string, path: string, body?: unknown) =>
+    fetch(`${daemon.baseUrl}${path}`, { method, headers: { "content-type": "application/json" }, tls: identity(name), ...(body === undefined ? {} : { body: JSON.stringify(body) }) } as RequestInit);
+  const registered = await write("alice", "POST", "/peers", { name: "alices-peer", endpoint: "https://alice.example" });
+  expect(registered.status).toBe(201);
+  const { registration_id: id } = (await registered.json()) as { registration_id: string };
+  expect((await write("bob", "POST", `/peers/${id}/heartbeat`)).status).toBe(404);
+  expect((await write("bob", "DELETE", `/peers/${id}`)).status).toBe(403);
+  expect((await write("bob", "POST", "/peers", { name: "alices-peer", endpoint: "https://bob.example" })).status).toBe(409);
+  const seenByBob = (await (await fetch(`${daemon.baseUrl}/peers`, { tls: identity("bob") } as RequestInit)).json()) as { peers: Array<Record<string, unknown>> };
+  expect(seenByBob.peers.find((peer) => peer.name === "alices-peer")?.registration_id).toBeUndefined();
+  expect((await write("alice", "DELETE", `/peers/${id}`)).status).toBe(204);
 });
 
 test("requests pipelined on one verified connection are all that connection's subject", async () => {

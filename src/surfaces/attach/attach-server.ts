@@ -66,7 +66,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerMcpRoutes(table, context);
   registerContextRoutes(table, context);
   registerPlaceholderRoutes(table, context);
-  if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
+  if (context.peerHub) registerPeerRoutes(table, context.peerHub, { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {
     try {
       if (code === "NOT_FOUND") return table.unmatched(request);

@@ -47,8 +47,8 @@ function harness(options: { requireIdentity?: boolean; stateFile?: string; now?:
   const opened = PeerHub.open({ stateFile: options.stateFile, log: logged.log, now: () => clock.now });
   if (!opened.ok) throw new Error(opened.error);
   const app = new Elysia({ strictPath: true });
-  const table = new RouteTable(app, { token: undefined, readonly: false });
-  registerPeerRoutes(table, opened.value, callerFromHeader, { requireIdentity: options.requireIdentity ?? false });
+  const table = new RouteTable(app, { token: undefined, readonly: false }, callerFromHeader);
+  registerPeerRoutes(table, opened.value, { requireIdentity: options.requireIdentity ?? false });
   return { app, hub: opened.value, clock, logged };
 }
 
