@@ -288,7 +288,7 @@ function startPricing(config: AgentConfig, logger: Logger): PricingTable {
 
 function openPeerHub(config: AgentConfig, logger: Logger): PeerHub | undefined {
   if (!config.peerHub.enabled) return undefined;
-  const opened = PeerHub.open({ stateFile: config.peerHub.stateFile, log: logger });
+  const opened = PeerHub.open({ stateFile: config.peerHub.stateFile, log: logger, limits: config.peerHub.limits });
   if (!opened.ok) throw new SparError("bad_request", opened.error);
   opened.value.startPruning();
   return opened.value;

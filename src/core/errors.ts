@@ -13,6 +13,7 @@ export type SparErrorCode =
   | "precondition_failed" // a required capability of the resource is missing (412)
   | "payload_too_large" // body over the limit (413)
   | "unsupported_media_type" // write without application/json (415)
+  | "too_many_requests" // a cap or quota is reached; details say which and when to retry (429)
   | "persistence_failed" // a write that must land did not (500)
   | "not_implemented" // capability missing (501)
   | "shutting_down" // daemon is draining (503, Retry-After)

@@ -16,6 +16,7 @@ const STATUS_BY_CODE: Record<SparErrorCode, number> = {
   precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  too_many_requests: 429,
   persistence_failed: 500,
   not_implemented: 501,
   shutting_down: 503,
@@ -41,5 +42,6 @@ export function errorResponse(error: unknown, extraHeaders: Record<string, strin
   }
   const headers: Record<string, string> = { ...extraHeaders, ...(error instanceof HttpProblem ? error.headers : {}) };
   if (error.code === "shutting_down") headers["retry-after"] = "5";
+  if (error.code === "too_many_requests" && typeof error.details.retry_after_seconds === "number") headers["retry-after"] = String(error.details.retry_after_seconds);
   return json(statusForCode(error.code), { error: error.message, ...error.details }, headers);
 }

@@ -8,8 +8,11 @@
  *   (`WWW-Authenticate: Bearer realm="attach-multisession"`) to an anonymous caller, before the
  *   body is read. Without it the single local caller owns everything.
  * - POST /peers: 16 KiB body cap (413), JSON validated by valibot (unknown fields ignored);
- *   a bad `endpoint`, empty `name`, non-string label or non-positive TTL is a 400 naming the field;
- *   a name held by another caller is a 409 (admins take it over). 201 with the wire view.
+ *   a bad `endpoint`, empty `name`, non-string label or non-positive TTL is a 400 naming the field,
+ *   as is a name, endpoint or label set over PEER_FIELD_LIMITS; a name held by another caller is a
+ *   409 (admins take it over); past a registration cap, 429 with Retry-After and a body naming
+ *   the cap. A lease longer than the hub's maximum is granted as that maximum. 201 with the wire
+ *   view (its `heartbeat_ttl_sec` and `expires_at` are the lease granted).
  * - GET /peers: `label=k=v` filters, all must match; a malformed one is a 400. Other query
  *   parameters are ignored. 200 `{peers: [...]}`, `registration_id` only on the caller's own
  *   (or on all, for an admin).
