@@ -113,7 +113,7 @@ export async function spawnServer(name: string, cmd: string[], timeoutMs = 20_00
         if (done) break;
         log += decoder.decode(value, { stream: true });
         if (log.length > 1_000_000) log = log.slice(-500_000);
-        const match = /listening on http:\/\/[^:\s]+:(\d+)/.exec(log);
+        const match = /listening on https?:\/\/[^:\s]+:(\d+)/.exec(log);
         if (match && !found) {
           found = true;
           clearTimeout(timer);

@@ -151,7 +151,8 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   const callers = callerAuth(config, env);
   const allowedHosts = checkListenPolicy(config, token, callers, logger);
   const peerHub = openPeerHub(config, logger);
-  mkdirSync(dirname(config.sessionDb), { recursive: true });
+  // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
+  mkdirSync(dirname(config.sessionDb), { recursive: true, mode: 0o700 });
   // 4 KiB pages: 256 per MiB.
   const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
   const metrics = new MetricsRegistry();
@@ -237,7 +238,7 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`--attach-listen=${shownHost}:${config.listen.port}: cannot listen there: the port is taken, or the host is not an address of this machine (${reason})`);
   }
-  if (server.innerPort !== undefined) logger.info(`mTLS terminator in front; the HTTP server behind it is on 127.0.0.1:${server.innerPort} and refuses direct connections`);
+  if (config.tls?.ca !== undefined) logger.info("mTLS: each client is verified at the handshake and its requests served in process; no inner port");
   logger.info(`spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
   if (tools.mcp) logger.info(`tool servers: ${tools.mcp.rows().length} in ${tools.mcp.path}; each starts on first use (a turn or a /tools read)`);
   let stopping: Promise<void> | undefined;
@@ -311,7 +312,7 @@ function startPricing(config: AgentConfig, logger: Logger): PricingTable {
 
 function openPeerHub(config: AgentConfig, logger: Logger): PeerHub | undefined {
   if (!config.peerHub.enabled) return undefined;
-  const opened = PeerHub.open({ stateFile: config.peerHub.stateFile, log: logger });
+  const opened = PeerHub.open({ stateFile: config.peerHub.stateFile, log: logger, limits: config.peerHub.limits });
   if (!opened.ok) throw new SparError("bad_request", opened.error);
   opened.value.startPruning();
   return opened.value;

@@ -15,8 +15,14 @@
  *   ACL denial. The lease is renewed from now for the registration's own TTL.
  * - Deregister: unknown (or expired) id is a successful no-op; neither owner nor admin is
  *   `forbidden`.
- * - `heartbeat_ttl_sec` defaults to 30 and is at most one year; `registration_id` is 128 random
- *   bits (`peer-` + 32 hex digits): it is shown only to the owner or an admin.
+ * - `heartbeat_ttl_sec` defaults to 30; a longer lease than `maxTtlSec` (default one hour) is
+ *   granted as `maxTtlSec` (clamped, not refused: the answer carries the effective TTL and
+ *   `expires_at`, so a client heartbeats in time). `registration_id` is 128 random bits (`peer-`
+ *   + 32 hex digits): it is shown only to the owner or an admin.
+ * - Caps (issue 13): at most `maxPerCaller` live registrations per owner and `maxTotal` in all
+ *   (re-registering a name one already holds counts nothing new); past either, `too_many_requests`
+ *   naming the cap, with the seconds until the earliest lease that would free a place lapses.
+ *   Names, endpoints and labels are bounded (PEER_FIELD_LIMITS), here and at restore.
  * - The wire view always carries `labels` (`{}` when none), the effective `heartbeat_ttl_sec` and
  *   `expires_at` (RFC 3339), so a heartbeat answer shows the extended lease. The owner never.
  * - Lists are sorted by name.
@@ -25,7 +31,23 @@ import { SparError } from "./errors.ts";
 import { type Result, err, ok } from "./result.ts";
 
 export const DEFAULT_HEARTBEAT_TTL_SEC = 30;
+/** The largest TTL a request may name at all (larger is a 400); leases are clamped to `maxTtlSec`. */
 export const MAX_HEARTBEAT_TTL_SEC = 365 * 24 * 3600;
+
+/** The caps of a registry (configurable: `--attach-peer-max-*`). */
+export interface PeerLimits {
+  /** Live registrations one owner may hold. */
+  maxPerCaller: number;
+  /** Live registrations in all. */
+  maxTotal: number;
+  /** Longest lease granted, seconds; a longer request is granted this. */
+  maxTtlSec: number;
+}
+
+export const DEFAULT_PEER_LIMITS: Readonly<PeerLimits> = Object.freeze({ maxPerCaller: 64, maxTotal: 1024, maxTtlSec: 3600 });
+
+/** Fixed bounds of one registration's fields (characters). */
+export const PEER_FIELD_LIMITS = Object.freeze({ name: 128, endpoint: 2048, labels: 16, labelKey: 64, labelValue: 256 });
 
 /** Who asks: the registry needs only the identity and the admin flag. */
 export interface PeerCaller {
@@ -94,6 +116,8 @@ export interface RestoreReport {
 export interface PeerRegistryOptions {
   now: () => number;
   newId?: () => string;
+  /** Defaults: DEFAULT_PEER_LIMITS. */
+  limits?: Partial<PeerLimits>;
 }
 
 /** 128 random bits: the id authenticates heartbeats and deletes, so it must not be guessable. */
@@ -125,6 +149,20 @@ export function parseLabelFilter(text: string): Result<LabelFilter, string> {
 
 export function isValidTtl(seconds: number): boolean {
   return Number.isFinite(seconds) && seconds > 0 && seconds <= MAX_HEARTBEAT_TTL_SEC;
+}
+
+/** Why a name, endpoint or label set is over PEER_FIELD_LIMITS (naming the field), or undefined. */
+export function fieldLimitProblem(fields: { name: string; endpoint: string; labels?: Readonly<Record<string, string>> | undefined }): string | undefined {
+  const limits = PEER_FIELD_LIMITS;
+  if (fields.name.length > limits.name) return `name must be at most ${limits.name} characters`;
+  if (fields.endpoint.length > limits.endpoint) return `endpoint must be at most ${limits.endpoint} characters`;
+  const labels = Object.entries(fields.labels ?? {});
+  if (labels.length > limits.labels) return `labels: at most ${limits.labels} labels`;
+  for (const [key, value] of labels) {
+    if (key.length === 0 || key.length > limits.labelKey) return `labels: a key must be 1 to ${limits.labelKey} characters`;
+    if (value.length > limits.labelValue) return `labels.${key}: a value must be at most ${limits.labelValue} characters`;
+  }
+  return undefined;
 }
 
 function canManage(caller: PeerCaller, registration: PeerRegistration): boolean {
@@ -165,6 +203,8 @@ function fromPeerRecord(record: PeerRecord): Result<PeerRegistration, string> {
   if (record.owner === "") return err("empty owner");
   if (!isPeerEndpoint(record.endpoint)) return err("endpoint is not an absolute http or https URL with a host");
   if (!isValidTtl(record.heartbeat_ttl_sec)) return err("heartbeat_ttl_sec out of range");
+  const overLimit = fieldLimitProblem(record);
+  if (overLimit !== undefined) return err(overLimit);
   if (Number.isNaN(registeredAt) || Number.isNaN(expiresAt)) return err("registered_at or expires_at is not a timestamp");
   return ok({
     registrationId: record.registration_id,
@@ -181,12 +221,43 @@ function fromPeerRecord(record: PeerRecord): Result<PeerRegistration, string> {
 export class PeerRegistry {
   readonly #now: () => number;
   readonly #newId: () => string;
+  readonly #limits: PeerLimits;
   /** By name. */
   readonly #byName = new Map<string, PeerRegistration>();
 
   constructor(options: PeerRegistryOptions) {
     this.#now = options.now;
     this.#newId = options.newId ?? newRegistrationId;
+    this.#limits = { ...DEFAULT_PEER_LIMITS, ...options.limits };
+  }
+
+  get limits(): Readonly<PeerLimits> {
+    return this.#limits;
+  }
+
+  /** Registrations held, lapsed ones not yet pruned included. */
+  get size(): number {
+    return this.#byName.size;
+  }
+
+  /**
+   * Refuse one more registration for `owner` past a cap: `too_many_requests` naming it, with the
+   * seconds until the earliest lease that would free a place lapses (`retry_after_seconds`).
+   */
+  #capProblem(owner: string): SparError | undefined {
+    const now = this.#now();
+    const live = [...this.#byName.values()].filter((registration) => registration.expiresAt > now);
+    const owned = live.filter((registration) => registration.owner === owner);
+    const over = owned.length >= this.#limits.maxPerCaller ? { cap: "registrations_per_caller", limit: this.#limits.maxPerCaller, held: owned } : live.length >= this.#limits.maxTotal ? { cap: "registrations_total", limit: this.#limits.maxTotal, held: live } : undefined;
+    if (over === undefined) return undefined;
+    const earliest = Math.min(...over.held.map((registration) => registration.expiresAt));
+    const retryAfter = Math.max(1, Math.ceil((earliest - now) / 1000));
+    const whose = over.cap === "registrations_per_caller" ? "this caller holds" : "the hub holds";
+    return new SparError("too_many_requests", `${whose} ${over.held.length} peer registrations, the cap (${over.cap} = ${over.limit}): deregister one, or retry once a lease lapses`, {
+      cap: over.cap,
+      limit: over.limit,
+      retry_after_seconds: retryAfter,
+    });
   }
 
   #live(registration: PeerRegistration | undefined): PeerRegistration | undefined {
@@ -203,13 +274,21 @@ export class PeerRegistry {
     const name = input.name.trim();
     if (name === "") return err(new SparError("bad_request", "name must not be empty"));
     if (!isPeerEndpoint(input.endpoint)) return err(new SparError("bad_request", "endpoint must be an absolute http or https URL with a host"));
-    const ttl = input.heartbeatTtlSec ?? DEFAULT_HEARTBEAT_TTL_SEC;
-    if (!isValidTtl(ttl)) return err(new SparError("bad_request", `heartbeat_ttl_sec must be a positive number of at most ${MAX_HEARTBEAT_TTL_SEC}`));
+    const requested = input.heartbeatTtlSec ?? DEFAULT_HEARTBEAT_TTL_SEC;
+    if (!isValidTtl(requested)) return err(new SparError("bad_request", `heartbeat_ttl_sec must be a positive number of at most ${MAX_HEARTBEAT_TTL_SEC}`));
+    const overLimit = fieldLimitProblem({ name, endpoint: input.endpoint, labels: input.labels });
+    if (overLimit !== undefined) return err(new SparError("bad_request", overLimit));
+    const ttl = Math.min(requested, this.#limits.maxTtlSec);
     const existing = this.#live(this.#byName.get(name));
     if (existing && !canManage(caller, existing)) {
       return err(new SparError("conflict", `peer name ${JSON.stringify(name)} is registered by another caller`));
     }
     const keep = existing !== undefined && existing.owner === caller.identity;
+    if (!keep) {
+      const capped = this.#capProblem(caller.identity);
+      // An admin taking a name over adds to the admin's count, not to the total.
+      if (capped !== undefined && !(existing !== undefined && capped.details.cap === "registrations_total")) return err(capped);
+    }
     const now = this.#now();
     const registration: PeerRegistration = {
       registrationId: keep ? existing.registrationId : this.#newId(),
@@ -277,6 +356,8 @@ export class PeerRegistry {
 
   /**
    * Load records (a state file's lines, in order) into the registry: lapsed leases are dropped,
+   * leases and TTLs longer than `maxTtlSec` are cut to it, records past the caps or the field
+   * limits are refused,
    * a later record for the same name replaces an earlier one, a record reusing another name's id
    * is refused.
    */
@@ -289,9 +370,13 @@ export class PeerRegistry {
         report.skipped.push(`record ${index + 1}: ${parsed.error}`);
         continue;
       }
-      const registration = parsed.value;
+      const registration = clampLease(parsed.value, now, this.#limits.maxTtlSec);
       if (registration.expiresAt <= now) {
         report.expired++;
+        continue;
+      }
+      if (!this.#byName.has(registration.name) && this.#capProblem(registration.owner) !== undefined) {
+        report.skipped.push(`record ${index + 1}: over the registration caps`);
         continue;
       }
       const clash = [...this.#byName.values()].find((held) => held.registrationId === registration.registrationId && held.name !== registration.name);
@@ -304,4 +389,11 @@ export class PeerRegistry {
     }
     return report;
   }
+}
+
+/** A lease granted under looser limits (an older state file), cut to `maxTtlSec` from `now`. */
+function clampLease(registration: PeerRegistration, now: number, maxTtlSec: number): PeerRegistration {
+  const heartbeatTtlSec = Math.min(registration.heartbeatTtlSec, maxTtlSec);
+  const expiresAt = Math.min(registration.expiresAt, now + maxTtlSec * 1000);
+  return heartbeatTtlSec === registration.heartbeatTtlSec && expiresAt === registration.expiresAt ? registration : { ...registration, heartbeatTtlSec, expiresAt };
 }

@@ -2,7 +2,8 @@
  * HTTPS and mTLS on the attach listener, with certificates made by openssl inside the test:
  * TLS serves the API and builds https session urls; a client CA refuses clients without a
  * certificate it signed at the handshake, serves those with one, counts as the authentication
- * gate for a non-loopback bind, and shows as the mtls scheme on the agent card.
+ * gate for a non-loopback bind, and shows as the mtls scheme on the agent card. The attacks on
+ * the mTLS identity are in test/security/attach-mtls.test.ts.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -60,7 +61,7 @@ test("mTLS: no client certificate, no connection; a signed one is served", async
   expect(mutual.log()).not.toContain("has no token");
 });
 
-test("mTLS: the certificate subject is the caller; the private port behind the terminator refuses direct requests", async () => {
+test("mTLS: the certificate subject is the caller, on plain requests and event streams; there is no inner port", async () => {
   const withCert = { tls: { ca: pem("ca.crt"), cert: pem("client.crt"), key: pem("client.key") } };
   expect(await (await fetch(`${mutual.baseUrl}/whoami`, withCert)).json()).toEqual({ identity: "CN=alice", admin: false, source: "mtls" });
   const abort = new AbortController();
@@ -70,9 +71,6 @@ test("mTLS: the certificate subject is the caller; the private port behind the t
   expect(first).toContain("event: capabilities");
   expect(first).toContain('"caller_id":"CN=alice"');
   abort.abort();
-  const inner = /HTTP server behind it is on 127\.0\.0\.1:(\d+)/.exec(mutual.log())?.[1];
-  expect(inner).toBeDefined();
-  const direct = await fetch(`http://127.0.0.1:${inner}/healthz`);
-  expect(direct.status).toBe(403);
-  expect((await fetch(`http://127.0.0.1:${inner}/sessions`)).status).toBe(403);
+  expect(mutual.log()).toContain("no inner port");
+  expect(mutual.log()).not.toMatch(/HTTP server behind it is on/);
 });

@@ -13,7 +13,9 @@
  *
  * A `checkpoint` request comes from a write hold: the main thread writes nothing until the answer.
  * If the run copies every frame, the worker also restarts the WAL with a no-op write transaction
- * (user_version set to itself: one page-1 frame). SQLite restarts the WAL in whichever write finds
+ * (user_version set to itself: one page-1 frame), or, when the request asks to `truncate` (a
+ * scrub after a session was deleted), empties the WAL file with a TRUNCATE checkpoint, so no old
+ * frame keeps the deleted text. SQLite restarts the WAL in whichever write finds
  * it fully checkpointed and syncs the new WAL header right there; done here, that fsync (and the
  * journal_size_limit truncation) stays off the main thread, and the main connection's next commit
  * simply appends. It is the only write this connection makes; rows are the main thread's alone.
@@ -46,8 +48,10 @@ export const SLOT = {
   copying: 8,
   /** WAL restarts done here (at the end of a hold). */
   restarts: 9,
+  /** WAL truncations done here (a scrub: a deleted session's text must leave the WAL file). */
+  truncations: 10,
 } as const;
-export const SLOT_COUNT = 10;
+export const SLOT_COUNT = 11;
 
 export interface OpenMessage {
   type: "open";
@@ -65,15 +69,17 @@ export interface OpenMessage {
   state: SharedArrayBuffer;
 }
 
-export type ToCheckpointer = OpenMessage | { type: "checkpoint"; id: number } | { type: "stop" };
+/** `truncate`: once every frame is checkpointed, truncate the WAL file to zero bytes (a scrub). */
+export type ToCheckpointer = OpenMessage | { type: "checkpoint"; id: number; truncate?: boolean } | { type: "stop" };
 
 export type FromCheckpointer =
   | { type: "ready" }
   /**
    * The first run that started after request `id` (and after every earlier request). `complete`:
-   * every frame was checkpointed; `restarted`: and this worker restarted the WAL.
+   * every frame was checkpointed; `restarted`: and this worker restarted the WAL; `truncated`: by
+   * truncating the WAL file to zero bytes (asked with `truncate`).
    */
-  | { type: "done"; id: number; complete: boolean; restarted: boolean; log: number; checkpointed: number; ms: number }
+  | { type: "done"; id: number; complete: boolean; restarted: boolean; truncated: boolean; log: number; checkpointed: number; ms: number }
   | { type: "failed"; message: string }
   | { type: "stopped" };
 
@@ -94,6 +100,8 @@ interface Connection {
   dataVersion(): number;
   /** The no-op write that restarts a fully checkpointed WAL; false when it could not commit. */
   restartWal(): boolean;
+  /** A TRUNCATE checkpoint: the WAL file is emptied; false when a reader or writer was in the way. */
+  truncateWal(): boolean;
   close(): void;
 }
 
@@ -107,6 +115,7 @@ function connect(message: OpenMessage): Connection {
     db.exec(`PRAGMA synchronous = ${message.synchronous === "FULL" ? "FULL" : "NORMAL"}`);
     db.exec(`PRAGMA journal_size_limit = ${Math.floor(message.walSizeLimitBytes)}`);
     const checkpoint = db.prepare<CheckpointRow, []>("PRAGMA wal_checkpoint(PASSIVE)");
+    const truncate = db.prepare<CheckpointRow, []>("PRAGMA wal_checkpoint(TRUNCATE)");
     const userVersion = db.prepare<{ user_version: number }, []>("PRAGMA user_version");
     const dataVersion = db.prepare<{ data_version: number }, []>("PRAGMA data_version");
     return {
@@ -133,8 +142,16 @@ function connect(message: OpenMessage): Connection {
           return false;
         }
       },
+      truncateWal: () => {
+        try {
+          return truncate.get()?.busy === 0;
+        } catch {
+          return false;
+        }
+      },
       close: () => {
         checkpoint.finalize();
+        truncate.finalize();
         userVersion.finalize();
         dataVersion.finalize();
         db.close(false);
@@ -155,6 +172,8 @@ export function serveCheckpoints(port: CheckpointerPort, exit: () => void): void
   /** Highest request id received, and the highest one answered. */
   let requested = 0;
   let answered = 0;
+  /** A request asked for a truncation that has not happened yet. */
+  let truncateWanted = false;
   let lastLog = -1;
   let lastCheckpointed = -1;
   let lastVersion = -1;
@@ -179,9 +198,16 @@ export function serveCheckpoints(port: CheckpointerPort, exit: () => void): void
     } catch {
       Atomics.add(state, SLOT.errors, 1);
     }
-    const complete = row !== null && row.busy === 0 && row.checkpointed === row.log;
-    // Only a hold asks: nothing else writes now, so the WAL can restart here rather than in a commit.
-    const restarted = serving > answered && complete && (row as CheckpointRow).log > 0 && connection.restartWal();
+    let complete = row !== null && row.busy === 0 && row.checkpointed === row.log;
+    // Only a hold asks: nothing else writes now, so the WAL can restart here rather than in a
+    // commit, or be truncated (a scrub; not complete until it is, so the hold asks again).
+    const truncated = serving > answered && complete && truncateWanted && connection.truncateWal();
+    if (serving > answered && truncateWanted && !truncated) complete = false;
+    if (truncated) {
+      truncateWanted = false;
+      Atomics.add(state, SLOT.truncations, 1);
+    }
+    const restarted = truncated || (serving > answered && complete && (row as CheckpointRow).log > 0 && connection.restartWal());
     if (restarted) Atomics.add(state, SLOT.restarts, 1);
     const ms = performance.now() - started;
     const log = row?.log ?? -1;
@@ -206,7 +232,7 @@ export function serveCheckpoints(port: CheckpointerPort, exit: () => void): void
     lastCheckpointed = restarted ? 0 : checkpointed;
     if (serving > answered) {
       answered = serving;
-      port.postMessage({ type: "done", id: serving, complete, restarted, log, checkpointed, ms });
+      port.postMessage({ type: "done", id: serving, complete, restarted, truncated, log, checkpointed, ms });
     }
     if (requested > answered) schedule(0);
     // A hold just ended: writes resume at full speed.
@@ -233,6 +259,7 @@ export function serveCheckpoints(port: CheckpointerPort, exit: () => void): void
       }
       case "checkpoint":
         if (message.id > requested) requested = message.id;
+        if (message.truncate === true) truncateWanted = true;
         if (connection !== undefined) schedule(0);
         return;
       case "stop":

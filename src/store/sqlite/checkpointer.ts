@@ -23,6 +23,8 @@
  *    costs, up to `maxHoldMs`; a hold that times out is given up and not retried for a while.
  * If the worker cannot start or dies, the store falls back to SQLite's automatic checkpoint on the
  * main connection (`fallback`): slower pauses, but the WAL stays bounded.
+ *  - scrub (`scrub`, after a deleted session's rows left the tables): a hold whose checkpoint ends
+ *    with the WAL file truncated to zero bytes, so no old frame keeps the deleted text.
  *
  * Settles no promises of the store and logs nothing; counts in `stats`.
  */
@@ -70,6 +72,8 @@ export interface CheckpointStats {
   walHoldTimeouts: number;
   /** Holds after which the next write still did not restart the WAL. */
   walRestartFailures: number;
+  /** WAL files truncated to zero bytes by a scrub (after a session was deleted). */
+  walScrubs: number;
 }
 
 export interface CheckpointerHooks {
@@ -136,6 +140,9 @@ export class Checkpointer {
   private verifyRestart = false;
   /** A soft hold needs the worker's run count past this (a run that saw the restarted WAL). */
   private softAfterRuns = 0;
+  /** A scrub was asked for and the WAL has not been truncated since. */
+  private scrubWanted = false;
+  private scrubRetry: ReturnType<typeof setTimeout> | undefined;
   private stopped: Promise<void> | undefined;
   private readonly counters = {
     walHolds: 0,
@@ -181,6 +188,7 @@ export class Checkpointer {
       checkpointErrors: Atomics.load(s, SLOT.errors),
       maxWalFrames: Atomics.load(s, SLOT.maxLog),
       walRestartsInWorker: Atomics.load(s, SLOT.restarts),
+      walScrubs: Atomics.load(s, SLOT.truncations),
       ...this.counters,
     };
   }
@@ -249,6 +257,19 @@ export class Checkpointer {
     return true;
   }
 
+  /**
+   * A deleted session's text may still be in WAL frames: hold writes, checkpoint every frame and
+   * truncate the WAL file to zero bytes in the worker. Call between write transactions. A hold
+   * that times out is retried after the cool-down, writes or not. False when there is no worker
+   * (off or failed): the caller truncates on its own connection.
+   */
+  scrub(): boolean {
+    if (this.status !== "starting" && this.status !== "running") return false;
+    this.scrubWanted = true;
+    if (!this.holding) this.hold();
+    return true;
+  }
+
   /** The WAL is past the target and the worker's last run (since the last restart) was short. */
   private converged(): boolean {
     if (this.status !== "running") return false;
@@ -271,7 +292,7 @@ export class Checkpointer {
   /** Asks for a checkpoint that starts after now; its `done` answers the hold. */
   private request(): void {
     this.holdId = ++this.requestId;
-    this.post({ type: "checkpoint", id: this.holdId });
+    this.post({ type: "checkpoint", id: this.holdId, ...(this.scrubWanted ? { truncate: true } : {}) });
   }
 
   /**
@@ -300,7 +321,17 @@ export class Checkpointer {
     } else {
       this.softAfterRuns = Atomics.load(this.shared, SLOT.runs) + 1;
     }
+    if (this.scrubWanted && (why === "timeout" || why === "restartable")) this.retryScrub();
     if (why !== "stopping") this.hooks.resume();
+  }
+
+  private retryScrub(): void {
+    if (this.scrubRetry !== undefined) return;
+    this.scrubRetry = setTimeout(() => {
+      this.scrubRetry = undefined;
+      if (this.scrubWanted && !this.holding && this.status === "running") this.hold();
+    }, HOLD_COOLDOWN_MS);
+    this.scrubRetry.unref?.();
   }
 
   private onMessage(message: FromCheckpointer): void {
@@ -309,6 +340,7 @@ export class Checkpointer {
         if (this.status === "starting") this.status = "running";
         return;
       case "done":
+        if (message.truncated) this.scrubWanted = false;
         if (!this.holding || message.id < this.holdId) return;
         // Nothing was written since the hold began, so "every frame copied" holds now too.
         if (message.restarted) this.endHold("restarted");
@@ -351,6 +383,8 @@ export class Checkpointer {
     const wasActive = this.status === "starting" || this.status === "running";
     if (wasActive) this.status = "stopped";
     this.endHold("stopping");
+    if (this.scrubRetry !== undefined) clearTimeout(this.scrubRetry);
+    this.scrubRetry = undefined;
     this.worker = undefined;
     if (worker === undefined || !wasActive) return;
     const { promise, resolve } = Promise.withResolvers<void>();

@@ -10,7 +10,8 @@
  * old file lock that orphan while another creates and locks a new one, two daemons on one store.
  * The one exception is `release({ removeCreated: true })` after a refused open of a file that is
  * not ours, where every opener refuses anyway. Its content is an empty database, written only when
- * it is created; journal_mode=MEMORY keeps a `-journal` file from appearing beside it.
+ * it is created (mode 0600, private-files.ts); journal_mode=MEMORY keeps a `-journal` file from
+ * appearing beside it.
  *
  * Never open the lock file (or the store's files) through node:fs while a connection holds it:
  * closing any descriptor of a file drops every fcntl lock this process holds on it.
@@ -18,6 +19,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, unlinkSync } from "node:fs";
 import { SparError } from "../../core/errors.ts";
+import { createPrivateFile, tightenModes } from "./private-files.ts";
 import { errorMessage, inUseError, isBusy, sqliteCode } from "./sqlite-errors.ts";
 
 /** A second daemon is refused after this wait (a daemon that is just exiting gets this much grace). */
@@ -49,6 +51,9 @@ export class StoreLock {
     const existed = existsSync(path);
     let db: Database;
     try {
+      // 0600 from its creation (private-files.ts); one an older version made readable is tightened.
+      if (existed) tightenModes([path]);
+      else createPrivateFile(path);
       db = new Database(path, { create: true, strict: true });
     } catch (error) {
       throw lockFailure(storePath, path, error);

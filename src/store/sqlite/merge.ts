@@ -34,6 +34,8 @@ export interface MergeOptions {
   blockRows: number;
   /** Asked before each triggered slice; false parks merging until `resume`. Default: always true. */
   mayWrite?: () => boolean;
+  /** After each committed slice (inside the merge: only note it, act later). */
+  onMerged?: () => void;
 }
 
 export interface MergeStats {
@@ -245,6 +247,7 @@ export class JournalMerger {
       this.stats.mergedRows += moved;
       this.failuresInRow = 0;
       this.retryAt = 0;
+      this.options.onMerged?.();
       return true;
     } catch {
       if (this.db.inTransaction) {

@@ -1,8 +1,8 @@
 /**
  * Opening a sqlite session-store file: takes the single-daemon lock (D18: the sidecar lock file of
  * lock-file.ts), refuses foreign or corrupt files before changing a byte of them, then opens the
- * file with normal locking, sets WAL, synchronous and the checkpoint policy, stamps application_id
- * on a new file, and migrates. Owns nothing after it returns the Database and the lock; never
+ * file with normal locking (created 0600, private-files.ts), sets WAL, synchronous, secure_delete
+ * and the checkpoint policy, stamps application_id on a new file, and migrates. Owns nothing after it returns the Database and the lock; never
  * reads or writes session data.
  *
  * The lock comes first so that a second open in this process is refused by SQLite's own lock
@@ -14,6 +14,7 @@ import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { SparError } from "../../core/errors.ts";
 import { StoreLock } from "./lock-file.ts";
 import { migrate } from "./migrations.ts";
+import { createPrivateFile, tightenModes } from "./private-files.ts";
 import { errorMessage, inUseError, isBusy, notOursError, sqliteCode } from "./sqlite-errors.ts";
 
 /** 'SPAR' in ASCII. */
@@ -70,6 +71,9 @@ export function openDatabase(path: string, options: OpenOptions = {}): OpenedDat
   }
   let db: Database;
   try {
+    // Mode 0600 before SQLite opens it, so its -wal and -shm are 0600 from their creation too.
+    tightenModes([path, `${path}-wal`, `${path}-shm`, `${path}-journal`]);
+    createPrivateFile(path);
     db = new Database(path, { create: true, strict: true });
   } catch (error) {
     lock.release();
@@ -95,6 +99,9 @@ function configure(db: Database, path: string, options: OpenOptions): void {
     throw new SparError("unavailable", `session store ${path} could not switch to WAL (got ${mode?.journal_mode})`);
   }
   db.exec(`PRAGMA synchronous = ${options.synchronous === "FULL" ? "FULL" : "NORMAL"}`);
+  // Deleted rows and freed pages are overwritten with zeros (not FAST: that leaves freelist pages,
+  // and a deleted session's event blocks are overflow pages that go to the freelist).
+  db.exec("PRAGMA secure_delete = ON");
   db.exec(`PRAGMA cache_size = -${CACHE_KIB}`);
   db.exec(`PRAGMA wal_autocheckpoint = ${Math.max(0, Math.floor(options.walAutocheckpointPages ?? 0))}`);
   db.exec(`PRAGMA journal_size_limit = ${Math.floor(options.walSizeLimitBytes ?? -1)}`);

@@ -92,6 +92,12 @@ export class SqliteStore implements Store {
   private closed = false;
   private closing: Promise<void> | undefined;
   private readonly blocks: BlockReader;
+  /**
+   * A session was deleted: once every log row through this id is merged (its events may sit in
+   * any of them), the WAL is scrubbed. 0: nothing to scrub.
+   */
+  private scrubThrough = 0;
+  private scrubQueued = false;
 
   private constructor(
     private readonly db: Database,
@@ -113,10 +119,15 @@ export class SqliteStore implements Store {
       sliceRows: options.mergeSliceRows ?? 6144,
       blockRows: Math.max(1, Math.min(MAX_BLOCK_ROWS, Math.floor(options.blockRows ?? 64))),
       mayWrite,
+      onMerged: () => this.queueScrub(),
     });
     this.queue = new GroupCommit(
       (batch, mayDecline) => {
         if (!this.writer.commitBatch(batch, mayDecline)) return false;
+        if (batch.some((op) => op.kind === "delete" && op.result === true)) {
+          this.scrubThrough = Math.max(1, journal.lastId);
+          this.queueScrub();
+        }
         this.merger.noteCommit();
         return true;
       },
@@ -341,6 +352,32 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.queue.resume();
     this.merger.resume();
+  }
+
+  /** Checks for a due scrub on a later macrotask: between transactions, outside any merge loop. */
+  private queueScrub(): void {
+    if (this.scrubThrough === 0 || this.scrubQueued) return;
+    this.scrubQueued = true;
+    setImmediate(() => {
+      this.scrubQueued = false;
+      this.scrubIfMerged();
+    });
+  }
+
+  /**
+   * secure_delete zeroed a deleted session's rows in the pages its deletion (and the merge of
+   * its log rows) wrote, but older WAL frames still hold them: once those rows are merged, the
+   * WAL is checkpointed and truncated (in the worker, or here without one).
+   */
+  private scrubIfMerged(): void {
+    if (this.closed || this.scrubThrough === 0 || this.journal.countThrough(this.scrubThrough) > 0) return;
+    this.scrubThrough = 0;
+    if (this.checkpointer.scrub()) return;
+    try {
+      this.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Refused (I/O, a reader): the close truncates the WAL anyway.
+    }
   }
 
   /** The checkpointer worker is gone: back to SQLite's automatic checkpoint inside commits. */

@@ -28,13 +28,16 @@ import { registerSessionRoutes } from "./session-routes.ts";
  * reading a chunked body, and every 413 is JSON. A route that reads no body never buffers one.
  */
 const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER;
-
-
+/**
+ * Behind the mTLS terminator, which parses requests itself: the largest body it passes on (a
+ * JSON 413 beyond, the routes' own limits below).
+ */
+const MAX_TERMINATED_BODY = 1024 * 1024;
+/** Behind the mTLS terminator: bytes an event stream may have waiting on its client (no configured bound). */
+const MAX_STREAM_BACKLOG = 8 * 1024 * 1024;
 
 export interface AttachServer {
   readonly port: number;
-  /** Behind an mTLS terminator: the private loopback port of the HTTP server (refuses direct use). */
-  readonly innerPort?: number;
   readonly hostname: string;
   /** Hang up SSE streams, then stop accepting and finish in-flight requests (bounded). */
   drain(timeoutMs: number): Promise<void>;
@@ -72,7 +75,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   registerMcpRoutes(table, context);
   registerContextRoutes(table, context);
   registerPlaceholderRoutes(table, context);
-  if (context.peerHub) registerPeerRoutes(table, context.peerHub, (request) => context.caller(request), { requireIdentity: context.identitiesRequired });
+  if (context.peerHub) registerPeerRoutes(table, context.peerHub, { requireIdentity: context.identitiesRequired });
   app.onError(({ code, request, error }) => {
     try {
       if (code === "NOT_FOUND") return table.unmatched(request);
@@ -85,36 +88,56 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
 }
 
 export async function startAttachServer(context: AttachContext, hostname: string, port: number, tls?: ListenerTls): Promise<AttachServer> {
-  const mutual = tls?.ca !== undefined;
-  let terminator: MtlsTerminator | undefined;
-  if (mutual) {
-    // Every request must come through the terminator; it knows each connection's subject.
-    context.transport.peerIdentity = (request) => {
-      const peer = app.server?.requestIP(request);
-      return peer ? terminator?.identityOf(peer.port) : undefined;
-    };
-  }
   const app = buildAttachApp(context, tls);
-  app.listen(mutual ? { hostname: "127.0.0.1", port: 0 } : { hostname, port });
+  if (tls?.ca !== undefined) return startMutualServer(app, context, hostname, port, { ...tls, ca: tls.ca });
+  app.listen({ hostname, port });
   const server = app.server;
   if (!server) throw new Error(`attach listener did not start on ${hostname}:${port}`);
-  if (tls?.ca !== undefined) {
-    terminator = await startMtlsTerminator({ hostname, port, cert: tls.cert, key: tls.key, ca: tls.ca, upstreamPort: server.port ?? 0 });
-  }
   startHeartbeat(context.heartbeatMs);
   return {
-    port: terminator?.port ?? server.port ?? port,
-    ...(terminator ? { innerPort: server.port ?? 0 } : {}),
+    port: server.port ?? port,
     hostname,
     handle: (request) => app.handle(request),
     drain: async (timeoutMs) => {
       stopHeartbeat();
       closeAllStreams("daemon shutting down");
-      await terminator?.close();
       const stopped = server.stop(false);
       const timeout = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref?.());
       await Promise.race([stopped, timeout]);
       await server.stop(true);
+    },
+  };
+}
+
+/**
+ * With a client CA (D57): no Bun.serve at all. The terminator verifies each client and hands its
+ * requests to the app in process, each Request tagged with its connection's subject; a Request
+ * the terminator did not hand over (an in-process `handle` call) has no subject and is refused.
+ */
+async function startMutualServer(app: Elysia, context: AttachContext, hostname: string, port: number, tls: Required<ListenerTls>): Promise<AttachServer> {
+  // Set before the port opens: no request is ever served without the connection check.
+  let terminator: MtlsTerminator | undefined;
+  context.transport.peerIdentity = (request) => terminator?.identityOf(request);
+  terminator = await startMtlsTerminator({
+    hostname,
+    port,
+    cert: tls.cert,
+    key: tls.key,
+    ca: tls.ca,
+    handle: (request) => app.handle(request),
+    maxRequestBodyBytes: MAX_TERMINATED_BODY,
+    maxBacklogBytes: context.subscriberBuffer.maxQueuedBytes ?? MAX_STREAM_BACKLOG,
+  });
+  const started = terminator;
+  startHeartbeat(context.heartbeatMs);
+  return {
+    port: started.port,
+    hostname,
+    handle: (request) => app.handle(request),
+    drain: async (timeoutMs) => {
+      stopHeartbeat();
+      closeAllStreams("daemon shutting down");
+      await started.close(timeoutMs);
     },
   };
 }

@@ -1,12 +1,15 @@
 /**
  * The peer hub's flags and config keys, and the check of their combination: the state file
- * without the hub is a startup error (spec "Peer hub"). Flags win over the config file, as for
+ * without the hub is a startup error (spec "Peer hub"); the registration caps and the longest
+ * lease (issue 13) are bounded. Flags win over the config file, as for
  * every agent flag. Owns no parsing of argv (cli/flags.ts) and no hub behavior (peer-hub.ts).
  */
 import { resolve } from "node:path";
+import { formatDuration } from "../../core/duration.ts";
+import { DEFAULT_PEER_LIMITS, type PeerLimits } from "../../core/peer-registry.ts";
 import { type Result, err, ok } from "../../core/result.ts";
 import type { FlagSpec, FlagValue } from "../../cli/flags.ts";
-import { settingOf } from "../../cli/flag-setting.ts";
+import { FlagReader, settingOf } from "../../cli/flag-setting.ts";
 
 export const PEER_FLAGS: readonly FlagSpec[] = [
   {
@@ -22,13 +25,51 @@ export const PEER_FLAGS: readonly FlagSpec[] = [
     help: "keep the peer registry across restarts in this JSON Lines file (mode 0600; holds registration ids); needs --attach-peer-hub",
     configKey: "attach.peer_state_file",
   },
+  {
+    name: "attach-peer-max-per-caller",
+    kind: "int",
+    help: "live peer registrations one caller may hold; one more is refused 429 with Retry-After",
+    defaultText: String(DEFAULT_PEER_LIMITS.maxPerCaller),
+    configKey: "attach.peer_max_per_caller",
+  },
+  {
+    name: "attach-peer-max-total",
+    kind: "int",
+    help: "live peer registrations the hub holds in all; one more is refused 429 with Retry-After",
+    defaultText: String(DEFAULT_PEER_LIMITS.maxTotal),
+    configKey: "attach.peer_max_total",
+  },
+  {
+    name: "attach-peer-max-lease",
+    kind: "duration",
+    help: "longest peer lease granted: a longer heartbeat_ttl_sec is granted as this (the answer shows it)",
+    defaultText: formatDuration(DEFAULT_PEER_LIMITS.maxTtlSec * 1000),
+    configKey: "attach.peer_max_lease",
+  },
 ];
+
+/** Bounds of the count caps (a cap of millions would bring back the exhaustion it is there for). */
+const MAX_REGISTRATION_CAP = 100_000;
 
 export interface PeerHubSettings {
   /** Serve the peer routes. */
   enabled: boolean;
   /** Absolute path of the state file; undefined: in memory only. */
   stateFile: string | undefined;
+  /** Registration caps and the longest lease. */
+  limits: PeerLimits;
+}
+
+/** The caps: integers from 1 to 100,000, a lease from 1s to the longest timer; errors name the flag or key. */
+function readLimits(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<PeerLimits> {
+  const read = new FlagReader(PEER_FLAGS, flags, config);
+  const maxPerCaller = read.int("attach-peer-max-per-caller", DEFAULT_PEER_LIMITS.maxPerCaller, 1, MAX_REGISTRATION_CAP);
+  if (!maxPerCaller.ok) return maxPerCaller;
+  const maxTotal = read.int("attach-peer-max-total", DEFAULT_PEER_LIMITS.maxTotal, 1, MAX_REGISTRATION_CAP);
+  if (!maxTotal.ok) return maxTotal;
+  const lease = read.duration("attach-peer-max-lease", DEFAULT_PEER_LIMITS.maxTtlSec * 1000, 1000);
+  if (!lease.ok) return lease;
+  return ok({ maxPerCaller: maxPerCaller.value, maxTotal: maxTotal.value, maxTtlSec: lease.value / 1000 });
 }
 
 /**
@@ -42,11 +83,13 @@ export function resolvePeerSettings(flags: ReadonlyMap<string, FlagValue>, confi
   const file = settingOf(flags, config, fileSpec);
   if (hub !== undefined && typeof hub.value !== "boolean") return err(`${hub.from} must be true or false`);
   const enabled = hub?.value === true;
-  if (file === undefined) return ok({ enabled, stateFile: undefined });
+  const limits = readLimits(flags, config);
+  if (!limits.ok) return limits;
+  if (file === undefined) return ok({ enabled, stateFile: undefined, limits: limits.value });
   if (typeof file.value !== "string" || file.value.trim() === "") return err(`${file.from} must be a non-empty file path`);
   const combination = checkPeerCombination(enabled, file.from);
   if (!combination.ok) return combination;
-  return ok({ enabled, stateFile: resolve(cwd, file.value.trim()) });
+  return ok({ enabled, stateFile: resolve(cwd, file.value.trim()), limits: limits.value });
 }
 
 /** The state file is only meaningful with the hub: refuse it alone, naming where it was set. */

@@ -3,24 +3,29 @@
  * the wall clock, a prune timer (unref'd, so it never keeps the process alive) and, with a state
  * file, persistence. Owns no HTTP (peer-routes.ts) and no flag parsing (peer-flags.ts).
  *
- * Persistence (spec "Peer hub"): every register, heartbeat, deregister and every prune that
- * dropped something rewrites the whole snapshot (peer-state-file.ts: JSON Lines, atomic, 0600).
- * At open the file is reloaded (lapsed leases dropped, ownership kept, bad lines skipped with a
- * warning) and written straight back, which proves the directory writable: an unreadable file
- * or an unwritable directory makes `open` return an error, for the caller to report as a startup
- * error. After startup a failed write is logged and the change stands in memory (peers recover
- * by re-registering, as after any hub restart); the next change retries the write.
+ * Persistence (spec "Peer hub"): every register, heartbeat and deregister appends one line to the
+ * journal beside the snapshot (peer-journal.ts), and the snapshot is rewritten (atomic, 0600)
+ * only once the journal has outgrown it, so N changes write O(N) bytes, not N snapshots.
+ * Lapsed leases are not journaled (each record carries its expiry). At open the snapshot and
+ * journal are reloaded (lapsed leases dropped, leases cut to the maximum TTL, ownership kept, bad
+ * lines skipped with a warning) and compacted straight away, which proves the directory
+ * writable: an unreadable file or an unwritable directory makes `open` return an error, for the
+ * caller to report as a startup error. After startup a failed write is logged and the change
+ * stands in memory (peers recover by re-registering, as after any hub restart); the next change
+ * writes a whole snapshot instead of a journal line.
  */
 import type { SparError } from "../../core/errors.ts";
 import {
   type LabelFilter,
   type PeerCaller,
+  type PeerLimits,
   type PeerRegistration,
   type PeerRegistrationInput,
   PeerRegistry,
+  toPeerRecord,
 } from "../../core/peer-registry.ts";
 import { type Result, err, ok } from "../../core/result.ts";
-import { readStateFile, writeStateFile } from "./peer-state-file.ts";
+import { type JournalOp, PeerJournal } from "./peer-journal.ts";
 
 export const DEFAULT_PRUNE_INTERVAL_MS = 5000;
 
@@ -38,45 +43,50 @@ export interface PeerHubOptions {
   now?: () => number;
   /** Registration id source (tests); defaults to 128 random bits. */
   newId?: () => string;
+  /** Registration caps and the longest lease; defaults: DEFAULT_PEER_LIMITS. */
+  limits?: Partial<PeerLimits>;
 }
 
 export class PeerHub {
   readonly #registry: PeerRegistry;
-  readonly #stateFile: string | undefined;
+  readonly #journal: PeerJournal | undefined;
   readonly #log: PeerHubLog;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** A write failed: the next change writes a whole snapshot rather than trust the journal. */
+  #compactNext = false;
 
-  private constructor(registry: PeerRegistry, stateFile: string | undefined, log: PeerHubLog) {
+  private constructor(registry: PeerRegistry, journal: PeerJournal | undefined, log: PeerHubLog) {
     this.#registry = registry;
-    this.#stateFile = stateFile;
+    this.#journal = journal;
     this.#log = log;
   }
 
   /**
-   * Build the hub, reloading and rewriting the state file when one is given. An error means
+   * Build the hub, reloading and compacting the state file when one is given. An error means
    * startup must fail (its message names the file and the cause).
    */
   static open(options: PeerHubOptions): Result<PeerHub, string> {
-    const registry = new PeerRegistry({ now: options.now ?? Date.now, ...(options.newId ? { newId: options.newId } : {}) });
-    const hub = new PeerHub(registry, options.stateFile, options.log);
+    const registry = new PeerRegistry({ now: options.now ?? Date.now, ...(options.newId ? { newId: options.newId } : {}), ...(options.limits ? { limits: options.limits } : {}) });
     const path = options.stateFile;
-    if (path === undefined) return ok(hub);
-    const contents = readStateFile(path);
-    if (!contents.ok) return err(contents.error);
-    for (const warning of contents.value.warnings) options.log.warn(warning);
-    const report = registry.restore(contents.value.records);
+    if (path === undefined) return ok(new PeerHub(registry, undefined, options.log));
+    const loaded = PeerJournal.open(path);
+    if (!loaded.ok) return err(loaded.error);
+    for (const warning of loaded.value.warnings) options.log.warn(warning);
+    const report = registry.restore(loaded.value.records);
     for (const reason of report.skipped) options.log.warn(`peer state file ${path}: ${reason}; skipped`);
     try {
-      writeStateFile(path, registry.snapshot());
+      loaded.value.journal.compact(registry.snapshot());
     } catch (error) {
       return err((error as Error).message);
     }
     options.log.info(`peer hub: restored ${report.restored} registration(s) from ${path}, dropped ${report.expired} expired`);
-    return ok(hub);
+    return ok(new PeerHub(registry, loaded.value.journal, options.log));
   }
 
   register(caller: PeerCaller, input: PeerRegistrationInput): Result<PeerRegistration, SparError> {
-    return this.#persistOnSuccess(this.#registry.register(caller, input));
+    const result = this.#registry.register(caller, input);
+    if (result.ok) this.#persist({ op: "put", record: toPeerRecord(result.value) });
+    return result;
   }
 
   list(filters: readonly LabelFilter[] = []): PeerRegistration[] {
@@ -84,20 +94,21 @@ export class PeerHub {
   }
 
   heartbeat(caller: PeerCaller, registrationId: string): Result<PeerRegistration, SparError> {
-    return this.#persistOnSuccess(this.#registry.heartbeat(caller, registrationId));
-  }
-
-  deregister(caller: PeerCaller, registrationId: string): Result<{ removed: boolean }, SparError> {
-    const result = this.#registry.deregister(caller, registrationId);
-    if (result.ok && result.value.removed) this.#persist();
+    const result = this.#registry.heartbeat(caller, registrationId);
+    if (result.ok) this.#persist({ op: "beat", name: result.value.name, expires_at: new Date(result.value.expiresAt).toISOString() });
     return result;
   }
 
-  /** Drop lapsed leases now; returns how many were dropped. */
+  deregister(caller: PeerCaller, registrationId: string): Result<{ removed: boolean }, SparError> {
+    const held = this.#registry.list().find((registration) => registration.registrationId === registrationId);
+    const result = this.#registry.deregister(caller, registrationId);
+    if (result.ok && result.value.removed && held) this.#persist({ op: "del", name: held.name });
+    return result;
+  }
+
+  /** Drop lapsed leases now; returns how many were dropped (nothing to write: records carry their expiry). */
   prune(): number {
-    const dropped = this.#registry.prune();
-    if (dropped.length > 0) this.#persist();
-    return dropped.length;
+    return this.#registry.prune().length;
   }
 
   /** Prune every `intervalMs` on an unref'd timer until `close`. Idempotent. */
@@ -107,26 +118,34 @@ export class PeerHub {
     this.#timer.unref();
   }
 
+  /** Registrations held, lapsed ones the prune has not dropped yet included. */
+  get held(): number {
+    return this.#registry.size;
+  }
+
   /**
-   * Stop the prune timer. Registrations stay in the snapshot (leases are honored across a
-   * restart); every change is already on disk, so there is nothing to flush. Synchronous.
+   * Stop the prune timer. Registrations stay on disk (leases are honored across a restart); every
+   * change is already written, so there is nothing to flush. Synchronous.
    */
   close(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
   }
 
-  #persistOnSuccess<T>(result: Result<T, SparError>): Result<T, SparError> {
-    if (result.ok) this.#persist();
-    return result;
-  }
-
-  #persist(): void {
-    if (this.#stateFile === undefined) return;
+  #persist(op: JournalOp): void {
+    const journal = this.#journal;
+    if (journal === undefined) return;
     try {
-      writeStateFile(this.#stateFile, this.#registry.snapshot());
+      if (this.#compactNext || journal.due) {
+        this.#registry.prune();
+        journal.compact(this.#registry.snapshot());
+        this.#compactNext = false;
+      } else {
+        journal.append(op);
+      }
     } catch (error) {
-      this.#log.error(`${(error as Error).message}; the change stands in memory and the next one retries`);
+      this.#compactNext = true;
+      this.#log.error(`${(error as Error).message}; the change stands in memory and the next one rewrites the state file`);
     }
   }
 }

@@ -8,8 +8,11 @@
  *   (`WWW-Authenticate: Bearer realm="attach-multisession"`) to an anonymous caller, before the
  *   body is read. Without it the single local caller owns everything.
  * - POST /peers: 16 KiB body cap (413), JSON validated by valibot (unknown fields ignored);
- *   a bad `endpoint`, empty `name`, non-string label or non-positive TTL is a 400 naming the field;
- *   a name held by another caller is a 409 (admins take it over). 201 with the wire view.
+ *   a bad `endpoint`, empty `name`, non-string label or non-positive TTL is a 400 naming the field,
+ *   as is a name, endpoint or label set over PEER_FIELD_LIMITS; a name held by another caller is a
+ *   409 (admins take it over); past a registration cap, 429 with Retry-After and a body naming
+ *   the cap. A lease longer than the hub's maximum is granted as that maximum. 201 with the wire
+ *   view (its `heartbeat_ttl_sec` and `expires_at` are the lease granted).
  * - GET /peers: `label=k=v` filters, all must match; a malformed one is a 400. Other query
  *   parameters are ignored. 200 `{peers: [...]}`, `registration_id` only on the caller's own
  *   (or on all, for an admin).
@@ -73,15 +76,18 @@ function labelFilters(url: URL): LabelFilter[] {
   });
 }
 
-export function registerPeerRoutes(table: RouteTable, hub: PeerHub, caller: (request: Request) => Caller, options: PeerRouteOptions): void {
-  const identify = (request: Request): Caller => {
-    const who = caller(request);
+/**
+ * The caller is the one the RouteTable resolved for the request (bearer token, mTLS subject or
+ * proxy assertion), so a peer is owned by the same identity as everything else it does.
+ */
+export function registerPeerRoutes(table: RouteTable, hub: PeerHub, options: PeerRouteOptions): void {
+  const identify = (who: Caller): Caller => {
     if (options.requireIdentity && who.source === "anonymous") throw refuseAnonymous();
     return who;
   };
 
-  table.add("POST", "/peers", async ({ request }) => {
-    const who = identify(request);
+  table.add("POST", "/peers", async ({ request, caller }) => {
+    const who = identify(caller);
     const body = await readJsonBody(request, PEER_BODY_LIMIT);
     if (!body.ok) throw body.error;
     if (body.value === undefined) throw new SparError("bad_request", "request body is empty");
@@ -97,21 +103,21 @@ export function registerPeerRoutes(table: RouteTable, hub: PeerHub, caller: (req
     return json(201, peerWireView(registered.value, who));
   });
 
-  table.add("GET", "/peers", ({ request, url }) => {
-    const who = identify(request);
+  table.add("GET", "/peers", ({ url, caller }) => {
+    const who = identify(caller);
     const peers = hub.list(labelFilters(url)).map((registration) => peerWireView(registration, who));
     return json(200, { peers });
   });
 
-  table.add("POST", "/peers/:id/heartbeat", ({ request, params }) => {
-    const who = identify(request);
+  table.add("POST", "/peers/:id/heartbeat", ({ params, caller }) => {
+    const who = identify(caller);
     const renewed = hub.heartbeat(who, params.id ?? "");
     if (!renewed.ok) throw renewed.error;
     return json(200, peerWireView(renewed.value, who));
   });
 
-  table.add("DELETE", "/peers/:id", ({ request, params }) => {
-    const who = identify(request);
+  table.add("DELETE", "/peers/:id", ({ params, caller }) => {
+    const who = identify(caller);
     const removed = hub.deregister(who, params.id ?? "");
     if (!removed.ok) throw removed.error;
     return new Response(null, { status: 204 });

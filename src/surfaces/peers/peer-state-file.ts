@@ -5,7 +5,8 @@
  * its line number and the reason, never its content (it holds registration ids); a file that
  * cannot be read (a directory in its place, a path under a regular file, no permission) is an
  * error. Writing is atomic: a fresh temp file in the same directory, fsync, rename over the
- * target. Owns no registry rules (core/peer-registry.ts does).
+ * target. It is the snapshot of peer-journal.ts, which appends the changes in between. Owns no
+ * registry rules (core/peer-registry.ts does).
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -15,7 +16,7 @@ import { type Result, err, ok } from "../../core/result.ts";
 
 export const STATE_FILE_MODE = 0o600;
 
-const RECORD_SCHEMA = v.object({
+export const RECORD_SCHEMA = v.object({
   registration_id: v.string(),
   name: v.string(),
   endpoint: v.string(),
@@ -80,8 +81,8 @@ export function readStateFile(path: string): Result<StateFileContents, string> {
 
 let tempCounter = 0;
 
-/** Replace the state file atomically with these records, mode 0600. Throws on failure. */
-export function writeStateFile(path: string, records: readonly PeerRecord[]): void {
+/** Replace the state file atomically with these records, mode 0600; returns its size. Throws on failure. */
+export function writeStateFile(path: string, records: readonly PeerRecord[]): number {
   const text = records.map((record) => `${JSON.stringify(record)}\n`).join("");
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${++tempCounter}.tmp`);
   let fd: number | undefined;
@@ -95,6 +96,7 @@ export function writeStateFile(path: string, records: readonly PeerRecord[]): vo
     closeSync(fd);
     fd = undefined;
     renameSync(temp, path);
+    return Buffer.byteLength(text);
   } catch (error) {
     try {
       if (fd !== undefined) closeSync(fd);

@@ -236,6 +236,65 @@ describe("snapshot and restore", () => {
   });
 });
 
+describe("caps and limits", () => {
+  const capped = (limits: { maxPerCaller?: number; maxTotal?: number; maxTtlSec?: number }) => {
+    const clock = { now: 1_000_000 };
+    let counter = 0;
+    return { clock, registry: new PeerRegistry({ now: () => clock.now, newId: () => `id-${++counter}`, limits }) };
+  };
+
+  test("past the per-caller cap: too_many_requests naming it, retry after the caller's earliest lease", () => {
+    const { registry, clock } = capped({ maxPerCaller: 2 });
+    value(registry.register(alice, peer("a", { heartbeatTtlSec: 50 })));
+    clock.now += 10_000;
+    value(registry.register(alice, peer("b", { heartbeatTtlSec: 500 })));
+    const refused = failure(registry.register(alice, peer("c")));
+    expect(refused.code).toBe("too_many_requests");
+    expect(refused.details).toEqual({ cap: "registrations_per_caller", limit: 2, retry_after_seconds: 40 });
+    // Others are not affected, and re-registering a held name adds nothing.
+    value(registry.register(bob, peer("d")));
+    value(registry.register(alice, peer("a")));
+    // A lapsed lease frees its place.
+    clock.now += 41_000;
+    value(registry.register(alice, peer("c")));
+  });
+
+  test("past the total cap: everyone is refused, but an admin may still take a name over", () => {
+    const { registry } = capped({ maxTotal: 2 });
+    value(registry.register(alice, peer("a")));
+    value(registry.register(bob, peer("b")));
+    expect(failure(registry.register(root, peer("c"))).details.cap).toBe("registrations_total");
+    const taken = value(registry.register(root, peer("a")));
+    expect(taken.owner).toBe("root");
+    expect(registry.list().length).toBe(2);
+  });
+
+  test("a lease longer than maxTtlSec is granted as maxTtlSec", () => {
+    const { registry, clock } = capped({ maxTtlSec: 60 });
+    const granted = value(registry.register(alice, peer("a", { heartbeatTtlSec: 365 * 24 * 3600 })));
+    expect(granted.heartbeatTtlSec).toBe(60);
+    expect(granted.expiresAt).toBe(clock.now + 60_000);
+  });
+
+  test("restore cuts old leases to maxTtlSec and refuses records over the field limits or the caps", () => {
+    const { registry: source } = setup();
+    const year = 365 * 24 * 3600;
+    value(source.register(alice, peer("long", { heartbeatTtlSec: year })));
+    value(source.register(alice, peer("big")));
+    value(source.register(alice, peer("third")));
+    // As an older version wrote them: one-year leases and labels of any size.
+    const records = source.snapshot().map((record) => (record.name === "big" ? { ...record, labels: { note: "x".repeat(300) } } : record));
+    const { registry, clock } = capped({ maxPerCaller: 1, maxTtlSec: 3600 });
+    const report = registry.restore(records);
+    expect(report.restored).toBe(1);
+    expect(report.skipped).toEqual(["record 1: labels.note: a value must be at most 256 characters", "record 3: over the registration caps"]);
+    const [held] = registry.list() as [PeerRegistration];
+    expect(held.name).toBe("long");
+    expect(held.heartbeatTtlSec).toBe(3600);
+    expect(held.expiresAt).toBe(clock.now + 3_600_000);
+  });
+});
+
 describe("helpers", () => {
   test("isPeerEndpoint wants an absolute http(s) URL with a host", () => {
     for (const good of ["http://a.test", "https://a.test:8443/x?y#z", "http://127.0.0.1:1", "HTTP://A.TEST", "http://[::1]:80/"]) {

@@ -1,9 +1,9 @@
 /**
  * The peer hub over HTTP, in-process (app.handle, no port): every status of the four routes, the
  * 16 KiB cap, endpoint validation, label filters, the 401 for anonymous callers under
- * multi-session auth, the state file (0600 after each change, reload honoring leases and
- * ownership, malformed lines skipped with a warning, unreadable file and unwritable directory
- * refused), the prune timer, and the flag combination check.
+ * multi-session auth, the state file and its journal (0600, every change on disk at once, reload
+ * honoring leases and ownership, malformed lines skipped with a warning, unreadable file and
+ * unwritable directory refused), the prune timer, and the flag combination check.
  */
 import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -12,6 +12,7 @@ import { Elysia } from "elysia";
 import type { Caller } from "../../../src/surfaces/attach/attach-context.ts";
 import { RouteTable } from "../../../src/surfaces/attach/route-table.ts";
 import { PeerHub } from "../../../src/surfaces/peers/peer-hub.ts";
+import { journalPathOf, readPeerState } from "../../../src/surfaces/peers/peer-journal.ts";
 import { PEER_FLAGS, resolvePeerSettings } from "../../../src/surfaces/peers/peer-flags.ts";
 import { registerPeerRoutes } from "../../../src/surfaces/peers/peer-routes.ts";
 import { tempDir } from "../../support/daemon.ts";
@@ -47,8 +48,8 @@ function harness(options: { requireIdentity?: boolean; stateFile?: string; now?:
   const opened = PeerHub.open({ stateFile: options.stateFile, log: logged.log, now: () => clock.now });
   if (!opened.ok) throw new Error(opened.error);
   const app = new Elysia({ strictPath: true });
-  const table = new RouteTable(app, { token: undefined, readonly: false });
-  registerPeerRoutes(table, opened.value, callerFromHeader, { requireIdentity: options.requireIdentity ?? false });
+  const table = new RouteTable(app, { token: undefined, readonly: false }, callerFromHeader);
+  registerPeerRoutes(table, opened.value, { requireIdentity: options.requireIdentity ?? false });
   return { app, hub: opened.value, clock, logged };
 }
 
@@ -140,7 +141,8 @@ describe("POST /peers", () => {
 
   test("16 KiB cap: a 12 KiB body is accepted, anything over 16 KiB is a 413", async () => {
     const h = harness();
-    const fits = await call(h, "POST", "/peers", "alice", registration("a", { labels: { note: "x".repeat(12 * 1024) } }));
+    // Unknown fields are ignored, so they make the size without tripping the label limits.
+    const fits = await call(h, "POST", "/peers", "alice", { ...registration("a"), note: "x".repeat(12 * 1024) });
     expect(fits.status).toBe(201);
     const over = await call(h, "POST", "/peers", "alice", registration("b", { labels: { note: "x".repeat(16 * 1024) } }));
     expect(over.status).toBe(413);
@@ -263,22 +265,29 @@ describe("state file", () => {
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   const mode = (path: string) => statSync(path).mode & 0o777;
 
+  /** What a restart would load: the snapshot with the journal applied. */
+  const state = (path: string) => {
+    const read = readPeerState(path);
+    if (!read.ok) throw new Error(read.error);
+    return read.value.records.sort((x, y) => (x.name < y.name ? -1 : 1)) as unknown as Array<Record<string, unknown>>;
+  };
+
   test("a state file in a directory that does not exist yet is created there (a fresh checkout's .agents/state)", () => {
     const path = join(tempDir(), ".agents", "state", "peers.jsonl");
     harness({ stateFile: path });
     expect(mode(path)).toBe(0o600);
+    expect(mode(journalPathOf(path))).toBe(0o600);
     expect(lines(path)).toEqual([]);
   });
 
-  test("rewritten with mode 0600 after every register, heartbeat, deregister and prune", async () => {
+  test("every register, heartbeat and deregister is on disk at once (snapshot and journal 0600); a prune writes nothing", async () => {
     const path = join(tempDir(), "peers.jsonl");
     const h = harness({ stateFile: path });
-    expect(mode(path)).toBe(0o600);
-    expect(lines(path)).toEqual([]);
+    expect(state(path)).toEqual([]);
 
     const a = (await call(h, "POST", "/peers", "alice", registration("a", { heartbeat_ttl_sec: 100, labels: { env: "prod" } }))).body;
-    expect(mode(path)).toBe(0o600);
-    expect(lines(path)).toEqual([
+    expect(mode(journalPathOf(path))).toBe(0o600);
+    expect(state(path)).toEqual([
       {
         registration_id: a.registration_id,
         name: "a",
@@ -290,24 +299,48 @@ describe("state file", () => {
         expires_at: a.expires_at,
       },
     ]);
+    // Appended, not rewritten: the snapshot still holds what it held at startup.
+    expect(lines(path)).toEqual([]);
 
     await call(h, "POST", "/peers", "bob", registration("b", { heartbeat_ttl_sec: 5 }));
-    expect(lines(path).map((r) => r.name)).toEqual(["a", "b"]);
+    expect(state(path).map((r) => r.name)).toEqual(["a", "b"]);
 
     h.clock.now += 1000;
-    chmodSync(path, 0o644);
     await call(h, "POST", `/peers/${a.registration_id}/heartbeat`, "alice");
-    expect(mode(path)).toBe(0o600);
-    expect(lines(path)[0]?.expires_at).toBe(new Date(h.clock.now + 100_000).toISOString());
+    expect(state(path)[0]?.expires_at).toBe(new Date(h.clock.now + 100_000).toISOString());
 
     h.clock.now += 5000;
+    const journalBytes = readFileSync(journalPathOf(path)).byteLength;
     expect(h.hub.prune()).toBe(1);
-    expect(lines(path).map((r) => r.name)).toEqual(["a"]);
+    expect(readFileSync(journalPathOf(path)).byteLength).toBe(journalBytes);
 
     await call(h, "DELETE", `/peers/${a.registration_id}`, "alice");
-    expect(lines(path)).toEqual([]);
-    expect(mode(path)).toBe(0o600);
+    // b lapsed: held on disk with its expiry, dropped by the next load.
+    expect(state(path).map((r) => r.name)).toEqual(["b"]);
     expect(h.logged.error).toEqual([]);
+    const reloaded = harness({ stateFile: path, now: h.clock.now });
+    expect(reloaded.hub.list()).toEqual([]);
+    expect(lines(path)).toEqual([]);
+  });
+
+  test("the journal is compacted into the snapshot once it outgrows it: bytes written stay proportional to the changes", async () => {
+    const path = join(tempDir(), "peers.jsonl");
+    const h = harness({ stateFile: path });
+    const a = (await call(h, "POST", "/peers", "alice", registration("a", { heartbeat_ttl_sec: 3600 }))).body;
+    let compactions = 0;
+    let last = readFileSync(journalPathOf(path)).byteLength;
+    for (let beat = 0; beat < 2000; beat++) {
+      h.clock.now += 1000;
+      expect((await call(h, "POST", `/peers/${a.registration_id}/heartbeat`, "alice")).status).toBe(200);
+      const size = readFileSync(journalPathOf(path)).byteLength;
+      if (size < last) compactions++;
+      last = size;
+      expect(size).toBeLessThan(70 * 1024);
+    }
+    expect(compactions).toBeGreaterThan(0);
+    expect(lines(path).map((r) => r.name)).toEqual(["a"]);
+    expect(state(path)[0]?.expires_at).toBe(new Date(h.clock.now + 3_600_000).toISOString());
+    expect(mode(path)).toBe(0o600);
   });
 
   test("reloaded at startup: leases honored (expired dropped), ownership kept", async () => {
@@ -334,6 +367,8 @@ describe("state file", () => {
     const path = join(dir, "peers.jsonl");
     const source = harness({ stateFile: path });
     const a = (await call(source, "POST", "/peers", "alice", registration("a", { heartbeat_ttl_sec: 300 }))).body;
+    // A restart compacts: the record is now a line of the snapshot.
+    harness({ stateFile: path, now: source.clock.now });
     const good = readFileSync(path, "utf8").trim();
     const secretish = { ...JSON.parse(good), registration_id: "peer-secret-one", name: "z", endpoint: "not a url" };
     writeFileSync(path, [`{"truncated": `, good, "", JSON.stringify({ name: "half" }), JSON.stringify(secretish), "[]", ""].join("\n"));
@@ -348,6 +383,16 @@ describe("state file", () => {
     expect(warnings).not.toContain(a.registration_id);
     expect((await call(reloaded, "GET", "/peers", "alice")).body.peers).toEqual([a]);
     expect(lines(path)).toHaveLength(1);
+  });
+
+  test("a torn journal line (a crash mid-append) is skipped with a warning; the lines before it count", async () => {
+    const path = join(tempDir(), "peers.jsonl");
+    const source = harness({ stateFile: path });
+    const a = (await call(source, "POST", "/peers", "alice", registration("a", { heartbeat_ttl_sec: 300 }))).body;
+    writeFileSync(journalPathOf(path), `${readFileSync(journalPathOf(path), "utf8")}{"op":"put","record":{"name":"b`);
+    const reloaded = harness({ stateFile: path, now: source.clock.now });
+    expect(reloaded.logged.warn).toEqual([`peer journal ${journalPathOf(path)} line 2 skipped: not JSON`]);
+    expect((await call(reloaded, "GET", "/peers", "alice")).body.peers).toEqual([a]);
   });
 
   test("a missing file is an empty registry; the file is created", () => {
@@ -409,13 +454,13 @@ describe("prune timer", () => {
     await call(h, "POST", "/peers", "alice", registration("a", { heartbeat_ttl_sec: 1 }));
     h.hub.startPruning(5);
     h.clock.now += 1000;
-    for (let waited = 0; readFileSync(path, "utf8") !== "" && waited < 2000; waited += 10) await Bun.sleep(10);
-    expect(readFileSync(path, "utf8")).toBe("");
+    for (let waited = 0; h.hub.held > 0 && waited < 2000; waited += 10) await Bun.sleep(10);
+    expect(h.hub.held).toBe(0);
     h.hub.close();
     await call(h, "POST", "/peers", "alice", registration("b", { heartbeat_ttl_sec: 1 }));
     h.clock.now += 1000;
     await Bun.sleep(40);
-    expect(readFileSync(path, "utf8")).toContain('"name":"b"');
+    expect(h.hub.held).toBe(1);
   });
 });
 
@@ -423,26 +468,57 @@ describe("flags", () => {
   const flags = (entries: [string, string | boolean][]) => new Map<string, string | boolean | number>(entries);
   const config = (entries: [string, unknown][]) => new Map<string, unknown>(entries);
 
-  test("PEER_FLAGS: the hub switch and the state file with their config keys", () => {
+  const limits = { maxPerCaller: 64, maxTotal: 1024, maxTtlSec: 3600 };
+
+  test("PEER_FLAGS: the hub switch, the state file and the caps with their config keys", () => {
     expect(PEER_FLAGS.map((spec) => [spec.name, spec.kind, spec.configKey])).toEqual([
       ["attach-peer-hub", "bool", "attach.peer_hub"],
       ["attach-peer-state-file", "string", "attach.peer_state_file"],
+      ["attach-peer-max-per-caller", "int", "attach.peer_max_per_caller"],
+      ["attach-peer-max-total", "int", "attach.peer_max_total"],
+      ["attach-peer-max-lease", "duration", "attach.peer_max_lease"],
     ]);
   });
 
+  test("the caps: defaults 64, 1024 and 1h; flags (the lease parsed to ms) win over config keys (Go notation)", () => {
+    expect(resolvePeerSettings(flags([]), config([]), "/srv")).toEqual({ ok: true, value: { enabled: false, stateFile: undefined, limits } });
+    const set = resolvePeerSettings(
+      new Map<string, string | boolean | number>([["attach-peer-max-per-caller", 8], ["attach-peer-max-lease", 120_000]]),
+      config([["attach.peer_max_per_caller", 9], ["attach.peer_max_total", 100], ["attach.peer_max_lease", "10m"]]),
+      "/srv",
+    );
+    expect(set).toEqual({ ok: true, value: { enabled: false, stateFile: undefined, limits: { maxPerCaller: 8, maxTotal: 100, maxTtlSec: 120 } } });
+    expect(resolvePeerSettings(flags([]), config([["attach.peer_max_lease", "90s"]]), "/srv")).toEqual({ ok: true, value: { enabled: false, stateFile: undefined, limits: { ...limits, maxTtlSec: 90 } } });
+  });
+
+  test("caps out of bounds are errors naming the flag or key", () => {
+    const cases: Array<[Map<string, string | boolean | number>, Map<string, unknown>, string]> = [
+      [new Map([["attach-peer-max-per-caller", 0]]), config([]), "--attach-peer-max-per-caller must be an integer from 1 to 100000"],
+      [new Map(), config([["attach.peer_max_total", 1_000_000]]), "config key attach.peer_max_total must be an integer from 1 to 100000"],
+      [new Map(), config([["attach.peer_max_total", "lots"]]), "config key attach.peer_max_total must be an integer from 1 to 100000"],
+      [new Map([["attach-peer-max-lease", 10]]), config([]), "--attach-peer-max-lease must be at least 1000ms"],
+      [new Map(), config([["attach.peer_max_lease", 3600]]), "config key attach.peer_max_lease: not a duration"],
+      [new Map(), config([["attach.peer_max_lease", "900h"]]), "config key attach.peer_max_lease must be at most 596h31m24s"],
+    ];
+    for (const [flagValues, configValues, message] of cases) {
+      const resolved = resolvePeerSettings(flagValues, configValues, "/srv");
+      expect(resolved.ok ? "" : resolved.error).toStartWith(message);
+    }
+  });
+
   test("off by default; flags win over the config file; relative paths from cwd", () => {
-    expect(resolvePeerSettings(flags([]), config([]), "/srv")).toEqual({ ok: true, value: { enabled: false, stateFile: undefined } });
-    expect(resolvePeerSettings(flags([["attach-peer-hub", true]]), config([]), "/srv")).toEqual({ ok: true, value: { enabled: true, stateFile: undefined } });
+    expect(resolvePeerSettings(flags([]), config([]), "/srv")).toEqual({ ok: true, value: { enabled: false, stateFile: undefined, limits } });
+    expect(resolvePeerSettings(flags([["attach-peer-hub", true]]), config([]), "/srv")).toEqual({ ok: true, value: { enabled: true, stateFile: undefined, limits } });
     expect(
       resolvePeerSettings(flags([["attach-peer-hub", true], ["attach-peer-state-file", "state/peers.jsonl"]]), config([["attach.peer_state_file", "/other"]]), "/srv"),
-    ).toEqual({ ok: true, value: { enabled: true, stateFile: "/srv/state/peers.jsonl" } });
+    ).toEqual({ ok: true, value: { enabled: true, stateFile: "/srv/state/peers.jsonl", limits } });
     expect(resolvePeerSettings(flags([]), config([["attach.peer_hub", true], ["attach.peer_state_file", "/var/peers.jsonl"]]), "/srv")).toEqual({
       ok: true,
-      value: { enabled: true, stateFile: "/var/peers.jsonl" },
+      value: { enabled: true, stateFile: "/var/peers.jsonl", limits },
     });
     expect(resolvePeerSettings(flags([["attach-peer-hub", false]]), config([["attach.peer_hub", true]]), "/srv")).toEqual({
       ok: true,
-      value: { enabled: false, stateFile: undefined },
+      value: { enabled: false, stateFile: undefined, limits },
     });
   });
 
