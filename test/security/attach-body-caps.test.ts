@@ -24,9 +24,10 @@ function injectOfSize(bytes: number): string {
 }
 
 /** A peer registration of exactly `bytes` bytes. */
+/** A valid registration padded with JSON whitespace to `bytes` (label values are capped at 256 characters). */
 function peerOfSize(bytes: number, name: string): string {
-  const shell = JSON.stringify({ name, endpoint: "https://p.example", labels: { pad: "" } });
-  return JSON.stringify({ name, endpoint: "https://p.example", labels: { pad: "z".repeat(bytes - shell.length) } });
+  const body = JSON.stringify({ name, endpoint: "https://p.example", labels: { pad: "z" } });
+  return `${body}${" ".repeat(bytes - body.length)}`;
 }
 
 const cases: AttackCase[] = [
