@@ -102,10 +102,7 @@ export class RouteTable {
       path,
       async ({ request, params, server }) => {
         try {
-          checkHeaderSize(request);
-          checkHostHeader(request);
-          checkAllowedHost(request, this.#transport.allowedHosts);
-          const peer = checkConnection(request, this.#transport);
+          const peer = this.#headerChecks(request);
           if (!options.public) checkTransport(request, this.#transport);
           const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request, peer);
           checkCsrf(request);
@@ -118,6 +115,18 @@ export class RouteTable {
       },
       { parse: "none" },
     );
+  }
+
+  /**
+   * What every request passes first, public routes and unknown paths included, in this order:
+   * header size (431), Host syntax (400), the DNS-rebinding guard of an ungated listener (421),
+   * the mTLS connection (403). Answers the connection's certificate subject, if any.
+   */
+  #headerChecks(request: Request): string | undefined {
+    checkHeaderSize(request);
+    checkHostHeader(request);
+    checkAllowedHost(request, this.#transport.allowedHosts);
+    return checkConnection(request, this.#transport);
   }
 
   /** Register both shapes of a session route; `suffix` is "" for the bare session URL. */
@@ -145,10 +154,7 @@ export class RouteTable {
   unmatched(request: Request): Response {
     const url = requestUrl(request);
     try {
-      checkHeaderSize(request);
-      checkHostHeader(request);
-      checkAllowedHost(request, this.#transport.allowedHosts);
-      const peer = checkConnection(request, this.#transport);
+      const peer = this.#headerChecks(request);
       if (!this.#publicPaths.has(url.pathname)) {
         checkTransport(request, this.#transport);
         // Routing answers (405 with Allow, 404) are for authenticated callers only.
