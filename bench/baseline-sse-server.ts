@@ -33,7 +33,13 @@ function uuid(): string {
   return crypto.randomUUID();
 }
 
-function row(seqNo: number, text: string, role: "user" | "model", invocationId: string, extra: Record<string, unknown>): unknown {
+function row(
+  seqNo: number,
+  text: string,
+  role: "user" | "model",
+  invocationId: string,
+  extra: Record<string, unknown>,
+): unknown {
   return {
     seq: seqNo,
     event: {
@@ -56,7 +62,14 @@ function row(seqNo: number, text: string, role: "user" | "model", invocationId: 
       InvocationID: invocationId,
       Branch: "",
       Author: role === "user" ? "user" : "spar",
-      Actions: { StateDelta: {}, ArtifactDelta: {}, RequestedToolConfirmations: null, SkipSummarization: false, TransferToAgent: "", Escalate: false },
+      Actions: {
+        StateDelta: {},
+        ArtifactDelta: {},
+        RequestedToolConfirmations: null,
+        SkipSummarization: false,
+        TransferToAgent: "",
+        Escalate: false,
+      },
       LongRunningToolIDs: null,
     },
   };
@@ -81,7 +94,14 @@ function turnFrames(message: string): Uint8Array[] {
     frame("agent", row(++seq, message, "user", invocationId, { prompt_ids: [promptId] }), seq),
     frame("text-delta", { invocation_id: invocationId, text: message }),
     frame("agent", row(++seq, message, "model", invocationId, { cost_usd: 0 }), seq),
-    frame("turn-complete", { prompt_id: promptId, model: "echo", tokens_in: tokens, tokens_out: tokens, cost_usd: 0, latency_ms: 0 }),
+    frame("turn-complete", {
+      prompt_id: promptId,
+      model: "echo",
+      tokens_in: tokens,
+      tokens_out: tokens,
+      cost_usd: 0,
+      latency_ms: 0,
+    }),
     frame("status-update", { turn_state: "idle" }),
     frame("usage-update", {
       ...usage(),
@@ -93,15 +113,37 @@ function turnFrames(message: string): Uint8Array[] {
 
 const CAPABILITIES = {
   protocol_version: "1.16.0",
-  event_types: ["status-update", "usage-update", "inbox", "turn-complete", "turn-error", "pause", "wake", "guardrail-trip", "text-delta"],
+  event_types: [
+    "status-update",
+    "usage-update",
+    "inbox",
+    "turn-complete",
+    "turn-error",
+    "pause",
+    "wake",
+    "guardrail-trip",
+    "text-delta",
+  ],
   server: "baseline/0",
   features: { multi_session: false, cross_daemon: false, cost_ceiling: false, guardrails: false, observer_mode: false },
   slash_commands: [],
-  agent: { name: "spar", version: "0.1.0", description: "spar agent daemon", model: "echo", provider: "echo", url: "/sessions/spar/default" },
+  agent: {
+    name: "spar",
+    version: "0.1.0",
+    description: "spar agent daemon",
+    model: "echo",
+    provider: "echo",
+    url: "/sessions/spar/default",
+  },
   caller_id: "local",
 };
 
-const HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" };
+const HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
 
 const portFlag = /^--port=(\d+)$/.exec(process.argv.find((arg) => arg.startsWith("--port=")) ?? "");
 

@@ -17,7 +17,9 @@ if (!dbFlag) {
 const db = new Database(dbFlag.slice("--db=".length), { create: true });
 db.exec("PRAGMA journal_mode = WAL");
 db.exec("PRAGMA synchronous = NORMAL");
-db.exec("CREATE TABLE IF NOT EXISTS events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID");
+db.exec(
+  "CREATE TABLE IF NOT EXISTS events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
+);
 const insert = db.prepare("INSERT INTO events (session_id, seq, payload) VALUES (?, ?, ?)");
 
 interface Session {
@@ -27,7 +29,12 @@ interface Session {
 
 const sessions = new Map<string, Session>();
 const encoder = new TextEncoder();
-const HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" };
+const HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
 let created = 0;
 
 function publish(session: Session, name: string, payload: unknown): void {
@@ -77,7 +84,14 @@ const server = Bun.serve({
       const promptId = crypto.randomUUID();
       insert.run(match[1] ?? "", ++session.seq, JSON.stringify({ prompt_id: promptId, text: message }));
       setImmediate(() =>
-        publish(session, "turn-complete", { prompt_id: promptId, model: "baseline", tokens_in: 0, tokens_out: 0, cost_usd: 0, latency_ms: Math.round(performance.now() - started) }),
+        publish(session, "turn-complete", {
+          prompt_id: promptId,
+          model: "baseline",
+          tokens_in: 0,
+          tokens_out: 0,
+          cost_usd: 0,
+          latency_ms: Math.round(performance.now() - started),
+        }),
       );
       return Response.json({ injected: true, session: match[1], woke: true, prompt_id: promptId });
     }

@@ -59,7 +59,9 @@ function event(session: number, n: number): AuditEvent {
 
 function loadAverage(): string {
   try {
-    return execSync("uptime", { encoding: "utf8" }).trim().replace(/^.*load average:\s*/, "");
+    return execSync("uptime", { encoding: "utf8" })
+      .trim()
+      .replace(/^.*load average:\s*/, "");
   } catch {
     return "unknown";
   }
@@ -87,14 +89,24 @@ async function openWithSessions(options: SqliteStoreOptions = {}): Promise<Sqlit
   const store = SqliteStore.open(nextFile(), options);
   await Promise.all(
     Array.from({ length: SESSIONS }, (_, i) =>
-      store.createSession({ ...keyOf(i), owner: "bench", viewers: [], contributors: [], createdAt: "t", lastTouchedAt: "t" }),
+      store.createSession({
+        ...keyOf(i),
+        owner: "bench",
+        viewers: [],
+        contributors: [],
+        createdAt: "t",
+        lastTouchedAt: "t",
+      }),
     ),
   );
   return store;
 }
 
 /** 100 writers, one per session, each awaiting its previous append. Leaves the store open. */
-async function concurrentAppends(perAppend: number, options: SqliteStoreOptions = {}): Promise<{ store: SqliteStore; run: Run }> {
+async function concurrentAppends(
+  perAppend: number,
+  options: SqliteStoreOptions = {},
+): Promise<{ store: SqliteStore; run: Run }> {
   const store = await openWithSessions(options);
   // Let the checkpointer worker start, as it has long before a daemon's first busy second.
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -105,7 +117,10 @@ async function concurrentAppends(perAppend: number, options: SqliteStoreOptions 
     Array.from({ length: SESSIONS }, async (_, i) => {
       const key = keyOf(i);
       for (let n = 0; n < appends; n++) {
-        await store.append(key, Array.from({ length: perAppend }, (_, j) => event(i, n * perAppend + j)));
+        await store.append(
+          key,
+          Array.from({ length: perAppend }, (_, j) => event(i, n * perAppend + j)),
+        );
       }
     }),
   );
@@ -189,7 +204,10 @@ async function journalOnlyStore(): Promise<SqliteStore> {
   await Promise.all(
     Array.from({ length: SESSIONS }, async (_, i) => {
       for (let n = 0; n < JOURNAL_REPLAY_PER_SESSION; n += chunk) {
-        await store.append(keyOf(i), Array.from({ length: chunk }, (_, j) => event(i, n + j)));
+        await store.append(
+          keyOf(i),
+          Array.from({ length: chunk }, (_, j) => event(i, n + j)),
+        );
       }
     }),
   );
@@ -279,7 +297,9 @@ const storeRow = (label: string, list: Run[]) => {
     `| ${label} | ${fmt(rate)} | ${(rate / auto).toFixed(1)}x | ${fmt(withDebt)} (${(withDebt / auto).toFixed(1)}x) | ` +
       `${fmt(median(list.map((x) => x.opsPerTx)))} | ${fmt(median(list.map((x) => x.merges)))} | ` +
       `**${Math.max(batch, merge).toFixed(0)} ms** | ${batch.toFixed(0)} ms | ${mean.toFixed(0)} / ${merge.toFixed(0)} ms | ` +
-      (holds > 0 || hold > 0 ? `${fmt(holds)}: ${hold.toFixed(0)} ms, ${holdTotal.toFixed(0)} ms total | ` : "none | ") +
+      (holds > 0 || hold > 0
+        ? `${fmt(holds)}: ${hold.toFixed(0)} ms, ${holdTotal.toFixed(0)} ms total | `
+        : "none | ") +
       `${ckpt > 0 ? `${ckpt.toFixed(0)} ms` : "in commits"} | ${wal > 0 ? mib(wal) : "n/a"} |`,
   );
 };
@@ -303,7 +323,9 @@ console.log(
     `whichever transaction crosses ${WAL_AUTOCHECKPOINT_PAGES} WAL pages. A WAL hold delays writes only: the event loop runs meanwhile)`,
 );
 console.log(`\n| replay via store.read, pages of ${PAGE} | rows/s |\n|---|---|`);
-console.log(`| rows merged into event_blocks (every event parsed, one JSON.parse per block) | ${fmt(median(num.replayEvents))} |`);
+console.log(
+  `| rows merged into event_blocks (every event parsed, one JSON.parse per block) | ${fmt(median(num.replayEvents))} |`,
+);
 console.log(`| rows still in the log (memory) | ${fmt(median(num.replayJournal))} |`);
 console.log(`| raw .values() on event_blocks, bodies not parsed (diagnostic) | ${fmt(median(num.rawReplay))} |`);
 console.log(`\ntotal ${((performance.now() - began) / 1000).toFixed(1)} s`);

@@ -99,13 +99,22 @@ export interface Server {
 
 /** Spawn `cmd`, wait for `listening on http://host:port` on stderr, and keep draining it. */
 export async function spawnServer(name: string, cmd: string[], timeoutMs = 20_000): Promise<Server> {
-  const child = Bun.spawn(cmd, { cwd: REPO_ROOT, stdin: "ignore", stdout: "ignore", stderr: "pipe", env: { ...process.env } });
+  const child = Bun.spawn(cmd, {
+    cwd: REPO_ROOT,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+    env: { ...process.env },
+  });
   track(child);
   let log = "";
   const decoder = new TextDecoder();
   const reader = child.stderr.getReader();
   const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not report a port within ${timeoutMs} ms; log:\n${log}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not report a port within ${timeoutMs} ms; log:\n${log}`)),
+      timeoutMs,
+    );
     let found = false;
     (async () => {
       for (;;) {

@@ -17,7 +17,20 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, REPO_ROOT, argFlags, benchTempDir, cpuSeconds, fmt, median, nowMs, quantile, spawnServer, table, type Server } from "./lib.ts";
+import {
+  BUN,
+  REPO_ROOT,
+  argFlags,
+  benchTempDir,
+  cpuSeconds,
+  fmt,
+  median,
+  nowMs,
+  quantile,
+  spawnServer,
+  table,
+  type Server,
+} from "./lib.ts";
 
 const flags = argFlags(process.argv.slice(2));
 const ROUNDS = Number(flags.get("rounds") ?? 3);
@@ -37,11 +50,54 @@ function openssl(args: string[]): void {
 }
 
 function makeCertificates(): void {
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=bench CA"]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=bench CA",
+  ]);
   writeFileSync(join(certDir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  for (const [name, subject, ext] of [["server", "/CN=localhost", ["-extfile", "san.ext"]], ["client", "/CN=bench", []]] as const) {
-    openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]);
-    openssl(["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", ...ext]);
+  for (const [name, subject, ext] of [
+    ["server", "/CN=localhost", ["-extfile", "san.ext"]],
+    ["client", "/CN=bench", []],
+  ] as const) {
+    openssl([
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      `${name}.key`,
+      "-out",
+      `${name}.csr`,
+      "-subj",
+      subject,
+    ]);
+    openssl([
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      `${name}.crt`,
+      "-days",
+      "1",
+      ...ext,
+    ]);
   }
 }
 
@@ -56,7 +112,10 @@ async function start(variant: Variant): Promise<Server> {
 }
 
 function options(server: Server, init: RequestInit = {}): [string, RequestInit] {
-  return [`https://127.0.0.1:${server.port}`, { ...init, tls: { ca: pem("ca.crt"), cert: pem("client.crt"), key: pem("client.key") } } as RequestInit];
+  return [
+    `https://127.0.0.1:${server.port}`,
+    { ...init, tls: { ca: pem("ca.crt"), cert: pem("client.crt"), key: pem("client.key") } } as RequestInit,
+  ];
 }
 
 async function requests(server: Server): Promise<{ rate: number; p50: number; p99: number; cpuPerK: number }> {
@@ -79,11 +138,21 @@ async function requests(server: Server): Promise<{ rate: number; p50: number; p9
   const elapsed = (nowMs() - started) / 1000;
   const cpu = cpuSeconds(server.pid) - cpu0;
   latencies.sort((a, b) => a - b);
-  return { rate: latencies.length / elapsed, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), cpuPerK: (cpu * 1000 * 1000) / latencies.length };
+  return {
+    rate: latencies.length / elapsed,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    cpuPerK: (cpu * 1000 * 1000) / latencies.length,
+  };
 }
 
 /** One subscriber: counts frames and turn-complete frames until aborted. */
-function subscribe(server: Server, abort: AbortController, counts: { frames: number; completes: number[] }, index: number): Promise<void> {
+function subscribe(
+  server: Server,
+  abort: AbortController,
+  counts: { frames: number; completes: number[] },
+  index: number,
+): Promise<void> {
   const [base, init] = options(server, { signal: abort.signal });
   return (async () => {
     const response = await fetch(`${base}/sessions/default/events?since=1000000000`, init);
@@ -124,7 +193,10 @@ async function fanOut(server: Server): Promise<{ framesPerSecond: number; cpuPer
   const started = nowMs();
   const deadline = nowMs() + 120_000;
   for (let turn = 1; turn <= TURNS; turn++) {
-    const response = await fetch(`${base}/sessions/default/inject`, { ...init, body: JSON.stringify({ message: `t=${turn}` }) });
+    const response = await fetch(`${base}/sessions/default/inject`, {
+      ...init,
+      body: JSON.stringify({ message: `t=${turn}` }),
+    });
     if (!response.ok) throw new Error(`inject: ${response.status}`);
     // One turn at a time (injects during a turn would be bundled into one): wait for every subscriber.
     while (counts.completes.filter((n) => n >= turn).length < SUBSCRIBERS) {
@@ -141,7 +213,10 @@ async function fanOut(server: Server): Promise<{ framesPerSecond: number; cpuPer
 
 makeCertificates();
 const variants: Variant[] = ["tls", "mtls", ...(BEFORE ? (["mtls-before"] as const) : [])];
-const results = new Map<Variant, Array<{ rate: number; p50: number; p99: number; cpuPerK: number; framesPerSecond: number; fanCpuPerK: number }>>();
+const results = new Map<
+  Variant,
+  Array<{ rate: number; p50: number; p99: number; cpuPerK: number; framesPerSecond: number; fanCpuPerK: number }>
+>();
 for (let round = 1; round <= ROUNDS; round++) {
   for (const variant of variants) {
     const server = await start(variant);
@@ -149,7 +224,10 @@ for (let round = 1; round <= ROUNDS; round++) {
       const request = await requests(server);
       const fan = await fanOut(server);
       console.error(`round ${round} ${variant}: ${fmt(request.rate)} req/s, ${fmt(fan.framesPerSecond)} frames/s`);
-      results.set(variant, [...(results.get(variant) ?? []), { ...request, framesPerSecond: fan.framesPerSecond, fanCpuPerK: fan.cpuPerK }]);
+      results.set(variant, [
+        ...(results.get(variant) ?? []),
+        { ...request, framesPerSecond: fan.framesPerSecond, fanCpuPerK: fan.cpuPerK },
+      ]);
     } catch (error) {
       console.error(`round ${round} ${variant} failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
@@ -160,7 +238,17 @@ for (let round = 1; round <= ROUNDS; round++) {
 const rows = variants.map((variant) => {
   const runs = results.get(variant) ?? [];
   const pick = (key: keyof (typeof runs)[number]) => fmt(median(runs.map((run) => run[key])));
-  return [variant, pick("rate"), pick("p50"), pick("p99"), pick("cpuPerK"), pick("framesPerSecond"), pick("fanCpuPerK")];
+  return [
+    variant,
+    pick("rate"),
+    pick("p50"),
+    pick("p99"),
+    pick("cpuPerK"),
+    pick("framesPerSecond"),
+    pick("fanCpuPerK"),
+  ];
 });
-console.log(`\nmedians of ${ROUNDS} rounds; ${CONCURRENCY} request loops for ${SECONDS} s; ${SUBSCRIBERS} subscribers x ${TURNS} turns\n`);
+console.log(
+  `\nmedians of ${ROUNDS} rounds; ${CONCURRENCY} request loops for ${SECONDS} s; ${SUBSCRIBERS} subscribers x ${TURNS} turns\n`,
+);
 console.log(table(["variant", "req/s", "p50 ms", "p99 ms", "CPU ms/1k req", "frames/s", "CPU ms/1k frames"], rows));

@@ -35,9 +35,20 @@ function stateBytes(dir: string): number {
 
 async function run(variant: string, root: string, extra: readonly string[]): Promise<string[]> {
   const dir = benchTempDir("spar-bench-peers-");
-  const server = await spawnServer(variant, [BUN, join(root, "src/main.ts"), "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(dir, "sessions.db")}`, "--attach-peer-hub", `--attach-peer-state-file=${join(dir, "peers.jsonl")}`, ...extra]);
+  const server = await spawnServer(variant, [
+    BUN,
+    join(root, "src/main.ts"),
+    "agent",
+    "--attach-listen=127.0.0.1:0",
+    `--session-db=${join(dir, "sessions.db")}`,
+    "--attach-peer-hub",
+    `--attach-peer-state-file=${join(dir, "peers.jsonl")}`,
+    ...extra,
+  ]);
   try {
-    const labels = Object.fromEntries(Array.from({ length: LABELS }, (_, index) => [`label${index}`, "v".repeat(LABEL_BYTES)]));
+    const labels = Object.fromEntries(
+      Array.from({ length: LABELS }, (_, index) => [`label${index}`, "v".repeat(LABEL_BYTES)]),
+    );
     const rssBefore = rssKiB(server.pid);
     const writtenBefore = writtenBytes(server.pid);
     const statuses = new Map<number, number>();
@@ -46,7 +57,12 @@ async function run(variant: string, root: string, extra: readonly string[]): Pro
       const response = await fetch(`${server.baseUrl}/peers`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ name: `peer-${index}`, endpoint: `https://peer-${index}.example`, labels, heartbeat_ttl_sec: TTL }),
+        body: JSON.stringify({
+          name: `peer-${index}`,
+          endpoint: `https://peer-${index}.example`,
+          labels,
+          heartbeat_ttl_sec: TTL,
+        }),
       });
       await response.arrayBuffer();
       statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
@@ -57,7 +73,15 @@ async function run(variant: string, root: string, extra: readonly string[]): Pro
     const rssAfter = rssKiB(server.pid);
     const answered = [...statuses].map(([status, n]) => `${n}x${status}`).join(", ");
     console.error(`${variant}: ${fmt(seconds)} s, ${answered}, ${fmt(written / 1e6)} MB written`);
-    return [variant, fmt(seconds), answered, fmt(written / 1e6), fmt(stateBytes(dir) / 1e6), fmt(listed.byteLength / 1e6), `${fmt(rssBefore / 1024)} -> ${fmt(rssAfter / 1024)}`];
+    return [
+      variant,
+      fmt(seconds),
+      answered,
+      fmt(written / 1e6),
+      fmt(stateBytes(dir) / 1e6),
+      fmt(listed.byteLength / 1e6),
+      `${fmt(rssBefore / 1024)} -> ${fmt(rssAfter / 1024)}`,
+    ];
   } finally {
     await server.stop();
   }
@@ -66,5 +90,7 @@ async function run(variant: string, root: string, extra: readonly string[]): Pro
 const rows: string[][] = [];
 rows.push(await run("after", REPO_ROOT, EXTRA));
 if (BEFORE) rows.push(await run("before", BEFORE, []));
-console.log(`\n${COUNT} registrations by one caller, ${LABELS} labels x ${LABEL_BYTES} B, TTL ${TTL} s${EXTRA.length > 0 ? `; after with ${EXTRA.join(" ")}` : ""}\n`);
+console.log(
+  `\n${COUNT} registrations by one caller, ${LABELS} labels x ${LABEL_BYTES} B, TTL ${TTL} s${EXTRA.length > 0 ? `; after with ${EXTRA.join(" ")}` : ""}\n`,
+);
 console.log(table(["variant", "total s", "answers", "MB written", "state files MB", "GET /peers MB", "RSS MiB"], rows));

@@ -17,7 +17,19 @@
  */
 import { type Socket, connect } from "node:net";
 import { join } from "node:path";
-import { BUN, REPO_ROOT, argFlags, benchTempDir, fmt, median, nowMs, quantile, spawnServer, table, type Server } from "./lib.ts";
+import {
+  BUN,
+  REPO_ROOT,
+  argFlags,
+  benchTempDir,
+  fmt,
+  median,
+  nowMs,
+  quantile,
+  spawnServer,
+  table,
+  type Server,
+} from "./lib.ts";
 
 const flags = argFlags(process.argv.slice(2));
 const ROUNDS = Number(flags.get("rounds") ?? 3);
@@ -96,7 +108,9 @@ async function stalledSubscriber(port: number): Promise<Socket> {
   });
   socket.on("error", () => {});
   // Live only (a cursor past the head): the buffer fills with live frames, not with a replay.
-  socket.write(`GET /sessions/default/events?since=999999999999 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`);
+  socket.write(
+    `GET /sessions/default/events?since=999999999999 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`,
+  );
   await new Promise<void>((resolve) => {
     let seen = "";
     const onData = (chunk: Buffer): void => {
@@ -141,7 +155,11 @@ async function phase(server: Server, healthy: Healthy[]): Promise<Phase> {
     if (wait > 0) await Bun.sleep(wait);
     const sent = nowMs();
     posts.push(
-      fetch(`${server.baseUrl}/sessions/default/inject`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message: PROMPT }) })
+      fetch(`${server.baseUrl}/sessions/default/inject`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message: PROMPT }),
+      })
         .then((response) => response.json() as Promise<{ prompt_id?: string }>)
         .then((body) => {
           if (body.prompt_id) sentAt.set(body.prompt_id, sent);
@@ -178,8 +196,17 @@ interface RoundResult {
 
 async function round(index: number): Promise<RoundResult> {
   const db = join(benchTempDir("spar-bench-slow-"), "sessions.db");
-  const server = await spawnServer("spar", [BUN, join(REPO_ROOT, "src/main.ts"), "agent", "--attach-listen=127.0.0.1:0", `--session-db=${db}`, "--subscriber-buffer=256"]);
-  const healthy = await Promise.all(Array.from({ length: HEALTHY }, () => Healthy.open(`${server.baseUrl}/sessions/default/events`)));
+  const server = await spawnServer("spar", [
+    BUN,
+    join(REPO_ROOT, "src/main.ts"),
+    "agent",
+    "--attach-listen=127.0.0.1:0",
+    `--session-db=${db}`,
+    "--subscriber-buffer=256",
+  ]);
+  const healthy = await Promise.all(
+    Array.from({ length: HEALTHY }, () => Healthy.open(`${server.baseUrl}/sessions/default/events`)),
+  );
   try {
     const base = await phase(server, healthy);
     const stalledSockets = await Promise.all(Array.from({ length: STALLED }, () => stalledSubscriber(server.port)));
@@ -211,8 +238,15 @@ const row = (name: string, pick: (r: RoundResult) => Phase): string[] => [
   String(results.reduce((sum, r) => sum + pick(r).gaps, 0)),
   String(results.reduce((sum, r) => sum + pick(r).healthyClosed, 0)),
 ];
-console.log(`\nSlow subscribers: ${HEALTHY} healthy subscribers, ${RATE} injects/s of ${PROMPT.length} chars for ${SECONDS} s per phase, --subscriber-buffer=256, medians of ${ROUNDS} round(s). Latency: inject sent -> turn-complete received, ms.\n`);
-console.log(table(["phase", "p50", "p99", "max", "healthy seq gaps", "healthy closed"], [row("healthy only", (r) => r.base), row(`+ ${STALLED} stalled`, (r) => r.stalled)]));
+console.log(
+  `\nSlow subscribers: ${HEALTHY} healthy subscribers, ${RATE} injects/s of ${PROMPT.length} chars for ${SECONDS} s per phase, --subscriber-buffer=256, medians of ${ROUNDS} round(s). Latency: inject sent -> turn-complete received, ms.\n`,
+);
+console.log(
+  table(
+    ["phase", "p50", "p99", "max", "healthy seq gaps", "healthy closed"],
+    [row("healthy only", (r) => r.base), row(`+ ${STALLED} stalled`, (r) => r.stalled)],
+  ),
+);
 console.log(
   `\nwith stalled / without: p50 ${fmt(stat((r) => r.stalled, 0.5) / stat((r) => r.base, 0.5))}, p99 ${fmt(stat((r) => r.stalled, 0.99) / stat((r) => r.base, 0.99))}; ` +
     `stalled subscribers cut by the end of the phase: ${results.map((r) => `${r.stalledCut}/${STALLED}`).join(", ")}`,

@@ -33,11 +33,20 @@ function watch(port: number, session: string): Watched {
 
 process.on("message", async (message: { type: string; port?: number; sessions?: string[]; perSession?: number }) => {
   if (message.type === "connect" && message.port && message.sessions) {
-    for (const session of message.sessions) for (let i = 0; i < (message.perSession ?? 1); i++) watched.push(watch(message.port, session));
-    while (watched.some((entry) => entry.subscriber.frames.length < 3 && !entry.subscriber.isEnded)) await Bun.sleep(20);
+    for (const session of message.sessions)
+      for (let i = 0; i < (message.perSession ?? 1); i++) watched.push(watch(message.port, session));
+    while (watched.some((entry) => entry.subscriber.frames.length < 3 && !entry.subscriber.isEnded))
+      await Bun.sleep(20);
     process.send?.({ type: "ready" });
   } else if (message.type === "report") {
-    process.send?.({ type: "report", frames, rows, gaps, duplicates, ended: watched.filter((entry) => entry.subscriber.isEnded).length });
+    process.send?.({
+      type: "report",
+      frames,
+      rows,
+      gaps,
+      duplicates,
+      ended: watched.filter((entry) => entry.subscriber.isEnded).length,
+    });
   } else if (message.type === "close") {
     for (const entry of watched) entry.subscriber.close();
     process.exit(0);

@@ -31,15 +31,30 @@ const promptChars = Number(flags.get("prompt-chars") ?? 200);
 const contextWindow = Number(flags.get("context-window") ?? 2000);
 const clients = 4;
 
-const daemon = await spawnServer("spar", [BUN, join(REPO_ROOT, "src/main.ts"), "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(benchTempDir(), "soak.db")}`, "--multi-session", `--model-context-window=${contextWindow}`]);
+const daemon = await spawnServer("spar", [
+  BUN,
+  join(REPO_ROOT, "src/main.ts"),
+  "agent",
+  "--attach-listen=127.0.0.1:0",
+  `--session-db=${join(benchTempDir(), "soak.db")}`,
+  "--multi-session",
+  `--model-context-window=${contextWindow}`,
+]);
 const ids = Array.from({ length: sessions }, (_, i) => `soak-${i}`);
 for (const id of ids) {
-  const response = await fetch(`${daemon.baseUrl}/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ sessionID: id }) });
+  const response = await fetch(`${daemon.baseUrl}/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ sessionID: id }),
+  });
   if (response.status !== 201) throw new Error(`create ${id}: ${response.status}`);
 }
 
 const children = Array.from({ length: clients }, () => {
-  const child = Bun.spawn([BUN, join(import.meta.dir, "soak-client.ts")], { ipc: (message) => onMessage(child.pid, message as { type: string } & Partial<Report>), stdio: ["ignore", "inherit", "inherit"] });
+  const child = Bun.spawn([BUN, join(import.meta.dir, "soak-client.ts")], {
+    ipc: (message) => onMessage(child.pid, message as { type: string } & Partial<Report>),
+    stdio: ["ignore", "inherit", "inherit"],
+  });
   track(child);
   return child;
 });
@@ -55,8 +70,19 @@ function ask(child: (typeof children)[number], request: unknown): Promise<unknow
 }
 await Bun.sleep(300);
 const perSession = Math.max(1, Math.round(subscribers / sessions));
-await Promise.all(children.map((child, index) => ask(child, { type: "connect", port: daemon.port, sessions: ids.filter((_, i) => i % clients === index), perSession })));
-console.error(`soak: ${sessions} sessions, ${sessions * perSession} subscribers, ${turnsPerSecond} turns/s offered, ${minutes} min, ${promptChars}-char prompts, ${contextWindow}-token window`);
+await Promise.all(
+  children.map((child, index) =>
+    ask(child, {
+      type: "connect",
+      port: daemon.port,
+      sessions: ids.filter((_, i) => i % clients === index),
+      perSession,
+    }),
+  ),
+);
+console.error(
+  `soak: ${sessions} sessions, ${sessions * perSession} subscribers, ${turnsPerSecond} turns/s offered, ${minutes} min, ${promptChars}-char prompts, ${contextWindow}-token window`,
+);
 
 /** `spar_worker_cached_messages` from /metrics: the conversation messages the turn workers hold. */
 async function cachedMessages(): Promise<number> {
@@ -66,12 +92,21 @@ async function cachedMessages(): Promise<number> {
 
 function prompt(index: number): string {
   const head = `soak ${index}: `;
-  return head + "check the rollout and report ".repeat(Math.ceil(promptChars / 29)).slice(0, Math.max(0, promptChars - head.length));
+  return (
+    head +
+    "check the rollout and report ".repeat(Math.ceil(promptChars / 29)).slice(0, Math.max(0, promptChars - head.length))
+  );
 }
 
 /** Compactions so far, summed over the sessions' GET /context. */
 async function compactions(): Promise<number> {
-  const counts = await Promise.all(ids.map(async (id) => ((await (await fetch(`${daemon.baseUrl}/sessions/${id}/context`)).json()) as { compactions: number }).compactions));
+  const counts = await Promise.all(
+    ids.map(
+      async (id) =>
+        ((await (await fetch(`${daemon.baseUrl}/sessions/${id}/context`)).json()) as { compactions: number })
+          .compactions,
+    ),
+  );
   return counts.reduce((sum, count) => sum + count, 0);
 }
 
@@ -84,25 +119,81 @@ let nextSample = started;
 let turnIndex = 0;
 while (performance.now() < deadline) {
   const id = ids[turnIndex++ % ids.length] ?? "soak-0";
-  fetch(`${daemon.baseUrl}/sessions/${id}/inject`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message: prompt(turnIndex) }) })
+  fetch(`${daemon.baseUrl}/sessions/${id}/inject`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message: prompt(turnIndex) }),
+  })
     .then((response) => (response.status === 200 ? injects++ : failedInjects++))
     .catch(() => failedInjects++);
   if (performance.now() >= nextSample) {
-    samples.push([((performance.now() - started) / 60_000).toFixed(1), fmt(rssKiB(daemon.pid) / 1024), String(await cachedMessages()), String(await compactions()), String(injects), String(failedInjects)]);
+    samples.push([
+      ((performance.now() - started) / 60_000).toFixed(1),
+      fmt(rssKiB(daemon.pid) / 1024),
+      String(await cachedMessages()),
+      String(await compactions()),
+      String(injects),
+      String(failedInjects),
+    ]);
     nextSample += 30_000;
   }
   await Bun.sleep(1000 / turnsPerSecond);
 }
 await Bun.sleep(3000);
 const reports = (await Promise.all(children.map((child) => ask(child, { type: "report" })))) as Report[];
-const total = reports.reduce((sum, report) => ({ frames: sum.frames + report.frames, rows: sum.rows + report.rows, gaps: sum.gaps + report.gaps, duplicates: sum.duplicates + report.duplicates, ended: sum.ended + report.ended }), { frames: 0, rows: 0, gaps: 0, duplicates: 0, ended: 0 });
-samples.push([minutes.toFixed(1), fmt(rssKiB(daemon.pid) / 1024), String(await cachedMessages()), String(await compactions()), String(injects), String(failedInjects)]);
-const errors = daemon.log().split("\n").filter((line) => / (ERROR|WARN) /.test(line) && !line.includes("has no token"));
+const total = reports.reduce(
+  (sum, report) => ({
+    frames: sum.frames + report.frames,
+    rows: sum.rows + report.rows,
+    gaps: sum.gaps + report.gaps,
+    duplicates: sum.duplicates + report.duplicates,
+    ended: sum.ended + report.ended,
+  }),
+  { frames: 0, rows: 0, gaps: 0, duplicates: 0, ended: 0 },
+);
+samples.push([
+  minutes.toFixed(1),
+  fmt(rssKiB(daemon.pid) / 1024),
+  String(await cachedMessages()),
+  String(await compactions()),
+  String(injects),
+  String(failedInjects),
+]);
+const errors = daemon
+  .log()
+  .split("\n")
+  .filter((line) => / (ERROR|WARN) /.test(line) && !line.includes("has no token"));
 for (const child of children) child.send({ type: "close" });
 await daemon.stop();
 
-console.log(table(["minute", "daemon RSS MiB", "messages cached in turn workers", "compactions", "injects ok", "injects failed"], samples));
+console.log(
+  table(
+    ["minute", "daemon RSS MiB", "messages cached in turn workers", "compactions", "injects ok", "injects failed"],
+    samples,
+  ),
+);
 console.log();
-console.log(table(["frames delivered", "rows delivered", "rows lost (gaps)", "rows duplicated", "streams ended early", "daemon log errors"], [[String(total.frames), String(total.rows), String(total.gaps), String(total.duplicates), String(total.ended), String(errors.length)]]));
+console.log(
+  table(
+    [
+      "frames delivered",
+      "rows delivered",
+      "rows lost (gaps)",
+      "rows duplicated",
+      "streams ended early",
+      "daemon log errors",
+    ],
+    [
+      [
+        String(total.frames),
+        String(total.rows),
+        String(total.gaps),
+        String(total.duplicates),
+        String(total.ended),
+        String(errors.length),
+      ],
+    ],
+  ),
+);
 for (const line of errors.slice(0, 5)) console.log(`  ${line}`);
 process.exit(0);

@@ -222,8 +222,18 @@ function onClosed(sub: Sub, why: string): void {
 
 function openOne(host: string, port: number, path: string): Promise<void> {
   const sub: Sub = {
-    state: HEAD, pending: "", remaining: 0, skip: 0, sse: "", status: 0, frames: 0,
-    lastSeq: -1, seqGaps: 0, closed: false, ready: false, socket: undefined,
+    state: HEAD,
+    pending: "",
+    remaining: 0,
+    skip: 0,
+    sse: "",
+    status: 0,
+    frames: 0,
+    lastSeq: -1,
+    seqGaps: 0,
+    closed: false,
+    ready: false,
+    socket: undefined,
   };
   subs.push(sub);
   const request = `GET ${path} HTTP/1.1\r\nHost: ${host}:${port}\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n`;
@@ -277,7 +287,13 @@ async function connectAll(host: string, port: number, path: string, n: number): 
     for (let j = i; j < Math.min(n, i + BATCH); j++) batch.push(openOne(host, port, path));
     await Promise.race([Promise.all(batch), Bun.sleep(15_000)]);
   }
-  send({ type: "ready", live, failed: subs.filter((sub) => !sub.ready).length, connectMs: performance.now() - started, errors: errors.slice(0, 5) });
+  send({
+    type: "ready",
+    live,
+    failed: subs.filter((sub) => !sub.ready).length,
+    connectMs: performance.now() - started,
+    errors: errors.slice(0, 5),
+  });
   resetCounters();
 }
 

@@ -17,7 +17,21 @@
  * row, text-delta, model row), on the shared clock performance.timeOrigin + performance.now().
  * Prints medians over rounds. Everything on 127.0.0.1, port 0; children killed on any exit.
  */
-import { BUN, argFlags, benchTempDir, cpuSeconds, fmt, median, nowMs, rssKiB, spawnServer, table, track, untrack, type Server } from "./lib.ts";
+import {
+  BUN,
+  argFlags,
+  benchTempDir,
+  cpuSeconds,
+  fmt,
+  median,
+  nowMs,
+  rssKiB,
+  spawnServer,
+  table,
+  track,
+  untrack,
+  type Server,
+} from "./lib.ts";
 import { join } from "node:path";
 
 type ServerKind = "baseline" | "spar";
@@ -47,7 +61,13 @@ function configFor(n: number): NConfig {
   const known = CONFIG[n];
   if (known) return windowOverride ? { ...known, window: windowOverride } : known;
   // Unlisted N: keep the offered paced load near 36k deliveries/s.
-  return { pacedRate: Math.max(0.5, 4000 / n), pacedMs: 4000, satMs: 4000, window: windowOverride ?? (n >= 2000 ? 4 : 8), maxInjects: 400 };
+  return {
+    pacedRate: Math.max(0.5, 4000 / n),
+    pacedMs: 4000,
+    satMs: 4000,
+    window: windowOverride ?? (n >= 2000 ? 4 : 8),
+    maxInjects: 400,
+  };
 }
 
 interface ClientStats {
@@ -137,7 +157,11 @@ class Client {
   }
 
   /** Send `{type: command}` and wait for the reply of type `replyType`. */
-  async request<T extends ClientMessage["type"]>(command: string, replyType: T, timeoutMs = 30_000): Promise<Extract<ClientMessage, { type: T }>> {
+  async request<T extends ClientMessage["type"]>(
+    command: string,
+    replyType: T,
+    timeoutMs = 30_000,
+  ): Promise<Extract<ClientMessage, { type: T }>> {
     const reply = this.next(replyType, timeoutMs);
     this.send({ type: command });
     return await reply;
@@ -234,7 +258,8 @@ class Outstanding {
 
   async drained(timeoutMs: number): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
-    while (this.pending.size > 0 && performance.now() < deadline) await this.changed(Math.max(1, deadline - performance.now()));
+    while (this.pending.size > 0 && performance.now() < deadline)
+      await this.changed(Math.max(1, deadline - performance.now()));
     return this.pending.size === 0;
   }
 }
@@ -251,7 +276,12 @@ async function settle(client: Client, maxMs = 5000): Promise<void> {
   }
 }
 
-async function runPhase(server: Server, client: Client, mode: "paced" | "saturated", config: NConfig): Promise<PhaseResult> {
+async function runPhase(
+  server: Server,
+  client: Client,
+  mode: "paced" | "saturated",
+  config: NConfig,
+): Promise<PhaseResult> {
   const outstanding = new Outstanding();
   client.onDone = (stamp) => outstanding.done(stamp);
   client.send({ type: "reset" });
@@ -331,7 +361,13 @@ let baselineScript = join(import.meta.dir, "baseline-sse-server.ts");
 async function startServer(kind: ServerKind): Promise<Server> {
   if (kind === "baseline") return await spawnServer("baseline", [BUN, baselineScript]);
   const db = join(benchTempDir("spar-bench-fanout-"), "sessions.db");
-  return await spawnServer("spar", [BUN, join(import.meta.dir, "../src/main.ts"), "agent", "--attach-listen=127.0.0.1:0", `--session-db=${db}`]);
+  return await spawnServer("spar", [
+    BUN,
+    join(import.meta.dir, "../src/main.ts"),
+    "agent",
+    "--attach-listen=127.0.0.1:0",
+    `--session-db=${db}`,
+  ]);
 }
 
 function serverErrors(server: Server): string[] {
@@ -363,9 +399,18 @@ async function runCase(kind: ServerKind, n: number, round: number): Promise<Case
     const saturated = await runPhase(server, client, "saturated", config);
     const rssLoadedKiB = rssKiB(server.pid);
     return {
-      server: kind, n, round, connected: live, connectMs, rssBeforeKiB, rssAfterKiB, rssLoadedKiB,
+      server: kind,
+      n,
+      round,
+      connected: live,
+      connectMs,
+      rssBeforeKiB,
+      rssAfterKiB,
+      rssLoadedKiB,
       kibPerSub: (rssAfterKiB - rssBeforeKiB) / Math.max(1, live),
-      paced, saturated, serverErrors: serverErrors(server),
+      paced,
+      saturated,
+      serverErrors: serverErrors(server),
     };
   } finally {
     await client?.close();
@@ -377,7 +422,9 @@ function describe(result: CaseResult): string {
   const phase = (name: string, p: PhaseResult) =>
     `${name}: ${p.injects} inj, ${p.frames} frames, ${fmt(p.evPerSec)} ev/s, ${fmt(p.evPerCpuSec)} ev/CPU-s, srv ${fmt(p.serverCpuPct)}% cli ${fmt(p.clientCpuPct)}% CPU, ` +
     `p50 ${fmt(p.p50)} p99 ${fmt(p.p99)} max ${fmt(p.max)} ms, frames/sub ${p.minFrames}..${p.maxFrames}, closed ${p.closed}, gaps ${p.seqGaps}` +
-    (p.injectErrors || p.undelivered || p.skipped ? `, inject errors ${p.injectErrors}, undelivered ${p.undelivered}, skipped ${p.skipped}` : "") +
+    (p.injectErrors || p.undelivered || p.skipped
+      ? `, inject errors ${p.injectErrors}, undelivered ${p.undelivered}, skipped ${p.skipped}`
+      : "") +
     (p.errors.length ? `, errors: ${p.errors.join(" | ")}` : "");
   return [
     `[round ${result.round}] ${result.server} N=${result.n}: connected ${result.connected} in ${fmt(result.connectMs / 1000)} s, RSS ${result.rssBeforeKiB} -> ${result.rssAfterKiB} KiB (${fmt(result.kibPerSub)} KiB/sub), after load ${result.rssLoadedKiB} KiB`,
@@ -449,7 +496,12 @@ function report(results: CaseResult[], ns: number[]): void {
         `${fmt(med(cases, (c) => c.saturated.serverCpuPct))} / ${fmt(med(cases, (c) => c.saturated.clientCpuPct))}`,
         fmt(med(cases, (c) => c.kibPerSub)),
         String(cases.reduce((sum, c) => sum + c.paced.closed + c.saturated.closed + (c.n - c.connected), 0)),
-        String(cases.reduce((sum, c) => sum + c.paced.seqGaps + c.saturated.seqGaps + c.paced.undelivered + c.saturated.undelivered, 0)),
+        String(
+          cases.reduce(
+            (sum, c) => sum + c.paced.seqGaps + c.saturated.seqGaps + c.paced.undelivered + c.saturated.undelivered,
+            0,
+          ),
+        ),
       ]);
     }
     const base = pick("baseline", n);
@@ -459,25 +511,62 @@ function report(results: CaseResult[], ns: number[]): void {
       ratios.push([
         String(n),
         `${fmt(config.pacedRate)} inj/s (${fmt(config.pacedRate * 9 * n)} ev/s offered)`,
-        fmt(ratio((c) => c.paced.evPerSec), 2),
-        fmt(ratio((c) => c.paced.p99), 2),
-        fmt(ratio((c) => c.saturated.evPerSec), 2),
-        fmt(ratio((c) => c.saturated.p99), 2),
-        fmt(ratio((c) => c.saturated.evPerCpuSec), 2),
+        fmt(
+          ratio((c) => c.paced.evPerSec),
+          2,
+        ),
+        fmt(
+          ratio((c) => c.paced.p99),
+          2,
+        ),
+        fmt(
+          ratio((c) => c.saturated.evPerSec),
+          2,
+        ),
+        fmt(
+          ratio((c) => c.saturated.p99),
+          2,
+        ),
+        fmt(
+          ratio((c) => c.saturated.evPerCpuSec),
+          2,
+        ),
         fmt(med(spar, (c) => c.kibPerSub)),
       ]);
     }
   }
-  console.log(`\nSSE fan-out, medians over ${roundsDone} round(s). Latency in ms (publish stamp -> client receive). ev = SSE frames delivered to one subscriber.`);
-  console.log("paced = steady inject rate; saturated = closed loop (<= W injects not yet delivered to every subscriber).\n");
+  console.log(
+    `\nSSE fan-out, medians over ${roundsDone} round(s). Latency in ms (publish stamp -> client receive). ev = SSE frames delivered to one subscriber.`,
+  );
+  console.log(
+    "paced = steady inject rate; saturated = closed loop (<= W injects not yet delivered to every subscriber).\n",
+  );
   console.log(
     table(
-      ["N", "server", "paced ev/s", "paced p50/p99", "paced ev/CPU-s", "sat ev/s", "sat p50/p99", "sat ev/CPU-s", "sat CPU% srv/cli", "KiB/sub", "closed", "gaps+lost"],
+      [
+        "N",
+        "server",
+        "paced ev/s",
+        "paced p50/p99",
+        "paced ev/CPU-s",
+        "sat ev/s",
+        "sat p50/p99",
+        "sat ev/CPU-s",
+        "sat CPU% srv/cli",
+        "KiB/sub",
+        "closed",
+        "gaps+lost",
+      ],
       rows,
     ),
   );
   console.log("\nspar / baseline (targets at N=1000: ev/s >= 0.8, p99 <= 2, <= 16 KiB/sub):\n");
-  console.log(table(["N", "paced load", "paced ev/s", "paced p99", "sat ev/s", "sat p99", "sat ev/CPU-s", "spar KiB/sub"], ratios));
+  console.log(
+    table(
+      ["N", "paced load", "paced ev/s", "paced p99", "sat ev/s", "sat p99", "sat ev/CPU-s", "spar KiB/sub"],
+      ratios,
+    ),
+  );
 }
 
 await main();

@@ -12,7 +12,20 @@
  * Everything on 127.0.0.1, port 0; children killed on any exit.
  */
 import { join } from "node:path";
-import { BUN, argFlags, benchTempDir, cpuSeconds, fmt, median, nowMs, quantile, rssKiB, spawnServer, table, type Server } from "./lib.ts";
+import {
+  BUN,
+  argFlags,
+  benchTempDir,
+  cpuSeconds,
+  fmt,
+  median,
+  nowMs,
+  quantile,
+  rssKiB,
+  spawnServer,
+  table,
+  type Server,
+} from "./lib.ts";
 
 interface Frame {
   event: string;
@@ -55,7 +68,7 @@ class Stream {
           this.frames++;
           if (event === "turn-error") this.turnErrors++;
           const waiter = this.#waiter;
-          if (waiter && waiter.match({ event, data })) {
+          if (waiter?.match({ event, data })) {
             this.#waiter = undefined;
             waiter.resolve({ event, data });
           }
@@ -113,7 +126,11 @@ interface LoopResult {
 }
 
 async function postJson(url: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   let json: Record<string, unknown> = {};
   try {
@@ -129,7 +146,8 @@ async function setup(server: Server, count: number, prefix: string): Promise<Arr
   const sessions: Array<{ url: string; stream: Stream }> = [];
   for (let i = 0; i < count; i++) {
     const created = await postJson(`${server.baseUrl}/sessions`, { sessionID: `${prefix}${i}` });
-    if (created.status !== 201 || typeof created.json.url !== "string") throw new Error(`create session: HTTP ${created.status} ${JSON.stringify(created.json)}`);
+    if (created.status !== 201 || typeof created.json.url !== "string")
+      throw new Error(`create session: HTTP ${created.status} ${JSON.stringify(created.json)}`);
     const url = created.json.url;
     sessions.push({ url, stream: await Stream.open(`${url}/events`) });
   }
@@ -141,7 +159,14 @@ async function setup(server: Server, count: number, prefix: string): Promise<Arr
  * `totalRate`, each loop starts its turns on a fixed schedule (phases staggered across loops) so
  * the offered load is `totalRate` turns/s; a loop that falls behind starts its next turn at once.
  */
-async function runLoops(label: string, server: Server, sessions: Array<{ url: string; stream: Stream }>, seconds: number, record = true, totalRate?: number): Promise<LoopResult> {
+async function runLoops(
+  label: string,
+  server: Server,
+  sessions: Array<{ url: string; stream: Stream }>,
+  seconds: number,
+  record = true,
+  totalRate?: number,
+): Promise<LoopResult> {
   const latencies: number[] = [];
   const injectLatencies: number[] = [];
   const failures: Record<string, number> = {};
@@ -163,7 +188,10 @@ async function runLoops(label: string, server: Server, sessions: Array<{ url: st
         if (wait > 0) await Bun.sleep(wait);
       }
       const sent = nowMs();
-      const completion = session.stream.next((frame) => frame.event === "turn-complete" || frame.event === "turn-error", 10_000);
+      const completion = session.stream.next(
+        (frame) => frame.event === "turn-complete" || frame.event === "turn-error",
+        10_000,
+      );
       let promptId: unknown;
       try {
         const response = await postJson(`${session.url}/inject`, { message: `t=${sent.toFixed(3)}` });
@@ -192,7 +220,8 @@ async function runLoops(label: string, server: Server, sessions: Array<{ url: st
       lastEnd = Math.max(lastEnd, done);
       latencies.push(done - sent);
       timeline.push([sent - start, done - sent]);
-      if (traceSlowMs > 0 && done - sent > traceSlowMs) slow.push(`${((sent - start) / 1000).toFixed(2)}s:${Math.round(done - sent)}`);
+      if (traceSlowMs > 0 && done - sent > traceSlowMs)
+        slow.push(`${((sent - start) / 1000).toFixed(2)}s:${Math.round(done - sent)}`);
     }
   };
   await Promise.all(sessions.map((session, index) => loop(session, index)));
@@ -219,7 +248,8 @@ async function runLoops(label: string, server: Server, sessions: Array<{ url: st
   // Turn latency early vs late in the phase: shows per-turn cost growing with session history.
   const firstSecond = median(timeline.filter(([at]) => at < 1000).map(([, latency]) => latency));
   const lastSecond = median(timeline.filter(([at]) => at > elapsed * 1000 - 1000).map(([, latency]) => latency));
-  if (record && slow.length) console.error(`  ${slow.length} turns over ${traceSlowMs} ms (sent-at:latency): ${slow.slice(0, 40).join(" ")}`);
+  if (record && slow.length)
+    console.error(`  ${slow.length} turns over ${traceSlowMs} ms (sent-at:latency): ${slow.slice(0, 40).join(" ")}`);
   if (record) {
     console.error(
       `${label}: ${turns} turns in ${fmt(elapsed)} s = ${fmt(result.turnsPerSec)} turns/s, p50 ${fmt(result.p50)} p99 ${fmt(result.p99)} max ${fmt(result.max)} ms, ` +
@@ -259,17 +289,35 @@ async function main(): Promise<void> {
   printReport(results, rate);
 }
 
-async function sparPhases(count: number, seconds: number, pacedSeconds: number, rate: number, results: LoopResult[]): Promise<void> {
-  const spar = await spawnServer("spar", [BUN, join(import.meta.dir, "../src/main.ts"), "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(benchTempDir("spar-bench-turns-"), "sessions.db")}`, "--multi-session"]);
+async function sparPhases(
+  count: number,
+  seconds: number,
+  pacedSeconds: number,
+  rate: number,
+  results: LoopResult[],
+): Promise<void> {
+  const spar = await spawnServer("spar", [
+    BUN,
+    join(import.meta.dir, "../src/main.ts"),
+    "agent",
+    "--attach-listen=127.0.0.1:0",
+    `--session-db=${join(benchTempDir("spar-bench-turns-"), "sessions.db")}`,
+    "--multi-session",
+  ]);
   try {
     const sessions = await setup(spar, count, "bench-");
     await runLoops("warm-up", spar, sessions, 2, false);
     results.push(await runLoops(`spar, ${count} sessions x 1 loop`, spar, sessions, seconds));
-    results.push(await runLoops(`spar, ${count} sessions, paced ${rate} turns/s`, spar, sessions, pacedSeconds, true, rate));
+    results.push(
+      await runLoops(`spar, ${count} sessions, paced ${rate} turns/s`, spar, sessions, pacedSeconds, true, rate),
+    );
     console.error(`  spar streams: ${streamSummary(sessions)}`);
     const solo = await setup(spar, 1, "solo-");
     results.push(await runLoops("spar, 1 session x 1 loop (reference)", spar, solo, Math.min(5, seconds)));
-    const log = spar.log().split("\n").filter((line) => /\b(ERROR|WARN)\b/.test(line) && !line.includes("has no token"));
+    const log = spar
+      .log()
+      .split("\n")
+      .filter((line) => /\b(ERROR|WARN)\b/.test(line) && !line.includes("has no token"));
     if (log.length) console.error(`  spar log: ${log.length} warnings/errors, first: ${log.slice(0, 3).join(" | ")}`);
     for (const session of [...sessions, ...solo]) session.stream.close();
   } finally {
@@ -277,13 +325,32 @@ async function sparPhases(count: number, seconds: number, pacedSeconds: number, 
   }
 }
 
-async function baselinePhases(count: number, seconds: number, pacedSeconds: number, rate: number, results: LoopResult[]): Promise<void> {
-  const baseline = await spawnServer("baseline", [BUN, join(import.meta.dir, "baseline-turn-server.ts"), `--db=${join(benchTempDir("spar-bench-turns-base-"), "baseline.db")}`]);
+async function baselinePhases(
+  count: number,
+  seconds: number,
+  pacedSeconds: number,
+  rate: number,
+  results: LoopResult[],
+): Promise<void> {
+  const baseline = await spawnServer("baseline", [
+    BUN,
+    join(import.meta.dir, "baseline-turn-server.ts"),
+    `--db=${join(benchTempDir("spar-bench-turns-base-"), "baseline.db")}`,
+  ]);
   try {
     const sessions = await setup(baseline, count, "bench-");
     await runLoops("warm-up", baseline, sessions, 2, false);
     results.push(await runLoops(`baseline, ${count} sessions x 1 loop`, baseline, sessions, seconds));
-    results.push(await runLoops(`baseline, ${count} sessions, paced ${rate} turns/s`, baseline, sessions, pacedSeconds, true, rate));
+    results.push(
+      await runLoops(
+        `baseline, ${count} sessions, paced ${rate} turns/s`,
+        baseline,
+        sessions,
+        pacedSeconds,
+        true,
+        rate,
+      ),
+    );
     for (const session of sessions) session.stream.close();
   } finally {
     await baseline.stop();
@@ -291,12 +358,29 @@ async function baselinePhases(count: number, seconds: number, pacedSeconds: numb
 }
 
 function printReport(results: LoopResult[], rate: number): void {
-  console.log(`\nTurns: one loop per session (inject -> wait for its turn-complete on the session's SSE stream), echo model, durable sqlite store.`);
-  console.log(`"x 1 loop" = closed loop, next inject as soon as the turn completes (max throughput); "paced" = each loop on a fixed schedule, ${rate} turns/s offered in total.`);
-  console.log(`baseline = raw Bun.serve doing 1 sqlite insert (WAL, synchronous=NORMAL) + JSON response + 1 SSE turn-complete frame per inject; same client.\n`);
+  console.log(
+    `\nTurns: one loop per session (inject -> wait for its turn-complete on the session's SSE stream), echo model, durable sqlite store.`,
+  );
+  console.log(
+    `"x 1 loop" = closed loop, next inject as soon as the turn completes (max throughput); "paced" = each loop on a fixed schedule, ${rate} turns/s offered in total.`,
+  );
+  console.log(
+    `baseline = raw Bun.serve doing 1 sqlite insert (WAL, synchronous=NORMAL) + JSON response + 1 SSE turn-complete frame per inject; same client.\n`,
+  );
   console.log(
     table(
-      ["run", "turns", "turns/s", "p50 ms", "p99 ms", "max ms", "inject POST p50/p99 ms", "server CPU%", "turns/CPU-s", "failures"],
+      [
+        "run",
+        "turns",
+        "turns/s",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "inject POST p50/p99 ms",
+        "server CPU%",
+        "turns/CPU-s",
+        "failures",
+      ],
       results.map((result) => [
         result.label,
         String(result.turns),
@@ -311,7 +395,9 @@ function printReport(results: LoopResult[], rate: number): void {
       ]),
     ),
   );
-  const closed = results.find((result) => result.label.startsWith("spar, ") && result.label.endsWith("x 1 loop") && result.sessions > 1);
+  const closed = results.find(
+    (result) => result.label.startsWith("spar, ") && result.label.endsWith("x 1 loop") && result.sessions > 1,
+  );
   const paced = results.find((result) => result.label.startsWith("spar, ") && result.label.includes("paced"));
   const base = results.find((result) => result.label.startsWith("baseline, ") && result.label.endsWith("x 1 loop"));
   const basePaced = results.find((result) => result.label.startsWith("baseline, ") && result.label.includes("paced"));

@@ -15,7 +15,8 @@ import { startWatcher } from "../src/watcher/watch-runner.ts";
 import { nowMs } from "./lib.ts";
 
 const [mode, kubeconfig, ...extraFlags] = process.argv.slice(2);
-if (!kubeconfig || (mode !== "watcher" && mode !== "raw")) throw new Error("usage: watcher-child.ts watcher|raw KUBECONFIG");
+if (!kubeconfig || (mode !== "watcher" && mode !== "raw"))
+  throw new Error("usage: watcher-child.ts watcher|raw KUBECONFIG");
 let sim = Date.now();
 let seen = 0;
 let injected = 0;
@@ -32,13 +33,26 @@ let count: () => number = () => seen;
 if (mode === "raw") {
   const connection = loadKubeConnection({ inCluster: false, kubeconfig });
   const list = await listFunction(connection, "/api/v1/events")();
-  await new BunWatch(connection).watch("/api/v1/events", { resourceVersion: list.metadata.resourceVersion }, (_phase, object) => {
-    if (object) seen++;
-  }, (error) => {
-    if (error) console.error("raw watch ended:", error);
-  });
+  await new BunWatch(connection).watch(
+    "/api/v1/events",
+    { resourceVersion: list.metadata.resourceVersion },
+    (_phase, object) => {
+      if (object) seen++;
+    },
+    (error) => {
+      if (error) console.error("raw watch ended:", error);
+    },
+  );
 } else {
-  const config = watcherConfigFromArgv(["--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=bench", "--storm=off", "--backoff-min-count=1", "--snapshot-interval=0", ...extraFlags]);
+  const config = watcherConfigFromArgv([
+    "--dry-run",
+    `--kubeconfig=${kubeconfig}`,
+    "--cluster-name=bench",
+    "--storm=off",
+    "--backoff-min-count=1",
+    "--snapshot-interval=0",
+    ...extraFlags,
+  ]);
   if (!config.ok) throw new Error(config.error);
   const running = await startWatcher(config.value, createLogger("warn"), {
     now: () => sim,
@@ -50,7 +64,8 @@ if (mode === "raw") {
   });
   count = () => {
     let total = 0;
-    for (const match of running.metrics.render().matchAll(/^watcher_events_seen_total\{[^}]*\} (\d+)$/gm)) total += Number(match[1]);
+    for (const match of running.metrics.render().matchAll(/^watcher_events_seen_total\{[^}]*\} (\d+)$/gm))
+      total += Number(match[1]);
     return total;
   };
 }
@@ -61,5 +76,11 @@ setInterval(() => {
 }, 100);
 if (process.env.BENCH_MEMLOG) {
   const { heapStats } = await import("bun:jsc");
-  setInterval(() => console.error(JSON.stringify({ ...process.memoryUsage(), jscHeap: heapStats().heapSize, objects: heapStats().objectCount })), 3000);
+  setInterval(
+    () =>
+      console.error(
+        JSON.stringify({ ...process.memoryUsage(), jscHeap: heapStats().heapSize, objects: heapStats().objectCount }),
+      ),
+    3000,
+  );
 }

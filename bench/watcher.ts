@@ -53,11 +53,27 @@ class Cluster {
   }
 
   private newPod(name: string): Obj {
-    return this.api.scenario.createPod({ namespace: `ns-${this.serial++ % NAMESPACES}`, name, node: `node-${this.serial % 10}`, containers: [{ name: "app", image: "registry.example/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 5 }] } as never);
+    return this.api.scenario.createPod({
+      namespace: `ns-${this.serial++ % NAMESPACES}`,
+      name,
+      node: `node-${this.serial % 10}`,
+      containers: [
+        { name: "app", image: "registry.example/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 5 },
+      ],
+    } as never);
   }
 
   private record(pod: Obj, at: number): Obj {
-    return this.api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app", type: "Warning", source: { component: "kubelet", host: "node-1" }, fieldPath: "spec.containers{app}", lastTimestamp: new Date(at).toISOString(), distinct: true } as never);
+    return this.api.scenario.recordEvent({
+      involvedObject: pod,
+      reason: "BackOff",
+      message: "Back-off restarting failed container app",
+      type: "Warning",
+      source: { component: "kubelet", host: "node-1" },
+      fieldPath: "spec.containers{app}",
+      lastTimestamp: new Date(at).toISOString(),
+      distinct: true,
+    } as never);
   }
 
   /** A brand-new incident: a new pod and its first event; the oldest churn pod and event are deleted. */
@@ -69,7 +85,13 @@ class Cluster {
       const old = this.churn.shift();
       for (const object of [old?.event, old?.pod]) {
         const meta = (object?.metadata ?? {}) as { namespace?: string; name?: string };
-        if (object) this.api.scenario.delete({ apiVersion: "v1", kind: String(object.kind), namespace: meta.namespace, name: String(meta.name) } as never);
+        if (object)
+          this.api.scenario.delete({
+            apiVersion: "v1",
+            kind: String(object.kind),
+            namespace: meta.namespace,
+            name: String(meta.name),
+          } as never);
       }
     }
     return name;
@@ -82,7 +104,11 @@ class Cluster {
       slot.event = this.record(slot.pod, at);
       return;
     }
-    slot.event = this.api.scenario.update({ ...slot.event, count: Number(slot.event.count ?? 1) + 1, lastTimestamp: new Date(at).toISOString() });
+    slot.event = this.api.scenario.update({
+      ...slot.event,
+      count: Number(slot.event.count ?? 1) + 1,
+      lastTimestamp: new Date(at).toISOString(),
+    });
   }
 }
 
@@ -103,17 +129,20 @@ async function spawnChild(mode: "watcher" | "raw", kubeconfig: string): Promise<
     seen: 0,
     heap: 0,
     injects: new Map(),
-    proc: Bun.spawn([BUN, ...(SMOL ? ["--smol"] : []), join(REPO_ROOT, "bench/watcher-child.ts"), mode, kubeconfig, ...WATCHER_FLAGS], {
-      cwd: REPO_ROOT,
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "inherit",
-      ipc: (message: { ready?: boolean; seen?: number; heap?: number }) => {
-        if (message.ready) ready();
-        if (typeof message.seen === "number") child.seen = message.seen;
-        if (typeof message.heap === "number") child.heap = message.heap;
+    proc: Bun.spawn(
+      [BUN, ...(SMOL ? ["--smol"] : []), join(REPO_ROOT, "bench/watcher-child.ts"), mode, kubeconfig, ...WATCHER_FLAGS],
+      {
+        cwd: REPO_ROOT,
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "inherit",
+        ipc: (message: { ready?: boolean; seen?: number; heap?: number }) => {
+          if (message.ready) ready();
+          if (typeof message.seen === "number") child.seen = message.seen;
+          if (typeof message.heap === "number") child.heap = message.heap;
+        },
       },
-    }),
+    ),
     stop: async () => {
       child.proc.kill("SIGKILL");
       await child.proc.exited;
@@ -140,7 +169,12 @@ async function spawnChild(mode: "watcher" | "raw", kubeconfig: string): Promise<
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Closed loop: `events` events, at most WINDOW ahead of the child; returns events/s and RSS samples per simulated minute. */
-async function closedLoop(cluster: Cluster, child: Child, events: number, simStart: number): Promise<{ rate: number; rss: number[]; heap: number[] }> {
+async function closedLoop(
+  cluster: Cluster,
+  child: Child,
+  events: number,
+  simStart: number,
+): Promise<{ rate: number; rss: number[]; heap: number[] }> {
   const base = child.seen;
   const rss: number[] = [rssKiB(child.proc.pid)];
   const heap: number[] = [child.heap];
@@ -197,10 +231,20 @@ async function main(): Promise<void> {
   const watcher = median(throughput.watcher);
   results.throughput = { raw: throughput.raw, watcher: throughput.watcher };
   console.log("### Throughput (closed loop, median of rounds)\n");
-  console.log(table(["case", "events/s (median)", "rounds", "ratio to raw"], [
-    ["raw list+watch (baseline)", fmt(raw), throughput.raw.map((value) => value.toFixed(0)).join(", "), "1"],
-    ["watcher pipeline, dry-run sink", fmt(watcher), throughput.watcher.map((value) => value.toFixed(0)).join(", "), fmt(watcher / raw)],
-  ]));
+  console.log(
+    table(
+      ["case", "events/s (median)", "rounds", "ratio to raw"],
+      [
+        ["raw list+watch (baseline)", fmt(raw), throughput.raw.map((value) => value.toFixed(0)).join(", "), "1"],
+        [
+          "watcher pipeline, dry-run sink",
+          fmt(watcher),
+          throughput.watcher.map((value) => value.toFixed(0)).join(", "),
+          fmt(watcher / raw),
+        ],
+      ],
+    ),
+  );
 
   // Soak: SOAK_MINUTES simulated at 10,000 events/minute.
   const api = await startFakeApiserver({ historyLimit: 2 * WINDOW + 10_000 });
@@ -216,12 +260,19 @@ async function main(): Promise<void> {
     const heapMb = soak.heap.map((bytes) => bytes / 1024 / 1024);
     const pick = (series: number[], minute: number) => fmt(series[Math.min(series.length - 1, minute)] ?? Number.NaN);
     results.soak = { rssMB: mb, heapMB: heapMb, eventsPerSecond: soak.rate, realSeconds: realS };
-    console.log(`\n### Soak: ${SOAK_MINUTES} simulated minutes at 10,000 events/minute (${fmt(realS)} s real, ${fmt(soak.rate)} events/s)\n`);
+    console.log(
+      `\n### Soak: ${SOAK_MINUTES} simulated minutes at 10,000 events/minute (${fmt(realS)} s real, ${fmt(soak.rate)} events/s)\n`,
+    );
     const marks = [0, 5, 10, 15, 20, 25, 30].filter((minute) => minute <= SOAK_MINUTES);
-    console.log(table(["simulated minute", ...marks.map(String), "max"], [
-      ["child RSS (MB)", ...marks.map((minute) => pick(mb, minute)), fmt(Math.max(...mb))],
-      ["child JS heap used (MB)", ...marks.map((minute) => pick(heapMb, minute)), fmt(Math.max(...heapMb))],
-    ]));
+    console.log(
+      table(
+        ["simulated minute", ...marks.map(String), "max"],
+        [
+          ["child RSS (MB)", ...marks.map((minute) => pick(mb, minute)), fmt(Math.max(...mb))],
+          ["child JS heap used (MB)", ...marks.map((minute) => pick(heapMb, minute)), fmt(Math.max(...heapMb))],
+        ],
+      ),
+    );
 
     // Latency: paced at 10,000 events/minute real time, every event a new incident; one run per round.
     const runs: Array<{ injected: number; offered: number; p50: number; p99: number; max: number }> = [];
@@ -238,17 +289,46 @@ async function main(): Promise<void> {
       }
       const deadline = Date.now() + 30_000;
       while ([...stored.keys()].some((name) => !child.injects.has(name)) && Date.now() < deadline) await sleep(20);
-      const latencies = [...stored].flatMap(([name, at]) => (child.injects.has(name) ? [(child.injects.get(name) ?? 0) - at] : [])).sort((a, b) => a - b);
-      runs.push({ injected: latencies.length, offered: total, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), max: latencies.at(-1) ?? Number.NaN });
-      log(`latency round ${round + 1}: p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms`);
+      const latencies = [...stored]
+        .flatMap(([name, at]) => (child.injects.has(name) ? [(child.injects.get(name) ?? 0) - at] : []))
+        .sort((a, b) => a - b);
+      runs.push({
+        injected: latencies.length,
+        offered: total,
+        p50: quantile(latencies, 0.5),
+        p99: quantile(latencies, 0.99),
+        max: latencies.at(-1) ?? Number.NaN,
+      });
+      log(
+        `latency round ${round + 1}: p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms`,
+      );
       await sleep(2000);
     }
     results.latency = runs;
-    console.log(`\n### Event-to-inject latency, paced at 10,000 events/minute, each a new incident (${LATENCY_S} s per round)\n`);
-    console.log(table(["round", "injected / offered", "p50 ms", "p99 ms", "max ms"], [
-      ...runs.map((run, index) => [String(index + 1), `${run.injected} / ${run.offered}`, fmt(run.p50), fmt(run.p99), fmt(run.max)]),
-      ["median", "", fmt(median(runs.map((run) => run.p50))), fmt(median(runs.map((run) => run.p99))), fmt(median(runs.map((run) => run.max)))],
-    ]));
+    console.log(
+      `\n### Event-to-inject latency, paced at 10,000 events/minute, each a new incident (${LATENCY_S} s per round)\n`,
+    );
+    console.log(
+      table(
+        ["round", "injected / offered", "p50 ms", "p99 ms", "max ms"],
+        [
+          ...runs.map((run, index) => [
+            String(index + 1),
+            `${run.injected} / ${run.offered}`,
+            fmt(run.p50),
+            fmt(run.p99),
+            fmt(run.max),
+          ]),
+          [
+            "median",
+            "",
+            fmt(median(runs.map((run) => run.p50))),
+            fmt(median(runs.map((run) => run.p99))),
+            fmt(median(runs.map((run) => run.max))),
+          ],
+        ],
+      ),
+    );
   } finally {
     await child.stop();
     await api.stop();

@@ -69,8 +69,14 @@ if (import.meta.main) {
     const result = await buildBinary(parseOutfile(process.argv.slice(2)));
     const megabytes = (result.bytes / 1024 / 1024).toFixed(1);
     const shown = relative(process.cwd(), result.outfile) || result.outfile;
-    process.stdout.write(`built ${shown} (${megabytes} MiB, ${result.bytes} bytes) in ${(result.milliseconds / 1000).toFixed(1)} s\n`);
-    process.stdout.write(`entrypoints: ${entrypoints().map((path) => relative(REPO_ROOT, path)).join(", ")}\n`);
+    process.stdout.write(
+      `built ${shown} (${megabytes} MiB, ${result.bytes} bytes) in ${(result.milliseconds / 1000).toFixed(1)} s\n`,
+    );
+    process.stdout.write(
+      `entrypoints: ${entrypoints()
+        .map((path) => relative(REPO_ROOT, path))
+        .join(", ")}\n`,
+    );
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);

@@ -50,7 +50,9 @@ function importSites(file: string): ImportSite[] {
   return importSpecifiers(source).map((specifier) => ({
     file,
     specifier,
-    target: specifier.startsWith(".") ? toPosix(relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), specifier))) : undefined,
+    target: specifier.startsWith(".")
+      ? toPosix(relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), specifier)))
+      : undefined,
   }));
 }
 
@@ -88,7 +90,17 @@ describe("the import scanner", () => {
       `const url = "http://example.test/"; import { f } from "./f.ts";`,
     ].join("\n");
     expect(importSpecifiers(sample).sort()).toEqual(
-      ["./a.ts", "../b.ts", "./c.ts", "./side-effect.ts", "./e.ts", "./star.ts", "./lazy.ts", "node:fs", "./f.ts"].sort(),
+      [
+        "./a.ts",
+        "../b.ts",
+        "./c.ts",
+        "./side-effect.ts",
+        "./e.ts",
+        "./star.ts",
+        "./lazy.ts",
+        "node:fs",
+        "./f.ts",
+      ].sort(),
     );
   });
 
@@ -102,7 +114,9 @@ describe("the import scanner", () => {
 
 describe("layering", () => {
   test("src/core imports only src/core: no packages, no bun:*, no node:*", () => {
-    const violations = SITES.filter((site) => inside(site.file, "src/core") && !inside(site.target, "src/core")).map(describeSite);
+    const violations = SITES.filter((site) => inside(site.file, "src/core") && !inside(site.target, "src/core")).map(
+      describeSite,
+    );
     expect(violations).toEqual([]);
   });
 
@@ -122,7 +136,13 @@ describe("layering", () => {
   });
 
   test("src/net (the outbound guard) imports only src/core and itself: not runtime, surfaces, cli or tools", () => {
-    const violations = SITES.filter((site) => inside(site.file, "src/net") && site.target !== undefined && !inside(site.target, "src/core") && !inside(site.target, "src/net")).map(describeSite);
+    const violations = SITES.filter(
+      (site) =>
+        inside(site.file, "src/net") &&
+        site.target !== undefined &&
+        !inside(site.target, "src/core") &&
+        !inside(site.target, "src/net"),
+    ).map(describeSite);
     expect(violations).toEqual([]);
     expect(FILES.some((file) => file.startsWith("src/net/"))).toBe(true);
   });

@@ -9,7 +9,12 @@ import { OutboundGuard } from "../src/net/outbound-guard.ts";
 import { killAllBashGroups } from "../src/tools/bash-tool.ts";
 import { type BuiltinSettings, childEnvironment, runBuiltin } from "../src/tools/builtin-tools.ts";
 import { toolEnvironment } from "../src/tools/tool-environment.ts";
-import { type FromToolHost, TOOL_HOST_VERSION, type ToToolHost, isToToolHost } from "../src/runtime/tool-host-channel.ts";
+import {
+  type FromToolHost,
+  TOOL_HOST_VERSION,
+  type ToToolHost,
+  isToToolHost,
+} from "../src/runtime/tool-host-channel.ts";
 
 declare const self: Worker;
 
@@ -32,7 +37,9 @@ function outboundGuard(entries: string[]): OutboundGuard {
 
 function pool(): ServerPool {
   // id 0: a status change nobody asked for (a server exited or failed); the main side updates /mcp.
-  servers ??= new ServerPool(serverEnv, settings.root, () => queueMicrotask(() => post({ type: "mcp-state", id: 0, servers: servers?.states() ?? [] })));
+  servers ??= new ServerPool(serverEnv, settings.root, () =>
+    queueMicrotask(() => post({ type: "mcp-state", id: 0, servers: servers?.states() ?? [] })),
+  );
   return servers;
 }
 
@@ -41,10 +48,19 @@ async function run(message: Extract<ToToolHost, { type: "run" }>): Promise<void>
   const controller = new AbortController();
   running.set(id, controller);
   try {
-    const outcome = mcp ? await pool().call(mcp.server, mcp.tool, call.args, controller.signal) : await runBuiltin(call, settings, controller.signal);
+    const outcome = mcp
+      ? await pool().call(mcp.server, mcp.tool, call.args, controller.signal)
+      : await runBuiltin(call, settings, controller.signal);
     post({ type: "result", id, result: outcome });
   } catch (error) {
-    post({ type: "result", id, result: { output: { error: `tool host failed: ${error instanceof Error ? error.message : String(error)}` }, isError: true } });
+    post({
+      type: "result",
+      id,
+      result: {
+        output: { error: `tool host failed: ${error instanceof Error ? error.message : String(error)}` },
+        isError: true,
+      },
+    });
   } finally {
     running.delete(id);
   }
@@ -86,7 +102,8 @@ self.onmessage = (event: MessageEvent) => {
       queued(message.id, () => pool().discover(message.names));
       break;
     case "shutdown":
-      for (const controller of running.values()) controller.abort(new DOMException("the daemon is shutting down", "AbortError"));
+      for (const controller of running.values())
+        controller.abort(new DOMException("the daemon is shutting down", "AbortError"));
       killAllBashGroups();
       // Every tool server at once: SIGTERM, grace, SIGKILL each.
       void (servers?.stopAll() ?? Promise.resolve()).finally(() => post({ type: "closed" }));

@@ -72,7 +72,9 @@ export class AccessControl {
     const bearer = /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1]?.trim();
     if (bearer !== undefined && this.tokens !== undefined) {
       const user = this.tokens[bearer];
-      return user === undefined ? { ok: false, status: statusObject(401, "Unauthorized", "Unauthorized") } : { ok: true, user };
+      return user === undefined
+        ? { ok: false, status: statusObject(401, "Unauthorized", "Unauthorized") }
+        : { ok: true, user };
     }
     if (this.clientCertificateUser !== undefined) return { ok: true, user: this.clientCertificateUser };
     if (this.tokens === undefined) return { ok: true, user: DEFAULT_USER };
@@ -87,8 +89,10 @@ export class AccessControl {
         listed(grant.users, attributes.user) &&
         listed(grant.verbs, attributes.verb) &&
         listed(grant.apiGroups, attributes.group) &&
-        (listed(grant.resources, resource) || (attributes.subresource !== "" && grant.resources.includes(`${attributes.resource}/*`))) &&
-        (grant.namespaces === undefined || (attributes.namespace !== "" && listed(grant.namespaces, attributes.namespace))) &&
+        (listed(grant.resources, resource) ||
+          (attributes.subresource !== "" && grant.resources.includes(`${attributes.resource}/*`))) &&
+        (grant.namespaces === undefined ||
+          (attributes.namespace !== "" && listed(grant.namespaces, attributes.namespace))) &&
         (grant.resourceNames === undefined || (attributes.name !== "" && listed(grant.resourceNames, attributes.name))),
     );
   }
@@ -99,7 +103,11 @@ export class AccessControl {
     const subject = attributes.name ? `${attributes.resource} "${attributes.name}"` : attributes.resource;
     const scope = attributes.namespace ? ` in the namespace "${attributes.namespace}"` : " at the cluster scope";
     const message = `${subject}${attributes.group ? `.${attributes.group}` : ""} is forbidden: User "${attributes.user}" cannot ${attributes.verb} resource "${resource}" in API group "${attributes.group}"${scope}`;
-    return statusObject(403, "Forbidden", message, { ...(attributes.name ? { name: attributes.name } : {}), group: attributes.group, kind: attributes.resource });
+    return statusObject(403, "Forbidden", message, {
+      ...(attributes.name ? { name: attributes.name } : {}),
+      group: attributes.group,
+      kind: attributes.resource,
+    });
   }
 }
 
@@ -135,7 +143,9 @@ export function reviewAccess(access: AccessControl, user: string, body: unknown)
   } else {
     return undefined;
   }
-  const status = allowed ? { allowed: true, reason: `fake apiserver: allowed by the grant set to User "${user}"` } : { allowed: false };
+  const status = allowed
+    ? { allowed: true, reason: `fake apiserver: allowed by the grant set to User "${user}"` }
+    : { allowed: false };
   return {
     kind: "SelfSubjectAccessReview",
     apiVersion: "authorization.k8s.io/v1",

@@ -76,7 +76,11 @@ function verbOf(method: string, path: ResourcePath, query: URLSearchParams): str
 /** The apiserver's answer to a body it cannot decode (client-go falls back to JSON on a 415). */
 function unsupportedMediaType(contentType: string): Response {
   return statusResponse(
-    statusObject(415, "UnsupportedMediaType", `the body of the request was in an unknown format (${contentType}) - accepted media types include: application/json, application/merge-patch+json`),
+    statusObject(
+      415,
+      "UnsupportedMediaType",
+      `the body of the request was in an unknown format (${contentType}) - accepted media types include: application/json, application/merge-patch+json`,
+    ),
   );
 }
 
@@ -85,7 +89,8 @@ async function readJson(request: Request): Promise<KubeObject | Response> {
   if (contentType !== "" && !contentType.includes("json")) return unsupportedMediaType(contentType);
   try {
     const body = (await request.json()) as unknown;
-    if (typeof body !== "object" || body === null || Array.isArray(body)) return badRequest("the request body must be a JSON object");
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+      return badRequest("the request body must be a JSON object");
     return body as KubeObject;
   } catch {
     return badRequest("the request body is not valid JSON");
@@ -94,7 +99,10 @@ async function readJson(request: Request): Promise<KubeObject | Response> {
 
 function mergePatch(target: unknown, patch: unknown): unknown {
   if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
-  const result: Record<string, unknown> = typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  const result: Record<string, unknown> =
+    typeof target === "object" && target !== null && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
     else result[key] = mergePatch(result[key], value);
@@ -134,19 +142,29 @@ export class KubeApi {
     if (pathname === "/openapi/v3") return jsonResponse({ paths: {} });
     const groupVersion = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(pathname);
     if (groupVersion) {
-      const document = groupVersion[1] ? apiResourceListDocument("", groupVersion[1]) : apiResourceListDocument(groupVersion[2] ?? "", groupVersion[3] ?? "");
+      const document = groupVersion[1]
+        ? apiResourceListDocument("", groupVersion[1])
+        : apiResourceListDocument(groupVersion[2] ?? "", groupVersion[3] ?? "");
       return document ? jsonResponse(document) : failure(404, "the server could not find the requested resource");
     }
     const group = /^\/apis\/([^/]+)$/.exec(pathname)?.[1];
     if (group) {
-      const entry = (apiGroupListDocument().groups as { name: string; preferredVersion: { version: string } }[]).find((candidate) => candidate.name === group);
-      return entry ? jsonResponse(apiGroupDocument(group, entry.preferredVersion.version)) : failure(404, "the server could not find the requested resource");
+      const entry = (apiGroupListDocument().groups as { name: string; preferredVersion: { version: string } }[]).find(
+        (candidate) => candidate.name === group,
+      );
+      return entry
+        ? jsonResponse(apiGroupDocument(group, entry.preferredVersion.version))
+        : failure(404, "the server could not find the requested resource");
     }
     return undefined;
   }
 
   private selectors(path: ResourcePath, query: URLSearchParams): Matcher | Response {
-    const fields = parseFieldSelector(query.get("fieldSelector"), path.info.storage, path.info.group === "events.k8s.io");
+    const fields = parseFieldSelector(
+      query.get("fieldSelector"),
+      path.info.storage,
+      path.info.group === "events.k8s.io",
+    );
     if (!fields.ok) return badRequest(fields.error);
     const labels = parseLabelSelector(query.get("labelSelector"));
     if (!labels.ok) return badRequest(labels.error);
@@ -169,8 +187,10 @@ export class KubeApi {
       return this.create(request, path);
     }
     const existing = store.get(info.storage, namespace, path.name);
-    if (path.subresource === "log" && info.resource === "pods" && verb === "get") return logs.serve(namespace, path.name, existing, url.searchParams);
-    if (path.subresource !== undefined && path.subresource !== "status") return failure(404, "the server could not find the requested resource");
+    if (path.subresource === "log" && info.resource === "pods" && verb === "get")
+      return logs.serve(namespace, path.name, existing, url.searchParams);
+    if (path.subresource !== undefined && path.subresource !== "status")
+      return failure(404, "the server could not find the requested resource");
     switch (verb) {
       case "get":
         return existing ? jsonResponse(encode(existing)) : notFound(info.resource, path.name, info.group);
@@ -189,21 +209,30 @@ export class KubeApi {
   private watch(request: Request, query: URLSearchParams, path: ResourcePath, match: Matcher): Response {
     const { store, watches, options } = this.context;
     const requested = query.get("resourceVersion") ?? "";
-    if (requested !== "" && !/^\d+$/.test(requested)) return badRequest(`resourceVersion: Invalid value: "${requested}": must be a decimal integer`);
+    if (requested !== "" && !/^\d+$/.test(requested))
+      return badRequest(`resourceVersion: Invalid value: "${requested}": must be a decimal integer`);
     const sendInitialEvents = query.get("sendInitialEvents") === "true";
     const allowBookmarks = query.get("allowWatchBookmarks") === "true" || query.get("allowWatchBookmarks") === "1";
     if (sendInitialEvents && (query.get("resourceVersionMatch") !== "NotOlderThan" || !allowBookmarks)) {
-      return failure(422, "sendInitialEvents: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan and allowWatchBookmarks to true");
+      return failure(
+        422,
+        "sendInitialEvents: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan and allowWatchBookmarks to true",
+      );
     }
     const timeoutParam = query.get("timeoutSeconds");
-    if (timeoutParam !== null && !/^\d+$/.test(timeoutParam)) return badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}": must be a non-negative integer`);
-    const fromResourceVersion = sendInitialEvents || requested === "" || requested === "0" ? undefined : Number(requested);
+    if (timeoutParam !== null && !/^\d+$/.test(timeoutParam))
+      return badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}": must be a non-negative integer`);
+    const fromResourceVersion =
+      sendInitialEvents || requested === "" || requested === "0" ? undefined : Number(requested);
     if (fromResourceVersion !== undefined && fromResourceVersion < store.compactedResourceVersion) {
       const status = expiredStatus(fromResourceVersion, store.compactedResourceVersion);
       if (options.expiredWatch === "http") return statusResponse(status);
-      return new Response(`\n${JSON.stringify({ type: "ERROR", object: status })}\n`, { headers: { "content-type": "application/json" } });
+      return new Response(`\n${JSON.stringify({ type: "ERROR", object: status })}\n`, {
+        headers: { "content-type": "application/json" },
+      });
     }
-    const timeoutSeconds = timeoutParam !== null && Number(timeoutParam) > 0 ? Number(timeoutParam) : options.defaultWatchTimeoutSeconds;
+    const timeoutSeconds =
+      timeoutParam !== null && Number(timeoutParam) > 0 ? Number(timeoutParam) : options.defaultWatchTimeoutSeconds;
     return watches.stream(
       {
         info: path.info,
@@ -225,41 +254,69 @@ export class KubeApi {
     const object = decodeBody(path.info, body);
     const metadata = { ...((object.metadata ?? {}) as Record<string, unknown>) };
     if (path.info.namespaced) {
-      if (path.namespace === undefined) return failure(405, "the server does not allow this method on the requested resource");
+      if (path.namespace === undefined)
+        return failure(405, "the server does not allow this method on the requested resource");
       if (metadata.namespace !== undefined && metadata.namespace !== path.namespace) {
         return badRequest("the namespace of the provided object does not match the namespace sent on the request");
       }
       metadata.namespace = path.namespace;
     }
     const result = this.context.store.create(path.info.storage, { ...object, metadata });
-    if (!result.ok) return statusResponse(statusObject(result.code, result.code === 409 ? "AlreadyExists" : "Invalid", result.message));
+    if (!result.ok)
+      return statusResponse(
+        statusObject(result.code, result.code === 409 ? "AlreadyExists" : "Invalid", result.message),
+      );
     return jsonResponse(encoderFor(path.info)(result.object), 201);
   }
 
-  private async replace(request: Request, path: ResourcePath, existing: KubeObject | undefined, verb: string): Promise<Response> {
+  private async replace(
+    request: Request,
+    path: ResourcePath,
+    existing: KubeObject | undefined,
+    verb: string,
+  ): Promise<Response> {
     if (!existing || path.name === undefined) return notFound(path.info.resource, path.name ?? "", path.info.group);
     const contentType = request.headers.get("content-type") ?? "";
-    if (verb === "patch" && contentType.includes("json-patch")) return failure(415, `the fake apiserver supports merge patches only, not ${contentType}`);
+    if (verb === "patch" && contentType.includes("json-patch"))
+      return failure(415, `the fake apiserver supports merge patches only, not ${contentType}`);
     const body = await readJson(request);
     if (body instanceof Response) return body;
     const encode = encoderFor(path.info);
     const next = verb === "patch" ? (mergePatch(encode(existing), body) as KubeObject) : body;
-    const metadata: Record<string, unknown> = { ...((next.metadata ?? {}) as Record<string, unknown>), name: path.name };
+    const metadata: Record<string, unknown> = {
+      ...((next.metadata ?? {}) as Record<string, unknown>),
+      name: path.name,
+    };
     if (path.namespace !== undefined) metadata.namespace = path.namespace;
     const result = this.context.store.update(path.info.storage, decodeBody(path.info, { ...next, metadata }));
-    if (!result.ok) return statusResponse(statusObject(result.code, result.code === 409 ? "Conflict" : result.code === 404 ? "NotFound" : "Invalid", result.message));
+    if (!result.ok)
+      return statusResponse(
+        statusObject(
+          result.code,
+          result.code === 409 ? "Conflict" : result.code === 404 ? "NotFound" : "Invalid",
+          result.message,
+        ),
+      );
     return jsonResponse(encode(result.object));
   }
 
   private async createReview(request: Request, path: ResourcePath, user: string): Promise<Response> {
-    if (request.method !== "POST" || path.name !== undefined) return failure(405, "the server does not allow this method on the requested resource");
+    if (request.method !== "POST" || path.name !== undefined)
+      return failure(405, "the server does not allow this method on the requested resource");
     const contentType = request.headers.get("content-type") ?? "";
     let body: KubeObject | Response;
-    if (contentType.includes("protobuf")) body = decodeAccessReview(new Uint8Array(await request.arrayBuffer())) ?? badRequest("the protobuf body is not a SelfSubjectAccessReview");
+    if (contentType.includes("protobuf"))
+      body =
+        decodeAccessReview(new Uint8Array(await request.arrayBuffer())) ??
+        badRequest("the protobuf body is not a SelfSubjectAccessReview");
     else body = await readJson(request);
     if (body instanceof Response) return body;
     const review = reviewAccess(this.context.access, user, body);
-    if (!review) return failure(422, "SelfSubjectAccessReview.authorization.k8s.io is invalid: spec: Invalid value: exactly one of nonResourceAttributes or resourceAttributes must be specified");
+    if (!review)
+      return failure(
+        422,
+        "SelfSubjectAccessReview.authorization.k8s.io is invalid: spec: Invalid value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
+      );
     return jsonResponse(review, 201);
   }
 }

@@ -40,16 +40,35 @@ export interface PodInput {
 }
 
 function ownerReference(owner: OwnerInput): Record<string, unknown> {
-  return { apiVersion: owner.apiVersion ?? "apps/v1", kind: owner.kind, name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: owner.apiVersion ?? "apps/v1",
+    kind: owner.kind,
+    name: owner.name,
+    uid: owner.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 function containerStatus(container: ContainerInput): Record<string, unknown> {
   const waiting = container.waitingReason !== undefined;
   const state = waiting
-    ? { waiting: { reason: container.waitingReason, ...(container.waitingMessage ? { message: container.waitingMessage } : {}) } }
+    ? {
+        waiting: {
+          reason: container.waitingReason,
+          ...(container.waitingMessage ? { message: container.waitingMessage } : {}),
+        },
+      }
     : { running: { startedAt: kubeTime() } };
   const lastState = container.lastTerminationReason
-    ? { terminated: { reason: container.lastTerminationReason, exitCode: container.lastExitCode ?? 137, startedAt: kubeTime(), finishedAt: kubeTime() } }
+    ? {
+        terminated: {
+          reason: container.lastTerminationReason,
+          exitCode: container.lastExitCode ?? 137,
+          startedAt: kubeTime(),
+          finishedAt: kubeTime(),
+        },
+      }
     : {};
   return {
     name: container.name,
@@ -85,7 +104,10 @@ export function pod(input: PodInput): KubeObject {
       restartPolicy: "Always",
       schedulerName: "default-scheduler",
       serviceAccountName: "default",
-      containers: containers.map((container) => ({ name: container.name, image: container.image ?? `registry.example.com/${container.name}:v1` })),
+      containers: containers.map((container) => ({
+        name: container.name,
+        image: container.image ?? `registry.example.com/${container.name}:v1`,
+      })),
     },
     status: {
       phase: input.phase ?? (input.node ? "Running" : "Pending"),
@@ -144,26 +166,51 @@ export function replicaSet(input: WorkloadInput): KubeObject {
       ...(input.owner ? { ownerReferences: [ownerReference(input.owner)] } : {}),
     },
     spec: { replicas, selector: { matchLabels: input.labels ?? { app: input.name } } },
-    status: { replicas, readyReplicas: input.readyReplicas ?? replicas, availableReplicas: input.readyReplicas ?? replicas },
+    status: {
+      replicas,
+      readyReplicas: input.readyReplicas ?? replicas,
+      availableReplicas: input.readyReplicas ?? replicas,
+    },
   };
 }
 
 export function deployment(input: WorkloadInput & { progressDeadlineExceeded?: boolean }): KubeObject {
   const replicas = input.replicas ?? 1;
   const progressing = input.progressDeadlineExceeded
-    ? { type: "Progressing", status: "False", reason: "ProgressDeadlineExceeded", message: `ReplicaSet "${input.name}" has timed out progressing.` }
+    ? {
+        type: "Progressing",
+        status: "False",
+        reason: "ProgressDeadlineExceeded",
+        message: `ReplicaSet "${input.name}" has timed out progressing.`,
+      }
     : { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" };
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: { name: input.name, namespace: input.namespace ?? "default", labels: input.labels ?? { app: input.name }, generation: 1 },
+    metadata: {
+      name: input.name,
+      namespace: input.namespace ?? "default",
+      labels: input.labels ?? { app: input.name },
+      generation: 1,
+    },
     spec: { replicas, progressDeadlineSeconds: 600, selector: { matchLabels: input.labels ?? { app: input.name } } },
-    status: { observedGeneration: 1, replicas, readyReplicas: input.readyReplicas ?? replicas, conditions: [progressing] },
+    status: {
+      observedGeneration: 1,
+      replicas,
+      readyReplicas: input.readyReplicas ?? replicas,
+      conditions: [progressing],
+    },
   };
 }
 
 export function namespace(name: string, labels: Record<string, string> = {}): KubeObject {
-  return { apiVersion: "v1", kind: "Namespace", metadata: { name, labels: { "kubernetes.io/metadata.name": name, ...labels } }, spec: {}, status: { phase: "Active" } };
+  return {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels: { "kubernetes.io/metadata.name": name, ...labels } },
+    spec: {},
+    status: { phase: "Active" },
+  };
 }
 
 /** An ObjectReference to a stored object (what events carry as involvedObject / regarding). */
@@ -198,7 +245,10 @@ export interface EventInput {
 }
 
 export function event(input: EventInput): KubeObject {
-  const involved = "metadata" in input.involvedObject ? objectReference(input.involvedObject as KubeObject, input.fieldPath) : { ...input.involvedObject };
+  const involved =
+    "metadata" in input.involvedObject
+      ? objectReference(input.involvedObject as KubeObject, input.fieldPath)
+      : { ...input.involvedObject };
   if (input.fieldPath) involved.fieldPath = input.fieldPath;
   const objectName = String(involved.name ?? "object");
   const now = kubeTime();
@@ -248,7 +298,9 @@ export function eventV1(input: EventV1Input): KubeObject {
     kind: "Event",
     metadata: core.metadata ?? {},
     eventTime,
-    ...(input.series ? { series: { count: input.series.count, lastObservedTime: input.series.lastObservedTime ?? eventTime } } : {}),
+    ...(input.series
+      ? { series: { count: input.series.count, lastObservedTime: input.series.lastObservedTime ?? eventTime } }
+      : {}),
     reportingController: input.source?.component ?? "kubelet",
     reportingInstance: input.source?.host ?? "",
     action: input.action ?? input.reason,

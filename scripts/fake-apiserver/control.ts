@@ -47,18 +47,28 @@ function failRule(body: Body): FailRule {
 const POST_ROUTES: Record<string, Route> = {
   "/_fake/objects": objectsRoute,
   "/_fake/objects/get": (body, _url, { scenario }) => scenario.get(body as unknown as ObjectRef) ?? null,
-  "/_fake/objects/patch": (body, _url, { scenario }) => scenario.patch(body.ref as ObjectRef, body.patch as Record<string, unknown>),
+  "/_fake/objects/patch": (body, _url, { scenario }) =>
+    scenario.patch(body.ref as ObjectRef, body.patch as Record<string, unknown>),
   "/_fake/objects/delete": (body, _url, { scenario }) => scenario.delete(body as unknown as ObjectRef),
   "/_fake/pods": (body, _url, { scenario }) => scenario.apply(pod(body as unknown as PodInput)),
   "/_fake/nodes": (body, _url, { scenario }) => scenario.apply(node(body as unknown as NodeInput)),
   "/_fake/replicasets": (body, _url, { scenario }) => scenario.apply(replicaSet(body as unknown as WorkloadInput)),
   "/_fake/deployments": (body, _url, { scenario }) => scenario.apply(deployment(body as unknown as WorkloadInput)),
   "/_fake/events": (body, url, { scenario }) =>
-    url.searchParams.get("api") === "events.k8s.io" ? scenario.createEventV1(body as unknown as EventV1Input) : scenario.recordEvent(body as unknown as EventInput),
+    url.searchParams.get("api") === "events.k8s.io"
+      ? scenario.createEventV1(body as unknown as EventV1Input)
+      : scenario.recordEvent(body as unknown as EventInput),
   "/_fake/logs": (body, _url, { scenario }) => {
-    const [namespace, podName, container] = [body.namespace, body.pod, body.container].map((value) => String(value ?? ""));
-    if (body.append === true) scenario.appendPodLogs(namespace ?? "", podName ?? "", container ?? "", String(body.current ?? ""));
-    else scenario.setPodLogs(namespace ?? "", podName ?? "", container ?? "", { current: String(body.current ?? ""), ...(typeof body.previous === "string" ? { previous: body.previous } : {}) });
+    const [namespace, podName, container] = [body.namespace, body.pod, body.container].map((value) =>
+      String(value ?? ""),
+    );
+    if (body.append === true)
+      scenario.appendPodLogs(namespace ?? "", podName ?? "", container ?? "", String(body.current ?? ""));
+    else
+      scenario.setPodLogs(namespace ?? "", podName ?? "", container ?? "", {
+        current: String(body.current ?? ""),
+        ...(typeof body.previous === "string" ? { previous: body.previous } : {}),
+      });
     return { ok: true };
   },
   "/_fake/grants": (body, _url, { scenario }) => {
@@ -66,13 +76,19 @@ const POST_ROUTES: Record<string, Route> = {
     return { ok: true };
   },
   "/_fake/bookmark": (_body, _url, { scenario }) => ({ sent: scenario.bookmark() }),
-  "/_fake/faults/drop-watches": (body, _url, { faults }) => ({ dropped: faults.dropWatches(body.mode === "reset" ? "reset" : "close") }),
+  "/_fake/faults/drop-watches": (body, _url, { faults }) => ({
+    dropped: faults.dropWatches(body.mode === "reset" ? "reset" : "close"),
+  }),
   "/_fake/faults/fail-next": (body, _url, { faults }) => {
     faults.failNext(failRule(body));
     return { ok: true };
   },
-  "/_fake/faults/expire": (body, _url, { faults }) => ({ errored: faults.expireResourceVersions({ midStream: body.midStream === true }) }),
-  "/_fake/faults/watch-error": (body, _url, { faults }) => ({ errored: faults.watchError(Number(body.code ?? 500), typeof body.message === "string" ? body.message : undefined) }),
+  "/_fake/faults/expire": (body, _url, { faults }) => ({
+    errored: faults.expireResourceVersions({ midStream: body.midStream === true }),
+  }),
+  "/_fake/faults/watch-error": (body, _url, { faults }) => ({
+    errored: faults.watchError(Number(body.code ?? 500), typeof body.message === "string" ? body.message : undefined),
+  }),
   "/_fake/faults/clear": (_body, _url, { faults }) => {
     faults.clear();
     return { ok: true };
@@ -90,7 +106,11 @@ const POST_ROUTES: Record<string, Route> = {
 };
 
 const GET_ROUTES: Record<string, (target: ControlTarget) => unknown> = {
-  "/_fake/state": ({ scenario, server }) => ({ url: server.url, resourceVersion: scenario.resourceVersion, openWatches: server.openWatches() }),
+  "/_fake/state": ({ scenario, server }) => ({
+    url: server.url,
+    resourceVersion: scenario.resourceVersion,
+    openWatches: server.openWatches(),
+  }),
   "/_fake/requests": ({ server }) => server.requests(),
 };
 
@@ -107,7 +127,8 @@ export async function handleControl(request: Request, url: URL, target: ControlT
   if (text.trim() !== "") {
     try {
       const parsed = JSON.parse(text) as unknown;
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return badRequest("the control body must be a JSON object");
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+        return badRequest("the control body must be a JSON object");
       body = parsed as Body;
     } catch {
       return badRequest("the control body is not valid JSON");

@@ -36,7 +36,11 @@ export function fromEventsV1(v1: KubeObject): KubeObject {
   result.involvedObject = v1.regarding ?? {};
   copyDefined(result, "reason", v1.reason);
   copyDefined(result, "message", v1.note);
-  copyDefined(result, "source", v1.deprecatedSource ?? (v1.reportingController ? { component: v1.reportingController } : undefined));
+  copyDefined(
+    result,
+    "source",
+    v1.deprecatedSource ?? (v1.reportingController ? { component: v1.reportingController } : undefined),
+  );
   copyDefined(result, "firstTimestamp", v1.deprecatedFirstTimestamp);
   copyDefined(result, "lastTimestamp", v1.deprecatedLastTimestamp);
   copyDefined(result, "count", v1.deprecatedCount);

@@ -52,7 +52,11 @@ export class RequestFaults {
     const target = `${url.pathname}${url.search}`;
     const rule = this.rules.find((candidate) => {
       if (candidate.method && candidate.method.toUpperCase() !== method) return false;
-      if (candidate.path !== undefined && !(typeof candidate.path === "string" ? target.includes(candidate.path) : candidate.path.test(target))) return false;
+      if (
+        candidate.path !== undefined &&
+        !(typeof candidate.path === "string" ? target.includes(candidate.path) : candidate.path.test(target))
+      )
+        return false;
       if (candidate.verb === "watch" && !isWatch(url)) return false;
       if (candidate.verb === "list" && (method !== "GET" || isWatch(url))) return false;
       return true;
@@ -61,6 +65,11 @@ export class RequestFaults {
     rule.remaining--;
     if (rule.remaining <= 0) this.rules = this.rules.filter((candidate) => candidate !== rule);
     const message = rule.message ?? `injected failure (${rule.code})`;
-    return statusObject(rule.code, reasonForCode(rule.code), message, rule.retryAfterSeconds !== undefined ? { retryAfterSeconds: rule.retryAfterSeconds } : undefined);
+    return statusObject(
+      rule.code,
+      reasonForCode(rule.code),
+      message,
+      rule.retryAfterSeconds !== undefined ? { retryAfterSeconds: rule.retryAfterSeconds } : undefined,
+    );
   }
 }

@@ -31,7 +31,11 @@ export function kubeconfigText(input: KubeconfigInput): string {
   if (input.token) user.token = input.token;
   if (input.clientCertPem) user["client-certificate-data"] = base64(input.clientCertPem);
   if (input.clientKeyPem) user["client-key-data"] = base64(input.clientKeyPem);
-  const context: Record<string, unknown> = { cluster: name, user: name, ...(input.namespace ? { namespace: input.namespace } : {}) };
+  const context: Record<string, unknown> = {
+    cluster: name,
+    user: name,
+    ...(input.namespace ? { namespace: input.namespace } : {}),
+  };
   const config = {
     apiVersion: "v1",
     kind: "Config",
@@ -65,9 +69,39 @@ function openssl(dir: string, args: string[]): void {
 }
 
 function issue(dir: string, name: string, subject: string, extensions: string): void {
-  openssl(dir, ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]);
+  openssl(dir, [
+    "req",
+    "-new",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.csr`,
+    "-subj",
+    subject,
+  ]);
   writeFileSync(join(dir, `${name}.ext`), extensions);
-  openssl(dir, ["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", `${name}.crt`, "-days", "2", "-extfile", `${name}.ext`]);
+  openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    `${name}.crt`,
+    "-days",
+    "2",
+    "-extfile",
+    `${name}.ext`,
+  ]);
 }
 
 /**
@@ -76,9 +110,35 @@ function issue(dir: string, name: string, subject: string, extensions: string): 
  */
 export function generateCertificates(dir: string, client: { user?: string; group?: string } = {}): CertificateSet {
   mkdirSync(dir, { recursive: true });
-  openssl(dir, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=fake-apiserver-ca"]);
-  issue(dir, "server", "/CN=fake-apiserver", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
-  issue(dir, "client", `/O=${client.group ?? "system:masters"}/CN=${client.user ?? "watcher"}`, "extendedKeyUsage=clientAuth\n");
+  openssl(dir, [
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=fake-apiserver-ca",
+  ]);
+  issue(
+    dir,
+    "server",
+    "/CN=fake-apiserver",
+    "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+  );
+  issue(
+    dir,
+    "client",
+    `/O=${client.group ?? "system:masters"}/CN=${client.user ?? "watcher"}`,
+    "extendedKeyUsage=clientAuth\n",
+  );
   const read = (file: string) => readFileSync(join(dir, file), "utf8");
   return {
     dir,

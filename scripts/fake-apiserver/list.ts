@@ -36,7 +36,9 @@ function encodeContinue(token: ContinueToken): string {
 function decodeContinue(value: string): ContinueToken | undefined {
   try {
     const token = JSON.parse(Buffer.from(value, "base64url").toString("utf8")) as Partial<ContinueToken>;
-    return typeof token.rv === "number" && typeof token.start === "string" ? { rv: token.rv, start: token.start } : undefined;
+    return typeof token.rv === "number" && typeof token.start === "string"
+      ? { rv: token.rv, start: token.start }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -48,7 +50,11 @@ function withoutTypeMeta(object: KubeObject): KubeObject {
 }
 
 /** The state to list from: [version, objects] or an error Response. */
-function snapshot(store: ObjectStore, request: ListRequest, token: ContinueToken | undefined): [number, KubeObject[]] | Response {
+function snapshot(
+  store: ObjectStore,
+  request: ListRequest,
+  token: ContinueToken | undefined,
+): [number, KubeObject[]] | Response {
   const { info, namespace, query } = request;
   if (token) {
     const objects = store.listAt(info.storage, namespace, token.rv);
@@ -57,7 +63,8 @@ function snapshot(store: ObjectStore, request: ListRequest, token: ContinueToken
   }
   const requested = query.get("resourceVersion") ?? "";
   if (requested === "" || requested === "0") return [store.resourceVersion, store.list(info.storage, namespace)];
-  if (!/^\d+$/.test(requested)) return badRequest(`resourceVersion: Invalid value: "${requested}": must be a decimal integer`);
+  if (!/^\d+$/.test(requested))
+    return badRequest(`resourceVersion: Invalid value: "${requested}": must be a decimal integer`);
   const version = Number(requested);
   if (version > store.resourceVersion) {
     return statusResponse(
@@ -67,9 +74,13 @@ function snapshot(store: ObjectStore, request: ListRequest, token: ContinueToken
       }),
     );
   }
-  if (query.get("resourceVersionMatch") !== "Exact") return [store.resourceVersion, store.list(info.storage, namespace)];
+  if (query.get("resourceVersionMatch") !== "Exact")
+    return [store.resourceVersion, store.list(info.storage, namespace)];
   const objects = store.listAt(info.storage, namespace, version);
-  if (!objects) return statusResponse(statusObject(410, "Expired", `too old resource version: ${version} (${store.compactedResourceVersion})`));
+  if (!objects)
+    return statusResponse(
+      statusObject(410, "Expired", `too old resource version: ${version} (${store.compactedResourceVersion})`),
+    );
   return [version, objects];
 }
 
@@ -79,7 +90,8 @@ export function serveList(store: ObjectStore, request: ListRequest): Response {
   const token = continueParam === "" ? undefined : decodeContinue(continueParam);
   if (continueParam !== "" && !token) return failure(400, `continue key is not valid: ${continueParam}`);
   const limitParam = query.get("limit") ?? "";
-  if (limitParam !== "" && !/^\d+$/.test(limitParam)) return badRequest(`limit: Invalid value: "${limitParam}": must be a non-negative integer`);
+  if (limitParam !== "" && !/^\d+$/.test(limitParam))
+    return badRequest(`limit: Invalid value: "${limitParam}": must be a non-negative integer`);
   const state = snapshot(store, request, token);
   if (state instanceof Response) return state;
   const [version, objects] = state;

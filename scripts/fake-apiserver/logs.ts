@@ -16,7 +16,9 @@ export interface ContainerLogs {
 
 function containerNames(pod: KubeObject): string[] {
   const spec = (pod.spec ?? {}) as { containers?: { name?: string }[]; initContainers?: { name?: string }[] };
-  return [...(spec.containers ?? []), ...(spec.initContainers ?? [])].map((container) => container.name ?? "").filter((name) => name !== "");
+  return [...(spec.containers ?? []), ...(spec.initContainers ?? [])]
+    .map((container) => container.name ?? "")
+    .filter((name) => name !== "");
 }
 
 function nonNegativeInteger(value: string | null, name: string): number | undefined | Error {
@@ -58,7 +60,8 @@ export class PodLogs {
     const names = containerNames(pod);
     let container = query.get("container") ?? "";
     if (container === "") {
-      if (names.length !== 1) return badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(" ")}]`);
+      if (names.length !== 1)
+        return badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(" ")}]`);
       container = names[0] ?? "";
     } else if (!names.includes(container)) {
       return badRequest(`container ${container} is not valid for pod ${name}`);
@@ -70,7 +73,8 @@ export class PodLogs {
     if (limit === 0) return failure(422, `limitBytes: Invalid value: 0: must be greater than 0`);
     const stored = this.logs.get(`${namespace}/${name}/${container}`) ?? { current: "" };
     const previous = query.get("previous") === "true" || query.get("previous") === "1";
-    if (previous && stored.previous === undefined) return badRequest(`previous terminated container "${container}" in pod "${name}" not found`);
+    if (previous && stored.previous === undefined)
+      return badRequest(`previous terminated container "${container}" in pod "${name}" not found`);
     let text = previous ? (stored.previous ?? "") : stored.current;
     if (tail !== undefined) text = tailLines(text, tail);
     let bytes = new TextEncoder().encode(text);

@@ -101,7 +101,12 @@ export function parseArgs(argv: string[]): CliArgs {
         fail(`unknown flag ${flag}`);
     }
   }
-  if (args.certificates) options.tls = { cert: args.certificates.serverCert, key: args.certificates.serverKey, clientCa: args.certificates.caCert };
+  if (args.certificates)
+    options.tls = {
+      cert: args.certificates.serverCert,
+      key: args.certificates.serverKey,
+      clientCa: args.certificates.caCert,
+    };
   else if (tls.cert || tls.key) {
     if (!tls.cert || !tls.key) fail("--tls-cert and --tls-key go together");
     options.tls = { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { clientCa: tls.clientCa } : {}) };
@@ -113,14 +118,17 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const fake = await startFakeApiserver(args.options);
   if (args.objectsFile) {
-    for (const object of JSON.parse(readFileSync(args.objectsFile, "utf8")) as KubeObject[]) fake.scenario.apply(object);
+    for (const object of JSON.parse(readFileSync(args.objectsFile, "utf8")) as KubeObject[])
+      fake.scenario.apply(object);
   }
   if (args.kubeconfigOut) {
     const certificates = args.certificates;
     writeKubeconfig(args.kubeconfigOut, {
       server: fake.url,
       ...(args.firstToken ? { token: args.firstToken } : {}),
-      ...(certificates ? { caPem: certificates.caCert, clientCertPem: certificates.clientCert, clientKeyPem: certificates.clientKey } : {}),
+      ...(certificates
+        ? { caPem: certificates.caCert, clientCertPem: certificates.clientCert, clientKeyPem: certificates.clientKey }
+        : {}),
       ...(args.options.tls && !certificates ? { insecureSkipTlsVerify: true } : {}),
     });
   }

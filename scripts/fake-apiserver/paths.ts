@@ -19,12 +19,16 @@ export interface ResourcePath {
 /** Group and version of an API path prefix plus the remaining segments, or undefined. */
 function splitGroupVersion(segments: string[]): { group: string; version: string; rest: string[] } | undefined {
   if (segments[0] === "api" && segments[1]) return { group: "", version: segments[1], rest: segments.slice(2) };
-  if (segments[0] === "apis" && segments[1] && segments[2]) return { group: segments[1], version: segments[2], rest: segments.slice(3) };
+  if (segments[0] === "apis" && segments[1] && segments[2])
+    return { group: segments[1], version: segments[2], rest: segments.slice(3) };
   return undefined;
 }
 
 export function parseResourcePath(pathname: string): ResourcePath | undefined {
-  const segments = pathname.split("/").filter((segment) => segment !== "").map(decodeURIComponent);
+  const segments = pathname
+    .split("/")
+    .filter((segment) => segment !== "")
+    .map(decodeURIComponent);
   const prefix = splitGroupVersion(segments);
   if (!prefix) return undefined;
   const { group, version } = prefix;
@@ -44,6 +48,7 @@ export function parseResourcePath(pathname: string): ResourcePath | undefined {
   const info = findResource(group, version, resourceName);
   if (!info) return undefined;
   if (namespace !== undefined && !info.namespaced) return undefined;
-  if (subresource !== undefined && subresource !== "status" && !(subresource === "log" && info.resource === "pods")) return undefined;
+  if (subresource !== undefined && subresource !== "status" && !(subresource === "log" && info.resource === "pods"))
+    return undefined;
   return { info, namespace, name, subresource, legacyWatch };
 }

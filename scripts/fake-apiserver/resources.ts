@@ -24,8 +24,24 @@ export interface ResourceInfo {
 
 const READ_WRITE = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"] as const;
 
-function resource(group: string, version: string, name: string, kind: string, namespaced: boolean, extra: Partial<ResourceInfo> = {}): ResourceInfo {
-  return { group, version, resource: name, kind, namespaced, verbs: READ_WRITE, storage: group === "" ? name : `${name}.${group}`, ...extra };
+function resource(
+  group: string,
+  version: string,
+  name: string,
+  kind: string,
+  namespaced: boolean,
+  extra: Partial<ResourceInfo> = {},
+): ResourceInfo {
+  return {
+    group,
+    version,
+    resource: name,
+    kind,
+    namespaced,
+    verbs: READ_WRITE,
+    storage: group === "" ? name : `${name}.${group}`,
+    ...extra,
+  };
 }
 
 /** Every resource the fake serves. Adding a line here adds its discovery entry, list, watch and get. */
@@ -45,7 +61,10 @@ export const RESOURCES: readonly ResourceInfo[] = [
   resource("batch", "v1", "jobs", "Job", true),
   resource("batch", "v1", "cronjobs", "CronJob", true, { shortNames: ["cj"] }),
   resource("events.k8s.io", "v1", "events", "Event", true, { shortNames: ["ev"], storage: "events" }),
-  resource("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false, { verbs: ["create"], virtual: true }),
+  resource("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false, {
+    verbs: ["create"],
+    virtual: true,
+  }),
 ];
 
 /** Subresources listed in discovery (served by dedicated handlers). */
@@ -81,7 +100,11 @@ function groupsInOrder(): { group: string; version: string }[] {
 }
 
 export function apiVersionsDocument(serverAddress: string): Record<string, unknown> {
-  return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }] };
+  return {
+    kind: "APIVersions",
+    versions: ["v1"],
+    serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }],
+  };
 }
 
 export function apiGroupListDocument(): Record<string, unknown> {
@@ -112,7 +135,12 @@ export function apiResourceListDocument(group: string, version: string): Record<
   for (const sub of SUBRESOURCES.filter((entry) => entry.group === group)) {
     entries.push({ name: sub.name, singularName: "", namespaced: true, kind: sub.kind, verbs: sub.verbs });
   }
-  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: apiVersionOf({ group, version }), resources: entries };
+  return {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion: apiVersionOf({ group, version }),
+    resources: entries,
+  };
 }
 
 export function versionDocument(): Record<string, unknown> {

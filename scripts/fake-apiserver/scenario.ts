@@ -45,7 +45,8 @@ export interface ScenarioParts {
 
 function resourceOf(apiVersion: unknown, kind: unknown): ResourceInfo {
   const info = resourceForKind(String(apiVersion ?? ""), String(kind ?? ""));
-  if (!info) throw new Error(`fake apiserver: no served resource has apiVersion ${String(apiVersion)} and kind ${String(kind)}`);
+  if (!info)
+    throw new Error(`fake apiserver: no served resource has apiVersion ${String(apiVersion)} and kind ${String(kind)}`);
   return info;
 }
 
@@ -71,7 +72,11 @@ export class Scenario {
   create(object: KubeObject): KubeObject {
     const [info, stored] = toStored(object);
     this.ensureNamespace(info, stored);
-    const result = this.parts.store.create(info.storage, { ...stored, kind: info.kind, apiVersion: info.group === "" ? info.version : `${info.group}/${info.version}` });
+    const result = this.parts.store.create(info.storage, {
+      ...stored,
+      kind: info.kind,
+      apiVersion: info.group === "" ? info.version : `${info.group}/${info.version}`,
+    });
     if (!result.ok) throw new Error(`fake apiserver: create refused (${result.code}): ${result.message}`);
     return this.present(object, result.object);
   }
@@ -90,7 +95,9 @@ export class Scenario {
   apply(object: KubeObject): KubeObject {
     const [info, stored] = toStored(object);
     const metadata = metadataOf(stored);
-    return this.parts.store.get(info.storage, String(metadata.namespace ?? ""), String(metadata.name ?? "")) ? this.update(object) : this.create(object);
+    return this.parts.store.get(info.storage, String(metadata.namespace ?? ""), String(metadata.name ?? ""))
+      ? this.update(object)
+      : this.create(object);
   }
 
   /** Deep-merge `patch` into a stored object (JSON merge patch: null deletes a key). */
@@ -156,15 +163,22 @@ export class Scenario {
     const fresh = event(input);
     if (!input.distinct && input.name === undefined) {
       const involved = fresh.involvedObject as Record<string, unknown>;
-      const existing = this.parts.store
-        .list("events", String(metadataOf(fresh).namespace))
-        .find((candidate) => {
-          const other = candidate.involvedObject as Record<string, unknown>;
-          return other.uid === involved.uid && other.name === involved.name && candidate.reason === fresh.reason && candidate.message === fresh.message;
-        });
+      const existing = this.parts.store.list("events", String(metadataOf(fresh).namespace)).find((candidate) => {
+        const other = candidate.involvedObject as Record<string, unknown>;
+        return (
+          other.uid === involved.uid &&
+          other.name === involved.name &&
+          candidate.reason === fresh.reason &&
+          candidate.message === fresh.message
+        );
+      });
       if (existing) {
         const count = typeof existing.count === "number" ? existing.count : 1;
-        return this.update({ ...existing, count: input.count ?? count + 1, lastTimestamp: input.lastTimestamp ?? kubeTime() });
+        return this.update({
+          ...existing,
+          count: input.count ?? count + 1,
+          lastTimestamp: input.lastTimestamp ?? kubeTime(),
+        });
       }
     }
     return this.create(fresh);
@@ -214,7 +228,13 @@ function mergeObjects(target: KubeObject, patch: Record<string, unknown>): KubeO
   for (const [key, value] of Object.entries(patch)) {
     const existing = result[key];
     if (value === null) delete result[key];
-    else if (typeof value === "object" && !Array.isArray(value) && typeof existing === "object" && existing !== null && !Array.isArray(existing)) {
+    else if (
+      typeof value === "object" &&
+      !Array.isArray(value) &&
+      typeof existing === "object" &&
+      existing !== null &&
+      !Array.isArray(existing)
+    ) {
       result[key] = mergeObjects(existing as KubeObject, value as Record<string, unknown>);
     } else result[key] = value;
   }

@@ -14,7 +14,11 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 function text(value: unknown): string {
   if (value === undefined || value === null) return "";
-  return typeof value === "boolean" || typeof value === "number" ? String(value) : typeof value === "string" ? value : "";
+  return typeof value === "boolean" || typeof value === "number"
+    ? String(value)
+    : typeof value === "string"
+      ? value
+      : "";
 }
 
 function at(object: unknown, path: string): unknown {
@@ -79,7 +83,11 @@ const EVENTS_V1_ALIASES: Record<string, string> = {
 };
 
 function fieldsFor(storage: string): Fields {
-  const paths = { "metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace", ...(FIELDS_BY_STORAGE[storage] ?? {}) };
+  const paths = {
+    "metadata.name": "metadata.name",
+    "metadata.namespace": "metadata.namespace",
+    ...(FIELDS_BY_STORAGE[storage] ?? {}),
+  };
   return (object) => pick(object, paths);
 }
 
@@ -105,7 +113,8 @@ export function parseFieldSelector(selector: string | null, storage: string, eve
   for (const term of selector.split(",")) {
     if (term.trim() === "") continue;
     const match = /^\s*([^!=\s]+)\s*(!=|==|=)\s*(.*?)\s*$/.exec(term);
-    if (!match || match[1] === undefined || match[3] === undefined) return { ok: false, error: `invalid selector: '${selector}'; can't understand '${term}'` };
+    if (!match || match[1] === undefined || match[3] === undefined)
+      return { ok: false, error: `invalid selector: '${selector}'; can't understand '${term}'` };
     const field = eventsV1 ? (EVENTS_V1_ALIASES[match[1]] ?? match[1]) : match[1];
     if (!known.has(field)) return { ok: false, error: `field label not supported: ${match[1]}` };
     requirements.push({ field, negate: match[2] === "!=", value: match[3] });
@@ -114,7 +123,9 @@ export function parseFieldSelector(selector: string | null, storage: string, eve
     ok: true,
     value: (object) => {
       const values = fields(object);
-      return requirements.every((requirement) => (values[requirement.field] === requirement.value) !== requirement.negate);
+      return requirements.every(
+        (requirement) => (values[requirement.field] === requirement.value) !== requirement.negate,
+      );
     },
   };
 }

@@ -106,9 +106,14 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
     ...(options.historyLimit !== undefined ? { historyLimit: options.historyLimit } : {}),
     ...(options.initialResourceVersion !== undefined ? { initialResourceVersion: options.initialResourceVersion } : {}),
   });
-  const watches = new WatchHub(store, options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {});
+  const watches = new WatchHub(
+    store,
+    options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {},
+  );
   const logs = new PodLogs();
-  const clientCertificateUser = options.tls?.clientCa ? (options.clientCertificateUser ?? "client-cert-user") : undefined;
+  const clientCertificateUser = options.tls?.clientCa
+    ? (options.clientCertificateUser ?? "client-cert-user")
+    : undefined;
   const access = new AccessControl(options.tokens, options.grants, clientCertificateUser);
   const requestFaults = new RequestFaults();
   const api = new KubeApi({
@@ -116,7 +121,10 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
     watches,
     logs,
     access,
-    options: { expiredWatch: options.expiredWatch ?? "http", defaultWatchTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? 1800 },
+    options: {
+      expiredWatch: options.expiredWatch ?? "http",
+      defaultWatchTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? 1800,
+    },
   });
   const scenario = new Scenario({ store, logs, watches, access });
   let recorded: RecordedRequest[] = [];
@@ -132,9 +140,14 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
       const oldest = store.compactedResourceVersion;
       store.compact();
       if (!midStream) return 0;
-      return watches.errorAll(statusObject(410, "Expired", `too old resource version: ${oldest} (${store.compactedResourceVersion})`));
+      return watches.errorAll(
+        statusObject(410, "Expired", `too old resource version: ${oldest} (${store.compactedResourceVersion})`),
+      );
     },
-    watchError: (code, message) => watches.errorAll(statusObject(code, code === 410 ? "Expired" : "InternalError", message ?? `injected watch error (${code})`)),
+    watchError: (code, message) =>
+      watches.errorAll(
+        statusObject(code, code === 410 ? "Expired" : "InternalError", message ?? `injected watch error (${code})`),
+      ),
     clear: () => requestFaults.clear(),
   };
 
@@ -154,7 +167,10 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
     try {
       response = await api.handle(request, url, authentication.user);
     } catch (error) {
-      response = failure(500, `fake apiserver internal error: ${error instanceof Error ? error.message : String(error)}`);
+      response = failure(
+        500,
+        `fake apiserver internal error: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     record({ method: request.method, path: url.pathname, query, status: response.status, user: authentication.user });
     return response;
@@ -174,7 +190,8 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
           if (options.control === false) return failure(404, "the server could not find the requested resource");
           return handleControl(request, url, { scenario, faults, server: fake });
         }
-        if (["/healthz", "/livez", "/readyz"].includes(url.pathname)) return new Response("ok", { headers: { "content-type": "text/plain" } });
+        if (["/healthz", "/livez", "/readyz"].includes(url.pathname))
+          return new Response("ok", { headers: { "content-type": "text/plain" } });
         return handleKube(request, url);
       },
       error: (error) => failure(500, `fake apiserver internal error: ${error.message}`),

@@ -42,7 +42,16 @@ export interface KubeStatus {
 }
 
 export function statusObject(code: number, reason: StatusReason, message: string, details?: StatusDetails): KubeStatus {
-  return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code, ...(details ? { details } : {}) };
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason,
+    code,
+    ...(details ? { details } : {}),
+  };
 }
 
 /** The default reason a real apiserver pairs with an HTTP status code. */
@@ -66,12 +75,16 @@ export function reasonForCode(code: number): StatusReason {
 }
 
 export function jsonResponse(body: unknown, code = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status: code, headers: { "content-type": "application/json", ...headers } });
+  return new Response(JSON.stringify(body), {
+    status: code,
+    headers: { "content-type": "application/json", ...headers },
+  });
 }
 
 export function statusResponse(status: KubeStatus): Response {
   const headers: Record<string, string> = {};
-  if (status.details?.retryAfterSeconds !== undefined) headers["retry-after"] = String(status.details.retryAfterSeconds);
+  if (status.details?.retryAfterSeconds !== undefined)
+    headers["retry-after"] = String(status.details.retryAfterSeconds);
   return jsonResponse(status, status.code, headers);
 }
 
@@ -80,7 +93,13 @@ export function failure(code: number, message: string, details?: StatusDetails):
 }
 
 export function notFound(resource: string, name: string, group = ""): Response {
-  return statusResponse(statusObject(404, "NotFound", `${resource}${group ? `.${group}` : ""} "${name}" not found`, { name, group, kind: resource }));
+  return statusResponse(
+    statusObject(404, "NotFound", `${resource}${group ? `.${group}` : ""} "${name}" not found`, {
+      name,
+      group,
+      kind: resource,
+    }),
+  );
 }
 
 export function badRequest(message: string): Response {

@@ -91,11 +91,14 @@ export class ObjectStore {
   create(storage: string, input: KubeObject): StoreResult {
     const object = structuredClone(input);
     const metadata = { ...metadataOf(object) };
-    if (!metadata.name && typeof metadata.generateName === "string") metadata.name = `${metadata.generateName}${randomSuffix()}`;
+    if (!metadata.name && typeof metadata.generateName === "string")
+      metadata.name = `${metadata.generateName}${randomSuffix()}`;
     const name = typeof metadata.name === "string" ? metadata.name : "";
-    if (name === "") return { ok: false, code: 422, message: "metadata.name: Required value: name or generateName is required" };
+    if (name === "")
+      return { ok: false, code: 422, message: "metadata.name: Required value: name or generateName is required" };
     const namespace = typeof metadata.namespace === "string" ? metadata.namespace : "";
-    if (this.get(storage, namespace, name)) return { ok: false, code: 409, message: `${storage.split(".")[0]} "${name}" already exists` };
+    if (this.get(storage, namespace, name))
+      return { ok: false, code: 409, message: `${storage.split(".")[0]} "${name}" already exists` };
     metadata.uid ??= crypto.randomUUID();
     metadata.creationTimestamp ??= kubeTime();
     object.metadata = metadata;
@@ -112,7 +115,11 @@ export class ObjectStore {
     if (!previous) return { ok: false, code: 404, message: `${storage.split(".")[0]} "${name}" not found` };
     const previousMetadata = metadataOf(previous);
     if (metadata.resourceVersion !== undefined && metadata.resourceVersion !== previousMetadata.resourceVersion) {
-      return { ok: false, code: 409, message: `Operation cannot be fulfilled on ${storage} "${name}": the object has been modified; please apply your changes to the latest version and try again` };
+      return {
+        ok: false,
+        code: 409,
+        message: `Operation cannot be fulfilled on ${storage} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      };
     }
     metadata.uid = previousMetadata.uid;
     metadata.creationTimestamp = previousMetadata.creationTimestamp;
@@ -136,10 +143,16 @@ export class ObjectStore {
     const current = this.list(storage, namespace);
     if (resourceVersion === this.revision) return current;
     const state = new Map<string, KubeObject>();
-    for (const object of current) state.set(objectKey(String(object.metadata?.namespace ?? ""), String(object.metadata?.name ?? "")), object);
-    const newer = this.history.slice(this.firstIndexAfter(resourceVersion)).filter((change) => change.storage === storage);
+    for (const object of current)
+      state.set(objectKey(String(object.metadata?.namespace ?? ""), String(object.metadata?.name ?? "")), object);
+    const newer = this.history
+      .slice(this.firstIndexAfter(resourceVersion))
+      .filter((change) => change.storage === storage);
     for (const change of newer.reverse()) {
-      const key = objectKey(String(change.object.metadata?.namespace ?? ""), String(change.object.metadata?.name ?? ""));
+      const key = objectKey(
+        String(change.object.metadata?.namespace ?? ""),
+        String(change.object.metadata?.name ?? ""),
+      );
       if (change.type === "ADDED") state.delete(key);
       else if (change.previous) state.set(key, change.previous);
     }
@@ -184,7 +197,14 @@ export class ObjectStore {
     return low;
   }
 
-  private commit(type: ChangeType, storage: string, namespace: string, name: string, object: KubeObject, previous: KubeObject | undefined): KubeObject {
+  private commit(
+    type: ChangeType,
+    storage: string,
+    namespace: string,
+    name: string,
+    object: KubeObject,
+    previous: KubeObject | undefined,
+  ): KubeObject {
     this.revision++;
     (object.metadata as Record<string, unknown>).resourceVersion = String(this.revision);
     let bucket = this.objects.get(storage);

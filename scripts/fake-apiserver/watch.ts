@@ -110,7 +110,9 @@ export class WatchHub {
       timers.push(setTimeout(tick, this.bookmarkIntervalMs));
     }
     signal.addEventListener("abort", () => watch.end("close"));
-    return new Response(body, { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
+    return new Response(body, {
+      headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
+    });
   }
 
   /** Send a BOOKMARK now to every open watch that allows bookmarks. */
@@ -139,7 +141,10 @@ export class WatchHub {
 
   private bookmark(watch: OpenWatch, annotations?: Record<string, string>): boolean {
     const info = watch.spec.info;
-    const metadata: Record<string, unknown> = { resourceVersion: String(this.store.resourceVersion), ...(annotations ? { annotations } : {}) };
+    const metadata: Record<string, unknown> = {
+      resourceVersion: String(this.store.resourceVersion),
+      ...(annotations ? { annotations } : {}),
+    };
     const apiVersion = info.group === "" ? info.version : `${info.group}/${info.version}`;
     watch.send("BOOKMARK", { kind: info.kind, apiVersion, metadata });
     return true;
@@ -159,7 +164,8 @@ export class WatchHub {
       if (spec.sendInitialEventsEnd) this.bookmark(watch, { "k8s.io/initial-events-end": "true" });
       return;
     }
-    for (const change of this.store.changesSince(spec.info.storage, spec.fromResourceVersion) ?? []) this.deliver(watch, change);
+    for (const change of this.store.changesSince(spec.info.storage, spec.fromResourceVersion) ?? [])
+      this.deliver(watch, change);
   }
 
   private deliver(watch: OpenWatch, change: Change): void {

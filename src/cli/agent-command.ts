@@ -56,7 +56,8 @@ export async function agentCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(renderHelp(USAGE, SUMMARY, AGENT_FLAGS));
     return 0;
   }
-  if (flags.value.positionals.length > 0) return usageError(`unexpected argument ${JSON.stringify(flags.value.positionals[0])}`);
+  if (flags.value.positionals.length > 0)
+    return usageError(`unexpected argument ${JSON.stringify(flags.value.positionals[0])}`);
   const cwd = process.cwd();
   const configFlag = flags.value.values.get("config");
   const file = loadConfigFile(typeof configFlag === "string" ? configFlag : defaultConfigPath(cwd));
@@ -65,7 +66,10 @@ export async function agentCommand(argv: readonly string[]): Promise<number> {
   if (!config.ok) return usageError(config.error);
   const logger = createLogger(config.value.logLevel);
   const unread = file.value.unread();
-  if (unread.length > 0) logger.warn(`config file ${configPathShown(configFlag, cwd)}: ignoring key(s) this configuration does not read: ${unread.join(", ")}`);
+  if (unread.length > 0)
+    logger.warn(
+      `config file ${configPathShown(configFlag, cwd)}: ignoring key(s) this configuration does not read: ${unread.join(", ")}`,
+    );
   let agent: RunningAgent;
   try {
     agent = await startAgent(config.value, logger);
@@ -98,7 +102,10 @@ function resolveToken(config: AgentConfig, env: Record<string, string | undefine
   if (config.tokenEnv === undefined) return undefined;
   const token = env[config.tokenEnv];
   if (token === undefined || token.trim() === "") {
-    throw new SparError("bad_request", `--attach-token names the environment variable ${config.tokenEnv}, which is not set or empty`);
+    throw new SparError(
+      "bad_request",
+      `--attach-token names the environment variable ${config.tokenEnv}, which is not set or empty`,
+    );
   }
   return token;
 }
@@ -107,9 +114,18 @@ function resolveToken(config: AgentConfig, env: Record<string, string | undefine
 function callerAuth(config: AgentConfig, env: Record<string, string | undefined>): CallerAuthConfig {
   const settings = config.callerAuth;
   if (!settings) {
-    return { tokens: undefined, adminIdentities: new Set(), proxyIdentities: new Set(), assertableIdentities: new Set(), proxyMayAssertAdmins: false, allowAnonymous: true, proxyHeader: "x-asserted-caller" };
+    return {
+      tokens: undefined,
+      adminIdentities: new Set(),
+      proxyIdentities: new Set(),
+      assertableIdentities: new Set(),
+      proxyMayAssertAdmins: false,
+      allowAnonymous: true,
+      proxyHeader: "x-asserted-caller",
+    };
   }
-  if (!config.multiSession) throw new SparError("bad_request", "--auth-table (attach.multi_session.auth.table_file) needs --multi-session");
+  if (!config.multiSession)
+    throw new SparError("bad_request", "--auth-table (attach.multi_session.auth.table_file) needs --multi-session");
   const tokens = loadAuthTable(settings.tableFile, env);
   if (!tokens.ok) throw new SparError("bad_request", tokens.error);
   return {
@@ -125,14 +141,21 @@ function callerAuth(config: AgentConfig, env: Record<string, string | undefined>
 
 /** Whether every request must authenticate: a token, client certificates, or callers without anonymous access. */
 function hasAuthenticationGate(config: AgentConfig, token: string | undefined, callers: CallerAuthConfig): boolean {
-  return token !== undefined || config.tls?.ca !== undefined || (callers.tokens !== undefined && !callers.allowAnonymous);
+  return (
+    token !== undefined || config.tls?.ca !== undefined || (callers.tokens !== undefined && !callers.allowAnonymous)
+  );
 }
 
 /**
  * Startup policy: a listener reachable from other hosts needs an authentication gate. Without
  * one, the listener serves only loopback Host names and the configured ones (DNS rebinding).
  */
-function checkListenPolicy(config: AgentConfig, token: string | undefined, callers: CallerAuthConfig, logger: Logger): HostAllowlist | undefined {
+function checkListenPolicy(
+  config: AgentConfig,
+  token: string | undefined,
+  callers: CallerAuthConfig,
+  logger: Logger,
+): HostAllowlist | undefined {
   if (hasAuthenticationGate(config, token, callers)) return undefined;
   const allowed = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");
   if (!allowed.ok) throw new SparError("bad_request", allowed.error);
@@ -142,11 +165,17 @@ function checkListenPolicy(config: AgentConfig, token: string | undefined, calle
       `refusing to listen on ${config.listen.host || "every interface"}:${config.listen.port} without an authentication gate: set --attach-token=<ENV VAR holding a token>, or bind a loopback address such as 127.0.0.1:${config.listen.port}`,
     );
   }
-  logger.warn(`attach listener on ${config.listen.host}:${config.listen.port} has no token: any local process can drive these sessions (set --attach-token)`);
+  logger.warn(
+    `attach listener on ${config.listen.host}:${config.listen.port} has no token: any local process can drive these sessions (set --attach-token)`,
+  );
   return allowed.value;
 }
 
-export async function startAgent(config: AgentConfig, logger: Logger, env: Record<string, string | undefined> = process.env): Promise<RunningAgent> {
+export async function startAgent(
+  config: AgentConfig,
+  logger: Logger,
+  env: Record<string, string | undefined> = process.env,
+): Promise<RunningAgent> {
   const token = resolveToken(config, env);
   const callers = callerAuth(config, env);
   const allowedHosts = checkListenPolicy(config, token, callers, logger);
@@ -154,12 +183,21 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
   mkdirSync(dirname(config.sessionDb), { recursive: true, mode: 0o700 });
   // 4 KiB pages: 256 per MiB.
-  const store = SqliteStore.open(config.sessionDb, config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {});
+  const store = SqliteStore.open(
+    config.sessionDb,
+    config.sessionDbMaxMb > 0 ? { maxPageCount: config.sessionDbMaxMb * 256 } : {},
+  );
   const metrics = new MetricsRegistry();
-  const countStreamRefused = metrics.counter("spar_sse_streams_refused_total", "Event streams refused before they opened, by the cap that refused them (caller_cap, global_cap).");
+  const countStreamRefused = metrics.counter(
+    "spar_sse_streams_refused_total",
+    "Event streams refused before they opened, by the cap that refused them (caller_cap, global_cap).",
+  );
   const streams = new StreamAdmission(config.limits.streams, (cap) => countStreamRefused({ cap }));
   const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
-  const tools = new ToolHost({ ...config.tools, hiddenEnv: daemonSecretVariables(config) }, { log: (message) => logger.error(message), ...mcpOption(config, logger) });
+  const tools = new ToolHost(
+    { ...config.tools, hiddenEnv: daemonSecretVariables(config) },
+    { log: (message) => logger.error(message), ...mcpOption(config, logger) },
+  );
   // Memory and skills (the system prompt, the skill tools); POST /reload re-reads every registered part.
   const knowledge = new AgentKnowledge(config.knowledge);
   for (const problem of knowledge.load()) logger.warn(problem);
@@ -167,10 +205,23 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   knowledge.registerReloads(reloads);
   registerMcpReload(reloads, tools.mcp);
   const catalog = new SkillAwareTools(tools, knowledge.skills);
-  const pool = new WorkerPool(config.workers, { livenessMs: config.workerLivenessMs, onFailure: (reason) => logger.error(`turn worker: ${reason}`), tools: () => catalog.specs(), system: () => knowledge.systemPrompt() });
+  const pool = new WorkerPool(config.workers, {
+    livenessMs: config.workerLivenessMs,
+    onFailure: (reason) => logger.error(`turn worker: ${reason}`),
+    tools: () => catalog.specs(),
+    system: () => knowledge.systemPrompt(),
+  });
   const pricing = startPricing(config, logger);
-  const countRefused = metrics.counter("spar_turns_refused_total", "Turns a guardrail-halted session refused, by guardrail.");
-  const autoContinue = new AutoContinuer(config.autoContinue, store, () => new Date(), (message) => logger.info(message));
+  const countRefused = metrics.counter(
+    "spar_turns_refused_total",
+    "Turns a guardrail-halted session refused, by guardrail.",
+  );
+  const autoContinue = new AutoContinuer(
+    config.autoContinue,
+    store,
+    () => new Date(),
+    (message) => logger.info(message),
+  );
   const host = new SessionHost({
     store,
     pool,
@@ -200,47 +251,110 @@ export async function startAgent(config: AgentConfig, logger: Logger, env: Recor
   }
   const context: AttachContext = {
     host,
-    daemon: { name: config.agentCard.name, version: SPAR_VERSION, description: config.agentCard.description ?? "spar agent daemon", model: config.model.name, provider: config.model.provider },
+    daemon: {
+      name: config.agentCard.name,
+      version: SPAR_VERSION,
+      description: config.agentCard.description ?? "spar agent daemon",
+      model: config.model.name,
+      provider: config.model.provider,
+    },
     caller: (request, peer) => resolveCaller(request, callers, token, peer),
-    checks: checkTransitions(async () => ({ ...(await storeCheck(store)), turn_workers: pool.healthy ? "ready" : "failed", wake_loops: host.wakeLoopsFailed() ? "failed" : "ready" }), logger),
+    checks: checkTransitions(
+      async () => ({
+        ...(await storeCheck(store)),
+        turn_workers: pool.healthy ? "ready" : "failed",
+        wake_loops: host.wakeLoopsFailed() ? "failed" : "ready",
+      }),
+      logger,
+    ),
     heartbeatMs: config.heartbeatMs,
     idleTimeoutSeconds: config.limits.idleTimeoutSeconds,
-    transport: { token, readonly: config.readonly, ...(allowedHosts ? { allowedHosts } : {}), ...(config.limits.trustedProxies.length > 0 ? { trustedProxies: config.limits.trustedProxies } : {}) },
+    transport: {
+      token,
+      readonly: config.readonly,
+      ...(allowedHosts ? { allowedHosts } : {}),
+      ...(config.limits.trustedProxies.length > 0 ? { trustedProxies: config.limits.trustedProxies } : {}),
+    },
     streams,
     identitiesRequired: callers.tokens !== undefined,
-    agentCard: { settings: () => config.agentCard, options: { bearer: token !== undefined, mtls: config.tls?.ca !== undefined, skills: () => cardSkills(config.knowledge.skillsDir) } },
+    agentCard: {
+      settings: () => config.agentCard,
+      options: {
+        bearer: token !== undefined,
+        mtls: config.tls?.ca !== undefined,
+        skills: () => cardSkills(config.knowledge.skillsDir),
+      },
+    },
     ...(peerHub ? { peerHub } : {}),
     pricing,
     tools: catalog,
     knowledge: { memorySources: () => knowledge.memorySources(), skillRows: () => knowledge.skillRows(), reloads },
     metrics,
     ...(tools.mcp ? { mcp: tools.mcp } : {}),
-    subscriberBuffer: { maxQueued: config.subscriberBuffer, maxQueuedBytes: config.subscriberBufferBytes, lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)) },
+    subscriberBuffer: {
+      maxQueued: config.subscriberBuffer,
+      maxQueuedBytes: config.subscriberBufferBytes,
+      lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)),
+    },
   };
-  metrics.gauge("spar_auto_continue_redriven", "Interrupted turns auto-continue re-drove in this run.", () => autoContinue.stats.redriven);
-  metrics.gauge("spar_auto_continue_refused", "Re-drives auto-continue refused in this run (a guard or another daemon's claim).", () => autoContinue.stats.refused);
+  metrics.gauge(
+    "spar_auto_continue_redriven",
+    "Interrupted turns auto-continue re-drove in this run.",
+    () => autoContinue.stats.redriven,
+  );
+  metrics.gauge(
+    "spar_auto_continue_refused",
+    "Re-drives auto-continue refused in this run (a guard or another daemon's claim).",
+    () => autoContinue.stats.refused,
+  );
   metrics.gauge("spar_sse_subscribers", "Open event streams.", openStreamCount);
   metrics.gauge("spar_sse_stream_callers", "Callers holding at least one open event stream.", () => streams.callers);
-  metrics.gauge("spar_sse_stream_cap", "Event streams the daemon holds open at most (--attach-max-streams).", () => config.limits.streams.maxStreams);
+  metrics.gauge(
+    "spar_sse_stream_cap",
+    "Event streams the daemon holds open at most (--attach-max-streams).",
+    () => config.limits.streams.maxStreams,
+  );
   metrics.gauge("spar_feed_subscribers", "Subscribers attached to session feeds.", () => host.subscriberCount);
-  metrics.gauge("spar_sessions_live", "Sessions held in memory (the rest are idle in the store).", () => host.liveCount);
-  metrics.gauge("spar_worker_cached_messages", "Conversation messages the turn workers keep between turns (evicted sessions' are dropped).", () => pool.cachedMessages);
+  metrics.gauge(
+    "spar_sessions_live",
+    "Sessions held in memory (the rest are idle in the store).",
+    () => host.liveCount,
+  );
+  metrics.gauge(
+    "spar_worker_cached_messages",
+    "Conversation messages the turn workers keep between turns (evicted sessions' are dropped).",
+    () => pool.cachedMessages,
+  );
   metrics.gauge("spar_store_commits", "Group-commit transactions since start.", () => store.stats.transactions);
   metrics.gauge("spar_store_refused_writes", "Writes the store refused since start.", () => store.stats.refused);
   metrics.gauge("spar_store_event_rows", "Event rows committed since start.", () => store.stats.rows);
-  metrics.gauge("spar_store_longest_write_ms", "Longest time one group commit held the event loop (ms).", () => store.stats.longestBatchMs);
-  const shownHost = bindHostname(config.listen).includes(":") ? `[${bindHostname(config.listen)}]` : bindHostname(config.listen);
+  metrics.gauge(
+    "spar_store_longest_write_ms",
+    "Longest time one group commit held the event loop (ms).",
+    () => store.stats.longestBatchMs,
+  );
+  const shownHost = bindHostname(config.listen).includes(":")
+    ? `[${bindHostname(config.listen)}]`
+    : bindHostname(config.listen);
   let server: AttachServer;
   try {
     server = await startAttachServer(context, bindHostname(config.listen), config.listen.port, config.tls);
   } catch (error) {
     // Bun's own text ("Is port 0 in use?") misleads for a name that does not resolve or an address not on this host.
     const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`--attach-listen=${shownHost}:${config.listen.port}: cannot listen there: the port is taken, or the host is not an address of this machine (${reason})`);
+    throw new Error(
+      `--attach-listen=${shownHost}:${config.listen.port}: cannot listen there: the port is taken, or the host is not an address of this machine (${reason})`,
+    );
   }
-  if (config.tls?.ca !== undefined) logger.info("mTLS: each client is verified at the handshake and its requests served in process; no inner port");
-  logger.info(`spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`);
-  if (tools.mcp) logger.info(`tool servers: ${tools.mcp.rows().length} in ${tools.mcp.path}; each starts on first use (a turn or a /tools read)`);
+  if (config.tls?.ca !== undefined)
+    logger.info("mTLS: each client is verified at the handshake and its requests served in process; no inner port");
+  logger.info(
+    `spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${pool.size} turn workers)`,
+  );
+  if (tools.mcp)
+    logger.info(
+      `tool servers: ${tools.mcp.rows().length} in ${tools.mcp.path}; each starts on first use (a turn or a /tools read)`,
+    );
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
     stopping ??= teardown(host, server, config, logger, peerHub, tools);
@@ -265,7 +379,10 @@ function toolServerStarter(tools: ToolHost, logger: Logger): () => Promise<void>
     if (!mcp) return;
     await mcp.discover({ retry: true });
     for (const row of mcp.rows()) {
-      const line = row.status === "failed" ? `failed: ${row.error ?? "did not start"}` : `${row.status}, ${row.tools?.length ?? 0} tools`;
+      const line =
+        row.status === "failed"
+          ? `failed: ${row.error ?? "did not start"}`
+          : `${row.status}, ${row.tools?.length ?? 0} tools`;
       if (row.status === "idle" || row.status === "starting" || reported.get(row.name) === line) continue;
       reported.set(row.name, line);
       (row.status === "failed" ? logger.warn : logger.info)(`tool server ${row.name}: ${line}`);
@@ -277,8 +394,12 @@ function toolServerStarter(tools: ToolHost, logger: Logger): () => Promise<void>
 function mcpOption(config: AgentConfig, logger: Logger): { mcp?: McpManager } {
   const settings = config.mcp;
   if (settings?.catalog === undefined) return {};
-  logger.info(`tool servers: ${settings.catalog.servers.map((server) => `${server.name} (${server.transport})`).join(", ")} from ${settings.path}`);
-  return { mcp: new McpManager(settings.catalog, settings.timeouts, () => loadCatalogFile(settings.path, settings.required)) };
+  logger.info(
+    `tool servers: ${settings.catalog.servers.map((server) => `${server.name} (${server.transport})`).join(", ")} from ${settings.path}`,
+  );
+  return {
+    mcp: new McpManager(settings.catalog, settings.timeouts, () => loadCatalogFile(settings.path, settings.required)),
+  };
 }
 
 /** POST /reload's `mcp` part: re-read mcp.json, stop changed and removed servers, start new ones. */
@@ -318,7 +439,14 @@ function openPeerHub(config: AgentConfig, logger: Logger): PeerHub | undefined {
   return opened.value;
 }
 
-async function teardown(host: SessionHost, server: AttachServer, config: AgentConfig, logger: Logger, peerHub: PeerHub | undefined, tools: ToolHost): Promise<void> {
+async function teardown(
+  host: SessionHost,
+  server: AttachServer,
+  config: AgentConfig,
+  logger: Logger,
+  peerHub: PeerHub | undefined,
+  tools: ToolHost,
+): Promise<void> {
   const cancel = host.beginShutdown();
   // Teardown step 1, the peer hub: every change is already on disk; stop its prune timer.
   peerHub?.close();
@@ -333,13 +461,17 @@ async function teardown(host: SessionHost, server: AttachServer, config: AgentCo
 }
 
 /** Readiness checks that log one line per state change (the /healthz body carries no detail). */
-function checkTransitions(run: () => Promise<Record<string, CheckState>>, logger: Logger): () => Promise<Record<string, CheckState>> {
+function checkTransitions(
+  run: () => Promise<Record<string, CheckState>>,
+  logger: Logger,
+): () => Promise<Record<string, CheckState>> {
   const last = new Map<string, CheckState>();
   return async () => {
     const checks = await run();
     for (const [name, state] of Object.entries(checks)) {
       const previous = last.get(name);
-      if (previous !== undefined && previous !== state) (state === "ready" ? logger.info : logger.warn)(`readiness check ${name}: ${previous} -> ${state}`);
+      if (previous !== undefined && previous !== state)
+        (state === "ready" ? logger.info : logger.warn)(`readiness check ${name}: ${previous} -> ${state}`);
       last.set(name, state);
     }
     return checks;

@@ -11,7 +11,11 @@ import { isValidName } from "../core/session-key.ts";
 import { timerDuration } from "./flag-setting.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
 import { PEER_FLAGS, type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
-import { AGENT_CARD_FLAGS, type AgentCardSettings, loadAgentCardSettings } from "../surfaces/attach/agent-card-config.ts";
+import {
+  AGENT_CARD_FLAGS,
+  type AgentCardSettings,
+  loadAgentCardSettings,
+} from "../surfaces/attach/agent-card-config.ts";
 import { parsePatterns } from "../core/permission-patterns.ts";
 import type { PermissionMode } from "../core/permission-policy.ts";
 import type { PermissionSettings } from "../runtime/gated-tools.ts";
@@ -24,48 +28,248 @@ import { MCP_FLAGS, type McpSettings, resolveMcpSettings } from "./mcp-flags.ts"
 import { KNOWLEDGE_FLAGS, resolveKnowledgeSettings } from "./knowledge-flags.ts";
 import type { KnowledgeSettings } from "../memory/agent-knowledge.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
-import { type AutoContinueSettings, GUARDRAIL_FLAGS, resolveAutoContinue, resolveGuardrailConfig } from "./guardrail-flags.ts";
+import {
+  type AutoContinueSettings,
+  GUARDRAIL_FLAGS,
+  resolveAutoContinue,
+  resolveGuardrailConfig,
+} from "./guardrail-flags.ts";
 import type { GuardrailConfig } from "../core/guardrails.ts";
 import { ATTACH_LIMITS_FLAGS, type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts";
 
 const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
-  { name: "attach-listen", kind: "string", help: "address of the attach listener (HTTP + SSE)", defaultText: "127.0.0.1:7777", configKey: "attach.listen" },
-  { name: "attach-token", kind: "string", help: "name of the environment variable holding the listener's shared bearer token", configKey: "attach.token_env" },
-  { name: "attach-tls-cert", kind: "string", help: "PEM certificate of the listener: serve HTTPS", configKey: "attach.tls_cert" },
+  {
+    name: "attach-listen",
+    kind: "string",
+    help: "address of the attach listener (HTTP + SSE)",
+    defaultText: "127.0.0.1:7777",
+    configKey: "attach.listen",
+  },
+  {
+    name: "attach-token",
+    kind: "string",
+    help: "name of the environment variable holding the listener's shared bearer token",
+    configKey: "attach.token_env",
+  },
+  {
+    name: "attach-tls-cert",
+    kind: "string",
+    help: "PEM certificate of the listener: serve HTTPS",
+    configKey: "attach.tls_cert",
+  },
   { name: "attach-tls-key", kind: "string", help: "PEM private key of --attach-tls-cert", configKey: "attach.tls_key" },
-  { name: "attach-client-ca", kind: "string", help: "PEM CA bundle: clients must present a certificate it signed (mTLS)", configKey: "attach.client_ca" },
-  { name: "auth-table", kind: "string", help: "bearer-token table of callers (JSON or YAML; see README): turns on multi-session auth", configKey: "attach.multi_session.auth.table_file" },
-  { name: "attach-readonly", kind: "bool", help: "serve only GET, HEAD and OPTIONS (403 for anything else)", defaultText: "false", configKey: "attach.readonly" },
-  { name: "session-db", kind: "string", help: "session store: sqlite file path", defaultText: ".agents/state/sessions.db", configKey: "session_db.path" },
-  { name: "session-db-max-mb", kind: "int", help: "cap the sqlite store at this many MiB; writes past it answer 503 and change nothing (0: no cap)", defaultText: "0", configKey: "session_db.max_mb" },
-  { name: "session-db-driver", kind: "string", help: "session store driver: sqlite", defaultText: "sqlite", configKey: "session_db.driver" },
-  { name: "provider", kind: "string", help: "model provider: echo, scripted, openai, anthropic, google or openai-compatible", defaultText: "echo", configKey: "model.provider" },
-  { name: "model", kind: "string", help: "model: echo (offline), scripted (recorded-turn replay) or the provider's model id (gpt-5-mini, claude-sonnet-4-5, gemini-2.5-flash)", defaultText: "echo", configKey: "model.name" },
-  { name: "model-base-url", kind: "string", help: "API base URL of the provider, version path included (http://127.0.0.1:8000/v1); required for openai-compatible", configKey: "model.base_url" },
-  { name: "model-api-key-env", kind: "string", help: "name of the environment variable holding the provider's API key", defaultText: "OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY; none for openai-compatible", configKey: "model.api_key_env" },
-  { name: "model-stall-timeout", kind: "duration", help: "fail a model call when the provider sends nothing for this long (transient_network)", defaultText: "5m", configKey: "model.stall_timeout" },
-  { name: "model-call-timeout", kind: "duration", help: "fail a model call that has not finished after this long (transient_network)", defaultText: "15m", configKey: "model.call_timeout" },
-  { name: "model-max-output-tokens", kind: "int", help: "output-token cap of each model call (a call that hits it finishes `length` and auto-continue goes on)", defaultText: "the provider's", configKey: "model.max_output_tokens" },
-  { name: "model-context-window", kind: "int", help: "the model's context window in tokens: past 80% of it the older turns are compacted into a summary", defaultText: "128000", configKey: "model.context_window" },
+  {
+    name: "attach-client-ca",
+    kind: "string",
+    help: "PEM CA bundle: clients must present a certificate it signed (mTLS)",
+    configKey: "attach.client_ca",
+  },
+  {
+    name: "auth-table",
+    kind: "string",
+    help: "bearer-token table of callers (JSON or YAML; see README): turns on multi-session auth",
+    configKey: "attach.multi_session.auth.table_file",
+  },
+  {
+    name: "attach-readonly",
+    kind: "bool",
+    help: "serve only GET, HEAD and OPTIONS (403 for anything else)",
+    defaultText: "false",
+    configKey: "attach.readonly",
+  },
+  {
+    name: "session-db",
+    kind: "string",
+    help: "session store: sqlite file path",
+    defaultText: ".agents/state/sessions.db",
+    configKey: "session_db.path",
+  },
+  {
+    name: "session-db-max-mb",
+    kind: "int",
+    help: "cap the sqlite store at this many MiB; writes past it answer 503 and change nothing (0: no cap)",
+    defaultText: "0",
+    configKey: "session_db.max_mb",
+  },
+  {
+    name: "session-db-driver",
+    kind: "string",
+    help: "session store driver: sqlite",
+    defaultText: "sqlite",
+    configKey: "session_db.driver",
+  },
+  {
+    name: "provider",
+    kind: "string",
+    help: "model provider: echo, scripted, openai, anthropic, google or openai-compatible",
+    defaultText: "echo",
+    configKey: "model.provider",
+  },
+  {
+    name: "model",
+    kind: "string",
+    help: "model: echo (offline), scripted (recorded-turn replay) or the provider's model id (gpt-5-mini, claude-sonnet-4-5, gemini-2.5-flash)",
+    defaultText: "echo",
+    configKey: "model.name",
+  },
+  {
+    name: "model-base-url",
+    kind: "string",
+    help: "API base URL of the provider, version path included (http://127.0.0.1:8000/v1); required for openai-compatible",
+    configKey: "model.base_url",
+  },
+  {
+    name: "model-api-key-env",
+    kind: "string",
+    help: "name of the environment variable holding the provider's API key",
+    defaultText: "OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY; none for openai-compatible",
+    configKey: "model.api_key_env",
+  },
+  {
+    name: "model-stall-timeout",
+    kind: "duration",
+    help: "fail a model call when the provider sends nothing for this long (transient_network)",
+    defaultText: "5m",
+    configKey: "model.stall_timeout",
+  },
+  {
+    name: "model-call-timeout",
+    kind: "duration",
+    help: "fail a model call that has not finished after this long (transient_network)",
+    defaultText: "15m",
+    configKey: "model.call_timeout",
+  },
+  {
+    name: "model-max-output-tokens",
+    kind: "int",
+    help: "output-token cap of each model call (a call that hits it finishes `length` and auto-continue goes on)",
+    defaultText: "the provider's",
+    configKey: "model.max_output_tokens",
+  },
+  {
+    name: "model-context-window",
+    kind: "int",
+    help: "the model's context window in tokens: past 80% of it the older turns are compacted into a summary",
+    defaultText: "128000",
+    configKey: "model.context_window",
+  },
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
-  { name: "script-strict", kind: "bool", help: "scripted model: fail a turn whose request differs from the recording", configKey: "model.script_strict" },
-  { name: "multi-session", kind: "bool", help: "serve many sessions: enables POST /sessions", defaultText: "false", configKey: "attach.multi_session.enabled" },
-  { name: "session-idle-timeout", kind: "duration", help: "evict a quiet session from memory after this long (it rebuilds from the store on next use)", defaultText: "30m", configKey: "attach.multi_session.session_idle_timeout" },
-  { name: "workers", kind: "int", help: "turn worker threads", defaultText: "one per core", configKey: "agent.workers" },
-  { name: "worker-liveness", kind: "duration", help: "replace a turn worker that leaves a ping unanswered this long while it runs turns (its turns end failed)", defaultText: "30s", configKey: "agent.worker_liveness" },
-  { name: "app-name", kind: "string", help: "app name sessions are created under", defaultText: "spar", configKey: "agent.app_name" },
-  { name: "max-steps", kind: "int", help: "model calls a turn may make before it is stopped", defaultText: "25", configKey: "agent.max_steps" },
-  { name: "subscriber-buffer", kind: "int", help: "frames an /events subscriber may fall behind before it is disconnected (it resumes with since)", defaultText: "4096", configKey: "attach.subscriber_buffer" },
-  { name: "subscriber-buffer-bytes", kind: "int", help: "bytes of frames an /events subscriber may fall behind before it is disconnected (bounds large frames)", defaultText: "8388608", configKey: "attach.subscriber_buffer_bytes" },
-  { name: "sse-heartbeat", kind: "duration", help: "interval of the `: ping` comment on idle event streams", defaultText: "15s", configKey: "attach.sse_heartbeat" },
-  { name: "permission-mode", kind: "string", help: "permission mode for tool calls: ask, acceptEdits, plan, yolo or allow (config only in spirit: allow runs everything)", defaultText: "ask", configKey: "permissions.mode" },
-  { name: "approval-timeout", kind: "duration", help: "how long a permission prompt waits for an answer before the call is refused", defaultText: "5m", configKey: "permissions.approval_timeout" },
-  { name: "shutdown-timeout", kind: "duration", help: "listener drain budget on SIGTERM", defaultText: "5s", configKey: "attach.shutdown_timeout" },
-  { name: "log-level", kind: "string", help: "debug, info, warn or error", defaultText: "info", configKey: "log.level" },
-  { name: "config", kind: "string", help: "config file (JSON or YAML)", defaultText: ".agents/config.json or .agents/config.yaml" },
+  {
+    name: "script-strict",
+    kind: "bool",
+    help: "scripted model: fail a turn whose request differs from the recording",
+    configKey: "model.script_strict",
+  },
+  {
+    name: "multi-session",
+    kind: "bool",
+    help: "serve many sessions: enables POST /sessions",
+    defaultText: "false",
+    configKey: "attach.multi_session.enabled",
+  },
+  {
+    name: "session-idle-timeout",
+    kind: "duration",
+    help: "evict a quiet session from memory after this long (it rebuilds from the store on next use)",
+    defaultText: "30m",
+    configKey: "attach.multi_session.session_idle_timeout",
+  },
+  {
+    name: "workers",
+    kind: "int",
+    help: "turn worker threads",
+    defaultText: "one per core",
+    configKey: "agent.workers",
+  },
+  {
+    name: "worker-liveness",
+    kind: "duration",
+    help: "replace a turn worker that leaves a ping unanswered this long while it runs turns (its turns end failed)",
+    defaultText: "30s",
+    configKey: "agent.worker_liveness",
+  },
+  {
+    name: "app-name",
+    kind: "string",
+    help: "app name sessions are created under",
+    defaultText: "spar",
+    configKey: "agent.app_name",
+  },
+  {
+    name: "max-steps",
+    kind: "int",
+    help: "model calls a turn may make before it is stopped",
+    defaultText: "25",
+    configKey: "agent.max_steps",
+  },
+  {
+    name: "subscriber-buffer",
+    kind: "int",
+    help: "frames an /events subscriber may fall behind before it is disconnected (it resumes with since)",
+    defaultText: "4096",
+    configKey: "attach.subscriber_buffer",
+  },
+  {
+    name: "subscriber-buffer-bytes",
+    kind: "int",
+    help: "bytes of frames an /events subscriber may fall behind before it is disconnected (bounds large frames)",
+    defaultText: "8388608",
+    configKey: "attach.subscriber_buffer_bytes",
+  },
+  {
+    name: "sse-heartbeat",
+    kind: "duration",
+    help: "interval of the `: ping` comment on idle event streams",
+    defaultText: "15s",
+    configKey: "attach.sse_heartbeat",
+  },
+  {
+    name: "permission-mode",
+    kind: "string",
+    help: "permission mode for tool calls: ask, acceptEdits, plan, yolo or allow (config only in spirit: allow runs everything)",
+    defaultText: "ask",
+    configKey: "permissions.mode",
+  },
+  {
+    name: "approval-timeout",
+    kind: "duration",
+    help: "how long a permission prompt waits for an answer before the call is refused",
+    defaultText: "5m",
+    configKey: "permissions.approval_timeout",
+  },
+  {
+    name: "shutdown-timeout",
+    kind: "duration",
+    help: "listener drain budget on SIGTERM",
+    defaultText: "5s",
+    configKey: "attach.shutdown_timeout",
+  },
+  {
+    name: "log-level",
+    kind: "string",
+    help: "debug, info, warn or error",
+    defaultText: "info",
+    configKey: "log.level",
+  },
+  {
+    name: "config",
+    kind: "string",
+    help: "config file (JSON or YAML)",
+    defaultText: ".agents/config.json or .agents/config.yaml",
+  },
 ];
 
-export const AGENT_FLAGS: readonly FlagSpec[] = [...CORE_AGENT_FLAGS, ...GUARDRAIL_FLAGS, ...PEER_FLAGS, ...AGENT_CARD_FLAGS, ...PRICING_FLAGS, ...TOOLS_FLAGS, ...KNOWLEDGE_FLAGS, ...MCP_FLAGS, ...ATTACH_LIMITS_FLAGS];
+export const AGENT_FLAGS: readonly FlagSpec[] = [
+  ...CORE_AGENT_FLAGS,
+  ...GUARDRAIL_FLAGS,
+  ...PEER_FLAGS,
+  ...AGENT_CARD_FLAGS,
+  ...PRICING_FLAGS,
+  ...TOOLS_FLAGS,
+  ...KNOWLEDGE_FLAGS,
+  ...MCP_FLAGS,
+  ...ATTACH_LIMITS_FLAGS,
+];
 
 export interface CallerAuthSettings {
   tableFile: string;
@@ -137,7 +341,8 @@ class SettingReader {
     // Asked of the file even when the flag wins, so the key never reads as unknown (D164).
     const inFile = spec.configKey !== undefined && this.config.has(spec.configKey);
     if (this.flags.has(name)) return { from: `--${name}`, value: this.flags.get(name) };
-    if (spec.configKey && inFile) return { from: `config key ${spec.configKey}`, value: this.config.get(spec.configKey) };
+    if (spec.configKey && inFile)
+      return { from: `config key ${spec.configKey}`, value: this.config.get(spec.configKey) };
     return undefined;
   }
 
@@ -176,12 +381,17 @@ class SettingReader {
   strings(configKey: string, what: string): string[] {
     if (!this.config.has(configKey)) return [];
     const value = this.config.get(configKey);
-    if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value.map((item: string) => item.trim()).filter((item) => item !== "");
+    if (Array.isArray(value) && value.every((item) => typeof item === "string"))
+      return value.map((item: string) => item.trim()).filter((item) => item !== "");
     throw new ConfigProblem(`config key ${configKey} must be a list of ${what}`);
   }
 
   /** A config-only setting of a primitive type. */
-  configValue<T extends "string" | "boolean">(configKey: string, type: T, fallback: T extends "string" ? string : boolean): T extends "string" ? string : boolean {
+  configValue<T extends "string" | "boolean">(
+    configKey: string,
+    type: T,
+    fallback: T extends "string" ? string : boolean,
+  ): T extends "string" ? string : boolean {
     if (!this.config.has(configKey)) return fallback;
     const value = this.config.get(configKey);
     if (typeof value !== type) throw new ConfigProblem(`config key ${configKey} must be a ${type}`);
@@ -195,7 +405,12 @@ class SettingReader {
   }
 }
 
-export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMap, cwd: string, cores: number): Result<AgentConfig> {
+export function buildAgentConfig(
+  flags: Map<string, FlagValue>,
+  config: ConfigMap,
+  cwd: string,
+  cores: number,
+): Result<AgentConfig> {
   const read = new SettingReader(flags, config);
   const peerHub = resolvePeerSettings(flags, config, cwd);
   if (!peerHub.ok) return err(peerHub.error);
@@ -211,10 +426,12 @@ export function buildAgentConfig(flags: Map<string, FlagValue>, config: ConfigMa
   if (!autoContinue.ok) return err(autoContinue.error);
   try {
     const listen = parseListenAddress(read.string("attach-listen", "127.0.0.1:7777"));
-    if (!listen.ok) throw new ConfigProblem(`${read.source("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
+    if (!listen.ok)
+      throw new ConfigProblem(`${read.source("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
     read.oneOf("session-db-driver", "sqlite", ["sqlite"]);
     const appName = read.string("app-name", "spar");
-    if (!isValidName(appName)) throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
+    if (!isValidName(appName))
+      throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
     const agentCard = loadAgentCardSettings({ config, flags, cwd, version: SPAR_VERSION, defaultName: appName });
     if (!agentCard.ok) throw new ConfigProblem(agentCard.error);
     const tokenEnv = read.string("attach-token", "");
@@ -278,7 +495,12 @@ function permissionSettings(read: SettingReader): PermissionSettings {
     if (!parsed.ok) throw new ConfigProblem(`config key ${key}: ${parsed.error}`);
     return parsed.value;
   };
-  return { mode, approvalTimeoutMs: read.duration("approval-timeout", 5 * 60_000, 100), allow: patterns("permissions.allow"), deny: patterns("permissions.deny") };
+  return {
+    mode,
+    approvalTimeoutMs: read.duration("approval-timeout", 5 * 60_000, 100),
+    allow: patterns("permissions.allow"),
+    deny: patterns("permissions.deny"),
+  };
 }
 
 function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
@@ -286,21 +508,27 @@ function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
     const path = read.string(name, "");
     if (path === "") return "";
     const absolute = isAbsolute(path) ? path : join(cwd, path);
-    if (!existsSync(absolute)) throw new ConfigProblem(`${read.source(name)?.from ?? `--${name}`}: ${absolute} does not exist`);
+    if (!existsSync(absolute))
+      throw new ConfigProblem(`${read.source(name)?.from ?? `--${name}`}: ${absolute} does not exist`);
     return absolute;
   };
   const cert = file("attach-tls-cert");
   const key = file("attach-tls-key");
   const ca = file("attach-client-ca");
-  if ((cert === "") !== (key === "")) throw new ConfigProblem("TLS needs both --attach-tls-cert and --attach-tls-key (attach.tls_cert, attach.tls_key)");
-  if (ca !== "" && cert === "") throw new ConfigProblem("--attach-client-ca (attach.client_ca) needs TLS: set --attach-tls-cert and --attach-tls-key");
+  if ((cert === "") !== (key === ""))
+    throw new ConfigProblem("TLS needs both --attach-tls-cert and --attach-tls-key (attach.tls_cert, attach.tls_key)");
+  if (ca !== "" && cert === "")
+    throw new ConfigProblem(
+      "--attach-client-ca (attach.client_ca) needs TLS: set --attach-tls-cert and --attach-tls-key",
+    );
   if (cert === "") return undefined;
   return ca === "" ? { cert, key } : { cert, key, ca };
 }
 
 function buildModelSpec(read: SettingReader, cwd: string): ModelSpec {
   const spec = chooseModel(read, cwd);
-  if (read.source("model-context-window")) spec.contextWindowTokens = read.int("model-context-window", 0, 100, 100_000_000);
+  if (read.source("model-context-window"))
+    spec.contextWindowTokens = read.int("model-context-window", 0, 100, 100_000_000);
   return spec;
 }
 
@@ -308,12 +536,24 @@ function chooseModel(read: SettingReader, cwd: string): ModelSpec {
   const provider = read.string("provider", "");
   const name = read.string("model", "");
   if (provider !== "" && provider !== "echo" && provider !== "scripted" && !isRemoteProvider(provider)) {
-    throw new ConfigProblem(`${read.source("provider")?.from ?? "--provider"} ${JSON.stringify(provider)} is not a provider; use echo, scripted, ${Object.keys(REMOTE_PROVIDERS).join(", ")}`);
+    throw new ConfigProblem(
+      `${read.source("provider")?.from ?? "--provider"} ${JSON.stringify(provider)} is not a provider; use echo, scripted, ${Object.keys(REMOTE_PROVIDERS).join(", ")}`,
+    );
   }
-  const chosen = provider || (name === "" || name === "echo" || name === "scripted" ? name || "echo" : inferProvider(name));
+  const chosen =
+    provider || (name === "" || name === "echo" || name === "scripted" ? name || "echo" : inferProvider(name));
   if (chosen === "echo" || chosen === "scripted") {
-    if (name !== "" && name !== chosen) throw new ConfigProblem(`--provider=${chosen} and --model=${name} disagree; the ${chosen} provider has one model, ${chosen}`);
-    for (const remoteOnly of ["model-base-url", "model-api-key-env", "model-stall-timeout", "model-call-timeout", "model-max-output-tokens"]) {
+    if (name !== "" && name !== chosen)
+      throw new ConfigProblem(
+        `--provider=${chosen} and --model=${name} disagree; the ${chosen} provider has one model, ${chosen}`,
+      );
+    for (const remoteOnly of [
+      "model-base-url",
+      "model-api-key-env",
+      "model-stall-timeout",
+      "model-call-timeout",
+      "model-max-output-tokens",
+    ]) {
       const source = read.source(remoteOnly);
       if (source) throw new ConfigProblem(`${source.from} applies to remote providers only, not ${chosen}`);
     }
@@ -321,10 +561,17 @@ function chooseModel(read: SettingReader, cwd: string): ModelSpec {
   if (chosen === "echo") return { provider: "echo", name: "echo" };
   if (chosen === "scripted") {
     const script = read.string("script", "");
-    if (script === "") throw new ConfigProblem('model "scripted" requires --script (path to a recorded-turns JSONL file)');
+    if (script === "")
+      throw new ConfigProblem('model "scripted" requires --script (path to a recorded-turns JSONL file)');
     // Refused now rather than as a config_error on every turn.
-    if (!existsSync(isAbsolute(script) ? script : join(cwd, script))) throw new ConfigProblem(`${read.source("script")?.from ?? "--script"}: ${script} does not exist`);
-    return { provider: "scripted", name: "scripted", scriptPath: script, scriptStrict: read.bool("script-strict", false) };
+    if (!existsSync(isAbsolute(script) ? script : join(cwd, script)))
+      throw new ConfigProblem(`${read.source("script")?.from ?? "--script"}: ${script} does not exist`);
+    return {
+      provider: "scripted",
+      name: "scripted",
+      scriptPath: script,
+      scriptStrict: read.bool("script-strict", false),
+    };
   }
   return remoteModelSpec(read, chosen, name);
 }
@@ -334,12 +581,16 @@ function inferProvider(name: string): RemoteProvider {
   if (/^(gpt-|chatgpt-|o\d)/.test(name)) return "openai";
   if (name.startsWith("claude-")) return "anthropic";
   if (name.startsWith("gemini-")) return "google";
-  throw new ConfigProblem(`--model=${name}: name its provider with --provider (${Object.keys(REMOTE_PROVIDERS).join(", ")})`);
+  throw new ConfigProblem(
+    `--model=${name}: name its provider with --provider (${Object.keys(REMOTE_PROVIDERS).join(", ")})`,
+  );
 }
 
 function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: string): ModelSpec {
   if (name === "" || name === "echo" || name === "scripted" || /\s/.test(name)) {
-    throw new ConfigProblem(`--provider=${provider} needs --model with the provider's model id (for example ${EXAMPLE_MODELS[provider]})`);
+    throw new ConfigProblem(
+      `--provider=${provider} needs --model with the provider's model id (for example ${EXAMPLE_MODELS[provider]})`,
+    );
   }
   const spec: ModelSpec = { provider, name };
   const baseUrl = read.string("model-base-url", "");
@@ -351,23 +602,32 @@ function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: st
     } catch {
       throw new ConfigProblem(`${from} is not a URL (expected like http://127.0.0.1:8000/v1)`);
     }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new ConfigProblem(`${from} must be an http or https URL`);
-    if (parsed.username !== "" || parsed.password !== "") throw new ConfigProblem(`${from} must not carry credentials; put the key in the variable named by --model-api-key-env`);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      throw new ConfigProblem(`${from} must be an http or https URL`);
+    if (parsed.username !== "" || parsed.password !== "")
+      throw new ConfigProblem(
+        `${from} must not carry credentials; put the key in the variable named by --model-api-key-env`,
+      );
     spec.baseUrl = baseUrl.replace(/\/+$/, "");
   } else if (provider === "openai-compatible") {
-    throw new ConfigProblem("--provider=openai-compatible needs --model-base-url (model.base_url), e.g. http://127.0.0.1:8000/v1");
+    throw new ConfigProblem(
+      "--provider=openai-compatible needs --model-base-url (model.base_url), e.g. http://127.0.0.1:8000/v1",
+    );
   }
   const keyEnv = read.string("model-api-key-env", "");
   if (keyEnv !== "") {
     // Never echo the value: someone may have pasted the key itself.
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) {
-      throw new ConfigProblem(`${read.source("model-api-key-env")?.from ?? "--model-api-key-env"} takes the name of an environment variable (like OPENAI_API_KEY), not the key`);
+      throw new ConfigProblem(
+        `${read.source("model-api-key-env")?.from ?? "--model-api-key-env"} takes the name of an environment variable (like OPENAI_API_KEY), not the key`,
+      );
     }
     spec.apiKeyEnv = keyEnv;
   }
   if (read.source("model-stall-timeout")) spec.stallTimeoutMs = read.duration("model-stall-timeout", 0, 100);
   if (read.source("model-call-timeout")) spec.callTimeoutMs = read.duration("model-call-timeout", 0, 100);
-  if (read.source("model-max-output-tokens")) spec.maxOutputTokens = read.int("model-max-output-tokens", 0, 1, 10_000_000);
+  if (read.source("model-max-output-tokens"))
+    spec.maxOutputTokens = read.int("model-max-output-tokens", 0, 1, 10_000_000);
   return spec;
 }
 

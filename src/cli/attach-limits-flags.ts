@@ -76,7 +76,12 @@ function stringList(read: FlagReader, name: string): Result<string[]> {
   const found = read.setting(name);
   if (found === undefined) return ok([]);
   const value = found.value;
-  const items = typeof value === "string" ? value.split(",") : Array.isArray(value) && value.every((item) => typeof item === "string") ? (value as string[]) : undefined;
+  const items =
+    typeof value === "string"
+      ? value.split(",")
+      : Array.isArray(value) && value.every((item) => typeof item === "string")
+        ? (value as string[])
+        : undefined;
   if (items === undefined) return err(`${found.from} must be a list of strings (or one comma-separated string)`);
   return ok(items.map((item) => item.trim()).filter((item) => item !== ""));
 }
@@ -99,21 +104,37 @@ export function openFileLimit(): number | undefined {
  * client certificates); otherwise every request is one caller and the per-caller cap defaults to
  * the global one.
  */
-export function resolveAttachLimits(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, perCallerAuth: boolean, fileLimit = openFileLimit()): Result<AttachLimits> {
+export function resolveAttachLimits(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+  perCallerAuth: boolean,
+  fileLimit = openFileLimit(),
+): Result<AttachLimits> {
   const read = new FlagReader(ATTACH_LIMITS_FLAGS, flags, config);
   const allowedHosts = stringList(read, "attach-allowed-hosts");
   if (!allowedHosts.ok) return allowedHosts;
   const proxyEntries = stringList(read, "attach-trusted-proxies");
   if (!proxyEntries.ok) return proxyEntries;
-  const trustedProxies = parseTrustedProxies(proxyEntries.value, read.setting("attach-trusted-proxies")?.from ?? "--attach-trusted-proxies");
+  const trustedProxies = parseTrustedProxies(
+    proxyEntries.value,
+    read.setting("attach-trusted-proxies")?.from ?? "--attach-trusted-proxies",
+  );
   if (!trustedProxies.ok) return trustedProxies;
   const idle = read.duration("attach-idle-timeout", 60_000, 1000);
   if (!idle.ok) return idle;
-  if (idle.value > 255_000) return err(`${read.setting("attach-idle-timeout")?.from ?? "--attach-idle-timeout"} must be at most 4m15s (255 s, the longest Bun holds)`);
+  if (idle.value > 255_000)
+    return err(
+      `${read.setting("attach-idle-timeout")?.from ?? "--attach-idle-timeout"} must be at most 4m15s (255 s, the longest Bun holds)`,
+    );
   const defaults = defaultStreamCaps(fileLimit);
   const maxStreams = read.int("attach-max-streams", defaults.maxStreams, 1, 10_000_000);
   if (!maxStreams.ok) return maxStreams;
-  const perCaller = read.int("attach-max-streams-per-caller", perCallerAuth ? Math.min(defaults.maxPerCaller, maxStreams.value) : maxStreams.value, 1, 10_000_000);
+  const perCaller = read.int(
+    "attach-max-streams-per-caller",
+    perCallerAuth ? Math.min(defaults.maxPerCaller, maxStreams.value) : maxStreams.value,
+    1,
+    10_000_000,
+  );
   if (!perCaller.ok) return perCaller;
   const maxMessages = read.int("inbox-max-messages", 1000, 1, 10_000_000);
   if (!maxMessages.ok) return maxMessages;

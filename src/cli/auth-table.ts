@@ -42,11 +42,13 @@ export function loadAuthTable(path: string, env: Record<string, string | undefin
   const identities = new Set<string>();
   for (const [index, entry] of parsed.output.callers.entries()) {
     const where = `auth table ${path}: callers.${index} (${entry.identity})`;
-    if ((entry.token_sha256 === undefined) === (entry.token_env === undefined)) return err(`${where}: give exactly one of token_sha256 or token_env`);
+    if ((entry.token_sha256 === undefined) === (entry.token_env === undefined))
+      return err(`${where}: give exactly one of token_sha256 or token_env`);
     let hash = entry.token_sha256?.toLowerCase();
     if (entry.token_env !== undefined) {
       const token = env[entry.token_env];
-      if (token === undefined || token.trim() === "") return err(`${where}: environment variable ${entry.token_env} is not set or empty`);
+      if (token === undefined || token.trim() === "")
+        return err(`${where}: environment variable ${entry.token_env} is not set or empty`);
       hash = sha256Hex(token);
     }
     if (hash === undefined) return err(`${where}: no token`);

@@ -67,10 +67,13 @@ export function loadConfigFile(path: string | undefined): Result<TrackedConfig> 
   try {
     parsed = /\.ya?ml$/i.test(path) ? Bun.YAML.parse(text) : JSON.parse(text);
   } catch (error) {
-    return err(`config file ${path} is not valid ${/\.ya?ml$/i.test(path) ? "YAML" : "JSON"}: ${(error as Error).message}`);
+    return err(
+      `config file ${path} is not valid ${/\.ya?ml$/i.test(path) ? "YAML" : "JSON"}: ${(error as Error).message}`,
+    );
   }
   if (parsed === null || parsed === undefined) return ok(out);
-  if (typeof parsed !== "object" || Array.isArray(parsed)) return err(`config file ${path} must hold an object of settings`);
+  if (typeof parsed !== "object" || Array.isArray(parsed))
+    return err(`config file ${path} must hold an object of settings`);
   flatten("", parsed, out);
   return ok(out);
 }

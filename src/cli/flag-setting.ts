@@ -9,11 +9,16 @@ import type { FlagSpec, FlagValue } from "./flags.ts";
 
 export type Setting = { from: string; value: unknown } | undefined;
 
-export function settingOf(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, spec: FlagSpec): Setting {
+export function settingOf(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+  spec: FlagSpec,
+): Setting {
   // Asked of the file even when the flag wins, so the key never reads as unknown (D164).
   const inFile = spec.configKey !== undefined && config.has(spec.configKey);
   if (flags.has(spec.name)) return { from: `--${spec.name}`, value: flags.get(spec.name) };
-  if (spec.configKey !== undefined && inFile) return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
+  if (spec.configKey !== undefined && inFile)
+    return { from: `config key ${spec.configKey}`, value: config.get(spec.configKey) };
   return undefined;
 }
 
@@ -25,7 +30,9 @@ export function readDuration(source: { from: string; value: unknown }): Result<n
   const fromFlag = source.from.startsWith("--");
   if (typeof source.value === "number" && fromFlag) return ok(source.value);
   if (typeof source.value === "string") return parseDuration(source.value);
-  return err(`not a duration: write it in Go notation such as "30s", "5m" or "1h30m0s"${typeof source.value === "number" ? " (a bare number has no unit)" : ""}`);
+  return err(
+    `not a duration: write it in Go notation such as "30s", "5m" or "1h30m0s"${typeof source.value === "number" ? " (a bare number has no unit)" : ""}`,
+  );
 }
 
 /** A duration setting that drives a timer: Go notation, from `minMs` to the longest timer. */
@@ -33,7 +40,10 @@ export function timerDuration(source: { from: string; value: unknown }, minMs: n
   const parsed = readDuration(source);
   if (!parsed.ok) return err(`${source.from}: ${parsed.error}`);
   if (parsed.value < minMs) return err(`${source.from} must be at least ${minMs}ms`);
-  if (parsed.value > MAX_TIMER_MS) return err(`${source.from} must be at most ${formatDuration(MAX_TIMER_MS)} (the longest timer JavaScript can hold)`);
+  if (parsed.value > MAX_TIMER_MS)
+    return err(
+      `${source.from} must be at most ${formatDuration(MAX_TIMER_MS)} (the longest timer JavaScript can hold)`,
+    );
   return parsed;
 }
 
@@ -76,7 +86,8 @@ export class FlagReader {
     const found = this.setting(name);
     if (!found) return ok(0);
     const value = typeof found.value === "string" && found.value.trim() !== "" ? Number(found.value) : found.value;
-    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return err(`${found.from} must be a non-negative amount in ${unit}`);
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
+      return err(`${found.from} must be a non-negative amount in ${unit}`);
     return ok(value);
   }
 }

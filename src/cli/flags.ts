@@ -82,7 +82,12 @@ export function renderHelp(usage: string, summary: string, specs: readonly FlagS
   const lines = [`usage: ${usage}`, "", summary, "", "flags:"];
   for (const spec of specs) {
     const kind = spec.kind === "bool" ? "" : `=<${spec.kind}>`;
-    const extra = [spec.defaultText ? `default ${spec.defaultText}` : "", spec.configKey ? `config ${spec.configKey}` : ""].filter(Boolean).join("; ");
+    const extra = [
+      spec.defaultText ? `default ${spec.defaultText}` : "",
+      spec.configKey ? `config ${spec.configKey}` : "",
+    ]
+      .filter(Boolean)
+      .join("; ");
     lines.push(`  --${spec.name}${kind}`);
     lines.push(`      ${spec.help}${extra ? ` (${extra})` : ""}`);
   }

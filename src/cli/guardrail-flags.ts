@@ -13,25 +13,88 @@ import type { FlagSpec, FlagValue } from "./flags.ts";
 export type { AutoContinueSettings };
 
 export const GUARDRAIL_FLAGS: readonly FlagSpec[] = [
-  { name: "watchdog", kind: "string", help: "loop watchdog: off, warn, feedback ([watchdog] note on the next prompt) or enforce (also cancels the turn and halts the session on a critical loop)", defaultText: "enforce", configKey: "agent.watchdog" },
-  { name: "max-turn-usd", kind: "string", help: "per-turn cost ceiling in USD: a turn that reaches it ends; three such turns in a row halt the session (0: none)", defaultText: "0", configKey: "agent.cost_ceiling.max_turn_usd" },
-  { name: "max-session-usd", kind: "string", help: "per-session cost ceiling in USD: reaching it halts the session until POST /guardrails/reset adds budget (0: none)", defaultText: "0", configKey: "agent.cost_ceiling.max_session_usd" },
-  { name: "auto-continue", kind: "bool", help: "re-drive turns cut by a restart, a transient model error or the output-token cap", defaultText: "true", configKey: "agent.auto_continue.enabled" },
-  { name: "auto-continue-freshness", kind: "duration", help: "only re-drive an interruption younger than this", defaultText: "10m", configKey: "agent.auto_continue.freshness" },
-  { name: "auto-continue-backoff", kind: "duration", help: "wait before re-driving a turn that failed transiently (doubles per attempt)", defaultText: "2s", configKey: "agent.auto_continue.backoff" },
-  { name: "auto-continue-max-per-boot", kind: "int", help: "re-drives this daemon starts in one run, all sessions together", defaultText: "50", configKey: "agent.auto_continue.max_per_boot" },
-  { name: "auto-continue-max-per-session", kind: "int", help: "re-drives one session may get in one run of the daemon", defaultText: "10", configKey: "agent.auto_continue.max_per_session" },
-  { name: "auto-continue-crash-loop-boots", kind: "int", help: "crash-loop breaker: this many unclean stops within the window turn restart re-drives off", defaultText: "3", configKey: "agent.auto_continue.crash_loop_boots" },
-  { name: "auto-continue-crash-loop-window", kind: "duration", help: "crash-loop breaker window", defaultText: "10m", configKey: "agent.auto_continue.crash_loop_window" },
+  {
+    name: "watchdog",
+    kind: "string",
+    help: "loop watchdog: off, warn, feedback ([watchdog] note on the next prompt) or enforce (also cancels the turn and halts the session on a critical loop)",
+    defaultText: "enforce",
+    configKey: "agent.watchdog",
+  },
+  {
+    name: "max-turn-usd",
+    kind: "string",
+    help: "per-turn cost ceiling in USD: a turn that reaches it ends; three such turns in a row halt the session (0: none)",
+    defaultText: "0",
+    configKey: "agent.cost_ceiling.max_turn_usd",
+  },
+  {
+    name: "max-session-usd",
+    kind: "string",
+    help: "per-session cost ceiling in USD: reaching it halts the session until POST /guardrails/reset adds budget (0: none)",
+    defaultText: "0",
+    configKey: "agent.cost_ceiling.max_session_usd",
+  },
+  {
+    name: "auto-continue",
+    kind: "bool",
+    help: "re-drive turns cut by a restart, a transient model error or the output-token cap",
+    defaultText: "true",
+    configKey: "agent.auto_continue.enabled",
+  },
+  {
+    name: "auto-continue-freshness",
+    kind: "duration",
+    help: "only re-drive an interruption younger than this",
+    defaultText: "10m",
+    configKey: "agent.auto_continue.freshness",
+  },
+  {
+    name: "auto-continue-backoff",
+    kind: "duration",
+    help: "wait before re-driving a turn that failed transiently (doubles per attempt)",
+    defaultText: "2s",
+    configKey: "agent.auto_continue.backoff",
+  },
+  {
+    name: "auto-continue-max-per-boot",
+    kind: "int",
+    help: "re-drives this daemon starts in one run, all sessions together",
+    defaultText: "50",
+    configKey: "agent.auto_continue.max_per_boot",
+  },
+  {
+    name: "auto-continue-max-per-session",
+    kind: "int",
+    help: "re-drives one session may get in one run of the daemon",
+    defaultText: "10",
+    configKey: "agent.auto_continue.max_per_session",
+  },
+  {
+    name: "auto-continue-crash-loop-boots",
+    kind: "int",
+    help: "crash-loop breaker: this many unclean stops within the window turn restart re-drives off",
+    defaultText: "3",
+    configKey: "agent.auto_continue.crash_loop_boots",
+  },
+  {
+    name: "auto-continue-crash-loop-window",
+    kind: "duration",
+    help: "crash-loop breaker window",
+    defaultText: "10m",
+    configKey: "agent.auto_continue.crash_loop_window",
+  },
 ];
 
-
-export function resolveGuardrailConfig(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<GuardrailConfig> {
+export function resolveGuardrailConfig(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+): Result<GuardrailConfig> {
   const read = new FlagReader(GUARDRAIL_FLAGS, flags, config);
   const mode = read.setting("watchdog");
   let watchdog: WatchdogMode = "enforce";
   if (mode !== undefined) {
-    if (typeof mode.value !== "string" || !(WATCHDOG_MODES as readonly string[]).includes(mode.value.trim())) return err(`${mode.from} must be one of ${WATCHDOG_MODES.join(", ")}`);
+    if (typeof mode.value !== "string" || !(WATCHDOG_MODES as readonly string[]).includes(mode.value.trim()))
+      return err(`${mode.from} must be one of ${WATCHDOG_MODES.join(", ")}`);
     watchdog = mode.value.trim() as WatchdogMode;
   }
   const maxTurnUsd = read.amount("max-turn-usd", "USD (e.g. 2.50)");
@@ -41,7 +104,10 @@ export function resolveGuardrailConfig(flags: ReadonlyMap<string, FlagValue>, co
   return ok({ watchdog, maxTurnUsd: maxTurnUsd.value, maxSessionUsd: maxSessionUsd.value });
 }
 
-export function resolveAutoContinue(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<AutoContinueSettings> {
+export function resolveAutoContinue(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+): Result<AutoContinueSettings> {
   const read = new FlagReader(GUARDRAIL_FLAGS, flags, config);
   const results = {
     enabled: read.bool("auto-continue", true),

@@ -36,14 +36,22 @@ export const KNOWLEDGE_FLAGS: readonly FlagSpec[] = [
   },
 ];
 
-function pathSetting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, spec: FlagSpec): Result<string | undefined> {
+function pathSetting(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+  spec: FlagSpec,
+): Result<string | undefined> {
   const found = settingOf(flags, config, spec);
   if (found === undefined) return ok(undefined);
   if (typeof found.value !== "string" || found.value.trim() === "") return err(`${found.from} must be a path`);
   return ok(found.value.trim());
 }
 
-export function resolveKnowledgeSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string): Result<KnowledgeSettings> {
+export function resolveKnowledgeSettings(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+  cwd: string,
+): Result<KnowledgeSettings> {
   const [skillsSpec, userSpec, rootSpec] = KNOWLEDGE_FLAGS as readonly [FlagSpec, FlagSpec, FlagSpec];
   const skills = pathSetting(flags, config, skillsSpec);
   if (!skills.ok) return skills;

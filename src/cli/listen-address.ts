@@ -23,7 +23,11 @@ export function isLoopbackHost(host: string): boolean {
   const lower = host.toLowerCase();
   if (lower === "localhost" || lower === "::1" || lower === "0:0:0:0:0:0:0:1") return true;
   const octets = lower.split(".");
-  return octets.length === 4 && octets[0] === "127" && octets.every((octet) => /^\d{1,3}$/.test(octet) && Number(octet) <= 255);
+  return (
+    octets.length === 4 &&
+    octets[0] === "127" &&
+    octets.every((octet) => /^\d{1,3}$/.test(octet) && Number(octet) <= 255)
+  );
 }
 
 /** The hostname to hand Bun.serve: "" binds every interface. */

@@ -14,11 +14,41 @@ import type { FlagSpec, FlagValue } from "./flags.ts";
 import { FlagReader, type Setting, settingOf } from "./flag-setting.ts";
 
 export const MCP_FLAGS: readonly FlagSpec[] = [
-  { name: "mcp-config", kind: "string", help: "tool-server catalog (mcp.json); not read under --model=echo", defaultText: ".agents/mcp.json (none when absent)", configKey: "mcp.config" },
-  { name: "mcp-start-timeout", kind: "duration", help: "a tool server must start, initialize and list its tools within this", defaultText: "30s", configKey: "mcp.start_timeout" },
-  { name: "mcp-call-timeout", kind: "duration", help: "one tool-server call fails after this", defaultText: "5m", configKey: "mcp.call_timeout" },
-  { name: "mcp-retry-interval", kind: "duration", help: "a tool server whose start failed is tried again, when a turn starts or /tools is read, at most this often", defaultText: "30s", configKey: "mcp.retry_interval" },
-  { name: "mcp-stop-grace", kind: "duration", help: "at shutdown, between SIGTERM and SIGKILL of a stdio tool server", defaultText: "2s", configKey: "mcp.stop_grace" },
+  {
+    name: "mcp-config",
+    kind: "string",
+    help: "tool-server catalog (mcp.json); not read under --model=echo",
+    defaultText: ".agents/mcp.json (none when absent)",
+    configKey: "mcp.config",
+  },
+  {
+    name: "mcp-start-timeout",
+    kind: "duration",
+    help: "a tool server must start, initialize and list its tools within this",
+    defaultText: "30s",
+    configKey: "mcp.start_timeout",
+  },
+  {
+    name: "mcp-call-timeout",
+    kind: "duration",
+    help: "one tool-server call fails after this",
+    defaultText: "5m",
+    configKey: "mcp.call_timeout",
+  },
+  {
+    name: "mcp-retry-interval",
+    kind: "duration",
+    help: "a tool server whose start failed is tried again, when a turn starts or /tools is read, at most this often",
+    defaultText: "30s",
+    configKey: "mcp.retry_interval",
+  },
+  {
+    name: "mcp-stop-grace",
+    kind: "duration",
+    help: "at shutdown, between SIGTERM and SIGKILL of a stdio tool server",
+    defaultText: "2s",
+    configKey: "mcp.stop_grace",
+  },
 ];
 
 export interface McpSettings {
@@ -38,13 +68,24 @@ function setting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<stri
 }
 
 /** A positive duration (the MCP timeouts may not be 0). */
-function duration(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, name: string, fallback: number): Result<number> {
+function duration(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+  name: string,
+  fallback: number,
+): Result<number> {
   const read = new FlagReader(MCP_FLAGS, flags, config).duration(name, fallback, 1);
-  return read.ok ? read : err(`${setting(flags, config, name)?.from ?? `--${name}`} must be a positive duration such as 30s or 5m`);
+  return read.ok
+    ? read
+    : err(`${setting(flags, config, name)?.from ?? `--${name}`} must be a positive duration such as 30s or 5m`);
 }
 
 /** Read the catalog file: undefined when it is absent and not required. */
-export function loadCatalogFile(path: string, required: boolean, env: Readonly<Record<string, string | undefined>> = process.env): Result<McpCatalog | undefined> {
+export function loadCatalogFile(
+  path: string,
+  required: boolean,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Result<McpCatalog | undefined> {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -56,11 +97,22 @@ export function loadCatalogFile(path: string, required: boolean, env: Readonly<R
 }
 
 /** Undefined under the echo model (tool servers are not wired there). */
-export function resolveMcpSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string, provider: string): Result<McpSettings | undefined> {
+export function resolveMcpSettings(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+  cwd: string,
+  provider: string,
+): Result<McpSettings | undefined> {
   const where = setting(flags, config, "mcp-config");
-  if (where !== undefined && (typeof where.value !== "string" || where.value.trim() === "")) return err(`${where.from} must be a file path`);
+  if (where !== undefined && (typeof where.value !== "string" || where.value.trim() === ""))
+    return err(`${where.from} must be a file path`);
   const timeouts: McpTimeouts = { ...DEFAULT_MCP_TIMEOUTS };
-  for (const [name, key] of [["mcp-start-timeout", "startMs"], ["mcp-call-timeout", "callMs"], ["mcp-stop-grace", "stopGraceMs"], ["mcp-retry-interval", "retryMs"]] as const) {
+  for (const [name, key] of [
+    ["mcp-start-timeout", "startMs"],
+    ["mcp-call-timeout", "callMs"],
+    ["mcp-stop-grace", "stopGraceMs"],
+    ["mcp-retry-interval", "retryMs"],
+  ] as const) {
     const value = duration(flags, config, name, DEFAULT_MCP_TIMEOUTS[key]);
     if (!value.ok) return value;
     timeouts[key] = value.value;

@@ -13,7 +13,7 @@ export const PRICING_FLAGS: readonly FlagSpec[] = [
   {
     name: "pricing-source",
     kind: "string",
-    help: "where POST /pricing/refresh reads model rates: an http(s) URL or a JSON file (spar's {\"version\":1,\"models\":{...}} or a LiteLLM price map)",
+    help: 'where POST /pricing/refresh reads model rates: an http(s) URL or a JSON file (spar\'s {"version":1,"models":{...}} or a LiteLLM price map)',
     configKey: "pricing.source",
   },
   {
@@ -31,15 +31,21 @@ export interface PricingSettings {
 }
 
 /** Read both settings; a relative file path is taken from `cwd`. Errors name the flag or key. */
-export function resolvePricingSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string): Result<PricingSettings> {
+export function resolvePricingSettings(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+  cwd: string,
+): Result<PricingSettings> {
   const [sourceSpec, startSpec] = PRICING_FLAGS as readonly [FlagSpec, FlagSpec];
   const source = settingOf(flags, config, sourceSpec);
   const start = settingOf(flags, config, startSpec);
   if (start !== undefined && typeof start.value !== "boolean") return err(`${start.from} must be true or false`);
   if (source === undefined) return ok({ source: undefined, refreshOnStart: false });
-  if (typeof source.value !== "string" || source.value.trim() === "") return err(`${source.from} must be an http(s) URL or a file path`);
+  if (typeof source.value !== "string" || source.value.trim() === "")
+    return err(`${source.from} must be an http(s) URL or a file path`);
   const value = source.value.trim();
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) && !/^https?:\/\//i.test(value)) return err(`${source.from} must be an http(s) URL or a file path, got ${JSON.stringify(value)}`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) && !/^https?:\/\//i.test(value))
+    return err(`${source.from} must be an http(s) URL or a file path, got ${JSON.stringify(value)}`);
   const parsed = pricingSource(value);
   const resolved: PricingSource = parsed.kind === "file" ? { kind: "file", path: resolve(cwd, parsed.path) } : parsed;
   return ok({ source: resolved, refreshOnStart: start === undefined ? true : start.value === true });

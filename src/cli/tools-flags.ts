@@ -65,14 +65,16 @@ function disabledNames(found: Setting): Result<string[]> {
   if (names === undefined) return err(`${found.from} must be a list of tool names (or one comma-separated string)`);
   const cleaned = [...new Set(names.map((name) => name.trim()).filter((name) => name !== ""))];
   const unknown = cleaned.find((name) => !BUILTIN_TOOL_NAMES.includes(name));
-  if (unknown !== undefined) return err(`${found.from}: ${JSON.stringify(unknown)} is not a builtin tool (${BUILTIN_TOOL_NAMES.join(", ")})`);
+  if (unknown !== undefined)
+    return err(`${found.from}: ${JSON.stringify(unknown)} is not a builtin tool (${BUILTIN_TOOL_NAMES.join(", ")})`);
   return ok(cleaned);
 }
 
 function outboundAllow(found: Setting): Result<string[]> {
   if (found === undefined) return ok([]);
   const entries = listOf(found.value);
-  if (entries === undefined) return err(`${found.from} must be a list of addresses, CIDR blocks and host names (or one comma-separated string)`);
+  if (entries === undefined)
+    return err(`${found.from} must be a list of addresses, CIDR blocks and host names (or one comma-separated string)`);
   const parsed = parseOutboundAllowList(entries);
   return parsed.ok ? ok([...parsed.value.entries]) : err(`${found.from}: ${parsed.error}`);
 }
@@ -83,18 +85,26 @@ function envNames(found: Setting): Result<string[]> {
   if (names === undefined) return err(`${found.from} must be a list of variable names (or one comma-separated string)`);
   const cleaned = [...new Set(names.map((name) => name.trim()).filter((name) => name !== ""))];
   const bad = cleaned.find((name) => !isEnvPattern(name));
-  return bad === undefined ? ok(cleaned) : err(`${found.from}: ${JSON.stringify(bad)} is not a variable name or a PREFIX_* pattern`);
+  return bad === undefined
+    ? ok(cleaned)
+    : err(`${found.from}: ${JSON.stringify(bad)} is not a variable name or a PREFIX_* pattern`);
 }
 
 /** Read the settings; the root must be an existing directory (a relative one is taken from `cwd`). */
-export function resolveToolsSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string): Result<ToolsSettings> {
+export function resolveToolsSettings(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+  cwd: string,
+): Result<ToolsSettings> {
   const [rootSpec, disableSpec, allowSpec, envSpec] = TOOLS_FLAGS as readonly [FlagSpec, FlagSpec, FlagSpec, FlagSpec];
   const rootSetting = settingOf(flags, config, rootSpec);
-  if (rootSetting !== undefined && (typeof rootSetting.value !== "string" || rootSetting.value.trim() === "")) return err(`${rootSetting.from} must be a directory path`);
+  if (rootSetting !== undefined && (typeof rootSetting.value !== "string" || rootSetting.value.trim() === ""))
+    return err(`${rootSetting.from} must be a directory path`);
   const wanted = resolve(cwd, rootSetting === undefined ? "." : String(rootSetting.value).trim());
   let root: string;
   try {
-    if (!statSync(wanted).isDirectory()) return err(`${rootSetting?.from ?? "the working directory"}: ${wanted} is not a directory`);
+    if (!statSync(wanted).isDirectory())
+      return err(`${rootSetting?.from ?? "the working directory"}: ${wanted} is not a directory`);
     root = realpathSync(wanted);
   } catch {
     return err(`${rootSetting?.from ?? "the working directory"}: ${wanted} does not exist`);

@@ -60,7 +60,12 @@ function withinBounds(value: number, bounds: Bounds): boolean {
 export function convertWatcherValue(flag: WatcherFlag, raw: FlagValue): Result<FlagValue> {
   let value: FlagValue = raw;
   if (flag.kind === "float") {
-    const number = typeof raw === "number" ? raw : /^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(String(raw).trim()) ? Number(raw) : Number.NaN;
+    const number =
+      typeof raw === "number"
+        ? raw
+        : /^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(String(raw).trim())
+          ? Number(raw)
+          : Number.NaN;
     if (!Number.isFinite(number)) return err(`--${flag.name} takes a number, got ${JSON.stringify(raw)}`);
     value = number;
   } else if (flag.kind === "int" && typeof raw === "string") {
@@ -76,7 +81,9 @@ export function convertWatcherValue(flag: WatcherFlag, raw: FlagValue): Result<F
   }
   if (typeof value === "number" && flag.bounds && !withinBounds(value, flag.bounds)) {
     const shown = flag.kind === "duration" ? formatDuration(value) : String(value);
-    return err(`--${flag.name}=${shown} is out of range: must be ${describeBounds(flag.bounds, flag.kind === "duration" ? "duration" : "number")}`);
+    return err(
+      `--${flag.name}=${shown} is out of range: must be ${describeBounds(flag.bounds, flag.kind === "duration" ? "duration" : "number")}`,
+    );
   }
   if (typeof value === "string" && flag.choices && !flag.choices.includes(value)) {
     return err(`--${flag.name} must be one of ${flag.choices.join(", ")}, got ${JSON.stringify(value)}`);
@@ -108,7 +115,8 @@ export function parseWatcherArgs(argv: readonly string[]): Result<WatcherArgs> {
     severity.value.rest,
   );
   if (!parsed.ok) return parsed;
-  if (parsed.value.positionals.length > 0) return err(`unexpected argument ${JSON.stringify(parsed.value.positionals[0])}`);
+  if (parsed.value.positionals.length > 0)
+    return err(`unexpected argument ${JSON.stringify(parsed.value.positionals[0])}`);
   const values = new Map<string, FlagValue>();
   const given = new Set<string>(parsed.value.values.keys());
   if (severity.value.values.length > 0) given.add("severity");

@@ -49,10 +49,14 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
   }
   let server: ReturnType<typeof serveProbes> | undefined;
   try {
-    server = config.value.metricsAddr ? serveProbes(config.value.metricsAddr, config.value.metricsAllowedHosts, watcher) : undefined;
+    server = config.value.metricsAddr
+      ? serveProbes(config.value.metricsAddr, config.value.metricsAllowedHosts, watcher)
+      : undefined;
   } catch (error) {
     // A port in use or an address not on this host: say so in one line, stop what started.
-    logger.error(`spar watcher watch: --metrics-addr=${config.value.metricsAddr} cannot be served: ${error instanceof Error ? error.message : String(error)}`);
+    logger.error(
+      `spar watcher watch: --metrics-addr=${config.value.metricsAddr} cannot be served: ${error instanceof Error ? error.message : String(error)}`,
+    );
     await watcher.stop().catch(() => undefined);
     return 1;
   }
@@ -103,10 +107,16 @@ function serveProbes(address: string, allowedHosts: readonly string[], watcher: 
       if (path === "/readyz") {
         // Optional watches that fail never hold readiness; they are named after the verdict.
         const why = watcher.notReady();
-        const notes = watcher.degraded().map((line) => `degraded: ${line}\n`).join("");
-        return why === undefined ? new Response(`ok\n${notes}`) : new Response(`not ready: ${why}\n${notes}`, { status: 503 });
+        const notes = watcher
+          .degraded()
+          .map((line) => `degraded: ${line}\n`)
+          .join("");
+        return why === undefined
+          ? new Response(`ok\n${notes}`)
+          : new Response(`not ready: ${why}\n${notes}`, { status: 503 });
       }
-      if (path === "/metrics") return new Response(watcher.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+      if (path === "/metrics")
+        return new Response(watcher.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
       return new Response("not found\n", { status: 404 });
     },
   });

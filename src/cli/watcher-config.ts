@@ -49,9 +49,23 @@ export interface WatcherConfig {
   accessRecheckMs: number;
   recoveryStableForMs: number;
   triageRegressFactor: number;
-  enrich: { level: "critical" | "warning" | "off"; capBytes: number; lists: { all: boolean; include: string[]; exclude: string[] }; preflight: boolean; logLines: number; timeoutMs: number };
+  enrich: {
+    level: "critical" | "warning" | "off";
+    capBytes: number;
+    lists: { all: boolean; include: string[]; exclude: string[] };
+    preflight: boolean;
+    logLines: number;
+    timeoutMs: number;
+  };
   injectMaxBytes: number;
-  storm: { setting: StormSetting; min: number; windowMs: number; clusterFallback: boolean; mine: boolean; mineMin: number };
+  storm: {
+    setting: StormSetting;
+    min: number;
+    windowMs: number;
+    clusterFallback: boolean;
+    mine: boolean;
+    mineMin: number;
+  };
   store: string | undefined;
   storeMaxBytes: number;
   storeTtlMs: number;
@@ -72,12 +86,16 @@ function refuse(message: string): never {
 }
 
 function csv(text: string | undefined): string[] {
-  return (text ?? "").split(",").map((item) => item.trim()).filter((item) => item !== "");
+  return (text ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
 }
 
 function baseUrl(flag: string, value: string | undefined): string | undefined {
   if (value === undefined || value === "") return undefined;
-  if (!/^https?:\/\/[^/\s]+/i.test(value)) refuse(`--${flag} must be an http:// or https:// URL, got ${JSON.stringify(value)}`);
+  if (!/^https?:\/\/[^/\s]+/i.test(value))
+    refuse(`--${flag} must be an http:// or https:// URL, got ${JSON.stringify(value)}`);
   if (value.endsWith("/")) refuse(`--${flag} must not end in "/": ${JSON.stringify(value)}`);
   return value;
 }
@@ -86,8 +104,10 @@ function parseSeverity(values: readonly string[]): Map<string, Severity> {
   const overrides = new Map<string, Severity>();
   for (const pair of values.flatMap((value) => value.split(","))) {
     const [kind, level, extra] = pair.split("=").map((part) => part.trim());
-    if (!kind || !level || extra !== undefined) refuse(`--severity takes kind=level pairs, got ${JSON.stringify(pair)}`);
-    if (!SEVERITIES.includes(level as Severity)) refuse(`--severity ${kind}: level must be critical, warning or info, got ${JSON.stringify(level)}`);
+    if (!kind || !level || extra !== undefined)
+      refuse(`--severity takes kind=level pairs, got ${JSON.stringify(pair)}`);
+    if (!SEVERITIES.includes(level as Severity))
+      refuse(`--severity ${kind}: level must be critical, warning or info, got ${JSON.stringify(level)}`);
     if (overrides.has(kind)) refuse(`--severity names ${kind} more than once`);
     overrides.set(kind, level as Severity);
   }
@@ -101,7 +121,9 @@ function parseSources(text: string): { auto: boolean; names: SourceName[] } {
     if (names.length > 1) refuse("--sources=auto must be the only value");
     return { auto: true, names: KNOWN_SOURCES.filter((name) => !EXPLICIT_ONLY_SOURCES.includes(name)) };
   }
-  for (const name of names) if (!(KNOWN_SOURCES as readonly string[]).includes(name)) refuse(`--sources: unknown source ${JSON.stringify(name)} (known: ${KNOWN_SOURCES.join(", ")})`);
+  for (const name of names)
+    if (!(KNOWN_SOURCES as readonly string[]).includes(name))
+      refuse(`--sources: unknown source ${JSON.stringify(name)} (known: ${KNOWN_SOURCES.join(", ")})`);
   return { auto: false, names: [...new Set(names)] as SourceName[] };
 }
 
@@ -122,23 +144,31 @@ function parseEnrichLists(text: string): WatcherConfig["enrich"]["lists"] {
   const rest = all ? items.slice(1) : items;
   const exclude = rest.filter((item) => item.startsWith("-")).map((item) => item.slice(1));
   const include = rest.filter((item) => !item.startsWith("-"));
-  if (all && include.length > 0) refuse(`--enrich-lists: after all only subtractions (-name) are allowed, got ${include.join(",")}`);
+  if (all && include.length > 0)
+    refuse(`--enrich-lists: after all only subtractions (-name) are allowed, got ${include.join(",")}`);
   if (!all && exclude.length > 0) refuse("--enrich-lists: subtractions need a leading all (all,-secrets)");
-  if ([...include, ...exclude].some((item) => !/^[a-z0-9.-]+$/.test(item))) refuse(`--enrich-lists: bad resource name in ${JSON.stringify(text)}`);
+  if ([...include, ...exclude].some((item) => !/^[a-z0-9.-]+$/.test(item)))
+    refuse(`--enrich-lists: bad resource name in ${JSON.stringify(text)}`);
   return { all, include, exclude };
 }
 
 function checkTopologyDefaults(text: string | undefined): void {
   if (text === undefined || text === "none") return;
   for (const item of csv(text)) {
-    if (!/^[^=\s]+=\d+(:(DoNotSchedule|ScheduleAnyway))?$/.test(item)) refuse(`--topology-cluster-defaults: bad entry ${JSON.stringify(item)}; use key=maxSkew[:DoNotSchedule|ScheduleAnyway] or none`);
+    if (!/^[^=\s]+=\d+(:(DoNotSchedule|ScheduleAnyway))?$/.test(item))
+      refuse(
+        `--topology-cluster-defaults: bad entry ${JSON.stringify(item)}; use key=maxSkew[:DoNotSchedule|ScheduleAnyway] or none`,
+      );
   }
 }
 
 function clustersFrom(text: string | undefined): string | undefined {
   if (text === undefined || text === "") return undefined;
-  if (text === "kubeconfig" || text.startsWith("kubeconfig:") || /^[a-z][a-z0-9-]*(\/[a-z0-9-]+)?$/.test(text)) return text;
-  return refuse(`--clusters-from must be project, project/location, kubeconfig or kubeconfig:<path>, got ${JSON.stringify(text)}`);
+  if (text === "kubeconfig" || text.startsWith("kubeconfig:") || /^[a-z][a-z0-9-]*(\/[a-z0-9-]+)?$/.test(text))
+    return text;
+  return refuse(
+    `--clusters-from must be project, project/location, kubeconfig or kubeconfig:<path>, got ${JSON.stringify(text)}`,
+  );
 }
 
 export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
@@ -158,7 +188,8 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
     const warnings: string[] = [];
     if (sink === "daemon") {
       if (!dryRun && !daemonUrl) refuse("--daemon-url is required (the daemon sink needs it; or use --dry-run)");
-      if (!dryRun && !str("token-env")) refuse("--token-env is required (the variable holding the daemon bearer token; or use --dry-run)");
+      if (!dryRun && !str("token-env"))
+        refuse("--token-env is required (the variable holding the daemon bearer token; or use --dry-run)");
       if (given.has("sink-url")) refuse("--sink-url is only valid with --sink=webhook");
       if (given.has("sink-token-env")) refuse("--sink-token-env is only valid with --sink=webhook");
     } else {
@@ -166,23 +197,30 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
       if (mode !== "per-incident") refuse("--sink=webhook supports only --mode=per-incident");
       if (given.has("target-session")) refuse("--target-session is not valid with --sink=webhook");
       if (given.has("owner")) refuse("--owner is not valid with --sink=webhook");
-      if (sinkUrl?.startsWith("http://")) warnings.push(`--sink-url ${sinkUrl} is plain http: incident payloads and the bearer token travel unencrypted`);
+      if (sinkUrl?.startsWith("http://"))
+        warnings.push(`--sink-url ${sinkUrl} is plain http: incident payloads and the bearer token travel unencrypted`);
     }
     if (mode === "shared" && !str("target-session")) refuse("--mode=shared requires --target-session");
-    if (mode === "per-incident" && given.has("target-session")) refuse("--target-session is only valid with --mode=shared");
-    if (given.has("clusters") && given.has("clusters-from")) refuse("--clusters and --clusters-from are mutually exclusive");
+    if (mode === "per-incident" && given.has("target-session"))
+      refuse("--target-session is only valid with --mode=shared");
+    if (given.has("clusters") && given.has("clusters-from"))
+      refuse("--clusters and --clusters-from are mutually exclusive");
     const stormRaw = str("storm") ?? "auto";
     const storm: StormSetting = stormRaw === "true" ? "on" : stormRaw === "false" ? "off" : (stormRaw as StormSetting);
     if (storm === "off" && bool("storm-mine")) refuse("--storm-mine needs storm correlation on (--storm=auto or on)");
-    if (storm === "off" && given.has("storm-cluster-fallback") && bool("storm-cluster-fallback")) refuse("--storm-cluster-fallback needs storm correlation on (--storm=auto or on)");
+    if (storm === "off" && given.has("storm-cluster-fallback") && bool("storm-cluster-fallback"))
+      refuse("--storm-cluster-fallback needs storm correlation on (--storm=auto or on)");
     const stormMin = num("storm-min");
     const mineMin = num("storm-mine-min");
-    if (mineMin !== 0 && mineMin < stormMin) refuse(`--storm-mine-min=${mineMin} is out of range: must be at least --storm-min (${stormMin}), or 0 for auto`);
+    if (mineMin !== 0 && mineMin < stormMin)
+      refuse(`--storm-mine-min=${mineMin} is out of range: must be at least --storm-min (${stormMin}), or 0 for auto`);
     if (mineMin < 0) refuse("--storm-mine-min must be 0 (auto) or at least --storm-min");
     const sources = parseSources(str("sources") ?? "auto");
-    if (sources.names.includes("notifications") && !str("notifications-subscription")) refuse("the notifications source requires --notifications-subscription");
+    if (sources.names.includes("notifications") && !str("notifications-subscription"))
+      refuse("the notifications source requires --notifications-subscription");
     const metricsAddr = str("metrics-addr");
-    if (metricsAddr && !parseListenAddress(metricsAddr).ok) refuse(`--metrics-addr must be host:port (or :port), got ${JSON.stringify(metricsAddr)}`);
+    if (metricsAddr && !parseListenAddress(metricsAddr).ok)
+      refuse(`--metrics-addr must be host:port (or :port), got ${JSON.stringify(metricsAddr)}`);
     const metricsAllowedHosts = csv(str("metrics-allowed-hosts"));
     const hostCheck = parseAllowedHosts(metricsAllowedHosts, "--metrics-allowed-hosts");
     if (!hostCheck.ok) refuse(hostCheck.error);
@@ -233,7 +271,14 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
         timeoutMs: num("enrich-timeout"),
       },
       injectMaxBytes: num("inject-max-bytes"),
-      storm: { setting: storm, min: stormMin, windowMs: num("storm-window"), clusterFallback: bool("storm-cluster-fallback"), mine: bool("storm-mine"), mineMin },
+      storm: {
+        setting: storm,
+        min: stormMin,
+        windowMs: num("storm-window"),
+        clusterFallback: bool("storm-cluster-fallback"),
+        mine: bool("storm-mine"),
+        mineMin,
+      },
       store: str("store"),
       storeMaxBytes: num("store-max-mb") * 1024 * 1024,
       storeTtlMs: num("store-ttl"),

@@ -39,7 +39,10 @@ export interface AclPatch {
  * Merge a PATCH into an ACL: an omitted list is unchanged, `[]` clears it; `owner` may only
  * repeat the current owner. Returns the new ACL or the reason for a 400.
  */
-export function mergeAcl(current: SessionAcl, patch: AclPatch): { ok: true; value: SessionAcl } | { ok: false; error: string } {
+export function mergeAcl(
+  current: SessionAcl,
+  patch: AclPatch,
+): { ok: true; value: SessionAcl } | { ok: false; error: string } {
   if (patch.owner !== undefined && patch.owner !== current.owner) {
     return { ok: false, error: "owner is not transferable: send the current owner or leave it out" };
   }

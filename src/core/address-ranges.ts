@@ -127,7 +127,10 @@ const EMBEDDINGS: readonly { block: Cidr; form: string; at: number; xor?: boolea
 
 /** The RFC 6052 /48 layout of a local-use NAT64 address: bytes 6-7 and 9-10 (byte 8 is the u-octet). */
 function localNat64Slash48(bytes: Uint8Array): IpAddress {
-  return { family: 4, bytes: new Uint8Array([bytes[6] as number, bytes[7] as number, bytes[9] as number, bytes[10] as number]) };
+  return {
+    family: 4,
+    bytes: new Uint8Array([bytes[6] as number, bytes[7] as number, bytes[9] as number, bytes[10] as number]),
+  };
 }
 
 /** Every IPv4 address this IPv6 address carries (none for IPv4, or for `::` and `::1`). */
@@ -137,8 +140,12 @@ export function embeddedIpv4(address: IpAddress): EmbeddedIpv4[] {
   for (const embedding of EMBEDDINGS) {
     if (!cidrContains(embedding.block, address)) continue;
     const slice = address.bytes.slice(embedding.at, embedding.at + 4);
-    found.push({ form: embedding.form, ipv4: { family: 4, bytes: embedding.xor ? slice.map((byte) => byte ^ 0xff) : slice } });
-    if (embedding.form === "local-use NAT64") found.push({ form: "local-use NAT64 (/48 layout)", ipv4: localNat64Slash48(address.bytes) });
+    found.push({
+      form: embedding.form,
+      ipv4: { family: 4, bytes: embedding.xor ? slice.map((byte) => byte ^ 0xff) : slice },
+    });
+    if (embedding.form === "local-use NAT64")
+      found.push({ form: "local-use NAT64 (/48 layout)", ipv4: localNat64Slash48(address.bytes) });
   }
   return found;
 }
@@ -151,7 +158,8 @@ function classFor(kind: AddressKind, range?: Cidr | string): AddressClass {
 
 function classifyIpv4(address: IpAddress): AddressClass {
   const rule = IPV4_RANGES.find(([block]) => cidrContains(block, address));
-  if (METADATA.some((block) => cidrContains(block, address))) return classFor("metadata", rule?.[0] ?? `${formatIpAddress(address)}/32`);
+  if (METADATA.some((block) => cidrContains(block, address)))
+    return classFor("metadata", rule?.[0] ?? `${formatIpAddress(address)}/32`);
   return rule ? classFor(rule[1], rule[0]) : classFor("public");
 }
 
@@ -159,7 +167,11 @@ function classifyIpv4(address: IpAddress): AddressClass {
 export function classifyAddress(address: IpAddress): AddressClass {
   if (address.family === 4) return classifyIpv4(address);
   const plain: IpAddress = { family: 6, bytes: address.bytes };
-  if (METADATA.some((block) => cidrContains(block, plain))) return classFor("metadata", IPV6_RANGES.find(([block]) => cidrContains(block, plain))?.[0] ?? `${formatIpAddress(plain)}/128`);
+  if (METADATA.some((block) => cidrContains(block, plain)))
+    return classFor(
+      "metadata",
+      IPV6_RANGES.find(([block]) => cidrContains(block, plain))?.[0] ?? `${formatIpAddress(plain)}/128`,
+    );
   if (cidrContains(UNSPECIFIED_V6, plain)) return classFor("unspecified", UNSPECIFIED_V6);
   if (cidrContains(LOOPBACK_V6, plain)) return classFor("loopback", LOOPBACK_V6);
   const carried = embeddedIpv4(plain);

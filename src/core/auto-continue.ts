@@ -15,7 +15,13 @@ export const MAX_PER_SEQUENCE = 3;
 export const CLAIM_TTL_MS = 10 * 60_000;
 
 /** Rows that end a turn on purpose or with a classified failure: never re-driven at boot. */
-const TURN_ENDING_AUTHORS = new Set(["attach/interrupt", "gate/refusal-storm", "agent/guardrail-trip", "agent/turn-error", "attach/resume"]);
+const TURN_ENDING_AUTHORS = new Set([
+  "attach/interrupt",
+  "gate/refusal-storm",
+  "agent/guardrail-trip",
+  "agent/turn-error",
+  "attach/resume",
+]);
 
 /** Finish reasons meaning the output-token cap cut the answer (AI SDK and provider spellings). */
 const OUTPUT_CAP_REASONS = new Set(["length", "max_tokens", "max_output_tokens"]);
@@ -58,7 +64,8 @@ export function findCutTurn(rows: readonly CommittedRow[]): CutTurn | undefined 
   if (!prompt) return undefined;
   let at = prompt.ts;
   for (const { event } of rows.slice(start + 1)) {
-    if (event.kind === "model-response" && event.invocationId === prompt.invocationId && event.toolCalls.length === 0) return undefined;
+    if (event.kind === "model-response" && event.invocationId === prompt.invocationId && event.toolCalls.length === 0)
+      return undefined;
     if (event.kind === "audit" && TURN_ENDING_AUTHORS.has(event.author)) return undefined;
     if (event.invocationId === prompt.invocationId) at = event.ts;
   }
@@ -101,10 +108,14 @@ export interface ContinueLimits {
 export function continueRefusal(input: ContinueGuardInput, limits: ContinueLimits): string | undefined {
   if (input.halted) return "a guardrail holds the session halted";
   if (input.turnInFlight) return "a turn is in flight";
-  if (input.cause === "restart" && input.breakerOpen) return "the crash-loop breaker is open (the daemon stopped uncleanly too often recently)";
-  if (input.ageMs > limits.freshnessMs) return `the interruption is older than the freshness window (${Math.round(limits.freshnessMs / 1000)}s)`;
-  if (input.sequence >= MAX_PER_SEQUENCE) return `${MAX_PER_SEQUENCE} re-drives already in this interruption sequence (a human message resets it)`;
-  if (input.sessionCount >= limits.maxPerSession) return `the per-session cap of ${limits.maxPerSession} re-drives per run is reached`;
+  if (input.cause === "restart" && input.breakerOpen)
+    return "the crash-loop breaker is open (the daemon stopped uncleanly too often recently)";
+  if (input.ageMs > limits.freshnessMs)
+    return `the interruption is older than the freshness window (${Math.round(limits.freshnessMs / 1000)}s)`;
+  if (input.sequence >= MAX_PER_SEQUENCE)
+    return `${MAX_PER_SEQUENCE} re-drives already in this interruption sequence (a human message resets it)`;
+  if (input.sessionCount >= limits.maxPerSession)
+    return `the per-session cap of ${limits.maxPerSession} re-drives per run is reached`;
   if (input.bootCount >= limits.maxPerBoot) return `the per-run cap of ${limits.maxPerBoot} re-drives is reached`;
   return undefined;
 }

@@ -81,7 +81,11 @@ export interface CompactionPlan {
  * the last turn. Undefined when
  * the context is under the trigger, or when fewer than two messages could be summarized.
  */
-export function planCompaction(history: readonly ChatMessage[], windowTokens: number, force = false): CompactionPlan | undefined {
+export function planCompaction(
+  history: readonly ChatMessage[],
+  windowTokens: number,
+  force = false,
+): CompactionPlan | undefined {
   if (!force && estimateContextTokens(history) <= windowTokens * TRIGGER_SHARE) return undefined;
   const keepBudgetChars = windowTokens * KEEP_SHARE * 4;
   let tail = 0;
@@ -115,7 +119,9 @@ export function compactedConversation(history: readonly ChatMessage[], summary: 
  */
 export function mechanicalSummary(summarized: readonly ChatMessage[], maxChars: number): string {
   const head = `${summarized.length} earlier messages were removed without a model summary.`;
-  const requests = summarized.flatMap((message) => (message.role === "user" && !message.text.startsWith(SUMMARY_HEADER) ? [message.text] : [])).slice(-5);
+  const requests = summarized
+    .flatMap((message) => (message.role === "user" && !message.text.startsWith(SUMMARY_HEADER) ? [message.text] : []))
+    .slice(-5);
   const lines = [head];
   let used = head.length;
   const intro = "\nThe last requests among them:";
@@ -198,7 +204,11 @@ export interface ContextStats {
   charsAfterCompaction: number;
 }
 
-export const ZERO_CONTEXT_STATS: ContextStats = Object.freeze({ compactions: 0, totalCharsSummarized: 0, charsAfterCompaction: 0 });
+export const ZERO_CONTEXT_STATS: ContextStats = Object.freeze({
+  compactions: 0,
+  totalCharsSummarized: 0,
+  charsAfterCompaction: 0,
+});
 
 export function countCompaction(stats: ContextStats, record: CompactionRecord): ContextStats {
   return {
@@ -208,7 +218,11 @@ export function countCompaction(stats: ContextStats, record: CompactionRecord): 
   };
 }
 
-export function contextFailedMetadata(reason: string, consecutiveFailures: number, cooldown: number): Record<string, unknown> {
+export function contextFailedMetadata(
+  reason: string,
+  consecutiveFailures: number,
+  cooldown: number,
+): Record<string, unknown> {
   return {
     source: "agent",
     operation: "compaction",
@@ -218,6 +232,9 @@ export function contextFailedMetadata(reason: string, consecutiveFailures: numbe
   };
 }
 
-export function contextDegradedMetadata(operation: "window-unknown" | "mechanical-compaction", detail: string): Record<string, unknown> {
+export function contextDegradedMetadata(
+  operation: "window-unknown" | "mechanical-compaction",
+  detail: string,
+): Record<string, unknown> {
   return { source: "agent", operation, detail };
 }

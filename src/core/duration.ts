@@ -3,7 +3,7 @@
  */
 import { type Result, err, ok } from "./result.ts";
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
  * The longest delay a timer can hold (2^31 - 1 ms, about 596h): JavaScript runs a longer one

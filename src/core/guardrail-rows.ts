@@ -6,7 +6,14 @@
  * `{source:"operator", reset:[...], budget_added_usd, caller?}`. Pure.
  */
 import type { AuditEvent, CommittedRow } from "./events.ts";
-import { type GuardrailConfig, type GuardrailName, Guardrails, type ResetRecord, type Trip, type TripScope } from "./guardrails.ts";
+import {
+  type GuardrailConfig,
+  type GuardrailName,
+  Guardrails,
+  type ResetRecord,
+  type Trip,
+  type TripScope,
+} from "./guardrails.ts";
 
 export const TRIP_AUTHOR = "agent/guardrail-trip";
 export const TRIP_INVOCATION = "guardrail-trip";
@@ -15,14 +22,24 @@ export const RESET_INVOCATION = "attach-guardrail-reset";
 export const WATCHDOG_SIGNAL_AUTHOR = "agent/watchdog";
 
 export function tripMetadata(trip: Trip, turnInvocationId: string | undefined): Record<string, unknown> {
-  const metadata: Record<string, unknown> = { source: "agent", guardrail: trip.guardrail, reason: trip.reason, halted: trip.halted, scope: trip.scope };
+  const metadata: Record<string, unknown> = {
+    source: "agent",
+    guardrail: trip.guardrail,
+    reason: trip.reason,
+    halted: trip.halted,
+    scope: trip.scope,
+  };
   if (turnInvocationId !== undefined) metadata.turn_invocation_id = turnInvocationId;
   if (trip.consecutiveTurnTrips !== undefined) metadata.consecutive_turn_trips = trip.consecutiveTurnTrips;
   return metadata;
 }
 
 export function resetMetadata(record: ResetRecord, caller: string | undefined): Record<string, unknown> {
-  const metadata: Record<string, unknown> = { source: "operator", reset: record.reset, budget_added_usd: record.budgetAddedUsd };
+  const metadata: Record<string, unknown> = {
+    source: "operator",
+    reset: record.reset,
+    budget_added_usd: record.budgetAddedUsd,
+  };
   if (caller !== undefined) metadata.caller = caller;
   return metadata;
 }
@@ -33,7 +50,12 @@ const isName = (value: unknown): value is GuardrailName => value === "watchdog" 
 function parseTrip(event: AuditEvent): { trip: Trip; turn: string | undefined } | undefined {
   const m = event.metadata;
   if (!isName(m.guardrail) || typeof m.reason !== "string" || !SCOPES.includes(m.scope as TripScope)) return undefined;
-  const trip: Trip = { guardrail: m.guardrail, scope: m.scope as TripScope, reason: m.reason, halted: m.halted === true };
+  const trip: Trip = {
+    guardrail: m.guardrail,
+    scope: m.scope as TripScope,
+    reason: m.reason,
+    halted: m.halted === true,
+  };
   if (typeof m.consecutive_turn_trips === "number") trip.consecutiveTurnTrips = m.consecutive_turn_trips;
   return { trip, turn: typeof m.turn_invocation_id === "string" ? m.turn_invocation_id : undefined };
 }
@@ -49,7 +71,11 @@ function parseReset(event: AuditEvent): ResetRecord {
  * boundaries come from model-response invocations: a turn that made model calls and recorded no
  * per-turn trip breaks the streak, exactly as it did live.
  */
-export function restoreGuardrails(rows: readonly CommittedRow[], config: GuardrailConfig, sessionCostUsd: number): Guardrails {
+export function restoreGuardrails(
+  rows: readonly CommittedRow[],
+  config: GuardrailConfig,
+  sessionCostUsd: number,
+): Guardrails {
   const guardrails = new Guardrails(config);
   let turn: { id: string; tripped: boolean } | undefined;
   for (const { event } of rows) {

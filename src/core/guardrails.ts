@@ -137,7 +137,8 @@ export class Guardrails {
 
   /** A critical loop signal; only `enforce` halts. */
   onWatchdogSignal(signal: WatchdogSignal): Trip | undefined {
-    if (this.config.watchdog !== "enforce" || signal.severity !== "critical" || this.#watchdogHalt !== undefined) return undefined;
+    if (this.config.watchdog !== "enforce" || signal.severity !== "critical" || this.#watchdogHalt !== undefined)
+      return undefined;
     const reason = `watchdog (enforce): ${signal.message}; the turn was cancelled and the session is halted: ${RESET_HINT}`;
     this.#watchdogHalt = reason;
     return { guardrail: "watchdog", scope: "watchdog", reason, halted: true };
@@ -152,9 +153,13 @@ export class Guardrails {
   planReset(request: ResetRequest, sessionCostUsd: number): ResetPlan {
     const target = request.guardrail ?? "all";
     const budget = request.additionalBudgetUsd ?? 0;
-    if (!Number.isFinite(budget) || budget < 0) return { kind: "invalid", message: "additional_budget_usd must be a non-negative number" };
+    if (!Number.isFinite(budget) || budget < 0)
+      return { kind: "invalid", message: "additional_budget_usd must be a non-negative number" };
     if (target === "watchdog" && request.additionalBudgetUsd !== undefined) {
-      return { kind: "invalid", message: "additional_budget_usd applies to the cost_ceiling guardrail, not to a watchdog reset" };
+      return {
+        kind: "invalid",
+        message: "additional_budget_usd applies to the cost_ceiling guardrail, not to a watchdog reset",
+      };
     }
     const costTargeted = target !== "watchdog";
     const applicableBudget = costTargeted && this.config.maxSessionUsd > 0 ? budget : 0;
@@ -170,7 +175,10 @@ export class Guardrails {
     if (costTargeted && (this.#costHalt !== undefined || this.#turnTrips > 0)) reset.push("cost_ceiling");
     const changed = reset.length > 0 || applicableBudget > 0;
     const parts = [reset.length > 0 ? `reset ${reset.join(" and ")}` : "nothing was tripped"];
-    if (applicableBudget > 0) parts.push(`added ${usd(applicableBudget)} to the per-session ceiling (now ${usd(this.effectiveSessionCeiling(applicableBudget))})`);
+    if (applicableBudget > 0)
+      parts.push(
+        `added ${usd(applicableBudget)} to the per-session ceiling (now ${usd(this.effectiveSessionCeiling(applicableBudget))})`,
+      );
     else if (budget > 0) parts.push("no per-session ceiling is configured, so the budget was not applied");
     return { kind: "ok", record: { reset, budgetAddedUsd: applicableBudget }, changed, message: parts.join("; ") };
   }
@@ -182,7 +190,8 @@ export class Guardrails {
       this.#costHalt = undefined;
       this.#turnTrips = 0;
     }
-    if (this.config.maxSessionUsd > 0 && Number.isFinite(record.budgetAddedUsd) && record.budgetAddedUsd > 0) this.#budgetUsd += record.budgetAddedUsd;
+    if (this.config.maxSessionUsd > 0 && Number.isFinite(record.budgetAddedUsd) && record.budgetAddedUsd > 0)
+      this.#budgetUsd += record.budgetAddedUsd;
   }
 
   /**
@@ -197,7 +206,8 @@ export class Guardrails {
     }
     if (this.config.maxTurnUsd <= 0) return;
     // Both rows carry the streak as it stood (GET /guardrails shows it as committed, D166).
-    if (trip.scope === "turn" || trip.scope === "turn-streak") this.#turnTrips = trip.consecutiveTurnTrips ?? this.#turnTrips + 1;
+    if (trip.scope === "turn" || trip.scope === "turn-streak")
+      this.#turnTrips = trip.consecutiveTurnTrips ?? this.#turnTrips + 1;
     if (trip.scope === "turn-streak") this.#costHalt = { scope: "turn-streak", reason: trip.reason };
   }
 
@@ -208,7 +218,11 @@ export class Guardrails {
 
   info(sessionCostUsd: number): GuardrailInfo {
     return {
-      watchdog: { mode: this.config.watchdog, tripped: this.#watchdogHalt !== undefined, reason: this.#watchdogHalt ?? "" },
+      watchdog: {
+        mode: this.config.watchdog,
+        tripped: this.#watchdogHalt !== undefined,
+        reason: this.#watchdogHalt ?? "",
+      },
       cost_ceiling: {
         max_turn_usd: this.config.maxTurnUsd,
         max_session_usd: this.effectiveSessionCeiling(),

@@ -6,10 +6,7 @@
 export function bundleInbox(messages: readonly string[]): string {
   if (messages.length === 1) return messages[0] ?? "";
   const lines = messages.map((message, index) => `${index + 1}. ${message}`);
-  return [
-    `[${messages.length} messages arrived while you were busy; answer them together, once]`,
-    ...lines,
-  ].join("\n");
+  return [`[${messages.length} messages arrived while you were busy; answer them together, once]`, ...lines].join("\n");
 }
 
 /** A session title from its first prompt: whitespace collapsed, at most 60 runes. */

@@ -42,11 +42,15 @@ export class InboxRoom {
     const bytes = utf8Length(message);
     const messages = waiting.length + this.#committingMessages;
     if (messages + 1 > this.#caps.maxMessages) {
-      throw this.#full(`this session's inbox holds its maximum of ${this.#caps.maxMessages} messages waiting for a turn`);
+      throw this.#full(
+        `this session's inbox holds its maximum of ${this.#caps.maxMessages} messages waiting for a turn`,
+      );
     }
     const held = this.#bytesOf(waiting) + this.#committingBytes;
     if (held + bytes > this.#caps.maxBytes) {
-      throw this.#full(`this session's inbox would pass its maximum of ${this.#caps.maxBytes} bytes waiting for a turn (${held} held, ${bytes} more)`);
+      throw this.#full(
+        `this session's inbox would pass its maximum of ${this.#caps.maxBytes} bytes waiting for a turn (${held} held, ${bytes} more)`,
+      );
     }
     this.#committingMessages++;
     this.#committingBytes += bytes;
@@ -73,6 +77,8 @@ export class InboxRoom {
   }
 
   #full(message: string): SparError {
-    return new SparError("too_many_requests", `${message}; retry once a turn has drained it`, { retry_after_seconds: RETRY_AFTER_SECONDS });
+    return new SparError("too_many_requests", `${message}; retry once a turn has drained it`, {
+      retry_after_seconds: RETRY_AFTER_SECONDS,
+    });
   }
 }

@@ -50,14 +50,15 @@ export function parseIpv4(text: string): Uint8Array | undefined {
   const last = numbers.pop() as number;
   if (numbers.some((value) => value > 255) || last >= 256 ** (4 - numbers.length)) return undefined;
   let whole = last;
-  numbers.forEach((value, index) => (whole += value * 256 ** (3 - index)));
+  for (const [index, value] of numbers.entries()) whole += value * 256 ** (3 - index);
   return new Uint8Array([(whole >>> 24) & 255, (whole >>> 16) & 255, (whole >>> 8) & 255, whole & 255]);
 }
 
 /** Strict dotted quad (the tail of an IPv6 address): four decimal parts, no leading zeros. */
 function dottedQuad(text: string): number[] | undefined {
   const parts = text.split(".");
-  if (parts.length !== 4 || !parts.every((part) => /^(0|[1-9][0-9]{0,2})$/.test(part) && Number(part) <= 255)) return undefined;
+  if (parts.length !== 4 || !parts.every((part) => /^(0|[1-9][0-9]{0,2})$/.test(part) && Number(part) <= 255))
+    return undefined;
   return parts.map(Number);
 }
 
@@ -119,7 +120,9 @@ export function parseIpAddress(text: string): IpAddress | undefined {
   if (trimmed.includes(":")) {
     const parsed = parseIpv6(trimmed);
     if (parsed === undefined) return undefined;
-    return parsed.zone === undefined ? { family: 6, bytes: parsed.bytes } : { family: 6, bytes: parsed.bytes, zone: parsed.zone };
+    return parsed.zone === undefined
+      ? { family: 6, bytes: parsed.bytes }
+      : { family: 6, bytes: parsed.bytes, zone: parsed.zone };
   }
   const bytes = parseIpv4(trimmed);
   return bytes === undefined ? undefined : { family: 4, bytes };
@@ -128,7 +131,10 @@ export function parseIpAddress(text: string): IpAddress | undefined {
 /** RFC 5952 text: dotted IPv4; lowercase IPv6 with the longest run of two or more zero groups as `::`. */
 export function formatIpAddress(address: IpAddress): string {
   if (address.family === 4) return Array.from(address.bytes).join(".");
-  const groups = Array.from({ length: 8 }, (_, index) => ((address.bytes[index * 2] as number) << 8) | (address.bytes[index * 2 + 1] as number));
+  const groups = Array.from(
+    { length: 8 },
+    (_, index) => ((address.bytes[index * 2] as number) << 8) | (address.bytes[index * 2 + 1] as number),
+  );
   let bestStart = -1;
   let bestLength = 1;
   for (let start = 0; start < 8; start++) {
@@ -137,7 +143,10 @@ export function formatIpAddress(address: IpAddress): string {
     if (length > bestLength) [bestStart, bestLength] = [start, length];
   }
   const hex = groups.map((group) => group.toString(16));
-  const text = bestStart < 0 ? hex.join(":") : `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLength).join(":")}`;
+  const text =
+    bestStart < 0
+      ? hex.join(":")
+      : `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLength).join(":")}`;
   return address.zone === undefined ? text : `${text}%${address.zone}`;
 }
 
@@ -145,15 +154,21 @@ export function formatIpAddress(address: IpAddress): string {
 export function parseCidr(text: string): { ok: true; value: Cidr } | { ok: false; error: string } {
   const [addressText, prefixText, extra] = text.trim().split("/");
   const address = addressText === undefined ? undefined : parseIpAddress(addressText);
-  if (address === undefined || extra !== undefined || (address.family === 6 && address.zone !== undefined)) return { ok: false, error: `${JSON.stringify(text)} is not an IP address or CIDR block` };
+  if (address === undefined || extra !== undefined || (address.family === 6 && address.zone !== undefined))
+    return { ok: false, error: `${JSON.stringify(text)} is not an IP address or CIDR block` };
   const width = address.bytes.length * 8;
-  if (prefixText === undefined) return { ok: true, value: { family: address.family, bytes: address.bytes, prefix: width } };
+  if (prefixText === undefined)
+    return { ok: true, value: { family: address.family, bytes: address.bytes, prefix: width } };
   const prefix = /^[0-9]{1,3}$/.test(prefixText) ? Number(prefixText) : Number.NaN;
-  if (!(prefix >= 0 && prefix <= width)) return { ok: false, error: `${JSON.stringify(text)}: the prefix length must be 0 to ${width}` };
+  if (!(prefix >= 0 && prefix <= width))
+    return { ok: false, error: `${JSON.stringify(text)}: the prefix length must be 0 to ${width}` };
   const cidr: Cidr = { family: address.family, bytes: address.bytes, prefix };
   const network = networkOf(cidr);
   if (!sameBytes(network, address.bytes)) {
-    return { ok: false, error: `${JSON.stringify(text)} has bits set past the /${prefix} prefix (did you mean ${formatIpAddress({ family: address.family, bytes: network } as IpAddress)}/${prefix}?)` };
+    return {
+      ok: false,
+      error: `${JSON.stringify(text)} has bits set past the /${prefix} prefix (did you mean ${formatIpAddress({ family: address.family, bytes: network } as IpAddress)}/${prefix}?)`,
+    };
   }
   return { ok: true, value: cidr };
 }

@@ -44,10 +44,20 @@ export interface PeerLimits {
   maxTtlSec: number;
 }
 
-export const DEFAULT_PEER_LIMITS: Readonly<PeerLimits> = Object.freeze({ maxPerCaller: 64, maxTotal: 1024, maxTtlSec: 3600 });
+export const DEFAULT_PEER_LIMITS: Readonly<PeerLimits> = Object.freeze({
+  maxPerCaller: 64,
+  maxTotal: 1024,
+  maxTtlSec: 3600,
+});
 
 /** Fixed bounds of one registration's fields (characters). */
-export const PEER_FIELD_LIMITS = Object.freeze({ name: 128, endpoint: 2048, labels: 16, labelKey: 64, labelValue: 256 });
+export const PEER_FIELD_LIMITS = Object.freeze({
+  name: 128,
+  endpoint: 2048,
+  labels: 16,
+  labelKey: 64,
+  labelValue: 256,
+});
 
 /** Who asks: the registry needs only the identity and the admin flag. */
 export interface PeerCaller {
@@ -152,15 +162,21 @@ export function isValidTtl(seconds: number): boolean {
 }
 
 /** Why a name, endpoint or label set is over PEER_FIELD_LIMITS (naming the field), or undefined. */
-export function fieldLimitProblem(fields: { name: string; endpoint: string; labels?: Readonly<Record<string, string>> | undefined }): string | undefined {
+export function fieldLimitProblem(fields: {
+  name: string;
+  endpoint: string;
+  labels?: Readonly<Record<string, string>> | undefined;
+}): string | undefined {
   const limits = PEER_FIELD_LIMITS;
   if (fields.name.length > limits.name) return `name must be at most ${limits.name} characters`;
   if (fields.endpoint.length > limits.endpoint) return `endpoint must be at most ${limits.endpoint} characters`;
   const labels = Object.entries(fields.labels ?? {});
   if (labels.length > limits.labels) return `labels: at most ${limits.labels} labels`;
   for (const [key, value] of labels) {
-    if (key.length === 0 || key.length > limits.labelKey) return `labels: a key must be 1 to ${limits.labelKey} characters`;
-    if (value.length > limits.labelValue) return `labels.${key}: a value must be at most ${limits.labelValue} characters`;
+    if (key.length === 0 || key.length > limits.labelKey)
+      return `labels: a key must be 1 to ${limits.labelKey} characters`;
+    if (value.length > limits.labelValue)
+      return `labels.${key}: a value must be at most ${limits.labelValue} characters`;
   }
   return undefined;
 }
@@ -205,7 +221,8 @@ function fromPeerRecord(record: PeerRecord): Result<PeerRegistration, string> {
   if (!isValidTtl(record.heartbeat_ttl_sec)) return err("heartbeat_ttl_sec out of range");
   const overLimit = fieldLimitProblem(record);
   if (overLimit !== undefined) return err(overLimit);
-  if (Number.isNaN(registeredAt) || Number.isNaN(expiresAt)) return err("registered_at or expires_at is not a timestamp");
+  if (Number.isNaN(registeredAt) || Number.isNaN(expiresAt))
+    return err("registered_at or expires_at is not a timestamp");
   return ok({
     registrationId: record.registration_id,
     name: record.name,
@@ -248,16 +265,25 @@ export class PeerRegistry {
     const now = this.#now();
     const live = [...this.#byName.values()].filter((registration) => registration.expiresAt > now);
     const owned = live.filter((registration) => registration.owner === owner);
-    const over = owned.length >= this.#limits.maxPerCaller ? { cap: "registrations_per_caller", limit: this.#limits.maxPerCaller, held: owned } : live.length >= this.#limits.maxTotal ? { cap: "registrations_total", limit: this.#limits.maxTotal, held: live } : undefined;
+    const over =
+      owned.length >= this.#limits.maxPerCaller
+        ? { cap: "registrations_per_caller", limit: this.#limits.maxPerCaller, held: owned }
+        : live.length >= this.#limits.maxTotal
+          ? { cap: "registrations_total", limit: this.#limits.maxTotal, held: live }
+          : undefined;
     if (over === undefined) return undefined;
     const earliest = Math.min(...over.held.map((registration) => registration.expiresAt));
     const retryAfter = Math.max(1, Math.ceil((earliest - now) / 1000));
     const whose = over.cap === "registrations_per_caller" ? "this caller holds" : "the hub holds";
-    return new SparError("too_many_requests", `${whose} ${over.held.length} peer registrations, the cap (${over.cap} = ${over.limit}): deregister one, or retry once a lease lapses`, {
-      cap: over.cap,
-      limit: over.limit,
-      retry_after_seconds: retryAfter,
-    });
+    return new SparError(
+      "too_many_requests",
+      `${whose} ${over.held.length} peer registrations, the cap (${over.cap} = ${over.limit}): deregister one, or retry once a lease lapses`,
+      {
+        cap: over.cap,
+        limit: over.limit,
+        retry_after_seconds: retryAfter,
+      },
+    );
   }
 
   #live(registration: PeerRegistration | undefined): PeerRegistration | undefined {
@@ -265,7 +291,8 @@ export class PeerRegistry {
   }
 
   #byId(registrationId: string): PeerRegistration | undefined {
-    for (const registration of this.#byName.values()) if (registration.registrationId === registrationId) return this.#live(registration);
+    for (const registration of this.#byName.values())
+      if (registration.registrationId === registrationId) return this.#live(registration);
     return undefined;
   }
 
@@ -273,9 +300,13 @@ export class PeerRegistry {
   register(caller: PeerCaller, input: PeerRegistrationInput): Result<PeerRegistration, SparError> {
     const name = input.name.trim();
     if (name === "") return err(new SparError("bad_request", "name must not be empty"));
-    if (!isPeerEndpoint(input.endpoint)) return err(new SparError("bad_request", "endpoint must be an absolute http or https URL with a host"));
+    if (!isPeerEndpoint(input.endpoint))
+      return err(new SparError("bad_request", "endpoint must be an absolute http or https URL with a host"));
     const requested = input.heartbeatTtlSec ?? DEFAULT_HEARTBEAT_TTL_SEC;
-    if (!isValidTtl(requested)) return err(new SparError("bad_request", `heartbeat_ttl_sec must be a positive number of at most ${MAX_HEARTBEAT_TTL_SEC}`));
+    if (!isValidTtl(requested))
+      return err(
+        new SparError("bad_request", `heartbeat_ttl_sec must be a positive number of at most ${MAX_HEARTBEAT_TTL_SEC}`),
+      );
     const overLimit = fieldLimitProblem({ name, endpoint: input.endpoint, labels: input.labels });
     if (overLimit !== undefined) return err(new SparError("bad_request", overLimit));
     const ttl = Math.min(requested, this.#limits.maxTtlSec);
@@ -287,7 +318,8 @@ export class PeerRegistry {
     if (!keep) {
       const capped = this.#capProblem(caller.identity);
       // An admin taking a name over adds to the admin's count, not to the total.
-      if (capped !== undefined && !(existing !== undefined && capped.details.cap === "registrations_total")) return err(capped);
+      if (capped !== undefined && !(existing !== undefined && capped.details.cap === "registrations_total"))
+        return err(capped);
     }
     const now = this.#now();
     const registration: PeerRegistration = {
@@ -309,7 +341,12 @@ export class PeerRegistry {
     const matches: PeerRegistration[] = [];
     for (const registration of this.#byName.values()) {
       if (!this.#live(registration)) continue;
-      if (filters.every((filter) => Object.hasOwn(registration.labels, filter.key) && registration.labels[filter.key] === filter.value)) {
+      if (
+        filters.every(
+          (filter) =>
+            Object.hasOwn(registration.labels, filter.key) && registration.labels[filter.key] === filter.value,
+        )
+      ) {
         matches.push(registration);
       }
     }
@@ -320,7 +357,12 @@ export class PeerRegistry {
   heartbeat(caller: PeerCaller, registrationId: string): Result<PeerRegistration, SparError> {
     const registration = this.#byId(registrationId);
     if (!registration || !canManage(caller, registration)) {
-      return err(new SparError("not_found", `no peer registration ${JSON.stringify(registrationId)} (expired, removed or never registered)`));
+      return err(
+        new SparError(
+          "not_found",
+          `no peer registration ${JSON.stringify(registrationId)} (expired, removed or never registered)`,
+        ),
+      );
     }
     const renewed: PeerRegistration = { ...registration, expiresAt: this.#now() + registration.heartbeatTtlSec * 1000 };
     this.#byName.set(renewed.name, renewed);
@@ -331,7 +373,8 @@ export class PeerRegistry {
   deregister(caller: PeerCaller, registrationId: string): Result<{ removed: boolean }, SparError> {
     const registration = this.#byId(registrationId);
     if (!registration) return ok({ removed: false });
-    if (!canManage(caller, registration)) return err(new SparError("forbidden", "only the peer's owner or an admin may deregister it"));
+    if (!canManage(caller, registration))
+      return err(new SparError("forbidden", "only the peer's owner or an admin may deregister it"));
     this.#byName.delete(registration.name);
     return ok({ removed: true });
   }
@@ -351,7 +394,9 @@ export class PeerRegistry {
 
   /** Every held registration (lapsed ones not yet pruned included) as plain records. */
   snapshot(): PeerRecord[] {
-    return [...this.#byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(toPeerRecord);
+    return [...this.#byName.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map(toPeerRecord);
   }
 
   /**
@@ -379,7 +424,9 @@ export class PeerRegistry {
         report.skipped.push(`record ${index + 1}: over the registration caps`);
         continue;
       }
-      const clash = [...this.#byName.values()].find((held) => held.registrationId === registration.registrationId && held.name !== registration.name);
+      const clash = [...this.#byName.values()].find(
+        (held) => held.registrationId === registration.registrationId && held.name !== registration.name,
+      );
       if (clash) {
         report.skipped.push(`record ${index + 1}: registration_id already used by another name`);
         continue;
@@ -395,5 +442,7 @@ export class PeerRegistry {
 function clampLease(registration: PeerRegistration, now: number, maxTtlSec: number): PeerRegistration {
   const heartbeatTtlSec = Math.min(registration.heartbeatTtlSec, maxTtlSec);
   const expiresAt = Math.min(registration.expiresAt, now + maxTtlSec * 1000);
-  return heartbeatTtlSec === registration.heartbeatTtlSec && expiresAt === registration.expiresAt ? registration : { ...registration, heartbeatTtlSec, expiresAt };
+  return heartbeatTtlSec === registration.heartbeatTtlSec && expiresAt === registration.expiresAt
+    ? registration
+    : { ...registration, heartbeatTtlSec, expiresAt };
 }

@@ -42,7 +42,12 @@ export function validateAnswer(decision: string, input: AnswerInput): Result<Val
   const verified = input.verified === "" ? undefined : input.verified;
   if (input.approver !== undefined) {
     if (verified === undefined) {
-      return err(new SparError("bad_request", "approver given but no caller was verified: attribution needs the asserted-caller header or per-caller bearer or mTLS auth"));
+      return err(
+        new SparError(
+          "bad_request",
+          "approver given but no caller was verified: attribution needs the asserted-caller header or per-caller bearer or mTLS auth",
+        ),
+      );
     }
     if (input.approver !== verified) {
       return err(new SparError("bad_request", "approver does not match the verified caller"));
@@ -55,7 +60,12 @@ export function validateAnswer(decision: string, input: AnswerInput): Result<Val
     const reason = collapseWhitespace(input.reason);
     const bytes = utf8Length(reason);
     if (bytes > REASON_MAX_BYTES) {
-      return err(new SparError("bad_request", `reason is ${bytes} bytes after whitespace collapse; the limit is ${REASON_MAX_BYTES}`));
+      return err(
+        new SparError(
+          "bad_request",
+          `reason is ${bytes} bytes after whitespace collapse; the limit is ${REASON_MAX_BYTES}`,
+        ),
+      );
     }
     if (reason !== "") answer.reason = reason;
   }
@@ -92,4 +102,5 @@ export function denyPatternRefusal(source: string): string {
   return `Refused by the deny pattern ${JSON.stringify(source)} of this session.`;
 }
 
-export const PLAN_MODE_REFUSAL = "Refused: the session is in plan mode, where only read-only tools run. Describe the change instead of making it.";
+export const PLAN_MODE_REFUSAL =
+  "Refused: the session is in plan mode, where only read-only tools run. Describe the change instead of making it.";

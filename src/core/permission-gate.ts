@@ -22,11 +22,41 @@
  */
 import type { ToolCall } from "./events.ts";
 import { SparError } from "./errors.ts";
-import { type AnswerInput, PLAN_MODE_REFUSAL, TIMEOUT_REFUSAL, TURN_ENDED_REFUSAL, denyPatternRefusal, operatorRefusal, reissueRefusal, validateAnswer } from "./permission-answer.ts";
+import {
+  type AnswerInput,
+  PLAN_MODE_REFUSAL,
+  TIMEOUT_REFUSAL,
+  TURN_ENDED_REFUSAL,
+  denyPatternRefusal,
+  operatorRefusal,
+  reissueRefusal,
+  validateAnswer,
+} from "./permission-answer.ts";
 import { type Pattern, firstMatch, parsePatterns } from "./permission-patterns.ts";
 import { shellSegments } from "./shell-segments.ts";
-import { type Decision, type PermissionMode, type ToolClass, callKey, canonicalJson, decideByMode, firstWord, isPermissionMode, promptKindFor } from "./permission-policy.ts";
-import { type ApprovalRecord, type CheckResult, type GateOutcome, type GoneReason, type ModeChange, type PermsInfo, type PromptFrame, type RespondAnswer, goneError, randomPromptId } from "./permission-shapes.ts";
+import {
+  type Decision,
+  type PermissionMode,
+  type ToolClass,
+  callKey,
+  canonicalJson,
+  decideByMode,
+  firstWord,
+  isPermissionMode,
+  promptKindFor,
+} from "./permission-policy.ts";
+import {
+  type ApprovalRecord,
+  type CheckResult,
+  type GateOutcome,
+  type GoneReason,
+  type ModeChange,
+  type PermsInfo,
+  type PromptFrame,
+  type RespondAnswer,
+  goneError,
+  randomPromptId,
+} from "./permission-shapes.ts";
 import { type Result, err, ok } from "./result.ts";
 
 export type { ApprovalRecord, CheckResult, GateOutcome, GoneReason, ModeChange, PermsInfo, PromptFrame, RespondAnswer };
@@ -125,7 +155,11 @@ export class PermissionGate {
     const prompt = this.#pending.get(id);
     if (prompt === undefined) {
       const gone = this.#gone.get(id);
-      return err(gone === undefined ? new SparError("not_found", "no pending prompt with this id (never issued or already answered)") : goneError(gone));
+      return err(
+        gone === undefined
+          ? new SparError("not_found", "no pending prompt with this id (never issued or already answered)")
+          : goneError(gone),
+      );
     }
     if (this.#overdue(prompt)) {
       this.#close(prompt, "expired");
@@ -133,7 +167,12 @@ export class PermissionGate {
     }
     this.#pending.delete(id);
     const answer = valid.value;
-    const approval: ApprovalRecord = { tool: prompt.tool, ...(prompt.key === "" ? {} : { key: prompt.key }), decision: answer.decision, at: this.#stamp() };
+    const approval: ApprovalRecord = {
+      tool: prompt.tool,
+      ...(prompt.key === "" ? {} : { key: prompt.key }),
+      decision: answer.decision,
+      at: this.#stamp(),
+    };
     if (answer.by !== undefined) approval.by = answer.by;
     this.#approvals.push(approval);
     let outcome: GateOutcome;
@@ -185,7 +224,8 @@ export class PermissionGate {
   /** POST /perms/mode: one of ask, acceptEdits, plan, yolo; `allow` is config-only (bad_request). */
   setMode(mode: string): Result<ModeChange, SparError> {
     if (mode === "allow") return err(new SparError("bad_request", "mode allow is set only by config"));
-    if (!isPermissionMode(mode)) return err(new SparError("bad_request", "mode must be one of ask, acceptEdits, plan, yolo"));
+    if (!isPermissionMode(mode))
+      return err(new SparError("bad_request", "mode must be one of ask, acceptEdits, plan, yolo"));
     const previous = this.#mode;
     this.#mode = mode;
     return ok({ previous, mode, changed: previous !== mode });
@@ -219,7 +259,13 @@ export class PermissionGate {
 
   #open(call: ToolCall, key: string, signature: string, toolClass: ToolClass, turnId: string): CheckResult {
     const tool = call.name;
-    const frame: PromptFrame = { id: this.#newPromptId(), kind: promptKindFor(toolClass), tool, detail: key, at: this.#stamp() };
+    const frame: PromptFrame = {
+      id: this.#newPromptId(),
+      kind: promptKindFor(toolClass),
+      tool,
+      detail: key,
+      at: this.#stamp(),
+    };
     const verb = typeof call.args.command === "string" ? firstWord(call.args.command) : "";
     if (toolClass === "shell" && verb !== "") frame.verb = verb;
     let settle: (outcome: GateOutcome) => void = () => {};
@@ -246,7 +292,11 @@ export class PermissionGate {
   #close(prompt: PendingPrompt, reason: GoneReason): void {
     this.#pending.delete(prompt.frame.id);
     this.#rememberGone(prompt.frame.id, reason);
-    prompt.settle({ kind: "refuse", reason: reason === "expired" ? TIMEOUT_REFUSAL : TURN_ENDED_REFUSAL, silent: false });
+    prompt.settle({
+      kind: "refuse",
+      reason: reason === "expired" ? TIMEOUT_REFUSAL : TURN_ENDED_REFUSAL,
+      silent: false,
+    });
   }
 
   #overdue(prompt: PendingPrompt): boolean {
@@ -269,22 +319,35 @@ export class PermissionGate {
         grant = { tool, scope: "tool", value: "" };
         break;
     }
-    if (!this.#grants.some((known) => known.tool === grant.tool && known.scope === grant.scope && known.value === grant.value)) this.#grants.push(grant);
+    if (
+      !this.#grants.some(
+        (known) => known.tool === grant.tool && known.scope === grant.scope && known.value === grant.value,
+      )
+    )
+      this.#grants.push(grant);
   }
 
   /** An allow pattern or a grant covers the call; for `bash`, every command of its line (D168). */
   #allowed(call: ToolCall, key: string): boolean {
     if (call.name !== "bash") return firstMatch(this.#allow, call, key) !== undefined || this.#granted(call.name, key);
     // The whole tool (`bash`, `bash(*)`, allow-session-tool), or this exact line approved before.
-    if (this.#allow.some((pattern) => pattern.tool === "bash" && (pattern.glob === undefined || pattern.glob === "*"))) return true;
-    if (this.#grants.some((grant) => grant.tool === "bash" && (grant.scope === "tool" || (grant.scope === "key" && grant.value === key)))) return true;
+    if (this.#allow.some((pattern) => pattern.tool === "bash" && (pattern.glob === undefined || pattern.glob === "*")))
+      return true;
+    if (
+      this.#grants.some(
+        (grant) => grant.tool === "bash" && (grant.scope === "tool" || (grant.scope === "key" && grant.value === key)),
+      )
+    )
+      return true;
     // A glob or a verb speaks of one command: `bash(echo *)` must not run `echo hi; rm -rf ~`.
     const commands = shellSegments(key);
     if (commands === undefined || commands.length === 0) return false;
     return commands.every(
       (command) =>
         firstMatch(this.#allow, { name: "bash", args: { command } }, command) !== undefined ||
-        this.#grants.some((grant) => grant.tool === "bash" && grant.scope === "verb" && grant.value === firstWord(command)),
+        this.#grants.some(
+          (grant) => grant.tool === "bash" && grant.scope === "verb" && grant.value === firstWord(command),
+        ),
     );
   }
 
@@ -300,7 +363,9 @@ export class PermissionGate {
 
   #granted(tool: string, key: string): boolean {
     return this.#grants.some(
-      (grant) => grant.tool === tool && (grant.scope === "tool" || (grant.scope === "key" ? grant.value === key : grant.value === firstWord(key))),
+      (grant) =>
+        grant.tool === tool &&
+        (grant.scope === "tool" || (grant.scope === "key" ? grant.value === key : grant.value === firstWord(key))),
     );
   }
 

@@ -83,14 +83,22 @@ function toolNameProblem(tool: string): string | undefined {
 }
 
 /** Whether one pattern matches a call; pass `key` when it is already known. */
-export function matchesPattern(pattern: Pattern, call: Pick<ToolCall, "name" | "args">, key: string = callKey(call)): boolean {
+export function matchesPattern(
+  pattern: Pattern,
+  call: Pick<ToolCall, "name" | "args">,
+  key: string = callKey(call),
+): boolean {
   if (pattern.tool === "*") return call.name !== "bash";
   if (pattern.tool !== call.name) return false;
   return pattern.glob === undefined || globMatches(pattern.glob, key);
 }
 
 /** The first pattern in the list matching the call, if any. */
-export function firstMatch(patterns: readonly Pattern[], call: Pick<ToolCall, "name" | "args">, key: string = callKey(call)): Pattern | undefined {
+export function firstMatch(
+  patterns: readonly Pattern[],
+  call: Pick<ToolCall, "name" | "args">,
+  key: string = callKey(call),
+): Pattern | undefined {
   return patterns.find((pattern) => matchesPattern(pattern, call, key));
 }
 

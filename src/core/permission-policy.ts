@@ -28,9 +28,22 @@ export const SETTABLE_MODES: readonly PermissionMode[] = ["ask", "acceptEdits", 
 export type ToolClass = "read-only" | "mutating" | "edit" | "shell";
 
 /** The six answers to a prompt (attach wire 1.14). */
-export type Decision = "deny" | "allow-once" | "allow-session" | "allow-session-verb" | "allow-session-tool" | "allow-always";
+export type Decision =
+  | "deny"
+  | "allow-once"
+  | "allow-session"
+  | "allow-session-verb"
+  | "allow-session-tool"
+  | "allow-always";
 
-export const DECISIONS: readonly Decision[] = ["deny", "allow-once", "allow-session", "allow-session-verb", "allow-session-tool", "allow-always"];
+export const DECISIONS: readonly Decision[] = [
+  "deny",
+  "allow-once",
+  "allow-session",
+  "allow-session-verb",
+  "allow-session-tool",
+  "allow-always",
+];
 
 /** What the mode says about a call nothing else decided. */
 export type ModeVerdict = "run" | "ask" | "refuse";
@@ -50,7 +63,11 @@ export function isDecision(value: unknown): value is Decision {
  * The mode table above. `call` is accepted so a future mode may look at the call itself; no mode
  * does today.
  */
-export function decideByMode(mode: PermissionMode, call: Pick<ToolCall, "name" | "args">, toolClass: ToolClass): ModeVerdict {
+export function decideByMode(
+  mode: PermissionMode,
+  _call: Pick<ToolCall, "name" | "args">,
+  toolClass: ToolClass,
+): ModeVerdict {
   if (toolClass === "read-only") return "run";
   switch (mode) {
     case "yolo":

@@ -63,7 +63,10 @@ export interface ModeChange {
 export type GoneReason = "expired" | "turn-ended";
 
 export function goneError(reason: GoneReason): SparError {
-  const message = reason === "expired" ? "the prompt expired before the answer arrived; the action was not taken" : "the prompt's turn ended before the answer arrived; the action was not taken";
+  const message =
+    reason === "expired"
+      ? "the prompt expired before the answer arrived; the action was not taken"
+      : "the prompt's turn ended before the answer arrived; the action was not taken";
   return new SparError("gone", message, { reason });
 }
 

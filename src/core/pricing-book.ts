@@ -56,7 +56,8 @@ export class PricingBook {
   readonly #set = new Map<string, RateEntry>();
 
   constructor(shipped: ReadonlyMap<string, ModelRates> = new Map(), shippedAt = "0001-01-01T00:00:00Z") {
-    for (const [model, rates] of shipped) this.#shipped.set(normalize(model), { rates, updatedAt: shippedAt, origin: "shipped" });
+    for (const [model, rates] of shipped)
+      this.#shipped.set(normalize(model), { rates, updatedAt: shippedAt, origin: "shipped" });
   }
 
   /** The rates a model is billed at, or undefined (priced 0). */
@@ -99,7 +100,11 @@ export class PricingBook {
 }
 
 export function ratesBody(entry: RateEntry): RatesBody {
-  const body: RatesBody = { input_usd_per_mtok: entry.rates.inputUsdPerMTok, output_usd_per_mtok: entry.rates.outputUsdPerMTok, updated_at: entry.updatedAt };
+  const body: RatesBody = {
+    input_usd_per_mtok: entry.rates.inputUsdPerMTok,
+    output_usd_per_mtok: entry.rates.outputUsdPerMTok,
+    updated_at: entry.updatedAt,
+  };
   if (entry.rates.cachedUsdPerMTok !== undefined) body.cached_usd_per_mtok = entry.rates.cachedUsdPerMTok;
   if (entry.rates.cacheWriteUsdPerMTok !== undefined) body.cache_write_usd_per_mtok = entry.rates.cacheWriteUsdPerMTok;
   return body;

@@ -15,13 +15,16 @@ export const PROTOCOL_MAJOR = 1;
 export function parseDeclaredMajor(declared: string): Result<number> {
   const trimmed = declared.trim();
   const match = /^v?(\d+)(?:[.\-+].*)?$/.exec(trimmed);
-  if (!match?.[1]) return err(`malformed protocol version ${JSON.stringify(declared)}: expected a semver such as 1.16.0`);
+  if (!match?.[1])
+    return err(`malformed protocol version ${JSON.stringify(declared)}: expected a semver such as 1.16.0`);
   const major = Number.parseInt(match[1], 10);
   if (!Number.isSafeInteger(major)) return err(`malformed protocol version ${JSON.stringify(declared)}`);
   return ok(major);
 }
 
-export type Negotiation = { accepted: true } | { accepted: false; reason: "malformed" | "incompatible"; message: string };
+export type Negotiation =
+  | { accepted: true }
+  | { accepted: false; reason: "malformed" | "incompatible"; message: string };
 
 /** Decide whether a client declaring `declared` (or nothing) may attach. */
 export function negotiateProtocol(declared: string | undefined): Negotiation {

@@ -5,11 +5,25 @@
 import type { TurnErrorKind, TurnErrorPayload } from "./events.ts";
 
 const RULES: ReadonlyArray<{ codes: readonly string[]; kind: TurnErrorKind; retryable: boolean; hint?: string }> = [
-  { codes: ["401", "403", "PERMISSION_DENIED", "UNAUTHENTICATED"], kind: "auth_error", retryable: false, hint: "check the model provider credentials (API key variable, project access)" },
-  { codes: ["404", "NOT_FOUND"], kind: "model_not_found", retryable: false, hint: "check the model name and the provider or base URL serving it" },
+  {
+    codes: ["401", "403", "PERMISSION_DENIED", "UNAUTHENTICATED"],
+    kind: "auth_error",
+    retryable: false,
+    hint: "check the model provider credentials (API key variable, project access)",
+  },
+  {
+    codes: ["404", "NOT_FOUND"],
+    kind: "model_not_found",
+    retryable: false,
+    hint: "check the model name and the provider or base URL serving it",
+  },
   { codes: ["429", "RESOURCE_EXHAUSTED"], kind: "rate_limited", retryable: true },
   // 529: Anthropic's "overloaded", the same temporary condition as a 503.
-  { codes: ["408", "502", "503", "504", "529", "UNAVAILABLE", "DEADLINE_EXCEEDED"], kind: "transient_network", retryable: true },
+  {
+    codes: ["408", "502", "503", "504", "529", "UNAVAILABLE", "DEADLINE_EXCEEDED"],
+    kind: "transient_network",
+    retryable: true,
+  },
   { codes: ["FAILED_PRECONDITION", "CONFIG"], kind: "config_error", retryable: false },
 ];
 
@@ -46,4 +60,9 @@ export function classifyTurnFailure(message: string, code?: string): TurnErrorPa
   return payload;
 }
 
-export const CANCELED_TURN: TurnErrorPayload = { kind: "canceled", code: "CANCELED", message: "turn canceled", retryable: false };
+export const CANCELED_TURN: TurnErrorPayload = {
+  kind: "canceled",
+  code: "CANCELED",
+  message: "turn canceled",
+  retryable: false,
+};

@@ -67,7 +67,8 @@ export class LoopDetector {
   observe(call: Pick<ToolCall, "name" | "args">): WatchdogSignal | undefined {
     this.#calls.push(callFingerprint(call));
     this.#names.push(call.name);
-    const limit = Math.max(this.#thresholds.repeatCritical, this.#thresholds.cycleCritical * this.#thresholds.maxCycle) + 1;
+    const limit =
+      Math.max(this.#thresholds.repeatCritical, this.#thresholds.cycleCritical * this.#thresholds.maxCycle) + 1;
     if (this.#calls.length > limit) {
       this.#calls.shift();
       this.#names.shift();
@@ -78,7 +79,12 @@ export class LoopDetector {
   #repeated(): WatchdogSignal | undefined {
     const run = this.#trailingRun();
     const name = this.#names[this.#names.length - 1] ?? "";
-    const severity = run >= this.#thresholds.repeatCritical ? "critical" : run >= this.#thresholds.repeatWarning ? "warning" : undefined;
+    const severity =
+      run >= this.#thresholds.repeatCritical
+        ? "critical"
+        : run >= this.#thresholds.repeatWarning
+          ? "warning"
+          : undefined;
     return this.#raise("repeated-tool-call", severity, `the agent issued the same ${name} call ${run} times in a row`);
   }
 
@@ -88,13 +94,21 @@ export class LoopDetector {
       if (repetitions < this.#thresholds.cycleWarning) continue;
       const severity = repetitions >= this.#thresholds.cycleCritical ? "critical" : "warning";
       const names = this.#names.slice(-period).join(" -> ");
-      return this.#raise("alternating-tool-cycle", severity, `the agent cycled through ${names} ${repetitions} times without progress`);
+      return this.#raise(
+        "alternating-tool-cycle",
+        severity,
+        `the agent cycled through ${names} ${repetitions} times without progress`,
+      );
     }
     this.#raised.delete("alternating-tool-cycle");
     return undefined;
   }
 
-  #raise(detector: WatchdogDetector, severity: WatchdogSeverity | undefined, message: string): WatchdogSignal | undefined {
+  #raise(
+    detector: WatchdogDetector,
+    severity: WatchdogSeverity | undefined,
+    message: string,
+  ): WatchdogSignal | undefined {
     if (severity === undefined) {
       this.#raised.delete(detector);
       return undefined;
@@ -119,7 +133,8 @@ export class LoopDetector {
     const cycle = calls.slice(-period);
     if (new Set(cycle).size !== period) return 0;
     let matched = period;
-    while (matched < calls.length && calls[calls.length - 1 - matched] === cycle[cycle.length - 1 - (matched % period)]) matched++;
+    while (matched < calls.length && calls[calls.length - 1 - matched] === cycle[cycle.length - 1 - (matched % period)])
+      matched++;
     return Math.floor(matched / period);
   }
 }

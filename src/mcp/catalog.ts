@@ -44,7 +44,10 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** `${VAR}` and `$VAR` from `env`; unset variables expand to nothing; no escape for a literal `$`. */
 export function expandVars(text: string, env: Env): string {
-  return text.replace(/\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_match, braced: string | undefined, bare: string | undefined) => env[braced ?? bare ?? ""] ?? "");
+  return text.replace(
+    /\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (_match, braced: string | undefined, bare: string | undefined) => env[braced ?? bare ?? ""] ?? "",
+  );
 }
 
 class CatalogError extends Error {}
@@ -53,18 +56,21 @@ function fail(key: string, message: string): never {
   throw new CatalogError(`${key}: ${message}`);
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 function stringList(value: unknown, key: string): string[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) fail(key, "must be an array of strings");
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "string"))
+    fail(key, "must be an array of strings");
   return value as string[];
 }
 
 function stringMap(value: unknown, key: string): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (!isObject(value)) fail(key, "must be a map of strings");
-  for (const [name, item] of Object.entries(value)) if (typeof item !== "string") fail(`${key}.${name}`, "must be a string");
+  for (const [name, item] of Object.entries(value))
+    if (typeof item !== "string") fail(`${key}.${name}`, "must be a string");
   return value as Record<string, string>;
 }
 
@@ -73,7 +79,11 @@ function overrides(value: unknown, key: string): Record<string, boolean> {
   if (!isObject(value)) fail(key, "must be a map of tool name to {mutating: bool}");
   const out: Record<string, boolean> = {};
   for (const [tool, entry] of Object.entries(value)) {
-    if (!isObject(entry) || (entry.mutating !== undefined && entry.mutating !== null && typeof entry.mutating !== "boolean")) fail(`${key}.${tool}.mutating`, "must be a boolean");
+    if (
+      !isObject(entry) ||
+      (entry.mutating !== undefined && entry.mutating !== null && typeof entry.mutating !== "boolean")
+    )
+      fail(`${key}.${tool}.mutating`, "must be a boolean");
     if (typeof entry.mutating === "boolean") out[tool] = entry.mutating;
   }
   return out;
@@ -89,7 +99,12 @@ function httpServer(name: string, raw: Record<string, unknown>, key: string): Ht
     fail(`${key}.url`, `${JSON.stringify(raw.url)} is not a URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") fail(`${key}.url`, "must be an http or https URL");
-  const server: HttpServer = { name, transport: "http", url: url.href, overrides: overrides(raw.tool_overrides, `${key}.tool_overrides`) };
+  const server: HttpServer = {
+    name,
+    transport: "http",
+    url: url.href,
+    overrides: overrides(raw.tool_overrides, `${key}.tool_overrides`),
+  };
   if (raw.auth !== undefined && raw.auth !== null) {
     if (!isObject(raw.auth)) fail(`${key}.auth`, "must be an object");
     const google = raw.auth.google_oauth;
@@ -102,14 +117,17 @@ function httpServer(name: string, raw: Record<string, unknown>, key: string): Ht
 }
 
 function stdioServer(name: string, raw: Record<string, unknown>, key: string, env: Env): StdioServer {
-  if (raw.command === undefined || raw.command === null || raw.command === "") fail(`${key}.command`, 'required for transport "stdio"');
+  if (raw.command === undefined || raw.command === null || raw.command === "")
+    fail(`${key}.command`, 'required for transport "stdio"');
   if (typeof raw.command !== "string") fail(`${key}.command`, "must be a string");
   const command = expandVars(raw.command, env);
   if (command.trim() === "") fail(`${key}.command`, `${JSON.stringify(raw.command)} expands to an empty string`);
   const envMode = raw.env_mode ?? "inherit";
-  if (envMode !== "inherit" && envMode !== "clean") fail(`${key}.env_mode`, `must be "inherit" or "clean", not ${JSON.stringify(envMode)}`);
+  if (envMode !== "inherit" && envMode !== "clean")
+    fail(`${key}.env_mode`, `must be "inherit" or "clean", not ${JSON.stringify(envMode)}`);
   const passthrough = stringList(raw.env_passthrough, `${key}.env_passthrough`);
-  if (envMode === "inherit" && passthrough.length > 0) fail(`${key}.env_passthrough`, 'only allowed with env_mode "clean"');
+  if (envMode === "inherit" && passthrough.length > 0)
+    fail(`${key}.env_passthrough`, 'only allowed with env_mode "clean"');
   const vars = stringMap(raw.env, `${key}.env`);
   return {
     name,
@@ -141,7 +159,8 @@ function parse(raw: unknown, path: string, env: Env): McpCatalog {
     const key = serverKey(name);
     if (name.trim() === "") fail(key, "a server name must not be empty");
     if (!isObject(value)) fail(key, "must be an object");
-    if (value.transport === undefined || value.transport === null) fail(`${key}.transport`, 'required: "http" or "stdio"');
+    if (value.transport === undefined || value.transport === null)
+      fail(`${key}.transport`, 'required: "http" or "stdio"');
     if (value.transport === "http") return httpServer(name, value, key);
     if (value.transport === "stdio") return stdioServer(name, value, key, env);
     return fail(`${key}.transport`, `must be "http" or "stdio", not ${JSON.stringify(value.transport)}`);

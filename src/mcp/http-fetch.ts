@@ -61,7 +61,10 @@ async function readCapped(response: Response, limit: number): Promise<string | u
 export type TokenSource = () => Promise<string>;
 
 /** The metadata server's access token for the default service account, cached. */
-export function metadataTokenSource(scopes: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): TokenSource {
+export function metadataTokenSource(
+  scopes: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): TokenSource {
   let cached: { token: string; until: number } | undefined;
   return async () => {
     if (cached && cached.until > Date.now()) return cached.token;
@@ -72,11 +75,15 @@ export function metadataTokenSource(scopes: readonly string[], env: Readonly<Rec
     try {
       response = await fetch(url, { headers: { "Metadata-Flavor": "Google" }, signal: AbortSignal.timeout(10_000) });
     } catch (error) {
-      throw new Error(`no ambient credentials: the metadata server at ${host} is unreachable (${error instanceof Error ? error.message : String(error)})`);
+      throw new Error(
+        `no ambient credentials: the metadata server at ${host} is unreachable (${error instanceof Error ? error.message : String(error)})`,
+      );
     }
-    if (!response.ok) throw new Error(`no ambient credentials: the metadata server answered ${await explainStatus(response)}`);
+    if (!response.ok)
+      throw new Error(`no ambient credentials: the metadata server answered ${await explainStatus(response)}`);
     const body = (await response.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown };
-    if (typeof body.access_token !== "string" || body.access_token === "") throw new Error("no ambient credentials: the metadata server's answer has no access_token");
+    if (typeof body.access_token !== "string" || body.access_token === "")
+      throw new Error("no ambient credentials: the metadata server's answer has no access_token");
     const seconds = typeof body.expires_in === "number" ? body.expires_in : 300;
     cached = { token: body.access_token, until: Date.now() + Math.max(0, seconds - 60) * 1000 };
     return body.access_token;
@@ -91,7 +98,8 @@ export function serverFetch(token: TokenSource | undefined): FetchLike {
     const response = await fetch(url, { ...init, headers });
     // GET (the optional server stream, 405 when unsupported) and DELETE (session end) keep the SDK's handling.
     const method = (init?.method ?? "GET").toUpperCase();
-    if (method === "POST" && response.status >= 400) throw new McpHttpError(response.status, `tool server answered ${await explainStatus(response)}`);
+    if (method === "POST" && response.status >= 400)
+      throw new McpHttpError(response.status, `tool server answered ${await explainStatus(response)}`);
     return response;
   };
 }

@@ -57,7 +57,9 @@ export interface McpReloadResult {
   errors: string[];
 }
 
-export type McpRequest = (message: { type: "mcp-configure"; config: McpWorkerConfig } | { type: "mcp-discover"; names?: string[] }) => Promise<McpServerState[]>;
+export type McpRequest = (
+  message: { type: "mcp-configure"; config: McpWorkerConfig } | { type: "mcp-discover"; names?: string[] },
+) => Promise<McpServerState[]>;
 
 export class McpManager {
   #catalog: McpCatalog;
@@ -74,7 +76,9 @@ export class McpManager {
     this.#catalog = catalog;
     this.#timeouts = timeouts;
     this.#load = load;
-    this.#setStates(catalog.servers.map((server) => ({ name: server.name, transport: server.transport, status: "idle" })));
+    this.#setStates(
+      catalog.servers.map((server) => ({ name: server.name, transport: server.transport, status: "idle" })),
+    );
   }
 
   /** Wired by the tool host: how requests reach its worker. */
@@ -121,7 +125,9 @@ export class McpManager {
     const same = (a: ServerConfig, b: ServerConfig) => JSON.stringify(a) === JSON.stringify(b);
     const added = [...after.keys()].filter((name) => !before.has(name));
     const removed = [...before.keys()].filter((name) => !after.has(name));
-    const changed = [...after.keys()].filter((name) => before.has(name) && !same(before.get(name) as ServerConfig, after.get(name) as ServerConfig));
+    const changed = [...after.keys()].filter(
+      (name) => before.has(name) && !same(before.get(name) as ServerConfig, after.get(name) as ServerConfig),
+    );
     this.#catalog = next;
     // Changed and removed servers forget what they listed; the worker stops them.
     for (const name of [...removed, ...changed]) this.#states.delete(name);
@@ -166,7 +172,10 @@ export class McpManager {
       const row: McpServerRow = { name: server.name, status: state?.status ?? "idle", transport: server.transport };
       if (state?.error !== undefined && state.status !== "ready") row.error = state.error;
       if (state?.pid !== undefined && state.status === "ready") row.pid = state.pid;
-      if (state?.tools) row.tools = state.tools.map((tool) => (tool.description ? { name: tool.name, description: tool.description } : { name: tool.name }));
+      if (state?.tools)
+        row.tools = state.tools.map((tool) =>
+          tool.description ? { name: tool.name, description: tool.description } : { name: tool.name },
+        );
       return row;
     });
   }
@@ -180,7 +189,11 @@ export class McpManager {
   }
 
   specs(): ToolSpec[] {
-    return this.tools().map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+    return this.tools().map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    }));
   }
 
   #setStates(states: readonly McpServerState[]): void {
@@ -191,7 +204,12 @@ export class McpManager {
       const tools = state.tools ?? this.#states.get(state.name)?.tools;
       next.set(state.name, tools ? { ...state, tools } : state);
     }
-    for (const server of this.#catalog.servers) if (!next.has(server.name)) next.set(server.name, this.#states.get(server.name) ?? { name: server.name, transport: server.transport, status: "idle" });
+    for (const server of this.#catalog.servers)
+      if (!next.has(server.name))
+        next.set(
+          server.name,
+          this.#states.get(server.name) ?? { name: server.name, transport: server.transport, status: "idle" },
+        );
     this.#states = next;
     const tools = new Map<string, McpTool>();
     for (const server of this.#catalog.servers) {

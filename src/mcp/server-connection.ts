@@ -13,7 +13,10 @@ import { metadataTokenSource, serverFetch } from "./http-fetch.ts";
 import { BunStdioTransport } from "./stdio-transport.ts";
 import { type McpRunResult, type McpServerState, type McpTimeouts, type McpToolInfo, SPAR_CLIENT } from "./types.ts";
 
-export function stdioEnvironment(server: StdioServer, base: Readonly<Record<string, string | undefined>>): Record<string, string> {
+export function stdioEnvironment(
+  server: StdioServer,
+  base: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   if (server.envMode === "inherit") {
     for (const [key, value] of Object.entries(base)) if (value !== undefined) out[key] = value;
@@ -39,7 +42,13 @@ export class ServerConnection {
   #stopped = false;
   readonly #changed: () => void;
 
-  constructor(config: ServerConfig, timeouts: McpTimeouts, env: Readonly<Record<string, string | undefined>>, cwd: string, changed: () => void = () => {}) {
+  constructor(
+    config: ServerConfig,
+    timeouts: McpTimeouts,
+    env: Readonly<Record<string, string | undefined>>,
+    cwd: string,
+    changed: () => void = () => {},
+  ) {
     this.config = config;
     this.#changed = changed;
     this.#timeouts = timeouts;
@@ -75,7 +84,11 @@ export class ServerConnection {
   async #listTools(client: Client): Promise<void> {
     const listed = await client.listTools(undefined, { timeout: this.#timeouts.startMs });
     this.#tools = listed.tools.map((tool) => {
-      const info: McpToolInfo = { name: tool.name, description: tool.description ?? tool.annotations?.title ?? tool.title ?? "", inputSchema: tool.inputSchema as Record<string, unknown> };
+      const info: McpToolInfo = {
+        name: tool.name,
+        description: tool.description ?? tool.annotations?.title ?? tool.title ?? "",
+        inputSchema: tool.inputSchema as Record<string, unknown>,
+      };
       if (tool.annotations?.readOnlyHint !== undefined) info.readOnlyHint = tool.annotations.readOnlyHint;
       if (tool.annotations?.destructiveHint !== undefined) info.destructiveHint = tool.annotations.destructiveHint;
       return info;
@@ -87,10 +100,16 @@ export class ServerConnection {
     try {
       client = await this.#connect();
     } catch (error) {
-      return { output: { error: `tool server ${this.config.name} is not available: ${message(error)}` }, isError: true };
+      return {
+        output: { error: `tool server ${this.config.name} is not available: ${message(error)}` },
+        isError: true,
+      };
     }
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.#timeouts.callMs });
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: this.#timeouts.callMs,
+      });
       return toRunResult(result as Record<string, unknown>);
     } catch (error) {
       if (signal.aborted) return { output: { error: `cancelled: ${message(signal.reason)}` }, isError: true };
@@ -129,15 +148,22 @@ export class ServerConnection {
     };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`did not start within ${this.#timeouts.startMs / 1000} s`)), this.#timeouts.startMs);
+      timer = setTimeout(
+        () => reject(new Error(`did not start within ${this.#timeouts.startMs / 1000} s`)),
+        this.#timeouts.startMs,
+      );
     });
     try {
-      await Promise.race([(async () => {
-        await client.connect(transport, { timeout: this.#timeouts.startMs });
-        if (this.#tools === undefined) await this.#listTools(client);
-      })(), timedOut]);
+      await Promise.race([
+        (async () => {
+          await client.connect(transport, { timeout: this.#timeouts.startMs });
+          if (this.#tools === undefined) await this.#listTools(client);
+        })(),
+        timedOut,
+      ]);
     } catch (error) {
-      const stderr = transport instanceof BunStdioTransport && transport.stderr ? ` (stderr: ${transport.stderr.slice(-500)})` : "";
+      const stderr =
+        transport instanceof BunStdioTransport && transport.stderr ? ` (stderr: ${transport.stderr.slice(-500)})` : "";
       this.#set("failed");
       this.#error = `${message(error)}${stderr}`;
       await this.#dropTransport(transport);
@@ -158,11 +184,17 @@ export class ServerConnection {
   #newTransport(): Transport {
     const config = this.config;
     if (config.transport === "stdio") {
-      const transport = new BunStdioTransport({ command: config.command, args: config.args, env: stdioEnvironment(config, this.#env), cwd: this.#cwd });
+      const transport = new BunStdioTransport({
+        command: config.command,
+        args: config.args,
+        env: stdioEnvironment(config, this.#env),
+        cwd: this.#cwd,
+      });
       transport.onerror = (error) => (this.#error = message(error));
       return transport;
     }
-    const token = config.googleOauthScopes !== undefined ? metadataTokenSource(config.googleOauthScopes, this.#env) : undefined;
+    const token =
+      config.googleOauthScopes !== undefined ? metadataTokenSource(config.googleOauthScopes, this.#env) : undefined;
     return new StreamableHTTPClientTransport(new URL(config.url), { fetch: serverFetch(token) });
   }
 
@@ -174,7 +206,11 @@ export class ServerConnection {
     }
     try {
       if (transport instanceof BunStdioTransport) await transport.stop(this.#timeouts.stopGraceMs);
-      else await Promise.race([transport.close(), new Promise((resolve) => setTimeout(resolve, this.#timeouts.stopGraceMs))]);
+      else
+        await Promise.race([
+          transport.close(),
+          new Promise((resolve) => setTimeout(resolve, this.#timeouts.stopGraceMs)),
+        ]);
     } catch {
       // already gone
     }

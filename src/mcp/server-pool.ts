@@ -34,7 +34,11 @@ export class ServerPool {
       }
     }
     for (const server of config.servers) {
-      if (!this.#servers.has(server.name)) this.#servers.set(server.name, new ServerConnection(server, config.timeouts, this.#env, this.#cwd, this.#changed));
+      if (!this.#servers.has(server.name))
+        this.#servers.set(
+          server.name,
+          new ServerConnection(server, config.timeouts, this.#env, this.#cwd, this.#changed),
+        );
     }
     await Promise.all(stopping);
   }
@@ -45,14 +49,17 @@ export class ServerPool {
 
   /** Start (when needed) and list the named servers, or all of them, concurrently. */
   async discover(names?: readonly string[]): Promise<McpServerState[]> {
-    const chosen = [...this.#servers.values()].filter((server) => names === undefined || names.includes(server.config.name));
+    const chosen = [...this.#servers.values()].filter(
+      (server) => names === undefined || names.includes(server.config.name),
+    );
     await Promise.all(chosen.map((server) => server.discover()));
     return this.states();
   }
 
   call(server: string, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpRunResult> {
     const held = this.#servers.get(server);
-    if (!held) return Promise.resolve({ output: { error: `tool server ${server} is not in the catalog` }, isError: true });
+    if (!held)
+      return Promise.resolve({ output: { error: `tool server ${server} is not in the catalog` }, isError: true });
     return held.call(tool, args, signal);
   }
 

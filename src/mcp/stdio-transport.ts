@@ -67,7 +67,12 @@ export class BunStdioTransport implements Transport {
     void this.#readStdout(child);
     void this.#readStderr(child);
     void child.exited.then((code) => {
-      if (!this.#closed) this.onerror?.(new Error(`server process exited (${code === null ? "killed" : `code ${code}`})${this.stderr ? `: ${this.stderr.slice(-500)}` : ""}`));
+      if (!this.#closed)
+        this.onerror?.(
+          new Error(
+            `server process exited (${code === null ? "killed" : `code ${code}`})${this.stderr ? `: ${this.stderr.slice(-500)}` : ""}`,
+          ),
+        );
       this.#finish();
     });
   }
@@ -96,7 +101,8 @@ export class BunStdioTransport implements Transport {
   async #readStderr(child: Bun.Subprocess<"pipe", "pipe", "pipe">): Promise<void> {
     const decoder = new TextDecoder();
     try {
-      for await (const chunk of child.stderr) this.#stderr = (this.#stderr + decoder.decode(chunk, { stream: true })).slice(-STDERR_KEEP);
+      for await (const chunk of child.stderr)
+        this.#stderr = (this.#stderr + decoder.decode(chunk, { stream: true })).slice(-STDERR_KEEP);
     } catch {
       // the pipe closed with the process
     }

@@ -40,7 +40,12 @@ export interface McpTimeouts {
   retryMs: number;
 }
 
-export const DEFAULT_MCP_TIMEOUTS: McpTimeouts = { startMs: 30_000, callMs: 300_000, stopGraceMs: 2_000, retryMs: 30_000 };
+export const DEFAULT_MCP_TIMEOUTS: McpTimeouts = {
+  startMs: 30_000,
+  callMs: 300_000,
+  stopGraceMs: 2_000,
+  retryMs: 30_000,
+};
 
 /** What the worker is told: the servers and timeouts; it diffs against what it holds. */
 export interface McpWorkerConfig {

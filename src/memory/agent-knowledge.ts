@@ -29,7 +29,10 @@ export class AgentKnowledge {
 
   /** First load; answers every problem found (for the startup log). */
   load(): string[] {
-    return [...this.reloadMemory().errors.map((error) => `memory: ${error}`), ...this.reloadSkills().errors.map((error) => `skills: ${error}`)];
+    return [
+      ...this.reloadMemory().errors.map((error) => `memory: ${error}`),
+      ...this.reloadSkills().errors.map((error) => `skills: ${error}`),
+    ];
   }
 
   reloadMemory(): ReloadPart {

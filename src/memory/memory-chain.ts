@@ -57,7 +57,10 @@ export function memoryCandidates(settings: MemorySettings): Array<{ scope: Memor
   const root = resolve(settings.projectRoot ?? findProjectRoot(working));
   const candidates: Array<{ scope: MemoryScope; path: string }> = [];
   if (settings.userFile !== undefined) candidates.push({ scope: "user", path: resolve(settings.userFile) });
-  candidates.push({ scope: "project", path: join(root, "AGENTS.md") }, { scope: "project", path: join(root, ".agents", "AGENTS.md") });
+  candidates.push(
+    { scope: "project", path: join(root, "AGENTS.md") },
+    { scope: "project", path: join(root, ".agents", "AGENTS.md") },
+  );
   const below = relative(root, working);
   if (below !== "" && !below.startsWith("..") && !below.startsWith(sep)) {
     let current = root;
@@ -70,7 +73,10 @@ export function memoryCandidates(settings: MemorySettings): Array<{ scope: Memor
 }
 
 function cut(text: string, cap: number): string {
-  return Buffer.from(text, "utf8").subarray(0, cap).toString("utf8").replace(/\uFFFD$/, "");
+  return Buffer.from(text, "utf8")
+    .subarray(0, cap)
+    .toString("utf8")
+    .replace(/\uFFFD$/, "");
 }
 
 /** Read the chain. */
@@ -104,7 +110,9 @@ export function readMemory(settings: MemorySettings): MemoryLoad {
     }
     const room = Math.min(MAX_MEMORY_FILE_BYTES, MAX_MEMORY_TOTAL_BYTES - total);
     if (bytes > room) {
-      errors.push(`${candidate.path}: ${bytes} bytes, only the first ${room} are used (caps: ${MAX_MEMORY_FILE_BYTES} per file, ${MAX_MEMORY_TOTAL_BYTES} in all)`);
+      errors.push(
+        `${candidate.path}: ${bytes} bytes, only the first ${room} are used (caps: ${MAX_MEMORY_FILE_BYTES} per file, ${MAX_MEMORY_TOTAL_BYTES} in all)`,
+      );
       text = cut(text, room);
     }
     total += Buffer.byteLength(text, "utf8");

@@ -15,7 +15,11 @@ export interface PromptSkill {
   description: string;
 }
 
-export function buildSystemPrompt(parts: { description?: string; memory: readonly PromptMemory[]; skills: readonly PromptSkill[] }): string | undefined {
+export function buildSystemPrompt(parts: {
+  description?: string;
+  memory: readonly PromptMemory[];
+  skills: readonly PromptSkill[];
+}): string | undefined {
   const sections: string[] = [];
   const description = parts.description?.trim();
   if (description) sections.push(description);

@@ -51,7 +51,13 @@ async function buildRemoteModel(spec: ModelSpec & { provider: RemoteProvider }):
       stallTimeoutMs: spec.stallTimeoutMs ?? DEFAULT_DEADLINES.stallTimeoutMs,
       callTimeoutMs: spec.callTimeoutMs ?? DEFAULT_DEADLINES.callTimeoutMs,
     };
-    return new AiSdkModel(spec.provider, spec.name, languageModelOf(remote, readApiKey(remote, process.env)), deadlines, spec.maxOutputTokens);
+    return new AiSdkModel(
+      spec.provider,
+      spec.name,
+      languageModelOf(remote, readApiKey(remote, process.env)),
+      deadlines,
+      spec.maxOutputTokens,
+    );
   } catch (error) {
     // A missing key or base URL fails the turn with its own kind, not a generic config error.
     if (error instanceof ModelCallError) return new FailingModel(spec.provider, spec.name, error);
@@ -67,6 +73,7 @@ class FailingModel implements Model {
     readonly error: ModelCallError,
   ) {}
 
+  // biome-ignore lint/correctness/useYield: a model that fails before its first chunk yields nothing.
   async *stream(): AsyncIterable<ModelChunk> {
     throw this.error;
   }

@@ -4,6 +4,7 @@
  * worker pool; past the end the call fails; strict mode compares the request's contents.
  */
 import { type ChatMessage, type Model, ModelCallError, type ModelChunk, type ModelRequest } from "../core/model.ts";
+import { assertNever } from "../core/result.ts";
 import type { TokenUsage } from "../core/usage.ts";
 import type { ScriptedTurn, ScriptedUsage } from "./script-file.ts";
 
@@ -53,7 +54,15 @@ export class ScriptedModel implements Model {
 
 function toTokenUsage(usage: ScriptedUsage | undefined): TokenUsage {
   if (!usage) {
-    return { inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 0, thoughtsTokens: 0, toolUseTokens: 0, totalTokens: 0 };
+    return {
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      cacheWriteInputTokens: 0,
+      outputTokens: 0,
+      thoughtsTokens: 0,
+      toolUseTokens: 0,
+      totalTokens: 0,
+    };
   }
   const cached = Math.min(usage.cachedContentTokenCount, usage.promptTokenCount);
   const cacheWrite = Math.min(usage.cacheWriteTokenCount, usage.promptTokenCount - cached);
@@ -64,7 +73,8 @@ function toTokenUsage(usage: ScriptedUsage | undefined): TokenUsage {
     outputTokens: usage.candidatesTokenCount,
     thoughtsTokens: usage.thoughtsTokenCount,
     toolUseTokens: usage.toolUsePromptTokenCount,
-    totalTokens: usage.totalTokenCount ?? usage.promptTokenCount + usage.candidatesTokenCount + usage.thoughtsTokenCount,
+    totalTokens:
+      usage.totalTokenCount ?? usage.promptTokenCount + usage.candidatesTokenCount + usage.thoughtsTokenCount,
   };
 }
 
@@ -76,11 +86,17 @@ export function toGenaiContents(messages: readonly ChatMessage[]): unknown[] {
         return { role: "user", parts: [{ text: message.text }] };
       case "assistant": {
         const parts: unknown[] = message.text ? [{ text: message.text }] : [];
-        for (const call of message.toolCalls) parts.push({ functionCall: { id: call.callId, name: call.name, args: call.args } });
+        for (const call of message.toolCalls)
+          parts.push({ functionCall: { id: call.callId, name: call.name, args: call.args } });
         return { role: "model", parts };
       }
       case "tool":
-        return { role: "user", parts: [{ functionResponse: { id: message.callId, name: message.name, response: message.output } }] };
+        return {
+          role: "user",
+          parts: [{ functionResponse: { id: message.callId, name: message.name, response: message.output } }],
+        };
+      default:
+        return assertNever(message, "chat message");
     }
   });
 }
@@ -115,9 +131,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

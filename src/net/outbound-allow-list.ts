@@ -47,7 +47,9 @@ function parseEntry(raw: string): Result<{ block: Cidr } | { name: string } | { 
   const name = normalizeHostName(text);
   if (name.startsWith("*.") && validHostName(name.slice(2))) return ok({ suffix: name.slice(1) });
   if (validHostName(name)) return ok({ name });
-  return err(`${JSON.stringify(raw)} is neither an IP address, a CIDR block nor a host name (a name may start with "*.")`);
+  return err(
+    `${JSON.stringify(raw)} is neither an IP address, a CIDR block nor a host name (a name may start with "*.")`,
+  );
 }
 
 /** Parse entries; the first bad one is named in the error. Empty entries are skipped. */
@@ -84,7 +86,12 @@ function nameAllowed(list: OutboundAllowList, hostname: string): boolean {
  * Whether the list lets `hostname` (a name, or undefined for an address literal) reach an
  * address of this class.
  */
-export function allowListPermits(list: OutboundAllowList, hostname: string | undefined, address: IpAddress, found: AddressClass): boolean {
+export function allowListPermits(
+  list: OutboundAllowList,
+  hostname: string | undefined,
+  address: IpAddress,
+  found: AddressClass,
+): boolean {
   const carried = [address, ...embeddedIpv4(address).map((embedded) => embedded.ipv4)];
   if (list.blocks.some((block) => carried.some((candidate) => cidrContains(block, candidate)))) return true;
   if (hostname === undefined || found.kind === "metadata" || found.kind === "link-local") return false;

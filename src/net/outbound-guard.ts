@@ -19,7 +19,8 @@ import { redactUrl } from "./redact-url.ts";
 export type Resolver = (hostname: string) => Promise<readonly string[]>;
 
 /** The system resolver (getaddrinfo), every answer in its order. */
-export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+export const systemResolver: Resolver = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 export interface OutboundGuardOptions {
   allow?: OutboundAllowList;
@@ -83,7 +84,9 @@ function rangeText(found: AddressClass): string {
 function forbiddenMessage(host: string, literal: boolean, address: IpAddress, found: AddressClass): string {
   const text = formatIpAddress(address);
   const carried = found.embedded ? `carries ${formatIpAddress(found.embedded.ipv4)} (${found.embedded.form}), ` : "";
-  const subject = literal ? `${host} ${carried || "is "}` : `${host} resolves to ${text}, ${carried ? `which ${carried}` : ""}`;
+  const subject = literal
+    ? `${host} ${carried || "is "}`
+    : `${host} resolves to ${text}, ${carried ? `which ${carried}` : ""}`;
   return `refused: ${subject}${found.label}${rangeText(found)}, not in the outbound allow list`;
 }
 
@@ -115,15 +118,18 @@ export class OutboundGuard {
 
   /** Resolve the URL's host once and pick the address to connect to, or say why not. */
   async check(input: string | URL, signal: AbortSignal): Promise<CheckedTarget | OutboundRefusal> {
-    if (!(input instanceof URL) && !URL.canParse(input)) return refusal("invalid-url", `refused: ${redactUrl(input)} is not an absolute URL`);
+    if (!(input instanceof URL) && !URL.canParse(input))
+      return refusal("invalid-url", `refused: ${redactUrl(input)} is not an absolute URL`);
     const url = new URL(input);
-    if (url.protocol !== "http:" && url.protocol !== "https:") return refusal("scheme", `refused: ${url.protocol} URLs are not fetched (http and https only)`);
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      return refusal("scheme", `refused: ${url.protocol} URLs are not fetched (http and https only)`);
     const literal = literalOf(url.hostname);
     const addresses = literal ? [literal] : await this.#lookup(url.hostname, signal);
     if (!Array.isArray(addresses)) return addresses as OutboundRefusal;
     for (const address of addresses) {
       const found = classifyAddress(address);
-      if (found.kind === "public" || allowListPermits(this.#allow, literal ? undefined : url.hostname, address, found)) continue;
+      if (found.kind === "public" || allowListPermits(this.#allow, literal ? undefined : url.hostname, address, found))
+        continue;
       return refusal("forbidden-address", forbiddenMessage(url.hostname, literal !== undefined, address, found));
     }
     const chosen = addresses.find((address) => address.family === 4) ?? (addresses[0] as IpAddress);
@@ -136,13 +142,20 @@ export class OutboundGuard {
       answers = await abortable(this.#resolve(hostname), signal);
     } catch (error) {
       if (signal.aborted) throw error;
-      return refusal("unresolved", `${hostname} does not resolve (${error instanceof Error ? error.message : String(error)})`);
+      return refusal(
+        "unresolved",
+        `${hostname} does not resolve (${error instanceof Error ? error.message : String(error)})`,
+      );
     }
     if (answers.length === 0) return refusal("unresolved", `${hostname} does not resolve (no addresses)`);
     const parsed: IpAddress[] = [];
     for (const answer of answers) {
       const address = parseIpAddress(answer);
-      if (address === undefined) return refusal("forbidden-address", `refused: ${hostname} resolves to ${JSON.stringify(answer)}, which is not an IP address`);
+      if (address === undefined)
+        return refusal(
+          "forbidden-address",
+          `refused: ${hostname} resolves to ${JSON.stringify(answer)}, which is not an IP address`,
+        );
       parsed.push(address);
     }
     return parsed;
@@ -165,13 +178,16 @@ export class OutboundGuard {
       if (request.redirect === "manual" || !REDIRECT_STATUSES.has(response.status) || location === null) return answer;
       await response.body?.cancel().catch(() => {});
       if (hop >= this.#maxRedirects) return refusal("redirect-limit", `more than ${this.#maxRedirects} redirects`);
-      if (!URL.canParse(location, target.url.href)) return refusal("invalid-url", "refused: a redirect to an invalid URL");
+      if (!URL.canParse(location, target.url.href))
+        return refusal("invalid-url", "refused: a redirect to an invalid URL");
       const next = new URL(location, target.url);
-      if (next.protocol !== "http:" && next.protocol !== "https:") return refusal("scheme", `refused: a redirect to a ${next.protocol} URL`);
+      if (next.protocol !== "http:" && next.protocol !== "https:")
+        return refusal("scheme", `refused: a redirect to a ${next.protocol} URL`);
       if (response.status === 303 ? method !== "HEAD" : response.status <= 302 && method === "POST") {
         method = "GET";
         body = undefined;
-        for (const name of ["content-type", "content-length", "content-encoding", "content-language"]) headers.delete(name);
+        for (const name of ["content-type", "content-length", "content-encoding", "content-language"])
+          headers.delete(name);
       }
       if (next.origin !== target.url.origin) for (const name of CROSS_ORIGIN_DROPPED) headers.delete(name);
       target = await this.check(next, request.signal);
@@ -179,12 +195,19 @@ export class OutboundGuard {
   }
 
   /** One request to the literal address; the URL's host rides in `Host` and the TLS server name. */
-  #send(target: CheckedTarget, method: string, base: Headers, body: string | Uint8Array | undefined, signal: AbortSignal): Promise<Response> {
+  #send(
+    target: CheckedTarget,
+    method: string,
+    base: Headers,
+    body: string | Uint8Array | undefined,
+    signal: AbortSignal,
+  ): Promise<Response> {
     const { url, address } = target;
     const connect = new URL(url.href);
     connect.username = "";
     connect.password = "";
-    connect.hostname = address.family === 6 ? `[${formatIpAddress({ family: 6, bytes: address.bytes })}]` : formatIpAddress(address);
+    connect.hostname =
+      address.family === 6 ? `[${formatIpAddress({ family: 6, bytes: address.bytes })}]` : formatIpAddress(address);
     const headers = new Headers(base);
     headers.set("host", url.host);
     if ((url.username !== "" || url.password !== "") && !headers.has("authorization")) {
@@ -192,7 +215,18 @@ export class OutboundGuard {
       headers.set("authorization", `Basic ${Buffer.from(credentials, "utf8").toString("base64")}`);
     }
     const isName = literalOf(url.hostname) === undefined;
-    const tls = url.protocol === "https:" ? { ...this.#tls, ...(isName ? { serverName: url.hostname.replace(/\.$/, "") } : {}) } : undefined;
-    return fetch(connect, { method, headers, body: body ?? null, signal, redirect: "manual", proxy: false, ...(tls ? { tls } : {}) });
+    const tls =
+      url.protocol === "https:"
+        ? { ...this.#tls, ...(isName ? { serverName: url.hostname.replace(/\.$/, "") } : {}) }
+        : undefined;
+    return fetch(connect, {
+      method,
+      headers,
+      body: body ?? null,
+      signal,
+      redirect: "manual",
+      proxy: false,
+      ...(tls ? { tls } : {}),
+    });
   }
 }

@@ -35,13 +35,17 @@ export const RateFields = {
 const SparRates = v.object(RateFields);
 
 export function ratesFromFields(fields: v.InferOutput<typeof SparRates>): ModelRates {
-  const rates: ModelRates = { inputUsdPerMTok: fields.input_usd_per_mtok, outputUsdPerMTok: fields.output_usd_per_mtok };
+  const rates: ModelRates = {
+    inputUsdPerMTok: fields.input_usd_per_mtok,
+    outputUsdPerMTok: fields.output_usd_per_mtok,
+  };
   if (fields.cached_usd_per_mtok !== undefined) rates.cachedUsdPerMTok = fields.cached_usd_per_mtok;
   if (fields.cache_write_usd_per_mtok !== undefined) rates.cacheWriteUsdPerMTok = fields.cache_write_usd_per_mtok;
   return rates;
 }
 
-const perToken = (field: string) => v.pipe(v.number(`${field} must be a number`), v.finite(), v.minValue(0, `${field} must not be negative`));
+const perToken = (field: string) =>
+  v.pipe(v.number(`${field} must be a number`), v.finite(), v.minValue(0, `${field} must not be negative`));
 const LiteLlmEntry = v.object({
   input_cost_per_token: perToken("input_cost_per_token"),
   output_cost_per_token: perToken("output_cost_per_token"),
@@ -55,9 +59,14 @@ function perMillion(usdPerToken: number): number {
 }
 
 function liteLlmRates(entry: v.InferOutput<typeof LiteLlmEntry>): ModelRates {
-  const rates: ModelRates = { inputUsdPerMTok: perMillion(entry.input_cost_per_token), outputUsdPerMTok: perMillion(entry.output_cost_per_token) };
-  if (typeof entry.cache_read_input_token_cost === "number") rates.cachedUsdPerMTok = perMillion(entry.cache_read_input_token_cost);
-  if (typeof entry.cache_creation_input_token_cost === "number") rates.cacheWriteUsdPerMTok = perMillion(entry.cache_creation_input_token_cost);
+  const rates: ModelRates = {
+    inputUsdPerMTok: perMillion(entry.input_cost_per_token),
+    outputUsdPerMTok: perMillion(entry.output_cost_per_token),
+  };
+  if (typeof entry.cache_read_input_token_cost === "number")
+    rates.cachedUsdPerMTok = perMillion(entry.cache_read_input_token_cost);
+  if (typeof entry.cache_creation_input_token_cost === "number")
+    rates.cacheWriteUsdPerMTok = perMillion(entry.cache_creation_input_token_cost);
   return rates;
 }
 
@@ -76,7 +85,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function collect<T extends v.GenericSchema>(entries: Record<string, unknown>, schema: T, toRates: (value: v.InferOutput<T>) => ModelRates, quiet: (value: unknown) => boolean): Omit<PricingDocument, "format"> {
+function collect<T extends v.GenericSchema>(
+  entries: Record<string, unknown>,
+  schema: T,
+  toRates: (value: v.InferOutput<T>) => ModelRates,
+  quiet: (value: unknown) => boolean,
+): Omit<PricingDocument, "format"> {
   const rates = new Map<string, ModelRates>();
   const skipped: string[] = [];
   let skippedCount = 0;
@@ -88,7 +102,9 @@ function collect<T extends v.GenericSchema>(entries: Record<string, unknown>, sc
       continue;
     }
     skippedCount++;
-    const reason = parsed.success ? "model id must be 1-200 printable characters" : (parsed.issues[0]?.message ?? "invalid");
+    const reason = parsed.success
+      ? "model id must be 1-200 printable characters"
+      : (parsed.issues[0]?.message ?? "invalid");
     if (skipped.length < MAX_NAMED_SKIPS) skipped.push(`${model}: ${reason}`);
   }
   return { rates, skipped, skippedCount };
@@ -98,17 +114,25 @@ function collect<T extends v.GenericSchema>(entries: Record<string, unknown>, sc
 export function parsePricingDocument(document: unknown): Result<PricingDocument> {
   if (!isObject(document)) return err("pricing document must be a JSON object");
   if ("version" in document || "models" in document) {
-    if (document.version !== 1) return err(`pricing document version must be 1, got ${JSON.stringify(document.version)}`);
-    if (!isObject(document.models)) return err('pricing document field "models" must be an object of model id to rates');
+    if (document.version !== 1)
+      return err(`pricing document version must be 1, got ${JSON.stringify(document.version)}`);
+    if (!isObject(document.models))
+      return err('pricing document field "models" must be an object of model id to rates');
     const found = collect(document.models, SparRates, ratesFromFields, () => false);
-    if (found.rates.size === 0) return err(`pricing document has no usable model rates${found.skipped.length > 0 ? `: ${found.skipped.join("; ")}` : ""}`);
+    if (found.rates.size === 0)
+      return err(
+        `pricing document has no usable model rates${found.skipped.length > 0 ? `: ${found.skipped.join("; ")}` : ""}`,
+      );
     return ok({ format: "spar-v1", ...found });
   }
   // LiteLLM lists image, audio and embedding models too: entries without both token prices are not ours to judge.
-  const notPriced = (value: unknown) => !isObject(value) || !("input_cost_per_token" in value) || !("output_cost_per_token" in value);
+  const notPriced = (value: unknown) =>
+    !isObject(value) || !("input_cost_per_token" in value) || !("output_cost_per_token" in value);
   const found = collect(document, LiteLlmEntry, liteLlmRates, notPriced);
   if (found.rates.size === 0) {
-    return err(`pricing document is neither spar's format ({"version":1,"models":{...}}) nor a LiteLLM price map with input_cost_per_token and output_cost_per_token`);
+    return err(
+      `pricing document is neither spar's format ({"version":1,"models":{...}}) nor a LiteLLM price map with input_cost_per_token and output_cost_per_token`,
+    );
   }
   return ok({ format: "litellm", ...found });
 }

@@ -29,7 +29,10 @@ async function readUrl(url: string, timeoutMs: number): Promise<Result<string>> 
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: "application/json" } });
   } catch (error) {
-    const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : String(error instanceof Error ? error.message : error);
+    const reason =
+      error instanceof Error && error.name === "TimeoutError"
+        ? `no answer within ${timeoutMs} ms`
+        : String(error instanceof Error ? error.message : error);
     return err(`fetching ${shown} failed: ${redactUrl(reason)}`);
   }
   if (!response.ok) {
@@ -42,7 +45,8 @@ async function readUrl(url: string, timeoutMs: number): Promise<Result<string>> 
     return err(`${shown} is larger than ${MAX_PRICING_DOCUMENT_BYTES} bytes`);
   }
   const text = await response.text();
-  if (text.length > MAX_PRICING_DOCUMENT_BYTES) return err(`${shown} is larger than ${MAX_PRICING_DOCUMENT_BYTES} bytes`);
+  if (text.length > MAX_PRICING_DOCUMENT_BYTES)
+    return err(`${shown} is larger than ${MAX_PRICING_DOCUMENT_BYTES} bytes`);
   return ok(text);
 }
 
@@ -50,7 +54,8 @@ async function readPath(path: string): Promise<Result<string>> {
   try {
     const info = await stat(path);
     if (!info.isFile()) return err(`${path} is not a file`);
-    if (info.size > MAX_PRICING_DOCUMENT_BYTES) return err(`${path} is larger than ${MAX_PRICING_DOCUMENT_BYTES} bytes`);
+    if (info.size > MAX_PRICING_DOCUMENT_BYTES)
+      return err(`${path} is larger than ${MAX_PRICING_DOCUMENT_BYTES} bytes`);
     return ok(await readFile(path, "utf8"));
   } catch (error) {
     return err(`reading ${path} failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -58,7 +63,10 @@ async function readPath(path: string): Promise<Result<string>> {
 }
 
 /** Read and parse the source's current document. */
-export async function loadPricingDocument(source: PricingSource, timeoutMs = PRICING_FETCH_TIMEOUT_MS): Promise<Result<PricingDocument>> {
+export async function loadPricingDocument(
+  source: PricingSource,
+  timeoutMs = PRICING_FETCH_TIMEOUT_MS,
+): Promise<Result<PricingDocument>> {
   const text = source.kind === "url" ? await readUrl(source.url, timeoutMs) : await readPath(source.path);
   if (!text.ok) return text;
   let document: unknown;

@@ -58,7 +58,9 @@ function toRates([, input, cached, cacheWrite, output]: Row): ModelRates {
 }
 
 /** Shipped rates by model id, per provider (for docs and tests) and merged. */
-export const SHIPPED_RATES_BY_PROVIDER: Readonly<Record<"openai" | "anthropic" | "google" | "openai-compatible", ReadonlyMap<string, ModelRates>>> = {
+export const SHIPPED_RATES_BY_PROVIDER: Readonly<
+  Record<"openai" | "anthropic" | "google" | "openai-compatible", ReadonlyMap<string, ModelRates>>
+> = {
   openai: new Map(OPENAI.map((row) => [row[0], toRates(row)])),
   anthropic: new Map(ANTHROPIC.map((row) => [row[0], toRates(row)])),
   google: new Map(GOOGLE.map((row) => [row[0], toRates(row)])),

@@ -47,7 +47,6 @@ export interface InjectResult {
   duplicate?: true;
 }
 
-
 export interface StatusInfo {
   state: "idle" | "running" | "paused";
   model_name: string;

@@ -48,7 +48,12 @@ export class AutoContinuer {
   #breakerOpen = false;
   #begun = false;
 
-  constructor(settings: AutoContinueSettings, store: DaemonCoordination, now: () => Date, log: (message: string) => void) {
+  constructor(
+    settings: AutoContinueSettings,
+    store: DaemonCoordination,
+    now: () => Date,
+    log: (message: string) => void,
+  ) {
     this.settings = settings;
     this.#store = store;
     this.#now = now;
@@ -70,13 +75,17 @@ export class AutoContinuer {
       // A store that refuses writes (full, read-only) must not keep the daemon from starting;
       // without a boot record the breaker cannot count this run, so restart re-drives stay off.
       this.#breakerOpen = true;
-      this.#log(`auto-continue: this run could not be recorded (${String(error)}); turns cut by a restart are not re-driven this run`);
+      this.#log(
+        `auto-continue: this run could not be recorded (${String(error)}); turns cut by a restart are not re-driven this run`,
+      );
       return;
     }
     this.#begun = true;
     if (this.settings.enabled && unclean >= this.settings.crashLoopBoots) {
       this.#breakerOpen = true;
-      this.#log(`auto-continue: crash-loop breaker open: ${unclean} unclean stop(s) in the last ${Math.round(this.settings.crashLoopWindowMs / 1000)}s; turns cut by a restart are not re-driven this run`);
+      this.#log(
+        `auto-continue: crash-loop breaker open: ${unclean} unclean stop(s) in the last ${Math.round(this.settings.crashLoopWindowMs / 1000)}s; turns cut by a restart are not re-driven this run`,
+      );
     }
   }
 
@@ -106,9 +115,9 @@ export class AutoContinuer {
     if (refusal !== undefined) return this.#refuse(session, ask, refusal);
     const claimed = await this.#store
       .claimInterruption(ask.key, {
-      interruption: ask.interruption,
-      owner: this.bootId,
-      now: now.toISOString(),
+        interruption: ask.interruption,
+        owner: this.bootId,
+        now: now.toISOString(),
         expiresAt: new Date(now.getTime() + CLAIM_TTL_MS).toISOString(),
       })
       .catch((error: unknown) => String(error));
@@ -116,7 +125,9 @@ export class AutoContinuer {
     if (!claimed) return this.#refuse(session, ask, "another daemon holds the claim on this interruption");
     this.#redriven++;
     this.#perSession.set(session, (this.#perSession.get(session) ?? 0) + 1);
-    this.#log(`auto-continue: session ${session}: re-driving turn ${ask.interruption} (${ask.cause}, attempt ${ask.sequence + 1})`);
+    this.#log(
+      `auto-continue: session ${session}: re-driving turn ${ask.interruption} (${ask.cause}, attempt ${ask.sequence + 1})`,
+    );
     return true;
   }
 

@@ -106,7 +106,10 @@ export class Compactor {
     if (summary.canceled || this.#deps.context.isShuttingDown()) return;
     this.#failures++;
     this.#cooldown = cooldownTurns(this.#failures);
-    await this.#append({ name: "context-reduction-failed", metadata: contextFailedMetadata(summary.reason, this.#failures, this.#cooldown) });
+    await this.#append({
+      name: "context-reduction-failed",
+      metadata: contextFailedMetadata(summary.reason, this.#failures, this.#cooldown),
+    });
     if (estimateContextTokens(this.#deps.history) >= window) await this.#mechanical(plan);
   }
 
@@ -119,31 +122,54 @@ export class Compactor {
     const plan = planCompaction(this.#deps.history, this.windowTokens, true);
     if (!plan) return { durationMs: Math.round(performance.now() - started), skipped: true };
     const summary = await this.#summarize(plan, focus);
-    if (!summary.ok) throw new SparError("unavailable", `the model could not summarize the conversation: ${summary.reason}`);
+    if (!summary.ok)
+      throw new SparError("unavailable", `the model could not summarize the conversation: ${summary.reason}`);
     return this.#commit(plan, summary.text, false, true, summary.usage, started);
   }
 
   async #announceAssumedWindow(): Promise<void> {
     const context = this.#deps.context;
-    if (context.model.contextWindowTokens !== undefined || context.model.provider === "echo" || context.model.provider === "scripted") return;
+    if (
+      context.model.contextWindowTokens !== undefined ||
+      context.model.provider === "echo" ||
+      context.model.provider === "scripted"
+    )
+      return;
     if (!context.announceOnce("window-unknown")) return;
     const detail = `the context window of ${context.model.name} is not configured; compaction assumes ${ASSUMED_WINDOW_TOKENS} tokens (set --model-context-window)`;
-    await this.#append({ name: "context-reduction-degraded", metadata: contextDegradedMetadata("window-unknown", detail) });
+    await this.#append({
+      name: "context-reduction-degraded",
+      metadata: contextDegradedMetadata("window-unknown", detail),
+    });
   }
 
   async #mechanical(plan: CompactionPlan): Promise<void> {
     if (this.#deps.context.announceOnce("mechanical-compaction")) {
-      const detail = "the model could not summarize the conversation and it no longer fits the context window: older turns were dropped with a mechanical summary";
-      await this.#append({ name: "context-reduction-degraded", metadata: contextDegradedMetadata("mechanical-compaction", detail) });
+      const detail =
+        "the model could not summarize the conversation and it no longer fits the context window: older turns were dropped with a mechanical summary";
+      await this.#append({
+        name: "context-reduction-degraded",
+        metadata: contextDegradedMetadata("mechanical-compaction", detail),
+      });
     }
     const maxChars = Math.floor(this.windowTokens * MAX_SUMMARY_SHARE * 4);
-    await this.#commit(plan, mechanicalSummary(this.#deps.history.slice(0, plan.summarize), maxChars), true, false, undefined, performance.now());
+    await this.#commit(
+      plan,
+      mechanicalSummary(this.#deps.history.slice(0, plan.summarize), maxChars),
+      true,
+      false,
+      undefined,
+      performance.now(),
+    );
   }
 
   /** The model's summary of the messages the plan replaces, on a turn worker with no tools. */
   async #summarize(plan: CompactionPlan, focus?: string): Promise<Summary> {
     const context = this.#deps.context;
-    const conversation: ChatMessage[] = [...this.#deps.history.slice(0, plan.summarize), { role: "user", text: compactionInstruction(focus) }];
+    const conversation: ChatMessage[] = [
+      ...this.#deps.history.slice(0, plan.summarize),
+      { role: "user", text: compactionInstruction(focus) },
+    ];
     let draft: ResponseDraft | undefined;
     const conversationKey = `compact-${uuidv7()}`;
     const running = (this.#running = context.pool.runTurn(
@@ -167,21 +193,31 @@ export class Compactor {
     this.#running = undefined;
     context.pool.forget(conversationKey);
     if (outcome.status === "failed") return { ok: false, reason: outcome.message };
-    if (outcome.status === "canceled") return { ok: false, reason: "the summary call was canceled (the daemon is stopping)", canceled: true };
+    if (outcome.status === "canceled")
+      return { ok: false, reason: "the summary call was canceled (the daemon is stopping)", canceled: true };
     const text = draft?.text.trim() ?? "";
     if (!draft || text === "") return { ok: false, reason: "the model returned an empty summary" };
     if (draft.toolCalls.length > 0) return { ok: false, reason: "the model asked for tools instead of summarizing" };
     const limit = Math.floor(this.windowTokens * MAX_SUMMARY_SHARE);
-    if (estimateTokens(text) > limit) return { ok: false, reason: `the summary (about ${estimateTokens(text)} tokens) is longer than ${limit} tokens` };
+    if (estimateTokens(text) > limit)
+      return { ok: false, reason: `the summary (about ${estimateTokens(text)} tokens) is longer than ${limit} tokens` };
     return { ok: true, text, usage: draft.usage };
   }
 
   /** Write the compaction row, then rewrite the conversation exactly as a rebuild will. */
-  async #commit(plan: CompactionPlan, summary: string, mechanical: boolean, manual: boolean, usage: TokenUsage | undefined, started: number): Promise<CompactionResult> {
+  async #commit(
+    plan: CompactionPlan,
+    summary: string,
+    mechanical: boolean,
+    manual: boolean,
+    usage: TokenUsage | undefined,
+    started: number,
+  ): Promise<CompactionResult> {
     const { context, history } = this.#deps;
     const after = compactedConversation(history, summary, plan.keep);
     // A summary that saves nothing is not worth a row (and would repeat every turn).
-    if (conversationChars(after) >= conversationChars(history)) return { durationMs: Math.round(performance.now() - started), skipped: true };
+    if (conversationChars(after) >= conversationChars(history))
+      return { durationMs: Math.round(performance.now() - started), skipped: true };
     const record: CompactionRecord = {
       summary,
       messagesSummarized: plan.summarize,
@@ -196,7 +232,11 @@ export class Compactor {
       record.usage = usage;
       record.cost = priceUsage(usage, context.pricing.rates(context.model.name));
     }
-    const eventId = await this.#append({ author: COMPACTION_AUTHOR, name: COMPACTION_EVENT, metadata: compactionMetadata(record) });
+    const eventId = await this.#append({
+      author: COMPACTION_AUTHOR,
+      name: COMPACTION_EVENT,
+      metadata: compactionMetadata(record),
+    });
     history.splice(0, history.length, ...after);
     this.#deps.renewConversationKey();
     this.#stats = countCompaction(this.#stats, record);
@@ -209,7 +249,12 @@ export class Compactor {
 
   async #append(row: { author?: string; name: string; metadata: Record<string, unknown> }): Promise<string> {
     const invocationId = `c-${uuidv7()}`;
-    const event: AuditEvent = { ...this.#deps.header(invocationId, row.author ?? CONTEXT_REDUCTION_AUTHOR), kind: "audit", name: row.name, metadata: row.metadata };
+    const event: AuditEvent = {
+      ...this.#deps.header(invocationId, row.author ?? CONTEXT_REDUCTION_AUTHOR),
+      kind: "audit",
+      name: row.name,
+      metadata: row.metadata,
+    };
     await this.#deps.append([event]);
     return event.id;
   }

@@ -60,12 +60,13 @@ export class ContinueOffers {
   /** A turn ended: offer a continue for a transient failure (after a backoff) or an output-cap cut. */
   afterTurn(invocationId: string, end: TurnEnd): void {
     const { context } = this.#deps;
-    const transient = end.status === "failed" && (end.error?.kind === "rate_limited" || end.error?.kind === "transient_network");
+    const transient =
+      end.status === "failed" && (end.error?.kind === "rate_limited" || end.error?.kind === "transient_network");
     const outputCap = end.status === "completed" && isOutputCap(end.finishReason);
     if (!transient && !outputCap) return;
     const delay = transient ? context.autoContinue.settings.backoffMs * 2 ** Math.min(this.#sequence, 6) : 0;
-    void this.#offer(transient ? "transient" : "output-cap", invocationId, context.now().toISOString(), delay).catch((error: unknown) =>
-      context.logError(`session ${this.#deps.key.id}: auto-continue: ${String(error)}`),
+    void this.#offer(transient ? "transient" : "output-cap", invocationId, context.now().toISOString(), delay).catch(
+      (error: unknown) => context.logError(`session ${this.#deps.key.id}: auto-continue: ${String(error)}`),
     );
   }
 
@@ -87,7 +88,12 @@ export class ContinueOffers {
     });
     if (!approved || deps.retired()) return;
     const armed: ArmedContinue = { cause, interruption, promptId: uuidv7(), attempt: this.#sequence + 1 };
-    deps.frame({ type: "inbox", state: "queued", prompt_id: armed.promptId, queued_at: deps.context.now().toISOString() });
+    deps.frame({
+      type: "inbox",
+      state: "queued",
+      prompt_id: armed.promptId,
+      queued_at: deps.context.now().toISOString(),
+    });
     this.slot.arm(armed, delayMs, () => deps.schedule());
   }
 
@@ -98,6 +104,13 @@ export class ContinueOffers {
    */
   withdraw(): void {
     const dropped = this.slot.clear();
-    if (dropped) this.#deps.frame({ type: "inbox", state: "dequeued", prompt_id: dropped.promptId, queued_at: "0001-01-01T00:00:00Z", withdrawn: true });
+    if (dropped)
+      this.#deps.frame({
+        type: "inbox",
+        state: "dequeued",
+        prompt_id: dropped.promptId,
+        queued_at: "0001-01-01T00:00:00Z",
+        withdrawn: true,
+      });
   }
 }

@@ -9,7 +9,14 @@
  */
 import type { SparError } from "../core/errors.ts";
 import type { LiveFrame, SessionEvent, ToolCall } from "../core/events.ts";
-import { type GateOutcome, type ModeChange, PermissionGate, type PermsInfo, type PromptFrame, type RespondAnswer } from "../core/permission-gate.ts";
+import {
+  type GateOutcome,
+  type ModeChange,
+  PermissionGate,
+  type PermsInfo,
+  type PromptFrame,
+  type RespondAnswer,
+} from "../core/permission-gate.ts";
 import type { Pattern } from "../core/permission-patterns.ts";
 import type { PermissionMode } from "../core/permission-policy.ts";
 import type { Result } from "../core/result.ts";
@@ -103,9 +110,15 @@ export class GatedTools {
   async respond(id: string, decision: string, input: AnswerInput): Promise<Result<RespondAnswer, SparError>> {
     const answer = this.gate.respond(id, decision, input);
     if (!answer.ok) return answer;
-    const metadata: Record<string, unknown> = { prompt_id: id, decision: answer.value.approval.decision, tool: answer.value.approval.tool };
+    const metadata: Record<string, unknown> = {
+      prompt_id: id,
+      decision: answer.value.approval.decision,
+      tool: answer.value.approval.tool,
+    };
     if (answer.value.approval.by !== undefined) metadata.by = answer.value.approval.by;
-    await this.#deps.append([{ ...this.#deps.header("gate-answer", "gate/answer"), kind: "audit", name: "permission-answer", metadata }]);
+    await this.#deps.append([
+      { ...this.#deps.header("gate-answer", "gate/answer"), kind: "audit", name: "permission-answer", metadata },
+    ]);
     return answer;
   }
 
@@ -115,7 +128,14 @@ export class GatedTools {
     if (!change.ok || !change.value.changed) return change;
     const metadata: Record<string, unknown> = { from: change.value.previous, to: change.value.mode };
     if (caller !== undefined) metadata.caller = caller;
-    await this.#deps.append([{ ...this.#deps.header("attach-perm-mode", "attach/perm-mode"), kind: "audit", name: "attach-perm-mode", metadata }]);
+    await this.#deps.append([
+      {
+        ...this.#deps.header("attach-perm-mode", "attach/perm-mode"),
+        kind: "audit",
+        name: "attach-perm-mode",
+        metadata,
+      },
+    ]);
     return change;
   }
 
@@ -131,10 +151,20 @@ export class GatedTools {
   }
 
   async #ask(prompt: PromptFrame, outcome: Promise<GateOutcome>, turnId: string): Promise<GateOutcome> {
-    await this.#deps.append([{ ...this.#deps.header(turnId, "gate/prompt"), kind: "audit", name: "permission-prompt", metadata: { prompt_id: prompt.id, tool: prompt.tool, kind: prompt.kind } }]);
+    await this.#deps.append([
+      {
+        ...this.#deps.header(turnId, "gate/prompt"),
+        kind: "audit",
+        name: "permission-prompt",
+        metadata: { prompt_id: prompt.id, tool: prompt.tool, kind: prompt.kind },
+      },
+    ]);
     this.#deps.frame({ type: "status-update", turn_state: "awaiting_permission" });
     this.prompts.publish(prompt);
-    const timer = setTimeout(() => void this.#recordGone(this.gate.expire(), "expired"), this.#deps.settings.approvalTimeoutMs + 5);
+    const timer = setTimeout(
+      () => void this.#recordGone(this.gate.expire(), "expired"),
+      this.#deps.settings.approvalTimeoutMs + 5,
+    );
     const result = await outcome;
     clearTimeout(timer);
     this.#deps.frame({ type: "status-update", turn_state: "streaming" });
@@ -143,7 +173,14 @@ export class GatedTools {
 
   async #recordGone(ids: readonly string[], reason: string): Promise<void> {
     if (ids.length === 0) return;
-    await this.#deps.append(ids.map((id) => ({ ...this.#deps.header("gate-gone", "gate/answer"), kind: "audit" as const, name: "permission-gone", metadata: { prompt_id: id, reason } })));
+    await this.#deps.append(
+      ids.map((id) => ({
+        ...this.#deps.header("gate-gone", "gate/answer"),
+        kind: "audit" as const,
+        name: "permission-gone",
+        metadata: { prompt_id: id, reason },
+      })),
+    );
   }
 }
 

@@ -3,7 +3,13 @@
  * turn sends the model, and the usage ledger (one record per turn, all its model calls summed).
  */
 import type { CommittedRow, ModelResponseEvent, SessionEvent, ToolCall } from "../core/events.ts";
-import { type ContextStats, ZERO_CONTEXT_STATS, compactedConversation, countCompaction, readCompaction } from "../core/compaction.ts";
+import {
+  type ContextStats,
+  ZERO_CONTEXT_STATS,
+  compactedConversation,
+  countCompaction,
+  readCompaction,
+} from "../core/compaction.ts";
 import type { ChatMessage } from "../core/model.ts";
 import type { SessionKey } from "../core/session-key.ts";
 import type { EventLog } from "../core/event-log.ts";
@@ -40,7 +46,9 @@ export function missingToolResults(history: readonly ChatMessage[]): ToolCall[] 
   }
   const response = history[last];
   if (response?.role !== "assistant" || response.toolCalls.length === 0) return [];
-  const answered = new Set(history.slice(last + 1).flatMap((message) => (message.role === "tool" ? [message.callId] : [])));
+  const answered = new Set(
+    history.slice(last + 1).flatMap((message) => (message.role === "tool" ? [message.callId] : [])),
+  );
   return response.toolCalls.filter((call) => !answered.has(call.callId));
 }
 
@@ -77,7 +85,13 @@ export class TurnUsageAccumulator {
 
   recordInto(ledger: UsageLedger): void {
     if (this.#calls === 0) return;
-    ledger.record({ turn: ledger.turns + 1, ts: this.#firstTs ?? "", model: this.#model, usage: this.#usage, cost: this.#cost });
+    ledger.record({
+      turn: ledger.turns + 1,
+      ts: this.#firstTs ?? "",
+      model: this.#model,
+      usage: this.#usage,
+      cost: this.#cost,
+    });
   }
 }
 
@@ -103,7 +117,8 @@ export function rebuildFromRows(rows: readonly CommittedRow[], recentTurns?: num
       if (!compaction) continue;
       history = compactedConversation(history, compaction.summary, compaction.messagesKept);
       context = countCompaction(context, compaction);
-      if (compaction.model !== undefined && compaction.usage && compaction.cost) ledger.recordExtra(compaction.model, compaction.usage, compaction.cost);
+      if (compaction.model !== undefined && compaction.usage && compaction.cost)
+        ledger.recordExtra(compaction.model, compaction.usage, compaction.cost);
       continue;
     }
     const message = eventToMessage(event);
@@ -136,7 +151,10 @@ export async function readAllRows(log: Pick<EventLog, "read">, key: SessionKey):
  * older records rebuilt from the log (a turn still in flight there is left out: the ledger has
  * not recorded it yet).
  */
-export async function usageInfoOf(ledger: UsageLedger, readRows: () => Promise<readonly CommittedRow[]>): Promise<UsageInfo> {
+export async function usageInfoOf(
+  ledger: UsageLedger,
+  readRows: () => Promise<readonly CommittedRow[]>,
+): Promise<UsageInfo> {
   if (ledger.complete) return ledger.toUsageInfo();
   const olderCount = ledger.turns - ledger.recentTurns.length;
   const full = rebuildFromRows(await readRows(), Number.POSITIVE_INFINITY).ledger;
@@ -152,5 +170,10 @@ export interface ContextInfo {
 }
 
 export function contextInfoOf(stats: ContextStats): ContextInfo {
-  return { compactions: stats.compactions, checkpoints: 0, chars_after_compaction: stats.charsAfterCompaction, total_chars_summarized: stats.totalCharsSummarized };
+  return {
+    compactions: stats.compactions,
+    checkpoints: 0,
+    chars_after_compaction: stats.charsAfterCompaction,
+    total_chars_summarized: stats.totalCharsSummarized,
+  };
 }

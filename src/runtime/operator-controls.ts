@@ -56,17 +56,32 @@ export class OperatorControls {
       await deps.turnDone();
     }
     // A resume may have released the park while the turn unwound: announce only a park that holds.
-    if (parked && this.gate.paused) deps.frame({ type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: this.gate.since ?? "" });
+    if (parked && this.gate.paused)
+      deps.frame({
+        type: "pause",
+        state: "paused",
+        reason: "operator-interrupt",
+        interrupted: true,
+        at: this.gate.since ?? "",
+      });
     const metadata: Record<string, unknown> = { source: "operator", hold, interrupted: turn !== undefined };
     if (caller !== undefined) metadata.caller = caller;
-    await deps.append([{ ...deps.header("attach-interrupt", "attach/interrupt"), kind: "audit", name: "attach-interrupt", metadata }]);
+    await deps.append([
+      { ...deps.header("attach-interrupt", "attach/interrupt"), kind: "audit", name: "attach-interrupt", metadata },
+    ]);
     return { interrupted: turn !== undefined, paused: this.gate.paused };
   }
 
   /** POST /pause: park (the running turn finishes; no new one starts). */
   pause(reason: string | undefined): { transitioned: boolean } {
     const transitioned = this.gate.pause(reason ?? "operator-pause", this.#deps.now().toISOString());
-    if (transitioned) this.#deps.frame({ type: "pause", state: "paused", reason: this.gate.reason ?? "operator-pause", at: this.gate.since ?? "" });
+    if (transitioned)
+      this.#deps.frame({
+        type: "pause",
+        state: "paused",
+        reason: this.gate.reason ?? "operator-pause",
+        at: this.gate.since ?? "",
+      });
     return { transitioned };
   }
 
@@ -90,7 +105,12 @@ export class OperatorControls {
     const dropped = pending.splice(0);
     if (dropped.length === 0) return;
     const ids = dropped.map((item) => item.promptId);
-    const row: SessionEvent = { ...this.#deps.header("attach-resume", "attach/resume"), kind: "audit", name: "attach-resume-abandon", metadata: { source: "operator", abandoned_prompt_ids: ids } };
+    const row: SessionEvent = {
+      ...this.#deps.header("attach-resume", "attach/resume"),
+      kind: "audit",
+      name: "attach-resume-abandon",
+      metadata: { source: "operator", abandoned_prompt_ids: ids },
+    };
     try {
       await this.#deps.append([row], ids);
     } catch (error) {

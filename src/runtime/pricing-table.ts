@@ -92,7 +92,13 @@ export class PricingTable {
    */
   refresh(): Promise<RefreshResult> {
     const source = this.#source;
-    if (!source) return Promise.reject(new SparError("not_implemented", "this daemon has no pricing source: start it with --pricing-source=<URL or file> (config pricing.source)"));
+    if (!source)
+      return Promise.reject(
+        new SparError(
+          "not_implemented",
+          "this daemon has no pricing source: start it with --pricing-source=<URL or file> (config pricing.source)",
+        ),
+      );
     this.#refreshing ??= this.#refreshFrom(source).finally(() => {
       this.#refreshing = undefined;
     });
@@ -102,7 +108,12 @@ export class PricingTable {
   async #refreshFrom(source: PricingSource): Promise<RefreshResult> {
     const document = await loadPricingDocument(source);
     if (!document.ok) {
-      return { updated: 0, known_models: this.#book.knownModels, last_refresh: this.#lastRefresh, detail: `refresh failed, rates unchanged: ${document.error}` };
+      return {
+        updated: 0,
+        known_models: this.#book.knownModels,
+        last_refresh: this.#lastRefresh,
+        detail: `refresh failed, rates unchanged: ${document.error}`,
+      };
     }
     const at = this.#now().toISOString();
     const updated = this.#book.replaceRefreshed(document.value.rates, at);

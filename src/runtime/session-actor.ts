@@ -78,9 +78,18 @@ export class SessionActor {
   /** Watchdog and cost ceiling, restored from the log under the current configuration. */
   readonly guards: SessionGuards;
 
-  private constructor(context: ActorContext, record: SessionRecord, rows: readonly CommittedRow[], pending: InboxItem[]) {
+  private constructor(
+    context: ActorContext,
+    record: SessionRecord,
+    rows: readonly CommittedRow[],
+    pending: InboxItem[],
+  ) {
     this.#context = context;
-    this.#recordKeeper = new SessionRecordKeeper(record, { store: context.store, now: () => context.now(), logError: (message) => context.logError(message) });
+    this.#recordKeeper = new SessionRecordKeeper(record, {
+      store: context.store,
+      now: () => context.now(),
+      logError: (message) => context.logError(message),
+    });
     this.key = { app: record.app, id: record.id };
     const head = rows[rows.length - 1]?.seq ?? 0;
     this.feed = new SessionFeed(this.key, context.store, head);
@@ -204,11 +213,19 @@ export class SessionActor {
    * an idempotency key a message already injected under it is answered `duplicate` and nothing is
    * written or published again.
    */
-  async inject(message: string, wake: boolean, options: { capped?: boolean; idempotencyKey?: string } = {}): Promise<InjectResult> {
+  async inject(
+    message: string,
+    wake: boolean,
+    options: { capped?: boolean; idempotencyKey?: string } = {},
+  ): Promise<InjectResult> {
     this.#refuseIfRetired();
     this.#recordKeeper.touch();
-    const promptId = options.idempotencyKey === undefined ? uuidv7() : idempotentPromptId(sessionKeyString(this.key), options.idempotencyKey);
-    if (options.idempotencyKey !== undefined && this.#pending.some((waiting) => waiting.promptId === promptId)) return { promptId, woke: false, duplicate: true };
+    const promptId =
+      options.idempotencyKey === undefined
+        ? uuidv7()
+        : idempotentPromptId(sessionKeyString(this.key), options.idempotencyKey);
+    if (options.idempotencyKey !== undefined && this.#pending.some((waiting) => waiting.promptId === promptId))
+      return { promptId, woke: false, duplicate: true };
     const item: InboxItem = { promptId, message, queuedAt: this.#context.now().toISOString(), wake };
     const releaseRoom = options.capped === false ? () => {} : this.#inboxRoom.reserve(this.#pending, message);
     this.#busy++;
@@ -219,7 +236,8 @@ export class SessionActor {
       this.#pending.push(item);
     } catch (error) {
       // The store holds this prompt id already: the keyed message was injected before (and maybe drained).
-      if (options.idempotencyKey !== undefined && error instanceof SparError && error.code === "conflict") return { promptId, woke: false, duplicate: true };
+      if (options.idempotencyKey !== undefined && error instanceof SparError && error.code === "conflict")
+        return { promptId, woke: false, duplicate: true };
       throw error;
     } finally {
       this.#busy--;
@@ -252,7 +270,16 @@ export class SessionActor {
 
   /** Start a turn if one is due and none is running. */
   schedule(): void {
-    if (this.#turn || this.#starting || this.#compacting || this.#startRetry.pending || this.#retired || this.#operator.gate.paused || this.#context.isShuttingDown()) return;
+    if (
+      this.#turn ||
+      this.#starting ||
+      this.#compacting ||
+      this.#startRetry.pending ||
+      this.#retired ||
+      this.#operator.gate.paused ||
+      this.#context.isShuttingDown()
+    )
+      return;
     const due = this.#bareWake || this.#continues.slot.ready || this.#pending.some((item) => item.wake);
     if (!due) return;
     this.#starting = true;
@@ -332,7 +359,8 @@ export class SessionActor {
 
   /** POST /slash/compact: between turns only; no turn starts while it runs. */
   async compact(focus?: string): Promise<CompactionResult> {
-    if (this.#turn || this.#starting || this.#compacting) throw new SparError("conflict", "a turn or compaction is running; compact after it ends");
+    if (this.#turn || this.#starting || this.#compacting)
+      throw new SparError("conflict", "a turn or compaction is running; compact after it ends");
     this.#compacting = true;
     try {
       return await this.#compactor.compactNow(focus);
@@ -388,7 +416,9 @@ export class SessionActor {
       }
       this.#startRetry.succeeded();
       const outcome: TurnOutcome = await turn.execute();
-      await this.tools.endTurn(turn.invocationId).catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
+      await this.tools
+        .endTurn(turn.invocationId)
+        .catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
       const end = await turn.finish(outcome);
       this.#afterTurn(turn, end);
       // The turn has ended (its terminal frame and idle status are out): the automatic compaction
@@ -397,7 +427,9 @@ export class SessionActor {
       this.#turn = undefined;
       this.#compacting = true;
       try {
-        await this.#compactor.afterTurn().catch((error: unknown) => this.#context.logError(`session ${this.key.id}: compaction: ${String(error)}`));
+        await this.#compactor
+          .afterTurn()
+          .catch((error: unknown) => this.#context.logError(`session ${this.key.id}: compaction: ${String(error)}`));
       } finally {
         this.#compacting = false;
       }

@@ -169,7 +169,8 @@ export class SessionFeed {
         let batchStart = pageStart;
         let batchRows = 0;
         for (let i = 0; i < rows.length; i++) {
-          if (!sink.deliver(rowPublication(rows[i] as CommittedRow))) return this.#drop(subscriber, "subscriber buffer overflow");
+          if (!sink.deliver(rowPublication(rows[i] as CommittedRow)))
+            return this.#drop(subscriber, "subscriber buffer overflow");
           batchRows++;
           const full = batchRows >= batch || sink.bytesDelivered - batchStart >= REPLAY_BATCH_BYTES;
           if (full && i + 1 < rows.length) {

@@ -7,8 +7,24 @@
  * does to the running turn; this unit says whether it must be cut.
  */
 import type { CommittedRow, LiveFrame, SessionEvent, ToolCall } from "../core/events.ts";
-import { RESET_AUTHOR, RESET_INVOCATION, TRIP_AUTHOR, TRIP_INVOCATION, WATCHDOG_SIGNAL_AUTHOR, resetMetadata, restoreGuardrails, tripMetadata } from "../core/guardrail-rows.ts";
-import type { GuardrailConfig, GuardrailInfo, GuardrailName, Guardrails, ResetRequest, Trip } from "../core/guardrails.ts";
+import {
+  RESET_AUTHOR,
+  RESET_INVOCATION,
+  TRIP_AUTHOR,
+  TRIP_INVOCATION,
+  WATCHDOG_SIGNAL_AUTHOR,
+  resetMetadata,
+  restoreGuardrails,
+  tripMetadata,
+} from "../core/guardrail-rows.ts";
+import type {
+  GuardrailConfig,
+  GuardrailInfo,
+  GuardrailName,
+  Guardrails,
+  ResetRequest,
+  Trip,
+} from "../core/guardrails.ts";
 import { SparError } from "../core/errors.ts";
 import { LoopDetector, type WatchdogSignal, watchdogFeedbackBlock } from "../core/watchdog.ts";
 
@@ -87,7 +103,14 @@ export class SessionGuards {
     this.#deps.logWarning(`watchdog ${signal.severity} (${signal.detector}): ${signal.message}`);
     const trip = this.#guardrails.onWatchdogSignal(signal);
     if (trip) return trip;
-    await this.#deps.append([{ ...this.#deps.header(turn.invocationId, WATCHDOG_SIGNAL_AUTHOR), kind: "audit", name: "watchdog-signal", metadata: { source: "agent", mode, ...signal } }]);
+    await this.#deps.append([
+      {
+        ...this.#deps.header(turn.invocationId, WATCHDOG_SIGNAL_AUTHOR),
+        kind: "audit",
+        name: "watchdog-signal",
+        metadata: { source: "agent", mode, ...signal },
+      },
+    ]);
     if (mode === "feedback" || mode === "enforce") this.#feedback.push(signal);
     return undefined;
   }
@@ -101,7 +124,12 @@ export class SessionGuards {
    * A priced response of the turn (cost of the turn so far, session spend including it).
    * Returns whether the turn must be cut: a trip on a final response lets the turn complete.
    */
-  async observeSpend(turn: TurnGuardState, turnCostUsd: number, sessionCostUsd: number, final: boolean): Promise<boolean> {
+  async observeSpend(
+    turn: TurnGuardState,
+    turnCostUsd: number,
+    sessionCostUsd: number,
+    final: boolean,
+  ): Promise<boolean> {
     const trip = this.#guardrails.onSpend(turnCostUsd, sessionCostUsd, turn.costTripped);
     if (!trip) return false;
     if (trip.scope !== "session") turn.costTripped = true;
@@ -128,20 +156,44 @@ export class SessionGuards {
       throw new SparError("conflict", plan.message, { ...body });
     }
     if (plan.changed) {
-      await this.#deps.append([{ ...this.#deps.header(RESET_INVOCATION, RESET_AUTHOR), kind: "audit", name: "attach-guardrail-reset", metadata: resetMetadata(plan.record, caller) }]);
+      await this.#deps.append([
+        {
+          ...this.#deps.header(RESET_INVOCATION, RESET_AUTHOR),
+          kind: "audit",
+          name: "attach-guardrail-reset",
+          metadata: resetMetadata(plan.record, caller),
+        },
+      ]);
       this.#guardrails.applyReset(plan.record);
     }
-    return { reset: plan.record.reset, budget_added_usd: plan.record.budgetAddedUsd, guardrails: this.info(), message: plan.message };
+    return {
+      reset: plan.record.reset,
+      budget_added_usd: plan.record.budgetAddedUsd,
+      guardrails: this.info(),
+      message: plan.message,
+    };
   }
 
   async #record(trip: Trip, turnInvocationId: string | undefined, haltedTurn: boolean): Promise<void> {
     this.#deps.logWarning(`guardrail trip (${trip.guardrail}/${trip.scope}): ${trip.reason}`);
     try {
-      await this.#deps.append([{ ...this.#deps.header(TRIP_INVOCATION, TRIP_AUTHOR), kind: "audit", name: "guardrail-trip", metadata: tripMetadata(trip, turnInvocationId) }]);
+      await this.#deps.append([
+        {
+          ...this.#deps.header(TRIP_INVOCATION, TRIP_AUTHOR),
+          kind: "audit",
+          name: "guardrail-trip",
+          metadata: tripMetadata(trip, turnInvocationId),
+        },
+      ]);
     } finally {
       // The trip holds in memory even if its row could not be written; the frame still tells
       // attached clients, and GET /guardrails stays authoritative.
-      this.#deps.frame({ type: "guardrail-trip", guardrail: trip.guardrail, reason: trip.reason, halted_turn: haltedTurn });
+      this.#deps.frame({
+        type: "guardrail-trip",
+        guardrail: trip.guardrail,
+        reason: trip.reason,
+        halted_turn: haltedTurn,
+      });
     }
   }
 }
@@ -153,7 +205,11 @@ function pendingFeedback(rows: readonly CommittedRow[]): WatchdogSignal[] {
     if (event.kind === "user-message") signals.length = 0;
     else if (event.kind === "audit" && event.author === WATCHDOG_SIGNAL_AUTHOR) {
       const { detector, severity, message } = event.metadata;
-      if ((detector === "repeated-tool-call" || detector === "alternating-tool-cycle") && (severity === "warning" || severity === "critical") && typeof message === "string") {
+      if (
+        (detector === "repeated-tool-call" || detector === "alternating-tool-cycle") &&
+        (severity === "warning" || severity === "critical") &&
+        typeof message === "string"
+      ) {
         signals.push({ detector, severity, message });
       }
     }

@@ -145,11 +145,14 @@ export class SessionHost {
   async start(): Promise<void> {
     for (const record of await this.#store.listSessions()) this.#index(record, true);
     const bootstrap = { app: this.config.app, id: DEFAULT_SESSION_ID };
-    if (!(await this.#store.getSession(bootstrap))) await this.createSession({ id: DEFAULT_SESSION_ID, owner: LOCAL_CALLER, viewers: [], contributors: [] });
+    if (!(await this.#store.getSession(bootstrap)))
+      await this.createSession({ id: DEFAULT_SESSION_ID, owner: LOCAL_CALLER, viewers: [], contributors: [] });
     for (const key of await this.#store.sessionsAwaitingTurn()) {
       if (!this.#served(key)) continue;
       const actor = await this.actor(key);
-      this.#logger.info(`session ${sessionKeyString(key)}: draining ${actor.pendingCount} inbox message(s) committed before the restart`);
+      this.#logger.info(
+        `session ${sessionKeyString(key)}: draining ${actor.pendingCount} inbox message(s) committed before the restart`,
+      );
       actor.schedule();
     }
     await this.#offerRestartContinues();
@@ -187,7 +190,12 @@ export class SessionHost {
    * session carries an ACL: a session the caller may not act on answers exactly like a missing
    * one, and a shortcut id only counts the apps whose session the caller may read.
    */
-  async authorize(app: string | undefined, id: string, principal: Principal, action: SessionAction): Promise<SessionKey> {
+  async authorize(
+    app: string | undefined,
+    id: string,
+    principal: Principal,
+    action: SessionAction,
+  ): Promise<SessionKey> {
     if (!this.config.multiSession) return this.resolve(app, id);
     const records = new Map<string, SessionRecord>();
     const visible = (key: SessionKey) => {
@@ -220,14 +228,23 @@ export class SessionHost {
       try {
         await this.#store.setAcl(key, viewers, contributors);
       } catch (error) {
-        throw new SparError("persistence_failed", `ACL not saved, nothing changed: ${error instanceof Error ? error.message : String(error)}`);
+        throw new SparError(
+          "persistence_failed",
+          `ACL not saved, nothing changed: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       this.#actors.get(name)?.adoptAcl(viewers, contributors);
       const cached = this.#recordCache.get(name);
       if (cached) this.#recordCache.set(name, { ...cached, viewers, contributors });
       return { owner: current.owner, viewers, contributors };
     });
-    this.#aclUpdates.set(name, update.then(() => undefined, () => undefined));
+    this.#aclUpdates.set(
+      name,
+      update.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
     return update;
   }
 
@@ -237,7 +254,10 @@ export class SessionHost {
   }
 
   #missing(app: string | undefined, id: string): SparError {
-    return new SparError("not_found", app === undefined ? `session not found: ${id}` : `session not found: ${app}/${id}`);
+    return new SparError(
+      "not_found",
+      app === undefined ? `session not found: ${id}` : `session not found: ${app}/${id}`,
+    );
   }
 
   async #pick(app: string | undefined, id: string, visible: (key: SessionKey) => boolean): Promise<SessionKey> {
@@ -247,8 +267,11 @@ export class SessionHost {
       if (!apps?.has(app) || !this.#served(key) || !visible(key)) throw this.#missing(app, id);
       return key;
     }
-    const matches = [...(apps ?? [])].map((candidate) => ({ app: candidate, id })).filter((key) => this.#served(key) && visible(key));
-    if (matches.length > 1) throw new SparError("conflict", `session id ${id} exists in more than one app; use /sessions/{app}/${id}`);
+    const matches = [...(apps ?? [])]
+      .map((candidate) => ({ app: candidate, id }))
+      .filter((key) => this.#served(key) && visible(key));
+    if (matches.length > 1)
+      throw new SparError("conflict", `session id ${id} exists in more than one app; use /sessions/{app}/${id}`);
     const match = matches[0];
     if (!match) throw this.#missing(undefined, id);
     return match;
@@ -273,14 +296,31 @@ export class SessionHost {
   }
 
   /** Create a session owned by `owner`. 501 without a factory (single-session mode). */
-  async createSession(request: { app?: string; id?: string; owner: string; viewers: string[]; contributors: string[] }): Promise<SessionRecord> {
+  async createSession(request: {
+    app?: string;
+    id?: string;
+    owner: string;
+    viewers: string[];
+    contributors: string[];
+  }): Promise<SessionRecord> {
     const id = request.id ?? newSessionId();
     const app = request.app ?? this.config.app;
     if (!this.config.multiSession && id !== DEFAULT_SESSION_ID) {
-      throw new SparError("not_implemented", "this daemon serves one session; start it with --multi-session to create sessions");
+      throw new SparError(
+        "not_implemented",
+        "this daemon serves one session; start it with --multi-session to create sessions",
+      );
     }
     const now = new Date().toISOString();
-    const record: SessionRecord = { app, id, owner: request.owner, viewers: request.viewers, contributors: request.contributors, createdAt: now, lastTouchedAt: ZERO_TIME };
+    const record: SessionRecord = {
+      app,
+      id,
+      owner: request.owner,
+      viewers: request.viewers,
+      contributors: request.contributors,
+      createdAt: now,
+      lastTouchedAt: ZERO_TIME,
+    };
     await this.#store.createSession(record);
     this.#index(record, true);
     // The spec's transition: a created session is active (listed so) until idle eviction.
@@ -303,7 +343,8 @@ export class SessionHost {
       throw error;
     }
     // Only this daemon's bootstrap session: a session another app named `default` is deletable.
-    if (key.app === this.config.app && key.id === DEFAULT_SESSION_ID) throw new SparError("forbidden", "the bootstrap session default cannot be deleted");
+    if (key.app === this.config.app && key.id === DEFAULT_SESSION_ID)
+      throw new SparError("forbidden", "the bootstrap session default cannot be deleted");
     const name = sessionKeyString(key);
     if (this.#deleting.has(name)) throw new SparError("persistence_failed", `session ${id} was already deleted`);
     this.#deleting.add(name);
@@ -325,8 +366,12 @@ export class SessionHost {
 
   /** A tombstone of this id (in `app`, or any app on the shortcut) that this caller could have deleted. */
   async #deletedFor(app: string | undefined, id: string, principal: Principal): Promise<boolean> {
-    const deleted = (await this.#store.deletedSessions(id)).filter((row) => (app === undefined || row.app === app) && this.#served({ app: row.app, id }));
-    return deleted.some((row) => !this.config.multiSession || principal.admin || (row.owner !== "" && row.owner === principal.identity));
+    const deleted = (await this.#store.deletedSessions(id)).filter(
+      (row) => (app === undefined || row.app === app) && this.#served({ app: row.app, id }),
+    );
+    return deleted.some(
+      (row) => !this.config.multiSession || principal.admin || (row.owner !== "" && row.owner === principal.identity),
+    );
   }
 
   /** Sessions a caller may see: all without multi-session or for admins, else those it may read. */
@@ -334,7 +379,12 @@ export class SessionHost {
     const records = await this.#store.listSessions();
     return records
       .filter((record) => this.#served(record))
-      .filter((record) => !this.config.multiSession || principal === undefined || allows(this.#liveRecord(record) ?? record, principal, "read"))
+      .filter(
+        (record) =>
+          !this.config.multiSession ||
+          principal === undefined ||
+          allows(this.#liveRecord(record) ?? record, principal, "read"),
+      )
       .map((record) => {
         const live = this.#actors.get(sessionKeyString(record));
         return { record: live?.record ?? record, active: live !== undefined };

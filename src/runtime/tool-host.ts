@@ -16,7 +16,13 @@ import type { McpManager } from "../mcp/mcp-manager.ts";
 import type { McpServerState } from "../mcp/types.ts";
 import { BUILTIN_TOOLS, builtinClass, builtinSpecs } from "../tools/builtin-tools.ts";
 import type { ToolRunResult } from "./channel.ts";
-import { type FromToolHost, TOOL_HOST_VERSION, type ToToolHost, type ToolHostSettings, isFromToolHost } from "./tool-host-channel.ts";
+import {
+  type FromToolHost,
+  TOOL_HOST_VERSION,
+  type ToToolHost,
+  type ToolHostSettings,
+  isFromToolHost,
+} from "./tool-host-channel.ts";
 import { workerUrl } from "./worker-urls.ts";
 
 /** Runs approved calls (the permission gate's executor). */
@@ -68,7 +74,10 @@ export class ToolHost implements ToolRunner, ToolCatalog {
   #closed = false;
   #onClosed: (() => void) | undefined;
 
-  constructor(settings: ToolHostSettings, options: { factory?: ToolHostFactory; log?: (message: string) => void; mcp?: McpManager } = {}) {
+  constructor(
+    settings: ToolHostSettings,
+    options: { factory?: ToolHostFactory; log?: (message: string) => void; mcp?: McpManager } = {},
+  ) {
     this.#settings = settings;
     this.#mcp = options.mcp;
     this.#mcp?.attach((message) => this.#mcpRequest(message));
@@ -107,14 +116,27 @@ export class ToolHost implements ToolRunner, ToolCatalog {
 
   list(): ToolInfo[] {
     void this.#mcp?.discover({ retry: true });
-    const builtins = builtinSpecs(this.#disabled).map((spec): ToolInfo => ({ name: spec.name, description: spec.description, source: "builtin" }));
+    const builtins = builtinSpecs(this.#disabled).map(
+      (spec): ToolInfo => ({ name: spec.name, description: spec.description, source: "builtin" }),
+    );
     const taken = new Set(builtins.map((row) => row.name));
-    const servers = (this.#mcp?.tools() ?? []).filter((tool) => !taken.has(tool.name)).map((tool): ToolInfo => ({ name: tool.name, description: tool.description, source: "mcp", server: tool.server, read_only: tool.toolClass === "read-only" }));
+    const servers = (this.#mcp?.tools() ?? [])
+      .filter((tool) => !taken.has(tool.name))
+      .map(
+        (tool): ToolInfo => ({
+          name: tool.name,
+          description: tool.description,
+          source: "mcp",
+          server: tool.server,
+          read_only: tool.toolClass === "read-only",
+        }),
+      );
     return [...builtins, ...servers];
   }
 
   run(call: ToolCall, signal: AbortSignal): Promise<ToolRunResult> {
-    if (this.#closed) return Promise.resolve({ output: { error: "not run: the daemon is shutting down" }, isError: true });
+    if (this.#closed)
+      return Promise.resolve({ output: { error: "not run: the daemon is shutting down" }, isError: true });
     const worker = this.#ensureWorker();
     const id = this.#nextId++;
     return new Promise<ToolRunResult>((resolve) => {
@@ -126,7 +148,12 @@ export class ToolHost implements ToolRunner, ToolCatalog {
         },
       });
       const served = this.#isBuiltin(call.name) ? undefined : this.#mcp?.tool(call.name);
-      this.#send(worker, served ? { type: "run", id, call, mcp: { server: served.server, tool: served.tool } } : { type: "run", id, call });
+      this.#send(
+        worker,
+        served
+          ? { type: "run", id, call, mcp: { server: served.server, tool: served.tool } }
+          : { type: "run", id, call },
+      );
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
     });
@@ -153,7 +180,11 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     worker.onmessage = (event: MessageEvent) => this.#onMessage(worker, event.data);
     worker.onerror = (event: ErrorEvent) => this.#lost(worker, `tool host crashed: ${event.message}`);
     const mcp = this.#mcp?.workerConfig();
-    this.#send(worker, { type: "hello", version: TOOL_HOST_VERSION, settings: mcp ? { ...this.#settings, mcp } : this.#settings });
+    this.#send(worker, {
+      type: "hello",
+      version: TOOL_HOST_VERSION,
+      settings: mcp ? { ...this.#settings, mcp } : this.#settings,
+    });
     this.#worker = worker;
     return worker;
   }
@@ -167,7 +198,8 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     const data: FromToolHost = message;
     switch (data.type) {
       case "ready":
-        if (data.version !== TOOL_HOST_VERSION) this.#lost(worker, `tool host speaks v${data.version}, the daemon v${TOOL_HOST_VERSION}`);
+        if (data.version !== TOOL_HOST_VERSION)
+          this.#lost(worker, `tool host speaks v${data.version}, the daemon v${TOOL_HOST_VERSION}`);
         return;
       case "result": {
         const pending = this.#pending.get(data.id);
@@ -199,7 +231,11 @@ export class ToolHost implements ToolRunner, ToolCatalog {
   }
 
   /** A tool-server request to the worker (started if needed); answers the servers' states. */
-  #mcpRequest(message: { type: "mcp-configure"; config: NonNullable<ToolHostSettings["mcp"]> } | { type: "mcp-discover"; names?: string[] }): Promise<McpServerState[]> {
+  #mcpRequest(
+    message:
+      | { type: "mcp-configure"; config: NonNullable<ToolHostSettings["mcp"]> }
+      | { type: "mcp-discover"; names?: string[] },
+  ): Promise<McpServerState[]> {
     if (this.#closed) return Promise.resolve([]);
     const worker = this.#ensureWorker();
     const id = this.#nextId++;

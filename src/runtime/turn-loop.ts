@@ -37,7 +37,13 @@ export async function runTurnLoop(
       for (const call of draft.toolCalls) {
         if (signal.aborted) return { status: "canceled" };
         const result = await port.runTool(call);
-        messages.push({ role: "tool", callId: call.callId, name: call.name, output: result.output, isError: result.isError });
+        messages.push({
+          role: "tool",
+          callId: call.callId,
+          name: call.name,
+          output: result.output,
+          isError: result.isError,
+        });
       }
     }
     return { status: "failed", message: `turn stopped after ${maxSteps} model calls without a final answer` };

@@ -4,7 +4,14 @@
  * before the worker goes on, applies the guardrails to each response and tool call, and
  * publishes the turn's end in the spec's order (rows, terminal frame, idle, usage).
  */
-import type { LiveFrame, ModelResponseEvent, SessionEvent, ToolCall, ToolResultEvent, TurnErrorPayload } from "../core/events.ts";
+import type {
+  LiveFrame,
+  ModelResponseEvent,
+  SessionEvent,
+  ToolCall,
+  ToolResultEvent,
+  TurnErrorPayload,
+} from "../core/events.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { CANCELED_TURN, classifyTurnFailure } from "../core/turn-errors.ts";
 import { type UsageLedger, priceUsage } from "../core/usage.ts";
@@ -47,13 +54,20 @@ export const REPAIR_AUTHOR = "agent/repair";
  * Results for tool calls a cut turn left without one (restart, interrupt, crash): error results
  * saying the call was not run again, so the conversation the model sees is well formed.
  */
-export function repairRows(calls: readonly ToolCall[], header: () => { id: string; ts: string; invocationId: string; author: string }): ToolResultEvent[] {
+export function repairRows(
+  calls: readonly ToolCall[],
+  header: () => { id: string; ts: string; invocationId: string; author: string },
+): ToolResultEvent[] {
   return calls.map((call) => ({
     ...header(),
     kind: "tool-result",
     callId: call.callId,
     name: call.name,
-    output: { error: "this tool call was cut off before it returned a result (restart, interrupt or crash): it was stopped, may have done part of its work, and was not run again", repaired: true },
+    output: {
+      error:
+        "this tool call was cut off before it returned a result (restart, interrupt or crash): it was stopped, may have done part of its work, and was not run again",
+      repaired: true,
+    },
     isError: true,
     latencyMs: 0,
   }));
@@ -85,7 +99,9 @@ export class Turn {
   cancel(cause: CancelCause): void {
     this.#cancelCause ??= cause;
     this.#running?.cancel();
-    this.#deps.tools.endTurn(this.invocationId).catch((error: unknown) => this.#deps.context.logError(`closing prompts: ${String(error)}`));
+    this.#deps.tools
+      .endTurn(this.invocationId)
+      .catch((error: unknown) => this.#deps.context.logError(`closing prompts: ${String(error)}`));
   }
 
   async execute(): Promise<TurnOutcome> {
@@ -95,7 +111,13 @@ export class Turn {
     await context.prepareTools().catch((error: unknown) => context.logError(`tool servers: ${String(error)}`));
     if (this.canceled || context.isShuttingDown()) return { status: "canceled" };
     this.#running = context.pool.runTurn(
-      { turnId: this.invocationId, model: context.model, conversationKey: this.#deps.conversationKey, conversation: this.#deps.history, maxSteps: context.maxSteps },
+      {
+        turnId: this.invocationId,
+        model: context.model,
+        conversationKey: this.#deps.conversationKey,
+        conversation: this.#deps.history,
+        maxSteps: context.maxSteps,
+      },
       {
         onTextDelta: (text) => this.#deps.feed.frame({ type: "text-delta", invocation_id: this.invocationId, text }),
         onRequest: (request) => this.#answerWorker(request),
@@ -135,7 +157,12 @@ export class Turn {
     this.#finishReason = draft.finishReason;
     this.#deps.history.push({ role: "assistant", text: event.text, toolCalls: event.toolCalls });
     const turnCost = this.#usage.cost.costUsd;
-    const cut = await this.#deps.guards.observeSpend(this.guard, turnCost, this.#deps.ledger.sessionCostUsd + turnCost, draft.toolCalls.length === 0);
+    const cut = await this.#deps.guards.observeSpend(
+      this.guard,
+      turnCost,
+      this.#deps.ledger.sessionCostUsd + turnCost,
+      draft.toolCalls.length === 0,
+    );
     if (cut) this.cancel("guardrail");
     return { ok: true };
   }
@@ -150,7 +177,12 @@ export class Turn {
     let storm: number | undefined;
     let latencyMs = 0;
     if (halt || this.canceled) {
-      result = { output: { error: "not run: the turn was stopped before this call (see the session's guardrail and interrupt rows)" }, isError: true };
+      result = {
+        output: {
+          error: "not run: the turn was stopped before this call (see the session's guardrail and interrupt rows)",
+        },
+        isError: true,
+      };
     } else {
       const started = performance.now();
       const verdict = await this.#deps.tools.run(call, this.invocationId);
@@ -168,13 +200,26 @@ export class Turn {
       latencyMs,
     };
     await this.#deps.append([event]);
-    this.#deps.history.push({ role: "tool", callId: call.callId, name: call.name, output: result.output, isError: result.isError });
+    this.#deps.history.push({
+      role: "tool",
+      callId: call.callId,
+      name: call.name,
+      output: result.output,
+      isError: result.isError,
+    });
     if (halt) {
       await this.#deps.guards.recordCut(this.guard, halt);
       this.cancel("guardrail");
     }
     if (storm !== undefined) {
-      await this.#deps.append([{ ...this.#deps.header(this.invocationId, "gate/refusal-storm"), kind: "audit", name: "refusal-storm", metadata: { suppressed_calls: storm } }]);
+      await this.#deps.append([
+        {
+          ...this.#deps.header(this.invocationId, "gate/refusal-storm"),
+          kind: "audit",
+          name: "refusal-storm",
+          metadata: { suppressed_calls: storm },
+        },
+      ]);
       this.cancel("refusal-storm");
     }
     return result;
@@ -209,7 +254,14 @@ export class Turn {
     } else {
       end.error = classifyTurnFailure(outcome.message, outcome.code);
       await deps
-        .append([{ ...deps.header(this.invocationId, TURN_ERROR_AUTHOR), kind: "audit", name: "turn-error", metadata: { source: "agent", ...end.error } }])
+        .append([
+          {
+            ...deps.header(this.invocationId, TURN_ERROR_AUTHOR),
+            kind: "audit",
+            name: "turn-error",
+            metadata: { source: "agent", ...end.error },
+          },
+        ])
         .catch((error: unknown) => deps.context.logError(`turn-error row not written: ${String(error)}`));
       frames.push({ type: "turn-error", ...end.error });
     }

@@ -56,9 +56,20 @@ export function turnStartRows(input: TurnStartInput): TurnStartRows {
   };
   if (armed) userEvent.autoContinue = { cause: armed.cause, interruption: armed.interruption, attempt: armed.attempt };
   const repairs = repairRows(missingToolResults(input.history), () => input.header(invocationId, REPAIR_AUTHOR));
-  const dequeued: LiveFrame[] = (armed ? [armed.promptId] : items.map((item) => item.promptId)).map((id) => ({ type: "inbox", state: "dequeued", prompt_id: id, queued_at: ZERO_TIME }));
+  const dequeued: LiveFrame[] = (armed ? [armed.promptId] : items.map((item) => item.promptId)).map((id) => ({
+    type: "inbox",
+    state: "dequeued",
+    prompt_id: id,
+    queued_at: ZERO_TIME,
+  }));
   const streaming: LiveFrame = { type: "status-update", turn_state: "streaming", model: input.modelName };
   const events: SessionEvent[] = [...repairs, userEvent];
   const messages = events.map(eventToMessage).filter((message) => message !== undefined);
-  return { human, events, drainedPromptIds: items.map((item) => item.promptId), before: [...dequeued, streaming], messages };
+  return {
+    human,
+    events,
+    drainedPromptIds: items.map((item) => item.promptId),
+    before: [...dequeued, streaming],
+    messages,
+  };
 }

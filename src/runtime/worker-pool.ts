@@ -120,7 +120,10 @@ export class WorkerPool {
       conversationBudget?: ConversationBudget;
     } = {},
   ) {
-    this.#budget = options.conversationBudget ?? { conversations: CONVERSATIONS_PER_WORKER, messages: MESSAGES_PER_WORKER };
+    this.#budget = options.conversationBudget ?? {
+      conversations: CONVERSATIONS_PER_WORKER,
+      messages: MESSAGES_PER_WORKER,
+    };
     this.#factory = options.factory ?? defaultWorkerFactory;
     this.#tools = options.tools ?? (() => []);
     this.#system = options.system ?? (() => undefined);
@@ -128,7 +131,10 @@ export class WorkerPool {
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
     this.#livenessMs = options.livenessMs ?? 30_000;
     for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#spawn());
-    this.#liveness = setInterval(() => this.#checkLiveness(), Math.min(PING_EVERY_MS, Math.max(10, this.#livenessMs / 4)));
+    this.#liveness = setInterval(
+      () => this.#checkLiveness(),
+      Math.min(PING_EVERY_MS, Math.max(10, this.#livenessMs / 4)),
+    );
     this.#liveness.unref?.();
   }
 
@@ -143,7 +149,10 @@ export class WorkerPool {
       if (!slot.ready) continue;
       if (slot.ping) {
         if (now - slot.ping.sentAt > this.#livenessMs) {
-          this.#replace(slot, `turn worker unresponsive for ${Math.round((now - slot.ping.sentAt) / 1000)} s (a turn spinning on its thread)`);
+          this.#replace(
+            slot,
+            `turn worker unresponsive for ${Math.round((now - slot.ping.sentAt) / 1000)} s (a turn spinning on its thread)`,
+          );
         }
         continue;
       }
@@ -175,7 +184,8 @@ export class WorkerPool {
    */
   runTurn(turn: TurnRequest, handlers: TurnHandlers): RunningTurn {
     if (this.#closed) return { outcome: Promise.resolve({ status: "canceled" }), cancel: () => {} };
-    const slot = this.#slots.find((candidate) => candidate.conversations.has(turn.conversationKey)) ?? this.#leastBusy();
+    const slot =
+      this.#slots.find((candidate) => candidate.conversations.has(turn.conversationKey)) ?? this.#leastBusy();
     if (!slot) {
       const reason = `no turn worker could be started${this.#lastStartFailure ? `: ${this.#lastStartFailure}` : ""}`;
       return { outcome: Promise.resolve({ status: "failed", message: reason }), cancel: () => {} };
@@ -253,7 +263,14 @@ export class WorkerPool {
   }
 
   #spawn(): Slot {
-    const slot: Slot = { worker: this.#factory(), turns: new Map(), conversations: new Map(), messages: 0, ready: false, ping: undefined };
+    const slot: Slot = {
+      worker: this.#factory(),
+      turns: new Map(),
+      conversations: new Map(),
+      messages: 0,
+      ready: false,
+      ping: undefined,
+    };
     slot.worker.onmessage = (event: MessageEvent) => this.#onMessage(slot, event.data);
     slot.worker.onerror = (event: ErrorEvent) => this.#replace(slot, `turn worker crashed: ${event.message}`);
     this.#send(slot, { type: "hello", version: CHANNEL_VERSION });
@@ -308,7 +325,11 @@ export class WorkerPool {
     turn.handlers.onRequest(request).then(
       (value) => this.#send(slot, { type: "reply", requestId, result: { ok: true, value } }),
       (error: unknown) =>
-        this.#send(slot, { type: "reply", requestId, result: { ok: false, error: error instanceof Error ? error.message : String(error) } }),
+        this.#send(slot, {
+          type: "reply",
+          requestId,
+          result: { ok: false, error: error instanceof Error ? error.message : String(error) },
+        }),
     );
   }
 
@@ -339,7 +360,11 @@ export class WorkerPool {
     }
     slot.worker.terminate();
     if (index < 0 || this.#closed) return;
-    this.#onFailure(slot.ready ? `${reason}; replacing the worker` : `${reason}; the worker never started, retrying in ${startBackoffMs(this.#startFailures + 1)} ms`);
+    this.#onFailure(
+      slot.ready
+        ? `${reason}; replacing the worker`
+        : `${reason}; the worker never started, retrying in ${startBackoffMs(this.#startFailures + 1)} ms`,
+    );
     if (slot.ready) {
       this.#slots[index] = this.#spawn();
       return;

@@ -24,7 +24,8 @@ function splitFrontMatter(text: string): Result<{ yaml: string; body: string }> 
   const end = normalized.indexOf("\n---", 3);
   if (end < 0) return err("front matter not closed: no second line '---'");
   const after = normalized.slice(end + 4);
-  if (after !== "" && !after.startsWith("\n")) return err("front matter not closed: the closing '---' must be alone on its line");
+  if (after !== "" && !after.startsWith("\n"))
+    return err("front matter not closed: the closing '---' must be alone on its line");
   return ok({ yaml: normalized.slice(4, end), body: after.slice(1) });
 }
 
@@ -35,7 +36,8 @@ function parseYaml(yaml: string): Result<Record<string, unknown>> {
   } catch (error) {
     return err(`front matter is not valid YAML: ${(error as Error).message}`);
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return err("front matter must be a YAML mapping with name and description");
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return err("front matter must be a YAML mapping with name and description");
   return ok(value as Record<string, unknown>);
 }
 
@@ -47,9 +49,17 @@ export function parseSkillFile(text: string, directory: string): Result<SkillFil
   if (!fields.ok) return fields;
   const { name, description } = fields.value;
   if (typeof name !== "string" || name.trim() === "") return err('front matter field "name" is required (a string)');
-  if (name.length > MAX_NAME || !SKILL_NAME.test(name)) return err(`front matter field "name" ${JSON.stringify(name)} must be 1-${MAX_NAME} lowercase letters, digits and single hyphens`);
-  if (name !== directory) return err(`front matter field "name" ${JSON.stringify(name)} must equal the bundle's directory name ${JSON.stringify(directory)}`);
-  if (typeof description !== "string" || description.trim() === "") return err('front matter field "description" is required (a string)');
-  if (description.length > MAX_DESCRIPTION) return err(`front matter field "description" is longer than ${MAX_DESCRIPTION} characters`);
+  if (name.length > MAX_NAME || !SKILL_NAME.test(name))
+    return err(
+      `front matter field "name" ${JSON.stringify(name)} must be 1-${MAX_NAME} lowercase letters, digits and single hyphens`,
+    );
+  if (name !== directory)
+    return err(
+      `front matter field "name" ${JSON.stringify(name)} must equal the bundle's directory name ${JSON.stringify(directory)}`,
+    );
+  if (typeof description !== "string" || description.trim() === "")
+    return err('front matter field "description" is required (a string)');
+  if (description.length > MAX_DESCRIPTION)
+    return err(`front matter field "description" is longer than ${MAX_DESCRIPTION} characters`);
   return ok({ name, description: description.trim(), instructions: parts.value.body.trim() });
 }

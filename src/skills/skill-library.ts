@@ -44,7 +44,8 @@ function listResources(dir: string): string[] {
     for (const entry of readdirSync(current, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const path = join(current, entry.name);
       if (entry.isDirectory()) walk(path, depth + 1);
-      else if (entry.isFile() && !(current === dir && entry.name === "SKILL.md") && found.length < MAX_RESOURCES) found.push(relative(dir, path).split(sep).join("/"));
+      else if (entry.isFile() && !(current === dir && entry.name === "SKILL.md") && found.length < MAX_RESOURCES)
+        found.push(relative(dir, path).split(sep).join("/"));
     }
   };
   walk(dir, 0);
@@ -101,15 +102,19 @@ export function scanSkills(root: string): SkillScan {
 /** A resource path the model asked for, checked: relative, no `..`, inside the bundle. */
 export function resolveResource(skill: Skill, path: string): Result<string> {
   const cleaned = path.trim().replace(/^\.\//, "");
-  if (cleaned === "" || cleaned.startsWith("/") || cleaned.split(/[\\/]/).includes("..")) return err(`resource path ${JSON.stringify(path)} must be relative to the skill bundle, without '..'`);
+  if (cleaned === "" || cleaned.startsWith("/") || cleaned.split(/[\\/]/).includes(".."))
+    return err(`resource path ${JSON.stringify(path)} must be relative to the skill bundle, without '..'`);
   const full = resolve(skill.dir, cleaned);
   let real: string;
   try {
     real = realpathSync(full);
   } catch {
-    return err(`resource not found: ${JSON.stringify(cleaned)} in skill ${JSON.stringify(skill.name)} (resources: ${skill.resources.join(", ") || "none"})`);
+    return err(
+      `resource not found: ${JSON.stringify(cleaned)} in skill ${JSON.stringify(skill.name)} (resources: ${skill.resources.join(", ") || "none"})`,
+    );
   }
-  if (real !== skill.dir && !real.startsWith(skill.dir + sep)) return err(`resource path ${JSON.stringify(path)} leaves the skill bundle`);
+  if (real !== skill.dir && !real.startsWith(skill.dir + sep))
+    return err(`resource path ${JSON.stringify(path)} leaves the skill bundle`);
   return ok(real);
 }
 

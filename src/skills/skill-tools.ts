@@ -20,7 +20,8 @@ export const LOAD_SKILL_RESOURCE = "load_skill_resource";
 export const SKILL_TOOL_SPECS: readonly ToolSpec[] = [
   {
     name: LOAD_SKILL,
-    description: "Load a skill bundle by name: returns its instructions (SKILL.md) and the resource files you can then read with load_skill_resource.",
+    description:
+      "Load a skill bundle by name: returns its instructions (SKILL.md) and the resource files you can then read with load_skill_resource.",
     inputSchema: {
       type: "object",
       properties: { name: { type: "string", description: "The skill's name, as listed in the system prompt." } },
@@ -30,7 +31,8 @@ export const SKILL_TOOL_SPECS: readonly ToolSpec[] = [
   },
   {
     name: LOAD_SKILL_RESOURCE,
-    description: "Read one resource file of a skill bundle, by the skill's name and the file's path relative to the bundle (e.g. references/OOMKilled.md).",
+    description:
+      "Read one resource file of a skill bundle, by the skill's name and the file's path relative to the bundle (e.g. references/OOMKilled.md).",
     inputSchema: {
       type: "object",
       properties: {
@@ -52,7 +54,9 @@ const LoadResourceInput = v.object({
 const failure = (error: string): ToolRunResult => ({ output: { error }, isError: true });
 
 function badInput(tool: string, issues: readonly v.BaseIssue<unknown>[]): ToolRunResult {
-  return failure(`invalid arguments for ${tool}: ${issues.map((issue) => `${v.getDotPath(issue) ?? "input"}: ${issue.message}`).join("; ")}`);
+  return failure(
+    `invalid arguments for ${tool}: ${issues.map((issue) => `${v.getDotPath(issue) ?? "input"}: ${issue.message}`).join("; ")}`,
+  );
 }
 
 function unknownSkill(library: SkillLibrary, name: string): ToolRunResult {
@@ -66,7 +70,15 @@ export function loadSkill(library: SkillLibrary, args: unknown): ToolRunResult {
   if (!input.success) return badInput(LOAD_SKILL, input.issues);
   const skill = library.get(input.output.name);
   if (!skill) return unknownSkill(library, input.output.name);
-  return { output: { name: skill.name, description: skill.description, instructions: skill.instructions, resources: skill.resources }, isError: false };
+  return {
+    output: {
+      name: skill.name,
+      description: skill.description,
+      instructions: skill.instructions,
+      resources: skill.resources,
+    },
+    isError: false,
+  };
 }
 
 /** `load_skill_resource`: one file of the bundle, as text. */
@@ -84,10 +96,23 @@ export async function loadSkillResource(library: SkillLibrary, args: unknown): P
     if (!stat.isFile()) return failure(`resource ${JSON.stringify(input.output.resource_path)} is not a file`);
     size = stat.size;
   } catch (error) {
-    return failure(`resource ${JSON.stringify(input.output.resource_path)} cannot be read: ${(error as Error).message}`);
+    return failure(
+      `resource ${JSON.stringify(input.output.resource_path)} cannot be read: ${(error as Error).message}`,
+    );
   }
-  if (size > MAX_SKILL_FILE_BYTES) return failure(`resource ${JSON.stringify(input.output.resource_path)} is larger than ${MAX_SKILL_FILE_BYTES} bytes`);
-  return { output: { skill_name: skill.name, resource_path: input.output.resource_path, content: await file.text(), bytes: size }, isError: false };
+  if (size > MAX_SKILL_FILE_BYTES)
+    return failure(
+      `resource ${JSON.stringify(input.output.resource_path)} is larger than ${MAX_SKILL_FILE_BYTES} bytes`,
+    );
+  return {
+    output: {
+      skill_name: skill.name,
+      resource_path: input.output.resource_path,
+      content: await file.text(),
+      bytes: size,
+    },
+    isError: false,
+  };
 }
 
 /** The tool host's runner and catalog with the skill tools in front. */
@@ -114,7 +139,8 @@ export class SkillAwareTools implements ToolRunner, ToolCatalog {
 
   async run(call: ToolCall, signal: AbortSignal): Promise<ToolRunResult> {
     if (call.name === LOAD_SKILL && this.#isSkillTool(call.name)) return loadSkill(this.#library, call.args);
-    if (call.name === LOAD_SKILL_RESOURCE && this.#isSkillTool(call.name)) return await loadSkillResource(this.#library, call.args);
+    if (call.name === LOAD_SKILL_RESOURCE && this.#isSkillTool(call.name))
+      return await loadSkillResource(this.#library, call.args);
     return await this.#inner.run(call, signal);
   }
 
@@ -126,6 +152,9 @@ export class SkillAwareTools implements ToolRunner, ToolCatalog {
   list(): ToolInfo[] {
     const inner = this.#inner.list();
     if (this.#library.skills.length === 0) return inner;
-    return [...inner, ...SKILL_TOOL_SPECS.map((spec) => ({ name: spec.name, description: spec.description, source: "skill" as const }))];
+    return [
+      ...inner,
+      ...SKILL_TOOL_SPECS.map((spec) => ({ name: spec.name, description: spec.description, source: "skill" as const })),
+    ];
   }
 }

@@ -16,7 +16,10 @@ export interface Logger {
   error(message: string): void;
 }
 
-export function createLogger(level: LogLevel = "info", write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
+export function createLogger(
+  level: LogLevel = "info",
+  write: (line: string) => void = (line) => process.stderr.write(line),
+): Logger {
   const emit = (at: LogLevel, message: string) => {
     if (ORDER[at] < ORDER[level]) return;
     const text = message.includes("@") ? redactUrl(message) : message;

@@ -14,7 +14,10 @@ interface Family {
 }
 
 function labelKey(labels: Labels): string {
-  return Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)).map(([key, value]) => `${key}="${value.replace(/["\\\n]/g, "_")}"`).join(",");
+  return Object.entries(labels)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, value]) => `${key}="${value.replace(/["\\\n]/g, "_")}"`)
+    .join(",");
 }
 
 export class MetricsRegistry {

@@ -32,7 +32,10 @@ export function killAllBashGroups(): void {
   liveGroups.clear();
 }
 
-async function readCapped(stream: ReadableStream<Uint8Array>, cap: number): Promise<{ text: string; bytes: number; truncated: boolean }> {
+async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  cap: number,
+): Promise<{ text: string; bytes: number; truncated: boolean }> {
   const chunks: Uint8Array[] = [];
   let kept = 0;
   let bytes = 0;
@@ -44,14 +47,24 @@ async function readCapped(stream: ReadableStream<Uint8Array>, cap: number): Prom
       kept += part.byteLength;
     }
   }
-  const text = Buffer.concat(chunks).toString("utf8").replace(/\uFFFD$/, "");
+  const text = Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\uFFFD$/, "");
   return { text, bytes, truncated: bytes > cap };
 }
 
 const BashInput = v.object({
-  command: v.pipe(v.string("command must be a string"), v.minLength(1, "command must not be empty"), v.maxLength(64 * 1024, "command must be at most 65536 characters")),
+  command: v.pipe(
+    v.string("command must be a string"),
+    v.minLength(1, "command must not be empty"),
+    v.maxLength(64 * 1024, "command must be at most 65536 characters"),
+  ),
   timeout_seconds: v.optional(
-    v.pipe(v.number("timeout_seconds must be a number"), v.minValue(0.1, "timeout_seconds must be at least 0.1"), v.maxValue(MAX_TIMEOUT_MS / 1000, `timeout_seconds must be at most ${MAX_TIMEOUT_MS / 1000}`)),
+    v.pipe(
+      v.number("timeout_seconds must be a number"),
+      v.minValue(0.1, "timeout_seconds must be at least 0.1"),
+      v.maxValue(MAX_TIMEOUT_MS / 1000, `timeout_seconds must be at most ${MAX_TIMEOUT_MS / 1000}`),
+    ),
   ),
 });
 
@@ -61,7 +74,8 @@ const BashInput = v.object({
  * that happens only when the daemon's end closes, at its death. The command keeps the group
  * leader's pid (exec) and does not inherit fd 3.
  */
-const WATCHED_COMMAND = 'exec 3<&0 </dev/null; { while read -r -u 3 _; do :; done; kill -KILL 0; } & exec bash --norc -c "$1" 3<&-';
+const WATCHED_COMMAND =
+  'exec 3<&0 </dev/null; { while read -r -u 3 _; do :; done; kill -KILL 0; } & exec bash --norc -c "$1" 3<&-';
 
 async function runBash(input: v.InferOutput<typeof BashInput>, context: ToolContext) {
   // --norc: stdin is a socket pair, and a bash built with SSH_SOURCE_BASHRC (Debian's) then reads
@@ -79,7 +93,10 @@ async function runBash(input: v.InferOutput<typeof BashInput>, context: ToolCont
   let stoppedBy: "timeout" | "cancel" | undefined;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   const stop = () => {
-    stoppedBy = context.signal.reason instanceof DOMException && context.signal.reason.name === "TimeoutError" ? "timeout" : "cancel";
+    stoppedBy =
+      context.signal.reason instanceof DOMException && context.signal.reason.name === "TimeoutError"
+        ? "timeout"
+        : "cancel";
     killGroup(child.pid, "SIGTERM");
     killTimer = setTimeout(() => killGroup(child.pid, "SIGKILL"), KILL_GRACE_MS);
   };
@@ -94,10 +111,21 @@ async function runBash(input: v.InferOutput<typeof BashInput>, context: ToolCont
   if (killTimer) clearTimeout(killTimer);
   liveGroups.delete(child.pid);
   await Promise.resolve(child.stdin.end()).catch(() => undefined);
-  const output: Record<string, unknown> = { exit_code: child.signalCode ? null : exitCode, stdout: stdout.text, stderr: stderr.text, pid: child.pid };
+  const output: Record<string, unknown> = {
+    exit_code: child.signalCode ? null : exitCode,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    pid: child.pid,
+  };
   if (child.signalCode) output.signal = child.signalCode;
-  if (stdout.truncated || stderr.truncated) output.truncated = { stdout_bytes: stdout.bytes, stderr_bytes: stderr.bytes, kept_bytes_per_stream: context.capBytes };
-  if (stoppedBy === "timeout") output.error = `command timed out after ${context.timeoutMs / 1000} s; its process group was killed`;
+  if (stdout.truncated || stderr.truncated)
+    output.truncated = {
+      stdout_bytes: stdout.bytes,
+      stderr_bytes: stderr.bytes,
+      kept_bytes_per_stream: context.capBytes,
+    };
+  if (stoppedBy === "timeout")
+    output.error = `command timed out after ${context.timeoutMs / 1000} s; its process group was killed`;
   if (stoppedBy === "cancel") output.error = "command stopped: the turn was cancelled";
   return { output, isError: stoppedBy !== undefined || exitCode !== 0 };
 }
@@ -110,7 +138,12 @@ export const bashTool: BuiltinTool<typeof BashInput> = {
     type: "object",
     properties: {
       command: { type: "string", description: "The command line, run by bash -c." },
-      timeout_seconds: { type: "number", minimum: 0.1, maximum: MAX_TIMEOUT_MS / 1000, description: "Kill the command after this many seconds (default 120)." },
+      timeout_seconds: {
+        type: "number",
+        minimum: 0.1,
+        maximum: MAX_TIMEOUT_MS / 1000,
+        description: "Kill the command after this many seconds (default 120).",
+      },
     },
     required: ["command"],
     additionalProperties: false,
@@ -120,6 +153,7 @@ export const bashTool: BuiltinTool<typeof BashInput> = {
   timeoutMs: DEFAULT_TIMEOUT_MS,
   maxTimeoutMs: MAX_TIMEOUT_MS,
   capBytes: 32 * 1024,
-  timeoutFor: (input) => (input.timeout_seconds === undefined ? DEFAULT_TIMEOUT_MS : Math.round(input.timeout_seconds * 1000)),
+  timeoutFor: (input) =>
+    input.timeout_seconds === undefined ? DEFAULT_TIMEOUT_MS : Math.round(input.timeout_seconds * 1000),
   run: runBash,
 };

@@ -50,6 +50,9 @@ export interface BuiltinTool<TSchema extends v.GenericSchema = v.GenericSchema> 
 export function capText(text: string, cap: number): { text: string; truncated: boolean; bytes: number } {
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes <= cap) return { text, truncated: false, bytes };
-  const cut = Buffer.from(text, "utf8").subarray(0, cap).toString("utf8").replace(/\uFFFD$/, "");
+  const cut = Buffer.from(text, "utf8")
+    .subarray(0, cap)
+    .toString("utf8")
+    .replace(/\uFFFD$/, "");
   return { text: cut, truncated: true, bytes };
 }

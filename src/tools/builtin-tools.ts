@@ -14,7 +14,14 @@ import type { BuiltinTool, ToolOutcome } from "./builtin-tool.ts";
 import { fetchUrlTool } from "./fetch-url-tool.ts";
 import { deleteFileTool, editFileTool, readFileTool, writeFileTool } from "./file-tools.ts";
 
-export const BUILTIN_TOOLS: readonly BuiltinTool[] = [bashTool, readFileTool, writeFileTool, editFileTool, deleteFileTool, fetchUrlTool] as readonly BuiltinTool[];
+export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
+  bashTool,
+  readFileTool,
+  writeFileTool,
+  editFileTool,
+  deleteFileTool,
+  fetchUrlTool,
+] as readonly BuiltinTool[];
 
 export const BUILTIN_TOOL_NAMES: readonly string[] = BUILTIN_TOOLS.map((tool) => tool.name);
 
@@ -50,14 +57,21 @@ export function builtinTool(name: string): BuiltinTool | undefined {
 
 /** The specs the model is offered. */
 export function builtinSpecs(disabled: ReadonlySet<string>): ToolSpec[] {
-  return BUILTIN_TOOLS.filter((tool) => !disabled.has(tool.name)).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+  return BUILTIN_TOOLS.filter((tool) => !disabled.has(tool.name)).map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+  }));
 }
 
 export function builtinClass(name: string): ToolClass | undefined {
   return builtinTool(name)?.toolClass;
 }
 
-const failure = (error: string, extra: Record<string, unknown> = {}): ToolOutcome => ({ output: { error, ...extra }, isError: true });
+const failure = (error: string, extra: Record<string, unknown> = {}): ToolOutcome => ({
+  output: { error, ...extra },
+  isError: true,
+});
 
 function invalidInput(tool: string, issues: readonly v.BaseIssue<unknown>[]): ToolOutcome {
   const issue = issues[0];
@@ -69,7 +83,17 @@ function invalidInput(tool: string, issues: readonly v.BaseIssue<unknown>[]): To
 function afterAbort(signal: AbortSignal, timeoutMs: number): { promise: Promise<ToolOutcome>; clear(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const onAbort = () => {
-    timer = setTimeout(() => resolve(failure(signal.reason instanceof DOMException && signal.reason.name === "TimeoutError" ? `timed out after ${timeoutMs / 1000} s` : "stopped: the turn was cancelled")), ABORT_GRACE_MS);
+    timer = setTimeout(
+      () =>
+        resolve(
+          failure(
+            signal.reason instanceof DOMException && signal.reason.name === "TimeoutError"
+              ? `timed out after ${timeoutMs / 1000} s`
+              : "stopped: the turn was cancelled",
+          ),
+        ),
+      ABORT_GRACE_MS,
+    );
   };
   let resolve!: (outcome: ToolOutcome) => void;
   const promise = new Promise<ToolOutcome>((done) => (resolve = done));
@@ -87,7 +111,8 @@ function afterAbort(signal: AbortSignal, timeoutMs: number): { promise: Promise<
 export async function runBuiltin(call: ToolCall, settings: BuiltinSettings, cancel: AbortSignal): Promise<ToolOutcome> {
   const tool = builtinTool(call.name);
   if (!tool) return failure(`tool ${JSON.stringify(call.name)} is not available in this session`);
-  if (settings.disabled.has(tool.name)) return failure(`tool ${JSON.stringify(call.name)} is not available in this session (disabled by tools.disable)`);
+  if (settings.disabled.has(tool.name))
+    return failure(`tool ${JSON.stringify(call.name)} is not available in this session (disabled by tools.disable)`);
   const parsed = v.safeParse(tool.input, call.args);
   if (!parsed.success) return invalidInput(tool.name, parsed.issues);
   const timeoutMs = Math.min(tool.timeoutFor?.(parsed.output) ?? tool.timeoutMs, tool.maxTimeoutMs ?? tool.timeoutMs);
@@ -96,12 +121,24 @@ export async function runBuiltin(call: ToolCall, settings: BuiltinSettings, canc
   let outcome: ToolOutcome;
   try {
     const outbound = settings.outbound ?? (defaultGuard ??= new OutboundGuard());
-    outcome = await Promise.race([tool.run(parsed.output, { root: settings.root, signal, capBytes: tool.capBytes, timeoutMs, env: settings.env ?? process.env, outbound }), backstop.promise]);
+    outcome = await Promise.race([
+      tool.run(parsed.output, {
+        root: settings.root,
+        signal,
+        capBytes: tool.capBytes,
+        timeoutMs,
+        env: settings.env ?? process.env,
+        outbound,
+      }),
+      backstop.promise,
+    ]);
   } catch (error) {
     outcome = failure(`${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     backstop.clear();
   }
   const size = Buffer.byteLength(JSON.stringify(outcome.output), "utf8");
-  return size > MAX_RESULT_BYTES ? failure(`${tool.name} produced ${size} bytes of output, more than the ${MAX_RESULT_BYTES}-byte cap`) : outcome;
+  return size > MAX_RESULT_BYTES
+    ? failure(`${tool.name} produced ${size} bytes of output, more than the ${MAX_RESULT_BYTES}-byte cap`)
+    : outcome;
 }

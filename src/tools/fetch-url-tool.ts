@@ -29,7 +29,12 @@ async function readHead(body: ReadableStream<Uint8Array>, cap: number): Promise<
       if (done) return { text: Buffer.concat(chunks).toString("utf8"), truncated: false };
       if (kept + value.byteLength > cap) {
         chunks.push(value.subarray(0, cap - kept));
-        return { text: Buffer.concat(chunks).toString("utf8").replace(/\uFFFD$/, ""), truncated: true };
+        return {
+          text: Buffer.concat(chunks)
+            .toString("utf8")
+            .replace(/\uFFFD$/, ""),
+          truncated: true,
+        };
       }
       chunks.push(value);
       kept += value.byteLength;
@@ -52,17 +57,28 @@ async function fetchUrl(input: v.InferOutput<typeof FetchInput>, context: ToolCo
   const shown = redactUrl(input.url);
   let answer: OutboundAnswer;
   try {
-    answer = await context.outbound.fetch(input.url, { signal: context.signal, headers: { "user-agent": "spar-fetch_url" } });
+    answer = await context.outbound.fetch(input.url, {
+      signal: context.signal,
+      headers: { "user-agent": "spar-fetch_url" },
+    });
   } catch (error) {
     return { output: { url: shown, error: `fetch failed: ${failureReason(error, context)}` }, isError: true };
   }
   if (!answer.ok) {
-    const error = answer.reason === "unresolved" || answer.reason === "redirect-limit" ? `fetch failed: ${answer.message}` : answer.message;
+    const error =
+      answer.reason === "unresolved" || answer.reason === "redirect-limit"
+        ? `fetch failed: ${answer.message}`
+        : answer.message;
     return { output: { url: shown, error }, isError: true };
   }
   const response = answer.response;
   const body = response.body ? await readHead(response.body, context.capBytes) : { text: "", truncated: false };
-  const output: Record<string, unknown> = { url: redactUrl(answer.url), status: response.status, content_type: response.headers.get("content-type") ?? "", body: body.text };
+  const output: Record<string, unknown> = {
+    url: redactUrl(answer.url),
+    status: response.status,
+    content_type: response.headers.get("content-type") ?? "",
+    body: body.text,
+  };
   if (body.truncated) output.truncated = true;
   if (!response.ok) output.error = `HTTP ${response.status}`;
   return { output, isError: !response.ok };
@@ -70,7 +86,8 @@ async function fetchUrl(input: v.InferOutput<typeof FetchInput>, context: ToolCo
 
 export const fetchUrlTool: BuiltinTool<typeof FetchInput> = {
   name: "fetch_url",
-  description: "HTTP GET an http(s) URL and return its status, content type and body as text (capped; `truncated` says when it was cut).",
+  description:
+    "HTTP GET an http(s) URL and return its status, content type and body as text (capped; `truncated` says when it was cut).",
   inputSchema: {
     type: "object",
     properties: { url: { type: "string", description: "Absolute http or https URL." } },

@@ -13,8 +13,15 @@ const MAX_CONTENT_CHARS = 4 * 1024 * 1024;
 const MAX_WHOLE_FILE_BYTES = 16 * 1024 * 1024;
 const FILE_TIMEOUT_MS = 30_000;
 
-const pathField = v.pipe(v.string("path must be a string"), v.minLength(1, "path must not be empty"), v.maxLength(4096, "path must be at most 4096 characters"));
-const pathSchema = { type: "string", description: "File path, relative to the workspace root (or absolute inside it)." };
+const pathField = v.pipe(
+  v.string("path must be a string"),
+  v.minLength(1, "path must not be empty"),
+  v.maxLength(4096, "path must be at most 4096 characters"),
+);
+const pathSchema = {
+  type: "string",
+  description: "File path, relative to the workspace root (or absolute inside it).",
+};
 
 const failure = (error: string): ToolOutcome => ({ output: { error }, isError: true });
 
@@ -27,7 +34,11 @@ function ioError(error: unknown, path: string): ToolOutcome {
 }
 
 /** Resolve, run, and turn file-system errors into results the model can act on. */
-async function withPath(context: ToolContext, path: string, body: (absolute: string, shown: string) => Promise<ToolOutcome>): Promise<ToolOutcome> {
+async function withPath(
+  context: ToolContext,
+  path: string,
+  body: (absolute: string, shown: string) => Promise<ToolOutcome>,
+): Promise<ToolOutcome> {
   const resolved = await workspacePath(context.root, path);
   if (!resolved.ok) return failure(resolved.error);
   const shown = shownPath(context.root, resolved.value);
@@ -40,8 +51,20 @@ async function withPath(context: ToolContext, path: string, body: (absolute: str
 
 const ReadInput = v.object({
   path: pathField,
-  offset: v.optional(v.pipe(v.number("offset must be a number"), v.integer("offset must be an integer"), v.minValue(1, "offset is a 1-based line number"))),
-  limit: v.optional(v.pipe(v.number("limit must be a number"), v.integer("limit must be an integer"), v.minValue(1, "limit must be at least 1"))),
+  offset: v.optional(
+    v.pipe(
+      v.number("offset must be a number"),
+      v.integer("offset must be an integer"),
+      v.minValue(1, "offset is a 1-based line number"),
+    ),
+  ),
+  limit: v.optional(
+    v.pipe(
+      v.number("limit must be a number"),
+      v.integer("limit must be an integer"),
+      v.minValue(1, "limit must be at least 1"),
+    ),
+  ),
 });
 
 async function readHead(path: string, bytes: number): Promise<Buffer> {
@@ -57,10 +80,15 @@ async function readHead(path: string, bytes: number): Promise<Buffer> {
 
 export const readFileTool: BuiltinTool<typeof ReadInput> = {
   name: "read_file",
-  description: "Read a UTF-8 text file in the workspace. Optional offset (1-based first line) and limit (number of lines) select a range. Output is capped; `truncated` says when it was cut.",
+  description:
+    "Read a UTF-8 text file in the workspace. Optional offset (1-based first line) and limit (number of lines) select a range. Output is capped; `truncated` says when it was cut.",
   inputSchema: {
     type: "object",
-    properties: { path: pathSchema, offset: { type: "integer", minimum: 1, description: "First line to return (1-based)." }, limit: { type: "integer", minimum: 1, description: "Number of lines to return." } },
+    properties: {
+      path: pathSchema,
+      offset: { type: "integer", minimum: 1, description: "First line to return (1-based)." },
+      limit: { type: "integer", minimum: 1, description: "Number of lines to return." },
+    },
     required: ["path"],
     additionalProperties: false,
   },
@@ -73,9 +101,15 @@ export const readFileTool: BuiltinTool<typeof ReadInput> = {
       const info = await stat(absolute);
       if (info.isDirectory()) return failure(`${shown} is a directory`);
       const ranged = input.offset !== undefined || input.limit !== undefined;
-      if (ranged && info.size > MAX_WHOLE_FILE_BYTES) return failure(`${shown} is larger than ${MAX_WHOLE_FILE_BYTES} bytes; read it without offset/limit to get its head`);
-      const raw = ranged ? await readFile(absolute, { signal: context.signal }) : await readHead(absolute, context.capBytes + 4);
-      if (raw.subarray(0, 8000).includes(0)) return failure(`${shown} looks binary (it contains NUL bytes); read_file reads text`);
+      if (ranged && info.size > MAX_WHOLE_FILE_BYTES)
+        return failure(
+          `${shown} is larger than ${MAX_WHOLE_FILE_BYTES} bytes; read it without offset/limit to get its head`,
+        );
+      const raw = ranged
+        ? await readFile(absolute, { signal: context.signal })
+        : await readHead(absolute, context.capBytes + 4);
+      if (raw.subarray(0, 8000).includes(0))
+        return failure(`${shown} looks binary (it contains NUL bytes); read_file reads text`);
       let text = raw.toString("utf8");
       if (ranged) {
         const lines = text.split("\n");
@@ -91,12 +125,16 @@ export const readFileTool: BuiltinTool<typeof ReadInput> = {
 
 const WriteInput = v.object({
   path: pathField,
-  content: v.pipe(v.string("content must be a string"), v.maxLength(MAX_CONTENT_CHARS, `content must be at most ${MAX_CONTENT_CHARS} characters`)),
+  content: v.pipe(
+    v.string("content must be a string"),
+    v.maxLength(MAX_CONTENT_CHARS, `content must be at most ${MAX_CONTENT_CHARS} characters`),
+  ),
 });
 
 export const writeFileTool: BuiltinTool<typeof WriteInput> = {
   name: "write_file",
-  description: "Create or overwrite a file in the workspace with the given content; missing parent directories are created.",
+  description:
+    "Create or overwrite a file in the workspace with the given content; missing parent directories are created.",
   inputSchema: {
     type: "object",
     properties: { path: pathSchema, content: { type: "string", description: "The file's complete new content." } },
@@ -116,14 +154,20 @@ export const writeFileTool: BuiltinTool<typeof WriteInput> = {
       if (existed === "directory") return failure(`${shown} is a directory`);
       await mkdir(dirname(absolute), { recursive: true });
       await writeFile(absolute, input.content, { signal: context.signal });
-      return { output: { path: shown, bytes_written: Buffer.byteLength(input.content, "utf8"), created: existed === "none" }, isError: false };
+      return {
+        output: { path: shown, bytes_written: Buffer.byteLength(input.content, "utf8"), created: existed === "none" },
+        isError: false,
+      };
     }),
 };
 
 const EditInput = v.object({
   path: pathField,
   old_string: v.pipe(v.string("old_string must be a string"), v.minLength(1, "old_string must not be empty")),
-  new_string: v.pipe(v.string("new_string must be a string"), v.maxLength(MAX_CONTENT_CHARS, `new_string must be at most ${MAX_CONTENT_CHARS} characters`)),
+  new_string: v.pipe(
+    v.string("new_string must be a string"),
+    v.maxLength(MAX_CONTENT_CHARS, `new_string must be at most ${MAX_CONTENT_CHARS} characters`),
+  ),
   replace_all: v.optional(v.boolean("replace_all must be true or false")),
 });
 
@@ -159,8 +203,12 @@ export const editFileTool: BuiltinTool<typeof EditInput> = {
       const text = await readFile(absolute, { encoding: "utf8", signal: context.signal });
       const count = countOccurrences(text, input.old_string);
       if (count === 0) return failure(`old_string was not found in ${shown}`);
-      if (count > 1 && input.replace_all !== true) return failure(`old_string occurs ${count} times in ${shown}; make it unique or set replace_all`);
-      const next = input.replace_all === true ? text.split(input.old_string).join(input.new_string) : text.replace(input.old_string, () => input.new_string);
+      if (count > 1 && input.replace_all !== true)
+        return failure(`old_string occurs ${count} times in ${shown}; make it unique or set replace_all`);
+      const next =
+        input.replace_all === true
+          ? text.split(input.old_string).join(input.new_string)
+          : text.replace(input.old_string, () => input.new_string);
       await writeFile(absolute, next, { signal: context.signal });
       return { output: { path: shown, replacements: input.replace_all === true ? count : 1 }, isError: false };
     }),

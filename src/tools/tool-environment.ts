@@ -9,7 +9,24 @@
  * spec's own rules (mcp.json `env_mode`).
  */
 
-export const DEFAULT_TOOL_ENV: readonly string[] = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "NO_COLOR", "TZ", "TMPDIR", "TMP", "TEMP", "HOSTNAME"];
+export const DEFAULT_TOOL_ENV: readonly string[] = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "LC_*",
+  "TERM",
+  "COLORTERM",
+  "NO_COLOR",
+  "TZ",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  "HOSTNAME",
+];
 
 const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*\*?$/;
 
@@ -23,7 +40,11 @@ function matches(name: string, pattern: string): boolean {
 }
 
 /** The variables of `source` the allow list lets through, minus `hidden`. */
-export function toolEnvironment(source: Readonly<Record<string, string | undefined>>, passthrough: readonly string[], hidden: readonly string[]): Record<string, string> {
+export function toolEnvironment(
+  source: Readonly<Record<string, string | undefined>>,
+  passthrough: readonly string[],
+  hidden: readonly string[],
+): Record<string, string> {
   const patterns = [...DEFAULT_TOOL_ENV, ...passthrough];
   const secret = new Set(hidden);
   const env: Record<string, string> = {};

@@ -67,9 +67,12 @@ export async function workspacePath(root: string, path: string): Promise<Result<
   try {
     real = await realLocation(absolute);
   } catch (error) {
-    return err(`path ${JSON.stringify(path)} cannot be resolved: ${error instanceof Error ? error.message : String(error)}`);
+    return err(
+      `path ${JSON.stringify(path)} cannot be resolved: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
-  if (!insideRoot(root, real)) return err(`path ${JSON.stringify(path)} leads outside the workspace ${root} (through a symlink)`);
+  if (!insideRoot(root, real))
+    return err(`path ${JSON.stringify(path)} leads outside the workspace ${root} (through a symlink)`);
   return ok(absolute);
 }
 

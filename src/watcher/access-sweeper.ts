@@ -18,7 +18,9 @@ import type { WatcherMetrics } from "./watcher-metrics.ts";
 export const ACCESS_REVOKED_KIND = "sentinel.access_revoked";
 
 export function revocationSignal(revocation: Revocation, now: number): Signal {
-  const consequence = revocation.required ? "a required permission: the runner stops" : "an optional permission: the runner keeps going, degraded";
+  const consequence = revocation.required
+    ? "a required permission: the runner stops"
+    : "an optional permission: the runner keeps going, degraded";
   return {
     kind: ACCESS_REVOKED_KIND,
     reason: "access_revoked",
@@ -66,8 +68,11 @@ export class AccessSweeper {
     try {
       const { connection, dispatcher, logger, metrics } = this.deps;
       const answers = new Map<string, AccessAnswer>();
-      await Promise.all(this.recheck.checks().map(async (check) => answers.set(checkKey(check), await reviewAccess(connection, check))));
-      for (const answer of answers.values()) metrics.accessRechecks({ outcome: "error" in answer ? "error" : answer.allowed ? "allowed" : "denied" });
+      await Promise.all(
+        this.recheck.checks().map(async (check) => answers.set(checkKey(check), await reviewAccess(connection, check))),
+      );
+      for (const answer of answers.values())
+        metrics.accessRechecks({ outcome: "error" in answer ? "error" : answer.allowed ? "allowed" : "denied" });
       const verdict = this.recheck.sweep((check) => answers.get(checkKey(check)) ?? { error: "not reviewed" });
       for (const check of verdict.restored) logger.warn(`access re-check: permission restored: ${checkKey(check)}`);
       for (const revocation of verdict.revoked) {

@@ -16,7 +16,9 @@ export function loadDedupFile(path: string, cache: DedupCache, logger: Logger): 
     logger.info(`dedup: restored ${loaded} entries from ${path}`);
     return loaded;
   } catch (error) {
-    logger.error(`dedup: ${path} is unreadable, starting empty: ${error instanceof Error ? error.message : String(error)}`);
+    logger.error(
+      `dedup: ${path} is unreadable, starting empty: ${error instanceof Error ? error.message : String(error)}`,
+    );
     return 0;
   }
 }

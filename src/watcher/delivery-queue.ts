@@ -76,7 +76,9 @@ export class DeliveryQueue implements IncidentSink {
   async open(payload: object, binding?: OpenBinding): Promise<OpenResult> {
     if (this.targetSession !== undefined) {
       const appended = await this.append(this.targetSession, payload);
-      return appended.ok ? { id: this.targetSession, ...(appended.queued ? { queued: true } : {}) } : { ...failureOf(appended), id: this.targetSession };
+      return appended.ok
+        ? { id: this.targetSession, ...(appended.queued ? { queued: true } : {}) }
+        : { ...failureOf(appended), id: this.targetSession };
     }
     if (this.holding()) {
       // The receiver failed a moment ago: queue without an attempt (a storm's open is retried by its next member).
@@ -102,7 +104,17 @@ export class DeliveryQueue implements IncidentSink {
     }
     const failure = failureOf(result);
     this.hold(failure, 1);
-    this.enqueue({ id: crypto.randomUUID(), sessionId: result.id, payload, ...(binding ? { binding } : {}), queuedAt: this.now(), attempts: 1 }, failure);
+    this.enqueue(
+      {
+        id: crypto.randomUUID(),
+        sessionId: result.id,
+        payload,
+        ...(binding ? { binding } : {}),
+        queuedAt: this.now(),
+        attempts: 1,
+      },
+      failure,
+    );
     return { ...result, queued: true };
   }
 
@@ -160,7 +172,9 @@ export class DeliveryQueue implements IncidentSink {
     this.deps.journal.put(entry);
     if (failure) {
       this.dueAt.set(entry.id, this.holdUntil);
-      this.deps.logger.warn(`delivery: ${describe(entry)} failed: ${failure.error}; re-sending with backoff (next in ${Math.round((this.holdUntil - this.now()) / 100) / 10}s)`);
+      this.deps.logger.warn(
+        `delivery: ${describe(entry)} failed: ${failure.error}; re-sending with backoff (next in ${Math.round((this.holdUntil - this.now()) / 100) / 10}s)`,
+      );
     }
     this.schedule();
   }
@@ -232,7 +246,9 @@ export class DeliveryQueue implements IncidentSink {
       this.dueAt.delete(entry.id);
       this.holdUntil = 0;
       if (entry.attempts > 1) this.deps.metrics.deliveriesRetrySucceeded({ op });
-      this.deps.logger.info(`delivery: ${describe(entry)} delivered${entry.attempts > 1 ? ` after ${entry.attempts} attempts` : ""}`);
+      this.deps.logger.info(
+        `delivery: ${describe(entry)} delivered${entry.attempts > 1 ? ` after ${entry.attempts} attempts` : ""}`,
+      );
       if (entry.binding && entry.sessionId) this.listener?.delivered(entry.binding, entry.sessionId);
       return true;
     }
@@ -242,7 +258,9 @@ export class DeliveryQueue implements IncidentSink {
     }
     const delay = this.hold(failure, entry.attempts);
     this.dueAt.set(entry.id, this.now() + delay);
-    this.deps.logger.warn(`delivery: ${describe(entry)} failed again (attempt ${entry.attempts}): ${failure.error}; next in ${Math.round(delay / 100) / 10}s`);
+    this.deps.logger.warn(
+      `delivery: ${describe(entry)} failed again (attempt ${entry.attempts}): ${failure.error}; next in ${Math.round(delay / 100) / 10}s`,
+    );
     return false;
   }
 

@@ -61,7 +61,15 @@ export interface DispatcherDeps {
   openPending?: (key: string) => boolean;
 }
 
-export type DispatchOutcome = "filtered" | "deduped" | "opened" | "open-failed" | "retried" | "storm-formed" | "storm-attached" | "storm-pending";
+export type DispatchOutcome =
+  | "filtered"
+  | "deduped"
+  | "opened"
+  | "open-failed"
+  | "retried"
+  | "storm-formed"
+  | "storm-attached"
+  | "storm-pending";
 
 /** Tracked incidents judged per queued step of a recovery sweep. */
 const SWEEP_CHUNK = 100;
@@ -94,11 +102,18 @@ export class Dispatcher {
     this.dedup = deps.dedup ?? new DedupCache(settings.dedupWindowMs);
     this.recovery = new RecoveryTracker(settings.recoveryStableForMs);
     this.storms = settings.storm
-      ? new StormHandler(settings.storm, { ...settings, ...deps, now: this.now }, this.dedup, this.recovery, (signal, fp) => this.incidentOf(signal, fp))
+      ? new StormHandler(
+          settings.storm,
+          { ...settings, ...deps, now: this.now },
+          this.dedup,
+          this.recovery,
+          (signal, fp) => this.incidentOf(signal, fp),
+        )
       : undefined;
     for (const key of this.dedup.keys()) {
       const entry = this.dedup.get(key);
-      if (entry?.incident && entry.sessionId) this.recovery.track(key, entry.incident.first_event ?? entry.firstSeen, this.now());
+      if (entry?.incident && entry.sessionId)
+        this.recovery.track(key, entry.incident.first_event ?? entry.firstSeen, this.now());
     }
   }
 
@@ -121,7 +136,15 @@ export class Dispatcher {
     if (record && route) {
       const key = dedupKey(incoming.uid, canonicalReasonForEvent(incoming.reason, incoming.message));
       const entry = this.dedup.get(key);
-      record(rowOf({ ...incoming, severity: this.settings.severityOverrides.get(incoming.kind) ?? incoming.severity }, route, this.settings.cluster, this.now(), entry?.sessionId));
+      record(
+        rowOf(
+          { ...incoming, severity: this.settings.severityOverrides.get(incoming.kind) ?? incoming.severity },
+          route,
+          this.settings.cluster,
+          this.now(),
+          entry?.sessionId,
+        ),
+      );
     }
     return outcome;
   }
@@ -145,13 +168,16 @@ export class Dispatcher {
     if (observed.outcome === "duplicate") {
       const entry = observed.entry;
       if (!observed.replay && entry.sessionId) await this.deliverOutcome(this.recovery.recur(key, now));
-      const unbound = !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
+      const unbound =
+        !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
       if (unbound && !observed.replay) {
         logger.info(`retry open ${signal.reason} pod=${signal.namespace}/${signal.name} (previous open failed)`);
         return (await this.openIncident(signal, key, fp, entry.count)) ? "retried" : "open-failed";
       }
       metrics.eventsDeduped({ reason: signal.reason, namespace: signal.namespace });
-      logger.info(`dedup ${signal.reason} pod=${signal.namespace}/${signal.name} (count=${entry.count}, window active)`);
+      logger.info(
+        `dedup ${signal.reason} pod=${signal.namespace}/${signal.name} (count=${entry.count}, window active)`,
+      );
       return "deduped";
     }
     metrics.findings({ kind: signal.kind, severity: signal.severity });
@@ -168,15 +194,30 @@ export class Dispatcher {
   /** Opens the incident's session with its first payload; returns the session id bound, if any. */
   private async openIncident(signal: Signal, key: string, fp: string, count: number): Promise<string | undefined> {
     const { metrics, logger, sink } = this.deps;
-    const bundle = this.deps.enrich && this.settings.enrichSeverities.has(signal.severity) && this.settings.mode === "per-incident" ? await this.deps.enrich(signal) : undefined;
-    const stamp = { cluster: this.settings.cluster, zone: this.settings.zone, ...(this.settings.project ? { project: this.settings.project } : {}) };
+    const bundle =
+      this.deps.enrich && this.settings.enrichSeverities.has(signal.severity) && this.settings.mode === "per-incident"
+        ? await this.deps.enrich(signal)
+        : undefined;
+    const stamp = {
+      cluster: this.settings.cluster,
+      zone: this.settings.zone,
+      ...(this.settings.project ? { project: this.settings.project } : {}),
+    };
     const fitted = fitPayload(buildIncidentPayload(signal, stamp, fp, count, bundle), this.settings.injectMaxBytes);
     if (fitted.shed.length > 0) {
       for (const shed of fitted.shed) metrics.injectShrinks({ shed });
-      logger.warn(`dispatcher: inject payload for ${signal.namespace}/${signal.name} exceeded --inject-max-bytes=${this.settings.injectMaxBytes}; shed ${fitted.shed.join(",")} to fit`);
+      logger.warn(
+        `dispatcher: inject payload for ${signal.namespace}/${signal.name} exceeded --inject-max-bytes=${this.settings.injectMaxBytes}; shed ${fitted.shed.join(",")} to fit`,
+      );
     }
     const incident = this.incidentOf(signal, fp);
-    const result = await sink.open(fitted.payload, { key, kind: signal.kind, reason: signal.reason, severity: signal.severity, incident });
+    const result = await sink.open(fitted.payload, {
+      key,
+      kind: signal.kind,
+      reason: signal.reason,
+      severity: signal.severity,
+      incident,
+    });
     const retrying = result.queued ? "; queued, re-sending with backoff" : "";
     if (result.id === undefined) {
       metrics.sessionCreates({ outcome: "error" });
@@ -187,13 +228,17 @@ export class Dispatcher {
     metrics.sessionCreates({ outcome: "ok" });
     if (result.error) {
       metrics.injectErrors({ reason: signal.reason, http_code: "inject" });
-      logger.error(`inject ${signal.reason} pod=${signal.namespace}/${signal.name} into ${result.id} failed: ${result.error}${retrying}`);
+      logger.error(
+        `inject ${signal.reason} pod=${signal.namespace}/${signal.name} into ${result.id} failed: ${result.error}${retrying}`,
+      );
     } else if (!result.queued) metrics.eventsInjected({ reason: signal.reason, namespace: signal.namespace });
     this.dedup.bind(key, result.id, incident);
     const entry = this.dedup.get(key);
     if (entry) entry.sourceKind = signal.kind;
     this.recovery.track(key, signal.firstSeen, this.now());
-    logger.info(`fire ${signal.reason} pod=${signal.namespace}/${signal.name} → sid=${result.id} (mode=${this.settings.mode})`);
+    logger.info(
+      `fire ${signal.reason} pod=${signal.namespace}/${signal.name} → sid=${result.id} (mode=${this.settings.mode})`,
+    );
     return result.id;
   }
 
@@ -211,9 +256,23 @@ export class Dispatcher {
         this.dedup.bind(key, sessionId, incident);
         this.recovery.track(key, incident.first_event ?? entry.firstSeen, this.now());
       }
-      logger.info(`fire ${binding.reason} pod=${incident.namespace}/${incident.name} → sid=${sessionId} (mode=${this.settings.mode}, queued open)`);
+      logger.info(
+        `fire ${binding.reason} pod=${incident.namespace}/${incident.name} → sid=${sessionId} (mode=${this.settings.mode}, queued open)`,
+      );
       const uid = key.slice(0, key.lastIndexOf("|"));
-      this.deps.record?.({ at: this.now(), route: "injected", kind: binding.kind, severity: binding.severity, reason: binding.reason, namespace: incident.namespace, kindOfObject: incident.kind_of_object, name: incident.name, uid, cluster: incident.cluster, sessionId });
+      this.deps.record?.({
+        at: this.now(),
+        route: "injected",
+        kind: binding.kind,
+        severity: binding.severity,
+        reason: binding.reason,
+        namespace: incident.namespace,
+        kindOfObject: incident.kind_of_object,
+        name: incident.name,
+        uid,
+        cluster: incident.cluster,
+        sessionId,
+      });
     });
   }
 
@@ -288,18 +347,37 @@ export class Dispatcher {
         ...(incident.controller_ref ? { controllerRef: incident.controller_ref } : {}),
         firstSeen: incident.first_event ?? entry.firstSeen,
       },
-      { resolvedAt: outcome.resolvedAt, stableSince: outcome.stableSince, resolution: outcome.resolution, ...(outcome.revertedAt !== undefined ? { revertedAt: outcome.revertedAt } : {}) },
+      {
+        resolvedAt: outcome.resolvedAt,
+        stableSince: outcome.stableSince,
+        resolution: outcome.resolution,
+        ...(outcome.revertedAt !== undefined ? { revertedAt: outcome.revertedAt } : {}),
+      },
     );
     if (outcome.kind === "resolved") metrics.recoveriesObserved({ resolution: outcome.resolution });
     else metrics.recoveriesReverted();
     const appended = await sink.append(sessionId, payload);
     if (!appended.ok) {
       metrics.injectErrors({ reason: payload.reason, http_code: "inject" });
-      logger.error(`${outcome.kind} for ${incident.namespace}/${incident.name} into ${sessionId} failed: ${appended.error}${appended.queued ? "; queued, re-sending with backoff" : ""}`);
+      logger.error(
+        `${outcome.kind} for ${incident.namespace}/${incident.name} into ${sessionId} failed: ${appended.error}${appended.queued ? "; queued, re-sending with backoff" : ""}`,
+      );
       if (!appended.queued) return;
     }
     logger.info(`${outcome.kind} ${payload.reason} pod=${incident.namespace}/${incident.name} → sid=${sessionId}`);
-    this.deps.record?.({ at: this.now(), route: outcome.kind === "resolved" ? "resolved" : "followup", kind: outcome.kind, severity: "info", reason: payload.reason, namespace: incident.namespace, kindOfObject: incident.kind_of_object, name: incident.name, uid: outcome.key.slice(0, separator), cluster: incident.cluster, sessionId });
+    this.deps.record?.({
+      at: this.now(),
+      route: outcome.kind === "resolved" ? "resolved" : "followup",
+      kind: outcome.kind,
+      severity: "info",
+      reason: payload.reason,
+      namespace: incident.namespace,
+      kindOfObject: incident.kind_of_object,
+      name: incident.name,
+      uid: outcome.key.slice(0, separator),
+      cluster: incident.cluster,
+      sessionId,
+    });
     if (this.storms) await this.storms.noteOutcome(outcome);
   }
 }

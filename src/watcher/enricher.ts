@@ -30,7 +30,9 @@ export interface EnricherSettings {
 
 export function selectedResources(lists: EnricherSettings["lists"]): EnrichResource[] {
   if (!lists) return [...ENRICH_RESOURCES];
-  return ENRICH_RESOURCES.filter((resource) => (lists.all ? !lists.exclude.includes(resource) : lists.include.includes(resource)));
+  return ENRICH_RESOURCES.filter((resource) =>
+    lists.all ? !lists.exclude.includes(resource) : lists.include.includes(resource),
+  );
 }
 
 function accessCheck(resource: EnrichResource, namespace: string): AccessCheck {
@@ -47,7 +49,10 @@ async function getJson(connection: KubeConnection, path: string, signal: AbortSi
   return (await response.json()) as Json;
 }
 
-export function podEnricher(connection: KubeConnection, settings: EnricherSettings): (signal: Signal) => Promise<string | undefined> {
+export function podEnricher(
+  connection: KubeConnection,
+  settings: EnricherSettings,
+): (signal: Signal) => Promise<string | undefined> {
   return async (incident) => {
     if (incident.kindOfObject !== "Pod" || incident.namespace === "") return undefined;
     const abort = AbortSignal.timeout(settings.timeoutMs);
@@ -64,11 +69,14 @@ export function podEnricher(connection: KubeConnection, settings: EnricherSettin
     const selected = new Set(selectedResources(settings.lists));
     if (settings.preflight) {
       const review = settings.preflight;
-      const answers = await Promise.all([...selected].map(async (resource) => [resource, await review(accessCheck(resource, namespace))] as const));
+      const answers = await Promise.all(
+        [...selected].map(async (resource) => [resource, await review(accessCheck(resource, namespace))] as const),
+      );
       for (const [resource, answer] of answers) {
         if ("allowed" in answer && answer.allowed) continue;
         selected.delete(resource);
-        if ("error" in answer) errors.push({ stage: "resolve", error: `access review of ${resource}: ${answer.error}` });
+        if ("error" in answer)
+          errors.push({ stage: "resolve", error: `access review of ${resource}: ${answer.error}` });
         else skipped.push(resource);
       }
     }
@@ -81,29 +89,69 @@ export function podEnricher(connection: KubeConnection, settings: EnricherSettin
           })
         : undefined,
       selected.has("events")
-        ? getJson(connection, `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent(`involvedObject.uid=${uid}`)}`, abort).catch((error: unknown) => {
+        ? getJson(
+            connection,
+            `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent(`involvedObject.uid=${uid}`)}`,
+            abort,
+          ).catch((error: unknown) => {
             fail("delta", "events")(error);
             return undefined;
           })
         : undefined,
     ]);
-    const owner = ((pod?.metadata as Json | undefined)?.ownerReferences as Array<{ kind?: string; name?: string }> | undefined)?.[0];
-    const workload = owner?.kind && owner.name ? `${owner.kind}/${namespace}/${owner.name}` : `Pod/${namespace}/${name}`;
+    const owner = (
+      (pod?.metadata as Json | undefined)?.ownerReferences as Array<{ kind?: string; name?: string }> | undefined
+    )?.[0];
+    const workload =
+      owner?.kind && owner.name ? `${owner.kind}/${namespace}/${owner.name}` : `Pod/${namespace}/${name}`;
     const statuses = ((pod?.status as Json | undefined)?.containerStatuses as Json[] | undefined) ?? [];
     if (pod) {
       const status = (pod.status ?? {}) as Json;
       const spec = (pod.spec ?? {}) as Json;
-      const lines = [logfmtLine({ kind: "spec.resource", severity: "info", ...envelope }, [["section", "spec"], ["phase", String(status.phase ?? "")], ["node", String(spec.nodeName ?? "")]])];
+      const lines = [
+        logfmtLine({ kind: "spec.resource", severity: "info", ...envelope }, [
+          ["section", "spec"],
+          ["phase", String(status.phase ?? "")],
+          ["node", String(spec.nodeName ?? "")],
+        ]),
+      ];
       for (const container of (spec.containers as Json[] | undefined) ?? []) {
         const state = statuses.find((candidate) => candidate.name === container.name) ?? {};
         const waiting = ((state.state as Json | undefined)?.waiting as Json | undefined)?.reason;
-        lines.push(logfmtLine({ kind: "spec.container", severity: waiting ? "critical" : "info", ...envelope, ...(waiting ? { reason: String(waiting) } : {}) }, [["section", "spec"], ["container", String(container.name ?? "")], ["image", String(container.image ?? "")], ["restarts", String(state.restartCount ?? 0)]]));
+        lines.push(
+          logfmtLine(
+            {
+              kind: "spec.container",
+              severity: waiting ? "critical" : "info",
+              ...envelope,
+              ...(waiting ? { reason: String(waiting) } : {}),
+            },
+            [
+              ["section", "spec"],
+              ["container", String(container.name ?? "")],
+              ["image", String(container.image ?? "")],
+              ["restarts", String(state.restartCount ?? 0)],
+            ],
+          ),
+        );
       }
       sections.spec = lines;
     }
     if (events) {
       sections.delta = ((events.items as Json[] | undefined) ?? []).slice(-20).map((event) =>
-        logfmtLine({ kind: "event", severity: event.type === "Warning" ? "warning" : "info", ...envelope, reason: String(event.reason ?? ""), message: String(event.message ?? "") }, [["section", "delta"], ["count", String(event.count ?? 1)]]),
+        logfmtLine(
+          {
+            kind: "event",
+            severity: event.type === "Warning" ? "warning" : "info",
+            ...envelope,
+            reason: String(event.reason ?? ""),
+            message: String(event.message ?? ""),
+          },
+          [
+            ["section", "delta"],
+            ["count", String(event.count ?? 1)],
+          ],
+        ),
       );
     }
     const logLines: string[] = [];
@@ -115,7 +163,13 @@ export function podEnricher(connection: KubeConnection, settings: EnricherSettin
         const response = await kubeFetch(connection, path, { signal: abort });
         if (!response.ok) throw new KubeHttpError(response.status, `logs of ${container}: HTTP ${response.status}`);
         for (const line of (await response.text()).split("\n").filter((text) => text.trim() !== "")) {
-          logLines.push(logfmtLine({ kind: "log.line", severity: "info", ...envelope }, [["section", "logs"], ["container", container], ["line", line.slice(0, 300)]]));
+          logLines.push(
+            logfmtLine({ kind: "log.line", severity: "info", ...envelope }, [
+              ["section", "logs"],
+              ["container", container],
+              ["line", line.slice(0, 300)],
+            ]),
+          );
         }
       } catch (error) {
         fail("logs", "logs")(error);
@@ -130,6 +184,21 @@ export function podEnricher(connection: KubeConnection, settings: EnricherSettin
       radius: `kubectl get pods -n ${namespace} -o wide`,
       logs: `kubectl logs -n ${namespace} ${name} --all-containers --previous --tail=${settings.logLines}`,
     };
-    return renderBundle({ target: { namespace, kindOfObject: "Pod", name, workload, pods: pod ? 1 : 0, ...(skipped.length > 0 ? { skipped } : {}) }, sections, errors, command: (section) => commands[section] }, settings.capBytes).bundle;
+    return renderBundle(
+      {
+        target: {
+          namespace,
+          kindOfObject: "Pod",
+          name,
+          workload,
+          pods: pod ? 1 : 0,
+          ...(skipped.length > 0 ? { skipped } : {}),
+        },
+        sections,
+        errors,
+        command: (section) => commands[section],
+      },
+      settings.capBytes,
+    ).bundle;
   };
 }

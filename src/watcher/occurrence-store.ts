@@ -77,7 +77,20 @@ export class OccurrenceStore {
     this.buffer = [];
     try {
       this.db.transaction(() => {
-        for (const row of rows) this.insert.run(row.at, row.route, row.kind, row.severity, row.reason, row.namespace, row.kindOfObject, row.name, row.uid, row.cluster, row.sessionId ?? null);
+        for (const row of rows)
+          this.insert.run(
+            row.at,
+            row.route,
+            row.kind,
+            row.severity,
+            row.reason,
+            row.namespace,
+            row.kindOfObject,
+            row.name,
+            row.uid,
+            row.cluster,
+            row.sessionId ?? null,
+          );
       })();
       for (const row of rows) this.options.metrics?.storeRecords({ route: row.route });
     } catch {
@@ -102,7 +115,9 @@ export class OccurrenceStore {
       const total = (this.db.query("SELECT COUNT(*) AS n FROM occurrences").get() as { n: number }).n;
       if (total === 0) break;
       const chunk = Math.max(1, Math.ceil(total / 10));
-      size += this.db.query("DELETE FROM occurrences WHERE id IN (SELECT id FROM occurrences ORDER BY id LIMIT ?)").run(chunk).changes;
+      size += this.db
+        .query("DELETE FROM occurrences WHERE id IN (SELECT id FROM occurrences ORDER BY id LIMIT ?)")
+        .run(chunk).changes;
     }
     if (ttl + size > 0) {
       this.db.exec("PRAGMA incremental_vacuum");
@@ -120,7 +135,11 @@ export class OccurrenceStore {
 
   rows(limit = 1000): OccurrenceRow[] {
     this.flush();
-    const raw = this.db.query("SELECT at, route, kind, severity, reason, namespace, kind_of_object, name, uid, cluster, session_id FROM occurrences ORDER BY id LIMIT ?").all(limit) as Array<Record<string, unknown>>;
+    const raw = this.db
+      .query(
+        "SELECT at, route, kind, severity, reason, namespace, kind_of_object, name, uid, cluster, session_id FROM occurrences ORDER BY id LIMIT ?",
+      )
+      .all(limit) as Array<Record<string, unknown>>;
     return raw.map((row) => ({
       at: Number(row.at),
       route: row.route as Route,

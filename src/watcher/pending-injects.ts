@@ -75,7 +75,9 @@ export class PendingInjects {
     try {
       this.compact();
     } catch (error) {
-      this.logger.error(`delivery: cannot compact ${this.path}: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.error(
+        `delivery: cannot compact ${this.path}: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     this.release();
   }
@@ -96,11 +98,14 @@ export class PendingInjects {
         skipped++;
         continue;
       }
-      if (parsed.op === "put" && typeof parsed.entry?.id === "string") this.live.set(parsed.entry.id, { ...parsed.entry, attempts: 0 });
+      if (parsed.op === "put" && typeof parsed.entry?.id === "string")
+        this.live.set(parsed.entry.id, { ...parsed.entry, attempts: 0 });
       else if (parsed.op === "remove") this.live.delete(parsed.id);
     }
-    if (skipped > 0) this.logger.warn(`delivery: ${this.path}: skipped ${skipped} unreadable line(s) (a write cut short)`);
-    if (this.live.size > 0) this.logger.info(`delivery: ${this.live.size} pending inject(s) restored from ${this.path}; re-sending`);
+    if (skipped > 0)
+      this.logger.warn(`delivery: ${this.path}: skipped ${skipped} unreadable line(s) (a write cut short)`);
+    if (this.live.size > 0)
+      this.logger.info(`delivery: ${this.live.size} pending inject(s) restored from ${this.path}; re-sending`);
   }
 
   /** Rewrites the file with the live entries only (atomic: a temporary file renamed over it). */
@@ -108,7 +113,9 @@ export class PendingInjects {
     if (!this.path) return;
     this.release();
     const temporary = `${this.path}.tmp`;
-    const text = [...this.live.values()].map((entry) => `${JSON.stringify({ op: "put", entry: { ...entry, attempts: 0 } })}\n`).join("");
+    const text = [...this.live.values()]
+      .map((entry) => `${JSON.stringify({ op: "put", entry: { ...entry, attempts: 0 } })}\n`)
+      .join("");
     writeFileSync(temporary, text, { mode: PRIVATE_FILE_MODE });
     ensurePrivateFile(temporary);
     renameSync(temporary, this.path);
@@ -122,7 +129,9 @@ export class PendingInjects {
       writeSync(this.descriptor, `${JSON.stringify(line)}\n`);
       this.lines++;
     } catch (error) {
-      this.logger.error(`delivery: cannot write ${this.path}: ${error instanceof Error ? error.message : String(error)}; pending injects are kept in memory only`);
+      this.logger.error(
+        `delivery: cannot write ${this.path}: ${error instanceof Error ? error.message : String(error)}; pending injects are kept in memory only`,
+      );
     }
   }
 }

@@ -28,5 +28,6 @@ export function ensurePrivateFile(path: string): void {
 /** A SQLite file and its companions: SQLite gives a new `-wal`/`-shm` the main file's mode. */
 export function ensurePrivateSqliteFile(path: string): void {
   ensurePrivateFile(path);
-  for (const companion of [`${path}-wal`, `${path}-shm`, `${path}-journal`]) if (existsSync(companion)) chmodSync(companion, PRIVATE_FILE_MODE);
+  for (const companion of [`${path}-wal`, `${path}-shm`, `${path}-journal`])
+    if (existsSync(companion)) chmodSync(companion, PRIVATE_FILE_MODE);
 }

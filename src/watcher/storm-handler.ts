@@ -13,8 +13,20 @@ import { imageReference } from "./core/pull-class.ts";
 import type { RecoveryOutcome, RecoveryTracker } from "./core/recovery.ts";
 import type { Signal } from "./core/signal.ts";
 import type { IncidentSink } from "./core/sink.ts";
-import { type Ancestor, type Storm, type StormMember, type StormSettings, StormCorrelator, ancestorDisplay } from "./core/storm.ts";
-import { buildStormMemberPayload, buildStormPayload, buildStormUpdatePayload, stormFingerprint } from "./core/storm-payloads.ts";
+import {
+  type Ancestor,
+  type Storm,
+  type StormMember,
+  type StormSettings,
+  StormCorrelator,
+  ancestorDisplay,
+} from "./core/storm.ts";
+import {
+  buildStormMemberPayload,
+  buildStormPayload,
+  buildStormUpdatePayload,
+  stormFingerprint,
+} from "./core/storm-payloads.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
 
 export interface StormContext {
@@ -34,7 +46,8 @@ export function minedKeys(signal: Signal): Ancestor[] {
   const image = imageReference(signal.message);
   if (image) keys.push({ kind: "Image", namespace: "", name: image, source: "mined:image" });
   if (signal.node) keys.push({ kind: "Node", namespace: "", name: signal.node, source: "mined:node" });
-  if (signal.container) keys.push({ kind: "Container", namespace: "", name: signal.container, source: "mined:container" });
+  if (signal.container)
+    keys.push({ kind: "Container", namespace: "", name: signal.container, source: "mined:container" });
   return keys;
 }
 
@@ -53,7 +66,13 @@ export class StormHandler {
     context.metrics.gauge("storms_active", "open storms", () => this.correlator.active.length);
   }
 
-  async observe(signal: Signal, key: string, fp: string, canonical: string, now: number): Promise<"storm-formed" | "storm-attached" | "storm-pending" | "none"> {
+  async observe(
+    signal: Signal,
+    key: string,
+    fp: string,
+    canonical: string,
+    now: number,
+  ): Promise<"storm-formed" | "storm-attached" | "storm-pending" | "none"> {
     const member: StormMember = {
       key,
       fingerprint: fp,
@@ -107,7 +126,9 @@ export class StormHandler {
       logger.error(`storm on ${ancestorDisplay(storm.ancestor)}: open failed: ${result.error}`);
     } else storm.sessionId = result.id;
     const namespaces = new Set(storm.members.map((member) => member.namespace)).size;
-    logger.info(`storm formed on ${ancestorDisplay(storm.ancestor)}: ${storm.members.length} incidents across ${namespaces} namespace(s) → sid=${storm.sessionId ?? "(none)"}`);
+    logger.info(
+      `storm formed on ${ancestorDisplay(storm.ancestor)}: ${storm.members.length} incidents across ${namespaces} namespace(s) → sid=${storm.sessionId ?? "(none)"}`,
+    );
     for (const member of storm.members) {
       const entry = this.dedup.get(member.key);
       if (entry) {

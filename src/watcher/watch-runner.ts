@@ -7,7 +7,16 @@
  */
 import type { WatcherConfig } from "../cli/watcher-config.ts";
 import type { Logger } from "../telemetry/logger.ts";
-import { accessChecksFor, checkKey, optionalAccess, optionalWatches, planAccess, SOURCE_ACCESS, type AccessAnswer, type AccessCheck } from "./core/access-plan.ts";
+import {
+  accessChecksFor,
+  checkKey,
+  optionalAccess,
+  optionalWatches,
+  planAccess,
+  SOURCE_ACCESS,
+  type AccessAnswer,
+  type AccessCheck,
+} from "./core/access-plan.ts";
 import { AccessSweeper } from "./access-sweeper.ts";
 import { DedupCache } from "./core/dedup-cache.ts";
 import type { Severity } from "./core/signal.ts";
@@ -77,7 +86,9 @@ export interface RunnerOptions {
  * Where the pending-inject journal lives: beside the dedup file (`<dedup-persist>.pending`), else
  * beside the store; with neither (or in dry-run, which never fails) pending injects are memory only.
  */
-export function pendingInjectsPath(config: Pick<WatcherConfig, "dryRun" | "dedupPersist" | "store">): string | undefined {
+export function pendingInjectsPath(
+  config: Pick<WatcherConfig, "dryRun" | "dedupPersist" | "store">,
+): string | undefined {
   if (config.dryRun) return undefined;
   const beside = config.dedupPersist ?? config.store;
   return beside ? `${beside}.pending` : undefined;
@@ -88,37 +99,76 @@ export class StartupRefusal extends Error {}
 /** The startup access review could not be answered: the cluster was not reached (retryable). */
 export class ClusterUnreachable extends StartupRefusal {}
 
-function buildSink(config: WatcherConfig, env: Record<string, string | undefined>, stdout: (text: string) => void, logger: Logger): IncidentSink {
+function buildSink(
+  config: WatcherConfig,
+  env: Record<string, string | undefined>,
+  stdout: (text: string) => void,
+  logger: Logger,
+): IncidentSink {
   if (config.dryRun) return new DryRunSink(stdout, config.mode === "shared" ? config.targetSession : undefined);
   if (config.sink === "webhook") {
     const sinkToken = config.sinkTokenEnv ? env[config.sinkTokenEnv] : undefined;
     // Named but unset would send every incident without the credential the receiver expects.
-    if (config.sinkTokenEnv && !sinkToken) throw new StartupRefusal(`--sink-token-env=${config.sinkTokenEnv}: the variable is not set`);
-    return new WebhookSink({ sinkUrl: config.sinkUrl ?? "", token: sinkToken, onLocalId: () => logger.warn("webhook receiver answered without an incident id; ids are generated locally (local-…)") });
+    if (config.sinkTokenEnv && !sinkToken)
+      throw new StartupRefusal(`--sink-token-env=${config.sinkTokenEnv}: the variable is not set`);
+    return new WebhookSink({
+      sinkUrl: config.sinkUrl ?? "",
+      token: sinkToken,
+      onLocalId: () =>
+        logger.warn("webhook receiver answered without an incident id; ids are generated locally (local-…)"),
+    });
   }
   const token = config.tokenEnv ? env[config.tokenEnv] : undefined;
   if (!token) throw new StartupRefusal(`--token-env=${config.tokenEnv}: the variable is not set`);
-  return new DaemonSink({ daemonUrl: config.daemonUrl ?? "", token, ...(config.owner ? { owner: config.owner } : {}), ...(config.mode === "shared" && config.targetSession ? { targetSession: config.targetSession } : {}) });
+  return new DaemonSink({
+    daemonUrl: config.daemonUrl ?? "",
+    token,
+    ...(config.owner ? { owner: config.owner } : {}),
+    ...(config.mode === "shared" && config.targetSession ? { targetSession: config.targetSession } : {}),
+  });
 }
 
 /** The sink behind the delivery queue, with its journal beside the watcher's state (or in memory). */
-function buildDelivery(inner: IncidentSink, config: WatcherConfig, logger: Logger, metrics: WatcherMetrics, policy: DeliveryPolicy | undefined): DeliveryQueue {
+function buildDelivery(
+  inner: IncidentSink,
+  config: WatcherConfig,
+  logger: Logger,
+  metrics: WatcherMetrics,
+  policy: DeliveryPolicy | undefined,
+): DeliveryQueue {
   const journalPath = pendingInjectsPath(config);
-  if (!journalPath && !config.dryRun) logger.info("delivery: pending injects are kept in memory only (set --dedup-persist or --store to keep them across a restart)");
-  return new DeliveryQueue(inner, { journal: new PendingInjects(journalPath, logger), logger, metrics, ...(policy ? { policy } : {}) });
+  if (!journalPath && !config.dryRun)
+    logger.info(
+      "delivery: pending injects are kept in memory only (set --dedup-persist or --store to keep them across a restart)",
+    );
+  return new DeliveryQueue(inner, {
+    journal: new PendingInjects(journalPath, logger),
+    logger,
+    metrics,
+    ...(policy ? { policy } : {}),
+  });
 }
 
 function enrichSeverities(level: WatcherConfig["enrich"]["level"]): Set<Severity> {
   return new Set<Severity>(level === "off" ? [] : level === "warning" ? ["critical", "warning"] : ["critical"]);
 }
 
-export async function startWatcher(config: WatcherConfig, logger: Logger, options: RunnerOptions = {}): Promise<RunningWatcher> {
+export async function startWatcher(
+  config: WatcherConfig,
+  logger: Logger,
+  options: RunnerOptions = {},
+): Promise<RunningWatcher> {
   const env = options.env ?? process.env;
   for (const warning of config.warnings) logger.warn(warning);
-  const connection = options.connection ?? loadKubeConnection({ inCluster: config.inCluster, kubeconfig: config.kubeconfig });
+  const connection =
+    options.connection ?? loadKubeConnection({ inCluster: config.inCluster, kubeconfig: config.kubeconfig });
   const planInput = { sources: config.sources, storm: config.storm.setting, recovery: config.recoveryStableForMs > 0 };
   const answers = new Map<string, AccessAnswer>();
-  await Promise.all(accessChecksFor(planInput).map(async (check) => answers.set(checkKey(check), await reviewAccess(connection, check))));
+  await Promise.all(
+    accessChecksFor(planInput).map(async (check) =>
+      answers.set(checkKey(check), await reviewAccess(connection, check)),
+    ),
+  );
   const plan = planAccess(planInput, (check) => answers.get(checkKey(check)) ?? { error: "not reviewed" });
   for (const note of plan.notes) logger.info(note);
   if (plan.refusal) throw plan.unreachable ? new ClusterUnreachable(plan.refusal) : new StartupRefusal(plan.refusal);
@@ -127,18 +177,29 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
     return answer !== undefined && "allowed" in answer && answer.allowed;
   };
   const metrics = new WatcherMetrics(config.clusterName);
-  const delivery = buildDelivery(buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger), config, logger, metrics, options.deliveryPolicy);
+  const delivery = buildDelivery(
+    buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger),
+    config,
+    logger,
+    metrics,
+    options.deliveryPolicy,
+  );
   const sink: IncidentSink = delivery;
   const restarted = () => metrics.runnerRestarts();
   // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery,
   // with the watches the plan reviewed (recovery alone watches pods, never replicasets).
-  const graph = plan.storm || plan.recovery ? new ClusterGraph(connection, logger, restarted, optionalWatches(plan)) : undefined;
+  const graph =
+    plan.storm || plan.recovery ? new ClusterGraph(connection, logger, restarted, optionalWatches(plan)) : undefined;
   const recoveryStableForMs = plan.recovery ? config.recoveryStableForMs : 0;
   const dedup = new DedupCache(config.dedupWindowMs);
-  const store = config.store ? new OccurrenceStore({ path: config.store, maxBytes: config.storeMaxBytes, ttlMs: config.storeTtlMs, metrics }) : undefined;
+  const store = config.store
+    ? new OccurrenceStore({ path: config.store, maxBytes: config.storeMaxBytes, ttlMs: config.storeTtlMs, metrics })
+    : undefined;
   if (store) {
     const pruned = store.prune();
-    logger.info(`store: ${config.store} open (${store.count()} rows; pruned ${pruned.ttl} past --store-ttl, ${pruned.size} over --store-max-mb)`);
+    logger.info(
+      `store: ${config.store} open (${store.count()} rows; pruned ${pruned.ttl} past --store-ttl, ${pruned.size} over --store-max-mb)`,
+    );
   }
   if (config.dedupPersist) loadDedupFile(config.dedupPersist, dedup, logger);
   const dispatcher = new Dispatcher(
@@ -150,7 +211,16 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       filter: config.filter,
       dedupWindowMs: config.dedupWindowMs,
       recoveryStableForMs,
-      ...(plan.storm && config.storm.windowMs > 0 ? { storm: { min: config.storm.min, windowMs: config.storm.windowMs, mineMin: config.storm.mineMin, mine: config.storm.mine } } : {}),
+      ...(plan.storm && config.storm.windowMs > 0
+        ? {
+            storm: {
+              min: config.storm.min,
+              windowMs: config.storm.windowMs,
+              mineMin: config.storm.mineMin,
+              mine: config.storm.mine,
+            },
+          }
+        : {}),
       enrichSeverities: enrichSeverities(config.enrich.level),
       injectMaxBytes: config.injectMaxBytes,
       severityOverrides: config.severityOverrides,
@@ -173,12 +243,17 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
               logLines: config.enrich.logLines,
               timeoutMs: config.enrich.timeoutMs,
               lists: config.enrich.lists,
-              ...(config.enrich.preflight ? { preflight: (check: AccessCheck) => reviewAccess(connection, check) } : {}),
+              ...(config.enrich.preflight
+                ? { preflight: (check: AccessCheck) => reviewAccess(connection, check) }
+                : {}),
             }),
           }),
     },
   );
-  delivery.listener = { opened: (binding, sessionId) => void dispatcher.bindQueuedOpen(binding, sessionId), delivered: (binding) => dispatcher.noteQueuedDelivery(binding) };
+  delivery.listener = {
+    opened: (binding, sessionId) => void dispatcher.bindQueuedOpen(binding, sessionId),
+    delivered: (binding) => dispatcher.noteQueuedDelivery(binding),
+  };
   metrics.gauge("active_incidents", "dedup cache size", () => dispatcher.dedup.size);
   metrics.gauge("recovery_tracking", "incidents tracked for recovery", () => dispatcher.recovery.size);
   const trimHeap = heapTrimmer(options.now ?? Date.now);
@@ -205,10 +280,16 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
   };
   const sweeper =
     config.accessRecheckMs > 0
-      ? new AccessSweeper(plan.sources.flatMap((name) => SOURCE_ACCESS[name] ?? []), optionalAccess(plan), heldAtStartup, { connection, dispatcher, logger, metrics, stopRunner: stopWatches })
+      ? new AccessSweeper(
+          plan.sources.flatMap((name) => SOURCE_ACCESS[name] ?? []),
+          optionalAccess(plan),
+          heldAtStartup,
+          { connection, dispatcher, logger, metrics, stopRunner: stopWatches },
+        )
       : undefined;
   if (sweeper) timers.push(setInterval(() => void sweeper.sweep(), config.accessRecheckMs));
-  if (graph && recoveryStableForMs > 0) timers.push(setInterval(() => void dispatcher.sweepRecovery(), options.recoveryTickMs ?? RECOVERY_TICK_MS));
+  if (graph && recoveryStableForMs > 0)
+    timers.push(setInterval(() => void dispatcher.sweepRecovery(), options.recoveryTickMs ?? RECOVERY_TICK_MS));
   const persist = () => {
     if (!config.dedupPersist) return;
     try {
@@ -217,15 +298,27 @@ export async function startWatcher(config: WatcherConfig, logger: Logger, option
       logger.error(`dedup: snapshot failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  if (config.dedupPersist && config.snapshotIntervalMs > 0) timers.push(setInterval(persist, config.snapshotIntervalMs));
-  if (store) timers.push(setInterval(() => store.flush(), STORE_FLUSH_MS), setInterval(() => store.prune(), STORE_PRUNE_MS));
+  if (config.dedupPersist && config.snapshotIntervalMs > 0)
+    timers.push(setInterval(persist, config.snapshotIntervalMs));
+  if (store)
+    timers.push(
+      setInterval(() => store.flush(), STORE_FLUSH_MS),
+      setInterval(() => store.prune(), STORE_PRUNE_MS),
+    );
   let stopping: Promise<void> | undefined;
-  logger.info(`watcher: watching (sink=${config.dryRun ? "dry-run" : config.sink}, mode=${config.mode}, storm=${plan.storm ? "on" : "off"}, cluster=${JSON.stringify(config.clusterName)})`);
+  logger.info(
+    `watcher: watching (sink=${config.dryRun ? "dry-run" : config.sink}, mode=${config.mode}, storm=${plan.storm ? "on" : "off"}, cluster=${JSON.stringify(config.clusterName)})`,
+  );
   return {
     dispatcher,
     metrics,
     ready: () => watching && source.synced,
-    degraded: () => (watching ? (graph?.failing() ?? []).map((watch) => `optional watch ${watch.name} not synced${watch.error ? `: ${watch.error}` : ""}`) : []),
+    degraded: () =>
+      watching
+        ? (graph?.failing() ?? []).map(
+            (watch) => `optional watch ${watch.name} not synced${watch.error ? `: ${watch.error}` : ""}`,
+          )
+        : [],
     accessRevoked: () => sweeper?.revoked ?? false,
     stop: () => {
       stopping ??= (async () => {

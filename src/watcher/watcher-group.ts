@@ -12,8 +12,19 @@
 import type { WatcherConfig } from "../cli/watcher-config.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { backoffMs } from "./core/delivery-policy.ts";
-import { ClusterSelectionError, perClusterPath, type ResolvedCluster, resolveClusters } from "./kube/cluster-targets.ts";
-import { ClusterUnreachable, type RunnerOptions, type RunningWatcher, StartupRefusal, startWatcher } from "./watch-runner.ts";
+import {
+  ClusterSelectionError,
+  perClusterPath,
+  type ResolvedCluster,
+  resolveClusters,
+} from "./kube/cluster-targets.ts";
+import {
+  ClusterUnreachable,
+  type RunnerOptions,
+  type RunningWatcher,
+  StartupRefusal,
+  startWatcher,
+} from "./watch-runner.ts";
 import { WatcherMetrics } from "./watcher-metrics.ts";
 
 export interface ClusterRunner {
@@ -55,7 +66,12 @@ interface ClusterSlot {
 
 function prefixed(logger: Logger, name: string): Logger {
   const tag = `[${name}] `;
-  return { debug: (m) => logger.debug(tag + m), info: (m) => logger.info(tag + m), warn: (m) => logger.warn(tag + m), error: (m) => logger.error(tag + m) };
+  return {
+    debug: (m) => logger.debug(tag + m),
+    info: (m) => logger.info(tag + m),
+    warn: (m) => logger.warn(tag + m),
+    error: (m) => logger.error(tag + m),
+  };
 }
 
 /** Prometheus text of several registries as one: each family's HELP and TYPE once, then every sample. */
@@ -76,22 +92,32 @@ export function mergeExpositions(texts: readonly string[]): string {
       current?.samples.push(line);
     }
   }
-  return [...families.values()].map((family) => [...family.header, ...family.samples].join("\n")).join("\n").concat("\n");
+  return [...families.values()]
+    .map((family) => [...family.header, ...family.samples].join("\n"))
+    .join("\n")
+    .concat("\n");
 }
 
 function clustersOf(config: WatcherConfig, options: GroupOptions): ResolvedCluster[] {
   try {
-    return options.connection ? [{ name: config.clusterName, connection: options.connection }] : resolveClusters(config);
+    return options.connection
+      ? [{ name: config.clusterName, connection: options.connection }]
+      : resolveClusters(config);
   } catch (error) {
     if (error instanceof ClusterSelectionError) throw new StartupRefusal(error.message);
     throw error;
   }
 }
 
-export async function startWatcherGroup(config: WatcherConfig, logger: Logger, options: GroupOptions = {}): Promise<WatcherGroup> {
+export async function startWatcherGroup(
+  config: WatcherConfig,
+  logger: Logger,
+  options: GroupOptions = {},
+): Promise<WatcherGroup> {
   const clusters = clustersOf(config, options);
   const multi = clusters.length > 1 || config.clusters.length > 0 || config.clustersFrom !== undefined;
-  if (multi) logger.info(`watcher: ${clusters.length} cluster(s): ${clusters.map((cluster) => cluster.name).join(", ")}`);
+  if (multi)
+    logger.info(`watcher: ${clusters.length} cluster(s): ${clusters.map((cluster) => cluster.name).join(", ")}`);
   const retry = options.clusterRetry ?? CLUSTER_RETRY;
   let stopped = false;
   const slots: ClusterSlot[] = clusters.map((cluster, index) => {
@@ -110,7 +136,9 @@ export async function startWatcherGroup(config: WatcherConfig, logger: Logger, o
         warnings: index === 0 ? config.warnings : [],
       },
     };
-    metrics.gauge("cluster_up", "1 while the cluster's runner runs, 0 while it cannot be reached", () => (slot.runner ? 1 : 0));
+    metrics.gauge("cluster_up", "1 while the cluster's runner runs, 0 while it cannot be reached", () =>
+      slot.runner ? 1 : 0,
+    );
     return slot;
   });
 
@@ -123,21 +151,41 @@ export async function startWatcherGroup(config: WatcherConfig, logger: Logger, o
         await runner.stop();
         return;
       }
-      if (slot.failure) slot.logger.info(`watcher: cluster ${slot.name} answers again after ${slot.failure.attempts} failed start(s): watching`);
+      if (slot.failure)
+        slot.logger.info(
+          `watcher: cluster ${slot.name} answers again after ${slot.failure.attempts} failed start(s): watching`,
+        );
       slot.runner = runner;
       slot.failure = undefined;
     } catch (error) {
       slot.config = { ...slot.config, warnings: [] };
-      if (!multi || stopped || !(error instanceof StartupRefusal) || (initial && !(error instanceof ClusterUnreachable))) throw error;
+      if (
+        !multi ||
+        stopped ||
+        !(error instanceof StartupRefusal) ||
+        (initial && !(error instanceof ClusterUnreachable))
+      )
+        throw error;
       const attempts = (slot.failure?.attempts ?? 0) + 1;
       const delay = backoffMs(attempts, retry.minMs, retry.maxMs);
-      slot.failure = { error: error.message, since: slot.failure?.since ?? Date.now(), retryAt: Date.now() + delay, attempts };
+      slot.failure = {
+        error: error.message,
+        since: slot.failure?.since ?? Date.now(),
+        retryAt: Date.now() + delay,
+        attempts,
+      };
       slot.metrics.clusterStartFailures();
       const what = error instanceof ClusterUnreachable ? "cannot be reached" : "refused to start";
-      slot.logger.error(`watcher: cluster ${slot.name} ${what} (${error.message}); the other clusters keep running; retrying in ${Math.round(delay / 100) / 10}s`);
+      slot.logger.error(
+        `watcher: cluster ${slot.name} ${what} (${error.message}); the other clusters keep running; retrying in ${Math.round(delay / 100) / 10}s`,
+      );
       slot.timer = setTimeout(() => {
         slot.timer = undefined;
-        slot.starting = start(slot, false).catch((failure: unknown) => slot.logger.error(`watcher: cluster ${slot.name} failed to start: ${failure instanceof Error ? failure.message : String(failure)}`));
+        slot.starting = start(slot, false).catch((failure: unknown) =>
+          slot.logger.error(
+            `watcher: cluster ${slot.name} failed to start: ${failure instanceof Error ? failure.message : String(failure)}`,
+          ),
+        );
       }, delay);
     }
   };
@@ -156,28 +204,40 @@ export async function startWatcherGroup(config: WatcherConfig, logger: Logger, o
     throw refused.reason;
   }
 
-  const running = () => slots.filter((slot): slot is ClusterSlot & { runner: RunningWatcher } => slot.runner !== undefined);
+  const running = () =>
+    slots.filter((slot): slot is ClusterSlot & { runner: RunningWatcher } => slot.runner !== undefined);
   const waiting = () => running().filter((slot) => !slot.runner.ready());
-  const why = (slot: ClusterSlot & { runner: RunningWatcher }) => (slot.runner.accessRevoked() ? "access revoked" : "syncing");
+  const why = (slot: ClusterSlot & { runner: RunningWatcher }) =>
+    slot.runner.accessRevoked() ? "access revoked" : "syncing";
   return {
     get runners() {
       return running().map((slot) => ({ name: slot.name, watcher: slot.runner }));
     },
     ready: () => running().length > 0 && waiting().length === 0,
     notReady: () => {
-      if (running().length === 0) return `no cluster can be reached: [${slots.map((slot) => `${slot.name} (unreachable)`).join(" ")}]`;
+      if (running().length === 0)
+        return `no cluster can be reached: [${slots.map((slot) => `${slot.name} (unreachable)`).join(" ")}]`;
       const pending = waiting();
       if (pending.length === 0) return undefined;
-      if (!multi) return why(pending[0] as ClusterSlot & { runner: RunningWatcher }) === "syncing" ? "informer caches syncing" : "access revoked, runner stopped";
+      if (!multi)
+        return why(pending[0] as ClusterSlot & { runner: RunningWatcher }) === "syncing"
+          ? "informer caches syncing"
+          : "access revoked, runner stopped";
       return `waiting on ${pending.length} of ${slots.length} cluster(s): [${pending.map((slot) => `${slot.name} (${why(slot)})`).join(" ")}]`;
     },
     degraded: () =>
       slots.flatMap((slot) => {
         const tag = multi ? `[${slot.name}] ` : "";
-        if (slot.failure) return [`${tag}cluster unreachable since ${new Date(slot.failure.since).toISOString()} (${slot.failure.attempts} failed start(s)): ${slot.failure.error}; next start in ${Math.max(0, Math.round((slot.failure.retryAt - Date.now()) / 1000))}s`];
+        if (slot.failure)
+          return [
+            `${tag}cluster unreachable since ${new Date(slot.failure.since).toISOString()} (${slot.failure.attempts} failed start(s)): ${slot.failure.error}; next start in ${Math.max(0, Math.round((slot.failure.retryAt - Date.now()) / 1000))}s`,
+          ];
         return (slot.runner?.degraded() ?? []).map((line) => `${tag}${line}`);
       }),
-    render: () => mergeExpositions(slots.flatMap((slot) => [slot.metrics.render(), ...(slot.runner ? [slot.runner.metrics.render()] : [])])),
+    render: () =>
+      mergeExpositions(
+        slots.flatMap((slot) => [slot.metrics.render(), ...(slot.runner ? [slot.runner.metrics.render()] : [])]),
+      ),
     stop: stopAll,
   };
 }

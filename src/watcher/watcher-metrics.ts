@@ -59,10 +59,22 @@ export class WatcherMetrics {
     this.storeWriteDrops = counter("store_write_drops_total", "occurrence rows lost by cause");
     this.storePrunedRows = counter("store_pruned_rows_total", "occurrence rows pruned by cause (ttl, size)");
     this.accessRechecks = counter("access_rechecks_total", "access re-check reviews by outcome");
-    this.deliveriesRetried = counter("deliveries_retried_total", "payloads re-sent to the sink after a failure, by operation (open, inject)");
-    this.deliveriesRetrySucceeded = counter("deliveries_retry_succeeded_total", "payloads delivered by a re-send, by operation");
-    this.deliveriesDropped = counter("deliveries_dropped_total", "payloads given up by cause (rejected, expired, overflow)");
-    this.clusterStartFailures = counter("cluster_start_failures_total", "attempts to start watching a cluster that could not reach it");
+    this.deliveriesRetried = counter(
+      "deliveries_retried_total",
+      "payloads re-sent to the sink after a failure, by operation (open, inject)",
+    );
+    this.deliveriesRetrySucceeded = counter(
+      "deliveries_retry_succeeded_total",
+      "payloads delivered by a re-send, by operation",
+    );
+    this.deliveriesDropped = counter(
+      "deliveries_dropped_total",
+      "payloads given up by cause (rejected, expired, overflow)",
+    );
+    this.clusterStartFailures = counter(
+      "cluster_start_failures_total",
+      "attempts to start watching a cluster that could not reach it",
+    );
   }
 
   private readonly gauges: Array<{ name: string; help: string; read: () => number }> = [];
@@ -76,7 +88,10 @@ export class WatcherMetrics {
 
   render(): string {
     const label = `{cluster="${this.cluster.replace(/["\\\n]/g, "_")}"}`;
-    const gauges = this.gauges.map((gauge) => `# HELP ${gauge.name} ${gauge.help}\n# TYPE ${gauge.name} gauge\n${gauge.name}${label} ${gauge.read()}\n`);
+    const gauges = this.gauges.map(
+      (gauge) =>
+        `# HELP ${gauge.name} ${gauge.help}\n# TYPE ${gauge.name} gauge\n${gauge.name}${label} ${gauge.read()}\n`,
+    );
     return `${this.registry.render()}${gauges.join("")}`;
   }
 }

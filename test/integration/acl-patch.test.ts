@@ -15,39 +15,85 @@ afterEach(async () => {
 
 async function start(extra: string[] = []): Promise<Daemon> {
   const dir = tempDir();
-  writeFileSync(join(dir, "callers.json"), JSON.stringify({ callers: [{ identity: "olga", token_sha256: sha256Hex("tok-olga") }, { identity: "cora", token_sha256: sha256Hex("tok-cora") }] }));
-  const daemon = await startDaemon({ args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, ...extra] });
+  writeFileSync(
+    join(dir, "callers.json"),
+    JSON.stringify({
+      callers: [
+        { identity: "olga", token_sha256: sha256Hex("tok-olga") },
+        { identity: "cora", token_sha256: sha256Hex("tok-cora") },
+      ],
+    }),
+  );
+  const daemon = await startDaemon({
+    args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, ...extra],
+  });
   running.push(daemon);
   return daemon;
 }
 
 const olga = { authorization: "Bearer tok-olga" };
 const patch = (daemon: Daemon, body: unknown, headers: Record<string, string> = olga) =>
-  fetch(`${daemon.baseUrl}/sessions/s1/acl`, { method: "PATCH", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  fetch(`${daemon.baseUrl}/sessions/s1/acl`, {
+    method: "PATCH",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
 
 test("merge rules: omitted lists unchanged, [] clears, owner only repeated, lists normalized", async () => {
   const daemon = await start();
-  expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "s1", viewers: ["v1"], contributors: ["c1"] }, olga)).status).toBe(201);
-  expect(await (await patch(daemon, { viewers: [" v2 ", "", "v2", "v3"] })).json()).toEqual({ owner: "olga", viewers: ["v2", "v3"], contributors: ["c1"] });
-  expect(await (await patch(daemon, { contributors: [], owner: "olga" })).json()).toEqual({ owner: "olga", viewers: ["v2", "v3"], contributors: [] });
+  expect(
+    (await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "s1", viewers: ["v1"], contributors: ["c1"] }, olga))
+      .status,
+  ).toBe(201);
+  expect(await (await patch(daemon, { viewers: [" v2 ", "", "v2", "v3"] })).json()).toEqual({
+    owner: "olga",
+    viewers: ["v2", "v3"],
+    contributors: ["c1"],
+  });
+  expect(await (await patch(daemon, { contributors: [], owner: "olga" })).json()).toEqual({
+    owner: "olga",
+    viewers: ["v2", "v3"],
+    contributors: [],
+  });
   expect((await patch(daemon, { owner: "cora" })).status).toBe(400);
   expect((await patch(daemon, { owner: "" })).status).toBe(400);
-  expect((await fetch(`${daemon.baseUrl}/sessions/s1/acl`, { method: "PATCH", headers: { "content-type": "application/json", ...olga } })).status).toBe(400);
+  expect(
+    (
+      await fetch(`${daemon.baseUrl}/sessions/s1/acl`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json", ...olga },
+      })
+    ).status,
+  ).toBe(400);
   expect((await patch(daemon, { viewers: "v9" })).status).toBe(400);
   expect((await patch(daemon, { contributors: ["cora"] }, { authorization: "Bearer tok-cora" })).status).toBe(404);
-  expect(await (await fetch(`${daemon.baseUrl}/sessions/s1/acl`, { headers: olga })).json()).toEqual({ owner: "olga", viewers: ["v2", "v3"], contributors: [] });
+  expect(await (await fetch(`${daemon.baseUrl}/sessions/s1/acl`, { headers: olga })).json()).toEqual({
+    owner: "olga",
+    viewers: ["v2", "v3"],
+    contributors: [],
+  });
   // The new contributor may now write; viewers may not.
   expect((await patch(daemon, { contributors: ["cora"] })).status).toBe(200);
-  expect((await postJson(`${daemon.baseUrl}/sessions/s1/inject`, { message: "hi" }, { authorization: "Bearer tok-cora" })).status).toBe(200);
+  expect(
+    (await postJson(`${daemon.baseUrl}/sessions/s1/inject`, { message: "hi" }, { authorization: "Bearer tok-cora" }))
+      .status,
+  ).toBe(200);
 });
 
 test("concurrent PATCHes on different lists both land", async () => {
   const daemon = await start();
   expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "s1" }, olga)).status).toBe(201);
   for (let round = 0; round < 20; round++) {
-    const [a, b] = await Promise.all([patch(daemon, { viewers: [`v${round}`] }), patch(daemon, { contributors: [`c${round}`] })]);
+    const [a, b] = await Promise.all([
+      patch(daemon, { viewers: [`v${round}`] }),
+      patch(daemon, { contributors: [`c${round}`] }),
+    ]);
     expect([a.status, b.status]).toEqual([200, 200]);
-    expect(await (await fetch(`${daemon.baseUrl}/sessions/s1/acl`, { headers: olga })).json()).toEqual({ owner: "olga", viewers: [`v${round}`], contributors: [`c${round}`] });
+    expect(await (await fetch(`${daemon.baseUrl}/sessions/s1/acl`, { headers: olga })).json()).toEqual({
+      owner: "olga",
+      viewers: [`v${round}`],
+      contributors: [`c${round}`],
+    });
   }
 });
 
@@ -70,5 +116,9 @@ test("a PATCH the store refuses answers 500 and changes nothing", async () => {
   const refused = await patch(daemon, { viewers: big });
   expect(refused.status).toBe(500);
   expect(((await refused.json()) as { error: string }).error).toContain("nothing changed");
-  expect(await (await fetch(`${daemon.baseUrl}/sessions/s1/acl`, { headers: olga })).json()).toEqual({ owner: "olga", viewers: ["keep"], contributors: [] });
+  expect(await (await fetch(`${daemon.baseUrl}/sessions/s1/acl`, { headers: olga })).json()).toEqual({
+    owner: "olga",
+    viewers: ["keep"],
+    contributors: [],
+  });
 }, 60_000);

@@ -10,14 +10,24 @@ import { type Daemon, postJson, startDaemon } from "../support/daemon.ts";
 
 let daemon: Daemon;
 beforeAll(async () => {
-  daemon = await startDaemon({ args: ["--attach-token=SPAR_CARD_TOKEN", "--agent-card-description=Triages cluster incidents", "--agent-card-name=triage", "--attach-trusted-proxies=127.0.0.1"], env: { SPAR_CARD_TOKEN: "card-token" } });
+  daemon = await startDaemon({
+    args: [
+      "--attach-token=SPAR_CARD_TOKEN",
+      "--agent-card-description=Triages cluster incidents",
+      "--agent-card-name=triage",
+      "--attach-trusted-proxies=127.0.0.1",
+    ],
+    env: { SPAR_CARD_TOKEN: "card-token" },
+  });
 });
 afterAll(async () => {
   await daemon.sigterm();
 });
 
 test("the card is public, schema-valid, derived from the request and advertises bearer auth", async () => {
-  const response = await fetch(`${daemon.baseUrl}/.well-known/agent-card.json`, { headers: { "x-forwarded-proto": "https", "x-forwarded-host": "agents.example.com" } });
+  const response = await fetch(`${daemon.baseUrl}/.well-known/agent-card.json`, {
+    headers: { "x-forwarded-proto": "https", "x-forwarded-host": "agents.example.com" },
+  });
   expect(response.status).toBe(200);
   const card = (await response.json()) as Record<string, unknown>;
   const ajv = new Ajv({ strict: false });
@@ -25,10 +35,25 @@ test("the card is public, schema-valid, derived from the request and advertises 
   const valid = ajv.validate({ $ref: "a2a#/definitions/AgentCard" }, card);
   expect(ajv.errors ?? []).toEqual([]);
   expect(valid).toBe(true);
-  expect(card).toMatchObject({ name: "triage", description: "Triages cluster incidents", url: "https://agents.example.com" });
+  expect(card).toMatchObject({
+    name: "triage",
+    description: "Triages cluster incidents",
+    url: "https://agents.example.com",
+  });
   expect(card.securitySchemes).toEqual({ bearer: { type: "http", scheme: "Bearer" } });
   expect(card.security).toEqual([{ bearer: [] }]);
-  expect((await fetch(`${daemon.baseUrl}/.well-known/agent-card.json`, { method: "POST", headers: { "content-type": "application/json" } })).status).toBe(405);
-  const rpc = await postJson(`${daemon.baseUrl}/`, { jsonrpc: "2.0", id: 1, method: "message/send", params: {} }, { "x-attach-token": "card-token" });
+  expect(
+    (
+      await fetch(`${daemon.baseUrl}/.well-known/agent-card.json`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+      })
+    ).status,
+  ).toBe(405);
+  const rpc = await postJson(
+    `${daemon.baseUrl}/`,
+    { jsonrpc: "2.0", id: 1, method: "message/send", params: {} },
+    { "x-attach-token": "card-token" },
+  );
   expect(rpc.status).toBe(404);
 });

@@ -12,25 +12,49 @@ import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.t
 let daemon: Daemon;
 beforeAll(async () => {
   const dir = tempDir();
-  writeFileSync(join(dir, "callers.json"), JSON.stringify({ callers: [{ identity: "gw", token_sha256: sha256Hex("tok-gw") }] }));
-  writeFileSync(join(dir, "config.yaml"), ["attach:", "  multi_session:", "    auth:", "      allow_anonymous: true", "      proxy_header: X-Forwarded-User", "      proxy_identities: [gw]", ""].join("\n"));
-  daemon = await startDaemon({ args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.yaml")}`] });
+  writeFileSync(
+    join(dir, "callers.json"),
+    JSON.stringify({ callers: [{ identity: "gw", token_sha256: sha256Hex("tok-gw") }] }),
+  );
+  writeFileSync(
+    join(dir, "config.yaml"),
+    [
+      "attach:",
+      "  multi_session:",
+      "    auth:",
+      "      allow_anonymous: true",
+      "      proxy_header: X-Forwarded-User",
+      "      proxy_identities: [gw]",
+      "",
+    ].join("\n"),
+  );
+  daemon = await startDaemon({
+    args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.yaml")}`],
+  });
 });
 afterAll(async () => {
   await daemon.sigterm();
 });
 
 test("the anonymous guest is served but cannot create sessions", async () => {
-  expect(await (await fetch(`${daemon.baseUrl}/whoami`)).json()).toEqual({ identity: "anonymous", admin: false, source: "anonymous" });
+  expect(await (await fetch(`${daemon.baseUrl}/whoami`)).json()).toEqual({
+    identity: "anonymous",
+    admin: false,
+    source: "anonymous",
+  });
   const created = await postJson(`${daemon.baseUrl}/sessions`, {});
   expect(created.status).toBe(401);
   expect((await fetch(`${daemon.baseUrl}/sessions`)).status).toBe(200);
 });
 
 test("the configured proxy header carries assertions; the default name means nothing here", async () => {
-  const asserted = await fetch(`${daemon.baseUrl}/whoami`, { headers: { authorization: "Bearer tok-gw", "x-forwarded-user": "dana" } });
+  const asserted = await fetch(`${daemon.baseUrl}/whoami`, {
+    headers: { authorization: "Bearer tok-gw", "x-forwarded-user": "dana" },
+  });
   expect(await asserted.json()).toEqual({ identity: "dana", admin: false, source: "asserted", proxy_by: "gw" });
-  const ignored = await fetch(`${daemon.baseUrl}/whoami`, { headers: { authorization: "Bearer tok-gw", "x-asserted-caller": "dana" } });
+  const ignored = await fetch(`${daemon.baseUrl}/whoami`, {
+    headers: { authorization: "Bearer tok-gw", "x-asserted-caller": "dana" },
+  });
   expect(await ignored.json()).toEqual({ identity: "gw", admin: false, source: "bearer" });
   expect((await fetch(`${daemon.baseUrl}/whoami`, { headers: { "x-forwarded-user": "dana" } })).status).toBe(401);
 });

@@ -20,23 +20,43 @@ afterEach(async () => {
   }
 });
 
-const say = (text: string, extra: Record<string, unknown> = {}) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, ...extra }] });
-const slow = (text: string, delayMs: number) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, delayMs }] });
+const say = (text: string, extra: Record<string, unknown> = {}) => ({
+  request: {},
+  responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, ...extra }],
+});
+const slow = (text: string, delayMs: number) => ({
+  request: {},
+  responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, delayMs }],
+});
 
 async function start(script: string, args: string[] = [], sessionDb?: string) {
-  const daemon = await startDaemon({ args: ["--model=scripted", `--script=${script}`, "--auto-continue-backoff=50ms", ...args], ...(sessionDb ? { sessionDb } : {}) });
+  const daemon = await startDaemon({
+    args: ["--model=scripted", `--script=${script}`, "--auto-continue-backoff=50ms", ...args],
+    ...(sessionDb ? { sessionDb } : {}),
+  });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
   running.push({ daemon, events });
   await events.waitFor((frame) => frame.event === "capabilities");
   return { daemon, events, base: `${daemon.baseUrl}/sessions/default` };
 }
 
-type Row = { Author: string; InvocationID: string; CustomMetadata: Record<string, unknown> | null; Content: { parts: Array<{ text?: string; functionResponse?: { name: string; response: Record<string, unknown> } }> } | null };
-const rows = (events: Collector): Row[] => events.frames.filter((frame) => frame.event === "agent").map((frame) => frame.data.event as Row);
+type Row = {
+  Author: string;
+  InvocationID: string;
+  CustomMetadata: Record<string, unknown> | null;
+  Content: {
+    parts: Array<{ text?: string; functionResponse?: { name: string; response: Record<string, unknown> } }>;
+  } | null;
+};
+const rows = (events: Collector): Row[] =>
+  events.frames.filter((frame) => frame.event === "agent").map((frame) => frame.data.event as Row);
 const authors = (events: Collector) => rows(events).map((row) => row.Author);
 const continues = (events: Collector) => rows(events).filter((row) => row.Author === "agent/auto-continue");
 const turnEnd = (frame: Frame) => frame.event === "turn-complete" || frame.event === "turn-error";
-const metric = async (daemon: Daemon, name: string) => Number(new RegExp(`^${name} (\\d+)`, "m").exec(await (await fetch(`${daemon.baseUrl}/metrics`)).text())?.[1] ?? Number.NaN);
+const metric = async (daemon: Daemon, name: string) =>
+  Number(
+    new RegExp(`^${name} (\\d+)`, "m").exec(await (await fetch(`${daemon.baseUrl}/metrics`)).text())?.[1] ?? Number.NaN,
+  );
 
 /** Start a turn whose tool call waits on a permission prompt, then kill the daemon there. */
 async function cutAtToolCall(script: string, args: string[] = []) {
@@ -55,10 +75,18 @@ async function cutAtToolCall(script: string, args: string[] = []) {
 
 test("kill -9 between a tool call and its result: the restart repairs the call and re-drives the turn once", async () => {
   // Each daemon replays its script from the top: the restarted one gets its own.
-  const { sessionDb } = await cutAtToolCall(writeScript([call("write_file", { path: "/nonexistent/spar-test", content: "x" })]));
+  const { sessionDb } = await cutAtToolCall(
+    writeScript([call("write_file", { path: "/nonexistent/spar-test", content: "x" })]),
+  );
   const second = await start(writeScript([say("resumed")]), ["--permission-mode=ask"], sessionDb);
-  await second.events.waitFor((frame) => frame.event === "agent" && (frame.data.event as Row).Author === "agent/auto-continue");
-  await waitFor(() => (authors(second.events).filter((author) => author === "spar").length >= 2 ? true : undefined), 10_000, "the re-driven answer");
+  await second.events.waitFor(
+    (frame) => frame.event === "agent" && (frame.data.event as Row).Author === "agent/auto-continue",
+  );
+  await waitFor(
+    () => (authors(second.events).filter((author) => author === "spar").length >= 2 ? true : undefined),
+    10_000,
+    "the re-driven answer",
+  );
   const log = authors(second.events);
   const repair = log.indexOf("agent/repair");
   expect(repair).toBeGreaterThan(log.indexOf("gate/prompt"));
@@ -78,7 +106,10 @@ test("kill -9 between a tool call and its result: the restart repairs the call a
 }, 40_000);
 
 test("repair without auto-continue: the next human turn starts with the repaired result", async () => {
-  const { sessionDb } = await cutAtToolCall(writeScript([call("write_file", { path: "/nonexistent/spar-test", content: "x" })]), ["--auto-continue=false"]);
+  const { sessionDb } = await cutAtToolCall(
+    writeScript([call("write_file", { path: "/nonexistent/spar-test", content: "x" })]),
+    ["--auto-continue=false"],
+  );
   const second = await start(writeScript([say("answered")]), ["--auto-continue=false"], sessionDb);
   await Bun.sleep(300);
   expect(continues(second.events)).toHaveLength(0);
@@ -95,13 +126,21 @@ test("SIGTERM mid-turn counts as cut by a restart; a deliberate interrupt is nev
   expect(await first.daemon.sigterm()).toBe(0);
   const second = await start(writeScript([say("after sigterm"), slow("slow again", 5000)]), [], first.daemon.sessionDb);
   // The re-drive starts at boot, maybe before this stream attached: wait on replayed rows.
-  await waitFor(() => (rows(second.events).some((row) => row.Content?.parts[0]?.text === "after sigterm") ? true : undefined), 10_000, "the re-driven answer");
+  await waitFor(
+    () => (rows(second.events).some((row) => row.Content?.parts[0]?.text === "after sigterm") ? true : undefined),
+    10_000,
+    "the re-driven answer",
+  );
   expect(continues(second.events)).toHaveLength(1);
 
   // Mark before the inject: under load its streaming frame can arrive before the POST's answer.
   const mark = second.events.frames.length;
   await postJson(`${second.base}/inject`, { message: "more work" });
-  await second.events.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming", 10_000, mark);
+  await second.events.waitFor(
+    (frame) => frame.event === "status-update" && frame.data.turn_state === "streaming",
+    10_000,
+    mark,
+  );
   await postJson(`${second.base}/interrupt`, { hold: false });
   await second.daemon.kill9();
   const third = await start(writeScript([say("never")]), [], first.daemon.sessionDb);
@@ -111,13 +150,32 @@ test("SIGTERM mid-turn counts as cut by a restart; a deliberate interrupt is nev
 }, 40_000);
 
 test("transient failures are re-driven at most 3 times per sequence; a human message starts a new one", async () => {
-  const script = writeScript([failWith("503", "upstream down"), failWith("UNAVAILABLE", "down"), failWith("429", "slow down"), failWith("503", "still down"), say("human turn"), failWith("503", "down again"), say("recovered")]);
+  const script = writeScript([
+    failWith("503", "upstream down"),
+    failWith("UNAVAILABLE", "down"),
+    failWith("429", "slow down"),
+    failWith("503", "still down"),
+    say("human turn"),
+    failWith("503", "down again"),
+    say("recovered"),
+  ]);
   const { events, base, daemon } = await start(script);
   await postJson(`${base}/inject`, { message: "go" });
-  await waitFor(() => (events.frames.filter((frame) => frame.event === "turn-error").length >= 4 ? true : undefined), 10_000, "four failed turns");
+  await waitFor(
+    () => (events.frames.filter((frame) => frame.event === "turn-error").length >= 4 ? true : undefined),
+    10_000,
+    "four failed turns",
+  );
   await Bun.sleep(400);
-  expect(events.frames.filter((frame) => frame.event === "turn-error").map((frame) => frame.data.kind)).toEqual(["transient_network", "transient_network", "rate_limited", "transient_network"]);
-  expect(continues(events).map((row) => row.Content?.parts[0]?.text?.includes("transient model-provider error"))).toEqual([true, true, true]);
+  expect(events.frames.filter((frame) => frame.event === "turn-error").map((frame) => frame.data.kind)).toEqual([
+    "transient_network",
+    "transient_network",
+    "rate_limited",
+    "transient_network",
+  ]);
+  expect(
+    continues(events).map((row) => row.Content?.parts[0]?.text?.includes("transient model-provider error")),
+  ).toEqual([true, true, true]);
   expect(authors(events).filter((author) => author === "agent/turn-error")).toHaveLength(4);
   const mark = events.frames.length;
   await postJson(`${base}/inject`, { message: "human" });
@@ -145,17 +203,29 @@ test("never re-driven: auth failures, malformed requests, or when opted out; the
   await Bun.sleep(300);
   expect(continues(off.events)).toHaveLength(0);
 
-  const capped = await start(writeScript([failWith("503", "down"), failWith("503", "down"), say("unused")]), ["--auto-continue-max-per-session=1"]);
+  const capped = await start(writeScript([failWith("503", "down"), failWith("503", "down"), say("unused")]), [
+    "--auto-continue-max-per-session=1",
+  ]);
   await postJson(`${capped.base}/inject`, { message: "go" });
-  await waitFor(() => (capped.events.frames.filter((frame) => frame.event === "turn-error").length >= 2 ? true : undefined), 10_000, "two failed turns");
+  await waitFor(
+    () => (capped.events.frames.filter((frame) => frame.event === "turn-error").length >= 2 ? true : undefined),
+    10_000,
+    "two failed turns",
+  );
   await Bun.sleep(300);
   expect(continues(capped.events)).toHaveLength(1);
 }, 40_000);
 
 test("an output-token-cap cut is continued", async () => {
-  const { events, base } = await start(writeScript([say("the first half", { finishReason: "MAX_TOKENS" }), say("the second half")]));
+  const { events, base } = await start(
+    writeScript([say("the first half", { finishReason: "MAX_TOKENS" }), say("the second half")]),
+  );
   await postJson(`${base}/inject`, { message: "long answer please" });
-  await waitFor(() => (events.frames.filter((frame) => frame.event === "turn-complete").length >= 2 ? true : undefined), 10_000, "two turns");
+  await waitFor(
+    () => (events.frames.filter((frame) => frame.event === "turn-complete").length >= 2 ? true : undefined),
+    10_000,
+    "two turns",
+  );
   expect(continues(events)[0]?.Content?.parts[0]?.text).toContain("output-token limit");
 }, 30_000);
 
@@ -179,7 +249,10 @@ test("guards at restart: the freshness window, the crash-loop breaker and anothe
   const claimed = await cutAtToolCall(script);
   const db = new Database(claimed.sessionDb);
   try {
-    db.run("INSERT INTO interruption_claims (app, sid, interruption, owner, expires_at) VALUES ('spar', 'default', ?, 'other-daemon', ?)", [claimed.interruption, new Date(Date.now() + 600_000).toISOString()]);
+    db.run(
+      "INSERT INTO interruption_claims (app, sid, interruption, owner, expires_at) VALUES ('spar', 'default', ?, 'other-daemon', ?)",
+      [claimed.interruption, new Date(Date.now() + 600_000).toISOString()],
+    );
   } finally {
     db.close();
   }
@@ -190,11 +263,26 @@ test("guards at restart: the freshness window, the crash-loop breaker and anothe
 }, 60_000);
 
 test("a continue turn waiting out its backoff: resume abandon drops it, a human message supersedes it; each leaves the queue as dequeued (withdrawn); inject while parked does not wake", async () => {
-  const { events, base } = await start(writeScript([failWith("429", "slow down"), say("continued after abandon"), failWith("429", "again"), say("human answer")]), ["--auto-continue-backoff=1500ms"]);
-  const queuedContinue = () => events.waitFor((frame) => frame.event === "inbox" && frame.data.state === "queued" && !submitted.has(String(frame.data.prompt_id)));
+  const { events, base } = await start(
+    writeScript([
+      failWith("429", "slow down"),
+      say("continued after abandon"),
+      failWith("429", "again"),
+      say("human answer"),
+    ]),
+    ["--auto-continue-backoff=1500ms"],
+  );
+  const queuedContinue = () =>
+    events.waitFor(
+      (frame) =>
+        frame.event === "inbox" && frame.data.state === "queued" && !submitted.has(String(frame.data.prompt_id)),
+    );
   const submitted = new Set<string>();
   const injectMessage = async (message: string) => {
-    const answer = (await (await postJson(`${base}/inject`, { message })).json()) as { prompt_id: string; woke: boolean };
+    const answer = (await (await postJson(`${base}/inject`, { message })).json()) as {
+      prompt_id: string;
+      woke: boolean;
+    };
     submitted.add(answer.prompt_id);
     return answer;
   };
@@ -203,7 +291,10 @@ test("a continue turn waiting out its backoff: resume abandon drops it, a human 
   const announced = await queuedContinue();
   expect((await postJson(`${base}/pause`, {})).status).toBe(200);
   expect((await postJson(`${base}/resume`, { mode: "abandon" })).status).toBe(200);
-  const withdrawn = await events.waitFor((frame) => frame.event === "inbox" && frame.data.state === "dequeued" && frame.data.prompt_id === announced.data.prompt_id);
+  const withdrawn = await events.waitFor(
+    (frame) =>
+      frame.event === "inbox" && frame.data.state === "dequeued" && frame.data.prompt_id === announced.data.prompt_id,
+  );
   expect(withdrawn.data.withdrawn).toBe(true);
   await Bun.sleep(2000);
   expect(continues(events)).toHaveLength(0);
@@ -221,9 +312,19 @@ test("a continue turn waiting out its backoff: resume abandon drops it, a human 
   expect(second.event).toBe("turn-error");
   const armed = await queuedContinue();
   await injectMessage("a human takes over");
-  const superseded = await events.waitFor((frame) => frame.event === "inbox" && frame.data.state === "dequeued" && frame.data.prompt_id === armed.data.prompt_id);
+  const superseded = await events.waitFor(
+    (frame) =>
+      frame.event === "inbox" && frame.data.state === "dequeued" && frame.data.prompt_id === armed.data.prompt_id,
+  );
   expect(superseded.data.withdrawn).toBe(true);
-  await events.waitFor((frame) => frame.event === "turn-complete" && frame.data.prompt_id !== undefined && submitted.has(String(frame.data.prompt_id)), 10_000, events.frames.length - 1);
+  await events.waitFor(
+    (frame) =>
+      frame.event === "turn-complete" &&
+      frame.data.prompt_id !== undefined &&
+      submitted.has(String(frame.data.prompt_id)),
+    10_000,
+    events.frames.length - 1,
+  );
   await Bun.sleep(1800);
   expect(continues(events)).toHaveLength(0);
 }, 30_000);

@@ -30,7 +30,10 @@ test("no Host header (HTTP/1.0) is served, URLs it builds are bare paths; a malf
   expect(health.status).toBe(200);
   expect(JSON.parse(health.body)).toMatchObject({ ok: true });
   const body = JSON.stringify({ sessionID: "no-host" });
-  const created = await rawHttp(daemon.port, `POST /sessions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  const created = await rawHttp(
+    daemon.port,
+    `POST /sessions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
   expect(created.status).toBe(201);
   expect(JSON.parse(created.body)).toMatchObject({ sessionID: "no-host", url: "/sessions/spar/no-host" });
   const unknown = await rawHttp(daemon.port, "GET /nope HTTP/1.0\r\n\r\n");
@@ -50,7 +53,7 @@ test("no Host header (HTTP/1.0) is served, URLs it builds are bare paths; a malf
 
 test("each kind of bad request gets its status and a JSON body naming the problem", async () => {
   await expectError(await postJson(inject(), { message: "x".repeat(8 * 1024) }), 413, "larger than 8192");
-  await expectError(await postJson(inject(), "{\"message\": "), 400, "malformed JSON");
+  await expectError(await postJson(inject(), '{"message": '), 400, "malformed JSON");
   await expectError(await postJson(inject(), { message: 42 }), 400, "message");
   await expectError(await postJson(inject(), { message: "hi", wake: "yes" }), 400, "wake");
   await expectError(await postJson(inject(), { message: "   " }), 400, "empty");
@@ -62,29 +65,54 @@ test("each kind of bad request gets its status and a JSON body naming the proble
   const wrongMethod = await fetch(inject(), { method: "PUT", headers: { "content-type": "application/json" } });
   expect(wrongMethod.headers.get("allow")).toContain("POST");
   await expectError(wrongMethod, 405, "not allowed");
-  await expectError(await fetch(inject(), { method: "POST", body: JSON.stringify({ message: "hi" }) }), 415, "application/json");
-  await expectError(await fetch(inject(), { method: "POST", headers: { "content-type": "text/plain" }, body: "hi" }), 415, "application/json");
-  await expectError(await postJson(`${daemon.baseUrl}/sessions/default/events?protocol=banana`, undefined), 405, "not allowed");
+  await expectError(
+    await fetch(inject(), { method: "POST", body: JSON.stringify({ message: "hi" }) }),
+    415,
+    "application/json",
+  );
+  await expectError(
+    await fetch(inject(), { method: "POST", headers: { "content-type": "text/plain" }, body: "hi" }),
+    415,
+    "application/json",
+  );
+  await expectError(
+    await postJson(`${daemon.baseUrl}/sessions/default/events?protocol=banana`, undefined),
+    405,
+    "not allowed",
+  );
   const badVersion = await fetch(`${daemon.baseUrl}/sessions/default/events?protocol=banana`);
   expect(badVersion.headers.get("x-attach-protocol-version")).toBe("1.16.0");
   await expectError(badVersion, 400, "malformed protocol version");
-  await expectError(await fetch(`${daemon.baseUrl}/sessions/default/events`, { headers: { "x-attach-protocol-version": "2.0.0" } }), 409, "major 2");
+  await expectError(
+    await fetch(`${daemon.baseUrl}/sessions/default/events`, { headers: { "x-attach-protocol-version": "2.0.0" } }),
+    409,
+    "major 2",
+  );
   // An empty declaration declares nothing (accepted), as the spec says of declaring nothing.
-  for (const declared of [`${daemon.baseUrl}/sessions/default/events?protocol=`, `${daemon.baseUrl}/sessions/default/events?protocol=%20`]) {
+  for (const declared of [
+    `${daemon.baseUrl}/sessions/default/events?protocol=`,
+    `${daemon.baseUrl}/sessions/default/events?protocol=%20`,
+  ]) {
     const abort = new AbortController();
     const accepted = await fetch(declared, { signal: abort.signal, headers: { "x-attach-protocol-version": "" } });
     abort.abort();
     expect(accepted.status).toBe(200);
   }
-  const invalidUtf8 = await fetch(inject(), { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) });
+  const invalidUtf8 = await fetch(inject(), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+  });
   await expectError(invalidUtf8, 400, "UTF-8");
   // Nothing of the refused requests reached the session.
-  const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } };
+  const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as {
+    overall: { turns: number };
+  };
   expect(usage.overall.turns).toBe(0);
 });
 
 function randomString(random: () => number, length: number): string {
-  const alphabet = ["a", "é", "\u0000", "\n", "\"", "\\", "😀", "\u202e", " ", "{", "}", "\ud800"];
+  const alphabet = ["a", "é", "\u0000", "\n", '"', "\\", "😀", "\u202e", " ", "{", "}", "\ud800"];
   let out = "";
   for (let i = 0; i < length; i++) out += alphabet[Math.floor(random() * alphabet.length)];
   return out;
@@ -93,17 +121,43 @@ function randomString(random: () => number, length: number): string {
 function randomValue(random: () => number, depth: number): unknown {
   const pick = Math.floor(random() * (depth > 4 ? 6 : 8));
   switch (pick) {
-    case 0: return null;
-    case 1: return random() < 0.5;
-    case 2: return [0, -1, 1e308, -0, 2 ** 53 + 1, 3.14][Math.floor(random() * 6)];
-    case 3: return randomString(random, Math.floor(random() * 40));
-    case 4: return randomString(random, Math.floor(random() * 9000));
-    case 5: return "";
-    case 6: return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return random() < 0.5;
+    case 2:
+      return [0, -1, 1e308, -0, 2 ** 53 + 1, 3.14][Math.floor(random() * 6)];
+    case 3:
+      return randomString(random, Math.floor(random() * 40));
+    case 4:
+      return randomString(random, Math.floor(random() * 9000));
+    case 5:
+      return "";
+    case 6:
+      return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
     default: {
-      const keys = ["message", "wake", "prompt", "target", "sessionID", "app", "viewers", "contributors", "owner", "mode", "steer", "hold", "reason", "focus", "model", "decision", "x"];
+      const keys = [
+        "message",
+        "wake",
+        "prompt",
+        "target",
+        "sessionID",
+        "app",
+        "viewers",
+        "contributors",
+        "owner",
+        "mode",
+        "steer",
+        "hold",
+        "reason",
+        "focus",
+        "model",
+        "decision",
+        "x",
+      ];
       const object: Record<string, unknown> = {};
-      for (let i = 0; i < Math.floor(random() * 4); i++) object[keys[Math.floor(random() * keys.length)] ?? "x"] = randomValue(random, depth + 1);
+      for (let i = 0; i < Math.floor(random() * 4); i++)
+        object[keys[Math.floor(random() * keys.length)] ?? "x"] = randomValue(random, depth + 1);
       return object;
     }
   }
@@ -112,14 +166,15 @@ function randomValue(random: () => number, depth: number): unknown {
 function randomBody(random: () => number): string | Uint8Array {
   const kind = random();
   if (kind < 0.1) return "[".repeat(4000) + "]".repeat(4000);
-  if (kind < 0.2) return new Uint8Array(Array.from({ length: Math.floor(random() * 64) }, () => Math.floor(random() * 256)));
+  if (kind < 0.2)
+    return new Uint8Array(Array.from({ length: Math.floor(random() * 64) }, () => Math.floor(random() * 256)));
   if (kind < 0.3) return JSON.stringify(randomValue(random, 0)).slice(0, Math.floor(random() * 50));
   return JSON.stringify(randomValue(random, 0)) ?? "null";
 }
 
 test("fuzz: random and boundary bodies on every JSON endpoint never produce a 500, and the daemon keeps serving", async () => {
   let seed = 20261121;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   // Every JSON POST endpoint but /pricing/refresh (it reads the URL or file a body names) and
   // PATCH /acl (a valid owner would lock this caller out; its bad input is tested with auth).
   const endpoints = [
@@ -144,7 +199,11 @@ test("fuzz: random and boundary bodies on every JSON endpoint never produce a 50
   for (let round = 0; round < 60; round++) {
     await Promise.all(
       endpoints.map(async (path) => {
-        const response = await fetch(`${daemon.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: randomBody(random) });
+        const response = await fetch(`${daemon.baseUrl}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: randomBody(random),
+        });
         await response.arrayBuffer();
         statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         cases++;
@@ -158,12 +217,20 @@ test("fuzz: random and boundary bodies on every JSON endpoint never produce a 50
   // The fuzz may have parked the session (/pause, /interrupt): release it first.
   expect((await postJson(`${daemon.baseUrl}/sessions/default/resume`, { mode: "continue" })).status).toBe(200);
   await Bun.sleep(200);
-  const before = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } };
+  const before = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as {
+    overall: { turns: number };
+  };
   const ok = await postJson(inject(), { message: "still alive" });
   expect(ok.status).toBe(200);
-  await waitFor(async () => {
-    const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } };
-    return usage.overall.turns > before.overall.turns ? true : undefined;
-  }, 10_000, "turn after fuzz");
+  await waitFor(
+    async () => {
+      const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as {
+        overall: { turns: number };
+      };
+      return usage.overall.turns > before.overall.turns ? true : undefined;
+    },
+    10_000,
+    "turn after fuzz",
+  );
   expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
 }, 60_000);

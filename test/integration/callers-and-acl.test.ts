@@ -9,7 +9,14 @@ import { join } from "node:path";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
 import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.ts";
 
-const tokens = { olga: "tok-olga", cora: "tok-cora", vic: "tok-vic", root: "tok-root", proxy: "tok-proxy", mallory: "tok-mallory" };
+const tokens = {
+  olga: "tok-olga",
+  cora: "tok-cora",
+  vic: "tok-vic",
+  root: "tok-root",
+  proxy: "tok-proxy",
+  mallory: "tok-mallory",
+};
 let daemon: Daemon;
 let dir: string;
 
@@ -18,24 +25,47 @@ function configFiles(): string[] {
   const table = join(dir, "callers.yaml");
   writeFileSync(
     table,
-    ["callers:", ...Object.entries(tokens).filter(([name]) => name !== "proxy").map(([name, token]) => `  - identity: ${name}\n    token_sha256: ${sha256Hex(token)}`), "  - identity: gateway\n    token_env: SPAR_PROXY_TOKEN", ""].join("\n"),
+    [
+      "callers:",
+      ...Object.entries(tokens)
+        .filter(([name]) => name !== "proxy")
+        .map(([name, token]) => `  - identity: ${name}\n    token_sha256: ${sha256Hex(token)}`),
+      "  - identity: gateway\n    token_env: SPAR_PROXY_TOKEN",
+      "",
+    ].join("\n"),
   );
-  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { admin_identities: ["root"], proxy_identities: ["gateway"] } } } }));
+  writeFileSync(
+    join(dir, "config.json"),
+    JSON.stringify({
+      attach: { multi_session: { auth: { admin_identities: ["root"], proxy_identities: ["gateway"] } } },
+    }),
+  );
   return ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`];
 }
 
-const as = (who: keyof typeof tokens, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${tokens[who]}`, ...extra });
+const as = (who: keyof typeof tokens, extra: Record<string, string> = {}) => ({
+  authorization: `Bearer ${tokens[who]}`,
+  ...extra,
+});
 
 beforeAll(async () => {
   daemon = await startDaemon({ args: configFiles(), env: { SPAR_PROXY_TOKEN: tokens.proxy } });
-  const created = await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "olgas", viewers: ["vic"], contributors: [" cora ", "cora", ""] }, as("olga"));
+  const created = await postJson(
+    `${daemon.baseUrl}/sessions`,
+    { sessionID: "olgas", viewers: ["vic"], contributors: [" cora ", "cora", ""] },
+    as("olga"),
+  );
   expect(created.status).toBe(201);
 });
 afterAll(async () => {
   await daemon.sigterm();
 });
 
-async function status(path: string, headers: Record<string, string>, init: { method?: string; body?: unknown } = {}): Promise<number> {
+async function status(
+  path: string,
+  headers: Record<string, string>,
+  init: { method?: string; body?: unknown } = {},
+): Promise<number> {
   const abort = new AbortController();
   const response = await fetch(`${daemon.baseUrl}${path}`, {
     method: init.method ?? "GET",
@@ -51,10 +81,16 @@ async function status(path: string, headers: Record<string, string>, init: { met
 
 describe("callers", () => {
   test("whoami for bearer, admin, asserted and refused callers", async () => {
-    const whoami = async (headers: Record<string, string>) => (await fetch(`${daemon.baseUrl}/whoami`, { headers })).json();
+    const whoami = async (headers: Record<string, string>) =>
+      (await fetch(`${daemon.baseUrl}/whoami`, { headers })).json();
     expect(await whoami(as("olga"))).toEqual({ identity: "olga", admin: false, source: "bearer" });
     expect(await whoami(as("root"))).toEqual({ identity: "root", admin: true, source: "bearer" });
-    expect(await whoami(as("proxy", { "x-asserted-caller": "oncall@example.com" }))).toEqual({ identity: "oncall@example.com", admin: false, source: "asserted", proxy_by: "gateway" });
+    expect(await whoami(as("proxy", { "x-asserted-caller": "oncall@example.com" }))).toEqual({
+      identity: "oncall@example.com",
+      admin: false,
+      source: "asserted",
+      proxy_by: "gateway",
+    });
     const anonymous = await fetch(`${daemon.baseUrl}/whoami`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("www-authenticate")).toBe('Bearer realm="attach-multisession"');
@@ -62,7 +98,9 @@ describe("callers", () => {
     expect(notProxy.status).toBe(401);
     expect(notProxy.headers.get("www-authenticate")).toBe('Bearer realm="attach-multisession"');
     expect((await fetch(`${daemon.baseUrl}/whoami`, { headers: { authorization: "Bearer forged" } })).status).toBe(401);
-    expect((await fetch(`${daemon.baseUrl}/whoami`, { headers: as("proxy", { "x-asserted-caller": "  " }) })).status).toBe(401);
+    expect(
+      (await fetch(`${daemon.baseUrl}/whoami`, { headers: as("proxy", { "x-asserted-caller": "  " }) })).status,
+    ).toBe(401);
   });
 
   test("each caller's capabilities frame names that caller and the URL it used (the encoded frame is cached per caller and URL)", async () => {
@@ -81,15 +119,24 @@ describe("callers", () => {
       expect((await firstFrame(as("root"))).caller_id).toBe("root");
     }
     const viaLocalhost = await firstFrame(as("olga"), daemon.baseUrl.replace("127.0.0.1", "localhost"));
-    expect(viaLocalhost).toMatchObject({ caller_id: "olga", agent: { url: daemon.baseUrl.replace("127.0.0.1", "localhost") } });
+    expect(viaLocalhost).toMatchObject({
+      caller_id: "olga",
+      agent: { url: daemon.baseUrl.replace("127.0.0.1", "localhost") },
+    });
     expect((await firstFrame(as("olga"))).agent.url).toBe(daemon.baseUrl);
   });
 
   test("the proxy's assertion creates a session owned by the asserted caller", async () => {
-    const response = await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "asserted-1" }, as("proxy", { "x-asserted-caller": "oncall@example.com" }));
+    const response = await postJson(
+      `${daemon.baseUrl}/sessions`,
+      { sessionID: "asserted-1" },
+      as("proxy", { "x-asserted-caller": "oncall@example.com" }),
+    );
     expect(response.status).toBe(201);
     expect(((await response.json()) as { user: string }).user).toBe("oncall@example.com");
-    expect(await status("/sessions/asserted-1/acl", as("proxy", { "x-asserted-caller": "oncall@example.com" }))).toBe(200);
+    expect(await status("/sessions/asserted-1/acl", as("proxy", { "x-asserted-caller": "oncall@example.com" }))).toBe(
+      200,
+    );
     expect(await status("/sessions/asserted-1/acl", as("proxy"))).toBe(404);
   });
 });
@@ -107,7 +154,9 @@ describe("ACL matrix", () => {
     test(`${who}: read ${read}, write ${write}, admin ${admin}`, async () => {
       expect(await status("/sessions/olgas/status", as(who))).toBe(read);
       expect(await status("/sessions/spar/olgas/events?since=999999", as(who))).toBe(read === 200 ? 200 : 404);
-      expect(await status("/sessions/olgas/inject", as(who), { method: "POST", body: { message: `from ${who}` } })).toBe(write);
+      expect(
+        await status("/sessions/olgas/inject", as(who), { method: "POST", body: { message: `from ${who}` } }),
+      ).toBe(write);
       expect(await status("/sessions/olgas/acl", as(who))).toBe(admin);
     });
   }
@@ -122,7 +171,15 @@ describe("ACL matrix", () => {
   });
 
   test("a repeated DELETE is 500 only to those who could have deleted the session; to others it is missing (404)", async () => {
-    expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "olga-tmp", app: "scratch", contributors: ["cora"] }, as("olga"))).status).toBe(201);
+    expect(
+      (
+        await postJson(
+          `${daemon.baseUrl}/sessions`,
+          { sessionID: "olga-tmp", app: "scratch", contributors: ["cora"] },
+          as("olga"),
+        )
+      ).status,
+    ).toBe(201);
     expect(await status("/sessions/olga-tmp", as("olga"), { method: "DELETE" })).toBe(204);
     // The owner and an admin learn it was deleted, on either path shape.
     expect(await status("/sessions/olga-tmp", as("olga"), { method: "DELETE" })).toBe(500);
@@ -137,7 +194,14 @@ describe("ACL matrix", () => {
   test("the ACL was normalized on create and the list is filtered per caller; admins see all", async () => {
     const acl = await (await fetch(`${daemon.baseUrl}/sessions/olgas/acl`, { headers: as("olga") })).json();
     expect(acl).toEqual({ owner: "olga", viewers: ["vic"], contributors: ["cora"] });
-    const list = async (who: keyof typeof tokens) => ((await (await fetch(`${daemon.baseUrl}/sessions`, { headers: as(who) })).json()) as { sessions: Array<{ sessionID: string }> }).sessions.map((row) => row.sessionID).sort();
+    const list = async (who: keyof typeof tokens) =>
+      (
+        (await (await fetch(`${daemon.baseUrl}/sessions`, { headers: as(who) })).json()) as {
+          sessions: Array<{ sessionID: string }>;
+        }
+      ).sessions
+        .map((row) => row.sessionID)
+        .sort();
     expect(await list("vic")).toEqual(["olgas"]);
     expect(await list("mallory")).toEqual([]);
     expect(await list("root")).toEqual(["asserted-1", "default", "olgas"]);
@@ -146,7 +210,11 @@ describe("ACL matrix", () => {
 
 test("ACLs survive a restart", async () => {
   await daemon.sigterm();
-  daemon = await startDaemon({ args: configFiles(), sessionDb: daemon.sessionDb, env: { SPAR_PROXY_TOKEN: tokens.proxy } });
+  daemon = await startDaemon({
+    args: configFiles(),
+    sessionDb: daemon.sessionDb,
+    env: { SPAR_PROXY_TOKEN: tokens.proxy },
+  });
   expect(await status("/sessions/olgas/status", as("vic"))).toBe(200);
   expect(await status("/sessions/olgas/inject", as("vic"), { method: "POST", body: { message: "no" } })).toBe(404);
   expect(await status("/sessions/olgas/acl", as("olga"))).toBe(200);

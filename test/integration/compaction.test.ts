@@ -27,7 +27,8 @@ async function start(args: string[], sessionDb?: string) {
 }
 
 type Row = { Author: string; CustomMetadata: Record<string, unknown> | null };
-const rows = (events: Collector): Row[] => events.frames.filter((frame) => frame.event === "agent").map((frame) => frame.data.event as Row);
+const rows = (events: Collector): Row[] =>
+  events.frames.filter((frame) => frame.event === "agent").map((frame) => frame.data.event as Row);
 const byAuthor = (events: Collector, author: string) => rows(events).filter((row) => row.Author === author);
 const turnEnd = (frame: Frame) => frame.event === "turn-complete" || frame.event === "turn-error";
 const getJson = async (url: string) => (await (await fetch(url)).json()) as Record<string, unknown>;
@@ -38,13 +39,20 @@ async function turn(session: { events: Collector; base: string }, message: strin
   const mark = session.events.frames.length;
   expect((await postJson(`${session.base}/inject`, { message })).status).toBe(200);
   await session.events.waitFor(turnEnd, 10_000, mark);
-  await waitFor(async () => {
-    const status = await getJson(`${session.base}/status`);
-    return status.turn_in_flight === false && status.compacting === undefined ? true : undefined;
-  }, 10_000, "the session to settle");
+  await waitFor(
+    async () => {
+      const status = await getJson(`${session.base}/status`);
+      return status.turn_in_flight === false && status.compacting === undefined ? true : undefined;
+    },
+    10_000,
+    "the session to settle",
+  );
 }
 
-const prompts = Array.from({ length: 20 }, (_, index) => `step ${index + 1}: ${"check the deployment and report what changed ".repeat(2)}`);
+const prompts = Array.from(
+  { length: 20 },
+  (_, index) => `step ${index + 1}: ${"check the deployment and report what changed ".repeat(2)}`,
+);
 const WINDOW = 400;
 
 test("past 80% of the window the older turns become one summary row; requests stay under the window; a restart rebuilds the same conversation", async () => {
@@ -59,7 +67,9 @@ test("past 80% of the window the older turns become one summary row; requests st
   expect(perTurn.map((record) => record.turn)).toEqual(prompts.map((_, index) => index + 1));
   // Echo counts every message of the request: without compaction turn 20 would send ~1,000 tokens.
   expect(Math.max(...perTurn.map((record) => record.input_tokens))).toBeLessThanOrEqual(WINDOW);
-  expect(perTurn.at(-1)?.input_tokens).toBeLessThan(perTurn.slice(0, 8).reduce((sum, record) => sum + record.input_tokens, 0));
+  expect(perTurn.at(-1)?.input_tokens).toBeLessThan(
+    perTurn.slice(0, 8).reduce((sum, record) => sum + record.input_tokens, 0),
+  );
   const context = await getJson(`${first.base}/context`);
   expect(context.compactions).toBe(compactions.length);
   expect(context.total_chars_summarized as number).toBeGreaterThan(context.chars_after_compaction as number);
@@ -82,14 +92,37 @@ test("past 80% of the window the older turns become one summary row; requests st
 test("a failed summary is recorded and backs off; past the whole window the conversation is compacted mechanically; /slash/compact runs between turns", async () => {
   const long = (tag: string) => `${tag} ${"x".repeat(215)}`;
   // Model calls in order: two turns, the failing summary, a short turn, the manual summary, a slow turn, a failing manual summary.
-  const script = writeScript([say(long("a1")), say(long("a2")), failWith("503", "summarizer down"), say("ok"), say("the manual summary"), { request: {}, responses: [{ content: { role: "model", parts: [{ text: "slow" }] }, turnComplete: true, delayMs: 1500 }] }, failWith("503", "summarizer down again")]);
+  const script = writeScript([
+    say(long("a1")),
+    say(long("a2")),
+    failWith("503", "summarizer down"),
+    say("ok"),
+    say("the manual summary"),
+    {
+      request: {},
+      responses: [{ content: { role: "model", parts: [{ text: "slow" }] }, turnComplete: true, delayMs: 1500 }],
+    },
+    failWith("503", "summarizer down again"),
+  ]);
   const session = await start(["--model=scripted", `--script=${script}`, "--model-context-window=200"]);
   await turn(session, long("u1"));
   await turn(session, long("u2"));
   const reductions = byAuthor(session.events, "agent/context-reduction").map((row) => row.CustomMetadata);
   expect(reductions).toEqual([
-    { event: "context-reduction-failed", source: "agent", operation: "compaction", reason: expect.stringContaining("summarizer down"), consecutive_failures: 1, cooldown_turns: 1 },
-    { event: "context-reduction-degraded", source: "agent", operation: "mechanical-compaction", detail: expect.any(String) },
+    {
+      event: "context-reduction-failed",
+      source: "agent",
+      operation: "compaction",
+      reason: expect.stringContaining("summarizer down"),
+      consecutive_failures: 1,
+      cooldown_turns: 1,
+    },
+    {
+      event: "context-reduction-degraded",
+      source: "agent",
+      operation: "mechanical-compaction",
+      detail: expect.any(String),
+    },
   ]);
   const mechanical = byAuthor(session.events, "agent/compaction")[0]?.CustomMetadata ?? {};
   expect(mechanical).toMatchObject({ mechanical: true, messages_summarized: 2, messages_kept: 2 });
@@ -105,7 +138,11 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   const bad = await postJson(`${session.base}/slash/compact`, { focus: 5 });
   expect(bad.status).toBe(400);
   expect(((await bad.json()) as { error: string }).error).toContain("focus");
-  const malformed = await fetch(`${session.base}/slash/compact`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{" });
+  const malformed = await fetch(`${session.base}/slash/compact`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: "{",
+  });
   expect(malformed.status).toBe(400);
   expect((await getJson(`${session.base}/context`)).compactions).toBe(1);
 
@@ -115,8 +152,14 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   expect(result).toMatchObject({ summary_text: "the manual summary" });
   expect(typeof result.summary_event_id).toBe("string");
   expect(typeof result.duration_ms).toBe("number");
-  const manualRow = await session.events.waitFor((frame) => frame.event === "agent" && (frame.data.event as Row & { ID: string }).ID === result.summary_event_id);
-  expect((manualRow.data.event as Row).CustomMetadata).toMatchObject({ manual: true, summary: "the manual summary", messages_kept: 2 });
+  const manualRow = await session.events.waitFor(
+    (frame) => frame.event === "agent" && (frame.data.event as Row & { ID: string }).ID === result.summary_event_id,
+  );
+  expect((manualRow.data.event as Row).CustomMetadata).toMatchObject({
+    manual: true,
+    summary: "the manual summary",
+    messages_kept: 2,
+  });
   expect(await getJson(`${session.base}/context`)).toMatchObject({ compactions: 2, checkpoints: 0 });
 
   // Nothing left to summarize: skipped, no row.
@@ -125,7 +168,11 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   // While a turn runs: 409, and the turn is unaffected.
   const mark = session.events.frames.length;
   await postJson(`${session.base}/inject`, { message: "slow one" });
-  await session.events.waitFor((frame) => frame.event === "status-update" && frame.data.turn_state === "streaming", 10_000, mark);
+  await session.events.waitFor(
+    (frame) => frame.event === "status-update" && frame.data.turn_state === "streaming",
+    10_000,
+    mark,
+  );
   const busy = await postJson(`${session.base}/slash/compact`, {});
   expect(busy.status).toBe(409);
   expect(((await busy.json()) as { error: string }).error).toContain("turn");
@@ -133,10 +180,14 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   expect((await getJson(`${session.base}/context`)).compactions).toBe(2);
 
   // A manual compaction the model fails: 503 naming the error, no row (spec: manual failures write none).
-  await waitFor(async () => {
-    const status = await getJson(`${session.base}/status`);
-    return status.turn_in_flight === false && status.compacting === undefined ? true : undefined;
-  }, 10_000, "the slow turn to settle");
+  await waitFor(
+    async () => {
+      const status = await getJson(`${session.base}/status`);
+      return status.turn_in_flight === false && status.compacting === undefined ? true : undefined;
+    },
+    10_000,
+    "the slow turn to settle",
+  );
   const before = rows(session.events).length;
   const failed = await postJson(`${session.base}/slash/compact`, {});
   expect(failed.status).toBe(503);
@@ -148,27 +199,45 @@ test("a failed summary is recorded and backs off; past the whole window the conv
 
 test("SIGTERM during a summary call is not a failed compaction; the restarted daemon compacts on its next turn", async () => {
   const long = (tag: string) => `${tag} ${"y".repeat(215)}`;
-  const slowSummary = { request: {}, responses: [{ content: { role: "model", parts: [{ text: "never used" }] }, turnComplete: true, delayMs: 5000 }] };
-  const first = await start(["--model=scripted", `--script=${writeScript([say(long("a1")), say(long("a2")), slowSummary])}`, "--model-context-window=200"]);
+  const slowSummary = {
+    request: {},
+    responses: [{ content: { role: "model", parts: [{ text: "never used" }] }, turnComplete: true, delayMs: 5000 }],
+  };
+  const first = await start([
+    "--model=scripted",
+    `--script=${writeScript([say(long("a1")), say(long("a2")), slowSummary])}`,
+    "--model-context-window=200",
+  ]);
   const mark = first.events.frames.length;
   await postJson(`${first.base}/inject`, { message: long("u1") });
   await first.events.waitFor(turnEnd, 10_000, mark);
-  await waitFor(async () => {
-    const status = await getJson(`${first.base}/status`);
-    return status.turn_in_flight === false && status.compacting === undefined ? true : undefined;
-  }, 10_000, "turn 1 to settle");
+  await waitFor(
+    async () => {
+      const status = await getJson(`${first.base}/status`);
+      return status.turn_in_flight === false && status.compacting === undefined ? true : undefined;
+    },
+    10_000,
+    "turn 1 to settle",
+  );
   const mark2 = first.events.frames.length;
   await postJson(`${first.base}/inject`, { message: long("u2") });
   await first.events.waitFor(turnEnd, 10_000, mark2);
   // The summary call is now running (5 s): the turn is over, the session is compacting.
-  expect(await getJson(`${first.base}/status`)).toMatchObject({ state: "idle", turn_in_flight: false, compacting: true });
+  expect(await getJson(`${first.base}/status`)).toMatchObject({
+    state: "idle",
+    turn_in_flight: false,
+    compacting: true,
+  });
   const stopping = performance.now();
   expect(await first.daemon.sigterm()).toBe(0);
   // The call is canceled at once (not waited for), and nothing is written to a closing store.
   expect(performance.now() - stopping).toBeLessThan(2500);
   expect(first.daemon.log()).not.toContain("ERROR");
 
-  const second = await start(["--model=scripted", `--script=${writeScript([say("ok"), say("the summary")])}`, "--model-context-window=200"], first.daemon.sessionDb);
+  const second = await start(
+    ["--model=scripted", `--script=${writeScript([say("ok"), say("the summary")])}`, "--model-context-window=200"],
+    first.daemon.sessionDb,
+  );
   await turn(second, "next");
   // One compaction, made by the restarted daemon's summary call; the canceled one left no row.
   expect(byAuthor(second.events, "agent/compaction")).toHaveLength(1);
@@ -179,8 +248,15 @@ test("SIGTERM during a summary call is not a failed compaction; the restarted da
 
 test("an interrupt while the session compacts cancels the summary at once and interrupts no turn: nothing-in-flight, not parked, no failure row", async () => {
   const long = (tag: string) => `${tag} ${"y".repeat(215)}`;
-  const slowSummary = { request: {}, responses: [{ content: { role: "model", parts: [{ text: "never used" }] }, turnComplete: true, delayMs: 5000 }] };
-  const session = await start(["--model=scripted", `--script=${writeScript([say(long("a1")), say(long("a2")), slowSummary, say("after")])}`, "--model-context-window=200"]);
+  const slowSummary = {
+    request: {},
+    responses: [{ content: { role: "model", parts: [{ text: "never used" }] }, turnComplete: true, delayMs: 5000 }],
+  };
+  const session = await start([
+    "--model=scripted",
+    `--script=${writeScript([say(long("a1")), say(long("a2")), slowSummary, say("after")])}`,
+    "--model-context-window=200",
+  ]);
   await turn(session, long("u1"));
   const mark = session.events.frames.length;
   await postJson(`${session.base}/inject`, { message: long("u2") });
@@ -191,7 +267,11 @@ test("an interrupt while the session compacts cancels the summary at once and in
   expect(performance.now() - asked).toBeLessThan(1000);
   expect(interrupt.headers.get("x-interrupted")).toBe("nothing-in-flight");
   expect(await interrupt.json()).toMatchObject({ interrupted: false, paused: false });
-  await waitFor(async () => ((await getJson(`${session.base}/status`)).compacting === undefined ? true : undefined), 2000, "the compaction to stop");
+  await waitFor(
+    async () => ((await getJson(`${session.base}/status`)).compacting === undefined ? true : undefined),
+    2000,
+    "the compaction to stop",
+  );
   expect((await getJson(`${session.base}/status`)).state).toBe("idle");
   expect(byAuthor(session.events, "agent/compaction")).toEqual([]);
   expect(byAuthor(session.events, "agent/context-reduction")).toEqual([]);

@@ -44,7 +44,11 @@ async function ensureBinary(): Promise<void> {
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [code, stdout, stderr] = await Promise.all([build.exited, new Response(build.stdout).text(), new Response(build.stderr).text()]);
+  const [code, stdout, stderr] = await Promise.all([
+    build.exited,
+    new Response(build.stdout).text(),
+    new Response(build.stderr).text(),
+  ]);
   if (code !== 0) throw new Error(`scripts/build.ts exited ${code}:\n${stdout}${stderr}`);
   renameSync(partial, BINARY);
 }
@@ -57,7 +61,11 @@ interface Run {
 
 async function run(command: string[], cwd: string): Promise<Run> {
   const child = Bun.spawn(command, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [code, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  const [code, stdout, stderr] = await Promise.all([
+    child.exited,
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+  ]);
   return { code, stdout, stderr };
 }
 
@@ -88,18 +96,32 @@ test("the copied binary, started from a temp dir, runs an echo turn on its embed
     const response = await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "hello binary" });
     expect(response.status).toBe(200);
 
-    const end = await stream.waitFor((frame) => frame.event === "turn-complete" || frame.event === "turn-error", 15_000);
+    const end = await stream.waitFor(
+      (frame) => frame.event === "turn-complete" || frame.event === "turn-error",
+      15_000,
+    );
     expect({ event: end.event, data: end.data }).toMatchObject({ event: "turn-complete", data: { model: "echo" } });
-    const reply = stream.frames.filter((frame) => frame.event === "agent").at(-1)?.data.event as { Content: { parts: Array<{ text: string }> } } | undefined;
+    const reply = stream.frames.filter((frame) => frame.event === "agent").at(-1)?.data.event as
+      | { Content: { parts: Array<{ text: string }> } }
+      | undefined;
     expect(reply?.Content.parts[0]?.text).toBe("hello binary");
 
-    const turns = await waitFor(async () => {
-      const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } };
-      return usage.overall.turns >= 1 ? usage.overall.turns : undefined;
-    }, 10_000, "usage to count the turn");
+    const turns = await waitFor(
+      async () => {
+        const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as {
+          overall: { turns: number };
+        };
+        return usage.overall.turns >= 1 ? usage.overall.turns : undefined;
+      },
+      10_000,
+      "usage to count the turn",
+    );
     expect(turns).toBe(1);
     // Built with Bun's header limit raised: the daemon's own limit answers, as JSON.
-    const large = await rawHttp(daemon.port, `GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${"p".repeat(20_000)}\r\nConnection: close\r\n\r\n`);
+    const large = await rawHttp(
+      daemon.port,
+      `GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${"p".repeat(20_000)}\r\nConnection: close\r\n\r\n`,
+    );
     expect(large.status).toBe(431);
     expect(large.body).toContain("larger than 16384 bytes");
   } finally {

@@ -31,7 +31,12 @@ afterAll(async () => {
 
 /** Adds `allowWatchBookmarks` to every watch (client-node's informer never asks for bookmarks itself). */
 class BookmarkWatch extends k8s.Watch {
-  override watch(path: string, queryParams: Record<string, string | number | boolean | undefined>, callback: (phase: string, apiObj: any, watchObj?: any) => void, done: (err: any) => void): Promise<AbortController> {
+  override watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: any, watchObj?: any) => void,
+    done: (err: any) => void,
+  ): Promise<AbortController> {
     return super.watch(path, { ...queryParams, allowWatchBookmarks: true }, callback, done);
   }
 }
@@ -58,8 +63,10 @@ async function until(condition: () => boolean, what: string, timeoutMs = 8000): 
   }
 }
 
-const isList = (entry: RecordedRequest, namespace: string) => entry.path === `/api/v1/namespaces/${namespace}/events` && entry.query.watch === undefined;
-const isWatch = (entry: RecordedRequest, namespace: string) => entry.path === `/api/v1/namespaces/${namespace}/events` && entry.query.watch === "true";
+const isList = (entry: RecordedRequest, namespace: string) =>
+  entry.path === `/api/v1/namespaces/${namespace}/events` && entry.query.watch === undefined;
+const isWatch = (entry: RecordedRequest, namespace: string) =>
+  entry.path === `/api/v1/namespaces/${namespace}/events` && entry.query.watch === "true";
 
 describe("typed calls", () => {
   test("lists with a field selector, reads logs with previous/tailLines, asks an access review", async () => {
@@ -76,7 +83,11 @@ describe("typed calls", () => {
     expect(log).toBe("b\nkilled\n");
     const authorization = config.makeApiClient(k8s.AuthorizationV1Api);
     const review = await authorization.createSelfSubjectAccessReview({
-      body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: { verb: "watch", resource: "events" } } },
+      body: {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SelfSubjectAccessReview",
+        spec: { resourceAttributes: { verb: "watch", resource: "events" } },
+      },
     });
     expect(review.status?.allowed).toBe(true);
     await expect(core.readNamespacedPod({ name: "ghost", namespace: "typed" })).rejects.toMatchObject({ code: 404 });
@@ -110,7 +121,12 @@ describe("ListWatch informer", () => {
     await until(() => api.requests().some((entry) => isWatch(entry, "gone")), "the watch");
     const listsBefore = api.requests().filter((entry) => isList(entry, "gone")).length;
     expect(api.faults.expireResourceVersions({ midStream: true })).toBeGreaterThanOrEqual(1);
-    api.scenario.recordEvent({ involvedObject: { kind: "Pod", name: "g", namespace: "gone", uid: "uid-g" }, reason: "Failed", message: "during the gap", name: "gap-event" });
+    api.scenario.recordEvent({
+      involvedObject: { kind: "Pod", name: "g", namespace: "gone", uid: "uid-g" },
+      reason: "Failed",
+      message: "during the gap",
+      name: "gap-event",
+    });
     await until(() => adds.includes("gap-event"), "the event created during the re-list gap");
     await until(() => api.requests().filter((entry) => isWatch(entry, "gone")).length >= 2, "the second watch");
     expect(api.requests().filter((entry) => isList(entry, "gone")).length - listsBefore).toBe(1);
@@ -129,9 +145,17 @@ describe("ListWatch informer", () => {
     api.scenario.createPod({ namespace: "elsewhere", name: "unseen-by-the-event-watch" });
     api.faults.expireResourceVersions();
     api.faults.dropWatches("close");
-    api.scenario.recordEvent({ involvedObject: { kind: "Pod", name: "r", namespace: "resume", uid: "uid-r" }, reason: "Failed", message: "x", name: "after-compaction" });
+    api.scenario.recordEvent({
+      involvedObject: { kind: "Pod", name: "r", namespace: "resume", uid: "uid-r" },
+      reason: "Failed",
+      message: "x",
+      name: "after-compaction",
+    });
     await until(() => adds.includes("after-compaction"), "the event after compaction", 10_000);
-    const watchStatuses = api.requests().filter((entry) => isWatch(entry, "resume")).map((entry) => entry.status);
+    const watchStatuses = api
+      .requests()
+      .filter((entry) => isWatch(entry, "resume"))
+      .map((entry) => entry.status);
     expect(watchStatuses).toContain(410);
     expect(api.requests().filter((entry) => isList(entry, "resume"))).toHaveLength(2);
   }, 25_000);

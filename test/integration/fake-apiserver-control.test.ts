@@ -16,7 +16,11 @@ interface Spawned {
 }
 
 async function spawnFake(args: string[]): Promise<Spawned> {
-  const child = Bun.spawn([process.execPath, MAIN, "--port", "0", ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const child = Bun.spawn([process.execPath, MAIN, "--port", "0", ...args], {
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
   const reader = child.stdout.getReader();
   let text = "";
   const deadline = Date.now() + 10_000;
@@ -67,34 +71,76 @@ describe("the spawned fake", () => {
   });
 
   test("objects, pods, nodes, replicasets and events (both APIs) are created through /_fake/", async () => {
-    const pod = await control("pods", { namespace: "ctl", name: "web-1", node: "n1", containers: [{ name: "app", waitingReason: "ImagePullBackOff" }] });
+    const pod = await control("pods", {
+      namespace: "ctl",
+      name: "web-1",
+      node: "n1",
+      containers: [{ name: "app", waitingReason: "ImagePullBackOff" }],
+    });
     expect(pod.status).toBe(200);
     expect(pod.body.metadata.uid).toBeString();
     expect((await control("nodes", { name: "n1", ready: "Unknown" })).status).toBe(200);
     expect((await control("replicasets", { namespace: "ctl", name: "web", replicas: 3 })).status).toBe(200);
-    expect((await control("objects", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg", namespace: "ctl" }, data: { a: "1" } })).status).toBe(200);
+    expect(
+      (
+        await control("objects", {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "cfg", namespace: "ctl" },
+          data: { a: "1" },
+        })
+      ).status,
+    ).toBe(200);
     const involved = { kind: "Pod", name: "web-1", namespace: "ctl", uid: pod.body.metadata.uid };
     await control("events", { involvedObject: involved, reason: "BackOff", message: "Back-off pulling image" });
-    const bumped = await control("events", { involvedObject: involved, reason: "BackOff", message: "Back-off pulling image" });
+    const bumped = await control("events", {
+      involvedObject: involved,
+      reason: "BackOff",
+      message: "Back-off pulling image",
+    });
     expect(bumped.body.count).toBe(2);
-    const v1 = await control("events?api=events.k8s.io", { involvedObject: involved, reason: "Failed", message: "ErrImagePull", series: { count: 4 } });
+    const v1 = await control("events?api=events.k8s.io", {
+      involvedObject: involved,
+      reason: "Failed",
+      message: "ErrImagePull",
+      series: { count: 4 },
+    });
     expect(v1.body.apiVersion).toBe("events.k8s.io/v1");
     expect(v1.body.eventTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     expect(v1.body.series.count).toBe(4);
     const listed = await kube("/api/v1/namespaces/ctl/events?fieldSelector=involvedObject.name=web-1");
-    expect(listed.body.items.map((item: any) => `${item.reason}:${item.count ?? "-"}`).sort()).toEqual(["BackOff:2", "Failed:-"]);
+    expect(listed.body.items.map((item: any) => `${item.reason}:${item.count ?? "-"}`).sort()).toEqual([
+      "BackOff:2",
+      "Failed:-",
+    ]);
     expect((await kube("/apis/apps/v1/namespaces/ctl/replicasets/web")).body.spec.replicas).toBe(3);
-    expect((await kube("/api/v1/nodes/n1")).body.status.conditions.find((condition: any) => condition.type === "Ready").status).toBe("Unknown");
-    const patched = await control("objects/patch", { ref: { apiVersion: "v1", kind: "ConfigMap", namespace: "ctl", name: "cfg" }, patch: { data: { a: "2" } } });
+    expect(
+      (await kube("/api/v1/nodes/n1")).body.status.conditions.find((condition: any) => condition.type === "Ready")
+        .status,
+    ).toBe("Unknown");
+    const patched = await control("objects/patch", {
+      ref: { apiVersion: "v1", kind: "ConfigMap", namespace: "ctl", name: "cfg" },
+      patch: { data: { a: "2" } },
+    });
     expect(patched.body.data.a).toBe("2");
-    expect((await control("objects/delete", { apiVersion: "v1", kind: "ConfigMap", namespace: "ctl", name: "cfg" })).status).toBe(200);
+    expect(
+      (await control("objects/delete", { apiVersion: "v1", kind: "ConfigMap", namespace: "ctl", name: "cfg" })).status,
+    ).toBe(200);
     expect((await kube("/api/v1/namespaces/ctl/configmaps/cfg")).status).toBe(404);
   });
 
   test("logs and grants are set through /_fake/", async () => {
     await control("pods", { namespace: "ctl", name: "logger" });
-    await control("logs", { namespace: "ctl", pod: "logger", container: "app", current: "one\ntwo\n", previous: "crash\n" });
-    const previous = await fetch(`${fake.url}/api/v1/namespaces/ctl/pods/logger/log?previous=true`, { headers: { authorization: "Bearer ctl-token" } });
+    await control("logs", {
+      namespace: "ctl",
+      pod: "logger",
+      container: "app",
+      current: "one\ntwo\n",
+      previous: "crash\n",
+    });
+    const previous = await fetch(`${fake.url}/api/v1/namespaces/ctl/pods/logger/log?previous=true`, {
+      headers: { authorization: "Bearer ctl-token" },
+    });
     expect(await previous.text()).toBe("crash\n");
     await control("grants", { grants: [{ verbs: ["list"], resources: ["pods"] }] });
     expect((await kube("/api/v1/namespaces/ctl/events")).status).toBe(403);
@@ -110,7 +156,11 @@ describe("the spawned fake", () => {
     expect(throttled.body.reason).toBe("TooManyRequests");
     expect((await kube("/api/v1/namespaces/ctl/events")).status).toBe(200);
     const state = (await (await fetch(`${fake.url}/_fake/state`)).json()) as { resourceVersion: number };
-    const watch = new WatchReader(await fetch(`${fake.url}/api/v1/pods?watch=true&resourceVersion=${state.resourceVersion}`, { headers: { authorization: "Bearer ctl-token" } }));
+    const watch = new WatchReader(
+      await fetch(`${fake.url}/api/v1/pods?watch=true&resourceVersion=${state.resourceVersion}`, {
+        headers: { authorization: "Bearer ctl-token" },
+      }),
+    );
     await Bun.sleep(50);
     expect((await control("faults/expire", { midStream: true })).body.errored).toBe(1);
     expect((await watch.next(1))[0]).toMatchObject({ type: "ERROR", object: { code: 410 } });
@@ -125,7 +175,10 @@ describe("the spawned fake", () => {
     let after: number | undefined;
     while (after === undefined && Date.now() < deadline) {
       await Bun.sleep(150);
-      after = await kube("/api/v1/namespaces/ctl/pods").then((result) => result.body.items.length as number, () => undefined);
+      after = await kube("/api/v1/namespaces/ctl/pods").then(
+        (result) => result.body.items.length as number,
+        () => undefined,
+      );
     }
     expect(after).toBe(before);
   }, 10_000);

@@ -25,11 +25,20 @@ afterAll(async () => {
 });
 
 const auth = { authorization: `Bearer ${TOKEN}` };
-const get = (path: string, init: RequestInit = {}) => fetch(`${api.url}${path}`, { ...init, headers: { ...auth, ...(init.headers ?? {}) } });
+const get = (path: string, init: RequestInit = {}) =>
+  fetch(`${api.url}${path}`, { ...init, headers: { ...auth, ...(init.headers ?? {}) } });
 
 function review(resource: string, verb: string, namespace = "", subresource = "", group = ""): Promise<Response> {
-  const body = { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: { group, resource, verb, namespace, subresource } } };
-  return get("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const body = {
+    apiVersion: "authorization.k8s.io/v1",
+    kind: "SelfSubjectAccessReview",
+    spec: { resourceAttributes: { group, resource, verb, namespace, subresource } },
+  };
+  return get("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json" },
+  });
 }
 
 async function allowed(resource: string, verb: string, namespace = "", subresource = "", group = ""): Promise<boolean> {
@@ -53,8 +62,12 @@ describe("authentication and authorization", () => {
     expect(denied.status).toBe(403);
     const status = (await denied.json()) as { reason: string; message: string };
     expect(status.reason).toBe("Forbidden");
-    expect(status.message).toBe('nodes is forbidden: User "watcher" cannot list resource "nodes" in API group "" at the cluster scope');
-    expect((await fetch(`${api.url}/api/v1/events`, { headers: { authorization: "Bearer other-token" } })).status).toBe(403);
+    expect(status.message).toBe(
+      'nodes is forbidden: User "watcher" cannot list resource "nodes" in API group "" at the cluster scope',
+    );
+    expect((await fetch(`${api.url}/api/v1/events`, { headers: { authorization: "Bearer other-token" } })).status).toBe(
+      403,
+    );
     const logDenied = await get("/api/v1/namespaces/elsewhere/pods/x/log");
     expect(logDenied.status).toBe(403);
   });
@@ -75,7 +88,10 @@ describe("authentication and authorization", () => {
         { users: ["watcher"], verbs: ["get"], apiGroups: [""], resources: ["pods/log"], namespaces: ["shop"] },
       ]);
     }
-    const invalid = await get("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", { method: "POST", body: JSON.stringify({ spec: {} }) });
+    const invalid = await get("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+      method: "POST",
+      body: JSON.stringify({ spec: {} }),
+    });
     expect(invalid.status).toBe(422);
     expect(((await invalid.json()) as { kind: string }).kind).toBe("Status");
   });
@@ -97,12 +113,16 @@ describe("fault injection", () => {
   });
 
   test("dropWatches('close') ends streams cleanly; 'reset' aborts them", async () => {
-    const clean = new WatchReader(await get(`/api/v1/events?watch=true&resourceVersion=${api.scenario.resourceVersion}`));
+    const clean = new WatchReader(
+      await get(`/api/v1/events?watch=true&resourceVersion=${api.scenario.resourceVersion}`),
+    );
     expect(api.openWatches()).toBe(1);
     expect(api.faults.dropWatches("close")).toBe(1);
     await clean.end();
     expect(clean.error).toBeUndefined();
-    const abrupt = new WatchReader(await get(`/api/v1/events?watch=true&resourceVersion=${api.scenario.resourceVersion}`));
+    const abrupt = new WatchReader(
+      await get(`/api/v1/events?watch=true&resourceVersion=${api.scenario.resourceVersion}`),
+    );
     await Bun.sleep(20);
     expect(api.faults.dropWatches("reset")).toBe(1);
     await abrupt.end();
@@ -116,13 +136,19 @@ describe("fault injection", () => {
     const watch = new WatchReader(await get(`/api/v1/pods?watch=true&resourceVersion=${api.scenario.resourceVersion}`));
     await api.restart({ keepState: true, downtimeMs: 50 });
     await watch.end();
-    const listed = (await (await get("/api/v1/namespaces/shop/pods")).json()) as { items: { metadata: { uid: string } }[] };
-    expect(listed.items.map((item) => item.metadata.uid)).toContain(String((pod.metadata as Record<string, unknown>).uid));
+    const listed = (await (await get("/api/v1/namespaces/shop/pods")).json()) as {
+      items: { metadata: { uid: string } }[];
+    };
+    expect(listed.items.map((item) => item.metadata.uid)).toContain(
+      String((pod.metadata as Record<string, unknown>).uid),
+    );
     const replay = new WatchReader(await get(`/api/v1/pods?watch=true&resourceVersion=${before}`));
     expect((await replay.next(1))[0]?.object.metadata?.name).toBe("survivor");
     await api.restart({ keepState: false });
     await replay.end();
-    expect((await get("/api/v1/namespaces/shop/pods").then((response) => response.json()) as { items: unknown[] }).items).toEqual([]);
+    expect(
+      ((await get("/api/v1/namespaces/shop/pods").then((response) => response.json())) as { items: unknown[] }).items,
+    ).toEqual([]);
     expect((await get(`/api/v1/pods?watch=true&resourceVersion=${before}`)).status).toBe(410);
   });
 
@@ -130,7 +156,13 @@ describe("fault injection", () => {
     api.clearRequests();
     await get("/api/v1/events?fieldSelector=type%3DWarning&limit=5");
     const [entry] = api.requests();
-    expect(entry).toEqual({ method: "GET", path: "/api/v1/events", query: { fieldSelector: "type=Warning", limit: "5" }, status: 200, user: "watcher" });
+    expect(entry).toEqual({
+      method: "GET",
+      path: "/api/v1/events",
+      query: { fieldSelector: "type=Warning", limit: "5" },
+      status: 200,
+      user: "watcher",
+    });
   });
 });
 
@@ -141,7 +173,10 @@ describe("HTTPS and mTLS", () => {
   }, 20_000);
 
   test("HTTPS with a bearer token, verified against the generated CA", async () => {
-    const secure = await startFakeApiserver({ tls: { cert: certificates.serverCert, key: certificates.serverKey }, tokens: { [TOKEN]: "watcher" } });
+    const secure = await startFakeApiserver({
+      tls: { cert: certificates.serverCert, key: certificates.serverKey },
+      tokens: { [TOKEN]: "watcher" },
+    });
     try {
       expect(secure.url).toStartWith("https://");
       const response = await fetch(`${secure.url}/api/v1/events`, { headers: auth, tls: { ca: certificates.caCert } });
@@ -160,7 +195,9 @@ describe("HTTPS and mTLS", () => {
     });
     try {
       await expect(fetch(`${mutual.url}/api/v1/events`, { tls: { ca: certificates.caCert } })).rejects.toThrow();
-      const withCertificate = { tls: { ca: certificates.caCert, cert: certificates.clientCert, key: certificates.clientKey } };
+      const withCertificate = {
+        tls: { ca: certificates.caCert, cert: certificates.clientCert, key: certificates.clientKey },
+      };
       expect((await fetch(`${mutual.url}/api/v1/events`, withCertificate)).status).toBe(200);
       expect((await fetch(`${mutual.url}/api/v1/pods`, withCertificate)).status).toBe(403);
       expect(mutual.requests()[0]?.user).toBe("watcher");

@@ -8,7 +8,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
-import { type CertificateSet, generateCertificates, kubeTempDir, kubectl, spawnKubectl, writeKubeconfig } from "../support/kube.ts";
+import {
+  type CertificateSet,
+  generateCertificates,
+  kubeTempDir,
+  kubectl,
+  spawnKubectl,
+  writeKubeconfig,
+} from "../support/kube.ts";
 
 let api: FakeApiserver;
 let kubeconfig: string;
@@ -18,10 +25,30 @@ beforeAll(async () => {
   dir = kubeTempDir("spar-kubectl-");
   api = await startFakeApiserver();
   kubeconfig = writeKubeconfig(join(dir, "plain.kubeconfig"), { server: api.url, insecureSkipTlsVerify: true });
-  const crashy = api.scenario.createPod({ namespace: "shop", name: "checkout-7b9d", node: "node-1", containers: [{ name: "server", waitingReason: "CrashLoopBackOff", restartCount: 7 }] });
-  api.scenario.recordEvent({ involvedObject: crashy, reason: "BackOff", message: "Back-off restarting failed container server", fieldPath: "spec.containers{server}", name: "checkout-7b9d.backoff" });
-  api.scenario.recordEvent({ involvedObject: crashy, reason: "Pulled", type: "Normal", message: "Container image pulled", name: "checkout-7b9d.pulled" });
-  api.scenario.setPodLogs("shop", "checkout-7b9d", "server", { current: "starting\n", previous: "line 1\nline 2\npanic: boom\n" });
+  const crashy = api.scenario.createPod({
+    namespace: "shop",
+    name: "checkout-7b9d",
+    node: "node-1",
+    containers: [{ name: "server", waitingReason: "CrashLoopBackOff", restartCount: 7 }],
+  });
+  api.scenario.recordEvent({
+    involvedObject: crashy,
+    reason: "BackOff",
+    message: "Back-off restarting failed container server",
+    fieldPath: "spec.containers{server}",
+    name: "checkout-7b9d.backoff",
+  });
+  api.scenario.recordEvent({
+    involvedObject: crashy,
+    reason: "Pulled",
+    type: "Normal",
+    message: "Container image pulled",
+    name: "checkout-7b9d.pulled",
+  });
+  api.scenario.setPodLogs("shop", "checkout-7b9d", "server", {
+    current: "starting\n",
+    previous: "line 1\nline 2\npanic: boom\n",
+  });
 });
 afterAll(async () => {
   await api.stop();
@@ -39,9 +66,20 @@ describe("kubectl get", () => {
   }, 20_000);
 
   test("-o json with --field-selector returns only the matching events, decoded by client-go", async () => {
-    const result = await kubectl(kubeconfig, ["get", "events", "-A", "-o", "json", "--field-selector", "type=Warning,involvedObject.name=checkout-7b9d,reason!=Pulled"]);
+    const result = await kubectl(kubeconfig, [
+      "get",
+      "events",
+      "-A",
+      "-o",
+      "json",
+      "--field-selector",
+      "type=Warning,involvedObject.name=checkout-7b9d,reason!=Pulled",
+    ]);
     expect(result.exitCode).toBe(0);
-    const list = JSON.parse(result.stdout) as { kind: string; items: { reason: string; count: number; involvedObject: { fieldPath: string } }[] };
+    const list = JSON.parse(result.stdout) as {
+      kind: string;
+      items: { reason: string; count: number; involvedObject: { fieldPath: string } }[];
+    };
     expect(list.kind).toBe("List");
     expect(list.items.map((item) => item.reason)).toEqual(["BackOff"]);
     expect(list.items[0]?.involvedObject.fieldPath).toBe("spec.containers{server}");
@@ -56,13 +94,30 @@ describe("kubectl get", () => {
   test("events.k8s.io/v1 events, pods, nodes and replicasets are gettable", async () => {
     api.scenario.createNode({ name: "node-1", ready: "False" });
     api.scenario.createReplicaSet({ namespace: "shop", name: "checkout-7b9d", replicas: 2 });
-    const v1 = await kubectl(kubeconfig, ["get", "events.v1.events.k8s.io", "-n", "shop", "-o", "jsonpath={.items[*].note}"]);
+    const v1 = await kubectl(kubeconfig, [
+      "get",
+      "events.v1.events.k8s.io",
+      "-n",
+      "shop",
+      "-o",
+      "jsonpath={.items[*].note}",
+    ]);
     expect(v1.exitCode).toBe(0);
     expect(v1.stdout).toContain("Back-off restarting failed container server");
-    const pod = await kubectl(kubeconfig, ["get", "pod", "checkout-7b9d", "-n", "shop", "-o", "jsonpath={.status.containerStatuses[0].state.waiting.reason}"]);
+    const pod = await kubectl(kubeconfig, [
+      "get",
+      "pod",
+      "checkout-7b9d",
+      "-n",
+      "shop",
+      "-o",
+      "jsonpath={.status.containerStatuses[0].state.waiting.reason}",
+    ]);
     expect(pod.stdout).toBe("CrashLoopBackOff");
     expect((await kubectl(kubeconfig, ["get", "nodes", "-o", "name"])).stdout.trim()).toBe("node/node-1");
-    expect((await kubectl(kubeconfig, ["get", "rs", "-n", "shop", "-o", "name"])).stdout.trim()).toBe("replicaset.apps/checkout-7b9d");
+    expect((await kubectl(kubeconfig, ["get", "rs", "-n", "shop", "-o", "name"])).stdout.trim()).toBe(
+      "replicaset.apps/checkout-7b9d",
+    );
     const missing = await kubectl(kubeconfig, ["get", "pod", "ghost", "-n", "shop"]);
     expect(missing.stderr).toContain('pods "ghost" not found');
   }, 30_000);
@@ -82,7 +137,12 @@ describe("kubectl get --watch", () => {
       await watcher.waitFor("checkout-7b9d.pulled");
       await waitForWatchRequest();
       const pod = api.scenario.createPod({ namespace: "late", name: "late-pod" });
-      api.scenario.recordEvent({ involvedObject: pod, reason: "FailedMount", message: "MountVolume.SetUp failed", name: "late-pod.mount" });
+      api.scenario.recordEvent({
+        involvedObject: pod,
+        reason: "FailedMount",
+        message: "MountVolume.SetUp failed",
+        name: "late-pod.mount",
+      });
       await watcher.waitFor("late-pod.mount");
       api.scenario.patch({ apiVersion: "v1", kind: "Event", namespace: "late", name: "late-pod.mount" }, { count: 5 });
       await watcher.waitFor(/"count": 5/);
@@ -92,11 +152,30 @@ describe("kubectl get --watch", () => {
   }, 30_000);
 
   test("--field-selector applies to the watch: only matching new events are printed", async () => {
-    const watcher = spawnKubectl(kubeconfig, ["get", "events", "-n", "shop", "--watch", "--field-selector", "reason=OOMKilling", "--request-timeout=0"]);
+    const watcher = spawnKubectl(kubeconfig, [
+      "get",
+      "events",
+      "-n",
+      "shop",
+      "--watch",
+      "--field-selector",
+      "reason=OOMKilling",
+      "--request-timeout=0",
+    ]);
     try {
       await waitForWatchRequest("reason=OOMKilling");
-      api.scenario.recordEvent({ involvedObject: { kind: "Pod", name: "checkout-7b9d", namespace: "shop", uid: "u" }, reason: "Unhealthy", message: "probe failed", name: "skipped.unhealthy" });
-      api.scenario.recordEvent({ involvedObject: { kind: "Pod", name: "checkout-7b9d", namespace: "shop", uid: "u" }, reason: "OOMKilling", message: "Memory cgroup out of memory", name: "seen.oom" });
+      api.scenario.recordEvent({
+        involvedObject: { kind: "Pod", name: "checkout-7b9d", namespace: "shop", uid: "u" },
+        reason: "Unhealthy",
+        message: "probe failed",
+        name: "skipped.unhealthy",
+      });
+      api.scenario.recordEvent({
+        involvedObject: { kind: "Pod", name: "checkout-7b9d", namespace: "shop", uid: "u" },
+        reason: "OOMKilling",
+        message: "Memory cgroup out of memory",
+        name: "seen.oom",
+      });
       await watcher.waitFor("seen.oom");
       expect(watcher.output()).not.toContain("skipped.unhealthy");
     } finally {
@@ -109,7 +188,13 @@ describe("kubectl get --watch", () => {
 async function waitForWatchRequest(selector?: string): Promise<void> {
   const deadline = Date.now() + 8000;
   while (Date.now() < deadline) {
-    const found = api.requests().some((entry) => entry.query.watch === "true" && (selector === undefined || (entry.query.fieldSelector ?? "").includes(selector)));
+    const found = api
+      .requests()
+      .some(
+        (entry) =>
+          entry.query.watch === "true" &&
+          (selector === undefined || (entry.query.fieldSelector ?? "").includes(selector)),
+      );
     if (found) return;
     await Bun.sleep(25);
   }
@@ -123,15 +208,31 @@ describe("kubectl over TLS", () => {
   }, 20_000);
 
   test("HTTPS with a bearer token and the CA in the kubeconfig; a wrong token is refused", async () => {
-    const secure = await startFakeApiserver({ tls: { cert: certificates.serverCert, key: certificates.serverKey }, tokens: { "good-token": "watcher" } });
+    const secure = await startFakeApiserver({
+      tls: { cert: certificates.serverCert, key: certificates.serverKey },
+      tokens: { "good-token": "watcher" },
+    });
     try {
-      secure.scenario.recordEvent({ involvedObject: { kind: "Node", name: "n1", uid: "n1" }, reason: "NodeNotReady", message: "not ready", name: "n1.notready" });
-      const good = writeKubeconfig(join(dir, "token.kubeconfig"), { server: secure.url, token: "good-token", caPem: certificates.caCert });
+      secure.scenario.recordEvent({
+        involvedObject: { kind: "Node", name: "n1", uid: "n1" },
+        reason: "NodeNotReady",
+        message: "not ready",
+        name: "n1.notready",
+      });
+      const good = writeKubeconfig(join(dir, "token.kubeconfig"), {
+        server: secure.url,
+        token: "good-token",
+        caPem: certificates.caCert,
+      });
       const result = await kubectl(good, ["get", "events", "-A", "-o", "name"]);
       expect(result.exitCode).toBe(0);
       expect(result.stdout.trim()).toBe("event/n1.notready");
       expect(secure.requests().some((entry) => entry.user === "watcher")).toBe(true);
-      const bad = writeKubeconfig(join(dir, "bad.kubeconfig"), { server: secure.url, token: "bad-token", caPem: certificates.caCert });
+      const bad = writeKubeconfig(join(dir, "bad.kubeconfig"), {
+        server: secure.url,
+        token: "bad-token",
+        caPem: certificates.caCert,
+      });
       const refused = await kubectl(bad, ["get", "events", "-A"]);
       expect(refused.exitCode).not.toBe(0);
       expect(refused.stderr).toContain("You must be logged in to the server");
@@ -164,7 +265,10 @@ describe("kubectl over TLS", () => {
       expect((await kubectl(config, ["auth", "can-i", "delete", "pods"])).stdout.trim()).toBe("no");
       const forbidden = await kubectl(config, ["get", "deployments", "-A"]);
       expect(forbidden.stderr).toContain('User "watcher" cannot list resource "deployments" in API group "apps"');
-      const noCertificate = writeKubeconfig(join(dir, "nocert.kubeconfig"), { server: mutual.url, caPem: certificates.caCert });
+      const noCertificate = writeKubeconfig(join(dir, "nocert.kubeconfig"), {
+        server: mutual.url,
+        caPem: certificates.caCert,
+      });
       expect((await kubectl(noCertificate, ["get", "pods", "-A"], 10_000)).exitCode).not.toBe(0);
     } finally {
       await mutual.stop();

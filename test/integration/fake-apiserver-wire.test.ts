@@ -20,7 +20,9 @@ afterAll(async () => {
 const get = (path: string, init?: RequestInit) => fetch(`${api.url}${path}`, init);
 const json = async (path: string) => (await (await get(path)).json()) as Record<string, any>;
 
-async function openWatch(path: string): Promise<{ reader: WatchReader; controller: AbortController; response: Response }> {
+async function openWatch(
+  path: string,
+): Promise<{ reader: WatchReader; controller: AbortController; response: Response }> {
   const controller = new AbortController();
   const response = await get(path, { signal: controller.signal });
   return { reader: new WatchReader(response), controller, response };
@@ -35,7 +37,9 @@ describe("discovery", () => {
     const names = core.resources.map((resource: { name: string }) => resource.name);
     expect(names).toEqual(expect.arrayContaining(["pods", "pods/log", "nodes", "events", "namespaces"]));
     expect(core.resources.find((resource: { name: string }) => resource.name === "nodes").namespaced).toBe(false);
-    expect((await json("/apis/apps/v1")).resources.map((resource: { name: string }) => resource.name)).toEqual(expect.arrayContaining(["deployments", "replicasets"]));
+    expect((await json("/apis/apps/v1")).resources.map((resource: { name: string }) => resource.name)).toEqual(
+      expect.arrayContaining(["deployments", "replicasets"]),
+    );
     expect((await json("/apis/events.k8s.io/v1")).groupVersion).toBe("events.k8s.io/v1");
     expect((await json("/version")).major).toBe("1");
     const missing = await get("/apis/nope/v1");
@@ -97,14 +101,29 @@ describe("field selectors", () => {
     const target = api.scenario.createPod({ namespace: "sel", name: "crashy" });
     api.scenario.recordEvent({ involvedObject: target, reason: "BackOff", message: "back-off", type: "Warning" });
     api.scenario.recordEvent({ involvedObject: target, reason: "Pulled", message: "pulled", type: "Normal" });
-    api.scenario.createEventV1({ involvedObject: { kind: "Node", name: "n9", uid: "node-uid" }, reason: "NodeNotReady", message: "not ready", namespace: "sel" });
+    api.scenario.createEventV1({
+      involvedObject: { kind: "Node", name: "n9", uid: "node-uid" },
+      reason: "NodeNotReady",
+      message: "not ready",
+      namespace: "sel",
+    });
     const reasons = async (path: string) => ((await json(path)).items as any[]).map((item) => item.reason).sort();
     const uid = String((target.metadata as Record<string, unknown>).uid);
     expect(await reasons(`/api/v1/events?fieldSelector=involvedObject.uid=${uid}`)).toEqual(["BackOff", "Pulled"]);
-    expect(await reasons("/api/v1/namespaces/sel/events?fieldSelector=type=Warning")).toEqual(["BackOff", "NodeNotReady"]);
-    expect(await reasons("/api/v1/events?fieldSelector=metadata.namespace=sel,reason!=Pulled")).toEqual(["BackOff", "NodeNotReady"]);
-    expect(await reasons("/api/v1/events?fieldSelector=involvedObject.kind==Node,metadata.namespace=sel")).toEqual(["NodeNotReady"]);
-    expect(await reasons("/apis/events.k8s.io/v1/namespaces/sel/events?fieldSelector=regarding.name=crashy,reason=BackOff")).toEqual(["BackOff"]);
+    expect(await reasons("/api/v1/namespaces/sel/events?fieldSelector=type=Warning")).toEqual([
+      "BackOff",
+      "NodeNotReady",
+    ]);
+    expect(await reasons("/api/v1/events?fieldSelector=metadata.namespace=sel,reason!=Pulled")).toEqual([
+      "BackOff",
+      "NodeNotReady",
+    ]);
+    expect(await reasons("/api/v1/events?fieldSelector=involvedObject.kind==Node,metadata.namespace=sel")).toEqual([
+      "NodeNotReady",
+    ]);
+    expect(
+      await reasons("/apis/events.k8s.io/v1/namespaces/sel/events?fieldSelector=regarding.name=crashy,reason=BackOff"),
+    ).toEqual(["BackOff"]);
     const v1 = await json("/apis/events.k8s.io/v1/namespaces/sel/events?fieldSelector=reason=BackOff");
     expect(v1.kind).toBe("EventList");
     expect(v1.apiVersion).toBe("events.k8s.io/v1");
@@ -132,14 +151,19 @@ describe("watch", () => {
     const since = api.scenario.resourceVersion;
     api.scenario.createPod({ namespace: "w1", name: "replayed" });
     const started = Date.now();
-    const { reader, controller, response } = await openWatch(`/api/v1/namespaces/w1/pods?watch=true&resourceVersion=${since}`);
+    const { reader, controller, response } = await openWatch(
+      `/api/v1/namespaces/w1/pods?watch=true&resourceVersion=${since}`,
+    );
     expect(Date.now() - started).toBeLessThan(1000);
     expect(response.headers.get("content-type")).toBe("application/json");
     const [replayed] = await reader.next(1);
     expect(replayed?.type).toBe("ADDED");
     expect(replayed?.object.metadata?.name).toBe("replayed");
     expect(replayed?.object.kind).toBe("Pod");
-    api.scenario.patch({ apiVersion: "v1", kind: "Pod", namespace: "w1", name: "replayed" }, { metadata: { labels: { changed: "yes" } } });
+    api.scenario.patch(
+      { apiVersion: "v1", kind: "Pod", namespace: "w1", name: "replayed" },
+      { metadata: { labels: { changed: "yes" } } },
+    );
     api.scenario.delete({ apiVersion: "v1", kind: "Pod", namespace: "w1", name: "old" });
     const live = await reader.next(2);
     expect(live.map((line) => line.type)).toEqual(["MODIFIED", "DELETED"]);
@@ -149,7 +173,9 @@ describe("watch", () => {
 
   test("a watch with nothing to send still answers its headers at once (a leading newline)", async () => {
     const started = Date.now();
-    const { reader, controller, response } = await openWatch(`/api/v1/namespaces/nothing-here/pods?watch=true&resourceVersion=${api.scenario.resourceVersion}`);
+    const { reader, controller, response } = await openWatch(
+      `/api/v1/namespaces/nothing-here/pods?watch=true&resourceVersion=${api.scenario.resourceVersion}`,
+    );
     expect(response.status).toBe(200);
     expect(Date.now() - started).toBeLessThan(1000);
     await Bun.sleep(50);
@@ -169,7 +195,9 @@ describe("watch", () => {
 
   test("objects entering or leaving the selector arrive as ADDED and DELETED", async () => {
     api.scenario.createPod({ namespace: "w2", name: "mover", labels: { watched: "no" } });
-    const { reader, controller } = await openWatch(`/api/v1/namespaces/w2/pods?watch=true&labelSelector=watched%3Dyes&resourceVersion=${api.scenario.resourceVersion}`);
+    const { reader, controller } = await openWatch(
+      `/api/v1/namespaces/w2/pods?watch=true&labelSelector=watched%3Dyes&resourceVersion=${api.scenario.resourceVersion}`,
+    );
     const ref = { apiVersion: "v1", kind: "Pod", namespace: "w2", name: "mover" };
     api.scenario.patch(ref, { metadata: { labels: { watched: "yes" } } });
     api.scenario.patch(ref, { status: { phase: "Running" } });
@@ -179,13 +207,17 @@ describe("watch", () => {
   });
 
   test("allowWatchBookmarks brings periodic BOOKMARKs with the current resourceVersion; none without it", async () => {
-    const { reader, controller } = await openWatch(`/api/v1/namespaces/quiet/pods?watch=true&allowWatchBookmarks=true&resourceVersion=${api.scenario.resourceVersion}`);
+    const { reader, controller } = await openWatch(
+      `/api/v1/namespaces/quiet/pods?watch=true&allowWatchBookmarks=true&resourceVersion=${api.scenario.resourceVersion}`,
+    );
     const [bookmark] = await reader.next(1, 2000);
     expect(bookmark?.type).toBe("BOOKMARK");
     expect(bookmark?.object.kind).toBe("Pod");
     expect(Number(bookmark?.object.metadata?.resourceVersion)).toBe(api.scenario.resourceVersion);
     controller.abort();
-    const plain = await openWatch(`/api/v1/namespaces/quiet/pods?watch=true&resourceVersion=${api.scenario.resourceVersion}`);
+    const plain = await openWatch(
+      `/api/v1/namespaces/quiet/pods?watch=true&resourceVersion=${api.scenario.resourceVersion}`,
+    );
     await Bun.sleep(500);
     expect(plain.reader.pending()).toEqual([]);
     plain.controller.abort();
@@ -193,7 +225,9 @@ describe("watch", () => {
 
   test("sendInitialEvents ends its synthetic ADDED events with the initial-events-end bookmark", async () => {
     api.scenario.createPod({ namespace: "stream", name: "s1" });
-    const { reader, controller } = await openWatch("/api/v1/namespaces/stream/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true");
+    const { reader, controller } = await openWatch(
+      "/api/v1/namespaces/stream/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+    );
     const [added, end] = await reader.next(2);
     expect(added?.type).toBe("ADDED");
     expect(end?.type).toBe("BOOKMARK");
@@ -203,14 +237,22 @@ describe("watch", () => {
   });
 
   test("timeoutSeconds ends the stream cleanly", async () => {
-    const { reader } = await openWatch(`/api/v1/namespaces/quiet/pods?watch=true&timeoutSeconds=1&resourceVersion=${api.scenario.resourceVersion}`);
+    const { reader } = await openWatch(
+      `/api/v1/namespaces/quiet/pods?watch=true&timeoutSeconds=1&resourceVersion=${api.scenario.resourceVersion}`,
+    );
     await reader.end(3000);
     expect(reader.error).toBeUndefined();
   });
 
   test("events.k8s.io watches see core events converted", async () => {
-    const { reader, controller } = await openWatch(`/apis/events.k8s.io/v1/namespaces/conv/events?watch=true&resourceVersion=${api.scenario.resourceVersion}`);
-    api.scenario.recordEvent({ involvedObject: { kind: "Pod", name: "x", namespace: "conv", uid: "ux" }, reason: "Failed", message: "ErrImagePull" });
+    const { reader, controller } = await openWatch(
+      `/apis/events.k8s.io/v1/namespaces/conv/events?watch=true&resourceVersion=${api.scenario.resourceVersion}`,
+    );
+    api.scenario.recordEvent({
+      involvedObject: { kind: "Pod", name: "x", namespace: "conv", uid: "ux" },
+      reason: "Failed",
+      message: "ErrImagePull",
+    });
     const [line] = await reader.next(1);
     expect(line?.object.apiVersion).toBe("events.k8s.io/v1");
     expect(line?.object.note).toBe("ErrImagePull");
@@ -228,7 +270,9 @@ describe("410 Gone", () => {
     const status = (await response.json()) as { kind: string; code: number; reason: string; message: string };
     expect(status).toMatchObject({ kind: "Status", code: 410, reason: "Expired" });
     expect(status.message).toContain("too old resource version");
-    expect((await get(`/api/v1/pods?watch=true&resourceVersion=${api.scenario.resourceVersion}&timeoutSeconds=1`)).status).toBe(200);
+    expect(
+      (await get(`/api/v1/pods?watch=true&resourceVersion=${api.scenario.resourceVersion}&timeoutSeconds=1`)).status,
+    ).toBe(200);
   });
 
   test("mid-stream expiry sends an ERROR event with a 410 Status and ends the stream", async () => {
@@ -262,7 +306,9 @@ describe("410 Gone", () => {
       const start = small.scenario.resourceVersion;
       for (let index = 0; index < 5; index++) small.scenario.createPod({ name: `h${index}` });
       expect((await fetch(`${small.url}/api/v1/pods?watch=true&resourceVersion=${start}`)).status).toBe(410);
-      const recent = await fetch(`${small.url}/api/v1/pods?watch=true&resourceVersion=${small.scenario.resourceVersion - 2}&timeoutSeconds=1`);
+      const recent = await fetch(
+        `${small.url}/api/v1/pods?watch=true&resourceVersion=${small.scenario.resourceVersion - 2}&timeoutSeconds=1`,
+      );
       expect(recent.status).toBe(200);
       await recent.text();
     } finally {
@@ -298,14 +344,28 @@ describe("pod logs", () => {
 describe("writes through the API", () => {
   test("create, merge patch, conflict, delete; bad bodies get a Status", async () => {
     const body = { apiVersion: "apps/v1", kind: "ReplicaSet", metadata: { name: "rs1" }, spec: { replicas: 2 } };
-    const created = await get("/apis/apps/v1/namespaces/writes/replicasets", { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+    const created = await get("/apis/apps/v1/namespaces/writes/replicasets", {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
     expect(created.status).toBe(201);
-    const again = await get("/apis/apps/v1/namespaces/writes/replicasets", { method: "POST", body: JSON.stringify(body) });
+    const again = await get("/apis/apps/v1/namespaces/writes/replicasets", {
+      method: "POST",
+      body: JSON.stringify(body),
+    });
     expect(again.status).toBe(409);
     expect(((await again.json()) as { reason: string }).reason).toBe("AlreadyExists");
-    const patched = await get("/apis/apps/v1/namespaces/writes/replicasets/rs1", { method: "PATCH", body: JSON.stringify({ spec: { replicas: 3 } }), headers: { "content-type": "application/merge-patch+json" } });
+    const patched = await get("/apis/apps/v1/namespaces/writes/replicasets/rs1", {
+      method: "PATCH",
+      body: JSON.stringify({ spec: { replicas: 3 } }),
+      headers: { "content-type": "application/merge-patch+json" },
+    });
     expect(((await patched.json()) as any).spec.replicas).toBe(3);
-    const stale = await get("/apis/apps/v1/namespaces/writes/replicasets/rs1", { method: "PUT", body: JSON.stringify({ ...body, metadata: { name: "rs1", resourceVersion: "1" } }) });
+    const stale = await get("/apis/apps/v1/namespaces/writes/replicasets/rs1", {
+      method: "PUT",
+      body: JSON.stringify({ ...body, metadata: { name: "rs1", resourceVersion: "1" } }),
+    });
     expect(stale.status).toBe(409);
     expect((await get("/apis/apps/v1/namespaces/writes/replicasets/rs1", { method: "DELETE" })).status).toBe(200);
     expect((await get("/apis/apps/v1/namespaces/writes/replicasets/rs1")).status).toBe(404);

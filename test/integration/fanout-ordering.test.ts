@@ -33,7 +33,10 @@ function checkSubscriber(subscriber: RawSubscriber, expectedRows: number): void 
   let terminalFrames = 0;
   for (const frame of frames) {
     if (frame.event === "agent") {
-      const data = JSON.parse(frame.data) as { seq: number; event: { InvocationID: string; CustomMetadata: { prompt_ids?: string[] } | null } };
+      const data = JSON.parse(frame.data) as {
+        seq: number;
+        event: { InvocationID: string; CustomMetadata: { prompt_ids?: string[] } | null };
+      };
       expect(frame.id).toBe(String(data.seq));
       seqs.push(data.seq);
       const invocation = data.event.InvocationID;
@@ -59,23 +62,47 @@ test(`${SESSIONS} sessions x ${SUBSCRIBERS} subscribers: every row once, in orde
   const subscribers = new Map<string, RawSubscriber[]>(ids.map((id) => [id, []]));
   const attach = (id: string) => subscribers.get(id)?.push(rawSubscribe(daemon.port, `/sessions/${id}/events`));
   for (const id of ids) for (let i = 0; i < SUBSCRIBERS / 2; i++) attach(id);
-  await waitFor(() => ([...subscribers.values()].flat().every((s) => s.frames.length >= 3) ? true : undefined), 30_000, "boot frames");
+  await waitFor(
+    () => ([...subscribers.values()].flat().every((s) => s.frames.length >= 3) ? true : undefined),
+    30_000,
+    "boot frames",
+  );
 
   for (let turn = 1; turn <= TURNS; turn++) {
-    const injects = ids.map((id) => postJson(`${daemon.baseUrl}/sessions/${id}/inject`, { message: `turn ${turn} for ${id}` }));
+    const injects = ids.map((id) =>
+      postJson(`${daemon.baseUrl}/sessions/${id}/inject`, { message: `turn ${turn} for ${id}` }),
+    );
     if (turn === 2) for (const id of ids) for (let i = 0; i < SUBSCRIBERS / 2; i++) attach(id);
     for (const response of await Promise.all(injects)) expect(response.status).toBe(200);
     // The late subscribers' requests may reach the daemon after turn 2 ended (CI saw one attach
     // only after turn 3 too, so it got no terminal frame): turn 3 starts once all are attached.
-    if (turn === 2) await waitFor(() => ([...subscribers.values()].flat().every((s) => s.frames.length >= 3) ? true : undefined), 30_000, "late boot frames");
+    if (turn === 2)
+      await waitFor(
+        () => ([...subscribers.values()].flat().every((s) => s.frames.length >= 3) ? true : undefined),
+        30_000,
+        "late boot frames",
+      );
     // One turn at a time per session: wait until every session finished this turn.
-    await waitFor(async () => {
-      const usages = await Promise.all(ids.map(async (id) => ((await (await fetch(`${daemon.baseUrl}/sessions/${id}/usage`)).json()) as { overall: { turns: number } }).overall.turns));
-      return usages.every((turns) => turns >= turn) ? true : undefined;
-    }, 60_000, `turn ${turn} everywhere`);
+    await waitFor(
+      async () => {
+        const usages = await Promise.all(
+          ids.map(
+            async (id) =>
+              ((await (await fetch(`${daemon.baseUrl}/sessions/${id}/usage`)).json()) as { overall: { turns: number } })
+                .overall.turns,
+          ),
+        );
+        return usages.every((turns) => turns >= turn) ? true : undefined;
+      },
+      60_000,
+      `turn ${turn} everywhere`,
+    );
   }
   await waitFor(
-    () => ([...subscribers.values()].flat().every((s) => s.frames.filter((f) => f.event === "agent").length >= TURNS * 2) ? true : undefined),
+    () =>
+      [...subscribers.values()].flat().every((s) => s.frames.filter((f) => f.event === "agent").length >= TURNS * 2)
+        ? true
+        : undefined,
     60_000,
     "all rows delivered",
   );

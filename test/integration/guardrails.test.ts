@@ -19,13 +19,27 @@ afterEach(async () => {
 });
 
 /** One model call; `tokens` prompt tokens at $1 per million (see `price`). */
-const usage = (tokens: number) => ({ usageMetadata: { promptTokenCount: tokens, candidatesTokenCount: 0, totalTokenCount: tokens } });
-const say = (text: string, tokens = 0) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, ...usage(tokens) }] });
+const usage = (tokens: number) => ({
+  usageMetadata: { promptTokenCount: tokens, candidatesTokenCount: 0, totalTokenCount: tokens },
+});
+const say = (text: string, tokens = 0) => ({
+  request: {},
+  responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, ...usage(tokens) }],
+});
 const call = (name: string, args: Record<string, unknown>, tokens = 0) => scriptedCall(name, args, usage(tokens));
 const MILLION = 1_000_000;
 
 async function start(options: { script: string; args?: string[]; sessionDb?: string }) {
-  const daemon = await startDaemon({ args: ["--model=scripted", `--script=${options.script}`, "--permission-mode=yolo", "--auto-continue=false", ...(options.args ?? [])], ...(options.sessionDb ? { sessionDb: options.sessionDb } : {}) });
+  const daemon = await startDaemon({
+    args: [
+      "--model=scripted",
+      `--script=${options.script}`,
+      "--permission-mode=yolo",
+      "--auto-continue=false",
+      ...(options.args ?? []),
+    ],
+    ...(options.sessionDb ? { sessionDb: options.sessionDb } : {}),
+  });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
   running.push({ daemon, events });
   await events.waitFor((frame) => frame.event === "usage-update");
@@ -33,9 +47,25 @@ async function start(options: { script: string; args?: string[]; sessionDb?: str
   return { daemon, events, base };
 }
 
-const price = (base: string) => postJson(`${base}/pricing/set`, { model: "scripted", input_usd_per_mtok: 1, output_usd_per_mtok: 1 });
-const guardrails = async (base: string) => (await (await fetch(`${base}/guardrails`)).json()) as { watchdog: Record<string, unknown>; cost_ceiling: Record<string, unknown>; halted: boolean };
-const rows = (events: Collector) => events.frames.filter((frame) => frame.event === "agent").map((frame) => frame.data.event as { Author: string; CustomMetadata: Record<string, unknown> | null; Content: { parts: Array<{ text?: string }> } | null });
+const price = (base: string) =>
+  postJson(`${base}/pricing/set`, { model: "scripted", input_usd_per_mtok: 1, output_usd_per_mtok: 1 });
+const guardrails = async (base: string) =>
+  (await (await fetch(`${base}/guardrails`)).json()) as {
+    watchdog: Record<string, unknown>;
+    cost_ceiling: Record<string, unknown>;
+    halted: boolean;
+  };
+const rows = (events: Collector) =>
+  events.frames
+    .filter((frame) => frame.event === "agent")
+    .map(
+      (frame) =>
+        frame.data.event as {
+          Author: string;
+          CustomMetadata: Record<string, unknown> | null;
+          Content: { parts: Array<{ text?: string }> } | null;
+        },
+    );
 const after = (events: Collector, index: number) => events.frames.slice(index).map((frame) => frame.event);
 const turnEnd = (frame: Frame) => frame.event === "turn-complete" || frame.event === "turn-error";
 
@@ -51,7 +81,11 @@ test("watchdog enforce: a critical loop cuts the turn (trip frame, then canceled
   expect(events.frames.indexOf(end)).toBe(events.frames.indexOf(trip) + 1);
   const tripRow = rows(events).find((row) => row.Author === "agent/guardrail-trip");
   expect(tripRow?.CustomMetadata).toMatchObject({ source: "agent", guardrail: "watchdog", halted: true });
-  expect(rows(events).filter((row) => row.Author === "agent/watchdog").map((row) => row.CustomMetadata?.severity)).toEqual(["warning"]);
+  expect(
+    rows(events)
+      .filter((row) => row.Author === "agent/watchdog")
+      .map((row) => row.CustomMetadata?.severity),
+  ).toEqual(["warning"]);
   const info = await guardrails(base);
   expect(info).toMatchObject({ halted: true, watchdog: { mode: "enforce", tripped: true } });
 
@@ -63,7 +97,9 @@ test("watchdog enforce: a critical loop cuts the turn (trip frame, then canceled
   expect(((await (await fetch(`${base}/status`)).json()) as { turn_in_flight: boolean }).turn_in_flight).toBe(false);
 
   expect((await postJson(`${base}/guardrails/reset`, { guardrail: "bogus" })).status).toBe(400);
-  expect((await postJson(`${base}/guardrails/reset`, { guardrail: "watchdog", additional_budget_usd: 1 })).status).toBe(400);
+  expect((await postJson(`${base}/guardrails/reset`, { guardrail: "watchdog", additional_budget_usd: 1 })).status).toBe(
+    400,
+  );
   expect((await postJson(`${base}/guardrails/reset`, { additional_budget_usd: -1 })).status).toBe(400);
   expect((await guardrails(base)).halted).toBe(true);
   const reset = await postJson(`${base}/guardrails/reset`, { guardrail: "watchdog", caller: "mallory" });
@@ -77,22 +113,32 @@ test("watchdog enforce: a critical loop cuts the turn (trip frame, then canceled
 }, 30_000);
 
 test("watchdog feedback: a warning is recorded and the next prompt starts with a [watchdog] block; nothing halts", async () => {
-  const { events, base } = await start({ script: writeScript([...Array.from({ length: 3 }, () => call("lookup", { q: "x" })), say("ok"), say("next")]), args: ["--watchdog=feedback"] });
+  const { events, base } = await start({
+    script: writeScript([...Array.from({ length: 3 }, () => call("lookup", { q: "x" })), say("ok"), say("next")]),
+    args: ["--watchdog=feedback"],
+  });
   await postJson(`${base}/inject`, { message: "first" });
   await events.waitFor((frame) => frame.event === "turn-complete");
   expect(events.frames.some((frame) => frame.event === "guardrail-trip")).toBe(false);
   const mark = events.frames.length;
   await postJson(`${base}/inject`, { message: "second" });
   await events.waitFor((frame) => frame.event === "turn-complete", 10_000, mark);
-  const prompts = rows(events).filter((row) => row.Author === "user").map((row) => row.Content?.parts[0]?.text ?? "");
+  const prompts = rows(events)
+    .filter((row) => row.Author === "user")
+    .map((row) => row.Content?.parts[0]?.text ?? "");
   expect(prompts[0]).toBe("first");
-  expect(prompts[1]?.startsWith("[watchdog]\n- warning: the agent issued the same lookup call 3 times in a row")).toBe(true);
+  expect(prompts[1]?.startsWith("[watchdog]\n- warning: the agent issued the same lookup call 3 times in a row")).toBe(
+    true,
+  );
   expect(prompts[1]?.endsWith("second")).toBe(true);
   expect((await guardrails(base)).halted).toBe(false);
 }, 30_000);
 
 test("per-session ceiling: reaching it on a final answer trips without cutting; halted; 409 until enough budget; budget drains the inbox", async () => {
-  const { events, base } = await start({ script: writeScript([say("one", MILLION), say("two", MILLION), say("three", 0)]), args: ["--max-session-usd=1.5"] });
+  const { events, base } = await start({
+    script: writeScript([say("one", MILLION), say("two", MILLION), say("three", 0)]),
+    args: ["--max-session-usd=1.5"],
+  });
   expect((await price(base)).status).toBe(204);
   await postJson(`${base}/inject`, { message: "a" });
   await events.waitFor((frame) => frame.event === "turn-complete");
@@ -101,20 +147,31 @@ test("per-session ceiling: reaching it on a final answer trips without cutting; 
   const trip = await events.waitFor((frame) => frame.event === "guardrail-trip", 10_000, mark);
   expect(trip.data).toMatchObject({ guardrail: "cost_ceiling", halted_turn: false });
   expect((await events.waitFor(turnEnd, 10_000, mark)).event).toBe("turn-complete");
-  expect(await guardrails(base)).toMatchObject({ halted: true, cost_ceiling: { tripped: true, would_retrip: true, session_cost_usd: 2, max_session_usd: 1.5 } });
+  expect(await guardrails(base)).toMatchObject({
+    halted: true,
+    cost_ceiling: { tripped: true, would_retrip: true, session_cost_usd: 2, max_session_usd: 1.5 },
+  });
 
   mark = events.frames.length;
   await postJson(`${base}/inject`, { message: "c" });
   for (const body of [undefined, { additional_budget_usd: 0.2 }]) {
     const conflict = await postJson(`${base}/guardrails/reset`, body);
     expect(conflict.status).toBe(409);
-    expect(await conflict.json()).toMatchObject({ error: expect.stringContaining("additional_budget_usd"), reset: [], guardrails: { halted: true } });
+    expect(await conflict.json()).toMatchObject({
+      error: expect.stringContaining("additional_budget_usd"),
+      reset: [],
+      guardrails: { halted: true },
+    });
   }
   await Bun.sleep(200);
   expect(after(events, mark)).toEqual(["inbox"]);
   const reset = await postJson(`${base}/guardrails/reset`, { guardrail: "cost_ceiling", additional_budget_usd: 1 });
   expect(reset.status).toBe(200);
-  expect(await reset.json()).toMatchObject({ reset: ["cost_ceiling"], budget_added_usd: 1, guardrails: { halted: false, cost_ceiling: { max_session_usd: 2.5, would_retrip: false } } });
+  expect(await reset.json()).toMatchObject({
+    reset: ["cost_ceiling"],
+    budget_added_usd: 1,
+    guardrails: { halted: false, cost_ceiling: { max_session_usd: 2.5, would_retrip: false } },
+  });
   expect((await events.waitFor(turnEnd, 10_000, mark)).event).toBe("turn-complete");
 }, 30_000);
 
@@ -140,7 +197,10 @@ test("per-turn ceiling: a trip mid-turn cuts only that turn; a clean turn breaks
   await turn("4");
   const fifth = await turn("5");
   expect(String(fifth.trip?.data.reason)).toContain("3 consecutive turns");
-  expect(await guardrails(base)).toMatchObject({ halted: true, cost_ceiling: { tripped: true, consecutive_turn_trips: 3 } });
+  expect(await guardrails(base)).toMatchObject({
+    halted: true,
+    cost_ceiling: { tripped: true, consecutive_turn_trips: 3 },
+  });
   // The next call of the script would have been the turn after a cut; nothing ran it.
   const mark = events.frames.length;
   await postJson(`${base}/inject`, { message: "6" });
@@ -160,17 +220,31 @@ test("a session halted on spend stays halted across restart; a raised or removed
 
   const sessionDb = first.daemon.sessionDb;
   const same = await start({ script, args: ["--max-session-usd=1"], sessionDb });
-  expect(await guardrails(same.base)).toMatchObject({ halted: true, cost_ceiling: { tripped: true, session_cost_usd: 2 } });
+  expect(await guardrails(same.base)).toMatchObject({
+    halted: true,
+    cost_ceiling: { tripped: true, session_cost_usd: 2 },
+  });
   await Bun.sleep(200);
   expect(same.events.frames.some((frame) => frame.event === "turn-complete")).toBe(false);
   await same.daemon.sigterm();
 
   const raised = await start({ script, args: ["--max-session-usd=5"], sessionDb });
-  expect(await guardrails(raised.base)).toMatchObject({ halted: false, cost_ceiling: { tripped: false, max_session_usd: 5 } });
+  expect(await guardrails(raised.base)).toMatchObject({
+    halted: false,
+    cost_ceiling: { tripped: false, max_session_usd: 5 },
+  });
   // The message queued while halted drains once nothing holds the session (its answer row
   // replays even when the turn ended before this stream attached).
-  await waitFor(() => (rows(raised.events).filter((row) => row.Author === "spar").length >= 2 ? true : undefined), 10_000, "the drained answer");
-  expect(rows(raised.events).map((row) => row.Author).slice(-2)).toEqual(["user", "spar"]);
+  await waitFor(
+    () => (rows(raised.events).filter((row) => row.Author === "spar").length >= 2 ? true : undefined),
+    10_000,
+    "the drained answer",
+  );
+  expect(
+    rows(raised.events)
+      .map((row) => row.Author)
+      .slice(-2),
+  ).toEqual(["user", "spar"]);
   await raised.daemon.sigterm();
 
   const lowered = await start({ script, args: ["--max-session-usd=1"], sessionDb });
@@ -178,12 +252,18 @@ test("a session halted on spend stays halted across restart; a raised or removed
   expect((await postJson(`${lowered.base}/guardrails/reset`, { additional_budget_usd: 4 })).status).toBe(200);
   await lowered.daemon.sigterm();
   const afterReset = await start({ script, args: ["--max-session-usd=1"], sessionDb });
-  expect(await guardrails(afterReset.base)).toMatchObject({ halted: false, cost_ceiling: { max_session_usd: 5, budget_added_usd: 4 } });
+  expect(await guardrails(afterReset.base)).toMatchObject({
+    halted: false,
+    cost_ceiling: { max_session_usd: 5, budget_added_usd: 4 },
+  });
   const none = await (async () => {
     await afterReset.daemon.sigterm();
     return start({ script, sessionDb });
   })();
-  expect(await guardrails(none.base)).toMatchObject({ halted: false, cost_ceiling: { max_session_usd: 0, budget_added_usd: 0 } });
+  expect(await guardrails(none.base)).toMatchObject({
+    halted: false,
+    cost_ceiling: { max_session_usd: 0, budget_added_usd: 0 },
+  });
 }, 60_000);
 
 test("a watchdog halt survives restart under enforce and is not resurrected under warn", async () => {
@@ -198,7 +278,11 @@ test("a watchdog halt survives restart under enforce and is not resurrected unde
   await enforce.daemon.sigterm();
   const warn = await start({ script, args: ["--watchdog=warn"], sessionDb: first.daemon.sessionDb });
   expect(await guardrails(warn.base)).toMatchObject({ halted: false, watchdog: { mode: "warn", tripped: false } });
-  await waitFor(async () => ((await fetch(`${warn.daemon.baseUrl}/healthz`)).status === 200 ? true : undefined), 5000, "healthz");
+  await waitFor(
+    async () => ((await fetch(`${warn.daemon.baseUrl}/healthz`)).status === 200 ? true : undefined),
+    5000,
+    "healthz",
+  );
 }, 40_000);
 
 test("readiness: a guardrail-halted session counts neither as a failure nor as clearing one", async () => {

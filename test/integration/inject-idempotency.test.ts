@@ -16,25 +16,40 @@ afterAll(async () => {
 });
 
 const inject = (message: string, key: string | undefined, wake = true) =>
-  postJson(`${daemon.baseUrl}/sessions/default/inject`, { message, wake }, key === undefined ? {} : { "idempotency-key": key });
+  postJson(
+    `${daemon.baseUrl}/sessions/default/inject`,
+    { message, wake },
+    key === undefined ? {} : { "idempotency-key": key },
+  );
 
 async function turns(): Promise<number> {
-  return ((await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } }).overall.turns;
+  return ((await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } })
+    .overall.turns;
 }
 
 test("a repeated key answers the first prompt id as a duplicate: one inbox frame, one turn", async () => {
   const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
   try {
     await stream.waitFor((frame) => frame.event === "usage-update");
-    const first = (await (await inject("deploy check", "incident-42:1", false)).json()) as { prompt_id: string; duplicate?: boolean };
+    const first = (await (await inject("deploy check", "incident-42:1", false)).json()) as {
+      prompt_id: string;
+      duplicate?: boolean;
+    };
     expect(first.duplicate).toBeUndefined();
-    const again = (await (await inject("deploy check", "incident-42:1", false)).json()) as { prompt_id: string; duplicate?: boolean; woke: boolean };
+    const again = (await (await inject("deploy check", "incident-42:1", false)).json()) as {
+      prompt_id: string;
+      duplicate?: boolean;
+      woke: boolean;
+    };
     expect(again).toMatchObject({ prompt_id: first.prompt_id, duplicate: true, woke: false });
     expect(stream.frames.filter((frame) => frame.event === "inbox" && frame.data.state === "queued")).toHaveLength(1);
     expect((await postJson(`${daemon.baseUrl}/sessions/default/wake`, {})).status).toBe(200);
     await waitFor(async () => ((await turns()) === 1 ? true : undefined), 10_000, "the turn");
     // Drained into the turn's prompt: still a duplicate.
-    const drained = (await (await inject("deploy check", "incident-42:1")).json()) as { prompt_id: string; duplicate?: boolean };
+    const drained = (await (await inject("deploy check", "incident-42:1")).json()) as {
+      prompt_id: string;
+      duplicate?: boolean;
+    };
     expect(drained).toMatchObject({ prompt_id: first.prompt_id, duplicate: true });
     await Bun.sleep(300);
     expect(await turns()).toBe(1);
@@ -48,7 +63,10 @@ test("the key survives a restart; another key or no key is a new message", async
   daemon = await startDaemon({ sessionDb: daemon.sessionDb });
   const again = (await (await inject("deploy check", "incident-42:1")).json()) as { duplicate?: boolean };
   expect(again.duplicate).toBe(true);
-  const other = (await (await inject("deploy check", "incident-42:2")).json()) as { duplicate?: boolean; prompt_id: string };
+  const other = (await (await inject("deploy check", "incident-42:2")).json()) as {
+    duplicate?: boolean;
+    prompt_id: string;
+  };
   expect(other.duplicate).toBeUndefined();
   const unkeyed = (await (await inject("deploy check", undefined)).json()) as { duplicate?: boolean };
   expect(unkeyed.duplicate).toBeUndefined();

@@ -27,14 +27,20 @@ function script(lines: unknown[]): string {
   return path;
 }
 
-const text = (value: string, extra: Record<string, unknown> = {}) => ({ request: {}, responses: [{ ...extra, content: { role: "model", parts: [{ text: value }] }, turnComplete: true }] });
+const text = (value: string, extra: Record<string, unknown> = {}) => ({
+  request: {},
+  responses: [{ ...extra, content: { role: "model", parts: [{ text: value }] }, turnComplete: true }],
+});
 
 async function turnsOf(daemon: Daemon, session: string): Promise<number> {
-  return ((await (await fetch(`${daemon.baseUrl}/sessions/${session}/usage`)).json()) as { overall: { turns: number } }).overall.turns;
+  return ((await (await fetch(`${daemon.baseUrl}/sessions/${session}/usage`)).json()) as { overall: { turns: number } })
+    .overall.turns;
 }
 
 test("SIGTERM: the turn in flight ends canceled, streams are hung up after it, exit code 0", async () => {
-  const daemon = await start({ args: ["--model=scripted", `--script=${script([text("never finished", { delayMs: 30_000 })])}`] });
+  const daemon = await start({
+    args: ["--model=scripted", `--script=${script([text("never finished", { delayMs: 30_000 })])}`],
+  });
   const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
   await stream.waitFor((frame) => frame.event === "usage-update");
   expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "long job" })).status).toBe(200);
@@ -53,7 +59,10 @@ test("SIGTERM: the turn in flight ends canceled, streams are hung up after it, e
 
 test("a second daemon on the same store refuses to start, naming the reason", async () => {
   const first = await start();
-  const second = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${first.sessionDb}`], { stderr: "pipe", stdout: "pipe" });
+  const second = Bun.spawn(
+    [process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${first.sessionDb}`],
+    { stderr: "pipe", stdout: "pipe" },
+  );
   const code = await second.exited;
   const log = await new Response(second.stderr).text();
   expect(code).not.toBe(0);
@@ -67,11 +76,18 @@ test("idle eviction: a quiet session leaves memory, then rebuilds on first touch
   expect((await postJson(`${daemon.baseUrl}/sessions/napper/inject`, { message: "remember me" })).status).toBe(200);
   await waitFor(async () => ((await turnsOf(daemon, "napper")) === 1 ? true : undefined), 5000, "first turn");
   const statusOf = async () => {
-    const listed = (await (await fetch(`${daemon.baseUrl}/sessions`)).json()) as { sessions: Array<{ sessionID: string; status: string; user: string; title?: string }> };
+    const listed = (await (await fetch(`${daemon.baseUrl}/sessions`)).json()) as {
+      sessions: Array<{ sessionID: string; status: string; user: string; title?: string }>;
+    };
     return listed.sessions.find((row) => row.sessionID === "napper");
   };
-  const cached = async () => Number(/^spar_worker_cached_messages (\d+)$/m.exec(await (await fetch(`${daemon.baseUrl}/metrics`)).text())?.[1]);
-  const idle = await waitFor(async () => ((await statusOf())?.status === "idle" ? statusOf() : undefined), 5000, "eviction");
+  const cached = async () =>
+    Number(/^spar_worker_cached_messages (\d+)$/m.exec(await (await fetch(`${daemon.baseUrl}/metrics`)).text())?.[1]);
+  const idle = await waitFor(
+    async () => ((await statusOf())?.status === "idle" ? statusOf() : undefined),
+    5000,
+    "eviction",
+  );
   expect(idle).toMatchObject({ user: "local", title: "remember me" });
   // The turn worker dropped its copy of the evicted conversation with the actor.
   expect(await cached()).toBe(0);
@@ -91,7 +107,13 @@ test("idle eviction: a quiet session leaves memory, then rebuilds on first touch
 }, 20_000);
 
 test("a turn worker that crashes: the turn ends with turn-error, the worker is replaced, /healthz stays 200", async () => {
-  const daemon = await start({ args: ["--workers=1", "--model=scripted", `--script=${script([text("unused", { crash: true }), text("after the crash")])}`] });
+  const daemon = await start({
+    args: [
+      "--workers=1",
+      "--model=scripted",
+      `--script=${script([text("unused", { crash: true }), text("after the crash")])}`,
+    ],
+  });
   const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
   await stream.waitFor((frame) => frame.event === "usage-update");
   expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "boom" })).status).toBe(200);
@@ -106,7 +128,14 @@ test("a turn worker that crashes: the turn ends with turn-error, the worker is r
 }, 20_000);
 
 test("a turn worker that spins: past --worker-liveness the turn ends with turn-error, the worker is replaced, /healthz stays 200", async () => {
-  const daemon = await start({ args: ["--workers=1", "--worker-liveness=1s", "--model=scripted", `--script=${script([text("unused", { spin: true }), text("after the spin")])}`] });
+  const daemon = await start({
+    args: [
+      "--workers=1",
+      "--worker-liveness=1s",
+      "--model=scripted",
+      `--script=${script([text("unused", { spin: true }), text("after the spin")])}`,
+    ],
+  });
   const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
   await stream.waitFor((frame) => frame.event === "usage-update");
   const started = Date.now();
@@ -137,7 +166,9 @@ test("a subscriber that stops reading is closed when its buffer fills; another s
   const big = "x".repeat(7000);
   let turns = 0;
   for (let round = 0; round < 60; round++) {
-    const batch = Array.from({ length: 10 }, () => postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: big }));
+    const batch = Array.from({ length: 10 }, () =>
+      postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: big }),
+    );
     for (const response of await Promise.all(batch)) expect(response.status).toBe(200);
     turns += 10;
     await Bun.sleep(5);
@@ -146,15 +177,27 @@ test("a subscriber that stops reading is closed when its buffer fills; another s
   stalled.resume();
   await Promise.race([stalled.ended, Bun.sleep(10_000)]);
   expect(stalled.isEnded).toBe(true);
-  const finalTurns = await waitFor(async () => {
-    const count = await turnsOf(daemon, "default");
-    const status = (await (await fetch(`${daemon.baseUrl}/sessions/default/status`)).json()) as { turn_in_flight: boolean };
-    return !status.turn_in_flight && count > 0 ? count : undefined;
-  }, 30_000, "turns done");
-  const rows = await waitFor(() => {
-    const seqs = healthy.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
-    return seqs.length >= finalTurns * 2 ? seqs : undefined;
-  }, 30_000, "healthy subscriber rows");
+  const finalTurns = await waitFor(
+    async () => {
+      const count = await turnsOf(daemon, "default");
+      const status = (await (await fetch(`${daemon.baseUrl}/sessions/default/status`)).json()) as {
+        turn_in_flight: boolean;
+      };
+      return !status.turn_in_flight && count > 0 ? count : undefined;
+    },
+    30_000,
+    "turns done",
+  );
+  const rows = await waitFor(
+    () => {
+      const seqs = healthy.frames
+        .filter((frame) => frame.event === "agent")
+        .map((frame) => (frame.data as { seq: number }).seq);
+      return seqs.length >= finalTurns * 2 ? seqs : undefined;
+    },
+    30_000,
+    "healthy subscriber rows",
+  );
   healthy.close();
   expect(turns).toBeGreaterThan(0);
   expect(rows).toEqual(Array.from({ length: rows.length }, (_, i) => i + 1));
@@ -166,17 +209,25 @@ test("a subscriber that stops reading is closed when its buffer fills; another s
   // and to one resuming midway.
   for (const since of [0, Math.floor(rows.length / 2)]) {
     const late = collect(`${daemon.baseUrl}/sessions/default/events?since=${since}`);
-    const replayed = await waitFor(() => {
-      const seqs = late.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
-      return seqs.length >= rows.length - since ? seqs : undefined;
-    }, 30_000, `replay from ${since}`);
+    const replayed = await waitFor(
+      () => {
+        const seqs = late.frames
+          .filter((frame) => frame.event === "agent")
+          .map((frame) => (frame.data as { seq: number }).seq);
+        return seqs.length >= rows.length - since ? seqs : undefined;
+      },
+      30_000,
+      `replay from ${since}`,
+    );
     expect(replayed).toEqual(Array.from({ length: rows.length - since }, (_, i) => since + i + 1));
     late.close();
   }
 }, 90_000);
 
 function rssKiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((candidate) => candidate.startsWith("VmRSS:"));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((candidate) => candidate.startsWith("VmRSS:"));
   return Number(line?.split(/\s+/)[1] ?? Number.NaN);
 }
 
@@ -192,12 +243,18 @@ test("subscribers that stall while replaying a history of large rows hold about 
     for (const response of await Promise.all(batch)) expect(response.status).toBe(200);
   }
   // Settled: no turn running and the turn count unchanged over half a second.
-  const turns = await waitFor(async () => {
-    const first = await turnsOf(daemon, "big");
-    await Bun.sleep(500);
-    const status = (await (await fetch(`${daemon.baseUrl}/sessions/big/status`)).json()) as { turn_in_flight: boolean };
-    return !status.turn_in_flight && (await turnsOf(daemon, "big")) === first ? first : undefined;
-  }, 60_000, "turns done");
+  const turns = await waitFor(
+    async () => {
+      const first = await turnsOf(daemon, "big");
+      await Bun.sleep(500);
+      const status = (await (await fetch(`${daemon.baseUrl}/sessions/big/status`)).json()) as {
+        turn_in_flight: boolean;
+      };
+      return !status.turn_in_flight && (await turnsOf(daemon, "big")) === first ? first : undefined;
+    },
+    60_000,
+    "turns done",
+  );
   const before = rssKiB(daemon.process.pid);
   const stalled = Array.from({ length: 20 }, () => {
     const subscriber = rawSubscribe(daemon.port, "/sessions/big/events?since=0");
@@ -212,12 +269,17 @@ test("subscribers that stall while replaying a history of large rows hold about 
   for (const subscriber of stalled) subscriber.close();
   // A reader that keeps up still gets the whole history, in order.
   const reader = collect(`${daemon.baseUrl}/sessions/big/events?since=0`);
-  const agentSeqs = () => reader.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
-  const seqs = await waitFor(async () => {
-    const seen = agentSeqs().length;
-    await Bun.sleep(1000);
-    return seen > 0 && agentSeqs().length === seen ? agentSeqs() : undefined;
-  }, 30_000, "full replay");
+  const agentSeqs = () =>
+    reader.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
+  const seqs = await waitFor(
+    async () => {
+      const seen = agentSeqs().length;
+      await Bun.sleep(1000);
+      return seen > 0 && agentSeqs().length === seen ? agentSeqs() : undefined;
+    },
+    30_000,
+    "full replay",
+  );
   reader.close();
   expect(seqs.length).toBeGreaterThanOrEqual(turns * 2);
   expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));

@@ -8,7 +8,19 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAIN, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
-import { EVERYTHING, FIXTURE, killLeftovers, mcpRows, pidsIn, processGone, say, settled, startWithCatalog, stopAll, writeCatalog } from "../fixtures/mcp/harness.ts";
+import {
+  EVERYTHING,
+  FIXTURE,
+  killLeftovers,
+  mcpRows,
+  pidsIn,
+  processGone,
+  say,
+  settled,
+  startWithCatalog,
+  stopAll,
+  writeCatalog,
+} from "../fixtures/mcp/harness.ts";
 
 const pidFiles: string[] = [];
 afterEach(async () => {
@@ -17,7 +29,17 @@ afterEach(async () => {
 });
 
 async function refusal(args: string[]): Promise<{ code: number; stderr: string }> {
-  const child = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(tempDir(), "s.db")}`, ...args], { stdout: "ignore", stderr: "pipe" });
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      MAIN,
+      "agent",
+      "--attach-listen=127.0.0.1:0",
+      `--session-db=${join(tempDir(), "s.db")}`,
+      ...args,
+    ],
+    { stdout: "ignore", stderr: "pipe" },
+  );
   const stderr = await new Response(child.stderr).text();
   return { code: await child.exited, stderr };
 }
@@ -45,7 +67,13 @@ test("a bad mcp.json is a startup error naming the key (exit 2); a missing named
 test(".agents/mcp.json in the working directory is the default catalog", async () => {
   const cwd = tempDir("spar-mcp-cwd-");
   mkdirSync(join(cwd, ".agents"));
-  writeFileSync(join(cwd, ".agents/mcp.json"), JSON.stringify({ version: 1, servers: { everything: { transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] } } }));
+  writeFileSync(
+    join(cwd, ".agents/mcp.json"),
+    JSON.stringify({
+      version: 1,
+      servers: { everything: { transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] } },
+    }),
+  );
   writeFileSync(join(cwd, "script.jsonl"), `${JSON.stringify(say("hi"))}\n`);
   const daemon = await startDaemon({ cwd, args: ["--model=scripted", "--script=script.jsonl"] });
   try {
@@ -59,13 +87,24 @@ test(".agents/mcp.json in the working directory is the default catalog", async (
 test("POST /reload: a removed server stops, an added one starts; a bad file is reported and the old catalog stays", async () => {
   const pidFile = join(tempDir("spar-mcp-pids-"), "pids");
   pidFiles.push(pidFile);
-  const first = { version: 1, servers: { everything: { transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] } } };
+  const first = {
+    version: 1,
+    servers: { everything: { transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] } },
+  };
   const running = await startWithCatalog(first, [say("unused")]);
   const [before] = await settled(running.base);
   const everythingPid = before?.pid as number;
   expect(everythingPid).toBeGreaterThan(0);
   const file = /tool servers: .* from (\S+)/.exec(running.daemon.log())?.[1] as string;
-  writeFileSync(file, JSON.stringify({ version: 1, servers: { fx: { transport: "stdio", command: process.execPath, args: [FIXTURE], env: { FIXTURE_PID_FILE: pidFile } } } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      version: 1,
+      servers: {
+        fx: { transport: "stdio", command: process.execPath, args: [FIXTURE], env: { FIXTURE_PID_FILE: pidFile } },
+      },
+    }),
+  );
   const answer = await postJson(`${running.base}/reload`);
   expect(answer.status).toBe(200);
   expect(await answer.json()).toMatchObject({ mcp: 1, errors: [] });
@@ -76,6 +115,8 @@ test("POST /reload: a removed server stops, an added one starts; a bad file is r
   writeFileSync(file, JSON.stringify({ version: 1, servers: { fx: { transport: "carrier-pigeon" } } }));
   const refused = (await (await postJson(`${running.base}/reload`)).json()) as { mcp: number; errors: string[] };
   expect(refused.mcp).toBe(1);
-  expect(refused.errors).toEqual([`mcp: mcp.json ${file}: servers.fx.transport: must be "http" or "stdio", not "carrier-pigeon"`]);
+  expect(refused.errors).toEqual([
+    `mcp: mcp.json ${file}: servers.fx.transport: must be "http" or "stdio", not "carrier-pigeon"`,
+  ]);
   expect((await mcpRows(running.base))[0]).toMatchObject({ name: "fx", status: "ready" });
 }, 30_000);

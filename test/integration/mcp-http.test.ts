@@ -10,7 +10,16 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
 import { waitFor } from "../support/daemon.ts";
-import { call, runTurn, say, settled, startWithCatalog, stopAll, toolResults, toolRows } from "../fixtures/mcp/harness.ts";
+import {
+  call,
+  runTurn,
+  say,
+  settled,
+  startWithCatalog,
+  stopAll,
+  toolResults,
+  toolRows,
+} from "../fixtures/mcp/harness.ts";
 
 const servers: Array<{ stop(force?: boolean): unknown }> = [];
 afterEach(async () => {
@@ -20,7 +29,11 @@ afterEach(async () => {
 
 async function toolServer() {
   const mcp = new McpServer({ name: "web-fixture", version: "1.0.0" });
-  mcp.registerTool("lookup", { description: "looks a key up", inputSchema: { key: z.string() }, annotations: { readOnlyHint: true } }, async ({ key }) => ({ content: [{ type: "text", text: `value of ${key}` }] }));
+  mcp.registerTool(
+    "lookup",
+    { description: "looks a key up", inputSchema: { key: z.string() }, annotations: { readOnlyHint: true } },
+    async ({ key }) => ({ content: [{ type: "text", text: `value of ${key}` }] }),
+  );
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => crypto.randomUUID() });
   await mcp.connect(transport);
   const state = { refuse: "none" as "none" | "json" | "big", authorizations: [] as string[] };
@@ -30,11 +43,14 @@ async function toolServer() {
     fetch: async (request) => {
       const path = new URL(request.url).pathname;
       const auth = request.headers.get("authorization") ?? "";
-      if (path === "/locked") return Response.json({ error: "invalid_token", detail: "no credentials" }, { status: 401 });
+      if (path === "/locked")
+        return Response.json({ error: "invalid_token", detail: "no credentials" }, { status: 401 });
       state.authorizations.push(auth);
       if (auth !== "Bearer tok-123") return Response.json({ error: "unauthenticated" }, { status: 401 });
-      if (request.method === "POST" && state.refuse === "json") return Response.json({ error: "maintenance", retry_after_s: 5 }, { status: 503 });
-      if (request.method === "POST" && state.refuse === "big") return Response.json({ error: "x".repeat(40 * 1024) }, { status: 500 });
+      if (request.method === "POST" && state.refuse === "json")
+        return Response.json({ error: "maintenance", retry_after_s: 5 }, { status: 503 });
+      if (request.method === "POST" && state.refuse === "big")
+        return Response.json({ error: "x".repeat(40 * 1024) }, { status: 500 });
       return transport.handleRequest(request);
     },
   });
@@ -49,7 +65,11 @@ function metadataServer() {
     hostname: "127.0.0.1",
     fetch: (request) => {
       const url = new URL(request.url);
-      if (url.pathname !== "/computeMetadata/v1/instance/service-accounts/default/token" || request.headers.get("metadata-flavor") !== "Google") return new Response("no", { status: 404 });
+      if (
+        url.pathname !== "/computeMetadata/v1/instance/service-accounts/default/token" ||
+        request.headers.get("metadata-flavor") !== "Google"
+      )
+        return new Response("no", { status: 404 });
       asked.push(url.searchParams.get("scopes") ?? "");
       return Response.json({ access_token: "tok-123", expires_in: 3600, token_type: "Bearer" });
     },
@@ -61,30 +81,67 @@ function metadataServer() {
 test("an http server with ambient credentials: listed and called; a 503 carries its JSON explanation, an oversized body only the status line; the session lives", async () => {
   const web = await toolServer();
   const metadata = metadataServer();
-  const catalog = { version: 1, servers: { web: { transport: "http", url: `${web.url}/mcp`, auth: { google_oauth: { scopes: ["https://www.googleapis.com/auth/userinfo.email"] } } } } };
-  const lines = [call("web__lookup", { key: "alpha" }), say("one"), call("web__lookup", { key: "beta" }), say("two"), call("web__lookup", { key: "gamma" }), say("three")];
-  const running = await startWithCatalog(catalog, lines, ["--permission-mode=yolo"], { GCE_METADATA_HOST: metadata.host });
+  const catalog = {
+    version: 1,
+    servers: {
+      web: {
+        transport: "http",
+        url: `${web.url}/mcp`,
+        auth: { google_oauth: { scopes: ["https://www.googleapis.com/auth/userinfo.email"] } },
+      },
+    },
+  };
+  const lines = [
+    call("web__lookup", { key: "alpha" }),
+    say("one"),
+    call("web__lookup", { key: "beta" }),
+    say("two"),
+    call("web__lookup", { key: "gamma" }),
+    say("three"),
+  ];
+  const running = await startWithCatalog(catalog, lines, ["--permission-mode=yolo"], {
+    GCE_METADATA_HOST: metadata.host,
+  });
   const [row] = await settled(running.base);
-  expect(row).toMatchObject({ name: "web", status: "ready", transport: "http", tools: [{ name: "lookup", description: "looks a key up" }] });
+  expect(row).toMatchObject({
+    name: "web",
+    status: "ready",
+    transport: "http",
+    tools: [{ name: "lookup", description: "looks a key up" }],
+  });
   expect(metadata.asked).toEqual(["https://www.googleapis.com/auth/userinfo.email"]);
   expect(web.state.authorizations.length).toBeGreaterThan(0);
   expect(web.state.authorizations.every((auth) => auth === "Bearer tok-123")).toBe(true);
-  expect((await toolRows(running.base)).find((tool) => tool.name === "web__lookup")).toMatchObject({ source: "mcp", server: "web", read_only: true });
+  expect((await toolRows(running.base)).find((tool) => tool.name === "web__lookup")).toMatchObject({
+    source: "mcp",
+    server: "web",
+    read_only: true,
+  });
   expect((await runTurn(running)).event).toBe("turn-complete");
-  expect(toolResults(running.events)[0]).toMatchObject({ name: "web__lookup", response: { content: "value of alpha" } });
+  expect(toolResults(running.events)[0]).toMatchObject({
+    name: "web__lookup",
+    response: { content: "value of alpha" },
+  });
   web.state.refuse = "json";
   expect((await runTurn(running, "again")).event).toBe("turn-complete");
-  expect(toolResults(running.events)[1]?.response.error).toBe('tool server web: tool server answered HTTP 503 Service Unavailable: {"error":"maintenance","retry_after_s":5}');
+  expect(toolResults(running.events)[1]?.response.error).toBe(
+    'tool server web: tool server answered HTTP 503 Service Unavailable: {"error":"maintenance","retry_after_s":5}',
+  );
   web.state.refuse = "big";
   expect((await runTurn(running, "third")).event).toBe("turn-complete");
-  expect(toolResults(running.events)[2]?.response.error).toBe("tool server web: tool server answered HTTP 500 Internal Server Error");
+  expect(toolResults(running.events)[2]?.response.error).toBe(
+    "tool server web: tool server answered HTTP 500 Internal Server Error",
+  );
   // The token was fetched once and cached.
   expect(metadata.asked).toHaveLength(1);
 }, 30_000);
 
 test("an http server that refuses initialize with 401 shows failed on /mcp with its JSON explanation", async () => {
   const web = await toolServer();
-  const running = await startWithCatalog({ version: 1, servers: { locked: { transport: "http", url: `${web.url}/locked` } } }, [say("unused")]);
+  const running = await startWithCatalog(
+    { version: 1, servers: { locked: { transport: "http", url: `${web.url}/locked` } } },
+    [say("unused")],
+  );
   const [row] = await settled(running.base);
   expect(row).toMatchObject({ name: "locked", status: "failed", transport: "http" });
   expect(row?.error).toContain('HTTP 401 Unauthorized: {"error":"invalid_token","detail":"no credentials"}');
@@ -94,17 +151,26 @@ test("a server that is down at startup joins once reachable: a /tools read past 
   const web = await toolServer();
   const metadata = metadataServer();
   web.state.refuse = "json";
-  const catalog = { version: 1, servers: { web: { transport: "http", url: `${web.url}/mcp`, auth: { google_oauth: { scopes: [] } } } } };
-  const running = await startWithCatalog(catalog, [say("unused")], ["--mcp-retry-interval=300ms"], { GCE_METADATA_HOST: metadata.host });
+  const catalog = {
+    version: 1,
+    servers: { web: { transport: "http", url: `${web.url}/mcp`, auth: { google_oauth: { scopes: [] } } } },
+  };
+  const running = await startWithCatalog(catalog, [say("unused")], ["--mcp-retry-interval=300ms"], {
+    GCE_METADATA_HOST: metadata.host,
+  });
   const [down] = await settled(running.base);
   expect(down).toMatchObject({ status: "failed" });
   expect(down?.error).toContain("HTTP 503 Service Unavailable");
   expect(metadata.asked).toEqual(["https://www.googleapis.com/auth/cloud-platform"]);
   web.state.refuse = "none";
-  const tools = await waitFor(async () => {
-    const rows = await toolRows(running.base);
-    return rows.some((tool) => tool.name === "web__lookup") ? rows : undefined;
-  }, 10_000, "the server's tools after it came back");
+  const tools = await waitFor(
+    async () => {
+      const rows = await toolRows(running.base);
+      return rows.some((tool) => tool.name === "web__lookup") ? rows : undefined;
+    },
+    10_000,
+    "the server's tools after it came back",
+  );
   expect(tools.find((tool) => tool.name === "web__lookup")).toMatchObject({ source: "mcp", server: "web" });
   expect((await settled(running.base))[0]).toMatchObject({ status: "ready" });
 }, 30_000);

@@ -7,7 +7,20 @@
 import { afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
 import { postJson, tempDir, waitFor } from "../support/daemon.ts";
-import { FIXTURE, call, killLeftovers, mcpRows, pidsIn, processGone, runTurn, say, settled, startWithCatalog, stopAll, toolResults } from "../fixtures/mcp/harness.ts";
+import {
+  FIXTURE,
+  call,
+  killLeftovers,
+  mcpRows,
+  pidsIn,
+  processGone,
+  runTurn,
+  say,
+  settled,
+  startWithCatalog,
+  stopAll,
+  toolResults,
+} from "../fixtures/mcp/harness.ts";
 
 const pidFiles: string[] = [];
 afterEach(async () => {
@@ -18,7 +31,20 @@ afterEach(async () => {
 function fixture(mode: string) {
   const pidFile = join(tempDir("spar-mcp-pids-"), "pids");
   pidFiles.push(pidFile);
-  return { pidFile, catalog: { version: 1, servers: { fx: { transport: "stdio", command: process.execPath, args: [FIXTURE], env: { FIXTURE_MODE: mode, FIXTURE_PID_FILE: pidFile } } } } };
+  return {
+    pidFile,
+    catalog: {
+      version: 1,
+      servers: {
+        fx: {
+          transport: "stdio",
+          command: process.execPath,
+          args: [FIXTURE],
+          env: { FIXTURE_MODE: mode, FIXTURE_PID_FILE: pidFile },
+        },
+      },
+    },
+  };
 }
 
 test("a server that ignores SIGTERM is SIGKILLed within the grace at daemon stop; the daemon exits 0 with no child left", async () => {
@@ -41,7 +67,11 @@ test("a server that ignores SIGTERM is SIGKILLed within the grace at daemon stop
 
 test("a server that crashes mid-call: that call fails, the session lives, the next call starts the server again", async () => {
   const { pidFile, catalog } = fixture("normal");
-  const running = await startWithCatalog(catalog, [call("fx__crash", { after_ms: 200 }), say("it crashed"), call("fx__whoami", {}), say("back")], ["--permission-mode=yolo"]);
+  const running = await startWithCatalog(
+    catalog,
+    [call("fx__crash", { after_ms: 200 }), say("it crashed"), call("fx__whoami", {}), say("back")],
+    ["--permission-mode=yolo"],
+  );
   const [row] = await settled(running.base);
   const first = row?.pid as number;
   const end = await runTurn(running);
@@ -49,7 +79,11 @@ test("a server that crashes mid-call: that call fails, the session lives, the ne
   const crashed = toolResults(running.events)[0];
   expect(crashed?.name).toBe("fx__crash");
   expect(String(crashed?.response.error)).toContain("tool server fx");
-  await waitFor(async () => ((await mcpRows(running.base))[0]?.status === "failed" ? true : undefined), 5000, "the server to show failed");
+  await waitFor(
+    async () => ((await mcpRows(running.base))[0]?.status === "failed" ? true : undefined),
+    5000,
+    "the server to show failed",
+  );
   expect(processGone(first)).toBe(true);
   const again = await runTurn(running, "again");
   expect(again.event).toBe("turn-complete");
@@ -64,7 +98,11 @@ test("a server that crashes mid-call: that call fails, the session lives, the ne
 
 test("a server that hangs at start fails after --mcp-start-timeout, is killed, and a call to it is an error result", async () => {
   const { pidFile, catalog } = fixture("hang-start");
-  const running = await startWithCatalog(catalog, [call("fx__whoami", {}), say("done")], ["--mcp-start-timeout=1s", "--permission-mode=yolo"]);
+  const running = await startWithCatalog(
+    catalog,
+    [call("fx__whoami", {}), say("done")],
+    ["--mcp-start-timeout=1s", "--permission-mode=yolo"],
+  );
   const started = Date.now();
   const [row] = await settled(running.base, 10_000);
   expect(Date.now() - started).toBeLessThan(5000);

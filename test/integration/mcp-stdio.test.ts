@@ -9,14 +9,33 @@ import { afterEach, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { postJson, tempDir } from "../support/daemon.ts";
-import { EVERYTHING, FILESYSTEM, call, mcpRows, runTurn, say, settled, startWithCatalog, stopAll, toolResults, toolRows } from "../fixtures/mcp/harness.ts";
+import {
+  EVERYTHING,
+  FILESYSTEM,
+  call,
+  mcpRows,
+  runTurn,
+  say,
+  settled,
+  startWithCatalog,
+  stopAll,
+  toolResults,
+  toolRows,
+} from "../fixtures/mcp/harness.ts";
 
 afterEach(stopAll);
 
-const everything = { version: 1, servers: { everything: { transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] } } };
+const everything = {
+  version: 1,
+  servers: { everything: { transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"] } },
+};
 
 test("server-everything: listed on /mcp and /tools, echo returns its text, bad arguments come back as an error result, the turn completes", async () => {
-  const running = await startWithCatalog(everything, [call("everything__echo", { message: "hello mcp" }), call("everything__get-sum", { a: 1, b: "two" }), say("done")], ["--permission-mode=yolo"]);
+  const running = await startWithCatalog(
+    everything,
+    [call("everything__echo", { message: "hello mcp" }), call("everything__get-sum", { a: 1, b: "two" }), say("done")],
+    ["--permission-mode=yolo"],
+  );
   const capabilities = running.events.frames.find((frame) => frame.event === "capabilities");
   expect((capabilities?.data.features as Record<string, unknown>).mcp).toBe(true);
   const [row] = await settled(running.base);
@@ -27,7 +46,14 @@ test("server-everything: listed on /mcp and /tools, echo returns its text, bad a
   const echo = tools.find((tool) => tool.name === "everything__echo");
   expect(echo).toMatchObject({ source: "mcp", server: "everything", read_only: true });
   expect(typeof echo?.description).toBe("string");
-  expect(tools.filter((tool) => tool.source === "builtin").map((tool) => tool.name)).toEqual(["bash", "read_file", "write_file", "edit_file", "delete_file", "fetch_url"]);
+  expect(tools.filter((tool) => tool.source === "builtin").map((tool) => tool.name)).toEqual([
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "delete_file",
+    "fetch_url",
+  ]);
   const end = await runTurn(running);
   expect(end.event).toBe("turn-complete");
   const [echoed, sum] = toolResults(running.events);
@@ -42,8 +68,15 @@ test("server-everything: listed on /mcp and /tools, echo returns its text, bad a
 test("server-filesystem: read-only tools run without asking, a destructive one prompts (kind generic); /tools shows the classes", async () => {
   const root = tempDir("spar-mcp-fs-");
   writeFileSync(join(root, "note.txt"), "from disk\n");
-  const catalog = { version: 1, servers: { fs: { transport: "stdio", command: process.execPath, args: [FILESYSTEM, root], env_mode: "clean" } } };
-  const running = await startWithCatalog(catalog, [call("fs__read_text_file", { path: join(root, "note.txt") }), call("fs__write_file", { path: join(root, "new.txt"), content: "written" }), say("done")]);
+  const catalog = {
+    version: 1,
+    servers: { fs: { transport: "stdio", command: process.execPath, args: [FILESYSTEM, root], env_mode: "clean" } },
+  };
+  const running = await startWithCatalog(catalog, [
+    call("fs__read_text_file", { path: join(root, "note.txt") }),
+    call("fs__write_file", { path: join(root, "new.txt"), content: "written" }),
+    say("done"),
+  ]);
   await settled(running.base);
   const tools = await toolRows(running.base);
   const byName = (name: string) => tools.find((tool) => tool.name === name);
@@ -56,16 +89,39 @@ test("server-filesystem: read-only tools run without asking, a destructive one p
   const prompt = await running.prompts.waitFor((frame) => frame.event === "prompt", 15_000);
   expect(prompt.data).toMatchObject({ kind: "generic", tool: "fs__write_file" });
   // The read ran before the prompt, unasked.
-  expect(toolResults(running.events)[0]).toMatchObject({ name: "fs__read_text_file", response: { content: "from disk\n" } });
-  expect((await postJson(`${running.base}/perms/respond`, { id: prompt.data.id, decision: "allow-once" })).status).toBe(200);
+  expect(toolResults(running.events)[0]).toMatchObject({
+    name: "fs__read_text_file",
+    response: { content: "from disk\n" },
+  });
+  expect((await postJson(`${running.base}/perms/respond`, { id: prompt.data.id, decision: "allow-once" })).status).toBe(
+    200,
+  );
   await running.events.waitFor((frame) => frame.event === "turn-complete", 15_000);
   expect(readFileSync(join(root, "new.txt"), "utf8")).toBe("written");
   expect(running.prompts.frames.filter((frame) => frame.event === "prompt")).toHaveLength(1);
 }, 30_000);
 
 test("a catalog override marks an unannotated tool read-only: it runs in plan mode, where a mutating tool is refused", async () => {
-  const catalog = { version: 1, servers: { everything: { transport: "stdio", command: process.execPath, args: [EVERYTHING, "stdio"], tool_overrides: { "toggle-simulated-logging": { mutating: false } } } } };
-  const running = await startWithCatalog(catalog, [call("everything__toggle-simulated-logging", {}), call("everything__gzip-file-as-resource", { name: "x", data: "data:text/plain,hi" }), say("done")], ["--permission-mode=plan"]);
+  const catalog = {
+    version: 1,
+    servers: {
+      everything: {
+        transport: "stdio",
+        command: process.execPath,
+        args: [EVERYTHING, "stdio"],
+        tool_overrides: { "toggle-simulated-logging": { mutating: false } },
+      },
+    },
+  };
+  const running = await startWithCatalog(
+    catalog,
+    [
+      call("everything__toggle-simulated-logging", {}),
+      call("everything__gzip-file-as-resource", { name: "x", data: "data:text/plain,hi" }),
+      say("done"),
+    ],
+    ["--permission-mode=plan"],
+  );
   await settled(running.base);
   const tools = await toolRows(running.base);
   expect(tools.find((tool) => tool.name === "everything__toggle-simulated-logging")).toMatchObject({ read_only: true });
@@ -78,12 +134,19 @@ test("a catalog override marks an unannotated tool read-only: it runs in plan mo
 }, 30_000);
 
 test("started lazily: nothing runs until first use, and the first turn is already offered the server's tools", async () => {
-  const running = await startWithCatalog(everything, [call("everything__echo", { message: "first use" }), say("done")], ["--permission-mode=yolo"]);
+  const running = await startWithCatalog(
+    everything,
+    [call("everything__echo", { message: "first use" }), say("done")],
+    ["--permission-mode=yolo"],
+  );
   await Bun.sleep(500);
   const [idle] = await mcpRows(running.base);
   expect(idle).toMatchObject({ name: "everything", status: "idle" });
   expect(idle?.pid).toBeUndefined();
   expect((await runTurn(running)).event).toBe("turn-complete");
-  expect(toolResults(running.events)[0]).toMatchObject({ name: "everything__echo", response: { content: "Echo: first use" } });
+  expect(toolResults(running.events)[0]).toMatchObject({
+    name: "everything__echo",
+    response: { content: "Echo: first use" },
+  });
   expect((await mcpRows(running.base))[0]).toMatchObject({ status: "ready" });
 }, 30_000);

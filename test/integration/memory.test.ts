@@ -51,9 +51,15 @@ test("GET /memory: user, project, project .agents, then each directory down to t
 
 test("--memory-user-file=- drops the user scope; --memory-project-root moves the project scope", async () => {
   const project = layeredProject();
-  const daemon = await startDaemon({ cwd: join(project.root, "svc", "api"), env: { HOME: project.home }, args: ["--memory-user-file=-", `--memory-project-root=${join(project.root, "svc")}`] });
+  const daemon = await startDaemon({
+    cwd: join(project.root, "svc", "api"),
+    env: { HOME: project.home },
+    args: ["--memory-user-file=-", `--memory-project-root=${join(project.root, "svc")}`],
+  });
   running.push({ daemon });
-  const body = (await (await fetch(`${daemon.baseUrl}/sessions/default/memory`)).json()) as { sources: Array<{ scope: string; path: string }> };
+  const body = (await (await fetch(`${daemon.baseUrl}/sessions/default/memory`)).json()) as {
+    sources: Array<{ scope: string; path: string }>;
+  };
   expect(body.sources.map((source) => [source.scope, source.path])).toEqual([
     ["project", join(project.root, "svc", "AGENTS.md")],
     ["directory", join(project.root, "svc", "api", "AGENTS.md")],
@@ -63,7 +69,11 @@ test("--memory-user-file=- drops the user scope; --memory-project-root moves the
 async function runTurn(events: Collector, base: string): Promise<string> {
   const mark = events.frames.length;
   expect((await postJson(`${base}/inject`, { message: "hello" })).status).toBe(200);
-  const end = await events.waitFor((frame) => frame.event === "turn-complete" || frame.event === "turn-error", 15_000, mark);
+  const end = await events.waitFor(
+    (frame) => frame.event === "turn-complete" || frame.event === "turn-error",
+    15_000,
+    mark,
+  );
   return end.event;
 }
 
@@ -76,7 +86,15 @@ test("the system prompt reaches the provider: description, the chain in order (t
   const daemon = await startDaemon({
     cwd: join(project.root, "svc", "api"),
     env: { HOME: project.home, LOCAL_LLM_KEY: key },
-    args: ["--provider=openai-compatible", "--model=qwen3-coder-30b", `--model-base-url=${fake.baseUrl}`, "--model-api-key-env=LOCAL_LLM_KEY", `--config=${join(project.root, ".agents", "config.json")}`, `--skills-dir=${join(project.root, ".agents", "skills")}`, "--workers=1"],
+    args: [
+      "--provider=openai-compatible",
+      "--model=qwen3-coder-30b",
+      `--model-base-url=${fake.baseUrl}`,
+      "--model-api-key-env=LOCAL_LLM_KEY",
+      `--config=${join(project.root, ".agents", "config.json")}`,
+      `--skills-dir=${join(project.root, ".agents", "skills")}`,
+      "--workers=1",
+    ],
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
   running.push({ daemon, events, fake });
@@ -97,7 +115,11 @@ test("the system prompt reaches the provider: description, the chain in order (t
   expect([...order].sort((a, b) => a - b)).toEqual(order);
   expect(first).not.toContain("OTHER:");
   expect(first).toContain(`## directory: ${join(project.root, "svc", "api", "AGENTS.md")}\n\nAPI: answer in French.`);
-  expect(first.endsWith("# Skills\nThese skill bundles are available. When a task matches one, call load_skill with its name to read its instructions, and load_skill_resource to read a file it lists.\n\n- release: Cut a release")).toBe(true);
+  expect(
+    first.endsWith(
+      "# Skills\nThese skill bundles are available. When a task matches one, call load_skill with its name to read its instructions, and load_skill_resource to read a file it lists.\n\n- release: Cut a release",
+    ),
+  ).toBe(true);
 
   project.put("svc/api/AGENTS.md", "API: answer in German.\n");
   const reload = await postJson(`${base}/reload`);

@@ -19,13 +19,28 @@ test("peers register, list by label, heartbeat and survive a restart through the
   const args = ["--attach-peer-hub", `--attach-peer-state-file=${stateFile}`];
   const first = await startDaemon({ args });
   running.push(first);
-  const registered = await postJson(`${first.baseUrl}/peers`, { name: "triage-eu", endpoint: "https://triage.eu.example:7777", labels: { region: "eu" }, heartbeat_ttl_sec: 600 });
+  const registered = await postJson(`${first.baseUrl}/peers`, {
+    name: "triage-eu",
+    endpoint: "https://triage.eu.example:7777",
+    labels: { region: "eu" },
+    heartbeat_ttl_sec: 600,
+  });
   expect(registered.status).toBe(201);
   const peer = (await registered.json()) as { registration_id: string; name: string };
   expect(peer.registration_id).toBeString();
-  expect((await postJson(`${first.baseUrl}/peers`, { name: "triage-us", endpoint: "https://triage.us.example", labels: { region: "us" } })).status).toBe(201);
+  expect(
+    (
+      await postJson(`${first.baseUrl}/peers`, {
+        name: "triage-us",
+        endpoint: "https://triage.us.example",
+        labels: { region: "us" },
+      })
+    ).status,
+  ).toBe(201);
   expect((await postJson(`${first.baseUrl}/peers`, { name: "bad", endpoint: "/relative" })).status).toBe(400);
-  const eu = (await (await fetch(`${first.baseUrl}/peers?label=region=eu`)).json()) as { peers: Array<{ name: string }> };
+  const eu = (await (await fetch(`${first.baseUrl}/peers?label=region=eu`)).json()) as {
+    peers: Array<{ name: string }>;
+  };
   expect(eu.peers.map((row) => row.name)).toEqual(["triage-eu"]);
   expect((await postJson(`${first.baseUrl}/peers/${peer.registration_id}/heartbeat`)).status).toBe(200);
   expect((statSync(stateFile).mode & 0o777).toString(8)).toBe("600");
@@ -33,9 +48,14 @@ test("peers register, list by label, heartbeat and survive a restart through the
 
   const second = await startDaemon({ args, sessionDb: first.sessionDb });
   running.push(second);
-  const all = (await (await fetch(`${second.baseUrl}/peers`)).json()) as { peers: Array<{ name: string; registration_id?: string }> };
+  const all = (await (await fetch(`${second.baseUrl}/peers`)).json()) as {
+    peers: Array<{ name: string; registration_id?: string }>;
+  };
   expect(all.peers.map((row) => row.name)).toEqual(["triage-eu", "triage-us"]);
-  const deleted = await fetch(`${second.baseUrl}/peers/${peer.registration_id}`, { method: "DELETE", headers: { "content-type": "application/json" } });
+  const deleted = await fetch(`${second.baseUrl}/peers/${peer.registration_id}`, {
+    method: "DELETE",
+    headers: { "content-type": "application/json" },
+  });
   expect(deleted.status).toBe(204);
   const left = (await (await fetch(`${second.baseUrl}/peers`)).json()) as { peers: Array<{ name: string }> };
   expect(left.peers.map((row) => row.name)).toEqual(["triage-us"]);
@@ -43,7 +63,17 @@ test("peers register, list by label, heartbeat and survive a restart through the
 
 test("the state file without the hub is a startup error", async () => {
   const dir = tempDir();
-  const child = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(dir, "s.db")}`, `--attach-peer-state-file=${join(dir, "p.jsonl")}`], { cwd: dir, stderr: "pipe", stdout: "pipe" });
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      MAIN,
+      "agent",
+      "--attach-listen=127.0.0.1:0",
+      `--session-db=${join(dir, "s.db")}`,
+      `--attach-peer-state-file=${join(dir, "p.jsonl")}`,
+    ],
+    { cwd: dir, stderr: "pipe", stdout: "pipe" },
+  );
   expect(await child.exited).toBe(2);
   expect(await new Response(child.stderr).text()).toContain("--attach-peer-hub");
 });

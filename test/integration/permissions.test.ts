@@ -19,12 +19,18 @@ afterEach(async () => {
   }
 });
 
-const say = (text: string) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
+const say = (text: string) => ({
+  request: {},
+  responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }],
+});
 
 async function start(lines: unknown[], args: string[] = [], sessionDb?: string) {
   const script = join(tempDir(), "script.jsonl");
   writeFileSync(script, `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);
-  const daemon = await startDaemon({ args: ["--model=scripted", `--script=${script}`, ...args], ...(sessionDb ? { sessionDb } : {}) });
+  const daemon = await startDaemon({
+    args: ["--model=scripted", `--script=${script}`, ...args],
+    ...(sessionDb ? { sessionDb } : {}),
+  });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
   const prompts = collect(`${daemon.baseUrl}/sessions/default/perms/stream`);
   running.push({ daemon, streams: [events, prompts] });
@@ -35,7 +41,10 @@ async function start(lines: unknown[], args: string[] = [], sessionDb?: string) 
 const respond = (base: string, body: unknown) => postJson(`${base}/perms/respond`, body);
 
 test("ask: a prompt is published, approval runs the call, a second answer is 404, the turn completes", async () => {
-  const { events, prompts, base } = await start([call("write_file", { path: "/tmp/x", content: "hi" }), say("written")]);
+  const { events, prompts, base } = await start([
+    call("write_file", { path: "/tmp/x", content: "hi" }),
+    say("written"),
+  ]);
   expect((await postJson(`${base}/inject`, { message: "write it" })).status).toBe(200);
   const prompt = await prompts.waitFor((frame) => frame.event === "prompt");
   expect(prompt.data).toMatchObject({ kind: "file_write", tool: "write_file", detail: "/tmp/x" });
@@ -48,7 +57,10 @@ test("ask: a prompt is published, approval runs the call, a second answer is 404
   await events.waitFor((frame) => frame.event === "turn-complete");
   // Approved, the call reached the tool, which refuses a path outside its workspace (the daemon's cwd).
   expect(toolResults(events)[0]?.response.error).toContain("outside the workspace");
-  const perms = (await (await fetch(`${base}/perms`)).json()) as { mode: string; approvals: Array<Record<string, unknown>> };
+  const perms = (await (await fetch(`${base}/perms`)).json()) as {
+    mode: string;
+    approvals: Array<Record<string, unknown>>;
+  };
   expect(perms.mode).toBe("ask");
   expect(perms.approvals).toEqual([expect.objectContaining({ tool: "write_file", decision: "allow-once" })]);
   expect(perms.approvals[0]?.by).toBeUndefined();
@@ -72,7 +84,10 @@ test("deny with a reason: 400s keep the prompt pending; the model reads the reas
 });
 
 test("an unanswered prompt expires: the call is refused and a late answer is 410 expired", async () => {
-  const { events, prompts, base } = await start([call("write_file", { path: "/a" }), say("gave up")], ["--approval-timeout=300ms"]);
+  const { events, prompts, base } = await start(
+    [call("write_file", { path: "/a" }), say("gave up")],
+    ["--approval-timeout=300ms"],
+  );
   await postJson(`${base}/inject`, { message: "go" });
   const prompt = await prompts.waitFor((frame) => frame.event === "prompt");
   await events.waitFor((frame) => frame.event === "turn-complete", 5000);
@@ -106,7 +121,10 @@ test("kill -9 while a prompt is pending: the restarted daemon answers 410 turn-e
 });
 
 test("prompts closed before a restart answer the same 410 after it: expired stays expired, a SIGTERM-ended one turn-ended", async () => {
-  const first = await start([call("write_file", { path: "/e" }), say("after expiry"), call("write_file", { path: "/f" })], ["--approval-timeout=300ms"]);
+  const first = await start(
+    [call("write_file", { path: "/e" }), say("after expiry"), call("write_file", { path: "/f" })],
+    ["--approval-timeout=300ms"],
+  );
   await postJson(`${first.base}/inject`, { message: "go" });
   const expiring = await first.prompts.waitFor((frame) => frame.event === "prompt");
   await first.events.waitFor((frame) => frame.event === "turn-complete", 10_000);
@@ -132,21 +150,40 @@ test("refusal storm: three re-issues of a refused call cut the turn canceled wit
   expect((await respond(base, { id: prompt.data.id, decision: "deny" })).status).toBe(200);
   const error = await events.waitFor((frame) => frame.event === "turn-error");
   expect(error.data.kind).toBe("canceled");
-  const storm = events.frames.find((frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "gate/refusal-storm");
-  expect((storm?.data.event as { CustomMetadata: Record<string, unknown> }).CustomMetadata).toMatchObject({ event: "refusal-storm", suppressed_calls: 3 });
+  const storm = events.frames.find(
+    (frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "gate/refusal-storm",
+  );
+  expect((storm?.data.event as { CustomMetadata: Record<string, unknown> }).CustomMetadata).toMatchObject({
+    event: "refusal-storm",
+    suppressed_calls: 3,
+  });
   expect(prompts.frames.filter((frame) => frame.event === "prompt")).toHaveLength(1);
   expect(events.frames.some((frame) => frame.event === "guardrail-trip")).toBe(false);
 });
 
 test("modes: yolo runs without asking (audit row), the current mode writes nothing, allow is config-only; deny patterns refuse", async () => {
-  const { events, prompts, base } = await start([call("write_file", { path: "/d" }), say("ok"), call("bash", { command: "rm -rf /tmp/x" }), say("refused")]);
+  const { events, prompts, base } = await start([
+    call("write_file", { path: "/d" }),
+    say("ok"),
+    call("bash", { command: "rm -rf /tmp/x" }),
+    say("refused"),
+  ]);
   const change = await postJson(`${base}/perms/mode`, { mode: "yolo" });
   expect(await change.json()).toEqual({ previous: "ask", mode: "yolo" });
-  expect(await (await postJson(`${base}/perms/mode`, { mode: "yolo" })).json()).toEqual({ previous: "yolo", mode: "yolo" });
+  expect(await (await postJson(`${base}/perms/mode`, { mode: "yolo" })).json()).toEqual({
+    previous: "yolo",
+    mode: "yolo",
+  });
   expect((await postJson(`${base}/perms/mode`, { mode: "allow" })).status).toBe(400);
-  const audits = () => events.frames.filter((frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "attach/perm-mode");
+  const audits = () =>
+    events.frames.filter(
+      (frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "attach/perm-mode",
+    );
   await waitFor(() => (audits().length === 1 ? true : undefined), 5000, "perm-mode row");
-  expect((audits()[0]?.data.event as { CustomMetadata: Record<string, unknown> }).CustomMetadata).toMatchObject({ from: "ask", to: "yolo" });
+  expect((audits()[0]?.data.event as { CustomMetadata: Record<string, unknown> }).CustomMetadata).toMatchObject({
+    from: "ask",
+    to: "yolo",
+  });
   await postJson(`${base}/inject`, { message: "write" });
   await events.waitFor((frame) => frame.event === "turn-complete");
   expect(prompts.frames).toHaveLength(0);

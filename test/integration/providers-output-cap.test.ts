@@ -22,18 +22,31 @@ test("the cap reaches the provider; a `length` finish is continued", async () =>
   const fake = startProviderFake("openai-compatible", { apiKey: key, models: ["qwen3-coder-30b"] });
   const daemon = await startDaemon({
     env: { LOCAL_LLM_KEY: key },
-    args: ["--provider=openai-compatible", "--model=qwen3-coder-30b", `--model-base-url=${fake.baseUrl}`, "--model-api-key-env=LOCAL_LLM_KEY", "--model-max-output-tokens=64", "--workers=1"],
+    args: [
+      "--provider=openai-compatible",
+      "--model=qwen3-coder-30b",
+      `--model-base-url=${fake.baseUrl}`,
+      "--model-api-key-env=LOCAL_LLM_KEY",
+      "--model-max-output-tokens=64",
+      "--workers=1",
+    ],
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
   running.push({ daemon, events, stop: () => fake.stop() });
   await events.waitFor((frame) => frame.event === "usage-update");
   fake.enqueue("length", "text");
   await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "write the long report" });
-  await waitFor(() => (events.frames.filter((frame) => frame.event === "turn-complete").length >= 2 ? true : undefined), 15_000, "two turns");
+  await waitFor(
+    () => (events.frames.filter((frame) => frame.event === "turn-complete").length >= 2 ? true : undefined),
+    15_000,
+    "two turns",
+  );
   expect(fake.requests).toHaveLength(2);
   expect(fake.requests.map((request) => request.body.max_tokens)).toEqual([64, 64]);
   const second = fake.requests[1]?.body.messages as Array<{ role: string; content: unknown }>;
   const last = second[second.length - 1];
   expect(last?.role).toBe("user");
-  expect(JSON.stringify(last?.content)).toContain("[auto-continue] your previous answer was cut off at the output-token limit");
+  expect(JSON.stringify(last?.content)).toContain(
+    "[auto-continue] your previous answer was cut off at the output-token limit",
+  );
 }, 30_000);

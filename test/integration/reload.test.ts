@@ -30,13 +30,17 @@ test("a new skill and an edited AGENTS.md show on /skills, /memory and /tools af
   project.put("AGENTS.md", "short\n");
   const { base } = await start(project);
   expect(await getJson(`${base}/skills`)).toEqual({ skills: [] });
-  expect(((await getJson(`${base}/tools`)).tools as Array<{ source: string }>).some((tool) => tool.source === "skill")).toBe(false);
+  expect(
+    ((await getJson(`${base}/tools`)).tools as Array<{ source: string }>).some((tool) => tool.source === "skill"),
+  ).toBe(false);
 
   project.put(".agents/skills/deploy/SKILL.md", skillFile("deploy", "Roll out a service", "steps"));
   project.put("AGENTS.md", "a longer text now\n");
   project.putHome(".agents/AGENTS.md", "user\n");
   expect(await getJson(`${base}/skills`)).toEqual({ skills: [] });
-  expect(await getJson(`${base}/memory`)).toEqual({ sources: [{ scope: "project", path: join(project.root, "AGENTS.md"), bytes: 6 }] });
+  expect(await getJson(`${base}/memory`)).toEqual({
+    sources: [{ scope: "project", path: join(project.root, "AGENTS.md"), bytes: 6 }],
+  });
 
   const reload = await postJson(`${base}/reload`);
   expect(reload.status).toBe(200);
@@ -49,7 +53,10 @@ test("a new skill and an edited AGENTS.md show on /skills, /memory and /tools af
     ],
   });
   const tools = (await getJson(`${base}/tools`)).tools as Array<{ name: string; source: string }>;
-  expect(tools.filter((tool) => tool.source === "skill").map((tool) => tool.name)).toEqual(["load_skill", "load_skill_resource"]);
+  expect(tools.filter((tool) => tool.source === "skill").map((tool) => tool.name)).toEqual([
+    "load_skill",
+    "load_skill_resource",
+  ]);
 
   rmSync(join(project.root, ".agents", "skills", "deploy"), { recursive: true });
   expect(await (await postJson(`${base}/reload`)).json()).toEqual({ memory: 2, skills: 0, mcp: 0, errors: [] });
@@ -70,8 +77,12 @@ test("a bad SKILL.md: 200 with the file and the field in errors, the good bundle
   expect(body.skills).toBe(1);
   expect(body.errors).toHaveLength(3);
   expect(body.errors[0]).toStartWith(`skills: ${dir}/bad-yaml/SKILL.md: front matter is not valid YAML`);
-  expect(body.errors[1]).toBe(`skills: ${dir}/no-desc/SKILL.md: front matter field "description" is required (a string)`);
-  expect(body.errors[2]).toBe(`skills: ${dir}/no-front/SKILL.md: front matter missing: the file must start with a line '---'`);
+  expect(body.errors[1]).toBe(
+    `skills: ${dir}/no-desc/SKILL.md: front matter field "description" is required (a string)`,
+  );
+  expect(body.errors[2]).toBe(
+    `skills: ${dir}/no-front/SKILL.md: front matter missing: the file must start with a line '---'`,
+  );
   expect(await getJson(`${base}/skills`)).toEqual({ skills: [{ name: "good", description: "Works" }] });
   expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
 }, 20_000);
@@ -92,12 +103,29 @@ test("multi-session: a viewer reads /memory and /skills but POST /reload is Sess
   const dir = tempDir();
   const tokens = { olga: "tok-olga", cora: "tok-cora", vic: "tok-vic" };
   const table = join(dir, "callers.yaml");
-  writeFileSync(table, ["callers:", ...Object.entries(tokens).map(([name, token]) => `  - identity: ${name}\n    token_sha256: ${sha256Hex(token)}`), ""].join("\n"));
+  writeFileSync(
+    table,
+    [
+      "callers:",
+      ...Object.entries(tokens).map(([name, token]) => `  - identity: ${name}\n    token_sha256: ${sha256Hex(token)}`),
+      "",
+    ].join("\n"),
+  );
   const { daemon } = await start(project, ["--multi-session", `--auth-table=${table}`]);
   const as = (who: keyof typeof tokens) => ({ authorization: `Bearer ${tokens[who]}` });
-  expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "olgas", viewers: ["vic"], contributors: ["cora"] }, as("olga"))).status).toBe(201);
+  expect(
+    (
+      await postJson(
+        `${daemon.baseUrl}/sessions`,
+        { sessionID: "olgas", viewers: ["vic"], contributors: ["cora"] },
+        as("olga"),
+      )
+    ).status,
+  ).toBe(201);
   const base = `${daemon.baseUrl}/sessions/olgas`;
-  expect(await (await fetch(`${base}/memory`, { headers: as("vic") })).json()).toEqual({ sources: [{ scope: "project", path: join(project.root, "AGENTS.md"), bytes: 6 }] });
+  expect(await (await fetch(`${base}/memory`, { headers: as("vic") })).json()).toEqual({
+    sources: [{ scope: "project", path: join(project.root, "AGENTS.md"), bytes: 6 }],
+  });
   expect((await fetch(`${base}/skills`, { headers: as("vic") })).status).toBe(200);
   expect((await postJson(`${base}/reload`, undefined, as("vic"))).status).toBe(404);
   const reload = await postJson(`${base}/reload`, undefined, as("cora"));

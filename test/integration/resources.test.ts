@@ -46,18 +46,31 @@ test("10,000 connect/disconnect cycles leave no subscriber and no file descripto
     while (done < cycles) {
       done++;
       const subscriber = rawSubscribe(daemon.port, "/sessions/default/events");
-      await waitFor(() => (subscriber.frames.length > 0 || subscriber.isEnded ? true : undefined), 10_000, "first frame");
+      await waitFor(
+        () => (subscriber.frames.length > 0 || subscriber.isEnded ? true : undefined),
+        10_000,
+        "first frame",
+      );
       expect(subscriber.frames[0]?.event).toBe("capabilities");
       subscriber.close();
       await subscriber.ended;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  await waitFor(async () => ((await metric("spar_sse_subscribers")) === 0 && (await metric("spar_feed_subscribers")) === 0 ? true : undefined), 10_000, "subscribers released");
-  const fdsAfter = await waitFor(() => {
-    const count = openFds(pid);
-    return count <= fdsBefore + 2 ? count : undefined;
-  }, 10_000, `file descriptors back to ${fdsBefore}`);
+  await waitFor(
+    async () =>
+      (await metric("spar_sse_subscribers")) === 0 && (await metric("spar_feed_subscribers")) === 0 ? true : undefined,
+    10_000,
+    "subscribers released",
+  );
+  const fdsAfter = await waitFor(
+    () => {
+      const count = openFds(pid);
+      return count <= fdsBefore + 2 ? count : undefined;
+    },
+    10_000,
+    `file descriptors back to ${fdsBefore}`,
+  );
   expect(fdsAfter).toBeLessThanOrEqual(fdsBefore + 2);
   expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
 }, 180_000);

@@ -26,13 +26,19 @@ function agentSeqs(frames: Frame[]): number[] {
 }
 
 async function turns(daemon: Daemon, session = "default"): Promise<number> {
-  const usage = (await (await fetch(`${daemon.baseUrl}/sessions/${session}/usage`)).json()) as { overall: { turns: number } };
+  const usage = (await (await fetch(`${daemon.baseUrl}/sessions/${session}/usage`)).json()) as {
+    overall: { turns: number };
+  };
   return usage.overall.turns;
 }
 
 async function injectAndWait(daemon: Daemon, message: string, expectedTurns: number): Promise<void> {
   expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message })).status).toBe(200);
-  await waitFor(async () => ((await turns(daemon)) >= expectedTurns ? true : undefined), 10_000, `turn ${expectedTurns}`);
+  await waitFor(
+    async () => ((await turns(daemon)) >= expectedTurns ? true : undefined),
+    10_000,
+    `turn ${expectedTurns}`,
+  );
 }
 
 test("since=N replays exactly the rows after N, then live rows follow", async () => {
@@ -97,8 +103,14 @@ test("kill -9 mid-turn with a message waiting: history, owner and inbox survive;
     script,
     [
       "# turn 0 is slow, so the daemon can be killed in the middle of it",
-      JSON.stringify({ request: {}, responses: [{ delayMs: 1500, content: { role: "model", parts: [{ text: "slow reply" }] }, turnComplete: true }] }),
-      JSON.stringify({ request: {}, responses: [{ content: { role: "model", parts: [{ text: "quick reply" }] }, turnComplete: true }] }),
+      JSON.stringify({
+        request: {},
+        responses: [{ delayMs: 1500, content: { role: "model", parts: [{ text: "slow reply" }] }, turnComplete: true }],
+      }),
+      JSON.stringify({
+        request: {},
+        responses: [{ content: { role: "model", parts: [{ text: "quick reply" }] }, turnComplete: true }],
+      }),
       "",
     ].join("\n"),
   );
@@ -110,20 +122,35 @@ test("kill -9 mid-turn with a message waiting: history, owner and inbox survive;
   const one = await postJson(`${first.baseUrl}/sessions/crash-1/inject`, { message: "first" });
   expect(one.status).toBe(200);
   await stream.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 1);
-  const two = (await (await postJson(`${first.baseUrl}/sessions/crash-1/inject`, { message: "second" })).json()) as { prompt_id: string };
-  await stream.waitFor((frame) => frame.event === "inbox" && frame.data.state === "queued" && frame.data.prompt_id === two.prompt_id);
+  const two = (await (await postJson(`${first.baseUrl}/sessions/crash-1/inject`, { message: "second" })).json()) as {
+    prompt_id: string;
+  };
+  await stream.waitFor(
+    (frame) => frame.event === "inbox" && frame.data.state === "queued" && frame.data.prompt_id === two.prompt_id,
+  );
   stream.close();
   await first.kill9();
 
   const second = await start({ args, sessionDb: first.sessionDb });
-  const listed = (await (await fetch(`${second.baseUrl}/sessions`)).json()) as { sessions: Array<Record<string, unknown>> };
+  const listed = (await (await fetch(`${second.baseUrl}/sessions`)).json()) as {
+    sessions: Array<Record<string, unknown>>;
+  };
   expect(listed.sessions.find((row) => row.sessionID === "crash-1")).toMatchObject({ user: "local", title: "first" });
   // The restarted daemon drains the committed inbox row by itself (script turn 0 again after restart: "slow reply").
   await waitFor(async () => ((await turns(second, "crash-1")) >= 1 ? true : undefined), 15_000, "drained turn");
   const replay = collect(`${second.baseUrl}/sessions/crash-1/events?since=0`);
   const last = await replay.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 3);
   replay.close();
-  const rows = replay.frames.filter((frame) => frame.event === "agent").map((frame) => frame.data.event as { Author: string; Content: { parts: Array<{ text?: string }> }; CustomMetadata: { prompt_ids?: string[] } | null });
+  const rows = replay.frames
+    .filter((frame) => frame.event === "agent")
+    .map(
+      (frame) =>
+        frame.data.event as {
+          Author: string;
+          Content: { parts: Array<{ text?: string }> };
+          CustomMetadata: { prompt_ids?: string[] } | null;
+        },
+    );
   expect(rows.map((row) => [row.Author, row.Content.parts[0]?.text])).toEqual([
     ["user", "first"],
     ["user", "second"],
@@ -133,7 +160,9 @@ test("kill -9 mid-turn with a message waiting: history, owner and inbox survive;
   expect(last.id).toBe("3");
   // Drained exactly once: nothing is left to run, and no further row appears.
   await Bun.sleep(300);
-  const status = (await (await fetch(`${second.baseUrl}/sessions/crash-1/status`)).json()) as { turn_in_flight: boolean };
+  const status = (await (await fetch(`${second.baseUrl}/sessions/crash-1/status`)).json()) as {
+    turn_in_flight: boolean;
+  };
   expect(status.turn_in_flight).toBe(false);
   expect(await turns(second, "crash-1")).toBe(1);
 }, 60_000);

@@ -25,12 +25,18 @@ async function body(response: Response): Promise<Record<string, unknown>> {
 
 describe("POST /sessions", () => {
   test("creates a session owned by the caller, with an absolute url built from Host", async () => {
-    const response = await postJson(`${multi.baseUrl}/sessions`, { viewers: [" ann ", "", "bob", "ann"], contributors: ["cy"] });
+    const response = await postJson(`${multi.baseUrl}/sessions`, {
+      viewers: [" ann ", "", "bob", "ann"],
+      contributors: ["cy"],
+    });
     expect(response.status).toBe(201);
     const created = await body(response);
     expect(created).toMatchObject({ app: "spar", user: "local" });
     expect(created.url).toBe(`${multi.baseUrl}/sessions/spar/${created.sessionID}`);
-    const listed = (await body(await fetch(`${multi.baseUrl}/sessions`))).sessions as Array<{ sessionID: string; status: string }>;
+    const listed = (await body(await fetch(`${multi.baseUrl}/sessions`))).sessions as Array<{
+      sessionID: string;
+      status: string;
+    }>;
     expect(listed.find((row) => row.sessionID === created.sessionID)?.status).toBe("active");
     const acl = await body(await fetch(`${multi.baseUrl}/sessions/${created.sessionID}/acl`));
     expect(acl).toEqual({ owner: "local", viewers: ["ann", "bob"], contributors: ["cy"] });
@@ -60,24 +66,50 @@ describe("DELETE /sessions/...", () => {
   test("204, then 500 on repeat; default is 403; unknown is 404", async () => {
     expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: "doomed" })).status).toBe(201);
     expect((await postJson(`${multi.baseUrl}/sessions/doomed/inject`, { message: "hi" })).status).toBe(200);
-    const del = await fetch(`${multi.baseUrl}/sessions/spar/doomed`, { method: "DELETE", headers: { "content-type": "application/json" } });
+    const del = await fetch(`${multi.baseUrl}/sessions/spar/doomed`, {
+      method: "DELETE",
+      headers: { "content-type": "application/json" },
+    });
     expect(del.status).toBe(204);
-    const again = await fetch(`${multi.baseUrl}/sessions/doomed`, { method: "DELETE", headers: { "content-type": "application/json" } });
+    const again = await fetch(`${multi.baseUrl}/sessions/doomed`, {
+      method: "DELETE",
+      headers: { "content-type": "application/json" },
+    });
     expect(again.status).toBe(500);
     expect((await body(again)).error).toContain("already deleted");
     expect((await fetch(`${multi.baseUrl}/sessions/doomed/status`)).status).toBe(404);
-    const bootstrap = await fetch(`${multi.baseUrl}/sessions/default`, { method: "DELETE", headers: { "content-type": "application/json" } });
+    const bootstrap = await fetch(`${multi.baseUrl}/sessions/default`, {
+      method: "DELETE",
+      headers: { "content-type": "application/json" },
+    });
     expect(bootstrap.status).toBe(403);
-    const unknown = await fetch(`${multi.baseUrl}/sessions/never-was`, { method: "DELETE", headers: { "content-type": "application/json" } });
+    const unknown = await fetch(`${multi.baseUrl}/sessions/never-was`, {
+      method: "DELETE",
+      headers: { "content-type": "application/json" },
+    });
     expect(unknown.status).toBe(404);
   });
 
   test("a session another app names default can be deleted; this daemon's bootstrap default cannot", async () => {
     expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: "default", app: "other" })).status).toBe(201);
     expect((await fetch(`${multi.baseUrl}/sessions/default/status`)).status).toBe(409);
-    expect((await fetch(`${multi.baseUrl}/sessions/other/default`, { method: "DELETE", headers: { "content-type": "application/json" } })).status).toBe(204);
+    expect(
+      (
+        await fetch(`${multi.baseUrl}/sessions/other/default`, {
+          method: "DELETE",
+          headers: { "content-type": "application/json" },
+        })
+      ).status,
+    ).toBe(204);
     expect((await fetch(`${multi.baseUrl}/sessions/default/status`)).status).toBe(200);
-    expect((await fetch(`${multi.baseUrl}/sessions/spar/default`, { method: "DELETE", headers: { "content-type": "application/json" } })).status).toBe(403);
+    expect(
+      (
+        await fetch(`${multi.baseUrl}/sessions/spar/default`, {
+          method: "DELETE",
+          headers: { "content-type": "application/json" },
+        })
+      ).status,
+    ).toBe(403);
   });
 
   test("concurrent DELETEs: one 204, the others 500; an inject racing them is 404, not accepted and lost", async () => {
@@ -85,8 +117,14 @@ describe("DELETE /sessions/...", () => {
       const id = `raced-${round}`;
       expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: id })).status).toBe(201);
       expect((await postJson(`${multi.baseUrl}/sessions/${id}/inject`, { message: "busy" })).status).toBe(200);
-      const remove = () => fetch(`${multi.baseUrl}/sessions/${id}`, { method: "DELETE", headers: { "content-type": "application/json" } });
-      const [first, second, third, injected] = await Promise.all([remove(), remove(), remove(), postJson(`${multi.baseUrl}/sessions/${id}/inject`, { message: "late" })]);
+      const remove = () =>
+        fetch(`${multi.baseUrl}/sessions/${id}`, { method: "DELETE", headers: { "content-type": "application/json" } });
+      const [first, second, third, injected] = await Promise.all([
+        remove(),
+        remove(),
+        remove(),
+        postJson(`${multi.baseUrl}/sessions/${id}/inject`, { message: "late" }),
+      ]);
       expect([first.status, second.status, third.status].sort()).toEqual([204, 500, 500]);
       // The inject either landed before the delete began (200, then deleted with the session) or is refused.
       expect([200, 404]).toContain(injected.status);
@@ -99,17 +137,31 @@ describe("DELETE /sessions/...", () => {
     // is held in between, long enough to race it deterministically.
     const script = join(tempDir(), "script.jsonl");
     writeFileSync(script, `${JSON.stringify(say("unused", { spin: true }))}\n`);
-    const daemon = await startDaemon({ args: ["--multi-session", "--workers=1", "--worker-liveness=2s", "--model=scripted", `--script=${script}`] });
+    const daemon = await startDaemon({
+      args: ["--multi-session", "--workers=1", "--worker-liveness=2s", "--model=scripted", `--script=${script}`],
+    });
     try {
       expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "stuck" })).status).toBe(201);
       expect((await postJson(`${daemon.baseUrl}/sessions/stuck/inject`, { message: "spin" })).status).toBe(200);
-      await waitFor(async () => ((await (await fetch(`${daemon.baseUrl}/sessions/stuck/status`)).json()) as { turn_in_flight: boolean }).turn_in_flight || undefined, 5000, "turn running");
-      const deleting = fetch(`${daemon.baseUrl}/sessions/stuck`, { method: "DELETE", headers: { "content-type": "application/json" } });
+      await waitFor(
+        async () =>
+          ((await (await fetch(`${daemon.baseUrl}/sessions/stuck/status`)).json()) as { turn_in_flight: boolean })
+            .turn_in_flight || undefined,
+        5000,
+        "turn running",
+      );
+      const deleting = fetch(`${daemon.baseUrl}/sessions/stuck`, {
+        method: "DELETE",
+        headers: { "content-type": "application/json" },
+      });
       await Bun.sleep(300);
       const late = await postJson(`${daemon.baseUrl}/sessions/stuck/inject`, { message: "late" });
       expect(late.status).toBe(404);
       expect((await body(late)).error).toContain("stuck");
-      const again = await fetch(`${daemon.baseUrl}/sessions/stuck`, { method: "DELETE", headers: { "content-type": "application/json" } });
+      const again = await fetch(`${daemon.baseUrl}/sessions/stuck`, {
+        method: "DELETE",
+        headers: { "content-type": "application/json" },
+      });
       expect(again.status).toBe(500);
       expect((await deleting).status).toBe(204);
     } finally {
@@ -135,10 +187,13 @@ describe("path shapes", () => {
 describe("inject and wake", () => {
   test("wake:false queues without a turn; the next wake drains it; /wake emits prompt_id only with a prompt", async () => {
     expect((await postJson(`${multi.baseUrl}/sessions`, { sessionID: "sleepy" })).status).toBe(201);
-    const queued = await body(await postJson(`${multi.baseUrl}/sessions/sleepy/inject`, { message: "later", wake: false }));
+    const queued = await body(
+      await postJson(`${multi.baseUrl}/sessions/sleepy/inject`, { message: "later", wake: false }),
+    );
     expect(queued).toMatchObject({ injected: true, session: "sleepy", woke: false });
     await Bun.sleep(200);
-    const usage = async () => ((await body(await fetch(`${multi.baseUrl}/sessions/sleepy/usage`))).overall as { turns: number }).turns;
+    const usage = async () =>
+      ((await body(await fetch(`${multi.baseUrl}/sessions/sleepy/usage`))).overall as { turns: number }).turns;
     expect(await usage()).toBe(0);
     const bare = await body(await postJson(`${multi.baseUrl}/sessions/sleepy/wake`));
     expect(bare).toEqual({ woken: "sleepy", prompt: "" });
@@ -158,10 +213,17 @@ describe("read models not yet wired", () => {
   test("answer 200 with zero-valued bodies; missing mutations answer 501", async () => {
     const base = `${single.baseUrl}/sessions/default`;
     // The builtin tools are wired (GET /tools lists them; tools.test.ts covers it).
-    expect(((await body(await fetch(`${base}/tools`))).tools as Array<{ name: string }>).map((tool) => tool.name)).toContain("read_file");
+    expect(
+      ((await body(await fetch(`${base}/tools`))).tools as Array<{ name: string }>).map((tool) => tool.name),
+    ).toContain("read_file");
     expect(await body(await fetch(`${base}/mcp`))).toEqual({ servers: [] });
     expect((await body(await fetch(`${base}/guardrails`))).halted).toBe(false);
-    expect((await body(await fetch(`${base}/agents/helper/events`))).branches).toEqual(["helper", "bg.helper", "sub.helper", "remote.helper"]);
+    expect((await body(await fetch(`${base}/agents/helper/events`))).branches).toEqual([
+      "helper",
+      "bg.helper",
+      "sub.helper",
+      "remote.helper",
+    ]);
     expect((await fetch(`${base}/agents/bad.name/events`)).status).toBe(400);
     expect((await postJson(`${base}/title`, { title: "x" })).status).toBe(501);
     expect((await postJson(`${base}/slash/done`)).status).toBe(501);

@@ -28,7 +28,12 @@ export function makeProject(): Project {
   const home = join(base, "home");
   mkdirSync(join(root, ".git"), { recursive: true });
   mkdirSync(home, { recursive: true });
-  return { root, home, put: (path, text) => write(join(root, path), text), putHome: (path, text) => write(join(home, path), text) };
+  return {
+    root,
+    home,
+    put: (path, text) => write(join(root, path), text),
+    putHome: (path, text) => write(join(home, path), text),
+  };
 }
 
 export function skillFile(name: string, description: string, body: string): string {

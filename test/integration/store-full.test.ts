@@ -46,17 +46,29 @@ test("a full store: 503 on inject, reads keep working, nothing half-written", as
   const second = await startDaemon({ sessionDb: first.sessionDb });
   running.push(second);
 
-  await waitFor(async () => {
-    const status = (await (await fetch(`${second.baseUrl}/sessions/default/status`)).json()) as { turn_in_flight: boolean };
-    return status.turn_in_flight ? undefined : true;
-  }, 20_000, "queued turns drained");
+  await waitFor(
+    async () => {
+      const status = (await (await fetch(`${second.baseUrl}/sessions/default/status`)).json()) as {
+        turn_in_flight: boolean;
+      };
+      return status.turn_in_flight ? undefined : true;
+    },
+    20_000,
+    "queued turns drained",
+  );
 
   await Bun.sleep(300);
   const stream = collect(`${second.baseUrl}/sessions/default/events`);
-  const head = await waitFor(async () => {
-    const usage = (await (await fetch(`${second.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } };
-    return usage.overall.turns;
-  }, 5000, "usage");
+  const head = await waitFor(
+    async () => {
+      const usage = (await (await fetch(`${second.baseUrl}/sessions/default/usage`)).json()) as {
+        overall: { turns: number };
+      };
+      return usage.overall.turns;
+    },
+    5000,
+    "usage",
+  );
   expect(head).toBeGreaterThan(0);
   await Bun.sleep(500);
   stream.close();

@@ -21,12 +21,78 @@ function openssl(args: string[]): void {
 
 function makeCertificates(): void {
   dir = tempDir("spar-tls-");
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=spar test CA"]);
-  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=spar test CA",
+  ]);
+  openssl([
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+    "-subj",
+    "/CN=localhost",
+  ]);
   Bun.write(join(dir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "san.ext"]);
-  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=alice"]);
-  openssl(["x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "1"]);
+  openssl([
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.crt",
+    "-days",
+    "1",
+    "-extfile",
+    "san.ext",
+  ]);
+  openssl([
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "client.key",
+    "-out",
+    "client.csr",
+    "-subj",
+    "/CN=alice",
+  ]);
+  openssl([
+    "x509",
+    "-req",
+    "-in",
+    "client.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "client.crt",
+    "-days",
+    "1",
+  ]);
 }
 
 const pem = (name: string) => readFileSync(join(dir, name), "utf8");
@@ -36,7 +102,14 @@ beforeAll(async () => {
   const tlsArgs = [`--attach-tls-cert=${join(dir, "server.crt")}`, `--attach-tls-key=${join(dir, "server.key")}`];
   [tlsOnly, mutual] = await Promise.all([
     startDaemon({ args: [...tlsArgs, "--multi-session"] }),
-    startDaemon({ args: [...tlsArgs, `--attach-client-ca=${join(dir, "ca.crt")}`, "--attach-listen=0.0.0.0:0", "--agent-card-description=mTLS agent"] }),
+    startDaemon({
+      args: [
+        ...tlsArgs,
+        `--attach-client-ca=${join(dir, "ca.crt")}`,
+        "--attach-listen=0.0.0.0:0",
+        "--agent-card-description=mTLS agent",
+      ],
+    }),
   ]);
 });
 afterAll(async () => {
@@ -45,9 +118,15 @@ afterAll(async () => {
 
 test("TLS: the API is served over https and session urls say https", async () => {
   expect(tlsOnly.baseUrl).toStartWith("https://");
-  const created = await fetch(`${tlsOnly.baseUrl}/sessions`, { method: "POST", headers: { "content-type": "application/json" }, tls: { ca: pem("ca.crt") } });
+  const created = await fetch(`${tlsOnly.baseUrl}/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    tls: { ca: pem("ca.crt") },
+  });
   expect(created.status).toBe(201);
-  expect(((await created.json()) as { url: string }).url).toStartWith(`https://127.0.0.1:${tlsOnly.port}/sessions/spar/`);
+  expect(((await created.json()) as { url: string }).url).toStartWith(
+    `https://127.0.0.1:${tlsOnly.port}/sessions/spar/`,
+  );
   await expect(fetch(`http://127.0.0.1:${tlsOnly.port}/healthz`)).rejects.toThrow();
 });
 
@@ -55,7 +134,10 @@ test("mTLS: no client certificate, no connection; a signed one is served", async
   await expect(fetch(`${mutual.baseUrl}/healthz`, { tls: { ca: pem("ca.crt") } })).rejects.toThrow();
   const withCert = { tls: { ca: pem("ca.crt"), cert: pem("client.crt"), key: pem("client.key") } };
   expect((await fetch(`${mutual.baseUrl}/sessions`, withCert)).status).toBe(200);
-  const card = (await (await fetch(`${mutual.baseUrl}/.well-known/agent-card.json`, withCert)).json()) as Record<string, unknown>;
+  const card = (await (await fetch(`${mutual.baseUrl}/.well-known/agent-card.json`, withCert)).json()) as Record<
+    string,
+    unknown
+  >;
   expect(card.securitySchemes).toEqual({ mtls: { type: "mutualTLS" } });
   expect(card.security).toEqual([{ mtls: [] }]);
   expect(mutual.log()).not.toContain("has no token");
@@ -63,7 +145,11 @@ test("mTLS: no client certificate, no connection; a signed one is served", async
 
 test("mTLS: the certificate subject is the caller, on plain requests and event streams; there is no inner port", async () => {
   const withCert = { tls: { ca: pem("ca.crt"), cert: pem("client.crt"), key: pem("client.key") } };
-  expect(await (await fetch(`${mutual.baseUrl}/whoami`, withCert)).json()).toEqual({ identity: "CN=alice", admin: false, source: "mtls" });
+  expect(await (await fetch(`${mutual.baseUrl}/whoami`, withCert)).json()).toEqual({
+    identity: "CN=alice",
+    admin: false,
+    source: "mtls",
+  });
   const abort = new AbortController();
   const stream = await fetch(`${mutual.baseUrl}/sessions/default/events`, { ...withCert, signal: abort.signal });
   const reader = stream.body?.getReader();

@@ -22,17 +22,27 @@ afterEach(async () => {
   }
 });
 
-const say = (text: string) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
+const say = (text: string) => ({
+  request: {},
+  responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }],
+});
 
 async function start(lines: unknown[], args: string[] = []) {
   const root = tempDir("spar-tools-");
-  const daemon = await startDaemon({ args: ["--model=scripted", `--script=${writeScript(lines)}`, "--permission-mode=yolo", `--tools-root=${root}`, ...args] });
+  const daemon = await startDaemon({
+    args: [
+      "--model=scripted",
+      `--script=${writeScript(lines)}`,
+      "--permission-mode=yolo",
+      `--tools-root=${root}`,
+      ...args,
+    ],
+  });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
   running.push({ daemon, events });
   await events.waitFor((frame) => frame.event === "usage-update");
   return { daemon, events, root, base: `${daemon.baseUrl}/sessions/default` };
 }
-
 
 /** Gone, or a zombie nobody reaped (this sandbox's init does not reap). */
 function processGone(pid: number): boolean {
@@ -50,22 +60,46 @@ async function runTurn(events: Collector, base: string, message = "go") {
 }
 
 test("write_file then read_file: the file is on disk and the result rows carry the real outputs; GET /tools lists the builtins", async () => {
-  const { events, root, base } = await start([call("write_file", { path: "notes/a.txt", content: "hello tools\nline 2\n" }), call("read_file", { path: "notes/a.txt", offset: 2 }), say("done")]);
+  const { events, root, base } = await start([
+    call("write_file", { path: "notes/a.txt", content: "hello tools\nline 2\n" }),
+    call("read_file", { path: "notes/a.txt", offset: 2 }),
+    say("done"),
+  ]);
   const tools = (await (await fetch(`${base}/tools`)).json()) as { tools: Array<Record<string, unknown>> };
-  expect(tools.tools.map((tool) => tool.name)).toEqual(["bash", "read_file", "write_file", "edit_file", "delete_file", "fetch_url"]);
-  expect(tools.tools.every((tool) => tool.source === "builtin" && typeof tool.description === "string" && tool.server === undefined)).toBe(true);
+  expect(tools.tools.map((tool) => tool.name)).toEqual([
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "delete_file",
+    "fetch_url",
+  ]);
+  expect(
+    tools.tools.every(
+      (tool) => tool.source === "builtin" && typeof tool.description === "string" && tool.server === undefined,
+    ),
+  ).toBe(true);
   const end = await runTurn(events, base);
   expect(end.event).toBe("turn-complete");
   expect(readFileSync(join(root, "notes/a.txt"), "utf8")).toBe("hello tools\nline 2\n");
   const results = toolResults(events);
-  expect(results[0]).toMatchObject({ name: "write_file", response: { path: "notes/a.txt", bytes_written: 19, created: true } });
+  expect(results[0]).toMatchObject({
+    name: "write_file",
+    response: { path: "notes/a.txt", bytes_written: 19, created: true },
+  });
   expect(results[0]?.response.error).toBeUndefined();
-  expect(results[1]).toMatchObject({ name: "read_file", response: { path: "notes/a.txt", content: "line 2\n", size_bytes: 19 } });
+  expect(results[1]).toMatchObject({
+    name: "read_file",
+    response: { path: "notes/a.txt", content: "line 2\n", size_bytes: 19 },
+  });
   expect(results[1]?.response.truncated).toBeUndefined();
 }, 20_000);
 
 test("bash past its timeout: the command and its background child are killed, partial output returned, the turn goes on", async () => {
-  const { events, base } = await start([call("bash", { command: "sleep 30 & echo child $!; echo self $$; wait", timeout_seconds: 1 }), say("after")]);
+  const { events, base } = await start([
+    call("bash", { command: "sleep 30 & echo child $!; echo self $$; wait", timeout_seconds: 1 }),
+    say("after"),
+  ]);
   const started = Date.now();
   const end = await runTurn(events, base);
   expect(end.event).toBe("turn-complete");
@@ -89,24 +123,36 @@ test("GET /status names the tool running now as current_tool, and drops it when 
   expect((await statusOf()).current_tool).toBeUndefined();
   const mark = events.frames.length;
   expect((await postJson(`${base}/inject`, { message: "go" })).status).toBe(200);
-  const running = await waitFor(async () => {
-    const status = await statusOf();
-    return status.current_tool === undefined ? undefined : status;
-  }, 5000, "current_tool while bash runs");
+  const running = await waitFor(
+    async () => {
+      const status = await statusOf();
+      return status.current_tool === undefined ? undefined : status;
+    },
+    5000,
+    "current_tool while bash runs",
+  );
   expect(running).toMatchObject({ state: "running", turn_in_flight: true, current_tool: "bash" });
   await events.waitFor((frame) => frame.event === "turn-complete", 15_000, mark);
   expect((await statusOf()).current_tool).toBeUndefined();
 });
 
 test("output caps: bash keeps 32 KiB per stream, read_file 256 KiB, each marked truncated", async () => {
-  const { events, root, base } = await start([call("bash", { command: "head -c 100000 /dev/zero | tr '\\0' a; echo oops >&2" }), call("read_file", { path: "big.txt" }), say("capped")]);
+  const { events, root, base } = await start([
+    call("bash", { command: "head -c 100000 /dev/zero | tr '\\0' a; echo oops >&2" }),
+    call("read_file", { path: "big.txt" }),
+    say("capped"),
+  ]);
   writeFileSync(join(root, "big.txt"), "b".repeat(300_000));
   await runTurn(events, base);
   const [bash, read] = toolResults(events);
   expect(String(bash?.response.stdout)).toBe("a".repeat(32 * 1024));
   expect(bash?.response.stderr).toBe("oops\n");
   expect(bash?.response.exit_code).toBe(0);
-  expect(bash?.response.truncated).toEqual({ stdout_bytes: 100_000, stderr_bytes: 5, kept_bytes_per_stream: 32 * 1024 });
+  expect(bash?.response.truncated).toEqual({
+    stdout_bytes: 100_000,
+    stderr_bytes: 5,
+    kept_bytes_per_stream: 32 * 1024,
+  });
   expect(String(read?.response.content).length).toBe(256 * 1024);
   expect(read?.response.truncated).toBe(true);
   expect(read?.response.size_bytes).toBe(300_000);
@@ -114,7 +160,13 @@ test("output caps: bash keeps 32 KiB per stream, read_file 256 KiB, each marked 
 
 test("a disabled tool is not offered and does not run; bad input and a path outside the workspace are error results and the turn goes on", async () => {
   const { events, root, base } = await start(
-    [call("bash", { command: "touch marker" }), call("write_file", { path: "x.txt" }), call("read_file", { path: "../../etc/passwd" }), call("write_file", { path: "ok.txt", content: "still here" }), say("finished")],
+    [
+      call("bash", { command: "touch marker" }),
+      call("write_file", { path: "x.txt" }),
+      call("read_file", { path: "../../etc/passwd" }),
+      call("write_file", { path: "ok.txt", content: "still here" }),
+      say("finished"),
+    ],
     ["--tools-disable=bash,fetch_url"],
   );
   const listed = (await (await fetch(`${base}/tools`)).json()) as { tools: Array<{ name: string }> };
@@ -134,24 +186,41 @@ test("a disabled tool is not offered and does not run; bad input and a path outs
 }, 20_000);
 
 test("an interrupt kills a running bash; SIGTERM kills one too and leaves no orphan", async () => {
-  const { daemon, events, root, base } = await start([call("bash", { command: "echo $$ > first.pid; sleep 30" }), call("bash", { command: "echo $$ > second.pid; sleep 30" })]);
+  const { daemon, events, root, base } = await start([
+    call("bash", { command: "echo $$ > first.pid; sleep 30" }),
+    call("bash", { command: "echo $$ > second.pid; sleep 30" }),
+  ]);
   await postJson(`${base}/inject`, { message: "first" });
-  const first = await waitFor(() => (existsSync(join(root, "first.pid")) ? Number(readFileSync(join(root, "first.pid"), "utf8")) : undefined), 5000, "first pid");
+  const first = await waitFor(
+    () => (existsSync(join(root, "first.pid")) ? Number(readFileSync(join(root, "first.pid"), "utf8")) : undefined),
+    5000,
+    "first pid",
+  );
   expect(processGone(first)).toBe(false);
   expect((await postJson(`${base}/interrupt`, { hold: false })).status).toBe(200);
   const canceled = await events.waitFor((frame) => frame.event === "turn-error");
   expect(canceled.data.kind).toBe("canceled");
   await waitFor(() => (processGone(first) ? true : undefined), 3000, "the interrupted bash to die");
   await postJson(`${base}/inject`, { message: "second" });
-  const second = await waitFor(() => (existsSync(join(root, "second.pid")) ? Number(readFileSync(join(root, "second.pid"), "utf8")) : undefined), 5000, "second pid");
+  const second = await waitFor(
+    () => (existsSync(join(root, "second.pid")) ? Number(readFileSync(join(root, "second.pid"), "utf8")) : undefined),
+    5000,
+    "second pid",
+  );
   expect(await daemon.sigterm()).toBe(0);
   expect(processGone(second)).toBe(true);
 }, 30_000);
 
 test("kill -9 of the daemon takes a running bash with it: the command never finishes its effect after the restart reported it cut off", async () => {
-  const { daemon, root, base } = await start([call("bash", { command: "echo $$ > run.pid; sleep 2; echo $BASHPID > child.pid; sleep 1; echo done > marker" })]);
+  const { daemon, root, base } = await start([
+    call("bash", { command: "echo $$ > run.pid; sleep 2; echo $BASHPID > child.pid; sleep 1; echo done > marker" }),
+  ]);
   await postJson(`${base}/inject`, { message: "go" });
-  const pid = await waitFor(() => (existsSync(join(root, "run.pid")) ? Number(readFileSync(join(root, "run.pid"), "utf8")) : undefined), 5000, "bash pid");
+  const pid = await waitFor(
+    () => (existsSync(join(root, "run.pid")) ? Number(readFileSync(join(root, "run.pid"), "utf8")) : undefined),
+    5000,
+    "bash pid",
+  );
   expect(processGone(pid)).toBe(false);
   await daemon.kill9();
   await waitFor(() => (processGone(pid) ? true : undefined), 3000, "the orphaned bash to die with the daemon");
@@ -163,10 +232,28 @@ test("kill -9 of the daemon takes a running bash with it: the command never fini
 test("bash starts with an allow-listed environment: an unlisted secret is absent, a listed variable passes, the daemon's own token never does", async () => {
   const root = tempDir("spar-tools-");
   const token = "tools-test-token";
-  const script = writeScript([call("bash", { command: 'echo "token=[$SPAR_TOOLS_TOKEN] other=[$SPAR_TOOLS_OTHER] aws=[$AWS_SECRET_ACCESS_KEY] path=[${PATH:+set}] lc=[$LC_SPAR]"' }), say("env checked")]);
+  const script = writeScript([
+    call("bash", {
+      command:
+        'echo "token=[$SPAR_TOOLS_TOKEN] other=[$SPAR_TOOLS_OTHER] aws=[$AWS_SECRET_ACCESS_KEY] path=[${PATH:+set}] lc=[$LC_SPAR]"',
+    }),
+    say("env checked"),
+  ]);
   const daemon = await startDaemon({
-    args: ["--model=scripted", `--script=${script}`, "--permission-mode=yolo", `--tools-root=${root}`, "--attach-token=SPAR_TOOLS_TOKEN", "--tools-env-passthrough=SPAR_TOOLS_*"],
-    env: { SPAR_TOOLS_TOKEN: token, SPAR_TOOLS_OTHER: "visible", AWS_SECRET_ACCESS_KEY: "from-the-deployment", LC_SPAR: "locale" },
+    args: [
+      "--model=scripted",
+      `--script=${script}`,
+      "--permission-mode=yolo",
+      `--tools-root=${root}`,
+      "--attach-token=SPAR_TOOLS_TOKEN",
+      "--tools-env-passthrough=SPAR_TOOLS_*",
+    ],
+    env: {
+      SPAR_TOOLS_TOKEN: token,
+      SPAR_TOOLS_OTHER: "visible",
+      AWS_SECRET_ACCESS_KEY: "from-the-deployment",
+      LC_SPAR: "locale",
+    },
   });
   const headers = { "x-attach-token": token };
   const events = collect(`${daemon.baseUrl}/sessions/default/events`, { headers });
@@ -178,19 +265,32 @@ test("bash starts with an allow-listed environment: an unlisted secret is absent
 }, 20_000);
 
 test("fetch_url in the daemon reaches a local server only through --outbound-allow; a credential in the URL is redacted", async () => {
-  const local = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => new Response(`local ${new URL(request.url).pathname}`) });
+  const local = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (request) => new Response(`local ${new URL(request.url).pathname}`),
+  });
   try {
     const page = `http://127.0.0.1:${local.port}/page`;
-    const lines = [call("fetch_url", { url: page }), call("fetch_url", { url: `http://bob:hunter2@127.0.0.2:${local.port}/other` }), say("fetched")];
+    const lines = [
+      call("fetch_url", { url: page }),
+      call("fetch_url", { url: `http://bob:hunter2@127.0.0.2:${local.port}/other` }),
+      say("fetched"),
+    ];
     const open = await start(lines, ["--outbound-allow=127.0.0.1, *.corp.example"]);
     expect((await runTurn(open.events, open.base)).event).toBe("turn-complete");
     const [reached, refused] = toolResults(open.events);
     expect(reached?.response).toMatchObject({ url: page, status: 200, body: "local /page" });
-    expect(refused?.response).toMatchObject({ url: `http://***@127.0.0.2:${local.port}/other`, error: "refused: 127.0.0.2 is a loopback address in 127.0.0.0/8, not in the outbound allow list" });
+    expect(refused?.response).toMatchObject({
+      url: `http://***@127.0.0.2:${local.port}/other`,
+      error: "refused: 127.0.0.2 is a loopback address in 127.0.0.0/8, not in the outbound allow list",
+    });
     expect(JSON.stringify(toolResults(open.events))).not.toContain("hunter2");
     const closed = await start([call("fetch_url", { url: page }), say("refused")]);
     await runTurn(closed.events, closed.base);
-    expect(toolResults(closed.events)[0]?.response.error).toBe("refused: 127.0.0.1 is a loopback address in 127.0.0.0/8, not in the outbound allow list");
+    expect(toolResults(closed.events)[0]?.response.error).toBe(
+      "refused: 127.0.0.1 is a loopback address in 127.0.0.0/8, not in the outbound allow list",
+    );
   } finally {
     local.stop(true);
   }
@@ -198,7 +298,19 @@ test("fetch_url in the daemon reaches a local server only through --outbound-all
 
 test("a malformed --outbound-allow entry stops startup, naming it", async () => {
   const cwd = tempDir("spar-tools-");
-  const child = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(cwd, "s.db")}`, "--outbound-allow=10.0.0.0/8,10.0.0.1/8"], { cwd, stderr: "pipe", stdout: "pipe" });
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      MAIN,
+      "agent",
+      "--attach-listen=127.0.0.1:0",
+      `--session-db=${join(cwd, "s.db")}`,
+      "--outbound-allow=10.0.0.0/8,10.0.0.1/8",
+    ],
+    { cwd, stderr: "pipe", stdout: "pipe" },
+  );
   expect(await child.exited).toBe(2);
-  expect(await new Response(child.stderr).text()).toContain('--outbound-allow: "10.0.0.1/8" has bits set past the /8 prefix (did you mean 10.0.0.0/8?)');
+  expect(await new Response(child.stderr).text()).toContain(
+    '--outbound-allow: "10.0.0.1/8" has bits set past the /8 prefix (did you mean 10.0.0.0/8?)',
+  );
 });

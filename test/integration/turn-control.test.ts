@@ -10,14 +10,20 @@ import { modelStreamed, stall } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
 const slow = stall("thinking", 30_000);
-const reply = (text: string) => ({ request: {}, responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
+const reply = (text: string) => ({
+  request: {},
+  responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true }],
+});
 
 let daemon: Daemon;
 let stream: Collector;
 let script: string;
 beforeAll(async () => {
   script = join(tempDir(), "script.jsonl");
-  writeFileSync(script, `${[slow, reply("reply-1"), slow, reply("reply-3"), reply("reply-4"), reply("reply-5")].map((line) => JSON.stringify(line)).join("\n")}\n`);
+  writeFileSync(
+    script,
+    `${[slow, reply("reply-1"), slow, reply("reply-3"), reply("reply-4"), reply("reply-5")].map((line) => JSON.stringify(line)).join("\n")}\n`,
+  );
   daemon = await startDaemon({ args: ["--model=scripted", `--script=${script}`] });
   stream = collect(`${daemon.baseUrl}/sessions/default/events`);
   await stream.waitFor((frame) => frame.event === "usage-update");
@@ -28,12 +34,20 @@ afterAll(async () => {
 });
 
 const base = () => `${daemon.baseUrl}/sessions/default`;
-const status = async () => (await (await fetch(`${base()}/status`)).json()) as { state: string; turn_in_flight: boolean; paused_since: string; pause_reason?: string };
-const turns = async () => ((await (await fetch(`${base()}/usage`)).json()) as { overall: { turns: number } }).overall.turns;
+const status = async () =>
+  (await (await fetch(`${base()}/status`)).json()) as {
+    state: string;
+    turn_in_flight: boolean;
+    paused_since: string;
+    pause_reason?: string;
+  };
+const turns = async () =>
+  ((await (await fetch(`${base()}/usage`)).json()) as { overall: { turns: number } }).overall.turns;
 const from = () => stream.frames.length;
 // The model has been asked (not just the turn started): an interrupt now consumes the slow line.
 const streaming = (start: number) => stream.waitFor(modelStreamed("thinking"), 10_000, start);
-const agentText = (frame: Frame) => ((frame.data.event as { Content: { parts: Array<{ text?: string }> } | null }).Content?.parts[0]?.text ?? "");
+const agentText = (frame: Frame) =>
+  (frame.data.event as { Content: { parts: Array<{ text?: string }> } | null }).Content?.parts[0]?.text ?? "";
 
 test("running -> interrupt (hold): the turn ends canceled, the session parks, an audit row is written", async () => {
   const start = from();
@@ -43,13 +57,28 @@ test("running -> interrupt (hold): the turn ends canceled, the session parks, an
   expect(response.status).toBe(200);
   expect(response.headers.get("x-interrupted")).toBeNull();
   expect(response.headers.get("x-hold")).toBeNull();
-  expect(await response.json()).toEqual({ interrupted: true, paused: true, running_subagents: [], stopped_subagents: [], session: "default" });
+  expect(await response.json()).toEqual({
+    interrupted: true,
+    paused: true,
+    running_subagents: [],
+    stopped_subagents: [],
+    session: "default",
+  });
   const error = await stream.waitFor((frame) => frame.event === "turn-error", 5000, start);
   expect(error.data).toMatchObject({ kind: "canceled", retryable: false });
   const pause = await stream.waitFor((frame) => frame.event === "pause", 5000, start);
   expect(pause.data).toMatchObject({ state: "paused", reason: "operator-interrupt", interrupted: true });
-  const audit = await stream.waitFor((frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "attach/interrupt", 5000, start);
-  expect((audit.data.event as { CustomMetadata: Record<string, unknown> }).CustomMetadata).toMatchObject({ event: "attach-interrupt", source: "operator", hold: true, interrupted: true });
+  const audit = await stream.waitFor(
+    (frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "attach/interrupt",
+    5000,
+    start,
+  );
+  expect((audit.data.event as { CustomMetadata: Record<string, unknown> }).CustomMetadata).toMatchObject({
+    event: "attach-interrupt",
+    source: "operator",
+    hold: true,
+    interrupted: true,
+  });
   expect((audit.data.event as { CustomMetadata: Record<string, unknown> }).CustomMetadata.caller).toBeUndefined();
   const parked = await status();
   expect(parked).toMatchObject({ state: "paused", turn_in_flight: false, pause_reason: "operator-interrupt" });
@@ -66,7 +95,11 @@ test("paused -> inject queues without un-parking; resume continue drains it", as
   expect(await turns()).toBe(before);
   const resumed = await postJson(`${base()}/resume`, { mode: "continue" });
   expect(await resumed.json()).toMatchObject({ resumed: true, mode: "continue", session: "default" });
-  await stream.waitFor((frame) => frame.event === "pause" && frame.data.state === "resumed" && frame.data.mode === "continue", 5000, start);
+  await stream.waitFor(
+    (frame) => frame.event === "pause" && frame.data.state === "resumed" && frame.data.mode === "continue",
+    5000,
+    start,
+  );
   const done = await stream.waitFor((frame) => frame.event === "turn-complete", 5000, start);
   expect(done.data.prompt_id).toBe(queued.prompt_id);
 });
@@ -92,14 +125,33 @@ test("interrupt with nothing in flight changes nothing and says so", async () =>
 
 test("idle -> pause transitions once; resume abandon drops what was queued, for good", async () => {
   const start = from();
-  expect(await (await postJson(`${base()}/pause`, { reason: "maintenance" })).json()).toMatchObject({ paused: true, transitioned: true, state: "paused", pause_reason: "maintenance", session: "default" });
-  expect(await (await postJson(`${base()}/pause`)).json()).toMatchObject({ transitioned: false, pause_reason: "maintenance" });
+  expect(await (await postJson(`${base()}/pause`, { reason: "maintenance" })).json()).toMatchObject({
+    paused: true,
+    transitioned: true,
+    state: "paused",
+    pause_reason: "maintenance",
+    session: "default",
+  });
+  expect(await (await postJson(`${base()}/pause`)).json()).toMatchObject({
+    transitioned: false,
+    pause_reason: "maintenance",
+  });
   expect(stream.frames.slice(start).filter((frame) => frame.event === "pause")).toHaveLength(1);
   const before = await turns();
   const dropped = (await (await postJson(`${base()}/inject`, { message: "five" })).json()) as { prompt_id: string };
-  expect(await (await postJson(`${base()}/resume`, { mode: "abandon" })).json()).toMatchObject({ resumed: true, mode: "abandon", state: "idle" });
-  const audit = await stream.waitFor((frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "attach/resume", 5000, start);
-  expect((audit.data.event as { CustomMetadata: { abandoned_prompt_ids: string[] } }).CustomMetadata.abandoned_prompt_ids).toEqual([dropped.prompt_id]);
+  expect(await (await postJson(`${base()}/resume`, { mode: "abandon" })).json()).toMatchObject({
+    resumed: true,
+    mode: "abandon",
+    state: "idle",
+  });
+  const audit = await stream.waitFor(
+    (frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "attach/resume",
+    5000,
+    start,
+  );
+  expect(
+    (audit.data.event as { CustomMetadata: { abandoned_prompt_ids: string[] } }).CustomMetadata.abandoned_prompt_ids,
+  ).toEqual([dropped.prompt_id]);
   await Bun.sleep(300);
   expect(await turns()).toBe(before);
 });
@@ -109,9 +161,13 @@ test("paused -> resume steer runs a turn whose prompt is the framed steer; bad r
   expect((await postJson(`${base()}/pause`)).status).toBe(200);
   expect((await postJson(`${base()}/resume`, { mode: "steer" })).status).toBe(400);
   expect((await postJson(`${base()}/resume`, { mode: "rewind" })).status).toBe(400);
-  expect(await (await postJson(`${base()}/resume`, { mode: "steer", steer: "look at the logs first" })).json()).toMatchObject({ resumed: true, mode: "steer" });
+  expect(
+    await (await postJson(`${base()}/resume`, { mode: "steer", steer: "look at the logs first" })).json(),
+  ).toMatchObject({ resumed: true, mode: "steer" });
   await stream.waitFor((frame) => frame.event === "turn-complete", 5000, start);
-  const prompt = stream.frames.slice(start).find((frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "user");
+  const prompt = stream.frames
+    .slice(start)
+    .find((frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "user");
   expect(prompt && agentText(prompt)).toBe("[operator steer after an interrupt] look at the logs first");
   expect(await (await postJson(`${base()}/resume`)).json()).toMatchObject({ resumed: false });
 });

@@ -33,7 +33,9 @@ afterAll(async () => {
 test("each provider failure is classified; a bare INVALID_ARGUMENT names both readings; turns go on", async () => {
   for (const [status, message, expected] of failures) {
     const from = events.frames.length;
-    expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: `trigger ${status}` })).status).toBe(200);
+    expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: `trigger ${status}` })).status).toBe(
+      200,
+    );
     const error = await events.waitFor((frame) => frame.event === "turn-error", 5000, from);
     expect(error.data).toMatchObject({ ...expected, message });
     const after = events.frames.slice(events.frames.indexOf(error)).map((frame) => frame.event);

@@ -33,23 +33,55 @@ afterAll(async () => {
 });
 
 async function watcher(daemonUrl: string, ...extra: string[]) {
-  const config = watcherConfigFromArgv([`--daemon-url=${daemonUrl}`, "--token-env=WATCHER_TOKEN", `--owner=${OWNER}`, "--cluster-name=kind-test", `--kubeconfig=${kubeconfig}`, "--storm=off", "--recovery-stable-for=0", "--enrich=off", ...extra]);
+  const config = watcherConfigFromArgv([
+    `--daemon-url=${daemonUrl}`,
+    "--token-env=WATCHER_TOKEN",
+    `--owner=${OWNER}`,
+    "--cluster-name=kind-test",
+    `--kubeconfig=${kubeconfig}`,
+    "--storm=off",
+    "--recovery-stable-for=0",
+    "--enrich=off",
+    ...extra,
+  ]);
   if (!config.ok) throw new Error(config.error);
   const log: string[] = [];
-  const running = await startWatcher(config.value, createLogger("debug", (line) => log.push(line)), { env: WATCHER_ENV });
+  const running = await startWatcher(
+    config.value,
+    createLogger("debug", (line) => log.push(line)),
+    { env: WATCHER_ENV },
+  );
   await waitFor(() => (running.ready() ? true : undefined), 8000, "synced");
   return { running, log };
 }
 
 function oomKilled(namespace: string, name: string, at = Date.now()) {
-  const pod = api.scenario.createPod({ namespace, name, node: "node-a", containers: [{ name: "app", restartCount: 1 }] } as never);
-  api.scenario.recordEvent({ involvedObject: pod, reason: "OOMKilled", message: "Container app exceeded its memory limit", type: "Warning", source: { component: "kubelet", host: "node-a" }, lastTimestamp: new Date(at).toISOString() });
+  const pod = api.scenario.createPod({
+    namespace,
+    name,
+    node: "node-a",
+    containers: [{ name: "app", restartCount: 1 }],
+  } as never);
+  api.scenario.recordEvent({
+    involvedObject: pod,
+    reason: "OOMKilled",
+    message: "Container app exceeded its memory limit",
+    type: "Warning",
+    source: { component: "kubelet", host: "node-a" },
+    lastTimestamp: new Date(at).toISOString(),
+  });
   return pod;
 }
 
 /** Every user row of a session whose text is an incident payload (one per inject), read as the owner. */
-async function injectedRows(daemon: Daemon, sessionId: string, settleMs = 1500): Promise<Array<Record<string, unknown>>> {
-  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } });
+async function injectedRows(
+  daemon: Daemon,
+  sessionId: string,
+  settleMs = 1500,
+): Promise<Array<Record<string, unknown>>> {
+  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, {
+    headers: { authorization: `Bearer ${ONCALL_TOKEN}` },
+  });
   try {
     await Bun.sleep(settleMs);
     return stream.frames
@@ -82,7 +114,11 @@ describe("sink retries", () => {
           // Restarting: the first two injects are refused the way spar refuses during shutdown.
           const status = injects.length < 2 ? 503 : 200;
           injects.push({ at: Date.now(), status, body });
-          if (status === 503) return Response.json({ error: "shutting_down", message: "daemon is shutting down; retry against its successor" }, { status, headers: { "retry-after": "1" } });
+          if (status === 503)
+            return Response.json(
+              { error: "shutting_down", message: "daemon is shutting down; retry against its successor" },
+              { status, headers: { "retry-after": "1" } },
+            );
           return Response.json({ injected: true, session: path.split("/")[2], woke: true });
         }
         return Response.json({ error: "not_found" }, { status: 404 });
@@ -91,20 +127,39 @@ describe("sink retries", () => {
     const { running, log } = await watcher(`http://127.0.0.1:${daemon.port}`);
     try {
       oomKilled("payments", "ledger-oom");
-      await waitFor(() => (injects.some((inject) => inject.status === 200) ? true : undefined), 10_000, "the inject accepted");
+      await waitFor(
+        () => (injects.some((inject) => inject.status === 200) ? true : undefined),
+        10_000,
+        "the inject accepted",
+      );
       await Bun.sleep(1500);
       expect(injects.map((inject) => inject.status)).toEqual([503, 503, 200]);
       expect(creates).toBe(1);
       expect((injects[1]?.at ?? 0) - (injects[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
       expect((injects[2]?.at ?? 0) - (injects[1]?.at ?? 0)).toBeGreaterThanOrEqual(950);
-      const payload = JSON.parse(String((JSON.parse(injects[2]?.body ?? "{}") as { message?: string }).message)) as Record<string, unknown>;
-      expect(payload).toMatchObject({ kind: "cluster-event", reason: "OOMKilled", name: "ledger-oom", cluster: "kind-test" });
+      const payload = JSON.parse(
+        String((JSON.parse(injects[2]?.body ?? "{}") as { message?: string }).message),
+      ) as Record<string, unknown>;
+      expect(payload).toMatchObject({
+        kind: "cluster-event",
+        reason: "OOMKilled",
+        name: "ledger-oom",
+        cluster: "kind-test",
+      });
       expect(new Set(injects.map((inject) => inject.body)).size).toBe(1);
-      expect(log.some((line) => line.includes("inject OOMKilled pod=payments/ledger-oom into sess-1 failed: inject: HTTP 503") && line.includes("queued, re-sending with backoff"))).toBe(true);
+      expect(
+        log.some(
+          (line) =>
+            line.includes("inject OOMKilled pod=payments/ledger-oom into sess-1 failed: inject: HTTP 503") &&
+            line.includes("queued, re-sending with backoff"),
+        ),
+      ).toBe(true);
       const metrics = running.metrics.render();
       expect(metrics).toContain('watcher_deliveries_retried_total{cluster="kind-test",op="inject"} 2');
       expect(metrics).toContain('watcher_deliveries_retry_succeeded_total{cluster="kind-test",op="inject"} 1');
-      expect(metrics).toContain('watcher_events_injected_total{cluster="kind-test",namespace="payments",reason="OOMKilled"} 1');
+      expect(metrics).toContain(
+        'watcher_events_injected_total{cluster="kind-test",namespace="payments",reason="OOMKilled"} 1',
+      );
       expect(metrics).toContain('watcher_deliveries_pending{cluster="kind-test"} 0');
     } finally {
       await running.stop();
@@ -124,7 +179,11 @@ describe("sink retries", () => {
         const path = new URL(request.url).pathname;
         const headers = new Headers(request.headers);
         headers.delete("host");
-        const upstream = await fetch(`${daemon.baseUrl}${path}`, { method: request.method, headers, ...(request.method === "POST" ? { body: await request.text() } : {}) });
+        const upstream = await fetch(`${daemon.baseUrl}${path}`, {
+          method: request.method,
+          headers,
+          ...(request.method === "POST" ? { body: await request.text() } : {}),
+        });
         if (!/\/inject$/.test(path)) return upstream;
         const body = (await upstream.json()) as { duplicate?: boolean };
         answers.push({ status: upstream.status, ...(body.duplicate ? { duplicate: true } : {}) });
@@ -140,7 +199,11 @@ describe("sink retries", () => {
       oomKilled("ledger", "lost-answer-oom");
       await waitFor(() => (answers.length >= 2 ? true : undefined), 10_000, "the retry");
       expect(answers).toEqual([{ status: 200 }, { status: 200, duplicate: true }]);
-      const fired = await waitFor(() => log.find((line) => line.includes("pod=ledger/lost-answer-oom") && /sid=sess-/.test(line)), 8000, "the session id in the log");
+      const fired = await waitFor(
+        () => log.find((line) => line.includes("pod=ledger/lost-answer-oom") && /sid=sess-/.test(line)),
+        8000,
+        "the session id in the log",
+      );
       const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
       const rows = await injectedRows(daemon, sid);
       expect(rows).toHaveLength(1);
@@ -160,7 +223,15 @@ describe("sink retries", () => {
     const before = await watcher(first.baseUrl, `--dedup-persist=${dedup}`);
     await first.sigterm();
     const pod = oomKilled("billing", "invoicer-oom");
-    await waitFor(() => before.log.find((line) => line.includes("open OOMKilled pod=billing/invoicer-oom failed") && line.includes("queued, re-sending")), 8000, "the failed open queued");
+    await waitFor(
+      () =>
+        before.log.find(
+          (line) =>
+            line.includes("open OOMKilled pod=billing/invoicer-oom failed") && line.includes("queued, re-sending"),
+        ),
+      8000,
+      "the failed open queued",
+    );
     await before.running.stop();
     const journal = `${dedup}.pending`;
     expect(statSync(journal).mode & 0o777).toBe(0o600);
@@ -170,15 +241,38 @@ describe("sink retries", () => {
     const daemon = await startTriageDaemon(dir, { listen: address, sessionDb: first.sessionDb });
     const after = await watcher(daemon.baseUrl, `--dedup-persist=${dedup}`);
     try {
-      const fired = await waitFor(() => after.log.find((line) => line.includes("fire OOMKilled pod=billing/invoicer-oom") && line.includes("queued open")), 10_000, "the queued open delivered");
+      const fired = await waitFor(
+        () =>
+          after.log.find(
+            (line) => line.includes("fire OOMKilled pod=billing/invoicer-oom") && line.includes("queued open"),
+          ),
+        10_000,
+        "the queued open delivered",
+      );
       const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
       expect(sid).toMatch(/^sess-/);
       // The incident's next event is a duplicate of the delivered incident, not a second session.
-      api.scenario.recordEvent({ involvedObject: pod, reason: "OOMKilled", message: "Container app exceeded its memory limit", type: "Warning", source: { component: "kubelet", host: "node-a" }, lastTimestamp: new Date(Date.now() + 2000).toISOString() });
-      await waitFor(() => after.log.find((line) => line.includes("dedup OOMKilled pod=billing/invoicer-oom")), 8000, "the duplicate suppressed");
+      api.scenario.recordEvent({
+        involvedObject: pod,
+        reason: "OOMKilled",
+        message: "Container app exceeded its memory limit",
+        type: "Warning",
+        source: { component: "kubelet", host: "node-a" },
+        lastTimestamp: new Date(Date.now() + 2000).toISOString(),
+      });
+      await waitFor(
+        () => after.log.find((line) => line.includes("dedup OOMKilled pod=billing/invoicer-oom")),
+        8000,
+        "the duplicate suppressed",
+      );
       const rows = await injectedRows(daemon, sid);
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ kind: "cluster-event", reason: "OOMKilled", name: "invoicer-oom", namespace: "billing" });
+      expect(rows[0]).toMatchObject({
+        kind: "cluster-event",
+        reason: "OOMKilled",
+        name: "invoicer-oom",
+        namespace: "billing",
+      });
       expect(after.log.filter((line) => line.includes("fire OOMKilled pod=billing/invoicer-oom"))).toHaveLength(1);
       await after.running.stop();
       // Nothing is owed any more: the journal, compacted at stop, is empty.

@@ -12,7 +12,15 @@ import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
 import { createLogger } from "../../src/telemetry/logger.ts";
 import { StartupRefusal, startWatcher } from "../../src/watcher/watch-runner.ts";
 import { type Daemon, waitFor } from "../support/daemon.ts";
-import { ONCALL_TOKEN, type TriageSetup, WATCHER_ENV, injectedPayloads, startTriageSetup, startTriageWatcher, stopTriageSetup } from "../support/triage-daemon.ts";
+import {
+  ONCALL_TOKEN,
+  type TriageSetup,
+  WATCHER_ENV,
+  injectedPayloads,
+  startTriageSetup,
+  startTriageWatcher,
+  stopTriageSetup,
+} from "../support/triage-daemon.ts";
 
 const env = WATCHER_ENV;
 let api: FakeApiserver;
@@ -32,15 +40,31 @@ afterAll(() => stopTriageSetup(setup));
 const watcher = (...extra: string[]) => startTriageWatcher(daemon, kubeconfig, extra);
 
 async function ownerSessions(): Promise<string[]> {
-  const listed = (await (await fetch(`${daemon.baseUrl}/sessions`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } })).json()) as { sessions: Array<{ sessionID: string }> };
+  const listed = (await (
+    await fetch(`${daemon.baseUrl}/sessions`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } })
+  ).json()) as { sessions: Array<{ sessionID: string }> };
   return listed.sessions.map((session) => session.sessionID).filter((id) => id.startsWith("sess-"));
 }
 
 const injected = (sessionId: string, count: number) => injectedPayloads(daemon, sessionId, count);
 
 function crashLoop(namespace: string, name: string, node = "node-a") {
-  const pod = api.scenario.createPod({ namespace, name, node, containers: [{ name: "app", image: "registry.example.com/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 4 }] } as never);
-  api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { component: "kubelet", host: node }, fieldPath: "spec.containers{app}" });
+  const pod = api.scenario.createPod({
+    namespace,
+    name,
+    node,
+    containers: [
+      { name: "app", image: "registry.example.com/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 4 },
+    ],
+  } as never);
+  api.scenario.recordEvent({
+    involvedObject: pod,
+    reason: "BackOff",
+    message: "Back-off restarting failed container app in pod",
+    type: "Warning",
+    source: { component: "kubelet", host: node },
+    fieldPath: "spec.containers{app}",
+  });
   return pod;
 }
 
@@ -51,21 +75,55 @@ describe("per-incident", () => {
       const before = await ownerSessions();
       const pod = crashLoop("checkout", "api-1");
       const uid = String((pod.metadata as { uid: string }).uid);
-      const fired = await waitFor(() => log.find((line) => line.includes("fire BackOff pod=checkout/api-1")), 8000, "fire line");
+      const fired = await waitFor(
+        () => log.find((line) => line.includes("fire BackOff pod=checkout/api-1")),
+        8000,
+        "fire line",
+      );
       const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
       expect((await ownerSessions()).filter((id) => !before.includes(id))).toEqual([sid]);
       const [payload] = await injected(sid, 1);
       const bundle = String((payload?.enrichment as { bundle?: string } | undefined)?.bundle ?? "");
-      expect(bundle.split("\n")[0]).toStartWith("kind=bundle.target severity=info namespace=checkout kind_of_object=Pod name=api-1 workload=Pod/checkout/api-1 pods=1 sections=spec,delta");
-      expect(bundle).toContain("kind=spec.container severity=critical namespace=checkout kind_of_object=Pod name=api-1 reason=CrashLoopBackOff section=spec container=app image=registry.example.com/app:v1");
+      expect(bundle.split("\n")[0]).toStartWith(
+        "kind=bundle.target severity=info namespace=checkout kind_of_object=Pod name=api-1 workload=Pod/checkout/api-1 pods=1 sections=spec,delta",
+      );
+      expect(bundle).toContain(
+        "kind=spec.container severity=critical namespace=checkout kind_of_object=Pod name=api-1 reason=CrashLoopBackOff section=spec container=app image=registry.example.com/app:v1",
+      );
       expect(bundle).toContain("reason=BackOff");
-      expect(payload).toMatchObject({ kind: "cluster-event", reason: "BackOff", cluster: "kind-test", namespace: "checkout", kind_of_object: "Pod", name: "api-1", uid, container: "spec.containers{app}", count: 1, type: "Warning", context: { node: "node-a" } });
-      api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { component: "kubelet", host: "node-a" }, fieldPath: "spec.containers{app}", lastTimestamp: new Date(Date.now() + 2000).toISOString() });
-      await waitFor(() => log.find((line) => line.includes("dedup BackOff pod=checkout/api-1 (count=2")), 8000, "dedup line");
+      expect(payload).toMatchObject({
+        kind: "cluster-event",
+        reason: "BackOff",
+        cluster: "kind-test",
+        namespace: "checkout",
+        kind_of_object: "Pod",
+        name: "api-1",
+        uid,
+        container: "spec.containers{app}",
+        count: 1,
+        type: "Warning",
+        context: { node: "node-a" },
+      });
+      api.scenario.recordEvent({
+        involvedObject: pod,
+        reason: "BackOff",
+        message: "Back-off restarting failed container app in pod",
+        type: "Warning",
+        source: { component: "kubelet", host: "node-a" },
+        fieldPath: "spec.containers{app}",
+        lastTimestamp: new Date(Date.now() + 2000).toISOString(),
+      });
+      await waitFor(
+        () => log.find((line) => line.includes("dedup BackOff pod=checkout/api-1 (count=2")),
+        8000,
+        "dedup line",
+      );
       await running.dispatcher.idle();
       expect((await ownerSessions()).filter((id) => !before.includes(id))).toEqual([sid]);
       const metrics = running.metrics.render();
-      expect(metrics).toContain('watcher_events_injected_total{cluster="kind-test",namespace="checkout",reason="BackOff"} 1');
+      expect(metrics).toContain(
+        'watcher_events_injected_total{cluster="kind-test",namespace="checkout",reason="BackOff"} 1',
+      );
       const entry = running.dispatcher.dedup.get(`${uid}|CrashLoopBackOff`);
       expect(entry).toMatchObject({ sessionId: sid, count: 2 });
       expect(await injected(sid, 1)).toHaveLength(1);
@@ -84,11 +142,27 @@ describe("per-incident", () => {
     try {
       expect(second.log.join("")).toContain("dedup: restored 1 entries");
       api.faults.dropWatches("reset");
-      api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { host: "node-a" }, fieldPath: "spec.containers{app}", lastTimestamp: new Date(Date.now() + 3000).toISOString() });
-      await waitFor(() => second.log.find((line) => line.includes("dedup BackOff pod=orders/db-1")), 10_000, "dedup after restart");
+      api.scenario.recordEvent({
+        involvedObject: pod,
+        reason: "BackOff",
+        message: "Back-off restarting failed container app in pod",
+        type: "Warning",
+        source: { host: "node-a" },
+        fieldPath: "spec.containers{app}",
+        lastTimestamp: new Date(Date.now() + 3000).toISOString(),
+      });
+      await waitFor(
+        () => second.log.find((line) => line.includes("dedup BackOff pod=orders/db-1")),
+        10_000,
+        "dedup after restart",
+      );
       api.faults.expireResourceVersions({ midStream: true });
       crashLoop("orders", "db-2");
-      await waitFor(() => second.log.find((line) => line.includes("fire BackOff pod=orders/db-2")), 10_000, "fire after a 410");
+      await waitFor(
+        () => second.log.find((line) => line.includes("fire BackOff pod=orders/db-2")),
+        10_000,
+        "fire after a 410",
+      );
       await second.running.dispatcher.idle();
       expect(second.log.filter((line) => line.includes("fire BackOff pod=orders/db-1"))).toEqual([]);
       expect(second.log.filter((line) => line.includes("fire BackOff pod=orders/db-2"))).toHaveLength(1);
@@ -103,16 +177,39 @@ describe("storms", () => {
     const { running, log } = await watcher("--storm=on", "--storm-min=3");
     try {
       for (let i = 1; i <= 5; i++) crashLoop(`team-${i % 2}`, `worker-${i}`, "node-storm");
-      const formed = await waitFor(() => log.find((line) => line.includes("storm formed on Node node-storm")), 10_000, "storm");
+      const formed = await waitFor(
+        () => log.find((line) => line.includes("storm formed on Node node-storm")),
+        10_000,
+        "storm",
+      );
       const stormSid = /sid=(\S+)/.exec(formed)?.[1] ?? "";
-      await waitFor(() => (log.filter((line) => line.includes(`→ sid=${stormSid}`)).length >= 1 && running.dispatcher.dedup.size >= 5 ? true : undefined), 10_000, "members");
+      await waitFor(
+        () =>
+          log.filter((line) => line.includes(`→ sid=${stormSid}`)).length >= 1 && running.dispatcher.dedup.size >= 5
+            ? true
+            : undefined,
+        10_000,
+        "members",
+      );
       await running.dispatcher.idle();
       expect(log.filter((line) => line.includes("storm formed"))).toHaveLength(1);
       const payloads = await injected(stormSid, 3);
       const storm = payloads.find((payload) => payload.kind === "storm") ?? {};
-      expect(storm).toMatchObject({ kind: "storm", ancestor_kind: "Node", ancestor_name: "node-storm", affected_count: 3, cluster: "kind-test", context: { node: "node-storm" } });
+      expect(storm).toMatchObject({
+        kind: "storm",
+        ancestor_kind: "Node",
+        ancestor_name: "node-storm",
+        affected_count: 3,
+        cluster: "kind-test",
+        context: { node: "node-storm" },
+      });
       expect((storm.member_fingerprints as string[]).length).toBe(3);
-      expect(payloads.filter((payload) => payload.kind === "storm.member").map((payload) => (payload.incident as { name: string }).name).sort()).toEqual(["worker-4", "worker-5"]);
+      expect(
+        payloads
+          .filter((payload) => payload.kind === "storm.member")
+          .map((payload) => (payload.incident as { name: string }).name)
+          .sort(),
+      ).toEqual(["worker-4", "worker-5"]);
     } finally {
       await running.stop();
     }
@@ -121,9 +218,18 @@ describe("storms", () => {
   test("--storm=on without the grants is refused at startup", async () => {
     api.scenario.setGrants([{ verbs: ["list", "watch", "get"], resources: ["events", "pods"] }]);
     try {
-      const config = watcherConfigFromArgv([`--daemon-url=${daemon.baseUrl}`, "--token-env=WATCHER_TOKEN", `--kubeconfig=${kubeconfig}`, "--storm=on"]);
+      const config = watcherConfigFromArgv([
+        `--daemon-url=${daemon.baseUrl}`,
+        "--token-env=WATCHER_TOKEN",
+        `--kubeconfig=${kubeconfig}`,
+        "--storm=on",
+      ]);
       if (!config.ok) throw new Error(config.error);
-      const started = startWatcher(config.value, createLogger("error", () => {}), { env });
+      const started = startWatcher(
+        config.value,
+        createLogger("error", () => {}),
+        { env },
+      );
       await expect(started).rejects.toThrow(StartupRefusal);
       await expect(started).rejects.toThrow('--storm=on requires permission to "list nodes cluster-wide"');
     } finally {

@@ -18,11 +18,35 @@ let signal: Signal;
 beforeAll(async () => {
   api = await startFakeApiserver({ tokens: { t: "watcher" } });
   connection = { server: api.url, tls: {}, token: () => "t" };
-  const pod = api.scenario.createPod({ namespace: "shop", name: "web-1", node: "n1", containers: [{ name: "app", image: "shop/web:v2", waitingReason: "CrashLoopBackOff", restartCount: 2 }] } as never);
+  const pod = api.scenario.createPod({
+    namespace: "shop",
+    name: "web-1",
+    node: "n1",
+    containers: [{ name: "app", image: "shop/web:v2", waitingReason: "CrashLoopBackOff", restartCount: 2 }],
+  } as never);
   api.scenario.setPodLogs("shop", "web-1", "app", { current: "starting\n", previous: "panic: config missing\n" });
-  api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app", type: "Warning", source: { host: "n1" } });
+  api.scenario.recordEvent({
+    involvedObject: pod,
+    reason: "BackOff",
+    message: "Back-off restarting failed container app",
+    type: "Warning",
+    source: { host: "n1" },
+  });
   const uid = String((pod.metadata as { uid: string }).uid);
-  signal = { kind: "cluster-event", reason: "BackOff", namespace: "shop", kindOfObject: "Pod", name: "web-1", uid, message: "", eventCount: 1, firstSeen: 0, lastSeen: 0, type: "Warning", severity: "critical" };
+  signal = {
+    kind: "cluster-event",
+    reason: "BackOff",
+    namespace: "shop",
+    kindOfObject: "Pod",
+    name: "web-1",
+    uid,
+    message: "",
+    eventCount: 1,
+    firstSeen: 0,
+    lastSeen: 0,
+    type: "Warning",
+    severity: "critical",
+  };
 });
 
 afterAll(async () => {
@@ -42,26 +66,41 @@ describe("--enrich-lists", () => {
   test("all reads every section; all,-events leaves out the delta and never lists events; events alone reads only them", async () => {
     const full = String(await podEnricher(connection, base)(signal));
     expect(sectionsOf(full)).toBe("spec,delta,logs");
-    expect(full).toContain("line=\"panic: config missing\"");
+    expect(full).toContain('line="panic: config missing"');
     api.clearRequests();
-    const noEvents = String(await podEnricher(connection, { ...base, lists: { all: true, include: [], exclude: ["events", "secrets"] } })(signal));
+    const noEvents = String(
+      await podEnricher(connection, { ...base, lists: { all: true, include: [], exclude: ["events", "secrets"] } })(
+        signal,
+      ),
+    );
     expect(sectionsOf(noEvents)).toBe("spec,logs");
     expect(api.requests().some((request) => request.path.endsWith("/events"))).toBe(false);
-    const onlyEvents = String(await podEnricher(connection, { ...base, lists: { all: false, include: ["events"], exclude: [] } })(signal));
+    const onlyEvents = String(
+      await podEnricher(connection, { ...base, lists: { all: false, include: ["events"], exclude: [] } })(signal),
+    );
     expect(sectionsOf(onlyEvents)).toBe("delta");
     expect(onlyEvents).not.toContain("enrichment_error");
   });
 
   test("a denied read is skipped= on the head line, not an error; preflight reviews it away before reading", async () => {
-    api.scenario.setGrants([{ verbs: ["get", "list", "watch", "create"], resources: ["pods", "events", "selfsubjectaccessreviews"] }]);
+    api.scenario.setGrants([
+      { verbs: ["get", "list", "watch", "create"], resources: ["pods", "events", "selfsubjectaccessreviews"] },
+    ]);
     try {
       api.clearRequests();
       const denied = String(await podEnricher(connection, base)(signal));
       expect(denied.split("\n")[0]).toContain("skipped=logs sections=spec,delta");
       expect(denied).not.toContain("enrichment_error");
-      expect(api.requests().filter((request) => request.path.endsWith("/log")).map((request) => request.status)).toEqual([403]);
+      expect(
+        api
+          .requests()
+          .filter((request) => request.path.endsWith("/log"))
+          .map((request) => request.status),
+      ).toEqual([403]);
       api.clearRequests();
-      const preflighted = String(await podEnricher(connection, { ...base, preflight: (check) => reviewAccess(connection, check) })(signal));
+      const preflighted = String(
+        await podEnricher(connection, { ...base, preflight: (check) => reviewAccess(connection, check) })(signal),
+      );
       expect(preflighted.split("\n")[0]).toContain("skipped=logs sections=spec,delta");
       expect(api.requests().some((request) => request.path.endsWith("/log"))).toBe(false);
       expect(api.requests().filter((request) => request.path.endsWith("selfsubjectaccessreviews"))).toHaveLength(3);

@@ -13,7 +13,14 @@ import { createLogger } from "../../src/telemetry/logger.ts";
 import { startWatcher } from "../../src/watcher/watch-runner.ts";
 import { type Daemon, waitFor } from "../support/daemon.ts";
 import { generateCertificates, writeKubeconfig } from "../support/kube.ts";
-import { type TriageSetup, WATCHER_ENV, injectedPayloads, startTriageSetup, startTriageWatcher, stopTriageSetup } from "../support/triage-daemon.ts";
+import {
+  type TriageSetup,
+  WATCHER_ENV,
+  injectedPayloads,
+  startTriageSetup,
+  startTriageWatcher,
+  stopTriageSetup,
+} from "../support/triage-daemon.ts";
 
 const env = WATCHER_ENV;
 let api: FakeApiserver;
@@ -31,14 +38,30 @@ beforeAll(async () => {
 afterAll(() => stopTriageSetup(setup));
 
 /** Storms off: each test here follows one pod's incident. */
-const watcher = (config: string, ...extra: string[]) => startTriageWatcher(daemon, config, ["--storm=off", ...extra], { recoveryTickMs: 100 });
+const watcher = (config: string, ...extra: string[]) =>
+  startTriageWatcher(daemon, config, ["--storm=off", ...extra], { recoveryTickMs: 100 });
 
 const injected = (sessionId: string, count: number) => injectedPayloads(daemon, sessionId, count);
 
-const crashing = (namespace: string, name: string) => ({ namespace, name, node: "node-a", containers: [{ name: "app", image: "registry.example.com/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 4 }] });
+const crashing = (namespace: string, name: string) => ({
+  namespace,
+  name,
+  node: "node-a",
+  containers: [
+    { name: "app", image: "registry.example.com/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 4 },
+  ],
+});
 
 function backOff(pod: Record<string, unknown>, at = Date.now()) {
-  api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { component: "kubelet", host: "node-a" }, fieldPath: "spec.containers{app}", lastTimestamp: new Date(at).toISOString() });
+  api.scenario.recordEvent({
+    involvedObject: pod,
+    reason: "BackOff",
+    message: "Back-off restarting failed container app in pod",
+    type: "Warning",
+    source: { component: "kubelet", host: "node-a" },
+    fieldPath: "spec.containers{app}",
+    lastTimestamp: new Date(at).toISOString(),
+  });
 }
 
 const fires = (log: string[], name: string) => log.filter((line) => line.includes(`fire BackOff pod=${name} `));
@@ -53,17 +76,37 @@ describe("recovery", () => {
       const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
       await Bun.sleep(500);
       expect(log.some((line) => line.includes(" resolved CrashLoopBackOff pod=payments/ledger-1"))).toBe(false);
-      api.scenario.updatePod({ namespace: "payments", name: "ledger-1", node: "node-a", containers: [{ name: "app", image: "registry.example.com/app:v1", restartCount: 4 }] } as never);
+      api.scenario.updatePod({
+        namespace: "payments",
+        name: "ledger-1",
+        node: "node-a",
+        containers: [{ name: "app", image: "registry.example.com/app:v1", restartCount: 4 }],
+      } as never);
       const clearedAt = Date.now();
-      await waitFor(() => log.find((line) => line.includes(`resolved CrashLoopBackOff pod=payments/ledger-1 → sid=${sid}`)), 8000, "resolved line");
+      await waitFor(
+        () => log.find((line) => line.includes(`resolved CrashLoopBackOff pod=payments/ledger-1 → sid=${sid}`)),
+        8000,
+        "resolved line",
+      );
       expect(Date.now() - clearedAt).toBeGreaterThanOrEqual(1900);
       api.scenario.updatePod(crashing("payments", "ledger-1") as never);
       backOff(pod, Date.now() + 1000);
-      await waitFor(() => log.find((line) => line.includes(`resolved.reverted CrashLoopBackOff pod=payments/ledger-1 → sid=${sid}`)), 8000, "reverted line");
+      await waitFor(
+        () =>
+          log.find((line) => line.includes(`resolved.reverted CrashLoopBackOff pod=payments/ledger-1 → sid=${sid}`)),
+        8000,
+        "reverted line",
+      );
       await running.dispatcher.idle();
       const payloads = await injected(sid, 3);
       expect(payloads.map((payload) => payload.kind)).toEqual(["cluster-event", "resolved", "resolved.reverted"]);
-      expect(payloads[1]).toMatchObject({ kind: "resolved", name: "ledger-1", namespace: "payments", cluster: "kind-test", resolution: "recovered" });
+      expect(payloads[1]).toMatchObject({
+        kind: "resolved",
+        name: "ledger-1",
+        namespace: "payments",
+        cluster: "kind-test",
+        resolution: "recovered",
+      });
       expect(payloads[2]).toMatchObject({ kind: "resolved.reverted", name: "ledger-1", cluster: "kind-test" });
       expect(fires(log, "payments/ledger-1")).toHaveLength(1);
       expect(running.metrics.render()).toContain('watcher_recoveries_reverted_total{cluster="kind-test"} 1');
@@ -104,19 +147,41 @@ describe("apiserver restart", () => {
 describe("access re-check", () => {
   test("revoked twice in a row: an optional grant degrades with a warning, a required one emits sentinel.access_revoked and stops the runner", async () => {
     const printed: string[] = [];
-    const parsed = watcherConfigFromArgv(["--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=kind-test", "--storm=auto", "--recovery-stable-for=0", "--access-recheck=150ms"]);
+    const parsed = watcherConfigFromArgv([
+      "--dry-run",
+      `--kubeconfig=${kubeconfig}`,
+      "--cluster-name=kind-test",
+      "--storm=auto",
+      "--recovery-stable-for=0",
+      "--access-recheck=150ms",
+    ]);
     if (!parsed.ok) throw new Error(parsed.error);
     const log: string[] = [];
-    const running = await startWatcher(parsed.value, createLogger("debug", (line) => log.push(line)), { env, stdout: (text) => printed.push(text) });
-    const revoked = (severity: string) => printed.filter((text) => text.includes('"kind": "sentinel.access_revoked"') && text.includes(`"severity": "${severity}"`));
+    const running = await startWatcher(
+      parsed.value,
+      createLogger("debug", (line) => log.push(line)),
+      { env, stdout: (text) => printed.push(text) },
+    );
+    const revoked = (severity: string) =>
+      printed.filter(
+        (text) => text.includes('"kind": "sentinel.access_revoked"') && text.includes(`"severity": "${severity}"`),
+      );
     const names = (texts: string[]) => texts.map((text) => /"name": "([^"]+)"/.exec(text)?.[1]).sort();
     try {
       await waitFor(() => (running.ready() ? true : undefined), 8000, "synced");
       const all = ["get", "list", "watch", "create"];
-      api.scenario.setGrants([{ verbs: all, resources: ["events", "pods", "replicasets", "selfsubjectaccessreviews"] }]);
+      api.scenario.setGrants([
+        { verbs: all, resources: ["events", "pods", "replicasets", "selfsubjectaccessreviews"] },
+      ]);
       await waitFor(() => (revoked("warning").length >= 2 ? true : undefined), 8000, "optional revocation");
       expect(names(revoked("warning"))).toEqual(["list nodes cluster-wide", "watch nodes cluster-wide"]);
-      expect(log.some((line) => line.includes('access re-check: permission "list nodes cluster-wide" denied on two consecutive sweeps') && line.includes("optional, degraded"))).toBe(true);
+      expect(
+        log.some(
+          (line) =>
+            line.includes('access re-check: permission "list nodes cluster-wide" denied on two consecutive sweeps') &&
+            line.includes("optional, degraded"),
+        ),
+      ).toBe(true);
       expect(running.ready()).toBe(true);
       expect(revoked("critical")).toEqual([]);
       api.scenario.setGrants([{ verbs: all, resources: ["pods", "replicasets", "selfsubjectaccessreviews"] }]);
@@ -128,7 +193,9 @@ describe("access re-check", () => {
       await Bun.sleep(400);
       expect(revoked("critical")).toHaveLength(2);
       expect(revoked("warning")).toHaveLength(2);
-      expect(running.metrics.render()).toMatch(/watcher_access_rechecks_total\{cluster="kind-test",outcome="denied"\} [1-9]/);
+      expect(running.metrics.render()).toMatch(
+        /watcher_access_rechecks_total\{cluster="kind-test",outcome="denied"\} [1-9]/,
+      );
     } finally {
       api.scenario.setGrants(undefined);
       await running.stop();
@@ -139,25 +206,66 @@ describe("access re-check", () => {
 describe("mTLS", () => {
   test("a kubeconfig with client certificates reaches an apiserver that requires them; one without is refused", async () => {
     const certs = generateCertificates(join(dir, "pki"), { user: "system:serviceaccount:agent-triage:watcher" });
-    const secure = await startFakeApiserver({ tls: { cert: certs.serverCert, key: certs.serverKey, clientCa: certs.caCert }, clientCertificateUser: "watcher" });
+    const secure = await startFakeApiserver({
+      tls: { cert: certs.serverCert, key: certs.serverKey, clientCa: certs.caCert },
+      clientCertificateUser: "watcher",
+    });
     try {
-      const mtlsConfig = writeKubeconfig(join(dir, "kubeconfig-mtls"), { server: secure.url, caPem: certs.caCert, clientCertPem: certs.clientCert, clientKeyPem: certs.clientKey, name: "secure" });
+      const mtlsConfig = writeKubeconfig(join(dir, "kubeconfig-mtls"), {
+        server: secure.url,
+        caPem: certs.caCert,
+        clientCertPem: certs.clientCert,
+        clientKeyPem: certs.clientKey,
+        name: "secure",
+      });
       const { running, log } = await watcher(mtlsConfig, "--recovery-stable-for=0");
       try {
-        const pod = secure.scenario.createPod({ namespace: "vault", name: "unsealer-1", node: "node-a", containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 2 }] } as never);
-        secure.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { host: "node-a" }, fieldPath: "spec.containers{app}" });
+        const pod = secure.scenario.createPod({
+          namespace: "vault",
+          name: "unsealer-1",
+          node: "node-a",
+          containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 2 }],
+        } as never);
+        secure.scenario.recordEvent({
+          involvedObject: pod,
+          reason: "BackOff",
+          message: "Back-off restarting failed container app in pod",
+          type: "Warning",
+          source: { host: "node-a" },
+          fieldPath: "spec.containers{app}",
+        });
         const fired = await waitFor(() => fires(log, "vault/unsealer-1")[0], 8000, "fire over mTLS");
         const [payload] = await injected(/sid=(\S+)/.exec(fired)?.[1] ?? "", 1);
-        expect(payload).toMatchObject({ kind: "cluster-event", reason: "BackOff", cluster: "kind-test", namespace: "vault", name: "unsealer-1" });
-        expect(String((payload?.enrichment as { bundle?: string } | undefined)?.bundle)).toContain("kind=spec.container");
-        expect(secure.requests().some((request) => request.user === "watcher" && request.path === "/api/v1/events")).toBe(true);
+        expect(payload).toMatchObject({
+          kind: "cluster-event",
+          reason: "BackOff",
+          cluster: "kind-test",
+          namespace: "vault",
+          name: "unsealer-1",
+        });
+        expect(String((payload?.enrichment as { bundle?: string } | undefined)?.bundle)).toContain(
+          "kind=spec.container",
+        );
+        expect(
+          secure.requests().some((request) => request.user === "watcher" && request.path === "/api/v1/events"),
+        ).toBe(true);
       } finally {
         await running.stop();
       }
-      const noClientCert = writeKubeconfig(join(dir, "kubeconfig-nocert"), { server: secure.url, caPem: certs.caCert, name: "secure" });
+      const noClientCert = writeKubeconfig(join(dir, "kubeconfig-nocert"), {
+        server: secure.url,
+        caPem: certs.caCert,
+        name: "secure",
+      });
       const parsed = watcherConfigFromArgv(["--dry-run", `--kubeconfig=${noClientCert}`, "--storm=off"]);
       if (!parsed.ok) throw new Error(parsed.error);
-      await expect(startWatcher(parsed.value, createLogger("error", () => {}), { env })).rejects.toThrow("access review");
+      await expect(
+        startWatcher(
+          parsed.value,
+          createLogger("error", () => {}),
+          { env },
+        ),
+      ).rejects.toThrow("access review");
     } finally {
       await secure.stop();
     }

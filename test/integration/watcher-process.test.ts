@@ -28,7 +28,8 @@ afterAll(async () => {
 async function drain(stream: ReadableStream<Uint8Array>, append: (text: string) => void): Promise<void> {
   const decoder = new TextDecoder();
   try {
-    for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) append(decoder.decode(chunk, { stream: true }));
+    for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>)
+      append(decoder.decode(chunk, { stream: true }));
   } catch {
     // the process is gone
   }
@@ -41,7 +42,22 @@ test("metrics listener, readiness after the watches sync, the store, and SIGTERM
   // The first two lists of events fail: the informer backs off (1 s, then 2 s) and /readyz says not ready meanwhile.
   api.faults.failNext({ code: 503, path: "/api/v1/events", verb: "list", count: 2 });
   const child = Bun.spawn(
-    [process.execPath, MAIN, "watcher", "watch", "--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=proc", "--storm=off", "--recovery-stable-for=0", "--backoff-min-count=1", "--metrics-addr=127.0.0.1:0", `--dedup-persist=${dedupPath}`, "--snapshot-interval=0", `--store=${storePath}`],
+    [
+      process.execPath,
+      MAIN,
+      "watcher",
+      "watch",
+      "--dry-run",
+      `--kubeconfig=${kubeconfig}`,
+      "--cluster-name=proc",
+      "--storm=off",
+      "--recovery-stable-for=0",
+      "--backoff-min-count=1",
+      "--metrics-addr=127.0.0.1:0",
+      `--dedup-persist=${dedupPath}`,
+      "--snapshot-interval=0",
+      `--store=${storePath}`,
+    ],
     { cwd: REPO_ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
   );
   let stdout = "";
@@ -53,7 +69,11 @@ test("metrics listener, readiness after the watches sync, the store, and SIGTERM
     stderr += text;
   });
   try {
-    const base = await waitFor(() => /metrics listening on (http:\/\/\S+)/.exec(stderr)?.[1], 15_000, `metrics line; stderr=${stderr}`);
+    const base = await waitFor(
+      () => /metrics listening on (http:\/\/\S+)/.exec(stderr)?.[1],
+      15_000,
+      `metrics line; stderr=${stderr}`,
+    );
     const healthz = await fetch(`${base}/healthz`);
     expect([healthz.status, await healthz.text()]).toEqual([200, "ok\n"]);
     // An HTTP/1.0 probe that sends no Host (HAProxy's default httpchk) gets the same answer.
@@ -61,12 +81,32 @@ test("metrics listener, readiness after the watches sync, the store, and SIGTERM
     expect([bareProbe.status, bareProbe.body]).toEqual([200, "ok\n"]);
     const notReady = await fetch(`${base}/readyz`);
     expect([notReady.status, await notReady.text()]).toEqual([503, "not ready: informer caches syncing\n"]);
-    await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 10_000, "readyz 200");
+    await waitFor(
+      async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined),
+      10_000,
+      "readyz 200",
+    );
     expect(stderr).toContain("cluster-events: watch failed");
 
-    const pod = api.scenario.createPod({ namespace: "billing", name: "invoicer-1", node: "node-a", containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 3 }] } as never);
-    api.scenario.recordEvent({ involvedObject: pod, reason: "BackOff", message: "Back-off restarting failed container app in pod", type: "Warning", source: { host: "node-a" }, fieldPath: "spec.containers{app}" });
-    await waitFor(() => (stdout.includes("--- dry-run payload for session") ? true : undefined), 10_000, "dry-run payload");
+    const pod = api.scenario.createPod({
+      namespace: "billing",
+      name: "invoicer-1",
+      node: "node-a",
+      containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 3 }],
+    } as never);
+    api.scenario.recordEvent({
+      involvedObject: pod,
+      reason: "BackOff",
+      message: "Back-off restarting failed container app in pod",
+      type: "Warning",
+      source: { host: "node-a" },
+      fieldPath: "spec.containers{app}",
+    });
+    await waitFor(
+      () => (stdout.includes("--- dry-run payload for session") ? true : undefined),
+      10_000,
+      "dry-run payload",
+    );
     expect(stdout).toContain('"name": "invoicer-1"');
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('watcher_events_injected_total{cluster="proc",namespace="billing",reason="BackOff"} 1');
@@ -79,11 +119,16 @@ test("metrics listener, readiness after the watches sync, the store, and SIGTERM
     expect(await child.exited).toBe(0);
     expect(stderr).toContain("SIGTERM: draining and persisting the dedup cache");
     const uid = String((pod.metadata as { uid: string }).uid);
-    const persisted = JSON.parse(readFileSync(dedupPath, "utf8")) as { entries?: Record<string, unknown> } & Record<string, unknown>;
+    const persisted = JSON.parse(readFileSync(dedupPath, "utf8")) as { entries?: Record<string, unknown> } & Record<
+      string,
+      unknown
+    >;
     expect(JSON.stringify(persisted)).toContain(`${uid}|CrashLoopBackOff`);
     const store = new OccurrenceStore({ path: storePath, maxBytes: 1 << 20, ttlMs: 3_600_000 });
     try {
-      expect(store.rows().map((row) => `${row.route}:${row.namespace}/${row.name}:${row.cluster}`)).toEqual(["injected:billing/invoicer-1:proc"]);
+      expect(store.rows().map((row) => `${row.route}:${row.namespace}/${row.name}:${row.cluster}`)).toEqual([
+        "injected:billing/invoicer-1:proc",
+      ]);
     } finally {
       store.close();
     }
@@ -97,7 +142,18 @@ test("startup failures are one line and a non-zero exit: a metrics port in use (
   const kubeconfig = writeKubeconfig(join(dir, "kubeconfig-refusals"), { server: api.url, token: "kube-token" });
   const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
   try {
-    const busy = Bun.spawn([process.execPath, MAIN, "watcher", "watch", "--dry-run", `--kubeconfig=${kubeconfig}`, `--metrics-addr=127.0.0.1:${taken.port}`], { cwd: REPO_ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const busy = Bun.spawn(
+      [
+        process.execPath,
+        MAIN,
+        "watcher",
+        "watch",
+        "--dry-run",
+        `--kubeconfig=${kubeconfig}`,
+        `--metrics-addr=127.0.0.1:${taken.port}`,
+      ],
+      { cwd: REPO_ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+    );
     expect(await busy.exited).toBe(1);
     const busyLog = await new Response(busy.stderr).text();
     expect(busyLog).toContain(`--metrics-addr=127.0.0.1:${taken.port} cannot be served`);
@@ -107,7 +163,21 @@ test("startup failures are one line and a non-zero exit: a metrics port in use (
   }
   const env = { ...process.env };
   delete env.HOOK_TOKEN_UNSET;
-  const unset = Bun.spawn([process.execPath, MAIN, "watcher", "watch", "--sink=webhook", "--sink-url=https://hooks.example.com/v1", "--sink-token-env=HOOK_TOKEN_UNSET", `--kubeconfig=${kubeconfig}`], { cwd: REPO_ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const unset = Bun.spawn(
+    [
+      process.execPath,
+      MAIN,
+      "watcher",
+      "watch",
+      "--sink=webhook",
+      "--sink-url=https://hooks.example.com/v1",
+      "--sink-token-env=HOOK_TOKEN_UNSET",
+      `--kubeconfig=${kubeconfig}`,
+    ],
+    { cwd: REPO_ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+  );
   expect(await unset.exited).toBe(2);
-  expect(await new Response(unset.stderr).text()).toContain("--sink-token-env=HOOK_TOKEN_UNSET: the variable is not set");
+  expect(await new Response(unset.stderr).text()).toContain(
+    "--sink-token-env=HOOK_TOKEN_UNSET: the variable is not set",
+  );
 }, 30_000);

@@ -17,16 +17,44 @@ import { collect } from "../support/sse-client.ts";
 const WATCHER_TOKEN = "tok-watcher";
 const ONCALL_TOKEN = "tok-oncall";
 const OWNER = "oncall@example.com";
-const payload = { kind: "cluster-event", reason: "BackOff", namespace: "shop", kind_of_object: "Pod", name: "web-1", uid: "uid-1", message: "Back-off restarting failed container <none> & co", count: 1, cluster: "prod", context: {}, type: "Warning" };
+const payload = {
+  kind: "cluster-event",
+  reason: "BackOff",
+  namespace: "shop",
+  kind_of_object: "Pod",
+  name: "web-1",
+  uid: "uid-1",
+  message: "Back-off restarting failed container <none> & co",
+  count: 1,
+  cluster: "prod",
+  context: {},
+  type: "Warning",
+};
 
 let daemon: Daemon;
 
 beforeAll(async () => {
   const dir = tempDir();
   const table = join(dir, "callers.yaml");
-  writeFileSync(table, ["callers:", "  - identity: watcher", "    token_env: WATCHER_TOKEN", `  - identity: ${OWNER}`, `    token_sha256: ${sha256Hex(ONCALL_TOKEN)}`, ""].join("\n"));
-  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }));
-  daemon = await startDaemon({ args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`], env: { WATCHER_TOKEN } });
+  writeFileSync(
+    table,
+    [
+      "callers:",
+      "  - identity: watcher",
+      "    token_env: WATCHER_TOKEN",
+      `  - identity: ${OWNER}`,
+      `    token_sha256: ${sha256Hex(ONCALL_TOKEN)}`,
+      "",
+    ].join("\n"),
+  );
+  writeFileSync(
+    join(dir, "config.json"),
+    JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }),
+  );
+  daemon = await startDaemon({
+    args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`],
+    env: { WATCHER_TOKEN },
+  });
 });
 
 afterAll(async () => {
@@ -35,10 +63,17 @@ afterAll(async () => {
 
 /** The first agent row of a session whose text mentions `needle`, read as the owner. */
 async function injectedText(sessionId: string, needle: string): Promise<string> {
-  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } });
+  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, {
+    headers: { authorization: `Bearer ${ONCALL_TOKEN}` },
+  });
   try {
-    const frame = await stream.waitFor((candidate) => candidate.event === "agent" && JSON.stringify(candidate.data).includes(needle), 10_000);
-    const parts = ((frame.data.event as { Content?: { parts?: Array<{ text?: string }> } }).Content?.parts ?? []).map((part) => part.text ?? "");
+    const frame = await stream.waitFor(
+      (candidate) => candidate.event === "agent" && JSON.stringify(candidate.data).includes(needle),
+      10_000,
+    );
+    const parts = ((frame.data.event as { Content?: { parts?: Array<{ text?: string }> } }).Content?.parts ?? []).map(
+      (part) => part.text ?? "",
+    );
     return parts.join("");
   } finally {
     stream.close();
@@ -51,7 +86,9 @@ describe("daemon sink", () => {
     const opened = await sink.open(payload);
     expect(opened.error).toBeUndefined();
     expect(opened.id).toMatch(/^sess-/);
-    const sessions = (await (await fetch(`${daemon.baseUrl}/sessions`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } })).json()) as { sessions: Array<{ sessionID: string; user: string }> };
+    const sessions = (await (
+      await fetch(`${daemon.baseUrl}/sessions`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } })
+    ).json()) as { sessions: Array<{ sessionID: string; user: string }> };
     expect(sessions.sessions.find((session) => session.sessionID === opened.id)?.user).toBe(OWNER);
     expect(JSON.parse(await injectedText(opened.id ?? "", "uid-1"))).toEqual(payload);
     const appended = await sink.append(opened.id ?? "", { kind: "resolved", uid: "uid-1" });
@@ -59,17 +96,35 @@ describe("daemon sink", () => {
   }, 20_000);
 
   test("shared mode injects into the target session without creating one", async () => {
-    const created = await fetch(`${daemon.baseUrl}/sessions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${WATCHER_TOKEN}`, "x-asserted-caller": OWNER }, body: JSON.stringify({ sessionID: "triage-shared" }) });
+    const created = await fetch(`${daemon.baseUrl}/sessions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${WATCHER_TOKEN}`,
+        "x-asserted-caller": OWNER,
+      },
+      body: JSON.stringify({ sessionID: "triage-shared" }),
+    });
     expect(created.status).toBe(201);
-    const sink = new DaemonSink({ daemonUrl: daemon.baseUrl, token: WATCHER_TOKEN, owner: OWNER, targetSession: "triage-shared" });
+    const sink = new DaemonSink({
+      daemonUrl: daemon.baseUrl,
+      token: WATCHER_TOKEN,
+      owner: OWNER,
+      targetSession: "triage-shared",
+    });
     expect(await sink.open({ ...payload, uid: "uid-shared" })).toEqual({ id: "triage-shared" });
     expect(await injectedText("triage-shared", "uid-shared")).toContain('"uid":"uid-shared"');
   }, 20_000);
 
   test("the daemon refuses a body-less POST /sessions without the JSON media type (415): the sink always sends it", async () => {
-    const bare = await fetch(`${daemon.baseUrl}/sessions`, { method: "POST", headers: { authorization: `Bearer ${WATCHER_TOKEN}`, "x-asserted-caller": OWNER } });
+    const bare = await fetch(`${daemon.baseUrl}/sessions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${WATCHER_TOKEN}`, "x-asserted-caller": OWNER },
+    });
     expect(bare.status).toBe(415);
-    expect((await new DaemonSink({ daemonUrl: daemon.baseUrl, token: WATCHER_TOKEN, owner: OWNER }).createSession()).id).toMatch(/^sess-/);
+    expect(
+      (await new DaemonSink({ daemonUrl: daemon.baseUrl, token: WATCHER_TOKEN, owner: OWNER }).createSession()).id,
+    ).toMatch(/^sess-/);
   });
 
   test("errors carry the status and body; a wrong token opens nothing", async () => {
@@ -90,8 +145,16 @@ describe("webhook sink v1", () => {
       hostname: "127.0.0.1",
       async fetch(request) {
         const path = new URL(request.url).pathname;
-        received.push({ path, auth: request.headers.get("authorization"), type: request.headers.get("content-type"), body: await request.json() });
-        if (path === "/hook/incidents") return answerId ? Response.json({ id: "inc/1", extra: true }, { status: 201 }) : new Response("", { status: 202 });
+        received.push({
+          path,
+          auth: request.headers.get("authorization"),
+          type: request.headers.get("content-type"),
+          body: await request.json(),
+        });
+        if (path === "/hook/incidents")
+          return answerId
+            ? Response.json({ id: "inc/1", extra: true }, { status: 201 })
+            : new Response("", { status: 202 });
         if (path.endsWith("/events")) return new Response(null, { status: 204 });
         return new Response("nope", { status: 404 });
       },
@@ -107,9 +170,17 @@ describe("webhook sink v1", () => {
       expect(local.id).toMatch(/^local-[0-9a-f]{32}$/);
       await sink.open(payload);
       expect(told).toBe(1);
-      expect(received[0]).toEqual({ path: "/hook/incidents", auth: "Bearer hook-token", type: "application/json", body: payload });
+      expect(received[0]).toEqual({
+        path: "/hook/incidents",
+        auth: "Bearer hook-token",
+        type: "application/json",
+        body: payload,
+      });
       expect(received[1]?.path).toBe("/hook/incidents/inc%2F1/events");
-      const failing = await new WebhookSink({ sinkUrl: `http://127.0.0.1:${server.port}/other`, token: undefined }).open(payload);
+      const failing = await new WebhookSink({
+        sinkUrl: `http://127.0.0.1:${server.port}/other`,
+        token: undefined,
+      }).open(payload);
       expect(failing.error).toBe("open incident: HTTP 404: nope");
       expect(received.at(-1)?.auth).toBeNull();
     } finally {

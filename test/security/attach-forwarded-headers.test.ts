@@ -22,7 +22,12 @@ afterAll(async () => {
 });
 
 const spoofed = { "x-forwarded-proto": "https", "x-forwarded-host": "phish.example" };
-const cardUrl = async (daemon: Daemon) => ((await (await fetch(`${daemon.baseUrl}/.well-known/agent-card.json`, { headers: spoofed })).json()) as { url: string }).url;
+const cardUrl = async (daemon: Daemon) =>
+  (
+    (await (await fetch(`${daemon.baseUrl}/.well-known/agent-card.json`, { headers: spoofed })).json()) as {
+      url: string;
+    }
+  ).url;
 
 test("without trusted proxies the forwarded headers are ignored", async () => {
   expect(await cardUrl(untrusting)).toBe(`http://127.0.0.1:${untrusting.port}`);
@@ -37,7 +42,17 @@ test("from a trusted proxy they are believed", async () => {
 });
 
 test("a malformed trusted-proxy entry is a startup error naming it", async () => {
-  const child = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${tempDir()}/s.db`, "--attach-trusted-proxies=10.0.0.1/8"], { stderr: "pipe", stdout: "ignore" });
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      MAIN,
+      "agent",
+      "--attach-listen=127.0.0.1:0",
+      `--session-db=${tempDir()}/s.db`,
+      "--attach-trusted-proxies=10.0.0.1/8",
+    ],
+    { stderr: "pipe", stdout: "ignore" },
+  );
   expect(await child.exited).toBe(2);
   const stderr = await new Response(child.stderr).text();
   expect(stderr).toContain("--attach-trusted-proxies");

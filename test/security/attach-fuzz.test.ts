@@ -17,7 +17,16 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { type FuzzRoute, FIXTURE_SESSIONS, type HeaderSpec, type StreamSpec, WRITE_ROUTES, type WriteSpec, streamSpec, writeSpec } from "../support/attach-fuzz-arbitraries.ts";
+import {
+  type FuzzRoute,
+  FIXTURE_SESSIONS,
+  type HeaderSpec,
+  type StreamSpec,
+  WRITE_ROUTES,
+  type WriteSpec,
+  streamSpec,
+  writeSpec,
+} from "../support/attach-fuzz-arbitraries.ts";
 import { inProcessApp } from "../support/attach-app.ts";
 import { type StateReader, type StateSnapshot, stateReader } from "../support/attach-state-snapshot.ts";
 import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
@@ -28,7 +37,10 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20_261_126);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const WRITE_RUNS = Math.round(RUNS * 0.85);
 const STREAM_RUNS = RUNS - WRITE_RUNS;
-const WATCHED = [{ app: "spar", id: "fz" }, { app: "spar", id: "default" }];
+const WATCHED = [
+  { app: "spar", id: "fz" },
+  { app: "spar", id: "default" },
+];
 
 let agent: InProcessAgent;
 let reader: StateReader;
@@ -42,7 +54,11 @@ const statuses = new Map<number, number>();
 async function call(method: string, path: string, as: CallerName, body?: unknown): Promise<Response> {
   return fetch(`${agent.baseUrl}${path}`, {
     method,
-    headers: { "x-attach-token": TRANSPORT_TOKEN, authorization: `Bearer ${CALLER_TOKENS[as]}`, "content-type": "application/json" },
+    headers: {
+      "x-attach-token": TRANSPORT_TOKEN,
+      authorization: `Bearer ${CALLER_TOKENS[as]}`,
+      "content-type": "application/json",
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 }
@@ -58,7 +74,11 @@ async function settle(quietMs: number): Promise<StateSnapshot> {
       if (actor.status().state !== "paused") actor.pause("fuzz harness");
     }
     const current = await reader.read();
-    const moved = current.busy || previous === undefined || previous.state !== current.state || reader.changes(previous, current).length > 0;
+    const moved =
+      current.busy ||
+      previous === undefined ||
+      previous.state !== current.state ||
+      reader.changes(previous, current).length > 0;
     if (moved) quietSince = Date.now();
     else if (Date.now() - quietSince >= quietMs) return current;
     previous = current;
@@ -70,8 +90,14 @@ async function settle(quietMs: number): Promise<StateSnapshot> {
 beforeAll(async () => {
   const { args, env } = tenantDaemonArgs();
   agent = await startInProcessAgent({ args, env });
-  expect((await call("POST", "/sessions", "alice", { sessionID: "fz", viewers: ["vic"], contributors: ["carol"] })).status).toBe(201);
-  const peer = await call("POST", "/peers", "alice", { name: "fixture-peer", endpoint: "https://peer.example", heartbeat_ttl_sec: 86_400 });
+  expect(
+    (await call("POST", "/sessions", "alice", { sessionID: "fz", viewers: ["vic"], contributors: ["carol"] })).status,
+  ).toBe(201);
+  const peer = await call("POST", "/peers", "alice", {
+    name: "fixture-peer",
+    endpoint: "https://peer.example",
+    heartbeat_ttl_sec: 86_400,
+  });
   expect(peer.status).toBe(201);
   peerId = ((await peer.json()) as { registration_id: string }).registration_id;
   reader = stateReader(agent, WATCHED, "/sessions/spar/fz/pricing");
@@ -120,7 +146,11 @@ function buildWrite(spec: WriteSpec): Built {
   const tail = route.path.replace("{name}", param).replace("{peer}", param);
   const path = route.scope === "root" ? tail : `${spec.base}${tail === "" ? "" : `/${tail}`}`;
   const headers = headersOf(spec.headers);
-  if (route.method === "DELETE" && route.scope === "session" && FIXTURE_SESSIONS.has(spec.base.split("/").pop() ?? "")) {
+  if (
+    route.method === "DELETE" &&
+    route.scope === "session" &&
+    FIXTURE_SESSIONS.has(spec.base.split("/").pop() ?? "")
+  ) {
     delete headers["x-asserted-caller"];
     if (["alice", "root", "gw"].includes(spec.headers.caller)) headers.authorization = `Bearer ${CALLER_TOKENS.vic}`;
   }
@@ -128,7 +158,12 @@ function buildWrite(spec: WriteSpec): Built {
   if (route.path === "/sessions" && typeof body === "string") {
     try {
       const parsed = JSON.parse(body) as Record<string, unknown>;
-      if (parsed && typeof parsed === "object" && FIXTURE_SESSIONS.has(String(parsed.sessionID)) && parsed.app !== undefined) {
+      if (
+        parsed &&
+        typeof parsed === "object" &&
+        FIXTURE_SESSIONS.has(String(parsed.sessionID)) &&
+        parsed.app !== undefined
+      ) {
         delete parsed.app;
         body = JSON.stringify(parsed);
       }
@@ -143,17 +178,31 @@ function buildStream(spec: StreamSpec): Built {
   const headers = headersOf({ ...spec.headers, contentType: undefined, origin: undefined });
   if (spec.lastEventId !== undefined) headers["last-event-id"] = spec.lastEventId;
   if (spec.protocolHeader !== undefined) headers["x-attach-protocol-version"] = spec.protocolHeader;
-  return { method: "GET", path: `${spec.base}/events${spec.query === "" ? "" : `?${spec.query}`}`, headers, body: undefined };
+  return {
+    method: "GET",
+    path: `${spec.base}/events${spec.query === "" ? "" : `?${spec.query}`}`,
+    headers,
+    body: undefined,
+  };
 }
 
 function describeRequest(request: Built): string {
-  const body = request.body === undefined ? "(none)" : typeof request.body === "string" ? `${JSON.stringify(request.body.slice(0, 300))} (${request.body.length} chars)` : `bytes [${[...request.body.slice(0, 48)].join(",")}]`;
+  const body =
+    request.body === undefined
+      ? "(none)"
+      : typeof request.body === "string"
+        ? `${JSON.stringify(request.body.slice(0, 300))} (${request.body.length} chars)`
+        : `bytes [${[...request.body.slice(0, 48)].join(",")}]`;
   return `${request.method} ${request.path.slice(0, 300)}\nheaders ${JSON.stringify(request.headers)}\nbody ${body}`;
 }
 
 /** Send one fuzzed request and check it; throws (with the request and the answer) on a broken promise. */
 async function exchange(request: Built, stream: boolean): Promise<void> {
-  const response = await fetch(`${agent.baseUrl}${request.path}`, { method: request.method, headers: request.headers, ...(request.body === undefined ? {} : { body: request.body }) });
+  const response = await fetch(`${agent.baseUrl}${request.path}`, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body === undefined ? {} : { body: request.body }),
+  });
   sent++;
   statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
   const type = response.headers.get("content-type") ?? "";
@@ -168,7 +217,8 @@ async function exchange(request: Built, stream: boolean): Promise<void> {
   }
   const problems: string[] = [];
   const refused = response.status < 200 || response.status >= 300;
-  if (response.status >= 500 && response.status !== 501 && response.status !== 503) problems.push(`a ${response.status}`);
+  if (response.status >= 500 && response.status !== 501 && response.status !== 503)
+    problems.push(`a ${response.status}`);
   if (refused) {
     let error: unknown;
     try {
@@ -176,31 +226,52 @@ async function exchange(request: Built, stream: boolean): Promise<void> {
     } catch {
       error = undefined;
     }
-    if (!type.includes("application/json") || typeof error !== "string") problems.push("a refusal without a JSON {error: string} body");
+    if (!type.includes("application/json") || typeof error !== "string")
+      problems.push("a refusal without a JSON {error: string} body");
   } else if (stream && !(type.includes("text/event-stream") && text.startsWith("event: capabilities\n"))) {
     problems.push("a served stream that does not open with the capabilities frame");
   }
   if (refused || stream) {
     const after = await reader.read();
-    problems.push(...reader.changes(baseline, after).map((change) => `state changed by a ${refused ? "refused request" : "stream"}: ${change}`));
+    problems.push(
+      ...reader
+        .changes(baseline, after)
+        .map((change) => `state changed by a ${refused ? "refused request" : "stream"}: ${change}`),
+    );
     baseline = after;
   } else {
     baseline = await settle(request.path.endsWith("/resume") ? 30 : 1);
   }
-  const probe = await fetch(`${agent.baseUrl}/sessions/spar/fz/status`, { headers: { "x-attach-token": TRANSPORT_TOKEN, authorization: `Bearer ${CALLER_TOKENS.alice}` } });
+  const probe = await fetch(`${agent.baseUrl}/sessions/spar/fz/status`, {
+    headers: { "x-attach-token": TRANSPORT_TOKEN, authorization: `Bearer ${CALLER_TOKENS.alice}` },
+  });
   await probe.arrayBuffer();
   if (probe.status !== 200) problems.push(`the next valid request was answered ${probe.status}`);
   if (problems.length > 0) {
-    throw new Error(`${problems.join("; ")}\nrequest: ${describeRequest(request)}\nresponse: ${response.status} ${type} ${JSON.stringify(text.slice(0, 300))}`);
+    throw new Error(
+      `${problems.join("; ")}\nrequest: ${describeRequest(request)}\nresponse: ${response.status} ${type} ${JSON.stringify(text.slice(0, 300))}`,
+    );
   }
 }
 
-async function runProperty<T>(name: "write" | "stream", arbitrary: fc.Arbitrary<T>, runs: number, check: (value: T) => Promise<void>): Promise<void> {
-  const replay = process.env.FUZZ_PATH?.startsWith(`${name}:`) ? process.env.FUZZ_PATH.slice(name.length + 1) : undefined;
-  const details = await fc.check(fc.asyncProperty(arbitrary, check), { seed: SEED, numRuns: runs, ...(replay ? { path: replay } : {}) });
+async function runProperty<T>(
+  name: "write" | "stream",
+  arbitrary: fc.Arbitrary<T>,
+  runs: number,
+  check: (value: T) => Promise<void>,
+): Promise<void> {
+  const replay = process.env.FUZZ_PATH?.startsWith(`${name}:`)
+    ? process.env.FUZZ_PATH.slice(name.length + 1)
+    : undefined;
+  const details = await fc.check(fc.asyncProperty(arbitrary, check), {
+    seed: SEED,
+    numRuns: runs,
+    ...(replay ? { path: replay } : {}),
+  });
   if (details.failed) {
     failed = true;
-    const message = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+    const message =
+      details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
     throw new Error(
       `${name} fuzz failed after ${details.numRuns} runs (${details.numShrinks} shrinks): ${message}\n` +
         `replay: FUZZ_SEED=${details.seed} FUZZ_PATH=${name}:${details.counterexamplePath} FUZZ_RUNS=${RUNS} scripts/test test/security/attach-fuzz.test.ts`,
@@ -235,7 +306,9 @@ test(`fuzz: ${STREAM_RUNS} event-stream requests with random since, protocol, La
 }, 300_000);
 
 test("after the fuzz: the request count is reached, the daemon serves a valid write and is healthy", async () => {
-  console.log(`fuzz: ${sent} requests, seed ${SEED}, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
+  console.log(
+    `fuzz: ${sent} requests, seed ${SEED}, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`,
+  );
   const counted = !failed && process.env.FUZZ_PATH === undefined;
   if (counted) expect(sent).toBe(RUNS);
   if (counted && process.env.FUZZ_RUNS === undefined) expect(sent).toBeGreaterThanOrEqual(10_000);

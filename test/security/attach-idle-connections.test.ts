@@ -33,7 +33,9 @@ function within(closed: Promise<number>, ms: number): Promise<number | "open"> {
 
 test("a body that stalls after 6 of its 100 bytes is closed after the idle timeout", async () => {
   const started = Date.now();
-  const { closed } = openSocket("POST /sessions/default/inject HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"mess");
+  const { closed } = openSocket(
+    'POST /sessions/default/inject HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"mess',
+  );
   const at = await within(closed, 15_000);
   expect(at).not.toBe("open");
   expect((at as number) - started).toBeGreaterThanOrEqual(1500);

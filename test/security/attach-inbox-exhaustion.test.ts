@@ -11,18 +11,24 @@ import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.t
 let daemon: Daemon;
 let bytesCapped: Daemon;
 beforeAll(async () => {
-  [daemon, bytesCapped] = await Promise.all([startDaemon({ args: ["--inbox-max-messages=5"] }), startDaemon({ args: ["--inbox-max-bytes=2048"] })]);
+  [daemon, bytesCapped] = await Promise.all([
+    startDaemon({ args: ["--inbox-max-messages=5"] }),
+    startDaemon({ args: ["--inbox-max-bytes=2048"] }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([daemon.sigterm(), bytesCapped.sigterm()]);
 });
 
-const inject = (target: Daemon, message: string, wake = false) => postJson(`${target.baseUrl}/sessions/default/inject`, { message, wake });
+const inject = (target: Daemon, message: string, wake = false) =>
+  postJson(`${target.baseUrl}/sessions/default/inject`, { message, wake });
 
 function inboxRows(target: Daemon): number {
   const db = new Database(target.sessionDb, { readonly: true });
   try {
-    const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%inbox%'").all() as Array<{ name: string }>;
+    const tables = db
+      .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%inbox%'")
+      .all() as Array<{ name: string }>;
     const table = tables[0]?.name;
     if (!table) throw new Error("no inbox table");
     return (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
@@ -44,14 +50,21 @@ describe("message cap", () => {
     for (let index = 0; index < 5; index++) expect((await inject(daemon, `queued ${index}`)).status).toBe(200);
     const rowsBefore = inboxRows(daemon);
     await expectFull(await inject(daemon, "one too many"), "maximum of 5 messages");
-    await expectFull(await postJson(`${daemon.baseUrl}/sessions/default/wake`, { prompt: "through wake" }), "maximum of 5 messages");
+    await expectFull(
+      await postJson(`${daemon.baseUrl}/sessions/default/wake`, { prompt: "through wake" }),
+      "maximum of 5 messages",
+    );
     expect(inboxRows(daemon)).toBe(rowsBefore);
     // A bare wake starts a turn that drains all five.
     expect((await postJson(`${daemon.baseUrl}/sessions/default/wake`, {})).status).toBe(200);
-    await waitFor(async () => {
-      const response = await inject(daemon, "after the drain");
-      return response.status === 200 ? true : undefined;
-    }, 10_000, "the inbox to drain");
+    await waitFor(
+      async () => {
+        const response = await inject(daemon, "after the drain");
+        return response.status === 200 ? true : undefined;
+      },
+      10_000,
+      "the inbox to drain",
+    );
   });
 });
 

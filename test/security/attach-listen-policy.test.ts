@@ -10,7 +10,12 @@ import { MAIN, startDaemon, tempDir } from "../support/daemon.ts";
 describe("startup policy", () => {
   async function startup(args: string[], env: Record<string, string> = {}): Promise<{ code: number; log: string }> {
     const dir = tempDir();
-    const child = Bun.spawn([process.execPath, MAIN, "agent", `--session-db=${join(dir, "s.db")}`, ...args], { cwd: dir, env: { ...process.env, ...env }, stderr: "pipe", stdout: "pipe" });
+    const child = Bun.spawn([process.execPath, MAIN, "agent", `--session-db=${join(dir, "s.db")}`, ...args], {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      stderr: "pipe",
+      stdout: "pipe",
+    });
     const code = await child.exited;
     return { code, log: await new Response(child.stderr).text() };
   }
@@ -31,7 +36,9 @@ describe("startup policy", () => {
   });
 
   test("a token variable set to blanks is refused at startup (exit 1): a blank token gates nothing", async () => {
-    const result = await startup(["--attach-listen=0.0.0.0:0", "--attach-token=SPAR_BLANK_TOKEN"], { SPAR_BLANK_TOKEN: "   " });
+    const result = await startup(["--attach-listen=0.0.0.0:0", "--attach-token=SPAR_BLANK_TOKEN"], {
+      SPAR_BLANK_TOKEN: "   ",
+    });
     expect(result.code).toBe(1);
     expect(result.log).toContain("SPAR_BLANK_TOKEN");
   });

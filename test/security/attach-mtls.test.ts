@@ -29,13 +29,56 @@ function openssl(args: string[]): void {
 
 function signed(name: string, subject: string, ca: string, extensions?: string): void {
   openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]);
-  openssl(["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", ...(extensions ? ["-extfile", extensions] : [])]);
+  openssl([
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    `${ca}.crt`,
+    "-CAkey",
+    `${ca}.key`,
+    "-CAcreateserial",
+    "-out",
+    `${name}.crt`,
+    "-days",
+    "1",
+    ...(extensions ? ["-extfile", extensions] : []),
+  ]);
 }
 
 function makeCertificates(): void {
   dir = tempDir("spar-mtls-attack-");
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=spar test CA"]);
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "rogue-ca.key", "-out", "rogue-ca.crt", "-days", "1", "-subj", "/CN=spar test CA"]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=spar test CA",
+  ]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "rogue-ca.key",
+    "-out",
+    "rogue-ca.crt",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=spar test CA",
+  ]);
   writeFileSync(join(dir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
   signed("server", "/CN=localhost", "ca", "san.ext");
   signed("alice", "/CN=alice", "ca");
@@ -49,11 +92,31 @@ const identity = (name: string) => ({ ca: pem("ca.crt"), cert: pem(`${name}.crt`
 
 beforeAll(async () => {
   makeCertificates();
-  writeFileSync(join(dir, "callers.json"), JSON.stringify({ callers: [{ identity: "carol", token_sha256: sha256Hex("tok-carol") }] }));
-  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { admin_identities: ["CN=admin"], proxy_identities: ["CN=gateway"] } } } }));
-  const tls = [`--attach-tls-cert=${join(dir, "server.crt")}`, `--attach-tls-key=${join(dir, "server.key")}`, `--attach-client-ca=${join(dir, "ca.crt")}`];
+  writeFileSync(
+    join(dir, "callers.json"),
+    JSON.stringify({ callers: [{ identity: "carol", token_sha256: sha256Hex("tok-carol") }] }),
+  );
+  writeFileSync(
+    join(dir, "config.json"),
+    JSON.stringify({
+      attach: { multi_session: { auth: { admin_identities: ["CN=admin"], proxy_identities: ["CN=gateway"] } } },
+    }),
+  );
+  const tls = [
+    `--attach-tls-cert=${join(dir, "server.crt")}`,
+    `--attach-tls-key=${join(dir, "server.key")}`,
+    `--attach-client-ca=${join(dir, "ca.crt")}`,
+  ];
   [daemon, streams] = await Promise.all([
-    startDaemon({ args: [...tls, "--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.json")}`, "--attach-peer-hub"] }),
+    startDaemon({
+      args: [
+        ...tls,
+        "--multi-session",
+        `--auth-table=${join(dir, "callers.json")}`,
+        `--config=${join(dir, "config.json")}`,
+        "--attach-peer-hub",
+      ],
+    }),
     startDaemon({ args: [...tls, "--subscriber-buffer-bytes=65536"] }),
   ]);
 });
@@ -78,7 +141,13 @@ function tcpTable(): TcpEntry[] {
       if (fields.length < 10) continue;
       const [local = "", localPort = "0"] = (fields[1] ?? "").split(":");
       const remotePort = (fields[2] ?? "").split(":")[1] ?? "0";
-      entries.push({ local, localPort: Number.parseInt(localPort, 16), remotePort: Number.parseInt(remotePort, 16), state: fields[3] ?? "", inode: fields[9] ?? "" });
+      entries.push({
+        local,
+        localPort: Number.parseInt(localPort, 16),
+        remotePort: Number.parseInt(remotePort, 16),
+        state: fields[3] ?? "",
+        inode: fields[9] ?? "",
+      });
     }
   }
   return entries;
@@ -168,7 +237,10 @@ test("a connection from 127.0.0.2 reusing the source port of a verified admin co
     // Every port the daemon listens on, and every source port of a connection the daemon holds
     // (the old design's splice to its inner port), plus the admin client's own source port.
     const ports = table.filter((entry) => entry.state === LISTEN).map((entry) => entry.localPort);
-    const sources = [admin.localPort, ...table.filter((entry) => entry.state === ESTABLISHED).map((entry) => entry.localPort)];
+    const sources = [
+      admin.localPort,
+      ...table.filter((entry) => entry.state === ESTABLISHED).map((entry) => entry.localPort),
+    ];
     expect(ports.length).toBeGreaterThan(0);
     for (const port of ports) {
       for (const source of new Set(sources)) {
@@ -208,7 +280,9 @@ test("plain HTTP to the TLS port is not served", async () => {
 test("an admin subject cannot be borrowed: a non-admin's requests, concurrent with an admin's connection, stay the non-admin's", async () => {
   const admin = await heldConnection("admin");
   try {
-    const answers = await Promise.all(Array.from({ length: 40 }, () => whoami("alice").then((response) => response.json())));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => whoami("alice").then((response) => response.json())),
+    );
     for (const answer of answers) expect(answer).toEqual({ identity: "CN=alice", admin: false, source: "mtls" });
   } finally {
     admin.close();
@@ -228,14 +302,23 @@ test("an admin subject cannot be borrowed by a bearer token: a table caller stay
 
 test("a peer registered over one certificate cannot be managed over another: its owner is the certificate subject", async () => {
   const write = (name: string, method: string, path: string, body?: unknown) =>
-    fetch(`${daemon.baseUrl}${path}`, { method, headers: { "content-type": "application/json" }, tls: identity(name), ...(body === undefined ? {} : { body: JSON.stringify(body) }) } as RequestInit);
+    fetch(`${daemon.baseUrl}${path}`, {
+      method,
+      headers: { "content-type": "application/json" },
+      tls: identity(name),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    } as RequestInit);
   const registered = await write("alice", "POST", "/peers", { name: "alices-peer", endpoint: "https://alice.example" });
   expect(registered.status).toBe(201);
   const { registration_id: id } = (await registered.json()) as { registration_id: string };
   expect((await write("bob", "POST", `/peers/${id}/heartbeat`)).status).toBe(404);
   expect((await write("bob", "DELETE", `/peers/${id}`)).status).toBe(403);
-  expect((await write("bob", "POST", "/peers", { name: "alices-peer", endpoint: "https://bob.example" })).status).toBe(409);
-  const seenByBob = (await (await fetch(`${daemon.baseUrl}/peers`, { tls: identity("bob") } as RequestInit)).json()) as { peers: Array<Record<string, unknown>> };
+  expect((await write("bob", "POST", "/peers", { name: "alices-peer", endpoint: "https://bob.example" })).status).toBe(
+    409,
+  );
+  const seenByBob = (await (
+    await fetch(`${daemon.baseUrl}/peers`, { tls: identity("bob") } as RequestInit)
+  ).json()) as { peers: Array<Record<string, unknown>> };
   expect(seenByBob.peers.find((peer) => peer.name === "alices-peer")?.registration_id).toBeUndefined();
   expect((await write("alice", "DELETE", `/peers/${id}`)).status).toBe(204);
 });
@@ -265,7 +348,12 @@ test("a client that stalls its handshake or its request head is cut within the 1
       socket.on("close", done);
     }),
     closedWithin((done) => {
-      const socket = connectTls({ host: "127.0.0.1", port: daemon.port, servername: "localhost", ...identity("alice") });
+      const socket = connectTls({
+        host: "127.0.0.1",
+        port: daemon.port,
+        servername: "localhost",
+        ...identity("alice"),
+      });
       socket.on("secureConnect", () => socket.write("GET /whoami HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
       socket.on("error", () => {});
       socket.on("close", done);
@@ -281,7 +369,12 @@ async function streamSubscribers(): Promise<number> {
 }
 
 async function inject(message: string): Promise<Response> {
-  return fetch(`${streams.baseUrl}/sessions/default/inject`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message }), tls: identity("alice") } as RequestInit);
+  return fetch(`${streams.baseUrl}/sessions/default/inject`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message }),
+    tls: identity("alice"),
+  } as RequestInit);
 }
 
 test("an event stream whose client stops reading is cut once its backlog passes the subscriber byte bound", async () => {
@@ -312,7 +405,14 @@ test("an event stream whose client stops reading is cut once its backlog passes 
 
 test("event streams dropped by their clients release their subscriptions", async () => {
   const aborts = Array.from({ length: 10 }, () => new AbortController());
-  const opened = await Promise.all(aborts.map((abort) => fetch(`${streams.baseUrl}/sessions/default/events?since=1000000000`, { tls: identity("alice"), signal: abort.signal } as RequestInit)));
+  const opened = await Promise.all(
+    aborts.map((abort) =>
+      fetch(`${streams.baseUrl}/sessions/default/events?since=1000000000`, {
+        tls: identity("alice"),
+        signal: abort.signal,
+      } as RequestInit),
+    ),
+  );
   for (const response of opened) await response.body?.getReader().read();
   expect(await streamSubscribers()).toBe(10);
   for (const abort of aborts) abort.abort();
@@ -325,7 +425,12 @@ test("event streams dropped by their clients release their subscriptions", async
 });
 
 test("a body over the listener's 1 MiB cap is refused 413 with a JSON body, declared or chunked", async () => {
-  const declared = await fetch(`${streams.baseUrl}/sessions/default/inject`, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(2 * 1024 * 1024), tls: identity("alice") } as RequestInit);
+  const declared = await fetch(`${streams.baseUrl}/sessions/default/inject`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "x".repeat(2 * 1024 * 1024),
+    tls: identity("alice"),
+  } as RequestInit);
   expect(declared.status).toBe(413);
   expect(await declared.json()).toEqual({ error: "request body over the listener's 1048576-byte limit" });
   const chunks = new ReadableStream<Uint8Array>({
@@ -334,7 +439,12 @@ test("a body over the listener's 1 MiB cap is refused 413 with a JSON body, decl
       controller.close();
     },
   });
-  const chunked = await fetch(`${streams.baseUrl}/sessions/default/inject`, { method: "POST", headers: { "content-type": "application/json" }, body: chunks, tls: identity("alice") } as RequestInit);
+  const chunked = await fetch(`${streams.baseUrl}/sessions/default/inject`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: chunks,
+    tls: identity("alice"),
+  } as RequestInit);
   expect(chunked.status).toBe(413);
   expect(((await chunked.json()) as { error: string }).error).toContain("1048576-byte limit");
   expect((await inject("still served")).status).toBe(200);

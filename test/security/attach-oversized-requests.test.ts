@@ -31,7 +31,8 @@ function firstAnswer(head: string): Promise<{ status: number; headers: Record<st
       if (split < 0) return;
       const [statusLine = "", ...lines] = text.slice(0, split).split("\r\n");
       const headers: Record<string, string> = {};
-      for (const line of lines) headers[line.slice(0, line.indexOf(":")).toLowerCase()] = line.slice(line.indexOf(":") + 1).trim();
+      for (const line of lines)
+        headers[line.slice(0, line.indexOf(":")).toLowerCase()] = line.slice(line.indexOf(":") + 1).trim();
       const body = text.slice(split + 4);
       if (body.length < Number(headers["content-length"] ?? 0)) return;
       clearTimeout(timer);
@@ -41,7 +42,11 @@ function firstAnswer(head: string): Promise<{ status: number; headers: Record<st
   });
 }
 
-function expectJsonError(answer: { status: number; headers: Record<string, string>; body: string }, status: number, words: string): void {
+function expectJsonError(
+  answer: { status: number; headers: Record<string, string>; body: string },
+  status: number,
+  words: string,
+): void {
   expect(answer.status).toBe(status);
   expect(answer.headers["content-type"]).toContain("application/json");
   expect((JSON.parse(answer.body) as { error: string }).error).toContain(words);
@@ -49,12 +54,16 @@ function expectJsonError(answer: { status: number; headers: Record<string, strin
 
 describe("bodies", () => {
   test("a 5 GB Content-Length is a JSON 413 at once, without the body being read", async () => {
-    const answer = await firstAnswer("POST /sessions/default/inject HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 5000000000\r\n\r\n{");
+    const answer = await firstAnswer(
+      "POST /sessions/default/inject HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 5000000000\r\n\r\n{",
+    );
     expectJsonError(answer, 413, "larger than 8192 bytes");
   });
 
   test("a 2 MiB body sent whole is a JSON 413", async () => {
-    const response = await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "x".repeat(2 * 1024 * 1024) });
+    const response = await postJson(`${daemon.baseUrl}/sessions/default/inject`, {
+      message: "x".repeat(2 * 1024 * 1024),
+    });
     expect(response.status).toBe(413);
     expect(((await response.json()) as { error: string }).error).toContain("larger than 8192 bytes");
   });
@@ -64,7 +73,9 @@ describe("bodies", () => {
       const socket = connect(daemon.port, "127.0.0.1");
       const chunks: Buffer[] = [];
       socket.on("connect", () => {
-        socket.write("POST /sessions/default/inject HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+        socket.write(
+          "POST /sessions/default/inject HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        );
         const piece = "x".repeat(4096);
         // Far past the cap; the server answers without waiting for the end.
         for (let index = 0; index < 64; index++) socket.write(`${piece.length.toString(16)}\r\n${piece}\r\n`);
@@ -82,23 +93,35 @@ describe("bodies", () => {
     expect(answer).toStartWith("HTTP/1.1 413");
     expect(answer).toContain("application/json");
     expect(answer).toContain("larger than 8192 bytes");
-    const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } };
+    const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as {
+      overall: { turns: number };
+    };
     expect(usage.overall.turns).toBe(0);
   });
 });
 
 describe("headers", () => {
   test("headers past the daemon's 16 KiB limit are a JSON 431 naming it, not Bun's bodiless one", async () => {
-    const answer = await firstAnswer(`GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${"p".repeat(20_000)}\r\n\r\n`);
+    const answer = await firstAnswer(
+      `GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${"p".repeat(20_000)}\r\n\r\n`,
+    );
     expectJsonError(answer, 431, "larger than 16384 bytes");
-    expect((await fetch(`${daemon.baseUrl}/sessions`, { headers: { "x-padding": "p".repeat(15_000) } })).status).toBe(200);
+    expect((await fetch(`${daemon.baseUrl}/sessions`, { headers: { "x-padding": "p".repeat(15_000) } })).status).toBe(
+      200,
+    );
   });
 });
 
 describe("since", () => {
   test("every int64 is a cursor: past the end replays nothing but live frames still arrive", async () => {
     expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "before" })).status).toBe(200);
-    await waitFor(async () => ((await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } }).overall.turns >= 1 || undefined, 10_000, "the first turn");
+    await waitFor(
+      async () =>
+        ((await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as { overall: { turns: number } })
+          .overall.turns >= 1 || undefined,
+      10_000,
+      "the first turn",
+    );
     const stream = collect(`${daemon.baseUrl}/sessions/default/events?since=9223372036854775807`);
     try {
       await stream.waitFor((frame) => frame.event === "capabilities");

@@ -11,8 +11,22 @@ let tenant: TenantDaemon;
 let alicesPeer = "";
 beforeAll(async () => {
   tenant = await startTenantDaemon();
-  expect((await tenant.send({ method: "POST", path: "/peers", as: "alice", body: { name: "shortlived", endpoint: "https://p.example", heartbeat_ttl_sec: 1 } })).status).toBe(201);
-  const registered = await tenant.send({ method: "POST", path: "/peers", as: "alice", body: { name: "alices-peer", endpoint: "https://alice.example", labels: { team: "a" } } });
+  expect(
+    (
+      await tenant.send({
+        method: "POST",
+        path: "/peers",
+        as: "alice",
+        body: { name: "shortlived", endpoint: "https://p.example", heartbeat_ttl_sec: 1 },
+      })
+    ).status,
+  ).toBe(201);
+  const registered = await tenant.send({
+    method: "POST",
+    path: "/peers",
+    as: "alice",
+    body: { name: "alices-peer", endpoint: "https://alice.example", labels: { team: "a" } },
+  });
   expect(registered.status).toBe(201);
   alicesPeer = ((await registered.json()) as { registration_id: string }).registration_id;
 });
@@ -20,7 +34,14 @@ afterAll(async () => {
   await tenant.stop();
 });
 
-const register = (body: unknown, name: string, expect: number): AttackCase => ({ name, method: "POST", path: "/peers", as: "alice", body, expect });
+const register = (body: unknown, name: string, expect: number): AttackCase => ({
+  name,
+  method: "POST",
+  path: "/peers",
+  as: "alice",
+  body,
+  expect,
+});
 const cases: AttackCase[] = [
   register({ name: "p", endpoint: "/x" }, "a peer with a relative endpoint is refused 400", 400),
   register({ name: "p", endpoint: "ftp://x" }, "a peer with an ftp endpoint is refused 400", 400),
@@ -32,16 +53,65 @@ const cases: AttackCase[] = [
   register({ name: "p", endpoint: "https://x", labels: { a: 1 } }, "a peer with a numeric label is refused 400", 400),
   register({ name: "p", endpoint: "https://x", labels: ["a"] }, "a peer with labels as a list is refused 400", 400),
   register({ name: "p", endpoint: "https://x", heartbeat_ttl_sec: 0 }, "a peer with a zero lease is refused 400", 400),
-  register({ name: "p", endpoint: "https://x", heartbeat_ttl_sec: -5 }, "a peer with a negative lease is refused 400", 400),
-  register({ name: "p", endpoint: "https://x", heartbeat_ttl_sec: "10" }, "a peer with a lease as a string is refused 400", 400),
-  register({ name: "p", endpoint: "https://x", heartbeat_ttl_sec: 1e12 }, "a peer with a lease past the maximum is refused 400", 400),
-  { name: "registering a peer without a caller is refused 401", method: "POST", path: "/peers", as: "none", body: { name: "p", endpoint: "https://x" }, expect: 401 },
+  register(
+    { name: "p", endpoint: "https://x", heartbeat_ttl_sec: -5 },
+    "a peer with a negative lease is refused 400",
+    400,
+  ),
+  register(
+    { name: "p", endpoint: "https://x", heartbeat_ttl_sec: "10" },
+    "a peer with a lease as a string is refused 400",
+    400,
+  ),
+  register(
+    { name: "p", endpoint: "https://x", heartbeat_ttl_sec: 1e12 },
+    "a peer with a lease past the maximum is refused 400",
+    400,
+  ),
+  {
+    name: "registering a peer without a caller is refused 401",
+    method: "POST",
+    path: "/peers",
+    as: "none",
+    body: { name: "p", endpoint: "https://x" },
+    expect: 401,
+  },
   { name: "the peer list without a caller is refused 401", path: "/peers", as: "none", expect: 401 },
-  { name: "the peer list with a malformed label filter is refused 400", path: "/peers?label=novalue", as: "alice", expect: 400 },
-  { name: "a heartbeat of an unknown peer is a 404", method: "POST", path: "/peers/peer-0000/heartbeat", as: "alice", expect: 404 },
-  { name: "a heartbeat by a peer's name instead of its registration id is a 404", method: "POST", path: "/peers/alices-peer/heartbeat", as: "alice", expect: 404 },
-  { name: "a delete of an unknown peer is a 204 (idempotent, nothing removed)", method: "DELETE", path: "/peers/peer-0000", as: "alice", expect: 204 },
-  { name: "bob registering alice's peer name is refused 409", method: "POST", path: "/peers", as: "bob", body: { name: "alices-peer", endpoint: "https://bob.example" }, expect: 409 },
+  {
+    name: "the peer list with a malformed label filter is refused 400",
+    path: "/peers?label=novalue",
+    as: "alice",
+    expect: 400,
+  },
+  {
+    name: "a heartbeat of an unknown peer is a 404",
+    method: "POST",
+    path: "/peers/peer-0000/heartbeat",
+    as: "alice",
+    expect: 404,
+  },
+  {
+    name: "a heartbeat by a peer's name instead of its registration id is a 404",
+    method: "POST",
+    path: "/peers/alices-peer/heartbeat",
+    as: "alice",
+    expect: 404,
+  },
+  {
+    name: "a delete of an unknown peer is a 204 (idempotent, nothing removed)",
+    method: "DELETE",
+    path: "/peers/peer-0000",
+    as: "alice",
+    expect: 204,
+  },
+  {
+    name: "bob registering alice's peer name is refused 409",
+    method: "POST",
+    path: "/peers",
+    as: "bob",
+    body: { name: "alices-peer", endpoint: "https://bob.example" },
+    expect: 409,
+  },
 ];
 for (const attack of cases) {
   test(attack.name, async () => {
@@ -54,7 +124,9 @@ test("bob can neither renew (404) nor delete (403) alice's registration, nor rea
   expect((await tenant.send({ method: "DELETE", path: `/peers/${alicesPeer}`, as: "bob" })).status).toBe(403);
   expect((await tenant.send({ method: "POST", path: `/peers/${alicesPeer}/heartbeat`, as: "none" })).status).toBe(401);
   expect((await tenant.send({ method: "DELETE", path: `/peers/${alicesPeer}`, as: "none" })).status).toBe(401);
-  const seen = (await (await tenant.send({ path: "/peers", as: "bob" })).json()) as { peers: Array<{ name: string; endpoint: string; registration_id?: string }> };
+  const seen = (await (await tenant.send({ path: "/peers", as: "bob" })).json()) as {
+    peers: Array<{ name: string; endpoint: string; registration_id?: string }>;
+  };
   const peer = seen.peers.find((row) => row.name === "alices-peer");
   expect(peer?.endpoint).toBe("https://alice.example");
   expect(peer?.registration_id).toBeUndefined();
@@ -63,7 +135,9 @@ test("bob can neither renew (404) nor delete (403) alice's registration, nor rea
 
 test("an expired peer lease is gone from the list", async () => {
   await Bun.sleep(1200);
-  const listed = (await (await tenant.send({ path: "/peers", as: "alice" })).json()) as { peers: Array<{ name: string; registration_id?: string }> };
+  const listed = (await (await tenant.send({ path: "/peers", as: "alice" })).json()) as {
+    peers: Array<{ name: string; registration_id?: string }>;
+  };
   expect(listed.peers.map((peer) => peer.name)).not.toContain("shortlived");
   expect(listed.peers.map((peer) => peer.name)).toContain("alices-peer");
 });

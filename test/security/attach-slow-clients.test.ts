@@ -65,7 +65,13 @@ test("a subscriber that stops reading is cut when it falls a buffer behind; a re
   stalled.pause();
   const big = "x".repeat(7000);
   for (let round = 0; round < 100 && agent.agent.host.subscriberCount > 1; round++) {
-    const batch = Array.from({ length: 10 }, () => fetch(`${agent.baseUrl}/sessions/default/inject`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message: big }) }));
+    const batch = Array.from({ length: 10 }, () =>
+      fetch(`${agent.baseUrl}/sessions/default/inject`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message: big }),
+      }),
+    );
     for (const response of await Promise.all(batch)) expect(response.status).toBe(200);
   }
   expect(agent.agent.host.subscriberCount).toBe(1);
@@ -75,12 +81,22 @@ test("a subscriber that stops reading is cut when it falls a buffer behind; a re
   const host = agent.agent.host;
   const key = await host.resolve(undefined, "default");
   const actor = await host.actor(key);
-  await waitFor(() => (!actor.turnInFlight && actor.pendingCount === 0 ? true : undefined), 30_000, "every queued turn done");
+  await waitFor(
+    () => (!actor.turnInFlight && actor.pendingCount === 0 ? true : undefined),
+    30_000,
+    "every queued turn done",
+  );
   const head = await host.store.head(key);
-  const rows = await waitFor(() => {
-    const seqs = healthy.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
-    return seqs.length >= head ? seqs : undefined;
-  }, 30_000, "every row at the reading subscriber");
+  const rows = await waitFor(
+    () => {
+      const seqs = healthy.frames
+        .filter((frame) => frame.event === "agent")
+        .map((frame) => (frame.data as { seq: number }).seq);
+      return seqs.length >= head ? seqs : undefined;
+    },
+    30_000,
+    "every row at the reading subscriber",
+  );
   healthy.close();
   expect(rows).toEqual(Array.from({ length: rows.length }, (_, i) => i + 1));
   expect(rows.length).toBeGreaterThanOrEqual(head);
@@ -95,10 +111,17 @@ test("/healthz is served while a hundred slowloris connections hold half-sent he
   expect(health.status).toBe(200);
 });
 
-test("slowloris: connections trickling or stalling their headers, and silent ones, are all closed by the header timeout", async () => {
-  const closed = await Promise.race([Promise.all(slowloris.map(({ closedAt }) => closedAt)), Bun.sleep(HEADER_TIMEOUT_BOUND_MS + 1000).then(() => undefined)]);
-  expect(closed).toBeDefined();
-  const latest = Math.max(...(closed ?? [0])) - startedAt;
-  expect(latest).toBeLessThan(HEADER_TIMEOUT_BOUND_MS);
-  expect((await fetch(`${agent.baseUrl}/healthz`)).status).toBe(200);
-}, HEADER_TIMEOUT_BOUND_MS + 5000);
+test(
+  "slowloris: connections trickling or stalling their headers, and silent ones, are all closed by the header timeout",
+  async () => {
+    const closed = await Promise.race([
+      Promise.all(slowloris.map(({ closedAt }) => closedAt)),
+      Bun.sleep(HEADER_TIMEOUT_BOUND_MS + 1000).then(() => undefined),
+    ]);
+    expect(closed).toBeDefined();
+    const latest = Math.max(...(closed ?? [0])) - startedAt;
+    expect(latest).toBeLessThan(HEADER_TIMEOUT_BOUND_MS);
+    expect((await fetch(`${agent.baseUrl}/healthz`)).status).toBe(200);
+  },
+  HEADER_TIMEOUT_BOUND_MS + 5000,
+);

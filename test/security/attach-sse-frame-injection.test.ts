@@ -49,7 +49,9 @@ function wireProblems(body: string): string[] {
  * `agent` row whose id is not its seq (a forged id), or data without an event name.
  */
 function forgedFrames(frames: Frame[], unnamed: string[]): string[] {
-  const forged = frames.filter((frame) => frame.data.forged !== undefined || (frame.event === "agent" && frame.id !== String(frame.data.seq)));
+  const forged = frames.filter(
+    (frame) => frame.data.forged !== undefined || (frame.event === "agent" && frame.id !== String(frame.data.seq)),
+  );
   return [...forged.map((frame) => `${frame.event} ${frame.id ?? ""}`), ...unnamed];
 }
 
@@ -60,7 +62,11 @@ function listenUnnamed(collector: Collector): string[] {
 }
 
 async function replayBody(daemon: Daemon, path: string): Promise<string> {
-  const exchange = await rawExchange(daemon.port, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${daemon.port}\r\nAccept: text/event-stream\r\n\r\n`, { settleMs: 500 });
+  const exchange = await rawExchange(
+    daemon.port,
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${daemon.port}\r\nAccept: text/event-stream\r\n\r\n`,
+    { settleMs: 500 },
+  );
   expect(exchange.statuses).toEqual([200]);
   return Buffer.from(exchange.responses[0]?.body ?? "", "latin1").toString("utf8");
 }
@@ -85,7 +91,11 @@ describe("injected messages and pause reasons", () => {
       const mark = events.frames.length;
       expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message })).status).toBe(200);
       await events.waitFor((frame) => frame.event === "turn-complete", 10_000, mark);
-      const echoed = events.frames.slice(mark).filter((frame) => frame.event === "text-delta").map((frame) => String(frame.data.text)).join("");
+      const echoed = events.frames
+        .slice(mark)
+        .filter((frame) => frame.event === "text-delta")
+        .map((frame) => String(frame.data.text))
+        .join("");
       expect(echoed).toBe(message);
     }
     expect(forgedFrames(events.frames, unnamed)).toEqual([]);
@@ -125,7 +135,9 @@ describe("tool arguments in prompts and deny reasons", () => {
   let prompts: Collector;
   let unnamed: string[];
   beforeAll(async () => {
-    daemon = await startDaemon({ args: ["--model=scripted", `--script=${writeScript([call("bash", { command }), say("understood")])}`] });
+    daemon = await startDaemon({
+      args: ["--model=scripted", `--script=${writeScript([call("bash", { command }), say("understood")])}`],
+    });
     events = collect(`${daemon.baseUrl}/sessions/default/events`);
     prompts = collect(`${daemon.baseUrl}/sessions/default/perms/stream`);
     unnamed = [...listenUnnamed(events), ...listenUnnamed(prompts)];
@@ -142,7 +154,11 @@ describe("tool arguments in prompts and deny reasons", () => {
     const prompt = await prompts.waitFor((frame) => frame.event === "prompt");
     expect(JSON.stringify(prompt.data)).toContain(JSON.stringify(command).slice(1, -1));
     const reason = `no\r\nevent: turn-complete\r\ndata: ${FORGED}\n\nid: 9`;
-    const denied = await postJson(`${daemon.baseUrl}/sessions/default/perms/respond`, { id: prompt.data.id, decision: "deny", reason });
+    const denied = await postJson(`${daemon.baseUrl}/sessions/default/perms/respond`, {
+      id: prompt.data.id,
+      decision: "deny",
+      reason,
+    });
     expect(denied.status).toBe(200);
     await events.waitFor((frame) => frame.event === "turn-complete");
     const refusal = String(toolResults(events)[0]?.response.error);

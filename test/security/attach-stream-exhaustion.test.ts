@@ -16,13 +16,29 @@ let single: Daemon;
 
 beforeAll(async () => {
   const dir = tempDir();
-  writeFileSync(join(dir, "callers.json"), JSON.stringify({ callers: Object.entries(tokens).map(([identity, token]) => ({ identity, token_sha256: sha256Hex(token) })) }));
-  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { max_streams: 6, max_streams_per_caller: 3, multi_session: { auth: { admin_identities: ["root"] } } } }));
+  writeFileSync(
+    join(dir, "callers.json"),
+    JSON.stringify({
+      callers: Object.entries(tokens).map(([identity, token]) => ({ identity, token_sha256: sha256Hex(token) })),
+    }),
+  );
+  writeFileSync(
+    join(dir, "config.json"),
+    JSON.stringify({
+      attach: { max_streams: 6, max_streams_per_caller: 3, multi_session: { auth: { admin_identities: ["root"] } } },
+    }),
+  );
   [daemon, single] = await Promise.all([
-    startDaemon({ args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.json")}`] }),
+    startDaemon({
+      args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.json")}`],
+    }),
     startDaemon({ args: ["--attach-max-streams=2"] }),
   ]);
-  const created = await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "shared", viewers: ["viewer", "other"] }, as("owner"));
+  const created = await postJson(
+    `${daemon.baseUrl}/sessions`,
+    { sessionID: "shared", viewers: ["viewer", "other"] },
+    as("owner"),
+  );
   expect(created.status).toBe(201);
 });
 afterAll(async () => {
@@ -77,10 +93,14 @@ describe("per-caller cap", () => {
     for (let index = 0; index < 3; index++) streams.push(await openStream(daemon, events, as("viewer")));
     await expectRefused(await openStream(daemon, events, as("viewer")), "viewer");
     streams[0]?.close();
-    const reopened = await waitFor(async () => {
-      const attempt = await openStream(daemon, events, as("viewer"));
-      return attempt.status === 200 ? attempt : undefined;
-    }, 5000, "a freed stream slot");
+    const reopened = await waitFor(
+      async () => {
+        const attempt = await openStream(daemon, events, as("viewer"));
+        return attempt.status === 200 ? attempt : undefined;
+      },
+      5000,
+      "a freed stream slot",
+    );
     expect(reopened.status).toBe(200);
     closeAll();
   });
@@ -88,12 +108,15 @@ describe("per-caller cap", () => {
 
 describe("global cap", () => {
   test("past the daemon's cap every caller is refused, an admin uses the reserve, probes and requests are served", async () => {
-    for (const who of ["viewer", "viewer", "viewer", "other", "other", "other"] as const) expect((await openStream(daemon, events, as(who))).status).toBe(200);
+    for (const who of ["viewer", "viewer", "viewer", "other", "other", "other"] as const)
+      expect((await openStream(daemon, events, as(who))).status).toBe(200);
     await expectRefused(await openStream(daemon, events, as("owner")), "maximum of 6 open streams");
     expect((await openStream(daemon, events, as("root"))).status).toBe(200);
     expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
     expect((await fetch(`${daemon.baseUrl}/sessions/shared/status`, { headers: as("owner") })).status).toBe(200);
-    expect((await postJson(`${daemon.baseUrl}/sessions/shared/inject`, { message: "still served" }, as("owner"))).status).toBe(200);
+    expect(
+      (await postJson(`${daemon.baseUrl}/sessions/shared/inject`, { message: "still served" }, as("owner"))).status,
+    ).toBe(200);
     const metrics = await (await fetch(`${daemon.baseUrl}/metrics`, { headers: as("root") })).text();
     expect(metrics).toContain('spar_sse_streams_refused_total{cap="global_cap"} 1');
     expect(metrics).toMatch(/spar_sse_streams_refused_total\{cap="caller_cap"\} [1-9]/);

@@ -19,7 +19,10 @@ let readonly: Daemon;
 let tenant: TenantDaemon;
 beforeAll(async () => {
   [guarded, readonly, tenant] = await Promise.all([
-    startDaemon({ args: ["--attach-token=SPAR_TEST_TOKEN", "--attach-listen=0.0.0.0:0"], env: { SPAR_TEST_TOKEN: TOKEN } }),
+    startDaemon({
+      args: ["--attach-token=SPAR_TEST_TOKEN", "--attach-listen=0.0.0.0:0"],
+      env: { SPAR_TEST_TOKEN: TOKEN },
+    }),
     startDaemon({ args: ["--attach-readonly"] }),
     startTenantDaemon(),
   ]);
@@ -28,7 +31,11 @@ afterAll(async () => {
   await Promise.all([guarded.sigterm(), readonly.sigterm(), tenant.stop()]);
 });
 
-async function call(daemon: Daemon, path: string, init: { method?: string; headers?: Record<string, string> | Headers; body?: string } = {}): Promise<Response> {
+async function call(
+  daemon: Daemon,
+  path: string,
+  init: { method?: string; headers?: Record<string, string> | Headers; body?: string } = {},
+): Promise<Response> {
   return fetch(`${daemon.baseUrl}${path}`, init);
 }
 
@@ -54,9 +61,14 @@ describe("shared bearer token", () => {
   });
 
   test("a wrong X-Attach-Token is refused 401 even when Authorization carries the right token", async () => {
-    const response = await call(guarded, "/sessions", { headers: { "x-attach-token": "wrong", authorization: `Bearer ${TOKEN}` } });
+    const response = await call(guarded, "/sessions", {
+      headers: { "x-attach-token": "wrong", authorization: `Bearer ${TOKEN}` },
+    });
     expect(response.status).toBe(401);
-    expect((await call(guarded, "/sessions", { headers: { "x-attach-token": "", authorization: `Bearer ${TOKEN}` } })).status).toBe(401);
+    expect(
+      (await call(guarded, "/sessions", { headers: { "x-attach-token": "", authorization: `Bearer ${TOKEN}` } }))
+        .status,
+    ).toBe(401);
   });
 
   test("writes, streams and unknown paths without the token are refused 401; nothing runs", async () => {
@@ -67,7 +79,9 @@ describe("shared bearer token", () => {
     const stream = collect(`${guarded.baseUrl}/sessions/default/events`, { headers: { "x-attach-token": TOKEN } });
     await stream.waitFor((frame) => frame.event === "capabilities");
     stream.close();
-    const usage = (await (await call(guarded, "/sessions/default/usage", { headers: { "x-attach-token": TOKEN } })).json()) as { overall: { turns: number } };
+    const usage = (await (
+      await call(guarded, "/sessions/default/usage", { headers: { "x-attach-token": TOKEN } })
+    ).json()) as { overall: { turns: number } };
     expect(usage.overall.turns).toBe(0);
   });
 
@@ -86,7 +100,8 @@ describe("shared bearer token", () => {
     for (let length = 0; length <= 64; length++) {
       const guess = "k".repeat(length);
       if ((await statusWith({ "x-attach-token": guess })) !== 401) accepted.push(`x-attach-token length ${length}`);
-      if (length > 0 && (await statusWith({ authorization: `Bearer ${guess}` })) !== 401) accepted.push(`bearer length ${length}`);
+      if (length > 0 && (await statusWith({ authorization: `Bearer ${guess}` })) !== 401)
+        accepted.push(`bearer length ${length}`);
     }
     expect(accepted).toEqual([]);
   });
@@ -98,7 +113,8 @@ describe("shared bearer token", () => {
       guesses.add(`${TOKEN.slice(0, at)}${changed}${TOKEN.slice(at + 1)}`);
       if (at > 0) guesses.add(TOKEN.slice(0, at));
     }
-    for (const guess of [`${TOKEN}x`, `${TOKEN}${TOKEN}`, TOKEN.toUpperCase(), `x${TOKEN}`, `${TOKEN}\u00e9`]) guesses.add(guess);
+    for (const guess of [`${TOKEN}x`, `${TOKEN}${TOKEN}`, TOKEN.toUpperCase(), `x${TOKEN}`, `${TOKEN}\u00e9`])
+      guesses.add(guess);
     const accepted: string[] = [];
     for (const guess of guesses) {
       if ((await statusWith({ "x-attach-token": guess })) !== 401) accepted.push(guess);
@@ -116,13 +132,30 @@ describe("shared bearer token", () => {
   });
 
   test("two X-Attach-Token headers, a wrong one and the right one, are refused 401", async () => {
-    expect(await statusWith(new Headers([["x-attach-token", "wrong"], ["x-attach-token", TOKEN]]))).toBe(401);
-    expect(await statusWith(new Headers([["x-attach-token", TOKEN], ["x-attach-token", TOKEN]]))).toBe(401);
+    expect(
+      await statusWith(
+        new Headers([
+          ["x-attach-token", "wrong"],
+          ["x-attach-token", TOKEN],
+        ]),
+      ),
+    ).toBe(401);
+    expect(
+      await statusWith(
+        new Headers([
+          ["x-attach-token", TOKEN],
+          ["x-attach-token", TOKEN],
+        ]),
+      ),
+    ).toBe(401);
   });
 
   test("a token guess with latin-1 bytes or a control character is refused 401, never a 500", async () => {
     for (const guess of ["s3cr\u00e9t", "\u00ff\u00fe", `${TOKEN}\u0001`]) {
-      const answer = await rawHttp(guarded.port, `GET /sessions HTTP/1.1\r\nHost: 127.0.0.1:${guarded.port}\r\nX-Attach-Token: ${guess}\r\nConnection: close\r\n\r\n`);
+      const answer = await rawHttp(
+        guarded.port,
+        `GET /sessions HTTP/1.1\r\nHost: 127.0.0.1:${guarded.port}\r\nX-Attach-Token: ${guess}\r\nConnection: close\r\n\r\n`,
+      );
       expect([guess, answer.status === 401 || answer.status === 400]).toEqual([guess, true]);
     }
     expect(await statusWith({ "x-attach-token": TOKEN })).toBe(200);
@@ -131,15 +164,64 @@ describe("shared bearer token", () => {
 
 describe("shared token with per-caller auth", () => {
   const cases: AttackCase[] = [
-    { name: "an empty X-Attach-Token is refused 401", path: "/sessions", as: "alice", headers: { "x-attach-token": "" }, expect: 401 },
-    { name: "a wrong X-Attach-Token with a valid caller is refused 401", path: "/sessions", as: "alice", headers: { "x-attach-token": "nope" }, expect: 401 },
-    { name: "the transport token as the only bearer names no caller: refused 401", path: "/whoami", headers: { "x-attach-token": "", authorization: "Bearer transport-token" }, expect: 401 },
-    { name: "a caller token in X-Attach-Token is no transport token: refused 401", path: "/sessions", headers: { "x-attach-token": "tok-alice" }, expect: 401 },
-    { name: "a lower-case bearer scheme is accepted (200): the scheme is case-insensitive", path: "/whoami", headers: { authorization: "bearer tok-alice" }, expect: 200 },
-    { name: "the Basic scheme is refused 401", path: "/sessions", headers: { authorization: "Basic tok-alice" }, expect: 401 },
-    { name: "a 10 KB bearer token is refused 401", path: "/sessions", headers: { authorization: `Bearer ${"x".repeat(10_000)}` }, expect: 401 },
-    { name: "/healthz without any token is served 200", path: "/healthz", headers: { "x-attach-token": "" }, as: "none", expect: 200 },
-    { name: "/healthz/ (trailing slash) without a token is refused 401", path: "/healthz/", as: "none", headers: { "x-attach-token": "" }, expect: 401 },
+    {
+      name: "an empty X-Attach-Token is refused 401",
+      path: "/sessions",
+      as: "alice",
+      headers: { "x-attach-token": "" },
+      expect: 401,
+    },
+    {
+      name: "a wrong X-Attach-Token with a valid caller is refused 401",
+      path: "/sessions",
+      as: "alice",
+      headers: { "x-attach-token": "nope" },
+      expect: 401,
+    },
+    {
+      name: "the transport token as the only bearer names no caller: refused 401",
+      path: "/whoami",
+      headers: { "x-attach-token": "", authorization: "Bearer transport-token" },
+      expect: 401,
+    },
+    {
+      name: "a caller token in X-Attach-Token is no transport token: refused 401",
+      path: "/sessions",
+      headers: { "x-attach-token": "tok-alice" },
+      expect: 401,
+    },
+    {
+      name: "a lower-case bearer scheme is accepted (200): the scheme is case-insensitive",
+      path: "/whoami",
+      headers: { authorization: "bearer tok-alice" },
+      expect: 200,
+    },
+    {
+      name: "the Basic scheme is refused 401",
+      path: "/sessions",
+      headers: { authorization: "Basic tok-alice" },
+      expect: 401,
+    },
+    {
+      name: "a 10 KB bearer token is refused 401",
+      path: "/sessions",
+      headers: { authorization: `Bearer ${"x".repeat(10_000)}` },
+      expect: 401,
+    },
+    {
+      name: "/healthz without any token is served 200",
+      path: "/healthz",
+      headers: { "x-attach-token": "" },
+      as: "none",
+      expect: 200,
+    },
+    {
+      name: "/healthz/ (trailing slash) without a token is refused 401",
+      path: "/healthz/",
+      as: "none",
+      headers: { "x-attach-token": "" },
+      expect: 401,
+    },
   ];
   for (const attack of cases) {
     test(attack.name, async () => {
@@ -157,7 +239,14 @@ describe("read-only mode", () => {
   });
 
   test("mode changes, approvals, resets and resumes are refused 403; the session's mode stays ask", async () => {
-    for (const [suffix, body] of [["perms/mode", { mode: "yolo" }], ["perms/allow", { patterns: ["*"] }], ["perms/respond", { id: "x", decision: "allow-once" }], ["guardrails/reset", {}], ["resume", {}], ["pause", {}]] as const) {
+    for (const [suffix, body] of [
+      ["perms/mode", { mode: "yolo" }],
+      ["perms/allow", { patterns: ["*"] }],
+      ["perms/respond", { id: "x", decision: "allow-once" }],
+      ["guardrails/reset", {}],
+      ["resume", {}],
+      ["pause", {}],
+    ] as const) {
       const response = await postJson(`${readonly.baseUrl}/sessions/default/${suffix}`, body);
       expect([suffix, response.status]).toEqual([suffix, 403]);
       expect(((await response.json()) as { error: string }).error).toContain("read-only");
@@ -174,19 +263,55 @@ describe("tokens never logged", () => {
     const right = "RIGHT-TRANSPORT-7f3a9c";
     const caller = "RIGHT-CALLER-51be02";
     const dir = tempDir();
-    writeFileSync(join(dir, "callers.json"), JSON.stringify({ callers: [{ identity: "alice", token_sha256: sha256Hex(caller) }] }));
-    const daemon = await startDaemon({ args: ["--log-level=debug", "--multi-session", `--auth-table=${join(dir, "callers.json")}`, "--attach-token=SPAR_LOG_TOKEN"], env: { SPAR_LOG_TOKEN: right } });
-    const wrong = ["WRONG-XAT-a1b2", "WRONG-BEARER-c3d4", "WRONG-CALLER-e5f6", "WRONG-QUERY-a7b8", "WRONG-STREAM-c9d0", "WRONG-ASSERT-e1f2"];
+    writeFileSync(
+      join(dir, "callers.json"),
+      JSON.stringify({ callers: [{ identity: "alice", token_sha256: sha256Hex(caller) }] }),
+    );
+    const daemon = await startDaemon({
+      args: [
+        "--log-level=debug",
+        "--multi-session",
+        `--auth-table=${join(dir, "callers.json")}`,
+        "--attach-token=SPAR_LOG_TOKEN",
+      ],
+      env: { SPAR_LOG_TOKEN: right },
+    });
+    const wrong = [
+      "WRONG-XAT-a1b2",
+      "WRONG-BEARER-c3d4",
+      "WRONG-CALLER-e5f6",
+      "WRONG-QUERY-a7b8",
+      "WRONG-STREAM-c9d0",
+      "WRONG-ASSERT-e1f2",
+    ];
     const send = (path: string, headers: Record<string, string>, body?: unknown) =>
-      fetch(`${daemon.baseUrl}${path}`, { method: body === undefined ? "GET" : "POST", headers: { "content-type": "application/json", ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }).then((response) => response.arrayBuffer().then(() => response.status));
+      fetch(`${daemon.baseUrl}${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { "content-type": "application/json", ...headers },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }).then((response) => response.arrayBuffer().then(() => response.status));
     expect(await send("/sessions", { "x-attach-token": wrong[0] ?? "" })).toBe(401);
     expect(await send("/sessions", { authorization: `Bearer ${wrong[1]}` })).toBe(401);
     expect(await send("/sessions", { "x-attach-token": right, authorization: `Bearer ${wrong[2]}` })).toBe(401);
     expect(await send(`/nope?token=${wrong[3]}`, {})).toBe(401);
     expect(await send("/sessions/default/events", { "x-attach-token": wrong[4] ?? "" })).toBe(401);
-    expect(await send("/whoami", { "x-attach-token": right, authorization: `Bearer ${caller}`, "x-asserted-caller": wrong[5] ?? "" })).toBe(401);
-    expect(await send("/sessions", { "x-attach-token": right, authorization: `Bearer ${caller}` }, { sessionID: "logged" })).toBe(201);
-    expect(await send("/sessions/logged/inject", { "x-attach-token": right, authorization: `Bearer ${caller}` }, { message: "a turn that logs" })).toBe(200);
+    expect(
+      await send("/whoami", {
+        "x-attach-token": right,
+        authorization: `Bearer ${caller}`,
+        "x-asserted-caller": wrong[5] ?? "",
+      }),
+    ).toBe(401);
+    expect(
+      await send("/sessions", { "x-attach-token": right, authorization: `Bearer ${caller}` }, { sessionID: "logged" }),
+    ).toBe(201);
+    expect(
+      await send(
+        "/sessions/logged/inject",
+        { "x-attach-token": right, authorization: `Bearer ${caller}` },
+        { message: "a turn that logs" },
+      ),
+    ).toBe(200);
     await Bun.sleep(300);
     expect(await daemon.sigterm()).toBe(0);
     const output = `${daemon.log()}\n${await new Response(daemon.process.stdout).text()}`;

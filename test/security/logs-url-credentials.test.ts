@@ -24,7 +24,15 @@ afterAll(async () => {
 });
 
 test("the refresh at start fails on a URL with credentials: its log line shows *** instead", async () => {
-  const line = await waitFor(() => daemon.log().split("\n").find((candidate) => candidate.includes("pricing refresh at start")), 10_000, "the refresh log line");
+  const line = await waitFor(
+    () =>
+      daemon
+        .log()
+        .split("\n")
+        .find((candidate) => candidate.includes("pricing refresh at start")),
+    10_000,
+    "the refresh log line",
+  );
   expect(line).toContain(`http://***@127.0.0.1:${closedPort}/prices.json`);
   expect(daemon.log()).not.toContain(SECRET);
 });
@@ -40,7 +48,17 @@ test("GET /pricing and a refresh answer show the source redacted", async () => {
 
 test("a startup refusal quoting a URL with credentials is redacted", async () => {
   const dir = tempDir();
-  const child = Bun.spawn([process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(dir, "s.db")}`, `--outbound-allow=https://root:${SECRET}@bad.example/`], { stderr: "pipe", stdout: "ignore" });
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      MAIN,
+      "agent",
+      "--attach-listen=127.0.0.1:0",
+      `--session-db=${join(dir, "s.db")}`,
+      `--outbound-allow=https://root:${SECRET}@bad.example/`,
+    ],
+    { stderr: "pipe", stdout: "ignore" },
+  );
   expect(await child.exited).toBe(2);
   const stderr = await new Response(child.stderr).text();
   expect(stderr).toContain("--outbound-allow");

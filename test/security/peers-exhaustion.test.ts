@@ -20,7 +20,14 @@ let daemon: Daemon;
 
 async function startHub(extra: string[] = [], sessionDb?: string): Promise<Daemon> {
   return startDaemon({
-    args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.json")}`, "--attach-peer-hub", `--attach-peer-state-file=${stateFile}`, ...extra],
+    args: [
+      "--multi-session",
+      `--auth-table=${join(dir, "callers.json")}`,
+      `--config=${join(dir, "config.json")}`,
+      "--attach-peer-hub",
+      `--attach-peer-state-file=${stateFile}`,
+      ...extra,
+    ],
     ...(sessionDb ? { sessionDb } : {}),
   });
 }
@@ -28,8 +35,16 @@ async function startHub(extra: string[] = [], sessionDb?: string): Promise<Daemo
 beforeAll(async () => {
   dir = tempDir("spar-peers-exhaustion-");
   stateFile = join(dir, "state", "peers.jsonl");
-  writeFileSync(join(dir, "callers.json"), JSON.stringify({ callers: Object.entries(tokens).map(([identity, token]) => ({ identity, token_sha256: sha256Hex(token) })) }));
-  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { admin_identities: ["root"] } }, peer_max_total: 6 } }));
+  writeFileSync(
+    join(dir, "callers.json"),
+    JSON.stringify({
+      callers: Object.entries(tokens).map(([identity, token]) => ({ identity, token_sha256: sha256Hex(token) })),
+    }),
+  );
+  writeFileSync(
+    join(dir, "config.json"),
+    JSON.stringify({ attach: { multi_session: { auth: { admin_identities: ["root"] } }, peer_max_total: 6 } }),
+  );
   daemon = await startHub(["--attach-peer-max-per-caller=3"]);
 });
 afterAll(async () => {
@@ -39,14 +54,20 @@ afterAll(async () => {
 function send(method: string, path: string, as: Who, body?: unknown, target: Daemon = daemon): Promise<Response> {
   const headers: Record<string, string> = { authorization: `Bearer ${tokens[as]}` };
   if (method !== "GET") headers["content-type"] = "application/json";
-  return fetch(`${target.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  return fetch(`${target.baseUrl}${path}`, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
 }
 
 const register = (as: Who, name: string, extra: Record<string, unknown> = {}, target: Daemon = daemon) =>
   send("POST", "/peers", as, { name, endpoint: `https://${name}.example`, heartbeat_ttl_sec: 600, ...extra }, target);
 
 async function names(target: Daemon = daemon): Promise<string[]> {
-  const listed = (await (await send("GET", "/peers", "root", undefined, target)).json()) as { peers: Array<{ name: string }> };
+  const listed = (await (await send("GET", "/peers", "root", undefined, target)).json()) as {
+    peers: Array<{ name: string }>;
+  };
   return listed.peers.map((peer) => peer.name);
 }
 
@@ -72,7 +93,9 @@ test("a caller past its registration cap is refused 429 with Retry-After and a b
   // At the cap, re-registering a name the caller holds still works (it adds nothing).
   expect((await register("alice", "a2", { labels: { v: "2" } })).status).toBe(201);
   // Deregistering frees a place.
-  const a1 = (await (await send("GET", "/peers", "alice")).json()) as { peers: Array<{ name: string; registration_id: string }> };
+  const a1 = (await (await send("GET", "/peers", "alice")).json()) as {
+    peers: Array<{ name: string; registration_id: string }>;
+  };
   const id = a1.peers.find((peer) => peer.name === "a1")?.registration_id;
   expect((await send("DELETE", `/peers/${id}`, "alice")).status).toBe(204);
   expect((await register("alice", "a4")).status).toBe(201);
@@ -89,14 +112,19 @@ test("the hub past its total cap refuses any caller 429 naming registrations_tot
 });
 
 test("a one-year lease is not granted: it is cut to the hub's maximum (1h by default), heartbeats included", async () => {
-  const id = ((await (await send("GET", "/peers", "alice")).json()) as { peers: Array<{ name: string; registration_id: string }> }).peers.find((peer) => peer.name === "a2")?.registration_id;
+  const id = (
+    (await (await send("GET", "/peers", "alice")).json()) as { peers: Array<{ name: string; registration_id: string }> }
+  ).peers.find((peer) => peer.name === "a2")?.registration_id;
   const started = Date.now();
   const renewed = await register("alice", "a2", { heartbeat_ttl_sec: 365 * 24 * 3600 });
   expect(renewed.status).toBe(201);
   const view = (await renewed.json()) as { heartbeat_ttl_sec: number; expires_at: string };
   expect(view.heartbeat_ttl_sec).toBe(3600);
   expect(Date.parse(view.expires_at) - started).toBeLessThanOrEqual(3600_000 + 1000);
-  const beat = (await (await send("POST", `/peers/${id}/heartbeat`, "alice")).json()) as { heartbeat_ttl_sec: number; expires_at: string };
+  const beat = (await (await send("POST", `/peers/${id}/heartbeat`, "alice")).json()) as {
+    heartbeat_ttl_sec: number;
+    expires_at: string;
+  };
   expect(beat.heartbeat_ttl_sec).toBe(3600);
   expect(Date.parse(beat.expires_at) - started).toBeLessThanOrEqual(3600_000 + 2000);
 });
@@ -126,7 +154,12 @@ test("2,000 registrations from one caller: 64 stored, the rest refused 429, the 
   const floodDir = tempDir("spar-peers-flood-");
   const floodState = join(floodDir, "peers.jsonl");
   const hub = await startDaemon({
-    args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, "--attach-peer-hub", `--attach-peer-state-file=${floodState}`],
+    args: [
+      "--multi-session",
+      `--auth-table=${join(dir, "callers.json")}`,
+      "--attach-peer-hub",
+      `--attach-peer-state-file=${floodState}`,
+    ],
   });
   try {
     const labels = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`label${i}`, "v".repeat(200)]));
@@ -148,10 +181,15 @@ test("2,000 registrations from one caller: 64 stored, the rest refused 429, the 
 }, 30_000);
 
 test("a restart after kill -9 reloads the journal exactly: ids, labels, owners and leases", async () => {
-  const listing = async (target: Daemon) => (await (await send("GET", "/peers", "root", undefined, target)).json()) as { peers: unknown[] };
-  const id = ((await (await send("GET", "/peers", "bob")).json()) as { peers: Array<{ name: string; registration_id: string }> }).peers.find((peer) => peer.name === "b1")?.registration_id;
+  const listing = async (target: Daemon) =>
+    (await (await send("GET", "/peers", "root", undefined, target)).json()) as { peers: unknown[] };
+  const id = (
+    (await (await send("GET", "/peers", "bob")).json()) as { peers: Array<{ name: string; registration_id: string }> }
+  ).peers.find((peer) => peer.name === "b1")?.registration_id;
   expect((await send("POST", `/peers/${id}/heartbeat`, "bob")).status).toBe(200);
-  const b2 = ((await (await send("GET", "/peers", "bob")).json()) as { peers: Array<{ name: string; registration_id: string }> }).peers.find((peer) => peer.name === "b2")?.registration_id;
+  const b2 = (
+    (await (await send("GET", "/peers", "bob")).json()) as { peers: Array<{ name: string; registration_id: string }> }
+  ).peers.find((peer) => peer.name === "b2")?.registration_id;
   expect((await send("DELETE", `/peers/${b2}`, "bob")).status).toBe(204);
   expect((await register("bob", "b3", { labels: { zone: "eu-west", tier: "gold" } })).status).toBe(201);
   const before = await listing(daemon);

@@ -28,7 +28,11 @@ afterAll(async () => {
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 
 async function post(path: string, body: unknown): Promise<Response> {
-  return fetch(`${daemon.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return fetch(`${daemon.baseUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 }
 
 /** The raw bytes of the store's database and WAL files (read from this process: the daemon's locks are its own). */
@@ -70,14 +74,20 @@ test("another local user cannot read the store: directories spar creates are 070
 test("a deleted session's text is not left in the raw bytes of the database or the WAL", async () => {
   const secret = `GONE${crypto.randomUUID().replaceAll("-", "")}`;
   const kept = `KEPT${crypto.randomUUID().replaceAll("-", "")}`;
-  for (const [session, text] of [["doomed", secret], ["kept", kept]] as const) {
+  for (const [session, text] of [
+    ["doomed", secret],
+    ["kept", kept],
+  ] as const) {
     expect((await post("/sessions", { sessionID: session })).status).toBe(201);
     expect((await post(`/sessions/${session}/inject`, { message: `remember ${text}` })).status).toBe(200);
     await turnDone(session, text);
   }
   // The scan can see session text: both are in the files now.
   expect(storeBytes()).toContain(secret);
-  const deleted = await fetch(`${daemon.baseUrl}/sessions/doomed`, { method: "DELETE", headers: { "content-type": "application/json" } });
+  const deleted = await fetch(`${daemon.baseUrl}/sessions/doomed`, {
+    method: "DELETE",
+    headers: { "content-type": "application/json" },
+  });
   expect(deleted.status).toBe(204);
   // The merge of its log rows (idle, 250 ms) and the WAL scrub after it (a worker checkpoint).
   let bytes = storeBytes();
@@ -96,7 +106,15 @@ test("store files an older version left world-readable are tightened to 0600 whe
   for (const file of [path, `${path}.lock`]) chmodSync(file, 0o644);
   const store = SqliteStore.open(path, { checkpoint: false });
   try {
-    await store.createSession({ app: "spar", id: "s1", owner: "local", viewers: [], contributors: [], createdAt: "2026-01-01T00:00:00Z", lastTouchedAt: "2026-01-01T00:00:00Z" });
+    await store.createSession({
+      app: "spar",
+      id: "s1",
+      owner: "local",
+      viewers: [],
+      contributors: [],
+      createdAt: "2026-01-01T00:00:00Z",
+      lastTouchedAt: "2026-01-01T00:00:00Z",
+    });
     for (const file of [path, `${path}.lock`, `${path}-wal`, `${path}-shm`]) {
       expect({ file, mode: modeOf(file).toString(8) }).toEqual({ file, mode: "600" });
     }

@@ -20,25 +20,120 @@ const SECRET = "outside secret 6d1f";
 
 /** Each attack: a tool call and what its result must say. */
 const attacks: Array<{ name: string; tool: string; args: Record<string, unknown>; error: string }> = [
-  { name: "read_file of ../ out of the workspace", tool: "read_file", args: { path: `../${outside.split("/").pop()}/secret.txt` }, error: "outside the workspace" },
-  { name: "read_file of /etc/passwd", tool: "read_file", args: { path: "/etc/passwd" }, error: "outside the workspace" },
-  { name: "read_file of an absolute path outside", tool: "read_file", args: { path: join(outside, "secret.txt") }, error: "outside the workspace" },
-  { name: "read_file of sub/../../ out of the workspace", tool: "read_file", args: { path: "sub/../../secret.txt" }, error: "outside the workspace" },
-  { name: "read_file through a symlink to a file outside", tool: "read_file", args: { path: "link-file" }, error: "through a symlink" },
-  { name: "read_file through a symlinked directory outside", tool: "read_file", args: { path: "link-dir/secret.txt" }, error: "through a symlink" },
-  { name: "read_file through a chain of two symlinks", tool: "read_file", args: { path: "chain1" }, error: "through a symlink" },
-  { name: "write_file of a new file in a symlinked directory outside", tool: "write_file", args: { path: "link-dir/planted.txt", content: "planted" }, error: "through a symlink" },
-  { name: "write_file through a symlink to a file outside", tool: "write_file", args: { path: "link-victim", content: "pwned" }, error: "through a symlink" },
-  { name: "write_file through a dangling symlink to a file outside that does not exist yet", tool: "write_file", args: { path: "dangling", content: "written outside" }, error: "through a symlink" },
-  { name: "write_file through a dangling symlink into a missing directory outside", tool: "write_file", args: { path: "dangling-dir/new.txt", content: "written outside" }, error: "through a symlink" },
-  { name: "write_file through a loop of symlinks", tool: "write_file", args: { path: "loop-a", content: "x" }, error: "symbolic links" },
-  { name: "write_file to sub/../../ out of the workspace", tool: "write_file", args: { path: "sub/../../escape.txt", content: "x" }, error: "outside the workspace" },
-  { name: "edit_file through a symlink to a file outside", tool: "edit_file", args: { path: "link-victim", old_string: "victim", new_string: "pwned" }, error: "through a symlink" },
-  { name: "delete_file of a symlink to a file outside", tool: "delete_file", args: { path: "link-victim" }, error: "through a symlink" },
-  { name: "delete_file of a symlinked directory outside", tool: "delete_file", args: { path: "link-dir" }, error: "through a symlink" },
-  { name: "delete_file of the workspace root", tool: "delete_file", args: { path: "." }, error: "workspace root cannot be deleted" },
-  { name: "write_file with a NUL in the path", tool: "write_file", args: { path: "ok.txt\u0000../../x", content: "x" }, error: "NUL" },
-  { name: "read_file of a URL-encoded dot-dot (a literal name inside, which does not exist)", tool: "read_file", args: { path: "%2e%2e/secret.txt" }, error: "does not exist" },
+  {
+    name: "read_file of ../ out of the workspace",
+    tool: "read_file",
+    args: { path: `../${outside.split("/").pop()}/secret.txt` },
+    error: "outside the workspace",
+  },
+  {
+    name: "read_file of /etc/passwd",
+    tool: "read_file",
+    args: { path: "/etc/passwd" },
+    error: "outside the workspace",
+  },
+  {
+    name: "read_file of an absolute path outside",
+    tool: "read_file",
+    args: { path: join(outside, "secret.txt") },
+    error: "outside the workspace",
+  },
+  {
+    name: "read_file of sub/../../ out of the workspace",
+    tool: "read_file",
+    args: { path: "sub/../../secret.txt" },
+    error: "outside the workspace",
+  },
+  {
+    name: "read_file through a symlink to a file outside",
+    tool: "read_file",
+    args: { path: "link-file" },
+    error: "through a symlink",
+  },
+  {
+    name: "read_file through a symlinked directory outside",
+    tool: "read_file",
+    args: { path: "link-dir/secret.txt" },
+    error: "through a symlink",
+  },
+  {
+    name: "read_file through a chain of two symlinks",
+    tool: "read_file",
+    args: { path: "chain1" },
+    error: "through a symlink",
+  },
+  {
+    name: "write_file of a new file in a symlinked directory outside",
+    tool: "write_file",
+    args: { path: "link-dir/planted.txt", content: "planted" },
+    error: "through a symlink",
+  },
+  {
+    name: "write_file through a symlink to a file outside",
+    tool: "write_file",
+    args: { path: "link-victim", content: "pwned" },
+    error: "through a symlink",
+  },
+  {
+    name: "write_file through a dangling symlink to a file outside that does not exist yet",
+    tool: "write_file",
+    args: { path: "dangling", content: "written outside" },
+    error: "through a symlink",
+  },
+  {
+    name: "write_file through a dangling symlink into a missing directory outside",
+    tool: "write_file",
+    args: { path: "dangling-dir/new.txt", content: "written outside" },
+    error: "through a symlink",
+  },
+  {
+    name: "write_file through a loop of symlinks",
+    tool: "write_file",
+    args: { path: "loop-a", content: "x" },
+    error: "symbolic links",
+  },
+  {
+    name: "write_file to sub/../../ out of the workspace",
+    tool: "write_file",
+    args: { path: "sub/../../escape.txt", content: "x" },
+    error: "outside the workspace",
+  },
+  {
+    name: "edit_file through a symlink to a file outside",
+    tool: "edit_file",
+    args: { path: "link-victim", old_string: "victim", new_string: "pwned" },
+    error: "through a symlink",
+  },
+  {
+    name: "delete_file of a symlink to a file outside",
+    tool: "delete_file",
+    args: { path: "link-victim" },
+    error: "through a symlink",
+  },
+  {
+    name: "delete_file of a symlinked directory outside",
+    tool: "delete_file",
+    args: { path: "link-dir" },
+    error: "through a symlink",
+  },
+  {
+    name: "delete_file of the workspace root",
+    tool: "delete_file",
+    args: { path: "." },
+    error: "workspace root cannot be deleted",
+  },
+  {
+    name: "write_file with a NUL in the path",
+    tool: "write_file",
+    args: { path: "ok.txt\u0000../../x", content: "x" },
+    error: "NUL",
+  },
+  {
+    name: "read_file of a URL-encoded dot-dot (a literal name inside, which does not exist)",
+    tool: "read_file",
+    args: { path: "%2e%2e/secret.txt" },
+    error: "does not exist",
+  },
 ];
 const controls = [
   call("write_file", { path: join(root, "abs-inside.txt"), content: "inside by absolute path" }),
@@ -63,7 +158,15 @@ beforeAll(async () => {
   symlinkSync(join(root, "loop-b"), join(root, "loop-a"));
   symlinkSync(join(root, "loop-a"), join(root, "loop-b"));
   const script = writeScript([...attacks.map((attack) => call(attack.tool, attack.args)), ...controls, say("done")]);
-  daemon = await startDaemon({ args: ["--model=scripted", `--script=${script}`, "--permission-mode=yolo", `--tools-root=${root}`, "--max-steps=40"] });
+  daemon = await startDaemon({
+    args: [
+      "--model=scripted",
+      `--script=${script}`,
+      "--permission-mode=yolo",
+      `--tools-root=${root}`,
+      "--max-steps=40",
+    ],
+  });
   events = collect(`${daemon.baseUrl}/sessions/default/events`);
   await events.waitFor((frame) => frame.event === "usage-update");
   expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "go" })).status).toBe(200);

@@ -19,11 +19,19 @@ let api: FakeApiserver;
 let kubeconfig: string;
 
 const READ = ["get", "list", "watch"];
-const REVIEWS: Grant = { verbs: ["create"], resources: ["selfsubjectaccessreviews"], apiGroups: ["authorization.k8s.io"] };
+const REVIEWS: Grant = {
+  verbs: ["create"],
+  resources: ["selfsubjectaccessreviews"],
+  apiGroups: ["authorization.k8s.io"],
+};
 /** The probe's role: events and pods readable, no replicasets, no nodes. */
 const WITHOUT_REPLICASETS: Grant[] = [{ verbs: READ, resources: ["events", "pods"], apiGroups: [""] }, REVIEWS];
 /** The triage recipe's role: pods get and list only (no watch). */
-const RECIPE_ROLE: Grant[] = [{ verbs: READ, resources: ["events"], apiGroups: [""] }, { verbs: ["get", "list"], resources: ["pods"], apiGroups: [""] }, REVIEWS];
+const RECIPE_ROLE: Grant[] = [
+  { verbs: READ, resources: ["events"], apiGroups: [""] },
+  { verbs: ["get", "list"], resources: ["pods"], apiGroups: [""] },
+  REVIEWS,
+];
 
 beforeAll(async () => {
   api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
@@ -35,11 +43,23 @@ afterAll(async () => {
 });
 
 async function recipeWatcher(...extra: string[]) {
-  const parsed = watcherConfigFromArgv(["--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=probe", "--sources=cluster-events", "--storm=off", "--backoff-min-count=1", ...extra]);
+  const parsed = watcherConfigFromArgv([
+    "--dry-run",
+    `--kubeconfig=${kubeconfig}`,
+    "--cluster-name=probe",
+    "--sources=cluster-events",
+    "--storm=off",
+    "--backoff-min-count=1",
+    ...extra,
+  ]);
   if (!parsed.ok) throw new Error(parsed.error);
   const log: string[] = [];
   const printed: string[] = [];
-  const running = await startWatcher(parsed.value, createLogger("debug", (line) => log.push(line)), { stdout: (text) => printed.push(text) });
+  const running = await startWatcher(
+    parsed.value,
+    createLogger("debug", (line) => log.push(line)),
+    { stdout: (text) => printed.push(text) },
+  );
   return { running, log, printed };
 }
 
@@ -57,7 +77,9 @@ describe("a role without replicasets (--sources=cluster-events --storm=off)", ()
       expect(pages(printed)).toEqual([]);
       expect(log.filter((line) => line.includes("access re-check: permission"))).toEqual([]);
       expect(api.requests().filter((request) => request.path.includes("replicasets"))).toEqual([]);
-      expect(api.requests().some((request) => request.path === "/api/v1/pods" && request.query.watch === "true")).toBe(true);
+      expect(api.requests().some((request) => request.path === "/api/v1/pods" && request.query.watch === "true")).toBe(
+        true,
+      );
       expect(running.degraded()).toEqual([]);
     } finally {
       api.scenario.setGrants(undefined);
@@ -73,7 +95,9 @@ describe("a role without replicasets (--sources=cluster-events --storm=off)", ()
       api.scenario.setGrants([{ verbs: READ, resources: ["events"], apiGroups: [""] }, REVIEWS]);
       await waitFor(() => (pages(printed).length >= 2 ? true : undefined), 8000, "the pods revocations");
       await Bun.sleep(300);
-      const names = pages(printed).map((text) => /"name": "([^"]+)"/.exec(text)?.[1]).sort();
+      const names = pages(printed)
+        .map((text) => /"name": "([^"]+)"/.exec(text)?.[1])
+        .sort();
       expect(names).toEqual(["list pods cluster-wide", "watch pods cluster-wide"]);
       expect(pages(printed).every((text) => text.includes('"severity": "warning"'))).toBe(true);
       expect(running.ready()).toBe(true);
@@ -108,22 +132,44 @@ describe("an optional watch that keeps failing", () => {
   test("/readyz answers 200 once the events watch synced and names the failing pods watch in its body", async () => {
     api.scenario.setGrants(undefined);
     // The review says yes; the list itself is refused every time (an authorizer that disagrees).
-    api.faults.failNext({ code: 403, path: "/api/v1/pods", verb: "list", count: 10_000, message: "pods is forbidden: admission says no" });
+    api.faults.failNext({
+      code: 403,
+      path: "/api/v1/pods",
+      verb: "list",
+      count: 10_000,
+      message: "pods is forbidden: admission says no",
+    });
     const child = Bun.spawn(
-      [process.execPath, MAIN, "watcher", "watch", "--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=probe", "--sources=cluster-events", "--storm=off", "--metrics-addr=127.0.0.1:0"],
+      [
+        process.execPath,
+        MAIN,
+        "watcher",
+        "watch",
+        "--dry-run",
+        `--kubeconfig=${kubeconfig}`,
+        "--cluster-name=probe",
+        "--sources=cluster-events",
+        "--storm=off",
+        "--metrics-addr=127.0.0.1:0",
+      ],
       { cwd: REPO_ROOT, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
     );
     let stderr = "";
     void (async () => {
       const decoder = new TextDecoder();
-      for await (const chunk of child.stderr as unknown as AsyncIterable<Uint8Array>) stderr += decoder.decode(chunk, { stream: true });
+      for await (const chunk of child.stderr as unknown as AsyncIterable<Uint8Array>)
+        stderr += decoder.decode(chunk, { stream: true });
     })().catch(() => undefined);
     try {
       const base = await waitFor(() => /metrics listening on (http:\/\/\S+)/.exec(stderr)?.[1], 15_000, "metrics line");
-      const ready = await waitFor(async () => {
-        const response = await fetch(`${base}/readyz`);
-        return response.status === 200 ? response.text() : undefined;
-      }, 10_000, "readyz 200 although the pods watch fails");
+      const ready = await waitFor(
+        async () => {
+          const response = await fetch(`${base}/readyz`);
+          return response.status === 200 ? response.text() : undefined;
+        },
+        10_000,
+        "readyz 200 although the pods watch fails",
+      );
       expect(ready).toStartWith("ok\n");
       expect(ready).toContain("optional watch pods");
       expect(ready).toContain("admission says no");

@@ -25,22 +25,42 @@ afterAll(async () => {
 async function probeListener(address: string, extra: string[] = []): Promise<number> {
   const dir = tempDir();
   const kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
-  const child = Bun.spawn([process.execPath, MAIN, "watcher", "watch", "--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=probes", "--storm=off", "--recovery-stable-for=0", `--metrics-addr=${address}`, ...extra], {
-    cwd: REPO_ROOT,
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe",
-  });
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      MAIN,
+      "watcher",
+      "watch",
+      "--dry-run",
+      `--kubeconfig=${kubeconfig}`,
+      "--cluster-name=probes",
+      "--storm=off",
+      "--recovery-stable-for=0",
+      `--metrics-addr=${address}`,
+      ...extra,
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+    },
+  );
   children.push(child);
   let stderr = "";
   void (async () => {
     for await (const chunk of child.stderr) stderr += new TextDecoder().decode(chunk);
   })();
-  const base = await waitFor(() => /metrics listening on http:\/\/\S+:(\d+)/.exec(stderr)?.[1], 15_000, "the metrics line");
+  const base = await waitFor(
+    () => /metrics listening on http:\/\/\S+:(\d+)/.exec(stderr)?.[1],
+    15_000,
+    "the metrics line",
+  );
   return Number(base);
 }
 
-const get = (port: number, path: string, host: string) => rawHttp(port, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+const get = (port: number, path: string, host: string) =>
+  rawHttp(port, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
 
 describe("a loopback probe listener", () => {
   let port: number;

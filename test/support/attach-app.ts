@@ -29,8 +29,30 @@ export async function inProcessApp(overrides: Partial<AttachContext> = {}): Prom
     pool: new WorkerPool(1),
     pricing: new PricingTable(),
     logger: quiet,
-    autoContinue: new AutoContinuer({ enabled: false, freshnessMs: 60_000, backoffMs: 0, maxPerBoot: 0, maxPerSession: 0, crashLoopBoots: 3, crashLoopWindowMs: 60_000 }, store, () => new Date(), () => {}),
-    config: { permissions: { mode: "ask", approvalTimeoutMs: 60_000, allow: [], deny: [] }, guardrails: { watchdog: "enforce", maxTurnUsd: 0, maxSessionUsd: 0 }, app: "spar", agentName: "spar", multiSession: true, model: { provider: "echo", name: "echo" }, maxSteps: 5, idleTimeoutMs: 60_000 },
+    autoContinue: new AutoContinuer(
+      {
+        enabled: false,
+        freshnessMs: 60_000,
+        backoffMs: 0,
+        maxPerBoot: 0,
+        maxPerSession: 0,
+        crashLoopBoots: 3,
+        crashLoopWindowMs: 60_000,
+      },
+      store,
+      () => new Date(),
+      () => {},
+    ),
+    config: {
+      permissions: { mode: "ask", approvalTimeoutMs: 60_000, allow: [], deny: [] },
+      guardrails: { watchdog: "enforce", maxTurnUsd: 0, maxSessionUsd: 0 },
+      app: "spar",
+      agentName: "spar",
+      multiSession: true,
+      model: { provider: "echo", name: "echo" },
+      maxSteps: 5,
+      idleTimeoutMs: 60_000,
+    },
   });
   await host.start();
   const app = buildAttachApp({

@@ -34,7 +34,14 @@ export function stateReader(agent: InProcessAgent, watched: readonly SessionKey[
   };
   return {
     async read() {
-      const sessions = (await host.list()).map(({ record }) => [record.app, record.id, record.owner, record.viewers, record.contributors, record.title ?? null]);
+      const sessions = (await host.list()).map(({ record }) => [
+        record.app,
+        record.id,
+        record.owner,
+        record.viewers,
+        record.contributors,
+        record.title ?? null,
+      ]);
       sessions.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
       let busy = false;
       const details = [];

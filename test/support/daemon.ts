@@ -43,17 +43,29 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   const sessionDb = options.sessionDb ?? join(tempDir(), "sessions.db");
   // As scripts/spar runs it: Bun's header limit above the daemon's own (a JSON 431).
   const command = options.binary ? [options.binary] : [process.execPath, "--max-http-header-size=65536", MAIN];
-  const child = Bun.spawn([...command, "agent", `--attach-listen=${options.listen ?? "127.0.0.1:0"}`, `--session-db=${sessionDb}`, ...(options.args ?? [])], {
-    cwd: options.cwd ?? REPO_ROOT,
-    env: { ...process.env, ...options.env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const child = Bun.spawn(
+    [
+      ...command,
+      "agent",
+      `--attach-listen=${options.listen ?? "127.0.0.1:0"}`,
+      `--session-db=${sessionDb}`,
+      ...(options.args ?? []),
+    ],
+    {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: { ...process.env, ...options.env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   let stderr = "";
   const decoder = new TextDecoder();
   const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start in time; log:\n${stderr}`)), options.startTimeoutMs ?? 20_000);
+    const timer = setTimeout(
+      () => reject(new Error(`daemon did not start in time; log:\n${stderr}`)),
+      options.startTimeoutMs ?? 20_000,
+    );
     (async () => {
       for await (const chunk of child.stderr) {
         stderr += decoder.decode(chunk, { stream: true });
@@ -102,7 +114,11 @@ export function postJson(url: string, body?: unknown, headers: Record<string, st
 }
 
 /** Poll until `check` returns a value (not undefined) or the deadline passes. */
-export async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, what = "condition"): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

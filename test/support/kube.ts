@@ -122,7 +122,11 @@ export async function kubectl(kubeconfig: string, args: string[], timeoutMs = 15
   const child = Bun.spawn(kubectlCommand(kubeconfig, args), { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   try {
-    const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    const [stdout, stderr, exitCode] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ]);
     return { exitCode, stdout, stderr };
   } finally {
     clearTimeout(timer);
@@ -145,7 +149,8 @@ export function spawnKubectl(kubeconfig: string, args: string[]): KubectlProcess
   let stderr = "";
   const collect = async (stream: ReadableStream<Uint8Array>, append: (text: string) => void) => {
     const decoder = new TextDecoder();
-    for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) append(decoder.decode(chunk, { stream: true }));
+    for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>)
+      append(decoder.decode(chunk, { stream: true }));
   };
   void collect(child.stdout, (text) => {
     stdout += text;
@@ -160,8 +165,10 @@ export function spawnKubectl(kubeconfig: string, args: string[]): KubectlProcess
       const deadline = Date.now() + timeoutMs;
       const found = () => (typeof text === "string" ? stdout.includes(text) : text.test(stdout));
       while (!found()) {
-        if (Date.now() > deadline) throw new Error(`kubectl output never contained ${String(text)}; stdout=${stdout} stderr=${stderr}`);
-        if (child.exitCode !== null) throw new Error(`kubectl exited ${child.exitCode} before printing ${String(text)}; stderr=${stderr}`);
+        if (Date.now() > deadline)
+          throw new Error(`kubectl output never contained ${String(text)}; stdout=${stdout} stderr=${stderr}`);
+        if (child.exitCode !== null)
+          throw new Error(`kubectl exited ${child.exitCode} before printing ${String(text)}; stderr=${stderr}`);
         await Bun.sleep(25);
       }
       return stdout;

@@ -17,7 +17,9 @@ export function rawHttp(port: number, requestHead: string, timeoutMs = 5_000): P
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no complete answer within ${timeoutMs} ms to ${JSON.stringify(requestHead.split("\r\n", 1)[0])}`));
+      reject(
+        new Error(`no complete answer within ${timeoutMs} ms to ${JSON.stringify(requestHead.split("\r\n", 1)[0])}`),
+      );
     }, timeoutMs);
     socket.on("connect", () => socket.write(requestHead));
     socket.on("data", (chunk: Buffer) => chunks.push(chunk));

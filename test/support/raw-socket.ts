@@ -75,7 +75,11 @@ export function splitResponses(text: string): RawResponse[] {
   return responses;
 }
 
-export function rawExchange(port: number, request: string | Uint8Array, options: RawExchangeOptions = {}): Promise<RawExchange> {
+export function rawExchange(
+  port: number,
+  request: string | Uint8Array,
+  options: RawExchangeOptions = {},
+): Promise<RawExchange> {
   const settleMs = options.settleMs ?? 400;
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");

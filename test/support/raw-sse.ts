@@ -39,8 +39,12 @@ export function rawSubscribe(port: number, path: string, headers: Record<string,
   const status = new Promise<number>((resolve) => (resolveStatus = resolve));
   const endedPromise = new Promise<void>((resolve) => (resolveEnded = resolve));
   const socket: Socket = connect({ host: "127.0.0.1", port });
-  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
-  socket.on("connect", () => socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n${extra}\r\n`));
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
+  socket.on("connect", () =>
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n${extra}\r\n`),
+  );
 
   const parseFrames = () => {
     for (let end = body.indexOf("\n\n"); end !== -1; end = body.indexOf("\n\n")) {

@@ -8,7 +8,10 @@ import { type Daemon, startDaemon, tempDir } from "./daemon.ts";
 import { type Collector, type Frame, collect } from "./sse-client.ts";
 
 /** One recorded model call answering with text. */
-export const say = (text: string, extra: Record<string, unknown> = {}) => ({ request: {}, responses: [{ ...extra, content: { role: "model", parts: [{ text }] }, turnComplete: true }] });
+export const say = (text: string, extra: Record<string, unknown> = {}) => ({
+  request: {},
+  responses: [{ ...extra, content: { role: "model", parts: [{ text }] }, turnComplete: true }],
+});
 
 /**
  * One recorded model call that streams `marker` at once, then stalls for `delayMs` before its
@@ -25,7 +28,8 @@ export const stall = (marker: string, delayMs: number, answer = "never") => ({
 });
 
 /** Matches the text-delta frame of a `stall` line's marker. */
-export const modelStreamed = (marker: string) => (frame: Frame) => frame.event === "text-delta" && frame.data.text === marker;
+export const modelStreamed = (marker: string) => (frame: Frame) =>
+  frame.event === "text-delta" && frame.data.text === marker;
 
 /** One recorded model call proposing a tool call (extra fields go on the response, e.g. usageMetadata). */
 export const call = (name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
@@ -43,10 +47,15 @@ export const toolResults = (events: Collector): ToolResult[] =>
   events.frames
     .filter((frame) => frame.event === "agent")
     .map((frame) => frame.data.event as { Content: { parts: Array<{ functionResponse?: ToolResult }> } | null })
-    .flatMap((event) => (event.Content?.parts ?? []).map((part) => part.functionResponse).filter((part) => part !== undefined));
+    .flatMap((event) =>
+      (event.Content?.parts ?? []).map((part) => part.functionResponse).filter((part) => part !== undefined),
+    );
 
 /** One recorded model call that fails with a provider status. */
-export const failWith = (status: string, message: string) => ({ request: {}, responses: [{ error: { status, message } }] });
+export const failWith = (status: string, message: string) => ({
+  request: {},
+  responses: [{ error: { status, message } }],
+});
 
 export function writeScript(lines: readonly unknown[]): string {
   const path = join(tempDir(), "script.jsonl");

@@ -10,7 +10,20 @@ export interface Frame {
   data: Record<string, unknown>;
 }
 
-export const FRAME_NAMES = ["prompt", "capabilities", "agent", "inbox", "status-update", "usage-update", "turn-complete", "turn-error", "wake", "pause", "guardrail-trip", "text-delta"];
+export const FRAME_NAMES = [
+  "prompt",
+  "capabilities",
+  "agent",
+  "inbox",
+  "status-update",
+  "usage-update",
+  "turn-complete",
+  "turn-error",
+  "wake",
+  "pause",
+  "guardrail-trip",
+  "text-delta",
+];
 
 export interface Collector {
   readonly frames: Frame[];
@@ -23,10 +36,22 @@ export interface Collector {
 export function collect(url: string, init?: { headers?: Record<string, string> }): Collector {
   const frames: Frame[] = [];
   const listeners = new Set<() => void>();
-  const source = new EventSource(url, init?.headers ? { fetch: (input, options) => fetch(input, { ...options, headers: { ...(options?.headers as Record<string, string>), ...init.headers } }) } : undefined);
+  const source = new EventSource(
+    url,
+    init?.headers
+      ? {
+          fetch: (input, options) =>
+            fetch(input, { ...options, headers: { ...(options?.headers as Record<string, string>), ...init.headers } }),
+        }
+      : undefined,
+  );
   for (const name of FRAME_NAMES) {
     source.addEventListener(name, (event) => {
-      frames.push({ event: name, id: event.lastEventId || undefined, data: JSON.parse(event.data) as Record<string, unknown> });
+      frames.push({
+        event: name,
+        id: event.lastEventId || undefined,
+        data: JSON.parse(event.data) as Record<string, unknown>,
+      });
       for (const listener of listeners) listener();
     });
   }
@@ -45,7 +70,9 @@ export function collect(url: string, init?: { headers?: Record<string, string> }
         };
         const timer = setTimeout(() => {
           listeners.delete(check);
-          reject(new Error(`no matching frame within ${timeoutMs} ms; got ${frames.map((frame) => frame.event).join(",")}`));
+          reject(
+            new Error(`no matching frame within ${timeoutMs} ms; got ${frames.map((frame) => frame.event).join(",")}`),
+          );
         }, timeoutMs);
         listeners.add(check);
         check();

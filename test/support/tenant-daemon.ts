@@ -47,11 +47,23 @@ export interface TenantDaemon {
 /** The flags and files of a fully gated daemon; the token table and config live in a temp dir. */
 export function tenantDaemonArgs(): { args: string[]; env: Record<string, string> } {
   const dir = tempDir();
-  const callers = Object.entries(CALLER_TOKENS).map(([identity, token]) => ({ identity, token_sha256: sha256Hex(token) }));
+  const callers = Object.entries(CALLER_TOKENS).map(([identity, token]) => ({
+    identity,
+    token_sha256: sha256Hex(token),
+  }));
   writeFileSync(join(dir, "callers.json"), JSON.stringify({ callers }));
-  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { admin_identities: ["root"], proxy_identities: ["gw"] } } } }));
+  writeFileSync(
+    join(dir, "config.json"),
+    JSON.stringify({ attach: { multi_session: { auth: { admin_identities: ["root"], proxy_identities: ["gw"] } } } }),
+  );
   return {
-    args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.json")}`, "--attach-token=SPAR_T", "--attach-peer-hub"],
+    args: [
+      "--multi-session",
+      `--auth-table=${join(dir, "callers.json")}`,
+      `--config=${join(dir, "config.json")}`,
+      "--attach-token=SPAR_T",
+      "--attach-peer-hub",
+    ],
     env: { SPAR_T: TRANSPORT_TOKEN },
   };
 }
@@ -119,7 +131,8 @@ export async function caseProblems(tenant: TenantDaemon, attack: AttackCase): Pr
   const response = await tenant.send(attack);
   const problems: string[] = [];
   const error = response.status >= 300 ? await errorOf(response) : (await drain(response), undefined);
-  if (response.status !== attack.expect) problems.push(`expected ${attack.expect}, got ${response.status}${error ? ` (${error})` : ""}`);
+  if (response.status !== attack.expect)
+    problems.push(`expected ${attack.expect}, got ${response.status}${error ? ` (${error})` : ""}`);
   if (response.status === 500) problems.push("500");
   if (error?.startsWith("<")) problems.push(`refusal without a JSON error body: ${error}`);
   const health = await fetch(`${tenant.daemon.baseUrl}/healthz`);

@@ -22,23 +22,57 @@ export const ONCALL_TOKEN = "tok-oncall";
 export const WATCHER_ENV = { WATCHER_TOKEN: "tok-watcher" };
 
 /** `listen` and `sessionDb` restart a daemon where an earlier one ran (same port, same store). */
-export async function startTriageDaemon(dir: string, options: { listen?: string; sessionDb?: string } = {}): Promise<Daemon> {
+export async function startTriageDaemon(
+  dir: string,
+  options: { listen?: string; sessionDb?: string } = {},
+): Promise<Daemon> {
   const table = join(dir, "callers.yaml");
-  writeFileSync(table, ["callers:", "  - identity: watcher", "    token_env: WATCHER_TOKEN", `  - identity: ${OWNER}`, `    token_sha256: ${sha256Hex(ONCALL_TOKEN)}`, ""].join("\n"));
-  writeFileSync(join(dir, "config.json"), JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }));
-  return startDaemon({ args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`], env: WATCHER_ENV, ...options });
+  writeFileSync(
+    table,
+    [
+      "callers:",
+      "  - identity: watcher",
+      "    token_env: WATCHER_TOKEN",
+      `  - identity: ${OWNER}`,
+      `    token_sha256: ${sha256Hex(ONCALL_TOKEN)}`,
+      "",
+    ].join("\n"),
+  );
+  writeFileSync(
+    join(dir, "config.json"),
+    JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }),
+  );
+  return startDaemon({
+    args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`],
+    env: WATCHER_ENV,
+    ...options,
+  });
 }
 
 /** The payloads injected into a session once at least `count` distinct ones arrived. */
-export async function injectedPayloads(daemon: Daemon, sessionId: string, count: number): Promise<Array<Record<string, unknown>>> {
-  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } });
+export async function injectedPayloads(
+  daemon: Daemon,
+  sessionId: string,
+  count: number,
+): Promise<Array<Record<string, unknown>>> {
+  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, {
+    headers: { authorization: `Bearer ${ONCALL_TOKEN}` },
+  });
   const texts = () =>
     stream.frames
       .filter((frame) => frame.event === "agent")
-      .map((frame) => ((frame.data.event as { Content?: { parts?: Array<{ text?: string }> } }).Content?.parts ?? []).map((part) => part.text ?? "").join(""))
+      .map((frame) =>
+        ((frame.data.event as { Content?: { parts?: Array<{ text?: string }> } }).Content?.parts ?? [])
+          .map((part) => part.text ?? "")
+          .join(""),
+      )
       .filter((text) => text.startsWith('{"kind"'));
   try {
-    await waitFor(() => (new Set(texts()).size >= count ? true : undefined), 15_000, `${count} injects in ${sessionId}`);
+    await waitFor(
+      () => (new Set(texts()).size >= count ? true : undefined),
+      15_000,
+      `${count} injects in ${sessionId}`,
+    );
     return [...new Set(texts())].map((text) => JSON.parse(text) as Record<string, unknown>);
   } finally {
     stream.close();
@@ -76,11 +110,23 @@ export async function startTriageWatcher(
   extra: readonly string[],
   options: { recoveryTickMs?: number } = {},
 ): Promise<{ running: RunningWatcher; log: string[] }> {
-  const args = [`--daemon-url=${daemon.baseUrl}`, "--token-env=WATCHER_TOKEN", `--owner=${OWNER}`, "--cluster-name=kind-test", `--kubeconfig=${kubeconfig}`, "--backoff-min-count=1", ...extra];
+  const args = [
+    `--daemon-url=${daemon.baseUrl}`,
+    "--token-env=WATCHER_TOKEN",
+    `--owner=${OWNER}`,
+    "--cluster-name=kind-test",
+    `--kubeconfig=${kubeconfig}`,
+    "--backoff-min-count=1",
+    ...extra,
+  ];
   const config = watcherConfigFromArgv(args);
   if (!config.ok) throw new Error(config.error);
   const log: string[] = [];
-  const running = await startWatcher(config.value, createLogger("debug", (line) => log.push(line)), { env: WATCHER_ENV, ...options });
+  const running = await startWatcher(
+    config.value,
+    createLogger("debug", (line) => log.push(line)),
+    { env: WATCHER_ENV, ...options },
+  );
   await waitFor(() => (running.ready() ? true : undefined), 8000, "informers synced");
   return { running, log };
 }

@@ -14,7 +14,11 @@ import { decodeAccessReview } from "../../scripts/fake-apiserver/protobuf.ts";
 import { parseFieldSelector, parseLabelSelector } from "../../scripts/fake-apiserver/selectors.ts";
 import { ObjectStore } from "../../scripts/fake-apiserver/store.ts";
 
-const podObject = (name: string, namespace = "default") => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace } });
+const podObject = (name: string, namespace = "default") => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name, namespace },
+});
 
 describe("ObjectStore", () => {
   test("every change takes the next resourceVersion; changesSince replays one storage key in order", () => {
@@ -25,7 +29,11 @@ describe("ObjectStore", () => {
     const updated = store.update("pods", { ...podObject("a"), spec: { x: 1 } });
     expect(updated.ok && updated.object.metadata?.resourceVersion).toBe("103");
     store.delete("pods", "default", "a");
-    expect(store.changesSince("pods", 100)?.map((change) => `${change.type}@${change.resourceVersion}`)).toEqual(["ADDED@101", "MODIFIED@103", "DELETED@104"]);
+    expect(store.changesSince("pods", 100)?.map((change) => `${change.type}@${change.resourceVersion}`)).toEqual([
+      "ADDED@101",
+      "MODIFIED@103",
+      "DELETED@104",
+    ]);
     expect(store.changesSince("pods", 103)?.map((change) => change.type)).toEqual(["DELETED"]);
   });
 
@@ -36,8 +44,13 @@ describe("ObjectStore", () => {
     expect(store.create("pods", { metadata: {} })).toMatchObject({ ok: false, code: 422 });
     const generated = store.create("pods", { metadata: { generateName: "web-", namespace: "default" } });
     expect(generated.ok && String(generated.object.metadata?.name)).toMatch(/^web-.{5}$/);
-    expect(store.update("pods", { metadata: { name: "a", namespace: "default", resourceVersion: "1" } })).toMatchObject({ ok: false, code: 409 });
-    expect(store.update("pods", { metadata: { name: "zz", namespace: "default" } })).toMatchObject({ ok: false, code: 404 });
+    expect(store.update("pods", { metadata: { name: "a", namespace: "default", resourceVersion: "1" } })).toMatchObject(
+      { ok: false, code: 409 },
+    );
+    expect(store.update("pods", { metadata: { name: "zz", namespace: "default" } })).toMatchObject({
+      ok: false,
+      code: 404,
+    });
   });
 
   test("compaction and the history limit expire old versions", () => {
@@ -76,7 +89,11 @@ describe("ObjectStore", () => {
 });
 
 describe("selectors", () => {
-  const backOff = event({ involvedObject: { kind: "Pod", name: "web", namespace: "shop", uid: "u1" }, reason: "BackOff", type: "Warning" });
+  const backOff = event({
+    involvedObject: { kind: "Pod", name: "web", namespace: "shop", uid: "u1" },
+    reason: "BackOff",
+    type: "Warning",
+  });
 
   test("field selectors: =, ==, != on event fields; unknown fields refused", () => {
     const check = (selector: string) => {
@@ -87,7 +104,10 @@ describe("selectors", () => {
     expect(check("involvedObject.uid=u1,type==Warning")).toBe(true);
     expect(check("reason!=BackOff")).toBe(false);
     expect(check("metadata.namespace=shop,involvedObject.kind=Pod,source=kubelet")).toBe(true);
-    expect(parseFieldSelector("spec.nodeName=x", "events")).toEqual({ ok: false, error: "field label not supported: spec.nodeName" });
+    expect(parseFieldSelector("spec.nodeName=x", "events")).toEqual({
+      ok: false,
+      error: "field label not supported: spec.nodeName",
+    });
     expect(parseFieldSelector("garbage", "events").ok).toBe(false);
     const aliased = parseFieldSelector("regarding.name=web,reportingController=kubelet", "events", true);
     expect(aliased.ok && aliased.value(backOff)).toBe(true);
@@ -111,10 +131,20 @@ describe("selectors", () => {
 
 describe("paths", () => {
   test("core, grouped, namespaced, cluster-scoped, subresource and legacy watch paths", () => {
-    expect(parseResourcePath("/api/v1/namespaces/shop/pods/web/log")).toMatchObject({ namespace: "shop", name: "web", subresource: "log", info: { resource: "pods" } });
+    expect(parseResourcePath("/api/v1/namespaces/shop/pods/web/log")).toMatchObject({
+      namespace: "shop",
+      name: "web",
+      subresource: "log",
+      info: { resource: "pods" },
+    });
     expect(parseResourcePath("/api/v1/pods")).toMatchObject({ namespace: undefined, name: undefined });
-    expect(parseResourcePath("/api/v1/namespaces/shop")).toMatchObject({ info: { resource: "namespaces" }, name: "shop" });
-    expect(parseResourcePath("/apis/events.k8s.io/v1/namespaces/a/events")).toMatchObject({ info: { group: "events.k8s.io", storage: "events" } });
+    expect(parseResourcePath("/api/v1/namespaces/shop")).toMatchObject({
+      info: { resource: "namespaces" },
+      name: "shop",
+    });
+    expect(parseResourcePath("/apis/events.k8s.io/v1/namespaces/a/events")).toMatchObject({
+      info: { group: "events.k8s.io", storage: "events" },
+    });
     expect(parseResourcePath("/api/v1/watch/namespaces/a/events")).toMatchObject({ legacyWatch: true, namespace: "a" });
     expect(parseResourcePath("/api/v1/namespaces/a/nodes")).toBeUndefined();
     expect(parseResourcePath("/apis/apps/v1/nothing")).toBeUndefined();
@@ -123,11 +153,30 @@ describe("paths", () => {
 
 describe("events in two APIs", () => {
   test("core → events.k8s.io → core keeps every mapped field", () => {
-    const core = event({ involvedObject: { kind: "Pod", name: "p", namespace: "n", uid: "u" }, reason: "Failed", message: "m", count: 3, source: { component: "kubelet", host: "node-1" } });
+    const core = event({
+      involvedObject: { kind: "Pod", name: "p", namespace: "n", uid: "u" },
+      reason: "Failed",
+      message: "m",
+      count: 3,
+      source: { component: "kubelet", host: "node-1" },
+    });
     const v1 = toEventsV1(core);
-    expect(v1).toMatchObject({ apiVersion: "events.k8s.io/v1", note: "m", regarding: { name: "p" }, deprecatedCount: 3, deprecatedSource: { host: "node-1" }, reportingController: "kubelet" });
+    expect(v1).toMatchObject({
+      apiVersion: "events.k8s.io/v1",
+      note: "m",
+      regarding: { name: "p" },
+      deprecatedCount: 3,
+      deprecatedSource: { host: "node-1" },
+      reportingController: "kubelet",
+    });
     const back = fromEventsV1(v1);
-    expect(back).toMatchObject({ message: "m", involvedObject: { uid: "u" }, count: 3, reason: "Failed", source: { component: "kubelet" } });
+    expect(back).toMatchObject({
+      message: "m",
+      involvedObject: { uid: "u" },
+      count: 3,
+      reason: "Failed",
+      source: { component: "kubelet" },
+    });
   });
 });
 
@@ -146,27 +195,69 @@ describe("logs, protobuf, grants, flags", () => {
       "81a0022002a066576656e747332003a001a08080012001a0020001a002200",
     ].join("");
     const review = decodeAccessReview(Uint8Array.from(Buffer.from(hex, "hex")));
-    expect(review?.spec).toEqual({ resourceAttributes: { namespace: "default", verb: "watch", group: "", version: "", resource: "events", subresource: "", name: "" } });
+    expect(review?.spec).toEqual({
+      resourceAttributes: {
+        namespace: "default",
+        verb: "watch",
+        group: "",
+        version: "",
+        resource: "events",
+        subresource: "",
+        name: "",
+      },
+    });
     expect(decodeAccessReview(new TextEncoder().encode("{}"))).toBeUndefined();
   });
 
   test("grants: wildcards, per-user rules, subresources and namespace scoping", () => {
-    const access = new AccessControl({ t: "alice" }, [
-      { users: ["alice"], verbs: ["*"], apiGroups: ["apps"], resources: ["*"] },
-      { verbs: ["get"], resources: ["pods/log"], namespaces: ["shop"] },
-    ], undefined);
-    const base = { user: "alice", verb: "list", group: "apps", resource: "replicasets", subresource: "", namespace: "", name: "" };
+    const access = new AccessControl(
+      { t: "alice" },
+      [
+        { users: ["alice"], verbs: ["*"], apiGroups: ["apps"], resources: ["*"] },
+        { verbs: ["get"], resources: ["pods/log"], namespaces: ["shop"] },
+      ],
+      undefined,
+    );
+    const base = {
+      user: "alice",
+      verb: "list",
+      group: "apps",
+      resource: "replicasets",
+      subresource: "",
+      namespace: "",
+      name: "",
+    };
     expect(access.allows(base)).toBe(true);
     expect(access.allows({ ...base, user: "bob" })).toBe(false);
-    expect(access.allows({ ...base, group: "", resource: "pods", subresource: "log", verb: "get", namespace: "shop" })).toBe(true);
-    expect(access.allows({ ...base, group: "", resource: "pods", subresource: "log", verb: "get", namespace: "" })).toBe(false);
+    expect(
+      access.allows({ ...base, group: "", resource: "pods", subresource: "log", verb: "get", namespace: "shop" }),
+    ).toBe(true);
+    expect(
+      access.allows({ ...base, group: "", resource: "pods", subresource: "log", verb: "get", namespace: "" }),
+    ).toBe(false);
     expect(access.authenticate("Bearer t")).toEqual({ ok: true, user: "alice" });
     expect(access.authenticate(null).ok).toBe(false);
   });
 
   test("the command line: tokens with users, TLS pairs, bounded integers", () => {
-    const parsed = parseArgs(["--port", "0", "--token", "abc=watcher", "--token=def", "--history-limit=50", "--expired-watch", "event", "--no-control"]);
-    expect(parsed.options).toMatchObject({ port: 0, tokens: { abc: "watcher", def: "fake-user" }, historyLimit: 50, expiredWatch: "event", control: false });
+    const parsed = parseArgs([
+      "--port",
+      "0",
+      "--token",
+      "abc=watcher",
+      "--token=def",
+      "--history-limit=50",
+      "--expired-watch",
+      "event",
+      "--no-control",
+    ]);
+    expect(parsed.options).toMatchObject({
+      port: 0,
+      tokens: { abc: "watcher", def: "fake-user" },
+      historyLimit: 50,
+      expiredWatch: "event",
+      control: false,
+    });
     expect(parsed.firstToken).toBe("abc");
   });
 });

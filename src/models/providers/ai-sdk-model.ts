@@ -4,9 +4,15 @@
  * `tool-call` chunks for the permission gate, SDK retries off (spar decides retries), usage and
  * finish reason normalized per provider, failures thrown as ModelCallError.
  */
-import { type LanguageModel, type LanguageModelUsage, streamText } from "ai";
+import { type LanguageModel, streamText } from "ai";
 import type { ToolCall } from "../../core/events.ts";
-import { type Model, type ModelChunk, ModelCallError, type ModelRequest, type RemoteProvider } from "../../core/model.ts";
+import {
+  type Model,
+  type ModelChunk,
+  ModelCallError,
+  type ModelRequest,
+  type RemoteProvider,
+} from "../../core/model.ts";
 import { normalizeFinishReason } from "./finish-reason.ts";
 import { toModelMessages, toToolSet } from "./prompt.ts";
 import { toModelCallError } from "./provider-errors.ts";
@@ -32,7 +38,13 @@ export class AiSdkModel implements Model {
 
   readonly #maxOutputTokens: number | undefined;
 
-  constructor(provider: RemoteProvider, name: string, model: LanguageModel, deadlines: CallDeadlines = DEFAULT_DEADLINES, maxOutputTokens?: number) {
+  constructor(
+    provider: RemoteProvider,
+    name: string,
+    model: LanguageModel,
+    deadlines: CallDeadlines = DEFAULT_DEADLINES,
+    maxOutputTokens?: number,
+  ) {
     this.#maxOutputTokens = maxOutputTokens;
     this.provider = provider;
     this.name = name;
@@ -66,10 +78,15 @@ export class AiSdkModel implements Model {
             if (part.text !== "") yield { type: "text-delta", text: part.text };
             break;
           case "tool-call":
-            if (part.providerExecuted !== true) yield { type: "tool-call", call: toolCallOf(part.toolCallId, part.toolName, part.input) };
+            if (part.providerExecuted !== true)
+              yield { type: "tool-call", call: toolCallOf(part.toolCallId, part.toolName, part.input) };
             break;
           case "finish-step":
-            finish = { type: "finish", finishReason: normalizeFinishReason(this.provider, part.finishReason, part.rawFinishReason), usage: tokenUsageOf(this.provider, part.usage) };
+            finish = {
+              type: "finish",
+              finishReason: normalizeFinishReason(this.provider, part.finishReason, part.rawFinishReason),
+              usage: tokenUsageOf(this.provider, part.usage),
+            };
             break;
           case "error":
             throw toModelCallError(part.error, this.provider);
@@ -85,7 +102,8 @@ export class AiSdkModel implements Model {
     } finally {
       deadline.clear();
     }
-    if (!finish) throw new ModelCallError(`${this.provider} stream ended without finishing the response`, "UNAVAILABLE");
+    if (!finish)
+      throw new ModelCallError(`${this.provider} stream ended without finishing the response`, "UNAVAILABLE");
     yield finish;
   }
 }
@@ -111,7 +129,13 @@ class CallDeadline {
     if (cancel.aborted) onCancel();
     cancel.addEventListener("abort", onCancel, { once: true });
     this.#unlink = () => cancel.removeEventListener("abort", onCancel);
-    this.#overall = setTimeout(() => this.#expire(`the ${provider} call did not finish within ${seconds(deadlines.callTimeoutMs)} (--model-call-timeout)`), deadlines.callTimeoutMs);
+    this.#overall = setTimeout(
+      () =>
+        this.#expire(
+          `the ${provider} call did not finish within ${seconds(deadlines.callTimeoutMs)} (--model-call-timeout)`,
+        ),
+      deadlines.callTimeoutMs,
+    );
     this.alive();
   }
 
@@ -122,7 +146,10 @@ class CallDeadline {
   alive(): void {
     if (this.#stall !== undefined) clearTimeout(this.#stall);
     this.#stall = setTimeout(
-      () => this.#expire(`no data from the ${this.#provider} API for ${seconds(this.#deadlines.stallTimeoutMs)} (--model-stall-timeout)`),
+      () =>
+        this.#expire(
+          `no data from the ${this.#provider} API for ${seconds(this.#deadlines.stallTimeoutMs)} (--model-stall-timeout)`,
+        ),
       this.#deadlines.stallTimeoutMs,
     );
   }
@@ -149,11 +176,13 @@ const seconds = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 10
 
 /** A proposed call with object arguments (a non-object input, e.g. unparsable JSON, is wrapped). */
 function toolCallOf(callId: string, name: string, input: unknown): ToolCall {
-  if (typeof input === "object" && input !== null && !Array.isArray(input)) return { callId, name, args: input as Record<string, unknown> };
+  if (typeof input === "object" && input !== null && !Array.isArray(input))
+    return { callId, name, args: input as Record<string, unknown> };
   if (typeof input === "string") {
     try {
       const parsed: unknown = JSON.parse(input);
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { callId, name, args: parsed as Record<string, unknown> };
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+        return { callId, name, args: parsed as Record<string, unknown> };
     } catch {
       // not JSON: kept raw below
     }

@@ -12,7 +12,11 @@ const NOT_OUTPUT_CAP: Readonly<Partial<Record<RemoteProvider, readonly string[]>
   anthropic: ["model_context_window_exceeded"],
 };
 
-export function normalizeFinishReason(provider: RemoteProvider, reason: FinishReason, raw: string | undefined): FinishReason {
+export function normalizeFinishReason(
+  provider: RemoteProvider,
+  reason: FinishReason,
+  raw: string | undefined,
+): FinishReason {
   if (reason === "length" && raw !== undefined && NOT_OUTPUT_CAP[provider]?.includes(raw)) return "other";
   return reason;
 }

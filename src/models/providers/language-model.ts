@@ -51,7 +51,12 @@ export function languageModelOf(spec: RemoteModelSpec, apiKey: string | undefine
       if (baseURL === undefined) {
         throw new ModelCallError("the openai-compatible provider needs --model-base-url (model.base_url)", "CONFIG");
       }
-      return createOpenAICompatible({ name: "openai-compatible", baseURL, includeUsage: true, ...(apiKey === undefined ? {} : { apiKey }) })(spec.name);
+      return createOpenAICompatible({
+        name: "openai-compatible",
+        baseURL,
+        includeUsage: true,
+        ...(apiKey === undefined ? {} : { apiKey }),
+      })(spec.name);
     }
   }
 }

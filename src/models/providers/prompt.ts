@@ -34,7 +34,12 @@ function assistantMessage(message: Extract<ChatMessage, { role: "assistant" }>):
     role: "assistant",
     content: [
       ...(message.text === "" ? [] : [{ type: "text" as const, text: message.text }]),
-      ...message.toolCalls.map((call) => ({ type: "tool-call" as const, toolCallId: call.callId, toolName: call.name, input: call.args })),
+      ...message.toolCalls.map((call) => ({
+        type: "tool-call" as const,
+        toolCallId: call.callId,
+        toolName: call.name,
+        input: call.args,
+      })),
     ],
   };
 }
@@ -54,7 +59,10 @@ export function toToolSet(tools: readonly ToolSpec[]): ToolSet | undefined {
   if (tools.length === 0) return undefined;
   const set: ToolSet = {};
   for (const spec of tools) {
-    set[spec.name] = tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema as Parameters<typeof jsonSchema>[0]) });
+    set[spec.name] = tool({
+      description: spec.description,
+      inputSchema: jsonSchema(spec.inputSchema as Parameters<typeof jsonSchema>[0]),
+    });
   }
   return set;
 }

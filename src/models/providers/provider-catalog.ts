@@ -14,9 +14,21 @@ export interface ProviderFacts {
 }
 
 export const REMOTE_PROVIDERS: Readonly<Record<RemoteProvider, ProviderFacts>> = {
-  openai: { apiKeyEnv: "OPENAI_API_KEY", defaultBaseUrl: "https://api.openai.com/v1", wire: "OpenAI Responses API (SSE)" },
-  anthropic: { apiKeyEnv: "ANTHROPIC_API_KEY", defaultBaseUrl: "https://api.anthropic.com/v1", wire: "Anthropic Messages API (SSE)" },
-  google: { apiKeyEnv: "GOOGLE_GENERATIVE_AI_API_KEY", defaultBaseUrl: "https://generativelanguage.googleapis.com/v1beta", wire: "Gemini streamGenerateContent (SSE)" },
+  openai: {
+    apiKeyEnv: "OPENAI_API_KEY",
+    defaultBaseUrl: "https://api.openai.com/v1",
+    wire: "OpenAI Responses API (SSE)",
+  },
+  anthropic: {
+    apiKeyEnv: "ANTHROPIC_API_KEY",
+    defaultBaseUrl: "https://api.anthropic.com/v1",
+    wire: "Anthropic Messages API (SSE)",
+  },
+  google: {
+    apiKeyEnv: "GOOGLE_GENERATIVE_AI_API_KEY",
+    defaultBaseUrl: "https://generativelanguage.googleapis.com/v1beta",
+    wire: "Gemini streamGenerateContent (SSE)",
+  },
   "openai-compatible": { apiKeyEnv: undefined, defaultBaseUrl: undefined, wire: "OpenAI chat completions (SSE)" },
 };
 

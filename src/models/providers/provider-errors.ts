@@ -35,7 +35,10 @@ export function toModelCallError(error: unknown, provider: RemoteProvider): Mode
   }
   if (LoadAPIKeyError.isInstance(error)) return new ModelCallError(error.message, "UNAUTHENTICATED");
   if (error instanceof Error) return new ModelCallError(error.message);
-  const body = typeof error === "object" && error !== null ? (error as { message?: unknown; type?: unknown; code?: unknown }) : undefined;
+  const body =
+    typeof error === "object" && error !== null
+      ? (error as { message?: unknown; type?: unknown; code?: unknown })
+      : undefined;
   if (typeof body?.message === "string") return new ModelCallError(body.message, streamCode(body.code, body.type));
   return new ModelCallError(`${provider} model call failed: ${String(error)}`);
 }
@@ -47,7 +50,9 @@ function fromApiCallError(error: APICallError, provider: RemoteProvider): ModelC
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
     return new ModelCallError(`cannot reach the ${provider} API at ${originOf(error.url)}${cause}`, "UNAVAILABLE");
   }
-  const message = bodyMessage(error.responseBody) ?? (error.message.trim() === "" ? `${provider} API answered HTTP ${status}` : error.message);
+  const message =
+    bodyMessage(error.responseBody) ??
+    (error.message.trim() === "" ? `${provider} API answered HTTP ${status}` : error.message);
   if (provider === "google" && status === 400 && googleReason(error.responseBody) === "API_KEY_INVALID") {
     // Gemini answers a bad key with 400 INVALID_ARGUMENT; it is a credentials failure.
     return new ModelCallError(message, "UNAUTHENTICATED");
@@ -80,7 +85,11 @@ function parseBody(body: string | undefined): Record<string, unknown> | undefine
 function bodyMessage(body: string | undefined): string | undefined {
   const parsed = parseBody(body);
   const nested = parsed?.error;
-  const candidates = [typeof nested === "object" && nested !== null ? (nested as { message?: unknown }).message : nested, parsed?.message, parsed?.detail];
+  const candidates = [
+    typeof nested === "object" && nested !== null ? (nested as { message?: unknown }).message : nested,
+    parsed?.message,
+    parsed?.detail,
+  ];
   const found = candidates.find((candidate) => typeof candidate === "string" && candidate.trim() !== "");
   return typeof found === "string" ? found : undefined;
 }

@@ -38,7 +38,10 @@ export class BlockReader {
     for (const [first, last, body] of this.readBlocks.values(pk, lo, hi) as [number, number, string][]) {
       const events = JSON.parse(body) as SessionEvent[];
       if (!Array.isArray(events) || events.length !== last - first + 1) {
-        throw new SparError("unavailable", `session store ${this.path} is inconsistent: block ${first}..${last} of session #${pk}`);
+        throw new SparError(
+          "unavailable",
+          `session store ${this.path} is inconsistent: block ${first}..${last} of session #${pk}`,
+        );
       }
       pushRows(rows, events, first, Math.max(lo, first - 1), Math.min(last, hi));
       this.lastBlock = { pk, first, last, events };

@@ -79,7 +79,16 @@ export type FromCheckpointer =
    * every frame was checkpointed; `restarted`: and this worker restarted the WAL; `truncated`: by
    * truncating the WAL file to zero bytes (asked with `truncate`).
    */
-  | { type: "done"; id: number; complete: boolean; restarted: boolean; truncated: boolean; log: number; checkpointed: number; ms: number }
+  | {
+      type: "done";
+      id: number;
+      complete: boolean;
+      restarted: boolean;
+      truncated: boolean;
+      log: number;
+      checkpointed: number;
+      ms: number;
+    }
   | { type: "failed"; message: string }
   | { type: "stopped" };
 
@@ -207,7 +216,8 @@ export function serveCheckpoints(port: CheckpointerPort, exit: () => void): void
       truncateWanted = false;
       Atomics.add(state, SLOT.truncations, 1);
     }
-    const restarted = truncated || (serving > answered && complete && (row as CheckpointRow).log > 0 && connection.restartWal());
+    const restarted =
+      truncated || (serving > answered && complete && (row as CheckpointRow).log > 0 && connection.restartWal());
     if (restarted) Atomics.add(state, SLOT.restarts, 1);
     const ms = performance.now() - started;
     const log = row?.log ?? -1;

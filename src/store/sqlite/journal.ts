@@ -24,7 +24,9 @@ export interface Tail {
 /** One `event_blocks` row: [session_pk, first_seq, last_seq, body]. */
 export type Block = [number, number, number, string];
 
-type Staged = { pk: number; rows: CommittedRow[]; payloads: string[] } | { pk: number; rows: undefined; payloads: undefined };
+type Staged =
+  | { pk: number; rows: CommittedRow[]; payloads: string[] }
+  | { pk: number; rows: undefined; payloads: undefined };
 
 /** A committed log row: its id and how many event rows it was written with. */
 interface Batch {
@@ -209,7 +211,8 @@ export class JournalMemory {
         }
         if (!exists) continue;
         const previous = memory.lastSeq(pk) ?? st.maxSeq.get(pk)?.head ?? 0;
-        if (firstSeq !== previous + 1) throw inconsistent(path, `log row ${id}: seq ${firstSeq} of session #${pk} does not follow seq ${previous}`);
+        if (firstSeq !== previous + 1)
+          throw inconsistent(path, `log row ${id}: seq ${firstSeq} of session #${pk} does not follow seq ${previous}`);
         memory.push(
           pk,
           events.map((event, i) => ({ seq: firstSeq + i, event })),
@@ -243,7 +246,13 @@ function parseLogBody(body: string, id: number, path: string): Segment[] {
     Array.isArray(parsed) &&
     parsed.every(
       (s: unknown) =>
-        Array.isArray(s) && s.length === 3 && Number.isSafeInteger(s[0]) && Number.isSafeInteger(s[1]) && s[1] >= 1 && Array.isArray(s[2]) && s[2].length > 0,
+        Array.isArray(s) &&
+        s.length === 3 &&
+        Number.isSafeInteger(s[0]) &&
+        Number.isSafeInteger(s[1]) &&
+        s[1] >= 1 &&
+        Array.isArray(s[2]) &&
+        s[2].length > 0,
     );
   if (!ok) throw inconsistent(path, `log row ${id} is not a list of [session, seq, events]`);
   return parsed as Segment[];

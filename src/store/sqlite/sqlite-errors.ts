@@ -43,7 +43,7 @@ export function isStoreLevel(error: unknown): boolean {
 
 export function isBusy(error: unknown): boolean {
   const code = sqliteCode(error);
-  return (code !== undefined && code.startsWith("SQLITE_BUSY")) || /database is locked/i.test(errorMessage(error));
+  return code?.startsWith("SQLITE_BUSY") || /database is locked/i.test(errorMessage(error));
 }
 
 export function inUseError(path: string): SparError {

@@ -210,7 +210,14 @@ export class SqliteStore implements Store {
     } catch (error) {
       return Promise.reject(new SparError("bad_request", `event is not serializable: ${String(error)}`));
     }
-    return this.submit<CommittedRow[]>({ kind: "append", key: session, events, payloads, drained, weight: events.length });
+    return this.submit<CommittedRow[]>({
+      kind: "append",
+      key: session,
+      events,
+      payloads,
+      drained,
+      weight: events.length,
+    });
   }
 
   read(session: SessionKey, afterSeq: number, limit: number, uptoSeq?: number): Promise<CommittedRow[]> {

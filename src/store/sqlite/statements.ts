@@ -71,20 +71,26 @@ export class Statements {
     );
     this.beginBoot = db.prepare("INSERT INTO daemon_boots (boot_id, started_at) VALUES (?, ?)");
     this.endBoot = db.prepare("UPDATE daemon_boots SET clean = 1 WHERE boot_id = ?");
-    this.uncleanBootsSince = db.prepare("SELECT count(*) AS count FROM daemon_boots WHERE clean = 0 AND started_at >= ? AND boot_id != ?");
+    this.uncleanBootsSince = db.prepare(
+      "SELECT count(*) AS count FROM daemon_boots WHERE clean = 0 AND started_at >= ? AND boot_id != ?",
+    );
     this.touch = db.prepare("UPDATE sessions SET last_touched_at = ? WHERE pk = ?");
     this.setTitle = db.prepare("UPDATE sessions SET title = ? WHERE pk = ?");
     this.setAcl = db.prepare("UPDATE sessions SET viewers = ?, contributors = ? WHERE pk = ?");
 
     this.sessionExists = db.prepare("SELECT 1 AS one FROM sessions WHERE pk = ?");
     // Blocks never overlap, so the one with the highest first_seq holds the head.
-    this.maxSeq = db.prepare("SELECT last_seq AS head FROM event_blocks WHERE session_pk = ? ORDER BY first_seq DESC LIMIT 1");
+    this.maxSeq = db.prepare(
+      "SELECT last_seq AS head FROM event_blocks WHERE session_pk = ? ORDER BY first_seq DESC LIMIT 1",
+    );
     // (pk, afterSeq, uptoSeq): every block holding a seq of afterSeq < seq <= uptoSeq. A block
     // holding afterSeq + 1 starts after afterSeq - MAX_BLOCK_ROWS, which bounds the index seek.
     this.readBlocks = db.prepare(
       `SELECT first_seq, last_seq, body FROM event_blocks WHERE session_pk = ?1 AND first_seq > ?2 - ${MAX_BLOCK_ROWS} AND first_seq <= ?3 AND last_seq > ?2 ORDER BY first_seq`,
     );
-    this.insertBlock = db.prepare("INSERT INTO event_blocks (session_pk, first_seq, last_seq, body) VALUES (?, ?, ?, ?)");
+    this.insertBlock = db.prepare(
+      "INSERT INTO event_blocks (session_pk, first_seq, last_seq, body) VALUES (?, ?, ?, ?)",
+    );
     this.deleteBlocks = db.prepare("DELETE FROM event_blocks WHERE session_pk = ?");
     this.probe = db.prepare("SELECT 1 FROM log LIMIT 1");
 
@@ -105,7 +111,9 @@ export class Statements {
     );
     this.deleteInbox = db.prepare("DELETE FROM inbox WHERE session_pk = ?");
 
-    this.tombstone = db.prepare("INSERT OR REPLACE INTO tombstones (app, sid, deleted_at, owner) SELECT app, sid, ?, owner FROM sessions WHERE pk = ?");
+    this.tombstone = db.prepare(
+      "INSERT OR REPLACE INTO tombstones (app, sid, deleted_at, owner) SELECT app, sid, ?, owner FROM sessions WHERE pk = ?",
+    );
     this.tombstonesById = db.prepare("SELECT app, owner FROM tombstones WHERE sid = ? ORDER BY app");
     this.clearTombstone = db.prepare("DELETE FROM tombstones WHERE app = ? AND sid = ?");
   }

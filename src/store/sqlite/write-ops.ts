@@ -30,7 +30,13 @@ interface OpBase extends QueuedOp {
 
 export type WriteOp = OpBase &
   (
-    | { kind: "append"; key: SessionKey; events: readonly SessionEvent[]; payloads: string[]; drained: readonly string[] }
+    | {
+        kind: "append";
+        key: SessionKey;
+        events: readonly SessionEvent[];
+        payloads: string[];
+        drained: readonly string[];
+      }
     | { kind: "create"; record: SessionRecord }
     | { kind: "delete"; key: SessionKey }
     | { kind: "touch"; key: SessionKey; at: string }
@@ -175,14 +181,16 @@ export class BatchWriter {
       }
       case "acl": {
         const entry = this.existing(op.key, op);
-        if (entry !== undefined) this.st.setAcl.run(JSON.stringify(op.viewers), JSON.stringify(op.contributors), entry.pk);
+        if (entry !== undefined)
+          this.st.setAcl.run(JSON.stringify(op.viewers), JSON.stringify(op.contributors), entry.pk);
         return;
       }
       case "enqueue":
         return this.enqueue(op.key, op.item, op);
       case "claim": {
         const { interruption, owner, now, expiresAt } = op.claim;
-        op.result = this.st.claimInterruption.get(op.key.app, op.key.id, interruption, owner, expiresAt, now, owner) !== null;
+        op.result =
+          this.st.claimInterruption.get(op.key.app, op.key.id, interruption, owner, expiresAt, now, owner) !== null;
         return;
       }
       case "boot-begin":

@@ -59,14 +59,41 @@ export const DEFAULT_AGENT_CARD_FILE = ".agents/agent-card.json";
 export const AGENT_CARD_FILE_VERSION = 1;
 
 export const AGENT_CARD_FLAGS: FlagSpec[] = [
-  { name: "agent-card-description", kind: "string", help: "agent card description; a description from any layer enables GET /.well-known/agent-card.json", configKey: "agent.description" },
-  { name: "agent-card-external-url", kind: "string", help: "canonical card url (absolute http or https URL); otherwise derived per request from Host, X-Forwarded-Proto and X-Forwarded-Host" },
+  {
+    name: "agent-card-description",
+    kind: "string",
+    help: "agent card description; a description from any layer enables GET /.well-known/agent-card.json",
+    configKey: "agent.description",
+  },
+  {
+    name: "agent-card-external-url",
+    kind: "string",
+    help: "canonical card url (absolute http or https URL); otherwise derived per request from Host, X-Forwarded-Proto and X-Forwarded-Host",
+  },
   { name: "agent-card-name", kind: "string", help: "agent card name", defaultText: "the first registrant's app name" },
-  { name: "agent-card-version", kind: "string", help: "the agent's own version on the card", defaultText: "the build version" },
-  { name: "agent-card-provider-org", kind: "string", help: "card provider organization (needs a provider url from the card file or --agent-card-provider-url)" },
-  { name: "agent-card-provider-url", kind: "string", help: "card provider URL (needs a provider organization from the card file or --agent-card-provider-org)" },
+  {
+    name: "agent-card-version",
+    kind: "string",
+    help: "the agent's own version on the card",
+    defaultText: "the build version",
+  },
+  {
+    name: "agent-card-provider-org",
+    kind: "string",
+    help: "card provider organization (needs a provider url from the card file or --agent-card-provider-url)",
+  },
+  {
+    name: "agent-card-provider-url",
+    kind: "string",
+    help: "card provider URL (needs a provider organization from the card file or --agent-card-provider-org)",
+  },
   { name: "agent-card-docs-url", kind: "string", help: "card documentation URL" },
-  { name: "agent-card-config", kind: "string", help: "agent card file (JSON, envelope version 1); - skips loading it", defaultText: DEFAULT_AGENT_CARD_FILE },
+  {
+    name: "agent-card-config",
+    kind: "string",
+    help: "agent card file (JSON, envelope version 1); - skips loading it",
+    defaultText: DEFAULT_AGENT_CARD_FILE,
+  },
 ];
 
 const text = v.pipe(v.string("must be a string"), v.trim(), v.nonEmpty("must not be empty"));
@@ -92,7 +119,9 @@ const CardFileSchema = v.strictObject(
     description: v.optional(text),
     agent_version: v.optional(text),
     documentation_url: v.optional(absoluteUrl),
-    provider: v.optional(v.strictObject({ organization: text, url: absoluteUrl }, "must be an object {organization, url}")),
+    provider: v.optional(
+      v.strictObject({ organization: text, url: absoluteUrl }, "must be an object {organization, url}"),
+    ),
     external_url: v.optional(httpUrl),
     extra_skills: v.optional(v.array(CuratedSkillSchema, "must be an array of skills")),
   },
@@ -117,11 +146,15 @@ export function parseAgentCardFile(path: string, source: string): Result<CardFil
   } catch (error) {
     return err(`agent card file ${path} is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return err(`agent card file ${path} must be a JSON object ({"version": ${AGENT_CARD_FILE_VERSION}, ...})`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    return err(`agent card file ${path} must be a JSON object ({"version": ${AGENT_CARD_FILE_VERSION}, ...})`);
   const version = (parsed as Record<string, unknown>).version;
-  if (version === undefined) return err(`agent card file ${path}: field "version" is required (${AGENT_CARD_FILE_VERSION})`);
+  if (version === undefined)
+    return err(`agent card file ${path}: field "version" is required (${AGENT_CARD_FILE_VERSION})`);
   if (version !== AGENT_CARD_FILE_VERSION) {
-    return err(`agent card file ${path}: unsupported version ${JSON.stringify(version)} (this build reads version ${AGENT_CARD_FILE_VERSION})`);
+    return err(
+      `agent card file ${path}: unsupported version ${JSON.stringify(version)} (this build reads version ${AGENT_CARD_FILE_VERSION})`,
+    );
   }
   const result = v.safeParse(CardFileSchema, parsed);
   if (!result.success) {
@@ -131,11 +164,14 @@ export function parseAgentCardFile(path: string, source: string): Result<CardFil
   const file = result.output;
   const setFields = Object.keys(file).filter((key) => key !== "version" && file[key as keyof CardFile] !== undefined);
   if (setFields.length === 1 && setFields[0] === "extra_skills") {
-    return err(`agent card file ${path}: field "extra_skills" is the only field set; a card file that sets only extra_skills is rejected (set description, name or another card field)`);
+    return err(
+      `agent card file ${path}: field "extra_skills" is the only field set; a card file that sets only extra_skills is rejected (set description, name or another card field)`,
+    );
   }
   const ids = new Set<string>();
   for (const [index, skill] of (file.extra_skills ?? []).entries()) {
-    if (ids.has(skill.id)) return err(`agent card file ${path}: field "extra_skills.${index}.id" repeats id ${JSON.stringify(skill.id)}`);
+    if (ids.has(skill.id))
+      return err(`agent card file ${path}: field "extra_skills.${index}.id" repeats id ${JSON.stringify(skill.id)}`);
     ids.add(skill.id);
   }
   return ok(file);
@@ -145,7 +181,8 @@ export function parseAgentCardFile(path: string, source: string): Result<CardFil
 function cardFileLocation(input: AgentCardInput): Result<{ path: string; required: boolean } | undefined> {
   const named = input.flags.get("agent-card-config");
   if (named === undefined) return ok({ path: join(input.cwd, DEFAULT_AGENT_CARD_FILE), required: false });
-  if (typeof named !== "string" || named.trim() === "") return err("--agent-card-config needs a file path, or - to skip the card file");
+  if (typeof named !== "string" || named.trim() === "")
+    return err("--agent-card-config needs a file path, or - to skip the card file");
   if (named === "-") return ok(undefined);
   return ok({ path: resolve(input.cwd, named), required: true });
 }
@@ -161,7 +198,8 @@ function readCardFile(input: AgentCardInput): Result<{ path: string; file: CardF
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && !required) return ok(undefined);
-    if (code === "ENOENT") return err(`agent card file ${path} does not exist (named by --agent-card-config; pass - to skip it)`);
+    if (code === "ENOENT")
+      return err(`agent card file ${path} does not exist (named by --agent-card-config; pass - to skip it)`);
     return err(`agent card file ${path} cannot be read: ${(error as Error).message}`);
   }
   const file = parseAgentCardFile(path, source);
@@ -204,8 +242,14 @@ function mergeProvider(file: CardFile | undefined, flags: CardFlagValues): Resul
   const organization = flags["agent-card-provider-org"] ?? file?.provider?.organization;
   const url = flags["agent-card-provider-url"] ?? file?.provider?.url;
   if (organization === undefined && url === undefined) return ok(undefined);
-  if (organization === undefined) return err("--agent-card-provider-url needs a provider organization too (--agent-card-provider-org or provider.organization in the card file)");
-  if (url === undefined) return err("--agent-card-provider-org needs a provider url too (--agent-card-provider-url or provider.url in the card file)");
+  if (organization === undefined)
+    return err(
+      "--agent-card-provider-url needs a provider organization too (--agent-card-provider-org or provider.organization in the card file)",
+    );
+  if (url === undefined)
+    return err(
+      "--agent-card-provider-org needs a provider url too (--agent-card-provider-url or provider.url in the card file)",
+    );
   return ok({ organization, url });
 }
 
@@ -228,7 +272,9 @@ export function loadAgentCardSettings(input: AgentCardInput): Result<AgentCardSe
   const settings: AgentCardSettings = {
     name: flag["agent-card-name"] ?? file?.name ?? input.defaultName,
     version: flag["agent-card-version"] ?? file?.agent_version ?? input.version,
-    extraSkills: (file?.extra_skills ?? []).map(({ examples, ...skill }) => (examples === undefined ? skill : { ...skill, examples })),
+    extraSkills: (file?.extra_skills ?? []).map(({ examples, ...skill }) =>
+      examples === undefined ? skill : { ...skill, examples },
+    ),
   };
   const description = flag["agent-card-description"] ?? file?.description ?? fromConfig.value;
   if (description !== undefined) settings.description = description;

@@ -84,7 +84,8 @@ export function requestCardUrl(request: Request, viaTrustedProxy = false): strin
   const url = requestUrl(request);
   const forwarded = (name: string) => (viaTrustedProxy ? firstListValue(request.headers.get(name)) : undefined);
   const forwardedProto = forwarded("x-forwarded-proto")?.toLowerCase();
-  const scheme = forwardedProto === "http" || forwardedProto === "https" ? forwardedProto : url.protocol.replace(/:$/, "");
+  const scheme =
+    forwardedProto === "http" || forwardedProto === "https" ? forwardedProto : url.protocol.replace(/:$/, "");
   const host = validHost(forwarded("x-forwarded-host")) ?? validHost(request.headers.get("host")) ?? url.host;
   return `${scheme}://${host}`;
 }
@@ -92,13 +93,21 @@ export function requestCardUrl(request: Request, viaTrustedProxy = false): strin
 /** Bundle skills (tags `["skill"]`) merged with curated ones; curated wins on id collision. */
 export function mergeSkills(bundles: readonly BundleSkill[], curated: readonly CuratedSkill[]): AgentCardSkill[] {
   const byId = new Map<string, AgentCardSkill>();
-  for (const bundle of bundles) byId.set(bundle.id, { id: bundle.id, name: bundle.name, description: bundle.description, tags: ["skill"] });
-  for (const skill of curated) byId.set(skill.id, { ...skill, tags: [...skill.tags], ...(skill.examples ? { examples: [...skill.examples] } : {}) });
+  for (const bundle of bundles)
+    byId.set(bundle.id, { id: bundle.id, name: bundle.name, description: bundle.description, tags: ["skill"] });
+  for (const skill of curated)
+    byId.set(skill.id, {
+      ...skill,
+      tags: [...skill.tags],
+      ...(skill.examples ? { examples: [...skill.examples] } : {}),
+    });
   return [...byId.values()];
 }
 
 /** The spec's table: none omits both; otherwise each scheme declared and ONE entry requiring all (AND). */
-function securityFields(options: Pick<AgentCardOptions, "bearer" | "mtls">): Pick<AgentCard, "securitySchemes" | "security"> {
+function securityFields(
+  options: Pick<AgentCardOptions, "bearer" | "mtls">,
+): Pick<AgentCard, "securitySchemes" | "security"> {
   const schemes: Record<string, AgentCardSecurityScheme> = {};
   const requirement: Record<string, string[]> = {};
   if (options.bearer) {
@@ -114,7 +123,12 @@ function securityFields(options: Pick<AgentCardOptions, "bearer" | "mtls">): Pic
 }
 
 /** The A2A v0.3.0 card for one request; undefined when no layer set a description. */
-export function buildAgentCard(settings: AgentCardSettings, request: Request, options: AgentCardOptions, viaTrustedProxy = false): AgentCard | undefined {
+export function buildAgentCard(
+  settings: AgentCardSettings,
+  request: Request,
+  options: AgentCardOptions,
+  viaTrustedProxy = false,
+): AgentCard | undefined {
   if (settings.description === undefined) return undefined;
   return {
     name: settings.name,
@@ -122,7 +136,9 @@ export function buildAgentCard(settings: AgentCardSettings, request: Request, op
     url: settings.externalUrl ?? requestCardUrl(request, viaTrustedProxy),
     version: settings.version,
     protocolVersion: A2A_PROTOCOL_VERSION,
-    ...(settings.provider ? { provider: { organization: settings.provider.organization, url: settings.provider.url } } : {}),
+    ...(settings.provider
+      ? { provider: { organization: settings.provider.organization, url: settings.provider.url } }
+      : {}),
     ...(settings.documentationUrl ? { documentationUrl: settings.documentationUrl } : {}),
     capabilities: { streaming: false, pushNotifications: false, stateTransitionHistory: false },
     defaultInputModes: [...TEXT_MODES],
@@ -133,7 +149,8 @@ export function buildAgentCard(settings: AgentCardSettings, request: Request, op
 }
 
 const NOT_CONFIGURED = {
-  error: "no agent card is configured: set a description (config agent.description, \"description\" in .agents/agent-card.json, or --agent-card-description)",
+  error:
+    'no agent card is configured: set a description (config agent.description, "description" in .agents/agent-card.json, or --agent-card-description)',
   card: null,
 } as const;
 
@@ -144,21 +161,41 @@ const CARD_HEADERS = { "cache-control": "no-cache", vary: "Host, X-Forwarded-Hos
  * later layer (the embedding API) may set or change the settings after registration; undefined
  * or no description answers the card-shaped 404.
  */
-export function registerAgentCardRoutes(table: RouteTable, card: () => AgentCardSettings | undefined, options: AgentCardOptions): void {
+export function registerAgentCardRoutes(
+  table: RouteTable,
+  card: () => AgentCardSettings | undefined,
+  options: AgentCardOptions,
+): void {
   const answer = (request: Request, viaTrustedProxy: boolean): { status: number; body: string } => {
     const settings = card();
     const built = settings ? buildAgentCard(settings, request, options, viaTrustedProxy) : undefined;
     return built ? { status: 200, body: JSON.stringify(built) } : { status: 404, body: JSON.stringify(NOT_CONFIGURED) };
   };
-  table.add("GET", AGENT_CARD_PATH, ({ request, viaTrustedProxy }) => {
-    const { status, body } = answer(request, viaTrustedProxy);
-    return new Response(body, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS } });
-  }, { public: true });
+  table.add(
+    "GET",
+    AGENT_CARD_PATH,
+    ({ request, viaTrustedProxy }) => {
+      const { status, body } = answer(request, viaTrustedProxy);
+      return new Response(body, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS } });
+    },
+    { public: true },
+  );
   // RouteTable's method union has no HEAD; its route() passes any method string to Elysia, and
   // registering HEAD makes the 405 answer's Allow list read "GET, HEAD".
-  table.add("HEAD", AGENT_CARD_PATH, ({ request, viaTrustedProxy }) => {
-    const { status, body } = answer(request, viaTrustedProxy);
-    return new Response(null, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS, "content-length": String(new TextEncoder().encode(body).byteLength) } });
-  }, { public: true });
+  table.add(
+    "HEAD",
+    AGENT_CARD_PATH,
+    ({ request, viaTrustedProxy }) => {
+      const { status, body } = answer(request, viaTrustedProxy);
+      return new Response(null, {
+        status,
+        headers: {
+          ...JSON_HEADERS,
+          ...CARD_HEADERS,
+          "content-length": String(new TextEncoder().encode(body).byteLength),
+        },
+      });
+    },
+    { public: true },
+  );
 }
-

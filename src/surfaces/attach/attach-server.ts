@@ -61,7 +61,15 @@ function serveTls(tls: ListenerTls | undefined) {
 
 export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysia {
   // strictPath: `/healthz/` is not `/healthz` (its auth exemption is for the exact path only).
-  const app = new Elysia({ strictPath: true, serve: { development: false, idleTimeout: context.idleTimeoutSeconds ?? 60, maxRequestBodySize: MAX_REQUEST_BODY, ...serveTls(tls) } });
+  const app = new Elysia({
+    strictPath: true,
+    serve: {
+      development: false,
+      idleTimeout: context.idleTimeoutSeconds ?? 60,
+      maxRequestBodySize: MAX_REQUEST_BODY,
+      ...serveTls(tls),
+    },
+  });
   const table = new RouteTable(app, context.transport, (request, peer) => context.caller(request, peer));
   registerDaemonRoutes(table, context);
   if (context.agentCard) registerAgentCardRoutes(table, context.agentCard.settings, context.agentCard.options);
@@ -87,7 +95,12 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysi
   return app;
 }
 
-export async function startAttachServer(context: AttachContext, hostname: string, port: number, tls?: ListenerTls): Promise<AttachServer> {
+export async function startAttachServer(
+  context: AttachContext,
+  hostname: string,
+  port: number,
+  tls?: ListenerTls,
+): Promise<AttachServer> {
   const app = buildAttachApp(context, tls);
   if (tls?.ca !== undefined) return startMutualServer(app, context, hostname, port, { ...tls, ca: tls.ca });
   app.listen({ hostname, port });
@@ -114,7 +127,13 @@ export async function startAttachServer(context: AttachContext, hostname: string
  * requests to the app in process, each Request tagged with its connection's subject; a Request
  * the terminator did not hand over (an in-process `handle` call) has no subject and is refused.
  */
-async function startMutualServer(app: Elysia, context: AttachContext, hostname: string, port: number, tls: Required<ListenerTls>): Promise<AttachServer> {
+async function startMutualServer(
+  app: Elysia,
+  context: AttachContext,
+  hostname: string,
+  port: number,
+  tls: Required<ListenerTls>,
+): Promise<AttachServer> {
   // Set before the port opens: no request is ever served without the connection check.
   let terminator: MtlsTerminator | undefined;
   context.transport.peerIdentity = (request) => terminator?.identityOf(request);

@@ -24,7 +24,14 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
       ...(context.mcp ? { mcp: true } : {}),
     },
     slash_commands: ["compact"],
-    agent: { name: daemon.name, version: daemon.version, description: daemon.description, model: daemon.model, provider: daemon.provider, url },
+    agent: {
+      name: daemon.name,
+      version: daemon.version,
+      description: daemon.description,
+      model: daemon.model,
+      provider: daemon.provider,
+      url,
+    },
     caller_id: caller.identity,
   };
 }

@@ -30,7 +30,17 @@ export function registerControlRoutes(table: RouteTable, context: AttachContext)
     const actor = await host.actor(key);
     const result = await actor.interrupt(body.hold ?? true, verifiedIdentity(route));
     const headers: Record<string, string> = result.interrupted ? {} : { "x-interrupted": "nothing-in-flight" };
-    return json(200, { interrupted: result.interrupted, paused: result.paused, running_subagents: [], stopped_subagents: [], session: key.id }, headers);
+    return json(
+      200,
+      {
+        interrupted: result.interrupted,
+        paused: result.paused,
+        running_subagents: [],
+        stopped_subagents: [],
+        session: key.id,
+      },
+      headers,
+    );
   });
 
   table.session("POST", "pause", async (route) => {
@@ -39,14 +49,22 @@ export function registerControlRoutes(table: RouteTable, context: AttachContext)
     const actor = await host.actor(key);
     const { transitioned } = actor.pause(body.reason);
     const status = actor.status();
-    return json(200, { paused: true, transitioned, state: "paused", paused_since: status.paused_since, pause_reason: status.pause_reason ?? "", session: key.id });
+    return json(200, {
+      paused: true,
+      transitioned,
+      state: "paused",
+      paused_since: status.paused_since,
+      pause_reason: status.pause_reason ?? "",
+      session: key.id,
+    });
   });
 
   table.session("POST", "resume", async (route) => {
     if (host.shuttingDown) throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
     const body = (await optionalBody(route, ResumeBody)) ?? {};
     const mode = body.mode ?? "continue";
-    if (mode === "steer" && (body.steer ?? "").trim() === "") throw new SparError("bad_request", "steer mode needs the steer text");
+    if (mode === "steer" && (body.steer ?? "").trim() === "")
+      throw new SparError("bad_request", "steer mode needs the steer text");
     const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
     const { resumed } = await actor.resume(mode, body.steer);

@@ -25,7 +25,10 @@ export function parseCursor(url: URL, request: Request): number {
   const raw = url.searchParams.get("since") ?? request.headers.get("last-event-id") ?? "0";
   const digits = raw.trim();
   if (!/^\d{1,19}$/.test(digits) || BigInt(digits) > INT64_MAX) {
-    throw new SparError("bad_request", `since must be a non-negative int64 event sequence, got ${JSON.stringify(raw.slice(0, 100))}`);
+    throw new SparError(
+      "bad_request",
+      `since must be a non-negative int64 event sequence, got ${JSON.stringify(raw.slice(0, 100))}`,
+    );
   }
   return Math.min(Number(digits), Number.MAX_SAFE_INTEGER);
 }
@@ -68,7 +71,11 @@ class StreamSink implements FeedSink {
 const capabilitiesCache = new Map<string, Uint8Array>();
 const CAPABILITIES_CACHE_SIZE = 256;
 
-function encodedCapabilities(context: AttachContext, caller: SessionRouteContext["caller"], baseUrl: string): Uint8Array {
+function encodedCapabilities(
+  context: AttachContext,
+  caller: SessionRouteContext["caller"],
+  baseUrl: string,
+): Uint8Array {
   const key = `${caller.identity}\n${baseUrl}`;
   const cached = capabilitiesCache.get(key);
   if (cached) return cached;
@@ -98,7 +105,13 @@ export async function eventsHandler(context: AttachContext, route: SessionRouteC
     },
   });
   stream.write(encodedCapabilities(context, caller, requestBaseUrl(route.request)));
-  stream.write(encodeLiveFrame({ type: "status-update", model: context.daemon.model, turn_state: actor.turnInFlight ? "streaming" : "idle" }));
+  stream.write(
+    encodeLiveFrame({
+      type: "status-update",
+      model: context.daemon.model,
+      turn_state: actor.turnInFlight ? "streaming" : "idle",
+    }),
+  );
   stream.write(encodeLiveFrame(actor.usageFrame()));
   const subscription = actor.subscribe(new StreamSink(stream), since);
   unsubscribe = () => subscription.unsubscribe();

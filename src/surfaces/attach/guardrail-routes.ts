@@ -11,9 +11,15 @@ import { optionalBody, verifiedIdentity } from "./route-body.ts";
 import type { RouteTable } from "./route-table.ts";
 
 const ResetBody = v.object({
-  guardrail: v.optional(v.picklist(["watchdog", "cost_ceiling", "all"], "guardrail must be one of watchdog, cost_ceiling, all")),
+  guardrail: v.optional(
+    v.picklist(["watchdog", "cost_ceiling", "all"], "guardrail must be one of watchdog, cost_ceiling, all"),
+  ),
   additional_budget_usd: v.optional(
-    v.pipe(v.number("additional_budget_usd must be a number"), v.finite("additional_budget_usd must be finite"), v.minValue(0, "additional_budget_usd must not be negative")),
+    v.pipe(
+      v.number("additional_budget_usd must be a number"),
+      v.finite("additional_budget_usd must be finite"),
+      v.minValue(0, "additional_budget_usd must not be negative"),
+    ),
   ),
 });
 

@@ -30,7 +30,9 @@ export function registerKnowledgeRoutes(table: RouteTable, context: AttachContex
   });
   table.session("POST", "reload", async (route) => {
     await host.authorize(route.app, route.sid, route.caller, "write");
-    const result = context.knowledge ? await context.knowledge.reloads.reloadAll() : { memory: 0, skills: 0, mcp: 0, errors: [] };
+    const result = context.knowledge
+      ? await context.knowledge.reloads.reloadAll()
+      : { memory: 0, skills: 0, mcp: 0, errors: [] };
     return json(200, result);
   });
 }

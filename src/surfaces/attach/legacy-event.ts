@@ -20,12 +20,21 @@ function content(event: SessionEvent): LegacyContent | null {
       return { parts: [event.text === "" ? {} : { text: event.text }], role: "user" };
     case "model-response": {
       const parts: Part[] = event.text === "" ? [] : [{ text: event.text }];
-      for (const call of event.toolCalls) parts.push({ functionCall: { id: call.callId, name: call.name, args: call.args } });
+      for (const call of event.toolCalls)
+        parts.push({ functionCall: { id: call.callId, name: call.name, args: call.args } });
       return { parts, role: "model" };
     }
     case "tool-result":
       return {
-        parts: [{ functionResponse: { id: event.callId, name: event.name, response: { ...event.output, latency_ms: event.latencyMs } } }],
+        parts: [
+          {
+            functionResponse: {
+              id: event.callId,
+              name: event.name,
+              response: { ...event.output, latency_ms: event.latencyMs },
+            },
+          },
+        ],
         role: "user",
       };
     case "audit":
@@ -90,7 +99,14 @@ export function legacyEvent(event: SessionEvent): Record<string, unknown> {
     InvocationID: event.invocationId,
     Branch: "",
     Author: event.author,
-    Actions: { StateDelta: {}, ArtifactDelta: {}, RequestedToolConfirmations: null, SkipSummarization: false, TransferToAgent: "", Escalate: false },
+    Actions: {
+      StateDelta: {},
+      ArtifactDelta: {},
+      RequestedToolConfirmations: null,
+      SkipSummarization: false,
+      TransferToAgent: "",
+      Escalate: false,
+    },
     LongRunningToolIDs: null,
   };
 }

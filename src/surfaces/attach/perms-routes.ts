@@ -20,12 +20,19 @@ const RespondBody = v.object({
   reason: v.optional(v.string("reason must be a string")),
 });
 const ModeBody = v.object({ mode: v.string("mode must be a string") });
-const PatternsBody = v.object({ patterns: v.pipe(v.array(v.string(), "patterns must be a list of strings"), v.minLength(1, "patterns must not be empty")) });
+const PatternsBody = v.object({
+  patterns: v.pipe(
+    v.array(v.string(), "patterns must be a list of strings"),
+    v.minLength(1, "patterns must not be empty"),
+  ),
+});
 
 export function registerPermsRoutes(table: RouteTable, context: AttachContext): void {
   const host = context.host;
-  const tools = async (route: RouteContext & { app: string | undefined; sid: string }, action: "read" | "write" | "admin") =>
-    (await host.actor(await host.authorize(route.app, route.sid, route.caller, action))).tools;
+  const tools = async (
+    route: RouteContext & { app: string | undefined; sid: string },
+    action: "read" | "write" | "admin",
+  ) => (await host.actor(await host.authorize(route.app, route.sid, route.caller, action))).tools;
 
   table.session("GET", "perms", async (route) => json(200, (await tools(route, "read")).info()));
 
@@ -60,7 +67,12 @@ export function registerPermsRoutes(table: RouteTable, context: AttachContext): 
       ...(request.reason !== undefined ? { reason: request.reason } : {}),
     });
     if (!answer.ok) throw answer.error;
-    return json(200, answer.value.approver !== undefined ? { acknowledged: true, approver: answer.value.approver } : { acknowledged: true });
+    return json(
+      200,
+      answer.value.approver !== undefined
+        ? { acknowledged: true, approver: answer.value.approver }
+        : { acknowledged: true },
+    );
   });
 
   table.session("POST", "perms/mode", async (route) => {

@@ -23,7 +23,6 @@ const MISSING_CAPABILITIES: Record<string, string> = {
 
 const AGENT_NAME = /^[^./\s]+$/;
 
-
 export function registerPlaceholderRoutes(table: RouteTable, context: AttachContext): void {
   const host = context.host;
   for (const [suffix, zero] of Object.entries(ZERO_READS)) {
@@ -40,7 +39,8 @@ export function registerPlaceholderRoutes(table: RouteTable, context: AttachCont
   }
   table.session("GET", "agents/:p3/events", async (route) => {
     const name = route.params.p3 ?? "";
-    if (!AGENT_NAME.test(name)) throw new SparError("bad_request", "agent name must not contain '.', '/' or whitespace");
+    if (!AGENT_NAME.test(name))
+      throw new SparError("bad_request", "agent name must not contain '.', '/' or whitespace");
     const key = await host.authorize(route.app, route.sid, route.caller, "read");
     const since = Number.parseInt(route.url.searchParams.get("since") ?? "0", 10);
     return json(200, {

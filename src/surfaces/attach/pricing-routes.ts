@@ -21,7 +21,12 @@ import type { RouteTable } from "./route-table.ts";
  */
 export const SetPricingBody = v.object(
   {
-    model: v.pipe(v.string("model must be a string"), v.trim(), v.minLength(1, "model must not be empty"), v.maxLength(200, "model must be at most 200 characters")),
+    model: v.pipe(
+      v.string("model must be a string"),
+      v.trim(),
+      v.minLength(1, "model must not be empty"),
+      v.maxLength(200, "model must be at most 200 characters"),
+    ),
     ...RateFields,
   },
   "the body must be a JSON object {model, input_usd_per_mtok, output_usd_per_mtok, cached_usd_per_mtok?, cache_write_usd_per_mtok?}",
@@ -46,7 +51,10 @@ export function registerPricingRoutes(table: RouteTable, context: AttachContext)
     // The price book is the daemon's, every tenant's costs and ceilings read it: with per-caller
     // auth only an admin may change it.
     if (context.identitiesRequired && !route.caller.admin) {
-      throw new SparError("forbidden", "the price list is daemon-wide (every session's cost and ceilings use it): only an admin may set a price on a daemon with per-caller auth");
+      throw new SparError(
+        "forbidden",
+        "the price list is daemon-wide (every session's cost and ceilings use it): only an admin may set a price on a daemon with per-caller auth",
+      );
     }
     const body = await requiredBody(route, SetPricingBody);
     pricing.set(body.model, ratesFromFields(body));
@@ -55,10 +63,18 @@ export function registerPricingRoutes(table: RouteTable, context: AttachContext)
 
   table.session("POST", "pricing/refresh", async (route) => {
     await host.authorize(route.app, route.sid, route.caller, "write");
-    if (!pricing?.hasSource) throw new SparError("not_implemented", "this daemon has no pricing source: start it with --pricing-source=<URL or file> (config pricing.source)");
+    if (!pricing?.hasSource)
+      throw new SparError(
+        "not_implemented",
+        "this daemon has no pricing source: start it with --pricing-source=<URL or file> (config pricing.source)",
+      );
     const admission = limiter.take(route.caller.identity, Date.now());
     if (!admission.ok) {
-      return json(429, { error: "rate limited", retry_after_seconds: admission.retryAfterSeconds }, { "retry-after": String(admission.retryAfterSeconds) });
+      return json(
+        429,
+        { error: "rate limited", retry_after_seconds: admission.retryAfterSeconds },
+        { "retry-after": String(admission.retryAfterSeconds) },
+      );
     }
     return json(200, await pricing.refresh());
   });

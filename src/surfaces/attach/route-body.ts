@@ -15,7 +15,10 @@ export async function rawBody(route: RouteContext): Promise<unknown> {
 }
 
 /** A body that must be there (an empty one is a 400). */
-export async function requiredBody<T extends v.GenericSchema>(route: RouteContext, schema: T): Promise<v.InferOutput<T>> {
+export async function requiredBody<T extends v.GenericSchema>(
+  route: RouteContext,
+  schema: T,
+): Promise<v.InferOutput<T>> {
   const raw = await rawBody(route);
   if (raw === undefined) throw new SparError("bad_request", "request body is empty");
   const valid = validate(schema, raw);
@@ -24,7 +27,10 @@ export async function requiredBody<T extends v.GenericSchema>(route: RouteContex
 }
 
 /** A body that may be absent (undefined then); present, it must be valid. */
-export async function optionalBody<T extends v.GenericSchema>(route: RouteContext, schema: T): Promise<v.InferOutput<T> | undefined> {
+export async function optionalBody<T extends v.GenericSchema>(
+  route: RouteContext,
+  schema: T,
+): Promise<v.InferOutput<T> | undefined> {
   const raw = await rawBody(route);
   if (raw === undefined) return undefined;
   const valid = validate(schema, raw);

@@ -5,7 +5,6 @@
  * mapping, and the 404 / 405 answers for unknown paths and methods.
  */
 import type { Elysia } from "elysia";
-import { SparError } from "../../core/errors.ts";
 import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import { errorResponse, json } from "../http/responses.ts";
 import { type Caller, LOCAL_CALLER } from "../http/caller-auth.ts";
@@ -56,7 +55,11 @@ interface RoutableApp {
   route(
     method: string,
     path: string,
-    handler: (context: { request: Request; params: Record<string, string | undefined>; server: PeerLookup | null }) => unknown,
+    handler: (context: {
+      request: Request;
+      params: Record<string, string | undefined>;
+      server: PeerLookup | null;
+    }) => unknown,
     hook?: { parse: "none" },
   ): unknown;
 }
@@ -88,7 +91,11 @@ export class RouteTable {
 
   readonly #resolveCaller: (request: Request, peer: string | undefined) => Caller;
 
-  constructor(app: Elysia, transport: TransportPolicy, resolveCaller: (request: Request, peer: string | undefined) => Caller = () => LOCAL_CALLER) {
+  constructor(
+    app: Elysia,
+    transport: TransportPolicy,
+    resolveCaller: (request: Request, peer: string | undefined) => Caller = () => LOCAL_CALLER,
+  ) {
     this.#app = app as unknown as RoutableApp;
     this.#transport = transport;
     this.#resolveCaller = resolveCaller;
@@ -106,9 +113,13 @@ export class RouteTable {
           if (!options.public) checkTransport(request, this.#transport);
           const caller = options.public ? LOCAL_CALLER : this.#resolveCaller(request, peer);
           checkCsrf(request);
-          const viaTrustedProxy = this.#transport.trustedProxies !== undefined && isTrustedProxy(server?.requestIP(request)?.address, this.#transport.trustedProxies);
+          const viaTrustedProxy =
+            this.#transport.trustedProxies !== undefined &&
+            isTrustedProxy(server?.requestIP(request)?.address, this.#transport.trustedProxies);
           const keepOpen = () => server?.timeout(request, 0);
-          return withProtocolHeader(await handler({ request, params, url: requestUrl(request), caller, viaTrustedProxy, keepOpen }));
+          return withProtocolHeader(
+            await handler({ request, params, url: requestUrl(request), caller, viaTrustedProxy, keepOpen }),
+          );
         } catch (error) {
           return withProtocolHeader(errorResponse(error));
         }
@@ -132,7 +143,9 @@ export class RouteTable {
   /** Register both shapes of a session route; `suffix` is "" for the bare session URL. */
   session(method: Method, suffix: string, handler: Handler<SessionRouteContext>): void {
     const tail = suffix === "" ? "" : `/${suffix}`;
-    this.add(method, `/sessions/:p1${tail}`, (context) => handler({ ...context, app: undefined, sid: context.params.p1 ?? "" }));
+    this.add(method, `/sessions/:p1${tail}`, (context) =>
+      handler({ ...context, app: undefined, sid: context.params.p1 ?? "" }),
+    );
     this.add(method, `/sessions/:p1/:p2${tail}`, (context) =>
       handler({ ...context, app: context.params.p1 ?? "", sid: context.params.p2 ?? "" }),
     );
@@ -166,7 +179,11 @@ export class RouteTable {
     const allowed = this.allowedMethods(url.pathname);
     if (allowed.length > 0) {
       return withProtocolHeader(
-        json(405, { error: `method ${request.method} is not allowed on ${url.pathname}; allowed: ${allowed.join(", ")}` }, { allow: allowed.join(", ") }),
+        json(
+          405,
+          { error: `method ${request.method} is not allowed on ${url.pathname}; allowed: ${allowed.join(", ")}` },
+          { allow: allowed.join(", ") },
+        ),
       );
     }
     return withProtocolHeader(json(404, { error: `no such endpoint: ${request.method} ${url.pathname}` }));

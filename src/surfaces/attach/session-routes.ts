@@ -22,8 +22,18 @@ const identityList = v.optional(v.array(v.pipe(v.string(), v.maxLength(256))));
 const CreateSessionBody = v.object({
   viewers: identityList,
   contributors: identityList,
-  sessionID: v.optional(v.pipe(v.string(), v.check(isValidName, "sessionID must be 1-128 letters, digits, . _ : @ - and start with a letter or digit"))),
-  app: v.optional(v.pipe(v.string(), v.check(isValidName, "app must be 1-128 letters, digits, . _ : @ - and start with a letter or digit"))),
+  sessionID: v.optional(
+    v.pipe(
+      v.string(),
+      v.check(isValidName, "sessionID must be 1-128 letters, digits, . _ : @ - and start with a letter or digit"),
+    ),
+  ),
+  app: v.optional(
+    v.pipe(
+      v.string(),
+      v.check(isValidName, "app must be 1-128 letters, digits, . _ : @ - and start with a letter or digit"),
+    ),
+  ),
 });
 
 const AclPatchBody = v.object({
@@ -33,7 +43,10 @@ const AclPatchBody = v.object({
 });
 
 const InjectBody = v.object({
-  message: v.pipe(v.string("message must be a string"), v.check((text) => text.trim() !== "", "message must not be empty")),
+  message: v.pipe(
+    v.string("message must be a string"),
+    v.check((text) => text.trim() !== "", "message must not be empty"),
+  ),
   wake: v.optional(v.boolean("wake must be a boolean")),
 });
 
@@ -43,7 +56,8 @@ const WakeBody = v.object({
 });
 
 function refuseDuringShutdown(context: AttachContext): void {
-  if (context.host.shuttingDown) throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
+  if (context.host.shuttingDown)
+    throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
 }
 
 function sessionUrl(request: Request, app: string, id: string): string {
@@ -71,13 +85,19 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
     if (raw !== undefined && typeof raw === "object" && raw !== null && "owner" in raw) {
       throw new SparError("bad_request", "owner cannot be set: the caller creating a session is its owner");
     }
-    const request = raw === undefined ? {} : await (async () => {
-      const valid = validate(CreateSessionBody, raw);
-      if (!valid.ok) throw valid.error;
-      return valid.value;
-    })();
+    const request =
+      raw === undefined
+        ? {}
+        : await (async () => {
+            const valid = validate(CreateSessionBody, raw);
+            if (!valid.ok) throw valid.error;
+            return valid.value;
+          })();
     if (!host.config.multiSession) {
-      throw new SparError("not_implemented", "this daemon has no session factory; start it with --multi-session (or attach.multi_session.enabled) to create sessions");
+      throw new SparError(
+        "not_implemented",
+        "this daemon has no session factory; start it with --multi-session (or attach.multi_session.enabled) to create sessions",
+      );
     }
     const caller = route.caller;
     if (!isIdentified(caller)) throw new SparError("unauthorized", "creating a session needs an authenticated caller");
@@ -93,10 +113,16 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
       });
     } catch (error) {
       // A taken id the caller cannot see answers as every invisible session does (masked 404).
-      if (error instanceof SparError && error.code === "conflict" && request.sessionID) await host.authorize(app, request.sessionID, caller, "read");
+      if (error instanceof SparError && error.code === "conflict" && request.sessionID)
+        await host.authorize(app, request.sessionID, caller, "read");
       throw error;
     }
-    return json(201, { app: record.app, user: record.owner, sessionID: record.id, url: sessionUrl(route.request, record.app, record.id) });
+    return json(201, {
+      app: record.app,
+      user: record.owner,
+      sessionID: record.id,
+      url: sessionUrl(route.request, record.app, record.id),
+    });
   });
 
   table.session("DELETE", "", async (route) => {
@@ -109,11 +135,18 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
     refuseDuringShutdown(context);
     const idempotencyKey = route.request.headers.get("idempotency-key") ?? undefined;
     if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
-      throw new SparError("bad_request", `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces`);
+      throw new SparError(
+        "bad_request",
+        `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces`,
+      );
     }
     const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
-    const result = await actor.inject(request.message, request.wake ?? true, idempotencyKey === undefined ? {} : { idempotencyKey });
+    const result = await actor.inject(
+      request.message,
+      request.wake ?? true,
+      idempotencyKey === undefined ? {} : { idempotencyKey },
+    );
     return json(200, {
       injected: true,
       session: key.id,
@@ -127,12 +160,17 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
   table.session("POST", "wake", async (route) => {
     const request = (await optionalBody(route, WakeBody)) ?? {};
     refuseDuringShutdown(context);
-    if (request.target !== undefined) throw new SparError("not_implemented", "wake targets are not routed by this daemon");
+    if (request.target !== undefined)
+      throw new SparError("not_implemented", "wake targets are not routed by this daemon");
     const key = await host.authorize(route.app, route.sid, route.caller, "write");
     const actor = await host.actor(key);
     // A blank prompt is no prompt (a bare wake), as "" always was; inject refuses a blank message.
     const injected = await actor.wake(request.prompt?.trim() === "" ? undefined : request.prompt);
-    return json(200, { woken: key.id, prompt: request.prompt ?? "", ...(injected ? { prompt_id: injected.promptId } : {}) });
+    return json(200, {
+      woken: key.id,
+      prompt: request.prompt ?? "",
+      ...(injected ? { prompt_id: injected.promptId } : {}),
+    });
   });
 
   table.session("GET", "events", (route) => eventsHandler(context, route));
@@ -149,7 +187,8 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
 
   table.session("PATCH", "acl", async (route) => {
     const patch = await requiredBody(route, AclPatchBody);
-    if (!host.config.multiSession) throw new SparError("not_implemented", "sessions carry ACLs only with --multi-session");
+    if (!host.config.multiSession)
+      throw new SparError("not_implemented", "sessions carry ACLs only with --multi-session");
     const key = await host.authorize(route.app, route.sid, route.caller, "admin");
     const stored = await host.updateAcl(key, {
       ...(patch.owner !== undefined ? { owner: patch.owner } : {}),

@@ -54,16 +54,24 @@ function bearerOf(request: Request): string | undefined {
  * Resolve the caller of a request. `transportBearer` is the shared transport token when the
  * request presented it in `Authorization` (then that header names no caller).
  */
-export function resolveCaller(request: Request, config: CallerAuthConfig, transportToken: string | undefined, peer?: string): Caller {
-  const certified: Caller | undefined = peer === undefined ? undefined : { identity: peer, admin: config.adminIdentities.has(peer), source: "mtls" };
+export function resolveCaller(
+  request: Request,
+  config: CallerAuthConfig,
+  transportToken: string | undefined,
+  peer?: string,
+): Caller {
+  const certified: Caller | undefined =
+    peer === undefined ? undefined : { identity: peer, admin: config.adminIdentities.has(peer), source: "mtls" };
   if (config.tokens === undefined) return certified ? withAssertion(request, config, certified) : LOCAL_CALLER;
   const presented = bearerOf(request);
-  const usesTransportToken = presented !== undefined && transportToken !== undefined && request.headers.get("x-attach-token") === null;
+  const usesTransportToken =
+    presented !== undefined && transportToken !== undefined && request.headers.get("x-attach-token") === null;
   let caller: Caller;
   if ((presented === undefined || usesTransportToken) && certified) {
     caller = certified;
   } else if (presented === undefined || usesTransportToken) {
-    if (!config.allowAnonymous) throw refuse("this daemon needs an authenticated caller: send Authorization: Bearer <your token>");
+    if (!config.allowAnonymous)
+      throw refuse("this daemon needs an authenticated caller: send Authorization: Bearer <your token>");
     caller = ANONYMOUS;
   } else {
     const identity = config.tokens.get(sha256Hex(presented));
@@ -88,10 +96,14 @@ function withAssertion(request: Request, config: CallerAuthConfig, caller: Calle
   if (identity === "") throw refuse(`${config.proxyHeader} is empty`);
   const admin = config.adminIdentities.has(identity);
   if (admin && !config.proxyMayAssertAdmins) {
-    throw refuse(`${config.proxyHeader}: ${JSON.stringify(identity)} is an admin identity, which a proxy may not assert (attach.multi_session.auth.proxy_may_assert_admins)`);
+    throw refuse(
+      `${config.proxyHeader}: ${JSON.stringify(identity)} is an admin identity, which a proxy may not assert (attach.multi_session.auth.proxy_may_assert_admins)`,
+    );
   }
   if (config.assertableIdentities.size > 0 && !config.assertableIdentities.has(identity)) {
-    throw refuse(`${config.proxyHeader}: ${JSON.stringify(identity.slice(0, 256))} is not an identity proxies may assert (attach.multi_session.auth.assertable_identities)`);
+    throw refuse(
+      `${config.proxyHeader}: ${JSON.stringify(identity.slice(0, 256))} is not an identity proxies may assert (attach.multi_session.auth.assertable_identities)`,
+    );
   }
   return { identity, admin, source: "asserted", proxyBy: caller.identity };
 }

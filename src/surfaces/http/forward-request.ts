@@ -36,7 +36,12 @@ const PLACEHOLDER_ORIGIN = "https://localhost";
 
 class BodyTooLarge extends Error {}
 
-export async function forwardRequest(incoming: IncomingMessage, outgoing: ServerResponse, limits: ForwardLimits, hooks: ForwardHooks): Promise<void> {
+export async function forwardRequest(
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  limits: ForwardLimits,
+  hooks: ForwardHooks,
+): Promise<void> {
   const abort = new AbortController();
   outgoing.once("close", () => abort.abort(new Error("client disconnected")));
   let response: Response;
@@ -59,7 +64,8 @@ export async function forwardRequest(incoming: IncomingMessage, outgoing: Server
 }
 
 function failureOf(error: unknown, maxBytes: number): unknown {
-  if (error instanceof BodyTooLarge) return new SparError("payload_too_large", `request body over the listener's ${maxBytes}-byte limit`);
+  if (error instanceof BodyTooLarge)
+    return new SparError("payload_too_large", `request body over the listener's ${maxBytes}-byte limit`);
   if (error instanceof TypeError) return new SparError("bad_request", `malformed request: ${error.message}`);
   return error;
 }
@@ -98,7 +104,13 @@ function writeHead(response: Response, outgoing: ServerResponse): void {
   if (cookies.length > 0) outgoing.setHeader("set-cookie", cookies);
 }
 
-async function writeResponse(response: Response, method: string, outgoing: ServerResponse, maxBacklogBytes: number, signal: AbortSignal): Promise<void> {
+async function writeResponse(
+  response: Response,
+  method: string,
+  outgoing: ServerResponse,
+  maxBacklogBytes: number,
+  signal: AbortSignal,
+): Promise<void> {
   if (outgoing.destroyed) {
     await response.body?.cancel("client disconnected");
     return;
@@ -122,7 +134,12 @@ async function writeResponse(response: Response, method: string, outgoing: Serve
  * An event stream: headers now, then frames as they come. Read on while the socket is behind, so
  * the frames wait where they can be counted, and cut a client more than `maxBacklogBytes` behind.
  */
-async function writeStream(body: ReadableStream<Uint8Array>, outgoing: ServerResponse, maxBacklogBytes: number, signal: AbortSignal): Promise<void> {
+async function writeStream(
+  body: ReadableStream<Uint8Array>,
+  outgoing: ServerResponse,
+  maxBacklogBytes: number,
+  signal: AbortSignal,
+): Promise<void> {
   outgoing.flushHeaders();
   const reader = body.getReader();
   const cancel = () => void reader.cancel("client disconnected").catch(() => {});

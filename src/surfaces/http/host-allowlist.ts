@@ -25,14 +25,20 @@ export interface HostAllowlist {
 const NAME = /^(?:\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/;
 
 /** Parse `--attach-allowed-hosts` entries: host names, or `*.suffix` for every name under one. */
-export function parseAllowedHosts(entries: readonly string[], setting: string, anyAddressLiteral = false): Result<HostAllowlist> {
+export function parseAllowedHosts(
+  entries: readonly string[],
+  setting: string,
+  anyAddressLiteral = false,
+): Result<HostAllowlist> {
   const names = new Set<string>();
   const suffixes: string[] = [];
   for (const raw of entries) {
     const entry = raw.trim().toLowerCase();
     if (entry === "") continue;
     if (!NAME.test(entry) || entry.length > 253) {
-      return err(`${setting}: ${JSON.stringify(raw)} is not a host name or *.domain (no ports, schemes or addresses: loopback addresses are always served)`);
+      return err(
+        `${setting}: ${JSON.stringify(raw)} is not a host name or *.domain (no ports, schemes or addresses: loopback addresses are always served)`,
+      );
     }
     const bare = entry.replace(/\.$/, "");
     if (bare.startsWith("*.")) suffixes.push(bare.slice(1));

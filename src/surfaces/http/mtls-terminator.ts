@@ -92,7 +92,14 @@ export function startMtlsTerminator(options: MtlsOptions): Promise<MtlsTerminato
     });
   });
   const tls = createTlsServer(
-    { cert: readFileSync(options.cert), key: readFileSync(options.key), ca: readFileSync(options.ca), requestCert: true, rejectUnauthorized: true, handshakeTimeout: HANDSHAKE_TIMEOUT_MS },
+    {
+      cert: readFileSync(options.cert),
+      key: readFileSync(options.key),
+      ca: readFileSync(options.ca),
+      requestCert: true,
+      rejectUnauthorized: true,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+    },
     (socket) => {
       const identity = subjectString(socket.getPeerCertificate()?.subject);
       if (!socket.authorized || identity === "" || closing) {

@@ -22,7 +22,10 @@ export function isJsonContentType(request: Request): boolean {
  * Read a JSON body of at most `limit` bytes. Resolves `undefined` for an empty body, so
  * callers decide whether one is required.
  */
-export async function readJsonBody(request: Request, limit: number = WRITE_BODY_LIMIT): Promise<Result<unknown, SparError>> {
+export async function readJsonBody(
+  request: Request,
+  limit: number = WRITE_BODY_LIMIT,
+): Promise<Result<unknown, SparError>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   const tooLarge = () => err(new SparError("payload_too_large", `request body is larger than ${limit} bytes`));
   if (declared > limit) return tooLarge();
@@ -72,7 +75,10 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array |
 }
 
 /** Validate with a valibot schema; the error names the offending field. */
-export function validate<TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): Result<v.InferOutput<TSchema>, SparError> {
+export function validate<TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  input: unknown,
+): Result<v.InferOutput<TSchema>, SparError> {
   // valibot reads an array's missing keys as absent fields ("field message: Invalid key"); name the
   // real mistake, in the schema's own words when it has them.
   if (Array.isArray(input) && schema.type.endsWith("object")) {

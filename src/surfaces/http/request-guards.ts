@@ -34,7 +34,8 @@ export interface TransportPolicy {
 export function checkConnection(request: Request, policy: TransportPolicy): string | undefined {
   if (!policy.peerIdentity) return undefined;
   const identity = policy.peerIdentity(request);
-  if (identity === undefined) throw new SparError("forbidden", "connect through the TLS listener with a client certificate");
+  if (identity === undefined)
+    throw new SparError("forbidden", "connect through the TLS listener with a client certificate");
   return identity;
 }
 
@@ -65,7 +66,9 @@ export function checkTransport(request: Request, policy: TransportPolicy): void 
   if (policy.token !== undefined) {
     const presented = presentedToken(request);
     if (presented === undefined || !tokensMatch(presented, policy.token)) {
-      throw new HttpProblem("unauthorized", "missing or wrong attach token", { "www-authenticate": 'Bearer realm="attach"' });
+      throw new HttpProblem("unauthorized", "missing or wrong attach token", {
+        "www-authenticate": 'Bearer realm="attach"',
+      });
     }
   }
   if (policy.readonly && !isSafeMethod(request.method)) {

@@ -45,6 +45,9 @@ export function requestUrl(request: Request): URL {
 export function checkHostHeader(request: Request): void {
   const host = request.headers.get("host");
   if (host !== null && validHost(host) === undefined) {
-    throw new SparError("bad_request", `invalid Host header ${JSON.stringify(host.slice(0, 200))}: expected host[:port]`);
+    throw new SparError(
+      "bad_request",
+      `invalid Host header ${JSON.stringify(host.slice(0, 200))}: expected host[:port]`,
+    );
   }
 }

@@ -121,7 +121,9 @@ export class SseStream {
     if (this.#direct === undefined) {
       this.#early.push(bytes);
       this.#earlyBytes += bytes.byteLength;
-      return this.#early.length > this.#options.maxQueued || this.#earlyBytes > this.#maxBytes ? this.#overflow() : true;
+      return this.#early.length > this.#options.maxQueued || this.#earlyBytes > this.#maxBytes
+        ? this.#overflow()
+        : true;
     }
     this.#pending.push(bytes);
     if (this.#pending.length === 1) {
@@ -184,7 +186,11 @@ export class SseStream {
     this.flush();
     // Before Bun starts the body (a moment after the response is returned) there is no socket
     // to wait on: poll. After it, wait for the socket to take the last waiting write.
-    while (!this.#closed && this.#direct === undefined && (this.#early.length >= this.#options.lowWater || this.#earlyBytes >= this.#lowWaterBytes)) {
+    while (
+      !this.#closed &&
+      this.#direct === undefined &&
+      (this.#early.length >= this.#options.lowWater || this.#earlyBytes >= this.#lowWaterBytes)
+    ) {
       await Bun.sleep(WRITABLE_POLL_MS);
     }
     if (this.#closed || this.#behind === 0) return;

@@ -54,11 +54,17 @@ export class StreamAdmission {
   admit(caller: Caller): () => void {
     const ceiling = this.#caps.maxStreams + (caller.admin ? this.#caps.adminReserve : 0);
     if (this.#open >= ceiling) {
-      throw this.#refuse("global_cap", `this daemon holds its maximum of ${this.#caps.maxStreams} open streams; retry later`);
+      throw this.#refuse(
+        "global_cap",
+        `this daemon holds its maximum of ${this.#caps.maxStreams} open streams; retry later`,
+      );
     }
     const held = this.#byCaller.get(caller.identity) ?? 0;
     if (!caller.admin && held >= this.#caps.maxPerCaller) {
-      throw this.#refuse("caller_cap", `too many open streams for caller ${caller.identity}: at most ${this.#caps.maxPerCaller} at once; close one first`);
+      throw this.#refuse(
+        "caller_cap",
+        `too many open streams for caller ${caller.identity}: at most ${this.#caps.maxPerCaller} at once; close one first`,
+      );
     }
     this.#open++;
     this.#byCaller.set(caller.identity, held + 1);
@@ -84,6 +90,9 @@ export class StreamAdmission {
  * least 512) for everything else; without a known limit, 4096.
  */
 export function defaultStreamCaps(openFileLimit: number | undefined): StreamCaps {
-  const maxStreams = openFileLimit === undefined || !Number.isFinite(openFileLimit) ? 4096 : Math.max(64, openFileLimit - Math.max(512, Math.floor(openFileLimit / 10)));
+  const maxStreams =
+    openFileLimit === undefined || !Number.isFinite(openFileLimit)
+      ? 4096
+      : Math.max(64, openFileLimit - Math.max(512, Math.floor(openFileLimit / 10)));
   return { maxStreams, maxPerCaller: Math.min(256, maxStreams), adminReserve: 64 };
 }

@@ -63,7 +63,12 @@ export interface PeerHubSettings {
 /** The caps: integers from 1 to 100,000, a lease from 1s to the longest timer; errors name the flag or key. */
 function readLimits(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<PeerLimits> {
   const read = new FlagReader(PEER_FLAGS, flags, config);
-  const maxPerCaller = read.int("attach-peer-max-per-caller", DEFAULT_PEER_LIMITS.maxPerCaller, 1, MAX_REGISTRATION_CAP);
+  const maxPerCaller = read.int(
+    "attach-peer-max-per-caller",
+    DEFAULT_PEER_LIMITS.maxPerCaller,
+    1,
+    MAX_REGISTRATION_CAP,
+  );
   if (!maxPerCaller.ok) return maxPerCaller;
   const maxTotal = read.int("attach-peer-max-total", DEFAULT_PEER_LIMITS.maxTotal, 1, MAX_REGISTRATION_CAP);
   if (!maxTotal.ok) return maxTotal;
@@ -77,7 +82,11 @@ function readLimits(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<s
  * the state file a non-empty string, and the state file needs the hub. A relative state-file
  * path is taken from `cwd`. The error names the flag or key.
  */
-export function resolvePeerSettings(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, cwd: string): Result<PeerHubSettings> {
+export function resolvePeerSettings(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+  cwd: string,
+): Result<PeerHubSettings> {
   const [hubSpec, fileSpec] = PEER_FLAGS as readonly [FlagSpec, FlagSpec];
   const hub = settingOf(flags, config, hubSpec);
   const file = settingOf(flags, config, fileSpec);
@@ -86,7 +95,8 @@ export function resolvePeerSettings(flags: ReadonlyMap<string, FlagValue>, confi
   const limits = readLimits(flags, config);
   if (!limits.ok) return limits;
   if (file === undefined) return ok({ enabled, stateFile: undefined, limits: limits.value });
-  if (typeof file.value !== "string" || file.value.trim() === "") return err(`${file.from} must be a non-empty file path`);
+  if (typeof file.value !== "string" || file.value.trim() === "")
+    return err(`${file.from} must be a non-empty file path`);
   const combination = checkPeerCombination(enabled, file.from);
   if (!combination.ok) return combination;
   return ok({ enabled, stateFile: resolve(cwd, file.value.trim()), limits: limits.value });
@@ -95,5 +105,7 @@ export function resolvePeerSettings(flags: ReadonlyMap<string, FlagValue>, confi
 /** The state file is only meaningful with the hub: refuse it alone, naming where it was set. */
 export function checkPeerCombination(hubEnabled: boolean, stateFileFrom: string | undefined): Result<void> {
   if (stateFileFrom === undefined || hubEnabled) return ok(undefined);
-  return err(`${stateFileFrom} needs the peer hub: add --attach-peer-hub (config attach.peer_hub: true) or drop the state file`);
+  return err(
+    `${stateFileFrom} needs the peer hub: add --attach-peer-hub (config attach.peer_hub: true) or drop the state file`,
+  );
 }

@@ -66,7 +66,11 @@ export class PeerHub {
    * startup must fail (its message names the file and the cause).
    */
   static open(options: PeerHubOptions): Result<PeerHub, string> {
-    const registry = new PeerRegistry({ now: options.now ?? Date.now, ...(options.newId ? { newId: options.newId } : {}), ...(options.limits ? { limits: options.limits } : {}) });
+    const registry = new PeerRegistry({
+      now: options.now ?? Date.now,
+      ...(options.newId ? { newId: options.newId } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+    });
     const path = options.stateFile;
     if (path === undefined) return ok(new PeerHub(registry, undefined, options.log));
     const loaded = PeerJournal.open(path);
@@ -79,7 +83,9 @@ export class PeerHub {
     } catch (error) {
       return err((error as Error).message);
     }
-    options.log.info(`peer hub: restored ${report.restored} registration(s) from ${path}, dropped ${report.expired} expired`);
+    options.log.info(
+      `peer hub: restored ${report.restored} registration(s) from ${path}, dropped ${report.expired} expired`,
+    );
     return ok(new PeerHub(registry, loaded.value.journal, options.log));
   }
 
@@ -95,7 +101,12 @@ export class PeerHub {
 
   heartbeat(caller: PeerCaller, registrationId: string): Result<PeerRegistration, SparError> {
     const result = this.#registry.heartbeat(caller, registrationId);
-    if (result.ok) this.#persist({ op: "beat", name: result.value.name, expires_at: new Date(result.value.expiresAt).toISOString() });
+    if (result.ok)
+      this.#persist({
+        op: "beat",
+        name: result.value.name,
+        expires_at: new Date(result.value.expiresAt).toISOString(),
+      });
     return result;
   }
 
@@ -145,7 +156,9 @@ export class PeerHub {
       }
     } catch (error) {
       this.#compactNext = true;
-      this.#log.error(`${(error as Error).message}; the change stands in memory and the next one rewrites the state file`);
+      this.#log.error(
+        `${(error as Error).message}; the change stands in memory and the next one rewrites the state file`,
+      );
     }
   }
 }

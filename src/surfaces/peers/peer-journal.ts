@@ -25,7 +25,10 @@ import type { PeerRecord } from "../../core/peer-registry.ts";
 import { type Result, err, ok } from "../../core/result.ts";
 import { RECORD_SCHEMA, STATE_FILE_MODE, readStateFile, writeStateFile } from "./peer-state-file.ts";
 
-export type JournalOp = { op: "put"; record: PeerRecord } | { op: "beat"; name: string; expires_at: string } | { op: "del"; name: string };
+export type JournalOp =
+  | { op: "put"; record: PeerRecord }
+  | { op: "beat"; name: string; expires_at: string }
+  | { op: "del"; name: string };
 
 const OP_SCHEMA = v.variant("op", [
   v.object({ op: v.literal("put"), record: RECORD_SCHEMA }),
@@ -89,7 +92,8 @@ export function readPeerState(statePath: string): Result<{ records: PeerRecord[]
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return err(`peer state file ${statePath} cannot be read: its journal ${path}: ${describe(error)}`);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+      return err(`peer state file ${statePath} cannot be read: its journal ${path}: ${describe(error)}`);
   }
   const warnings = [...snapshot.value.warnings, ...replay(text, path, byName)];
   return ok({ records: [...byName.values()], warnings });
@@ -128,7 +132,9 @@ export class PeerJournal {
       fd = openSync(this.#path, "a", STATE_FILE_MODE);
       writeSync(fd, line);
     } catch (error) {
-      throw new Error(`peer state file ${this.#statePath} cannot be written: its journal ${this.#path}: ${describe(error)}`);
+      throw new Error(
+        `peer state file ${this.#statePath} cannot be written: its journal ${this.#path}: ${describe(error)}`,
+      );
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
@@ -148,7 +154,9 @@ export class PeerJournal {
       closeSync(openSync(this.#path, "a", STATE_FILE_MODE));
       truncateSync(this.#path, 0);
     } catch (error) {
-      throw new Error(`peer state file ${this.#statePath} cannot be written: its journal ${this.#path} cannot be emptied: ${describe(error)}`);
+      throw new Error(
+        `peer state file ${this.#statePath} cannot be written: its journal ${this.#path} cannot be emptied: ${describe(error)}`,
+      );
     }
     this.#bytes = 0;
   }

@@ -22,7 +22,13 @@
  */
 import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
-import { type LabelFilter, MAX_HEARTBEAT_TTL_SEC, isPeerEndpoint, parseLabelFilter, peerWireView } from "../../core/peer-registry.ts";
+import {
+  type LabelFilter,
+  MAX_HEARTBEAT_TTL_SEC,
+  isPeerEndpoint,
+  parseLabelFilter,
+  peerWireView,
+} from "../../core/peer-registry.ts";
 import type { Caller } from "../attach/attach-context.ts";
 import type { RouteTable } from "../attach/route-table.ts";
 import { HttpProblem } from "../http/http-problem.ts";
@@ -49,7 +55,10 @@ const REGISTRATION_SCHEMA = v.object({
   labels: v.optional(
     v.pipe(
       v.unknown(),
-      v.check((labels) => typeof labels === "object" && labels !== null && !Array.isArray(labels), "must be an object of string to string"),
+      v.check(
+        (labels) => typeof labels === "object" && labels !== null && !Array.isArray(labels),
+        "must be an object of string to string",
+      ),
       v.record(v.string(), v.string("label values must be strings")),
     ),
   ),
@@ -63,9 +72,13 @@ const REGISTRATION_SCHEMA = v.object({
 });
 
 function refuseAnonymous(): HttpProblem {
-  return new HttpProblem("unauthorized", "peer endpoints need an authenticated caller: send Authorization: Bearer <your token>", {
-    "www-authenticate": 'Bearer realm="attach-multisession"',
-  });
+  return new HttpProblem(
+    "unauthorized",
+    "peer endpoints need an authenticated caller: send Authorization: Bearer <your token>",
+    {
+      "www-authenticate": 'Bearer realm="attach-multisession"',
+    },
+  );
 }
 
 function labelFilters(url: URL): LabelFilter[] {

@@ -22,7 +22,10 @@ export const RECORD_SCHEMA = v.object({
   endpoint: v.string(),
   labels: v.pipe(
     v.unknown(),
-    v.check((labels) => typeof labels === "object" && labels !== null && !Array.isArray(labels), "must be an object of string to string"),
+    v.check(
+      (labels) => typeof labels === "object" && labels !== null && !Array.isArray(labels),
+      "must be an object of string to string",
+    ),
     v.record(v.string(), v.string()),
   ),
   heartbeat_ttl_sec: v.number(),

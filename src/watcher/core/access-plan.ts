@@ -42,7 +42,11 @@ export const SOURCE_ACCESS: Readonly<Record<string, readonly AccessCheck[]>> = {
 };
 
 /** Grants storm correlation needs: the topology graph of pods, nodes and replicasets. */
-export const STORM_ACCESS: readonly AccessCheck[] = [...listWatch("", "pods"), ...listWatch("", "nodes"), ...listWatch("apps", "replicasets")];
+export const STORM_ACCESS: readonly AccessCheck[] = [
+  ...listWatch("", "pods"),
+  ...listWatch("", "nodes"),
+  ...listWatch("apps", "replicasets"),
+];
 
 /** Grants recovery tracking needs: pod readiness, from a pods watch (nothing else). */
 export const RECOVERY_ACCESS: readonly AccessCheck[] = listWatch("", "pods");
@@ -90,7 +94,10 @@ export function optionalAccess(plan: Pick<AccessPlan, "storm" | "recovery">): Ac
   return unique([...(plan.storm ? STORM_ACCESS : []), ...(plan.recovery ? RECOVERY_ACCESS : [])]);
 }
 
-function firstDenied(checks: readonly AccessCheck[], answer: (check: AccessCheck) => AccessAnswer): { check: AccessCheck; answer: AccessAnswer } | undefined {
+function firstDenied(
+  checks: readonly AccessCheck[],
+  answer: (check: AccessCheck) => AccessAnswer,
+): { check: AccessCheck; answer: AccessAnswer } | undefined {
   for (const check of checks) {
     const found = answer(check);
     if (!("allowed" in found) || !found.allowed) return { check, answer: found };
@@ -110,12 +117,20 @@ export function planAccess(input: AccessPlanInput, answer: (check: AccessCheck) 
       continue;
     }
     const denied = firstDenied(required, answer);
-    if (denied && "error" in denied.answer) return unreachable(`access review for source "${name}" failed: ${denied.answer.error}`);
+    if (denied && "error" in denied.answer)
+      return unreachable(`access review for source "${name}" failed: ${denied.answer.error}`);
     if (denied) {
       const why = "reason" in denied.answer && denied.answer.reason ? ` (${denied.answer.reason})` : "";
       const message = `source "${name}" requires permission to "${describeCheck(denied.check)}" and this service account does not have it${why}; grant it or disable the source — refusing to run a silently empty watch`;
-      if (!input.sources.auto || name === "cluster-events") return fail(input.sources.auto ? `${message} (cluster-events is always on under --sources=auto: a watcher that cannot watch events is misdeployed)` : message);
-      plan.notes.push(`source ${name}: disabled (missing "${describeCheck(denied.check)}" — grant it, or name it in --sources to make this fatal)`);
+      if (!input.sources.auto || name === "cluster-events")
+        return fail(
+          input.sources.auto
+            ? `${message} (cluster-events is always on under --sources=auto: a watcher that cannot watch events is misdeployed)`
+            : message,
+        );
+      plan.notes.push(
+        `source ${name}: disabled (missing "${describeCheck(denied.check)}" — grant it, or name it in --sources to make this fatal)`,
+      );
       continue;
     }
     plan.sources.push(name);
@@ -123,14 +138,19 @@ export function planAccess(input: AccessPlanInput, answer: (check: AccessCheck) 
   }
   if (input.storm !== "off") {
     const denied = firstDenied(STORM_ACCESS, answer);
-    if (denied && "error" in denied.answer) return unreachable(`access review for storm correlation failed: ${denied.answer.error}`);
-    if (denied && input.storm === "on") return fail(`--storm=on requires permission to "${describeCheck(denied.check)}" and this service account does not have it; grant it or use --storm=auto or off`);
+    if (denied && "error" in denied.answer)
+      return unreachable(`access review for storm correlation failed: ${denied.answer.error}`);
+    if (denied && input.storm === "on")
+      return fail(
+        `--storm=on requires permission to "${describeCheck(denied.check)}" and this service account does not have it; grant it or use --storm=auto or off`,
+      );
     plan.storm = !denied;
     plan.notes.push(denied ? `storm: off (missing "${describeCheck(denied.check)}")` : "storm: on");
   } else plan.notes.push("storm: off");
   if (input.recovery) {
     const denied = firstDenied(RECOVERY_ACCESS, answer);
-    if (denied && "error" in denied.answer) return unreachable(`access review for recovery tracking failed: ${denied.answer.error}`);
+    if (denied && "error" in denied.answer)
+      return unreachable(`access review for recovery tracking failed: ${denied.answer.error}`);
     plan.recovery = !denied;
     const why = denied && "reason" in denied.answer && denied.answer.reason ? ` (${denied.answer.reason})` : "";
     plan.notes.push(

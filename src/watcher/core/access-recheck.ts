@@ -35,9 +35,17 @@ export class AccessRecheck {
   private readonly tracked = new Map<string, Tracked>();
 
   /** `heldAtStartup`: the startup review's answer; checks it did not allow are not tracked. */
-  constructor(required: readonly AccessCheck[], optional: readonly AccessCheck[], heldAtStartup: (check: AccessCheck) => boolean = () => true) {
-    for (const check of optional) if (heldAtStartup(check)) this.tracked.set(checkKey(check), { check, required: false, denials: 0, revoked: false });
-    for (const check of required) if (heldAtStartup(check)) this.tracked.set(checkKey(check), { check, required: true, denials: 0, revoked: false });
+  constructor(
+    required: readonly AccessCheck[],
+    optional: readonly AccessCheck[],
+    heldAtStartup: (check: AccessCheck) => boolean = () => true,
+  ) {
+    for (const check of optional)
+      if (heldAtStartup(check))
+        this.tracked.set(checkKey(check), { check, required: false, denials: 0, revoked: false });
+    for (const check of required)
+      if (heldAtStartup(check))
+        this.tracked.set(checkKey(check), { check, required: true, denials: 0, revoked: false });
   }
 
   checks(): AccessCheck[] {
@@ -60,7 +68,12 @@ export class AccessRecheck {
       entry.denials++;
       if (entry.denials >= 2 && !entry.revoked) {
         entry.revoked = true;
-        verdict.revoked.push({ check: entry.check, description: describeCheck(entry.check), required: entry.required, ...(found.reason ? { reason: found.reason } : {}) });
+        verdict.revoked.push({
+          check: entry.check,
+          description: describeCheck(entry.check),
+          required: entry.required,
+          ...(found.reason ? { reason: found.reason } : {}),
+        });
       }
     }
     verdict.stop = verdict.revoked.some((revocation) => revocation.required);

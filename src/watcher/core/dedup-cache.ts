@@ -37,7 +37,9 @@ export interface DedupEntry {
   sourceKind?: string;
 }
 
-export type DedupResult = { outcome: "new"; key: string; entry: DedupEntry } | { outcome: "duplicate"; key: string; entry: DedupEntry; replay: boolean };
+export type DedupResult =
+  | { outcome: "new"; key: string; entry: DedupEntry }
+  | { outcome: "duplicate"; key: string; entry: DedupEntry; replay: boolean };
 
 export function dedupKey(uid: string, canonicalReason: string): string {
   return `${uid}|${canonicalReason}`;
@@ -65,13 +67,22 @@ export class DedupCache {
 
   observe(key: string, eventTime: number, now: number): DedupResult {
     const entry = this.entries.get(key);
-    if (!entry) return { outcome: "new", key, entry: this.insert(key, { firstSeen: now, lastSeen: now, eventLastTs: eventTime, count: 1 }) };
+    if (!entry)
+      return {
+        outcome: "new",
+        key,
+        entry: this.insert(key, { firstSeen: now, lastSeen: now, eventLastTs: eventTime, count: 1 }),
+      };
     if (eventTime <= entry.eventLastTs) {
       entry.count++;
       return { outcome: "duplicate", key, entry, replay: true };
     }
     if (now - entry.lastSeen > this.windowMs) {
-      return { outcome: "new", key, entry: this.insert(key, { firstSeen: now, lastSeen: now, eventLastTs: eventTime, count: 1 }) };
+      return {
+        outcome: "new",
+        key,
+        entry: this.insert(key, { firstSeen: now, lastSeen: now, eventLastTs: eventTime, count: 1 }),
+      };
     }
     entry.count++;
     entry.lastSeen = now;
@@ -161,7 +172,13 @@ function parseIncident(value: unknown): DedupIncident | undefined {
   const kind = text("kind_of_object");
   const name = text("name");
   if (namespace === undefined || kind === undefined || name === undefined) return undefined;
-  const incident: DedupIncident = { namespace, kind_of_object: kind, name, fingerprint: text("fingerprint") ?? "", cluster: text("cluster") ?? "" };
+  const incident: DedupIncident = {
+    namespace,
+    kind_of_object: kind,
+    name,
+    fingerprint: text("fingerprint") ?? "",
+    cluster: text("cluster") ?? "",
+  };
   for (const key of ["container", "controller_ref", "node"] as const) {
     const found = text(key);
     if (found) incident[key] = found;

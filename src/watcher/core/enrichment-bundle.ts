@@ -55,7 +55,16 @@ function headLine(target: BundleTarget, sections: SectionName[]): string {
   ];
   if (target.skipped && target.skipped.length > 0) details.push(["skipped", target.skipped.join(",")]);
   if (sections.length > 0) details.push(["sections", sections.join(",")]);
-  return logfmtLine({ kind: "bundle.target", severity: "info", namespace: target.namespace, kind_of_object: target.kindOfObject, name: target.name }, details);
+  return logfmtLine(
+    {
+      kind: "bundle.target",
+      severity: "info",
+      namespace: target.namespace,
+      kind_of_object: target.kindOfObject,
+      name: target.name,
+    },
+    details,
+  );
 }
 
 const byteLength = (text: string) => new TextEncoder().encode(text).length;
@@ -76,6 +85,12 @@ export function renderBundle(input: BundleInput, capBytes: number): RenderedBund
   }
   const overflow = SECTION_ORDER.filter((name) => dropped.includes(name) || (input.notComputed ?? []).includes(name));
   const trailers = overflow.map((name) => `overflow section=${name} cmd=${JSON.stringify(input.command(name))}\n`);
-  for (const failure of input.errors ?? []) trailers.push(logfmtLine({ kind: "enrichment_error" }, [["stage", failure.stage], ["error", cutError(failure.error)]]).replace(/^kind=enrichment_error/, "enrichment_error"));
+  for (const failure of input.errors ?? [])
+    trailers.push(
+      logfmtLine({ kind: "enrichment_error" }, [
+        ["stage", failure.stage],
+        ["error", cutError(failure.error)],
+      ]).replace(/^kind=enrichment_error/, "enrichment_error"),
+    );
   return { bundle: headLine(input.target, included) + body + trailers.join(""), included, dropped };
 }

@@ -8,7 +8,8 @@ import { CLUSTER_EVENT_KIND, type Signal } from "./signal.ts";
 
 type Json = Record<string, unknown>;
 
-const record = (value: unknown): Json => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : {});
+const record = (value: unknown): Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : {};
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 
 function time(...candidates: unknown[]): number | undefined {
@@ -23,7 +24,9 @@ function time(...candidates: unknown[]): number | undefined {
 }
 
 function labels(value: unknown): Record<string, string> | undefined {
-  const entries = Object.entries(record(value)).filter((entry): entry is [string, string] => typeof entry[1] === "string");
+  const entries = Object.entries(record(value)).filter(
+    (entry): entry is [string, string] => typeof entry[1] === "string",
+  );
   return entries.length > 0 ? Object.fromEntries(entries) : undefined;
 }
 

@@ -34,13 +34,18 @@ export function decideFilter(signal: Signal, settings: FilterSettings, pullClass
   if (eventKind && !settings.reasons.has(signal.reason)) return "reason_not_allowed";
   if (signal.namespace !== "" && settings.excludeNamespaces.has(signal.namespace)) return "namespace_excluded";
   if (settings.allowNamespaces.size > 0) {
-    if (signal.namespace === "" ? eventKind : !settings.allowNamespaces.has(signal.namespace)) return "namespace_not_allowed";
+    if (signal.namespace === "" ? eventKind : !settings.allowNamespaces.has(signal.namespace))
+      return "namespace_not_allowed";
   }
   if (!eventKind) return undefined;
   const family = canonicalReasonForEvent(signal.reason, signal.message);
   if (family === "Unhealthy" && signal.eventCount < settings.unhealthyMinCount) return "unhealthy_debounce";
   if (family === "CrashLoopBackOff" && signal.eventCount < settings.backoffMinCount) return "crashloop_debounce";
-  if (family === "ImagePullBackOff" && pullClass === "retryable" && signal.eventCount < settings.imagePullTransientMinCount) {
+  if (
+    family === "ImagePullBackOff" &&
+    pullClass === "retryable" &&
+    signal.eventCount < settings.imagePullTransientMinCount
+  ) {
     return "imagepull_transient_debounce";
   }
   return undefined;

@@ -6,7 +6,9 @@
 
 export function rfc3339(epochMs: number): string {
   if (!Number.isFinite(epochMs)) return "0001-01-01T00:00:00Z";
-  return new Date(epochMs).toISOString().replace(/\.(\d*?)0*Z$/, (_, digits: string) => (digits === "" ? "Z" : `.${digits}Z`));
+  return new Date(epochMs)
+    .toISOString()
+    .replace(/\.(\d*?)0*Z$/, (_, digits: string) => (digits === "" ? "Z" : `.${digits}Z`));
 }
 
 function trimFraction(value: number): string {

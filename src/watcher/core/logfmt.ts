@@ -16,10 +16,21 @@ export interface LineEnvelope {
   fingerprint?: string;
 }
 
-const ENVELOPE_ORDER = ["kind", "severity", "namespace", "kind_of_object", "name", "reason", "message", "fingerprint"] as const;
+const ENVELOPE_ORDER = [
+  "kind",
+  "severity",
+  "namespace",
+  "kind_of_object",
+  "name",
+  "reason",
+  "message",
+  "fingerprint",
+] as const;
 
 export function quoteValue(value: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what logfmt must quote and escape.
   if (!/[\s="\u0000-\u001f\u007f]/.test(value)) return value;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: as above.
   return `"${value.replace(/[\\"\u0000-\u001f\u007f]/g, (char) => {
     if (char === "\\") return "\\\\";
     if (char === '"') return '\\"';
@@ -30,7 +41,10 @@ export function quoteValue(value: string): string {
   })}"`;
 }
 
-export function logfmtLine(envelope: LineEnvelope, details: ReadonlyArray<readonly [string, string | number]> = []): string {
+export function logfmtLine(
+  envelope: LineEnvelope,
+  details: ReadonlyArray<readonly [string, string | number]> = [],
+): string {
   const parts: string[] = [];
   for (const key of ENVELOPE_ORDER) {
     const value = envelope[key];

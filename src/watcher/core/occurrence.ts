@@ -21,5 +21,17 @@ export interface OccurrenceRow {
 }
 
 export function rowOf(signal: Signal, route: Route, cluster: string, at: number, sessionId?: string): OccurrenceRow {
-  return { at, route, kind: signal.kind, severity: signal.severity, reason: signal.reason, namespace: signal.namespace, kindOfObject: signal.kindOfObject, name: signal.name, uid: signal.uid, cluster, ...(sessionId ? { sessionId } : {}) };
+  return {
+    at,
+    route,
+    kind: signal.kind,
+    severity: signal.severity,
+    reason: signal.reason,
+    namespace: signal.namespace,
+    kindOfObject: signal.kindOfObject,
+    name: signal.name,
+    uid: signal.uid,
+    cluster,
+    ...(sessionId ? { sessionId } : {}),
+  };
 }

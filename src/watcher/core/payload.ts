@@ -53,7 +53,9 @@ export interface Stamp {
 function capMessage(message: string): string {
   const bytes = new TextEncoder().encode(message);
   if (bytes.length <= MESSAGE_CAP_BYTES) return message;
-  const cut = new TextDecoder().decode(bytes.slice(0, MESSAGE_CAP_BYTES - MESSAGE_TRUNCATION_MARK.length)).replace(/\uFFFD$/, "");
+  const cut = new TextDecoder()
+    .decode(bytes.slice(0, MESSAGE_CAP_BYTES - MESSAGE_TRUNCATION_MARK.length))
+    .replace(/\uFFFD$/, "");
   return `${cut}${MESSAGE_TRUNCATION_MARK}`;
 }
 
@@ -62,12 +64,19 @@ export function buildContext(signal: Pick<Signal, "controllerRef" | "node" | "la
   if (signal.controllerRef) context.controller_ref = signal.controllerRef;
   if (signal.node) context.node = signal.node;
   const keys = Object.keys(signal.labels ?? {}).sort();
-  if (keys.length > 0) context.labels = Object.fromEntries(keys.map((key) => [key, maskText(signal.labels?.[key] ?? "")]));
+  if (keys.length > 0)
+    context.labels = Object.fromEntries(keys.map((key) => [key, maskText(signal.labels?.[key] ?? "")]));
   return context;
 }
 
 /** The opening payload of an incident; `count` is the dedup-window count (1 when new). */
-export function buildIncidentPayload(signal: Signal, stamp: Stamp, fingerprintValue: string, count: number, bundle?: string): IncidentPayload {
+export function buildIncidentPayload(
+  signal: Signal,
+  stamp: Stamp,
+  fingerprintValue: string,
+  count: number,
+  bundle?: string,
+): IncidentPayload {
   const stamped: Pick<IncidentPayload, "project" | "zone" | "source" | "severity" | "fingerprint"> = {};
   if (signal.kind !== CLUSTER_EVENT_KIND && signal.kind !== `${CLUSTER_EVENT_KIND}-followup`) {
     if (stamp.project) stamped.project = stamp.project;
@@ -133,7 +142,11 @@ export interface OutcomeTiming {
   revertedAt?: number;
 }
 
-export function buildResolvedPayload(kind: ResolvedPayload["kind"], incident: IncidentIdentity, timing: OutcomeTiming): ResolvedPayload {
+export function buildResolvedPayload(
+  kind: ResolvedPayload["kind"],
+  incident: IncidentIdentity,
+  timing: OutcomeTiming,
+): ResolvedPayload {
   return {
     kind,
     reason: incident.canonicalReason,
@@ -149,7 +162,9 @@ export function buildResolvedPayload(kind: ResolvedPayload["kind"], incident: In
     cleared_after: goDuration(Math.max(0, timing.stableSince - incident.firstSeen)),
     observed_stable_for: goDuration(Math.max(0, timing.resolvedAt - timing.stableSince)),
     resolution: timing.resolution,
-    ...(timing.revertedAt !== undefined ? { reverted_after: goDuration(Math.max(0, timing.revertedAt - timing.resolvedAt)) } : {}),
+    ...(timing.revertedAt !== undefined
+      ? { reverted_after: goDuration(Math.max(0, timing.revertedAt - timing.resolvedAt)) }
+      : {}),
     context: buildContext(incident),
   };
 }

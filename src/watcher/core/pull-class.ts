@@ -68,7 +68,10 @@ function imageParts(image: string): string[] {
   const slash = withoutTag.indexOf("/");
   if (slash !== -1) parts.add(withoutTag.slice(slash + 1));
   const encoded = [...parts].map((part) => part.replaceAll("/", "%2f").replaceAll(":", "%3a").replaceAll("@", "%40"));
-  return [...parts, ...encoded].map((part) => part.toLowerCase()).filter((part) => part.length >= 3).sort((a, b) => b.length - a.length);
+  return [...parts, ...encoded]
+    .map((part) => part.toLowerCase())
+    .filter((part) => part.length >= 3)
+    .sort((a, b) => b.length - a.length);
 }
 
 /** Classify one message on its own; `undefined` when it names no cause at all. */
@@ -107,7 +110,12 @@ export class PullClassMemo {
     return "unknown";
   }
 
-  private remember(map: Map<string, { pullClass: PullClass; at: number }>, key: string, pullClass: PullClass, now: number): void {
+  private remember(
+    map: Map<string, { pullClass: PullClass; at: number }>,
+    key: string,
+    pullClass: PullClass,
+    now: number,
+  ): void {
     map.delete(key);
     map.set(key, { pullClass, at: now });
     if (map.size > MAX_ENTRIES) {

@@ -80,7 +80,14 @@ export class RecoveryTracker {
       }
       if (!observation.cleared) {
         entry.state = { phase: "symptomatic" };
-        return { kind: "resolved.reverted", key, resolvedAt: state.resolvedAt, stableSince: state.stableSince, resolution: state.resolution, revertedAt: now };
+        return {
+          kind: "resolved.reverted",
+          key,
+          resolvedAt: state.resolvedAt,
+          stableSince: state.stableSince,
+          resolution: state.resolution,
+          revertedAt: now,
+        };
       }
       return undefined;
     }

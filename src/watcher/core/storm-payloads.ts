@@ -4,7 +4,7 @@
  */
 import { fingerprint } from "./fingerprint.ts";
 import { rfc3339 } from "./go-time.ts";
-import { type PayloadContext } from "./payload.ts";
+import type { PayloadContext } from "./payload.ts";
 import type { Severity } from "./signal.ts";
 import { type Storm, type StormMember, ancestorDisplay, stormSeverity } from "./storm.ts";
 
@@ -98,7 +98,12 @@ export function buildStormPayload(storm: Storm, cluster: string, bundle?: string
   };
 }
 
-export function buildStormMemberPayload(kind: StormMemberPayload["kind"], storm: Storm, member: StormMember, cluster: string): StormMemberPayload {
+export function buildStormMemberPayload(
+  kind: StormMemberPayload["kind"],
+  storm: Storm,
+  member: StormMember,
+  cluster: string,
+): StormMemberPayload {
   const display = ancestorDisplay(storm.ancestor);
   const count = storm.members.length;
   return {

@@ -21,7 +21,9 @@ export function ancestorKey(ancestor: Ancestor): string {
 
 /** `Kind name` for cluster-scoped ancestors, `Kind ns/name` otherwise. */
 export function ancestorDisplay(ancestor: Ancestor): string {
-  return ancestor.namespace === "" ? `${ancestor.kind} ${ancestor.name}` : `${ancestor.kind} ${ancestor.namespace}/${ancestor.name}`;
+  return ancestor.namespace === ""
+    ? `${ancestor.kind} ${ancestor.name}`
+    : `${ancestor.kind} ${ancestor.namespace}/${ancestor.name}`;
 }
 
 export interface StormMember {
@@ -56,7 +58,10 @@ export interface Storm {
   resolved: Set<string>;
 }
 
-export type StormObservation = { outcome: "none" } | { outcome: "attached"; storm: Storm } | { outcome: "formed"; storm: Storm };
+export type StormObservation =
+  | { outcome: "none" }
+  | { outcome: "attached"; storm: Storm }
+  | { outcome: "formed"; storm: Storm };
 
 export interface StormSettings {
   min: number;
@@ -98,7 +103,8 @@ export class StormCorrelator {
 
   /** The open storm a member key belongs to. */
   stormOf(memberKey: string): Storm | undefined {
-    for (const storm of this.storms.values()) if (storm.members.some((member) => member.key === memberKey)) return storm;
+    for (const storm of this.storms.values())
+      if (storm.members.some((member) => member.key === memberKey)) return storm;
     return undefined;
   }
 
@@ -106,7 +112,12 @@ export class StormCorrelator {
     this.storms.delete(id);
   }
 
-  observe(member: StormMember, declared: readonly Ancestor[], mined: readonly Ancestor[], now: number): StormObservation {
+  observe(
+    member: StormMember,
+    declared: readonly Ancestor[],
+    mined: readonly Ancestor[],
+    now: number,
+  ): StormObservation {
     this.prune(now);
     for (const candidate of [...declared, ...mined]) {
       const storm = this.storms.get(ancestorKey(candidate));
@@ -119,10 +130,15 @@ export class StormCorrelator {
     if (declared.length === 0 && mined.length === 0) return { outcome: "none" };
     this.pending.set(member.key, { member, declared: [...declared], mined: [...mined], at: now });
     const mineMin = this.settings.mineMin > 0 ? this.settings.mineMin : Math.max(5, this.settings.min);
-    const tries: Array<[Ancestor, number]> = [...declared.map((a): [Ancestor, number] => [a, this.settings.min]), ...mined.map((a): [Ancestor, number] => [a, mineMin])];
+    const tries: Array<[Ancestor, number]> = [
+      ...declared.map((a): [Ancestor, number] => [a, this.settings.min]),
+      ...mined.map((a): [Ancestor, number] => [a, mineMin]),
+    ];
     for (const [candidate, threshold] of tries) {
       const key = ancestorKey(candidate);
-      const sharing = [...this.pending.values()].filter((entry) => [...entry.declared, ...entry.mined].some((other) => ancestorKey(other) === key));
+      const sharing = [...this.pending.values()].filter((entry) =>
+        [...entry.declared, ...entry.mined].some((other) => ancestorKey(other) === key),
+      );
       if (sharing.length < threshold) continue;
       sharing.sort((a, b) => a.at - b.at);
       for (const entry of sharing) this.pending.delete(entry.member.key);

@@ -14,24 +14,38 @@ export class BunWatch {
     private readonly timeoutSeconds = 300,
   ) {}
 
-  async watch(path: string, queryParams: Record<string, string | number | boolean | undefined>, callback: WatchCallback, done: (error: unknown) => void): Promise<AbortController> {
+  async watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: WatchCallback,
+    done: (error: unknown) => void,
+  ): Promise<AbortController> {
     const controller = new AbortController();
-    const query = new URLSearchParams({ watch: "true", allowWatchBookmarks: "true", timeoutSeconds: String(this.timeoutSeconds) });
-    for (const [key, value] of Object.entries(queryParams)) if (value !== undefined && value !== "") query.set(key, String(value));
+    const query = new URLSearchParams({
+      watch: "true",
+      allowWatchBookmarks: "true",
+      timeoutSeconds: String(this.timeoutSeconds),
+    });
+    for (const [key, value] of Object.entries(queryParams))
+      if (value !== undefined && value !== "") query.set(key, String(value));
     let finished = false;
     const finish = (error: unknown) => {
       if (finished) return;
       finished = true;
       done(error);
     };
-    const response = await kubeFetch(this.connection, `${path}?${query}`, { signal: controller.signal }).catch((error: unknown) => error as Error);
+    const response = await kubeFetch(this.connection, `${path}?${query}`, { signal: controller.signal }).catch(
+      (error: unknown) => error as Error,
+    );
     if (response instanceof Error) {
       queueMicrotask(() => finish(response));
       return controller;
     }
     if (!response.ok) {
       const text = await response.text().catch(() => "");
-      queueMicrotask(() => finish(new KubeHttpError(response.status, `watch ${path}: HTTP ${response.status} ${text.slice(0, 300)}`)));
+      queueMicrotask(() =>
+        finish(new KubeHttpError(response.status, `watch ${path}: HTTP ${response.status} ${text.slice(0, 300)}`)),
+      );
       return controller;
     }
     void this.pump(response, callback, controller).then(
@@ -61,7 +75,11 @@ export class BunWatch {
 }
 
 /** The list function of a ListWatch: one GET of the collection (paged with limit/continue). */
-export function listFunction(connection: KubeConnection, path: string, fieldSelector?: string): () => Promise<{ metadata: { resourceVersion?: string }; items: unknown[] }> {
+export function listFunction(
+  connection: KubeConnection,
+  path: string,
+  fieldSelector?: string,
+): () => Promise<{ metadata: { resourceVersion?: string }; items: unknown[] }> {
   return async () => {
     const items: unknown[] = [];
     let resourceVersion: string | undefined;
@@ -71,8 +89,15 @@ export function listFunction(connection: KubeConnection, path: string, fieldSele
       if (fieldSelector) query.set("fieldSelector", fieldSelector);
       if (continueToken) query.set("continue", continueToken);
       const response = await kubeFetch(connection, `${path}?${query}`);
-      if (!response.ok) throw new KubeHttpError(response.status, `list ${path}: HTTP ${response.status} ${(await response.text()).slice(0, 300)}`);
-      const body = (await response.json()) as { metadata?: { resourceVersion?: string; continue?: string }; items?: unknown[] };
+      if (!response.ok)
+        throw new KubeHttpError(
+          response.status,
+          `list ${path}: HTTP ${response.status} ${(await response.text()).slice(0, 300)}`,
+        );
+      const body = (await response.json()) as {
+        metadata?: { resourceVersion?: string; continue?: string };
+        items?: unknown[];
+      };
       items.push(...(body.items ?? []));
       resourceVersion = body.metadata?.resourceVersion;
       continueToken = body.metadata?.continue || undefined;

@@ -33,21 +33,30 @@ export function resolveClusters(selection: ClusterSelection): ResolvedCluster[] 
   const credentials = { inCluster: selection.inCluster, kubeconfig: selection.kubeconfig };
   if (selection.clusters.length > 0) {
     const base = loadKubeConnection(credentials);
-    return selection.clusters.map((target) => ({ name: target.name, connection: { ...base, server: withScheme(target.endpoint) } }));
+    return selection.clusters.map((target) => ({
+      name: target.name,
+      connection: { ...base, server: withScheme(target.endpoint) },
+    }));
   }
   const from = selection.clustersFrom;
   if (from === undefined) return [{ name: selection.clusterName, connection: loadKubeConnection(credentials) }];
   if (from !== "kubeconfig" && !from.startsWith("kubeconfig:")) {
-    throw new ClusterSelectionError(`--clusters-from=${from}: discovery through a cloud provider needs a fleet-capable build; use --clusters-from=kubeconfig or --clusters`);
+    throw new ClusterSelectionError(
+      `--clusters-from=${from}: discovery through a cloud provider needs a fleet-capable build; use --clusters-from=kubeconfig or --clusters`,
+    );
   }
   const path = from.startsWith("kubeconfig:") ? from.slice("kubeconfig:".length) : selection.kubeconfig;
   const contexts = readKubeconfig(path).contexts;
   if (contexts.length === 0) throw new ClusterSelectionError(`--clusters-from=${from}: the kubeconfig has no contexts`);
   const names = new Set<string>();
   return contexts.map((context) => {
-    if (names.has(context.name)) throw new ClusterSelectionError(`--clusters-from=${from}: context ${context.name} appears twice`);
+    if (names.has(context.name))
+      throw new ClusterSelectionError(`--clusters-from=${from}: context ${context.name} appears twice`);
     names.add(context.name);
-    return { name: context.name, connection: loadKubeConnection({ inCluster: false, kubeconfig: path, context: context.name }) };
+    return {
+      name: context.name,
+      connection: loadKubeConnection({ inCluster: false, kubeconfig: path, context: context.name }),
+    };
   });
 }
 

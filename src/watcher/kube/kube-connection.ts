@@ -36,7 +36,8 @@ export function loadKubeConnection(options: ConnectionOptions): KubeConnection {
   const context = config.contexts.find((candidate) => candidate.name === contextName);
   if (!context) throw new Error(`kubeconfig has no context ${JSON.stringify(contextName)}`);
   const cluster = config.clusters.find((candidate) => candidate.name === context.cluster);
-  if (!cluster?.server) throw new Error(`kubeconfig context ${JSON.stringify(contextName)} has no cluster with a server`);
+  if (!cluster?.server)
+    throw new Error(`kubeconfig context ${JSON.stringify(contextName)} has no cluster with a server`);
   const user = config.users.find((candidate) => candidate.name === context.user);
   const tls: Record<string, unknown> = {};
   const ca = fileOrData(cluster.caData, cluster.caFile);

@@ -45,7 +45,10 @@ const SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 type Raw = Record<string, unknown>;
 const str = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
-const named = (value: unknown): Raw[] => (Array.isArray(value) ? (value as Raw[]).filter((item) => item && typeof item === "object" && typeof item.name === "string") : []);
+const named = (value: unknown): Raw[] =>
+  Array.isArray(value)
+    ? (value as Raw[]).filter((item) => item && typeof item === "object" && typeof item.name === "string")
+    : [];
 
 function parseOne(path: string): KubeconfigData {
   const doc = (Bun.YAML.parse(readFileSync(path, "utf8")) ?? {}) as Raw;
@@ -54,7 +57,8 @@ function parseOne(path: string): KubeconfigData {
     const text = str(value);
     return text === undefined ? undefined : isAbsolute(text) ? text : join(base, text);
   };
-  const opt = <T extends object>(key: string, value: unknown): Partial<T> => (value === undefined ? {} : ({ [key]: value } as Partial<T>));
+  const opt = <T extends object>(key: string, value: unknown): Partial<T> =>
+    value === undefined ? {} : ({ [key]: value } as Partial<T>);
   return {
     clusters: named(doc.clusters).map((entry) => {
       const cluster = (entry.cluster ?? {}) as Raw;

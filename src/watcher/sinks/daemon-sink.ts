@@ -38,7 +38,11 @@ export class DaemonSink implements IncidentSink {
     return headers;
   }
 
-  private async post(path: string, body: string | undefined, extraHeaders: Record<string, string> = {}): Promise<Response> {
+  private async post(
+    path: string,
+    body: string | undefined,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<Response> {
     return await fetch(`${this.options.daemonUrl}${path}`, {
       method: "POST",
       headers: { ...this.headers(), ...extraHeaders },
@@ -53,7 +57,8 @@ export class DaemonSink implements IncidentSink {
       const response = await this.post("/sessions", undefined);
       if (response.status !== 201) return await httpFailure("session create", response);
       const body = (await response.json().catch(() => ({}))) as { sessionID?: unknown };
-      if (typeof body.sessionID !== "string" || body.sessionID === "") return { error: "session create: reply has no sessionID", permanent: true };
+      if (typeof body.sessionID !== "string" || body.sessionID === "")
+        return { error: "session create: reply has no sessionID", permanent: true };
       return { id: body.sessionID };
     } catch (error) {
       return networkFailure("session create", error);
@@ -76,7 +81,9 @@ export class DaemonSink implements IncidentSink {
       const body = JSON.stringify({ message: JSON.stringify(payload) });
       // The payload's hash names it: a retry after a lost answer (or a watcher restart) is a no-op
       // in the daemon, which derives the prompt id from the session and this key.
-      const response = await this.post(`/sessions/${encodeURIComponent(id)}/inject`, body, { "idempotency-key": sha256Hex(body) });
+      const response = await this.post(`/sessions/${encodeURIComponent(id)}/inject`, body, {
+        "idempotency-key": sha256Hex(body),
+      });
       if (response.status >= 200 && response.status < 300) {
         await response.arrayBuffer();
         return { ok: true };

@@ -18,7 +18,13 @@ export function eventFieldSelector(excludeNamespaces: Iterable<string>): string 
 export class ClusterEventsSource {
   private readonly informer: RestartingInformer;
 
-  constructor(connection: KubeConnection, excludeNamespaces: Iterable<string>, emit: (signal: Signal) => void, logger: Logger, onRestart: () => void) {
+  constructor(
+    connection: KubeConnection,
+    excludeNamespaces: Iterable<string>,
+    emit: (signal: Signal) => void,
+    logger: Logger,
+    onRestart: () => void,
+  ) {
     const forward = (object: Record<string, unknown>) => {
       const signal = eventToSignal(object);
       if (signal) emit(signal);

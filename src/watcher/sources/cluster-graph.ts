@@ -23,7 +23,12 @@ interface OwnerRef {
   controller?: boolean;
 }
 
-function metadata(object: KubeObject): { uid?: string; name?: string; namespace?: string; ownerReferences?: OwnerRef[] } {
+function metadata(object: KubeObject): {
+  uid?: string;
+  name?: string;
+  namespace?: string;
+  ownerReferences?: OwnerRef[];
+} {
   return (object.metadata ?? {}) as never;
 }
 
@@ -38,7 +43,12 @@ export class ClusterGraph {
   private readonly replicaSets = new Map<string, KubeObject>();
   private readonly informers: RestartingInformer[];
 
-  constructor(connection: KubeConnection, logger: Logger, onRestart: () => void, watches: { pods: boolean; replicaSets: boolean } = { pods: true, replicaSets: true }) {
+  constructor(
+    connection: KubeConnection,
+    logger: Logger,
+    onRestart: () => void,
+    watches: { pods: boolean; replicaSets: boolean } = { pods: true, replicaSets: true },
+  ) {
     const keep = (map: Map<string, KubeObject>) => ({
       add: (object: KubeObject) => map.set(metadata(object).uid ?? "", object),
       update: (object: KubeObject) => map.set(metadata(object).uid ?? "", object),
@@ -49,8 +59,21 @@ export class ClusterGraph {
       },
     });
     this.informers = [
-      ...(watches.pods ? [new RestartingInformer("pods", connection, "/api/v1/pods", keep(this.pods), logger, onRestart)] : []),
-      ...(watches.replicaSets ? [new RestartingInformer("replicasets", connection, "/apis/apps/v1/replicasets", keep(this.replicaSets), logger, onRestart)] : []),
+      ...(watches.pods
+        ? [new RestartingInformer("pods", connection, "/api/v1/pods", keep(this.pods), logger, onRestart)]
+        : []),
+      ...(watches.replicaSets
+        ? [
+            new RestartingInformer(
+              "replicasets",
+              connection,
+              "/apis/apps/v1/replicasets",
+              keep(this.replicaSets),
+              logger,
+              onRestart,
+            ),
+          ]
+        : []),
     ];
   }
 
@@ -60,7 +83,9 @@ export class ClusterGraph {
 
   /** The watches not synced yet or failing now, each with its latest error. */
   failing(): Array<{ name: string; error: string | undefined }> {
-    return this.informers.filter((informer) => !informer.synced || informer.lastError !== undefined).map((informer) => ({ name: informer.name, error: informer.lastError }));
+    return this.informers
+      .filter((informer) => !informer.synced || informer.lastError !== undefined)
+      .map((informer) => ({ name: informer.name, error: informer.lastError }));
   }
 
   async start(): Promise<void> {
@@ -94,9 +119,16 @@ export class ClusterGraph {
     const pod = this.pods.get(uid);
     if (!pod) {
       const deletedAt = this.deletedPods.get(uid);
-      return deletedAt === undefined ? undefined : { cleared: true, stableSince: deletedAt, resolution: "object_deleted" };
+      return deletedAt === undefined
+        ? undefined
+        : { cleared: true, stableSince: deletedAt, resolution: "object_deleted" };
     }
-    const conditions = ((pod.status as { conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string }> } | undefined)?.conditions ?? []);
+    const conditions =
+      (
+        pod.status as
+          | { conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string }> }
+          | undefined
+      )?.conditions ?? [];
     const ready = conditions.find((condition) => condition.type === "Ready");
     if (ready?.status !== "True") return { cleared: false };
     const since = ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : Number.NaN;

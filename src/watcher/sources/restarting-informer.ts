@@ -42,7 +42,14 @@ export class RestartingInformer {
     fieldSelector?: string,
   ) {
     const watch = new BunWatch(connection) as unknown as Watch;
-    this.listWatch = new ListWatch<never>(path, watch, listFunction(connection, path, fieldSelector) as never, false, undefined, fieldSelector);
+    this.listWatch = new ListWatch<never>(
+      path,
+      watch,
+      listFunction(connection, path, fieldSelector) as never,
+      false,
+      undefined,
+      fieldSelector,
+    );
     this.listWatch.on("add", (object: never) => handlers.add?.(object as Record<string, unknown>, this.initial));
     this.listWatch.on("update", (object: never) => handlers.update?.(object as Record<string, unknown>));
     this.listWatch.on("delete", (object: never) => handlers.remove?.(object as Record<string, unknown>));

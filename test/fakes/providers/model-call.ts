@@ -3,7 +3,13 @@
  * proposed tool calls, the finish chunk, or the ModelCallError it threw.
  */
 import type { ToolCall } from "../../../src/core/events.ts";
-import { type ChatMessage, type Model, ModelCallError, type ModelSpec, type ToolSpec } from "../../../src/core/model.ts";
+import {
+  type ChatMessage,
+  type Model,
+  ModelCallError,
+  type ModelSpec,
+  type ToolSpec,
+} from "../../../src/core/model.ts";
 import type { TokenUsage } from "../../../src/core/usage.ts";
 import { buildModel } from "../../../src/models/model-factory.ts";
 
@@ -18,7 +24,12 @@ export interface CallResult {
 export const READ_FILE_TOOL: ToolSpec = {
   name: "read_file",
   description: "Read a file of the workspace",
-  inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false },
+  inputSchema: {
+    type: "object",
+    properties: { path: { type: "string" } },
+    required: ["path"],
+    additionalProperties: false,
+  },
 };
 
 export const HELLO: ChatMessage[] = [{ role: "user", text: "hello" }];
@@ -28,7 +39,12 @@ export async function remoteModel(spec: ModelSpec): Promise<Model> {
   return buildModel(spec, () => Promise.reject(new Error("not scripted")));
 }
 
-export async function callModel(model: Model, messages: readonly ChatMessage[] = HELLO, tools: readonly ToolSpec[] = [READ_FILE_TOOL], extra: { system?: string; maxOutputTokens?: number } = {}): Promise<CallResult> {
+export async function callModel(
+  model: Model,
+  messages: readonly ChatMessage[] = HELLO,
+  tools: readonly ToolSpec[] = [READ_FILE_TOOL],
+  extra: { system?: string; maxOutputTokens?: number } = {},
+): Promise<CallResult> {
   const result: CallResult = { deltas: [], text: "", toolCalls: [], finish: undefined, error: undefined };
   try {
     for await (const chunk of model.stream({ messages, tools, signal: new AbortController().signal, ...extra })) {

@@ -71,7 +71,11 @@ export async function runTurn(subject: ProviderDaemon, message: string): Promise
   const from = subject.events.frames.length;
   const response = await postJson(`${subject.base}/inject`, { message });
   expect(response.status).toBe(200);
-  const terminal = await subject.events.waitFor((frame) => frame.event === "turn-complete" || frame.event === "turn-error", 8000, from);
+  const terminal = await subject.events.waitFor(
+    (frame) => frame.event === "turn-complete" || frame.event === "turn-error",
+    8000,
+    from,
+  );
   const after = subject.events.frames.indexOf(terminal);
   await subject.events.waitFor((frame) => frame.event === "usage-update", 3000, after);
   const frames = subject.events.frames.slice(from);
@@ -83,7 +87,11 @@ export async function runTurn(subject: ProviderDaemon, message: string): Promise
 }
 
 export async function setRates(subject: ProviderDaemon, model: string, rates: ModelRates): Promise<void> {
-  const body: Record<string, unknown> = { model, input_usd_per_mtok: rates.inputUsdPerMTok, output_usd_per_mtok: rates.outputUsdPerMTok };
+  const body: Record<string, unknown> = {
+    model,
+    input_usd_per_mtok: rates.inputUsdPerMTok,
+    output_usd_per_mtok: rates.outputUsdPerMTok,
+  };
   if (rates.cachedUsdPerMTok !== undefined) body.cached_usd_per_mtok = rates.cachedUsdPerMTok;
   if (rates.cacheWriteUsdPerMTok !== undefined) body.cache_write_usd_per_mtok = rates.cacheWriteUsdPerMTok;
   expect((await postJson(`${subject.base}/pricing/set`, body)).status).toBe(204);

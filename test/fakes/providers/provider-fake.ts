@@ -56,10 +56,18 @@ interface Wire {
 }
 
 const bearer = (headers: Headers) => headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? undefined;
-const bodyModel = (_path: string, body: Record<string, unknown>) => (typeof body.model === "string" ? body.model : undefined);
+const bodyModel = (_path: string, body: Record<string, unknown>) =>
+  typeof body.model === "string" ? body.model : undefined;
 
 const WIRES: Record<RemoteProvider, Wire> = {
-  openai: { versionPath: "/v1", endpoint: /^\/v1\/responses$/, keyOf: bearer, modelOf: bodyModel, authFailure: "401", frameSeparator: "\n\n" },
+  openai: {
+    versionPath: "/v1",
+    endpoint: /^\/v1\/responses$/,
+    keyOf: bearer,
+    modelOf: bodyModel,
+    authFailure: "401",
+    frameSeparator: "\n\n",
+  },
   anthropic: {
     versionPath: "/v1",
     endpoint: /^\/v1\/messages$/,
@@ -77,13 +85,24 @@ const WIRES: Record<RemoteProvider, Wire> = {
     authFailure: "400-api-key-invalid",
     frameSeparator: "\r\n\r\n",
   },
-  "openai-compatible": { versionPath: "/v1", endpoint: /^\/v1\/chat\/completions$/, keyOf: bearer, modelOf: bodyModel, authFailure: "401", frameSeparator: "\n\n" },
+  "openai-compatible": {
+    versionPath: "/v1",
+    endpoint: /^\/v1\/chat\/completions$/,
+    keyOf: bearer,
+    modelOf: bodyModel,
+    authFailure: "401",
+    frameSeparator: "\n\n",
+  },
 };
 
 /** `<name>!hang`: stream `<name>` through its first frame holding this text, then stay open until the client goes. */
 const HANG_AFTER_TEXT = '"Hello"';
 
-export async function fixtureResponse(provider: RemoteProvider, fixture: string, onCancel: () => void = () => {}): Promise<Response> {
+export async function fixtureResponse(
+  provider: RemoteProvider,
+  fixture: string,
+  onCancel: () => void = () => {},
+): Promise<Response> {
   const wire = WIRES[provider];
   const hang = fixture.endsWith("!hang");
   const name = hang ? fixture.slice(0, -"!hang".length) : fixture;
@@ -108,11 +127,15 @@ export async function fixtureResponse(provider: RemoteProvider, fixture: string,
         release();
       },
     });
-    return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+    return new Response(stream, {
+      status: 200,
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    });
   }
   const json = Bun.file(join(FIXTURES, provider, `${name}.json`));
   const status = Number(/^(\d{3})/.exec(name)?.[1]);
-  if (!(await json.exists()) || !Number.isInteger(status)) throw new Error(`no fixture ${provider}/${name}(.sse|.json with a status prefix)`);
+  if (!(await json.exists()) || !Number.isInteger(status))
+    throw new Error(`no fixture ${provider}/${name}(.sse|.json with a status prefix)`);
   return new Response(await json.text(), { status, headers: { "content-type": "application/json" } });
 }
 
@@ -134,13 +157,21 @@ export function startProviderFake(provider: RemoteProvider, options: ProviderFak
       } catch {
         return new Response("fake: request body is not JSON", { status: 500 });
       }
-      requests.push({ method: request.method, path: url.pathname, search: url.search, headers: Object.fromEntries(request.headers), body });
+      requests.push({
+        method: request.method,
+        path: url.pathname,
+        search: url.search,
+        headers: Object.fromEntries(request.headers),
+        body,
+      });
       if (request.method !== "POST" || !wire.endpoint.test(url.pathname)) {
         return new Response(`fake ${provider}: unexpected ${request.method} ${url.pathname}`, { status: 500 });
       }
-      if (options.apiKey !== undefined && wire.keyOf(request.headers) !== options.apiKey) return fixtureResponse(provider, wire.authFailure);
+      if (options.apiKey !== undefined && wire.keyOf(request.headers) !== options.apiKey)
+        return fixtureResponse(provider, wire.authFailure);
       const model = wire.modelOf(url.pathname, body);
-      if (options.models && (model === undefined || !options.models.includes(model))) return fixtureResponse(provider, "404");
+      if (options.models && (model === undefined || !options.models.includes(model)))
+        return fixtureResponse(provider, "404");
       const next = sticky ?? queue.shift();
       if (next === undefined) return new Response(`fake ${provider}: no response queued`, { status: 500 });
       return fixtureResponse(provider, next, () => canceled++);

@@ -25,7 +25,8 @@ export const RECORDED: Record<RemoteProvider, Recorded> = {
       notFound: "The model `gpt-nope` does not exist or you do not have access to it.",
       unavailable: "The server is overloaded or not ready yet.",
     },
-    wrongKey: "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.",
+    wrongKey:
+      "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.",
     toolResultIn: (body) => {
       const input = body.input as Array<Record<string, unknown>>;
       const output = input.find((item) => item.type === "function_call_output");
@@ -44,7 +45,9 @@ export const RECORDED: Record<RemoteProvider, Recorded> = {
     wrongKey: "invalid x-api-key",
     toolResultIn: (body) => {
       const messages = body.messages as Array<{ role: string; content: Array<Record<string, unknown>> | string }>;
-      const result = messages.flatMap((message) => (Array.isArray(message.content) ? message.content : [])).find((part) => part.type === "tool_result");
+      const result = messages
+        .flatMap((message) => (Array.isArray(message.content) ? message.content : []))
+        .find((part) => part.type === "tool_result");
       return result ? [String(result.tool_use_id), JSON.stringify(result.content)] : undefined;
     },
   },

@@ -37,7 +37,12 @@ export function describeProviderWire(wire: WireExpectations): void {
   const keyVar = `SPAR_TEST_${expected.provider.toUpperCase().replace(/-/g, "_")}_KEY`;
   const key = `test-key-${expected.provider}`;
   let fake: ProviderFake;
-  const spec = (name = expected.model) => ({ provider: expected.provider, name, baseUrl: fake.baseUrl, apiKeyEnv: keyVar });
+  const spec = (name = expected.model) => ({
+    provider: expected.provider,
+    name,
+    baseUrl: fake.baseUrl,
+    apiKeyEnv: keyVar,
+  });
   const lastRequest = (): RecordedRequest => {
     const request = fake.requests[fake.requests.length - 1];
     if (!request) throw new Error("the fake saw no request");
@@ -104,7 +109,11 @@ export function describeProviderWire(wire: WireExpectations): void {
       const controller = new AbortController();
       const model = await remoteModel(spec());
       const seen: string[] = [];
-      for await (const chunk of model.stream({ messages: [{ role: "user", text: "hello" }], tools: [], signal: controller.signal })) {
+      for await (const chunk of model.stream({
+        messages: [{ role: "user", text: "hello" }],
+        tools: [],
+        signal: controller.signal,
+      })) {
         seen.push(chunk.type);
         if (chunk.type === "text-delta") controller.abort();
       }
@@ -122,7 +131,10 @@ export function describeProviderWire(wire: WireExpectations): void {
       expect(result.finish).toBeUndefined();
       expect(result.error?.status).toBe("DEADLINE_EXCEEDED");
       expect(result.error?.message).toContain("--model-stall-timeout");
-      expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({ kind: "transient_network", retryable: true });
+      expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({
+        kind: "transient_network",
+        retryable: true,
+      });
     });
 
     test("a call past its overall deadline fails as transient_network even while the stream is open", async () => {
@@ -145,7 +157,10 @@ export function describeProviderWire(wire: WireExpectations): void {
         expect(result.finish).toBeUndefined();
         expect(result.error?.status).toBe(code);
         expect(result.error?.message).toBe(message());
-        expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({ kind, retryable });
+        expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({
+          kind,
+          retryable,
+        });
         expect(fake.requests.length - before).toBe(1);
       });
     }
@@ -160,7 +175,10 @@ export function describeProviderWire(wire: WireExpectations): void {
       try {
         const result = await callModel(await remoteModel(spec()));
         expect(result.error?.message).toBe(expected.wrongKey);
-        expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({ kind: "auth_error", retryable: false });
+        expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({
+          kind: "auth_error",
+          retryable: false,
+        });
       } finally {
         process.env[keyVar] = key;
       }
@@ -180,7 +198,10 @@ export function describeProviderWire(wire: WireExpectations): void {
       await Bun.sleep(10);
       const result = await callModel(await remoteModel({ ...spec(), baseUrl: closed.baseUrl }));
       expect(result.error?.message).toContain(`127.0.0.1:${closed.port}`);
-      expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({ kind: "transient_network", retryable: true });
+      expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({
+        kind: "transient_network",
+        retryable: true,
+      });
     });
   });
 }

@@ -12,22 +12,58 @@ function build(argv: string[], config: Record<string, unknown> = {}) {
 
 test("defaults", () => {
   const config = build([]);
-  expect(config).toMatchObject({ ok: true, value: { listen: { host: "127.0.0.1", port: 7777 }, sessionDb: "/work/.agents/state/sessions.db", model: { provider: "echo", name: "echo" }, multiSession: false, idleTimeoutMs: 1_800_000, workers: 2, appName: "spar", subscriberBuffer: 4096, heartbeatMs: 15_000, logLevel: "info" } });
+  expect(config).toMatchObject({
+    ok: true,
+    value: {
+      listen: { host: "127.0.0.1", port: 7777 },
+      sessionDb: "/work/.agents/state/sessions.db",
+      model: { provider: "echo", name: "echo" },
+      multiSession: false,
+      idleTimeoutMs: 1_800_000,
+      workers: 2,
+      appName: "spar",
+      subscriberBuffer: 4096,
+      heartbeatMs: 15_000,
+      logLevel: "info",
+    },
+  });
 });
 
 test("flags win over config keys; both spellings of a value work", () => {
-  const config = build(["--attach-listen", "127.0.0.1:9000", "--multi-session"], { "attach.listen": "127.0.0.1:8000", "attach.multi_session.enabled": false, "attach.multi_session.session_idle_timeout": "1h30m0s" });
-  expect(config).toMatchObject({ ok: true, value: { listen: { port: 9000 }, multiSession: true, idleTimeoutMs: 5_400_000 } });
+  const config = build(["--attach-listen", "127.0.0.1:9000", "--multi-session"], {
+    "attach.listen": "127.0.0.1:8000",
+    "attach.multi_session.enabled": false,
+    "attach.multi_session.session_idle_timeout": "1h30m0s",
+  });
+  expect(config).toMatchObject({
+    ok: true,
+    value: { listen: { port: 9000 }, multiSession: true, idleTimeoutMs: 5_400_000 },
+  });
 });
 
 test("bad values name the flag or key", () => {
   expect(build(["--attach-listen=nonsense"])).toEqual({ ok: false, error: expect.stringContaining("--attach-listen") });
-  expect(build([], { "agent.workers": 0 })).toEqual({ ok: false, error: "config key agent.workers must be an integer from 1 to 64" });
-  expect(build(["--log-level=loud"])).toEqual({ ok: false, error: expect.stringContaining("--log-level must be one of") });
+  expect(build([], { "agent.workers": 0 })).toEqual({
+    ok: false,
+    error: "config key agent.workers must be an integer from 1 to 64",
+  });
+  expect(build(["--log-level=loud"])).toEqual({
+    ok: false,
+    error: expect.stringContaining("--log-level must be one of"),
+  });
   expect(build(["--model=scripted"])).toEqual({ ok: false, error: expect.stringContaining("requires --script") });
-  expect(build(["--model=scripted", "--script=no-such-recording.jsonl"])).toEqual({ ok: false, error: "--script: no-such-recording.jsonl does not exist" });
-  expect(build(["--model=mistral-large"])).toEqual({ ok: false, error: expect.stringContaining("name its provider with --provider") });
-  expect(build(["--session-db-driver=postgres"])).toEqual({ ok: false, error: expect.stringContaining("--session-db-driver") });
+  expect(build(["--model=scripted", "--script=no-such-recording.jsonl"])).toEqual({
+    ok: false,
+    error: "--script: no-such-recording.jsonl does not exist",
+  });
+  expect(build(["--model=mistral-large"])).toEqual({
+    ok: false,
+    error: expect.stringContaining("name its provider with --provider"),
+  });
+  expect(build(["--session-db-driver=postgres"])).toEqual({
+    ok: false,
+    error: expect.stringContaining("--session-db-driver"),
+  });
   expect(build(["--sse-heartbeat=5ms"])).toEqual({ ok: false, error: expect.stringContaining("at least 100ms") });
   expect(build(["--bogus"])).toEqual({ ok: false, error: "unknown flag --bogus (see --help)" });
 });
@@ -37,14 +73,18 @@ test("listen addresses and the loopback test", () => {
   expect(parseListenAddress(":7777")).toEqual({ ok: true, value: { host: "", port: 7777 } });
   expect(parseListenAddress("host:99999").ok).toBe(false);
   for (const host of ["127.0.0.1", "127.1.2.3", "localhost", "::1"]) expect(isLoopbackHost(host)).toBe(true);
-  for (const host of ["", "0.0.0.0", "::", "10.0.0.1", "example.com", "127.0.0.256"]) expect(isLoopbackHost(host)).toBe(false);
+  for (const host of ["", "0.0.0.0", "::", "10.0.0.1", "example.com", "127.0.0.256"])
+    expect(isLoopbackHost(host)).toBe(false);
 });
 
 test("every config key of the flag tables is asked for at startup (so only keys nothing reads are reported), but the scripted model's own", () => {
   const config = new TrackedConfig();
   const built = buildAgentConfig(new Map(), config, process.cwd(), 2);
   expect(built.ok).toBe(true);
-  const unasked = AGENT_FLAGS.flatMap((spec) => (spec.configKey !== undefined && !config.wasAsked(spec.configKey) ? [spec.configKey] : []));
+  const unasked = AGENT_FLAGS.flatMap((spec) =>
+    spec.configKey !== undefined && !config.wasAsked(spec.configKey) ? [spec.configKey] : [],
+  );
   expect(unasked).toEqual(["model.script", "model.script_strict"]);
-  for (const key of ["attach.multi_session.auth.admin_identities", "permissions.allow", "agent.description"]) expect(config.wasAsked(key)).toBe(true);
+  for (const key of ["attach.multi_session.auth.admin_identities", "permissions.allow", "agent.description"])
+    expect(config.wasAsked(key)).toBe(true);
 });

@@ -13,7 +13,11 @@ test("the spec's matrix: owner, contributor, viewer, admin, stranger", () => {
     ["mallory", false, [false, false, false]],
   ];
   for (const [identity, admin, [read, write, administer]] of rows) {
-    expect([allows(acl, who(identity, admin), "read"), allows(acl, who(identity, admin), "write"), allows(acl, who(identity, admin), "admin")]).toEqual([read, write, administer]);
+    expect([
+      allows(acl, who(identity, admin), "read"),
+      allows(acl, who(identity, admin), "write"),
+      allows(acl, who(identity, admin), "admin"),
+    ]).toEqual([read, write, administer]);
     expect(canList(acl, who(identity, admin))).toBe(read);
   }
 });
@@ -24,8 +28,14 @@ test("matching is exact", () => {
 });
 
 test("PATCH merge: omitted lists unchanged, [] clears, owner only repeated", () => {
-  expect(mergeAcl(acl, { viewers: [] })).toEqual({ ok: true, value: { owner: "olga", viewers: [], contributors: ["cora"] } });
-  expect(mergeAcl(acl, { contributors: ["x"], owner: "olga" })).toEqual({ ok: true, value: { owner: "olga", viewers: ["vic"], contributors: ["x"] } });
+  expect(mergeAcl(acl, { viewers: [] })).toEqual({
+    ok: true,
+    value: { owner: "olga", viewers: [], contributors: ["cora"] },
+  });
+  expect(mergeAcl(acl, { contributors: ["x"], owner: "olga" })).toEqual({
+    ok: true,
+    value: { owner: "olga", viewers: ["vic"], contributors: ["x"] },
+  });
   expect(mergeAcl(acl, { owner: "" }).ok).toBe(false);
   expect(mergeAcl(acl, { owner: "cora" }).ok).toBe(false);
 });

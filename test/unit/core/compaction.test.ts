@@ -25,7 +25,11 @@ const turns = (n: number): ChatMessage[] => Array.from({ length: n }, () => [use
 
 test("estimated context: ceil(chars / 4), tool calls and tool output as JSON", () => {
   const call = { callId: "c1", name: "read_file", args: { path: "/a" } };
-  const messages: ChatMessage[] = [user("abcd"), { role: "assistant", text: "ab", toolCalls: [call] }, { role: "tool", callId: "c1", name: "read_file", output: { ok: true }, isError: false }];
+  const messages: ChatMessage[] = [
+    user("abcd"),
+    { role: "assistant", text: "ab", toolCalls: [call] },
+    { role: "tool", callId: "c1", name: "read_file", output: { ok: true }, isError: false },
+  ];
   const chars = 4 + 2 + JSON.stringify([call]).length + JSON.stringify({ ok: true }).length;
   expect(conversationChars(messages)).toBe(chars);
   expect(estimateContextTokens(messages)).toBe(Math.ceil(chars / 4));
@@ -76,7 +80,10 @@ test("the compacted conversation is the summary, then the kept tail", () => {
 });
 
 test("a mechanical summary names what went, quotes the last requests, and stays within its bound", () => {
-  const summarized = [summaryMessage("an older summary"), ...Array.from({ length: 8 }, (_, index) => [user(`request ${index} ${text(300)}`), reply("done")]).flat()];
+  const summarized = [
+    summaryMessage("an older summary"),
+    ...Array.from({ length: 8 }, (_, index) => [user(`request ${index} ${text(300)}`), reply("done")]).flat(),
+  ];
   const summary = mechanicalSummary(summarized, 800);
   expect(summary.length).toBeLessThanOrEqual(800);
   expect(summary).toStartWith("17 earlier messages were removed without a model summary.");
@@ -94,11 +101,42 @@ test("failures back off 1, 2, 4 ... 16 turns", () => {
 });
 
 test("a compaction row reads back as written; other rows and rows without a summary do not", () => {
-  const record = { summary: "s", messagesSummarized: 4, messagesKept: 2, charsSummarized: 900, charsAfter: 300, mechanical: false, manual: true, model: "echo", usage: { inputTokens: 1, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 2, thoughtsTokens: 0, toolUseTokens: 0, totalTokens: 3 }, cost: { costUsd: 0, costUsdUncachedReference: 0 } };
-  const row = (author: string, name: string, metadata: Record<string, unknown>): AuditEvent => ({ id: "1", ts: "t", invocationId: "c", author, kind: "audit", name, metadata });
+  const record = {
+    summary: "s",
+    messagesSummarized: 4,
+    messagesKept: 2,
+    charsSummarized: 900,
+    charsAfter: 300,
+    mechanical: false,
+    manual: true,
+    model: "echo",
+    usage: {
+      inputTokens: 1,
+      cachedInputTokens: 0,
+      cacheWriteInputTokens: 0,
+      outputTokens: 2,
+      thoughtsTokens: 0,
+      toolUseTokens: 0,
+      totalTokens: 3,
+    },
+    cost: { costUsd: 0, costUsdUncachedReference: 0 },
+  };
+  const row = (author: string, name: string, metadata: Record<string, unknown>): AuditEvent => ({
+    id: "1",
+    ts: "t",
+    invocationId: "c",
+    author,
+    kind: "audit",
+    name,
+    metadata,
+  });
   expect(readCompaction(row(COMPACTION_AUTHOR, COMPACTION_EVENT, compactionMetadata(record)))).toEqual(record);
   expect(readCompaction(row("attach/interrupt", COMPACTION_EVENT, compactionMetadata(record)))).toBeUndefined();
   expect(readCompaction(row(COMPACTION_AUTHOR, COMPACTION_EVENT, { messages_kept: 2 }))).toBeUndefined();
-  const stats = countCompaction(countCompaction(ZERO_CONTEXT_STATS, record), { ...record, charsSummarized: 100, charsAfter: 250 });
+  const stats = countCompaction(countCompaction(ZERO_CONTEXT_STATS, record), {
+    ...record,
+    charsSummarized: 100,
+    charsAfter: 250,
+  });
   expect(stats).toEqual({ compactions: 2, totalCharsSummarized: 1000, charsAfterCompaction: 250 });
 });

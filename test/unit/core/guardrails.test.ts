@@ -1,10 +1,21 @@
 import { expect, test } from "bun:test";
 import type { CommittedRow, SessionEvent } from "../../../src/core/events.ts";
-import { RESET_AUTHOR, TRIP_AUTHOR, resetMetadata, restoreGuardrails, tripMetadata } from "../../../src/core/guardrail-rows.ts";
+import {
+  RESET_AUTHOR,
+  TRIP_AUTHOR,
+  resetMetadata,
+  restoreGuardrails,
+  tripMetadata,
+} from "../../../src/core/guardrail-rows.ts";
 import { type GuardrailConfig, Guardrails } from "../../../src/core/guardrails.ts";
 import { ZERO_USAGE } from "../../../src/core/usage.ts";
 
-const config = (overrides: Partial<GuardrailConfig> = {}): GuardrailConfig => ({ watchdog: "enforce", maxTurnUsd: 0, maxSessionUsd: 0, ...overrides });
+const config = (overrides: Partial<GuardrailConfig> = {}): GuardrailConfig => ({
+  watchdog: "enforce",
+  maxTurnUsd: 0,
+  maxSessionUsd: 0,
+  ...overrides,
+});
 const critical = { detector: "repeated-tool-call" as const, severity: "critical" as const, message: "loop" };
 
 test("per-session bound: reached halts, preflight refuses, reset needs budget (409 plan), budget clears", () => {
@@ -20,7 +31,12 @@ test("per-session bound: reached halts, preflight refuses, reset needs budget (4
   expect(plan).toMatchObject({ kind: "ok", record: { reset: ["cost_ceiling"], budgetAddedUsd: 1 } });
   if (plan.kind === "ok") guard.applyReset(plan.record);
   expect(guard.halted).toBeUndefined();
-  expect(guard.info(1.1).cost_ceiling).toMatchObject({ max_session_usd: 2, tripped: false, would_retrip: false, budget_added_usd: 1 });
+  expect(guard.info(1.1).cost_ceiling).toMatchObject({
+    max_session_usd: 2,
+    tripped: false,
+    would_retrip: false,
+    budget_added_usd: 1,
+  });
 });
 
 test("per-turn bound: one trip per turn, a clean turn breaks the streak, three in a row halt", () => {
@@ -50,8 +66,16 @@ test("watchdog: only critical under enforce halts; reset rules", () => {
   expect(guard.onWatchdogSignal(critical)).toMatchObject({ guardrail: "watchdog", halted: true });
   expect(guard.planReset({ guardrail: "watchdog", additionalBudgetUsd: 1 }, 0).kind).toBe("invalid");
   expect(guard.planReset({ additionalBudgetUsd: -1 }, 0).kind).toBe("invalid");
-  expect(guard.planReset({ guardrail: "cost_ceiling" }, 0)).toMatchObject({ kind: "ok", changed: false, record: { reset: [] } });
-  expect(guard.planReset({ guardrail: "watchdog" }, 0)).toMatchObject({ kind: "ok", changed: true, record: { reset: ["watchdog"] } });
+  expect(guard.planReset({ guardrail: "cost_ceiling" }, 0)).toMatchObject({
+    kind: "ok",
+    changed: false,
+    record: { reset: [] },
+  });
+  expect(guard.planReset({ guardrail: "watchdog" }, 0)).toMatchObject({
+    kind: "ok",
+    changed: true,
+    record: { reset: ["watchdog"] },
+  });
 });
 
 let seq = 0;
@@ -60,11 +84,27 @@ const row = (event: Partial<SessionEvent> & Pick<SessionEvent, "kind" | "author"
   event: { id: `e${seq}`, ts: "2026-11-22T00:00:00Z", ...event } as SessionEvent,
 });
 const response = (invocationId: string) =>
-  row({ kind: "model-response", author: "agent", invocationId, model: "m", text: "", toolCalls: [], turnComplete: true, finishReason: "stop", usage: ZERO_USAGE, cost: { costUsd: 0, costUsdUncachedReference: 0 } } as Partial<SessionEvent> & Pick<SessionEvent, "kind" | "author" | "invocationId">);
-const audit = (author: string, metadata: Record<string, unknown>) => row({ kind: "audit", author, invocationId: "x", name: "n", metadata } as Partial<SessionEvent> & Pick<SessionEvent, "kind" | "author" | "invocationId">);
+  row({
+    kind: "model-response",
+    author: "agent",
+    invocationId,
+    model: "m",
+    text: "",
+    toolCalls: [],
+    turnComplete: true,
+    finishReason: "stop",
+    usage: ZERO_USAGE,
+    cost: { costUsd: 0, costUsdUncachedReference: 0 },
+  } as Partial<SessionEvent> & Pick<SessionEvent, "kind" | "author" | "invocationId">);
+const audit = (author: string, metadata: Record<string, unknown>) =>
+  row({ kind: "audit", author, invocationId: "x", name: "n", metadata } as Partial<SessionEvent> &
+    Pick<SessionEvent, "kind" | "author" | "invocationId">);
 
 test("restore: a watchdog halt comes back under enforce only", () => {
-  const rows = [response("t1"), audit(TRIP_AUTHOR, tripMetadata({ guardrail: "watchdog", scope: "watchdog", reason: "loop", halted: true }, "t1"))];
+  const rows = [
+    response("t1"),
+    audit(TRIP_AUTHOR, tripMetadata({ guardrail: "watchdog", scope: "watchdog", reason: "loop", halted: true }, "t1")),
+  ];
   expect(restoreGuardrails(rows, config(), 0).halted?.guardrail).toBe("watchdog");
   expect(restoreGuardrails(rows, config({ watchdog: "warn" }), 0).halted).toBeUndefined();
   const reset = [...rows, audit(RESET_AUTHOR, resetMetadata({ reset: ["watchdog"], budgetAddedUsd: 0 }, "olga"))];
@@ -72,21 +112,55 @@ test("restore: a watchdog halt comes back under enforce only", () => {
 });
 
 test("restore: spend halts follow the bound in force; budget only counts with a per-session ceiling", () => {
-  const rows = [response("t1"), audit(TRIP_AUTHOR, tripMetadata({ guardrail: "cost_ceiling", scope: "session", reason: "r", halted: true }, "t1"))];
+  const rows = [
+    response("t1"),
+    audit(TRIP_AUTHOR, tripMetadata({ guardrail: "cost_ceiling", scope: "session", reason: "r", halted: true }, "t1")),
+  ];
   expect(restoreGuardrails(rows, config({ maxSessionUsd: 1 }), 1.2).halted?.guardrail).toBe("cost_ceiling");
   expect(restoreGuardrails(rows, config({ maxSessionUsd: 2 }), 1.2).halted).toBeUndefined();
   expect(restoreGuardrails(rows, config(), 1.2).halted).toBeUndefined();
-  const withBudget = [...rows, audit(RESET_AUTHOR, resetMetadata({ reset: ["cost_ceiling"], budgetAddedUsd: 1 }, undefined))];
+  const withBudget = [
+    ...rows,
+    audit(RESET_AUTHOR, resetMetadata({ reset: ["cost_ceiling"], budgetAddedUsd: 1 }, undefined)),
+  ];
   expect(restoreGuardrails(withBudget, config({ maxSessionUsd: 1 }), 1.2).halted).toBeUndefined();
-  expect(restoreGuardrails(withBudget, config({ maxSessionUsd: 1 }), 1.2).info(1.2).cost_ceiling.max_session_usd).toBe(2);
+  expect(restoreGuardrails(withBudget, config({ maxSessionUsd: 1 }), 1.2).info(1.2).cost_ceiling.max_session_usd).toBe(
+    2,
+  );
 });
 
 test("restore: the per-turn streak survives, and a clean turn after it breaks it", () => {
-  const trip = (turn: string, n: number) => audit(TRIP_AUTHOR, tripMetadata({ guardrail: "cost_ceiling", scope: "turn", reason: "r", halted: false, consecutiveTurnTrips: n }, turn));
+  const trip = (turn: string, n: number) =>
+    audit(
+      TRIP_AUTHOR,
+      tripMetadata(
+        { guardrail: "cost_ceiling", scope: "turn", reason: "r", halted: false, consecutiveTurnTrips: n },
+        turn,
+      ),
+    );
   const rows = [response("t1"), trip("t1", 1), response("t2"), trip("t2", 2)];
   expect(restoreGuardrails(rows, config({ maxTurnUsd: 0.1 }), 0).info(0).cost_ceiling.consecutive_turn_trips).toBe(2);
-  expect(restoreGuardrails([...rows, response("t3")], config({ maxTurnUsd: 0.1 }), 0).info(0).cost_ceiling.consecutive_turn_trips).toBe(0);
-  const streak = [...rows, response("t3"), audit(TRIP_AUTHOR, tripMetadata({ guardrail: "cost_ceiling", scope: "turn-streak", reason: "3 in a row", halted: true, consecutiveTurnTrips: 3 }, "t3"))];
+  expect(
+    restoreGuardrails([...rows, response("t3")], config({ maxTurnUsd: 0.1 }), 0).info(0).cost_ceiling
+      .consecutive_turn_trips,
+  ).toBe(0);
+  const streak = [
+    ...rows,
+    response("t3"),
+    audit(
+      TRIP_AUTHOR,
+      tripMetadata(
+        {
+          guardrail: "cost_ceiling",
+          scope: "turn-streak",
+          reason: "3 in a row",
+          halted: true,
+          consecutiveTurnTrips: 3,
+        },
+        "t3",
+      ),
+    ),
+  ];
   expect(restoreGuardrails(streak, config({ maxTurnUsd: 0.1 }), 0).halted?.reason).toBe("3 in a row");
   expect(restoreGuardrails(streak, config(), 0).halted).toBeUndefined();
 });

@@ -29,7 +29,9 @@ test("messages waiting plus those being committed count against the message cap"
 test("UTF-8 bytes count against the byte cap; a drained list frees them", () => {
   const room = new InboxRoom({ maxMessages: 100, maxBytes: 10 });
   const waiting = [{ message: "ééé" }];
-  expect(refused(() => room.reserve(waiting, "12345")).message).toContain("maximum of 10 bytes waiting for a turn (6 held, 5 more)");
+  expect(refused(() => room.reserve(waiting, "12345")).message).toContain(
+    "maximum of 10 bytes waiting for a turn (6 held, 5 more)",
+  );
   const release = room.reserve(waiting, "1234");
   release();
   waiting.splice(0);

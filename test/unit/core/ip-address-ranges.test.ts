@@ -71,8 +71,16 @@ describe("IPv6 ranges", () => {
 
 test("every listed metadata address is metadata, named with the range it lies in", () => {
   for (const text of METADATA_ADDRESSES) expect(kindOf(text)).toBe("metadata");
-  expect(classifyAddress(address("169.254.169.254"))).toEqual({ kind: "metadata", label: "a cloud metadata address", range: "169.254.0.0/16" });
-  expect(classifyAddress(address("168.63.129.16"))).toEqual({ kind: "metadata", label: "a cloud metadata address", range: "168.63.129.16/32" });
+  expect(classifyAddress(address("169.254.169.254"))).toEqual({
+    kind: "metadata",
+    label: "a cloud metadata address",
+    range: "169.254.0.0/16",
+  });
+  expect(classifyAddress(address("168.63.129.16"))).toEqual({
+    kind: "metadata",
+    label: "a cloud metadata address",
+    range: "168.63.129.16/32",
+  });
   expect(classifyAddress(address("fd00:ec2::254"))).toMatchObject({ kind: "metadata", range: "fc00::/7" });
   expect(kindOf("169.254.169.253")).toBe("link-local");
 });
@@ -99,7 +107,13 @@ describe("IPv6 addresses that carry an IPv4 address are classified like it", () 
   });
 
   test("a carried public address is public, also in prefixes that are otherwise outside global unicast", () => {
-    for (const text of ["::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "2002:808:808::1", "2001:0:4136:e378:8000:63bf:f7f7:f7f7"]) expect(kindOf(text)).toBe("public");
+    for (const text of [
+      "::ffff:8.8.8.8",
+      "64:ff9b::8.8.8.8",
+      "2002:808:808::1",
+      "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+    ])
+      expect(kindOf(text)).toBe("public");
   });
 
   test("`::` and `::1` carry nothing; IPv4 carries nothing", () => {

@@ -17,13 +17,39 @@ const canonical = (text: string) => {
 
 describe("IPv4", () => {
   test("decimal, hex, octal, short and trailing-dot forms all read as 169.254.169.254", () => {
-    for (const form of ["169.254.169.254", "2852039166", "0xa9fea9fe", "0XA9FEA9FE", "0251.0376.0251.0376", "169.254.43518", "169.16689662", "0xa9.0xfe.0xa9.0xfe", "169.254.169.254."]) {
+    for (const form of [
+      "169.254.169.254",
+      "2852039166",
+      "0xa9fea9fe",
+      "0XA9FEA9FE",
+      "0251.0376.0251.0376",
+      "169.254.43518",
+      "169.16689662",
+      "0xa9.0xfe.0xa9.0xfe",
+      "169.254.169.254.",
+    ]) {
       expect(bytesOf(form)).toEqual([169, 254, 169, 254]);
     }
   });
 
   test("agrees with the URL parser on what it accepts and what each form means", () => {
-    const forms = ["127.1", "0x7f.1", "0", "0x", "010.0.0.1", "4294967295", "4294967296", "1.2.3.256", "1.2.3.08", "1..2", "1.2.3.4.5", "0x1g", "example.com", "1.2.3.4.", "08"];
+    const forms = [
+      "127.1",
+      "0x7f.1",
+      "0",
+      "0x",
+      "010.0.0.1",
+      "4294967295",
+      "4294967296",
+      "1.2.3.256",
+      "1.2.3.08",
+      "1..2",
+      "1.2.3.4.5",
+      "0x1g",
+      "example.com",
+      "1.2.3.4.",
+      "08",
+    ];
     for (const form of forms) {
       const viaUrl = URL.canParse(`http://${form}/`) ? new URL(`http://${form}/`).hostname : undefined;
       const ours = parseIpv4(form);
@@ -34,7 +60,8 @@ describe("IPv4", () => {
   });
 
   test("not an address: names, empty parts, out-of-range numbers", () => {
-    for (const text of ["", "a.b.c.d", "1.2.3.4.5", "256.1.1.1", "1.2.3.4294967296", "1..2.3", "-1.2.3.4"]) expect(bytesOf(text)).toBeUndefined();
+    for (const text of ["", "a.b.c.d", "1.2.3.4.5", "256.1.1.1", "1.2.3.4294967296", "1..2.3", "-1.2.3.4"])
+      expect(bytesOf(text)).toBeUndefined();
   });
 });
 
@@ -53,13 +80,24 @@ describe("IPv6", () => {
   });
 
   test("formatting matches the URL parser's canonical host", () => {
-    for (const text of ["::ffff:169.254.169.254", "fe80::1", "2001:db8:0:0:1:0:0:1", "fd00:ec2::254", "0:0:0:0:0:0:0:1", "1::"]) {
+    for (const text of [
+      "::ffff:169.254.169.254",
+      "fe80::1",
+      "2001:db8:0:0:1:0:0:1",
+      "fd00:ec2::254",
+      "0:0:0:0:0:0:0:1",
+      "1::",
+    ]) {
       expect(`[${canonical(text)}]`).toBe(new URL(`http://[${text}]/`).hostname);
     }
   });
 
   test("zone ids are kept apart from the bytes, also percent-encoded", () => {
-    expect(parseIpAddress("fe80::1%eth0")).toEqual({ family: 6, bytes: parseIpAddress("fe80::1")?.bytes as Uint8Array, zone: "eth0" });
+    expect(parseIpAddress("fe80::1%eth0")).toEqual({
+      family: 6,
+      bytes: parseIpAddress("fe80::1")?.bytes as Uint8Array,
+      zone: "eth0",
+    });
     expect(parseIpAddress("[fe80::1%25eth0]")).toMatchObject({ zone: "eth0" });
     expect(canonical("fe80::1%eth0")).toBe("fe80::1%eth0");
     expect(parseIpAddress("fe80::1%")).toBeUndefined();
@@ -67,7 +105,18 @@ describe("IPv6", () => {
   });
 
   test("malformed text is not an address", () => {
-    for (const text of ["1::2::3", ":::", "12345::", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7", "::ffff:1.2.3", "::ffff:01.2.3.4", "::1.2.3.4:5", "g::1", "1:2:3:4:5:6:7:8::"]) {
+    for (const text of [
+      "1::2::3",
+      ":::",
+      "12345::",
+      "1:2:3:4:5:6:7:8:9",
+      "1:2:3:4:5:6:7",
+      "::ffff:1.2.3",
+      "::ffff:01.2.3.4",
+      "::1.2.3.4:5",
+      "g::1",
+      "1:2:3:4:5:6:7:8::",
+    ]) {
       expect(parseIpAddress(text)).toBeUndefined();
     }
   });
@@ -89,12 +138,21 @@ describe("CIDR blocks", () => {
   });
 
   test("bits past the prefix, bad lengths and garbage are refused with the entry named", () => {
-    expect(parseCidr("10.0.0.1/8")).toEqual({ ok: false, error: '"10.0.0.1/8" has bits set past the /8 prefix (did you mean 10.0.0.0/8?)' });
-    expect(parseCidr("fd00::1/8")).toEqual({ ok: false, error: '"fd00::1/8" has bits set past the /8 prefix (did you mean fd00::/8?)' });
+    expect(parseCidr("10.0.0.1/8")).toEqual({
+      ok: false,
+      error: '"10.0.0.1/8" has bits set past the /8 prefix (did you mean 10.0.0.0/8?)',
+    });
+    expect(parseCidr("fd00::1/8")).toEqual({
+      ok: false,
+      error: '"fd00::1/8" has bits set past the /8 prefix (did you mean fd00::/8?)',
+    });
     expect(parseCidr("10.0.0.0/33")).toEqual({ ok: false, error: '"10.0.0.0/33": the prefix length must be 0 to 32' });
     expect(parseCidr("10.0.0.0/-1").ok).toBe(false);
     expect(parseCidr("10.0.0.0/8/9").ok).toBe(false);
     expect(parseCidr("fe80::1%eth0/64").ok).toBe(false);
-    expect(parseCidr("example.com/8")).toEqual({ ok: false, error: '"example.com/8" is not an IP address or CIDR block' });
+    expect(parseCidr("example.com/8")).toEqual({
+      ok: false,
+      error: '"example.com/8" is not an IP address or CIDR block',
+    });
   });
 });

@@ -36,7 +36,10 @@ function failure<T, E>(result: Result<T, E>): E {
   return result.error;
 }
 
-const peer = (name: string, extra: Partial<{ labels: Record<string, string>; heartbeatTtlSec: number; endpoint: string }> = {}) => ({
+const peer = (
+  name: string,
+  extra: Partial<{ labels: Record<string, string>; heartbeatTtlSec: number; endpoint: string }> = {},
+) => ({
   name,
   endpoint: extra.endpoint ?? `http://${name}.test:8080`,
   ...(extra.labels ? { labels: extra.labels } : {}),
@@ -98,7 +101,9 @@ describe("register", () => {
     expect(failure(registry.register(alice, peer("  "))).code).toBe("bad_request");
     expect(failure(registry.register(alice, peer("a", { endpoint: "ftp://a.test" }))).code).toBe("bad_request");
     expect(failure(registry.register(alice, peer("a", { heartbeatTtlSec: 0 }))).code).toBe("bad_request");
-    expect(failure(registry.register(alice, peer("a", { heartbeatTtlSec: Number.POSITIVE_INFINITY }))).code).toBe("bad_request");
+    expect(failure(registry.register(alice, peer("a", { heartbeatTtlSec: Number.POSITIVE_INFINITY }))).code).toBe(
+      "bad_request",
+    );
     expect(value(registry.register(alice, { name: " a ", endpoint: "http://a.test" })).name).toBe("a");
   });
 });
@@ -133,7 +138,12 @@ describe("list", () => {
     const names = (filters: { key: string; value: string }[]) => registry.list(filters).map((r) => r.name);
     expect(names([])).toEqual(["a", "b", "c", "short"]);
     expect(names([{ key: "env", value: "prod" }])).toEqual(["b", "c", "short"]);
-    expect(names([{ key: "env", value: "prod" }, { key: "role", value: "db" }])).toEqual(["c"]);
+    expect(
+      names([
+        { key: "env", value: "prod" },
+        { key: "role", value: "db" },
+      ]),
+    ).toEqual(["c"]);
     expect(names([{ key: "zone", value: "" }])).toEqual([]);
     expect(names([{ key: "toString", value: "x" }])).toEqual([]);
     clock.now += 1000;
@@ -283,11 +293,16 @@ describe("caps and limits", () => {
     value(source.register(alice, peer("big")));
     value(source.register(alice, peer("third")));
     // As an older version wrote them: one-year leases and labels of any size.
-    const records = source.snapshot().map((record) => (record.name === "big" ? { ...record, labels: { note: "x".repeat(300) } } : record));
+    const records = source
+      .snapshot()
+      .map((record) => (record.name === "big" ? { ...record, labels: { note: "x".repeat(300) } } : record));
     const { registry, clock } = capped({ maxPerCaller: 1, maxTtlSec: 3600 });
     const report = registry.restore(records);
     expect(report.restored).toBe(1);
-    expect(report.skipped).toEqual(["record 1: labels.note: a value must be at most 256 characters", "record 3: over the registration caps"]);
+    expect(report.skipped).toEqual([
+      "record 1: labels.note: a value must be at most 256 characters",
+      "record 3: over the registration caps",
+    ]);
     const [held] = registry.list() as [PeerRegistration];
     expect(held.name).toBe("long");
     expect(held.heartbeatTtlSec).toBe(3600);
@@ -297,10 +312,28 @@ describe("caps and limits", () => {
 
 describe("helpers", () => {
   test("isPeerEndpoint wants an absolute http(s) URL with a host", () => {
-    for (const good of ["http://a.test", "https://a.test:8443/x?y#z", "http://127.0.0.1:1", "HTTP://A.TEST", "http://[::1]:80/"]) {
+    for (const good of [
+      "http://a.test",
+      "https://a.test:8443/x?y#z",
+      "http://127.0.0.1:1",
+      "HTTP://A.TEST",
+      "http://[::1]:80/",
+    ]) {
       expect(isPeerEndpoint(good)).toBe(true);
     }
-    for (const bad of ["", "/peers", "a.test:80", "ftp://a.test", "http:a.test", "http:///path", "http://", "https://?x", " http://a.test", "mailto:x@y.z", "file:///etc/passwd"]) {
+    for (const bad of [
+      "",
+      "/peers",
+      "a.test:80",
+      "ftp://a.test",
+      "http:a.test",
+      "http:///path",
+      "http://",
+      "https://?x",
+      " http://a.test",
+      "mailto:x@y.z",
+      "file:///etc/passwd",
+    ]) {
       expect(isPeerEndpoint(bad)).toBe(false);
     }
   });

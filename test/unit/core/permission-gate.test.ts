@@ -2,9 +2,21 @@ import { describe, expect, test } from "bun:test";
 import type { ToolCall } from "../../../src/core/events.ts";
 import { isSparError } from "../../../src/core/errors.ts";
 import { collapseWhitespace, utf8Length, validateAnswer } from "../../../src/core/permission-answer.ts";
-import { type CheckResult, type GateOutcome, PermissionGate, type PermissionGateOptions, type PromptFrame } from "../../../src/core/permission-gate.ts";
+import {
+  type CheckResult,
+  type GateOutcome,
+  PermissionGate,
+  type PermissionGateOptions,
+  type PromptFrame,
+} from "../../../src/core/permission-gate.ts";
 import { globMatches, matchesPattern, parsePattern, parsePatterns } from "../../../src/core/permission-patterns.ts";
-import { type PermissionMode, type ToolClass, callKey, decideByMode, firstWord } from "../../../src/core/permission-policy.ts";
+import {
+  type PermissionMode,
+  type ToolClass,
+  callKey,
+  decideByMode,
+  firstWord,
+} from "../../../src/core/permission-policy.ts";
 import { randomPromptId } from "../../../src/core/permission-shapes.ts";
 
 const T0 = Date.parse("2025-03-01T12:00:00.000Z");
@@ -30,15 +42,28 @@ function makeGate(overrides: Partial<PermissionGateOptions> = {}) {
 
 let callCounter = 0;
 const bash = (command: string): ToolCall => ({ callId: `c${++callCounter}`, name: "bash", args: { command } });
-const write = (path: string, content = "x"): ToolCall => ({ callId: `c${++callCounter}`, name: "write_file", args: { path, content } });
-const call = (name: string, args: Record<string, unknown> = {}): ToolCall => ({ callId: `c${++callCounter}`, name, args });
+const write = (path: string, content = "x"): ToolCall => ({
+  callId: `c${++callCounter}`,
+  name: "write_file",
+  args: { path, content },
+});
+const call = (name: string, args: Record<string, unknown> = {}): ToolCall => ({
+  callId: `c${++callCounter}`,
+  name,
+  args,
+});
 
 function prompted(result: CheckResult): { prompt: PromptFrame; outcome: Promise<GateOutcome> } {
   if (result.kind !== "ask") throw new Error(`expected a prompt, got ${JSON.stringify(result)}`);
   return result;
 }
 
-function ask(gate: PermissionGate, toolCall: ToolCall, turnId = "turn-1", toolClass: ToolClass = toolCall.name === "bash" ? "shell" : "mutating") {
+function ask(
+  gate: PermissionGate,
+  toolCall: ToolCall,
+  turnId = "turn-1",
+  toolClass: ToolClass = toolCall.name === "bash" ? "shell" : "mutating",
+) {
   return prompted(gate.check(toolCall, toolClass, turnId));
 }
 
@@ -78,7 +103,9 @@ describe("call keys", () => {
   test("command for bash, path for file tools, sorted JSON otherwise", () => {
     expect(callKey(bash("git status"))).toBe("git status");
     expect(callKey(write("src/a.ts"))).toBe("src/a.ts");
-    expect(callKey(call("fetch_url", { url: "https://x", depth: { b: 1, a: 2 } }))).toBe('{"depth":{"a":2,"b":1},"url":"https://x"}');
+    expect(callKey(call("fetch_url", { url: "https://x", depth: { b: 1, a: 2 } }))).toBe(
+      '{"depth":{"a":2,"b":1},"url":"https://x"}',
+    );
     expect(callKey(call("bash", { cmd: "ls" }))).toBe('{"cmd":"ls"}');
     expect(firstWord("  git   push origin")).toBe("git");
     expect(firstWord("")).toBe("");
@@ -127,7 +154,10 @@ describe("pattern parsing", () => {
   }
 
   test("a list fails on its first bad entry, named", () => {
-    expect(parsePatterns(["bash", "read_file(", "bad tool"])).toEqual({ ok: false, error: 'invalid pattern "read_file(": unbalanced parentheses' });
+    expect(parsePatterns(["bash", "read_file(", "bad tool"])).toEqual({
+      ok: false,
+      error: 'invalid pattern "read_file(": unbalanced parentheses',
+    });
   });
 });
 
@@ -171,8 +201,18 @@ describe("pattern matching", () => {
   });
 
   test("other tools match against the sorted JSON of their arguments", () => {
-    expect(matchesPattern(pattern('fetch_url(*"url":"https://example.com/*)'), call("fetch_url", { url: "https://example.com/a", depth: 1 }))).toBe(true);
-    expect(matchesPattern(pattern('fetch_url(*"url":"https://example.com/*)'), call("fetch_url", { url: "https://evil.com/a" }))).toBe(false);
+    expect(
+      matchesPattern(
+        pattern('fetch_url(*"url":"https://example.com/*)'),
+        call("fetch_url", { url: "https://example.com/a", depth: 1 }),
+      ),
+    ).toBe(true);
+    expect(
+      matchesPattern(
+        pattern('fetch_url(*"url":"https://example.com/*)'),
+        call("fetch_url", { url: "https://evil.com/a" }),
+      ),
+    ).toBe(false);
   });
 
   test("many stars against a long non-matching key stay fast", () => {
@@ -192,7 +232,11 @@ describe("allow and deny lists on the gate", () => {
     expect(gate.addDeny(["bash(git push*)", "write_file(/etc/*)"]).ok).toBe(true);
     expect(gate.check(bash("git status"), "shell", "t")).toEqual({ kind: "run" });
     expect(gate.check(write("src/a.ts"), "edit", "t")).toEqual({ kind: "run" });
-    expect(gate.check(bash("git push --force"), "shell", "t")).toMatchObject({ kind: "refuse", silent: false, reason: expect.stringContaining('"bash(git push*)"') });
+    expect(gate.check(bash("git push --force"), "shell", "t")).toMatchObject({
+      kind: "refuse",
+      silent: false,
+      reason: expect.stringContaining('"bash(git push*)"'),
+    });
     expect(gate.check(write("/etc/passwd"), "edit", "t")).toMatchObject({ kind: "refuse" });
     expect(gate.check(bash("ls"), "shell", "t").kind).toBe("ask");
   });
@@ -265,9 +309,25 @@ describe("prompts", () => {
     const { gate } = makeGate({ newPromptId: randomPromptId });
     const shell = ask(gate, bash("git push origin")).prompt;
     expect(shell.id).toMatch(/^[0-9a-f]{24}$/);
-    expect(shell).toMatchObject({ kind: "bash", tool: "bash", detail: "git push origin", verb: "git", at: "2025-03-01T12:00:00.000Z" });
-    expect(ask(gate, write("a.txt"), "t", "edit").prompt).toEqual({ id: expect.any(String), kind: "file_write", tool: "write_file", detail: "a.txt", at: "2025-03-01T12:00:00.000Z" });
-    expect(ask(gate, call("deploy", { env: "prod" })).prompt).toMatchObject({ kind: "generic", tool: "deploy", detail: '{"env":"prod"}' });
+    expect(shell).toMatchObject({
+      kind: "bash",
+      tool: "bash",
+      detail: "git push origin",
+      verb: "git",
+      at: "2025-03-01T12:00:00.000Z",
+    });
+    expect(ask(gate, write("a.txt"), "t", "edit").prompt).toEqual({
+      id: expect.any(String),
+      kind: "file_write",
+      tool: "write_file",
+      detail: "a.txt",
+      at: "2025-03-01T12:00:00.000Z",
+    });
+    expect(ask(gate, call("deploy", { env: "prod" })).prompt).toMatchObject({
+      kind: "generic",
+      tool: "deploy",
+      detail: '{"env":"prod"}',
+    });
     expect(gate.pending().map((frame) => frame.kind)).toEqual(["bash", "file_write", "generic"]);
   });
 
@@ -361,7 +421,13 @@ describe("deny reason (rule 6)", () => {
   test("only on deny", () => {
     const { gate } = makeGate();
     const { prompt } = ask(gate, bash("make"));
-    for (const decision of ["allow-once", "allow-session", "allow-session-verb", "allow-session-tool", "allow-always"]) {
+    for (const decision of [
+      "allow-once",
+      "allow-session",
+      "allow-session-verb",
+      "allow-session-tool",
+      "allow-always",
+    ]) {
       expect(errorOf(gate.respond(prompt.id, decision, { reason: "because" })).code).toBe("bad_request");
     }
     expect(gate.pending()).toHaveLength(1);
@@ -370,7 +436,10 @@ describe("deny reason (rule 6)", () => {
 
   test("collapse: whitespace runs including newlines become one space, ends trimmed", () => {
     expect(collapseWhitespace("  not\n\n  now\t\r\nplease  ")).toBe("not now please");
-    expect(validateAnswer("deny", { reason: "line one\nline two" })).toEqual({ ok: true, value: { decision: "deny", reason: "line one line two" } });
+    expect(validateAnswer("deny", { reason: "line one\nline two" })).toEqual({
+      ok: true,
+      value: { decision: "deny", reason: "line one line two" },
+    });
     expect(validateAnswer("deny", { reason: " \n " })).toEqual({ ok: true, value: { decision: "deny" } });
   });
 
@@ -416,15 +485,22 @@ describe("session grants", () => {
     const { gate } = makeGate();
     const { prompt } = ask(gate, bash("git push origin"));
     expect(gate.respond(prompt.id, decision).ok).toBe(true);
-    const kinds = [bash("git push origin"), bash("git status"), bash("ls"), call("other_tool")].map((toolCall) => gate.check(toolCall, toolCall.name === "bash" ? "shell" : "mutating", "turn-2").kind);
+    const kinds = [bash("git push origin"), bash("git status"), bash("ls"), call("other_tool")].map(
+      (toolCall) => gate.check(toolCall, toolCall.name === "bash" ? "shell" : "mutating", "turn-2").kind,
+    );
     return kinds;
   }
 
-  test("allow-once grants nothing beyond the call", () => expect(grantAfter("allow-once")).toEqual(["ask", "ask", "ask", "ask"]));
-  test("allow-session grants this tool with this key", () => expect(grantAfter("allow-session")).toEqual(["run", "ask", "ask", "ask"]));
-  test("allow-always acts as allow-session (nothing persisted)", () => expect(grantAfter("allow-always")).toEqual(["run", "ask", "ask", "ask"]));
-  test("allow-session-verb grants the tool's calls sharing the first word", () => expect(grantAfter("allow-session-verb")).toEqual(["run", "run", "ask", "ask"]));
-  test("allow-session-tool grants every call of the tool", () => expect(grantAfter("allow-session-tool")).toEqual(["run", "run", "run", "ask"]));
+  test("allow-once grants nothing beyond the call", () =>
+    expect(grantAfter("allow-once")).toEqual(["ask", "ask", "ask", "ask"]));
+  test("allow-session grants this tool with this key", () =>
+    expect(grantAfter("allow-session")).toEqual(["run", "ask", "ask", "ask"]));
+  test("allow-always acts as allow-session (nothing persisted)", () =>
+    expect(grantAfter("allow-always")).toEqual(["run", "ask", "ask", "ask"]));
+  test("allow-session-verb grants the tool's calls sharing the first word", () =>
+    expect(grantAfter("allow-session-verb")).toEqual(["run", "run", "ask", "ask"]));
+  test("allow-session-tool grants every call of the tool", () =>
+    expect(grantAfter("allow-session-tool")).toEqual(["run", "run", "run", "ask"]));
   test("deny grants nothing", () => expect(grantAfter("deny")).toEqual(["ask", "ask", "ask", "ask"]));
 
   test("grants do not outlive the gate's deny patterns", () => {

@@ -5,7 +5,11 @@ import { shellSegments } from "../../../src/core/shell-segments.ts";
 test("control operators split a line into its simple commands", () => {
   expect(shellSegments("echo hi")).toEqual(["echo hi"]);
   expect(shellSegments("echo hi; touch pwned")).toEqual(["echo hi", "touch pwned"]);
-  expect(shellSegments("git add . && git commit -m x || echo failed")).toEqual(["git add .", "git commit -m x", "echo failed"]);
+  expect(shellSegments("git add . && git commit -m x || echo failed")).toEqual([
+    "git add .",
+    "git commit -m x",
+    "echo failed",
+  ]);
   expect(shellSegments("ls | grep a & sleep 1\nrm -rf x")).toEqual(["ls", "grep a", "sleep 1", "rm -rf x"]);
 });
 
@@ -19,7 +23,16 @@ test("quotes, escapes and redirections stay inside their command", () => {
 });
 
 test("lines that hide commands cannot be read off", () => {
-  for (const line of ["echo $(rm -rf ~)", "echo `id`", 'echo "$(id)"', "(cd /; rm -rf x)", "{ rm -rf x; }", "diff <(ls a) <(ls b)", "cat <<EOF\nx\nEOF", "echo 'unterminated"]) {
+  for (const line of [
+    "echo $(rm -rf ~)",
+    "echo `id`",
+    'echo "$(id)"',
+    "(cd /; rm -rf x)",
+    "{ rm -rf x; }",
+    "diff <(ls a) <(ls b)",
+    "cat <<EOF\nx\nEOF",
+    "echo 'unterminated",
+  ]) {
     expect(shellSegments(line)).toBeUndefined();
   }
 });

@@ -34,9 +34,15 @@ test("durations in Go notation", () => {
 test("turn failures map to the spec's kinds with retryable, code and hint", () => {
   expect(classifyTurnFailure("slow down", "429")).toMatchObject({ kind: "rate_limited", retryable: true, code: "429" });
   expect(classifyTurnFailure("bad key", "401")).toMatchObject({ kind: "auth_error", retryable: false });
-  expect(classifyTurnFailure("no such model", "NOT_FOUND")).toMatchObject({ kind: "model_not_found", retryable: false });
+  expect(classifyTurnFailure("no such model", "NOT_FOUND")).toMatchObject({
+    kind: "model_not_found",
+    retryable: false,
+  });
   expect(classifyTurnFailure("upstream", "503")).toMatchObject({ kind: "transient_network", retryable: true });
-  expect(classifyTurnFailure("deadline", "DEADLINE_EXCEEDED")).toMatchObject({ kind: "transient_network", retryable: true });
+  expect(classifyTurnFailure("deadline", "DEADLINE_EXCEEDED")).toMatchObject({
+    kind: "transient_network",
+    retryable: true,
+  });
   const bare400 = classifyTurnFailure("invalid", "INVALID_ARGUMENT");
   expect(bare400).toMatchObject({ kind: "config_error", retryable: false });
   expect(bare400.hint).toContain("transient");

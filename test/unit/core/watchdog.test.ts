@@ -4,14 +4,24 @@ import { LoopDetector, callFingerprint, watchdogFeedbackBlock } from "../../../s
 const call = (name: string, args: Record<string, unknown> = {}) => ({ name, args });
 
 test("fingerprints ignore argument key order", () => {
-  expect(callFingerprint(call("read_file", { path: "a", limit: 2 }))).toBe(callFingerprint(call("read_file", { limit: 2, path: "a" })));
+  expect(callFingerprint(call("read_file", { path: "a", limit: 2 }))).toBe(
+    callFingerprint(call("read_file", { limit: 2, path: "a" })),
+  );
   expect(callFingerprint(call("read_file", { path: "a" }))).not.toBe(callFingerprint(call("read_file", { path: "b" })));
 });
 
 test("the same call repeated: a warning at 3, critical at 5, each raised once", () => {
   const detector = new LoopDetector();
   const signals = Array.from({ length: 7 }, () => detector.observe(call("bash", { cmd: "ls" })));
-  expect(signals.map((signal) => signal?.severity ?? null)).toEqual([null, null, "warning", null, "critical", null, null]);
+  expect(signals.map((signal) => signal?.severity ?? null)).toEqual([
+    null,
+    null,
+    "warning",
+    null,
+    "critical",
+    null,
+    null,
+  ]);
   expect(signals[4]?.detector).toBe("repeated-tool-call");
   expect(signals[4]?.message).toContain("5 times");
 });
@@ -37,7 +47,9 @@ test("an A-B cycle: warning after 3 repetitions, critical after 4", () => {
     signals.push(detector.observe(call("read_file", { path: "x" })));
     signals.push(detector.observe(call("write_file", { path: "x" })));
   }
-  const raised = signals.map((signal, index) => (signal ? `${index}:${signal.severity}:${signal.detector}` : null)).filter(Boolean);
+  const raised = signals
+    .map((signal, index) => (signal ? `${index}:${signal.severity}:${signal.detector}` : null))
+    .filter(Boolean);
   expect(raised).toEqual(["5:warning:alternating-tool-cycle", "7:critical:alternating-tool-cycle"]);
 });
 
@@ -52,7 +64,13 @@ test("an A-B-C cycle is detected; a broken cycle is not", () => {
 });
 
 test("the feedback block names each signal", () => {
-  const block = watchdogFeedbackBlock([{ detector: "repeated-tool-call", severity: "warning", message: "the agent issued the same bash call 3 times in a row" }]);
+  const block = watchdogFeedbackBlock([
+    {
+      detector: "repeated-tool-call",
+      severity: "warning",
+      message: "the agent issued the same bash call 3 times in a row",
+    },
+  ]);
   expect(block.startsWith("[watchdog]\n")).toBe(true);
   expect(block).toContain("- warning: the agent issued the same bash call 3 times in a row");
 });

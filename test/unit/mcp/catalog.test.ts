@@ -28,21 +28,84 @@ describe("fatal rules, each naming the key", () => {
     ["empty server name", { version: 1, servers: { "": stdio() } }, 'servers."": a server name must not be empty'],
     ["blank server name", { version: 1, servers: { "  ": stdio() } }, 'servers."  ": a server name must not be empty'],
     ["server not an object", { version: 1, servers: { a: "stdio" } }, "servers.a: must be an object"],
-    ["transport missing", { version: 1, servers: { a: { command: "x" } } }, 'servers.a.transport: required: "http" or "stdio"'],
-    ["transport unknown", { version: 1, servers: { a: { transport: "sse", url: "http://x" } } }, 'servers.a.transport: must be "http" or "stdio", not "sse"'],
-    ["http without url", { version: 1, servers: { web: { transport: "http" } } }, 'servers.web.url: required for transport "http"'],
-    ["http with a bad url", { version: 1, servers: { web: { transport: "http", url: "not a url" } } }, 'servers.web.url: "not a url" is not a URL'],
-    ["http with a non-http url", { version: 1, servers: { web: { transport: "http", url: "file:///etc/passwd" } } }, "servers.web.url: must be an http or https URL"],
-    ["stdio without command", { version: 1, servers: { a: { transport: "stdio", args: [] } } }, 'servers.a.command: required for transport "stdio"'],
-    ["stdio command expanding to nothing", { version: 1, servers: { a: { transport: "stdio", command: "${EMPTY}" } } }, 'servers.a.command: "${EMPTY}" expands to an empty string'],
-    ["args not strings", { version: 1, servers: { a: stdio({ args: ["--x", 1] }) } }, "servers.a.args: must be an array of strings"],
-    ["env_mode unknown", { version: 1, servers: { a: stdio({ env_mode: "none" }) } }, 'servers.a.env_mode: must be "inherit" or "clean", not "none"'],
-    ["env_passthrough under inherit", { version: 1, servers: { a: stdio({ env_passthrough: ["HOME"] }) } }, 'servers.a.env_passthrough: only allowed with env_mode "clean"'],
-    ["env value not a string", { version: 1, servers: { a: stdio({ env: { N: 1 } }) } }, "servers.a.env.N: must be a string"],
-    ["command outside the allowlist", { version: 1, command_allowlist: ["/usr/bin/ok"], servers: { a: stdio() } }, 'servers.a.command: "/opt/bin/tool" is not in command_allowlist'],
-    ["allowlist not strings", { version: 1, command_allowlist: "/usr/bin/ok", servers: { a: stdio() } }, "command_allowlist: must be an array of strings"],
-    ["scopes not strings", { version: 1, servers: { web: { transport: "http", url: "https://x/mcp", auth: { google_oauth: { scopes: "all" } } } } }, "servers.web.auth.google_oauth.scopes: must be an array of strings"],
-    ["override not a boolean", { version: 1, servers: { a: stdio({ tool_overrides: { t: { mutating: "no" } } }) } }, "servers.a.tool_overrides.t.mutating: must be a boolean"],
+    [
+      "transport missing",
+      { version: 1, servers: { a: { command: "x" } } },
+      'servers.a.transport: required: "http" or "stdio"',
+    ],
+    [
+      "transport unknown",
+      { version: 1, servers: { a: { transport: "sse", url: "http://x" } } },
+      'servers.a.transport: must be "http" or "stdio", not "sse"',
+    ],
+    [
+      "http without url",
+      { version: 1, servers: { web: { transport: "http" } } },
+      'servers.web.url: required for transport "http"',
+    ],
+    [
+      "http with a bad url",
+      { version: 1, servers: { web: { transport: "http", url: "not a url" } } },
+      'servers.web.url: "not a url" is not a URL',
+    ],
+    [
+      "http with a non-http url",
+      { version: 1, servers: { web: { transport: "http", url: "file:///etc/passwd" } } },
+      "servers.web.url: must be an http or https URL",
+    ],
+    [
+      "stdio without command",
+      { version: 1, servers: { a: { transport: "stdio", args: [] } } },
+      'servers.a.command: required for transport "stdio"',
+    ],
+    [
+      "stdio command expanding to nothing",
+      { version: 1, servers: { a: { transport: "stdio", command: "${EMPTY}" } } },
+      'servers.a.command: "${EMPTY}" expands to an empty string',
+    ],
+    [
+      "args not strings",
+      { version: 1, servers: { a: stdio({ args: ["--x", 1] }) } },
+      "servers.a.args: must be an array of strings",
+    ],
+    [
+      "env_mode unknown",
+      { version: 1, servers: { a: stdio({ env_mode: "none" }) } },
+      'servers.a.env_mode: must be "inherit" or "clean", not "none"',
+    ],
+    [
+      "env_passthrough under inherit",
+      { version: 1, servers: { a: stdio({ env_passthrough: ["HOME"] }) } },
+      'servers.a.env_passthrough: only allowed with env_mode "clean"',
+    ],
+    [
+      "env value not a string",
+      { version: 1, servers: { a: stdio({ env: { N: 1 } }) } },
+      "servers.a.env.N: must be a string",
+    ],
+    [
+      "command outside the allowlist",
+      { version: 1, command_allowlist: ["/usr/bin/ok"], servers: { a: stdio() } },
+      'servers.a.command: "/opt/bin/tool" is not in command_allowlist',
+    ],
+    [
+      "allowlist not strings",
+      { version: 1, command_allowlist: "/usr/bin/ok", servers: { a: stdio() } },
+      "command_allowlist: must be an array of strings",
+    ],
+    [
+      "scopes not strings",
+      {
+        version: 1,
+        servers: { web: { transport: "http", url: "https://x/mcp", auth: { google_oauth: { scopes: "all" } } } },
+      },
+      "servers.web.auth.google_oauth.scopes: must be an array of strings",
+    ],
+    [
+      "override not a boolean",
+      { version: 1, servers: { a: stdio({ tool_overrides: { t: { mutating: "no" } } }) } },
+      "servers.a.tool_overrides.t.mutating: must be a boolean",
+    ],
   ];
   for (const [name, raw, message] of cases) {
     test(name, () => {
@@ -56,16 +119,42 @@ describe("fatal rules, each naming the key", () => {
 describe("what loads", () => {
   test("${VAR} and $VAR expand in command, args and env; unset expands to nothing; no escape for $", () => {
     expect(expandVars("${BIN}/x $TOKEN-$NOPE ${NOPE}end $$", env)).toBe("/opt/bin/x t0k- end $$");
-    const result = load({ version: 1, servers: { a: { transport: "stdio", command: "${BIN}/tool", args: ["--token=$TOKEN"], env: { K: "${TOKEN}" } } } });
-    expect(result.ok && result.value.servers[0]).toMatchObject({ command: "/opt/bin/tool", args: ["--token=t0k"], env: { K: "t0k" }, envMode: "inherit" });
+    const result = load({
+      version: 1,
+      servers: { a: { transport: "stdio", command: "${BIN}/tool", args: ["--token=$TOKEN"], env: { K: "${TOKEN}" } } },
+    });
+    expect(result.ok && result.value.servers[0]).toMatchObject({
+      command: "/opt/bin/tool",
+      args: ["--token=t0k"],
+      env: { K: "t0k" },
+      envMode: "inherit",
+    });
   });
 
   test("the allowlist compares after expanding both sides, literally (no PATH resolution)", () => {
-    expect(load({ version: 1, command_allowlist: ["${BIN}/tool"], servers: { a: { transport: "stdio", command: "$BIN/tool" } } }).ok).toBe(true);
-    expect(load({ version: 1, command_allowlist: ["tool"], servers: { a: { transport: "stdio", command: "/opt/bin/tool" } } }).ok).toBe(false);
+    expect(
+      load({
+        version: 1,
+        command_allowlist: ["${BIN}/tool"],
+        servers: { a: { transport: "stdio", command: "$BIN/tool" } },
+      }).ok,
+    ).toBe(true);
+    expect(
+      load({
+        version: 1,
+        command_allowlist: ["tool"],
+        servers: { a: { transport: "stdio", command: "/opt/bin/tool" } },
+      }).ok,
+    ).toBe(false);
     // An empty allowlist allows everything; http servers are not checked.
     expect(load({ version: 1, command_allowlist: [], servers: { a: stdio() } }).ok).toBe(true);
-    expect(load({ version: 1, command_allowlist: ["/x"], servers: { web: { transport: "http", url: "http://127.0.0.1:1/mcp" } } }).ok).toBe(true);
+    expect(
+      load({
+        version: 1,
+        command_allowlist: ["/x"],
+        servers: { web: { transport: "http", url: "http://127.0.0.1:1/mcp" } },
+      }).ok,
+    ).toBe(true);
   });
 
   test("unknown fields are tolerated; clean mode keeps its passthrough; http auth scopes; overrides", () => {
@@ -73,14 +162,28 @@ describe("what loads", () => {
       version: 1,
       comment: "ours",
       servers: {
-        a: stdio({ env_mode: "clean", env_passthrough: ["HOME"], no_digest: true, tool_overrides: { read: { mutating: false }, nothing: {} } }),
+        a: stdio({
+          env_mode: "clean",
+          env_passthrough: ["HOME"],
+          no_digest: true,
+          tool_overrides: { read: { mutating: false }, nothing: {} },
+        }),
         web: { transport: "http", url: "https://example.test/mcp", auth: { google_oauth: { scopes: [] } }, extra: 1 },
         plain: { transport: "http", url: "http://127.0.0.1:9/mcp" },
       },
     });
     if (!result.ok) throw new Error(result.error);
     expect(result.value.servers).toEqual([
-      { name: "a", transport: "stdio", command: "/opt/bin/tool", args: [], envMode: "clean", envPassthrough: ["HOME"], env: {}, overrides: { read: false } },
+      {
+        name: "a",
+        transport: "stdio",
+        command: "/opt/bin/tool",
+        args: [],
+        envMode: "clean",
+        envPassthrough: ["HOME"],
+        env: {},
+        overrides: { read: false },
+      },
       { name: "web", transport: "http", url: "https://example.test/mcp", googleOauthScopes: [], overrides: {} },
       { name: "plain", transport: "http", url: "http://127.0.0.1:9/mcp", overrides: {} },
     ]);

@@ -24,13 +24,45 @@ test("class: readOnlyHint true is read-only; absent, false or destructive is mut
 
 test("stdio environment: inherit layers env over everything; clean keeps PATH and the passthrough only", () => {
   const base = { PATH: "/bin", HOME: "/home/a", SECRET: "s" };
-  const server = { name: "a", transport: "stdio" as const, command: "x", args: [], envPassthrough: [], env: { K: "v" }, overrides: {} };
-  expect(stdioEnvironment({ ...server, envMode: "inherit" }, base)).toEqual({ PATH: "/bin", HOME: "/home/a", SECRET: "s", K: "v" });
-  expect(stdioEnvironment({ ...server, envMode: "clean", envPassthrough: ["HOME", "MISSING"] }, base)).toEqual({ PATH: "/bin", HOME: "/home/a", K: "v" });
+  const server = {
+    name: "a",
+    transport: "stdio" as const,
+    command: "x",
+    args: [],
+    envPassthrough: [],
+    env: { K: "v" },
+    overrides: {},
+  };
+  expect(stdioEnvironment({ ...server, envMode: "inherit" }, base)).toEqual({
+    PATH: "/bin",
+    HOME: "/home/a",
+    SECRET: "s",
+    K: "v",
+  });
+  expect(stdioEnvironment({ ...server, envMode: "clean", envPassthrough: ["HOME", "MISSING"] }, base)).toEqual({
+    PATH: "/bin",
+    HOME: "/home/a",
+    K: "v",
+  });
 });
 
 test("results: text joined, other blocks and structured content kept, isError becomes error", () => {
-  expect(toRunResult({ content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] })).toEqual({ output: { content: "a\nb" }, isError: false });
-  expect(toRunResult({ content: [{ type: "image", data: "x", mimeType: "image/png" }], structuredContent: { n: 1 } })).toEqual({ output: { content: "", blocks: [{ type: "image", data: "x", mimeType: "image/png" }], structured: { n: 1 } }, isError: false });
-  expect(toRunResult({ content: [{ type: "text", text: "nope" }], isError: true })).toEqual({ output: { error: "nope" }, isError: true });
+  expect(
+    toRunResult({
+      content: [
+        { type: "text", text: "a" },
+        { type: "text", text: "b" },
+      ],
+    }),
+  ).toEqual({ output: { content: "a\nb" }, isError: false });
+  expect(
+    toRunResult({ content: [{ type: "image", data: "x", mimeType: "image/png" }], structuredContent: { n: 1 } }),
+  ).toEqual({
+    output: { content: "", blocks: [{ type: "image", data: "x", mimeType: "image/png" }], structured: { n: 1 } },
+    isError: false,
+  });
+  expect(toRunResult({ content: [{ type: "text", text: "nope" }], isError: true })).toEqual({
+    output: { error: "nope" },
+    isError: true,
+  });
 });

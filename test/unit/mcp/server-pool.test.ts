@@ -56,7 +56,10 @@ test("reconfigure: a changed server is stopped and comes back unstarted, an unch
   expect(changes).toBeGreaterThanOrEqual(4);
   const [pidA] = pidsIn(a);
   const [pidB] = pidsIn(b);
-  await pool.configure({ servers: [server("a", "normal", a), { ...server("b", "normal", b), args: [FIXTURE, "--changed"] }], timeouts });
+  await pool.configure({
+    servers: [server("a", "normal", a), { ...server("b", "normal", b), args: [FIXTURE, "--changed"] }],
+    timeouts,
+  });
   expect(processGone(pidB as number)).toBe(true);
   expect(processGone(pidA as number)).toBe(false);
   expect(pool.states().map((state) => [state.name, state.status])).toEqual([
@@ -65,7 +68,10 @@ test("reconfigure: a changed server is stopped and comes back unstarted, an unch
   ]);
   const call = await pool.call("a", "whoami", {}, new AbortController().signal);
   expect(call).toEqual({ output: { content: `pid ${pidA}` }, isError: false });
-  expect(await pool.call("zzz", "whoami", {}, new AbortController().signal)).toEqual({ output: { error: "tool server zzz is not in the catalog" }, isError: true });
+  expect(await pool.call("zzz", "whoami", {}, new AbortController().signal)).toEqual({
+    output: { error: "tool server zzz is not in the catalog" },
+    isError: true,
+  });
   await pool.stopAll();
   expect(processGone(pidA as number)).toBe(true);
 }, 20_000);
@@ -84,6 +90,9 @@ test("a call past the call timeout fails, a cancelled call fails as cancelled; t
   setTimeout(() => controller.abort(new Error("the turn was cancelled")), 50);
   expect(await cancelled).toEqual({ output: { error: "cancelled: the turn was cancelled" }, isError: true });
   const [pid] = pidsIn(file);
-  expect(await pool.call("a", "whoami", {}, new AbortController().signal)).toEqual({ output: { content: `pid ${pid}` }, isError: false });
+  expect(await pool.call("a", "whoami", {}, new AbortController().signal)).toEqual({
+    output: { content: `pid ${pid}` },
+    isError: false,
+  });
   await pool.stopAll();
 }, 20_000);

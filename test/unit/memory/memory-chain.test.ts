@@ -7,7 +7,12 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { AgentKnowledge } from "../../../src/memory/agent-knowledge.ts";
-import { MAX_MEMORY_FILE_BYTES, findProjectRoot, memoryCandidates, readMemory } from "../../../src/memory/memory-chain.ts";
+import {
+  MAX_MEMORY_FILE_BYTES,
+  findProjectRoot,
+  memoryCandidates,
+  readMemory,
+} from "../../../src/memory/memory-chain.ts";
 import { ReloadRegistry } from "../../../src/memory/reload-registry.ts";
 import { buildSystemPrompt } from "../../../src/memory/system-prompt.ts";
 import { tempDir } from "../../support/daemon.ts";
@@ -59,7 +64,9 @@ describe("memory chain", () => {
       ["directory", join(root, "svc", "api", "AGENTS.md"), MAX_MEMORY_FILE_BYTES + 10],
     ]);
     expect(load.sources[2]?.text.length).toBe(MAX_MEMORY_FILE_BYTES);
-    expect(load.errors).toEqual([`${join(root, "svc", "api", "AGENTS.md")}: ${MAX_MEMORY_FILE_BYTES + 10} bytes, only the first ${MAX_MEMORY_FILE_BYTES} are used (caps: ${MAX_MEMORY_FILE_BYTES} per file, ${4 * MAX_MEMORY_FILE_BYTES} in all)`]);
+    expect(load.errors).toEqual([
+      `${join(root, "svc", "api", "AGENTS.md")}: ${MAX_MEMORY_FILE_BYTES + 10} bytes, only the first ${MAX_MEMORY_FILE_BYTES} are used (caps: ${MAX_MEMORY_FILE_BYTES} per file, ${4 * MAX_MEMORY_FILE_BYTES} in all)`,
+    ]);
   });
 
   test("a directory named AGENTS.md is an error, not a crash", () => {
@@ -109,7 +116,10 @@ describe("system prompt", () => {
 
   test("AgentKnowledge rebuilds the prompt on reload", () => {
     const { root, working } = tree();
-    const knowledge = new AgentKnowledge({ memory: { workingDir: working }, skillsDir: join(root, ".agents", "skills") });
+    const knowledge = new AgentKnowledge({
+      memory: { workingDir: working },
+      skillsDir: join(root, ".agents", "skills"),
+    });
     expect(knowledge.load()).toEqual([]);
     expect(knowledge.systemPrompt()).toBeUndefined();
     put(join(root, "AGENTS.md"), "new rule");
@@ -128,7 +138,12 @@ describe("reload registry", () => {
     registry.register("extra", () => {
       throw new Error("boom");
     });
-    expect(await registry.reloadAll()).toEqual({ memory: 2, skills: 1, mcp: 0, errors: ["skills: /s/bad/SKILL.md: broken", "extra: reload failed: boom"] });
+    expect(await registry.reloadAll()).toEqual({
+      memory: 2,
+      skills: 1,
+      mcp: 0,
+      errors: ["skills: /s/bad/SKILL.md: broken", "extra: reload failed: boom"],
+    });
     registry.register("mcp", () => ({ count: 3, errors: [] }));
     expect((await registry.reloadAll()).mcp).toBe(3);
     expect(order).toEqual(["memory", "skills", "memory", "skills"]);

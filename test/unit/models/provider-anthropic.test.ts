@@ -19,7 +19,15 @@ describeProviderWire({
   // cost = (20*3 + 4000*0.3 + 1000*3.75 + 60*15) / 1e6 = (60 + 1200 + 3750 + 900) / 1e6
   // reference = (5020*3 + 900) / 1e6 = (15060 + 900) / 1e6
   text: {
-    usage: { inputTokens: 5020, cachedInputTokens: 4000, cacheWriteInputTokens: 1000, outputTokens: 60, thoughtsTokens: 0, toolUseTokens: 0, totalTokens: 5080 },
+    usage: {
+      inputTokens: 5020,
+      cachedInputTokens: 4000,
+      cacheWriteInputTokens: 1000,
+      outputTokens: 60,
+      thoughtsTokens: 0,
+      toolUseTokens: 0,
+      totalTokens: 5080,
+    },
     rates,
     costUsd: 0.00591,
     costUsdUncachedReference: 0.01596,
@@ -29,7 +37,15 @@ describeProviderWire({
   toolCall: {
     callId: "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
     text: "Let me read the README.",
-    usage: { inputTokens: 5350, cachedInputTokens: 5000, cacheWriteInputTokens: 0, outputTokens: 72, thoughtsTokens: 0, toolUseTokens: 0, totalTokens: 5422 },
+    usage: {
+      inputTokens: 5350,
+      cachedInputTokens: 5000,
+      cacheWriteInputTokens: 0,
+      outputTokens: 72,
+      thoughtsTokens: 0,
+      toolUseTokens: 0,
+      totalTokens: 5422,
+    },
     rates,
     costUsd: 0.00363,
     costUsdUncachedReference: 0.01713,
@@ -38,7 +54,12 @@ describeProviderWire({
 
 describe("anthropic specifics", () => {
   let fake: ProviderFake;
-  const spec = () => ({ provider: "anthropic" as const, name: "claude-sonnet-4-5", baseUrl: fake.baseUrl, apiKeyEnv: "SPAR_TEST_ANTHROPIC_SPECIFIC_KEY" });
+  const spec = () => ({
+    provider: "anthropic" as const,
+    name: "claude-sonnet-4-5",
+    baseUrl: fake.baseUrl,
+    apiKeyEnv: "SPAR_TEST_ANTHROPIC_SPECIFIC_KEY",
+  });
   beforeAll(() => {
     process.env.SPAR_TEST_ANTHROPIC_SPECIFIC_KEY = "k";
     fake = startProviderFake("anthropic");
@@ -52,7 +73,11 @@ describe("anthropic specifics", () => {
     fake.enqueue("529");
     const result = await callModel(await remoteModel(spec()));
     expect(result.error?.status).toBe("529");
-    expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({ kind: "transient_network", retryable: true, code: "529" });
+    expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({
+      kind: "transient_network",
+      retryable: true,
+      code: "529",
+    });
   });
 
   test("an overloaded_error event inside an open stream fails the call as transient_network", async () => {
@@ -79,6 +104,8 @@ describe("anthropic specifics", () => {
   test("the system prompt travels as Anthropic's top-level system", async () => {
     fake.enqueue("text");
     await callModel(await remoteModel(spec()), undefined, [], { system: "You are spar's test agent." });
-    expect(JSON.stringify(fake.requests[fake.requests.length - 1]?.body.system)).toContain("You are spar's test agent.");
+    expect(JSON.stringify(fake.requests[fake.requests.length - 1]?.body.system)).toContain(
+      "You are spar's test agent.",
+    );
   });
 });

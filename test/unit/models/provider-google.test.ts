@@ -19,7 +19,15 @@ describeProviderWire({
   // cost = (952*0.3 + 2048*0.03 + (50+120)*2.5) / 1e6 = (285.6 + 61.44 + 425) / 1e6
   // reference = (3000*0.3 + 425) / 1e6 = (900 + 425) / 1e6
   text: {
-    usage: { inputTokens: 3000, cachedInputTokens: 2048, cacheWriteInputTokens: 0, outputTokens: 50, thoughtsTokens: 120, toolUseTokens: 0, totalTokens: 3170 },
+    usage: {
+      inputTokens: 3000,
+      cachedInputTokens: 2048,
+      cacheWriteInputTokens: 0,
+      outputTokens: 50,
+      thoughtsTokens: 120,
+      toolUseTokens: 0,
+      totalTokens: 3170,
+    },
     rates,
     costUsd: 0.00077204,
     costUsdUncachedReference: 0.001325,
@@ -28,7 +36,15 @@ describeProviderWire({
   toolCall: {
     callId: /.+/,
     text: "",
-    usage: { inputTokens: 900, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 18, thoughtsTokens: 64, toolUseTokens: 0, totalTokens: 982 },
+    usage: {
+      inputTokens: 900,
+      cachedInputTokens: 0,
+      cacheWriteInputTokens: 0,
+      outputTokens: 18,
+      thoughtsTokens: 64,
+      toolUseTokens: 0,
+      totalTokens: 982,
+    },
     rates,
     costUsd: 0.000475,
     costUsdUncachedReference: 0.000475,
@@ -45,13 +61,21 @@ describe("google specifics", () => {
     fake.stop();
     delete process.env.SPAR_TEST_GOOGLE_SPECIFIC_KEY;
   });
-  const spec = () => ({ provider: "google" as const, name: "gemini-2.5-flash", baseUrl: fake.baseUrl, apiKeyEnv: "SPAR_TEST_GOOGLE_SPECIFIC_KEY" });
+  const spec = () => ({
+    provider: "google" as const,
+    name: "gemini-2.5-flash",
+    baseUrl: fake.baseUrl,
+    apiKeyEnv: "SPAR_TEST_GOOGLE_SPECIFIC_KEY",
+  });
 
   test("a recorded 401 UNAUTHENTICATED is auth_error", async () => {
     fake.enqueue("401");
     const result = await callModel(await remoteModel(spec()));
     expect(result.error?.status).toBe("401");
-    expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({ kind: "auth_error", retryable: false });
+    expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({
+      kind: "auth_error",
+      retryable: false,
+    });
   });
 
   test("400 API_KEY_INVALID is auth_error, not config_error", async () => {

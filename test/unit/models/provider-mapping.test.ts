@@ -27,9 +27,24 @@ describe("usage", () => {
       inputTokens: 1300,
       inputTokenDetails: { noCacheTokens: 800, cacheReadTokens: 500, cacheWriteTokens: undefined },
       outputTokens: 90,
-      raw: { promptTokenCount: 1000, toolUsePromptTokenCount: 300, cachedContentTokenCount: 500, candidatesTokenCount: 40, thoughtsTokenCount: 50, totalTokenCount: 1390 },
+      raw: {
+        promptTokenCount: 1000,
+        toolUsePromptTokenCount: 300,
+        cachedContentTokenCount: 500,
+        candidatesTokenCount: 40,
+        thoughtsTokenCount: 50,
+        totalTokenCount: 1390,
+      },
     });
-    expect(tokenUsageOf("google", usage)).toEqual({ inputTokens: 1000, cachedInputTokens: 500, cacheWriteInputTokens: 0, outputTokens: 40, thoughtsTokens: 50, toolUseTokens: 300, totalTokens: 1390 });
+    expect(tokenUsageOf("google", usage)).toEqual({
+      inputTokens: 1000,
+      cachedInputTokens: 500,
+      cacheWriteInputTokens: 0,
+      outputTokens: 40,
+      thoughtsTokens: 50,
+      toolUseTokens: 300,
+      totalTokens: 1390,
+    });
   });
 
   test("openai-compatible: DeepSeek's prompt_cache_hit_tokens count as cached input", () => {
@@ -39,9 +54,20 @@ describe("usage", () => {
       outputTokens: 10,
       outputTokenDetails: { textTokens: 10, reasoningTokens: 0 },
       totalTokens: 910,
-      raw: { prompt_tokens: 900, completion_tokens: 10, total_tokens: 910, prompt_cache_hit_tokens: 640, prompt_cache_miss_tokens: 260 },
+      raw: {
+        prompt_tokens: 900,
+        completion_tokens: 10,
+        total_tokens: 910,
+        prompt_cache_hit_tokens: 640,
+        prompt_cache_miss_tokens: 260,
+      },
     });
-    expect(tokenUsageOf("openai-compatible", usage)).toMatchObject({ inputTokens: 900, cachedInputTokens: 640, cacheWriteInputTokens: 0, totalTokens: 910 });
+    expect(tokenUsageOf("openai-compatible", usage)).toMatchObject({
+      inputTokens: 900,
+      cachedInputTokens: 640,
+      cacheWriteInputTokens: 0,
+      totalTokens: 910,
+    });
   });
 
   test("missing totals are rebuilt from the parts; input never falls below cached + cache write", () => {
@@ -49,13 +75,32 @@ describe("usage", () => {
       inputTokenDetails: { noCacheTokens: 10, cacheReadTokens: 100, cacheWriteTokens: 50 },
       outputTokenDetails: { textTokens: 7, reasoningTokens: 3 },
     });
-    expect(tokenUsageOf("anthropic", usage)).toEqual({ inputTokens: 160, cachedInputTokens: 100, cacheWriteInputTokens: 50, outputTokens: 7, thoughtsTokens: 3, toolUseTokens: 0, totalTokens: 170 });
-    const inconsistent = sdkUsage({ inputTokens: 20, inputTokenDetails: { noCacheTokens: 0, cacheReadTokens: 30, cacheWriteTokens: 5 } });
+    expect(tokenUsageOf("anthropic", usage)).toEqual({
+      inputTokens: 160,
+      cachedInputTokens: 100,
+      cacheWriteInputTokens: 50,
+      outputTokens: 7,
+      thoughtsTokens: 3,
+      toolUseTokens: 0,
+      totalTokens: 170,
+    });
+    const inconsistent = sdkUsage({
+      inputTokens: 20,
+      inputTokenDetails: { noCacheTokens: 0, cacheReadTokens: 30, cacheWriteTokens: 5 },
+    });
     expect(tokenUsageOf("openai", inconsistent).inputTokens).toBe(35);
   });
 
   test("a provider that reports nothing maps to zeros", () => {
-    expect(tokenUsageOf("openai", sdkUsage({}))).toEqual({ inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 0, thoughtsTokens: 0, toolUseTokens: 0, totalTokens: 0 });
+    expect(tokenUsageOf("openai", sdkUsage({}))).toEqual({
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      cacheWriteInputTokens: 0,
+      outputTokens: 0,
+      thoughtsTokens: 0,
+      toolUseTokens: 0,
+      totalTokens: 0,
+    });
   });
 });
 
@@ -70,7 +115,13 @@ describe("finish reasons", () => {
 
 describe("errors", () => {
   const apiError = (statusCode: number | undefined, responseBody?: string) =>
-    new APICallError({ message: "Bad Gateway", url: "http://127.0.0.1:9/v1/responses", requestBodyValues: {}, ...(statusCode === undefined ? {} : { statusCode }), ...(responseBody === undefined ? {} : { responseBody }) });
+    new APICallError({
+      message: "Bad Gateway",
+      url: "http://127.0.0.1:9/v1/responses",
+      requestBodyValues: {},
+      ...(statusCode === undefined ? {} : { statusCode }),
+      ...(responseBody === undefined ? {} : { responseBody }),
+    });
 
   test("the HTTP status is the code and the body's explanation the message", () => {
     const error = toModelCallError(apiError(502, '{"error":{"message":"upstream timed out"}}'), "openai");
@@ -96,7 +147,11 @@ describe("errors", () => {
   });
 
   test("a retry wrapper is unwrapped to its last error", () => {
-    const wrapped = new RetryError({ message: "failed after 1 attempt", reason: "maxRetriesExceeded", errors: [apiError(429)] });
+    const wrapped = new RetryError({
+      message: "failed after 1 attempt",
+      reason: "maxRetriesExceeded",
+      errors: [apiError(429)],
+    });
     expect(toModelCallError(wrapped, "google").status).toBe("429");
   });
 

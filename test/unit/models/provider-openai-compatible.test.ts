@@ -19,7 +19,15 @@ describeProviderWire({
   // cost = (276*0.6 + 1024*0.06 + 200*0.75 + 80*2.4) / 1e6 = (165.6 + 61.44 + 150 + 192) / 1e6
   // reference = (1500*0.6 + 192) / 1e6 = (900 + 192) / 1e6
   text: {
-    usage: { inputTokens: 1500, cachedInputTokens: 1024, cacheWriteInputTokens: 200, outputTokens: 50, thoughtsTokens: 30, toolUseTokens: 0, totalTokens: 1580 },
+    usage: {
+      inputTokens: 1500,
+      cachedInputTokens: 1024,
+      cacheWriteInputTokens: 200,
+      outputTokens: 50,
+      thoughtsTokens: 30,
+      toolUseTokens: 0,
+      totalTokens: 1580,
+    },
     rates,
     costUsd: 0.00056904,
     costUsdUncachedReference: 0.001092,
@@ -29,7 +37,15 @@ describeProviderWire({
   toolCall: {
     callId: "call_7Hn2KdLq9Vx4Rt1Ws8Yz",
     text: "",
-    usage: { inputTokens: 700, cachedInputTokens: 512, cacheWriteInputTokens: 0, outputTokens: 22, thoughtsTokens: 0, toolUseTokens: 0, totalTokens: 722 },
+    usage: {
+      inputTokens: 700,
+      cachedInputTokens: 512,
+      cacheWriteInputTokens: 0,
+      outputTokens: 22,
+      thoughtsTokens: 0,
+      toolUseTokens: 0,
+      totalTokens: 722,
+    },
     rates,
     costUsd: 0.00019632,
     costUsdUncachedReference: 0.0004728,
@@ -45,7 +61,9 @@ describe("openai-compatible specifics", () => {
 
   test("a local server needs no key: without --model-api-key-env no Authorization is sent", async () => {
     fake.enqueue("text");
-    const result = await callModel(await remoteModel({ provider: "openai-compatible", name: "local-model", baseUrl: fake.baseUrl }));
+    const result = await callModel(
+      await remoteModel({ provider: "openai-compatible", name: "local-model", baseUrl: fake.baseUrl }),
+    );
     expect(result.error).toBeUndefined();
     expect(result.text).toBe("Hello! spar is listening.");
     const request = fake.requests[fake.requests.length - 1];

@@ -15,7 +15,15 @@ describeProviderWire({
   // cost = (500*1.25 + 1200*0.125 + 300*1.25 + (110+40)*10) / 1e6 = (625 + 150 + 375 + 1500) / 1e6
   // reference = (2000*1.25 + 1500) / 1e6
   text: {
-    usage: { inputTokens: 2000, cachedInputTokens: 1200, cacheWriteInputTokens: 300, outputTokens: 110, thoughtsTokens: 40, toolUseTokens: 0, totalTokens: 2150 },
+    usage: {
+      inputTokens: 2000,
+      cachedInputTokens: 1200,
+      cacheWriteInputTokens: 300,
+      outputTokens: 110,
+      thoughtsTokens: 40,
+      toolUseTokens: 0,
+      totalTokens: 2150,
+    },
     rates,
     costUsd: 0.00265,
     costUsdUncachedReference: 0.004,
@@ -25,7 +33,15 @@ describeProviderWire({
   toolCall: {
     callId: "call_Qm8yVb3nT4hK2pX9rL6sW1dZ",
     text: "",
-    usage: { inputTokens: 1800, cachedInputTokens: 1024, cacheWriteInputTokens: 0, outputTokens: 24, thoughtsTokens: 0, toolUseTokens: 0, totalTokens: 1824 },
+    usage: {
+      inputTokens: 1800,
+      cachedInputTokens: 1024,
+      cacheWriteInputTokens: 0,
+      outputTokens: 24,
+      thoughtsTokens: 0,
+      toolUseTokens: 0,
+      totalTokens: 1824,
+    },
     rates,
     costUsd: 0.001338,
     costUsdUncachedReference: 0.00249,

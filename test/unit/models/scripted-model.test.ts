@@ -13,7 +13,10 @@ async function drain(stream: AsyncIterable<ModelChunk>): Promise<ModelChunk[]> {
 const signal = new AbortController().signal;
 
 test("scripts: comments and blank lines skipped, PascalCase accepted, bad lines named", () => {
-  const parsed = parseScript("s.jsonl", `# c\n\n{"request":{},"responses":[{"Content":{"role":"model","parts":[{"text":"hi"}]},"TurnComplete":true}]}\n`);
+  const parsed = parseScript(
+    "s.jsonl",
+    `# c\n\n{"request":{},"responses":[{"Content":{"role":"model","parts":[{"text":"hi"}]},"TurnComplete":true}]}\n`,
+  );
   expect(parsed.ok).toBe(true);
   if (parsed.ok) expect(parsed.value[0]?.responses[0]).toMatchObject({ parts: [{ text: "hi" }], turnComplete: true });
   expect(parseScript("s.jsonl", "# only comments\n")).toEqual({ ok: false, error: "s.jsonl: no turns found" });
@@ -23,7 +26,10 @@ test("scripts: comments and blank lines skipped, PascalCase accepted, bad lines 
 });
 
 test("scripted replays text, tool calls and usage with cached and cache-write tokens; past the end it fails", async () => {
-  const parsed = parseScript("s", `{"responses":[{"content":{"parts":[{"text":"a"},{"functionCall":{"name":"read_file","args":{"path":"x"}}}]},"usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":7,"cachedContentTokenCount":60,"cacheWriteTokenCount":30,"thoughtsTokenCount":2},"turnComplete":true}]}`);
+  const parsed = parseScript(
+    "s",
+    `{"responses":[{"content":{"parts":[{"text":"a"},{"functionCall":{"name":"read_file","args":{"path":"x"}}}]},"usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":7,"cachedContentTokenCount":60,"cacheWriteTokenCount":30,"thoughtsTokenCount":2},"turnComplete":true}]}`,
+  );
   if (!parsed.ok) throw new Error(parsed.error);
   let cursor = 0;
   const model = new ScriptedModel({ turns: parsed.value, strict: false, nextIndex: async () => cursor++ });
@@ -31,24 +37,56 @@ test("scripted replays text, tool calls and usage with cached and cache-write to
   expect(chunks).toEqual([
     { type: "text-delta", text: "a" },
     { type: "tool-call", call: { callId: "call-0-1", name: "read_file", args: { path: "x" } } },
-    { type: "finish", finishReason: "stop", usage: { inputTokens: 100, cachedInputTokens: 60, cacheWriteInputTokens: 30, outputTokens: 7, thoughtsTokens: 2, toolUseTokens: 0, totalTokens: 109 } },
+    {
+      type: "finish",
+      finishReason: "stop",
+      usage: {
+        inputTokens: 100,
+        cachedInputTokens: 60,
+        cacheWriteInputTokens: 30,
+        outputTokens: 7,
+        thoughtsTokens: 2,
+        toolUseTokens: 0,
+        totalTokens: 109,
+      },
+    },
   ]);
   await expect(drain(model.stream({ messages: [], tools: [], signal }))).rejects.toThrow("script exhausted at turn 1");
 });
 
 test("strict mode fails a turn whose contents differ, naming both", async () => {
-  const parsed = parseScript("s", `{"request":{"contents":[{"role":"user","parts":[{"text":"expected"}]}]},"responses":[{"content":{"parts":[{"text":"ok"}]}}]}\n{"request":{"contents":[{"role":"user","parts":[{"text":"expected"}]}]},"responses":[{"content":{"parts":[{"text":"ok"}]}}]}`);
+  const parsed = parseScript(
+    "s",
+    `{"request":{"contents":[{"role":"user","parts":[{"text":"expected"}]}]},"responses":[{"content":{"parts":[{"text":"ok"}]}}]}\n{"request":{"contents":[{"role":"user","parts":[{"text":"expected"}]}]},"responses":[{"content":{"parts":[{"text":"ok"}]}}]}`,
+  );
   if (!parsed.ok) throw new Error(parsed.error);
   let cursor = 0;
   const model = new ScriptedModel({ turns: parsed.value, strict: true, nextIndex: async () => cursor++ });
-  expect((await drain(model.stream({ messages: [{ role: "user", text: "expected" }], tools: [], signal })))[0]).toEqual({ type: "text-delta", text: "ok" });
-  await expect(drain(model.stream({ messages: [{ role: "user", text: "other" }], tools: [], signal }))).rejects.toThrow("strict mismatch on turn 1");
+  expect((await drain(model.stream({ messages: [{ role: "user", text: "expected" }], tools: [], signal })))[0]).toEqual(
+    { type: "text-delta", text: "ok" },
+  );
+  await expect(drain(model.stream({ messages: [{ role: "user", text: "other" }], tools: [], signal }))).rejects.toThrow(
+    "strict mismatch on turn 1",
+  );
 });
 
 test("echo replies with the last user message and estimates usage", async () => {
-  const chunks = await drain(new EchoModel().stream({ messages: [{ role: "user", text: "first" }, { role: "assistant", text: "first", toolCalls: [] }, { role: "user", text: "hello world" }], tools: [], signal }));
+  const chunks = await drain(
+    new EchoModel().stream({
+      messages: [
+        { role: "user", text: "first" },
+        { role: "assistant", text: "first", toolCalls: [] },
+        { role: "user", text: "hello world" },
+      ],
+      tools: [],
+      signal,
+    }),
+  );
   expect(chunks[0]).toEqual({ type: "text-delta", text: "hello world" });
   // input: "first" + "first" + "hello world" = 21 chars -> 6 tokens; output 11 chars -> 3 tokens.
   expect(chunks[1]).toMatchObject({ type: "finish", usage: { inputTokens: 6, outputTokens: 3, totalTokens: 9 } });
-  expect((await drain(new EchoModel().stream({ messages: [], tools: [], signal })))[0]).toEqual({ type: "text-delta", text: "(echo: no user input)" });
+  expect((await drain(new EchoModel().stream({ messages: [], tools: [], signal })))[0]).toEqual({
+    type: "text-delta",
+    text: "(echo: no user input)",
+  });
 });

@@ -21,23 +21,48 @@ const permits = (entries: string[], hostname: string | undefined, text: string) 
 
 describe("parsing", () => {
   test("addresses, blocks, bracketed IPv6, names and subtrees in canonical form; blanks and duplicates dropped", () => {
-    expect(list("10.0.0.0/8", " Internal.Example. ", "*.corp.example", "[::1]", "[fd00::]/8", "", "192.168.1.5", "10.0.0.0/8").entries).toEqual([
-      "10.0.0.0/8",
-      "internal.example",
-      "*.corp.example",
-      "::1/128",
-      "fd00::/8",
-      "192.168.1.5/32",
-    ]);
+    expect(
+      list(
+        "10.0.0.0/8",
+        " Internal.Example. ",
+        "*.corp.example",
+        "[::1]",
+        "[fd00::]/8",
+        "",
+        "192.168.1.5",
+        "10.0.0.0/8",
+      ).entries,
+    ).toEqual(["10.0.0.0/8", "internal.example", "*.corp.example", "::1/128", "fd00::/8", "192.168.1.5/32"]);
   });
 
   test("a malformed entry is refused by name", () => {
-    expect(parseOutboundAllowList(["10.0.0.0/8", "10.0.0.1/8"])).toEqual({ ok: false, error: '"10.0.0.1/8" has bits set past the /8 prefix (did you mean 10.0.0.0/8?)' });
-    expect(parseOutboundAllowList(["10.0.0.300"])).toEqual({ ok: false, error: '"10.0.0.300" is not an IP address or CIDR block' });
-    expect(parseOutboundAllowList(["::1/129"])).toEqual({ ok: false, error: '"::1/129": the prefix length must be 0 to 128' });
-    for (const bad of ["http://internal.example", "a..b", "-x.example", "under_score?.example", "*", "*.", "host.123", "x".repeat(64) + ".example"]) {
+    expect(parseOutboundAllowList(["10.0.0.0/8", "10.0.0.1/8"])).toEqual({
+      ok: false,
+      error: '"10.0.0.1/8" has bits set past the /8 prefix (did you mean 10.0.0.0/8?)',
+    });
+    expect(parseOutboundAllowList(["10.0.0.300"])).toEqual({
+      ok: false,
+      error: '"10.0.0.300" is not an IP address or CIDR block',
+    });
+    expect(parseOutboundAllowList(["::1/129"])).toEqual({
+      ok: false,
+      error: '"::1/129": the prefix length must be 0 to 128',
+    });
+    for (const bad of [
+      "http://internal.example",
+      "a..b",
+      "-x.example",
+      "under_score?.example",
+      "*",
+      "*.",
+      "host.123",
+      `${"x".repeat(64)}.example`,
+    ]) {
       const parsed = parseOutboundAllowList([bad]);
-      expect(parsed).toEqual({ ok: false, error: `${JSON.stringify(bad)} is neither an IP address, a CIDR block nor a host name (a name may start with "*.")` });
+      expect(parsed).toEqual({
+        ok: false,
+        error: `${JSON.stringify(bad)} is neither an IP address, a CIDR block nor a host name (a name may start with "*.")`,
+      });
     }
   });
 });

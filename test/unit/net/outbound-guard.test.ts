@@ -47,7 +47,13 @@ function recordingServer(redirects: Record<string, [number, string]> = {}) {
     port: 0,
     fetch: async (request) => {
       const path = new URL(request.url).pathname;
-      seen.push({ method: request.method, path, host: request.headers.get("host"), authorization: request.headers.get("authorization"), body: await request.text() });
+      seen.push({
+        method: request.method,
+        path,
+        host: request.headers.get("host"),
+        authorization: request.headers.get("authorization"),
+        body: await request.text(),
+      });
       const redirect = redirects[path];
       if (redirect) return new Response(null, { status: redirect[0], headers: { location: redirect[1] } });
       return new Response(`served ${path}`);
@@ -83,7 +89,12 @@ describe("plain http", () => {
   });
 
   test("303 turns a POST into a GET without its body; 307 sends method and body again", async () => {
-    await guard.fetch(`http://app.test:${server.port}/see-other`, { signal: never, method: "POST", body: "payload", headers: { "content-type": "text/plain" } });
+    await guard.fetch(`http://app.test:${server.port}/see-other`, {
+      signal: never,
+      method: "POST",
+      body: "payload",
+      headers: { "content-type": "text/plain" },
+    });
     expect(seen.slice(-2).map((row) => [row.method, row.path, row.body])).toEqual([
       ["POST", "/see-other", "payload"],
       ["GET", "/landing", ""],
@@ -96,13 +107,20 @@ describe("plain http", () => {
   });
 
   test("an Authorization header is kept on the same origin and dropped on a redirect to another", async () => {
-    const hops = recordingServer({ "/same": [302, "/after"], "/away": [302, `http://other.test:${other.server.port}/there`] });
+    const hops = recordingServer({
+      "/same": [302, "/after"],
+      "/away": [302, `http://other.test:${other.server.port}/there`],
+    });
     try {
       const headers = { authorization: "Bearer secret-token" };
       await guard.fetch(`http://app.test:${hops.server.port}/same`, { signal: never, headers });
       expect(hops.seen.map((row) => row.authorization)).toEqual(["Bearer secret-token", "Bearer secret-token"]);
       await guard.fetch(`http://app.test:${hops.server.port}/away`, { signal: never, headers });
-      expect(other.seen.at(-1)).toMatchObject({ path: "/there", host: `other.test:${other.server.port}`, authorization: null });
+      expect(other.seen.at(-1)).toMatchObject({
+        path: "/there",
+        host: `other.test:${other.server.port}`,
+        authorization: null,
+      });
     } finally {
       hops.server.stop(true);
     }
@@ -121,7 +139,10 @@ describe("plain http", () => {
       const answer = await guard.fetch(`http://app.test:${server.port}/direct`, { signal: never });
       expect(answer.ok && (await answer.response.text())).toBe("served /direct");
     } finally {
-      for (const [name, value] of [["http_proxy", saved.lower], ["HTTP_PROXY", saved.upper]] as const) {
+      for (const [name, value] of [
+        ["http_proxy", saved.lower],
+        ["HTTP_PROXY", saved.upper],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -132,9 +153,21 @@ describe("plain http", () => {
 describe("names that do not resolve well", () => {
   test("a failed lookup, an empty answer and a non-address answer are refusals naming the host", async () => {
     const guard = new OutboundGuard({ resolve: tableResolver({ "empty.test": [], "odd.test": ["not-an-ip"] }) });
-    expect(await guard.check("http://missing.test/", never)).toEqual({ ok: false, reason: "unresolved", message: "missing.test does not resolve (getaddrinfo ENOTFOUND missing.test)" });
-    expect(await guard.check("http://empty.test/", never)).toEqual({ ok: false, reason: "unresolved", message: "empty.test does not resolve (no addresses)" });
-    expect(await guard.check("http://odd.test/", never)).toEqual({ ok: false, reason: "forbidden-address", message: 'refused: odd.test resolves to "not-an-ip", which is not an IP address' });
+    expect(await guard.check("http://missing.test/", never)).toEqual({
+      ok: false,
+      reason: "unresolved",
+      message: "missing.test does not resolve (getaddrinfo ENOTFOUND missing.test)",
+    });
+    expect(await guard.check("http://empty.test/", never)).toEqual({
+      ok: false,
+      reason: "unresolved",
+      message: "empty.test does not resolve (no addresses)",
+    });
+    expect(await guard.check("http://odd.test/", never)).toEqual({
+      ok: false,
+      reason: "forbidden-address",
+      message: 'refused: odd.test resolves to "not-an-ip", which is not an IP address',
+    });
   });
 
   test("an abort during the lookup rejects with the abort reason", async () => {
@@ -145,7 +178,10 @@ describe("names that do not resolve well", () => {
   });
 
   test("of several answers, IPv4 is preferred; the system resolver answers localhost", async () => {
-    const guard = new OutboundGuard({ allow: allow("::1", "127.0.0.1"), resolve: tableResolver({ "dual.test": ["::1", "127.0.0.1"] }) });
+    const guard = new OutboundGuard({
+      allow: allow("::1", "127.0.0.1"),
+      resolve: tableResolver({ "dual.test": ["::1", "127.0.0.1"] }),
+    });
     const checked = await guard.check("http://dual.test/", never);
     expect(checked.ok && checked.address.family).toBe(4);
     const system = await new OutboundGuard({ allow: allow("127.0.0.0/8", "::1") }).check("http://localhost/", never);
@@ -159,7 +195,25 @@ describe("https to the checked address", () => {
     const result = Bun.spawnSync(["openssl", ...args], { cwd: dir, stderr: "pipe" });
     if (result.exitCode !== 0) throw new Error(`openssl ${args.join(" ")}: ${result.stderr.toString()}`);
   };
-  openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "secure.key", "-out", "secure.crt", "-days", "1", "-subj", "/CN=secure.test", "-addext", "subjectAltName=DNS:secure.test"]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    "secure.key",
+    "-out",
+    "secure.crt",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=secure.test",
+    "-addext",
+    "subjectAltName=DNS:secure.test",
+  ]);
   const cert = readFileSync(join(dir, "secure.crt"), "utf8");
   const hosts: string[] = [];
   const server = Bun.serve({
@@ -179,12 +233,18 @@ describe("https to the checked address", () => {
     const answer = await guard.fetch(`https://secure.test:${server.port}/`, { signal: never });
     expect(answer.ok && (await answer.response.text())).toBe("secret page");
     expect(hosts.at(-1)).toBe(`secure.test:${server.port}`);
-    await expect(guard.fetch(`https://wrong.test:${server.port}/`, { signal: never })).rejects.toThrow(/ALTNAME|altname|Hostname/i);
-    await expect(guard.fetch(`https://127.0.0.1:${server.port}/`, { signal: never })).rejects.toThrow(/ALTNAME|altname|IP/i);
+    await expect(guard.fetch(`https://wrong.test:${server.port}/`, { signal: never })).rejects.toThrow(
+      /ALTNAME|altname|Hostname/i,
+    );
+    await expect(guard.fetch(`https://127.0.0.1:${server.port}/`, { signal: never })).rejects.toThrow(
+      /ALTNAME|altname|IP/i,
+    );
   });
 
   test("verification is never off: without the CA the self-signed server is refused", async () => {
     const guard = new OutboundGuard({ allow: allow("127.0.0.1"), resolve });
-    await expect(guard.fetch(`https://secure.test:${server.port}/`, { signal: never })).rejects.toThrow(/self.signed|SELF_SIGNED/i);
+    await expect(guard.fetch(`https://secure.test:${server.port}/`, { signal: never })).rejects.toThrow(
+      /self.signed|SELF_SIGNED/i,
+    );
   });
 });

@@ -19,7 +19,11 @@ test("a URL without userinfo, and text that is not a URL, come back as written",
 });
 
 test("URLs quoted inside a message are redacted too", () => {
-  expect(redactUrl('fetch failed: unable to connect to "http://alice:s3cret@10.0.0.1:8080/x" (ECONNREFUSED)')).toBe('fetch failed: unable to connect to "http://***@10.0.0.1:8080/x" (ECONNREFUSED)');
-  expect(redactUrl("two: http://a:b@one.example and https://c@two.example/")).toBe("two: http://***@one.example and https://***@two.example/");
+  expect(redactUrl('fetch failed: unable to connect to "http://alice:s3cret@10.0.0.1:8080/x" (ECONNREFUSED)')).toBe(
+    'fetch failed: unable to connect to "http://***@10.0.0.1:8080/x" (ECONNREFUSED)',
+  );
+  expect(redactUrl("two: http://a:b@one.example and https://c@two.example/")).toBe(
+    "two: http://***@one.example and https://***@two.example/",
+  );
   expect(redactUrl("mail me at bob@example.com")).toBe("mail me at bob@example.com");
 });

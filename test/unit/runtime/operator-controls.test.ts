@@ -33,7 +33,17 @@ function setup(opts: { turn?: boolean; failAppend?: boolean; turnDone?: Promise<
     },
     schedule: () => scheduled++,
   });
-  return { controls, frames, appended, injected, cancels, pending, scheduled: () => scheduled, cleared: () => cleared, compactionsCancelled: () => compactionsCancelled };
+  return {
+    controls,
+    frames,
+    appended,
+    injected,
+    cancels,
+    pending,
+    scheduled: () => scheduled,
+    cleared: () => cleared,
+    compactionsCancelled: () => compactionsCancelled,
+  };
 }
 
 test("interrupt with hold parks, cancels the turn, and writes the audit row", async () => {
@@ -41,8 +51,13 @@ test("interrupt with hold parks, cancels the turn, and writes the audit row", as
   expect(await s.controls.interrupt(true, "alice")).toEqual({ interrupted: true, paused: true });
   expect(s.cancels).toEqual(["operator"]);
   expect(s.cleared()).toBe(1);
-  expect(s.frames).toEqual([{ type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: "2024-01-01T00:00:00.000Z" }]);
-  expect(s.appended[0]?.events[0]).toMatchObject({ name: "attach-interrupt", metadata: { source: "operator", hold: true, interrupted: true, caller: "alice" } });
+  expect(s.frames).toEqual([
+    { type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: "2024-01-01T00:00:00.000Z" },
+  ]);
+  expect(s.appended[0]?.events[0]).toMatchObject({
+    name: "attach-interrupt",
+    metadata: { source: "operator", hold: true, interrupted: true, caller: "alice" },
+  });
 });
 
 test("interrupt with no turn does not park; it cancels a compaction that may be running", async () => {
@@ -79,7 +94,10 @@ test("resume abandon drops the queue and records it; a refused write restores it
   await s.controls.resume("abandon", undefined);
   expect(s.pending).toEqual([]);
   expect(s.appended[0]?.drained).toEqual(["p1"]);
-  expect(s.appended[0]?.events[0]).toMatchObject({ name: "attach-resume-abandon", metadata: { abandoned_prompt_ids: ["p1"] } });
+  expect(s.appended[0]?.events[0]).toMatchObject({
+    name: "attach-resume-abandon",
+    metadata: { abandoned_prompt_ids: ["p1"] },
+  });
 
   const f = setup({ failAppend: true });
   f.pending.push({ promptId: "p2", message: "m", queuedAt: "t", wake: true });

@@ -8,7 +8,15 @@ import type { SessionKey } from "../../../src/core/session-key.ts";
 import type { SessionRecord } from "../../../src/core/session-store.ts";
 import { SessionRecordKeeper } from "../../../src/runtime/session-record.ts";
 
-const record: SessionRecord = { app: "spar", id: "s1", owner: "local", viewers: [], contributors: [], createdAt: "2026-11-24T00:00:00.000Z", lastTouchedAt: "0001-01-01T00:00:00Z" };
+const record: SessionRecord = {
+  app: "spar",
+  id: "s1",
+  owner: "local",
+  viewers: [],
+  contributors: [],
+  createdAt: "2026-11-24T00:00:00.000Z",
+  lastTouchedAt: "0001-01-01T00:00:00Z",
+};
 
 function keeper(refuse = false) {
   const writes: string[] = [];
@@ -24,7 +32,11 @@ function keeper(refuse = false) {
     },
   };
   const now = new Date("2026-11-24T12:00:00.000Z");
-  return { writes, errors, keeper: new SessionRecordKeeper(record, { store, now: () => now, logError: (message) => errors.push(message) }) };
+  return {
+    writes,
+    errors,
+    keeper: new SessionRecordKeeper(record, { store, now: () => now, logError: (message) => errors.push(message) }),
+  };
 }
 
 test("the first non-empty prompt names the session, once; the title is written through", async () => {
@@ -50,7 +62,12 @@ test("persistTouch records last_touched_at in memory and in the store; touch mov
   expect(k.record.lastTouchedAt).toBe("2026-11-24T12:00:00.000Z");
   expect(writes).toEqual(["touch s1 2026-11-24T12:00:00.000Z"]);
   k.adoptAcl(["ann"], ["bob"]);
-  expect(k.record).toMatchObject({ owner: "local", viewers: ["ann"], contributors: ["bob"], lastTouchedAt: "2026-11-24T12:00:00.000Z" });
+  expect(k.record).toMatchObject({
+    owner: "local",
+    viewers: ["ann"],
+    contributors: ["bob"],
+    lastTouchedAt: "2026-11-24T12:00:00.000Z",
+  });
 });
 
 test("a store that refuses the writes is logged; the session keeps the values", async () => {
@@ -59,5 +76,8 @@ test("a store that refuses the writes is logged; the session keeps the values", 
   k.persistTouch();
   await Bun.sleep(0);
   expect(k.record).toMatchObject({ title: "first prompt", lastTouchedAt: "2026-11-24T12:00:00.000Z" });
-  expect(errors).toEqual(["session s1: title not persisted: Error: disk full", "session s1: last_touched_at not persisted: Error: disk full"]);
+  expect(errors).toEqual([
+    "session s1: title not persisted: Error: disk full",
+    "session s1: last_touched_at not persisted: Error: disk full",
+  ]);
 });

@@ -1,5 +1,10 @@
 import { expect, test } from "bun:test";
-import { START_RETRY_MAX_MS, START_RETRY_MIN_MS, StartRetry, nextStartRetryMs } from "../../../src/runtime/start-retry.ts";
+import {
+  START_RETRY_MAX_MS,
+  START_RETRY_MIN_MS,
+  StartRetry,
+  nextStartRetryMs,
+} from "../../../src/runtime/start-retry.ts";
 
 test("a refused turn start waits 0.5 s, then doubles up to 30 s", () => {
   const waits: number[] = [];
@@ -8,7 +13,17 @@ test("a refused turn start waits 0.5 s, then doubles up to 30 s", () => {
     previous = nextStartRetryMs(previous);
     waits.push(previous);
   }
-  expect(waits).toEqual([500, 1000, 2000, 4000, 8000, 16_000, START_RETRY_MAX_MS, START_RETRY_MAX_MS, START_RETRY_MAX_MS]);
+  expect(waits).toEqual([
+    500,
+    1000,
+    2000,
+    4000,
+    8000,
+    16_000,
+    START_RETRY_MAX_MS,
+    START_RETRY_MAX_MS,
+    START_RETRY_MAX_MS,
+  ]);
   expect(nextStartRetryMs(0)).toBe(START_RETRY_MIN_MS);
 });
 

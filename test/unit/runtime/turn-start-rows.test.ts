@@ -5,7 +5,12 @@ import type { InboxItem } from "../../../src/core/session-store.ts";
 import { REPAIR_AUTHOR } from "../../../src/runtime/turn-runner.ts";
 import { type TurnStartInput, turnStartRows } from "../../../src/runtime/turn-start-rows.ts";
 
-const item = (promptId: string, message: string): InboxItem => ({ promptId, message, queuedAt: "2025-01-01T00:00:00Z", wake: true });
+const item = (promptId: string, message: string): InboxItem => ({
+  promptId,
+  message,
+  queuedAt: "2025-01-01T00:00:00Z",
+  wake: true,
+});
 
 function input(overrides: Partial<TurnStartInput>): TurnStartInput {
   let next = 0;
@@ -25,7 +30,17 @@ test("queued messages become one bundled prompt row that drains them, announced 
   const rows = turnStartRows(input({ items: [item("p1", "first"), item("p2", "second")] }));
   expect(rows.human).toContain("2 messages arrived");
   expect(rows.drainedPromptIds).toEqual(["p1", "p2"]);
-  expect(rows.events).toEqual([{ id: "r1", ts: "2025-01-01T00:00:01Z", invocationId: "e-1", author: "user", kind: "user-message", text: rows.human, promptIds: ["p1", "p2"] }]);
+  expect(rows.events).toEqual([
+    {
+      id: "r1",
+      ts: "2025-01-01T00:00:01Z",
+      invocationId: "e-1",
+      author: "user",
+      kind: "user-message",
+      text: rows.human,
+      promptIds: ["p1", "p2"],
+    },
+  ]);
   expect(rows.before).toEqual([
     { type: "inbox", state: "dequeued", prompt_id: "p1", queued_at: "0001-01-01T00:00:00Z" },
     { type: "inbox", state: "dequeued", prompt_id: "p2", queued_at: "0001-01-01T00:00:00Z" },
@@ -40,15 +55,32 @@ test("an armed continue turn writes the continue note under the auto-continue au
   expect(rows.human).toBe("");
   expect(rows.drainedPromptIds).toEqual([]);
   const [prompt] = rows.events;
-  expect(prompt).toMatchObject({ author: AUTO_CONTINUE_AUTHOR, kind: "user-message", promptIds: [], autoContinue: { cause: "output-cap", interruption: "e-0", attempt: 2 } });
+  expect(prompt).toMatchObject({
+    author: AUTO_CONTINUE_AUTHOR,
+    kind: "user-message",
+    promptIds: [],
+    autoContinue: { cause: "output-cap", interruption: "e-0", attempt: 2 },
+  });
   expect(prompt?.kind === "user-message" && prompt.text.startsWith("[feedback]\n")).toBe(true);
-  expect(rows.before[0]).toEqual({ type: "inbox", state: "dequeued", prompt_id: "c1", queued_at: "0001-01-01T00:00:00Z" });
+  expect(rows.before[0]).toEqual({
+    type: "inbox",
+    state: "dequeued",
+    prompt_id: "c1",
+    queued_at: "0001-01-01T00:00:00Z",
+  });
 });
 
 test("a tool call a cut turn left unanswered is repaired before the prompt row", () => {
   const history: ChatMessage[] = [
     { role: "user", text: "go" },
-    { role: "assistant", text: "", toolCalls: [{ callId: "k1", name: "read", args: {} }, { callId: "k2", name: "read", args: {} }] },
+    {
+      role: "assistant",
+      text: "",
+      toolCalls: [
+        { callId: "k1", name: "read", args: {} },
+        { callId: "k2", name: "read", args: {} },
+      ],
+    },
     { role: "tool", callId: "k1", name: "read", output: {}, isError: false },
   ];
   const rows = turnStartRows(input({ items: [item("p1", "again")], history }));

@@ -2,15 +2,26 @@ import { expect, test } from "bun:test";
 import { WorkerPool } from "../../../src/runtime/worker-pool.ts";
 
 const handlers = { onTextDelta: () => {}, onRequest: async () => ({}) };
-const echoTurn = (turnId: string) => ({ turnId, model: { provider: "echo" as const, name: "echo" }, conversationKey: `c-${turnId}`, conversation: [{ role: "user" as const, text: "ping" }], maxSteps: 3 });
+const echoTurn = (turnId: string) => ({
+  turnId,
+  model: { provider: "echo" as const, name: "echo" },
+  conversationKey: `c-${turnId}`,
+  conversation: [{ role: "user" as const, text: "ping" }],
+  maxSteps: 3,
+});
 
 test("a real turn worker runs an echo turn and asks the main thread to commit its response", async () => {
   const requests: unknown[] = [];
   const pool = new WorkerPool(1);
-  const outcome = await pool.runTurn(echoTurn("t1"), { onTextDelta: () => {}, onRequest: async (request) => (requests.push(request), { ok: true }) }).outcome;
+  const outcome = await pool.runTurn(echoTurn("t1"), {
+    onTextDelta: () => {},
+    onRequest: async (request) => (requests.push(request), { ok: true }),
+  }).outcome;
   await pool.close();
   expect(outcome).toEqual({ status: "completed" });
-  expect(requests).toEqual([{ kind: "commit-response", draft: expect.objectContaining({ text: "ping", toolCalls: [], turnComplete: true }) }]);
+  expect(requests).toEqual([
+    { kind: "commit-response", draft: expect.objectContaining({ text: "ping", toolCalls: [], turnComplete: true }) },
+  ]);
 });
 
 test("a worker that cannot start is respawned with a growing delay, never in a tight loop", async () => {
@@ -45,24 +56,45 @@ test("a session's next turn on the same worker carries only the new messages; th
       return worker;
     },
   });
-  const conversation: Array<{ role: "user"; text: string } | { role: "assistant"; text: string; toolCalls: [] }> = [{ role: "user", text: "aaaa" }];
+  const conversation: Array<{ role: "user"; text: string } | { role: "assistant"; text: string; toolCalls: [] }> = [
+    { role: "user", text: "aaaa" },
+  ];
   const drafts: Array<{ usage: { inputTokens: number } }> = [];
-  const handlers = { onTextDelta: () => {}, onRequest: async (request: { kind: string; draft?: { usage: { inputTokens: number } } }) => (request.draft && drafts.push(request.draft), {}) };
+  const handlers = {
+    onTextDelta: () => {},
+    onRequest: async (request: { kind: string; draft?: { usage: { inputTokens: number } } }) => (
+      request.draft && drafts.push(request.draft), {}
+    ),
+  };
   for (let turn = 1; turn <= 3; turn++) {
-    const outcome = await pool.runTurn({ turnId: `t${turn}`, model: { provider: "echo", name: "echo" }, conversationKey: "session-a", conversation, maxSteps: 3 }, handlers as never).outcome;
+    const outcome = await pool.runTurn(
+      {
+        turnId: `t${turn}`,
+        model: { provider: "echo", name: "echo" },
+        conversationKey: "session-a",
+        conversation,
+        maxSteps: 3,
+      },
+      handlers as never,
+    ).outcome;
     expect(outcome).toEqual({ status: "completed" });
     conversation.push({ role: "assistant", text: conversation[conversation.length - 1]?.text ?? "", toolCalls: [] });
     conversation.push({ role: "user", text: "bbbb" });
   }
   await pool.close();
-  expect(sent.map((message) => [message.historyBase, message.history.length])).toEqual([[0, 1], [1, 2], [3, 2]]);
+  expect(sent.map((message) => [message.historyBase, message.history.length])).toEqual([
+    [0, 1],
+    [1, 2],
+    [3, 2],
+  ]);
   // Echo counts every message of the request: 4, 12 and 20 characters -> 1, 3 and 5 tokens.
   expect(drafts.map((draft) => draft.usage.inputTokens)).toEqual([1, 3, 5]);
 });
 
 /** A pool of real turn workers that records every message the main thread posts to them. */
 function recordingPool(options: { conversationBudget?: { conversations: number; messages: number } } = {}) {
-  const sent: Array<{ type: string; historyBase?: number; history?: unknown[]; forget?: string[]; keys?: string[] }> = [];
+  const sent: Array<{ type: string; historyBase?: number; history?: unknown[]; forget?: string[]; keys?: string[] }> =
+    [];
   const pool = new WorkerPool(1, {
     ...options,
     factory: () => {
@@ -76,10 +108,24 @@ function recordingPool(options: { conversationBudget?: { conversations: number; 
     },
   });
   const inputTokens: number[] = [];
-  const handlers = { onTextDelta: () => {}, onRequest: async (request: { draft?: { usage: { inputTokens: number } } }) => (request.draft && inputTokens.push(request.draft.usage.inputTokens), {}) };
+  const handlers = {
+    onTextDelta: () => {},
+    onRequest: async (request: { draft?: { usage: { inputTokens: number } } }) => (
+      request.draft && inputTokens.push(request.draft.usage.inputTokens), {}
+    ),
+  };
   const turn = (turnId: string, conversationKey: string, conversation: Array<{ role: "user"; text: string }>) =>
-    pool.runTurn({ turnId, model: { provider: "echo", name: "echo" }, conversationKey, conversation, maxSteps: 3 }, handlers as never).outcome;
-  return { pool, sent, inputTokens, turn, runs: () => sent.filter((m) => m.type === "run-turn").map((m) => [m.historyBase, m.history?.length, m.forget]) };
+    pool.runTurn(
+      { turnId, model: { provider: "echo", name: "echo" }, conversationKey, conversation, maxSteps: 3 },
+      handlers as never,
+    ).outcome;
+  return {
+    pool,
+    sent,
+    inputTokens,
+    turn,
+    runs: () => sent.filter((m) => m.type === "run-turn").map((m) => [m.historyBase, m.history?.length, m.forget]),
+  };
 }
 
 const four = (c: string) => [{ role: "user" as const, text: c.repeat(4) }];
@@ -95,7 +141,10 @@ test("forget drops a session's conversation from the worker at once; its next tu
   // Had the worker kept its 1-message copy, a whole resend (base 0) would be refused as a prefix mismatch.
   expect(await turn("t2", "gone", conversation)).toEqual({ status: "completed" });
   await pool.close();
-  expect(runs()).toEqual([[0, 1, []], [0, 2, []]]);
+  expect(runs()).toEqual([
+    [0, 1, []],
+    [0, 2, []],
+  ]);
   expect(inputTokens).toEqual([1, 2]);
 });
 
@@ -112,6 +161,11 @@ test("a worker keeps at most its message budget: the least recently used convers
   const big = [...a, ...a];
   expect(await turn("t4", "big", big)).toEqual({ status: "completed" });
   await pool.close();
-  expect(runs()).toEqual([[0, 3, []], [0, 2, ["a"]], [0, 3, ["b"]], [0, 6, ["a"]]]);
+  expect(runs()).toEqual([
+    [0, 3, []],
+    [0, 2, ["a"]],
+    [0, 3, ["b"]],
+    [0, 6, ["a"]],
+  ]);
   expect(inputTokens).toEqual([3, 2, 3, 6]);
 });

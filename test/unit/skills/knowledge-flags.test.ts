@@ -12,15 +12,31 @@ function build(argv: string[], config: Record<string, unknown> = {}) {
 
 test("defaults: skills under .agents/skills of the working directory, the user file under HOME, the project root found later", () => {
   const built = build([]);
-  expect(built.ok && built.value.knowledge).toEqual({ skillsDir: "/work/main/.agents/skills", memory: { workingDir: "/work/main", userFile: `${homedir()}/.agents/AGENTS.md` } });
+  expect(built.ok && built.value.knowledge).toEqual({
+    skillsDir: "/work/main/.agents/skills",
+    memory: { workingDir: "/work/main", userFile: `${homedir()}/.agents/AGENTS.md` },
+  });
 });
 
 test("config keys set every path (relative to the working directory) and agent.description; flags win; - drops the user file", () => {
-  const config = { "skills.dir": "kits", "memory.user_file": "/etc/agents.md", "memory.project_root": "..", "agent.description": " Helper. " };
+  const config = {
+    "skills.dir": "kits",
+    "memory.user_file": "/etc/agents.md",
+    "memory.project_root": "..",
+    "agent.description": " Helper. ",
+  };
   const fromConfig = build([], config);
-  expect(fromConfig.ok && fromConfig.value.knowledge).toEqual({ skillsDir: "/work/main/kits", memory: { workingDir: "/work/main", userFile: "/etc/agents.md", projectRoot: "/work" }, description: "Helper." });
+  expect(fromConfig.ok && fromConfig.value.knowledge).toEqual({
+    skillsDir: "/work/main/kits",
+    memory: { workingDir: "/work/main", userFile: "/etc/agents.md", projectRoot: "/work" },
+    description: "Helper.",
+  });
   const fromFlags = build(["--skills-dir=/s", "--memory-user-file=-", "--memory-project-root=."], config);
-  expect(fromFlags.ok && fromFlags.value.knowledge).toEqual({ skillsDir: "/s", memory: { workingDir: "/work/main", projectRoot: "/work/main" }, description: "Helper." });
+  expect(fromFlags.ok && fromFlags.value.knowledge).toEqual({
+    skillsDir: "/s",
+    memory: { workingDir: "/work/main", projectRoot: "/work/main" },
+    description: "Helper.",
+  });
 });
 
 test("a path that is not a string or is empty is an error naming where it came from", () => {

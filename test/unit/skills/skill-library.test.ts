@@ -18,7 +18,8 @@ function put(root: string, path: string, text: string): void {
   writeFileSync(join(root, path), text);
 }
 
-const skill = (name: string, description = `does ${name}`) => `---\nname: ${name}\ndescription: ${description}\n---\nbody of ${name}\n`;
+const skill = (name: string, description = `does ${name}`) =>
+  `---\nname: ${name}\ndescription: ${description}\n---\nbody of ${name}\n`;
 
 function library(): { root: string; lib: SkillLibrary } {
   const root = tempDir("spar-skills-");
@@ -42,14 +43,19 @@ describe("scanSkills", () => {
       ["a-skill", []],
       ["b-skill", ["references/one.md", "scripts/run.sh"]],
     ]);
-    expect(lib.errors).toEqual([`${root}/mismatch/SKILL.md: front matter field "name" "other" must equal the bundle's directory name "mismatch"`, `${root}/no-skill-file/SKILL.md: no SKILL.md in the skill bundle`]);
+    expect(lib.errors).toEqual([
+      `${root}/mismatch/SKILL.md: front matter field "name" "other" must equal the bundle's directory name "mismatch"`,
+      `${root}/no-skill-file/SKILL.md: no SKILL.md in the skill bundle`,
+    ]);
   });
 
   test("a missing directory holds no skills and is no error; a file where the directory should be is one", () => {
     const root = tempDir("spar-skills-");
     expect(scanSkills(join(root, "absent"))).toEqual({ skills: [], errors: [] });
     put(root, "file", "x");
-    expect(scanSkills(join(root, "file")).errors).toEqual([`${join(root, "file")}: the skills path is not a directory`]);
+    expect(scanSkills(join(root, "file")).errors).toEqual([
+      `${join(root, "file")}: the skills path is not a directory`,
+    ]);
   });
 
   test("an oversized SKILL.md is refused", () => {
@@ -62,8 +68,19 @@ describe("scanSkills", () => {
 describe("skill tools", () => {
   test("load_skill answers the instructions and resources; load_skill_resource reads a file by relative path", async () => {
     const { lib } = library();
-    expect(loadSkill(lib, { name: "b-skill" })).toEqual({ output: { name: "b-skill", description: "does b-skill", instructions: "body of b-skill", resources: ["references/one.md", "scripts/run.sh"] }, isError: false });
-    expect(await loadSkillResource(lib, { skill_name: "b-skill", resource_path: "./references/one.md" })).toEqual({ output: { skill_name: "b-skill", resource_path: "./references/one.md", content: "one", bytes: 3 }, isError: false });
+    expect(loadSkill(lib, { name: "b-skill" })).toEqual({
+      output: {
+        name: "b-skill",
+        description: "does b-skill",
+        instructions: "body of b-skill",
+        resources: ["references/one.md", "scripts/run.sh"],
+      },
+      isError: false,
+    });
+    expect(await loadSkillResource(lib, { skill_name: "b-skill", resource_path: "./references/one.md" })).toEqual({
+      output: { skill_name: "b-skill", resource_path: "./references/one.md", content: "one", bytes: 3 },
+      isError: false,
+    });
   });
 
   test("paths that leave the bundle are refused: '..', absolute, a symlink pointing out; a directory is not a resource", async () => {
@@ -72,7 +89,8 @@ describe("skill tools", () => {
     writeFileSync(outside, "secret");
     symlinkSync(outside, join(root, "b-skill/link.md"));
     lib.reload();
-    const error = async (resource_path: string) => ((await loadSkillResource(lib, { skill_name: "b-skill", resource_path })).output.error as string) ?? "";
+    const error = async (resource_path: string) =>
+      ((await loadSkillResource(lib, { skill_name: "b-skill", resource_path })).output.error as string) ?? "";
     expect(await error("../a-skill/SKILL.md")).toContain("without '..'");
     expect(await error(`${root}/a-skill/SKILL.md`)).toContain("must be relative");
     expect(await error("link.md")).toBe('resource path "link.md" leaves the skill bundle');
@@ -94,10 +112,20 @@ describe("skill tools", () => {
     };
     const tools = new SkillAwareTools(inner, lib);
     expect(tools.specs().map((spec) => spec.name)).toEqual(["bash", "load_skill", "load_skill_resource"]);
-    expect(tools.list().map((row) => `${row.name}:${row.source}`)).toEqual(["bash:builtin", "load_skill:skill", "load_skill_resource:skill"]);
-    expect([tools.has("load_skill"), tools.classOf("load_skill_resource"), tools.classOf("bash")]).toEqual([true, "read-only", "shell"]);
+    expect(tools.list().map((row) => `${row.name}:${row.source}`)).toEqual([
+      "bash:builtin",
+      "load_skill:skill",
+      "load_skill_resource:skill",
+    ]);
+    expect([tools.has("load_skill"), tools.classOf("load_skill_resource"), tools.classOf("bash")]).toEqual([
+      true,
+      "read-only",
+      "shell",
+    ]);
     const signal = new AbortController().signal;
-    expect((await tools.run({ callId: "1", name: "load_skill", args: { name: "a-skill" } }, signal)).output.name).toBe("a-skill");
+    expect((await tools.run({ callId: "1", name: "load_skill", args: { name: "a-skill" } }, signal)).output.name).toBe(
+      "a-skill",
+    );
     expect((await tools.run({ callId: "2", name: "bash", args: {} }, signal)).output).toEqual({ ran: "bash" });
     expect(seen).toEqual(["bash"]);
     const empty = new SkillLibrary(tempDir("spar-skills-"));

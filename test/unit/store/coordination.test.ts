@@ -10,7 +10,12 @@ import { cleanupTempDirs, key, tempDb } from "./sqlite-helpers.ts";
 afterAll(cleanupTempDirs);
 
 const at = (ms: number) => new Date(Date.UTC(2026, 10, 22, 0, 0, 0) + ms).toISOString();
-const claim = (owner: string, nowMs: number) => ({ interruption: "e-1", owner, now: at(nowMs), expiresAt: at(nowMs + 600_000) });
+const claim = (owner: string, nowMs: number) => ({
+  interruption: "e-1",
+  owner,
+  now: at(nowMs),
+  expiresAt: at(nowMs + 600_000),
+});
 
 test("an interruption claim has one holder until it expires", async () => {
   const path = tempDb();

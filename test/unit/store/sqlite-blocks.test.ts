@@ -70,7 +70,12 @@ describe("a v3 file written by the v3 code", () => {
     expect(await store.getSession(key("deleted"))).toBeUndefined();
     expect(await tombstoned(store, key("deleted"))).toBe(true);
     expect((await store.pendingInbox(key("split"))).map((i) => i.promptId)).toEqual(["p1"]);
-    const claim = { interruption: "int-1", owner: "boot-b", now: "2026-01-01T00:00:30Z", expiresAt: "2026-01-01T00:02:00Z" };
+    const claim = {
+      interruption: "int-1",
+      owner: "boot-b",
+      now: "2026-01-01T00:00:30Z",
+      expiresAt: "2026-01-01T00:02:00Z",
+    };
     expect(await store.claimInterruption(key("split"), claim)).toBe(false);
     expect(await store.beginBoot("boot-b", "2026-01-01T00:05:00Z", "2025-12-31T00:00:00Z")).toBe(1);
 
@@ -79,7 +84,10 @@ describe("a v3 file written by the v3 code", () => {
     await store.close();
 
     expect(query<{ user_version: number }>(path, "PRAGMA user_version")[0]?.user_version).toBe(SCHEMA_VERSION);
-    const tables = query<{ name: string }>(path, "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").map((t) => t.name);
+    const tables = query<{ name: string }>(
+      path,
+      "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name",
+    ).map((t) => t.name);
     expect(tables).toContain("event_blocks");
     expect(tables).not.toContain("events");
     expect(tables).not.toContain("journal");
@@ -89,7 +97,12 @@ describe("a v3 file written by the v3 code", () => {
     expect(ddl).toContain("PRIMARY KEY (session_pk, first_seq)");
     expect(ddl).not.toMatch(/WITHOUT ROWID/i);
     // The v3 rows became blocks of at most 64 events (merged: 64 + 6), cut per session.
-    expect(query<{ session_pk: number; first_seq: number; last_seq: number }>(path, "SELECT session_pk, first_seq, last_seq FROM event_blocks ORDER BY 1, 2")).toEqual([
+    expect(
+      query<{ session_pk: number; first_seq: number; last_seq: number }>(
+        path,
+        "SELECT session_pk, first_seq, last_seq FROM event_blocks ORDER BY 1, 2",
+      ),
+    ).toEqual([
       { session_pk: 1, first_seq: 1, last_seq: 64 },
       { session_pk: 1, first_seq: 65, last_seq: 70 },
       { session_pk: 2, first_seq: 1, last_seq: 5 },
@@ -114,7 +127,12 @@ describe("a v3 file written by the v3 code", () => {
     expect(rows.map((r) => r.seq)).toEqual([28, 29, 31, 32]);
     expect(names(rows)).toEqual(["merged:28", "merged:29", "merged:31", "merged:32"]);
     await store.close();
-    expect(query<{ first_seq: number; last_seq: number }>(path, "SELECT first_seq, last_seq FROM event_blocks WHERE session_pk = 1 ORDER BY 1")).toEqual([
+    expect(
+      query<{ first_seq: number; last_seq: number }>(
+        path,
+        "SELECT first_seq, last_seq FROM event_blocks WHERE session_pk = 1 ORDER BY 1",
+      ),
+    ).toEqual([
       { first_seq: 1, last_seq: 29 },
       { first_seq: 31, last_seq: 65 },
       { first_seq: 66, last_seq: 70 },

@@ -79,7 +79,9 @@ describe("WAL bounded by the checkpointer worker", () => {
     for (let i = 0; i < sessions; i++) {
       const rows = await reopened.read(key(`w${i}`), 0, rounds + 1);
       expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: rounds }, (_, n) => n + 1));
-      expect(rows.map((r) => (r.event as { name: string }).name)).toEqual(Array.from({ length: rounds }, (_, n) => `w${i}:${n + 1}`));
+      expect(rows.map((r) => (r.event as { name: string }).name)).toEqual(
+        Array.from({ length: rounds }, (_, n) => `w${i}:${n + 1}`),
+      );
     }
     await reopened.close();
   });
@@ -98,7 +100,11 @@ describe("WAL bounded by the checkpointer worker", () => {
   test("a WAL the store restarted and refilled to the same length is still seen as new and checkpointed", async () => {
     const path = tempDb();
     // No merges: their writes would show the worker new frames and hide a missed restart.
-    const store = SqliteStore.open(path, { checkpoint: { pollMs: 5, idlePollMs: 5 }, mergeThresholdRows: Number.MAX_SAFE_INTEGER, mergeIdleMs: false });
+    const store = SqliteStore.open(path, {
+      checkpoint: { pollMs: 5, idlePollMs: 5 },
+      mergeThresholdRows: Number.MAX_SAFE_INTEGER,
+      mergeIdleMs: false,
+    });
     await store.createSession(record("same"));
     await until(() => store.stats.checkpointer === "running");
     // Equal appends, each after the worker checkpointed the last: each commit finds the WAL fully
@@ -113,7 +119,9 @@ describe("WAL bounded by the checkpointer worker", () => {
 
   test("close while writes are held commits what queued; later calls are refused; the data reopens", async () => {
     const path = tempDb();
-    const store = SqliteStore.open(path, { checkpoint: { pollMs: 5, walTargetBytes: 16 * KiB, walLimitBytes: 64 * KiB } });
+    const store = SqliteStore.open(path, {
+      checkpoint: { pollMs: 5, walTargetBytes: 16 * KiB, walLimitBytes: 64 * KiB },
+    });
     await store.createSession(record("h"));
     await until(() => store.stats.checkpointer === "running");
     const settled: Promise<unknown>[] = [];
@@ -180,7 +188,10 @@ describe("a busy database never blocks the writer", () => {
 describe("worker lifecycle", () => {
   test("close stops the worker thread; the process then exits by itself", async () => {
     const child = Bun.spawn([process.execPath, HOLDER, "close", tempDb()], { stdout: "pipe", stderr: "inherit" });
-    const exited = await Promise.race([child.exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000))]);
+    const exited = await Promise.race([
+      child.exited,
+      new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000)),
+    ]);
     if (exited === "timeout") child.kill("SIGKILL");
     expect(exited).toBe(0);
     const report = JSON.parse((await new Response(child.stdout).text()).trim()) as {
@@ -198,7 +209,10 @@ describe("worker lifecycle", () => {
   test("a process that never closes its store still exits (the worker does not keep it alive)", async () => {
     const path = tempDb();
     const child = Bun.spawn([process.execPath, HOLDER, "leave", path], { stdout: "pipe", stderr: "inherit" });
-    const exited = await Promise.race([child.exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000))]);
+    const exited = await Promise.race([
+      child.exited,
+      new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000)),
+    ]);
     if (exited === "timeout") child.kill("SIGKILL");
     expect(exited).toBe(0);
     expect(await new Response(child.stdout).text()).toContain("appended");
@@ -303,7 +317,11 @@ describe("group commit around write holds and busy moments", () => {
     await until(() => queue.pending === 0, 1000);
     clearInterval(ticker);
     expect(committed).toEqual([1, 2, 3]);
-    expect(attempts.map((a) => a.ns)).toEqual([[1, 2], [1, 2, 3], [1, 2, 3]]);
+    expect(attempts.map((a) => a.ns)).toEqual([
+      [1, 2],
+      [1, 2, 3],
+      [1, 2, 3],
+    ]);
     expect(attempts.every((a) => a.mayDecline)).toBe(true);
     expect(ticks).toBeGreaterThan(0);
   });

@@ -77,6 +77,9 @@ export async function rejection(promise: Promise<unknown>): Promise<{ code?: str
 }
 
 /** Whether the store holds a tombstone for this session (its app among the id's tombstones). */
-export async function tombstoned(store: { deletedSessions(id: string): Promise<Array<{ app: string }>> }, key: SessionKey): Promise<boolean> {
+export async function tombstoned(
+  store: { deletedSessions(id: string): Promise<Array<{ app: string }>> },
+  key: SessionKey,
+): Promise<boolean> {
   return (await store.deletedSessions(key.id)).some((row) => row.app === key.app);
 }

@@ -136,7 +136,9 @@ describe("merge triggers", () => {
     expect(stats.mergedRows + stats.journalRows).toBe(600);
     expect(stats.mergeFailures).toBe(0);
     for (let i = 0; i < 10; i++) {
-      expect(names(await store.read(key(`s${i}`), 0, 100))).toEqual(Array.from({ length: 60 }, (_, n) => `s${i}:${n + 1}`));
+      expect(names(await store.read(key(`s${i}`), 0, 100))).toEqual(
+        Array.from({ length: 60 }, (_, n) => `s${i}:${n + 1}`),
+      );
     }
     await store.close();
   });
@@ -190,10 +192,18 @@ describe("refused merges (real SQLITE_FULL via max_page_count)", () => {
     // Grow the file, then close: the merge frees the journal's pages, leaving free pages inside the cap.
     const setup = SqliteStore.open(path);
     await Promise.all([setup.createSession(record("a")), setup.createSession(record("b"))]);
-    for (let i = 0; i < 10; i++) await setup.append(key("b"), Array.from({ length: 10 }, () => audit("b", 3000)));
+    for (let i = 0; i < 10; i++)
+      await setup.append(
+        key("b"),
+        Array.from({ length: 10 }, () => audit("b", 3000)),
+      );
     await setup.close();
 
-    const store = SqliteStore.open(path, { maxPageCount: 1, mergeThresholdRows: Number.MAX_SAFE_INTEGER, mergeIdleMs: 20 });
+    const store = SqliteStore.open(path, {
+      maxPageCount: 1,
+      mergeThresholdRows: Number.MAX_SAFE_INTEGER,
+      mergeIdleMs: 20,
+    });
     let appended = 0;
     for (;;) {
       const outcome = await store.append(key("a"), [audit(`a:${appended + 1}`, 3000)]).then(
@@ -235,7 +245,12 @@ describe("refused merges (real SQLITE_FULL via max_page_count)", () => {
     await store.createSession(record("a"));
     await store.append(key("a"), [audit("small")]);
     const before = store.stats;
-    const failed = await rejection(store.append(key("a"), Array.from({ length: 4 }, () => audit("big", 20_000))));
+    const failed = await rejection(
+      store.append(
+        key("a"),
+        Array.from({ length: 4 }, () => audit("big", 20_000)),
+      ),
+    );
     expect(failed.code).toBe("unavailable");
     expect(store.stats.journalRows).toBe(before.journalRows);
     expect(store.stats.refused).toBe(before.refused + 1);
@@ -367,7 +382,9 @@ describe("schema v1 files", () => {
       const event = audit(`old:${seq}`);
       insert.run(seq, event.ts, event.author, event.kind, JSON.stringify(event));
     }
-    db.query("INSERT INTO inbox (session_pk, prompt_id, message, queued_at, wake) VALUES (1, 'p1', 'hi', 't', 1)").run();
+    db.query(
+      "INSERT INTO inbox (session_pk, prompt_id, message, queued_at, wake) VALUES (1, 'p1', 'hi', 't', 1)",
+    ).run();
     db.query("INSERT INTO tombstones VALUES ('spar', 'gone', 't')").run();
     db.close();
   }

@@ -16,7 +16,8 @@ import { audit, cleanupTempDirs, key, record, rejection, tempDb, tempDir } from 
 afterAll(cleanupTempDirs);
 
 const HOLDER = join(import.meta.dir, "../../fixtures/sqlite-store-holder.ts");
-const IN_USE = /session store .* is in use by another spar daemon \(one daemon per sqlite file\); stop it or choose another --session-db/;
+const IN_USE =
+  /session store .* is in use by another spar daemon \(one daemon per sqlite file\); stop it or choose another --session-db/;
 
 interface TryResult {
   ok: boolean;

@@ -66,7 +66,10 @@ describe("seq", () => {
 
   test("read honours afterSeq, limit and uptoSeq, ascending", async () => {
     const store = await freshStore(1);
-    await store.append(key("s0"), Array.from({ length: 10 }, (_, i) => audit(`e${i}`)));
+    await store.append(
+      key("s0"),
+      Array.from({ length: 10 }, (_, i) => audit(`e${i}`)),
+    );
     expect(seqs(await store.read(key("s0"), 0, 3))).toEqual([1, 2, 3]);
     expect(seqs(await store.read(key("s0"), 7, 100))).toEqual([8, 9, 10]);
     expect(seqs(await store.read(key("s0"), 2, 100, 5))).toEqual([3, 4, 5]);
@@ -167,13 +170,21 @@ describe("statement failures", () => {
 });
 
 describe("inbox", () => {
-  const item = (promptId: string, wake: boolean) => ({ promptId, message: `m-${promptId}`, queuedAt: "2026-01-01T00:00:00Z", wake });
+  const item = (promptId: string, wake: boolean) => ({
+    promptId,
+    message: `m-${promptId}`,
+    queuedAt: "2026-01-01T00:00:00Z",
+    wake,
+  });
 
   test("pending in arrival order; awaiting turn only with a waking item", async () => {
     const store = await freshStore(3);
     await store.enqueueInbox(key("s1"), item("p1", false));
     expect(await store.sessionsAwaitingTurn()).toEqual([]);
-    await Promise.all([store.enqueueInbox(key("s1"), item("p2", true)), store.enqueueInbox(key("s2"), item("q1", true))]);
+    await Promise.all([
+      store.enqueueInbox(key("s1"), item("p2", true)),
+      store.enqueueInbox(key("s2"), item("q1", true)),
+    ]);
     await store.enqueueInbox(key("s1"), item("p3", false));
     expect((await store.pendingInbox(key("s1"))).map((i) => i.promptId)).toEqual(["p1", "p2", "p3"]);
     expect((await store.pendingInbox(key("s1")))[1]).toEqual(item("p2", true));
@@ -192,8 +203,12 @@ describe("inbox", () => {
     expect(await store.pendingInbox(s)).toEqual([]);
     expect(await store.sessionsAwaitingTurn()).toEqual([]);
     // Draining again, or a prompt never queued, fails the append and writes nothing.
-    expect((await rejection(store.append(s, [userMessage("again", ["p1"])], { drainedPromptIds: ["p1"] }))).code).toBe("conflict");
-    expect((await rejection(store.append(s, [userMessage("?", ["zz"])], { drainedPromptIds: ["zz"] }))).code).toBe("conflict");
+    expect((await rejection(store.append(s, [userMessage("again", ["p1"])], { drainedPromptIds: ["p1"] }))).code).toBe(
+      "conflict",
+    );
+    expect((await rejection(store.append(s, [userMessage("?", ["zz"])], { drainedPromptIds: ["zz"] }))).code).toBe(
+      "conflict",
+    );
     expect(await store.head(s)).toBe(1);
     // Enqueue and drain in the same tick: ops apply in request order inside one transaction.
     const [, drained] = await Promise.all([
@@ -210,14 +225,22 @@ describe("inbox", () => {
 describe("sessions", () => {
   test("get, list, find by id, touch, title", async () => {
     const store = SqliteStore.open(tempDb());
-    await Promise.all([store.createSession(record("a")), store.createSession(record("a", "other")), store.createSession(record("b"))]);
+    await Promise.all([
+      store.createSession(record("a")),
+      store.createSession(record("a", "other")),
+      store.createSession(record("b")),
+    ]);
     expect(await store.getSession(key("a"))).toEqual(record("a"));
     expect(await store.getSession(key("zz"))).toBeUndefined();
     expect((await store.listSessions()).map((r) => `${r.app}/${r.id}`)).toEqual(["spar/a", "other/a", "spar/b"]);
     expect(await store.findSessionsById("a")).toEqual([key("a", "other"), key("a")]);
     await store.touchSession(key("a"), "2026-02-02T00:00:00Z");
     await store.setTitle(key("a"), "Hello");
-    expect(await store.getSession(key("a"))).toEqual({ ...record("a"), lastTouchedAt: "2026-02-02T00:00:00Z", title: "Hello" });
+    expect(await store.getSession(key("a"))).toEqual({
+      ...record("a"),
+      lastTouchedAt: "2026-02-02T00:00:00Z",
+      title: "Hello",
+    });
     await store.setTitle(key("a"), undefined);
     expect((await store.getSession(key("a")))?.title).toBeUndefined();
     expect((await rejection(store.touchSession(key("zz"), "t"))).code).toBe("not_found");

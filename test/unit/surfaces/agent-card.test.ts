@@ -11,15 +11,30 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ConfigMap } from "../../../src/cli/config-file.ts";
 import { type FlagValue, parseFlags } from "../../../src/cli/flags.ts";
-import { type AgentCard, type AgentCardOptions, type BundleSkill, buildAgentCard, registerAgentCardRoutes, requestCardUrl } from "../../../src/surfaces/attach/agent-card.ts";
-import { AGENT_CARD_FLAGS, type AgentCardInput, type AgentCardSettings, loadAgentCardSettings } from "../../../src/surfaces/attach/agent-card-config.ts";
+import {
+  type AgentCard,
+  type AgentCardOptions,
+  type BundleSkill,
+  buildAgentCard,
+  registerAgentCardRoutes,
+  requestCardUrl,
+} from "../../../src/surfaces/attach/agent-card.ts";
+import {
+  AGENT_CARD_FLAGS,
+  type AgentCardInput,
+  type AgentCardSettings,
+  loadAgentCardSettings,
+} from "../../../src/surfaces/attach/agent-card-config.ts";
 import { RouteTable } from "../../../src/surfaces/attach/route-table.ts";
 import { tempDir } from "../../support/daemon.ts";
 
 const CARD_URL = "http://spar.test/.well-known/agent-card.json";
 
 const ajv = new Ajv({ strict: true, allErrors: true });
-ajv.addSchema(JSON.parse(readFileSync(join(import.meta.dir, "../../fixtures/a2a-v0.3.0.schema.json"), "utf8")) as object, "a2a");
+ajv.addSchema(
+  JSON.parse(readFileSync(join(import.meta.dir, "../../fixtures/a2a-v0.3.0.schema.json"), "utf8")) as object,
+  "a2a",
+);
 const validateCard = ajv.getSchema("a2a#/definitions/AgentCard");
 if (!validateCard) throw new Error("the A2A schema has no definitions.AgentCard");
 
@@ -30,7 +45,11 @@ function expectValidCard(card: unknown): AgentCard {
   return card as AgentCard;
 }
 
-function cardApp(settings: () => AgentCardSettings | undefined, options: Partial<AgentCardOptions> = {}, token: string | undefined = "t") {
+function cardApp(
+  settings: () => AgentCardSettings | undefined,
+  options: Partial<AgentCardOptions> = {},
+  token: string | undefined = "t",
+) {
   const app = new Elysia({ strictPath: true });
   const table = new RouteTable(app, { token, readonly: false });
   registerAgentCardRoutes(table, settings, { bearer: false, mtls: false, skills: () => [], ...options });
@@ -39,7 +58,13 @@ function cardApp(settings: () => AgentCardSettings | undefined, options: Partial
 }
 
 function settings(extra: Partial<AgentCardSettings> = {}): AgentCardSettings {
-  return { name: "spar", description: "Answers questions about the cluster.", version: "1.2.3", extraSkills: [], ...extra };
+  return {
+    name: "spar",
+    description: "Answers questions about the cluster.",
+    version: "1.2.3",
+    extraSkills: [],
+    ...extra,
+  };
 }
 
 async function fetchCard(app: ReturnType<typeof cardApp>, headers: Record<string, string> = {}): Promise<AgentCard> {
@@ -49,8 +74,18 @@ async function fetchCard(app: ReturnType<typeof cardApp>, headers: Record<string
   return expectValidCard(await response.json());
 }
 
-function input(cwd: string, flags: Record<string, FlagValue> = {}, config: Record<string, unknown> = {}): AgentCardInput {
-  return { config: new Map(Object.entries(config)) as ConfigMap, flags: new Map(Object.entries(flags)), cwd, version: "9.9.9", defaultName: "core-agent" };
+function input(
+  cwd: string,
+  flags: Record<string, FlagValue> = {},
+  config: Record<string, unknown> = {},
+): AgentCardInput {
+  return {
+    config: new Map(Object.entries(config)) as ConfigMap,
+    flags: new Map(Object.entries(flags)),
+    cwd,
+    version: "9.9.9",
+    defaultName: "core-agent",
+  };
 }
 
 function writeCardFile(dir: string, body: unknown, name = ".agents/agent-card.json"): string {
@@ -77,7 +112,9 @@ describe("layers", () => {
     const dir = tempDir();
     const value = loaded(input(dir));
     expect(value).toEqual({ name: "core-agent", version: "9.9.9", extraSkills: [] });
-    expect(buildAgentCard(value, new Request(CARD_URL), { bearer: false, mtls: false, skills: () => [] })).toBeUndefined();
+    expect(
+      buildAgentCard(value, new Request(CARD_URL), { bearer: false, mtls: false, skills: () => [] }),
+    ).toBeUndefined();
   });
 
   test("config agent.description < card file < flags, field by field", async () => {
@@ -152,7 +189,13 @@ describe("layers", () => {
       expect(spec.kind).toBe("string");
       expect(spec.help.length).toBeGreaterThan(10);
     }
-    const parsed = parseFlags(AGENT_CARD_FLAGS, ["--agent-card-description=Triage bot", "--agent-card-provider-org", "Acme", "--agent-card-provider-url=https://acme.example", "--agent-card-config=-"]);
+    const parsed = parseFlags(AGENT_CARD_FLAGS, [
+      "--agent-card-description=Triage bot",
+      "--agent-card-provider-org",
+      "Acme",
+      "--agent-card-provider-url=https://acme.example",
+      "--agent-card-config=-",
+    ]);
     if (!parsed.ok) throw new Error(parsed.error);
     expect(loaded(input(tempDir(), Object.fromEntries(parsed.value.values)))).toEqual({
       name: "core-agent",
@@ -185,13 +228,40 @@ describe("card file and flag errors", () => {
   const cases: Array<[string, unknown, string[]]> = [
     ["unknown version", { version: 2, description: "x" }, ["unsupported version 2", "version 1"]],
     ["missing version", { description: "x" }, ['field "version" is required']],
-    ["only extra_skills", { version: 1, extra_skills: [{ id: "a", name: "A", description: "does a" }] }, ['field "extra_skills"', "only"]],
+    [
+      "only extra_skills",
+      { version: 1, extra_skills: [{ id: "a", name: "A", description: "does a" }] },
+      ['field "extra_skills"', "only"],
+    ],
     ["wrong type", { version: 1, name: 5 }, ['field "name" must be a string']],
-    ["wrong nested type", { version: 1, description: "x", extra_skills: [{ id: "a", name: "A", description: "d", tags: "t" }] }, ['field "extra_skills.0.tags"', "array"]],
-    ["provider without url", { version: 1, description: "x", provider: { organization: "Acme" } }, ['field "provider.url" is required']],
-    ["bad url", { version: 1, description: "x", documentation_url: "docs" }, ['field "documentation_url" must be an absolute URL']],
+    [
+      "wrong nested type",
+      { version: 1, description: "x", extra_skills: [{ id: "a", name: "A", description: "d", tags: "t" }] },
+      ['field "extra_skills.0.tags"', "array"],
+    ],
+    [
+      "provider without url",
+      { version: 1, description: "x", provider: { organization: "Acme" } },
+      ['field "provider.url" is required'],
+    ],
+    [
+      "bad url",
+      { version: 1, description: "x", documentation_url: "docs" },
+      ['field "documentation_url" must be an absolute URL'],
+    ],
     ["unknown field", { version: 1, descripton: "typo" }, ['unknown field "descripton"']],
-    ["repeated skill id", { version: 1, description: "x", extra_skills: [{ id: "a", name: "A", description: "d" }, { id: "a", name: "B", description: "e" }] }, ['field "extra_skills.1.id" repeats id "a"']],
+    [
+      "repeated skill id",
+      {
+        version: 1,
+        description: "x",
+        extra_skills: [
+          { id: "a", name: "A", description: "d" },
+          { id: "a", name: "B", description: "e" },
+        ],
+      },
+      ['field "extra_skills.1.id" repeats id "a"'],
+    ],
     ["not JSON", "{version: 1", ["is not valid JSON"]],
     ["not an object", [1, 2], ["must be a JSON object"]],
   ];
@@ -216,11 +286,19 @@ describe("card file and flag errors", () => {
   test("flag values are checked and named", () => {
     const dir = tempDir();
     expect(loadError(input(dir, { "agent-card-name": "  " }))).toBe("--agent-card-name must not be empty");
-    expect(loadError(input(dir, { "agent-card-external-url": "ftp://x.example" }))).toBe("--agent-card-external-url must be an http or https URL");
-    expect(loadError(input(dir, { "agent-card-docs-url": "not a url" }))).toBe("--agent-card-docs-url must be an absolute URL");
+    expect(loadError(input(dir, { "agent-card-external-url": "ftp://x.example" }))).toBe(
+      "--agent-card-external-url must be an http or https URL",
+    );
+    expect(loadError(input(dir, { "agent-card-docs-url": "not a url" }))).toBe(
+      "--agent-card-docs-url must be an absolute URL",
+    );
     expect(loadError(input(dir, { "agent-card-provider-org": "Acme" }))).toContain("needs a provider url");
-    expect(loadError(input(dir, { "agent-card-provider-url": "https://acme.example" }))).toContain("needs a provider organization");
-    expect(loadError(input(dir, {}, { "agent.description": 42 }))).toContain("config agent.description must be a string");
+    expect(loadError(input(dir, { "agent-card-provider-url": "https://acme.example" }))).toContain(
+      "needs a provider organization",
+    );
+    expect(loadError(input(dir, {}, { "agent.description": 42 }))).toContain(
+      "config agent.description must be a string",
+    );
   });
 });
 
@@ -229,7 +307,15 @@ describe("GET /.well-known/agent-card.json", () => {
     const app = cardApp(() => settings());
     expect((await fetchCard(app, { host: "agent.internal:8080" })).url).toBe("http://agent.internal:8080");
     // In process there is no peer address, so no trusted proxy: forwarded headers are ignored.
-    expect((await fetchCard(app, { host: "agent.internal:8080", "x-forwarded-proto": "https", "x-forwarded-host": "agents.example.com" })).url).toBe("http://agent.internal:8080");
+    expect(
+      (
+        await fetchCard(app, {
+          host: "agent.internal:8080",
+          "x-forwarded-proto": "https",
+          "x-forwarded-host": "agents.example.com",
+        })
+      ).url,
+    ).toBe("http://agent.internal:8080");
     // no Host header at all (in-process): the request URL's host
     expect((await fetchCard(app)).url).toBe("http://spar.test");
   });
@@ -237,14 +323,28 @@ describe("GET /.well-known/agent-card.json", () => {
   test("url from a trusted proxy: X-Forwarded-Host and X-Forwarded-Proto take precedence, junk is ignored", () => {
     const url = (headers: Record<string, string>) => requestCardUrl(new Request(CARD_URL, { headers }), true);
     expect(url({ host: "agent.internal:8080", "x-forwarded-proto": "https" })).toBe("https://agent.internal:8080");
-    expect(url({ host: "agent.internal:8080", "x-forwarded-host": "agents.example.com" })).toBe("http://agents.example.com");
-    expect(url({ host: "agent.internal", "x-forwarded-proto": "https, http", "x-forwarded-host": "edge.example.com, proxy.internal" })).toBe("https://edge.example.com");
-    expect(url({ host: "agent.internal", "x-forwarded-proto": "gopher", "x-forwarded-host": "evil/path" })).toBe("http://agent.internal");
+    expect(url({ host: "agent.internal:8080", "x-forwarded-host": "agents.example.com" })).toBe(
+      "http://agents.example.com",
+    );
+    expect(
+      url({
+        host: "agent.internal",
+        "x-forwarded-proto": "https, http",
+        "x-forwarded-host": "edge.example.com, proxy.internal",
+      }),
+    ).toBe("https://edge.example.com");
+    expect(url({ host: "agent.internal", "x-forwarded-proto": "gopher", "x-forwarded-host": "evil/path" })).toBe(
+      "http://agent.internal",
+    );
   });
 
   test("external_url overrides the derived url", async () => {
     const app = cardApp(() => settings({ externalUrl: "https://agents.example.com/triage" }));
-    const card = await fetchCard(app, { host: "agent.internal", "x-forwarded-proto": "http", "x-forwarded-host": "proxy.internal" });
+    const card = await fetchCard(app, {
+      host: "agent.internal",
+      "x-forwarded-proto": "http",
+      "x-forwarded-host": "proxy.internal",
+    });
     expect(card.url).toBe("https://agents.example.com/triage");
   });
 
@@ -258,18 +358,34 @@ describe("GET /.well-known/agent-card.json", () => {
       version: 1,
       description: "triage bot",
       extra_skills: [
-        { id: "triage", name: "Cluster triage", description: "curated description", examples: ["why is pod x crashing?"] },
+        {
+          id: "triage",
+          name: "Cluster triage",
+          description: "curated description",
+          examples: ["why is pod x crashing?"],
+        },
         { id: "escalate", name: "Escalate", description: "pages a human", tags: ["ops", "pager"] },
       ],
     });
     const app = cardApp(() => loaded(input(dir)), { skills: () => bundles });
     expect((await fetchCard(app)).skills).toEqual([
-      { id: "triage", name: "Cluster triage", description: "curated description", tags: ["curated"], examples: ["why is pod x crashing?"] },
+      {
+        id: "triage",
+        name: "Cluster triage",
+        description: "curated description",
+        tags: ["curated"],
+        examples: ["why is pod x crashing?"],
+      },
       { id: "summarize", name: "Summarize", description: "summarizes", tags: ["skill"] },
       { id: "escalate", name: "Escalate", description: "pages a human", tags: ["ops", "pager"] },
     ]);
     bundles.push({ id: "report", name: "Report", description: "writes a report" });
-    expect((await fetchCard(app)).skills.map((skill) => skill.id)).toEqual(["triage", "summarize", "report", "escalate"]);
+    expect((await fetchCard(app)).skills.map((skill) => skill.id)).toEqual([
+      "triage",
+      "summarize",
+      "report",
+      "escalate",
+    ]);
   });
 
   test("no skills at all still emits an (empty) skills list", async () => {
@@ -280,7 +396,12 @@ describe("GET /.well-known/agent-card.json", () => {
     ["none", { bearer: false, mtls: false }, undefined, undefined],
     ["bearer token", { bearer: true, mtls: false }, { bearer: { type: "http", scheme: "Bearer" } }, [{ bearer: [] }]],
     ["client CA", { bearer: false, mtls: true }, { mtls: { type: "mutualTLS" } }, [{ mtls: [] }]],
-    ["both", { bearer: true, mtls: true }, { bearer: { type: "http", scheme: "Bearer" }, mtls: { type: "mutualTLS" } }, [{ bearer: [], mtls: [] }]],
+    [
+      "both",
+      { bearer: true, mtls: true },
+      { bearer: { type: "http", scheme: "Bearer" }, mtls: { type: "mutualTLS" } },
+      [{ bearer: [], mtls: [] }],
+    ],
   ];
   for (const [row, auth, schemes, security] of securityRows) {
     test(`security fields, ${row}`, async () => {

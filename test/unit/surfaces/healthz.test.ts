@@ -13,7 +13,9 @@ afterEach(async () => {
 
 async function health(checks: Record<string, CheckState>, method = "GET"): Promise<Response> {
   subject = await inProcessApp({ checks: async () => checks });
-  return subject.app.handle(new Request("http://spar.test/healthz", { method, headers: { "content-type": "application/json" } }));
+  return subject.app.handle(
+    new Request("http://spar.test/healthz", { method, headers: { "content-type": "application/json" } }),
+  );
 }
 
 test("ready checks answer 200", async () => {

@@ -10,13 +10,37 @@ function allowlist(entries: string[] = [], anyAddressLiteral = false) {
 
 describe("hostAllowed", () => {
   test("loopback names and addresses in every canonical spelling pass", () => {
-    for (const host of ["localhost", "localhost:7777", "LocalHost.", "x.localhost:1", "127.0.0.1", "127.255.0.9:80", "[::1]", "[::1]:7777", "[0:0:0:0:0:0:0:1]", "2130706433", "0x7f000001", "127.1", "[::ffff:127.0.0.1]"]) {
+    for (const host of [
+      "localhost",
+      "localhost:7777",
+      "LocalHost.",
+      "x.localhost:1",
+      "127.0.0.1",
+      "127.255.0.9:80",
+      "[::1]",
+      "[::1]:7777",
+      "[0:0:0:0:0:0:0:1]",
+      "2130706433",
+      "0x7f000001",
+      "127.1",
+      "[::ffff:127.0.0.1]",
+    ]) {
       expect({ host, allowed: hostAllowed(host, allowlist()) }).toEqual({ host, allowed: true });
     }
   });
 
   test("other names and addresses do not, unless listed or (for a wide listener) an address literal", () => {
-    for (const host of ["attacker.example", "localhost.attacker.example", "127.0.0.1.nip.io", "10.0.0.1", "[2001:db8::1]", "0.0.0.0", "[::]", "", "a b"]) {
+    for (const host of [
+      "attacker.example",
+      "localhost.attacker.example",
+      "127.0.0.1.nip.io",
+      "10.0.0.1",
+      "[2001:db8::1]",
+      "0.0.0.0",
+      "[::]",
+      "",
+      "a b",
+    ]) {
       expect({ host, allowed: hostAllowed(host, allowlist()) }).toEqual({ host, allowed: false });
     }
     expect(hostAllowed("10.0.0.1:9090", allowlist([], true))).toBe(true);
@@ -38,7 +62,16 @@ describe("hostAllowed", () => {
 
 describe("parseAllowedHosts", () => {
   test("refuses schemes, ports, paths, bare wildcards and blanks inside names", () => {
-    for (const bad of ["http://a.example", "a.example:80", "a.example/x", "*", "*.", "a b", "-a.example", "a..example"]) {
+    for (const bad of [
+      "http://a.example",
+      "a.example:80",
+      "a.example/x",
+      "*",
+      "*.",
+      "a b",
+      "-a.example",
+      "a..example",
+    ]) {
       const parsed = parseAllowedHosts([bad], "--attach-allowed-hosts");
       expect({ bad, ok: parsed.ok }).toEqual({ bad, ok: false });
     }
@@ -47,7 +80,8 @@ describe("parseAllowedHosts", () => {
 });
 
 describe("checkAllowedHost", () => {
-  const request = (host: string | undefined) => new Request("http://127.0.0.1/x", host === undefined ? {} : { headers: { host } });
+  const request = (host: string | undefined) =>
+    new Request("http://127.0.0.1/x", host === undefined ? {} : { headers: { host } });
 
   test("no allowlist (a gated listener) checks nothing; no Host header is served", () => {
     expect(() => checkAllowedHost(request("attacker.example"), undefined)).not.toThrow();

@@ -32,7 +32,10 @@ interface Logged {
 
 function recorder(): Logged & { log: { info(m: string): void; warn(m: string): void; error(m: string): void } } {
   const logged: Logged = { info: [], warn: [], error: [] };
-  return { ...logged, log: { info: (m) => logged.info.push(m), warn: (m) => logged.warn.push(m), error: (m) => logged.error.push(m) } };
+  return {
+    ...logged,
+    log: { info: (m) => logged.info.push(m), warn: (m) => logged.warn.push(m), error: (m) => logged.error.push(m) },
+  };
 }
 
 interface Harness {
@@ -62,7 +65,13 @@ function headersFor(as: As, write: boolean): Record<string, string> {
   return headers;
 }
 
-async function call(h: Harness, method: string, path: string, as: As, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+async function call(
+  h: Harness,
+  method: string,
+  path: string,
+  as: As,
+  body?: unknown,
+): Promise<{ status: number; body: any; headers: Headers }> {
   const write = method !== "GET";
   const init: RequestInit = { method, headers: headersFor(as, write) };
   if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
@@ -71,12 +80,22 @@ async function call(h: Harness, method: string, path: string, as: As, body?: unk
   return { status: response.status, body: text === "" ? undefined : JSON.parse(text), headers: response.headers };
 }
 
-const registration = (name: string, extra: Record<string, unknown> = {}) => ({ name, endpoint: `http://${name}.test:9000`, ...extra });
+const registration = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  endpoint: `http://${name}.test:9000`,
+  ...extra,
+});
 
 describe("POST /peers", () => {
   test("201 with the registration; the owner is never on the wire", async () => {
     const h = harness();
-    const created = await call(h, "POST", "/peers", "alice", registration("a", { labels: { env: "prod" }, heartbeat_ttl_sec: 60, extra: "ignored" }));
+    const created = await call(
+      h,
+      "POST",
+      "/peers",
+      "alice",
+      registration("a", { labels: { env: "prod" }, heartbeat_ttl_sec: 60, extra: "ignored" }),
+    );
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       registration_id: expect.stringMatching(/^peer-[0-9a-f]{32}$/),
@@ -106,7 +125,17 @@ describe("POST /peers", () => {
 
   test("400 for bad endpoints, naming the field", async () => {
     const h = harness();
-    for (const endpoint of ["/relative/path", "peer.test:80", "ftp://peer.test", "http://", "http:peer.test", "http:///x", 42, null, ["http://a.test"]]) {
+    for (const endpoint of [
+      "/relative/path",
+      "peer.test:80",
+      "ftp://peer.test",
+      "http://",
+      "http:peer.test",
+      "http:///x",
+      42,
+      null,
+      ["http://a.test"],
+    ]) {
       const response = await call(h, "POST", "/peers", "alice", { name: "a", endpoint });
       expect(response.status, JSON.stringify(endpoint)).toBe(400);
       expect(response.body.error).toContain("endpoint");
@@ -144,14 +173,22 @@ describe("POST /peers", () => {
     // Unknown fields are ignored, so they make the size without tripping the label limits.
     const fits = await call(h, "POST", "/peers", "alice", { ...registration("a"), note: "x".repeat(12 * 1024) });
     expect(fits.status).toBe(201);
-    const over = await call(h, "POST", "/peers", "alice", registration("b", { labels: { note: "x".repeat(16 * 1024) } }));
+    const over = await call(
+      h,
+      "POST",
+      "/peers",
+      "alice",
+      registration("b", { labels: { note: "x".repeat(16 * 1024) } }),
+    );
     expect(over.status).toBe(413);
     expect((await call(h, "GET", "/peers", "alice")).body.peers.map((p: { name: string }) => p.name)).toEqual(["a"]);
   });
 
   test("a write without application/json is a 415 (RouteTable's guard applies)", async () => {
     const h = harness();
-    const response = await h.app.handle(new Request("http://spar.test/peers", { method: "POST", body: JSON.stringify(registration("a")) }));
+    const response = await h.app.handle(
+      new Request("http://spar.test/peers", { method: "POST", body: JSON.stringify(registration("a")) }),
+    );
     expect(response.status).toBe(415);
   });
 });
@@ -162,7 +199,8 @@ describe("GET /peers", () => {
     await call(h, "POST", "/peers", "alice", registration("db1", { labels: { env: "prod", role: "db" } }));
     await call(h, "POST", "/peers", "alice", registration("web1", { labels: { env: "prod", role: "web" } }));
     await call(h, "POST", "/peers", "bob", registration("dev1", { labels: { env: "dev", role: "db" } }));
-    const names = async (query: string) => (await call(h, "GET", `/peers${query}`, "alice")).body.peers.map((p: { name: string }) => p.name);
+    const names = async (query: string) =>
+      (await call(h, "GET", `/peers${query}`, "alice")).body.peers.map((p: { name: string }) => p.name);
     expect(await names("")).toEqual(["db1", "dev1", "web1"]);
     expect(await names("?label=env=prod")).toEqual(["db1", "web1"]);
     expect(await names("?label=env=prod&label=role=db")).toEqual(["db1"]);
@@ -172,7 +210,10 @@ describe("GET /peers", () => {
 
     const asAlice = (await call(h, "GET", "/peers", "alice")).body.peers as Record<string, unknown>[];
     expect(asAlice.map((p) => "registration_id" in p)).toEqual([true, false, true]);
-    const asAdmin = (await call(h, "GET", "/peers", { identity: "root", admin: true })).body.peers as Record<string, unknown>[];
+    const asAdmin = (await call(h, "GET", "/peers", { identity: "root", admin: true })).body.peers as Record<
+      string,
+      unknown
+    >[];
     expect(asAdmin.every((p) => typeof p.registration_id === "string")).toBe(true);
     const asCarol = (await call(h, "GET", "/peers", "carol")).body.peers as Record<string, unknown>[];
     expect(asCarol.some((p) => "registration_id" in p)).toBe(false);
@@ -226,7 +267,9 @@ describe("DELETE /peers/{id}", () => {
     expect(removed.body).toBeUndefined();
     expect((await call(h, "DELETE", `/peers/${a.registration_id}`, "alice")).status).toBe(204);
     expect((await call(h, "DELETE", "/peers/never-was", "bob")).status).toBe(204);
-    expect((await call(h, "DELETE", `/peers/${b.registration_id}`, { identity: "root", admin: true })).status).toBe(204);
+    expect((await call(h, "DELETE", `/peers/${b.registration_id}`, { identity: "root", admin: true })).status).toBe(
+      204,
+    );
     expect((await call(h, "GET", "/peers", "alice")).body).toEqual({ peers: [] });
   });
 });
@@ -252,7 +295,9 @@ describe("identity", () => {
     const h = harness();
     const created = await call(h, "POST", "/peers", undefined, registration("a"));
     expect(created.status).toBe(201);
-    expect((await call(h, "GET", "/peers", undefined)).body.peers[0].registration_id).toBe(created.body.registration_id);
+    expect((await call(h, "GET", "/peers", undefined)).body.peers[0].registration_id).toBe(
+      created.body.registration_id,
+    );
     expect((await call(h, "DELETE", `/peers/${created.body.registration_id}`, undefined)).status).toBe(204);
   });
 });
@@ -285,7 +330,9 @@ describe("state file", () => {
     const h = harness({ stateFile: path });
     expect(state(path)).toEqual([]);
 
-    const a = (await call(h, "POST", "/peers", "alice", registration("a", { heartbeat_ttl_sec: 100, labels: { env: "prod" } }))).body;
+    const a = (
+      await call(h, "POST", "/peers", "alice", registration("a", { heartbeat_ttl_sec: 100, labels: { env: "prod" } }))
+    ).body;
     expect(mode(journalPathOf(path))).toBe(0o600);
     expect(state(path)).toEqual([
       {
@@ -371,7 +418,10 @@ describe("state file", () => {
     harness({ stateFile: path, now: source.clock.now });
     const good = readFileSync(path, "utf8").trim();
     const secretish = { ...JSON.parse(good), registration_id: "peer-secret-one", name: "z", endpoint: "not a url" };
-    writeFileSync(path, [`{"truncated": `, good, "", JSON.stringify({ name: "half" }), JSON.stringify(secretish), "[]", ""].join("\n"));
+    writeFileSync(
+      path,
+      [`{"truncated": `, good, "", JSON.stringify({ name: "half" }), JSON.stringify(secretish), "[]", ""].join("\n"),
+    );
 
     const reloaded = harness({ stateFile: path, now: source.clock.now });
     expect(reloaded.logged.warn).toHaveLength(4);
@@ -481,24 +531,56 @@ describe("flags", () => {
   });
 
   test("the caps: defaults 64, 1024 and 1h; flags (the lease parsed to ms) win over config keys (Go notation)", () => {
-    expect(resolvePeerSettings(flags([]), config([]), "/srv")).toEqual({ ok: true, value: { enabled: false, stateFile: undefined, limits } });
+    expect(resolvePeerSettings(flags([]), config([]), "/srv")).toEqual({
+      ok: true,
+      value: { enabled: false, stateFile: undefined, limits },
+    });
     const set = resolvePeerSettings(
-      new Map<string, string | boolean | number>([["attach-peer-max-per-caller", 8], ["attach-peer-max-lease", 120_000]]),
-      config([["attach.peer_max_per_caller", 9], ["attach.peer_max_total", 100], ["attach.peer_max_lease", "10m"]]),
+      new Map<string, string | boolean | number>([
+        ["attach-peer-max-per-caller", 8],
+        ["attach-peer-max-lease", 120_000],
+      ]),
+      config([
+        ["attach.peer_max_per_caller", 9],
+        ["attach.peer_max_total", 100],
+        ["attach.peer_max_lease", "10m"],
+      ]),
       "/srv",
     );
-    expect(set).toEqual({ ok: true, value: { enabled: false, stateFile: undefined, limits: { maxPerCaller: 8, maxTotal: 100, maxTtlSec: 120 } } });
-    expect(resolvePeerSettings(flags([]), config([["attach.peer_max_lease", "90s"]]), "/srv")).toEqual({ ok: true, value: { enabled: false, stateFile: undefined, limits: { ...limits, maxTtlSec: 90 } } });
+    expect(set).toEqual({
+      ok: true,
+      value: { enabled: false, stateFile: undefined, limits: { maxPerCaller: 8, maxTotal: 100, maxTtlSec: 120 } },
+    });
+    expect(resolvePeerSettings(flags([]), config([["attach.peer_max_lease", "90s"]]), "/srv")).toEqual({
+      ok: true,
+      value: { enabled: false, stateFile: undefined, limits: { ...limits, maxTtlSec: 90 } },
+    });
   });
 
   test("caps out of bounds are errors naming the flag or key", () => {
     const cases: Array<[Map<string, string | boolean | number>, Map<string, unknown>, string]> = [
-      [new Map([["attach-peer-max-per-caller", 0]]), config([]), "--attach-peer-max-per-caller must be an integer from 1 to 100000"],
-      [new Map(), config([["attach.peer_max_total", 1_000_000]]), "config key attach.peer_max_total must be an integer from 1 to 100000"],
-      [new Map(), config([["attach.peer_max_total", "lots"]]), "config key attach.peer_max_total must be an integer from 1 to 100000"],
+      [
+        new Map([["attach-peer-max-per-caller", 0]]),
+        config([]),
+        "--attach-peer-max-per-caller must be an integer from 1 to 100000",
+      ],
+      [
+        new Map(),
+        config([["attach.peer_max_total", 1_000_000]]),
+        "config key attach.peer_max_total must be an integer from 1 to 100000",
+      ],
+      [
+        new Map(),
+        config([["attach.peer_max_total", "lots"]]),
+        "config key attach.peer_max_total must be an integer from 1 to 100000",
+      ],
       [new Map([["attach-peer-max-lease", 10]]), config([]), "--attach-peer-max-lease must be at least 1000ms"],
       [new Map(), config([["attach.peer_max_lease", 3600]]), "config key attach.peer_max_lease: not a duration"],
-      [new Map(), config([["attach.peer_max_lease", "900h"]]), "config key attach.peer_max_lease must be at most 596h31m24s"],
+      [
+        new Map(),
+        config([["attach.peer_max_lease", "900h"]]),
+        "config key attach.peer_max_lease must be at most 596h31m24s",
+      ],
     ];
     for (const [flagValues, configValues, message] of cases) {
       const resolved = resolvePeerSettings(flagValues, configValues, "/srv");
@@ -507,16 +589,40 @@ describe("flags", () => {
   });
 
   test("off by default; flags win over the config file; relative paths from cwd", () => {
-    expect(resolvePeerSettings(flags([]), config([]), "/srv")).toEqual({ ok: true, value: { enabled: false, stateFile: undefined, limits } });
-    expect(resolvePeerSettings(flags([["attach-peer-hub", true]]), config([]), "/srv")).toEqual({ ok: true, value: { enabled: true, stateFile: undefined, limits } });
+    expect(resolvePeerSettings(flags([]), config([]), "/srv")).toEqual({
+      ok: true,
+      value: { enabled: false, stateFile: undefined, limits },
+    });
+    expect(resolvePeerSettings(flags([["attach-peer-hub", true]]), config([]), "/srv")).toEqual({
+      ok: true,
+      value: { enabled: true, stateFile: undefined, limits },
+    });
     expect(
-      resolvePeerSettings(flags([["attach-peer-hub", true], ["attach-peer-state-file", "state/peers.jsonl"]]), config([["attach.peer_state_file", "/other"]]), "/srv"),
+      resolvePeerSettings(
+        flags([
+          ["attach-peer-hub", true],
+          ["attach-peer-state-file", "state/peers.jsonl"],
+        ]),
+        config([["attach.peer_state_file", "/other"]]),
+        "/srv",
+      ),
     ).toEqual({ ok: true, value: { enabled: true, stateFile: "/srv/state/peers.jsonl", limits } });
-    expect(resolvePeerSettings(flags([]), config([["attach.peer_hub", true], ["attach.peer_state_file", "/var/peers.jsonl"]]), "/srv")).toEqual({
+    expect(
+      resolvePeerSettings(
+        flags([]),
+        config([
+          ["attach.peer_hub", true],
+          ["attach.peer_state_file", "/var/peers.jsonl"],
+        ]),
+        "/srv",
+      ),
+    ).toEqual({
       ok: true,
       value: { enabled: true, stateFile: "/var/peers.jsonl", limits },
     });
-    expect(resolvePeerSettings(flags([["attach-peer-hub", false]]), config([["attach.peer_hub", true]]), "/srv")).toEqual({
+    expect(
+      resolvePeerSettings(flags([["attach-peer-hub", false]]), config([["attach.peer_hub", true]]), "/srv"),
+    ).toEqual({
       ok: true,
       value: { enabled: false, stateFile: undefined, limits },
     });
@@ -526,7 +632,14 @@ describe("flags", () => {
     const fromFlag = resolvePeerSettings(flags([["attach-peer-state-file", "p.jsonl"]]), config([]), "/srv");
     expect(fromFlag.ok).toBe(false);
     if (!fromFlag.ok) expect(fromFlag.error).toContain("--attach-peer-state-file needs the peer hub");
-    const fromConfig = resolvePeerSettings(flags([["attach-peer-hub", false]]), config([["attach.peer_state_file", "p.jsonl"], ["attach.peer_hub", true]]), "/srv");
+    const fromConfig = resolvePeerSettings(
+      flags([["attach-peer-hub", false]]),
+      config([
+        ["attach.peer_state_file", "p.jsonl"],
+        ["attach.peer_hub", true],
+      ]),
+      "/srv",
+    );
     expect(fromConfig.ok).toBe(false);
     if (!fromConfig.ok) expect(fromConfig.error).toContain("config key attach.peer_state_file needs the peer hub");
   });
@@ -534,7 +647,14 @@ describe("flags", () => {
   test("bad config values are errors naming the key", () => {
     const hub = resolvePeerSettings(flags([]), config([["attach.peer_hub", "yes"]]), "/srv");
     expect(hub.ok ? "" : hub.error).toBe("config key attach.peer_hub must be true or false");
-    const file = resolvePeerSettings(flags([]), config([["attach.peer_hub", true], ["attach.peer_state_file", ""]]), "/srv");
+    const file = resolvePeerSettings(
+      flags([]),
+      config([
+        ["attach.peer_hub", true],
+        ["attach.peer_state_file", ""],
+      ]),
+      "/srv",
+    );
     expect(file.ok ? "" : file.error).toBe("config key attach.peer_state_file must be a non-empty file path");
   });
 });

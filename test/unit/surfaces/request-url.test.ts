@@ -6,8 +6,10 @@ import { expect, test } from "bun:test";
 import { requestUrl, validHost } from "../../../src/surfaces/http/request-url.ts";
 
 test("validHost accepts host[:port] a URL can carry and nothing else", () => {
-  for (const host of ["localhost", "127.0.0.1:7777", "spar.example.com:443", "[::1]", "[::1]:8080", "a-b.c:65535"]) expect(validHost(host)).toBe(host);
-  for (const host of ["", "a b", "[::1", "x:99999", "x:65536", "user@host", "host:port", "h/ost", null, undefined]) expect(validHost(host)).toBeUndefined();
+  for (const host of ["localhost", "127.0.0.1:7777", "spar.example.com:443", "[::1]", "[::1]:8080", "a-b.c:65535"])
+    expect(validHost(host)).toBe(host);
+  for (const host of ["", "a b", "[::1", "x:99999", "x:65536", "user@host", "host:port", "h/ost", null, undefined])
+    expect(validHost(host)).toBeUndefined();
 });
 
 test("requestUrl reads path and query from a bare or unparseable request.url", () => {

@@ -14,12 +14,22 @@ afterAll(async () => {
 });
 
 const post = (path: string, body?: unknown) =>
-  subject.app.handle(new Request(`http://spar.test${path}`, { method: "POST", headers: { "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+  subject.app.handle(
+    new Request(`http://spar.test${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }),
+  );
 
 test("inject, wake and resume answer 503 with Retry-After during shutdown; POST /sessions still works", async () => {
   expect((await post("/sessions/default/inject", { message: "before" })).status).toBe(200);
   await subject.host.beginShutdown();
-  for (const [path, body] of [["/sessions/default/inject", { message: "late" }], ["/sessions/default/wake", { prompt: "late" }], ["/sessions/default/resume", undefined]] as const) {
+  for (const [path, body] of [
+    ["/sessions/default/inject", { message: "late" }],
+    ["/sessions/default/wake", { prompt: "late" }],
+    ["/sessions/default/resume", undefined],
+  ] as const) {
     const response = await post(path, body);
     expect(response.status).toBe(503);
     expect(response.headers.get("retry-after")).toBe("5");

@@ -92,7 +92,9 @@ test("a burst written in one tick (more frames than maxQueued) reaches a reading
   for (let n = 2; n <= 1000; n++) expect(stream?.write(frame(n))).toBe(true);
   stream?.close("done");
   const body = await reading;
-  expect([...body.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
+  expect([...body.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(
+    Array.from({ length: 1000 }, (_, i) => i + 1),
+  );
   expect(reasons).toEqual(["done"]);
 });
 
@@ -110,7 +112,12 @@ test("large frames: a client that stops reading is cut once more than maxQueuedB
   const reasons: string[] = [];
   let stream: SseStream | undefined;
   const port = serve(() => {
-    stream = new SseStream({ maxQueued: 1000, maxQueuedBytes: 1024 * 1024, lowWater: 16, onClose: (reason) => reasons.push(reason) });
+    stream = new SseStream({
+      maxQueued: 1000,
+      maxQueuedBytes: 1024 * 1024,
+      lowWater: 16,
+      onClose: (reason) => reasons.push(reason),
+    });
     return stream;
   });
   await stalledClient(port);

@@ -20,7 +20,9 @@ function refusal(run: () => unknown): SparError {
 describe("StreamAdmission", () => {
   test("per-caller and global caps, the admin reserve, release freeing exactly one slot", () => {
     const refused: string[] = [];
-    const admission = new StreamAdmission({ maxStreams: 3, maxPerCaller: 2, adminReserve: 1 }, (reason) => refused.push(reason));
+    const admission = new StreamAdmission({ maxStreams: 3, maxPerCaller: 2, adminReserve: 1 }, (reason) =>
+      refused.push(reason),
+    );
     const first = admission.admit(alice);
     admission.admit(alice);
     const perCaller = refusal(() => admission.admit(alice));

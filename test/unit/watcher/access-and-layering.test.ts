@@ -5,7 +5,14 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type AccessAnswer, type AccessCheck, accessChecksFor, optionalAccess, optionalWatches, planAccess } from "../../../src/watcher/core/access-plan.ts";
+import {
+  type AccessAnswer,
+  type AccessCheck,
+  accessChecksFor,
+  optionalAccess,
+  optionalWatches,
+  planAccess,
+} from "../../../src/watcher/core/access-plan.ts";
 import { AccessRecheck } from "../../../src/watcher/core/access-recheck.ts";
 import { eventToSignal } from "../../../src/watcher/core/event-signal.ts";
 
@@ -19,42 +26,70 @@ function importSpecifiers(source: string): string[] {
 }
 
 const allowAll = (): AccessAnswer => ({ allowed: true });
-const deny = (resource: string) => (check: AccessCheck): AccessAnswer => (check.resource === resource ? { allowed: false, reason: "no RBAC policy matched" } : { allowed: true });
+const deny =
+  (resource: string) =>
+  (check: AccessCheck): AccessAnswer =>
+    check.resource === resource ? { allowed: false, reason: "no RBAC policy matched" } : { allowed: true };
 
 describe("access plan", () => {
   test("auto with every grant: cluster-events on, storm on, unbuilt sources skipped loudly", () => {
-    const plan = planAccess({ sources: { auto: true, names: ["cluster-events", "object-state"] }, storm: "auto" }, allowAll);
+    const plan = planAccess(
+      { sources: { auto: true, names: ["cluster-events", "object-state"] }, storm: "auto" },
+      allowAll,
+    );
     expect(plan).toMatchObject({ sources: ["cluster-events"], storm: true });
     expect(plan.refusal).toBeUndefined();
     expect(plan.notes).toContain("source object-state: disabled (not available in this build)");
   });
 
   test("a failed cluster-events probe under auto is fatal", () => {
-    expect(planAccess({ sources: { auto: true, names: ["cluster-events"] }, storm: "off" }, deny("events")).refusal).toContain("misdeployed");
+    expect(
+      planAccess({ sources: { auto: true, names: ["cluster-events"] }, storm: "off" }, deny("events")).refusal,
+    ).toContain("misdeployed");
   });
 
   test("an explicit list makes a named source's missing grant fatal", () => {
-    const refusal = planAccess({ sources: { auto: false, names: ["cluster-events"] }, storm: "off" }, deny("events")).refusal;
+    const refusal = planAccess(
+      { sources: { auto: false, names: ["cluster-events"] }, storm: "off" },
+      deny("events"),
+    ).refusal;
     expect(refusal).toContain('source "cluster-events" requires permission to "list events cluster-wide"');
     expect(refusal).toContain("no RBAC policy matched");
-    expect(planAccess({ sources: { auto: false, names: ["quota"] }, storm: "off" }, allowAll).refusal).toContain("not available in this build");
+    expect(planAccess({ sources: { auto: false, names: ["quota"] }, storm: "off" }, allowAll).refusal).toContain(
+      "not available in this build",
+    );
   });
 
   test("--storm=on with a missing grant is fatal; auto degrades to off", () => {
-    expect(planAccess({ sources: { auto: false, names: ["cluster-events"] }, storm: "on" }, deny("replicasets")).refusal).toContain('--storm=on requires permission to "list replicasets.apps cluster-wide"');
+    expect(
+      planAccess({ sources: { auto: false, names: ["cluster-events"] }, storm: "on" }, deny("replicasets")).refusal,
+    ).toContain('--storm=on requires permission to "list replicasets.apps cluster-wide"');
     const auto = planAccess({ sources: { auto: false, names: ["cluster-events"] }, storm: "auto" }, deny("nodes"));
     expect(auto).toMatchObject({ storm: false, sources: ["cluster-events"] });
     expect(auto.refusal).toBeUndefined();
   });
 
   test("an access review that errors is fatal", () => {
-    expect(planAccess({ sources: { auto: true, names: ["cluster-events"] }, storm: "off" }, () => ({ error: "connection refused" })).refusal).toContain("connection refused");
+    expect(
+      planAccess({ sources: { auto: true, names: ["cluster-events"] }, storm: "off" }, () => ({
+        error: "connection refused",
+      })).refusal,
+    ).toContain("connection refused");
   });
 
   test("recovery needs list and watch on pods only: without watch it is DISABLED with one note naming the grant, and nothing else watches pods", () => {
     const input = { sources: { auto: false, names: ["cluster-events"] }, storm: "off" as const, recovery: true };
-    expect(accessChecksFor(input).map((check) => `${check.verb} ${check.resource}`)).toEqual(["list events", "watch events", "list pods", "watch pods"]);
-    const noWatch = planAccess(input, (check) => (check.resource === "pods" && check.verb === "watch" ? { allowed: false, reason: "no RBAC policy matched" } : { allowed: true }));
+    expect(accessChecksFor(input).map((check) => `${check.verb} ${check.resource}`)).toEqual([
+      "list events",
+      "watch events",
+      "list pods",
+      "watch pods",
+    ]);
+    const noWatch = planAccess(input, (check) =>
+      check.resource === "pods" && check.verb === "watch"
+        ? { allowed: false, reason: "no RBAC policy matched" }
+        : { allowed: true },
+    );
     expect(noWatch).toMatchObject({ recovery: false, storm: false, sources: ["cluster-events"] });
     expect(noWatch.refusal).toBeUndefined();
     expect(noWatch.notes.filter((note) => note.startsWith("recovery:"))).toEqual([
@@ -66,14 +101,23 @@ describe("access plan", () => {
     const withoutReplicaSets = planAccess({ ...input, storm: "auto" }, deny("replicasets"));
     expect(withoutReplicaSets).toMatchObject({ recovery: true, storm: false });
     expect(optionalWatches(withoutReplicaSets)).toEqual({ pods: true, replicaSets: false });
-    expect(optionalAccess(withoutReplicaSets).map((check) => `${check.verb} ${check.resource}`)).toEqual(["list pods", "watch pods"]);
-    const errored = planAccess(input, (check) => (check.resource === "pods" ? { error: "connection reset" } : { allowed: true }));
+    expect(optionalAccess(withoutReplicaSets).map((check) => `${check.verb} ${check.resource}`)).toEqual([
+      "list pods",
+      "watch pods",
+    ]);
+    const errored = planAccess(input, (check) =>
+      check.resource === "pods" ? { error: "connection reset" } : { allowed: true },
+    );
     expect(errored).toMatchObject({ unreachable: true });
     expect(errored.refusal).toContain("recovery tracking failed: connection reset");
   });
 
   test("the checks asked for: events, plus pods, nodes and replicasets unless storm is off", () => {
-    expect(accessChecksFor({ sources: { auto: false, names: ["cluster-events"] }, storm: "off" }).map((check) => `${check.verb} ${check.resource}`)).toEqual(["list events", "watch events"]);
+    expect(
+      accessChecksFor({ sources: { auto: false, names: ["cluster-events"] }, storm: "off" }).map(
+        (check) => `${check.verb} ${check.resource}`,
+      ),
+    ).toEqual(["list events", "watch events"]);
     expect(accessChecksFor({ sources: { auto: false, names: ["cluster-events"] }, storm: "auto" })).toHaveLength(8);
   });
 });
@@ -81,7 +125,12 @@ describe("access plan", () => {
 describe("Event → Signal", () => {
   test("identity, times, counts, node and labels", () => {
     const signal = eventToSignal({
-      metadata: { name: "web-1.17", namespace: "shop", labels: { team: "shop" }, creationTimestamp: "2026-07-24T09:00:00Z" },
+      metadata: {
+        name: "web-1.17",
+        namespace: "shop",
+        labels: { team: "shop" },
+        creationTimestamp: "2026-07-24T09:00:00Z",
+      },
       involvedObject: { kind: "Pod", namespace: "shop", name: "web-1", uid: "u1", fieldPath: "spec.containers{app}" },
       reason: "BackOff",
       message: "Back-off restarting failed container",
@@ -92,15 +141,39 @@ describe("Event → Signal", () => {
       source: { component: "kubelet", host: "node-1" },
     });
     expect(signal).toEqual({
-      kind: "cluster-event", reason: "BackOff", namespace: "shop", kindOfObject: "Pod", name: "web-1", container: "spec.containers{app}", uid: "u1",
-      message: "Back-off restarting failed container", eventCount: 4, firstSeen: Date.parse("2026-07-24T10:00:00Z"), lastSeen: Date.parse("2026-07-24T10:05:00Z"),
-      type: "Warning", severity: "critical", node: "node-1", labels: { team: "shop" },
+      kind: "cluster-event",
+      reason: "BackOff",
+      namespace: "shop",
+      kindOfObject: "Pod",
+      name: "web-1",
+      container: "spec.containers{app}",
+      uid: "u1",
+      message: "Back-off restarting failed container",
+      eventCount: 4,
+      firstSeen: Date.parse("2026-07-24T10:00:00Z"),
+      lastSeen: Date.parse("2026-07-24T10:05:00Z"),
+      type: "Warning",
+      severity: "critical",
+      node: "node-1",
+      labels: { team: "shop" },
     });
   });
 
   test("eventTime and series instead of timestamps; unusable objects", () => {
-    const signal = eventToSignal({ involvedObject: { uid: "u", kind: "Node", name: "n" }, reason: "NodeNotReady", eventTime: "2026-07-24T10:00:00.000000Z", series: { count: 9, lastObservedTime: "2026-07-24T10:09:00Z" }, reportingInstance: "n" });
-    expect(signal).toMatchObject({ eventCount: 9, firstSeen: Date.parse("2026-07-24T10:00:00Z"), lastSeen: Date.parse("2026-07-24T10:09:00Z"), node: "n", namespace: "" });
+    const signal = eventToSignal({
+      involvedObject: { uid: "u", kind: "Node", name: "n" },
+      reason: "NodeNotReady",
+      eventTime: "2026-07-24T10:00:00.000000Z",
+      series: { count: 9, lastObservedTime: "2026-07-24T10:09:00Z" },
+      reportingInstance: "n",
+    });
+    expect(signal).toMatchObject({
+      eventCount: 9,
+      firstSeen: Date.parse("2026-07-24T10:00:00Z"),
+      lastSeen: Date.parse("2026-07-24T10:09:00Z"),
+      node: "n",
+      namespace: "",
+    });
     expect(eventToSignal({ reason: "X" })).toBeUndefined();
     expect(eventToSignal("nope")).toBeUndefined();
   });
@@ -113,10 +186,14 @@ test("src/watcher/core is pure: imports only itself, no fetch, no Bun, no proces
   const violations: string[] = [];
   for (const file of files) {
     const source = readFileSync(join(root, file), "utf8");
-    for (const specifier of importSpecifiers(source)) if (!specifier.startsWith("./")) violations.push(`${file} imports ${specifier}`);
-    stripComments(source).split("\n").forEach((line, index) => {
-      if (/\bfetch\s*\(|\bBun\.|\bprocess\.|\bsetTimeout\(|\bsetInterval\(|\bDate\.now\(/.test(line)) violations.push(`${file}:${index + 1}: ${line.trim()}`);
-    });
+    for (const specifier of importSpecifiers(source))
+      if (!specifier.startsWith("./")) violations.push(`${file} imports ${specifier}`);
+    stripComments(source)
+      .split("\n")
+      .forEach((line, index) => {
+        if (/\bfetch\s*\(|\bBun\.|\bprocess\.|\bsetTimeout\(|\bsetInterval\(|\bDate\.now\(/.test(line))
+          violations.push(`${file}:${index + 1}: ${line.trim()}`);
+      });
   }
   expect(violations).toEqual([]);
 });
@@ -124,8 +201,14 @@ test("src/watcher/core is pure: imports only itself, no fetch, no Bun, no proces
 describe("access re-check", () => {
   const events: AccessCheck = { verb: "watch", group: "", resource: "events" };
   const nodes: AccessCheck = { verb: "list", group: "", resource: "nodes" };
-  const answers = (denied: AccessCheck[], errored: AccessCheck[] = []) => (check: AccessCheck): AccessAnswer =>
-    errored.includes(check) ? { error: "HTTP 503" } : denied.includes(check) ? { allowed: false, reason: "RBAC: no rule" } : { allowed: true };
+  const answers =
+    (denied: AccessCheck[], errored: AccessCheck[] = []) =>
+    (check: AccessCheck): AccessAnswer =>
+      errored.includes(check)
+        ? { error: "HTTP 503" }
+        : denied.includes(check)
+          ? { allowed: false, reason: "RBAC: no rule" }
+          : { allowed: true };
 
   test("a denial must repeat over two consecutive sweeps; an allowed sweep between resets it; an error neither counts nor resets", () => {
     const recheck = new AccessRecheck([events], [nodes]);
@@ -134,7 +217,9 @@ describe("access re-check", () => {
     expect(recheck.sweep(answers([events])).revoked).toEqual([]);
     expect(recheck.sweep(answers([], [events])).revoked).toEqual([]);
     const verdict = recheck.sweep(answers([events]));
-    expect(verdict.revoked).toEqual([{ check: events, description: "watch events cluster-wide", required: true, reason: "RBAC: no rule" }]);
+    expect(verdict.revoked).toEqual([
+      { check: events, description: "watch events cluster-wide", required: true, reason: "RBAC: no rule" },
+    ]);
     expect(verdict.stop).toBe(true);
     expect(recheck.sweep(answers([events])).revoked).toEqual([]);
   });
@@ -145,14 +230,18 @@ describe("access re-check", () => {
     expect(recheck.checks()).toEqual([nodes, events]);
     for (let sweep = 0; sweep < 5; sweep++) expect(recheck.sweep(answers([replicaSets])).revoked).toEqual([]);
     recheck.sweep(answers([nodes]));
-    expect(recheck.sweep(answers([nodes])).revoked.map((revocation) => revocation.description)).toEqual(["list nodes cluster-wide"]);
+    expect(recheck.sweep(answers([nodes])).revoked.map((revocation) => revocation.description)).toEqual([
+      "list nodes cluster-wide",
+    ]);
   });
 
   test("an optional permission degrades without stopping, and is restored when granted again", () => {
     const recheck = new AccessRecheck([events], [nodes]);
     recheck.sweep(answers([nodes]));
     const verdict = recheck.sweep(answers([nodes]));
-    expect(verdict.revoked.map((revocation) => [revocation.description, revocation.required])).toEqual([["list nodes cluster-wide", false]]);
+    expect(verdict.revoked.map((revocation) => [revocation.description, revocation.required])).toEqual([
+      ["list nodes cluster-wide", false],
+    ]);
     expect(verdict.stop).toBe(false);
     expect(recheck.sweep(answers([])).restored).toEqual([nodes]);
   });

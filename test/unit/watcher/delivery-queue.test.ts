@@ -9,14 +9,31 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "../../../src/telemetry/logger.ts";
-import { type DeliveryPolicy, isPermanentStatus, parseRetryAfter, retryDelayMs } from "../../../src/watcher/core/delivery-policy.ts";
-import type { AppendResult, IncidentSink, OpenBinding, OpenResult, SinkFailure } from "../../../src/watcher/core/sink.ts";
+import {
+  type DeliveryPolicy,
+  isPermanentStatus,
+  parseRetryAfter,
+  retryDelayMs,
+} from "../../../src/watcher/core/delivery-policy.ts";
+import type {
+  AppendResult,
+  IncidentSink,
+  OpenBinding,
+  OpenResult,
+  SinkFailure,
+} from "../../../src/watcher/core/sink.ts";
 import { DeliveryQueue } from "../../../src/watcher/delivery-queue.ts";
 import { PendingInjects } from "../../../src/watcher/pending-injects.ts";
 import { WatcherMetrics } from "../../../src/watcher/watcher-metrics.ts";
 import { tempDir, waitFor } from "../../support/daemon.ts";
 
-const FAST: DeliveryPolicy = { backoffMinMs: 20, backoffMaxMs: 80, retryAfterMaxMs: 2000, giveUpAfterMs: 60_000, maxPending: 100 };
+const FAST: DeliveryPolicy = {
+  backoffMinMs: 20,
+  backoffMaxMs: 80,
+  retryAfterMaxMs: 2000,
+  giveUpAfterMs: 60_000,
+  maxPending: 100,
+};
 
 /** A sink whose answers are scripted per call; it records every attempt with its time. */
 class ScriptedSink implements IncidentSink {
@@ -35,46 +52,89 @@ class ScriptedSink implements IncidentSink {
     }
     const id = `sess-${++this.next}`;
     this.attempts.push({ op: "open", id, kind, at: Date.now(), delivered: !failure });
-    return failure ? { id, error: failure.error, ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}) } : { id };
+    return failure
+      ? {
+          id,
+          error: failure.error,
+          ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+        }
+      : { id };
   }
 
   async append(id: string, payload: object): Promise<AppendResult> {
     const failure = this.failures.shift();
-    this.attempts.push({ op: "append", id, kind: String((payload as { kind?: unknown }).kind), at: Date.now(), delivered: !failure });
+    this.attempts.push({
+      op: "append",
+      id,
+      kind: String((payload as { kind?: unknown }).kind),
+      at: Date.now(),
+      delivered: !failure,
+    });
     return failure ? { ok: false, ...failure } : { ok: true };
   }
 
   delivered(): string[] {
-    return this.attempts.filter((attempt) => attempt.delivered).map((attempt) => `${attempt.op}:${attempt.id}:${attempt.kind}`);
+    return this.attempts
+      .filter((attempt) => attempt.delivered)
+      .map((attempt) => `${attempt.op}:${attempt.id}:${attempt.kind}`);
   }
 }
 
-const binding = (key: string): OpenBinding => ({ key, kind: "cluster-event", reason: "OOMKilled", severity: "critical", incident: { namespace: "shop", kind_of_object: "Pod", name: "web-1", fingerprint: "sha256:x", cluster: "prod" } });
+const binding = (key: string): OpenBinding => ({
+  key,
+  kind: "cluster-event",
+  reason: "OOMKilled",
+  severity: "critical",
+  incident: { namespace: "shop", kind_of_object: "Pod", name: "web-1", fingerprint: "sha256:x", cluster: "prod" },
+});
 
 function queueOf(sink: IncidentSink, options: { path?: string; policy?: DeliveryPolicy } = {}) {
   const log: string[] = [];
   const metrics = new WatcherMetrics("prod");
   const logger = createLogger("debug", (line) => log.push(line));
-  const queue = new DeliveryQueue(sink, { journal: new PendingInjects(options.path, logger), logger, metrics, policy: options.policy ?? FAST });
+  const queue = new DeliveryQueue(sink, {
+    journal: new PendingInjects(options.path, logger),
+    logger,
+    metrics,
+    policy: options.policy ?? FAST,
+  });
   const events: string[] = [];
-  queue.listener = { opened: (bound, sid) => events.push(`opened:${bound.key}:${sid}`), delivered: (bound, sid) => events.push(`delivered:${bound.key}:${sid}`) };
+  queue.listener = {
+    opened: (bound, sid) => events.push(`opened:${bound.key}:${sid}`),
+    delivered: (bound, sid) => events.push(`delivered:${bound.key}:${sid}`),
+  };
   queue.start();
   return { queue, log, metrics, events };
 }
 
-const unavailable = (retryAfterMs?: number): SinkFailure => ({ error: "inject: HTTP 503: shutting down", ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+const unavailable = (retryAfterMs?: number): SinkFailure => ({
+  error: "inject: HTTP 503: shutting down",
+  ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+});
 
 describe("delivery policy", () => {
   test("backoff doubles to its cap; Retry-After replaces it within bounds; which statuses are permanent", () => {
-    const policy: DeliveryPolicy = { backoffMinMs: 1000, backoffMaxMs: 60_000, retryAfterMaxMs: 300_000, giveUpAfterMs: 3_600_000, maxPending: 1000 };
-    expect([1, 2, 3, 4, 7, 8, 100].map((attempts) => retryDelayMs(attempts, undefined, policy))).toEqual([1000, 2000, 4000, 8000, 60_000, 60_000, 60_000]);
+    const policy: DeliveryPolicy = {
+      backoffMinMs: 1000,
+      backoffMaxMs: 60_000,
+      retryAfterMaxMs: 300_000,
+      giveUpAfterMs: 3_600_000,
+      maxPending: 1000,
+    };
+    expect([1, 2, 3, 4, 7, 8, 100].map((attempts) => retryDelayMs(attempts, undefined, policy))).toEqual([
+      1000, 2000, 4000, 8000, 60_000, 60_000, 60_000,
+    ]);
     expect(retryDelayMs(5, 3000, policy)).toBe(3000);
     expect(retryDelayMs(1, 0, policy)).toBe(1000);
     expect(retryDelayMs(1, 3_600_000, policy)).toBe(300_000);
     const now = Date.parse("2026-07-24T10:00:00Z");
     expect(parseRetryAfter("2", now)).toBe(2000);
     expect(parseRetryAfter("Fri, 24 Jul 2026 10:00:05 GMT", now)).toBe(5000);
-    expect([parseRetryAfter("soon", now), parseRetryAfter(null, now), parseRetryAfter("", now)]).toEqual([undefined, undefined, undefined]);
+    expect([parseRetryAfter("soon", now), parseRetryAfter(null, now), parseRetryAfter("", now)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect([400, 401, 403, 404, 413, 415].every(isPermanentStatus)).toBe(true);
     expect([408, 425, 429, 500, 502, 503, 504].some(isPermanentStatus)).toBe(false);
   });
@@ -90,7 +150,12 @@ describe("delivery queue", () => {
     await waitFor(() => (sink.delivered().length === 2 ? true : undefined), 5000, "both delivered");
     await Bun.sleep(150);
     expect(sink.delivered()).toEqual(["append:sess-9:cluster-event", "append:sess-9:resolved"]);
-    expect(sink.attempts.map((attempt) => attempt.kind)).toEqual(["cluster-event", "cluster-event", "cluster-event", "resolved"]);
+    expect(sink.attempts.map((attempt) => attempt.kind)).toEqual([
+      "cluster-event",
+      "cluster-event",
+      "cluster-event",
+      "resolved",
+    ]);
     const [first, second, third] = sink.attempts.map((attempt) => attempt.at);
     expect((second ?? 0) - (first ?? 0)).toBeGreaterThanOrEqual(15);
     expect((third ?? 0) - (second ?? 0)).toBeGreaterThanOrEqual(35);
@@ -119,13 +184,22 @@ describe("delivery queue", () => {
   test("a failed open is retried: its session is created once, reported, and the inject re-sent into it", async () => {
     const sink = new ScriptedSink();
     const { queue, events } = queueOf(sink);
-    sink.failures = [{ error: "session create: connect ECONNREFUSED" }, { error: "inject: HTTP 502", created: true }, unavailable()];
+    sink.failures = [
+      { error: "session create: connect ECONNREFUSED" },
+      { error: "inject: HTTP 502", created: true },
+      unavailable(),
+    ];
     const opened = await queue.open({ kind: "cluster-event" }, binding("uid-1|OOMKilled"));
     expect([opened.id, opened.queued]).toEqual([undefined, true]);
     expect(queue.hasPendingOpen("uid-1|OOMKilled")).toBe(true);
     await waitFor(() => (events.some((event) => event.startsWith("delivered")) ? true : undefined), 5000, "delivered");
     expect(events).toEqual(["opened:uid-1|OOMKilled:sess-1", "delivered:uid-1|OOMKilled:sess-1"]);
-    expect(sink.attempts.map((attempt) => `${attempt.op}:${attempt.id}`)).toEqual(["open:", "open:sess-1", "append:sess-1", "append:sess-1"]);
+    expect(sink.attempts.map((attempt) => `${attempt.op}:${attempt.id}`)).toEqual([
+      "open:",
+      "open:sess-1",
+      "append:sess-1",
+      "append:sess-1",
+    ]);
     expect(queue.hasPendingOpen("uid-1|OOMKilled")).toBe(false);
     await queue.stop();
   });
@@ -138,7 +212,11 @@ describe("delivery queue", () => {
     await Bun.sleep(50);
     sink.failures = [{ error: "inject: HTTP 503", created: true }];
     expect(await queue.open({ kind: "storm" })).toMatchObject({ id: "sess-1", queued: true });
-    await waitFor(() => (sink.delivered().includes("append:sess-1:storm") ? true : undefined), 5000, "storm inject re-sent");
+    await waitFor(
+      () => (sink.delivered().includes("append:sess-1:storm") ? true : undefined),
+      5000,
+      "storm inject re-sent",
+    );
     await queue.stop();
   });
 
@@ -162,7 +240,11 @@ describe("delivery queue", () => {
     await queue.append("sess-2", { kind: "b" });
     await queue.append("sess-3", { kind: "c" });
     expect(metrics.render()).toContain('watcher_deliveries_dropped_total{cause="overflow",cluster="prod"} 1');
-    await waitFor(() => (metrics.render().includes('watcher_deliveries_pending{cluster="prod"} 0') ? true : undefined), 5000, "all expired");
+    await waitFor(
+      () => (metrics.render().includes('watcher_deliveries_pending{cluster="prod"} 0') ? true : undefined),
+      5000,
+      "all expired",
+    );
     expect(metrics.render()).toContain('watcher_deliveries_dropped_total{cause="expired",cluster="prod"} 2');
     await queue.stop();
   });

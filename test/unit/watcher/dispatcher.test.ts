@@ -50,7 +50,14 @@ const SETTINGS: DispatcherSettings = {
   cluster: "prod",
   zone: "",
   mode: "per-incident",
-  filter: { reasons: new Set(DEFAULT_REASONS), allowNamespaces: new Set(), excludeNamespaces: new Set(), backoffMinCount: 1, imagePullTransientMinCount: 3, unhealthyMinCount: 3 },
+  filter: {
+    reasons: new Set(DEFAULT_REASONS),
+    allowNamespaces: new Set(),
+    excludeNamespaces: new Set(),
+    backoffMinCount: 1,
+    imagePullTransientMinCount: 3,
+    unhealthyMinCount: 3,
+  },
   dedupWindowMs: 300_000,
   recoveryStableForMs: 300_000,
   enrichSeverities: new Set(["critical"]),
@@ -61,14 +68,32 @@ const SETTINGS: DispatcherSettings = {
 let clock = Date.parse("2026-07-24T10:00:00Z");
 
 function crash(index: number, overrides: Partial<Signal> = {}): Signal {
-  return { kind: "cluster-event", reason: "BackOff", namespace: "shop", kindOfObject: "Pod", name: `web-${index}`, uid: `uid-${index}`, message: "Back-off restarting failed container", eventCount: 3, firstSeen: clock, lastSeen: clock, type: "Warning", severity: "critical", node: "node-1", ...overrides };
+  return {
+    kind: "cluster-event",
+    reason: "BackOff",
+    namespace: "shop",
+    kindOfObject: "Pod",
+    name: `web-${index}`,
+    uid: `uid-${index}`,
+    message: "Back-off restarting failed container",
+    eventCount: 3,
+    firstSeen: clock,
+    lastSeen: clock,
+    type: "Warning",
+    severity: "critical",
+    node: "node-1",
+    ...overrides,
+  };
 }
 
 function setup(settings: Partial<DispatcherSettings> = {}, deps: Partial<DispatcherDeps> = {}) {
   const sink = new RecordingSink();
   const log: string[] = [];
   const metrics = new WatcherMetrics("prod");
-  const dispatcher = new Dispatcher({ ...SETTINGS, ...settings }, { sink, metrics, logger: createLogger("debug", (line) => log.push(line)), now: () => clock, ...deps });
+  const dispatcher = new Dispatcher(
+    { ...SETTINGS, ...settings },
+    { sink, metrics, logger: createLogger("debug", (line) => log.push(line)), now: () => clock, ...deps },
+  );
   return { sink, dispatcher, log, metrics };
 }
 
@@ -80,10 +105,18 @@ describe("per-incident", () => {
     expect(await dispatcher.dispatch(crash(1, { lastSeen: clock, eventCount: 4 }))).toBe("deduped");
     expect(await dispatcher.dispatch(crash(1, { reason: "Unhealthy", eventCount: 1 }))).toBe("filtered");
     expect(sink.kinds()).toEqual(["open:sess-1:cluster-event"]);
-    expect(sink.calls[0]?.payload).toMatchObject({ reason: "BackOff", cluster: "prod", uid: "uid-1", count: 1, enrichment: { bundle: "kind=bundle.target\n" } });
+    expect(sink.calls[0]?.payload).toMatchObject({
+      reason: "BackOff",
+      cluster: "prod",
+      uid: "uid-1",
+      count: 1,
+      enrichment: { bundle: "kind=bundle.target\n" },
+    });
     expect(log.join("")).toContain("fire BackOff pod=shop/web-1 → sid=sess-1 (mode=per-incident)");
     expect(log.join("")).toContain("dedup BackOff pod=shop/web-1 (count=2, window active)");
-    expect(metrics.render()).toContain('watcher_events_deduped_total{cluster="prod",namespace="shop",reason="BackOff"} 1');
+    expect(metrics.render()).toContain(
+      'watcher_events_deduped_total{cluster="prod",namespace="shop",reason="BackOff"} 1',
+    );
     expect(metrics.render()).toContain('watcher_events_filtered_total{cluster="prod",gate="unhealthy_debounce"} 1');
   });
 
@@ -103,19 +136,41 @@ describe("per-incident", () => {
     const log: string[] = [];
     const logger = createLogger("debug", (line) => log.push(line));
     const metrics = new WatcherMetrics("prod");
-    const queue = new DeliveryQueue(sink, { journal: new PendingInjects(undefined, logger), logger, metrics, policy: { backoffMinMs: 20, backoffMaxMs: 40, retryAfterMaxMs: 100, giveUpAfterMs: 60_000, maxPending: 10 } });
-    const dispatcher = new Dispatcher(SETTINGS, { sink: queue, metrics, logger, now: () => clock, openPending: (key) => queue.hasPendingOpen(key) });
-    queue.listener = { opened: (binding, sessionId) => void dispatcher.bindQueuedOpen(binding, sessionId), delivered: (binding) => dispatcher.noteQueuedDelivery(binding) };
+    const queue = new DeliveryQueue(sink, {
+      journal: new PendingInjects(undefined, logger),
+      logger,
+      metrics,
+      policy: { backoffMinMs: 20, backoffMaxMs: 40, retryAfterMaxMs: 100, giveUpAfterMs: 60_000, maxPending: 10 },
+    });
+    const dispatcher = new Dispatcher(SETTINGS, {
+      sink: queue,
+      metrics,
+      logger,
+      now: () => clock,
+      openPending: (key) => queue.hasPendingOpen(key),
+    });
+    queue.listener = {
+      opened: (binding, sessionId) => void dispatcher.bindQueuedOpen(binding, sessionId),
+      delivered: (binding) => dispatcher.noteQueuedDelivery(binding),
+    };
     queue.start();
     sink.failOpens = 1;
     expect(await dispatcher.dispatch(crash(1))).toBe("open-failed");
     clock += 1000;
     expect(await dispatcher.dispatch(crash(1, { lastSeen: clock }))).toBe("deduped");
-    await waitFor(() => (dispatcher.dedup.get("uid-1|CrashLoopBackOff")?.sessionId ? true : undefined), 3000, "bound by the queued open");
+    await waitFor(
+      () => (dispatcher.dedup.get("uid-1|CrashLoopBackOff")?.sessionId ? true : undefined),
+      3000,
+      "bound by the queued open",
+    );
     expect(dispatcher.dedup.get("uid-1|CrashLoopBackOff")?.sessionId).toBe("sess-1");
     expect(sink.kinds()).toEqual(["open:sess-1:cluster-event"]);
-    expect(log.some((line) => line.includes("fire BackOff pod=shop/web-1 → sid=sess-1 (mode=per-incident, queued open)"))).toBe(true);
-    expect(metrics.render()).toContain('watcher_events_injected_total{cluster="prod",namespace="shop",reason="BackOff"} 1');
+    expect(
+      log.some((line) => line.includes("fire BackOff pod=shop/web-1 → sid=sess-1 (mode=per-incident, queued open)")),
+    ).toBe(true);
+    expect(metrics.render()).toContain(
+      'watcher_events_injected_total{cluster="prod",namespace="shop",reason="BackOff"} 1',
+    );
     clock += 1000;
     expect(await dispatcher.dispatch(crash(1, { lastSeen: clock }))).toBe("deduped");
     await queue.stop();
@@ -141,7 +196,10 @@ describe("recovery", () => {
   test("resolved then resolved.reverted go into the incident's session", async () => {
     let ready = false;
     let since = 0;
-    const { sink, dispatcher } = setup({}, { clearance: () => (ready ? { cleared: true, stableSince: since } : { cleared: false }) });
+    const { sink, dispatcher } = setup(
+      {},
+      { clearance: () => (ready ? { cleared: true, stableSince: since } : { cleared: false }) },
+    );
     await dispatcher.dispatch(crash(1));
     ready = true;
     since = clock + 10_000;
@@ -152,8 +210,18 @@ describe("recovery", () => {
     ready = false;
     clock += 60_000;
     await dispatcher.sweepRecovery();
-    expect(sink.kinds()).toEqual(["open:sess-1:cluster-event", "append:sess-1:resolved", "append:sess-1:resolved.reverted"]);
-    expect(sink.calls[1]?.payload).toMatchObject({ reason: "CrashLoopBackOff", uid: "uid-1", cleared_after: "10s", observed_stable_for: "5m10s", resolution: "recovered" });
+    expect(sink.kinds()).toEqual([
+      "open:sess-1:cluster-event",
+      "append:sess-1:resolved",
+      "append:sess-1:resolved.reverted",
+    ]);
+    expect(sink.calls[1]?.payload).toMatchObject({
+      reason: "CrashLoopBackOff",
+      uid: "uid-1",
+      cleared_after: "10s",
+      observed_stable_for: "5m10s",
+      resolution: "recovered",
+    });
     expect(sink.calls[2]?.payload.reverted_after).toBe("1m0s");
   });
 });
@@ -166,7 +234,10 @@ describe("storms", () => {
     let clearedAt = 0;
     const { sink, dispatcher, log } = setup(
       { storm: { min: 3, windowMs: 60_000, mineMin: 0, mine: false } },
-      { topology, clearance: (uid) => (cleared.has(uid) ? { cleared: true, stableSince: clearedAt } : { cleared: false }) },
+      {
+        topology,
+        clearance: (uid) => (cleared.has(uid) ? { cleared: true, stableSince: clearedAt } : { cleared: false }),
+      },
     );
     for (let i = 1; i <= 5; i++) {
       clock += 1000;
@@ -182,8 +253,23 @@ describe("storms", () => {
       "append:sess-3:storm.member",
     ]);
     const storm = sink.calls[2]?.payload ?? {};
-    expect(storm).toMatchObject({ ancestor_kind: "Node", ancestor_name: "node-1", affected_count: 3, namespaces_count: 2, context: { node: "node-1" } });
-    expect((storm.representative_incidents as Array<{ uid: string; session_id?: string }>).map((ref) => [ref.uid, ref.session_id])).toEqual([["uid-1", "sess-1"], ["uid-2", "sess-2"], ["uid-3", undefined]]);
+    expect(storm).toMatchObject({
+      ancestor_kind: "Node",
+      ancestor_name: "node-1",
+      affected_count: 3,
+      namespaces_count: 2,
+      context: { node: "node-1" },
+    });
+    expect(
+      (storm.representative_incidents as Array<{ uid: string; session_id?: string }>).map((ref) => [
+        ref.uid,
+        ref.session_id,
+      ]),
+    ).toEqual([
+      ["uid-1", "sess-1"],
+      ["uid-2", "sess-2"],
+      ["uid-3", undefined],
+    ]);
     expect(log.join("")).toContain("storm formed on Node node-1: 3 incidents across 2 namespace(s) → sid=sess-3");
     // A member's duplicate stays suppressed; its outcome routes to the storm session.
     clock += 1000;
@@ -198,7 +284,13 @@ describe("storms", () => {
     const tail = sink.kinds().slice(7);
     expect(tail.filter((kind) => kind === "append:sess-3:resolved")).toHaveLength(6);
     const last = sink.calls.at(-1)?.payload ?? {};
-    expect(last).toMatchObject({ kind: "resolved", reason: "storm", uid: "storm:Node//node-1", kind_of_object: "Node", name: "node-1" });
+    expect(last).toMatchObject({
+      kind: "resolved",
+      reason: "storm",
+      uid: "storm:Node//node-1",
+      kind_of_object: "Node",
+      name: "node-1",
+    });
   });
 });
 
@@ -225,7 +317,13 @@ describe("dedup persistence", () => {
     const file = join(tempDir(), "dedup.json");
     writeFileSync(file, "{not json");
     const lines: string[] = [];
-    expect(loadDedupFile(file, new DedupCache(1000), createLogger("info", (line) => lines.push(line)))).toBe(0);
+    expect(
+      loadDedupFile(
+        file,
+        new DedupCache(1000),
+        createLogger("info", (line) => lines.push(line)),
+      ),
+    ).toBe(0);
     expect(lines.join("")).toContain("unreadable");
     expect(readFileSync(file, "utf8")).toBe("{not json");
   });

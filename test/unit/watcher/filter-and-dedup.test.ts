@@ -19,22 +19,48 @@ const settings: FilterSettings = {
 };
 
 function event(overrides: Partial<Signal> = {}): Signal {
-  return { kind: "cluster-event", reason: "BackOff", namespace: "shop", kindOfObject: "Pod", name: "web-1", uid: "u1", message: "Back-off restarting failed container", eventCount: 3, firstSeen: 0, lastSeen: 0, type: "Warning", severity: "critical", ...overrides };
+  return {
+    kind: "cluster-event",
+    reason: "BackOff",
+    namespace: "shop",
+    kindOfObject: "Pod",
+    name: "web-1",
+    uid: "u1",
+    message: "Back-off restarting failed container",
+    eventCount: 3,
+    firstSeen: 0,
+    lastSeen: 0,
+    type: "Warning",
+    severity: "critical",
+    ...overrides,
+  };
 }
 
 describe("filter", () => {
   test("reason allow-list applies to event kinds only", () => {
     expect(decideFilter(event({ reason: "Pulled" }), settings, "unknown")).toBe("reason_not_allowed");
-    expect(decideFilter(event({ kind: "rollout.stall", reason: "rollout_stall" }), settings, "unknown")).toBeUndefined();
+    expect(
+      decideFilter(event({ kind: "rollout.stall", reason: "rollout_stall" }), settings, "unknown"),
+    ).toBeUndefined();
   });
 
   test("exclusion wins over inclusion; node events fail a set allow-list, source signals pass", () => {
     const allow = { ...settings, allowNamespaces: new Set(["shop", "kube-system"]) };
     expect(decideFilter(event({ namespace: "kube-system" }), allow, "unknown")).toBe("namespace_excluded");
     expect(decideFilter(event({ namespace: "web" }), allow, "unknown")).toBe("namespace_not_allowed");
-    expect(decideFilter(event({ namespace: "", kindOfObject: "Node", reason: "NodeNotReady" }), allow, "unknown")).toBe("namespace_not_allowed");
-    expect(decideFilter(event({ namespace: "", kind: "objectstate.node_notready", reason: "node_notready" }), allow, "unknown")).toBeUndefined();
-    expect(decideFilter(event({ namespace: "", kindOfObject: "Node", reason: "NodeNotReady" }), settings, "unknown")).toBeUndefined();
+    expect(decideFilter(event({ namespace: "", kindOfObject: "Node", reason: "NodeNotReady" }), allow, "unknown")).toBe(
+      "namespace_not_allowed",
+    );
+    expect(
+      decideFilter(
+        event({ namespace: "", kind: "objectstate.node_notready", reason: "node_notready" }),
+        allow,
+        "unknown",
+      ),
+    ).toBeUndefined();
+    expect(
+      decideFilter(event({ namespace: "", kindOfObject: "Node", reason: "NodeNotReady" }), settings, "unknown"),
+    ).toBeUndefined();
   });
 
   test("min-count gates", () => {
@@ -62,11 +88,15 @@ describe("canonical reasons", () => {
 
 describe("image-pull causes", () => {
   test("terminal wins, retryable phrases, unknown, and the image name does not count", () => {
-    expect(classifyPullCause('Failed to pull image "r.io/a:1": manifest unknown; 429 too many requests')).toBe("terminal");
+    expect(classifyPullCause('Failed to pull image "r.io/a:1": manifest unknown; 429 too many requests')).toBe(
+      "terminal",
+    );
     expect(classifyPullCause('Failed to pull image "r.io/a:1": toomanyrequests: rate limited')).toBe("retryable");
     expect(classifyPullCause('Failed to pull image "r.io/a:1": dial tcp: i/o timeout')).toBe("retryable");
     expect(classifyPullCause('Failed to pull image "r.io/a:1": 429')).toBe("unknown");
-    expect(classifyPullCause('Failed to pull image "r.io/denied/notfound:1": connection reset by peer')).toBe("retryable");
+    expect(classifyPullCause('Failed to pull image "r.io/denied/notfound:1": connection reset by peer')).toBe(
+      "retryable",
+    );
     expect(classifyPullCause("Error: ErrImagePull")).toBeUndefined();
   });
 
@@ -126,11 +156,30 @@ describe("dedup cache", () => {
   test("snapshot and restore round-trip; malformed entries and unknown fields are skipped", () => {
     const cache = new DedupCache(300_000);
     cache.observe(key, Date.parse("2026-07-24T10:05:00Z"), Date.parse("2026-07-24T10:00:00Z"));
-    cache.bind(key, "sess-1", { namespace: "checkout", kind_of_object: "Pod", name: "x", fingerprint: "sha256:f", cluster: "prod", first_event: 5 });
+    cache.bind(key, "sess-1", {
+      namespace: "checkout",
+      kind_of_object: "Pod",
+      name: "x",
+      fingerprint: "sha256:f",
+      cluster: "prod",
+      first_event: 5,
+    });
     const snapshot = JSON.parse(JSON.stringify(cache.snapshot()));
-    expect(snapshot[key]).toMatchObject({ session_id: "sess-1", first_seen: "2026-07-24T10:00:00Z", event_last_ts: "2026-07-24T10:05:00Z", count: 1 });
+    expect(snapshot[key]).toMatchObject({
+      session_id: "sess-1",
+      first_seen: "2026-07-24T10:00:00Z",
+      event_last_ts: "2026-07-24T10:05:00Z",
+      count: 1,
+    });
     const restored = new DedupCache(300_000);
-    expect(restored.restore({ ...snapshot, "bad|X": { count: "no" }, nokey: snapshot[key], [`${key}2`]: { ...snapshot[key], future_field: 1 } })).toBe(2);
+    expect(
+      restored.restore({
+        ...snapshot,
+        "bad|X": { count: "no" },
+        nokey: snapshot[key],
+        [`${key}2`]: { ...snapshot[key], future_field: 1 },
+      }),
+    ).toBe(2);
     expect(restored.get(key)).toEqual(cache.get(key) as never);
     expect(restored.restore("garbage")).toBe(0);
   });

@@ -12,14 +12,44 @@ import type { Signal } from "../../../src/watcher/core/signal.ts";
 
 describe("fingerprint", () => {
   const vectors: Array<[string, string, string, string, string]> = [
-    ["k8s-event", "CrashLoopBackOff", "Pod", "us-east1-b", "82fbc19ad7e86147ed4e0cb80bcab970bc75195e8db75df9d3bec4f66fe2153d"],
+    [
+      "k8s-event",
+      "CrashLoopBackOff",
+      "Pod",
+      "us-east1-b",
+      "82fbc19ad7e86147ed4e0cb80bcab970bc75195e8db75df9d3bec4f66fe2153d",
+    ],
     ["k8s-event", "CrashLoopBackOff", "Pod", "", "e2957792a0b3ad9e29db2051dbc69ff01dfe3a52da8dbb6d1331aa44fe946f8b"],
-    ["k8s-event", "ImagePullBackOff", "Pod", "us-east1-b", "0a3458d04f73d63991f71bf30c0fcb00d79c6db571d7a3f76031b309d74cce8b"],
-    ["k8s-event", "FailedMount", "Pod", "europe-west1-c", "9a0eae4b560cb8b88c9c742ffe3a0cb2740b3f480c780669ea29222cd98acea0"],
-    ["capacity.stockout", "GCE_STOCKOUT", "Node", "us-east1-b", "0b58818db890b3e877ba0e455d8da7a8381f61d5a5733a033c46e42d34885850"],
+    [
+      "k8s-event",
+      "ImagePullBackOff",
+      "Pod",
+      "us-east1-b",
+      "0a3458d04f73d63991f71bf30c0fcb00d79c6db571d7a3f76031b309d74cce8b",
+    ],
+    [
+      "k8s-event",
+      "FailedMount",
+      "Pod",
+      "europe-west1-c",
+      "9a0eae4b560cb8b88c9c742ffe3a0cb2740b3f480c780669ea29222cd98acea0",
+    ],
+    [
+      "capacity.stockout",
+      "GCE_STOCKOUT",
+      "Node",
+      "us-east1-b",
+      "0b58818db890b3e877ba0e455d8da7a8381f61d5a5733a033c46e42d34885850",
+    ],
     ["", "", "", "", "709e80c88487a2411e1ee4dfb9f22a861492d20c4765150c0c794abd70f8147c"],
     ["storm", "CrashLoopBackOff", "Node", "", "8fdc3aab7c6444c4a8c4baba5ddcac72d6db1310fd108a9fd6cc09c28e939264"],
-    ["quota.forecast", "QuotaExhausted", "Quota", "", "564148757112b8eac25c317d449573007125b7c2f7928de0335bb160f9d2bdee"],
+    [
+      "quota.forecast",
+      "QuotaExhausted",
+      "Quota",
+      "",
+      "564148757112b8eac25c317d449573007125b7c2f7928de0335bb160f9d2bdee",
+    ],
   ];
   for (const [kind, reason, object, zone, hex] of vectors) {
     test(`${kind || "empty"}/${reason || "empty"}/${object || "empty"}/${zone || "no zone"}`, () => {
@@ -41,7 +71,15 @@ describe("Go text forms", () => {
   });
 
   test("durations", () => {
-    expect([0, 500, 1500, 150_000, 300_000, 3_600_000, 5_400_000].map(goDuration)).toEqual(["0s", "500ms", "1.5s", "2m30s", "5m0s", "1h0m0s", "1h30m0s"]);
+    expect([0, 500, 1500, 150_000, 300_000, 3_600_000, 5_400_000].map(goDuration)).toEqual([
+      "0s",
+      "500ms",
+      "1.5s",
+      "2m30s",
+      "5m0s",
+      "1h0m0s",
+      "1h30m0s",
+    ]);
   });
 });
 
@@ -66,32 +104,87 @@ const signal: Signal = {
 
 describe("payload schema v1", () => {
   test("the frozen cluster-event shape: field order, no stamped identity fields", () => {
-    const payload = buildIncidentPayload(signal, { cluster: "prod-us-central1", zone: "us-east1-b", project: "p" }, "sha256:x", 1);
+    const payload = buildIncidentPayload(
+      signal,
+      { cluster: "prod-us-central1", zone: "us-east1-b", project: "p" },
+      "sha256:x",
+      1,
+    );
     expect(JSON.stringify(payload)).toBe(
       '{"kind":"cluster-event","reason":"CrashLoopBackOff","namespace":"checkout","kind_of_object":"Pod","name":"checkout-svc-7b9d-x4kzq","container":"spec.containers{server}","uid":"abc-123","message":"Back-off restarting failed container","count":1,"first_seen":"2026-07-24T10:00:00Z","last_seen":"2026-07-24T10:05:00Z","cluster":"prod-us-central1","context":{"controller_ref":"ReplicaSet/checkout-svc-7b9d","node":"node-1","labels":{"team":"checkout"}},"type":"Warning"}',
     );
   });
 
   test("source kinds carry project, zone, source, severity and fingerprint; enrichment last", () => {
-    const payload = buildIncidentPayload({ ...signal, kind: "rollout.stall", type: "", labels: {} }, { cluster: "c", zone: "z", project: "p" }, "sha256:f", 1, "kind=bundle.target\n");
-    expect(Object.keys(payload)).toEqual(["kind", "reason", "namespace", "kind_of_object", "name", "container", "uid", "message", "count", "first_seen", "last_seen", "cluster", "project", "zone", "source", "severity", "fingerprint", "context", "type", "enrichment"]);
+    const payload = buildIncidentPayload(
+      { ...signal, kind: "rollout.stall", type: "", labels: {} },
+      { cluster: "c", zone: "z", project: "p" },
+      "sha256:f",
+      1,
+      "kind=bundle.target\n",
+    );
+    expect(Object.keys(payload)).toEqual([
+      "kind",
+      "reason",
+      "namespace",
+      "kind_of_object",
+      "name",
+      "container",
+      "uid",
+      "message",
+      "count",
+      "first_seen",
+      "last_seen",
+      "cluster",
+      "project",
+      "zone",
+      "source",
+      "severity",
+      "fingerprint",
+      "context",
+      "type",
+      "enrichment",
+    ]);
     expect(payload.context).toEqual({ controller_ref: "ReplicaSet/checkout-svc-7b9d", node: "node-1" });
   });
 
   test("the message is masked and capped at 2048 bytes", () => {
-    const payload = buildIncidentPayload({ ...signal, message: `token: Bearer abcdefghijklmnopqrstuvwx ${"y".repeat(3000)}` }, { cluster: "c" }, "f", 1);
+    const payload = buildIncidentPayload(
+      { ...signal, message: `token: Bearer abcdefghijklmnopqrstuvwx ${"y".repeat(3000)}` },
+      { cluster: "c" },
+      "f",
+      1,
+    );
     expect(payload.message.startsWith("token: Bearer [REDACTED] ")).toBe(true);
     expect(new TextEncoder().encode(payload.message).length).toBe(2048);
     expect(payload.message.endsWith("... [truncated by watcher]")).toBe(true);
   });
 
   test("resolved and resolved.reverted", () => {
-    const incident = { canonicalReason: "CrashLoopBackOff", namespace: "checkout", kindOfObject: "Pod", name: "x", container: "spec.containers{server}", uid: "abc-123", fingerprint: "sha256:f", cluster: "prod", controllerRef: "ReplicaSet/x", firstSeen: Date.parse("2026-07-24T10:00:00Z") };
-    const timing = { resolvedAt: Date.parse("2026-07-24T10:07:30Z"), stableSince: Date.parse("2026-07-24T10:02:30Z"), resolution: "recovered" as const };
+    const incident = {
+      canonicalReason: "CrashLoopBackOff",
+      namespace: "checkout",
+      kindOfObject: "Pod",
+      name: "x",
+      container: "spec.containers{server}",
+      uid: "abc-123",
+      fingerprint: "sha256:f",
+      cluster: "prod",
+      controllerRef: "ReplicaSet/x",
+      firstSeen: Date.parse("2026-07-24T10:00:00Z"),
+    };
+    const timing = {
+      resolvedAt: Date.parse("2026-07-24T10:07:30Z"),
+      stableSince: Date.parse("2026-07-24T10:02:30Z"),
+      resolution: "recovered" as const,
+    };
     expect(JSON.stringify(buildResolvedPayload("resolved", incident, timing))).toBe(
       '{"kind":"resolved","reason":"CrashLoopBackOff","namespace":"checkout","kind_of_object":"Pod","name":"x","container":"spec.containers{server}","uid":"abc-123","fingerprint":"sha256:f","cluster":"prod","first_seen":"2026-07-24T10:00:00Z","resolved_at":"2026-07-24T10:07:30Z","cleared_after":"2m30s","observed_stable_for":"5m0s","resolution":"recovered","context":{"controller_ref":"ReplicaSet/x"}}',
     );
-    const reverted = buildResolvedPayload("resolved.reverted", incident, { ...timing, revertedAt: timing.resolvedAt + 90_000 });
+    const reverted = buildResolvedPayload("resolved.reverted", incident, {
+      ...timing,
+      revertedAt: timing.resolvedAt + 90_000,
+    });
     expect(reverted.reverted_after).toBe("1m30s");
     expect(Object.keys(reverted).at(-2)).toBe("reverted_after");
   });
@@ -105,7 +198,10 @@ describe("masking", () => {
     ["Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==", "Authorization: Basic [REDACTED]"],
     ["key AKIAABCDEFGHIJKLMNOP used", "key [REDACTED] used"],
     ["dial postgres://app:s3cret@db:5432/x", "dial postgres://app:[REDACTED]@db:5432/x"],
-    ["args --db-password=hunter2 --token abc --token-file=/x", "args --db-password=[REDACTED] --token [REDACTED] --token-file=/x"],
+    [
+      "args --db-password=hunter2 --token abc --token-file=/x",
+      "args --db-password=[REDACTED] --token [REDACTED] --token-file=/x",
+    ],
     ["Back-off restarting failed container", "Back-off restarting failed container"],
   ];
   for (const [input, output] of cases) {

@@ -10,9 +10,17 @@ import { loadKubeConnection } from "../../../src/watcher/kube/kube-connection.ts
 import { inClusterKubeconfig, readKubeconfig } from "../../../src/watcher/kube/kubeconfig-file.ts";
 import { tempDir } from "../../support/daemon.ts";
 
-const saved = { KUBECONFIG: process.env.KUBECONFIG, HOST: process.env.KUBERNETES_SERVICE_HOST, PORT: process.env.KUBERNETES_SERVICE_PORT };
+const saved = {
+  KUBECONFIG: process.env.KUBECONFIG,
+  HOST: process.env.KUBERNETES_SERVICE_HOST,
+  PORT: process.env.KUBERNETES_SERVICE_PORT,
+};
 afterEach(() => {
-  for (const [key, value] of [["KUBECONFIG", saved.KUBECONFIG], ["KUBERNETES_SERVICE_HOST", saved.HOST], ["KUBERNETES_SERVICE_PORT", saved.PORT]] as const) {
+  for (const [key, value] of [
+    ["KUBECONFIG", saved.KUBECONFIG],
+    ["KUBERNETES_SERVICE_HOST", saved.HOST],
+    ["KUBERNETES_SERVICE_PORT", saved.PORT],
+  ] as const) {
     if (value === undefined) delete process.env[key];
     else process.env[key] = value;
   }
@@ -65,13 +73,21 @@ describe("kubeconfig reader", () => {
     expect(b.token()).toBe("tok-1");
     writeFileSync(join(dir, "token"), "tok-2\n");
     expect(b.token()).toBe("tok-2");
-    expect(() => loadKubeConnection({ inCluster: false, kubeconfig: join(dir, "config"), context: "nope" })).toThrow('no context "nope"');
+    expect(() => loadKubeConnection({ inCluster: false, kubeconfig: join(dir, "config"), context: "nope" })).toThrow(
+      'no context "nope"',
+    );
   });
 
   test("KUBECONFIG lists merge first-wins; the in-cluster account", () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "one"), `current-context: x\nclusters: [{name: x, cluster: {server: "https://one"}}]\nusers: [{name: x, user: {token: t1}}]\ncontexts: [{name: x, context: {cluster: x, user: x}}]\n`);
-    writeFileSync(join(dir, "two"), `current-context: y\nclusters: [{name: x, cluster: {server: "https://shadowed"}}, {name: y, cluster: {server: "https://two"}}]\nusers: [{name: y, user: {token: t2}}]\ncontexts: [{name: y, context: {cluster: y, user: y}}]\n`);
+    writeFileSync(
+      join(dir, "one"),
+      `current-context: x\nclusters: [{name: x, cluster: {server: "https://one"}}]\nusers: [{name: x, user: {token: t1}}]\ncontexts: [{name: x, context: {cluster: x, user: x}}]\n`,
+    );
+    writeFileSync(
+      join(dir, "two"),
+      `current-context: y\nclusters: [{name: x, cluster: {server: "https://shadowed"}}, {name: y, cluster: {server: "https://two"}}]\nusers: [{name: y, user: {token: t2}}]\ncontexts: [{name: y, context: {cluster: y, user: y}}]\n`,
+    );
     process.env.KUBECONFIG = `${join(dir, "missing")}:${join(dir, "one")}:${join(dir, "two")}`;
     const merged = readKubeconfig();
     expect(merged.currentContext).toBe("x");
@@ -80,6 +96,10 @@ describe("kubeconfig reader", () => {
     expect(loadKubeConnection({ inCluster: false, kubeconfig: undefined, context: "y" }).token()).toBe("t2");
     process.env.KUBERNETES_SERVICE_HOST = "fd00::1";
     process.env.KUBERNETES_SERVICE_PORT = "443";
-    expect(inClusterKubeconfig().clusters[0]).toEqual({ name: "in-cluster", server: "https://[fd00::1]:443", caFile: "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt" });
+    expect(inClusterKubeconfig().clusters[0]).toEqual({
+      name: "in-cluster",
+      server: "https://[fd00::1]:443",
+      caFile: "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
+    });
   });
 });

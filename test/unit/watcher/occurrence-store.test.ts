@@ -18,7 +18,19 @@ import { tempDir } from "../../support/daemon.ts";
 const HOUR = 3_600_000;
 
 function row(index: number, at: number): OccurrenceRow {
-  return { at, route: "injected", kind: "cluster-event", severity: "critical", reason: "BackOff", namespace: "shop", kindOfObject: "Pod", name: `web-${index}`, uid: `uid-${index}`, cluster: "prod", sessionId: `sess-${index}` };
+  return {
+    at,
+    route: "injected",
+    kind: "cluster-event",
+    severity: "critical",
+    reason: "BackOff",
+    namespace: "shop",
+    kindOfObject: "Pod",
+    name: `web-${index}`,
+    uid: `uid-${index}`,
+    cluster: "prod",
+    sessionId: `sess-${index}`,
+  };
 }
 
 describe("occurrence store", () => {
@@ -38,7 +50,13 @@ describe("occurrence store", () => {
   test("--store-ttl: rows older than the TTL are pruned, newer ones kept", () => {
     let now = 10 * HOUR;
     const metrics = new WatcherMetrics("prod");
-    const store = new OccurrenceStore({ path: join(tempDir(), "ttl.db"), maxBytes: 64 << 20, ttlMs: 2 * HOUR, metrics, now: () => now });
+    const store = new OccurrenceStore({
+      path: join(tempDir(), "ttl.db"),
+      maxBytes: 64 << 20,
+      ttlMs: 2 * HOUR,
+      metrics,
+      now: () => now,
+    });
     store.record(row(1, 7 * HOUR));
     store.record(row(2, 9 * HOUR));
     store.record(row(3, 10 * HOUR));
@@ -53,7 +71,14 @@ describe("occurrence store", () => {
   test("--store-max-mb: the oldest rows go first until the store fits, and the file shrinks", () => {
     const path = join(tempDir(), "size.db");
     const metrics = new WatcherMetrics("prod");
-    const store = new OccurrenceStore({ path, maxBytes: 256 * 1024, ttlMs: 1000 * HOUR, metrics, batch: 1000, now: () => 0 });
+    const store = new OccurrenceStore({
+      path,
+      maxBytes: 256 * 1024,
+      ttlMs: 1000 * HOUR,
+      metrics,
+      batch: 1000,
+      now: () => 0,
+    });
     for (let i = 0; i < 20_000; i++) store.record({ ...row(i, 0), name: `web-${i}-${"x".repeat(40)}` });
     store.flush();
     expect(store.usedBytes()).toBeGreaterThan(1024 * 1024);
@@ -72,7 +97,13 @@ describe("occurrence store", () => {
 
   test("a failed write drops the batch and counts it", () => {
     const metrics = new WatcherMetrics("prod");
-    const store = new OccurrenceStore({ path: join(tempDir(), "drop.db"), maxBytes: 64 << 20, ttlMs: HOUR, metrics, batch: 2 });
+    const store = new OccurrenceStore({
+      path: join(tempDir(), "drop.db"),
+      maxBytes: 64 << 20,
+      ttlMs: HOUR,
+      metrics,
+      batch: 2,
+    });
     // the database closed under the store: every flush fails
     (store as unknown as { db: { close(): void } }).db.close();
     for (let i = 0; i < 10; i++) store.record(row(i, 0));
@@ -87,18 +118,63 @@ describe("the dispatcher writes every routed signal", () => {
     let clock = Date.parse("2026-07-24T10:00:00Z");
     const rows: OccurrenceRow[] = [];
     let sessions = 0;
-    const sink = { name: "test", open: async () => ({ id: `sess-${++sessions}` }), append: async () => ({ ok: true as const }) };
+    const sink = {
+      name: "test",
+      open: async () => ({ id: `sess-${++sessions}` }),
+      append: async () => ({ ok: true as const }),
+    };
     const dispatcher = new Dispatcher(
-      { cluster: "prod", zone: "", mode: "per-incident", filter: { reasons: new Set(DEFAULT_REASONS), allowNamespaces: new Set(), excludeNamespaces: new Set(), backoffMinCount: 1, imagePullTransientMinCount: 3, unhealthyMinCount: 3 }, dedupWindowMs: 300_000, recoveryStableForMs: 60_000, enrichSeverities: new Set(), injectMaxBytes: 8192, severityOverrides: new Map() },
-      { sink, logger: createLogger("error", () => {}), metrics: new WatcherMetrics("prod"), now: () => clock, record: (entry) => rows.push(entry), clearance: () => ({ cleared: true, stableSince: clock - 120_000 }) },
+      {
+        cluster: "prod",
+        zone: "",
+        mode: "per-incident",
+        filter: {
+          reasons: new Set(DEFAULT_REASONS),
+          allowNamespaces: new Set(),
+          excludeNamespaces: new Set(),
+          backoffMinCount: 1,
+          imagePullTransientMinCount: 3,
+          unhealthyMinCount: 3,
+        },
+        dedupWindowMs: 300_000,
+        recoveryStableForMs: 60_000,
+        enrichSeverities: new Set(),
+        injectMaxBytes: 8192,
+        severityOverrides: new Map(),
+      },
+      {
+        sink,
+        logger: createLogger("error", () => {}),
+        metrics: new WatcherMetrics("prod"),
+        now: () => clock,
+        record: (entry) => rows.push(entry),
+        clearance: () => ({ cleared: true, stableSince: clock - 120_000 }),
+      },
     );
-    const signal: Signal = { kind: "cluster-event", reason: "BackOff", namespace: "shop", kindOfObject: "Pod", name: "web-1", uid: "uid-1", message: "Back-off restarting failed container", eventCount: 3, firstSeen: clock - 300_000, lastSeen: clock, type: "Warning", severity: "critical" };
+    const signal: Signal = {
+      kind: "cluster-event",
+      reason: "BackOff",
+      namespace: "shop",
+      kindOfObject: "Pod",
+      name: "web-1",
+      uid: "uid-1",
+      message: "Back-off restarting failed container",
+      eventCount: 3,
+      firstSeen: clock - 300_000,
+      lastSeen: clock,
+      type: "Warning",
+      severity: "critical",
+    };
     await dispatcher.dispatch(signal);
     clock += 1000;
     await dispatcher.dispatch({ ...signal, lastSeen: clock });
     await dispatcher.dispatch({ ...signal, reason: "Pulled", uid: "uid-2" });
     await dispatcher.sweepRecovery();
-    expect(rows.map((entry) => `${entry.route}:${entry.name}:${entry.sessionId ?? "-"}`)).toEqual(["injected:web-1:sess-1", "suppressed:web-1:sess-1", "resolved:web-1:sess-1"]);
+    expect(rows.map((entry) => `${entry.route}:${entry.name}:${entry.sessionId ?? "-"}`)).toEqual([
+      "injected:web-1:sess-1",
+      "suppressed:web-1:sess-1",
+      "resolved:web-1:sess-1",
+    ]);
     expect(rows[0]).toMatchObject({ cluster: "prod", reason: "BackOff", uid: "uid-1", severity: "critical" });
   });
 });

@@ -18,7 +18,19 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 const HOUR = 3_600_000;
 
 function occurrence(name: string, at: number) {
-  return { at, route: "injected" as const, kind: "cluster-event", severity: "critical", reason: "BackOff", namespace: "shop", kindOfObject: "Pod", name, uid: `uid-${name}`, cluster: "prod", sessionId: "sess-1" };
+  return {
+    at,
+    route: "injected" as const,
+    kind: "cluster-event",
+    severity: "critical",
+    reason: "BackOff",
+    namespace: "shop",
+    kindOfObject: "Pod",
+    name,
+    uid: `uid-${name}`,
+    cluster: "prod",
+    sessionId: "sess-1",
+  };
 }
 
 describe("owner-only state files", () => {
@@ -63,7 +75,10 @@ describe("owner-only state files", () => {
 
   test("the pending-inject journal", () => {
     const path = join(tempDir(), "new-dir", "dedup.json.pending");
-    const journal = new PendingInjects(path, createLogger("error", () => {}));
+    const journal = new PendingInjects(
+      path,
+      createLogger("error", () => {}),
+    );
     journal.put({ id: "p-1", sessionId: "sess-1", payload: { kind: "cluster-event" }, queuedAt: 1, attempts: 1 });
     expect(mode(path)).toBe(0o600);
     expect(mode(dirname(path))).toBe(0o700);

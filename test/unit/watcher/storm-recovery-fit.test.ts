@@ -35,7 +35,14 @@ function member(index: number, namespace = "shop", sessionId?: string): StormMem
 describe("storm correlation", () => {
   test("the third incident on a node forms the storm; the fourth attaches; the exact wire shape", () => {
     const storms = new StormCorrelator({ min: 3, windowMs: 60_000, mineMin: 0 });
-    expect(storms.observe(member(1, "shop", "sess-1"), [node("gke-a"), { kind: "Namespace", namespace: "", name: "shop" }], [], 1000).outcome).toBe("none");
+    expect(
+      storms.observe(
+        member(1, "shop", "sess-1"),
+        [node("gke-a"), { kind: "Namespace", namespace: "", name: "shop" }],
+        [],
+        1000,
+      ).outcome,
+    ).toBe("none");
     expect(storms.observe(member(2, "web", "sess-2"), [node("gke-a")], [], 2000).outcome).toBe("none");
     const formed = storms.observe(member(3, "api"), [node("gke-a")], [], 3000);
     expect(formed.outcome).toBe("formed");
@@ -51,7 +58,10 @@ describe("storm correlation", () => {
     );
     const attached = storms.observe(member(4), [node("gke-a")], [], 4000);
     expect(attached.outcome).toBe("attached");
-    if (attached.outcome === "attached") expect(buildStormMemberPayload("storm.member", attached.storm, member(4), "c").message).toBe("late-arriving incident attached to the Node gke-a storm (now 4 incidents)");
+    if (attached.outcome === "attached")
+      expect(buildStormMemberPayload("storm.member", attached.storm, member(4), "c").message).toBe(
+        "late-arriving incident attached to the Node gke-a storm (now 4 incidents)",
+      );
   });
 
   test("incidents outside the window do not count; no keys means none", () => {
@@ -98,7 +108,13 @@ describe("recovery tracking", () => {
     tracker.track("k", 0, 0);
     expect(tracker.observe("k", { cleared: true, stableSince: 60_000 }, 100_000)).toBeUndefined();
     const resolved = tracker.observe("k", { cleared: true, stableSince: 60_000 }, 360_000);
-    expect(resolved).toEqual({ kind: "resolved", key: "k", resolvedAt: 360_000, stableSince: 60_000, resolution: "recovered" });
+    expect(resolved).toEqual({
+      kind: "resolved",
+      key: "k",
+      resolvedAt: 360_000,
+      stableSince: 60_000,
+      resolution: "recovered",
+    });
     const reverted = tracker.observe("k", { cleared: false }, 400_000);
     expect(reverted).toMatchObject({ kind: "resolved.reverted", revertedAt: 400_000, resolvedAt: 360_000 });
   });
@@ -137,7 +153,15 @@ describe("recovery tracking", () => {
 });
 
 describe("fit to --inject-max-bytes", () => {
-  const payload = { kind: "cluster-event", uid: "u-1", name: "web-1", message: "m".repeat(3000), count: 1, context: { node: "n" }, enrichment: { bundle: "b".repeat(3000) } };
+  const payload = {
+    kind: "cluster-event",
+    uid: "u-1",
+    name: "web-1",
+    message: "m".repeat(3000),
+    count: 1,
+    context: { node: "n" },
+    enrichment: { bundle: "b".repeat(3000) },
+  };
 
   test("a payload that fits is untouched", () => {
     expect(fitPayload(payload, 100_000)).toEqual({ payload, shed: [] });
@@ -156,7 +180,13 @@ describe("fit to --inject-max-bytes", () => {
     expect(fitted.payload.message.endsWith(FIT_MARK)).toBe(true);
     expect(envelopeBytes(fitted.payload)).toBeLessThanOrEqual(1000);
     expect(envelopeBytes({ ...fitted.payload, message: `é${fitted.payload.message}` })).toBeGreaterThan(1000);
-    expect(fitted.payload).toMatchObject({ kind: "cluster-event", uid: "u-1", name: "web-1", count: 1, context: { node: "n" } });
+    expect(fitted.payload).toMatchObject({
+      kind: "cluster-event",
+      uid: "u-1",
+      name: "web-1",
+      count: 1,
+      context: { node: "n" },
+    });
   });
 
   test("identity alone over the limit: message emptied, sent anyway", () => {
@@ -171,24 +201,43 @@ describe("enrichment bundle", () => {
   const command = (section: string) => `kubectl ${section} -n prod`;
   const sections = {
     spec: ["kind=spec.resource severity=info namespace=prod kind_of_object=Pod name=api-1 section=spec\n"],
-    delta: ["kind=event severity=warning namespace=prod kind_of_object=Pod name=api-1 reason=BackOff section=delta count=7\n"],
-    logs: [`kind=log.tail severity=info namespace=prod kind_of_object=Pod name=api-1 section=logs container=app line="${"x".repeat(300)}"\n`],
+    delta: [
+      "kind=event severity=warning namespace=prod kind_of_object=Pod name=api-1 reason=BackOff section=delta count=7\n",
+    ],
+    logs: [
+      `kind=log.tail severity=info namespace=prod kind_of_object=Pod name=api-1 section=logs container=app line="${"x".repeat(300)}"\n`,
+    ],
   };
 
   test("head line, sections in order, nothing dropped", () => {
     const rendered = renderBundle({ target, sections, command }, 4096);
-    expect(rendered.bundle.split("\n")[0]).toBe("kind=bundle.target severity=info namespace=prod kind_of_object=Pod name=api-1 workload=Deployment/prod/api pods=2 sections=spec,delta,logs");
+    expect(rendered.bundle.split("\n")[0]).toBe(
+      "kind=bundle.target severity=info namespace=prod kind_of_object=Pod name=api-1 workload=Deployment/prod/api pods=2 sections=spec,delta,logs",
+    );
     expect(rendered.included).toEqual(["spec", "delta", "logs"]);
     expect(rendered.bundle.endsWith(sections.logs[0] ?? "")).toBe(true);
   });
 
   test("the cap drops whole sections from the first that does not fit; overflow and error trailers after", () => {
-    const rendered = renderBundle({ target: { ...target, skipped: ["secrets"] }, sections, command, notComputed: ["edges"], errors: [{ stage: "logs", error: "listing pods: boom" }] }, 400);
+    const rendered = renderBundle(
+      {
+        target: { ...target, skipped: ["secrets"] },
+        sections,
+        command,
+        notComputed: ["edges"],
+        errors: [{ stage: "logs", error: "listing pods: boom" }],
+      },
+      400,
+    );
     expect(rendered.included).toEqual(["spec", "delta"]);
     expect(rendered.dropped).toEqual(["logs"]);
     const lines = rendered.bundle.trimEnd().split("\n");
     expect(lines[0]).toContain("skipped=secrets sections=spec,delta");
-    expect(lines.slice(-3)).toEqual(['overflow section=edges cmd="kubectl edges -n prod"', 'overflow section=logs cmd="kubectl logs -n prod"', 'enrichment_error stage=logs error="listing pods: boom"']);
+    expect(lines.slice(-3)).toEqual([
+      'overflow section=edges cmd="kubectl edges -n prod"',
+      'overflow section=logs cmd="kubectl logs -n prod"',
+      'enrichment_error stage=logs error="listing pods: boom"',
+    ]);
     const capped = lines.slice(0, 3).join("\n").length + 1;
     expect(capped).toBeLessThanOrEqual(400);
   });

@@ -24,19 +24,54 @@ function refusal(...argv: string[]): string {
 
 describe("the frozen core flag surface", () => {
   test("names, types and defaults of the core flags are pinned", () => {
-    const core = WATCHER_FLAGS.filter((flag) => flag.core).map((flag) => `${flag.name}:${flag.kind}:${flag.defaultValue ?? ""}`);
+    const core = WATCHER_FLAGS.filter((flag) => flag.core).map(
+      (flag) => `${flag.name}:${flag.kind}:${flag.defaultValue ?? ""}`,
+    );
     expect(core).toEqual([
-      "daemon-url:string:", "token-env:string:", "owner:string:", "mode:string:per-incident", "target-session:string:",
-      "sink:string:daemon", "sink-url:string:", "sink-token-env:string:", "dry-run:bool:false", "cluster-name:string:",
-      "in-cluster:bool:", "kubeconfig:string:", "namespace:string:", "exclude-namespace:string:", "reason:string:",
-      "sources:string:auto", "severity:repeatable:", "dedup-window:duration:5m0s", "dedup-persist:string:",
-      "snapshot-interval:duration:30s", "backoff-min-count:int:3", "imagepull-transient-min-count:int:3",
-      "unhealthy-min-count:int:3", "access-recheck:duration:2m0s", "recovery-stable-for:duration:5m0s",
-      "triage-regress-factor:int:3", "enrich:string:critical", "enrich-cap:int:4096", "enrich-lists:string:all",
-      "enrich-lists-preflight:bool:false", "enrich-log-lines:int:200", "enrich-timeout:duration:5s",
-      "inject-max-bytes:int:8192", "storm:string:auto", "storm-min:int:3", "storm-window:duration:1m0s",
-      "storm-cluster-fallback:bool:true", "storm-mine:bool:false", "storm-mine-min:int:0", "store:string:",
-      "store-max-mb:int:512", "store-ttl:duration:720h0m0s", "metrics-addr:string:", "log-level:string:info",
+      "daemon-url:string:",
+      "token-env:string:",
+      "owner:string:",
+      "mode:string:per-incident",
+      "target-session:string:",
+      "sink:string:daemon",
+      "sink-url:string:",
+      "sink-token-env:string:",
+      "dry-run:bool:false",
+      "cluster-name:string:",
+      "in-cluster:bool:",
+      "kubeconfig:string:",
+      "namespace:string:",
+      "exclude-namespace:string:",
+      "reason:string:",
+      "sources:string:auto",
+      "severity:repeatable:",
+      "dedup-window:duration:5m0s",
+      "dedup-persist:string:",
+      "snapshot-interval:duration:30s",
+      "backoff-min-count:int:3",
+      "imagepull-transient-min-count:int:3",
+      "unhealthy-min-count:int:3",
+      "access-recheck:duration:2m0s",
+      "recovery-stable-for:duration:5m0s",
+      "triage-regress-factor:int:3",
+      "enrich:string:critical",
+      "enrich-cap:int:4096",
+      "enrich-lists:string:all",
+      "enrich-lists-preflight:bool:false",
+      "enrich-log-lines:int:200",
+      "enrich-timeout:duration:5s",
+      "inject-max-bytes:int:8192",
+      "storm:string:auto",
+      "storm-min:int:3",
+      "storm-window:duration:1m0s",
+      "storm-cluster-fallback:bool:true",
+      "storm-mine:bool:false",
+      "storm-mine-min:int:0",
+      "store:string:",
+      "store-max-mb:int:512",
+      "store-ttl:duration:720h0m0s",
+      "metrics-addr:string:",
+      "log-level:string:info",
     ]);
   });
 
@@ -45,7 +80,15 @@ describe("the frozen core flag surface", () => {
     expect(new Set(names).size).toBe(names.length);
     // The spec's 99, plus spar's own --metrics-allowed-hosts (D191).
     expect(names.length).toBe(100);
-    for (const name of ["storm-cluster-fallback", "topology-tier-c-signals", "compute-class-rank0-floor", "notifications-subscription", "quota-window", "burn-multiple", "graph-snapshot-interval"]) {
+    for (const name of [
+      "storm-cluster-fallback",
+      "topology-tier-c-signals",
+      "compute-class-rank0-floor",
+      "notifications-subscription",
+      "quota-window",
+      "burn-multiple",
+      "graph-snapshot-interval",
+    ]) {
       expect(names).toContain(name);
     }
   });
@@ -54,7 +97,8 @@ describe("the frozen core flag surface", () => {
     const parsed = parseWatcherArgs([]);
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
-    for (const flag of WATCHER_FLAGS.filter((candidate) => candidate.defaultValue !== undefined)) expect(parsed.value.values.has(flag.name)).toBe(true);
+    for (const flag of WATCHER_FLAGS.filter((candidate) => candidate.defaultValue !== undefined))
+      expect(parsed.value.values.has(flag.name)).toBe(true);
   });
 
   test("--help lists every flag with its default", () => {
@@ -71,8 +115,21 @@ describe("values", () => {
     expect(value.dedupWindowMs).toBe(300_000);
     expect(value.snapshotIntervalMs).toBe(30_000);
     expect(value.injectMaxBytes).toBe(8192);
-    expect(value.enrich).toMatchObject({ level: "critical", capBytes: 4096, logLines: 200, timeoutMs: 5000, lists: { all: true, include: [], exclude: [] } });
-    expect(value.storm).toEqual({ setting: "auto", min: 3, windowMs: 60_000, clusterFallback: true, mine: false, mineMin: 0 });
+    expect(value.enrich).toMatchObject({
+      level: "critical",
+      capBytes: 4096,
+      logLines: 200,
+      timeoutMs: 5000,
+      lists: { all: true, include: [], exclude: [] },
+    });
+    expect(value.storm).toEqual({
+      setting: "auto",
+      min: 3,
+      windowMs: 60_000,
+      clusterFallback: true,
+      mine: false,
+      mineMin: 0,
+    });
     expect(value.sources.auto).toBe(true);
     expect(value.sources.names).not.toContain("quota");
     expect([...value.filter.reasons]).toContain("CrashLoopBackOff");
@@ -89,11 +146,24 @@ describe("values", () => {
   });
 
   test("lists, severity overrides, storm aliases, enrich-lists subtractions", () => {
-    const value = config("--namespace=shop, web", "--exclude-namespace=kube-system", "--reason=BackOff", "--severity=cluster-event=warning,storm=critical", "--severity", "rollout.stall=info", "--storm=false", "--enrich-lists=all,-secrets");
+    const value = config(
+      "--namespace=shop, web",
+      "--exclude-namespace=kube-system",
+      "--reason=BackOff",
+      "--severity=cluster-event=warning,storm=critical",
+      "--severity",
+      "rollout.stall=info",
+      "--storm=false",
+      "--enrich-lists=all,-secrets",
+    );
     expect([...value.filter.allowNamespaces]).toEqual(["shop", "web"]);
     expect([...value.filter.excludeNamespaces]).toEqual(["kube-system"]);
     expect([...value.filter.reasons]).toEqual(["BackOff"]);
-    expect([...value.severityOverrides]).toEqual([["cluster-event", "warning"], ["storm", "critical"], ["rollout.stall", "info"]]);
+    expect([...value.severityOverrides]).toEqual([
+      ["cluster-event", "warning"],
+      ["storm", "critical"],
+      ["rollout.stall", "info"],
+    ]);
     expect(value.storm.setting).toBe("off");
     expect(value.enrich.lists).toEqual({ all: true, include: [], exclude: ["secrets"] });
     expect(config("--storm=true").storm.setting).toBe("on");
@@ -111,12 +181,32 @@ describe("startup refusals", () => {
     ["missing --token-env", ["--daemon-url=http://d:1"], "--token-env is required"],
     ["--mode=shared without --target-session", [...BASE, "--mode=shared"], "--mode=shared requires --target-session"],
     ["--sink=webhook without --sink-url", ["--sink=webhook"], "--sink=webhook requires --sink-url"],
-    ["--sink-token-env without webhook", [...BASE, "--sink-token-env=HOOK"], "--sink-token-env is only valid with --sink=webhook"],
+    [
+      "--sink-token-env without webhook",
+      [...BASE, "--sink-token-env=HOOK"],
+      "--sink-token-env is only valid with --sink=webhook",
+    ],
     ["--sink-url without webhook", [...BASE, "--sink-url=http://hook"], "--sink-url is only valid with --sink=webhook"],
-    ["--storm-mine with storm off", [...BASE, "--storm=off", "--storm-mine"], "--storm-mine needs storm correlation on"],
-    ["--storm-cluster-fallback with storm off", [...BASE, "--storm=off", "--storm-cluster-fallback"], "--storm-cluster-fallback needs storm correlation on"],
-    ["--clusters with --clusters-from", [...BASE, "--clusters=a=https://a", "--clusters-from=kubeconfig"], "mutually exclusive"],
-    ["webhook with shared mode", ["--sink=webhook", "--sink-url=https://h", "--mode=shared", "--target-session=s"], "only --mode=per-incident"],
+    [
+      "--storm-mine with storm off",
+      [...BASE, "--storm=off", "--storm-mine"],
+      "--storm-mine needs storm correlation on",
+    ],
+    [
+      "--storm-cluster-fallback with storm off",
+      [...BASE, "--storm=off", "--storm-cluster-fallback"],
+      "--storm-cluster-fallback needs storm correlation on",
+    ],
+    [
+      "--clusters with --clusters-from",
+      [...BASE, "--clusters=a=https://a", "--clusters-from=kubeconfig"],
+      "mutually exclusive",
+    ],
+    [
+      "webhook with shared mode",
+      ["--sink=webhook", "--sink-url=https://h", "--mode=shared", "--target-session=s"],
+      "only --mode=per-incident",
+    ],
     ["webhook with --owner", ["--sink=webhook", "--sink-url=https://h", "--owner=x"], "--owner is not valid"],
     ["trailing slash", ["--daemon-url=http://d:1/", "--token-env=T"], 'must not end in "/"'],
     ["not a URL", ["--daemon-url=d:1", "--token-env=T"], "http:// or https://"],
@@ -127,7 +217,11 @@ describe("startup refusals", () => {
     ["auto with others", [...BASE, "--sources=auto,quota"], "--sources=auto must be the only value"],
     ["notifications without subscription", [...BASE, "--sources=notifications"], "--notifications-subscription"],
     ["severity level", [...BASE, "--severity=storm=loud"], "level must be critical, warning or info"],
-    ["severity kind twice", [...BASE, "--severity=storm=info", "--severity=storm=warning"], "names storm more than once"],
+    [
+      "severity kind twice",
+      [...BASE, "--severity=storm=info", "--severity=storm=warning"],
+      "names storm more than once",
+    ],
     ["unknown flag", [...BASE, "--stormy"], "unknown flag --stormy"],
     ["enrich-lists include after all", [...BASE, "--enrich-lists=all,secrets"], "only subtractions"],
     ["metrics-addr", [...BASE, "--metrics-addr=nine"], "--metrics-addr must be host:port"],
