@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import { SparError } from "../core/errors.ts";
 import { PricingTable } from "../runtime/pricing-table.ts";
 import { SessionHost } from "../runtime/session-host.ts";
+import { SessionService } from "../runtime/session-service.ts";
 import { ToolHost } from "../runtime/tool-host.ts";
 import { McpManager } from "../mcp/mcp-manager.ts";
 import { loadCatalogFile } from "./mcp-flags.ts";
@@ -250,13 +251,14 @@ export async function startAgent(
     throw error;
   }
   const context: AttachContext = {
-    host,
+    sessions: new SessionService(host),
     daemon: {
       name: config.agentCard.name,
       version: SPAR_VERSION,
       description: config.agentCard.description ?? "spar agent daemon",
       model: config.model.name,
       provider: config.model.provider,
+      costCeiling: config.guardrails.maxTurnUsd > 0 || config.guardrails.maxSessionUsd > 0,
     },
     caller: (request, peer) => resolveCaller(request, callers, token, peer),
     checks: checkTransitions(

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { AutoContinuer } from "../../src/runtime/auto-continuer.ts";
 import { PricingTable } from "../../src/runtime/pricing-table.ts";
 import { SessionHost } from "../../src/runtime/session-host.ts";
+import { SessionService } from "../../src/runtime/session-service.ts";
 import { WorkerPool } from "../../src/runtime/worker-pool.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import type { AttachContext } from "../../src/surfaces/attach/attach-context.ts";
@@ -56,8 +57,8 @@ export async function inProcessApp(overrides: Partial<AttachContext> = {}): Prom
   });
   await host.start();
   const app = buildAttachApp({
-    host,
-    daemon: { name: "spar", version: "test", description: "test", model: "echo", provider: "echo" },
+    sessions: new SessionService(host),
+    daemon: { name: "spar", version: "test", description: "test", model: "echo", provider: "echo", costCeiling: false },
     caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
     checks: async () => ({ session_db: "ready" }),
     subscriberBuffer: { maxQueued: 64, lowWater: 16 },

@@ -3,7 +3,7 @@
  * capabilities, the caller resolver, and the health checks. Built by the agent command.
  */
 import type { PricingTable } from "../../runtime/pricing-table.ts";
-import type { SessionHost } from "../../runtime/session-host.ts";
+import type { SessionService } from "../../runtime/session-service.ts";
 import type { ToolCatalog } from "../../runtime/tool-host.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 import type { TransportPolicy } from "../http/request-guards.ts";
@@ -23,12 +23,15 @@ export interface DaemonInfo {
   description: string;
   model: string;
   provider: string;
+  /** A cost ceiling is configured (the capabilities frame's `cost_ceiling` feature). */
+  costCeiling: boolean;
 }
 
 export type CheckState = "ready" | "failed" | "timeout";
 
 export interface AttachContext {
-  host: SessionHost;
+  /** Every session operation: authorize, refuse while draining, find the actor. */
+  sessions: SessionService;
   daemon: DaemonInfo;
   /** The request's caller (per-caller layer); throws a 401 problem when it cannot be resolved. */
   caller(request: Request, peer?: string): Caller;

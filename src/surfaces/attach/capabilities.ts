@@ -13,9 +13,9 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
     event_types: [...LIVE_FRAME_TYPES],
     server: `spar/${daemon.version}`,
     features: {
-      multi_session: context.host.config.multiSession,
+      multi_session: context.sessions.multiSession,
       cross_daemon: false,
-      cost_ceiling: context.host.config.guardrails.maxTurnUsd > 0 || context.host.config.guardrails.maxSessionUsd > 0,
+      cost_ceiling: daemon.costCeiling,
       guardrails: true,
       observer_mode: false,
       interrupt: true,

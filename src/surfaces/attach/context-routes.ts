@@ -11,9 +11,9 @@ import type { RouteTable } from "./route-table.ts";
 const CompactBody = v.object({ focus: v.optional(v.pipe(v.string(), v.maxLength(2000))) });
 
 export function registerContextRoutes(table: RouteTable, context: AttachContext): void {
-  const host = context.host;
+  const service = context.sessions;
   table.session("GET", "context", async (route) => {
-    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "read"));
+    const actor = (await service.open(route, route.caller, "read")).actor;
     return json(200, actor.contextInfo());
   });
 
@@ -21,7 +21,7 @@ export function registerContextRoutes(table: RouteTable, context: AttachContext)
     const request = (await optionalBody(route, CompactBody)) ?? {};
     // A summary call may take minutes with nothing on the wire.
     route.keepOpen();
-    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "write"));
+    const actor = (await service.open(route, route.caller, "write")).actor;
     const focus = request.focus?.trim();
     const result = await actor.compact(focus === "" ? undefined : focus);
     return json(200, {

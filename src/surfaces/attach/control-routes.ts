@@ -22,13 +22,11 @@ const ResumeBody = v.object({
 });
 
 export function registerControlRoutes(table: RouteTable, context: AttachContext): void {
-  const host = context.host;
+  const service = context.sessions;
 
   table.session("POST", "interrupt", async (route) => {
     const body = (await optionalBody(route, InterruptBody)) ?? {};
-    const key = await host.authorize(route.app, route.sid, route.caller, "write");
-    const actor = await host.actor(key);
-    const result = await actor.interrupt(body.hold ?? true, verifiedIdentity(route));
+    const { key, result } = await service.interrupt(route, route.caller, body.hold ?? true, verifiedIdentity(route));
     const headers: Record<string, string> = result.interrupted ? {} : { "x-interrupted": "nothing-in-flight" };
     return json(
       200,
@@ -45,10 +43,7 @@ export function registerControlRoutes(table: RouteTable, context: AttachContext)
 
   table.session("POST", "pause", async (route) => {
     const body = (await optionalBody(route, PauseBody)) ?? {};
-    const key = await host.authorize(route.app, route.sid, route.caller, "write");
-    const actor = await host.actor(key);
-    const { transitioned } = actor.pause(body.reason);
-    const status = actor.status();
+    const { key, transitioned, status } = await service.pause(route, route.caller, body.reason);
     return json(200, {
       paused: true,
       transitioned,
@@ -60,14 +55,13 @@ export function registerControlRoutes(table: RouteTable, context: AttachContext)
   });
 
   table.session("POST", "resume", async (route) => {
-    if (host.shuttingDown) throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
+    // Refused while draining before the body is even read (D48).
+    service.refuseWhileDraining();
     const body = (await optionalBody(route, ResumeBody)) ?? {};
     const mode = body.mode ?? "continue";
     if (mode === "steer" && (body.steer ?? "").trim() === "")
       throw new SparError("bad_request", "steer mode needs the steer text");
-    const key = await host.authorize(route.app, route.sid, route.caller, "write");
-    const actor = await host.actor(key);
-    const { resumed } = await actor.resume(mode, body.steer);
-    return json(200, { resumed, mode, state: actor.status().state, session: key.id });
+    const { key, resumed, state } = await service.resume(route, route.caller, mode, body.steer);
+    return json(200, { resumed, mode, state, session: key.id });
   });
 }

@@ -86,13 +86,13 @@ function encodedCapabilities(
 }
 
 export async function eventsHandler(context: AttachContext, route: SessionRouteContext): Promise<Response> {
-  const key = await context.host.authorize(route.app, route.sid, route.caller, "read");
+  const session = await context.sessions.subscribe(route, route.caller);
   const negotiation = negotiateProtocol(declaredVersion(route.url, route.request));
   if (!negotiation.accepted) {
     throw new SparError(negotiation.reason === "malformed" ? "bad_request" : "conflict", negotiation.message);
   }
   const since = parseCursor(route.url, route.request);
-  const actor = await context.host.actor(key);
+  const actor = session.actor;
   const caller = route.caller;
   const release = context.streams.admit(caller);
   route.keepOpen();
@@ -113,7 +113,7 @@ export async function eventsHandler(context: AttachContext, route: SessionRouteC
     }),
   );
   stream.write(encodeLiveFrame(actor.usageFrame()));
-  const subscription = actor.subscribe(new StreamSink(stream), since);
+  const subscription = session.attach(new StreamSink(stream), since);
   unsubscribe = () => subscription.unsubscribe();
   route.request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
   return stream.response;

@@ -24,16 +24,16 @@ const ResetBody = v.object({
 });
 
 export function registerGuardrailRoutes(table: RouteTable, context: AttachContext): void {
-  const host = context.host;
+  const service = context.sessions;
 
   table.session("GET", "guardrails", async (route) => {
-    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "read"));
+    const actor = (await service.open(route, route.caller, "read")).actor;
     return json(200, actor.guards.info());
   });
 
   table.session("POST", "guardrails/reset", async (route) => {
     const body = await optionalBody(route, ResetBody);
-    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "write"));
+    const actor = (await service.open(route, route.caller, "write")).actor;
     const request = {
       ...(body?.guardrail !== undefined ? { guardrail: body.guardrail } : {}),
       ...(body?.additional_budget_usd !== undefined ? { additionalBudgetUsd: body.additional_budget_usd } : {}),

@@ -19,17 +19,17 @@ export interface KnowledgeProvider {
 }
 
 export function registerKnowledgeRoutes(table: RouteTable, context: AttachContext): void {
-  const host = context.host;
+  const service = context.sessions;
   table.session("GET", "memory", async (route) => {
-    await host.authorize(route.app, route.sid, route.caller, "read");
+    await service.authorize(route, route.caller, "read");
     return json(200, { sources: context.knowledge?.memorySources() ?? [] });
   });
   table.session("GET", "skills", async (route) => {
-    await host.authorize(route.app, route.sid, route.caller, "read");
+    await service.authorize(route, route.caller, "read");
     return json(200, { skills: context.knowledge?.skillRows() ?? [] });
   });
   table.session("POST", "reload", async (route) => {
-    await host.authorize(route.app, route.sid, route.caller, "write");
+    await service.authorize(route, route.caller, "write");
     const result = context.knowledge
       ? await context.knowledge.reloads.reloadAll()
       : { memory: 0, skills: 0, mcp: 0, errors: [] };

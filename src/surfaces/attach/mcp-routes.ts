@@ -10,8 +10,9 @@ import type { AttachContext } from "./attach-context.ts";
 import type { RouteTable } from "./route-table.ts";
 
 export function registerMcpRoutes(table: RouteTable, context: AttachContext): void {
+  const service = context.sessions;
   table.session("GET", "mcp", async (route) => {
-    await context.host.authorize(route.app, route.sid, route.caller, "read");
+    await service.authorize(route, route.caller, "read");
     return json(200, { servers: context.mcp?.rows() ?? [] });
   });
 }

@@ -28,11 +28,11 @@ const PatternsBody = v.object({
 });
 
 export function registerPermsRoutes(table: RouteTable, context: AttachContext): void {
-  const host = context.host;
+  const service = context.sessions;
   const tools = async (
     route: RouteContext & { app: string | undefined; sid: string },
     action: "read" | "write" | "admin",
-  ) => (await host.actor(await host.authorize(route.app, route.sid, route.caller, action))).tools;
+  ) => (await service.open(route, route.caller, action)).actor.tools;
 
   table.session("GET", "perms", async (route) => json(200, (await tools(route, "read")).info()));
 

@@ -24,16 +24,16 @@ const MISSING_CAPABILITIES: Record<string, string> = {
 const AGENT_NAME = /^[^./\s]+$/;
 
 export function registerPlaceholderRoutes(table: RouteTable, context: AttachContext): void {
-  const host = context.host;
+  const service = context.sessions;
   for (const [suffix, zero] of Object.entries(ZERO_READS)) {
     table.session("GET", suffix, async (route) => {
-      await host.authorize(route.app, route.sid, route.caller, "read");
+      await service.authorize(route, route.caller, "read");
       return json(200, zero);
     });
   }
   for (const [suffix, capability] of Object.entries(MISSING_CAPABILITIES)) {
     table.session("POST", suffix, async (route) => {
-      await host.authorize(route.app, route.sid, route.caller, "write");
+      await service.authorize(route, route.caller, "write");
       throw new SparError("not_implemented", `this daemon has no ${capability}`);
     });
   }
@@ -41,7 +41,7 @@ export function registerPlaceholderRoutes(table: RouteTable, context: AttachCont
     const name = route.params.p3 ?? "";
     if (!AGENT_NAME.test(name))
       throw new SparError("bad_request", "agent name must not contain '.', '/' or whitespace");
-    const key = await host.authorize(route.app, route.sid, route.caller, "read");
+    const key = await service.authorize(route, route.caller, "read");
     const since = Number.parseInt(route.url.searchParams.get("since") ?? "0", 10);
     return json(200, {
       agent: name,
@@ -53,7 +53,7 @@ export function registerPlaceholderRoutes(table: RouteTable, context: AttachCont
     });
   });
   table.session("POST", "agents/:p3/stop", async (route) => {
-    await host.authorize(route.app, route.sid, route.caller, "write");
+    await service.authorize(route, route.caller, "write");
     throw new SparError("not_implemented", "this daemon has no subagent stopper");
   });
 }

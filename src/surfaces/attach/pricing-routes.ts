@@ -35,18 +35,18 @@ export const SetPricingBody = v.object(
 const ZERO_TIME = "0001-01-01T00:00:00Z";
 
 export function registerPricingRoutes(table: RouteTable, context: AttachContext): void {
-  const host = context.host;
+  const service = context.sessions;
   const pricing = context.pricing;
   const limiter = new CallerLimiter();
 
   table.session("GET", "pricing", async (route) => {
-    await host.authorize(route.app, route.sid, route.caller, "read");
+    await service.authorize(route, route.caller, "read");
     if (!pricing) return json(200, { source: "", last_refresh: ZERO_TIME, known_models: 0, rate: null });
-    return json(200, pricing.info(host.config.model.name));
+    return json(200, pricing.info(context.daemon.model));
   });
 
   table.session("POST", "pricing/set", async (route) => {
-    await host.authorize(route.app, route.sid, route.caller, "write");
+    await service.authorize(route, route.caller, "write");
     if (!pricing) throw new SparError("not_implemented", "this daemon has no pricing controller");
     // The price book is the daemon's, every tenant's costs and ceilings read it: with per-caller
     // auth only an admin may change it.
@@ -62,7 +62,7 @@ export function registerPricingRoutes(table: RouteTable, context: AttachContext)
   });
 
   table.session("POST", "pricing/refresh", async (route) => {
-    await host.authorize(route.app, route.sid, route.caller, "write");
+    await service.authorize(route, route.caller, "write");
     if (!pricing?.hasSource)
       throw new SparError(
         "not_implemented",

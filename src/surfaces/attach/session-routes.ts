@@ -4,7 +4,6 @@
  */
 import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
-import { normalizeIdentities } from "../../core/identities.ts";
 import { isIdentified } from "../http/caller-auth.ts";
 import { isValidName } from "../../core/session-key.ts";
 import { ZERO_TIME } from "../../runtime/session-host.ts";
@@ -55,20 +54,15 @@ const WakeBody = v.object({
   prompt: v.optional(v.string("prompt must be a string")),
 });
 
-function refuseDuringShutdown(context: AttachContext): void {
-  if (context.host.shuttingDown)
-    throw new SparError("shutting_down", "daemon is shutting down; retry against its successor");
-}
-
 function sessionUrl(request: Request, app: string, id: string): string {
   return `${requestBaseUrl(request)}/sessions/${encodeURIComponent(app)}/${encodeURIComponent(id)}`;
 }
 
 export function registerSessionRoutes(table: RouteTable, context: AttachContext): void {
-  const host = context.host;
+  const service = context.sessions;
 
   table.add("GET", "/sessions", async (route) => {
-    const sessions = (await host.list(route.caller)).map(({ record, active }) => ({
+    const sessions = (await service.list(route.caller)).map(({ record, active }) => ({
       app: record.app,
       user: record.owner,
       sessionID: record.id,
@@ -93,30 +87,16 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
             if (!valid.ok) throw valid.error;
             return valid.value;
           })();
-    if (!host.config.multiSession) {
-      throw new SparError(
-        "not_implemented",
-        "this daemon has no session factory; start it with --multi-session (or attach.multi_session.enabled) to create sessions",
-      );
-    }
     const caller = route.caller;
-    if (!isIdentified(caller)) throw new SparError("unauthorized", "creating a session needs an authenticated caller");
-    const app = request.app ?? host.config.app;
-    let record: Awaited<ReturnType<typeof host.createSession>>;
-    try {
-      record = await host.createSession({
-        app,
-        ...(request.sessionID ? { id: request.sessionID } : {}),
-        owner: caller.identity,
-        viewers: normalizeIdentities(request.viewers ?? []),
-        contributors: normalizeIdentities(request.contributors ?? []),
-      });
-    } catch (error) {
-      // A taken id the caller cannot see answers as every invisible session does (masked 404).
-      if (error instanceof SparError && error.code === "conflict" && request.sessionID)
-        await host.authorize(app, request.sessionID, caller, "read");
-      throw error;
+    if (service.multiSession && !isIdentified(caller)) {
+      throw new SparError("unauthorized", "creating a session needs an authenticated caller");
     }
+    const record = await service.create(caller, {
+      ...(request.app ? { app: request.app } : {}),
+      ...(request.sessionID ? { sessionID: request.sessionID } : {}),
+      viewers: request.viewers ?? [],
+      contributors: request.contributors ?? [],
+    });
     return json(201, {
       app: record.app,
       user: record.owner,
@@ -126,13 +106,13 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
   });
 
   table.session("DELETE", "", async (route) => {
-    await host.deleteSession(route.app, route.sid, route.caller);
+    await service.remove(route, route.caller);
     return new Response(null, { status: 204 });
   });
 
   table.session("POST", "inject", async (route) => {
     const request = await requiredBody(route, InjectBody);
-    refuseDuringShutdown(context);
+    service.refuseWhileDraining();
     const idempotencyKey = route.request.headers.get("idempotency-key") ?? undefined;
     if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
       throw new SparError(
@@ -140,13 +120,10 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
         `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces`,
       );
     }
-    const key = await host.authorize(route.app, route.sid, route.caller, "write");
-    const actor = await host.actor(key);
-    const result = await actor.inject(
-      request.message,
-      request.wake ?? true,
-      idempotencyKey === undefined ? {} : { idempotencyKey },
-    );
+    const { key, result } = await service.inject(route, route.caller, request.message, {
+      wake: request.wake ?? true,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    });
     return json(200, {
       injected: true,
       session: key.id,
@@ -159,13 +136,15 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
 
   table.session("POST", "wake", async (route) => {
     const request = (await optionalBody(route, WakeBody)) ?? {};
-    refuseDuringShutdown(context);
+    service.refuseWhileDraining();
     if (request.target !== undefined)
       throw new SparError("not_implemented", "wake targets are not routed by this daemon");
-    const key = await host.authorize(route.app, route.sid, route.caller, "write");
-    const actor = await host.actor(key);
     // A blank prompt is no prompt (a bare wake), as "" always was; inject refuses a blank message.
-    const injected = await actor.wake(request.prompt?.trim() === "" ? undefined : request.prompt);
+    const { key, injected } = await service.wake(
+      route,
+      route.caller,
+      request.prompt?.trim() === "" ? undefined : request.prompt,
+    );
     return json(200, {
       woken: key.id,
       prompt: request.prompt ?? "",
@@ -176,31 +155,21 @@ export function registerSessionRoutes(table: RouteTable, context: AttachContext)
   table.session("GET", "events", (route) => eventsHandler(context, route));
 
   table.session("GET", "status", async (route) => {
-    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "read"));
+    const { actor } = await service.open(route, route.caller, "read");
     return json(200, actor.status());
   });
 
   table.session("GET", "usage", async (route) => {
-    const actor = await host.actor(await host.authorize(route.app, route.sid, route.caller, "read"));
+    const { actor } = await service.open(route, route.caller, "read");
     return json(200, await actor.usageInfo());
   });
 
   table.session("PATCH", "acl", async (route) => {
     const patch = await requiredBody(route, AclPatchBody);
-    if (!host.config.multiSession)
-      throw new SparError("not_implemented", "sessions carry ACLs only with --multi-session");
-    const key = await host.authorize(route.app, route.sid, route.caller, "admin");
-    const stored = await host.updateAcl(key, {
-      ...(patch.owner !== undefined ? { owner: patch.owner } : {}),
-      ...(patch.viewers !== undefined ? { viewers: normalizeIdentities(patch.viewers) } : {}),
-      ...(patch.contributors !== undefined ? { contributors: normalizeIdentities(patch.contributors) } : {}),
-    });
-    return json(200, stored);
+    return json(200, await service.updateAcl(route, route.caller, patch));
   });
 
   table.session("GET", "acl", async (route) => {
-    const record = await host.record(await host.authorize(route.app, route.sid, route.caller, "admin"));
-    if (!record) throw new SparError("not_found", `session not found: ${route.sid}`);
-    return json(200, { owner: record.owner, viewers: record.viewers, contributors: record.contributors });
+    return json(200, await service.acl(route, route.caller));
   });
 }

@@ -9,8 +9,9 @@ import type { AttachContext } from "./attach-context.ts";
 import type { RouteTable } from "./route-table.ts";
 
 export function registerToolsRoutes(table: RouteTable, context: AttachContext): void {
+  const service = context.sessions;
   table.session("GET", "tools", async (route) => {
-    await context.host.authorize(route.app, route.sid, route.caller, "read");
+    await service.authorize(route, route.caller, "read");
     return json(200, { tools: context.tools?.list() ?? [] });
   });
 }

@@ -1,0 +1,188 @@
+/**
+ * SessionService: every operation a listener performs on sessions, one method each. Each one
+ * authorizes the caller against the session's ACL (a session the caller may not act on is a
+ * missing one), refuses what a draining daemon must not start, and finds the live actor; the
+ * listeners (attach today; svc, A2A and AG-UI next) parse their wire, call one method and encode
+ * the answer. Owns no transport and no wire shape.
+ */
+import type { Principal, SessionAcl, SessionAction as Access } from "../core/acl.ts";
+import { SparError } from "../core/errors.ts";
+import { normalizeIdentities } from "../core/identities.ts";
+import type { ResumeMode } from "../core/pause-gate.ts";
+import type { SessionKey } from "../core/session-key.ts";
+import type { SessionRecord } from "../core/session-store.ts";
+import type { InjectResult, InterruptResult } from "./actor-types.ts";
+import type { SessionActor } from "./session-actor.ts";
+import type { FeedSink, Subscription } from "./session-feed.ts";
+import type { ListedSession, SessionHost } from "./session-host.ts";
+
+/** The session a request names: its path's app (qualified shape only) and id. */
+export type { Access, Principal };
+
+export interface SessionTarget {
+  app: string | undefined;
+  sid: string;
+}
+
+/** A session the caller may act on, and its live actor. */
+export interface OpenSession {
+  key: SessionKey;
+  actor: SessionActor;
+}
+
+export interface CreateRequest {
+  app?: string;
+  sessionID?: string;
+  viewers: readonly string[];
+  contributors: readonly string[];
+}
+
+export interface AclPatchRequest {
+  owner?: string | undefined;
+  viewers?: readonly string[] | undefined;
+  contributors?: readonly string[] | undefined;
+}
+
+const DRAINING = "daemon is shutting down; retry against its successor";
+
+export class SessionService {
+  readonly #host: SessionHost;
+
+  constructor(host: SessionHost) {
+    this.#host = host;
+  }
+
+  /** Whether sessions can be created and carry ACLs (`--multi-session`). */
+  get multiSession(): boolean {
+    return this.#host.config.multiSession;
+  }
+
+  /** Refuse with 503 and Retry-After while the daemon drains (for operations that would start work). */
+  refuseWhileDraining(): void {
+    if (this.#host.shuttingDown) throw new SparError("shutting_down", DRAINING);
+  }
+
+  /** The session's key when the caller may act on it at `access`; else the masked 404. */
+  authorize(target: SessionTarget, caller: Principal, access: Access): Promise<SessionKey> {
+    return this.#host.authorize(target.app, target.sid, caller, access);
+  }
+
+  /** The session and its live actor, for the caller at `access`. */
+  async open(target: SessionTarget, caller: Principal, access: Access): Promise<OpenSession> {
+    const key = await this.authorize(target, caller, access);
+    return { key, actor: await this.#host.actor(key) };
+  }
+
+  /** The sessions the caller may see, with whether each is live in memory. */
+  list(caller: Principal): Promise<ListedSession[]> {
+    return this.#host.list(caller);
+  }
+
+  /**
+   * Create a session owned by the caller. An id that is taken answers 409 to a caller who can see
+   * that session and the masked 404 to anyone else (D175).
+   */
+  async create(caller: Principal, request: CreateRequest): Promise<SessionRecord> {
+    if (!this.multiSession) {
+      throw new SparError(
+        "not_implemented",
+        "this daemon has no session factory; start it with --multi-session (or attach.multi_session.enabled) to create sessions",
+      );
+    }
+    const app = request.app ?? this.#host.config.app;
+    try {
+      return await this.#host.createSession({
+        app,
+        ...(request.sessionID ? { id: request.sessionID } : {}),
+        owner: caller.identity,
+        viewers: normalizeIdentities([...request.viewers]),
+        contributors: normalizeIdentities([...request.contributors]),
+      });
+    } catch (error) {
+      if (error instanceof SparError && error.code === "conflict" && request.sessionID) {
+        await this.authorize({ app, sid: request.sessionID }, caller, "read");
+      }
+      throw error;
+    }
+  }
+
+  /** Delete a session (SessionAdmin; 403 for the bootstrap session). */
+  remove(target: SessionTarget, caller: Principal): Promise<void> {
+    return this.#host.deleteSession(target.app, target.sid, caller);
+  }
+
+  async acl(target: SessionTarget, caller: Principal): Promise<SessionAcl> {
+    const record = await this.#host.record(await this.authorize(target, caller, "admin"));
+    if (!record) throw new SparError("not_found", `session not found: ${target.sid}`);
+    return { owner: record.owner, viewers: record.viewers, contributors: record.contributors };
+  }
+
+  async updateAcl(target: SessionTarget, caller: Principal, patch: AclPatchRequest): Promise<SessionAcl> {
+    if (!this.multiSession) throw new SparError("not_implemented", "sessions carry ACLs only with --multi-session");
+    const key = await this.authorize(target, caller, "admin");
+    return this.#host.updateAcl(key, {
+      ...(patch.owner !== undefined ? { owner: patch.owner } : {}),
+      ...(patch.viewers !== undefined ? { viewers: normalizeIdentities([...patch.viewers]) } : {}),
+      ...(patch.contributors !== undefined ? { contributors: normalizeIdentities([...patch.contributors]) } : {}),
+    });
+  }
+
+  /** Queue a message (durable before this answers) and wake a turn unless `wake` is false. */
+  async inject(
+    target: SessionTarget,
+    caller: Principal,
+    message: string,
+    options: { wake: boolean; idempotencyKey?: string },
+  ): Promise<{ key: SessionKey; result: InjectResult }> {
+    this.refuseWhileDraining();
+    const { key, actor } = await this.open(target, caller, "write");
+    const idempotency = options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey };
+    return { key, result: await actor.inject(message, options.wake, idempotency) };
+  }
+
+  /** Wake the session, queueing `prompt` first when there is one. */
+  async wake(
+    target: SessionTarget,
+    caller: Principal,
+    prompt: string | undefined,
+  ): Promise<{ key: SessionKey; injected: InjectResult | undefined }> {
+    this.refuseWhileDraining();
+    const { key, actor } = await this.open(target, caller, "write");
+    return { key, injected: await actor.wake(prompt) };
+  }
+
+  /** Subscribe a sink to the session's feed from `since`; the actor gives the boot frames. */
+  async subscribe(
+    target: SessionTarget,
+    caller: Principal,
+  ): Promise<OpenSession & { attach(sink: FeedSink, since: number): Subscription }> {
+    const session = await this.open(target, caller, "read");
+    return { ...session, attach: (sink, since) => session.actor.subscribe(sink, since) };
+  }
+
+  /** Cancel the turn in flight; with `hold`, park the session first. */
+  async interrupt(
+    target: SessionTarget,
+    caller: Principal,
+    hold: boolean,
+    by: string | undefined,
+  ): Promise<{ key: SessionKey; result: InterruptResult }> {
+    const { key, actor } = await this.open(target, caller, "write");
+    return { key, result: await actor.interrupt(hold, by) };
+  }
+
+  /** Park the session (a running turn finishes). */
+  async pause(target: SessionTarget, caller: Principal, reason: string | undefined) {
+    const { key, actor } = await this.open(target, caller, "write");
+    const { transitioned } = actor.pause(reason);
+    return { key, transitioned, status: actor.status() };
+  }
+
+  /** Release the park: `continue`, `steer` with the operator's text, or `abandon` what was queued. */
+  async resume(target: SessionTarget, caller: Principal, mode: ResumeMode, steer: string | undefined) {
+    this.refuseWhileDraining();
+    const { key, actor } = await this.open(target, caller, "write");
+    const { resumed } = await actor.resume(mode, steer);
+    return { key, resumed, state: actor.status().state };
+  }
+}
