@@ -83,7 +83,7 @@ describe("the daemon-wide price book", () => {
     const before = await (await fetch(`${daemon.baseUrl}/sessions/bobs/pricing`, { headers: as("bob") })).json();
     const refused = await postJson(
       `${daemon.baseUrl}/sessions/alices/pricing/set`,
-      { model: "echo", input_usd_per_mtok: 5_000_000, output_usd_per_mtok: 5_000_000 },
+      { model: "echo", input_usd_per_mtok: 1_000_000, output_usd_per_mtok: 1_000_000 },
       as("alice"),
     );
     expect(refused.status).toBe(403);

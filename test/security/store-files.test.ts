@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
-import { type Daemon, startDaemon, tempDir } from "../support/daemon.ts";
+import { type Daemon, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 
 const PERMISSIVE_UMASK = 0o002;
 let previousUmask: number;
@@ -41,24 +41,21 @@ function storeBytes(): string {
   return [db, `${db}-wal`].map((path) => (existsSync(path) ? readFileSync(path).toString("latin1") : "")).join("\n");
 }
 
-/** Reads the session's event stream from the start until its turn completed with `text` in it. */
-async function turnDone(session: string, text: string): Promise<void> {
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), 10_000);
-  try {
-    const response = await fetch(`${daemon.baseUrl}/sessions/${session}/events?since=0`, { signal: abort.signal });
-    const reader = response.body?.getReader();
-    const decoder = new TextDecoder();
-    let seen = "";
-    while (!(seen.includes(text) && seen.includes("event: turn-complete"))) {
-      const chunk = await reader?.read();
-      if (!chunk || chunk.done) throw new Error(`the event stream of ${session} ended before its turn completed`);
-      seen += decoder.decode(chunk.value, { stream: true });
-    }
-  } finally {
-    clearTimeout(timer);
-    abort.abort();
-  }
+/**
+ * Until the session's turn has completed (its usage counts it). A live `turn-complete` frame is
+ * not replayed, so a stream opened after a fast echo turn would never see one.
+ */
+async function turnDone(session: string): Promise<void> {
+  await waitFor(
+    async () => {
+      const usage = (await (await fetch(`${daemon.baseUrl}/sessions/${session}/usage`)).json()) as {
+        overall: { turns: number };
+      };
+      return usage.overall.turns >= 1 ? true : undefined;
+    },
+    10_000,
+    `the turn of ${session}`,
+  );
 }
 
 test("another local user cannot read the store: directories spar creates are 0700, the db, -wal, -shm and lock files 0600", async () => {
@@ -80,7 +77,7 @@ test("a deleted session's text is not left in the raw bytes of the database or t
   ] as const) {
     expect((await post("/sessions", { sessionID: session })).status).toBe(201);
     expect((await post(`/sessions/${session}/inject`, { message: `remember ${text}` })).status).toBe(200);
-    await turnDone(session, text);
+    await turnDone(session);
   }
   // The scan can see session text: both are in the files now.
   expect(storeBytes()).toContain(secret);

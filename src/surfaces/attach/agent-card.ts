@@ -21,7 +21,8 @@
 import { JSON_HEADERS } from "../http/responses.ts";
 import { requestUrl, validHost } from "../http/request-url.ts";
 import type { AgentCardSettings, CuratedSkill } from "./agent-card-config.ts";
-import type { RouteTable } from "./route-table.ts";
+import { Elysia } from "elysia";
+import { type TrustedProxies, isTrustedProxy } from "../http/trusted-proxies.ts";
 
 export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
 export const A2A_PROTOCOL_VERSION = "0.3.0";
@@ -157,45 +158,34 @@ const NOT_CONFIGURED = {
 const CARD_HEADERS = { "cache-control": "no-cache", vary: "Host, X-Forwarded-Host, X-Forwarded-Proto" } as const;
 
 /**
- * Register GET and HEAD on the exact card path, public. `card` is called on every fetch, so a
- * later layer (the embedding API) may set or change the settings after registration; undefined
- * or no description answers the card-shaped 404.
+ * GET and HEAD on the exact card path, public. `card` is called on every fetch, so a later layer
+ * (the embedding API) may set or change the settings after registration; undefined or no
+ * description answers the card-shaped 404.
  */
-export function registerAgentCardRoutes(
-  table: RouteTable,
+export function agentCardRoutes(
   card: () => AgentCardSettings | undefined,
   options: AgentCardOptions,
-): void {
-  const answer = (request: Request, viaTrustedProxy: boolean): { status: number; body: string } => {
+  trustedProxies: TrustedProxies | undefined,
+) {
+  const answer = (request: Request, server: PeerLookup | null): { status: number; body: string } => {
     const settings = card();
+    const viaTrustedProxy =
+      trustedProxies !== undefined && isTrustedProxy(server?.requestIP(request)?.address, trustedProxies);
     const built = settings ? buildAgentCard(settings, request, options, viaTrustedProxy) : undefined;
     return built ? { status: 200, body: JSON.stringify(built) } : { status: 404, body: JSON.stringify(NOT_CONFIGURED) };
   };
-  table.add(
-    "GET",
-    AGENT_CARD_PATH,
-    ({ request, viaTrustedProxy }) => {
-      const { status, body } = answer(request, viaTrustedProxy);
+  return new Elysia({ name: "spar.attach.agent-card" })
+    .get(AGENT_CARD_PATH, ({ request, server }) => {
+      const { status, body } = answer(request, server);
       return new Response(body, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS } });
-    },
-    { public: true },
-  );
-  // RouteTable's method union has no HEAD; its route() passes any method string to Elysia, and
-  // registering HEAD makes the 405 answer's Allow list read "GET, HEAD".
-  table.add(
-    "HEAD",
-    AGENT_CARD_PATH,
-    ({ request, viaTrustedProxy }) => {
-      const { status, body } = answer(request, viaTrustedProxy);
-      return new Response(null, {
-        status,
-        headers: {
-          ...JSON_HEADERS,
-          ...CARD_HEADERS,
-          "content-length": String(new TextEncoder().encode(body).byteLength),
-        },
-      });
-    },
-    { public: true },
-  );
+    })
+    .head(AGENT_CARD_PATH, ({ request, server }) => {
+      const { status, body } = answer(request, server);
+      const length = String(new TextEncoder().encode(body).byteLength);
+      return new Response(null, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS, "content-length": length } });
+    });
+}
+
+interface PeerLookup {
+  requestIP(request: Request): { address: string } | null;
 }

@@ -1,26 +1,31 @@
 /**
- * The attach listener: one Elysia app over Bun.serve with every attach route registered,
- * SSE-friendly serve options (no idle timeout; heartbeats instead), and unknown paths and
- * methods answered as JSON.
+ * The attach listener: one Elysia app over Bun.serve (or behind the mTLS terminator) with the
+ * shared guards, every attach route, and every failure answered as JSON.
  */
 import { Elysia } from "elysia";
+import { PROTOCOL_VERSION } from "../../core/protocol.ts";
+import { guardedApp } from "../http/guarded-app.ts";
 import { type MtlsTerminator, startMtlsTerminator } from "../http/mtls-terminator.ts";
+import { WRITE_BODY_LIMIT } from "../http/request-body.ts";
 import { closeAllStreams, startHeartbeat, stopHeartbeat } from "../http/sse-stream.ts";
+import { PEER_BODY_LIMIT, isPeerPath, peerRoutes } from "../peers/peer-routes.ts";
+import { AGENT_CARD_PATH, type AgentCardOptions, agentCardRoutes } from "./agent-card.ts";
 import type { AttachContext } from "./attach-context.ts";
-import { registerControlRoutes } from "./control-routes.ts";
-import { registerDaemonRoutes } from "./daemon-routes.ts";
-import { registerGuardrailRoutes } from "./guardrail-routes.ts";
-import { registerKnowledgeRoutes } from "./knowledge-routes.ts";
-import { registerMcpRoutes } from "./mcp-routes.ts";
-import { registerPermsRoutes } from "./perms-routes.ts";
-import { registerPlaceholderRoutes } from "./placeholder-routes.ts";
-import { registerContextRoutes } from "./context-routes.ts";
-import { registerPricingRoutes } from "./pricing-routes.ts";
-import { registerToolsRoutes } from "./tools-routes.ts";
-import { registerPeerRoutes } from "../peers/peer-routes.ts";
-import { registerAgentCardRoutes } from "./agent-card.ts";
-import { RouteTable } from "./route-table.ts";
-import { registerSessionRoutes } from "./session-routes.ts";
+import { contextRoutes } from "./context-routes.ts";
+import { controlRoutes } from "./control-routes.ts";
+import { daemonRoutes } from "./daemon-routes.ts";
+import { guardrailRoutes } from "./guardrail-routes.ts";
+import { knowledgeRoutes } from "./knowledge-routes.ts";
+import { mcpRoutes } from "./mcp-routes.ts";
+import { permsRoutes } from "./perms-routes.ts";
+import { placeholderRoutes } from "./placeholder-routes.ts";
+import { pricingRoutes } from "./pricing-routes.ts";
+import { PROTOCOL_HEADER } from "./protocol-header.ts";
+import { sessionListRoutes, sessionRoutes } from "./session-routes.ts";
+import { toolsRoutes } from "./tools-routes.ts";
+
+/** Card options when no card is configured (its route then answers the card-shaped 404). */
+const NO_CARD: AgentCardOptions = { bearer: false, mtls: false, skills: () => [] };
 
 /**
  * Bun's own body cap, lifted: Bun answers it with an empty 413 before any handler runs, so the
@@ -59,40 +64,53 @@ function serveTls(tls: ListenerTls | undefined) {
   return { tls: files };
 }
 
-export function buildAttachApp(context: AttachContext, tls?: ListenerTls): Elysia {
-  // strictPath: `/healthz/` is not `/healthz` (its auth exemption is for the exact path only).
-  const app = new Elysia({
-    strictPath: true,
+/**
+ * The attach app: the shared guards (guarded-app.ts), the protocol version on every answer, then
+ * every route family, the session routes mounted under both path shapes.
+ */
+export function buildAttachApp(context: AttachContext, tls?: ListenerTls) {
+  const sessionScoped = sessionRouteFamilies(context);
+  const app = guardedApp({
+    transport: context.transport,
+    resolveCaller: context.caller,
+    publicPaths: new Set(["/healthz", ...(context.agentCard ? [AGENT_CARD_PATH] : [])]),
+    bodyLimit: (pathname) => (context.peerHub && isPeerPath(pathname) ? PEER_BODY_LIMIT : WRITE_BODY_LIMIT),
+    responseHeaders: { [PROTOCOL_HEADER]: PROTOCOL_VERSION },
     serve: {
       development: false,
       idleTimeout: context.idleTimeoutSeconds ?? 60,
       maxRequestBodySize: MAX_REQUEST_BODY,
       ...serveTls(tls),
     },
-  });
-  const table = new RouteTable(app, context.transport, (request, peer) => context.caller(request, peer));
-  registerDaemonRoutes(table, context);
-  if (context.agentCard) registerAgentCardRoutes(table, context.agentCard.settings, context.agentCard.options);
-  registerSessionRoutes(table, context);
-  registerControlRoutes(table, context);
-  registerPermsRoutes(table, context);
-  registerGuardrailRoutes(table, context);
-  registerPricingRoutes(table, context);
-  registerToolsRoutes(table, context);
-  registerKnowledgeRoutes(table, context);
-  registerMcpRoutes(table, context);
-  registerContextRoutes(table, context);
-  registerPlaceholderRoutes(table, context);
-  if (context.peerHub) registerPeerRoutes(table, context.peerHub, { requireIdentity: context.identitiesRequired });
-  app.onError(({ code, request, error }) => {
-    try {
-      if (code === "NOT_FOUND") return table.unmatched(request);
-    } catch (unexpected) {
-      return table.failure(unexpected);
-    }
-    return table.failure(error);
-  });
+  })
+    .use(daemonRoutes(context))
+    .use(
+      agentCardRoutes(
+        context.agentCard?.settings ?? (() => undefined),
+        context.agentCard?.options ?? NO_CARD,
+        context.transport.trustedProxies,
+      ),
+    )
+    .use(sessionListRoutes(context))
+    .group("/sessions/:p1", (group) => group.use(sessionScoped))
+    .group("/sessions/:p1/:p2", (group) => group.use(sessionScoped));
+  if (context.peerHub) app.use(peerRoutes(context.peerHub, { requireIdentity: context.identitiesRequired }));
   return app;
+}
+
+/** Every per-session route family, mounted once per path shape. */
+function sessionRouteFamilies(context: AttachContext) {
+  return new Elysia({ name: "spar.attach.session-routes" })
+    .use(sessionRoutes(context))
+    .use(controlRoutes(context))
+    .use(permsRoutes(context))
+    .use(guardrailRoutes(context))
+    .use(pricingRoutes(context))
+    .use(toolsRoutes(context))
+    .use(knowledgeRoutes(context))
+    .use(mcpRoutes(context))
+    .use(contextRoutes(context))
+    .use(placeholderRoutes(context));
 }
 
 export async function startAttachServer(
@@ -127,8 +145,11 @@ export async function startAttachServer(
  * requests to the app in process, each Request tagged with its connection's subject; a Request
  * the terminator did not hand over (an in-process `handle` call) has no subject and is refused.
  */
+/** The attach app as built (its type carries every route, for typed clients). */
+export type AttachApp = ReturnType<typeof buildAttachApp>;
+
 async function startMutualServer(
-  app: Elysia,
+  app: AttachApp,
   context: AttachContext,
   hostname: string,
   port: number,

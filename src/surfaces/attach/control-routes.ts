@@ -6,8 +6,8 @@ import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
-import { optionalBody, verifiedIdentity } from "./route-body.ts";
-import type { RouteTable } from "./route-table.ts";
+import { Elysia } from "elysia";
+import { verifiedIdentity, withSession } from "./route-context.ts";
 
 const InterruptBody = v.object({
   hold: v.optional(v.boolean("hold must be a boolean")),
@@ -21,47 +21,51 @@ const ResumeBody = v.object({
   steer: v.optional(v.string("steer must be a string")),
 });
 
-export function registerControlRoutes(table: RouteTable, context: AttachContext): void {
+export function controlRoutes(context: AttachContext) {
   const service = context.sessions;
-
-  table.session("POST", "interrupt", async (route) => {
-    const body = (await optionalBody(route, InterruptBody)) ?? {};
-    const { key, result } = await service.interrupt(route, route.caller, body.hold ?? true, verifiedIdentity(route));
-    const headers: Record<string, string> = result.interrupted ? {} : { "x-interrupted": "nothing-in-flight" };
-    return json(
-      200,
-      {
-        interrupted: result.interrupted,
-        paused: result.paused,
-        running_subagents: [],
-        stopped_subagents: [],
-        session: key.id,
+  return new Elysia({ name: "spar.attach.control" })
+    .use(withSession)
+    .post(
+      "/interrupt",
+      async ({ body, target, caller }) => {
+        const { key, result } = await service.interrupt(target, caller, body?.hold ?? true, verifiedIdentity(caller));
+        const headers: Record<string, string> = result.interrupted ? {} : { "x-interrupted": "nothing-in-flight" };
+        const answer = {
+          interrupted: result.interrupted,
+          paused: result.paused,
+          running_subagents: [],
+          stopped_subagents: [],
+          session: key.id,
+        };
+        return json(200, answer, headers);
       },
-      headers,
+      { body: v.optional(InterruptBody) },
+    )
+    .post(
+      "/pause",
+      async ({ body, target, caller }) => {
+        const { key, transitioned, status } = await service.pause(target, caller, body?.reason);
+        return json(200, {
+          paused: true,
+          transitioned,
+          state: "paused",
+          paused_since: status.paused_since,
+          pause_reason: status.pause_reason ?? "",
+          session: key.id,
+        });
+      },
+      { body: v.optional(PauseBody) },
+    )
+    .post(
+      "/resume",
+      async ({ body, target, caller }) => {
+        service.refuseWhileDraining();
+        const mode = body?.mode ?? "continue";
+        if (mode === "steer" && (body?.steer ?? "").trim() === "")
+          throw new SparError("bad_request", "steer mode needs the steer text");
+        const { key, resumed, state } = await service.resume(target, caller, mode, body?.steer);
+        return json(200, { resumed, mode, state, session: key.id });
+      },
+      { body: v.optional(ResumeBody) },
     );
-  });
-
-  table.session("POST", "pause", async (route) => {
-    const body = (await optionalBody(route, PauseBody)) ?? {};
-    const { key, transitioned, status } = await service.pause(route, route.caller, body.reason);
-    return json(200, {
-      paused: true,
-      transitioned,
-      state: "paused",
-      paused_since: status.paused_since,
-      pause_reason: status.pause_reason ?? "",
-      session: key.id,
-    });
-  });
-
-  table.session("POST", "resume", async (route) => {
-    // Refused while draining before the body is even read (D48).
-    service.refuseWhileDraining();
-    const body = (await optionalBody(route, ResumeBody)) ?? {};
-    const mode = body.mode ?? "continue";
-    if (mode === "steer" && (body.steer ?? "").trim() === "")
-      throw new SparError("bad_request", "steer mode needs the steer text");
-    const { key, resumed, state } = await service.resume(route, route.caller, mode, body.steer);
-    return json(200, { resumed, mode, state, session: key.id });
-  });
 }

@@ -11,7 +11,10 @@ import { requestBaseUrl } from "../http/base-url.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { capabilitiesFrame } from "./capabilities.ts";
-import { PROTOCOL_HEADER, type SessionRouteContext } from "./route-table.ts";
+import type { SessionTarget } from "../../runtime/session-service.ts";
+import type { Caller } from "../http/caller-auth.ts";
+import { requestUrl } from "../http/request-url.ts";
+import { PROTOCOL_HEADER } from "./protocol-header.ts";
 import { encodeFrame, encodeLiveFrame, encodePublication } from "./sse-frames.ts";
 
 const INT64_MAX = 9_223_372_036_854_775_807n;
@@ -71,11 +74,7 @@ class StreamSink implements FeedSink {
 const capabilitiesCache = new Map<string, Uint8Array>();
 const CAPABILITIES_CACHE_SIZE = 256;
 
-function encodedCapabilities(
-  context: AttachContext,
-  caller: SessionRouteContext["caller"],
-  baseUrl: string,
-): Uint8Array {
+function encodedCapabilities(context: AttachContext, caller: Caller, baseUrl: string): Uint8Array {
   const key = `${caller.identity}\n${baseUrl}`;
   const cached = capabilitiesCache.get(key);
   if (cached) return cached;
@@ -85,13 +84,23 @@ function encodedCapabilities(
   return bytes;
 }
 
-export async function eventsHandler(context: AttachContext, route: SessionRouteContext): Promise<Response> {
-  const session = await context.sessions.subscribe(route, route.caller);
-  const negotiation = negotiateProtocol(declaredVersion(route.url, route.request));
+/** What the events route takes from its request. */
+export interface EventsRequest {
+  target: SessionTarget;
+  caller: Caller;
+  request: Request;
+  /** Lift the listener's idle timeout: the stream may stay quiet between heartbeats. */
+  keepOpen(): void;
+}
+
+export async function eventsHandler(context: AttachContext, route: EventsRequest): Promise<Response> {
+  const session = await context.sessions.subscribe(route.target, route.caller);
+  const url = requestUrl(route.request);
+  const negotiation = negotiateProtocol(declaredVersion(url, route.request));
   if (!negotiation.accepted) {
     throw new SparError(negotiation.reason === "malformed" ? "bad_request" : "conflict", negotiation.message);
   }
-  const since = parseCursor(route.url, route.request);
+  const since = parseCursor(url, route.request);
   const actor = session.actor;
   const caller = route.caller;
   const release = context.streams.admit(caller);

@@ -7,8 +7,8 @@
 import * as v from "valibot";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
-import { optionalBody, verifiedIdentity } from "./route-body.ts";
-import type { RouteTable } from "./route-table.ts";
+import { Elysia } from "elysia";
+import { verifiedIdentity, withSession } from "./route-context.ts";
 
 const ResetBody = v.object({
   guardrail: v.optional(
@@ -23,21 +23,23 @@ const ResetBody = v.object({
   ),
 });
 
-export function registerGuardrailRoutes(table: RouteTable, context: AttachContext): void {
+export function guardrailRoutes(context: AttachContext) {
   const service = context.sessions;
-
-  table.session("GET", "guardrails", async (route) => {
-    const actor = (await service.open(route, route.caller, "read")).actor;
-    return json(200, actor.guards.info());
-  });
-
-  table.session("POST", "guardrails/reset", async (route) => {
-    const body = await optionalBody(route, ResetBody);
-    const actor = (await service.open(route, route.caller, "write")).actor;
-    const request = {
-      ...(body?.guardrail !== undefined ? { guardrail: body.guardrail } : {}),
-      ...(body?.additional_budget_usd !== undefined ? { additionalBudgetUsd: body.additional_budget_usd } : {}),
-    };
-    return json(200, await actor.resetGuardrails(request, verifiedIdentity(route)));
-  });
+  return new Elysia({ name: "spar.attach.guardrails" })
+    .use(withSession)
+    .get("/guardrails", async ({ target, caller }) =>
+      json(200, (await service.open(target, caller, "read")).actor.guards.info()),
+    )
+    .post(
+      "/guardrails/reset",
+      async ({ body, target, caller }) => {
+        const { actor } = await service.open(target, caller, "write");
+        const request = {
+          ...(body?.guardrail !== undefined ? { guardrail: body.guardrail } : {}),
+          ...(body?.additional_budget_usd !== undefined ? { additionalBudgetUsd: body.additional_budget_usd } : {}),
+        };
+        return json(200, await actor.resetGuardrails(request, verifiedIdentity(caller)));
+      },
+      { body: v.optional(ResetBody) },
+    );
 }

@@ -9,7 +9,8 @@
 import type { ReloadRegistry } from "../../memory/reload-registry.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
-import type { RouteTable } from "./route-table.ts";
+import { Elysia } from "elysia";
+import { withSession } from "./route-context.ts";
 
 /** What the routes read: built by the agent command from AgentKnowledge. */
 export interface KnowledgeProvider {
@@ -18,21 +19,21 @@ export interface KnowledgeProvider {
   reloads: ReloadRegistry;
 }
 
-export function registerKnowledgeRoutes(table: RouteTable, context: AttachContext): void {
+export function knowledgeRoutes(context: AttachContext) {
   const service = context.sessions;
-  table.session("GET", "memory", async (route) => {
-    await service.authorize(route, route.caller, "read");
-    return json(200, { sources: context.knowledge?.memorySources() ?? [] });
-  });
-  table.session("GET", "skills", async (route) => {
-    await service.authorize(route, route.caller, "read");
-    return json(200, { skills: context.knowledge?.skillRows() ?? [] });
-  });
-  table.session("POST", "reload", async (route) => {
-    await service.authorize(route, route.caller, "write");
-    const result = context.knowledge
-      ? await context.knowledge.reloads.reloadAll()
-      : { memory: 0, skills: 0, mcp: 0, errors: [] };
-    return json(200, result);
-  });
+  return new Elysia({ name: "spar.attach.knowledge" })
+    .use(withSession)
+    .get("/memory", async ({ target, caller }) => {
+      await service.authorize(target, caller, "read");
+      return json(200, { sources: context.knowledge?.memorySources() ?? [] });
+    })
+    .get("/skills", async ({ target, caller }) => {
+      await service.authorize(target, caller, "read");
+      return json(200, { skills: context.knowledge?.skillRows() ?? [] });
+    })
+    .post("/reload", async ({ target, caller }) => {
+      await service.authorize(target, caller, "write");
+      const none = { memory: 0, skills: 0, mcp: 0, errors: [] };
+      return json(200, context.knowledge ? await context.knowledge.reloads.reloadAll() : none);
+    });
 }

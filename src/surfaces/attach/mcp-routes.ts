@@ -7,12 +7,13 @@
  */
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
-import type { RouteTable } from "./route-table.ts";
+import { Elysia } from "elysia";
+import { withSession } from "./route-context.ts";
 
-export function registerMcpRoutes(table: RouteTable, context: AttachContext): void {
+export function mcpRoutes(context: AttachContext) {
   const service = context.sessions;
-  table.session("GET", "mcp", async (route) => {
-    await service.authorize(route, route.caller, "read");
+  return new Elysia({ name: "spar.attach.mcp" }).use(withSession).get("/mcp", async ({ target, caller }) => {
+    await service.authorize(target, caller, "read");
     return json(200, { servers: context.mcp?.rows() ?? [] });
   });
 }

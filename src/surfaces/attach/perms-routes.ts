@@ -9,8 +9,10 @@ import type { PromptFrame } from "../../core/permission-gate.ts";
 import { json } from "../http/responses.ts";
 import { OPENING_COMMENT, SseStream } from "../http/sse-stream.ts";
 import type { AttachContext } from "./attach-context.ts";
-import { requiredBody, verifiedIdentity } from "./route-body.ts";
-import type { RouteContext, RouteTable } from "./route-table.ts";
+import { Elysia } from "elysia";
+import type { Access, SessionTarget } from "../../runtime/session-service.ts";
+import type { Caller } from "../http/caller-auth.ts";
+import { keepOpen, verifiedIdentity, withSession } from "./route-context.ts";
 import { encodeFrame } from "./sse-frames.ts";
 
 const RespondBody = v.object({
@@ -27,73 +29,75 @@ const PatternsBody = v.object({
   ),
 });
 
-export function registerPermsRoutes(table: RouteTable, context: AttachContext): void {
+export function permsRoutes(context: AttachContext) {
   const service = context.sessions;
-  const tools = async (
-    route: RouteContext & { app: string | undefined; sid: string },
-    action: "read" | "write" | "admin",
-  ) => (await service.open(route, route.caller, action)).actor.tools;
-
-  table.session("GET", "perms", async (route) => json(200, (await tools(route, "read")).info()));
-
-  table.session("GET", "perms/stream", async (route) => {
-    const gated = await tools(route, "read");
-    const release = context.streams.admit(route.caller);
-    route.keepOpen();
-    let stop = () => {};
-    const stream = new SseStream({
-      ...context.subscriberBuffer,
-      onClose: () => {
-        release();
-        stop();
+  const tools = async (target: SessionTarget, caller: Caller, access: Access) =>
+    (await service.open(target, caller, access)).actor.tools;
+  return new Elysia({ name: "spar.attach.perms" })
+    .use(withSession)
+    .get("/perms", async ({ target, caller }) => json(200, (await tools(target, caller, "read")).info()))
+    .get("/perms/stream", async ({ target, caller, request, server }) => {
+      const gated = await tools(target, caller, "read");
+      const release = context.streams.admit(caller);
+      keepOpen(server, request);
+      let stop = () => {};
+      const stream = new SseStream({
+        ...context.subscriberBuffer,
+        onClose: () => {
+          release();
+          stop();
+        },
+      });
+      const send = (prompt: PromptFrame) => stream.write(encodeFrame("prompt", prompt));
+      const pending = gated.gate.pending();
+      if (pending.length === 0) stream.write(OPENING_COMMENT);
+      for (const prompt of pending) send(prompt);
+      stop = gated.prompts.listen(send);
+      request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
+      return stream.response;
+    })
+    .post(
+      "/perms/respond",
+      async ({ body, target, caller }) => {
+        const gated = await tools(target, caller, "write");
+        const who = verifiedIdentity(caller);
+        const answer = await gated.respond(body.id, body.decision, {
+          ...(body.approver !== undefined ? { approver: body.approver } : {}),
+          ...(who !== undefined ? { verified: who } : {}),
+          ...(body.reason !== undefined ? { reason: body.reason } : {}),
+        });
+        if (!answer.ok) throw answer.error;
+        const approver = answer.value.approver;
+        return json(200, approver !== undefined ? { acknowledged: true, approver } : { acknowledged: true });
       },
-    });
-    const send = (prompt: PromptFrame) => stream.write(encodeFrame("prompt", prompt));
-    const pending = gated.gate.pending();
-    if (pending.length === 0) stream.write(OPENING_COMMENT);
-    for (const prompt of pending) send(prompt);
-    stop = gated.prompts.listen(send);
-    route.request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
-    return stream.response;
-  });
-
-  table.session("POST", "perms/respond", async (route) => {
-    const request = await requiredBody(route, RespondBody);
-    const gated = await tools(route, "write");
-    const who = verifiedIdentity(route);
-    const answer = await gated.respond(request.id, request.decision, {
-      ...(request.approver !== undefined ? { approver: request.approver } : {}),
-      ...(who !== undefined ? { verified: who } : {}),
-      ...(request.reason !== undefined ? { reason: request.reason } : {}),
-    });
-    if (!answer.ok) throw answer.error;
-    return json(
-      200,
-      answer.value.approver !== undefined
-        ? { acknowledged: true, approver: answer.value.approver }
-        : { acknowledged: true },
+      { body: RespondBody },
+    )
+    .post(
+      "/perms/mode",
+      async ({ body, target, caller }) => {
+        const gated = await tools(target, caller, "admin");
+        const change = await gated.setMode(body.mode, verifiedIdentity(caller));
+        if (!change.ok) throw change.error;
+        return json(200, { previous: change.value.previous, mode: change.value.mode });
+      },
+      { body: ModeBody },
+    )
+    .post(
+      "/perms/allow",
+      async ({ body, target, caller }) => {
+        const added = (await tools(target, caller, "admin")).gate.addAllow(body.patterns);
+        if (!added.ok) throw added.error;
+        return new Response(null, { status: 204 });
+      },
+      { body: PatternsBody },
+    )
+    .post(
+      "/perms/deny",
+      async ({ body, target, caller }) => {
+        const added = (await tools(target, caller, "write")).gate.addDeny(body.patterns);
+        if (!added.ok) throw added.error;
+        return new Response(null, { status: 204 });
+      },
+      { body: PatternsBody },
     );
-  });
-
-  table.session("POST", "perms/mode", async (route) => {
-    const request = await requiredBody(route, ModeBody);
-    const gated = await tools(route, "admin");
-    const change = await gated.setMode(request.mode, verifiedIdentity(route));
-    if (!change.ok) throw change.error;
-    return json(200, { previous: change.value.previous, mode: change.value.mode });
-  });
-
-  table.session("POST", "perms/allow", async (route) => {
-    const request = await requiredBody(route, PatternsBody);
-    const added = (await tools(route, "admin")).gate.addAllow(request.patterns);
-    if (!added.ok) throw added.error;
-    return new Response(null, { status: 204 });
-  });
-
-  table.session("POST", "perms/deny", async (route) => {
-    const request = await requiredBody(route, PatternsBody);
-    const added = (await tools(route, "write")).gate.addDeny(request.patterns);
-    if (!added.ok) throw added.error;
-    return new Response(null, { status: 204 });
-  });
 }

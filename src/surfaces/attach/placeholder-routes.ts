@@ -6,7 +6,9 @@
 import { SparError } from "../../core/errors.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
-import type { RouteTable } from "./route-table.ts";
+import { Elysia } from "elysia";
+import { requestUrl } from "../http/request-url.ts";
+import { withSession } from "./route-context.ts";
 
 const ZERO_READS: Record<string, unknown> = {
   agents: { agents: [] },
@@ -23,37 +25,39 @@ const MISSING_CAPABILITIES: Record<string, string> = {
 
 const AGENT_NAME = /^[^./\s]+$/;
 
-export function registerPlaceholderRoutes(table: RouteTable, context: AttachContext): void {
+export function placeholderRoutes(context: AttachContext) {
   const service = context.sessions;
+  let routes = new Elysia({ name: "spar.attach.placeholders" }).use(withSession);
   for (const [suffix, zero] of Object.entries(ZERO_READS)) {
-    table.session("GET", suffix, async (route) => {
-      await service.authorize(route, route.caller, "read");
+    routes = routes.get(`/${suffix}`, async ({ target, caller }) => {
+      await service.authorize(target, caller, "read");
       return json(200, zero);
     });
   }
   for (const [suffix, capability] of Object.entries(MISSING_CAPABILITIES)) {
-    table.session("POST", suffix, async (route) => {
-      await service.authorize(route, route.caller, "write");
+    routes = routes.post(`/${suffix}`, async ({ target, caller }) => {
+      await service.authorize(target, caller, "write");
       throw new SparError("not_implemented", `this daemon has no ${capability}`);
     });
   }
-  table.session("GET", "agents/:p3/events", async (route) => {
-    const name = route.params.p3 ?? "";
-    if (!AGENT_NAME.test(name))
-      throw new SparError("bad_request", "agent name must not contain '.', '/' or whitespace");
-    const key = await service.authorize(route, route.caller, "read");
-    const since = Number.parseInt(route.url.searchParams.get("since") ?? "0", 10);
-    return json(200, {
-      agent: name,
-      parent_session_id: key.id,
-      branches: [name, `bg.${name}`, `sub.${name}`, `remote.${name}`],
-      events: [],
-      next_since: Number.isSafeInteger(since) && since > 0 ? since : 0,
-      truncated: false,
+  return routes
+    .get("/agents/:p3/events", async ({ params, target, caller, request }) => {
+      const name = params.p3;
+      if (!AGENT_NAME.test(name))
+        throw new SparError("bad_request", "agent name must not contain '.', '/' or whitespace");
+      const key = await service.authorize(target, caller, "read");
+      const since = Number.parseInt(requestUrl(request).searchParams.get("since") ?? "0", 10);
+      return json(200, {
+        agent: name,
+        parent_session_id: key.id,
+        branches: [name, `bg.${name}`, `sub.${name}`, `remote.${name}`],
+        events: [],
+        next_since: Number.isSafeInteger(since) && since > 0 ? since : 0,
+        truncated: false,
+      });
+    })
+    .post("/agents/:p3/stop", async ({ target, caller }) => {
+      await service.authorize(target, caller, "write");
+      throw new SparError("not_implemented", "this daemon has no subagent stopper");
     });
-  });
-  table.session("POST", "agents/:p3/stop", async (route) => {
-    await service.authorize(route, route.caller, "write");
-    throw new SparError("not_implemented", "this daemon has no subagent stopper");
-  });
 }

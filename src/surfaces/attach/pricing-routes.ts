@@ -11,8 +11,8 @@ import { RateFields, ratesFromFields } from "../../pricing/pricing-document.ts";
 import { CallerLimiter } from "../../pricing/refresh-limiter.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
-import { requiredBody } from "./route-body.ts";
-import type { RouteTable } from "./route-table.ts";
+import { Elysia } from "elysia";
+import { withSession } from "./route-context.ts";
 
 /**
  * POST /pricing/set: `{model, input_usd_per_mtok, output_usd_per_mtok, cached_usd_per_mtok?,
@@ -34,48 +34,48 @@ export const SetPricingBody = v.object(
 
 const ZERO_TIME = "0001-01-01T00:00:00Z";
 
-export function registerPricingRoutes(table: RouteTable, context: AttachContext): void {
+export function pricingRoutes(context: AttachContext) {
   const service = context.sessions;
   const pricing = context.pricing;
   const limiter = new CallerLimiter();
-
-  table.session("GET", "pricing", async (route) => {
-    await service.authorize(route, route.caller, "read");
-    if (!pricing) return json(200, { source: "", last_refresh: ZERO_TIME, known_models: 0, rate: null });
-    return json(200, pricing.info(context.daemon.model));
-  });
-
-  table.session("POST", "pricing/set", async (route) => {
-    await service.authorize(route, route.caller, "write");
-    if (!pricing) throw new SparError("not_implemented", "this daemon has no pricing controller");
-    // The price book is the daemon's, every tenant's costs and ceilings read it: with per-caller
-    // auth only an admin may change it.
-    if (context.identitiesRequired && !route.caller.admin) {
-      throw new SparError(
-        "forbidden",
-        "the price list is daemon-wide (every session's cost and ceilings use it): only an admin may set a price on a daemon with per-caller auth",
-      );
-    }
-    const body = await requiredBody(route, SetPricingBody);
-    pricing.set(body.model, ratesFromFields(body));
-    return new Response(null, { status: 204 });
-  });
-
-  table.session("POST", "pricing/refresh", async (route) => {
-    await service.authorize(route, route.caller, "write");
-    if (!pricing?.hasSource)
-      throw new SparError(
-        "not_implemented",
-        "this daemon has no pricing source: start it with --pricing-source=<URL or file> (config pricing.source)",
-      );
-    const admission = limiter.take(route.caller.identity, Date.now());
-    if (!admission.ok) {
-      return json(
-        429,
-        { error: "rate limited", retry_after_seconds: admission.retryAfterSeconds },
-        { "retry-after": String(admission.retryAfterSeconds) },
-      );
-    }
-    return json(200, await pricing.refresh());
-  });
+  return new Elysia({ name: "spar.attach.pricing" })
+    .use(withSession)
+    .get("/pricing", async ({ target, caller }) => {
+      await service.authorize(target, caller, "read");
+      if (!pricing) return json(200, { source: "", last_refresh: ZERO_TIME, known_models: 0, rate: null });
+      return json(200, pricing.info(context.daemon.model));
+    })
+    .post(
+      "/pricing/set",
+      async ({ body, target, caller }) => {
+        await service.authorize(target, caller, "write");
+        if (!pricing) throw new SparError("not_implemented", "this daemon has no pricing controller");
+        // The price book is the daemon's, every tenant's costs and ceilings read it: with per-caller
+        // auth only an admin may change it.
+        if (context.identitiesRequired && !caller.admin) {
+          throw new SparError(
+            "forbidden",
+            "the price list is daemon-wide (every session's cost and ceilings use it): only an admin may set a price on a daemon with per-caller auth",
+          );
+        }
+        pricing.set(body.model, ratesFromFields(body));
+        return new Response(null, { status: 204 });
+      },
+      { body: SetPricingBody },
+    )
+    .post("/pricing/refresh", async ({ target, caller }) => {
+      await service.authorize(target, caller, "write");
+      if (!pricing?.hasSource) {
+        throw new SparError(
+          "not_implemented",
+          "this daemon has no pricing source: start it with --pricing-source=<URL or file> (config pricing.source)",
+        );
+      }
+      const admission = limiter.take(caller.identity, Date.now());
+      if (!admission.ok) {
+        const seconds = admission.retryAfterSeconds;
+        return json(429, { error: "rate limited", retry_after_seconds: seconds }, { "retry-after": String(seconds) });
+      }
+      return json(200, await pricing.refresh());
+    });
 }

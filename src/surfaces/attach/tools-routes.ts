@@ -6,12 +6,13 @@
  */
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
-import type { RouteTable } from "./route-table.ts";
+import { Elysia } from "elysia";
+import { withSession } from "./route-context.ts";
 
-export function registerToolsRoutes(table: RouteTable, context: AttachContext): void {
+export function toolsRoutes(context: AttachContext) {
   const service = context.sessions;
-  table.session("GET", "tools", async (route) => {
-    await service.authorize(route, route.caller, "read");
+  return new Elysia({ name: "spar.attach.tools" }).use(withSession).get("/tools", async ({ target, caller }) => {
+    await service.authorize(target, caller, "read");
     return json(200, { tools: context.tools?.list() ?? [] });
   });
 }

@@ -1,8 +1,8 @@
 /**
  * The peer hub's HTTP routes (spec "Peer hub", registered only with `--attach-peer-hub`):
  * POST /peers, GET /peers, POST /peers/{id}/heartbeat, DELETE /peers/{id}. Thin: parse,
- * authorize, call the PeerHub, map the result. Transport auth and the CSRF guard come from the
- * RouteTable; the rules (upsert, ownership, leases) live in core/peer-registry.ts.
+ * authorize, call the PeerHub, map the result. Transport auth, CSRF and the body cap come from the
+ * listener's shared guards; the rules (upsert, ownership, leases) live in core/peer-registry.ts.
  *
  * - With `requireIdentity` (multi-session auth) every peer route answers 401
  *   (`WWW-Authenticate: Bearer realm="attach-multisession"`) to an anonymous caller, before the
@@ -29,10 +29,11 @@ import {
   parseLabelFilter,
   peerWireView,
 } from "../../core/peer-registry.ts";
-import type { Caller } from "../attach/attach-context.ts";
-import type { RouteTable } from "../attach/route-table.ts";
+import { Elysia } from "elysia";
+import { type Caller, LOCAL_CALLER } from "../http/caller-auth.ts";
+import { edgeState } from "../http/edge-state.ts";
 import { HttpProblem } from "../http/http-problem.ts";
-import { readJsonBody, validate } from "../http/request-body.ts";
+import { requestUrl } from "../http/request-url.ts";
 import { json } from "../http/responses.ts";
 import type { PeerHub } from "./peer-hub.ts";
 
@@ -89,50 +90,52 @@ function labelFilters(url: URL): LabelFilter[] {
   });
 }
 
+/** Whether a request is for one of the peer routes. */
+export function isPeerPath(pathname: string): boolean {
+  return pathname === "/peers" || pathname.startsWith("/peers/");
+}
+
 /**
- * The caller is the one the RouteTable resolved for the request (bearer token, mTLS subject or
- * proxy assertion), so a peer is owned by the same identity as everything else it does.
+ * The peer routes. The caller is the one the auth guard resolved (bearer token, mTLS subject or
+ * proxy assertion), so a peer is owned by the same identity as everything else it does. With
+ * `requireIdentity` an anonymous caller is refused before routing, so before any body is read.
  */
-export function registerPeerRoutes(table: RouteTable, hub: PeerHub, options: PeerRouteOptions): void {
-  const identify = (who: Caller): Caller => {
-    if (options.requireIdentity && who.source === "anonymous") throw refuseAnonymous();
-    return who;
-  };
-
-  table.add("POST", "/peers", async ({ request, caller }) => {
-    const who = identify(caller);
-    const body = await readJsonBody(request, PEER_BODY_LIMIT);
-    if (!body.ok) throw body.error;
-    if (body.value === undefined) throw new SparError("bad_request", "request body is empty");
-    const input = validate(REGISTRATION_SCHEMA, body.value);
-    if (!input.ok) throw input.error;
-    const registered = hub.register(who, {
-      name: input.value.name,
-      endpoint: input.value.endpoint,
-      ...(input.value.labels !== undefined ? { labels: input.value.labels } : {}),
-      ...(input.value.heartbeat_ttl_sec !== undefined ? { heartbeatTtlSec: input.value.heartbeat_ttl_sec } : {}),
+export function peerRoutes(hub: PeerHub, options: PeerRouteOptions) {
+  const callerOf = (request: Request): Caller => edgeState(request).caller ?? LOCAL_CALLER;
+  return new Elysia({ name: "spar.peers" })
+    .onRequest(({ request }) => {
+      if (!options.requireIdentity || !isPeerPath(requestUrl(request).pathname)) return;
+      if (callerOf(request).source === "anonymous") throw refuseAnonymous();
+    })
+    .post(
+      "/peers",
+      ({ body, request }) => {
+        const who = callerOf(request);
+        const registered = hub.register(who, {
+          name: body.name,
+          endpoint: body.endpoint,
+          ...(body.labels !== undefined ? { labels: body.labels } : {}),
+          ...(body.heartbeat_ttl_sec !== undefined ? { heartbeatTtlSec: body.heartbeat_ttl_sec } : {}),
+        });
+        if (!registered.ok) throw registered.error;
+        return json(201, peerWireView(registered.value, who));
+      },
+      { body: REGISTRATION_SCHEMA },
+    )
+    .get("/peers", ({ request }) => {
+      const who = callerOf(request);
+      const peers = hub.list(labelFilters(requestUrl(request))).map((registration) => peerWireView(registration, who));
+      return json(200, { peers });
+    })
+    .post("/peers/:id/heartbeat", ({ params, request }) => {
+      const who = callerOf(request);
+      const renewed = hub.heartbeat(who, params.id);
+      if (!renewed.ok) throw renewed.error;
+      return json(200, peerWireView(renewed.value, who));
+    })
+    .delete("/peers/:id", ({ params, request }) => {
+      const removed = hub.deregister(callerOf(request), params.id);
+      if (!removed.ok) throw removed.error;
+      return new Response(null, { status: 204 });
     });
-    if (!registered.ok) throw registered.error;
-    return json(201, peerWireView(registered.value, who));
-  });
-
-  table.add("GET", "/peers", ({ url, caller }) => {
-    const who = identify(caller);
-    const peers = hub.list(labelFilters(url)).map((registration) => peerWireView(registration, who));
-    return json(200, { peers });
-  });
-
-  table.add("POST", "/peers/:id/heartbeat", ({ params, caller }) => {
-    const who = identify(caller);
-    const renewed = hub.heartbeat(who, params.id ?? "");
-    if (!renewed.ok) throw renewed.error;
-    return json(200, peerWireView(renewed.value, who));
-  });
-
-  table.add("DELETE", "/peers/:id", ({ params, caller }) => {
-    const who = identify(caller);
-    const removed = hub.deregister(who, params.id ?? "");
-    if (!removed.ok) throw removed.error;
-    return new Response(null, { status: 204 });
-  });
 }

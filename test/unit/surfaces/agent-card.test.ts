@@ -1,12 +1,11 @@
 /**
- * The agent card (spec: Agent card; Security fields table), in-process through a RouteTable on
+ * The agent card (spec: Agent card; Security fields table), in-process through the guarded app on
  * Elysia: layer order, url derivation, skills merge, security rows, 404 / 405 / public answers,
  * and card-file errors. Every card the route emits is validated against the vendored A2A v0.3.0
  * schema's `definitions.AgentCard` (D24).
  */
 import { describe, expect, test } from "bun:test";
 import Ajv from "ajv";
-import { Elysia } from "elysia";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ConfigMap } from "../../../src/cli/config-file.ts";
@@ -15,8 +14,9 @@ import {
   type AgentCard,
   type AgentCardOptions,
   type BundleSkill,
+  AGENT_CARD_PATH,
+  agentCardRoutes,
   buildAgentCard,
-  registerAgentCardRoutes,
   requestCardUrl,
 } from "../../../src/surfaces/attach/agent-card.ts";
 import {
@@ -25,7 +25,8 @@ import {
   type AgentCardSettings,
   loadAgentCardSettings,
 } from "../../../src/surfaces/attach/agent-card-config.ts";
-import { RouteTable } from "../../../src/surfaces/attach/route-table.ts";
+import { LOCAL_CALLER } from "../../../src/surfaces/http/caller-auth.ts";
+import { guardedApp } from "../../../src/surfaces/http/guarded-app.ts";
 import { tempDir } from "../../support/daemon.ts";
 
 const CARD_URL = "http://spar.test/.well-known/agent-card.json";
@@ -50,11 +51,11 @@ function cardApp(
   options: Partial<AgentCardOptions> = {},
   token: string | undefined = "t",
 ) {
-  const app = new Elysia({ strictPath: true });
-  const table = new RouteTable(app, { token, readonly: false });
-  registerAgentCardRoutes(table, settings, { bearer: false, mtls: false, skills: () => [], ...options });
-  app.onError(({ code, request, error }) => (code === "NOT_FOUND" ? table.unmatched(request) : table.failure(error)));
-  return app;
+  return guardedApp({
+    transport: { token, readonly: false },
+    resolveCaller: () => LOCAL_CALLER,
+    publicPaths: new Set([AGENT_CARD_PATH]),
+  }).use(agentCardRoutes(settings, { bearer: false, mtls: false, skills: () => [], ...options }, undefined));
 }
 
 function settings(extra: Partial<AgentCardSettings> = {}): AgentCardSettings {

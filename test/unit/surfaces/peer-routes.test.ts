@@ -8,13 +8,12 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Elysia } from "elysia";
-import type { Caller } from "../../../src/surfaces/attach/attach-context.ts";
-import { RouteTable } from "../../../src/surfaces/attach/route-table.ts";
+import type { Caller } from "../../../src/surfaces/http/caller-auth.ts";
+import { guardedApp } from "../../../src/surfaces/http/guarded-app.ts";
 import { PeerHub } from "../../../src/surfaces/peers/peer-hub.ts";
 import { journalPathOf, readPeerState } from "../../../src/surfaces/peers/peer-journal.ts";
 import { PEER_FLAGS, resolvePeerSettings } from "../../../src/surfaces/peers/peer-flags.ts";
-import { registerPeerRoutes } from "../../../src/surfaces/peers/peer-routes.ts";
+import { PEER_BODY_LIMIT, peerRoutes } from "../../../src/surfaces/peers/peer-routes.ts";
 import { tempDir } from "../../support/daemon.ts";
 
 /** `x-test-caller: <identity>` (plus `x-test-admin: 1`) names the caller; no header is anonymous. */
@@ -39,7 +38,7 @@ function recorder(): Logged & { log: { info(m: string): void; warn(m: string): v
 }
 
 interface Harness {
-  app: Elysia;
+  app: { handle(request: Request): Promise<Response> };
   hub: PeerHub;
   clock: { now: number };
   logged: Logged;
@@ -50,9 +49,12 @@ function harness(options: { requireIdentity?: boolean; stateFile?: string; now?:
   const logged = recorder();
   const opened = PeerHub.open({ stateFile: options.stateFile, log: logged.log, now: () => clock.now });
   if (!opened.ok) throw new Error(opened.error);
-  const app = new Elysia({ strictPath: true });
-  const table = new RouteTable(app, { token: undefined, readonly: false }, callerFromHeader);
-  registerPeerRoutes(table, opened.value, { requireIdentity: options.requireIdentity ?? false });
+  const app = guardedApp({
+    transport: { token: undefined, readonly: false },
+    resolveCaller: callerFromHeader,
+    publicPaths: new Set(),
+    bodyLimit: () => PEER_BODY_LIMIT,
+  }).use(peerRoutes(opened.value, { requireIdentity: options.requireIdentity ?? false }));
   return { app, hub: opened.value, clock, logged };
 }
 

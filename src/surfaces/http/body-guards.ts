@@ -1,0 +1,49 @@
+/**
+ * What a write request passes once its route is known, before a handler runs: the browser CSRF
+ * check (`Content-Type: application/json`, a loopback or same-Host Origin) and the JSON body read
+ * within its limit (413 from Content-Length before reading, or while reading a chunked body),
+ * strict UTF-8, parsed; an empty body is EMPTY_BODY, an empty object (what an optional body's
+ * schema accepts as "no fields") that a required body's answers with "request body is empty". Both are Elysia parsers (`onParse`): they run
+ * for matched write routes only, so unknown paths still answer 404/405, and after the guards of
+ * `onRequest`, so an unauthenticated request never has its body read.
+ */
+import { Elysia } from "elysia";
+import * as v from "valibot";
+import { WRITE_BODY_LIMIT, readJsonBody } from "./request-body.ts";
+import { checkCsrf } from "./request-guards.ts";
+import { requestUrl } from "./request-url.ts";
+
+/** The body of a request that sent none: `{}` to a schema, recognised by identity. */
+export const EMPTY_BODY: Readonly<Record<string, never>> = Object.freeze({});
+
+/**
+ * A required body whose fields are all optional: an empty body fails it (answered "request body
+ * is empty"), `{}` sent on purpose passes.
+ */
+export function nonEmpty<TSchema extends v.GenericSchema>(schema: TSchema) {
+  return v.pipe(
+    v.custom<unknown>((input) => input !== EMPTY_BODY, "request body is empty"),
+    schema,
+  );
+}
+
+/** The CSRF guard of every write (GET, HEAD and OPTIONS pass). */
+export function csrfGuard() {
+  return new Elysia({ name: "spar.csrf-guard" }).onParse({ as: "global" }, ({ request }) => {
+    checkCsrf(request);
+    return undefined;
+  });
+}
+
+/** The body limit of a request's path (8 KiB unless a route family says otherwise). */
+export type BodyLimit = (pathname: string) => number;
+
+/** JSON bodies within their path's limit, on every write route. */
+export function jsonBody(limitFor: BodyLimit = () => WRITE_BODY_LIMIT) {
+  return new Elysia({ name: "spar.json-body", seed: limitFor }).onParse({ as: "global" }, async ({ request }) => {
+    const parsed = await readJsonBody(request, limitFor(requestUrl(request).pathname));
+    if (!parsed.ok) throw parsed.error;
+    // A value, not undefined, for an empty body: undefined would hand the body to Elysia's own parser.
+    return parsed.value === undefined ? EMPTY_BODY : parsed.value;
+  });
+}

@@ -1,0 +1,38 @@
+/**
+ * A listener's Elysia app with the shared guards on, in the spec's order: response headers every
+ * answer carries, then before routing the header size, the Host, the DNS-rebinding check, the
+ * mTLS connection, the token and the caller; once the route is known and before its body is read
+ * the CSRF check, then the JSON body within its limit; and one error mapper for every failure
+ * (405 from the app's own routes). Every listener starts from here, so none re-implements a guard.
+ */
+import { Elysia } from "elysia";
+import { type AuthGuardOptions, authGuard } from "./auth-guard.ts";
+import { type BodyLimit, csrfGuard, jsonBody } from "./body-guards.ts";
+import { errorMapper } from "./error-mapper.ts";
+import { hostGuard } from "./host-guard.ts";
+
+export interface GuardedAppOptions extends AuthGuardOptions {
+  /** Body limits by path (default 8 KiB everywhere). */
+  bodyLimit?: BodyLimit;
+  /** Headers every answer of the listener carries (refusals included). */
+  responseHeaders?: Readonly<Record<string, string>>;
+  /** Bun.serve options when the app listens itself. */
+  serve?: Partial<Bun.Serve.Options<undefined>>;
+}
+
+export function guardedApp(options: GuardedAppOptions) {
+  const built: { routes?: () => ReadonlyArray<{ method: string; path: string }> } = {};
+  const headers = Object.entries(options.responseHeaders ?? {});
+  // strictPath: `/healthz/` is not `/healthz` (an auth exemption is for the exact path only).
+  const app = new Elysia({ strictPath: true, ...(options.serve ? { serve: options.serve } : {}) })
+    .onRequest(({ set }) => {
+      for (const [name, value] of headers) set.headers[name] = value;
+    })
+    .use(errorMapper(() => built.routes?.() ?? []))
+    .use(hostGuard(options.transport.allowedHosts))
+    .use(authGuard(options))
+    .use(csrfGuard())
+    .use(jsonBody(options.bodyLimit));
+  built.routes = () => app.routes;
+  return app;
+}
