@@ -3,7 +3,7 @@
  * can be driven like the in-process one: objects, kubelet-style events, pod logs, grants,
  * bookmarks, faults, restart, and the request log. Unauthenticated (a test tool bound to
  * loopback). Bodies are JSON; a refused change answers a Status (400/404), never a crash.
- * The route table is in the README section "Fake Kubernetes apiserver".
+ * The route table is in docs/fake-apiserver.md.
  */
 import type { Grant } from "./access.ts";
 import type { EventInput, EventV1Input, NodeInput, PodInput, WorkloadInput } from "./builders.ts";

@@ -14,7 +14,7 @@
  *   --grants F           JSON file: an array of grants (see access.ts); default allows everything
  *   --objects F          JSON file: an array of objects to apply at startup
  *   --bookmark-interval-ms N   --history-limit N   --expired-watch http|event   --no-control
- * The control surface (/_fake/...) drives the scenario and faults over HTTP (README).
+ * The control surface (/_fake/...) drives the scenario and faults over HTTP (docs/fake-apiserver.md).
  */
 import { readFileSync } from "node:fs";
 import type { Grant } from "./access.ts";

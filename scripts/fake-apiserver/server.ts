@@ -1,6 +1,6 @@
 /**
  * `startFakeApiserver(options)`: a fake kube-apiserver on Bun.serve speaking the real wire
- * protocol (see README "Fake Kubernetes apiserver"), for tests of Kubernetes clients.
+ * protocol (see docs/fake-apiserver.md), for tests of Kubernetes clients.
  *
  *   const api = await startFakeApiserver({ tokens: { t0k3n: "watcher" } });
  *   api.url                                  // http://127.0.0.1:<port>

@@ -1,0 +1,125 @@
+/**
+ * The docs stand alone: every relative link in README.md and docs/*.md resolves to a file in the
+ * repository (and a `#fragment` into a Markdown file to one of its headings or anchors), nothing
+ * points outside the repository, and the README stays a short front page.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+
+const REPO_ROOT = resolve(import.meta.dir, "..", "..");
+
+/** The pages checked: the README and every Markdown file in docs/. */
+function pages(): string[] {
+  const docs = readdirSync(join(REPO_ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`);
+  return ["README.md", ...docs.sort()];
+}
+
+/** Markdown without fenced code blocks and inline code, where brackets are not links. */
+function prose(markdown: string): string {
+  return markdown.replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "");
+}
+
+/** Targets of inline links and images, `[text](target)`, external ones (a URL scheme) left out. */
+export function relativeLinks(markdown: string): string[] {
+  return [...prose(markdown).matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((match) => match[1] ?? "")
+    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+}
+
+/** GitHub's heading anchor: formatting dropped, lowercase, punctuation removed, spaces to hyphens. */
+export function headingSlug(heading: string): string {
+  const text = heading
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/<[^>]+>/g, "");
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, "")
+    .replace(/ /g, "-");
+}
+
+/** Every anchor a Markdown page offers: its headings (duplicates numbered) and `<a id>` tags. */
+export function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  const withoutCode = markdown.replace(/^```[\s\S]*?^```/gm, "");
+  for (const match of withoutCode.matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
+    const slug = headingSlug(match[1] ?? "");
+    const count = seen.get(slug) ?? 0;
+    anchors.add(count === 0 ? slug : `${slug}-${count}`);
+    seen.set(slug, count + 1);
+  }
+  for (const match of markdown.matchAll(/<a (?:id|name)="([^"]+)"/g)) anchors.add(match[1] ?? "");
+  return anchors;
+}
+
+/** The links of one page that do not resolve, as `page: target (why)`. */
+export function brokenLinks(page: string, markdown: string, root: string = REPO_ROOT): string[] {
+  const broken: string[] = [];
+  for (const target of relativeLinks(markdown)) {
+    const [path = "", fragment] = target.split("#", 2);
+    const file = path === "" ? join(root, page) : resolve(root, dirname(page), decodeURI(path));
+    const inside = relative(root, file);
+    if (inside.startsWith("..") || inside.startsWith(sep)) {
+      broken.push(`${page}: ${target} (outside the repository)`);
+      continue;
+    }
+    if (!existsSync(file)) {
+      broken.push(`${page}: ${target} (no such file)`);
+      continue;
+    }
+    if (fragment !== undefined && file.endsWith(".md") && !anchorsOf(readFileSync(file, "utf8")).has(fragment))
+      broken.push(`${page}: ${target} (no such heading or anchor)`);
+  }
+  return broken;
+}
+
+describe("the link checker", () => {
+  test("slugs headings as GitHub does", () => {
+    expect(headingSlug("`spar agent`")).toBe("spar-agent");
+    expect(headingSlug("Tool-server catalog (mcp.json)")).toBe("tool-server-catalog-mcpjson");
+    expect(headingSlug("Outbound URLs (SSRF)")).toBe("outbound-urls-ssrf");
+  });
+
+  test("reports a missing file, a missing heading and a path outside the repository", () => {
+    const page = "docs/agent.md";
+    const markdown = [
+      "[ok](configuration.md#every-key) [gone](no-such-page.md) [bad anchor](security.md#no-such-heading)",
+      "[out](../../elsewhere.md) [web](https://example.com/x.md) `[code](not-a-link.md)`",
+    ].join("\n");
+    expect(brokenLinks(page, markdown)).toEqual([
+      "docs/agent.md: no-such-page.md (no such file)",
+      "docs/agent.md: security.md#no-such-heading (no such heading or anchor)",
+      "docs/agent.md: ../../elsewhere.md (outside the repository)",
+    ]);
+  });
+});
+
+describe("README.md and docs/*.md", () => {
+  test("every relative link resolves to a file in the repository, and every fragment to a heading", () => {
+    const checked = pages();
+    expect(checked).toContain("docs/architecture.md");
+    const broken = checked.flatMap((page) => brokenLinks(page, readFileSync(join(REPO_ROOT, page), "utf8")));
+    expect(broken).toEqual([]);
+  });
+
+  test("name no file outside the repository (the specs and design notes are named, not linked)", () => {
+    const outside = pages().filter((page) =>
+      /\.\.\/(shared|spec|reference)\b/.test(readFileSync(join(REPO_ROOT, page), "utf8")),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  test("the README stays a front page: under 250 lines, with the two set-up commands CI relies on", () => {
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    expect(readme.split("\n").length).toBeLessThan(250);
+    expect(readme).toContain(
+      "scripts/spar agent --attach-listen=127.0.0.1:7777 --session-db=.agents/state/sessions.db --model=echo",
+    );
+    expect(readme).toContain("```sh\nscripts/test\n```");
+  });
+});
