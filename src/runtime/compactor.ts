@@ -27,7 +27,7 @@ import {
   mechanicalSummary,
   planCompaction,
 } from "../core/compaction.ts";
-import type { AuditEvent, LiveFrame, SessionEvent } from "../core/events.ts";
+import type { AuditEvent, EventHeader, LiveFrame, SessionEvent } from "../core/events.ts";
 import { SparError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { ChatMessage } from "../core/model.ts";
@@ -42,7 +42,7 @@ export interface CompactorDeps {
   history: ChatMessage[];
   ledger: UsageLedger;
   append(events: SessionEvent[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
+  header(invocationId: string, author: string): EventHeader;
   frame(frame: LiveFrame): void;
   /** The conversation changed shape: the workers' cached copy is stale. */
   renewConversationKey(): void;

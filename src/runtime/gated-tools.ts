@@ -8,7 +8,7 @@
  * storm, guardrail) aborts the calls it is running: their processes are killed.
  */
 import type { SparError } from "../core/errors.ts";
-import type { LiveFrame, SessionEvent, ToolCall } from "../core/events.ts";
+import type { EventHeader, LiveFrame, SessionEvent, ToolCall } from "../core/events.ts";
 import {
   type GateOutcome,
   type ModeChange,
@@ -39,7 +39,7 @@ export interface GatedToolsDeps {
   settings: PermissionSettings;
   now(): Date;
   append(events: SessionEvent[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
+  header(invocationId: string, author: string): EventHeader;
   frame(frame: LiveFrame): void;
 }
 

@@ -4,7 +4,7 @@
  * `abandon` resume that drops what was queued (recorded, never run). The actor consults the gate
  * when scheduling and reports it in `status`; it keeps the inbox and the turn itself.
  */
-import type { LiveFrame, SessionEvent } from "../core/events.ts";
+import type { EventHeader, LiveFrame, SessionEvent } from "../core/events.ts";
 import { PauseGate, type ResumeMode, steerMessage } from "../core/pause-gate.ts";
 import type { InboxItem } from "../core/session-store.ts";
 import type { InjectResult, InterruptResult } from "./actor-types.ts";
@@ -24,7 +24,7 @@ export interface OperatorControlDeps {
   pending: InboxItem[];
   frame(frame: LiveFrame): void;
   append(events: SessionEvent[], drained?: readonly string[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
+  header(invocationId: string, author: string): EventHeader;
   inject(message: string, wake: boolean): Promise<InjectResult>;
   /** Start a turn if one is due. */
   schedule(): void;

@@ -6,7 +6,7 @@
  * `attach/guardrail-reset`, committed before the state changes). The actor decides what a trip
  * does to the running turn; this unit says whether it must be cut.
  */
-import type { CommittedRow, LiveFrame, SessionEvent, ToolCall } from "../core/events.ts";
+import type { CommittedRow, EventHeader, LiveFrame, SessionEvent, ToolCall } from "../core/events.ts";
 import {
   RESET_AUTHOR,
   RESET_INVOCATION,
@@ -30,7 +30,7 @@ import { LoopDetector, type WatchdogSignal, watchdogFeedbackBlock } from "../cor
 
 export interface GuardsDeps {
   append(events: SessionEvent[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
+  header(invocationId: string, author: string): EventHeader;
   frame(frame: LiveFrame): void;
   sessionCostUsd(): number;
   logWarning(message: string): void;

@@ -5,6 +5,7 @@
  * publishes the turn's end in the spec's order (rows, terminal frame, idle, usage).
  */
 import type {
+  EventHeader,
   LiveFrame,
   ModelResponseEvent,
   SessionEvent,
@@ -35,7 +36,7 @@ export interface TurnDeps {
   guards: SessionGuards;
   feed: SessionFeed;
   append(events: SessionEvent[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
+  header(invocationId: string, author: string): EventHeader;
 }
 
 /** How a turn ended, for the session's bookkeeping (readiness, auto-continue). */
@@ -54,10 +55,7 @@ export const REPAIR_AUTHOR = "agent/repair";
  * Results for tool calls a cut turn left without one (restart, interrupt, crash): error results
  * saying the call was not run again, so the conversation the model sees is well formed.
  */
-export function repairRows(
-  calls: readonly ToolCall[],
-  header: () => { id: string; ts: string; invocationId: string; author: string },
-): ToolResultEvent[] {
+export function repairRows(calls: readonly ToolCall[], header: () => EventHeader): ToolResultEvent[] {
   return calls.map((call) => ({
     ...header(),
     kind: "tool-result",
