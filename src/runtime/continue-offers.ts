@@ -6,12 +6,13 @@
  * ContinueSlot. The actor decides when the armed turn runs (it takes the slot).
  */
 import { type ContinueCause, type CutTurn, findCutTurn, isOutputCap, sequenceCount } from "../core/auto-continue.ts";
-import type { CommittedRow, LiveFrame } from "../core/events.ts";
+import type { CommittedRow } from "../core/events.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { SessionKey } from "../core/session-key.ts";
 import type { ActorContext } from "./actor-types.ts";
 import { type ArmedContinue, ContinueSlot } from "./continue-slot.ts";
-import type { TurnEnd } from "./turn-runner.ts";
+import type { ExecutionEnd } from "./executor.ts";
+import type { Journal } from "./session-journal.ts";
 
 export interface ContinueOfferDeps {
   key: SessionKey;
@@ -21,7 +22,8 @@ export interface ContinueOfferDeps {
   halted(): boolean;
   /** Invocation id of the turn in flight, if any. */
   turnInFlight(): string | undefined;
-  frame(frame: LiveFrame): void;
+  /** Announces and withdraws continue turns (frames only: nothing here is durable). */
+  journal: Pick<Journal, "frame">;
   /** A continue turn was armed: start it if nothing else runs. */
   schedule(): void;
 }
@@ -58,7 +60,7 @@ export class ContinueOffers {
   }
 
   /** A turn ended: offer a continue for a transient failure (after a backoff) or an output-cap cut. */
-  afterTurn(invocationId: string, end: TurnEnd): void {
+  afterTurn(invocationId: string, end: ExecutionEnd): void {
     const { context } = this.#deps;
     const transient =
       end.status === "failed" && (end.error?.kind === "rate_limited" || end.error?.kind === "transient_network");
@@ -88,7 +90,7 @@ export class ContinueOffers {
     });
     if (!approved || deps.retired()) return;
     const armed: ArmedContinue = { cause, interruption, promptId: uuidv7(), attempt: this.#sequence + 1 };
-    deps.frame({
+    deps.journal.frame({
       type: "inbox",
       state: "queued",
       prompt_id: armed.promptId,
@@ -105,7 +107,7 @@ export class ContinueOffers {
   withdraw(): void {
     const dropped = this.slot.clear();
     if (dropped)
-      this.#deps.frame({
+      this.#deps.journal.frame({
         type: "inbox",
         state: "dequeued",
         prompt_id: dropped.promptId,

@@ -20,7 +20,7 @@ function setup(approve = true) {
       retired: () => false,
       halted: () => false,
       turnInFlight: () => "t1",
-      frame: (frame) => frames.push(frame),
+      journal: { frame: (frame) => frames.push(frame) },
       schedule: () => scheduled++,
     },
     [],
