@@ -43,6 +43,17 @@ export class ContinueOffers {
     this.#cutByRestart = findCutTurn(rows);
   }
 
+  /**
+   * The continue turn the turn starting now runs: none when human messages are waiting (they
+   * supersede it, armed or still in its backoff: it is withdrawn), none while it waits out its
+   * backoff.
+   */
+  forNextTurn(humanWaiting: boolean): ArmedContinue | undefined {
+    if (!humanWaiting) return this.slot.take();
+    this.withdraw();
+    return undefined;
+  }
+
   /** A turn started: a continue turn extends the sequence; any other turn starts a new one. */
   started(armed: ArmedContinue | undefined): void {
     this.#sequence = armed ? this.#sequence + 1 : 0;

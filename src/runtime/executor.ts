@@ -8,13 +8,12 @@
  * Types only.
  */
 import type { TurnErrorPayload } from "../core/events.ts";
-import type { ChatMessage } from "../core/model.ts";
 import type { SessionKey } from "../core/session-key.ts";
 import type { InboxItem } from "../core/session-store.ts";
-import type { UsageLedger } from "../core/usage.ts";
 import type { ActorContext } from "./actor-types.ts";
 import type { ArmedContinue } from "./continue-slot.ts";
 import type { GatedTools } from "./gated-tools.ts";
+import type { SessionConversation } from "./session-conversation.ts";
 import type { Journal } from "./session-journal.ts";
 import type { SessionGuards } from "./session-guards.ts";
 
@@ -65,13 +64,10 @@ export interface ExecutorSession {
   key: SessionKey;
   context: ActorContext;
   journal: Journal;
-  /** The conversation; an execution appends to it in place. */
-  history: ChatMessage[];
-  ledger: UsageLedger;
+  /** The conversation (appended to in place), its worker-cache name and its usage ledger. */
+  conversation: SessionConversation;
   tools: GatedTools;
   guards: SessionGuards;
-  /** Names the conversation in the turn workers' caches (renewed when a compaction rewrites it). */
-  conversationKey(): string;
 }
 
 /** Builds a session's executor once, when the session is loaded. */

@@ -35,24 +35,24 @@ export interface SessionJournalOptions {
   /** The session's ordered publication queue. */
   feed: SessionFeed;
   /** The session's clock (event timestamps). */
-  now(): Date;
+  clock: { now(): Date };
 }
 
 export class SessionJournal implements Journal {
   readonly key: SessionKey;
   readonly #log: Pick<EventLog, "append">;
   readonly #feed: SessionFeed;
-  readonly #now: () => Date;
+  readonly #clock: { now(): Date };
 
   constructor(options: SessionJournalOptions) {
     this.key = options.key;
     this.#log = options.log;
     this.#feed = options.feed;
-    this.#now = options.now;
+    this.#clock = options.clock;
   }
 
   header(invocationId: string, author: string): EventHeader {
-    return { id: uuidv7(), ts: this.#now().toISOString(), invocationId, author };
+    return { id: uuidv7(), ts: this.#clock.now().toISOString(), invocationId, author };
   }
 
   append(events: SessionEvent[], drained: readonly string[] = [], before: readonly LiveFrame[] = []): Promise<void> {

@@ -23,9 +23,9 @@ export class TurnExecutor implements Executor {
     const turn = new Turn(
       {
         context: session.context,
-        conversationKey: session.conversationKey(),
-        history: session.history,
-        ledger: session.ledger,
+        conversationKey: session.conversation.key,
+        history: session.conversation.history,
+        ledger: session.conversation.ledger,
         tools: session.tools,
         guards: session.guards,
         journal: session.journal,
@@ -50,12 +50,12 @@ export class TurnExecutor implements Executor {
 
   /** Commit the turn's opening rows (draining its inbox items), then add them to the conversation. */
   async #open(execution: Execution): Promise<boolean> {
-    const { context, history, guards, journal } = this.#session;
+    const { context, conversation, guards, journal } = this.#session;
     const opening = turnStartRows({
       invocationId: execution.invocationId,
       items: execution.items,
       armed: execution.armed,
-      history,
+      history: conversation.history,
       modelName: context.model.name,
       framePrompt: (text) => guards.framePrompt(text),
       header: (invocationId, author) => journal.header(invocationId, author),
@@ -66,7 +66,7 @@ export class TurnExecutor implements Executor {
       execution.refused(error);
       return false;
     }
-    history.push(...opening.messages);
+    conversation.history.push(...opening.messages);
     execution.started(opening.human);
     return true;
   }
