@@ -14,7 +14,8 @@ export interface ToolCall {
   args: Record<string, unknown>;
 }
 
-interface EventHeader {
+/** What every durable event carries before its kind: who wrote it, when, and in which turn. */
+export interface EventHeader {
   /** Event id (UUIDv7). */
   id: string;
   /** RFC 3339 time the event was produced. */

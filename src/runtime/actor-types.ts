@@ -14,7 +14,8 @@ import type { WorkerPool } from "./worker-pool.ts";
 
 export interface ActorContext {
   store: Store;
-  pool: WorkerPool;
+  /** Turn workers: a turn and a compaction's summary run there; a rewritten conversation is forgotten. */
+  pool: Pick<WorkerPool, "runTurn" | "forget">;
   pricing: PricingTable;
   model: ModelSpec;
   agentName: string;

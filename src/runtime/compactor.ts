@@ -27,13 +27,14 @@ import {
   mechanicalSummary,
   planCompaction,
 } from "../core/compaction.ts";
-import type { AuditEvent, LiveFrame, SessionEvent } from "../core/events.ts";
+import type { AuditEvent } from "../core/events.ts";
 import { SparError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { type TokenUsage, type UsageLedger, estimateTokens, priceUsage } from "../core/usage.ts";
 import type { ActorContext } from "./actor-types.ts";
 import type { ResponseDraft, WorkerRequest } from "./channel.ts";
+import type { Journal } from "./session-journal.ts";
 import type { RunningTurn } from "./worker-pool.ts";
 
 export interface CompactorDeps {
@@ -41,9 +42,7 @@ export interface CompactorDeps {
   /** The session's conversation; rewritten in place. */
   history: ChatMessage[];
   ledger: UsageLedger;
-  append(events: SessionEvent[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
-  frame(frame: LiveFrame): void;
+  journal: Journal;
   /** The conversation changed shape: the workers' cached copy is stale. */
   renewConversationKey(): void;
 }
@@ -242,7 +241,7 @@ export class Compactor {
     this.#stats = countCompaction(this.#stats, record);
     if (record.model !== undefined && record.usage && record.cost) {
       this.#deps.ledger.recordExtra(record.model, record.usage, record.cost);
-      this.#deps.frame({ type: "usage-update", ...this.#deps.ledger.toUsageUpdate() });
+      this.#deps.journal.frame({ type: "usage-update", ...this.#deps.ledger.toUsageUpdate() });
     }
     return { eventId, summary, durationMs: Math.round(performance.now() - started), skipped: false };
   }
@@ -250,12 +249,12 @@ export class Compactor {
   async #append(row: { author?: string; name: string; metadata: Record<string, unknown> }): Promise<string> {
     const invocationId = `c-${uuidv7()}`;
     const event: AuditEvent = {
-      ...this.#deps.header(invocationId, row.author ?? CONTEXT_REDUCTION_AUTHOR),
+      ...this.#deps.journal.header(invocationId, row.author ?? CONTEXT_REDUCTION_AUTHOR),
       kind: "audit",
       name: row.name,
       metadata: row.metadata,
     };
-    await this.#deps.append([event]);
+    await this.#deps.journal.append([event]);
     return event.id;
   }
 }

@@ -6,12 +6,13 @@
  * ContinueSlot. The actor decides when the armed turn runs (it takes the slot).
  */
 import { type ContinueCause, type CutTurn, findCutTurn, isOutputCap, sequenceCount } from "../core/auto-continue.ts";
-import type { CommittedRow, LiveFrame } from "../core/events.ts";
+import type { CommittedRow } from "../core/events.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { SessionKey } from "../core/session-key.ts";
 import type { ActorContext } from "./actor-types.ts";
 import { type ArmedContinue, ContinueSlot } from "./continue-slot.ts";
-import type { TurnEnd } from "./turn-runner.ts";
+import type { ExecutionEnd } from "./executor.ts";
+import type { Journal } from "./session-journal.ts";
 
 export interface ContinueOfferDeps {
   key: SessionKey;
@@ -21,7 +22,8 @@ export interface ContinueOfferDeps {
   halted(): boolean;
   /** Invocation id of the turn in flight, if any. */
   turnInFlight(): string | undefined;
-  frame(frame: LiveFrame): void;
+  /** Announces and withdraws continue turns (frames only: nothing here is durable). */
+  journal: Pick<Journal, "frame">;
   /** A continue turn was armed: start it if nothing else runs. */
   schedule(): void;
 }
@@ -41,6 +43,17 @@ export class ContinueOffers {
     this.#cutByRestart = findCutTurn(rows);
   }
 
+  /**
+   * The continue turn the turn starting now runs: none when human messages are waiting (they
+   * supersede it, armed or still in its backoff: it is withdrawn), none while it waits out its
+   * backoff.
+   */
+  forNextTurn(humanWaiting: boolean): ArmedContinue | undefined {
+    if (!humanWaiting) return this.slot.take();
+    this.withdraw();
+    return undefined;
+  }
+
   /** A turn started: a continue turn extends the sequence; any other turn starts a new one. */
   started(armed: ArmedContinue | undefined): void {
     this.#sequence = armed ? this.#sequence + 1 : 0;
@@ -58,7 +71,7 @@ export class ContinueOffers {
   }
 
   /** A turn ended: offer a continue for a transient failure (after a backoff) or an output-cap cut. */
-  afterTurn(invocationId: string, end: TurnEnd): void {
+  afterTurn(invocationId: string, end: ExecutionEnd): void {
     const { context } = this.#deps;
     const transient =
       end.status === "failed" && (end.error?.kind === "rate_limited" || end.error?.kind === "transient_network");
@@ -88,7 +101,7 @@ export class ContinueOffers {
     });
     if (!approved || deps.retired()) return;
     const armed: ArmedContinue = { cause, interruption, promptId: uuidv7(), attempt: this.#sequence + 1 };
-    deps.frame({
+    deps.journal.frame({
       type: "inbox",
       state: "queued",
       prompt_id: armed.promptId,
@@ -105,7 +118,7 @@ export class ContinueOffers {
   withdraw(): void {
     const dropped = this.slot.clear();
     if (dropped)
-      this.#deps.frame({
+      this.#deps.journal.frame({
         type: "inbox",
         state: "dequeued",
         prompt_id: dropped.promptId,

@@ -8,7 +8,7 @@
  * storm, guardrail) aborts the calls it is running: their processes are killed.
  */
 import type { SparError } from "../core/errors.ts";
-import type { LiveFrame, SessionEvent, ToolCall } from "../core/events.ts";
+import type { ToolCall } from "../core/events.ts";
 import {
   type GateOutcome,
   type ModeChange,
@@ -24,6 +24,7 @@ import { classifyTool } from "../core/tool-class.ts";
 import type { AnswerInput } from "../core/permission-answer.ts";
 import type { ToolRunResult } from "./channel.ts";
 import { type ClosedPrompt, PromptBroker } from "./prompt-broker.ts";
+import type { Journal } from "./session-journal.ts";
 import type { ToolRunner } from "./tool-host.ts";
 
 export interface PermissionSettings {
@@ -38,9 +39,8 @@ export interface PermissionSettings {
 export interface GatedToolsDeps {
   settings: PermissionSettings;
   now(): Date;
-  append(events: SessionEvent[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
-  frame(frame: LiveFrame): void;
+  /** Prompts, answers, closed prompts and mode changes are recorded here; prompt status frames too. */
+  journal: Journal;
 }
 
 export interface ToolVerdict {
@@ -116,8 +116,13 @@ export class GatedTools {
       tool: answer.value.approval.tool,
     };
     if (answer.value.approval.by !== undefined) metadata.by = answer.value.approval.by;
-    await this.#deps.append([
-      { ...this.#deps.header("gate-answer", "gate/answer"), kind: "audit", name: "permission-answer", metadata },
+    await this.#deps.journal.append([
+      {
+        ...this.#deps.journal.header("gate-answer", "gate/answer"),
+        kind: "audit",
+        name: "permission-answer",
+        metadata,
+      },
     ]);
     return answer;
   }
@@ -128,9 +133,9 @@ export class GatedTools {
     if (!change.ok || !change.value.changed) return change;
     const metadata: Record<string, unknown> = { from: change.value.previous, to: change.value.mode };
     if (caller !== undefined) metadata.caller = caller;
-    await this.#deps.append([
+    await this.#deps.journal.append([
       {
-        ...this.#deps.header("attach-perm-mode", "attach/perm-mode"),
+        ...this.#deps.journal.header("attach-perm-mode", "attach/perm-mode"),
         kind: "audit",
         name: "attach-perm-mode",
         metadata,
@@ -151,15 +156,15 @@ export class GatedTools {
   }
 
   async #ask(prompt: PromptFrame, outcome: Promise<GateOutcome>, turnId: string): Promise<GateOutcome> {
-    await this.#deps.append([
+    await this.#deps.journal.append([
       {
-        ...this.#deps.header(turnId, "gate/prompt"),
+        ...this.#deps.journal.header(turnId, "gate/prompt"),
         kind: "audit",
         name: "permission-prompt",
         metadata: { prompt_id: prompt.id, tool: prompt.tool, kind: prompt.kind },
       },
     ]);
-    this.#deps.frame({ type: "status-update", turn_state: "awaiting_permission" });
+    this.#deps.journal.frame({ type: "status-update", turn_state: "awaiting_permission" });
     this.prompts.publish(prompt);
     const timer = setTimeout(
       () => void this.#recordGone(this.gate.expire(), "expired"),
@@ -167,15 +172,15 @@ export class GatedTools {
     );
     const result = await outcome;
     clearTimeout(timer);
-    this.#deps.frame({ type: "status-update", turn_state: "streaming" });
+    this.#deps.journal.frame({ type: "status-update", turn_state: "streaming" });
     return result;
   }
 
   async #recordGone(ids: readonly string[], reason: string): Promise<void> {
     if (ids.length === 0) return;
-    await this.#deps.append(
+    await this.#deps.journal.append(
       ids.map((id) => ({
-        ...this.#deps.header("gate-gone", "gate/answer"),
+        ...this.#deps.journal.header("gate-gone", "gate/answer"),
         kind: "audit" as const,
         name: "permission-gone",
         metadata: { prompt_id: id, reason },

@@ -4,27 +4,28 @@
  * `abandon` resume that drops what was queued (recorded, never run). The actor consults the gate
  * when scheduling and reports it in `status`; it keeps the inbox and the turn itself.
  */
-import type { LiveFrame, SessionEvent } from "../core/events.ts";
+import type { SessionEvent } from "../core/events.ts";
 import { PauseGate, type ResumeMode, steerMessage } from "../core/pause-gate.ts";
 import type { InboxItem } from "../core/session-store.ts";
 import type { InjectResult, InterruptResult } from "./actor-types.ts";
-import type { Turn } from "./turn-runner.ts";
+import type { CancelCause } from "./executor.ts";
+import type { Journal } from "./session-journal.ts";
 
 export interface OperatorControlDeps {
   now(): Date;
-  /** The turn in flight, if any. */
-  turn(): Turn | undefined;
-  /** Resolves when the turn in flight has ended (read after cancelling it). */
-  turnDone(): Promise<void>;
+  journal: Journal;
+  /** Invocation id of the execution in flight, if any. */
+  inFlight(): string | undefined;
+  /** Cancel the execution in flight (the executor's cancel). */
+  cancel(invocationId: string, cause: CancelCause): void;
+  /** Resolves when the execution in flight has ended (read after cancelling it). */
+  executionDone(): Promise<void>;
   /** Withdraw a continue turn waiting to run (announced as dequeued, withdrawn). */
   clearContinue(): void;
   /** Cancel an automatic compaction running after a turn (a cancel is not a failure). */
   cancelCompaction(): void;
   /** The actor's undrained inbox mirror (`abandon` empties it). */
   pending: InboxItem[];
-  frame(frame: LiveFrame): void;
-  append(events: SessionEvent[], drained?: readonly string[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
   inject(message: string, wake: boolean): Promise<InjectResult>;
   /** Start a turn if one is due. */
   schedule(): void;
@@ -46,37 +47,42 @@ export class OperatorControls {
    */
   async interrupt(hold: boolean, caller: string | undefined): Promise<InterruptResult> {
     const deps = this.#deps;
-    const turn = deps.turn();
+    const inFlight = deps.inFlight();
     deps.clearContinue();
     // Between turns the session may be summarizing its history: stop that too, without waiting.
-    if (turn === undefined) deps.cancelCompaction();
-    const parked = turn !== undefined && hold && this.gate.pause("operator-interrupt", deps.now().toISOString());
-    if (turn) {
-      turn.cancel("operator");
-      await deps.turnDone();
+    if (inFlight === undefined) deps.cancelCompaction();
+    const parked = inFlight !== undefined && hold && this.gate.pause("operator-interrupt", deps.now().toISOString());
+    if (inFlight !== undefined) {
+      deps.cancel(inFlight, "operator");
+      await deps.executionDone();
     }
     // A resume may have released the park while the turn unwound: announce only a park that holds.
     if (parked && this.gate.paused)
-      deps.frame({
+      deps.journal.frame({
         type: "pause",
         state: "paused",
         reason: "operator-interrupt",
         interrupted: true,
         at: this.gate.since ?? "",
       });
-    const metadata: Record<string, unknown> = { source: "operator", hold, interrupted: turn !== undefined };
+    const metadata: Record<string, unknown> = { source: "operator", hold, interrupted: inFlight !== undefined };
     if (caller !== undefined) metadata.caller = caller;
-    await deps.append([
-      { ...deps.header("attach-interrupt", "attach/interrupt"), kind: "audit", name: "attach-interrupt", metadata },
+    await deps.journal.append([
+      {
+        ...deps.journal.header("attach-interrupt", "attach/interrupt"),
+        kind: "audit",
+        name: "attach-interrupt",
+        metadata,
+      },
     ]);
-    return { interrupted: turn !== undefined, paused: this.gate.paused };
+    return { interrupted: inFlight !== undefined, paused: this.gate.paused };
   }
 
   /** POST /pause: park (the running turn finishes; no new one starts). */
   pause(reason: string | undefined): { transitioned: boolean } {
     const transitioned = this.gate.pause(reason ?? "operator-pause", this.#deps.now().toISOString());
     if (transitioned)
-      this.#deps.frame({
+      this.#deps.journal.frame({
         type: "pause",
         state: "paused",
         reason: this.gate.reason ?? "operator-pause",
@@ -91,7 +97,7 @@ export class OperatorControls {
    */
   async resume(mode: ResumeMode, steer: string | undefined): Promise<{ resumed: boolean }> {
     if (!this.gate.resume()) return { resumed: false };
-    this.#deps.frame({ type: "pause", state: "resumed", mode, at: this.#deps.now().toISOString() });
+    this.#deps.journal.frame({ type: "pause", state: "resumed", mode, at: this.#deps.now().toISOString() });
     if (mode === "abandon") await this.#abandonQueued();
     if (mode === "steer" && steer !== undefined) await this.#deps.inject(steerMessage(steer), true);
     this.#deps.schedule();
@@ -106,13 +112,13 @@ export class OperatorControls {
     if (dropped.length === 0) return;
     const ids = dropped.map((item) => item.promptId);
     const row: SessionEvent = {
-      ...this.#deps.header("attach-resume", "attach/resume"),
+      ...this.#deps.journal.header("attach-resume", "attach/resume"),
       kind: "audit",
       name: "attach-resume-abandon",
       metadata: { source: "operator", abandoned_prompt_ids: ids },
     };
     try {
-      await this.#deps.append([row], ids);
+      await this.#deps.journal.append([row], ids);
     } catch (error) {
       pending.unshift(...dropped);
       throw error;

@@ -1,31 +1,31 @@
 /**
- * SessionActor: one live session on the main thread. Owns its durable inbox mirror, turn
- * scheduling (one turn at a time; messages queued meanwhile are drained together by the next
- * turn), the conversation, the usage ledger, and its ordered publication feed. Turns execute on
- * the worker pool; every row a turn produces is committed here before the worker goes on.
+ * SessionActor: one live session on the main thread, and its scheduler: one execution at a time,
+ * messages queued meanwhile drained together by the next, nothing started while the session is
+ * parked, halted, compacting, retired or the daemon stops. What an execution does is its
+ * Executor's (today the model turn, TurnExecutor); what the session records goes through its one
+ * SessionJournal. Inbox, conversation, operator controls, guardrails, auto-continue: collaborators.
  */
-import type { CommittedRow, LiveFrame, SessionEvent } from "../core/events.ts";
+import type { CommittedRow, LiveFrame } from "../core/events.ts";
 import type { ResetRequest } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
-import { InboxRoom } from "../core/inbox-room.ts";
-import { idempotentPromptId } from "./idempotent-prompt.ts";
 import type { ResumeMode } from "../core/pause-gate.ts";
-import type { ChatMessage } from "../core/model.ts";
 import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
 import type { InboxItem, SessionRecord } from "../core/session-store.ts";
 import type { UsageInfo } from "../core/usage.ts";
-import type { TurnOutcome } from "./channel.ts";
 import { GatedTools } from "./gated-tools.ts";
-import { type ContextInfo, contextInfoOf, readAllRows, rebuildFromRows, usageInfoOf } from "./history.ts";
-import { type CompactionResult, Compactor } from "./compactor.ts";
+import { type ContextInfo, readAllRows, usageInfoOf } from "./history.ts";
+import type { CompactionResult } from "./compactor.ts";
 import { SparError } from "../core/errors.ts";
 import { closedPrompts } from "./prompt-broker.ts";
-import { type FeedSink, SessionFeed, type Subscription, framePublication, rowPublication } from "./session-feed.ts";
+import { type FeedSink, SessionFeed, type Subscription } from "./session-feed.ts";
 import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
 import { SessionRecordKeeper } from "./session-record.ts";
 import { StartRetry } from "./start-retry.ts";
-import { Turn, type TurnEnd } from "./turn-runner.ts";
-import { turnStartRows } from "./turn-start-rows.ts";
+import type { Execution, Executor, ExecutorFactory } from "./executor.ts";
+import { type EnqueueOptions, SessionInbox } from "./session-inbox.ts";
+import { SessionConversation } from "./session-conversation.ts";
+import { SessionJournal } from "./session-journal.ts";
+import { turnExecutor } from "./turn-executor.ts";
 import type { ArmedContinue } from "./continue-slot.ts";
 import { ContinueOffers } from "./continue-offers.ts";
 import { OperatorControls } from "./operator-controls.ts";
@@ -41,37 +41,27 @@ export class SessionActor {
   /** The durable row (owner, ACL, title, last_touched_at) and the activity clock. */
   readonly #recordKeeper: SessionRecordKeeper;
   readonly #context: ActorContext;
-  readonly #history: ChatMessage[];
-  /** Names this actor's conversation in the workers' caches; a rebuilt actor gets a new one. */
-  #conversationKey = `conv-${uuidv7()}`;
-
-  /** Names this actor's conversation in the turn workers' cache (a rebuilt actor gets a new one). */
-  get conversationKey(): string {
-    return this.#conversationKey;
-  }
-  readonly #ledger;
-  readonly #pending: InboxItem[];
-  /** The inbox caps: an inject past them is refused before its row is written. */
-  readonly #inboxRoom: InboxRoom;
-  #bareWake = false;
-  #retired = false;
+  /** Every row and frame of this session goes through it. */
+  readonly #journal: SessionJournal;
+  /** Runs the work this scheduler starts (a model turn). */
+  readonly #executor: Executor;
+  /** The conversation, its usage ledger and its compaction. */
+  readonly #conversation: SessionConversation;
+  /** Messages waiting for a turn, and a bare wake; closed once the session is retired. */
+  readonly #inbox: SessionInbox;
   /** The pause gate and the operator's interrupt, pause and resume. */
   readonly #operator: OperatorControls;
   /** Failed turns in a row with no clean turn since (wake-loop readiness). */
   #failedInARow = 0;
-  /** Requests between their first await and their effect (an eviction must wait for them). */
-  #busy = 0;
-  #turn: Turn | undefined;
-  /** A turn is being started (pre-flight, inbox drain) but has not begun executing. */
+  /** Invocation id of the execution in flight (from its start until its end is booked). */
+  #running: string | undefined;
+  /** An execution is being prepared (pre-flight, inbox drain) but has not been handed to the executor. */
   #starting = false;
-  #turnDone: Promise<void> = Promise.resolve();
+  #executionDone: Promise<void> = Promise.resolve();
   /** Auto-continue: the sequence, the restart-cut turn, and the continue turn waiting to run. */
   readonly #continues: ContinueOffers;
   /** Pending while a turn that could not start (store refusing writes) waits to be retried. */
   readonly #startRetry = new StartRetry();
-  /** Automatic and manual compaction of the conversation (D155). */
-  readonly #compactor: Compactor;
-  #compacting = false;
 
   /** The permission gate and its prompts (live only: a rebuild starts from the configuration). */
   readonly tools: GatedTools;
@@ -83,86 +73,74 @@ export class SessionActor {
     record: SessionRecord,
     rows: readonly CommittedRow[],
     pending: InboxItem[],
+    executorFor: ExecutorFactory,
   ) {
     this.#context = context;
-    this.#recordKeeper = new SessionRecordKeeper(record, {
-      store: context.store,
-      now: () => context.now(),
-      logError: (message) => context.logError(message),
-    });
+    this.#recordKeeper = new SessionRecordKeeper(record, context);
     this.key = { app: record.app, id: record.id };
-    const head = rows[rows.length - 1]?.seq ?? 0;
-    this.feed = new SessionFeed(this.key, context.store, head);
-    const state = rebuildFromRows(rows);
-    this.#history = state.history;
-    this.#ledger = state.ledger;
-    this.#compactor = new Compactor(
-      {
-        context,
-        history: this.#history,
-        ledger: this.#ledger,
-        append: (events) => this.#append(events),
-        header: (invocationId, author) => this.#header(invocationId, author),
-        frame: (frame) => this.feed.frame(frame),
-        renewConversationKey: () => {
-          context.pool.forget(this.#conversationKey);
-          this.#conversationKey = `conv-${uuidv7()}`;
-        },
-      },
-      state.context,
-    );
-    this.#pending = pending;
-    this.#inboxRoom = new InboxRoom(context.inboxCaps);
+    this.feed = new SessionFeed(this.key, context.store, rows[rows.length - 1]?.seq ?? 0);
+    const journal = new SessionJournal({ key: this.key, log: context.store, feed: this.feed, clock: context });
+    this.#journal = journal;
+    const conversation = new SessionConversation(context, journal, rows);
+    this.#conversation = conversation;
+    this.#inbox = new SessionInbox(pending, { key: this.key, context, journal });
     this.#continues = new ContinueOffers(
       {
         key: this.key,
         context,
-        retired: () => this.#retired,
+        retired: () => this.#inbox.closed,
         halted: () => this.guards.halted !== undefined,
-        turnInFlight: () => this.#turn?.invocationId,
-        frame: (frame) => this.feed.frame(frame),
+        turnInFlight: () => this.#running,
+        journal,
         schedule: () => this.schedule(),
       },
       rows,
     );
     this.#operator = new OperatorControls({
       now: () => context.now(),
-      turn: () => this.#turn,
-      turnDone: () => this.#turnDone,
+      journal,
+      inFlight: () => this.#running,
+      cancel: (invocationId, cause) => this.#executor.cancel(invocationId, cause),
+      executionDone: () => this.#executionDone,
       clearContinue: () => this.#continues.withdraw(),
-      cancelCompaction: () => this.#compactor.cancel(),
-      pending,
-      frame: (frame) => this.feed.frame(frame),
-      append: (events, drained) => this.#append(events, drained),
-      header: (invocationId, author) => this.#header(invocationId, author),
+      cancelCompaction: () => conversation.cancelCompaction(),
+      pending: this.#inbox.items,
       inject: (message, wake) => this.inject(message, wake, { capped: false }),
       schedule: () => this.schedule(),
     });
     this.tools = new GatedTools(
-      {
-        settings: context.permissions,
-        now: () => context.now(),
-        append: (events) => this.#append(events),
-        header: (invocationId, author) => this.#header(invocationId, author),
-        frame: (frame) => this.feed.frame(frame),
-      },
+      { settings: context.permissions, now: () => context.now(), journal },
       closedPrompts(rows),
     );
-    this.guards = new SessionGuards(context.guardrails, rows, this.#ledger.sessionCostUsd, {
-      append: (events) => this.#append(events),
-      header: (invocationId, author) => this.#header(invocationId, author),
-      frame: (frame) => this.feed.frame(frame),
-      sessionCostUsd: () => this.#ledger.sessionCostUsd,
+    this.guards = new SessionGuards(context.guardrails, rows, conversation.ledger.sessionCostUsd, {
+      journal,
+      sessionCostUsd: () => conversation.ledger.sessionCostUsd,
       logWarning: (message) => context.logError(`session ${sessionKeyString(this.key)}: ${message}`),
+    });
+    this.#executor = executorFor({
+      key: this.key,
+      context,
+      journal,
+      conversation,
+      tools: this.tools,
+      guards: this.guards,
     });
   }
 
-  /** Rebuild a session from its durable row, its log and its undrained inbox. */
-  static async load(context: ActorContext, record: SessionRecord): Promise<SessionActor> {
+  /**
+   * Rebuild a session from its durable row, its log and its undrained inbox. `executorFor` builds
+   * what runs its work (model turns unless told otherwise).
+   */
+  static async load(context: ActorContext, record: SessionRecord, executorFor = turnExecutor): Promise<SessionActor> {
     const key = { app: record.app, id: record.id };
     const rows = await readAllRows(context.store, key);
     const pending = await context.store.pendingInbox(key);
-    return new SessionActor(context, record, rows, pending);
+    return new SessionActor(context, record, rows, pending, executorFor);
+  }
+
+  /** Names this session's conversation in the turn workers' cache (a rebuilt actor gets a new one). */
+  get conversationKey(): string {
+    return this.#conversation.key;
   }
 
   get record(): SessionRecord {
@@ -180,11 +158,11 @@ export class SessionActor {
   }
 
   get turnInFlight(): boolean {
-    return this.#turn !== undefined;
+    return this.#running !== undefined;
   }
 
   get pendingCount(): number {
-    return this.#pending.length;
+    return this.#inbox.items.length;
   }
 
   get lastActivity(): number {
@@ -194,12 +172,10 @@ export class SessionActor {
   /** Evictable: nothing running, nothing queued or armed, nobody attached. */
   isQuiet(): boolean {
     return (
-      this.#busy === 0 &&
-      this.#turn === undefined &&
+      this.#inbox.empty &&
+      this.#running === undefined &&
       !this.#starting &&
-      !this.#compacting &&
-      this.#pending.length === 0 &&
-      !this.#bareWake &&
+      !this.#conversation.compacting &&
       !this.#continues.slot.occupied &&
       !this.#startRetry.pending &&
       this.feed.subscriberCount === 0
@@ -207,62 +183,29 @@ export class SessionActor {
   }
 
   /**
-   * Commit the message to the inbox, publish `inbox` queued, and wake a turn unless asked not to.
-   * Past the inbox caps a caller's message is refused (429) before anything is written; the
-   * operator's steer on resume (`capped: false`) is not, since the resume already happened. With
-   * an idempotency key a message already injected under it is answered `duplicate` and nothing is
-   * written or published again.
+   * Queue the message (SessionInbox: refused past the caps unless `capped: false`, the operator's
+   * steer on resume; a repeated idempotency key answers `duplicate`) and wake a turn unless asked not to.
    */
-  async inject(
-    message: string,
-    wake: boolean,
-    options: { capped?: boolean; idempotencyKey?: string } = {},
-  ): Promise<InjectResult> {
-    this.#refuseIfRetired();
+  async inject(message: string, wake: boolean, options: EnqueueOptions = {}): Promise<InjectResult> {
+    this.#inbox.refuseIfClosed();
     this.#recordKeeper.touch();
-    const promptId =
-      options.idempotencyKey === undefined
-        ? uuidv7()
-        : idempotentPromptId(sessionKeyString(this.key), options.idempotencyKey);
-    if (options.idempotencyKey !== undefined && this.#pending.some((waiting) => waiting.promptId === promptId))
-      return { promptId, woke: false, duplicate: true };
-    const item: InboxItem = { promptId, message, queuedAt: this.#context.now().toISOString(), wake };
-    const releaseRoom = options.capped === false ? () => {} : this.#inboxRoom.reserve(this.#pending, message);
-    this.#busy++;
-    try {
-      await this.#context.store.enqueueInbox(this.key, item);
-      // A DELETE that began meanwhile removes the inbox with the session: tell the caller so.
-      this.#refuseIfRetired();
-      this.#pending.push(item);
-    } catch (error) {
-      // The store holds this prompt id already: the keyed message was injected before (and maybe drained).
-      if (options.idempotencyKey !== undefined && error instanceof SparError && error.code === "conflict")
-        return { promptId, woke: false, duplicate: true };
-      throw error;
-    } finally {
-      this.#busy--;
-      releaseRoom();
-    }
-    this.feed.frame({ type: "inbox", state: "queued", prompt_id: item.promptId, queued_at: item.queuedAt });
+    const { promptId, duplicate } = await this.#inbox.enqueue(message, wake, options);
+    if (duplicate) return { promptId, woke: false, duplicate };
     if (wake) this.schedule();
-    // A parked session starts no turn until /resume (1.11.0): the message waits, nothing woke.
-    const result: InjectResult = { promptId: item.promptId, woke: wake && !this.#operator.gate.paused };
     const halted = this.guards.halted;
-    if (halted) {
-      result.woke = false;
-      result.halted = halted;
-    }
-    return result;
+    if (halted) return { promptId, woke: false, halted };
+    // A parked session starts no turn until /resume (1.11.0): the message waits, nothing woke.
+    return { promptId, woke: wake && !this.#operator.gate.paused };
   }
 
   /** POST /wake: optional prompt injected, a `wake` frame, and a turn. */
   async wake(prompt: string | undefined): Promise<InjectResult | undefined> {
-    this.#refuseIfRetired();
+    this.#inbox.refuseIfClosed();
     this.#recordKeeper.touch();
     const injected = prompt ? await this.inject(prompt, true) : undefined;
-    this.feed.frame({ type: "wake", at: this.#context.now().toISOString() });
+    this.#journal.frame({ type: "wake", at: this.#context.now().toISOString() });
     if (!injected) {
-      this.#bareWake = true;
+      this.#inbox.wakeBare();
       this.schedule();
     }
     return injected;
@@ -271,28 +214,25 @@ export class SessionActor {
   /** Start a turn if one is due and none is running. */
   schedule(): void {
     if (
-      this.#turn ||
+      this.#running !== undefined ||
       this.#starting ||
-      this.#compacting ||
+      this.#conversation.compacting ||
       this.#startRetry.pending ||
-      this.#retired ||
+      this.#inbox.closed ||
       this.#operator.gate.paused ||
       this.#context.isShuttingDown()
     )
       return;
-    const due = this.#bareWake || this.#continues.slot.ready || this.#pending.some((item) => item.wake);
-    if (!due) return;
+    if (!this.#inbox.due && !this.#continues.slot.ready) return;
     this.#starting = true;
-    this.#turnDone = this.#runTurn().catch((error: unknown) => {
+    this.#executionDone = this.#run().catch((error: unknown) => {
       this.#context.logError(`session ${this.key.app}/${this.key.id}: turn failed: ${String(error)}`);
     });
   }
 
   /** The session is being deleted: no turn starts again; the running one is cancelled. */
   async retire(): Promise<void> {
-    this.#retired = true;
-    this.#startRetry.cancel();
-    this.#continues.slot.clear();
+    this.#inbox.close();
     await this.cancelTurn();
   }
 
@@ -300,9 +240,9 @@ export class SessionActor {
   async cancelTurn(): Promise<void> {
     this.#continues.slot.clear();
     this.#startRetry.cancel();
-    this.#turn?.cancel("shutdown");
-    this.#compactor.cancel();
-    await this.#turnDone;
+    if (this.#running !== undefined) this.#executor.cancel(this.#running, "shutdown");
+    this.#conversation.cancelCompaction();
+    await this.#executionDone;
   }
 
   subscribe(sink: FeedSink, since: number): Subscription {
@@ -312,15 +252,15 @@ export class SessionActor {
 
   status(): StatusInfo {
     const status: StatusInfo = {
-      state: this.#operator.gate.paused ? "paused" : this.#turn ? "running" : "idle",
+      state: this.#operator.gate.paused ? "paused" : this.#running !== undefined ? "running" : "idle",
       model_name: this.#context.model.name,
-      turn_in_flight: this.#turn !== undefined,
+      turn_in_flight: this.#running !== undefined,
       next_wake_at: ZERO_TIME,
       ...(this.tools.currentTool === undefined ? {} : { current_tool: this.tools.currentTool }),
       paused_since: this.#operator.gate.since ?? ZERO_TIME,
     };
     if (this.#operator.gate.reason !== undefined) status.pause_reason = this.#operator.gate.reason;
-    if (this.#compacting) status.compacting = true;
+    if (this.#conversation.compacting) status.compacting = true;
     return status;
   }
 
@@ -349,29 +289,27 @@ export class SessionActor {
 
   /** GET /usage: per-turn records no longer in memory are rebuilt from the log. */
   usageInfo(): Promise<UsageInfo> {
-    return usageInfoOf(this.#ledger, () => readAllRows(this.#context.store, this.key));
+    return usageInfoOf(this.#conversation.ledger, () => readAllRows(this.#context.store, this.key));
   }
 
   /** GET /context. */
   contextInfo(): ContextInfo {
-    return contextInfoOf(this.#compactor.stats);
+    return this.#conversation.contextInfo();
   }
 
   /** POST /slash/compact: between turns only; no turn starts while it runs. */
   async compact(focus?: string): Promise<CompactionResult> {
-    if (this.#turn || this.#starting || this.#compacting)
+    if (this.#running !== undefined || this.#starting || this.#conversation.compacting)
       throw new SparError("conflict", "a turn or compaction is running; compact after it ends");
-    this.#compacting = true;
     try {
-      return await this.#compactor.compactNow(focus);
+      return await this.#conversation.compactNow(focus);
     } finally {
-      this.#compacting = false;
       this.schedule();
     }
   }
 
   usageFrame(): LiveFrame {
-    return { type: "usage-update", ...this.#ledger.toUsageUpdate() };
+    return { type: "usage-update", ...this.#conversation.ledger.toUsageUpdate() };
   }
 
   /**
@@ -379,140 +317,78 @@ export class SessionActor {
    * waiting (that turn runs anyway and a human message starts a new sequence).
    */
   async offerRestartContinue(): Promise<void> {
-    await this.#continues.offerRestart(this.#pending.some((item) => item.wake));
+    await this.#continues.offerRestart(this.#inbox.wakeWaiting);
   }
 
-  /** A session being deleted takes no more work; to its callers it is already gone. */
-  #refuseIfRetired(): void {
-    if (this.#retired) throw new SparError("not_found", `session not found: ${this.key.id}`);
-  }
-
-  #header(invocationId: string, author: string) {
-    return { id: uuidv7(), ts: this.#context.now().toISOString(), invocationId, author };
-  }
-
-  /** Append rows; publish them (after `before`) in commit order on the feed. */
-  #append(events: SessionEvent[], drained: readonly string[] = [], before: LiveFrame[] = []): Promise<void> {
-    const committed = this.#context.store.append(this.key, events, { drainedPromptIds: drained });
-    this.feed.enqueue(committed.then((rows) => [...before.map(framePublication), ...rows.map(rowPublication)]));
-    return committed.then(() => undefined);
-  }
-
-  async #runTurn(): Promise<void> {
-    let prepared: { turn: Turn; items: InboxItem[]; armed: ArmedContinue | undefined } | undefined;
+  async #run(): Promise<void> {
+    let execution: Execution | undefined;
     try {
-      prepared = await this.#prepareTurn();
-      if (prepared) this.#turn = prepared.turn;
+      execution = await this.#prepare();
+      if (execution) this.#running = execution.invocationId;
     } finally {
       this.#starting = false;
     }
-    if (!prepared) return;
-    const { turn, items, armed } = prepared;
+    if (!execution) return;
     try {
-      const started = await this.#startTurn(turn, items, armed);
-      if (!started) {
-        this.#startRetry.later(() => this.schedule());
-        return;
-      }
-      this.#startRetry.succeeded();
-      const outcome: TurnOutcome = await turn.execute();
-      await this.tools
-        .endTurn(turn.invocationId)
-        .catch((error: unknown) => this.#context.logError(`session ${this.key.id}: closing prompts: ${String(error)}`));
-      const end = await turn.finish(outcome);
-      this.#afterTurn(turn, end);
+      const end = await this.#executor.execute(execution);
+      if (!end) return;
+      // Readiness: interrupted turns neither count as failures nor clear them. Then auto-continue.
+      if (end.status === "completed") this.#failedInARow = 0;
+      else if (end.status === "failed") this.#failedInARow++;
+      this.#continues.afterTurn(execution.invocationId, end);
       // The turn has ended (its terminal frame and idle status are out): the automatic compaction
       // that may follow belongs to the session. No turn starts while it runs; /status reads idle
       // and /interrupt cancels it instead of waiting for it (D166).
-      this.#turn = undefined;
-      this.#compacting = true;
-      try {
-        await this.#compactor
-          .afterTurn()
-          .catch((error: unknown) => this.#context.logError(`session ${this.key.id}: compaction: ${String(error)}`));
-      } finally {
-        this.#compacting = false;
-      }
+      this.#running = undefined;
+      await this.#conversation.compactAfterTurn((message) =>
+        this.#context.logError(`session ${this.key.id}: ${message}`),
+      );
     } finally {
-      this.#turn = undefined;
+      this.#running = undefined;
       this.#recordKeeper.touch();
       this.#recordKeeper.persistTouch();
       this.schedule();
     }
   }
 
-  /** Guardrail pre-flight, then take what the turn will drain. Undefined: no turn starts. */
-  async #prepareTurn(): Promise<{ turn: Turn; items: InboxItem[]; armed: ArmedContinue | undefined } | undefined> {
+  /** Guardrail pre-flight, then take what the execution will drain. Undefined: nothing starts. */
+  async #prepare(): Promise<Execution | undefined> {
     const refused = await this.guards.preflight().catch((error: unknown) => {
       this.#context.logError(`session ${this.key.id}: guardrail pre-flight: ${String(error)}`);
       return this.guards.halted;
     });
     if (refused) {
       // No frames: the inbox keeps its messages until a reset (spec: turn refused while halted).
-      this.#bareWake = false;
+      this.#inbox.dropBareWake();
       this.#continues.withdraw();
       this.#context.turnRefused(refused.guardrail);
       return undefined;
     }
-    const items = this.#pending.splice(0);
-    const bare = this.#bareWake;
-    this.#bareWake = false;
-    // A human message supersedes a waiting continue turn (armed or still in its backoff).
-    let armed: ArmedContinue | undefined;
-    if (items.length > 0) this.#continues.withdraw();
-    else armed = this.#continues.slot.take();
+    const { items, bare } = this.#inbox.take();
+    const armed = this.#continues.forNextTurn(items.length > 0);
     if (items.length === 0 && !bare && !armed) return undefined;
-    const turn = new Turn(this.#turnDeps(), `e-${uuidv7()}`, items[0]?.promptId ?? armed?.promptId ?? uuidv7());
-    return { turn, items, armed };
-  }
-
-  #turnDeps() {
     return {
-      context: this.#context,
-      conversationKey: this.#conversationKey,
-      history: this.#history,
-      ledger: this.#ledger,
-      tools: this.tools,
-      guards: this.guards,
-      feed: this.feed,
-      append: (events: SessionEvent[]) => this.#append(events),
-      header: (invocationId: string, author: string) => this.#header(invocationId, author),
+      invocationId: `e-${uuidv7()}`,
+      promptId: items[0]?.promptId ?? armed?.promptId ?? uuidv7(),
+      items,
+      armed,
+      started: (human) => this.#started(armed, human),
+      refused: (error) => this.#refused(items, error),
     };
   }
 
-  /**
-   * Drain the inbox into the turn's prompt row (one transaction, after rows repairing a tool call
-   * a cut turn left without its result), then announce the turn.
-   */
-  async #startTurn(turn: Turn, items: InboxItem[], armed: ArmedContinue | undefined): Promise<boolean> {
-    const { human, events, drainedPromptIds, before, messages } = turnStartRows({
-      invocationId: turn.invocationId,
-      items,
-      armed,
-      history: this.#history,
-      modelName: this.#context.model.name,
-      framePrompt: (text) => this.guards.framePrompt(text),
-      header: (invocationId, author) => this.#header(invocationId, author),
-    });
-    try {
-      await this.#append(events, drainedPromptIds, before);
-    } catch (error) {
-      this.#pending.unshift(...items);
-      this.#context.logError(`session ${this.key.id}: could not start a turn: ${String(error)}`);
-      return false;
-    }
+  /** The execution's opening rows committed: the sequence, the session row and the retry delay follow. */
+  #started(armed: ArmedContinue | undefined, human: string): void {
     this.#continues.started(armed);
-    this.#history.push(...messages);
     this.#recordKeeper.persistTouch();
     this.#recordKeeper.nameFrom(human);
-    return true;
+    this.#startRetry.succeeded();
   }
 
-  /** Readiness bookkeeping, then auto-continue for a transient failure or an output-cap cut. */
-  #afterTurn(turn: Turn, end: TurnEnd): void {
-    // Interrupted turns neither count as failures nor clear them.
-    if (end.status === "completed") this.#failedInARow = 0;
-    else if (end.status === "failed") this.#failedInARow++;
-    this.#continues.afterTurn(turn.invocationId, end);
+  /** The store refused the execution's opening rows: its items go back to the inbox, retried later. */
+  #refused(items: readonly InboxItem[], error: unknown): void {
+    this.#inbox.giveBack(items);
+    this.#context.logError(`session ${this.key.id}: could not start a turn: ${String(error)}`);
+    this.#startRetry.later(() => this.schedule());
   }
 }

@@ -6,7 +6,7 @@
  * `attach/guardrail-reset`, committed before the state changes). The actor decides what a trip
  * does to the running turn; this unit says whether it must be cut.
  */
-import type { CommittedRow, LiveFrame, SessionEvent, ToolCall } from "../core/events.ts";
+import type { CommittedRow, ToolCall } from "../core/events.ts";
 import {
   RESET_AUTHOR,
   RESET_INVOCATION,
@@ -27,11 +27,11 @@ import type {
 } from "../core/guardrails.ts";
 import { SparError } from "../core/errors.ts";
 import { LoopDetector, type WatchdogSignal, watchdogFeedbackBlock } from "../core/watchdog.ts";
+import type { Journal } from "./session-journal.ts";
 
 export interface GuardsDeps {
-  append(events: SessionEvent[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
-  frame(frame: LiveFrame): void;
+  /** Trips, resets and watchdog signals are recorded here; trip frames too. */
+  journal: Journal;
   sessionCostUsd(): number;
   logWarning(message: string): void;
 }
@@ -103,9 +103,9 @@ export class SessionGuards {
     this.#deps.logWarning(`watchdog ${signal.severity} (${signal.detector}): ${signal.message}`);
     const trip = this.#guardrails.onWatchdogSignal(signal);
     if (trip) return trip;
-    await this.#deps.append([
+    await this.#deps.journal.append([
       {
-        ...this.#deps.header(turn.invocationId, WATCHDOG_SIGNAL_AUTHOR),
+        ...this.#deps.journal.header(turn.invocationId, WATCHDOG_SIGNAL_AUTHOR),
         kind: "audit",
         name: "watchdog-signal",
         metadata: { source: "agent", mode, ...signal },
@@ -156,9 +156,9 @@ export class SessionGuards {
       throw new SparError("conflict", plan.message, { ...body });
     }
     if (plan.changed) {
-      await this.#deps.append([
+      await this.#deps.journal.append([
         {
-          ...this.#deps.header(RESET_INVOCATION, RESET_AUTHOR),
+          ...this.#deps.journal.header(RESET_INVOCATION, RESET_AUTHOR),
           kind: "audit",
           name: "attach-guardrail-reset",
           metadata: resetMetadata(plan.record, caller),
@@ -177,9 +177,9 @@ export class SessionGuards {
   async #record(trip: Trip, turnInvocationId: string | undefined, haltedTurn: boolean): Promise<void> {
     this.#deps.logWarning(`guardrail trip (${trip.guardrail}/${trip.scope}): ${trip.reason}`);
     try {
-      await this.#deps.append([
+      await this.#deps.journal.append([
         {
-          ...this.#deps.header(TRIP_INVOCATION, TRIP_AUTHOR),
+          ...this.#deps.journal.header(TRIP_INVOCATION, TRIP_AUTHOR),
           kind: "audit",
           name: "guardrail-trip",
           metadata: tripMetadata(trip, turnInvocationId),
@@ -188,7 +188,7 @@ export class SessionGuards {
     } finally {
       // The trip holds in memory even if its row could not be written; the frame still tells
       // attached clients, and GET /guardrails stays authoritative.
-      this.#deps.frame({
+      this.#deps.journal.frame({
         type: "guardrail-trip",
         guardrail: trip.guardrail,
         reason: trip.reason,

@@ -4,27 +4,18 @@
  * before the worker goes on, applies the guardrails to each response and tool call, and
  * publishes the turn's end in the spec's order (rows, terminal frame, idle, usage).
  */
-import type {
-  LiveFrame,
-  ModelResponseEvent,
-  SessionEvent,
-  ToolCall,
-  ToolResultEvent,
-  TurnErrorPayload,
-} from "../core/events.ts";
+import type { EventHeader, LiveFrame, ModelResponseEvent, ToolCall, ToolResultEvent } from "../core/events.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { CANCELED_TURN, classifyTurnFailure } from "../core/turn-errors.ts";
 import { type UsageLedger, priceUsage } from "../core/usage.ts";
+import type { ActorContext } from "./actor-types.ts";
 import type { ResponseDraft, ToolRunResult, TurnOutcome, WorkerRequest } from "./channel.ts";
+import type { CancelCause, ExecutionEnd } from "./executor.ts";
 import type { GatedTools } from "./gated-tools.ts";
 import { TurnUsageAccumulator } from "./history.ts";
-import type { ActorContext } from "./session-actor.ts";
-import type { SessionFeed } from "./session-feed.ts";
+import type { Journal } from "./session-journal.ts";
 import type { SessionGuards, TurnGuardState } from "./session-guards.ts";
 import type { RunningTurn } from "./worker-pool.ts";
-
-/** Why a turn was cancelled, when it was. */
-export type CancelCause = "operator" | "guardrail" | "refusal-storm" | "shutdown";
 
 export interface TurnDeps {
   context: ActorContext;
@@ -33,18 +24,7 @@ export interface TurnDeps {
   ledger: UsageLedger;
   tools: GatedTools;
   guards: SessionGuards;
-  feed: SessionFeed;
-  append(events: SessionEvent[]): Promise<void>;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
-}
-
-/** How a turn ended, for the session's bookkeeping (readiness, auto-continue). */
-export interface TurnEnd {
-  status: TurnOutcome["status"];
-  error?: TurnErrorPayload;
-  cancelCause?: CancelCause;
-  /** Finish reason of the turn's last model response. */
-  finishReason?: string;
+  journal: Journal;
 }
 
 export const TURN_ERROR_AUTHOR = "agent/turn-error";
@@ -54,10 +34,7 @@ export const REPAIR_AUTHOR = "agent/repair";
  * Results for tool calls a cut turn left without one (restart, interrupt, crash): error results
  * saying the call was not run again, so the conversation the model sees is well formed.
  */
-export function repairRows(
-  calls: readonly ToolCall[],
-  header: () => { id: string; ts: string; invocationId: string; author: string },
-): ToolResultEvent[] {
+export function repairRows(calls: readonly ToolCall[], header: () => EventHeader): ToolResultEvent[] {
   return calls.map((call) => ({
     ...header(),
     kind: "tool-result",
@@ -119,7 +96,7 @@ export class Turn {
         maxSteps: context.maxSteps,
       },
       {
-        onTextDelta: (text) => this.#deps.feed.frame({ type: "text-delta", invocation_id: this.invocationId, text }),
+        onTextDelta: (text) => this.#deps.journal.frame({ type: "text-delta", invocation_id: this.invocationId, text }),
         onRequest: (request) => this.#answerWorker(request),
       },
     );
@@ -142,7 +119,7 @@ export class Turn {
     const context = this.#deps.context;
     const model = context.model.name;
     const event: ModelResponseEvent = {
-      ...this.#deps.header(this.invocationId, context.agentName),
+      ...this.#deps.journal.header(this.invocationId, context.agentName),
       kind: "model-response",
       model,
       text: draft.text,
@@ -152,7 +129,7 @@ export class Turn {
       usage: draft.usage,
       cost: priceUsage(draft.usage, context.pricing.rates(model)),
     };
-    await this.#deps.append([event]);
+    await this.#deps.journal.append([event]);
     this.#usage.add(event);
     this.#finishReason = draft.finishReason;
     this.#deps.history.push({ role: "assistant", text: event.text, toolCalls: event.toolCalls });
@@ -191,7 +168,7 @@ export class Turn {
       storm = verdict.storm;
     }
     const event: ToolResultEvent = {
-      ...this.#deps.header(this.invocationId, this.#deps.context.agentName),
+      ...this.#deps.journal.header(this.invocationId, this.#deps.context.agentName),
       kind: "tool-result",
       callId: call.callId,
       name: call.name,
@@ -199,7 +176,7 @@ export class Turn {
       isError: result.isError,
       latencyMs,
     };
-    await this.#deps.append([event]);
+    await this.#deps.journal.append([event]);
     this.#deps.history.push({
       role: "tool",
       callId: call.callId,
@@ -212,9 +189,9 @@ export class Turn {
       this.cancel("guardrail");
     }
     if (storm !== undefined) {
-      await this.#deps.append([
+      await this.#deps.journal.append([
         {
-          ...this.#deps.header(this.invocationId, "gate/refusal-storm"),
+          ...this.#deps.journal.header(this.invocationId, "gate/refusal-storm"),
           kind: "audit",
           name: "refusal-storm",
           metadata: { suppressed_calls: storm },
@@ -229,13 +206,13 @@ export class Turn {
    * Record the turn's end: usage into the ledger, a durable `agent/turn-error` row for a
    * failure, then the terminal frame, idle, and cumulative usage, in that order.
    */
-  async finish(outcome: TurnOutcome): Promise<TurnEnd> {
+  async finish(outcome: TurnOutcome): Promise<ExecutionEnd> {
     const deps = this.#deps;
     this.#usage.recordInto(deps.ledger);
     deps.guards.endTurn(this.guard, this.#usage.calls > 0);
     const status = this.canceled ? "canceled" : outcome.status;
     deps.context.turnEnded(status);
-    const end: TurnEnd = { status };
+    const end: ExecutionEnd = { status };
     if (this.#finishReason !== undefined) end.finishReason = this.#finishReason;
     if (this.#cancelCause !== undefined) end.cancelCause = this.#cancelCause;
     const frames: LiveFrame[] = [];
@@ -253,10 +230,10 @@ export class Turn {
       frames.push({ type: "turn-error", ...CANCELED_TURN });
     } else {
       end.error = classifyTurnFailure(outcome.message, outcome.code);
-      await deps
+      await deps.journal
         .append([
           {
-            ...deps.header(this.invocationId, TURN_ERROR_AUTHOR),
+            ...deps.journal.header(this.invocationId, TURN_ERROR_AUTHOR),
             kind: "audit",
             name: "turn-error",
             metadata: { source: "agent", ...end.error },
@@ -267,7 +244,7 @@ export class Turn {
     }
     frames.push({ type: "status-update", turn_state: "idle" });
     frames.push({ type: "usage-update", ...deps.ledger.toUsageUpdate() });
-    for (const frame of frames) deps.feed.frame(frame);
+    for (const frame of frames) deps.journal.frame(frame);
     return end;
   }
 }

@@ -6,7 +6,7 @@
  * or the history.
  */
 import { AUTO_CONTINUE_AUTHOR, continueNote } from "../core/auto-continue.ts";
-import type { LiveFrame, SessionEvent, UserMessageEvent } from "../core/events.ts";
+import type { EventHeader, LiveFrame, SessionEvent, UserMessageEvent } from "../core/events.ts";
 import { bundleInbox } from "../core/inbox-bundle.ts";
 import type { ChatMessage } from "../core/model.ts";
 import type { InboxItem } from "../core/session-store.ts";
@@ -27,7 +27,7 @@ export interface TurnStartInput {
   modelName: string;
   /** Adds pending guardrail feedback to the prompt text. */
   framePrompt(text: string): string;
-  header(invocationId: string, author: string): { id: string; ts: string; invocationId: string; author: string };
+  header(invocationId: string, author: string): EventHeader;
 }
 
 export interface TurnStartRows {

@@ -20,7 +20,7 @@ function setup(approve = true) {
       retired: () => false,
       halted: () => false,
       turnInFlight: () => "t1",
-      frame: (frame) => frames.push(frame),
+      journal: { frame: (frame) => frames.push(frame) },
       schedule: () => scheduled++,
     },
     [],
@@ -68,4 +68,19 @@ test("no restart cut in the rows: nothing is offered", async () => {
   const { offers, asks } = setup();
   await offers.offerRestart(false);
   expect(asks).toHaveLength(0);
+});
+
+test("the next turn takes the armed continue turn, unless human messages wait: then it is withdrawn as dequeued", async () => {
+  const { offers, frames } = setup();
+  offers.afterTurn("t1", { status: "completed", finishReason: "length" });
+  await Bun.sleep(0);
+  expect(offers.forNextTurn(false)).toMatchObject({ cause: "output-cap", interruption: "t1" });
+  expect(offers.slot.occupied).toBe(false);
+
+  offers.afterTurn("t2", { status: "completed", finishReason: "length" });
+  await Bun.sleep(0);
+  frames.length = 0;
+  expect(offers.forNextTurn(true)).toBeUndefined();
+  expect(offers.slot.occupied).toBe(false);
+  expect(frames).toEqual([expect.objectContaining({ type: "inbox", state: "dequeued", withdrawn: true })]);
 });

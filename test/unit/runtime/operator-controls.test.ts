@@ -1,32 +1,34 @@
 import { expect, test } from "bun:test";
 import type { LiveFrame, SessionEvent } from "../../../src/core/events.ts";
 import type { InboxItem } from "../../../src/core/session-store.ts";
+import type { CancelCause } from "../../../src/runtime/executor.ts";
 import { OperatorControls } from "../../../src/runtime/operator-controls.ts";
-import type { Turn } from "../../../src/runtime/turn-runner.ts";
 
 function setup(opts: { turn?: boolean; failAppend?: boolean; turnDone?: Promise<void> } = {}) {
   const frames: LiveFrame[] = [];
   const appended: { events: SessionEvent[]; drained: readonly string[] | undefined }[] = [];
   const injected: string[] = [];
-  const cancels: string[] = [];
+  const cancels: [string, CancelCause][] = [];
   let scheduled = 0;
   let cleared = 0;
   let compactionsCancelled = 0;
   const pending: InboxItem[] = [];
-  const turn = opts.turn ? ({ cancel: (cause: string) => cancels.push(cause) } as unknown as Turn) : undefined;
   const controls = new OperatorControls({
     now: () => new Date("2024-01-01T00:00:00Z"),
-    turn: () => turn,
-    turnDone: () => opts.turnDone ?? Promise.resolve(),
+    inFlight: () => (opts.turn ? "e-1" : undefined),
+    cancel: (invocationId, cause) => cancels.push([invocationId, cause]),
+    executionDone: () => opts.turnDone ?? Promise.resolve(),
     clearContinue: () => cleared++,
     cancelCompaction: () => compactionsCancelled++,
     pending,
-    frame: (frame) => frames.push(frame),
-    append: async (events, drained) => {
-      if (opts.failAppend) throw new Error("store refused");
-      appended.push({ events, drained });
+    journal: {
+      frame: (frame) => frames.push(frame),
+      append: async (events, drained) => {
+        if (opts.failAppend) throw new Error("store refused");
+        appended.push({ events, drained });
+      },
+      header: (invocationId, author) => ({ id: "r", ts: "t", invocationId, author }),
     },
-    header: (invocationId, author) => ({ id: "r", ts: "t", invocationId, author }),
     inject: async (message) => {
       injected.push(message);
       return { promptId: "p", woke: true };
@@ -49,7 +51,7 @@ function setup(opts: { turn?: boolean; failAppend?: boolean; turnDone?: Promise<
 test("interrupt with hold parks, cancels the turn, and writes the audit row", async () => {
   const s = setup({ turn: true });
   expect(await s.controls.interrupt(true, "alice")).toEqual({ interrupted: true, paused: true });
-  expect(s.cancels).toEqual(["operator"]);
+  expect(s.cancels).toEqual([["e-1", "operator"]]);
   expect(s.cleared()).toBe(1);
   expect(s.frames).toEqual([
     { type: "pause", state: "paused", reason: "operator-interrupt", interrupted: true, at: "2024-01-01T00:00:00.000Z" },
