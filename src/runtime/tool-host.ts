@@ -1,8 +1,9 @@
 /**
  * ToolHost: the main thread's side of the tool-host worker (ARCHITECTURE "Tool host worker").
  * Approved calls go to the worker, which runs them and owns their child processes, so a slow or
- * hung tool never blocks the HTTP loop. A call's abort signal (turn cancel) is forwarded as a
- * cancel; a worker that dies fails its calls and is started again on the next call. Also the
+ * hung tool never blocks the HTTP loop; they talk over one RPC connection (runtime/rpc/, the
+ * channel of tool-host-channel.ts). A call's abort signal (turn cancel) is forwarded as a
+ * cancel; a worker that dies or exits fails its calls and is started again on the next call. Also the
  * read model of what tools exist: the builtin specs the model is offered and GET /tools rows.
  *
  * Tool servers: with an McpManager, the servers' tools join `list()` / `specs()` (source `mcp`,

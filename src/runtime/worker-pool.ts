@@ -1,8 +1,9 @@
 /**
- * WorkerPool: runs turns on a pool of turn workers (default one per core). Routes channel
- * messages to the turn that owns them, answers worker requests through the turn's handlers,
- * and replaces a worker that crashes, ignores a cancel past the grace period, or stops answering
- * pings while it runs turns (spinning: its turns end failed; the daemon lives on).
+ * WorkerPool: runs turns on a pool of turn workers (default one per core), one RPC connection
+ * each (runtime/rpc/, the turn channel of channel.ts). Routes the worker's notifications and
+ * requests to the turn that owns them, answers them through the turn's handlers, and replaces a
+ * worker that crashes or exits, ignores a cancel past the grace period, or stops answering pings
+ * while it runs turns (spinning: its turns end failed; the daemon lives on).
  */
 import type { ChatMessage, ToolSpec } from "../core/model.ts";
 import {

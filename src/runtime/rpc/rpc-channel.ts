@@ -23,7 +23,7 @@ export interface RpcMethod<Params extends RpcParams = RpcParams, Result = unknow
 
 /**
  * One side's vocabulary. Declare it with a `type` alias (an interface has no index signature):
- * `type ToolHostSide = { requests: { run: RpcMethod<RunParams, ToolRunResult> }; notifications: {} }`.
+ * `type ToolHostSide = { requests: { run: RpcMethod<RunParams, ToolRunResult> }; notifications: NoNotifications }`.
  */
 export interface RpcSide {
   requests: Record<string, RpcMethod>;
