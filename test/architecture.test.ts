@@ -151,6 +151,14 @@ describe("layering", () => {
     expect(crossings(["src/runtime"], ["src/surfaces", "src/cli"])).toEqual([]);
   });
 
+  test("src/runtime/rpc (the worker RPC layer) imports only itself: no runtime, channel, package or builtin", () => {
+    const violations = SITES.filter(
+      (site) => inside(site.file, "src/runtime/rpc") && !inside(site.target, "src/runtime/rpc"),
+    ).map(describeSite);
+    expect(violations).toEqual([]);
+    expect(FILES.some((file) => file.startsWith("src/runtime/rpc/"))).toBe(true);
+  });
+
   test("nothing in src/ or workers/ imports from test/", () => {
     expect(crossings(["src", "workers"], ["test"])).toEqual([]);
   });

@@ -1,33 +1,30 @@
 /**
  * Tool-host worker entrypoint: executes approved tool calls off the main thread and owns the
- * child processes they start (bash process groups, MCP stdio servers). Speaks only the typed
- * protocol of src/runtime/tool-host-channel.ts. Thin by design.
+ * child processes they start (bash process groups, MCP stdio servers). Answers the tool-host
+ * channel of src/runtime/tool-host-channel.ts (the RPC layer carries ids, cancels and the
+ * handshake, whose init is the settings). Thin by design.
  */
 import { ServerPool } from "../src/mcp/server-pool.ts";
+import type { McpServerState } from "../src/mcp/types.ts";
 import { EMPTY_ALLOW_LIST, parseOutboundAllowList } from "../src/net/outbound-allow-list.ts";
 import { OutboundGuard } from "../src/net/outbound-guard.ts";
+import type { ToolRunResult } from "../src/runtime/channel.ts";
+import { RpcConnection } from "../src/runtime/rpc/rpc-connection.ts";
+import { workerScopeTransport } from "../src/runtime/rpc/worker-port-transport.ts";
+import { TOOL_HOST_CHANNEL, type ToolHostSettings, type ToolHostSide } from "../src/runtime/tool-host-channel.ts";
 import { killAllBashGroups } from "../src/tools/bash-tool.ts";
 import { type BuiltinSettings, childEnvironment, runBuiltin } from "../src/tools/builtin-tools.ts";
 import { toolEnvironment } from "../src/tools/tool-environment.ts";
-import {
-  type FromToolHost,
-  TOOL_HOST_VERSION,
-  type ToToolHost,
-  isToToolHost,
-} from "../src/runtime/tool-host-channel.ts";
 
 declare const self: Worker;
 
-const running = new Map<number, AbortController>();
 let settings: BuiltinSettings = { root: process.cwd(), disabled: new Set() };
 let servers: ServerPool | undefined;
 let serverEnv: Record<string, string | undefined> = process.env;
 /** Configure/discover requests run one after another so a reload never races a listing. */
 let mcpQueue: Promise<unknown> = Promise.resolve();
 
-function post(message: FromToolHost): void {
-  self.postMessage(message);
-}
+const main = RpcConnection.accept(TOOL_HOST_CHANNEL, workerScopeTransport(self), { onHello: configure });
 
 /** The startup check validated the entries; a list that still fails to parse opens nothing. */
 function outboundGuard(entries: string[]): OutboundGuard {
@@ -35,78 +32,56 @@ function outboundGuard(entries: string[]): OutboundGuard {
   return new OutboundGuard({ allow: parsed.ok ? parsed.value : EMPTY_ALLOW_LIST });
 }
 
+/** The handshake's settings: tool servers inherit the daemon's environment minus its secrets (mcp.json env_mode); bash gets the allow list. */
+function configure(init: ToolHostSettings): void {
+  serverEnv = childEnvironment(init.hiddenEnv ?? []);
+  settings = {
+    root: init.root,
+    disabled: new Set(init.disabled),
+    env: toolEnvironment(process.env, init.envPassthrough ?? [], init.hiddenEnv ?? []),
+    outbound: outboundGuard(init.outboundAllow ?? []),
+  };
+  if (init.mcp) void (mcpQueue = pool().configure(init.mcp));
+}
+
 function pool(): ServerPool {
-  // id 0: a status change nobody asked for (a server exited or failed); the main side updates /mcp.
+  // A status change nobody asked for (a server exited or failed): the main side updates /mcp.
   servers ??= new ServerPool(serverEnv, settings.root, () =>
-    queueMicrotask(() => post({ type: "mcp-state", id: 0, servers: servers?.states() ?? [] })),
+    queueMicrotask(() => main.notify("mcp-state", { servers: servers?.states() ?? [] })),
   );
   return servers;
 }
 
-async function run(message: Extract<ToToolHost, { type: "run" }>): Promise<void> {
-  const { id, call, mcp } = message;
-  const controller = new AbortController();
-  running.set(id, controller);
+async function run(params: ToolHostSide["requests"]["run"]["params"], signal: AbortSignal): Promise<ToolRunResult> {
+  const { call, mcp } = params;
   try {
-    const outcome = mcp
-      ? await pool().call(mcp.server, mcp.tool, call.args, controller.signal)
-      : await runBuiltin(call, settings, controller.signal);
-    post({ type: "result", id, result: outcome });
+    return mcp ? await pool().call(mcp.server, mcp.tool, call.args, signal) : await runBuiltin(call, settings, signal);
   } catch (error) {
-    post({
-      type: "result",
-      id,
-      result: {
-        output: { error: `tool host failed: ${error instanceof Error ? error.message : String(error)}` },
-        isError: true,
-      },
-    });
-  } finally {
-    running.delete(id);
+    return {
+      output: { error: `tool host failed: ${error instanceof Error ? error.message : String(error)}` },
+      isError: true,
+    };
   }
 }
 
-function queued(id: number, work: () => Promise<unknown>): void {
-  mcpQueue = mcpQueue
+/** Runs after every earlier configure/discover; answers the servers' states, whatever `work` did. */
+function queued(work: () => Promise<unknown>): Promise<McpServerState[]> {
+  const done = mcpQueue
     .then(work)
     .catch(() => {})
-    .then(() => post({ type: "mcp-state", id, servers: servers?.states() ?? [] }));
+    .then(() => servers?.states() ?? []);
+  mcpQueue = done;
+  return done;
 }
 
-self.onmessage = (event: MessageEvent) => {
-  const message = event.data;
-  if (!isToToolHost(message)) return;
-  switch (message.type) {
-    case "hello":
-      // Tool servers inherit the daemon's environment minus its secrets (mcp.json env_mode); bash gets the allow list.
-      serverEnv = childEnvironment(message.settings.hiddenEnv ?? []);
-      settings = {
-        root: message.settings.root,
-        disabled: new Set(message.settings.disabled),
-        env: toolEnvironment(process.env, message.settings.envPassthrough ?? [], message.settings.hiddenEnv ?? []),
-        outbound: outboundGuard(message.settings.outboundAllow ?? []),
-      };
-      if (message.settings.mcp) void (mcpQueue = pool().configure(message.settings.mcp));
-      post({ type: "ready", version: TOOL_HOST_VERSION });
-      break;
-    case "run":
-      void run(message);
-      break;
-    case "cancel":
-      running.get(message.id)?.abort(new DOMException("the turn was cancelled", "AbortError"));
-      break;
-    case "mcp-configure":
-      queued(message.id, () => pool().configure(message.config));
-      break;
-    case "mcp-discover":
-      queued(message.id, () => pool().discover(message.names));
-      break;
-    case "shutdown":
-      for (const controller of running.values())
-        controller.abort(new DOMException("the daemon is shutting down", "AbortError"));
-      killAllBashGroups();
-      // Every tool server at once: SIGTERM, grace, SIGKILL each.
-      void (servers?.stopAll() ?? Promise.resolve()).finally(() => post({ type: "closed" }));
-      break;
-  }
-};
+main
+  .handle("run", run, { cancelable: true })
+  .handle("mcp-configure", (params) => queued(() => pool().configure(params.config)))
+  .handle("mcp-discover", (params) => queued(() => pool().discover(params.names)))
+  .handle("shutdown", async () => {
+    main.abortIncoming(new DOMException("the daemon is shutting down", "AbortError"));
+    killAllBashGroups();
+    // Every tool server at once: SIGTERM, grace, SIGKILL each.
+    await (servers?.stopAll() ?? Promise.resolve());
+    return undefined;
+  });

@@ -1,16 +1,20 @@
 /**
- * The main <-> turn-worker protocol: the only thing that crosses the thread boundary. Typed
- * messages, request ids for replies, cancellation by turn id, and a version both sides check.
- * Pure types plus two tiny guards; no I/O.
+ * The main <-> turn-worker channel: the only thing that crosses that thread boundary. Its
+ * vocabulary as types (what each side answers), the payloads, and its version; request ids,
+ * replies, cancellation, the handshake and pings are the RPC layer's (runtime/rpc/). Pure types
+ * plus the channel constant; no I/O.
+ *
+ * The main thread asks `run-turn` (answered with the turn's outcome; a cancel stops it) and says
+ * `forget`; the worker says `text-delta` and asks `commit-response`, `run-tool` and
+ * `script-cursor` on behalf of one of its turns.
  */
 import type { ToolCall } from "../core/events.ts";
 import type { ChatMessage, ModelSpec, ToolSpec } from "../core/model.ts";
 import type { TokenUsage } from "../core/usage.ts";
+import { type RpcMethod, defineChannel } from "./rpc/rpc-channel.ts";
 
-export const CHANNEL_VERSION = 1;
-
+/** The `run-turn` request's fields (on the wire beside `type: "run-turn"` and its `requestId`). */
 export interface RunTurnMessage {
-  type: "run-turn";
   turnId: string;
   model: ModelSpec;
   /**
@@ -30,18 +34,6 @@ export interface RunTurnMessage {
   system?: string;
 }
 
-export type ToWorker =
-  | { type: "hello"; version: number }
-  | RunTurnMessage
-  | { type: "cancel"; turnId: string }
-  /** Drop these cached conversations (their session was evicted or deleted). */
-  | { type: "forget"; keys: string[] }
-  | { type: "reply"; requestId: number; result: ReplyResult }
-  /** Liveness: a worker whose event loop runs answers `pong` at once. */
-  | { type: "ping"; id: number };
-
-export type ReplyResult = { ok: true; value: unknown } | { ok: false; error: string };
-
 /** A complete model response the worker asks the main thread to commit before going on. */
 export interface ResponseDraft {
   text: string;
@@ -51,12 +43,13 @@ export interface ResponseDraft {
   turnComplete: boolean;
 }
 
+/** What a turn asks of the main thread, as the session's turn handlers see it (WorkerPool's TurnHandlers). */
 export type WorkerRequest =
-  /** Commit a model response row; reply `{ seq }`. */
+  /** Commit a model response row; answered `{ seq }`. */
   | { kind: "commit-response"; draft: ResponseDraft }
-  /** Run a proposed tool call and commit its result; reply ToolRunResult. */
+  /** Run a proposed tool call and commit its result; answered ToolRunResult. */
   | { kind: "run-tool"; call: ToolCall }
-  /** Next index of the process-wide scripted-model cursor; reply `{ index }`. */
+  /** Next index of the process-wide scripted-model cursor; answered `{ index }`. */
   | { kind: "script-cursor" };
 
 export interface ToolRunResult {
@@ -69,17 +62,29 @@ export type TurnOutcome =
   | { status: "canceled" }
   | { status: "failed"; message: string; code?: string };
 
-export type FromWorker =
-  | { type: "ready"; version: number }
-  | { type: "text-delta"; turnId: string; text: string }
-  | { type: "request"; turnId: string; requestId: number; request: WorkerRequest }
-  | { type: "turn-end"; turnId: string; outcome: TurnOutcome }
-  | { type: "pong"; id: number };
+/** What the turn worker answers. */
+export type TurnWorkerSide = {
+  requests: {
+    /** Run one turn; the answer is its outcome. Cancelable: the turn stops and answers `canceled`. */
+    "run-turn": RpcMethod<RunTurnMessage, TurnOutcome>;
+  };
+  notifications: {
+    /** Drop these cached conversations (their session was evicted or deleted). */
+    forget: { keys: string[] };
+  };
+};
 
-export function isFromWorker(value: unknown): value is FromWorker {
-  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
-}
+/** What the main thread answers, each on behalf of the turn `turnId` (WorkerRequest for its handlers). */
+export type TurnMainSide = {
+  requests: {
+    "commit-response": RpcMethod<{ turnId: string; draft: ResponseDraft }, unknown>;
+    "run-tool": RpcMethod<{ turnId: string; call: ToolCall }, ToolRunResult>;
+    "script-cursor": RpcMethod<{ turnId: string }, { index: number }>;
+  };
+  notifications: {
+    "text-delta": { turnId: string; text: string };
+  };
+};
 
-export function isToWorker(value: unknown): value is ToWorker {
-  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
-}
+/** Version 2: the RPC layer's envelope (version 1 was this module's own request ids). */
+export const TURN_CHANNEL = defineChannel<TurnMainSide, TurnWorkerSide>("turn worker", 2);

@@ -1,17 +1,25 @@
 /**
- * The main <-> tool-host worker protocol: the only thing that crosses that boundary. Calls go
- * in with a request id and come back as results; a cancel aborts one call (its child processes
- * are killed); shutdown kills everything still running and answers `closed`. Pure types.
+ * The main <-> tool-host worker channel: the only thing that crosses that boundary. Its
+ * vocabulary as types and its version; ids, replies, cancellation and the handshake are the RPC
+ * layer's (runtime/rpc/). A `run` is answered with the tool's result, a cancel aborts it (its
+ * child processes are killed), and `shutdown` kills everything still running, then answers. The
+ * handshake's init carries the settings. Pure types plus the channel constant.
  *
  * Tool servers (v2): the worker holds the MCP clients. `mcp-configure` applies a catalog (stop
- * changed or removed servers), `mcp-discover` starts and lists servers; both answer `mcp-state`
- * with the same request id. A run naming `mcp` goes to that server's tool instead of a builtin.
+ * changed or removed servers), `mcp-discover` starts and lists servers; both answer the servers'
+ * states, and the worker says `mcp-state` on its own when a server fails or exits. A run naming
+ * `mcp` goes to that server's tool instead of a builtin.
  */
 import type { ToolCall } from "../core/events.ts";
 import type { McpServerState, McpWorkerConfig } from "../mcp/types.ts";
 import type { ToolRunResult } from "./channel.ts";
-
-export const TOOL_HOST_VERSION = 2;
+import {
+  type NoNotifications,
+  type NoParams,
+  type NoRequests,
+  type RpcMethod,
+  defineChannel,
+} from "./rpc/rpc-channel.ts";
 
 export interface ToolHostSettings {
   /** Absolute real path of the workspace root file tools and bash work in. */
@@ -28,28 +36,26 @@ export interface ToolHostSettings {
   mcp?: McpWorkerConfig;
 }
 
-export type ToToolHost =
-  | { type: "hello"; version: number; settings: ToolHostSettings }
-  | { type: "run"; id: number; call: ToolCall; mcp?: { server: string; tool: string } }
-  | { type: "mcp-configure"; id: number; config: McpWorkerConfig }
-  | { type: "mcp-discover"; id: number; names?: string[] }
-  | { type: "cancel"; id: number }
-  | { type: "shutdown" };
+/** What the tool-host worker answers. */
+export type ToolHostSide = {
+  requests: {
+    run: RpcMethod<{ call: ToolCall; mcp?: { server: string; tool: string } }, ToolRunResult>;
+    "mcp-configure": RpcMethod<{ config: McpWorkerConfig }, McpServerState[]>;
+    "mcp-discover": RpcMethod<{ names?: string[] }, McpServerState[]>;
+    /** Abort every run, kill every child process and tool server; answered when done. */
+    shutdown: RpcMethod<NoParams, undefined>;
+  };
+  notifications: NoNotifications;
+};
 
-export type FromToolHost =
-  | { type: "ready"; version: number }
-  | { type: "result"; id: number; result: ToolRunResult }
-  | { type: "mcp-state"; id: number; servers: McpServerState[] }
-  | { type: "closed" };
+/** What the main thread hears from the tool host. */
+export type ToolHostMainSide = {
+  requests: NoRequests;
+  notifications: {
+    /** A server's status changed without a request (it failed or exited). */
+    "mcp-state": { servers: McpServerState[] };
+  };
+};
 
-function typed(value: unknown): boolean {
-  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
-}
-
-export function isToToolHost(value: unknown): value is ToToolHost {
-  return typed(value);
-}
-
-export function isFromToolHost(value: unknown): value is FromToolHost {
-  return typed(value);
-}
+/** Version 3: the RPC layer's envelope (version 2 was this module's own ids). */
+export const TOOL_HOST_CHANNEL = defineChannel<ToolHostMainSide, ToolHostSide, ToolHostSettings>("tool host", 3);

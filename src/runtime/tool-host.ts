@@ -1,8 +1,9 @@
 /**
  * ToolHost: the main thread's side of the tool-host worker (ARCHITECTURE "Tool host worker").
  * Approved calls go to the worker, which runs them and owns their child processes, so a slow or
- * hung tool never blocks the HTTP loop. A call's abort signal (turn cancel) is forwarded as a
- * cancel; a worker that dies fails its calls and is started again on the next call. Also the
+ * hung tool never blocks the HTTP loop; they talk over one RPC connection (runtime/rpc/, the
+ * channel of tool-host-channel.ts). A call's abort signal (turn cancel) is forwarded as a
+ * cancel; a worker that dies or exits fails its calls and is started again on the next call. Also the
  * read model of what tools exist: the builtin specs the model is offered and GET /tools rows.
  *
  * Tool servers: with an McpManager, the servers' tools join `list()` / `specs()` (source `mcp`,
@@ -16,12 +17,14 @@ import type { McpManager } from "../mcp/mcp-manager.ts";
 import type { McpServerState } from "../mcp/types.ts";
 import { BUILTIN_TOOLS, builtinClass, builtinSpecs } from "../tools/builtin-tools.ts";
 import type { ToolRunResult } from "./channel.ts";
+import { RpcConnection } from "./rpc/rpc-connection.ts";
+import { type RpcError, RpcVersionError } from "./rpc/rpc-error.ts";
+import { workerTransport } from "./rpc/worker-port-transport.ts";
 import {
-  type FromToolHost,
-  TOOL_HOST_VERSION,
-  type ToToolHost,
+  TOOL_HOST_CHANNEL,
+  type ToolHostMainSide,
   type ToolHostSettings,
-  isFromToolHost,
+  type ToolHostSide,
 } from "./tool-host-channel.ts";
 import { workerUrl } from "./worker-urls.ts";
 
@@ -57,8 +60,11 @@ export const defaultToolHostFactory: ToolHostFactory = () => new Worker(workerUr
 /** How long shutdown waits for the worker to kill its children (beyond the tool servers' grace) before terminating it. */
 const CLOSE_GRACE_MS = 3000;
 
-interface Pending {
-  resolve(result: ToolRunResult): void;
+type ToolHostConnection = RpcConnection<ToolHostMainSide, ToolHostSide, ToolHostSettings>;
+
+/** The model reads this when its call was not finished (the worker was lost, or the daemon stopped). */
+function unfinished(error: RpcError): ToolRunResult {
+  return { output: { error: error.message }, isError: true };
 }
 
 export class ToolHost implements ToolRunner, ToolCatalog {
@@ -66,13 +72,9 @@ export class ToolHost implements ToolRunner, ToolCatalog {
   readonly #disabled: ReadonlySet<string>;
   readonly #factory: ToolHostFactory;
   readonly #log: (message: string) => void;
-  readonly #pending = new Map<number, Pending>();
-  readonly #mcpPending = new Map<number, (servers: McpServerState[]) => void>();
   readonly #mcp: McpManager | undefined;
-  #worker: Worker | undefined;
-  #nextId = 1;
+  #connection: ToolHostConnection | undefined;
   #closed = false;
-  #onClosed: (() => void) | undefined;
 
   constructor(
     settings: ToolHostSettings,
@@ -137,122 +139,72 @@ export class ToolHost implements ToolRunner, ToolCatalog {
   run(call: ToolCall, signal: AbortSignal): Promise<ToolRunResult> {
     if (this.#closed)
       return Promise.resolve({ output: { error: "not run: the daemon is shutting down" }, isError: true });
-    const worker = this.#ensureWorker();
-    const id = this.#nextId++;
-    return new Promise<ToolRunResult>((resolve) => {
-      const onAbort = () => this.#send(worker, { type: "cancel", id });
-      this.#pending.set(id, {
-        resolve: (result) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(result);
-        },
-      });
-      const served = this.#isBuiltin(call.name) ? undefined : this.#mcp?.tool(call.name);
-      this.#send(
-        worker,
-        served
-          ? { type: "run", id, call, mcp: { server: served.server, tool: served.tool } }
-          : { type: "run", id, call },
-      );
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-    });
+    const served = this.#isBuiltin(call.name) ? undefined : this.#mcp?.tool(call.name);
+    return this.#ensureConnection()
+      .request("run", served ? { call, mcp: { server: served.server, tool: served.tool } } : { call }, {
+        signal,
+        cancelReason: "the turn was cancelled",
+      })
+      .catch(unfinished);
   }
 
   /** Shutdown step "tool-server child processes": the worker kills them, then it is terminated. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const worker = this.#worker;
-    if (!worker) return;
-    const closed = new Promise<void>((resolve) => (this.#onClosed = resolve));
-    this.#send(worker, { type: "shutdown" });
+    const connection = this.#connection;
+    if (!connection) return;
     const grace = CLOSE_GRACE_MS + (this.#settings.mcp?.timeouts.stopGraceMs ?? 0);
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, grace))]);
-    this.#failAll("not finished: the daemon shut down");
-    worker.terminate();
-    this.#worker = undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      connection.request("shutdown", {}).catch(() => {}),
+      new Promise((resolve) => (timer = setTimeout(resolve, grace))),
+    ]);
+    clearTimeout(timer);
+    connection.close("not finished: the daemon shut down");
+    this.#connection = undefined;
   }
 
-  #ensureWorker(): Worker {
-    if (this.#worker) return this.#worker;
-    const worker = this.#factory();
-    worker.onmessage = (event: MessageEvent) => this.#onMessage(worker, event.data);
-    worker.onerror = (event: ErrorEvent) => this.#lost(worker, `tool host crashed: ${event.message}`);
+  #ensureConnection(): ToolHostConnection {
+    if (this.#connection) return this.#connection;
     const mcp = this.#mcp?.workerConfig();
-    this.#send(worker, {
-      type: "hello",
-      version: TOOL_HOST_VERSION,
-      settings: mcp ? { ...this.#settings, mcp } : this.#settings,
-    });
-    this.#worker = worker;
-    return worker;
-  }
-
-  #send(worker: Worker, message: ToToolHost): void {
-    worker.postMessage(message);
-  }
-
-  #onMessage(worker: Worker, message: unknown): void {
-    if (!isFromToolHost(message)) return;
-    const data: FromToolHost = message;
-    switch (data.type) {
-      case "ready":
-        if (data.version !== TOOL_HOST_VERSION)
-          this.#lost(worker, `tool host speaks v${data.version}, the daemon v${TOOL_HOST_VERSION}`);
-        return;
-      case "result": {
-        const pending = this.#pending.get(data.id);
-        this.#pending.delete(data.id);
-        pending?.resolve(data.result);
-        return;
-      }
-      case "mcp-state": {
-        const waiting = this.#mcpPending.get(data.id);
-        this.#mcpPending.delete(data.id);
-        if (waiting) waiting(data.servers);
-        else if (data.id === 0) this.#mcp?.update(data.servers);
-        return;
-      }
-      case "closed":
-        this.#onClosed?.();
-        return;
-    }
+    const connection = RpcConnection.open(
+      TOOL_HOST_CHANNEL,
+      workerTransport(this.#factory()),
+      mcp ? { ...this.#settings, mcp } : this.#settings,
+      { onFault: (error) => this.#lost(connection, error) },
+    ).onNotification("mcp-state", (params) => this.#mcp?.update(params.servers));
+    this.#connection = connection;
+    return connection;
   }
 
   /** The worker is gone: its calls fail (the model reads why) and the next call starts a new one. */
-  #lost(worker: Worker, reason: string): void {
-    if (this.#worker !== worker) return;
+  #lost(connection: ToolHostConnection, error: RpcError): void {
+    if (this.#connection !== connection) return;
+    const reason =
+      error instanceof RpcVersionError
+        ? `tool host speaks v${error.peerVersion}, the daemon v${error.localVersion}`
+        : error.code === "crashed"
+          ? `tool host crashed: ${error.message}`
+          : "tool host exited";
     this.#log(reason);
-    this.#worker = undefined;
-    worker.terminate();
-    this.#failAll(`not finished: ${reason}`);
+    this.#connection = undefined;
+    connection.close(`not finished: ${reason}`);
     this.#mcp?.workerLost();
   }
 
-  /** A tool-server request to the worker (started if needed); answers the servers' states. */
+  /** A tool-server request to the worker (started if needed); answers the servers' states ([] when it was lost). */
   #mcpRequest(
     message:
       | { type: "mcp-configure"; config: NonNullable<ToolHostSettings["mcp"]> }
       | { type: "mcp-discover"; names?: string[] },
   ): Promise<McpServerState[]> {
     if (this.#closed) return Promise.resolve([]);
-    const worker = this.#ensureWorker();
-    const id = this.#nextId++;
-    return new Promise((resolve) => {
-      this.#mcpPending.set(id, resolve);
-      this.#send(worker, { ...message, id });
-    });
-  }
-
-  #failAll(reason: string): void {
-    for (const [id, waiting] of this.#mcpPending) {
-      this.#mcpPending.delete(id);
-      waiting([]);
-    }
-    for (const [id, pending] of this.#pending) {
-      this.#pending.delete(id);
-      pending.resolve({ output: { error: reason }, isError: true });
-    }
+    const connection = this.#ensureConnection();
+    const answer =
+      message.type === "mcp-configure"
+        ? connection.request("mcp-configure", { config: message.config })
+        : connection.request("mcp-discover", message.names === undefined ? {} : { names: message.names });
+    return answer.catch(() => []);
   }
 }

@@ -1,19 +1,25 @@
 /**
- * WorkerPool: runs turns on a pool of turn workers (default one per core). Routes channel
- * messages to the turn that owns them, answers worker requests through the turn's handlers,
- * and replaces a worker that crashes, ignores a cancel past the grace period, or stops answering
- * pings while it runs turns (spinning: its turns end failed; the daemon lives on).
+ * WorkerPool: runs turns on a pool of turn workers (default one per core), one RPC connection
+ * each (runtime/rpc/, the turn channel of channel.ts). Routes the worker's notifications and
+ * requests to the turn that owns them, answers them through the turn's handlers, and replaces a
+ * worker that crashes or exits, ignores a cancel past the grace period, or stops answering pings
+ * while it runs turns (spinning: its turns end failed; the daemon lives on).
  */
 import type { ChatMessage, ToolSpec } from "../core/model.ts";
 import {
-  CHANNEL_VERSION,
-  type FromWorker,
   type RunTurnMessage,
-  type ToWorker,
+  type ToolRunResult,
+  TURN_CHANNEL,
+  type TurnMainSide,
   type TurnOutcome,
+  type TurnWorkerSide,
   type WorkerRequest,
-  isFromWorker,
 } from "./channel.ts";
+import { LivenessWatch } from "./rpc/liveness-watch.ts";
+import type { PendingRequest } from "./rpc/pending-request.ts";
+import { RpcConnection } from "./rpc/rpc-connection.ts";
+import { type RpcError, RpcVersionError } from "./rpc/rpc-error.ts";
+import { workerTransport } from "./rpc/worker-port-transport.ts";
 import { workerUrl } from "./worker-urls.ts";
 
 export interface TurnHandlers {
@@ -53,29 +59,29 @@ export interface RunningTurn {
 interface ActiveTurn {
   handlers: TurnHandlers;
   finish: (outcome: TurnOutcome) => void;
+  /** The `run-turn` request; its answer is the outcome. */
+  request: PendingRequest<TurnOutcome>;
   cancelTimer?: ReturnType<typeof setTimeout>;
 }
 
+type TurnConnection = RpcConnection<TurnMainSide, TurnWorkerSide>;
+
 interface Slot {
-  worker: Worker;
+  connection: TurnConnection;
   turns: Map<string, ActiveTurn>;
   /** Conversations the worker holds (key -> message count), least recently used first. */
   conversations: Map<string, number>;
   /** Sum of the message counts in `conversations`. */
   messages: number;
-  /** Set when the worker answered `hello`; a worker that dies before that failed to start. */
-  ready: boolean;
-  /** The ping awaiting its pong, and when it was sent (performance.now()). */
-  ping: { id: number; sentAt: number } | undefined;
 }
-
-/** How often a worker running turns is pinged, at most (the liveness window divides it further). */
-const PING_EVERY_MS = 1000;
 
 /** Respawn delay after a worker failed to start: 200 ms doubling to 30 s. */
 function startBackoffMs(failures: number): number {
   return Math.min(30_000, 200 * 2 ** Math.max(0, failures - 1));
 }
+
+/** The request handed to a turn's handlers for `script-cursor` (it carries nothing, so one serves all). */
+const SCRIPT_CURSOR: WorkerRequest = { kind: "script-cursor" };
 
 export type WorkerFactory = () => Worker;
 
@@ -94,9 +100,12 @@ export class WorkerPool {
   #startFailures = 0;
   #lastStartFailure = "";
   #closed = false;
-  readonly #livenessMs: number;
-  #liveness: ReturnType<typeof setInterval> | undefined;
-  #pingId = 0;
+  /**
+   * A worker with turns in flight must answer each ping within the liveness window: one that
+   * does not is spinning (a synchronous loop holds its thread, so neither cancels nor stream
+   * chunks get through) and is replaced; its turns end failed. Idle workers are not pinged.
+   */
+  readonly #liveness: LivenessWatch;
 
   readonly #onFailure: (reason: string) => void;
   /** The tool specs every turn offers the model (the tool catalog's). */
@@ -129,37 +138,8 @@ export class WorkerPool {
     this.#system = options.system ?? (() => undefined);
     this.#onFailure = options.onFailure ?? (() => {});
     this.#cancelGraceMs = options.cancelGraceMs ?? 5000;
-    this.#livenessMs = options.livenessMs ?? 30_000;
+    this.#liveness = new LivenessWatch(options.livenessMs ?? 30_000);
     for (let i = 0; i < Math.max(1, size); i++) this.#slots.push(this.#spawn());
-    this.#liveness = setInterval(
-      () => this.#checkLiveness(),
-      Math.min(PING_EVERY_MS, Math.max(10, this.#livenessMs / 4)),
-    );
-    this.#liveness.unref?.();
-  }
-
-  /**
-   * A worker with turns in flight must answer each ping within the liveness window: one that
-   * does not is spinning (a synchronous loop holds its thread, so neither cancels nor stream
-   * chunks get through) and is replaced; its turns end failed. Idle workers are not pinged.
-   */
-  #checkLiveness(): void {
-    const now = performance.now();
-    for (const slot of [...this.#slots]) {
-      if (!slot.ready) continue;
-      if (slot.ping) {
-        if (now - slot.ping.sentAt > this.#livenessMs) {
-          this.#replace(
-            slot,
-            `turn worker unresponsive for ${Math.round((now - slot.ping.sentAt) / 1000)} s (a turn spinning on its thread)`,
-          );
-        }
-        continue;
-      }
-      if (slot.turns.size === 0) continue;
-      slot.ping = { id: ++this.#pingId, sentAt: now };
-      this.#send(slot, { type: "ping", id: slot.ping.id });
-    }
   }
 
   get size(): number {
@@ -192,9 +172,13 @@ export class WorkerPool {
     }
     let finish!: (outcome: TurnOutcome) => void;
     const outcome = new Promise<TurnOutcome>((resolve) => (finish = resolve));
-    const active: ActiveTurn = { handlers, finish };
+    const request = slot.connection.call("run-turn", this.#runParams(slot, turn));
+    const active: ActiveTurn = { handlers, finish, request };
     slot.turns.set(turn.turnId, active);
-    this.#send(slot, this.#runMessage(slot, turn));
+    request.result.then(
+      (answer) => this.#answered(slot, turn.turnId, active, answer),
+      (error: RpcError) => this.#answered(slot, turn.turnId, active, { status: "failed", message: error.message }),
+    );
     return {
       outcome,
       cancel: () => this.#cancel(slot, turn.turnId),
@@ -209,11 +193,11 @@ export class WorkerPool {
     for (const slot of this.#slots) {
       if (!slot.conversations.has(conversationKey)) continue;
       this.#drop(slot, conversationKey);
-      this.#send(slot, { type: "forget", keys: [conversationKey] });
+      slot.connection.notify("forget", { keys: [conversationKey] });
     }
   }
 
-  #runMessage(slot: Slot, turn: TurnRequest): RunTurnMessage {
+  #runParams(slot: Slot, turn: TurnRequest): RunTurnMessage {
     const base = slot.conversations.get(turn.conversationKey) ?? 0;
     const usable = base <= turn.conversation.length ? base : 0;
     this.#drop(slot, turn.conversationKey);
@@ -227,7 +211,6 @@ export class WorkerPool {
       this.#drop(slot, key);
     }
     return {
-      type: "run-turn",
       turnId: turn.turnId,
       model: turn.model,
       historyKey: turn.conversationKey,
@@ -252,29 +235,64 @@ export class WorkerPool {
   /** Terminate every worker; turns still running end canceled. */
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#liveness) clearInterval(this.#liveness);
+    this.#liveness.stop();
     for (const timer of this.#respawnTimers) clearTimeout(timer);
     this.#respawnTimers.clear();
     for (const slot of this.#slots) {
       for (const [turnId, turn] of slot.turns) this.#end(slot, turnId, turn, { status: "canceled" });
-      slot.worker.terminate();
+      slot.connection.close("the worker pool closed");
     }
     this.#slots.length = 0;
   }
 
   #spawn(): Slot {
-    const slot: Slot = {
-      worker: this.#factory(),
-      turns: new Map(),
-      conversations: new Map(),
-      messages: 0,
-      ready: false,
-      ping: undefined,
-    };
-    slot.worker.onmessage = (event: MessageEvent) => this.#onMessage(slot, event.data);
-    slot.worker.onerror = (event: ErrorEvent) => this.#replace(slot, `turn worker crashed: ${event.message}`);
-    this.#send(slot, { type: "hello", version: CHANNEL_VERSION });
+    const turns = new Map<string, ActiveTurn>();
+    const connection: TurnConnection = RpcConnection.open(TURN_CHANNEL, workerTransport(this.#factory()), undefined, {
+      onReady: () => {
+        this.#startFailures = 0;
+      },
+      onFault: (error) => this.#replace(slot, this.#faultReason(error)),
+    });
+    const slot: Slot = { connection, turns, conversations: new Map(), messages: 0 };
+    connection
+      .onNotification("text-delta", (params) => turns.get(params.turnId)?.handlers.onTextDelta(params.text))
+      .handle("commit-response", (params) =>
+        this.#turnRequest(turns, params.turnId, { kind: "commit-response", draft: params.draft }),
+      )
+      .handle("run-tool", (params) =>
+        this.#turnRequest<ToolRunResult>(turns, params.turnId, { kind: "run-tool", call: params.call }),
+      )
+      .handle("script-cursor", (params) => this.#turnRequest<{ index: number }>(turns, params.turnId, SCRIPT_CURSOR));
+    this.#liveness.watch(connection, {
+      busy: () => turns.size > 0,
+      onUnresponsive: (silentMs) =>
+        this.#replace(
+          slot,
+          `turn worker unresponsive for ${Math.round(silentMs / 1000)} s (a turn spinning on its thread)`,
+        ),
+    });
     return slot;
+  }
+
+  #faultReason(error: RpcError): string {
+    if (error instanceof RpcVersionError)
+      return `turn worker speaks channel v${error.peerVersion}, the daemon v${error.localVersion}`;
+    if (error.code === "crashed") return `turn worker crashed: ${error.message}`;
+    return "turn worker exited";
+  }
+
+  /**
+   * A turn's request to the main thread, answered by its handlers (TurnHandlers.onRequest answers
+   * each kind with the result its channel method names); a turn that is over is refused.
+   */
+  #turnRequest<Result = unknown>(
+    turns: Map<string, ActiveTurn>,
+    turnId: string,
+    request: WorkerRequest,
+  ): Promise<Result> {
+    const turn = turns.get(turnId);
+    if (!turn) return Promise.reject(new Error("turn is over"));
+    return turn.handlers.onRequest(request) as Promise<Result>;
   }
 
   #leastBusy(): Slot | undefined {
@@ -283,60 +301,15 @@ export class WorkerPool {
     return best;
   }
 
-  #send(slot: Slot, message: ToWorker): void {
-    slot.worker.postMessage(message);
-  }
-
-  #onMessage(slot: Slot, message: unknown): void {
-    if (!isFromWorker(message)) return;
-    const data: FromWorker = message;
-    switch (data.type) {
-      case "ready":
-        if (data.version !== CHANNEL_VERSION) {
-          this.#replace(slot, `turn worker speaks channel v${data.version}, the daemon v${CHANNEL_VERSION}`);
-          return;
-        }
-        slot.ready = true;
-        this.#startFailures = 0;
-        return;
-      case "text-delta":
-        slot.turns.get(data.turnId)?.handlers.onTextDelta(data.text);
-        return;
-      case "request":
-        this.#answer(slot, data.turnId, data.requestId, data.request);
-        return;
-      case "turn-end": {
-        const turn = slot.turns.get(data.turnId);
-        if (turn) this.#end(slot, data.turnId, turn, data.outcome);
-        return;
-      }
-      case "pong":
-        if (slot.ping?.id === data.id) slot.ping = undefined;
-        return;
-    }
-  }
-
-  #answer(slot: Slot, turnId: string, requestId: number, request: WorkerRequest): void {
-    const turn = slot.turns.get(turnId);
-    if (!turn) {
-      this.#send(slot, { type: "reply", requestId, result: { ok: false, error: "turn is over" } });
-      return;
-    }
-    turn.handlers.onRequest(request).then(
-      (value) => this.#send(slot, { type: "reply", requestId, result: { ok: true, value } }),
-      (error: unknown) =>
-        this.#send(slot, {
-          type: "reply",
-          requestId,
-          result: { ok: false, error: error instanceof Error ? error.message : String(error) },
-        }),
-    );
+  /** The worker answered `run-turn` (or the request failed): the turn ends, unless it already did. */
+  #answered(slot: Slot, turnId: string, active: ActiveTurn, outcome: TurnOutcome): void {
+    if (slot.turns.get(turnId) === active) this.#end(slot, turnId, active, outcome);
   }
 
   #cancel(slot: Slot, turnId: string): void {
     const turn = slot.turns.get(turnId);
     if (!turn || turn.cancelTimer) return;
-    this.#send(slot, { type: "cancel", turnId });
+    turn.request.cancel();
     turn.cancelTimer = setTimeout(() => {
       if (slot.turns.has(turnId)) this.#replace(slot, "turn worker ignored a cancel past its grace period");
     }, this.#cancelGraceMs);
@@ -358,14 +331,15 @@ export class WorkerPool {
       const canceled = turn.cancelTimer !== undefined;
       this.#end(slot, turnId, turn, canceled ? { status: "canceled" } : { status: "failed", message: reason });
     }
-    slot.worker.terminate();
+    slot.connection.close(reason);
     if (index < 0 || this.#closed) return;
+    const ready = slot.connection.ready;
     this.#onFailure(
-      slot.ready
+      ready
         ? `${reason}; replacing the worker`
         : `${reason}; the worker never started, retrying in ${startBackoffMs(this.#startFailures + 1)} ms`,
     );
-    if (slot.ready) {
+    if (ready) {
       this.#slots[index] = this.#spawn();
       return;
     }

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { WorkerPool } from "../../../src/runtime/worker-pool.ts";
+import { standIn } from "./fixtures/stand-in-worker.ts";
 
 const handlers = { onTextDelta: () => {}, onRequest: async () => ({}) };
 const echoTurn = (turnId: string) => ({
@@ -168,4 +169,51 @@ test("a worker keeps at most its message budget: the least recently used convers
     [0, 6, ["a"]],
   ]);
   expect(inputTokens).toEqual([3, 2, 3, 6]);
+});
+
+test("a turn worker of another channel version is refused by name, and never counts as started", async () => {
+  const failures: string[] = [];
+  const pool = new WorkerPool(1, {
+    factory: () => standIn("next-version", "turn"),
+    onFailure: (reason) => failures.push(reason),
+  });
+  const outcome = await pool.runTurn(echoTurn("t1"), handlers).outcome;
+  await pool.close();
+  expect(outcome).toEqual({ status: "failed", message: "turn worker speaks channel v3, the daemon v2" });
+  expect(failures).toEqual([
+    "turn worker speaks channel v3, the daemon v2; the worker never started, retrying in 200 ms",
+  ]);
+});
+
+test("a turn worker that exits mid-turn fails the turn at once and is replaced", async () => {
+  const failures: string[] = [];
+  let spawned = 0;
+  const pool = new WorkerPool(1, {
+    factory: () =>
+      ++spawned === 1 ? standIn("exit", "turn") : new Worker(new URL("../../../workers/turn.ts", import.meta.url)),
+    onFailure: (reason) => failures.push(reason),
+  });
+  expect(await pool.runTurn(echoTurn("t1"), handlers).outcome).toEqual({
+    status: "failed",
+    message: "turn worker exited",
+  });
+  expect(failures).toEqual(["turn worker exited; replacing the worker"]);
+  expect(await pool.runTurn(echoTurn("t2"), handlers).outcome).toEqual({ status: "completed" });
+  expect(spawned).toBe(2);
+  await pool.close();
+});
+
+test("a turn worker that crashes mid-turn fails the turn with its error and is replaced", async () => {
+  const failures: string[] = [];
+  const pool = new WorkerPool(1, {
+    factory: () => standIn("crash", "turn"),
+    onFailure: (reason) => failures.push(reason),
+  });
+  const outcome = await pool.runTurn(echoTurn("t1"), handlers).outcome;
+  await pool.close();
+  expect(outcome.status).toBe("failed");
+  expect(outcome.status === "failed" && outcome.message).toStartWith("turn worker crashed: ");
+  expect(outcome.status === "failed" && outcome.message).toContain("the stand-in fell over");
+  expect(failures).toHaveLength(1);
+  expect(failures[0]).toEndWith("; replacing the worker");
 });
