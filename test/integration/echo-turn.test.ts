@@ -1,9 +1,10 @@
 /**
- * One echo turn against a real daemon, watched by a real SSE client: frame order, the reply,
- * usage and the session row.
+ * One echo turn against a real daemon, driven by the typed attach client and watched by a real
+ * SSE client: frame order, the reply, usage and the session row.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon } from "../support/daemon.ts";
+import { attachClient } from "../support/attach-client.ts";
+import { type Daemon, startDaemon } from "../support/daemon.ts";
 import { collect } from "../support/sse-client.ts";
 
 let daemon: Daemon;
@@ -17,11 +18,13 @@ afterAll(async () => {
 test("an injected message runs one echo turn, published in the spec's order", async () => {
   const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
   await stream.waitFor((frame) => frame.event === "usage-update");
-  const response = await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "hello spar" });
-  expect(response.status).toBe(200);
-  const body = (await response.json()) as Record<string, unknown>;
+  const client = attachClient(daemon.baseUrl);
+  const injected = await client.sessions({ p1: "default" }).inject.post({ message: "hello spar" });
+  expect(injected.status).toBe(200);
+  // Routes answer with their own Response objects, so the client types the request, not the answer.
+  const body = injected.data as { prompt_id: string } | null;
   expect(body).toMatchObject({ injected: true, session: "default", woke: true });
-  expect(typeof body.prompt_id).toBe("string");
+  expect(typeof body?.prompt_id).toBe("string");
 
   const usage = await stream.waitFor((frame) => frame.event === "usage-update" && frame.data.turns_total === 1);
   stream.close();
@@ -38,13 +41,13 @@ test("an injected message runs one echo turn, published in the spec's order", as
     "status-update",
     "usage-update",
   ]);
-  expect(turn[0]?.data).toMatchObject({ state: "queued", prompt_id: body.prompt_id });
-  expect(turn[1]?.data).toMatchObject({ state: "dequeued", prompt_id: body.prompt_id });
+  expect(turn[0]?.data).toMatchObject({ state: "queued", prompt_id: body?.prompt_id });
+  expect(turn[1]?.data).toMatchObject({ state: "dequeued", prompt_id: body?.prompt_id });
   const reply = turn[4]?.data.event as { Content: { parts: Array<{ text: string }>; role: string }; Author: string };
   expect(reply.Content.role).toBe("model");
   expect(reply.Content.parts[0]?.text).toBe("hello spar");
   expect(turn[5]?.data).toMatchObject({
-    prompt_id: body.prompt_id,
+    prompt_id: body?.prompt_id,
     model: "echo",
     tokens_in: 3,
     tokens_out: 3,
@@ -55,10 +58,8 @@ test("an injected message runs one echo turn, published in the spec's order", as
   expect(turn[3]?.id).toBe("1");
   expect(turn[4]?.id).toBe("2");
 
-  const sessions = (await (await fetch(`${daemon.baseUrl}/sessions`)).json()) as {
-    sessions: Array<Record<string, unknown>>;
-  };
-  expect(sessions.sessions).toEqual([
+  const sessions = (await client.sessions.get()).data as { sessions: unknown[] } | null;
+  expect(sessions?.sessions).toEqual([
     expect.objectContaining({
       app: "spar",
       user: "local",

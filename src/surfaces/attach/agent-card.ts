@@ -22,6 +22,7 @@ import { JSON_HEADERS } from "../http/responses.ts";
 import { requestUrl, validHost } from "../http/request-url.ts";
 import type { AgentCardSettings, CuratedSkill } from "./agent-card-config.ts";
 import { Elysia } from "elysia";
+import * as v from "valibot";
 import { type TrustedProxies, isTrustedProxy } from "../http/trusted-proxies.ts";
 
 export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
@@ -162,6 +163,15 @@ const CARD_HEADERS = { "cache-control": "no-cache", vary: "Host, X-Forwarded-Hos
  * (the embedding API) may set or change the settings after registration; undefined or no
  * description answers the card-shaped 404.
  */
+/** The card as documented: its fields are the A2A v0.3.0 AgentCard's. */
+const CardSchema = v.looseObject({
+  name: v.string(),
+  description: v.string(),
+  url: v.string(),
+  version: v.string(),
+  protocolVersion: v.string(),
+});
+
 export function agentCardRoutes(
   card: () => AgentCardSettings | undefined,
   options: AgentCardOptions,
@@ -175,15 +185,29 @@ export function agentCardRoutes(
     return built ? { status: 200, body: JSON.stringify(built) } : { status: 404, body: JSON.stringify(NOT_CONFIGURED) };
   };
   return new Elysia({ name: "spar.attach.agent-card" })
-    .get(AGENT_CARD_PATH, ({ request, server }) => {
-      const { status, body } = answer(request, server);
-      return new Response(body, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS } });
-    })
-    .head(AGENT_CARD_PATH, ({ request, server }) => {
-      const { status, body } = answer(request, server);
-      const length = String(new TextEncoder().encode(body).byteLength);
-      return new Response(null, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS, "content-length": length } });
-    });
+    .get(
+      AGENT_CARD_PATH,
+      ({ request, server }) => {
+        const { status, body } = answer(request, server);
+        return new Response(body, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS } });
+      },
+      {
+        response: { 200: CardSchema, 404: v.looseObject({ error: v.string(), card: v.null() }) },
+        detail: { summary: "The A2A v0.3.0 agent card (no auth)", tags: ["daemon"] },
+      },
+    )
+    .head(
+      AGENT_CARD_PATH,
+      ({ request, server }) => {
+        const { status, body } = answer(request, server);
+        const length = String(new TextEncoder().encode(body).byteLength);
+        return new Response(null, { status, headers: { ...JSON_HEADERS, ...CARD_HEADERS, "content-length": length } });
+      },
+      {
+        response: { 200: v.undefined(), 404: v.undefined() },
+        detail: { summary: "The agent card's headers (no auth)", tags: ["daemon"] },
+      },
+    );
 }
 
 interface PeerLookup {

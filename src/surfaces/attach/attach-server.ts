@@ -5,6 +5,7 @@
 import { Elysia } from "elysia";
 import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import { guardedApp } from "../http/guarded-app.ts";
+import { openapiDocument } from "../http/openapi-document.ts";
 import { type MtlsTerminator, startMtlsTerminator } from "../http/mtls-terminator.ts";
 import { WRITE_BODY_LIMIT } from "../http/request-body.ts";
 import { closeAllStreams, startHeartbeat, stopHeartbeat } from "../http/sse-stream.ts";
@@ -83,6 +84,13 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls) {
       ...serveTls(tls),
     },
   })
+    .use(
+      openapiDocument({
+        title: "spar attach API",
+        version: PROTOCOL_VERSION,
+        description: "The agent daemon's attach listener (HTTP + SSE).",
+      }),
+    )
     .use(daemonRoutes(context))
     .use(
       agentCardRoutes(

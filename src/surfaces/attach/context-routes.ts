@@ -7,15 +7,35 @@ import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
 import { keepOpen, withSession } from "./route-context.ts";
+import { responses } from "../http/wire-schemas.ts";
 
 const CompactBody = v.object({ focus: v.optional(v.pipe(v.string(), v.maxLength(2000))) });
+
+const ContextInfo = v.looseObject({
+  compactions: v.number(),
+  checkpoints: v.number(),
+  chars_after_compaction: v.number(),
+  total_chars_summarized: v.number(),
+});
+const CompactAnswer = v.object({
+  summary_event_id: v.optional(v.string()),
+  summary_text: v.optional(v.string()),
+  duration_ms: v.number(),
+  skipped: v.optional(v.literal(true)),
+});
+const CONTEXT = ["context"];
 
 export function contextRoutes(context: AttachContext) {
   const service = context.sessions;
   return new Elysia({ name: "spar.attach.context" })
     .use(withSession)
-    .get("/context", async ({ target, caller }) =>
-      json(200, (await service.open(target, caller, "read")).actor.contextInfo()),
+    .get(
+      "/context",
+      async ({ target, caller }) => json(200, (await service.open(target, caller, "read")).actor.contextInfo()),
+      {
+        response: responses({ 200: ContextInfo }, { extra: [404] }),
+        detail: { summary: "How much of the conversation was compacted", tags: CONTEXT },
+      },
     )
     .post(
       "/slash/compact",
@@ -32,6 +52,11 @@ export function contextRoutes(context: AttachContext) {
           ...(result.skipped ? { skipped: true } : {}),
         });
       },
-      { body: v.optional(CompactBody) },
+      {
+        parse: "json",
+        body: v.optional(CompactBody),
+        response: responses({ 200: CompactAnswer }, { body: true, extra: [404, 409, 500] }),
+        detail: { summary: "Summarize the conversation now (everything but the last turn)", tags: CONTEXT },
+      },
     );
 }

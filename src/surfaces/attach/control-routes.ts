@@ -7,6 +7,7 @@ import { SparError } from "../../core/errors.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
+import { responses } from "../http/wire-schemas.ts";
 import { verifiedIdentity, withSession } from "./route-context.ts";
 
 const InterruptBody = v.object({
@@ -20,6 +21,24 @@ const ResumeBody = v.object({
   mode: v.optional(v.picklist(["continue", "steer", "abandon"], "mode must be continue, steer or abandon")),
   steer: v.optional(v.string("steer must be a string")),
 });
+
+const InterruptAnswer = v.object({
+  interrupted: v.boolean(),
+  paused: v.boolean(),
+  running_subagents: v.array(v.string()),
+  stopped_subagents: v.array(v.string()),
+  session: v.string(),
+});
+const PauseAnswer = v.object({
+  paused: v.literal(true),
+  transitioned: v.boolean(),
+  state: v.literal("paused"),
+  paused_since: v.string(),
+  pause_reason: v.string(),
+  session: v.string(),
+});
+const ResumeAnswer = v.object({ resumed: v.boolean(), mode: v.string(), state: v.string(), session: v.string() });
+const CONTROL = ["turn control"];
 
 export function controlRoutes(context: AttachContext) {
   const service = context.sessions;
@@ -39,7 +58,12 @@ export function controlRoutes(context: AttachContext) {
         };
         return json(200, answer, headers);
       },
-      { body: v.optional(InterruptBody) },
+      {
+        parse: "json",
+        body: v.optional(InterruptBody),
+        response: responses({ 200: InterruptAnswer }, { body: true, extra: [404, 412] }),
+        detail: { summary: "Cancel the turn in flight and (hold, the default) park the session", tags: CONTROL },
+      },
     )
     .post(
       "/pause",
@@ -54,7 +78,12 @@ export function controlRoutes(context: AttachContext) {
           session: key.id,
         });
       },
-      { body: v.optional(PauseBody) },
+      {
+        parse: "json",
+        body: v.optional(PauseBody),
+        response: responses({ 200: PauseAnswer }, { body: true, extra: [404, 501] }),
+        detail: { summary: "Park the session (a running turn finishes)", tags: CONTROL },
+      },
     )
     .post(
       "/resume",
@@ -66,6 +95,11 @@ export function controlRoutes(context: AttachContext) {
         const { key, resumed, state } = await service.resume(target, caller, mode, body?.steer);
         return json(200, { resumed, mode, state, session: key.id });
       },
-      { body: v.optional(ResumeBody) },
+      {
+        parse: "json",
+        body: v.optional(ResumeBody),
+        response: responses({ 200: ResumeAnswer }, { body: true, extra: [404, 501, 503] }),
+        detail: { summary: "Release the park: continue, steer with text, or abandon what was queued", tags: CONTROL },
+      },
     );
 }

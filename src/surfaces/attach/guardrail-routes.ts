@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
+import { responses } from "../http/wire-schemas.ts";
 import { verifiedIdentity, withSession } from "./route-context.ts";
 
 const ResetBody = v.object({
@@ -23,12 +24,30 @@ const ResetBody = v.object({
   ),
 });
 
+const GuardrailsInfo = v.looseObject({
+  watchdog: v.looseObject({}),
+  cost_ceiling: v.looseObject({}),
+  halted: v.unknown(),
+});
+const ResetAnswer = v.looseObject({
+  reset: v.array(v.string()),
+  budget_added_usd: v.number(),
+  guardrails: GuardrailsInfo,
+  message: v.string(),
+});
+const GUARDRAILS = ["guardrails"];
+
 export function guardrailRoutes(context: AttachContext) {
   const service = context.sessions;
   return new Elysia({ name: "spar.attach.guardrails" })
     .use(withSession)
-    .get("/guardrails", async ({ target, caller }) =>
-      json(200, (await service.open(target, caller, "read")).actor.guards.info()),
+    .get(
+      "/guardrails",
+      async ({ target, caller }) => json(200, (await service.open(target, caller, "read")).actor.guards.info()),
+      {
+        response: responses({ 200: GuardrailsInfo }, { extra: [404] }),
+        detail: { summary: "The watchdog and cost ceiling state", tags: GUARDRAILS },
+      },
     )
     .post(
       "/guardrails/reset",
@@ -40,6 +59,11 @@ export function guardrailRoutes(context: AttachContext) {
         };
         return json(200, await actor.resetGuardrails(request, verifiedIdentity(caller)));
       },
-      { body: v.optional(ResetBody) },
+      {
+        parse: "json",
+        body: v.optional(ResetBody),
+        response: responses({ 200: ResetAnswer, 409: ResetAnswer }, { body: true, extra: [404, 501] }),
+        detail: { summary: "Reset tripped guardrails, adding budget (409 when it would trip again)", tags: GUARDRAILS },
+      },
     );
 }

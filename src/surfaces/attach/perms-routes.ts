@@ -12,6 +12,7 @@ import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
 import type { Access, SessionTarget } from "../../runtime/session-service.ts";
 import type { Caller } from "../http/caller-auth.ts";
+import { NoContent, responses } from "../http/wire-schemas.ts";
 import { keepOpen, verifiedIdentity, withSession } from "./route-context.ts";
 import { encodeFrame } from "./sse-frames.ts";
 
@@ -29,33 +30,52 @@ const PatternsBody = v.object({
   ),
 });
 
+const PermsInfo = v.looseObject({ mode: v.string() });
+const PromptStream = v.pipe(
+  v.string(),
+  v.description("text/event-stream of `prompt` frames: pending prompts first, then new ones"),
+);
+const Acknowledged = v.object({ acknowledged: v.literal(true), approver: v.optional(v.string()) });
+const ModeAnswer = v.object({ previous: v.string(), mode: v.string() });
+const PERMS = ["permissions"];
+
 export function permsRoutes(context: AttachContext) {
   const service = context.sessions;
   const tools = async (target: SessionTarget, caller: Caller, access: Access) =>
     (await service.open(target, caller, access)).actor.tools;
   return new Elysia({ name: "spar.attach.perms" })
     .use(withSession)
-    .get("/perms", async ({ target, caller }) => json(200, (await tools(target, caller, "read")).info()))
-    .get("/perms/stream", async ({ target, caller, request, server }) => {
-      const gated = await tools(target, caller, "read");
-      const release = context.streams.admit(caller);
-      keepOpen(server, request);
-      let stop = () => {};
-      const stream = new SseStream({
-        ...context.subscriberBuffer,
-        onClose: () => {
-          release();
-          stop();
-        },
-      });
-      const send = (prompt: PromptFrame) => stream.write(encodeFrame("prompt", prompt));
-      const pending = gated.gate.pending();
-      if (pending.length === 0) stream.write(OPENING_COMMENT);
-      for (const prompt of pending) send(prompt);
-      stop = gated.prompts.listen(send);
-      request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
-      return stream.response;
+    .get("/perms", async ({ target, caller }) => json(200, (await tools(target, caller, "read")).info()), {
+      response: responses({ 200: PermsInfo }, { extra: [404] }),
+      detail: { summary: "The permission mode, patterns and pending prompts", tags: PERMS },
     })
+    .get(
+      "/perms/stream",
+      async ({ target, caller, request, server }) => {
+        const gated = await tools(target, caller, "read");
+        const release = context.streams.admit(caller);
+        keepOpen(server, request);
+        let stop = () => {};
+        const stream = new SseStream({
+          ...context.subscriberBuffer,
+          onClose: () => {
+            release();
+            stop();
+          },
+        });
+        const send = (prompt: PromptFrame) => stream.write(encodeFrame("prompt", prompt));
+        const pending = gated.gate.pending();
+        if (pending.length === 0) stream.write(OPENING_COMMENT);
+        for (const prompt of pending) send(prompt);
+        stop = gated.prompts.listen(send);
+        request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
+        return stream.response;
+      },
+      {
+        response: responses({ 200: PromptStream }, { extra: [404, 429] }),
+        detail: { summary: "The session's permission prompts (SSE)", tags: PERMS },
+      },
+    )
     .post(
       "/perms/respond",
       async ({ body, target, caller }) => {
@@ -70,7 +90,12 @@ export function permsRoutes(context: AttachContext) {
         const approver = answer.value.approver;
         return json(200, approver !== undefined ? { acknowledged: true, approver } : { acknowledged: true });
       },
-      { body: RespondBody },
+      {
+        parse: "json",
+        body: RespondBody,
+        response: responses({ 200: Acknowledged }, { body: true, extra: [404, 410] }),
+        detail: { summary: "Answer a permission prompt", tags: PERMS },
+      },
     )
     .post(
       "/perms/mode",
@@ -80,7 +105,12 @@ export function permsRoutes(context: AttachContext) {
         if (!change.ok) throw change.error;
         return json(200, { previous: change.value.previous, mode: change.value.mode });
       },
-      { body: ModeBody },
+      {
+        parse: "json",
+        body: ModeBody,
+        response: responses({ 200: ModeAnswer }, { body: true, extra: [404, 501] }),
+        detail: { summary: "Change the session's permission mode (SessionAdmin)", tags: PERMS },
+      },
     )
     .post(
       "/perms/allow",
@@ -89,7 +119,12 @@ export function permsRoutes(context: AttachContext) {
         if (!added.ok) throw added.error;
         return new Response(null, { status: 204 });
       },
-      { body: PatternsBody },
+      {
+        parse: "json",
+        body: PatternsBody,
+        response: responses({ 204: NoContent }, { body: true, extra: [404, 501] }),
+        detail: { summary: "Allow patterns for this session (SessionAdmin)", tags: PERMS },
+      },
     )
     .post(
       "/perms/deny",
@@ -98,6 +133,11 @@ export function permsRoutes(context: AttachContext) {
         if (!added.ok) throw added.error;
         return new Response(null, { status: 204 });
       },
-      { body: PatternsBody },
+      {
+        parse: "json",
+        body: PatternsBody,
+        response: responses({ 204: NoContent }, { body: true, extra: [404, 501] }),
+        detail: { summary: "Deny patterns for this session", tags: PERMS },
+      },
     );
 }

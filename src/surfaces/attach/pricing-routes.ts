@@ -13,6 +13,7 @@ import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
 import { withSession } from "./route-context.ts";
+import { NoContent, responses } from "../http/wire-schemas.ts";
 
 /**
  * POST /pricing/set: `{model, input_usd_per_mtok, output_usd_per_mtok, cached_usd_per_mtok?,
@@ -34,17 +35,38 @@ export const SetPricingBody = v.object(
 
 const ZERO_TIME = "0001-01-01T00:00:00Z";
 
+const PricingInfo = v.looseObject({
+  source: v.string(),
+  last_refresh: v.string(),
+  known_models: v.number(),
+  rate: v.unknown(),
+});
+const RefreshAnswer = v.looseObject({
+  updated: v.number(),
+  known_models: v.number(),
+  last_refresh: v.string(),
+  detail: v.optional(v.string()),
+});
+const PRICING = ["pricing"];
+
 export function pricingRoutes(context: AttachContext) {
   const service = context.sessions;
   const pricing = context.pricing;
   const limiter = new CallerLimiter();
   return new Elysia({ name: "spar.attach.pricing" })
     .use(withSession)
-    .get("/pricing", async ({ target, caller }) => {
-      await service.authorize(target, caller, "read");
-      if (!pricing) return json(200, { source: "", last_refresh: ZERO_TIME, known_models: 0, rate: null });
-      return json(200, pricing.info(context.daemon.model));
-    })
+    .get(
+      "/pricing",
+      async ({ target, caller }) => {
+        await service.authorize(target, caller, "read");
+        if (!pricing) return json(200, { source: "", last_refresh: ZERO_TIME, known_models: 0, rate: null });
+        return json(200, pricing.info(context.daemon.model));
+      },
+      {
+        response: responses({ 200: PricingInfo }, { extra: [404] }),
+        detail: { summary: "The price list in use", tags: PRICING },
+      },
+    )
     .post(
       "/pricing/set",
       async ({ body, target, caller }) => {
@@ -61,21 +83,36 @@ export function pricingRoutes(context: AttachContext) {
         pricing.set(body.model, ratesFromFields(body));
         return new Response(null, { status: 204 });
       },
-      { body: SetPricingBody },
+      {
+        parse: "json",
+        body: SetPricingBody,
+        response: responses({ 204: NoContent }, { body: true, extra: [404, 501] }),
+        detail: {
+          summary: "Set a model's price in the daemon-wide list (admins only with per-caller auth)",
+          tags: PRICING,
+        },
+      },
     )
-    .post("/pricing/refresh", async ({ target, caller }) => {
-      await service.authorize(target, caller, "write");
-      if (!pricing?.hasSource) {
-        throw new SparError(
-          "not_implemented",
-          "this daemon has no pricing source: start it with --pricing-source=<URL or file> (config pricing.source)",
-        );
-      }
-      const admission = limiter.take(caller.identity, Date.now());
-      if (!admission.ok) {
-        const seconds = admission.retryAfterSeconds;
-        return json(429, { error: "rate limited", retry_after_seconds: seconds }, { "retry-after": String(seconds) });
-      }
-      return json(200, await pricing.refresh());
-    });
+    .post(
+      "/pricing/refresh",
+      async ({ target, caller }) => {
+        await service.authorize(target, caller, "write");
+        if (!pricing?.hasSource) {
+          throw new SparError(
+            "not_implemented",
+            "this daemon has no pricing source: start it with --pricing-source=<URL or file> (config pricing.source)",
+          );
+        }
+        const admission = limiter.take(caller.identity, Date.now());
+        if (!admission.ok) {
+          const seconds = admission.retryAfterSeconds;
+          return json(429, { error: "rate limited", retry_after_seconds: seconds }, { "retry-after": String(seconds) });
+        }
+        return json(200, await pricing.refresh());
+      },
+      {
+        response: responses({ 200: RefreshAnswer }, { extra: [404, 429, 501] }),
+        detail: { summary: "Re-read the configured pricing source", tags: PRICING },
+      },
+    );
 }

@@ -15,6 +15,7 @@ import type { AttachContext } from "./attach-context.ts";
 import { eventsHandler } from "./events-route.ts";
 import { Elysia } from "elysia";
 import { nonEmpty } from "../http/body-guards.ts";
+import { NoContent, responses } from "../http/wire-schemas.ts";
 import { keepOpen, withCaller, withSession } from "./route-context.ts";
 
 const identityList = v.optional(v.array(v.pipe(v.string(), v.maxLength(256))));
@@ -58,6 +59,50 @@ const WakeBody = v.object({
   prompt: v.optional(v.string("prompt must be a string")),
 });
 
+const SessionRow = v.object({
+  app: v.string(),
+  user: v.string(),
+  sessionID: v.string(),
+  has_event_log: v.boolean(),
+  status: v.picklist(["active", "idle"]),
+  last_touched_at: v.string(),
+  title: v.optional(v.string()),
+});
+const SessionList = v.object({ sessions: v.array(SessionRow) });
+const Created = v.object({ app: v.string(), user: v.string(), sessionID: v.string(), url: v.string() });
+const InjectAnswer = v.object({
+  injected: v.literal(true),
+  session: v.string(),
+  woke: v.boolean(),
+  prompt_id: v.string(),
+  halted: v.optional(v.object({ guardrail: v.string(), reason: v.string() })),
+  duplicate: v.optional(v.literal(true)),
+});
+const WakeAnswer = v.object({ woken: v.string(), prompt: v.string(), prompt_id: v.optional(v.string()) });
+const Status = v.looseObject({
+  state: v.picklist(["idle", "running", "paused"]),
+  model_name: v.string(),
+  turn_in_flight: v.boolean(),
+  next_wake_at: v.string(),
+  paused_since: v.string(),
+  pause_reason: v.optional(v.string()),
+  current_tool: v.optional(v.string()),
+  compacting: v.optional(v.literal(true)),
+});
+const Usage = v.looseObject({
+  overall: v.looseObject({}),
+  per_model: v.optional(v.looseObject({})),
+  per_turn: v.optional(v.array(v.looseObject({}))),
+});
+const Acl = v.object({ owner: v.string(), viewers: v.array(v.string()), contributors: v.array(v.string()) });
+/** The event stream: Server-Sent Events (`text/event-stream`), frames described in docs/attach-api.md. */
+const EventStream = v.pipe(
+  v.string(),
+  v.description("text/event-stream: capabilities, status-update, usage-update, then agent rows and live frames"),
+);
+
+const SESSIONS = ["sessions"];
+
 function sessionUrl(request: Request, app: string, id: string): string {
   return `${requestBaseUrl(request)}/sessions/${encodeURIComponent(app)}/${encodeURIComponent(id)}`;
 }
@@ -78,18 +123,25 @@ export function sessionListRoutes(context: AttachContext) {
   const service = context.sessions;
   return new Elysia({ name: "spar.attach.session-list" })
     .use(withCaller)
-    .get("/sessions", async ({ caller }) => {
-      const sessions = (await service.list(caller)).map(({ record, active }) => ({
-        app: record.app,
-        user: record.owner,
-        sessionID: record.id,
-        has_event_log: true,
-        status: active ? "active" : "idle",
-        last_touched_at: record.lastTouchedAt || ZERO_TIME,
-        ...(record.title ? { title: record.title } : {}),
-      }));
-      return json(200, { sessions });
-    })
+    .get(
+      "/sessions",
+      async ({ caller }) => {
+        const sessions = (await service.list(caller)).map(({ record, active }) => ({
+          app: record.app,
+          user: record.owner,
+          sessionID: record.id,
+          has_event_log: true,
+          status: active ? "active" : "idle",
+          last_touched_at: record.lastTouchedAt || ZERO_TIME,
+          ...(record.title ? { title: record.title } : {}),
+        }));
+        return json(200, { sessions });
+      },
+      {
+        response: responses({ 200: SessionList }),
+        detail: { summary: "List the sessions the caller may see", tags: SESSIONS },
+      },
+    )
     .post(
       "/sessions",
       async ({ body, caller, request }) => {
@@ -109,7 +161,12 @@ export function sessionListRoutes(context: AttachContext) {
           url: sessionUrl(request, record.app, record.id),
         });
       },
-      { body: v.optional(CreateSessionBody) },
+      {
+        parse: "json",
+        body: v.optional(CreateSessionBody),
+        response: responses({ 201: Created }, { body: true, extra: [404, 409, 501] }),
+        detail: { summary: "Create a session owned by the caller", tags: SESSIONS },
+      },
     );
 }
 
@@ -118,10 +175,17 @@ export function sessionRoutes(context: AttachContext) {
   const service = context.sessions;
   return new Elysia({ name: "spar.attach.session" })
     .use(withSession)
-    .delete("", async ({ target, caller }) => {
-      await service.remove(target, caller);
-      return new Response(null, { status: 204 });
-    })
+    .delete(
+      "",
+      async ({ target, caller }) => {
+        await service.remove(target, caller);
+        return new Response(null, { status: 204 });
+      },
+      {
+        response: responses({ 204: NoContent }, { extra: [404, 500] }),
+        detail: { summary: "Delete a session (SessionAdmin)", tags: SESSIONS },
+      },
+    )
     .post(
       "/inject",
       async ({ body, target, caller, request }) => {
@@ -140,7 +204,15 @@ export function sessionRoutes(context: AttachContext) {
           ...(result.duplicate ? { duplicate: true } : {}),
         });
       },
-      { body: InjectBody },
+      {
+        parse: "json",
+        body: InjectBody,
+        response: responses({ 200: InjectAnswer }, { body: true, extra: [404, 429, 501, 503] }),
+        detail: {
+          summary: "Queue a message (durable before the answer); Idempotency-Key makes a repeat a no-op",
+          tags: SESSIONS,
+        },
+      },
     )
     .post(
       "/wake",
@@ -157,21 +229,52 @@ export function sessionRoutes(context: AttachContext) {
           ...(injected ? { prompt_id: injected.promptId } : {}),
         });
       },
-      { body: v.optional(WakeBody) },
+      {
+        parse: "json",
+        body: v.optional(WakeBody),
+        response: responses({ 200: WakeAnswer }, { body: true, extra: [404, 429, 501, 503] }),
+        detail: { summary: "Wake the session, queueing a prompt first", tags: SESSIONS },
+      },
     )
-    .get("/events", ({ target, caller, request, server }) =>
-      eventsHandler(context, { target, caller, request, keepOpen: () => keepOpen(server, request) }),
+    .get(
+      "/events",
+      ({ target, caller, request, server }) =>
+        eventsHandler(context, { target, caller, request, keepOpen: () => keepOpen(server, request) }),
+      {
+        response: responses({ 200: EventStream }, { extra: [404, 409, 429] }),
+        detail: { summary: "The session's event stream (SSE); since or Last-Event-ID resumes", tags: SESSIONS },
+      },
     )
-    .get("/status", async ({ target, caller }) => {
-      const { actor } = await service.open(target, caller, "read");
-      return json(200, actor.status());
-    })
-    .get("/usage", async ({ target, caller }) => {
-      const { actor } = await service.open(target, caller, "read");
-      return json(200, await actor.usageInfo());
-    })
+    .get(
+      "/status",
+      async ({ target, caller }) => {
+        const { actor } = await service.open(target, caller, "read");
+        return json(200, actor.status());
+      },
+      {
+        response: responses({ 200: Status }, { extra: [404] }),
+        detail: { summary: "The session's state", tags: SESSIONS },
+      },
+    )
+    .get(
+      "/usage",
+      async ({ target, caller }) => {
+        const { actor } = await service.open(target, caller, "read");
+        return json(200, await actor.usageInfo());
+      },
+      {
+        response: responses({ 200: Usage }, { extra: [404] }),
+        detail: { summary: "Token usage and cost", tags: SESSIONS },
+      },
+    )
     .patch("/acl", async ({ body, target, caller }) => json(200, await service.updateAcl(target, caller, body)), {
+      parse: "json",
       body: nonEmpty(AclPatchBody),
+      response: responses({ 200: Acl }, { body: true, extra: [404, 500, 501] }),
+      detail: { summary: "Change the ACL (SessionAdmin)", tags: SESSIONS },
     })
-    .get("/acl", async ({ target, caller }) => json(200, await service.acl(target, caller)));
+    .get("/acl", async ({ target, caller }) => json(200, await service.acl(target, caller)), {
+      response: responses({ 200: Acl }, { extra: [404] }),
+      detail: { summary: "The ACL (SessionAdmin)", tags: SESSIONS },
+    });
 }

@@ -8,11 +8,27 @@ import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
 import { withSession } from "./route-context.ts";
+import * as v from "valibot";
+import { responses } from "../http/wire-schemas.ts";
 
 export function toolsRoutes(context: AttachContext) {
   const service = context.sessions;
-  return new Elysia({ name: "spar.attach.tools" }).use(withSession).get("/tools", async ({ target, caller }) => {
-    await service.authorize(target, caller, "read");
-    return json(200, { tools: context.tools?.list() ?? [] });
-  });
+  return new Elysia({ name: "spar.attach.tools" }).use(withSession).get(
+    "/tools",
+    async ({ target, caller }) => {
+      await service.authorize(target, caller, "read");
+      return json(200, { tools: context.tools?.list() ?? [] });
+    },
+    {
+      response: responses(
+        {
+          200: v.object({
+            tools: v.array(v.looseObject({ name: v.string(), description: v.string(), source: v.string() })),
+          }),
+        },
+        { extra: [404] },
+      ),
+      detail: { summary: "The tools the model is offered", tags: ["tools"] },
+    },
+  );
 }

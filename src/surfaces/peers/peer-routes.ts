@@ -35,6 +35,7 @@ import { edgeState } from "../http/edge-state.ts";
 import { HttpProblem } from "../http/http-problem.ts";
 import { requestUrl } from "../http/request-url.ts";
 import { json } from "../http/responses.ts";
+import { NoContent, responses } from "../http/wire-schemas.ts";
 import type { PeerHub } from "./peer-hub.ts";
 
 export const PEER_BODY_LIMIT = 16 * 1024;
@@ -90,6 +91,15 @@ function labelFilters(url: URL): LabelFilter[] {
   });
 }
 
+const PeerView = v.looseObject({
+  name: v.string(),
+  endpoint: v.string(),
+  labels: v.record(v.string(), v.string()),
+  heartbeat_ttl_sec: v.number(),
+  expires_at: v.string(),
+});
+const PEERS = ["peers"];
+
 /** Whether a request is for one of the peer routes. */
 export function isPeerPath(pathname: string): boolean {
   return pathname === "/peers" || pathname.startsWith("/peers/");
@@ -120,22 +130,50 @@ export function peerRoutes(hub: PeerHub, options: PeerRouteOptions) {
         if (!registered.ok) throw registered.error;
         return json(201, peerWireView(registered.value, who));
       },
-      { body: REGISTRATION_SCHEMA },
+      {
+        parse: "json",
+        body: REGISTRATION_SCHEMA,
+        response: responses({ 201: PeerView }, { body: true, extra: [409, 429] }),
+        detail: { summary: "Register (or renew by name) a peer", tags: PEERS },
+      },
     )
-    .get("/peers", ({ request }) => {
-      const who = callerOf(request);
-      const peers = hub.list(labelFilters(requestUrl(request))).map((registration) => peerWireView(registration, who));
-      return json(200, { peers });
-    })
-    .post("/peers/:id/heartbeat", ({ params, request }) => {
-      const who = callerOf(request);
-      const renewed = hub.heartbeat(who, params.id);
-      if (!renewed.ok) throw renewed.error;
-      return json(200, peerWireView(renewed.value, who));
-    })
-    .delete("/peers/:id", ({ params, request }) => {
-      const removed = hub.deregister(callerOf(request), params.id);
-      if (!removed.ok) throw removed.error;
-      return new Response(null, { status: 204 });
-    });
+    .get(
+      "/peers",
+      ({ request }) => {
+        const who = callerOf(request);
+        const peers = hub
+          .list(labelFilters(requestUrl(request)))
+          .map((registration) => peerWireView(registration, who));
+        return json(200, { peers });
+      },
+      {
+        response: responses({ 200: v.object({ peers: v.array(PeerView) }) }),
+        detail: { summary: "List peers, filtered by label=k=v", tags: PEERS },
+      },
+    )
+    .post(
+      "/peers/:id/heartbeat",
+      ({ params, request }) => {
+        const who = callerOf(request);
+        const renewed = hub.heartbeat(who, params.id);
+        if (!renewed.ok) throw renewed.error;
+        return json(200, peerWireView(renewed.value, who));
+      },
+      {
+        response: responses({ 200: PeerView }, { body: true, extra: [404] }),
+        detail: { summary: "Extend a peer's lease", tags: PEERS },
+      },
+    )
+    .delete(
+      "/peers/:id",
+      ({ params, request }) => {
+        const removed = hub.deregister(callerOf(request), params.id);
+        if (!removed.ok) throw removed.error;
+        return new Response(null, { status: 204 });
+      },
+      {
+        response: responses({ 204: NoContent }, { body: true }),
+        detail: { summary: "Deregister a peer (owner or admin)", tags: PEERS },
+      },
+    );
 }
