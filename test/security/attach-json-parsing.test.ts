@@ -188,11 +188,63 @@ const cases: AttackCase[] = [
     expect: 400,
   },
 ];
+// valibot's object schemas take an array as an object (`typeof [] === "object"`): a route whose
+// body fields are all optional would run with an array as "no fields" unless the edge refuses it.
+for (const path of [
+  "/sessions",
+  "/sessions/alices/wake",
+  "/sessions/alices/pause",
+  "/sessions/alices/interrupt",
+  "/sessions/alices/resume",
+  "/sessions/alices/slash/compact",
+  "/sessions/alices/guardrails/reset",
+]) {
+  cases.push({
+    name: `a JSON array body on ${path} (every field optional) is refused 400, not taken as "no fields"`,
+    method: "POST",
+    path,
+    as: "alice",
+    raw: "[]",
+    expect: 400,
+  });
+}
 for (const attack of cases) {
   test(attack.name, async () => {
     expect(await caseProblems(tenant, attack)).toEqual([]);
   });
 }
+
+test("nesting is capped at 64 levels before any schema walks the body: 64 is accepted, 65 is refused naming the cap", async () => {
+  const withExtra = (depth: number) => `{"message":"deep","extra":${nestedArrays(depth - 1)}}`;
+  const accepted = await tenant.send({
+    method: "POST",
+    path: "/sessions/alices/inject",
+    as: "alice",
+    raw: withExtra(64),
+  });
+  expect(accepted.status).toBe(200);
+  await accepted.arrayBuffer();
+  const refused = await tenant.send({
+    method: "POST",
+    path: "/sessions/alices/inject",
+    as: "alice",
+    raw: withExtra(65),
+  });
+  expect(refused.status).toBe(400);
+  expect(((await refused.json()) as { error: string }).error).toBe(
+    "invalid request body: nested deeper than 64 levels",
+  );
+  // 4,000 levels on a route whose fields are all optional: refused by the parser, never handed to a
+  // schema (whose failure report would print the value indented: 16 million characters).
+  const deep = await tenant.send({
+    method: "POST",
+    path: "/sessions/alices/pause",
+    as: "alice",
+    raw: nestedArrays(4000),
+  });
+  expect(deep.status).toBe(400);
+  expect(((await deep.json()) as { error: string }).error).toBe("invalid request body: nested deeper than 64 levels");
+});
 
 test("prototype-pollution keys in bodies grant no one anything: no admin, no owner change, no viewer added", async () => {
   const pollute =

@@ -9,6 +9,7 @@
  */
 import { Elysia } from "elysia";
 import * as v from "valibot";
+import { SparError } from "../../core/errors.ts";
 import { WRITE_BODY_LIMIT, readJsonBody } from "./request-body.ts";
 import { checkCsrf } from "./request-guards.ts";
 import { requestUrl } from "./request-url.ts";
@@ -38,11 +39,18 @@ export function csrfGuard() {
 /** The body limit of a request's path (8 KiB unless a route family says otherwise). */
 export type BodyLimit = (pathname: string) => number;
 
-/** JSON bodies within their path's limit, on every write route. */
+/**
+ * JSON bodies within their path's limit, on every write route. Every route of ours takes an object
+ * (or nothing): a top-level array is refused here, since a valibot object schema whose fields are
+ * all optional would accept one (`typeof [] === "object"`).
+ */
 export function jsonBody(limitFor: BodyLimit = () => WRITE_BODY_LIMIT) {
   return new Elysia({ name: "spar.json-body", seed: limitFor }).onParse({ as: "global" }, async ({ request }) => {
     const parsed = await readJsonBody(request, limitFor(requestUrl(request).pathname));
     if (!parsed.ok) throw parsed.error;
+    if (Array.isArray(parsed.value)) {
+      throw new SparError("bad_request", "invalid request body: must be a JSON object, got an array");
+    }
     // A value, not undefined, for an empty body: undefined would hand the body to Elysia's own parser.
     return parsed.value === undefined ? EMPTY_BODY : parsed.value;
   });

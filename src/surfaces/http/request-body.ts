@@ -9,6 +9,12 @@ import { type Result, err, ok } from "../../core/result.ts";
 
 export const WRITE_BODY_LIMIT = 8 * 1024;
 
+/**
+ * How deep a request body may nest. No request of ours needs more than a few levels; a deeper body
+ * (8 KiB of `[` is 8,000 levels) is refused before any schema or error message walks it.
+ */
+export const MAX_BODY_DEPTH = 64;
+
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 export function isJsonContentType(request: Request): boolean {
@@ -44,11 +50,25 @@ export async function readJsonBody(
     return err(new SparError("bad_request", "request body is not valid UTF-8"));
   }
   if (text.trim() === "") return ok(undefined);
+  let value: unknown;
   try {
-    return ok(JSON.parse(text) as unknown);
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     return err(new SparError("bad_request", `malformed JSON: ${(error as Error).message}`));
   }
+  if (nestsDeeperThan(value, MAX_BODY_DEPTH)) {
+    return err(new SparError("bad_request", `invalid request body: nested deeper than ${MAX_BODY_DEPTH} levels`));
+  }
+  return ok(value);
+}
+
+/** Whether a parsed JSON value nests deeper than `limit` arrays and objects (stops at the limit). */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (limit === 0) return true;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  for (const child of children) if (nestsDeeperThan(child, limit - 1)) return true;
+  return false;
 }
 
 /**
