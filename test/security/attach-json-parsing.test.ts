@@ -188,6 +188,14 @@ const cases: AttackCase[] = [
     expect: 400,
   },
 ];
+cases.push({
+  name: "a DELETE's body is never read: a malformed one does not mask the route's own answer (404)",
+  method: "DELETE",
+  path: "/sessions/no-such-session",
+  as: "alice",
+  raw: "[".repeat(9000),
+  expect: 404,
+});
 // valibot's object schemas take an array as an object (`typeof [] === "object"`): a route whose
 // body fields are all optional would run with an array as "no fields" unless the edge refuses it.
 for (const path of [
