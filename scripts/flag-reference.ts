@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { AGENT_FLAGS } from "../src/cli/agent-config.ts";
 import { ATTACH_LIMITS_FLAGS } from "../src/cli/attach-limits-flags.ts";
-import type { FlagSpec } from "../src/cli/flags.ts";
+import type { FlagSpec } from "../src/config/flag-spec.ts";
 import { GUARDRAIL_FLAGS } from "../src/cli/guardrail-flags.ts";
 import { KNOWLEDGE_FLAGS } from "../src/cli/knowledge-flags.ts";
 import { MCP_FLAGS } from "../src/cli/mcp-flags.ts";

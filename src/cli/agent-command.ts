@@ -32,8 +32,8 @@ import { type Logger, createLogger } from "../telemetry/logger.ts";
 import { MetricsRegistry } from "../telemetry/metrics.ts";
 import { type AgentConfig, AGENT_FLAGS, buildAgentConfig } from "./agent-config.ts";
 import { loadAuthTable } from "./auth-table.ts";
-import { defaultConfigPath, loadConfigFile } from "./config-file.ts";
-import { parseFlags, renderHelp } from "./flags.ts";
+import { defaultConfigPath, loadConfigFile } from "../config/config-file.ts";
+import { parseFlags, renderHelp } from "../config/flag-parser.ts";
 import { bindHostname, isLoopbackHost } from "./listen-address.ts";
 import { SPAR_VERSION } from "./version.ts";
 

@@ -8,7 +8,7 @@ import type { ModelSpec, RemoteProvider } from "../core/model.ts";
 import { REMOTE_PROVIDERS, isRemoteProvider } from "../models/providers/provider-catalog.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
-import { timerDuration } from "./flag-setting.ts";
+import { SettingReader } from "../config/setting-reader.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
 import { PEER_FLAGS, type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
 import {
@@ -19,9 +19,9 @@ import {
 import { parsePatterns } from "../core/permission-patterns.ts";
 import type { PermissionMode } from "../core/permission-policy.ts";
 import type { PermissionSettings } from "../runtime/gated-tools.ts";
-import type { ConfigMap } from "./config-file.ts";
+import type { ConfigMap } from "../config/config-file.ts";
 import { SPAR_VERSION } from "./version.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
 import { PRICING_FLAGS, type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { TOOLS_FLAGS, type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
 import { MCP_FLAGS, type McpSettings, resolveMcpSettings } from "./mcp-flags.ts";
@@ -323,86 +323,13 @@ export interface AgentConfig {
   logLevel: LogLevel;
 }
 
-type Source = { from: string; value: unknown };
-
 /** A bad setting; caught at the boundary of buildAgentConfig and returned as its error. */
 class ConfigProblem extends Error {}
 
-/** Typed reads of one setting: flag first, then config key, then the default. */
-class SettingReader {
-  constructor(
-    private readonly flags: Map<string, FlagValue>,
-    private readonly config: ConfigMap,
-  ) {}
-
-  source(name: string): Source | undefined {
-    const spec = AGENT_FLAGS.find((candidate) => candidate.name === name);
-    if (!spec) throw new Error(`no flag ${name}`);
-    // Asked of the file even when the flag wins, so the key never reads as unknown (D164).
-    const inFile = spec.configKey !== undefined && this.config.has(spec.configKey);
-    if (this.flags.has(name)) return { from: `--${name}`, value: this.flags.get(name) };
-    if (spec.configKey && inFile)
-      return { from: `config key ${spec.configKey}`, value: this.config.get(spec.configKey) };
-    return undefined;
-  }
-
-  string(name: string, fallback: string): string {
-    const source = this.source(name);
-    if (!source) return fallback;
-    if (typeof source.value === "string" && source.value.trim() !== "") return source.value.trim();
-    throw new ConfigProblem(`${source.from} must be a non-empty string`);
-  }
-
-  bool(name: string, fallback: boolean): boolean {
-    const source = this.source(name);
-    if (!source) return fallback;
-    if (typeof source.value === "boolean") return source.value;
-    throw new ConfigProblem(`${source.from} must be true or false`);
-  }
-
-  int(name: string, fallback: number, min: number, max: number): number {
-    const source = this.source(name);
-    if (!source) return fallback;
-    const value = source.value;
-    if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= max) return value;
-    throw new ConfigProblem(`${source.from} must be an integer from ${min} to ${max}`);
-  }
-
-  /** Every agent duration drives a timer: at most MAX_TIMER_MS. */
-  duration(name: string, fallback: number, min = 0): number {
-    const source = this.source(name);
-    if (!source) return fallback;
-    const parsed = timerDuration(source, min);
-    if (!parsed.ok) throw new ConfigProblem(parsed.error);
-    return parsed.value;
-  }
-
-  /** A list of strings from a config key (no flag): identities, permission patterns. */
-  strings(configKey: string, what: string): string[] {
-    if (!this.config.has(configKey)) return [];
-    const value = this.config.get(configKey);
-    if (Array.isArray(value) && value.every((item) => typeof item === "string"))
-      return value.map((item: string) => item.trim()).filter((item) => item !== "");
-    throw new ConfigProblem(`config key ${configKey} must be a list of ${what}`);
-  }
-
-  /** A config-only setting of a primitive type. */
-  configValue<T extends "string" | "boolean">(
-    configKey: string,
-    type: T,
-    fallback: T extends "string" ? string : boolean,
-  ): T extends "string" ? string : boolean {
-    if (!this.config.has(configKey)) return fallback;
-    const value = this.config.get(configKey);
-    if (typeof value !== type) throw new ConfigProblem(`config key ${configKey} must be a ${type}`);
-    return value as T extends "string" ? string : boolean;
-  }
-
-  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
-    const value = this.string(name, fallback);
-    if ((allowed as readonly string[]).includes(value)) return value as T;
-    throw new ConfigProblem(`${this.source(name)?.from ?? `--${name}`} must be one of ${allowed.join(", ")}`);
-  }
+/** The value of a read, or a ConfigProblem carrying its error (the builder reads many in a row). */
+function need<T>(result: Result<T>): T {
+  if (!result.ok) throw new ConfigProblem(result.error);
+  return result.value;
 }
 
 export function buildAgentConfig(
@@ -411,7 +338,7 @@ export function buildAgentConfig(
   cwd: string,
   cores: number,
 ): Result<AgentConfig> {
-  const read = new SettingReader(flags, config);
+  const read = new SettingReader(AGENT_FLAGS, flags, config);
   const peerHub = resolvePeerSettings(flags, config, cwd);
   if (!peerHub.ok) return err(peerHub.error);
   const pricing = resolvePricingSettings(flags, config, cwd);
@@ -425,25 +352,28 @@ export function buildAgentConfig(
   const autoContinue = resolveAutoContinue(flags, config);
   if (!autoContinue.ok) return err(autoContinue.error);
   try {
-    const listen = parseListenAddress(read.string("attach-listen", "127.0.0.1:7777"));
-    if (!listen.ok)
-      throw new ConfigProblem(`${read.source("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
-    read.oneOf("session-db-driver", "sqlite", ["sqlite"]);
-    const appName = read.string("app-name", "spar");
+    const listen = parseListenAddress(need(read.string("attach-listen", "127.0.0.1:7777")));
+    if (!listen.ok) throw new ConfigProblem(`${read.from("attach-listen")}: ${listen.error}`);
+    need(read.oneOf("session-db-driver", "sqlite", ["sqlite"]));
+    const appName = need(read.string("app-name", "spar"));
     if (!isValidName(appName))
       throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
     const agentCard = loadAgentCardSettings({ config, flags, cwd, version: SPAR_VERSION, defaultName: appName });
     if (!agentCard.ok) throw new ConfigProblem(agentCard.error);
-    const tokenEnv = read.string("attach-token", "");
-    const tableFile = read.string("auth-table", "");
+    const tokenEnv = need(read.string("attach-token", ""));
+    const tableFile = need(read.string("auth-table", ""));
     // Read (and so checked) with or without a table: a wrong type is an error either way.
     const auth = {
-      adminIdentities: read.strings("attach.multi_session.auth.admin_identities", "identity strings"),
-      proxyIdentities: read.strings("attach.multi_session.auth.proxy_identities", "identity strings"),
-      assertableIdentities: read.strings("attach.multi_session.auth.assertable_identities", "identity strings"),
-      proxyMayAssertAdmins: read.configValue("attach.multi_session.auth.proxy_may_assert_admins", "boolean", false),
-      allowAnonymous: read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false),
-      proxyHeader: read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller"),
+      adminIdentities: need(read.configStrings("attach.multi_session.auth.admin_identities", "identity strings")),
+      proxyIdentities: need(read.configStrings("attach.multi_session.auth.proxy_identities", "identity strings")),
+      assertableIdentities: need(
+        read.configStrings("attach.multi_session.auth.assertable_identities", "identity strings"),
+      ),
+      proxyMayAssertAdmins: need(
+        read.configValue("attach.multi_session.auth.proxy_may_assert_admins", "boolean", false),
+      ),
+      allowAnonymous: need(read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false)),
+      proxyHeader: need(read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller")),
     };
     const tls = tlsSettings(read, cwd);
     const limits = resolveAttachLimits(flags, config, tableFile !== "" || tls?.ca !== undefined);
@@ -454,7 +384,7 @@ export function buildAgentConfig(
     return ok({
       listen: listen.value,
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
-      readonly: read.bool("attach-readonly", false),
+      readonly: need(read.bool("attach-readonly", false)),
       tls,
       peerHub: peerHub.value,
       permissions: permissionSettings(read),
@@ -467,20 +397,20 @@ export function buildAgentConfig(
       agentCard: agentCard.value,
       callerAuth: tableFile === "" ? undefined : { tableFile, ...auth },
       limits: limits.value,
-      sessionDb: read.string("session-db", join(cwd, ".agents", "state", "sessions.db")),
-      sessionDbMaxMb: read.int("session-db-max-mb", 0, 0, 1_048_576),
+      sessionDb: need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db"))),
+      sessionDbMaxMb: need(read.int("session-db-max-mb", 0, 0, 1_048_576)),
       model,
-      multiSession: read.bool("multi-session", false),
-      idleTimeoutMs: read.duration("session-idle-timeout", 30 * 60_000),
-      workers: read.int("workers", Math.min(64, Math.max(1, cores)), 1, 64),
-      workerLivenessMs: read.duration("worker-liveness", 30_000, 100),
+      multiSession: need(read.bool("multi-session", false)),
+      idleTimeoutMs: need(read.duration("session-idle-timeout", 30 * 60_000, 0)),
+      workers: need(read.int("workers", Math.min(64, Math.max(1, cores)), 1, 64)),
+      workerLivenessMs: need(read.duration("worker-liveness", 30_000, 100)),
       appName,
-      maxSteps: read.int("max-steps", 25, 1, 1000),
-      shutdownTimeoutMs: read.duration("shutdown-timeout", 5000),
-      subscriberBuffer: read.int("subscriber-buffer", 4096, 16, 1_000_000),
-      subscriberBufferBytes: read.int("subscriber-buffer-bytes", 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
-      heartbeatMs: read.duration("sse-heartbeat", 15_000, 100),
-      logLevel: read.oneOf<LogLevel>("log-level", "info", ["debug", "info", "warn", "error"]),
+      maxSteps: need(read.int("max-steps", 25, 1, 1000)),
+      shutdownTimeoutMs: need(read.duration("shutdown-timeout", 5000, 0)),
+      subscriberBuffer: need(read.int("subscriber-buffer", 4096, 16, 1_000_000)),
+      subscriberBufferBytes: need(read.int("subscriber-buffer-bytes", 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024)),
+      heartbeatMs: need(read.duration("sse-heartbeat", 15_000, 100)),
+      logLevel: need(read.oneOf<LogLevel>("log-level", "info", ["debug", "info", "warn", "error"])),
     });
   } catch (error) {
     if (error instanceof ConfigProblem) return err(error.message);
@@ -489,15 +419,17 @@ export function buildAgentConfig(
 }
 
 function permissionSettings(read: SettingReader): PermissionSettings {
-  const mode = read.oneOf<PermissionMode>("permission-mode", "ask", ["ask", "acceptEdits", "plan", "yolo", "allow"]);
+  const mode = need(
+    read.oneOf<PermissionMode>("permission-mode", "ask", ["ask", "acceptEdits", "plan", "yolo", "allow"]),
+  );
   const patterns = (key: string) => {
-    const parsed = parsePatterns(read.strings(key, "permission pattern strings"));
+    const parsed = parsePatterns(need(read.configStrings(key, "permission pattern strings")));
     if (!parsed.ok) throw new ConfigProblem(`config key ${key}: ${parsed.error}`);
     return parsed.value;
   };
   return {
     mode,
-    approvalTimeoutMs: read.duration("approval-timeout", 5 * 60_000, 100),
+    approvalTimeoutMs: need(read.duration("approval-timeout", 5 * 60_000, 100)),
     allow: patterns("permissions.allow"),
     deny: patterns("permissions.deny"),
   };
@@ -505,11 +437,10 @@ function permissionSettings(read: SettingReader): PermissionSettings {
 
 function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
   const file = (name: string) => {
-    const path = read.string(name, "");
+    const path = need(read.string(name, ""));
     if (path === "") return "";
     const absolute = isAbsolute(path) ? path : join(cwd, path);
-    if (!existsSync(absolute))
-      throw new ConfigProblem(`${read.source(name)?.from ?? `--${name}`}: ${absolute} does not exist`);
+    if (!existsSync(absolute)) throw new ConfigProblem(`${read.from(name)}: ${absolute} does not exist`);
     return absolute;
   };
   const cert = file("attach-tls-cert");
@@ -527,17 +458,17 @@ function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
 
 function buildModelSpec(read: SettingReader, cwd: string): ModelSpec {
   const spec = chooseModel(read, cwd);
-  if (read.source("model-context-window"))
-    spec.contextWindowTokens = read.int("model-context-window", 0, 100, 100_000_000);
+  if (read.setting("model-context-window"))
+    spec.contextWindowTokens = need(read.int("model-context-window", 0, 100, 100_000_000));
   return spec;
 }
 
 function chooseModel(read: SettingReader, cwd: string): ModelSpec {
-  const provider = read.string("provider", "");
-  const name = read.string("model", "");
+  const provider = need(read.string("provider", ""));
+  const name = need(read.string("model", ""));
   if (provider !== "" && provider !== "echo" && provider !== "scripted" && !isRemoteProvider(provider)) {
     throw new ConfigProblem(
-      `${read.source("provider")?.from ?? "--provider"} ${JSON.stringify(provider)} is not a provider; use echo, scripted, ${Object.keys(REMOTE_PROVIDERS).join(", ")}`,
+      `${read.from("provider")} ${JSON.stringify(provider)} is not a provider; use echo, scripted, ${Object.keys(REMOTE_PROVIDERS).join(", ")}`,
     );
   }
   const chosen =
@@ -554,23 +485,23 @@ function chooseModel(read: SettingReader, cwd: string): ModelSpec {
       "model-call-timeout",
       "model-max-output-tokens",
     ]) {
-      const source = read.source(remoteOnly);
+      const source = read.setting(remoteOnly);
       if (source) throw new ConfigProblem(`${source.from} applies to remote providers only, not ${chosen}`);
     }
   }
   if (chosen === "echo") return { provider: "echo", name: "echo" };
   if (chosen === "scripted") {
-    const script = read.string("script", "");
+    const script = need(read.string("script", ""));
     if (script === "")
       throw new ConfigProblem('model "scripted" requires --script (path to a recorded-turns JSONL file)');
     // Refused now rather than as a config_error on every turn.
     if (!existsSync(isAbsolute(script) ? script : join(cwd, script)))
-      throw new ConfigProblem(`${read.source("script")?.from ?? "--script"}: ${script} does not exist`);
+      throw new ConfigProblem(`${read.from("script")}: ${script} does not exist`);
     return {
       provider: "scripted",
       name: "scripted",
       scriptPath: script,
-      scriptStrict: read.bool("script-strict", false),
+      scriptStrict: need(read.bool("script-strict", false)),
     };
   }
   return remoteModelSpec(read, chosen, name);
@@ -593,9 +524,9 @@ function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: st
     );
   }
   const spec: ModelSpec = { provider, name };
-  const baseUrl = read.string("model-base-url", "");
+  const baseUrl = need(read.string("model-base-url", ""));
   if (baseUrl !== "") {
-    const from = read.source("model-base-url")?.from ?? "--model-base-url";
+    const from = read.from("model-base-url");
     let parsed: URL;
     try {
       parsed = new URL(baseUrl);
@@ -614,20 +545,20 @@ function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: st
       "--provider=openai-compatible needs --model-base-url (model.base_url), e.g. http://127.0.0.1:8000/v1",
     );
   }
-  const keyEnv = read.string("model-api-key-env", "");
+  const keyEnv = need(read.string("model-api-key-env", ""));
   if (keyEnv !== "") {
     // Never echo the value: someone may have pasted the key itself.
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) {
       throw new ConfigProblem(
-        `${read.source("model-api-key-env")?.from ?? "--model-api-key-env"} takes the name of an environment variable (like OPENAI_API_KEY), not the key`,
+        `${read.from("model-api-key-env")} takes the name of an environment variable (like OPENAI_API_KEY), not the key`,
       );
     }
     spec.apiKeyEnv = keyEnv;
   }
-  if (read.source("model-stall-timeout")) spec.stallTimeoutMs = read.duration("model-stall-timeout", 0, 100);
-  if (read.source("model-call-timeout")) spec.callTimeoutMs = read.duration("model-call-timeout", 0, 100);
-  if (read.source("model-max-output-tokens"))
-    spec.maxOutputTokens = read.int("model-max-output-tokens", 0, 1, 10_000_000);
+  if (read.setting("model-stall-timeout")) spec.stallTimeoutMs = need(read.duration("model-stall-timeout", 0, 100));
+  if (read.setting("model-call-timeout")) spec.callTimeoutMs = need(read.duration("model-call-timeout", 0, 100));
+  if (read.setting("model-max-output-tokens"))
+    spec.maxOutputTokens = need(read.int("model-max-output-tokens", 0, 1, 10_000_000));
   return spec;
 }
 

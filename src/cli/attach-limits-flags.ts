@@ -9,8 +9,8 @@ import { type Result, err, ok } from "../core/result.ts";
 import type { InboxCaps } from "../core/inbox-room.ts";
 import { type StreamCaps, defaultStreamCaps } from "../surfaces/http/stream-admission.ts";
 import { type TrustedProxies, parseTrustedProxies } from "../surfaces/http/trusted-proxies.ts";
-import { FlagReader } from "./flag-setting.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
+import { SettingReader } from "../config/setting-reader.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
 
 export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
   {
@@ -72,7 +72,7 @@ export interface AttachLimits {
 }
 
 /** A list setting: an array of strings or one comma-separated string. */
-function stringList(read: FlagReader, name: string): Result<string[]> {
+function stringList(read: SettingReader, name: string): Result<string[]> {
   const found = read.setting(name);
   if (found === undefined) return ok([]);
   const value = found.value;
@@ -110,7 +110,7 @@ export function resolveAttachLimits(
   perCallerAuth: boolean,
   fileLimit = openFileLimit(),
 ): Result<AttachLimits> {
-  const read = new FlagReader(ATTACH_LIMITS_FLAGS, flags, config);
+  const read = new SettingReader(ATTACH_LIMITS_FLAGS, flags, config);
   const allowedHosts = stringList(read, "attach-allowed-hosts");
   if (!allowedHosts.ok) return allowedHosts;
   const proxyEntries = stringList(read, "attach-trusted-proxies");

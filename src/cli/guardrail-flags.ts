@@ -7,8 +7,8 @@ import type { GuardrailConfig } from "../core/guardrails.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { WATCHDOG_MODES, type WatchdogMode } from "../core/watchdog.ts";
 import type { AutoContinueSettings } from "../runtime/auto-continuer.ts";
-import { FlagReader } from "./flag-setting.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
+import { SettingReader } from "../config/setting-reader.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
 
 export type { AutoContinueSettings };
 
@@ -89,7 +89,7 @@ export function resolveGuardrailConfig(
   flags: ReadonlyMap<string, FlagValue>,
   config: ReadonlyMap<string, unknown>,
 ): Result<GuardrailConfig> {
-  const read = new FlagReader(GUARDRAIL_FLAGS, flags, config);
+  const read = new SettingReader(GUARDRAIL_FLAGS, flags, config);
   const mode = read.setting("watchdog");
   let watchdog: WatchdogMode = "enforce";
   if (mode !== undefined) {
@@ -108,7 +108,7 @@ export function resolveAutoContinue(
   flags: ReadonlyMap<string, FlagValue>,
   config: ReadonlyMap<string, unknown>,
 ): Result<AutoContinueSettings> {
-  const read = new FlagReader(GUARDRAIL_FLAGS, flags, config);
+  const read = new SettingReader(GUARDRAIL_FLAGS, flags, config);
   const results = {
     enabled: read.bool("auto-continue", true),
     freshnessMs: read.duration("auto-continue-freshness", 10 * 60_000, 1000),

@@ -9,8 +9,8 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import type { KnowledgeSettings } from "../memory/agent-knowledge.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
-import { settingOf } from "./flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
+import { settingOf } from "../config/setting-reader.ts";
 
 export const KNOWLEDGE_FLAGS: readonly FlagSpec[] = [
   {

@@ -10,8 +10,8 @@ import { resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import { type McpCatalog, parseCatalog } from "../mcp/catalog.ts";
 import { DEFAULT_MCP_TIMEOUTS, type McpTimeouts } from "../mcp/types.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
-import { FlagReader, type Setting, settingOf } from "./flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
+import { SettingReader, type Setting, settingOf } from "../config/setting-reader.ts";
 
 export const MCP_FLAGS: readonly FlagSpec[] = [
   {
@@ -74,7 +74,7 @@ function duration(
   name: string,
   fallback: number,
 ): Result<number> {
-  const read = new FlagReader(MCP_FLAGS, flags, config).duration(name, fallback, 1);
+  const read = new SettingReader(MCP_FLAGS, flags, config).duration(name, fallback, 1);
   return read.ok
     ? read
     : err(`${setting(flags, config, name)?.from ?? `--${name}`} must be a positive duration such as 30s or 5m`);

@@ -6,8 +6,8 @@
 import { resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import { type PricingSource, pricingSource } from "../pricing/pricing-source.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
-import { settingOf } from "./flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
+import { settingOf } from "../config/setting-reader.ts";
 
 export const PRICING_FLAGS: readonly FlagSpec[] = [
   {

@@ -11,8 +11,8 @@ import { type Result, err, ok } from "../core/result.ts";
 import { parseOutboundAllowList } from "../net/outbound-allow-list.ts";
 import { isEnvPattern } from "../tools/tool-environment.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
-import { type Setting, settingOf } from "./flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
+import { type Setting, settingOf } from "../config/setting-reader.ts";
 
 export const TOOLS_FLAGS: readonly FlagSpec[] = [
   {

@@ -1,11 +1,12 @@
 /**
- * Argument parsing of `spar watcher watch`: the generic flag parser (flags.ts) for every
+ * Argument parsing of `spar watcher watch`: the generic flag parser (src/config/flag-parser.ts) for every
  * single-valued flag, plus the repeatable `--severity`. Each value is converted and bounds-checked
  * here; defaults go through the same conversion, so a bad default in the table fails its test.
  */
 import { formatDuration, parseDuration } from "../core/duration.ts";
 import { type Result, err, ok } from "../core/result.ts";
-import { type FlagSpec, type FlagValue, parseFlags, renderHelp } from "./flags.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
+import { parseFlags, renderHelp } from "../config/flag-parser.ts";
 import { type Bounds, type WatcherFlag, WATCHER_FLAGS } from "./watcher-flags.ts";
 
 export interface WatcherArgs {

@@ -8,7 +8,7 @@ import type { LogLevel } from "../telemetry/logger.ts";
 import type { FilterSettings } from "../watcher/core/filter.ts";
 import { DEFAULT_REASONS } from "../watcher/core/reasons.ts";
 import { SEVERITIES, type Severity } from "../watcher/core/signal.ts";
-import type { FlagValue } from "./flags.ts";
+import type { FlagValue } from "../config/flag-spec.ts";
 import { parseListenAddress } from "./listen-address.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { type WatcherArgs, parseWatcherArgs } from "./watcher-args.ts";

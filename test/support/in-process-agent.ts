@@ -7,8 +7,8 @@
 import { join } from "node:path";
 import { AGENT_FLAGS, buildAgentConfig } from "../../src/cli/agent-config.ts";
 import { type RunningAgent, startAgent } from "../../src/cli/agent-command.ts";
-import { loadConfigFile } from "../../src/cli/config-file.ts";
-import { parseFlags } from "../../src/cli/flags.ts";
+import { loadConfigFile } from "../../src/config/config-file.ts";
+import { parseFlags } from "../../src/config/flag-parser.ts";
 import { tempDir } from "./daemon.ts";
 
 export interface InProcessAgent {

@@ -2,14 +2,14 @@
  * The peer hub's flags and config keys, and the check of their combination: the state file
  * without the hub is a startup error (spec "Peer hub"); the registration caps and the longest
  * lease (issue 13) are bounded. Flags win over the config file, as for
- * every agent flag. Owns no parsing of argv (cli/flags.ts) and no hub behavior (peer-hub.ts).
+ * every agent flag. Owns no parsing of argv (src/config/flag-parser.ts) and no hub behavior (peer-hub.ts).
  */
 import { resolve } from "node:path";
 import { formatDuration } from "../../core/duration.ts";
 import { DEFAULT_PEER_LIMITS, type PeerLimits } from "../../core/peer-registry.ts";
 import { type Result, err, ok } from "../../core/result.ts";
-import type { FlagSpec, FlagValue } from "../../cli/flags.ts";
-import { FlagReader, settingOf } from "../../cli/flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../../config/flag-spec.ts";
+import { SettingReader, settingOf } from "../../config/setting-reader.ts";
 
 export const PEER_FLAGS: readonly FlagSpec[] = [
   {
@@ -62,7 +62,7 @@ export interface PeerHubSettings {
 
 /** The caps: integers from 1 to 100,000, a lease from 1s to the longest timer; errors name the flag or key. */
 function readLimits(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<PeerLimits> {
-  const read = new FlagReader(PEER_FLAGS, flags, config);
+  const read = new SettingReader(PEER_FLAGS, flags, config);
   const maxPerCaller = read.int(
     "attach-peer-max-per-caller",
     DEFAULT_PEER_LIMITS.maxPerCaller,

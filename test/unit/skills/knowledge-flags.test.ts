@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { homedir } from "node:os";
 import { AGENT_FLAGS, buildAgentConfig } from "../../../src/cli/agent-config.ts";
-import { parseFlags } from "../../../src/cli/flags.ts";
+import { parseFlags } from "../../../src/config/flag-parser.ts";
 
 function build(argv: string[], config: Record<string, unknown> = {}) {
   const flags = parseFlags(AGENT_FLAGS, argv);
