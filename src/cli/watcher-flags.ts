@@ -611,27 +611,3 @@ export const WATCHER_FLAGS: readonly WatcherFlag[] = [
     help: "put undeclared-intent drift findings on the wire",
   },
 ];
-
-/** Every source name `--sources` knows (spec, D21). */
-export const KNOWN_SOURCES = [
-  "cluster-events",
-  "object-state",
-  "rollout",
-  "workload",
-  "autoscaling",
-  "saturation",
-  "degradation",
-  "expiry",
-  "capacity",
-  "ingress",
-  "gateway",
-  "topology-drift",
-  "compute-class",
-  "quota",
-  "notifications",
-  "token-burn",
-] as const;
-export type SourceName = (typeof KNOWN_SOURCES)[number];
-
-/** Sources `auto` never turns on. */
-export const EXPLICIT_ONLY_SOURCES: readonly SourceName[] = ["quota", "notifications", "token-burn"];
