@@ -42,7 +42,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     name: "attach-listen",
     kind: "string",
     help: "address of the attach listener (HTTP + SSE)",
-    defaultText: "127.0.0.1:7777",
+    defaultValue: "127.0.0.1:7777",
     configKey: "attach.listen",
   },
   {
@@ -74,7 +74,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     name: "attach-readonly",
     kind: "bool",
     help: "serve only GET, HEAD and OPTIONS (403 for anything else)",
-    defaultText: "false",
+    defaultValue: "false",
     configKey: "attach.readonly",
   },
   {
@@ -88,15 +88,17 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     name: "session-db-max-mb",
     kind: "int",
     help: "cap the sqlite store at this many MiB; writes past it answer 503 and change nothing (0: no cap)",
-    defaultText: "0",
+    defaultValue: "0",
     configKey: "session_db.max_mb",
+    bounds: { min: 0, max: 1_048_576 },
   },
   {
     name: "session-db-driver",
     kind: "string",
     help: "session store driver: sqlite",
-    defaultText: "sqlite",
+    defaultValue: "sqlite",
     configKey: "session_db.driver",
+    choices: ["sqlite"],
   },
   {
     name: "provider",
@@ -131,6 +133,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     help: "fail a model call when the provider sends nothing for this long (transient_network)",
     defaultText: "5m",
     configKey: "model.stall_timeout",
+    bounds: { min: 100 },
   },
   {
     name: "model-call-timeout",
@@ -138,6 +141,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     help: "fail a model call that has not finished after this long (transient_network)",
     defaultText: "15m",
     configKey: "model.call_timeout",
+    bounds: { min: 100 },
   },
   {
     name: "model-max-output-tokens",
@@ -145,6 +149,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     help: "output-token cap of each model call (a call that hits it finishes `length` and auto-continue goes on)",
     defaultText: "the provider's",
     configKey: "model.max_output_tokens",
+    bounds: { min: 1, max: 10_000_000 },
   },
   {
     name: "model-context-window",
@@ -152,6 +157,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     help: "the model's context window in tokens: past 80% of it the older turns are compacted into a summary",
     defaultText: "128000",
     configKey: "model.context_window",
+    bounds: { min: 100, max: 100_000_000 },
   },
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
   {
@@ -164,14 +170,14 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     name: "multi-session",
     kind: "bool",
     help: "serve many sessions: enables POST /sessions",
-    defaultText: "false",
+    defaultValue: "false",
     configKey: "attach.multi_session.enabled",
   },
   {
     name: "session-idle-timeout",
     kind: "duration",
     help: "evict a quiet session from memory after this long (it rebuilds from the store on next use)",
-    defaultText: "30m",
+    defaultValue: "30m",
     configKey: "attach.multi_session.session_idle_timeout",
   },
   {
@@ -180,76 +186,85 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     help: "turn worker threads",
     defaultText: "one per core",
     configKey: "agent.workers",
+    bounds: { min: 1, max: 64 },
   },
   {
     name: "worker-liveness",
     kind: "duration",
     help: "replace a turn worker that leaves a ping unanswered this long while it runs turns (its turns end failed)",
-    defaultText: "30s",
+    defaultValue: "30s",
     configKey: "agent.worker_liveness",
+    bounds: { min: 100 },
   },
   {
     name: "app-name",
     kind: "string",
     help: "app name sessions are created under",
-    defaultText: "spar",
+    defaultValue: "spar",
     configKey: "agent.app_name",
   },
   {
     name: "max-steps",
     kind: "int",
     help: "model calls a turn may make before it is stopped",
-    defaultText: "25",
+    defaultValue: "25",
     configKey: "agent.max_steps",
+    bounds: { min: 1, max: 1000 },
   },
   {
     name: "subscriber-buffer",
     kind: "int",
     help: "frames an /events subscriber may fall behind before it is disconnected (it resumes with since)",
-    defaultText: "4096",
+    defaultValue: "4096",
     configKey: "attach.subscriber_buffer",
+    bounds: { min: 16, max: 1_000_000 },
   },
   {
     name: "subscriber-buffer-bytes",
     kind: "int",
     help: "bytes of frames an /events subscriber may fall behind before it is disconnected (bounds large frames)",
-    defaultText: "8388608",
+    defaultValue: "8388608",
     configKey: "attach.subscriber_buffer_bytes",
+    bounds: { min: 64 * 1024, max: 1024 * 1024 * 1024 },
   },
   {
     name: "sse-heartbeat",
     kind: "duration",
     help: "interval of the `: ping` comment on idle event streams",
-    defaultText: "15s",
+    defaultValue: "15s",
     configKey: "attach.sse_heartbeat",
+    bounds: { min: 100 },
   },
   {
     name: "permission-mode",
     kind: "string",
     help: "permission mode for tool calls: ask, acceptEdits, plan, yolo or allow (config only in spirit: allow runs everything)",
-    defaultText: "ask",
+    defaultValue: "ask",
     configKey: "permissions.mode",
+    choices: ["ask", "acceptEdits", "plan", "yolo", "allow"],
   },
   {
     name: "approval-timeout",
     kind: "duration",
     help: "how long a permission prompt waits for an answer before the call is refused",
-    defaultText: "5m",
+    defaultValue: "5m",
     configKey: "permissions.approval_timeout",
+    bounds: { min: 100 },
   },
   {
     name: "shutdown-timeout",
     kind: "duration",
     help: "listener drain budget on SIGTERM",
-    defaultText: "5s",
+    defaultValue: "5s",
     configKey: "attach.shutdown_timeout",
   },
   {
     name: "log-level",
     kind: "string",
     help: "debug, info, warn or error",
-    defaultText: "info",
+    defaultValue: "info",
     configKey: "log.level",
+    choices: ["debug", "info", "warn", "error"],
   },
   {
     name: "config",
@@ -352,10 +367,10 @@ export function buildAgentConfig(
   const autoContinue = resolveAutoContinue(flags, config);
   if (!autoContinue.ok) return err(autoContinue.error);
   try {
-    const listen = parseListenAddress(need(read.string("attach-listen", "127.0.0.1:7777")));
+    const listen = parseListenAddress(need(read.string("attach-listen")));
     if (!listen.ok) throw new ConfigProblem(`${read.from("attach-listen")}: ${listen.error}`);
-    need(read.oneOf("session-db-driver", "sqlite", ["sqlite"]));
-    const appName = need(read.string("app-name", "spar"));
+    need(read.oneOf("session-db-driver"));
+    const appName = need(read.string("app-name"));
     if (!isValidName(appName))
       throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
     const agentCard = loadAgentCardSettings({ config, flags, cwd, version: SPAR_VERSION, defaultName: appName });
@@ -384,7 +399,7 @@ export function buildAgentConfig(
     return ok({
       listen: listen.value,
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
-      readonly: need(read.bool("attach-readonly", false)),
+      readonly: need(read.bool("attach-readonly")),
       tls,
       peerHub: peerHub.value,
       permissions: permissionSettings(read),
@@ -398,19 +413,19 @@ export function buildAgentConfig(
       callerAuth: tableFile === "" ? undefined : { tableFile, ...auth },
       limits: limits.value,
       sessionDb: need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db"))),
-      sessionDbMaxMb: need(read.int("session-db-max-mb", 0, 0, 1_048_576)),
+      sessionDbMaxMb: need(read.int("session-db-max-mb")),
       model,
-      multiSession: need(read.bool("multi-session", false)),
-      idleTimeoutMs: need(read.duration("session-idle-timeout", 30 * 60_000, 0)),
-      workers: need(read.int("workers", Math.min(64, Math.max(1, cores)), 1, 64)),
-      workerLivenessMs: need(read.duration("worker-liveness", 30_000, 100)),
+      multiSession: need(read.bool("multi-session")),
+      idleTimeoutMs: need(read.duration("session-idle-timeout")),
+      workers: need(read.int("workers", Math.min(64, Math.max(1, cores)))),
+      workerLivenessMs: need(read.duration("worker-liveness")),
       appName,
-      maxSteps: need(read.int("max-steps", 25, 1, 1000)),
-      shutdownTimeoutMs: need(read.duration("shutdown-timeout", 5000, 0)),
-      subscriberBuffer: need(read.int("subscriber-buffer", 4096, 16, 1_000_000)),
-      subscriberBufferBytes: need(read.int("subscriber-buffer-bytes", 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024)),
-      heartbeatMs: need(read.duration("sse-heartbeat", 15_000, 100)),
-      logLevel: need(read.oneOf<LogLevel>("log-level", "info", ["debug", "info", "warn", "error"])),
+      maxSteps: need(read.int("max-steps")),
+      shutdownTimeoutMs: need(read.duration("shutdown-timeout")),
+      subscriberBuffer: need(read.int("subscriber-buffer")),
+      subscriberBufferBytes: need(read.int("subscriber-buffer-bytes")),
+      heartbeatMs: need(read.duration("sse-heartbeat")),
+      logLevel: need(read.oneOf<LogLevel>("log-level")),
     });
   } catch (error) {
     if (error instanceof ConfigProblem) return err(error.message);
@@ -419,9 +434,7 @@ export function buildAgentConfig(
 }
 
 function permissionSettings(read: SettingReader): PermissionSettings {
-  const mode = need(
-    read.oneOf<PermissionMode>("permission-mode", "ask", ["ask", "acceptEdits", "plan", "yolo", "allow"]),
-  );
+  const mode = need(read.oneOf<PermissionMode>("permission-mode"));
   const patterns = (key: string) => {
     const parsed = parsePatterns(need(read.configStrings(key, "permission pattern strings")));
     if (!parsed.ok) throw new ConfigProblem(`config key ${key}: ${parsed.error}`);
@@ -429,7 +442,7 @@ function permissionSettings(read: SettingReader): PermissionSettings {
   };
   return {
     mode,
-    approvalTimeoutMs: need(read.duration("approval-timeout", 5 * 60_000, 100)),
+    approvalTimeoutMs: need(read.duration("approval-timeout")),
     allow: patterns("permissions.allow"),
     deny: patterns("permissions.deny"),
   };
@@ -458,8 +471,7 @@ function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
 
 function buildModelSpec(read: SettingReader, cwd: string): ModelSpec {
   const spec = chooseModel(read, cwd);
-  if (read.setting("model-context-window"))
-    spec.contextWindowTokens = need(read.int("model-context-window", 0, 100, 100_000_000));
+  if (read.setting("model-context-window")) spec.contextWindowTokens = need(read.int("model-context-window", 0));
   return spec;
 }
 
@@ -555,10 +567,9 @@ function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: st
     }
     spec.apiKeyEnv = keyEnv;
   }
-  if (read.setting("model-stall-timeout")) spec.stallTimeoutMs = need(read.duration("model-stall-timeout", 0, 100));
-  if (read.setting("model-call-timeout")) spec.callTimeoutMs = need(read.duration("model-call-timeout", 0, 100));
-  if (read.setting("model-max-output-tokens"))
-    spec.maxOutputTokens = need(read.int("model-max-output-tokens", 0, 1, 10_000_000));
+  if (read.setting("model-stall-timeout")) spec.stallTimeoutMs = need(read.duration("model-stall-timeout", 0));
+  if (read.setting("model-call-timeout")) spec.callTimeoutMs = need(read.duration("model-call-timeout", 0));
+  if (read.setting("model-max-output-tokens")) spec.maxOutputTokens = need(read.int("model-max-output-tokens", 0));
   return spec;
 }
 

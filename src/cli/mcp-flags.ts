@@ -27,6 +27,7 @@ export const MCP_FLAGS: readonly FlagSpec[] = [
     help: "a tool server must start, initialize and list its tools within this",
     defaultText: "30s",
     configKey: "mcp.start_timeout",
+    bounds: { min: 1 },
   },
   {
     name: "mcp-call-timeout",
@@ -34,6 +35,7 @@ export const MCP_FLAGS: readonly FlagSpec[] = [
     help: "one tool-server call fails after this",
     defaultText: "5m",
     configKey: "mcp.call_timeout",
+    bounds: { min: 1 },
   },
   {
     name: "mcp-retry-interval",
@@ -41,6 +43,7 @@ export const MCP_FLAGS: readonly FlagSpec[] = [
     help: "a tool server whose start failed is tried again, when a turn starts or /tools is read, at most this often",
     defaultText: "30s",
     configKey: "mcp.retry_interval",
+    bounds: { min: 1 },
   },
   {
     name: "mcp-stop-grace",
@@ -48,6 +51,7 @@ export const MCP_FLAGS: readonly FlagSpec[] = [
     help: "at shutdown, between SIGTERM and SIGKILL of a stdio tool server",
     defaultText: "2s",
     configKey: "mcp.stop_grace",
+    bounds: { min: 1 },
   },
 ];
 
@@ -74,7 +78,7 @@ function duration(
   name: string,
   fallback: number,
 ): Result<number> {
-  const read = new SettingReader(MCP_FLAGS, flags, config).duration(name, fallback, 1);
+  const read = new SettingReader(MCP_FLAGS, flags, config).duration(name, fallback);
   return read.ok
     ? read
     : err(`${setting(flags, config, name)?.from ?? `--${name}`} must be a positive duration such as 30s or 5m`);

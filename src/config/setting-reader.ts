@@ -147,32 +147,47 @@ export class SettingReader {
     return raw === undefined ? ok(undefined) : declaredValue(spec, raw);
   }
 
+  /** The fallback of a read: the caller's (a default computed at startup), else the declared one. */
+  #fallback<T extends FlagValue>(spec: FlagSpec, fallback: T | undefined, type: "string" | "boolean" | "number"): T {
+    if (fallback !== undefined) return fallback;
+    if (spec.defaultValue === undefined) throw new Error(`flag --${spec.name} declares no default`);
+    const value = declaredValue(spec, spec.defaultValue);
+    if (!value.ok) throw new Error(`flag table: ${value.error}`);
+    if (typeof value.value !== type) throw new Error(`flag --${spec.name} declares no ${type} default`);
+    return value.value as T;
+  }
+
   /** A non-empty string, trimmed. */
-  string(name: string, fallback: string): Result<string> {
+  string(name: string, fallback?: string): Result<string> {
     const found = this.setting(name);
-    if (!found) return ok(fallback);
+    if (!found) return ok(this.#fallback(this.spec(name), fallback, "string"));
     if (typeof found.value === "string" && found.value.trim() !== "") return ok(found.value.trim());
     return err(`${found.from} must be a non-empty string`);
   }
 
-  bool(name: string, fallback: boolean): Result<boolean> {
+  bool(name: string, fallback?: boolean): Result<boolean> {
     const found = this.setting(name);
-    if (!found) return ok(fallback);
+    if (!found) return ok(this.#fallback(this.spec(name), fallback, "boolean"));
     return typeof found.value === "boolean" ? ok(found.value) : err(`${found.from} must be true or false`);
   }
 
-  int(name: string, fallback: number, min: number, max: number): Result<number> {
+  /** An integer within the declared `bounds.min` to `bounds.max`. */
+  int(name: string, fallback?: number): Result<number> {
+    const spec = this.spec(name);
+    const { min, max } = spec.bounds ?? {};
+    if (min === undefined || max === undefined) throw new Error(`flag --${name} declares no min and max`);
     const found = this.setting(name);
-    if (!found) return ok(fallback);
+    if (!found) return ok(this.#fallback(spec, fallback, "number"));
     const value = found.value;
     if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= max) return ok(value);
     return err(`${found.from} must be an integer from ${min} to ${max}`);
   }
 
-  /** A duration (`30s`, `5m`) from `minMs` to the longest timer (these settings drive timers). */
-  duration(name: string, fallback: number, minMs: number): Result<number> {
+  /** A duration (`30s`, `5m`) from the declared `bounds.min` (else 0) to the longest timer. */
+  duration(name: string, fallback?: number): Result<number> {
+    const spec = this.spec(name);
     const found = this.setting(name);
-    return found ? timerDuration(found, minMs) : ok(fallback);
+    return found ? timerDuration(found, spec.bounds?.min ?? 0) : ok(this.#fallback(spec, fallback, "number"));
   }
 
   /** A non-negative amount (a number, or a string holding one). */
@@ -185,10 +200,12 @@ export class SettingReader {
     return ok(value);
   }
 
-  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): Result<T> {
-    const value = this.string(name, fallback);
+  /** A string among the declared `choices`. */
+  oneOf<T extends string>(name: string): Result<T> {
+    const allowed = this.spec(name).choices ?? [];
+    const value = this.string(name);
     if (!value.ok) return value;
-    if ((allowed as readonly string[]).includes(value.value)) return ok(value.value as T);
+    if (allowed.includes(value.value)) return ok(value.value as T);
     return err(`${this.from(name)} must be one of ${allowed.join(", ")}`);
   }
 

@@ -11,6 +11,9 @@ import { type Result, err, ok } from "../../core/result.ts";
 import type { FlagSpec, FlagValue } from "../../config/flag-spec.ts";
 import { SettingReader, settingOf } from "../../config/setting-reader.ts";
 
+/** Bounds of the count caps (a cap of millions would bring back the exhaustion it is there for). */
+const MAX_REGISTRATION_CAP = 100_000;
+
 export const PEER_FLAGS: readonly FlagSpec[] = [
   {
     name: "attach-peer-hub",
@@ -29,27 +32,27 @@ export const PEER_FLAGS: readonly FlagSpec[] = [
     name: "attach-peer-max-per-caller",
     kind: "int",
     help: "live peer registrations one caller may hold; one more is refused 429 with Retry-After",
-    defaultText: String(DEFAULT_PEER_LIMITS.maxPerCaller),
+    defaultValue: String(DEFAULT_PEER_LIMITS.maxPerCaller),
     configKey: "attach.peer_max_per_caller",
+    bounds: { min: 1, max: MAX_REGISTRATION_CAP },
   },
   {
     name: "attach-peer-max-total",
     kind: "int",
     help: "live peer registrations the hub holds in all; one more is refused 429 with Retry-After",
-    defaultText: String(DEFAULT_PEER_LIMITS.maxTotal),
+    defaultValue: String(DEFAULT_PEER_LIMITS.maxTotal),
     configKey: "attach.peer_max_total",
+    bounds: { min: 1, max: MAX_REGISTRATION_CAP },
   },
   {
     name: "attach-peer-max-lease",
     kind: "duration",
     help: "longest peer lease granted: a longer heartbeat_ttl_sec is granted as this (the answer shows it)",
-    defaultText: formatDuration(DEFAULT_PEER_LIMITS.maxTtlSec * 1000),
+    defaultValue: formatDuration(DEFAULT_PEER_LIMITS.maxTtlSec * 1000),
     configKey: "attach.peer_max_lease",
+    bounds: { min: 1000 },
   },
 ];
-
-/** Bounds of the count caps (a cap of millions would bring back the exhaustion it is there for). */
-const MAX_REGISTRATION_CAP = 100_000;
 
 export interface PeerHubSettings {
   /** Serve the peer routes. */
@@ -63,16 +66,11 @@ export interface PeerHubSettings {
 /** The caps: integers from 1 to 100,000, a lease from 1s to the longest timer; errors name the flag or key. */
 function readLimits(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<PeerLimits> {
   const read = new SettingReader(PEER_FLAGS, flags, config);
-  const maxPerCaller = read.int(
-    "attach-peer-max-per-caller",
-    DEFAULT_PEER_LIMITS.maxPerCaller,
-    1,
-    MAX_REGISTRATION_CAP,
-  );
+  const maxPerCaller = read.int("attach-peer-max-per-caller");
   if (!maxPerCaller.ok) return maxPerCaller;
-  const maxTotal = read.int("attach-peer-max-total", DEFAULT_PEER_LIMITS.maxTotal, 1, MAX_REGISTRATION_CAP);
+  const maxTotal = read.int("attach-peer-max-total");
   if (!maxTotal.ok) return maxTotal;
-  const lease = read.duration("attach-peer-max-lease", DEFAULT_PEER_LIMITS.maxTtlSec * 1000, 1000);
+  const lease = read.duration("attach-peer-max-lease");
   if (!lease.ok) return lease;
   return ok({ maxPerCaller: maxPerCaller.value, maxTotal: maxTotal.value, maxTtlSec: lease.value / 1000 });
 }
