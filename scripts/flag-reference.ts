@@ -1,6 +1,6 @@
 /**
  * Renders docs/flags.md, the flag reference of `spar agent` and `spar watcher watch`, from the flag
- * tables `--help` prints (src/cli/agent-config.ts AGENT_FLAGS and the tables it spreads,
+ * tables `--help` prints (src/cli/agent-flags.ts AGENT_FLAGS and the tables it spreads,
  * src/cli/watcher-flags.ts WATCHER_FLAGS, all declared as src/config/flag-spec.ts FlagSpec): name, value kind, default, config key, bounds, help.
  * test/docs/flag-reference.test.ts fails when the file differs from what this renders, so the
  * docs and `--help` cannot disagree. Reads the tables only; writes nothing but the one file.
@@ -10,7 +10,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { AGENT_FLAGS } from "../src/cli/agent-config.ts";
+import { AGENT_FLAGS } from "../src/cli/agent-flags.ts";
 import { ATTACH_LIMITS_FLAGS } from "../src/cli/attach-limits-flags.ts";
 import { type Bounds, type FlagSpec, shownDefault } from "../src/config/flag-spec.ts";
 import { GUARDRAIL_FLAGS } from "../src/cli/guardrail-flags.ts";

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { AGENT_FLAGS, buildAgentConfig } from "../../../src/cli/agent-config.ts";
+import { AGENT_FLAGS } from "../../../src/cli/agent-flags.ts";
+import { buildAgentConfig } from "../../../src/cli/agent-config.ts";
 import { parseFlags } from "../../../src/config/flag-parser.ts";
 import { TrackedConfig } from "../../../src/config/config-file.ts";
 import { isLoopbackHost, parseListenAddress } from "../../../src/cli/listen-address.ts";

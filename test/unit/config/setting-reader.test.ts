@@ -4,7 +4,7 @@
  * Every table of the agent and the watcher is checked against its own declaration.
  */
 import { describe, expect, test } from "bun:test";
-import { AGENT_FLAGS } from "../../../src/cli/agent-config.ts";
+import { AGENT_FLAGS } from "../../../src/cli/agent-flags.ts";
 import { WATCHER_FLAGS } from "../../../src/cli/watcher-flags.ts";
 import { TrackedConfig } from "../../../src/config/config-file.ts";
 import type { FlagSpec, FlagValue } from "../../../src/config/flag-spec.ts";
