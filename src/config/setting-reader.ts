@@ -12,7 +12,7 @@ import type { Bounds, FlagSpec, FlagValue } from "./flag-spec.ts";
 export type SettingSource = { from: string; value: unknown };
 export type Setting = SettingSource | undefined;
 
-export function settingOf(
+function settingOf(
   flags: ReadonlyMap<string, FlagValue>,
   config: ReadonlyMap<string, unknown>,
   spec: FlagSpec,

@@ -9,7 +9,7 @@ import { formatDuration } from "../../core/duration.ts";
 import { DEFAULT_PEER_LIMITS, type PeerLimits } from "../../core/peer-registry.ts";
 import { type Result, err, ok } from "../../core/result.ts";
 import type { FlagSpec, FlagValue } from "../../config/flag-spec.ts";
-import { SettingReader, settingOf } from "../../config/setting-reader.ts";
+import { SettingReader } from "../../config/setting-reader.ts";
 
 /** Bounds of the count caps (a cap of millions would bring back the exhaustion it is there for). */
 const MAX_REGISTRATION_CAP = 100_000;
@@ -85,9 +85,9 @@ export function resolvePeerSettings(
   config: ReadonlyMap<string, unknown>,
   cwd: string,
 ): Result<PeerHubSettings> {
-  const [hubSpec, fileSpec] = PEER_FLAGS as readonly [FlagSpec, FlagSpec];
-  const hub = settingOf(flags, config, hubSpec);
-  const file = settingOf(flags, config, fileSpec);
+  const read = new SettingReader(PEER_FLAGS, flags, config);
+  const hub = read.setting("attach-peer-hub");
+  const file = read.setting("attach-peer-state-file");
   if (hub !== undefined && typeof hub.value !== "boolean") return err(`${hub.from} must be true or false`);
   const enabled = hub?.value === true;
   const limits = readLimits(flags, config);
