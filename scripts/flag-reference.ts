@@ -1,7 +1,7 @@
 /**
  * Renders docs/flags.md, the flag reference of `spar agent` and `spar watcher watch`, from the flag
- * tables `--help` prints (src/cli/agent-config.ts AGENT_FLAGS and the tables it spreads,
- * src/cli/watcher-flags.ts WATCHER_FLAGS): name, value kind, default, config key, bounds, help.
+ * tables `--help` prints (src/cli/agent-flags.ts AGENT_FLAGS and the tables it spreads,
+ * src/cli/watcher-flags.ts WATCHER_FLAGS, all declared as src/config/flag-spec.ts FlagSpec): name, value kind, default, config key, bounds, help.
  * test/docs/flag-reference.test.ts fails when the file differs from what this renders, so the
  * docs and `--help` cannot disagree. Reads the tables only; writes nothing but the one file.
  *
@@ -10,15 +10,15 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { AGENT_FLAGS } from "../src/cli/agent-config.ts";
+import { AGENT_FLAGS } from "../src/cli/agent-flags.ts";
 import { ATTACH_LIMITS_FLAGS } from "../src/cli/attach-limits-flags.ts";
-import type { FlagSpec } from "../src/cli/flags.ts";
+import { type Bounds, type FlagSpec, shownDefault } from "../src/config/flag-spec.ts";
 import { GUARDRAIL_FLAGS } from "../src/cli/guardrail-flags.ts";
 import { KNOWLEDGE_FLAGS } from "../src/cli/knowledge-flags.ts";
 import { MCP_FLAGS } from "../src/cli/mcp-flags.ts";
 import { PRICING_FLAGS } from "../src/cli/pricing-flags.ts";
 import { TOOLS_FLAGS } from "../src/cli/tools-flags.ts";
-import { type Bounds, WATCHER_FLAGS, type WatcherFlag } from "../src/cli/watcher-flags.ts";
+import { WATCHER_FLAGS } from "../src/cli/watcher-flags.ts";
 import { formatDuration } from "../src/core/duration.ts";
 import { AGENT_CARD_FLAGS } from "../src/surfaces/attach/agent-card-config.ts";
 import { PEER_FLAGS } from "../src/surfaces/peers/peer-flags.ts";
@@ -50,7 +50,7 @@ function code(text: string | undefined): string {
 
 function agentRow(flag: FlagSpec): string {
   const value = flag.kind === "bool" ? "" : `=<${flag.kind}>`;
-  return `| ${code(`--${flag.name}${value}`)} | ${code(flag.defaultText)} | ${code(flag.configKey)} | ${cell(flag.help)} |`;
+  return `| ${code(`--${flag.name}${value}`)} | ${code(shownDefault(flag))} | ${code(flag.configKey)} | ${cell(flag.help)} |`;
 }
 
 function agentTable(flags: readonly FlagSpec[]): string[] {
@@ -85,7 +85,7 @@ function agentSection(): string[] {
   return lines;
 }
 
-function boundsText(bounds: Bounds, kind: WatcherFlag["kind"]): string {
+function boundsText(bounds: Bounds, kind: FlagSpec["kind"]): string {
   const show = (value: number) => (kind === "duration" ? formatDuration(value) : String(value));
   const parts: string[] = [];
   if (bounds.min !== undefined) parts.push(`>= ${show(bounds.min)}`);
@@ -95,16 +95,16 @@ function boundsText(bounds: Bounds, kind: WatcherFlag["kind"]): string {
   return `${parts.join(", ")}${bounds.zeroOk ? " (or 0)" : ""}`;
 }
 
-function watcherValues(flag: WatcherFlag): string {
+function watcherValues(flag: FlagSpec): string {
   if (flag.choices) return flag.choices.map((choice) => code(choice)).join(", ");
   if (flag.bounds) return cell(boundsText(flag.bounds, flag.kind));
   return "";
 }
 
-function watcherRow(flag: WatcherFlag): string {
+function watcherRow(flag: FlagSpec): string {
   const value = flag.kind === "bool" ? "" : `=<${flag.kind === "repeatable" ? "string, repeatable" : flag.kind}>`;
   const name = `${code(`--${flag.name}${value}`)}${flag.core ? " (core)" : ""}`;
-  return `| ${name} | ${code(flag.defaultText ?? flag.defaultValue)} | ${watcherValues(flag)} | ${cell(flag.help)} |`;
+  return `| ${name} | ${code(shownDefault(flag))} | ${watcherValues(flag)} | ${cell(flag.help)} |`;
 }
 
 function watcherSection(): string[] {

@@ -159,6 +159,22 @@ describe("layering", () => {
     expect(FILES.some((file) => file.startsWith("src/runtime/rpc/"))).toBe(true);
   });
 
+  test("src/surfaces and src/watcher never import src/cli (the cli builds their settings; they define them)", () => {
+    expect(crossings(["src/surfaces", "src/watcher"], ["src/cli"])).toEqual([]);
+  });
+
+  test("src/config (the setting vocabulary) sits below cli, surfaces, watcher and runtime: imports only core and itself", () => {
+    const violations = SITES.filter(
+      (site) =>
+        inside(site.file, "src/config") &&
+        site.target !== undefined &&
+        !inside(site.target, "src/core") &&
+        !inside(site.target, "src/config"),
+    ).map(describeSite);
+    expect(violations).toEqual([]);
+    expect(FILES.some((file) => file.startsWith("src/config/"))).toBe(true);
+  });
+
   test("nothing in src/ or workers/ imports from test/", () => {
     expect(crossings(["src", "workers"], ["test"])).toEqual([]);
   });

@@ -30,10 +30,11 @@ import { PeerHub } from "../surfaces/peers/peer-hub.ts";
 import { redactUrl } from "../net/redact-url.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
 import { MetricsRegistry } from "../telemetry/metrics.ts";
-import { type AgentConfig, AGENT_FLAGS, buildAgentConfig } from "./agent-config.ts";
+import { type AgentConfig, buildAgentConfig } from "./agent-config.ts";
+import { AGENT_FLAGS } from "./agent-flags.ts";
 import { loadAuthTable } from "./auth-table.ts";
-import { defaultConfigPath, loadConfigFile } from "./config-file.ts";
-import { parseFlags, renderHelp } from "./flags.ts";
+import { defaultConfigPath, loadConfigFile } from "../config/config-file.ts";
+import { parseFlags, renderHelp } from "../config/flag-parser.ts";
 import { bindHostname, isLoopbackHost } from "./listen-address.ts";
 import { SPAR_VERSION } from "./version.ts";
 

@@ -8,268 +8,26 @@ import type { ModelSpec, RemoteProvider } from "../core/model.ts";
 import { REMOTE_PROVIDERS, isRemoteProvider } from "../models/providers/provider-catalog.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
-import { timerDuration } from "./flag-setting.ts";
+import { SettingReader } from "../config/setting-reader.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
-import { PEER_FLAGS, type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
-import {
-  AGENT_CARD_FLAGS,
-  type AgentCardSettings,
-  loadAgentCardSettings,
-} from "../surfaces/attach/agent-card-config.ts";
+import { type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
+import { type AgentCardSettings, loadAgentCardSettings } from "../surfaces/attach/agent-card-config.ts";
 import { parsePatterns } from "../core/permission-patterns.ts";
 import type { PermissionMode } from "../core/permission-policy.ts";
 import type { PermissionSettings } from "../runtime/gated-tools.ts";
-import type { ConfigMap } from "./config-file.ts";
+import type { ConfigMap } from "../config/config-file.ts";
 import { SPAR_VERSION } from "./version.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
-import { PRICING_FLAGS, type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
-import { TOOLS_FLAGS, type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
-import { MCP_FLAGS, type McpSettings, resolveMcpSettings } from "./mcp-flags.ts";
-import { KNOWLEDGE_FLAGS, resolveKnowledgeSettings } from "./knowledge-flags.ts";
+import type { FlagValue } from "../config/flag-spec.ts";
+import { AGENT_FLAGS } from "./agent-flags.ts";
+import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
+import { type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
+import { type McpSettings, resolveMcpSettings } from "./mcp-flags.ts";
+import { resolveKnowledgeSettings } from "./knowledge-flags.ts";
 import type { KnowledgeSettings } from "../memory/agent-knowledge.ts";
 import { type ListenAddress, parseListenAddress } from "./listen-address.ts";
-import {
-  type AutoContinueSettings,
-  GUARDRAIL_FLAGS,
-  resolveAutoContinue,
-  resolveGuardrailConfig,
-} from "./guardrail-flags.ts";
+import { type AutoContinueSettings, resolveAutoContinue, resolveGuardrailConfig } from "./guardrail-flags.ts";
 import type { GuardrailConfig } from "../core/guardrails.ts";
-import { ATTACH_LIMITS_FLAGS, type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts";
-
-const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
-  {
-    name: "attach-listen",
-    kind: "string",
-    help: "address of the attach listener (HTTP + SSE)",
-    defaultText: "127.0.0.1:7777",
-    configKey: "attach.listen",
-  },
-  {
-    name: "attach-token",
-    kind: "string",
-    help: "name of the environment variable holding the listener's shared bearer token",
-    configKey: "attach.token_env",
-  },
-  {
-    name: "attach-tls-cert",
-    kind: "string",
-    help: "PEM certificate of the listener: serve HTTPS",
-    configKey: "attach.tls_cert",
-  },
-  { name: "attach-tls-key", kind: "string", help: "PEM private key of --attach-tls-cert", configKey: "attach.tls_key" },
-  {
-    name: "attach-client-ca",
-    kind: "string",
-    help: "PEM CA bundle: clients must present a certificate it signed (mTLS)",
-    configKey: "attach.client_ca",
-  },
-  {
-    name: "auth-table",
-    kind: "string",
-    help: "bearer-token table of callers (JSON or YAML; see README): turns on multi-session auth",
-    configKey: "attach.multi_session.auth.table_file",
-  },
-  {
-    name: "attach-readonly",
-    kind: "bool",
-    help: "serve only GET, HEAD and OPTIONS (403 for anything else)",
-    defaultText: "false",
-    configKey: "attach.readonly",
-  },
-  {
-    name: "session-db",
-    kind: "string",
-    help: "session store: sqlite file path",
-    defaultText: ".agents/state/sessions.db",
-    configKey: "session_db.path",
-  },
-  {
-    name: "session-db-max-mb",
-    kind: "int",
-    help: "cap the sqlite store at this many MiB; writes past it answer 503 and change nothing (0: no cap)",
-    defaultText: "0",
-    configKey: "session_db.max_mb",
-  },
-  {
-    name: "session-db-driver",
-    kind: "string",
-    help: "session store driver: sqlite",
-    defaultText: "sqlite",
-    configKey: "session_db.driver",
-  },
-  {
-    name: "provider",
-    kind: "string",
-    help: "model provider: echo, scripted, openai, anthropic, google or openai-compatible",
-    defaultText: "echo",
-    configKey: "model.provider",
-  },
-  {
-    name: "model",
-    kind: "string",
-    help: "model: echo (offline), scripted (recorded-turn replay) or the provider's model id (gpt-5-mini, claude-sonnet-4-5, gemini-2.5-flash)",
-    defaultText: "echo",
-    configKey: "model.name",
-  },
-  {
-    name: "model-base-url",
-    kind: "string",
-    help: "API base URL of the provider, version path included (http://127.0.0.1:8000/v1); required for openai-compatible",
-    configKey: "model.base_url",
-  },
-  {
-    name: "model-api-key-env",
-    kind: "string",
-    help: "name of the environment variable holding the provider's API key",
-    defaultText: "OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY; none for openai-compatible",
-    configKey: "model.api_key_env",
-  },
-  {
-    name: "model-stall-timeout",
-    kind: "duration",
-    help: "fail a model call when the provider sends nothing for this long (transient_network)",
-    defaultText: "5m",
-    configKey: "model.stall_timeout",
-  },
-  {
-    name: "model-call-timeout",
-    kind: "duration",
-    help: "fail a model call that has not finished after this long (transient_network)",
-    defaultText: "15m",
-    configKey: "model.call_timeout",
-  },
-  {
-    name: "model-max-output-tokens",
-    kind: "int",
-    help: "output-token cap of each model call (a call that hits it finishes `length` and auto-continue goes on)",
-    defaultText: "the provider's",
-    configKey: "model.max_output_tokens",
-  },
-  {
-    name: "model-context-window",
-    kind: "int",
-    help: "the model's context window in tokens: past 80% of it the older turns are compacted into a summary",
-    defaultText: "128000",
-    configKey: "model.context_window",
-  },
-  { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
-  {
-    name: "script-strict",
-    kind: "bool",
-    help: "scripted model: fail a turn whose request differs from the recording",
-    configKey: "model.script_strict",
-  },
-  {
-    name: "multi-session",
-    kind: "bool",
-    help: "serve many sessions: enables POST /sessions",
-    defaultText: "false",
-    configKey: "attach.multi_session.enabled",
-  },
-  {
-    name: "session-idle-timeout",
-    kind: "duration",
-    help: "evict a quiet session from memory after this long (it rebuilds from the store on next use)",
-    defaultText: "30m",
-    configKey: "attach.multi_session.session_idle_timeout",
-  },
-  {
-    name: "workers",
-    kind: "int",
-    help: "turn worker threads",
-    defaultText: "one per core",
-    configKey: "agent.workers",
-  },
-  {
-    name: "worker-liveness",
-    kind: "duration",
-    help: "replace a turn worker that leaves a ping unanswered this long while it runs turns (its turns end failed)",
-    defaultText: "30s",
-    configKey: "agent.worker_liveness",
-  },
-  {
-    name: "app-name",
-    kind: "string",
-    help: "app name sessions are created under",
-    defaultText: "spar",
-    configKey: "agent.app_name",
-  },
-  {
-    name: "max-steps",
-    kind: "int",
-    help: "model calls a turn may make before it is stopped",
-    defaultText: "25",
-    configKey: "agent.max_steps",
-  },
-  {
-    name: "subscriber-buffer",
-    kind: "int",
-    help: "frames an /events subscriber may fall behind before it is disconnected (it resumes with since)",
-    defaultText: "4096",
-    configKey: "attach.subscriber_buffer",
-  },
-  {
-    name: "subscriber-buffer-bytes",
-    kind: "int",
-    help: "bytes of frames an /events subscriber may fall behind before it is disconnected (bounds large frames)",
-    defaultText: "8388608",
-    configKey: "attach.subscriber_buffer_bytes",
-  },
-  {
-    name: "sse-heartbeat",
-    kind: "duration",
-    help: "interval of the `: ping` comment on idle event streams",
-    defaultText: "15s",
-    configKey: "attach.sse_heartbeat",
-  },
-  {
-    name: "permission-mode",
-    kind: "string",
-    help: "permission mode for tool calls: ask, acceptEdits, plan, yolo or allow (config only in spirit: allow runs everything)",
-    defaultText: "ask",
-    configKey: "permissions.mode",
-  },
-  {
-    name: "approval-timeout",
-    kind: "duration",
-    help: "how long a permission prompt waits for an answer before the call is refused",
-    defaultText: "5m",
-    configKey: "permissions.approval_timeout",
-  },
-  {
-    name: "shutdown-timeout",
-    kind: "duration",
-    help: "listener drain budget on SIGTERM",
-    defaultText: "5s",
-    configKey: "attach.shutdown_timeout",
-  },
-  {
-    name: "log-level",
-    kind: "string",
-    help: "debug, info, warn or error",
-    defaultText: "info",
-    configKey: "log.level",
-  },
-  {
-    name: "config",
-    kind: "string",
-    help: "config file (JSON or YAML)",
-    defaultText: ".agents/config.json or .agents/config.yaml",
-  },
-];
-
-export const AGENT_FLAGS: readonly FlagSpec[] = [
-  ...CORE_AGENT_FLAGS,
-  ...GUARDRAIL_FLAGS,
-  ...PEER_FLAGS,
-  ...AGENT_CARD_FLAGS,
-  ...PRICING_FLAGS,
-  ...TOOLS_FLAGS,
-  ...KNOWLEDGE_FLAGS,
-  ...MCP_FLAGS,
-  ...ATTACH_LIMITS_FLAGS,
-];
+import { type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts";
 
 export interface CallerAuthSettings {
   tableFile: string;
@@ -323,86 +81,13 @@ export interface AgentConfig {
   logLevel: LogLevel;
 }
 
-type Source = { from: string; value: unknown };
-
 /** A bad setting; caught at the boundary of buildAgentConfig and returned as its error. */
 class ConfigProblem extends Error {}
 
-/** Typed reads of one setting: flag first, then config key, then the default. */
-class SettingReader {
-  constructor(
-    private readonly flags: Map<string, FlagValue>,
-    private readonly config: ConfigMap,
-  ) {}
-
-  source(name: string): Source | undefined {
-    const spec = AGENT_FLAGS.find((candidate) => candidate.name === name);
-    if (!spec) throw new Error(`no flag ${name}`);
-    // Asked of the file even when the flag wins, so the key never reads as unknown (D164).
-    const inFile = spec.configKey !== undefined && this.config.has(spec.configKey);
-    if (this.flags.has(name)) return { from: `--${name}`, value: this.flags.get(name) };
-    if (spec.configKey && inFile)
-      return { from: `config key ${spec.configKey}`, value: this.config.get(spec.configKey) };
-    return undefined;
-  }
-
-  string(name: string, fallback: string): string {
-    const source = this.source(name);
-    if (!source) return fallback;
-    if (typeof source.value === "string" && source.value.trim() !== "") return source.value.trim();
-    throw new ConfigProblem(`${source.from} must be a non-empty string`);
-  }
-
-  bool(name: string, fallback: boolean): boolean {
-    const source = this.source(name);
-    if (!source) return fallback;
-    if (typeof source.value === "boolean") return source.value;
-    throw new ConfigProblem(`${source.from} must be true or false`);
-  }
-
-  int(name: string, fallback: number, min: number, max: number): number {
-    const source = this.source(name);
-    if (!source) return fallback;
-    const value = source.value;
-    if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= max) return value;
-    throw new ConfigProblem(`${source.from} must be an integer from ${min} to ${max}`);
-  }
-
-  /** Every agent duration drives a timer: at most MAX_TIMER_MS. */
-  duration(name: string, fallback: number, min = 0): number {
-    const source = this.source(name);
-    if (!source) return fallback;
-    const parsed = timerDuration(source, min);
-    if (!parsed.ok) throw new ConfigProblem(parsed.error);
-    return parsed.value;
-  }
-
-  /** A list of strings from a config key (no flag): identities, permission patterns. */
-  strings(configKey: string, what: string): string[] {
-    if (!this.config.has(configKey)) return [];
-    const value = this.config.get(configKey);
-    if (Array.isArray(value) && value.every((item) => typeof item === "string"))
-      return value.map((item: string) => item.trim()).filter((item) => item !== "");
-    throw new ConfigProblem(`config key ${configKey} must be a list of ${what}`);
-  }
-
-  /** A config-only setting of a primitive type. */
-  configValue<T extends "string" | "boolean">(
-    configKey: string,
-    type: T,
-    fallback: T extends "string" ? string : boolean,
-  ): T extends "string" ? string : boolean {
-    if (!this.config.has(configKey)) return fallback;
-    const value = this.config.get(configKey);
-    if (typeof value !== type) throw new ConfigProblem(`config key ${configKey} must be a ${type}`);
-    return value as T extends "string" ? string : boolean;
-  }
-
-  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
-    const value = this.string(name, fallback);
-    if ((allowed as readonly string[]).includes(value)) return value as T;
-    throw new ConfigProblem(`${this.source(name)?.from ?? `--${name}`} must be one of ${allowed.join(", ")}`);
-  }
+/** The value of a read, or a ConfigProblem carrying its error (the builder reads many in a row). */
+function need<T>(result: Result<T>): T {
+  if (!result.ok) throw new ConfigProblem(result.error);
+  return result.value;
 }
 
 export function buildAgentConfig(
@@ -411,7 +96,7 @@ export function buildAgentConfig(
   cwd: string,
   cores: number,
 ): Result<AgentConfig> {
-  const read = new SettingReader(flags, config);
+  const read = new SettingReader(AGENT_FLAGS, flags, config);
   const peerHub = resolvePeerSettings(flags, config, cwd);
   if (!peerHub.ok) return err(peerHub.error);
   const pricing = resolvePricingSettings(flags, config, cwd);
@@ -425,25 +110,28 @@ export function buildAgentConfig(
   const autoContinue = resolveAutoContinue(flags, config);
   if (!autoContinue.ok) return err(autoContinue.error);
   try {
-    const listen = parseListenAddress(read.string("attach-listen", "127.0.0.1:7777"));
-    if (!listen.ok)
-      throw new ConfigProblem(`${read.source("attach-listen")?.from ?? "--attach-listen"}: ${listen.error}`);
-    read.oneOf("session-db-driver", "sqlite", ["sqlite"]);
-    const appName = read.string("app-name", "spar");
+    const listen = parseListenAddress(need(read.string("attach-listen")));
+    if (!listen.ok) throw new ConfigProblem(`${read.from("attach-listen")}: ${listen.error}`);
+    need(read.oneOf("session-db-driver"));
+    const appName = need(read.string("app-name"));
     if (!isValidName(appName))
       throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
     const agentCard = loadAgentCardSettings({ config, flags, cwd, version: SPAR_VERSION, defaultName: appName });
     if (!agentCard.ok) throw new ConfigProblem(agentCard.error);
-    const tokenEnv = read.string("attach-token", "");
-    const tableFile = read.string("auth-table", "");
+    const tokenEnv = need(read.string("attach-token", ""));
+    const tableFile = need(read.string("auth-table", ""));
     // Read (and so checked) with or without a table: a wrong type is an error either way.
     const auth = {
-      adminIdentities: read.strings("attach.multi_session.auth.admin_identities", "identity strings"),
-      proxyIdentities: read.strings("attach.multi_session.auth.proxy_identities", "identity strings"),
-      assertableIdentities: read.strings("attach.multi_session.auth.assertable_identities", "identity strings"),
-      proxyMayAssertAdmins: read.configValue("attach.multi_session.auth.proxy_may_assert_admins", "boolean", false),
-      allowAnonymous: read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false),
-      proxyHeader: read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller"),
+      adminIdentities: need(read.configStrings("attach.multi_session.auth.admin_identities", "identity strings")),
+      proxyIdentities: need(read.configStrings("attach.multi_session.auth.proxy_identities", "identity strings")),
+      assertableIdentities: need(
+        read.configStrings("attach.multi_session.auth.assertable_identities", "identity strings"),
+      ),
+      proxyMayAssertAdmins: need(
+        read.configValue("attach.multi_session.auth.proxy_may_assert_admins", "boolean", false),
+      ),
+      allowAnonymous: need(read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false)),
+      proxyHeader: need(read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller")),
     };
     const tls = tlsSettings(read, cwd);
     const limits = resolveAttachLimits(flags, config, tableFile !== "" || tls?.ca !== undefined);
@@ -454,7 +142,7 @@ export function buildAgentConfig(
     return ok({
       listen: listen.value,
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
-      readonly: read.bool("attach-readonly", false),
+      readonly: need(read.bool("attach-readonly")),
       tls,
       peerHub: peerHub.value,
       permissions: permissionSettings(read),
@@ -467,20 +155,20 @@ export function buildAgentConfig(
       agentCard: agentCard.value,
       callerAuth: tableFile === "" ? undefined : { tableFile, ...auth },
       limits: limits.value,
-      sessionDb: read.string("session-db", join(cwd, ".agents", "state", "sessions.db")),
-      sessionDbMaxMb: read.int("session-db-max-mb", 0, 0, 1_048_576),
+      sessionDb: need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db"))),
+      sessionDbMaxMb: need(read.int("session-db-max-mb")),
       model,
-      multiSession: read.bool("multi-session", false),
-      idleTimeoutMs: read.duration("session-idle-timeout", 30 * 60_000),
-      workers: read.int("workers", Math.min(64, Math.max(1, cores)), 1, 64),
-      workerLivenessMs: read.duration("worker-liveness", 30_000, 100),
+      multiSession: need(read.bool("multi-session")),
+      idleTimeoutMs: need(read.duration("session-idle-timeout")),
+      workers: need(read.int("workers", Math.min(64, Math.max(1, cores)))),
+      workerLivenessMs: need(read.duration("worker-liveness")),
       appName,
-      maxSteps: read.int("max-steps", 25, 1, 1000),
-      shutdownTimeoutMs: read.duration("shutdown-timeout", 5000),
-      subscriberBuffer: read.int("subscriber-buffer", 4096, 16, 1_000_000),
-      subscriberBufferBytes: read.int("subscriber-buffer-bytes", 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
-      heartbeatMs: read.duration("sse-heartbeat", 15_000, 100),
-      logLevel: read.oneOf<LogLevel>("log-level", "info", ["debug", "info", "warn", "error"]),
+      maxSteps: need(read.int("max-steps")),
+      shutdownTimeoutMs: need(read.duration("shutdown-timeout")),
+      subscriberBuffer: need(read.int("subscriber-buffer")),
+      subscriberBufferBytes: need(read.int("subscriber-buffer-bytes")),
+      heartbeatMs: need(read.duration("sse-heartbeat")),
+      logLevel: need(read.oneOf<LogLevel>("log-level")),
     });
   } catch (error) {
     if (error instanceof ConfigProblem) return err(error.message);
@@ -489,15 +177,15 @@ export function buildAgentConfig(
 }
 
 function permissionSettings(read: SettingReader): PermissionSettings {
-  const mode = read.oneOf<PermissionMode>("permission-mode", "ask", ["ask", "acceptEdits", "plan", "yolo", "allow"]);
+  const mode = need(read.oneOf<PermissionMode>("permission-mode"));
   const patterns = (key: string) => {
-    const parsed = parsePatterns(read.strings(key, "permission pattern strings"));
+    const parsed = parsePatterns(need(read.configStrings(key, "permission pattern strings")));
     if (!parsed.ok) throw new ConfigProblem(`config key ${key}: ${parsed.error}`);
     return parsed.value;
   };
   return {
     mode,
-    approvalTimeoutMs: read.duration("approval-timeout", 5 * 60_000, 100),
+    approvalTimeoutMs: need(read.duration("approval-timeout")),
     allow: patterns("permissions.allow"),
     deny: patterns("permissions.deny"),
   };
@@ -505,11 +193,10 @@ function permissionSettings(read: SettingReader): PermissionSettings {
 
 function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
   const file = (name: string) => {
-    const path = read.string(name, "");
+    const path = need(read.string(name, ""));
     if (path === "") return "";
     const absolute = isAbsolute(path) ? path : join(cwd, path);
-    if (!existsSync(absolute))
-      throw new ConfigProblem(`${read.source(name)?.from ?? `--${name}`}: ${absolute} does not exist`);
+    if (!existsSync(absolute)) throw new ConfigProblem(`${read.from(name)}: ${absolute} does not exist`);
     return absolute;
   };
   const cert = file("attach-tls-cert");
@@ -527,17 +214,16 @@ function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
 
 function buildModelSpec(read: SettingReader, cwd: string): ModelSpec {
   const spec = chooseModel(read, cwd);
-  if (read.source("model-context-window"))
-    spec.contextWindowTokens = read.int("model-context-window", 0, 100, 100_000_000);
+  if (read.setting("model-context-window")) spec.contextWindowTokens = need(read.int("model-context-window", 0));
   return spec;
 }
 
 function chooseModel(read: SettingReader, cwd: string): ModelSpec {
-  const provider = read.string("provider", "");
-  const name = read.string("model", "");
+  const provider = need(read.string("provider", ""));
+  const name = need(read.string("model", ""));
   if (provider !== "" && provider !== "echo" && provider !== "scripted" && !isRemoteProvider(provider)) {
     throw new ConfigProblem(
-      `${read.source("provider")?.from ?? "--provider"} ${JSON.stringify(provider)} is not a provider; use echo, scripted, ${Object.keys(REMOTE_PROVIDERS).join(", ")}`,
+      `${read.from("provider")} ${JSON.stringify(provider)} is not a provider; use echo, scripted, ${Object.keys(REMOTE_PROVIDERS).join(", ")}`,
     );
   }
   const chosen =
@@ -554,23 +240,23 @@ function chooseModel(read: SettingReader, cwd: string): ModelSpec {
       "model-call-timeout",
       "model-max-output-tokens",
     ]) {
-      const source = read.source(remoteOnly);
+      const source = read.setting(remoteOnly);
       if (source) throw new ConfigProblem(`${source.from} applies to remote providers only, not ${chosen}`);
     }
   }
   if (chosen === "echo") return { provider: "echo", name: "echo" };
   if (chosen === "scripted") {
-    const script = read.string("script", "");
+    const script = need(read.string("script", ""));
     if (script === "")
       throw new ConfigProblem('model "scripted" requires --script (path to a recorded-turns JSONL file)');
     // Refused now rather than as a config_error on every turn.
     if (!existsSync(isAbsolute(script) ? script : join(cwd, script)))
-      throw new ConfigProblem(`${read.source("script")?.from ?? "--script"}: ${script} does not exist`);
+      throw new ConfigProblem(`${read.from("script")}: ${script} does not exist`);
     return {
       provider: "scripted",
       name: "scripted",
       scriptPath: script,
-      scriptStrict: read.bool("script-strict", false),
+      scriptStrict: need(read.bool("script-strict", false)),
     };
   }
   return remoteModelSpec(read, chosen, name);
@@ -593,9 +279,9 @@ function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: st
     );
   }
   const spec: ModelSpec = { provider, name };
-  const baseUrl = read.string("model-base-url", "");
+  const baseUrl = need(read.string("model-base-url", ""));
   if (baseUrl !== "") {
-    const from = read.source("model-base-url")?.from ?? "--model-base-url";
+    const from = read.from("model-base-url");
     let parsed: URL;
     try {
       parsed = new URL(baseUrl);
@@ -614,20 +300,19 @@ function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: st
       "--provider=openai-compatible needs --model-base-url (model.base_url), e.g. http://127.0.0.1:8000/v1",
     );
   }
-  const keyEnv = read.string("model-api-key-env", "");
+  const keyEnv = need(read.string("model-api-key-env", ""));
   if (keyEnv !== "") {
     // Never echo the value: someone may have pasted the key itself.
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) {
       throw new ConfigProblem(
-        `${read.source("model-api-key-env")?.from ?? "--model-api-key-env"} takes the name of an environment variable (like OPENAI_API_KEY), not the key`,
+        `${read.from("model-api-key-env")} takes the name of an environment variable (like OPENAI_API_KEY), not the key`,
       );
     }
     spec.apiKeyEnv = keyEnv;
   }
-  if (read.source("model-stall-timeout")) spec.stallTimeoutMs = read.duration("model-stall-timeout", 0, 100);
-  if (read.source("model-call-timeout")) spec.callTimeoutMs = read.duration("model-call-timeout", 0, 100);
-  if (read.source("model-max-output-tokens"))
-    spec.maxOutputTokens = read.int("model-max-output-tokens", 0, 1, 10_000_000);
+  if (read.setting("model-stall-timeout")) spec.stallTimeoutMs = need(read.duration("model-stall-timeout", 0));
+  if (read.setting("model-call-timeout")) spec.callTimeoutMs = need(read.duration("model-call-timeout", 0));
+  if (read.setting("model-max-output-tokens")) spec.maxOutputTokens = need(read.int("model-max-output-tokens", 0));
   return spec;
 }
 

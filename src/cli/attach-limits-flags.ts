@@ -9,8 +9,8 @@ import { type Result, err, ok } from "../core/result.ts";
 import type { InboxCaps } from "../core/inbox-room.ts";
 import { type StreamCaps, defaultStreamCaps } from "../surfaces/http/stream-admission.ts";
 import { type TrustedProxies, parseTrustedProxies } from "../surfaces/http/trusted-proxies.ts";
-import { FlagReader } from "./flag-setting.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
+import { SettingReader } from "../config/setting-reader.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
 
 export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
   {
@@ -29,8 +29,9 @@ export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
     name: "attach-idle-timeout",
     kind: "duration",
     help: "close a connection that sends nothing for this long (an idle keep-alive connection, a stalled body); event streams and model-bound calls are exempt",
-    defaultText: "1m0s",
+    defaultValue: "1m0s",
     configKey: "attach.idle_timeout",
+    bounds: { min: 1000 },
   },
   {
     name: "attach-max-streams",
@@ -38,6 +39,7 @@ export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
     help: "event streams (/events, /perms/stream) open at once, all callers together; past it 429",
     defaultText: "the open-file limit minus a tenth of it (at least 512 kept); 4096 when unknown",
     configKey: "attach.max_streams",
+    bounds: { min: 1, max: 10_000_000 },
   },
   {
     name: "attach-max-streams-per-caller",
@@ -45,20 +47,23 @@ export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
     help: "event streams one caller may hold open (admins exempt); past it 429",
     defaultText: "256 with per-caller auth, else --attach-max-streams",
     configKey: "attach.max_streams_per_caller",
+    bounds: { min: 1, max: 10_000_000 },
   },
   {
     name: "inbox-max-messages",
     kind: "int",
     help: "messages a session's inbox may hold waiting for a turn; an inject past it is 429",
-    defaultText: "1000",
+    defaultValue: "1000",
     configKey: "attach.inbox_max_messages",
+    bounds: { min: 1, max: 10_000_000 },
   },
   {
     name: "inbox-max-bytes",
     kind: "int",
     help: "bytes of messages a session's inbox may hold waiting for a turn; an inject past it is 429",
-    defaultText: "4194304",
+    defaultValue: "4194304",
     configKey: "attach.inbox_max_bytes",
+    bounds: { min: 1024, max: 1024 * 1024 * 1024 },
   },
 ];
 
@@ -72,7 +77,7 @@ export interface AttachLimits {
 }
 
 /** A list setting: an array of strings or one comma-separated string. */
-function stringList(read: FlagReader, name: string): Result<string[]> {
+function stringList(read: SettingReader, name: string): Result<string[]> {
   const found = read.setting(name);
   if (found === undefined) return ok([]);
   const value = found.value;
@@ -110,7 +115,7 @@ export function resolveAttachLimits(
   perCallerAuth: boolean,
   fileLimit = openFileLimit(),
 ): Result<AttachLimits> {
-  const read = new FlagReader(ATTACH_LIMITS_FLAGS, flags, config);
+  const read = new SettingReader(ATTACH_LIMITS_FLAGS, flags, config);
   const allowedHosts = stringList(read, "attach-allowed-hosts");
   if (!allowedHosts.ok) return allowedHosts;
   const proxyEntries = stringList(read, "attach-trusted-proxies");
@@ -120,25 +125,23 @@ export function resolveAttachLimits(
     read.setting("attach-trusted-proxies")?.from ?? "--attach-trusted-proxies",
   );
   if (!trustedProxies.ok) return trustedProxies;
-  const idle = read.duration("attach-idle-timeout", 60_000, 1000);
+  const idle = read.duration("attach-idle-timeout");
   if (!idle.ok) return idle;
   if (idle.value > 255_000)
     return err(
       `${read.setting("attach-idle-timeout")?.from ?? "--attach-idle-timeout"} must be at most 4m15s (255 s, the longest Bun holds)`,
     );
   const defaults = defaultStreamCaps(fileLimit);
-  const maxStreams = read.int("attach-max-streams", defaults.maxStreams, 1, 10_000_000);
+  const maxStreams = read.int("attach-max-streams", defaults.maxStreams);
   if (!maxStreams.ok) return maxStreams;
   const perCaller = read.int(
     "attach-max-streams-per-caller",
     perCallerAuth ? Math.min(defaults.maxPerCaller, maxStreams.value) : maxStreams.value,
-    1,
-    10_000_000,
   );
   if (!perCaller.ok) return perCaller;
-  const maxMessages = read.int("inbox-max-messages", 1000, 1, 10_000_000);
+  const maxMessages = read.int("inbox-max-messages");
   if (!maxMessages.ok) return maxMessages;
-  const maxBytes = read.int("inbox-max-bytes", 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
+  const maxBytes = read.int("inbox-max-bytes");
   if (!maxBytes.ok) return maxBytes;
   return ok({
     allowedHosts: allowedHosts.value,

@@ -7,8 +7,8 @@ import type { GuardrailConfig } from "../core/guardrails.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { WATCHDOG_MODES, type WatchdogMode } from "../core/watchdog.ts";
 import type { AutoContinueSettings } from "../runtime/auto-continuer.ts";
-import { FlagReader } from "./flag-setting.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
+import { SettingReader } from "../config/setting-reader.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
 
 export type { AutoContinueSettings };
 
@@ -38,50 +38,55 @@ export const GUARDRAIL_FLAGS: readonly FlagSpec[] = [
     name: "auto-continue",
     kind: "bool",
     help: "re-drive turns cut by a restart, a transient model error or the output-token cap",
-    defaultText: "true",
+    defaultValue: "true",
     configKey: "agent.auto_continue.enabled",
   },
   {
     name: "auto-continue-freshness",
     kind: "duration",
     help: "only re-drive an interruption younger than this",
-    defaultText: "10m",
+    defaultValue: "10m",
     configKey: "agent.auto_continue.freshness",
+    bounds: { min: 1000 },
   },
   {
     name: "auto-continue-backoff",
     kind: "duration",
     help: "wait before re-driving a turn that failed transiently (doubles per attempt)",
-    defaultText: "2s",
+    defaultValue: "2s",
     configKey: "agent.auto_continue.backoff",
   },
   {
     name: "auto-continue-max-per-boot",
     kind: "int",
     help: "re-drives this daemon starts in one run, all sessions together",
-    defaultText: "50",
+    defaultValue: "50",
     configKey: "agent.auto_continue.max_per_boot",
+    bounds: { min: 0, max: 100_000 },
   },
   {
     name: "auto-continue-max-per-session",
     kind: "int",
     help: "re-drives one session may get in one run of the daemon",
-    defaultText: "10",
+    defaultValue: "10",
     configKey: "agent.auto_continue.max_per_session",
+    bounds: { min: 0, max: 10_000 },
   },
   {
     name: "auto-continue-crash-loop-boots",
     kind: "int",
     help: "crash-loop breaker: this many unclean stops within the window turn restart re-drives off",
-    defaultText: "3",
+    defaultValue: "3",
     configKey: "agent.auto_continue.crash_loop_boots",
+    bounds: { min: 1, max: 1000 },
   },
   {
     name: "auto-continue-crash-loop-window",
     kind: "duration",
     help: "crash-loop breaker window",
-    defaultText: "10m",
+    defaultValue: "10m",
     configKey: "agent.auto_continue.crash_loop_window",
+    bounds: { min: 1000 },
   },
 ];
 
@@ -89,7 +94,7 @@ export function resolveGuardrailConfig(
   flags: ReadonlyMap<string, FlagValue>,
   config: ReadonlyMap<string, unknown>,
 ): Result<GuardrailConfig> {
-  const read = new FlagReader(GUARDRAIL_FLAGS, flags, config);
+  const read = new SettingReader(GUARDRAIL_FLAGS, flags, config);
   const mode = read.setting("watchdog");
   let watchdog: WatchdogMode = "enforce";
   if (mode !== undefined) {
@@ -108,15 +113,15 @@ export function resolveAutoContinue(
   flags: ReadonlyMap<string, FlagValue>,
   config: ReadonlyMap<string, unknown>,
 ): Result<AutoContinueSettings> {
-  const read = new FlagReader(GUARDRAIL_FLAGS, flags, config);
+  const read = new SettingReader(GUARDRAIL_FLAGS, flags, config);
   const results = {
-    enabled: read.bool("auto-continue", true),
-    freshnessMs: read.duration("auto-continue-freshness", 10 * 60_000, 1000),
-    backoffMs: read.duration("auto-continue-backoff", 2000, 0),
-    maxPerBoot: read.int("auto-continue-max-per-boot", 50, 0, 100_000),
-    maxPerSession: read.int("auto-continue-max-per-session", 10, 0, 10_000),
-    crashLoopBoots: read.int("auto-continue-crash-loop-boots", 3, 1, 1000),
-    crashLoopWindowMs: read.duration("auto-continue-crash-loop-window", 10 * 60_000, 1000),
+    enabled: read.bool("auto-continue"),
+    freshnessMs: read.duration("auto-continue-freshness"),
+    backoffMs: read.duration("auto-continue-backoff"),
+    maxPerBoot: read.int("auto-continue-max-per-boot"),
+    maxPerSession: read.int("auto-continue-max-per-session"),
+    crashLoopBoots: read.int("auto-continue-crash-loop-boots"),
+    crashLoopWindowMs: read.duration("auto-continue-crash-loop-window"),
   };
   const settings: Partial<AutoContinueSettings> = {};
   for (const [key, result] of Object.entries(results)) {

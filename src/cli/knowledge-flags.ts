@@ -9,8 +9,8 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import type { KnowledgeSettings } from "../memory/agent-knowledge.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
-import { settingOf } from "./flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
+import { SettingReader } from "../config/setting-reader.ts";
 
 export const KNOWLEDGE_FLAGS: readonly FlagSpec[] = [
   {
@@ -36,12 +36,8 @@ export const KNOWLEDGE_FLAGS: readonly FlagSpec[] = [
   },
 ];
 
-function pathSetting(
-  flags: ReadonlyMap<string, FlagValue>,
-  config: ReadonlyMap<string, unknown>,
-  spec: FlagSpec,
-): Result<string | undefined> {
-  const found = settingOf(flags, config, spec);
+function pathSetting(read: SettingReader, name: string): Result<string | undefined> {
+  const found = read.setting(name);
   if (found === undefined) return ok(undefined);
   if (typeof found.value !== "string" || found.value.trim() === "") return err(`${found.from} must be a path`);
   return ok(found.value.trim());
@@ -52,12 +48,12 @@ export function resolveKnowledgeSettings(
   config: ReadonlyMap<string, unknown>,
   cwd: string,
 ): Result<KnowledgeSettings> {
-  const [skillsSpec, userSpec, rootSpec] = KNOWLEDGE_FLAGS as readonly [FlagSpec, FlagSpec, FlagSpec];
-  const skills = pathSetting(flags, config, skillsSpec);
+  const read = new SettingReader(KNOWLEDGE_FLAGS, flags, config);
+  const skills = pathSetting(read, "skills-dir");
   if (!skills.ok) return skills;
-  const user = pathSetting(flags, config, userSpec);
+  const user = pathSetting(read, "memory-user-file");
   if (!user.ok) return user;
-  const root = pathSetting(flags, config, rootSpec);
+  const root = pathSetting(read, "memory-project-root");
   if (!root.ok) return root;
   const description = config.get("agent.description");
   const userFile = user.value === "-" ? undefined : resolve(cwd, user.value ?? join(homedir(), ".agents", "AGENTS.md"));

@@ -10,8 +10,8 @@ import { resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import { type McpCatalog, parseCatalog } from "../mcp/catalog.ts";
 import { DEFAULT_MCP_TIMEOUTS, type McpTimeouts } from "../mcp/types.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
-import { FlagReader, type Setting, settingOf } from "./flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
+import { SettingReader } from "../config/setting-reader.ts";
 
 export const MCP_FLAGS: readonly FlagSpec[] = [
   {
@@ -27,6 +27,7 @@ export const MCP_FLAGS: readonly FlagSpec[] = [
     help: "a tool server must start, initialize and list its tools within this",
     defaultText: "30s",
     configKey: "mcp.start_timeout",
+    bounds: { min: 1 },
   },
   {
     name: "mcp-call-timeout",
@@ -34,6 +35,7 @@ export const MCP_FLAGS: readonly FlagSpec[] = [
     help: "one tool-server call fails after this",
     defaultText: "5m",
     configKey: "mcp.call_timeout",
+    bounds: { min: 1 },
   },
   {
     name: "mcp-retry-interval",
@@ -41,6 +43,7 @@ export const MCP_FLAGS: readonly FlagSpec[] = [
     help: "a tool server whose start failed is tried again, when a turn starts or /tools is read, at most this often",
     defaultText: "30s",
     configKey: "mcp.retry_interval",
+    bounds: { min: 1 },
   },
   {
     name: "mcp-stop-grace",
@@ -48,6 +51,7 @@ export const MCP_FLAGS: readonly FlagSpec[] = [
     help: "at shutdown, between SIGTERM and SIGKILL of a stdio tool server",
     defaultText: "2s",
     configKey: "mcp.stop_grace",
+    bounds: { min: 1 },
   },
 ];
 
@@ -61,23 +65,10 @@ export interface McpSettings {
   catalog: McpCatalog | undefined;
 }
 
-function setting(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>, name: string): Setting {
-  const spec = MCP_FLAGS.find((candidate) => candidate.name === name);
-  if (!spec) throw new Error(`no flag ${name}`);
-  return settingOf(flags, config, spec);
-}
-
 /** A positive duration (the MCP timeouts may not be 0). */
-function duration(
-  flags: ReadonlyMap<string, FlagValue>,
-  config: ReadonlyMap<string, unknown>,
-  name: string,
-  fallback: number,
-): Result<number> {
-  const read = new FlagReader(MCP_FLAGS, flags, config).duration(name, fallback, 1);
-  return read.ok
-    ? read
-    : err(`${setting(flags, config, name)?.from ?? `--${name}`} must be a positive duration such as 30s or 5m`);
+function duration(read: SettingReader, name: string, fallback: number): Result<number> {
+  const value = read.duration(name, fallback);
+  return value.ok ? value : err(`${read.from(name)} must be a positive duration such as 30s or 5m`);
 }
 
 /** Read the catalog file: undefined when it is absent and not required. */
@@ -103,7 +94,8 @@ export function resolveMcpSettings(
   cwd: string,
   provider: string,
 ): Result<McpSettings | undefined> {
-  const where = setting(flags, config, "mcp-config");
+  const read = new SettingReader(MCP_FLAGS, flags, config);
+  const where = read.setting("mcp-config");
   if (where !== undefined && (typeof where.value !== "string" || where.value.trim() === ""))
     return err(`${where.from} must be a file path`);
   const timeouts: McpTimeouts = { ...DEFAULT_MCP_TIMEOUTS };
@@ -113,7 +105,7 @@ export function resolveMcpSettings(
     ["mcp-stop-grace", "stopGraceMs"],
     ["mcp-retry-interval", "retryMs"],
   ] as const) {
-    const value = duration(flags, config, name, DEFAULT_MCP_TIMEOUTS[key]);
+    const value = duration(read, name, DEFAULT_MCP_TIMEOUTS[key]);
     if (!value.ok) return value;
     timeouts[key] = value.value;
   }

@@ -6,8 +6,8 @@
 import { resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import { type PricingSource, pricingSource } from "../pricing/pricing-source.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
-import { settingOf } from "./flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
+import { SettingReader } from "../config/setting-reader.ts";
 
 export const PRICING_FLAGS: readonly FlagSpec[] = [
   {
@@ -36,9 +36,9 @@ export function resolvePricingSettings(
   config: ReadonlyMap<string, unknown>,
   cwd: string,
 ): Result<PricingSettings> {
-  const [sourceSpec, startSpec] = PRICING_FLAGS as readonly [FlagSpec, FlagSpec];
-  const source = settingOf(flags, config, sourceSpec);
-  const start = settingOf(flags, config, startSpec);
+  const read = new SettingReader(PRICING_FLAGS, flags, config);
+  const source = read.setting("pricing-source");
+  const start = read.setting("pricing-refresh-on-start");
   if (start !== undefined && typeof start.value !== "boolean") return err(`${start.from} must be true or false`);
   if (source === undefined) return ok({ source: undefined, refreshOnStart: false });
   if (typeof source.value !== "string" || source.value.trim() === "")

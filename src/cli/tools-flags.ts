@@ -11,8 +11,8 @@ import { type Result, err, ok } from "../core/result.ts";
 import { parseOutboundAllowList } from "../net/outbound-allow-list.ts";
 import { isEnvPattern } from "../tools/tool-environment.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
-import type { FlagSpec, FlagValue } from "./flags.ts";
-import { type Setting, settingOf } from "./flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
+import { type Setting, SettingReader } from "../config/setting-reader.ts";
 
 export const TOOLS_FLAGS: readonly FlagSpec[] = [
   {
@@ -96,8 +96,8 @@ export function resolveToolsSettings(
   config: ReadonlyMap<string, unknown>,
   cwd: string,
 ): Result<ToolsSettings> {
-  const [rootSpec, disableSpec, allowSpec, envSpec] = TOOLS_FLAGS as readonly [FlagSpec, FlagSpec, FlagSpec, FlagSpec];
-  const rootSetting = settingOf(flags, config, rootSpec);
+  const read = new SettingReader(TOOLS_FLAGS, flags, config);
+  const rootSetting = read.setting("tools-root");
   if (rootSetting !== undefined && (typeof rootSetting.value !== "string" || rootSetting.value.trim() === ""))
     return err(`${rootSetting.from} must be a directory path`);
   const wanted = resolve(cwd, rootSetting === undefined ? "." : String(rootSetting.value).trim());
@@ -109,11 +109,11 @@ export function resolveToolsSettings(
   } catch {
     return err(`${rootSetting?.from ?? "the working directory"}: ${wanted} does not exist`);
   }
-  const disabled = disabledNames(settingOf(flags, config, disableSpec));
+  const disabled = disabledNames(read.setting("tools-disable"));
   if (!disabled.ok) return disabled;
-  const allow = outboundAllow(settingOf(flags, config, allowSpec));
+  const allow = outboundAllow(read.setting("outbound-allow"));
   if (!allow.ok) return allow;
-  const envPassthrough = envNames(settingOf(flags, config, envSpec));
+  const envPassthrough = envNames(read.setting("tools-env-passthrough"));
   if (!envPassthrough.ok) return envPassthrough;
   return ok({ root, disabled: disabled.value, outboundAllow: allow.value, envPassthrough: envPassthrough.value });
 }

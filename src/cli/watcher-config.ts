@@ -1,83 +1,23 @@
 /**
- * The typed configuration of `spar watcher watch`, built once from the parsed flags, with every
+ * Builds the typed configuration of `spar watcher watch` (src/watcher/watcher-config.ts) once from the parsed flags, with every
  * startup refusal of the spec that needs no cluster access (the grant-dependent ones are in
  * src/watcher/access-plan.ts). A refusal is an error naming the flag.
  */
 import { type Result, err, ok } from "../core/result.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
-import type { FilterSettings } from "../watcher/core/filter.ts";
 import { DEFAULT_REASONS } from "../watcher/core/reasons.ts";
 import { SEVERITIES, type Severity } from "../watcher/core/signal.ts";
-import type { FlagValue } from "./flags.ts";
 import { parseListenAddress } from "./listen-address.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { type WatcherArgs, parseWatcherArgs } from "./watcher-args.ts";
-import { EXPLICIT_ONLY_SOURCES, KNOWN_SOURCES, type SourceName } from "./watcher-flags.ts";
-
-export type StormSetting = "auto" | "on" | "off";
-
-export interface ClusterTarget {
-  name: string;
-  endpoint: string;
-}
-
-export interface WatcherConfig {
-  sink: "daemon" | "webhook";
-  dryRun: boolean;
-  daemonUrl: string | undefined;
-  tokenEnv: string | undefined;
-  owner: string | undefined;
-  mode: "per-incident" | "shared";
-  targetSession: string | undefined;
-  sinkUrl: string | undefined;
-  sinkTokenEnv: string | undefined;
-  clusterName: string;
-  project: string | undefined;
-  region: string | undefined;
-  zone: string;
-  inCluster: boolean | undefined;
-  kubeconfig: string | undefined;
-  clusters: ClusterTarget[];
-  clustersFrom: string | undefined;
-  filter: FilterSettings;
-  /** `auto`, or the explicit list. */
-  sources: { auto: boolean; names: SourceName[] };
-  severityOverrides: Map<string, Severity>;
-  dedupWindowMs: number;
-  dedupPersist: string | undefined;
-  snapshotIntervalMs: number;
-  accessRecheckMs: number;
-  recoveryStableForMs: number;
-  triageRegressFactor: number;
-  enrich: {
-    level: "critical" | "warning" | "off";
-    capBytes: number;
-    lists: { all: boolean; include: string[]; exclude: string[] };
-    preflight: boolean;
-    logLines: number;
-    timeoutMs: number;
-  };
-  injectMaxBytes: number;
-  storm: {
-    setting: StormSetting;
-    min: number;
-    windowMs: number;
-    clusterFallback: boolean;
-    mine: boolean;
-    mineMin: number;
-  };
-  store: string | undefined;
-  storeMaxBytes: number;
-  storeTtlMs: number;
-  metricsAddr: string | undefined;
-  /** Extra Host names the probe listener answers (`--metrics-allowed-hosts`). */
-  metricsAllowedHosts: string[];
-  logLevel: LogLevel;
-  /** Every flag's effective value, for the source-tuning flags without a typed field yet. */
-  values: Map<string, FlagValue>;
-  /** Loud startup notes that are not refusals (plain http webhook). */
-  warnings: string[];
-}
+import {
+  type ClusterTarget,
+  EXPLICIT_ONLY_SOURCES,
+  KNOWN_SOURCES,
+  type SourceName,
+  type StormSetting,
+  type WatcherConfig,
+} from "../watcher/watcher-config.ts";
 
 class Refusal extends Error {}
 

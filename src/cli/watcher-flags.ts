@@ -2,38 +2,12 @@
  * The flag table of `spar watcher watch` (spec "Flags of watcher watch"): names, types, defaults
  * in the spec's own notation, and bounds. Core flags are frozen (pinned by
  * test/unit/watcher/watcher-flags.test.ts); removing or renaming one is a breaking change.
- * Parsing and validation live in watcher-config.ts; this module is data only.
+ * Declared in the shared setting spec (src/config/flag-spec.ts) and read by the shared reader
+ * (watcher-args.ts); the combinations are checked in watcher-config.ts; this module is data only.
  */
 
+import type { FlagSpec } from "../config/flag-spec.ts";
 import { MAX_TIMER_MS } from "../core/duration.ts";
-
-export type WatcherFlagKind = "string" | "bool" | "int" | "float" | "duration" | "repeatable";
-
-/** Bounds of a numeric flag (durations in milliseconds). `zeroOk` admits 0 beside the range. */
-export interface Bounds {
-  min?: number;
-  /** Strictly above. */
-  above?: number;
-  max?: number;
-  /** Strictly below. */
-  below?: number;
-  zeroOk?: boolean;
-}
-
-export interface WatcherFlag {
-  name: string;
-  kind: WatcherFlagKind;
-  /** Default in the spec's notation (parsed by the same code as a flag value); undefined: none. */
-  defaultValue?: string;
-  /** Shown in help when the default is not a literal value (`auto`, `--daemon-url`). */
-  defaultText?: string;
-  help: string;
-  bounds?: Bounds;
-  /** Allowed string values. */
-  choices?: readonly string[];
-  /** Part of the frozen core surface. */
-  core?: true;
-}
 
 const ABOVE_0 = { above: 0 } as const;
 /** Durations that drive a timer: at most the longest delay a timer holds (MAX_TIMER_MS). */
@@ -41,7 +15,7 @@ const TIMER = { above: 0, max: MAX_TIMER_MS } as const;
 const TIMER_OR_OFF = { max: MAX_TIMER_MS } as const;
 const AT_LEAST_1 = { min: 1 } as const;
 
-export const WATCHER_FLAGS: readonly WatcherFlag[] = [
+export const WATCHER_FLAGS: readonly FlagSpec[] = [
   // Sink and identity.
   {
     name: "daemon-url",
@@ -611,27 +585,3 @@ export const WATCHER_FLAGS: readonly WatcherFlag[] = [
     help: "put undeclared-intent drift findings on the wire",
   },
 ];
-
-/** Every source name `--sources` knows (spec, D21). */
-export const KNOWN_SOURCES = [
-  "cluster-events",
-  "object-state",
-  "rollout",
-  "workload",
-  "autoscaling",
-  "saturation",
-  "degradation",
-  "expiry",
-  "capacity",
-  "ingress",
-  "gateway",
-  "topology-drift",
-  "compute-class",
-  "quota",
-  "notifications",
-  "token-burn",
-] as const;
-export type SourceName = (typeof KNOWN_SOURCES)[number];
-
-/** Sources `auto` never turns on. */
-export const EXPLICIT_ONLY_SOURCES: readonly SourceName[] = ["quota", "notifications", "token-burn"];

@@ -5,7 +5,7 @@
  * recovery, and on stop drains the dispatcher and persists the cache. Readiness waits for the
  * required source alone; the graph's optional watches are reported by `degraded()` instead.
  */
-import type { WatcherConfig } from "../cli/watcher-config.ts";
+import type { WatcherConfig } from "./watcher-config.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import {
   accessChecksFor,

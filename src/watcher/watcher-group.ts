@@ -9,7 +9,7 @@
  * does not hold it; none running is not ready); /metrics merges the series under one HELP/TYPE
  * per family. A single cluster that cannot be reached is a startup refusal, as before.
  */
-import type { WatcherConfig } from "../cli/watcher-config.ts";
+import type { WatcherConfig } from "./watcher-config.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { backoffMs } from "./core/delivery-policy.ts";
 import {

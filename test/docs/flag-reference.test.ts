@@ -6,8 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { AGENT_FLAGS } from "../../src/cli/agent-config.ts";
-import { renderHelp } from "../../src/cli/flags.ts";
+import { AGENT_FLAGS } from "../../src/cli/agent-flags.ts";
+import { renderHelp } from "../../src/config/flag-parser.ts";
 import { watcherHelp } from "../../src/cli/watcher-args.ts";
 import { FLAG_REFERENCE_PATH, renderFlagReference } from "../../scripts/flag-reference.ts";
 

@@ -5,10 +5,11 @@
  * is exposed so a test can read state (sessions, ACLs, event-log heads) without a request.
  */
 import { join } from "node:path";
-import { AGENT_FLAGS, buildAgentConfig } from "../../src/cli/agent-config.ts";
+import { AGENT_FLAGS } from "../../src/cli/agent-flags.ts";
+import { buildAgentConfig } from "../../src/cli/agent-config.ts";
 import { type RunningAgent, startAgent } from "../../src/cli/agent-command.ts";
-import { loadConfigFile } from "../../src/cli/config-file.ts";
-import { parseFlags } from "../../src/cli/flags.ts";
+import { loadConfigFile } from "../../src/config/config-file.ts";
+import { parseFlags } from "../../src/config/flag-parser.ts";
 import { tempDir } from "./daemon.ts";
 
 export interface InProcessAgent {

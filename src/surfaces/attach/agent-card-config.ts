@@ -9,8 +9,8 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as v from "valibot";
-import type { ConfigMap } from "../../cli/config-file.ts";
-import type { FlagSpec, FlagValue } from "../../cli/flags.ts";
+import type { ConfigMap } from "../../config/config-file.ts";
+import type { FlagSpec, FlagValue } from "../../config/flag-spec.ts";
 import { type Result, err, ok } from "../../core/result.ts";
 
 /** A skill listed in the card file's `extra_skills` ("curated"; wins over a bundle with its id). */

@@ -2,14 +2,17 @@
  * The peer hub's flags and config keys, and the check of their combination: the state file
  * without the hub is a startup error (spec "Peer hub"); the registration caps and the longest
  * lease (issue 13) are bounded. Flags win over the config file, as for
- * every agent flag. Owns no parsing of argv (cli/flags.ts) and no hub behavior (peer-hub.ts).
+ * every agent flag. Owns no parsing of argv (src/config/flag-parser.ts) and no hub behavior (peer-hub.ts).
  */
 import { resolve } from "node:path";
 import { formatDuration } from "../../core/duration.ts";
 import { DEFAULT_PEER_LIMITS, type PeerLimits } from "../../core/peer-registry.ts";
 import { type Result, err, ok } from "../../core/result.ts";
-import type { FlagSpec, FlagValue } from "../../cli/flags.ts";
-import { FlagReader, settingOf } from "../../cli/flag-setting.ts";
+import type { FlagSpec, FlagValue } from "../../config/flag-spec.ts";
+import { SettingReader } from "../../config/setting-reader.ts";
+
+/** Bounds of the count caps (a cap of millions would bring back the exhaustion it is there for). */
+const MAX_REGISTRATION_CAP = 100_000;
 
 export const PEER_FLAGS: readonly FlagSpec[] = [
   {
@@ -29,27 +32,27 @@ export const PEER_FLAGS: readonly FlagSpec[] = [
     name: "attach-peer-max-per-caller",
     kind: "int",
     help: "live peer registrations one caller may hold; one more is refused 429 with Retry-After",
-    defaultText: String(DEFAULT_PEER_LIMITS.maxPerCaller),
+    defaultValue: String(DEFAULT_PEER_LIMITS.maxPerCaller),
     configKey: "attach.peer_max_per_caller",
+    bounds: { min: 1, max: MAX_REGISTRATION_CAP },
   },
   {
     name: "attach-peer-max-total",
     kind: "int",
     help: "live peer registrations the hub holds in all; one more is refused 429 with Retry-After",
-    defaultText: String(DEFAULT_PEER_LIMITS.maxTotal),
+    defaultValue: String(DEFAULT_PEER_LIMITS.maxTotal),
     configKey: "attach.peer_max_total",
+    bounds: { min: 1, max: MAX_REGISTRATION_CAP },
   },
   {
     name: "attach-peer-max-lease",
     kind: "duration",
     help: "longest peer lease granted: a longer heartbeat_ttl_sec is granted as this (the answer shows it)",
-    defaultText: formatDuration(DEFAULT_PEER_LIMITS.maxTtlSec * 1000),
+    defaultValue: formatDuration(DEFAULT_PEER_LIMITS.maxTtlSec * 1000),
     configKey: "attach.peer_max_lease",
+    bounds: { min: 1000 },
   },
 ];
-
-/** Bounds of the count caps (a cap of millions would bring back the exhaustion it is there for). */
-const MAX_REGISTRATION_CAP = 100_000;
 
 export interface PeerHubSettings {
   /** Serve the peer routes. */
@@ -62,17 +65,12 @@ export interface PeerHubSettings {
 
 /** The caps: integers from 1 to 100,000, a lease from 1s to the longest timer; errors name the flag or key. */
 function readLimits(flags: ReadonlyMap<string, FlagValue>, config: ReadonlyMap<string, unknown>): Result<PeerLimits> {
-  const read = new FlagReader(PEER_FLAGS, flags, config);
-  const maxPerCaller = read.int(
-    "attach-peer-max-per-caller",
-    DEFAULT_PEER_LIMITS.maxPerCaller,
-    1,
-    MAX_REGISTRATION_CAP,
-  );
+  const read = new SettingReader(PEER_FLAGS, flags, config);
+  const maxPerCaller = read.int("attach-peer-max-per-caller");
   if (!maxPerCaller.ok) return maxPerCaller;
-  const maxTotal = read.int("attach-peer-max-total", DEFAULT_PEER_LIMITS.maxTotal, 1, MAX_REGISTRATION_CAP);
+  const maxTotal = read.int("attach-peer-max-total");
   if (!maxTotal.ok) return maxTotal;
-  const lease = read.duration("attach-peer-max-lease", DEFAULT_PEER_LIMITS.maxTtlSec * 1000, 1000);
+  const lease = read.duration("attach-peer-max-lease");
   if (!lease.ok) return lease;
   return ok({ maxPerCaller: maxPerCaller.value, maxTotal: maxTotal.value, maxTtlSec: lease.value / 1000 });
 }
@@ -87,9 +85,9 @@ export function resolvePeerSettings(
   config: ReadonlyMap<string, unknown>,
   cwd: string,
 ): Result<PeerHubSettings> {
-  const [hubSpec, fileSpec] = PEER_FLAGS as readonly [FlagSpec, FlagSpec];
-  const hub = settingOf(flags, config, hubSpec);
-  const file = settingOf(flags, config, fileSpec);
+  const read = new SettingReader(PEER_FLAGS, flags, config);
+  const hub = read.setting("attach-peer-hub");
+  const file = read.setting("attach-peer-state-file");
   if (hub !== undefined && typeof hub.value !== "boolean") return err(`${hub.from} must be true or false`);
   const enabled = hub?.value === true;
   const limits = readLimits(flags, config);

@@ -6,7 +6,7 @@
  * `--kubeconfig`, else the standard search path), named by the context. Discovery through a cloud
  * provider (`project`, `project/location`) needs a fleet-capable build: refused.
  */
-import type { ClusterTarget } from "../../cli/watcher-config.ts";
+import type { ClusterTarget } from "../watcher-config.ts";
 import { type KubeConnection, loadKubeConnection } from "./kube-connection.ts";
 import { readKubeconfig } from "./kubeconfig-file.ts";
 

@@ -1,7 +1,8 @@
 import { expect, test } from "bun:test";
-import { AGENT_FLAGS, buildAgentConfig } from "../../../src/cli/agent-config.ts";
-import { parseFlags } from "../../../src/cli/flags.ts";
-import { TrackedConfig } from "../../../src/cli/config-file.ts";
+import { AGENT_FLAGS } from "../../../src/cli/agent-flags.ts";
+import { buildAgentConfig } from "../../../src/cli/agent-config.ts";
+import { parseFlags } from "../../../src/config/flag-parser.ts";
+import { TrackedConfig } from "../../../src/config/config-file.ts";
 import { isLoopbackHost, parseListenAddress } from "../../../src/cli/listen-address.ts";
 
 function build(argv: string[], config: Record<string, unknown> = {}) {

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { resolveAutoContinue, resolveGuardrailConfig } from "../../../src/cli/guardrail-flags.ts";
-import type { FlagValue } from "../../../src/cli/flags.ts";
+import type { FlagValue } from "../../../src/config/flag-spec.ts";
 
 const flags = (entries: Record<string, FlagValue> = {}) => new Map(Object.entries(entries));
 const config = (entries: Record<string, unknown> = {}) => new Map(Object.entries(entries));

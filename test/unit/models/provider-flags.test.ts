@@ -3,8 +3,9 @@
  * errors naming the flag or key (and never echo what might be a pasted key).
  */
 import { expect, test } from "bun:test";
-import { AGENT_FLAGS, buildAgentConfig } from "../../../src/cli/agent-config.ts";
-import { parseFlags } from "../../../src/cli/flags.ts";
+import { AGENT_FLAGS } from "../../../src/cli/agent-flags.ts";
+import { buildAgentConfig } from "../../../src/cli/agent-config.ts";
+import { parseFlags } from "../../../src/config/flag-parser.ts";
 
 function model(argv: string[], config: Record<string, unknown> = {}) {
   const flags = parseFlags(AGENT_FLAGS, argv);

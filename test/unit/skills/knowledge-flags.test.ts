@@ -1,8 +1,9 @@
 /** The skills and memory flags: defaults, flags over config keys, `-`, and bad values named. */
 import { expect, test } from "bun:test";
 import { homedir } from "node:os";
-import { AGENT_FLAGS, buildAgentConfig } from "../../../src/cli/agent-config.ts";
-import { parseFlags } from "../../../src/cli/flags.ts";
+import { AGENT_FLAGS } from "../../../src/cli/agent-flags.ts";
+import { buildAgentConfig } from "../../../src/cli/agent-config.ts";
+import { parseFlags } from "../../../src/config/flag-parser.ts";
 
 function build(argv: string[], config: Record<string, unknown> = {}) {
   const flags = parseFlags(AGENT_FLAGS, argv);

@@ -8,8 +8,9 @@ import { describe, expect, test } from "bun:test";
 import Ajv from "ajv";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ConfigMap } from "../../../src/cli/config-file.ts";
-import { type FlagValue, parseFlags } from "../../../src/cli/flags.ts";
+import type { ConfigMap } from "../../../src/config/config-file.ts";
+import type { FlagValue } from "../../../src/config/flag-spec.ts";
+import { parseFlags } from "../../../src/config/flag-parser.ts";
 import {
   type AgentCard,
   type AgentCardOptions,

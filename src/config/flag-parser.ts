@@ -1,23 +1,12 @@
 /**
  * A small table-driven flag parser: `--name=value`, `--name value`, boolean `--name` /
- * `--name=false`, `--help`. Unknown flags and bad values are errors naming the flag.
+ * `--name=false`, `--help`, and the help text of a table. Unknown flags and bad values are errors
+ * naming the flag. Float and repeatable settings arrive as their text (the setting reader
+ * converts them).
  */
 import { parseDuration } from "../core/duration.ts";
 import { type Result, err, ok } from "../core/result.ts";
-
-export type FlagKind = "string" | "bool" | "int" | "duration";
-
-export interface FlagSpec {
-  name: string;
-  kind: FlagKind;
-  help: string;
-  /** Shown in help; the value used when neither flag nor config sets one. */
-  defaultText?: string;
-  /** Config-file key that sets the same value (flags win). */
-  configKey?: string;
-}
-
-export type FlagValue = string | boolean | number;
+import { type FlagSpec, type FlagValue, shownDefault } from "./flag-spec.ts";
 
 export interface ParsedFlags {
   values: Map<string, FlagValue>;
@@ -28,6 +17,8 @@ export interface ParsedFlags {
 function convert(spec: FlagSpec, raw: string): Result<FlagValue> {
   switch (spec.kind) {
     case "string":
+    case "float":
+    case "repeatable":
       return ok(raw);
     case "bool":
       if (raw === "true" || raw === "1") return ok(true);
@@ -83,7 +74,7 @@ export function renderHelp(usage: string, summary: string, specs: readonly FlagS
   for (const spec of specs) {
     const kind = spec.kind === "bool" ? "" : `=<${spec.kind}>`;
     const extra = [
-      spec.defaultText ? `default ${spec.defaultText}` : "",
+      shownDefault(spec) ? `default ${shownDefault(spec)}` : "",
       spec.configKey ? `config ${spec.configKey}` : "",
     ]
       .filter(Boolean)
