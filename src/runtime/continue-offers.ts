@@ -13,6 +13,7 @@ import type { ActorContext } from "./actor-types.ts";
 import { type ArmedContinue, ContinueSlot } from "./continue-slot.ts";
 import type { ExecutionEnd } from "./executor.ts";
 import type { Journal } from "./session-journal.ts";
+import { ZERO_TIME } from "../core/zero-time.ts";
 
 export interface ContinueOfferDeps {
   key: SessionKey;
@@ -122,7 +123,7 @@ export class ContinueOffers {
         type: "inbox",
         state: "dequeued",
         prompt_id: dropped.promptId,
-        queued_at: "0001-01-01T00:00:00Z",
+        queued_at: ZERO_TIME,
         withdrawn: true,
       });
   }

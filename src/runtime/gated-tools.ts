@@ -22,10 +22,9 @@ import type { PermissionMode } from "../core/permission-policy.ts";
 import type { Result } from "../core/result.ts";
 import { classifyTool } from "../core/tool-class.ts";
 import type { AnswerInput } from "../core/permission-answer.ts";
-import type { ToolRunResult } from "./channel.ts";
 import { type ClosedPrompt, PromptBroker } from "./prompt-broker.ts";
 import type { Journal } from "./session-journal.ts";
-import type { ToolRunner } from "./tool-host.ts";
+import type { ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
 
 export interface PermissionSettings {
   mode: PermissionMode;

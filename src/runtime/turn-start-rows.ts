@@ -13,8 +13,7 @@ import type { InboxItem } from "../core/session-store.ts";
 import type { ArmedContinue } from "./continue-slot.ts";
 import { eventToMessage, missingToolResults } from "./history.ts";
 import { REPAIR_AUTHOR, repairRows } from "./turn-runner.ts";
-
-const ZERO_TIME = "0001-01-01T00:00:00Z";
+import { ZERO_TIME } from "../core/zero-time.ts";
 
 export interface TurnStartInput {
   invocationId: string;

@@ -10,8 +10,7 @@ import * as v from "valibot";
 import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
 import type { ToolClass } from "../core/permission-policy.ts";
-import type { ToolRunResult } from "../runtime/channel.ts";
-import type { ToolCatalog, ToolInfo, ToolRunner } from "../runtime/tool-host.ts";
+import type { ToolCatalog, ToolInfo, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
 import { MAX_SKILL_FILE_BYTES, type SkillLibrary, resolveResource } from "./skill-library.ts";
 
 export const LOAD_SKILL = "load_skill";

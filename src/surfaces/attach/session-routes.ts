@@ -7,7 +7,6 @@ import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
 import { isIdentified } from "../http/caller-auth.ts";
 import { isValidName } from "../../core/session-key.ts";
-import { ZERO_TIME } from "../../runtime/session-host.ts";
 import { IDEMPOTENCY_KEY_MAX, isIdempotencyKey } from "../../runtime/idempotent-prompt.ts";
 import { requestBaseUrl } from "../http/base-url.ts";
 import { json } from "../http/responses.ts";
@@ -17,6 +16,7 @@ import { Elysia } from "elysia";
 import { nonEmpty } from "../http/body-guards.ts";
 import { NoContent, responses } from "../http/wire-schemas.ts";
 import { keepOpen, withCaller, withSession } from "./route-context.ts";
+import { ZERO_TIME } from "../../core/zero-time.ts";
 
 const identityList = v.optional(v.array(v.pipe(v.string(), v.maxLength(256))));
 
