@@ -7,7 +7,6 @@ import type { LiveFrame, Publication } from "../../core/events.ts";
 import { legacyRow } from "./legacy-event.ts";
 
 const encoder = new TextEncoder();
-const encoded = new WeakMap<Publication, Uint8Array>();
 
 export function encodeFrame(name: string, payload: unknown, id?: number): Uint8Array {
   const idLine = id === undefined ? "" : `id: ${id}\n`;
@@ -19,24 +18,27 @@ export function encodeLiveFrame(frame: LiveFrame): Uint8Array {
   return encodeFrame(type, payload);
 }
 
-/** Fan-out hands one publication to every subscriber in a row: remember the last one. */
-let lastPublication: Publication | undefined;
-let lastBytes: Uint8Array | undefined;
+/**
+ * Encodes a listener's publications once each: fan-out hands one publication to every subscriber
+ * in a row, so the last one is remembered beside the per-publication cache. One per listener.
+ */
+export class PublicationEncoder {
+  readonly #encoded = new WeakMap<Publication, Uint8Array>();
+  #lastPublication: Publication | undefined;
+  #lastBytes: Uint8Array | undefined;
 
-export function encodePublication(publication: Publication): Uint8Array {
-  if (publication === lastPublication && lastBytes) return lastBytes;
-  const cached = encoded.get(publication);
-  if (cached) {
-    lastPublication = publication;
-    lastBytes = cached;
-    return cached;
+  encode(publication: Publication): Uint8Array {
+    if (publication === this.#lastPublication && this.#lastBytes) return this.#lastBytes;
+    let bytes = this.#encoded.get(publication);
+    if (!bytes) {
+      bytes =
+        publication.type === "row"
+          ? encodeFrame("agent", legacyRow(publication.row), publication.row.seq)
+          : encodeLiveFrame(publication.frame);
+      this.#encoded.set(publication, bytes);
+    }
+    this.#lastPublication = publication;
+    this.#lastBytes = bytes;
+    return bytes;
   }
-  const bytes =
-    publication.type === "row"
-      ? encodeFrame("agent", legacyRow(publication.row), publication.row.seq)
-      : encodeLiveFrame(publication.frame);
-  encoded.set(publication, bytes);
-  lastPublication = publication;
-  lastBytes = bytes;
-  return bytes;
 }
