@@ -1,7 +1,7 @@
 /**
  * The tool interfaces every layer shares: what a session's tools are (ToolCatalog: the specs the
  * model is offered, the GET /tools rows) and how an approved call runs (ToolRunner). The runtime's
- * ToolHost implements both; skills wrap them; surfaces read the catalog. Pure types, no I/O.
+ * ToolHost implements both; skills wrap them; surfaces read the catalog (D217). Pure types, no I/O.
  */
 import type { ToolCall } from "./events.ts";
 import type { ToolSpec } from "./model.ts";

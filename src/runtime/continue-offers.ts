@@ -105,8 +105,8 @@ export class ContinueOffers {
     deps.journal.frame({
       type: "inbox",
       state: "queued",
-      prompt_id: armed.promptId,
-      queued_at: deps.context.now().toISOString(),
+      promptId: armed.promptId,
+      queuedAt: deps.context.now().toISOString(),
     });
     this.slot.arm(armed, delayMs, () => deps.schedule());
   }
@@ -122,8 +122,8 @@ export class ContinueOffers {
       this.#deps.journal.frame({
         type: "inbox",
         state: "dequeued",
-        prompt_id: dropped.promptId,
-        queued_at: ZERO_TIME,
+        promptId: dropped.promptId,
+        queuedAt: ZERO_TIME,
         withdrawn: true,
       });
   }

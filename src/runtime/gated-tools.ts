@@ -163,7 +163,7 @@ export class GatedTools {
         metadata: { prompt_id: prompt.id, tool: prompt.tool, kind: prompt.kind },
       },
     ]);
-    this.#deps.journal.frame({ type: "status-update", turn_state: "awaiting_permission" });
+    this.#deps.journal.frame({ type: "status-update", turnState: "awaiting_permission" });
     this.prompts.publish(prompt);
     const timer = setTimeout(
       () => void this.#recordGone(this.gate.expire(), "expired"),
@@ -171,7 +171,7 @@ export class GatedTools {
     );
     const result = await outcome;
     clearTimeout(timer);
-    this.#deps.journal.frame({ type: "status-update", turn_state: "streaming" });
+    this.#deps.journal.frame({ type: "status-update", turnState: "streaming" });
     return result;
   }
 

@@ -58,10 +58,10 @@ export function turnStartRows(input: TurnStartInput): TurnStartRows {
   const dequeued: LiveFrame[] = (armed ? [armed.promptId] : items.map((item) => item.promptId)).map((id) => ({
     type: "inbox",
     state: "dequeued",
-    prompt_id: id,
-    queued_at: ZERO_TIME,
+    promptId: id,
+    queuedAt: ZERO_TIME,
   }));
-  const streaming: LiveFrame = { type: "status-update", turn_state: "streaming", model: input.modelName };
+  const streaming: LiveFrame = { type: "status-update", turnState: "streaming", model: input.modelName };
   const events: SessionEvent[] = [...repairs, userEvent];
   const messages = events.map(eventToMessage).filter((message) => message !== undefined);
   return {

@@ -2,10 +2,10 @@
  * The `capabilities` frame: first frame of every /events stream. Advertises the protocol
  * version, the typed frames this daemon emits, feature flags and the agent's identity.
  */
-import { LIVE_FRAME_TYPES } from "../../core/events.ts";
 import { PROTOCOL_VERSION } from "../../core/protocol.ts";
 import type { AttachContext, Caller } from "./attach-context.ts";
 import { encodeFrame } from "./sse-frames.ts";
+import { LIVE_EVENT_NAMES } from "./wire-frame.ts";
 
 /** Encoded frames a cache holds before it starts over. */
 const CAPABILITIES_CACHE_SIZE = 256;
@@ -14,7 +14,7 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
   const daemon = context.daemon;
   return {
     protocol_version: PROTOCOL_VERSION,
-    event_types: [...LIVE_FRAME_TYPES],
+    event_types: [...LIVE_EVENT_NAMES],
     server: `spar/${daemon.version}`,
     features: {
       multi_session: context.sessions.multiSession,

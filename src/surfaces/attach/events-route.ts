@@ -15,7 +15,8 @@ import type { SessionTarget } from "../../runtime/session-service.ts";
 import type { Caller } from "../http/caller-auth.ts";
 import { requestUrl } from "../http/request-url.ts";
 import { PROTOCOL_HEADER } from "./protocol-header.ts";
-import { type PublicationEncoder, encodeLiveFrame } from "./sse-frames.ts";
+import { type PublicationEncoder, encodeLiveFrame, encodeWireFrame } from "./sse-frames.ts";
+import { openingStatusFrame } from "./wire-frame.ts";
 
 const INT64_MAX = 9_223_372_036_854_775_807n;
 
@@ -103,13 +104,7 @@ export async function eventsHandler(
     },
   });
   stream.write(listener.capabilities.encoded(context, caller, requestBaseUrl(route.request)));
-  stream.write(
-    encodeLiveFrame({
-      type: "status-update",
-      model: context.daemon.model,
-      turn_state: actor.turnInFlight ? "streaming" : "idle",
-    }),
-  );
+  stream.write(encodeWireFrame(openingStatusFrame(context.daemon.model, actor.turnInFlight ? "streaming" : "idle")));
   stream.write(encodeLiveFrame(actor.usageFrame()));
   const subscription = session.attach(new StreamSink(stream, listener.publications), since);
   unsubscribe = () => subscription.unsubscribe();

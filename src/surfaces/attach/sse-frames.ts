@@ -1,10 +1,12 @@
 /**
  * SSE framing of the attach stream (D6): `event: <name>`, one `data:` line of JSON, a blank
- * line; committed rows go out as `event: agent` with `id: <seq>`. Each publication is encoded
- * once and the bytes shared by every subscriber.
+ * line; committed rows go out as `event: agent` with `id: <seq>` (legacy-event.ts), live frames
+ * in their attach spelling (wire-frame.ts). Each publication is encoded once and the bytes
+ * shared by every subscriber.
  */
 import type { LiveFrame, Publication } from "../../core/events.ts";
 import { legacyRow } from "./legacy-event.ts";
+import { type WireFrame, wireFrame } from "./wire-frame.ts";
 
 const encoder = new TextEncoder();
 
@@ -13,9 +15,14 @@ export function encodeFrame(name: string, payload: unknown, id?: number): Uint8A
   return encoder.encode(`${idLine}event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`);
 }
 
+/** An attach frame in its wire spelling (wire-frame.ts). */
+export function encodeWireFrame(frame: WireFrame): Uint8Array {
+  return encodeFrame(frame.event, frame.data);
+}
+
+/** A domain live frame, spelled for the attach wire. */
 export function encodeLiveFrame(frame: LiveFrame): Uint8Array {
-  const { type, ...payload } = frame;
-  return encodeFrame(type, payload);
+  return encodeWireFrame(wireFrame(frame));
 }
 
 /**
