@@ -3,7 +3,7 @@
  * shared guards, every attach route, and every failure answered as JSON.
  */
 import { Elysia } from "elysia";
-import { PROTOCOL_VERSION } from "../../core/protocol.ts";
+import { PROTOCOL_VERSION } from "./attach-protocol.ts";
 import { guardedApp } from "../http/guarded-app.ts";
 import { openapiDocument } from "../http/openapi-document.ts";
 import { type MtlsTerminator, startMtlsTerminator } from "../http/mtls-terminator.ts";

@@ -2,7 +2,7 @@
  * The `capabilities` frame: first frame of every /events stream. Advertises the protocol
  * version, the typed frames this daemon emits, feature flags and the agent's identity.
  */
-import { PROTOCOL_VERSION } from "../../core/protocol.ts";
+import { PROTOCOL_VERSION } from "./attach-protocol.ts";
 import type { AttachContext, Caller } from "./attach-context.ts";
 import { encodeFrame } from "./sse-frames.ts";
 import { LIVE_EVENT_NAMES } from "./wire-frame.ts";

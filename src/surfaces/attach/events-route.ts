@@ -5,7 +5,7 @@
  */
 import { SparError } from "../../core/errors.ts";
 import type { Publication } from "../../core/events.ts";
-import { negotiateProtocol } from "../../core/protocol.ts";
+import { negotiateProtocol } from "./attach-protocol.ts";
 import type { FeedSink } from "../../runtime/session-feed.ts";
 import { requestBaseUrl } from "../http/base-url.ts";
 import type { SseStream } from "../http/sse-stream.ts";
