@@ -22,14 +22,14 @@ export interface ToolRunner {
   run(call: ToolCall, signal: AbortSignal): Promise<ToolRunResult>;
 }
 
-/** GET /tools row. */
+/** What is listed about one tool (GET /tools spells it for the attach wire). */
 export interface ToolInfo {
   name: string;
   description: string;
   source: "builtin" | "mcp" | "skill" | "subagent" | "other";
   server?: string;
-  /** MCP tools: the permission gate's class (readOnlyHint or the catalog override). */
-  read_only?: boolean;
+  /** MCP tools: the permission gate's class is read-only (readOnlyHint or the catalog override). */
+  readOnly?: boolean;
 }
 
 /** The tools a session has: what the model is offered and what GET /tools lists. */

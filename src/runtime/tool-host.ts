@@ -105,7 +105,7 @@ export class ToolHost implements ToolRunner, ToolCatalog {
           description: tool.description,
           source: "mcp",
           server: tool.server,
-          read_only: tool.toolClass === "read-only",
+          readOnly: tool.toolClass === "read-only",
         }),
       );
     return [...builtins, ...servers];
