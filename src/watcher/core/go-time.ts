@@ -4,10 +4,8 @@
  * `0s`). Pure.
  */
 
-import { ZERO_TIME } from "../../core/zero-time.ts";
-
 export function rfc3339(epochMs: number): string {
-  if (!Number.isFinite(epochMs)) return ZERO_TIME;
+  if (!Number.isFinite(epochMs)) return "0001-01-01T00:00:00Z";
   return new Date(epochMs)
     .toISOString()
     .replace(/\.(\d*?)0*Z$/, (_, digits: string) => (digits === "" ? "Z" : `.${digits}Z`));
