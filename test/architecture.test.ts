@@ -147,6 +147,12 @@ describe("layering", () => {
     expect(FILES.some((file) => file.startsWith("src/net/"))).toBe(true);
   });
 
+  test("src/skills, src/memory, src/mcp and src/pricing do not import runtime, surfaces or cli", () => {
+    const leaves = ["src/skills", "src/memory", "src/mcp", "src/pricing"];
+    expect(crossings(leaves, ["src/runtime", "src/surfaces", "src/cli"])).toEqual([]);
+    for (const folder of leaves) expect(FILES.some((file) => inside(file, folder))).toBe(true);
+  });
+
   test("src/runtime does not import surfaces or cli", () => {
     expect(crossings(["src/runtime"], ["src/surfaces", "src/cli"])).toEqual([]);
   });
@@ -177,6 +183,72 @@ describe("layering", () => {
 
   test("nothing in src/ or workers/ imports from test/", () => {
     expect(crossings(["src", "workers"], ["test"])).toEqual([]);
+  });
+});
+
+/** The import graph of src/ over relative specifiers, type-only imports included (a circle of types is still a circle). */
+function importGraph(files: readonly string[], sites: readonly ImportSite[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>(files.map((file) => [file, []]));
+  for (const site of sites)
+    if (site.target !== undefined && graph.has(site.target)) graph.get(site.file)?.push(site.target);
+  return graph;
+}
+
+/** Every import circle: the strongly connected components of more than one file, or a file importing itself (Tarjan). */
+export function importCircles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const order = new Map<string, number>();
+  const lowest = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (file: string): void => {
+    order.set(file, order.size);
+    lowest.set(file, order.get(file) ?? 0);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!order.has(next)) visit(next);
+      if (onStack.has(next)) lowest.set(file, Math.min(lowest.get(file) ?? 0, lowest.get(next) ?? 0));
+    }
+    if (lowest.get(file) !== order.get(file)) return;
+    const component: string[] = [];
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member);
+      component.push(member);
+      if (member === file) break;
+    }
+    if (component.length > 1 || graph.get(file)?.includes(file)) circles.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!order.has(file)) visit(file);
+  return circles;
+}
+
+describe("import circles", () => {
+  test("the circle finder finds a two-file circle, a longer one and a self-import, and passes a tree", () => {
+    const graph = new Map<string, string[]>([
+      ["a", ["b"]],
+      ["b", ["a", "c"]],
+      ["c", ["d"]],
+      ["d", ["e"]],
+      ["e", ["c"]],
+      ["f", ["f"]],
+      ["g", ["a", "c"]],
+    ]);
+    expect(importCircles(graph)).toEqual(expect.arrayContaining([["a", "b"], ["c", "d", "e"], ["f"]]));
+    expect(importCircles(graph)).toHaveLength(3);
+    expect(
+      importCircles(
+        new Map([
+          ["x", ["y"]],
+          ["y", []],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+
+  test("no import circle anywhere in src/", () => {
+    const files = FILES.filter((file) => inside(file, "src"));
+    expect(importCircles(importGraph(files, SITES)).map((circle) => circle.join(" -> "))).toEqual([]);
   });
 });
 

@@ -8,7 +8,7 @@ import { ServerPool } from "../src/mcp/server-pool.ts";
 import type { McpServerState } from "../src/mcp/types.ts";
 import { EMPTY_ALLOW_LIST, parseOutboundAllowList } from "../src/net/outbound-allow-list.ts";
 import { OutboundGuard } from "../src/net/outbound-guard.ts";
-import type { ToolRunResult } from "../src/runtime/channel.ts";
+import type { ToolRunResult } from "../src/core/tool-catalog.ts";
 import { RpcConnection } from "../src/runtime/rpc/rpc-connection.ts";
 import { workerScopeTransport } from "../src/runtime/rpc/worker-port-transport.ts";
 import { TOOL_HOST_CHANNEL, type ToolHostSettings, type ToolHostSide } from "../src/runtime/tool-host-channel.ts";

@@ -23,7 +23,6 @@ import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { AttachContext, CheckState } from "../surfaces/attach/attach-context.ts";
 import { type AttachServer, startAttachServer } from "../surfaces/attach/attach-server.ts";
 import { type CallerAuthConfig, resolveCaller } from "../surfaces/http/caller-auth.ts";
-import { openStreamCount } from "../surfaces/http/sse-stream.ts";
 import { type HostAllowlist, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { StreamAdmission } from "../surfaces/http/stream-admission.ts";
 import { PeerHub } from "../surfaces/peers/peer-hub.ts";
@@ -310,7 +309,6 @@ export async function startAgent(
     "Re-drives auto-continue refused in this run (a guard or another daemon's claim).",
     () => autoContinue.stats.refused,
   );
-  metrics.gauge("spar_sse_subscribers", "Open event streams.", openStreamCount);
   metrics.gauge("spar_sse_stream_callers", "Callers holding at least one open event stream.", () => streams.callers);
   metrics.gauge(
     "spar_sse_stream_cap",

@@ -1,11 +1,13 @@
 /**
  * The event model: one discriminated union of everything a session records durably, and one of
- * the live frames a session publishes. Every wire format (attach frames, later AG-UI and A2A)
- * maps from these; switches over `kind` / `type` end in assertNever.
+ * the live frames a session publishes. These are domain types with domain names (camelCase, no
+ * wire spelling): every wire format maps from them in its own surface (the attach frames in
+ * src/surfaces/attach/wire-frame.ts, later AG-UI and A2A beside it), never from another wire.
+ * Switches over `kind` / `type` end in assertNever.
  *
  * Pure types and constructors; no I/O.
  */
-import type { TokenUsage, TurnCost, UsageUpdatePayload } from "./usage.ts";
+import type { TokenUsage, TurnCost, UsageUpdate } from "./usage.ts";
 
 /** A tool call the model proposed. */
 export interface ToolCall {
@@ -79,35 +81,42 @@ export interface CommittedRow {
 // ---------------------------------------------------------------------------------------------
 // Live frames: published on a session's ordered queue next to committed rows; never replayed.
 
+/** An inbox message entered the queue, or left it (drained into a turn, or withdrawn). */
 export interface InboxFrame {
   type: "inbox";
   state: "queued" | "dequeued";
-  prompt_id: string;
-  queued_at: string;
+  promptId: string;
+  /** RFC 3339 time it was queued; the zero time when the leaving side does not know it. */
+  queuedAt: string;
   /** On `dequeued`: the item left the queue without a turn (a continue turn withdrawn, D165). */
   withdrawn?: true;
 }
 
 export type TurnState = "idle" | "streaming" | "awaiting_permission";
 
+/** What the session's turn is doing now. */
 export interface StatusUpdateFrame {
   type: "status-update";
-  turn_state: TurnState;
+  turnState: TurnState;
+  /** The model a starting turn calls. */
   model?: string;
 }
 
-export interface UsageUpdateFrame extends UsageUpdatePayload {
+/** The session's cumulative usage after a turn (or a compaction). */
+export interface UsageUpdateFrame extends UsageUpdate {
   type: "usage-update";
 }
 
+/** A turn ended normally: the terminal frame of a completed turn. */
 export interface TurnCompleteFrame {
   type: "turn-complete";
-  prompt_id: string;
+  /** The inbox message that started the turn. */
+  promptId: string;
   model: string;
-  tokens_in: number;
-  tokens_out: number;
-  cost_usd: number;
-  latency_ms: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  latencyMs: number;
 }
 
 export type TurnErrorKind =
@@ -151,13 +160,15 @@ export interface GuardrailTripFrame {
   type: "guardrail-trip";
   guardrail: "watchdog" | "cost_ceiling";
   reason: string;
-  halted_turn: boolean;
+  /** The trip cut the running turn. */
+  haltedTurn: boolean;
 }
 
 /** Live token streaming (D25): never persisted, never replayed. */
 export interface TextDeltaFrame {
   type: "text-delta";
-  invocation_id: string;
+  /** The turn (invocation) whose model call produced the text. */
+  invocationId: string;
   text: string;
 }
 
@@ -173,19 +184,6 @@ export type LiveFrame =
   | TextDeltaFrame;
 
 export type LiveFrameType = LiveFrame["type"];
-
-/** Typed frame names a client can expect on /events, advertised in capabilities. */
-export const LIVE_FRAME_TYPES: readonly LiveFrameType[] = [
-  "status-update",
-  "usage-update",
-  "inbox",
-  "turn-complete",
-  "turn-error",
-  "pause",
-  "wake",
-  "guardrail-trip",
-  "text-delta",
-];
 
 /** What a session's ordered publication queue carries to subscribers. */
 export type Publication = { type: "row"; row: CommittedRow } | { type: "frame"; frame: LiveFrame };

@@ -6,6 +6,7 @@
  * Pure: times come in as arguments; no I/O.
  */
 import type { ModelRates } from "./usage.ts";
+import { ZERO_TIME } from "./zero-time.ts";
 
 export type RateOrigin = "shipped" | "refresh" | "set";
 
@@ -55,7 +56,7 @@ export class PricingBook {
   #refreshed = new Map<string, RateEntry>();
   readonly #set = new Map<string, RateEntry>();
 
-  constructor(shipped: ReadonlyMap<string, ModelRates> = new Map(), shippedAt = "0001-01-01T00:00:00Z") {
+  constructor(shipped: ReadonlyMap<string, ModelRates> = new Map(), shippedAt = ZERO_TIME) {
     for (const [model, rates] of shipped)
       this.#shipped.set(normalize(model), { rates, updatedAt: shippedAt, origin: "shipped" });
   }

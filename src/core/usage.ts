@@ -185,38 +185,23 @@ export class UsageLedger {
     return info;
   }
 
-  /** Payload of the cumulative `usage-update` frame. */
-  toUsageUpdate(): UsageUpdatePayload {
-    const byModel: UsageUpdatePayload["by_model"] = {};
-    for (const [model, totals] of this.#perModel) {
-      byModel[model] = {
-        tokens_in: totals.usage.inputTokens,
-        tokens_out: totals.usage.outputTokens,
-        cost_usd: totals.costUsd,
-        turns: totals.turns,
-      };
-    }
-    const payload: UsageUpdatePayload = {
-      tokens_in_total: this.#overall.usage.inputTokens,
-      tokens_out_total: this.#overall.usage.outputTokens,
-      cost_usd_total: this.#overall.costUsd,
-      turns_total: this.#overall.turns,
-    };
-    if (this.#perModel.size > 0) payload.by_model = byModel;
+  /** The cumulative usage a `usage-update` frame carries: totals, per model (in first-use order), the last turn. */
+  toUsageUpdate(): UsageUpdate {
+    const byModel = new Map<string, UsageTally>();
+    for (const [model, totals] of this.#perModel) byModel.set(model, tally(totals));
+    const update: UsageUpdate = { total: tally(this.#overall), byModel };
     const last = this.lastTurn();
     if (last) {
-      payload.last_turn = {
-        tokens_in: last.usage.inputTokens,
-        tokens_out: last.usage.outputTokens,
-        cost_usd: last.cost.costUsd,
+      update.lastTurn = {
         model: last.model,
+        inputTokens: last.usage.inputTokens,
+        cachedInputTokens: last.usage.cachedInputTokens,
+        cacheWriteInputTokens: last.usage.cacheWriteInputTokens,
+        outputTokens: last.usage.outputTokens,
+        costUsd: last.cost.costUsd,
       };
-      if (last.usage.cachedInputTokens > 0) payload.last_turn.tokens_in_cached = last.usage.cachedInputTokens;
-      if (last.usage.cacheWriteInputTokens > 0) {
-        payload.last_turn.tokens_in_cache_write = last.usage.cacheWriteInputTokens;
-      }
     }
-    return payload;
+    return update;
   }
 }
 
@@ -255,19 +240,39 @@ export interface UsageInfo {
   digest_methods?: { counts?: Record<string, number>; bytes_saved?: Record<string, number> };
 }
 
-export interface UsageUpdatePayload {
-  tokens_in_total: number;
-  tokens_out_total: number;
-  cost_usd_total: number;
-  turns_total: number;
-  by_model?: Record<string, { tokens_in: number; tokens_out: number; cost_usd: number; turns: number }>;
-  last_turn?: {
-    tokens_in: number;
-    tokens_in_cached?: number;
-    tokens_in_cache_write?: number;
-    tokens_out: number;
-    cost_usd: number;
-    model?: string;
+/** Cumulative tokens, cost and turns: of the whole session or of one model. */
+export interface UsageTally {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  turns: number;
+}
+
+/** The last turn's usage as a usage update reports it. */
+export interface LastTurnUsage {
+  model: string;
+  inputTokens: number;
+  cachedInputTokens: number;
+  cacheWriteInputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+/** A session's cumulative usage (the `usage-update` live frame's content). */
+export interface UsageUpdate {
+  total: UsageTally;
+  /** Per model, in the order each model was first used; empty before any turn. */
+  byModel: ReadonlyMap<string, UsageTally>;
+  /** Absent before the first turn. */
+  lastTurn?: LastTurnUsage;
+}
+
+function tally(totals: Totals): UsageTally {
+  return {
+    inputTokens: totals.usage.inputTokens,
+    outputTokens: totals.usage.outputTokens,
+    costUsd: totals.costUsd,
+    turns: totals.turns,
   };
 }
 

@@ -10,6 +10,7 @@
  */
 import type { ToolCall } from "../core/events.ts";
 import type { ChatMessage, ModelSpec, ToolSpec } from "../core/model.ts";
+import type { ToolRunResult } from "../core/tool-catalog.ts";
 import type { TokenUsage } from "../core/usage.ts";
 import { type RpcMethod, defineChannel } from "./rpc/rpc-channel.ts";
 
@@ -51,11 +52,6 @@ export type WorkerRequest =
   | { kind: "run-tool"; call: ToolCall }
   /** Next index of the process-wide scripted-model cursor; answered `{ index }`. */
   | { kind: "script-cursor" };
-
-export interface ToolRunResult {
-  output: Record<string, unknown>;
-  isError: boolean;
-}
 
 export type TurnOutcome =
   | { status: "completed" }

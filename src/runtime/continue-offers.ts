@@ -13,6 +13,7 @@ import type { ActorContext } from "./actor-types.ts";
 import { type ArmedContinue, ContinueSlot } from "./continue-slot.ts";
 import type { ExecutionEnd } from "./executor.ts";
 import type { Journal } from "./session-journal.ts";
+import { ZERO_TIME } from "../core/zero-time.ts";
 
 export interface ContinueOfferDeps {
   key: SessionKey;
@@ -104,8 +105,8 @@ export class ContinueOffers {
     deps.journal.frame({
       type: "inbox",
       state: "queued",
-      prompt_id: armed.promptId,
-      queued_at: deps.context.now().toISOString(),
+      promptId: armed.promptId,
+      queuedAt: deps.context.now().toISOString(),
     });
     this.slot.arm(armed, delayMs, () => deps.schedule());
   }
@@ -121,8 +122,8 @@ export class ContinueOffers {
       this.#deps.journal.frame({
         type: "inbox",
         state: "dequeued",
-        prompt_id: dropped.promptId,
-        queued_at: "0001-01-01T00:00:00Z",
+        promptId: dropped.promptId,
+        queuedAt: ZERO_TIME,
         withdrawn: true,
       });
   }

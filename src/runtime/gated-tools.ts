@@ -22,10 +22,9 @@ import type { PermissionMode } from "../core/permission-policy.ts";
 import type { Result } from "../core/result.ts";
 import { classifyTool } from "../core/tool-class.ts";
 import type { AnswerInput } from "../core/permission-answer.ts";
-import type { ToolRunResult } from "./channel.ts";
 import { type ClosedPrompt, PromptBroker } from "./prompt-broker.ts";
 import type { Journal } from "./session-journal.ts";
-import type { ToolRunner } from "./tool-host.ts";
+import type { ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
 
 export interface PermissionSettings {
   mode: PermissionMode;
@@ -164,7 +163,7 @@ export class GatedTools {
         metadata: { prompt_id: prompt.id, tool: prompt.tool, kind: prompt.kind },
       },
     ]);
-    this.#deps.journal.frame({ type: "status-update", turn_state: "awaiting_permission" });
+    this.#deps.journal.frame({ type: "status-update", turnState: "awaiting_permission" });
     this.prompts.publish(prompt);
     const timer = setTimeout(
       () => void this.#recordGone(this.gate.expire(), "expired"),
@@ -172,7 +171,7 @@ export class GatedTools {
     );
     const result = await outcome;
     clearTimeout(timer);
-    this.#deps.journal.frame({ type: "status-update", turn_state: "streaming" });
+    this.#deps.journal.frame({ type: "status-update", turnState: "streaming" });
     return result;
   }
 

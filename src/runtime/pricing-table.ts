@@ -10,8 +10,7 @@ import { SparError } from "../core/errors.ts";
 import type { ModelRates } from "../core/usage.ts";
 import { type PricingSource, describeSource, loadPricingDocument } from "../pricing/pricing-source.ts";
 import { SHIPPED_RATES, SHIPPED_RATES_AT } from "../pricing/shipped-rates.ts";
-
-const ZERO_TIME = "0001-01-01T00:00:00Z";
+import { ZERO_TIME } from "../core/zero-time.ts";
 
 /** GET /pricing (attach-wire 2.2), plus the spec's `rate` (the same object as `current`, or null). */
 export interface PricingInfo {

@@ -30,10 +30,9 @@ import type { ArmedContinue } from "./continue-slot.ts";
 import { ContinueOffers } from "./continue-offers.ts";
 import { OperatorControls } from "./operator-controls.ts";
 import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
+import { ZERO_TIME } from "../core/zero-time.ts";
 
 export type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
-
-const ZERO_TIME = "0001-01-01T00:00:00Z";
 
 export class SessionActor {
   readonly key: SessionKey;

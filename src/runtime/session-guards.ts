@@ -192,7 +192,7 @@ export class SessionGuards {
         type: "guardrail-trip",
         guardrail: trip.guardrail,
         reason: trip.reason,
-        halted_turn: haltedTurn,
+        haltedTurn,
       });
     }
   }

@@ -17,6 +17,7 @@ import { DEFAULT_INBOX_CAPS, type InboxCaps } from "../core/inbox-room.ts";
 import type { WorkerPool } from "./worker-pool.ts";
 import type { AutoContinuer } from "./auto-continuer.ts";
 import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
+import { ZERO_TIME } from "../core/zero-time.ts";
 
 export interface HostConfig {
   /** Permission mode, approval timeout and config patterns every live session starts from. */
@@ -43,8 +44,6 @@ export interface ListedSession {
   record: SessionRecord;
   active: boolean;
 }
-
-export const ZERO_TIME = "0001-01-01T00:00:00Z";
 
 export class SessionHost {
   readonly config: HostConfig;

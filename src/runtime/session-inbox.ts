@@ -104,7 +104,7 @@ export class SessionInbox {
       this.#committing--;
       releaseRoom();
     }
-    deps.journal.frame({ type: "inbox", state: "queued", prompt_id: item.promptId, queued_at: item.queuedAt });
+    deps.journal.frame({ type: "inbox", state: "queued", promptId: item.promptId, queuedAt: item.queuedAt });
     return { promptId };
   }
 

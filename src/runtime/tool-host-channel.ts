@@ -12,7 +12,7 @@
  */
 import type { ToolCall } from "../core/events.ts";
 import type { McpServerState, McpWorkerConfig } from "../mcp/types.ts";
-import type { ToolRunResult } from "./channel.ts";
+import type { ToolRunResult } from "../core/tool-catalog.ts";
 import {
   type NoNotifications,
   type NoParams,

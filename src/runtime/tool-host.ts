@@ -13,10 +13,10 @@
 import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
 import type { ToolClass } from "../core/permission-policy.ts";
+import type { ToolCatalog, ToolInfo, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
 import type { McpManager } from "../mcp/mcp-manager.ts";
 import type { McpServerState } from "../mcp/types.ts";
 import { BUILTIN_TOOLS, builtinClass, builtinSpecs } from "../tools/builtin-tools.ts";
-import type { ToolRunResult } from "./channel.ts";
 import { RpcConnection } from "./rpc/rpc-connection.ts";
 import { type RpcError, RpcVersionError } from "./rpc/rpc-error.ts";
 import { workerTransport } from "./rpc/worker-port-transport.ts";
@@ -27,31 +27,6 @@ import {
   type ToolHostSide,
 } from "./tool-host-channel.ts";
 import { workerUrl } from "./worker-urls.ts";
-
-/** Runs approved calls (the permission gate's executor). */
-export interface ToolRunner {
-  /** A tool by this name exists and is enabled. */
-  has(name: string): boolean;
-  /** The tool's class for the permission gate, when the tool declares one. */
-  classOf(name: string): ToolClass | undefined;
-  run(call: ToolCall, signal: AbortSignal): Promise<ToolRunResult>;
-}
-
-/** GET /tools row. */
-export interface ToolInfo {
-  name: string;
-  description: string;
-  source: "builtin" | "mcp" | "skill" | "subagent" | "other";
-  server?: string;
-  /** MCP tools: the permission gate's class (readOnlyHint or the catalog override). */
-  read_only?: boolean;
-}
-
-/** The tools a session has: what the model is offered and what GET /tools lists. */
-export interface ToolCatalog {
-  specs(): ToolSpec[];
-  list(): ToolInfo[];
-}
 
 export type ToolHostFactory = () => Worker;
 
@@ -130,7 +105,7 @@ export class ToolHost implements ToolRunner, ToolCatalog {
           description: tool.description,
           source: "mcp",
           server: tool.server,
-          read_only: tool.toolClass === "read-only",
+          readOnly: tool.toolClass === "read-only",
         }),
       );
     return [...builtins, ...servers];

@@ -7,7 +7,8 @@
 import type { ToolCall } from "../core/events.ts";
 import { type ChatMessage, type Model, ModelCallError, type ToolSpec } from "../core/model.ts";
 import { ZERO_USAGE } from "../core/usage.ts";
-import type { ResponseDraft, ToolRunResult, TurnOutcome } from "./channel.ts";
+import type { ToolRunResult } from "../core/tool-catalog.ts";
+import type { ResponseDraft, TurnOutcome } from "./channel.ts";
 
 export interface TurnPort {
   textDelta(text: string): void;

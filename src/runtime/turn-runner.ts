@@ -9,7 +9,8 @@ import type { ChatMessage } from "../core/model.ts";
 import { CANCELED_TURN, classifyTurnFailure } from "../core/turn-errors.ts";
 import { type UsageLedger, priceUsage } from "../core/usage.ts";
 import type { ActorContext } from "./actor-types.ts";
-import type { ResponseDraft, ToolRunResult, TurnOutcome, WorkerRequest } from "./channel.ts";
+import type { ToolRunResult } from "../core/tool-catalog.ts";
+import type { ResponseDraft, TurnOutcome, WorkerRequest } from "./channel.ts";
 import type { CancelCause, ExecutionEnd } from "./executor.ts";
 import type { GatedTools } from "./gated-tools.ts";
 import { TurnUsageAccumulator } from "./history.ts";
@@ -96,7 +97,7 @@ export class Turn {
         maxSteps: context.maxSteps,
       },
       {
-        onTextDelta: (text) => this.#deps.journal.frame({ type: "text-delta", invocation_id: this.invocationId, text }),
+        onTextDelta: (text) => this.#deps.journal.frame({ type: "text-delta", invocationId: this.invocationId, text }),
         onRequest: (request) => this.#answerWorker(request),
       },
     );
@@ -219,12 +220,12 @@ export class Turn {
     if (status === "completed") {
       frames.push({
         type: "turn-complete",
-        prompt_id: this.promptId,
+        promptId: this.promptId,
         model: deps.context.model.name,
-        tokens_in: this.#usage.usage.inputTokens,
-        tokens_out: this.#usage.usage.outputTokens,
-        cost_usd: this.#usage.cost.costUsd,
-        latency_ms: Math.round(performance.now() - this.#startedAt),
+        inputTokens: this.#usage.usage.inputTokens,
+        outputTokens: this.#usage.usage.outputTokens,
+        costUsd: this.#usage.cost.costUsd,
+        latencyMs: Math.round(performance.now() - this.#startedAt),
       });
     } else if (status === "canceled" || outcome.status !== "failed") {
       frames.push({ type: "turn-error", ...CANCELED_TURN });
@@ -242,7 +243,7 @@ export class Turn {
         .catch((error: unknown) => deps.context.logError(`turn-error row not written: ${String(error)}`));
       frames.push({ type: "turn-error", ...end.error });
     }
-    frames.push({ type: "status-update", turn_state: "idle" });
+    frames.push({ type: "status-update", turnState: "idle" });
     frames.push({ type: "usage-update", ...deps.ledger.toUsageUpdate() });
     for (const frame of frames) deps.journal.frame(frame);
     return end;

@@ -13,8 +13,7 @@ import type { InboxItem } from "../core/session-store.ts";
 import type { ArmedContinue } from "./continue-slot.ts";
 import { eventToMessage, missingToolResults } from "./history.ts";
 import { REPAIR_AUTHOR, repairRows } from "./turn-runner.ts";
-
-const ZERO_TIME = "0001-01-01T00:00:00Z";
+import { ZERO_TIME } from "../core/zero-time.ts";
 
 export interface TurnStartInput {
   invocationId: string;
@@ -59,10 +58,10 @@ export function turnStartRows(input: TurnStartInput): TurnStartRows {
   const dequeued: LiveFrame[] = (armed ? [armed.promptId] : items.map((item) => item.promptId)).map((id) => ({
     type: "inbox",
     state: "dequeued",
-    prompt_id: id,
-    queued_at: ZERO_TIME,
+    promptId: id,
+    queuedAt: ZERO_TIME,
   }));
-  const streaming: LiveFrame = { type: "status-update", turn_state: "streaming", model: input.modelName };
+  const streaming: LiveFrame = { type: "status-update", turnState: "streaming", model: input.modelName };
   const events: SessionEvent[] = [...repairs, userEvent];
   const messages = events.map(eventToMessage).filter((message) => message !== undefined);
   return {

@@ -6,9 +6,9 @@
  * while it runs turns (spinning: its turns end failed; the daemon lives on).
  */
 import type { ChatMessage, ToolSpec } from "../core/model.ts";
+import type { ToolRunResult } from "../core/tool-catalog.ts";
 import {
   type RunTurnMessage,
-  type ToolRunResult,
   TURN_CHANNEL,
   type TurnMainSide,
   type TurnOutcome,

@@ -10,46 +10,44 @@ import * as v from "valibot";
 import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
 import type { ToolClass } from "../core/permission-policy.ts";
-import type { ToolRunResult } from "../runtime/channel.ts";
-import type { ToolCatalog, ToolInfo, ToolRunner } from "../runtime/tool-host.ts";
+import type { ToolCatalog, ToolInfo, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
+import { toolInputSchema } from "../tools/tool-input-schema.ts";
 import { MAX_SKILL_FILE_BYTES, type SkillLibrary, resolveResource } from "./skill-library.ts";
 
 export const LOAD_SKILL = "load_skill";
 export const LOAD_SKILL_RESOURCE = "load_skill_resource";
 
+const LoadSkillInput = v.object({
+  name: v.pipe(
+    v.string(),
+    v.minLength(1, "name must not be empty"),
+    v.description("The skill's name, as listed in the system prompt."),
+  ),
+});
+const LoadResourceInput = v.object({
+  skill_name: v.pipe(v.string(), v.minLength(1, "skill_name must not be empty"), v.description("The skill's name.")),
+  resource_path: v.pipe(
+    v.string(),
+    v.minLength(1, "resource_path must not be empty"),
+    v.description("Path of the file inside the bundle, as load_skill lists it."),
+  ),
+});
+
+/** The loader tools as the model is offered them; their JSON Schemas derive from the inputs above (D218). */
 export const SKILL_TOOL_SPECS: readonly ToolSpec[] = [
   {
     name: LOAD_SKILL,
     description:
       "Load a skill bundle by name: returns its instructions (SKILL.md) and the resource files you can then read with load_skill_resource.",
-    inputSchema: {
-      type: "object",
-      properties: { name: { type: "string", description: "The skill's name, as listed in the system prompt." } },
-      required: ["name"],
-      additionalProperties: false,
-    },
+    inputSchema: toolInputSchema(LoadSkillInput),
   },
   {
     name: LOAD_SKILL_RESOURCE,
     description:
       "Read one resource file of a skill bundle, by the skill's name and the file's path relative to the bundle (e.g. references/OOMKilled.md).",
-    inputSchema: {
-      type: "object",
-      properties: {
-        skill_name: { type: "string", description: "The skill's name." },
-        resource_path: { type: "string", description: "Path of the file inside the bundle, as load_skill lists it." },
-      },
-      required: ["skill_name", "resource_path"],
-      additionalProperties: false,
-    },
+    inputSchema: toolInputSchema(LoadResourceInput),
   },
 ];
-
-const LoadSkillInput = v.object({ name: v.pipe(v.string(), v.minLength(1, "name must not be empty")) });
-const LoadResourceInput = v.object({
-  skill_name: v.pipe(v.string(), v.minLength(1, "skill_name must not be empty")),
-  resource_path: v.pipe(v.string(), v.minLength(1, "resource_path must not be empty")),
-});
 
 const failure = (error: string): ToolRunResult => ({ output: { error }, isError: true });
 

@@ -58,12 +58,14 @@ const BashInput = v.object({
     v.string("command must be a string"),
     v.minLength(1, "command must not be empty"),
     v.maxLength(64 * 1024, "command must be at most 65536 characters"),
+    v.description("The command line, run by bash -c."),
   ),
   timeout_seconds: v.optional(
     v.pipe(
       v.number("timeout_seconds must be a number"),
       v.minValue(0.1, "timeout_seconds must be at least 0.1"),
       v.maxValue(MAX_TIMEOUT_MS / 1000, `timeout_seconds must be at most ${MAX_TIMEOUT_MS / 1000}`),
+      v.description("Kill the command after this many seconds (default 120)."),
     ),
   ),
 });
@@ -134,20 +136,6 @@ export const bashTool: BuiltinTool<typeof BashInput> = {
   name: "bash",
   description:
     "Run a shell command with bash -c in the workspace root. Returns exit_code, stdout and stderr (each capped; the head is kept). The command and everything it starts is killed after timeout_seconds (default 120, at most 600).",
-  inputSchema: {
-    type: "object",
-    properties: {
-      command: { type: "string", description: "The command line, run by bash -c." },
-      timeout_seconds: {
-        type: "number",
-        minimum: 0.1,
-        maximum: MAX_TIMEOUT_MS / 1000,
-        description: "Kill the command after this many seconds (default 120).",
-      },
-    },
-    required: ["command"],
-    additionalProperties: false,
-  },
   input: BashInput,
   toolClass: "shell",
   timeoutMs: DEFAULT_TIMEOUT_MS,

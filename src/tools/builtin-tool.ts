@@ -1,7 +1,8 @@
 /**
- * What a builtin tool declares: its name and description, the JSON Schema the model sees, the
- * valibot schema its input is validated with, its class for the permission gate, a timeout and
- * an output cap. Implementations live beside this file; they run inside the tool-host worker.
+ * What a builtin tool declares: its name and description, the valibot schema its input is
+ * validated with (the JSON Schema the model sees is derived from it: tool-input-schema.ts), its
+ * class for the permission gate, a timeout and an output cap. Implementations live beside this
+ * file; they run inside the tool-host worker.
  */
 import type * as v from "valibot";
 import type { ToolClass } from "../core/permission-policy.ts";
@@ -31,9 +32,10 @@ export interface ToolOutcome {
 export interface BuiltinTool<TSchema extends v.GenericSchema = v.GenericSchema> {
   name: string;
   description: string;
-  /** JSON Schema (draft 2020-12 subset) of the arguments, as the model sees it. */
-  inputSchema: Record<string, unknown>;
-  /** The same contract for validation: a call that fails it never runs. */
+  /**
+   * The arguments: a call that fails it never runs. Each field's `v.description` is what the
+   * model reads about it (the model's JSON Schema is derived from this, D218).
+   */
   input: TSchema;
   toolClass: ToolClass;
   /** Default timeout; a tool may let its input shorten or extend it up to `maxTimeoutMs`. */

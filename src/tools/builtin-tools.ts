@@ -13,6 +13,7 @@ import { bashTool } from "./bash-tool.ts";
 import type { BuiltinTool, ToolOutcome } from "./builtin-tool.ts";
 import { fetchUrlTool } from "./fetch-url-tool.ts";
 import { deleteFileTool, editFileTool, readFileTool, writeFileTool } from "./file-tools.ts";
+import { toolInputSchema } from "./tool-input-schema.ts";
 
 export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
   bashTool,
@@ -24,6 +25,11 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
 ] as readonly BuiltinTool[];
 
 export const BUILTIN_TOOL_NAMES: readonly string[] = BUILTIN_TOOLS.map((tool) => tool.name);
+
+/** Each tool's JSON Schema for the model, derived once from its valibot input. */
+const MODEL_SCHEMAS: ReadonlyMap<string, Record<string, unknown>> = new Map(
+  BUILTIN_TOOLS.map((tool) => [tool.name, toolInputSchema(tool.input)]),
+);
 
 /** Whole results larger than this (serialized) are replaced by an error: a last guard over the per-tool caps. */
 export const MAX_RESULT_BYTES = 1024 * 1024;
@@ -60,7 +66,7 @@ export function builtinSpecs(disabled: ReadonlySet<string>): ToolSpec[] {
   return BUILTIN_TOOLS.filter((tool) => !disabled.has(tool.name)).map((tool) => ({
     name: tool.name,
     description: tool.description,
-    inputSchema: tool.inputSchema,
+    inputSchema: MODEL_SCHEMAS.get(tool.name) ?? toolInputSchema(tool.input),
   }));
 }
 

@@ -16,6 +16,7 @@ const FetchInput = v.object({
     v.string("url must be a string"),
     v.maxLength(8192, "url must be at most 8192 characters"),
     v.check((value) => /^https?:\/\//i.test(value) && URL.canParse(value), "url must be an absolute http or https URL"),
+    v.description("Absolute http or https URL."),
   ),
 });
 
@@ -88,12 +89,6 @@ export const fetchUrlTool: BuiltinTool<typeof FetchInput> = {
   name: "fetch_url",
   description:
     "HTTP GET an http(s) URL and return its status, content type and body as text (capped; `truncated` says when it was cut).",
-  inputSchema: {
-    type: "object",
-    properties: { url: { type: "string", description: "Absolute http or https URL." } },
-    required: ["url"],
-    additionalProperties: false,
-  },
   input: FetchInput,
   toolClass: "read-only",
   timeoutMs: 30_000,

@@ -17,11 +17,8 @@ const pathField = v.pipe(
   v.string("path must be a string"),
   v.minLength(1, "path must not be empty"),
   v.maxLength(4096, "path must be at most 4096 characters"),
+  v.description("File path, relative to the workspace root (or absolute inside it)."),
 );
-const pathSchema = {
-  type: "string",
-  description: "File path, relative to the workspace root (or absolute inside it).",
-};
 
 const failure = (error: string): ToolOutcome => ({ output: { error }, isError: true });
 
@@ -56,6 +53,7 @@ const ReadInput = v.object({
       v.number("offset must be a number"),
       v.integer("offset must be an integer"),
       v.minValue(1, "offset is a 1-based line number"),
+      v.description("First line to return (1-based)."),
     ),
   ),
   limit: v.optional(
@@ -63,6 +61,7 @@ const ReadInput = v.object({
       v.number("limit must be a number"),
       v.integer("limit must be an integer"),
       v.minValue(1, "limit must be at least 1"),
+      v.description("Number of lines to return."),
     ),
   ),
 });
@@ -82,16 +81,6 @@ export const readFileTool: BuiltinTool<typeof ReadInput> = {
   name: "read_file",
   description:
     "Read a UTF-8 text file in the workspace. Optional offset (1-based first line) and limit (number of lines) select a range. Output is capped; `truncated` says when it was cut.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      path: pathSchema,
-      offset: { type: "integer", minimum: 1, description: "First line to return (1-based)." },
-      limit: { type: "integer", minimum: 1, description: "Number of lines to return." },
-    },
-    required: ["path"],
-    additionalProperties: false,
-  },
   input: ReadInput,
   toolClass: "read-only",
   timeoutMs: FILE_TIMEOUT_MS,
@@ -128,6 +117,7 @@ const WriteInput = v.object({
   content: v.pipe(
     v.string("content must be a string"),
     v.maxLength(MAX_CONTENT_CHARS, `content must be at most ${MAX_CONTENT_CHARS} characters`),
+    v.description("The file's complete new content."),
   ),
 });
 
@@ -135,12 +125,6 @@ export const writeFileTool: BuiltinTool<typeof WriteInput> = {
   name: "write_file",
   description:
     "Create or overwrite a file in the workspace with the given content; missing parent directories are created.",
-  inputSchema: {
-    type: "object",
-    properties: { path: pathSchema, content: { type: "string", description: "The file's complete new content." } },
-    required: ["path", "content"],
-    additionalProperties: false,
-  },
   input: WriteInput,
   toolClass: "edit",
   timeoutMs: FILE_TIMEOUT_MS,
@@ -163,12 +147,19 @@ export const writeFileTool: BuiltinTool<typeof WriteInput> = {
 
 const EditInput = v.object({
   path: pathField,
-  old_string: v.pipe(v.string("old_string must be a string"), v.minLength(1, "old_string must not be empty")),
+  old_string: v.pipe(
+    v.string("old_string must be a string"),
+    v.minLength(1, "old_string must not be empty"),
+    v.description("Exact text to replace."),
+  ),
   new_string: v.pipe(
     v.string("new_string must be a string"),
     v.maxLength(MAX_CONTENT_CHARS, `new_string must be at most ${MAX_CONTENT_CHARS} characters`),
+    v.description("Replacement text."),
   ),
-  replace_all: v.optional(v.boolean("replace_all must be true or false")),
+  replace_all: v.optional(
+    v.pipe(v.boolean("replace_all must be true or false"), v.description("Replace every occurrence (default false).")),
+  ),
 });
 
 function countOccurrences(text: string, needle: string): number {
@@ -180,17 +171,6 @@ function countOccurrences(text: string, needle: string): number {
 export const editFileTool: BuiltinTool<typeof EditInput> = {
   name: "edit_file",
   description: "Replace text in a workspace file: old_string must occur exactly once unless replace_all is true.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      path: pathSchema,
-      old_string: { type: "string", description: "Exact text to replace." },
-      new_string: { type: "string", description: "Replacement text." },
-      replace_all: { type: "boolean", description: "Replace every occurrence (default false)." },
-    },
-    required: ["path", "old_string", "new_string"],
-    additionalProperties: false,
-  },
   input: EditInput,
   toolClass: "edit",
   timeoutMs: FILE_TIMEOUT_MS,
@@ -219,7 +199,6 @@ const DeleteInput = v.object({ path: pathField });
 export const deleteFileTool: BuiltinTool<typeof DeleteInput> = {
   name: "delete_file",
   description: "Delete one file in the workspace (not a directory).",
-  inputSchema: { type: "object", properties: { path: pathSchema }, required: ["path"], additionalProperties: false },
   input: DeleteInput,
   toolClass: "edit",
   timeoutMs: FILE_TIMEOUT_MS,

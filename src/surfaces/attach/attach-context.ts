@@ -4,7 +4,7 @@
  */
 import type { PricingTable } from "../../runtime/pricing-table.ts";
 import type { SessionService } from "../../runtime/session-service.ts";
-import type { ToolCatalog } from "../../runtime/tool-host.ts";
+import type { ToolCatalog } from "../../core/tool-catalog.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 import type { TransportPolicy } from "../http/request-guards.ts";
 import type { StreamAdmission } from "../http/stream-admission.ts";
@@ -12,7 +12,7 @@ import type { PeerHub } from "../peers/peer-hub.ts";
 import type { AgentCardOptions } from "./agent-card.ts";
 import type { AgentCardSettings } from "./agent-card-config.ts";
 import type { McpManager } from "../../mcp/mcp-manager.ts";
-import type { KnowledgeProvider } from "./knowledge-routes.ts";
+import type { ReloadRegistry } from "../../memory/reload-registry.ts";
 
 export type { Caller } from "../http/caller-auth.ts";
 import type { Caller } from "../http/caller-auth.ts";
@@ -25,6 +25,13 @@ export interface DaemonInfo {
   provider: string;
   /** A cost ceiling is configured (the capabilities frame's `cost_ceiling` feature). */
   costCeiling: boolean;
+}
+
+/** What the knowledge routes read (GET /memory, GET /skills, POST /reload): built by the agent command from AgentKnowledge. */
+export interface KnowledgeProvider {
+  memorySources(): Array<{ scope: string; path: string; bytes: number }>;
+  skillRows(): Array<{ name: string; description: string }>;
+  reloads: ReloadRegistry;
 }
 
 export type CheckState = "ready" | "failed" | "timeout";

@@ -3,15 +3,15 @@
  * shared guards, every attach route, and every failure answered as JSON.
  */
 import { Elysia } from "elysia";
-import { PROTOCOL_VERSION } from "../../core/protocol.ts";
+import { PROTOCOL_VERSION } from "./attach-protocol.ts";
 import { guardedApp } from "../http/guarded-app.ts";
 import { openapiDocument } from "../http/openapi-document.ts";
 import { type MtlsTerminator, startMtlsTerminator } from "../http/mtls-terminator.ts";
 import { WRITE_BODY_LIMIT } from "../http/request-body.ts";
-import { closeAllStreams, startHeartbeat, stopHeartbeat } from "../http/sse-stream.ts";
 import { PEER_BODY_LIMIT, isPeerPath, peerRoutes } from "../peers/peer-routes.ts";
 import { AGENT_CARD_PATH, type AgentCardOptions, agentCardRoutes } from "./agent-card.ts";
 import type { AttachContext } from "./attach-context.ts";
+import { AttachStreams } from "./attach-streams.ts";
 import { contextRoutes } from "./context-routes.ts";
 import { controlRoutes } from "./control-routes.ts";
 import { daemonRoutes } from "./daemon-routes.ts";
@@ -67,10 +67,11 @@ function serveTls(tls: ListenerTls | undefined) {
 
 /**
  * The attach app: the shared guards (guarded-app.ts), the protocol version on every answer, then
- * every route family, the session routes mounted under both path shapes.
+ * every route family, the session routes mounted under both path shapes. `listener` holds the
+ * app's open streams and encoder caches (its own unless the listener passes the one it drains).
  */
-export function buildAttachApp(context: AttachContext, tls?: ListenerTls) {
-  const sessionScoped = sessionRouteFamilies(context);
+export function buildAttachApp(context: AttachContext, tls?: ListenerTls, listener = new AttachStreams()) {
+  const sessionScoped = sessionRouteFamilies(context, listener);
   const app = guardedApp({
     transport: context.transport,
     resolveCaller: context.caller,
@@ -107,11 +108,11 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls) {
 }
 
 /** Every per-session route family, mounted once per path shape. */
-function sessionRouteFamilies(context: AttachContext) {
+function sessionRouteFamilies(context: AttachContext, listener: AttachStreams) {
   return new Elysia({ name: "spar.attach.session-routes" })
-    .use(sessionRoutes(context))
+    .use(sessionRoutes(context, listener))
     .use(controlRoutes(context))
-    .use(permsRoutes(context))
+    .use(permsRoutes(context, listener))
     .use(guardrailRoutes(context))
     .use(pricingRoutes(context))
     .use(toolsRoutes(context))
@@ -127,19 +128,21 @@ export async function startAttachServer(
   port: number,
   tls?: ListenerTls,
 ): Promise<AttachServer> {
-  const app = buildAttachApp(context, tls);
-  if (tls?.ca !== undefined) return startMutualServer(app, context, hostname, port, { ...tls, ca: tls.ca });
+  const listener = new AttachStreams();
+  const app = buildAttachApp(context, tls, listener);
+  context.metrics.gauge("spar_sse_subscribers", "Open event streams.", () => listener.streams.size);
+  if (tls?.ca !== undefined) return startMutualServer(app, context, listener, hostname, port, { ...tls, ca: tls.ca });
   app.listen({ hostname, port });
   const server = app.server;
   if (!server) throw new Error(`attach listener did not start on ${hostname}:${port}`);
-  startHeartbeat(context.heartbeatMs);
+  listener.streams.startHeartbeat(context.heartbeatMs);
   return {
     port: server.port ?? port,
     hostname,
     handle: (request) => app.handle(request),
     drain: async (timeoutMs) => {
-      stopHeartbeat();
-      closeAllStreams("daemon shutting down");
+      listener.streams.stopHeartbeat();
+      listener.streams.closeAll("daemon shutting down");
       const stopped = server.stop(false);
       const timeout = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref?.());
       await Promise.race([stopped, timeout]);
@@ -159,6 +162,7 @@ export type AttachApp = ReturnType<typeof buildAttachApp>;
 async function startMutualServer(
   app: AttachApp,
   context: AttachContext,
+  listener: AttachStreams,
   hostname: string,
   port: number,
   tls: Required<ListenerTls>,
@@ -177,14 +181,14 @@ async function startMutualServer(
     maxBacklogBytes: context.subscriberBuffer.maxQueuedBytes ?? MAX_STREAM_BACKLOG,
   });
   const started = terminator;
-  startHeartbeat(context.heartbeatMs);
+  listener.streams.startHeartbeat(context.heartbeatMs);
   return {
     port: started.port,
     hostname,
     handle: (request) => app.handle(request),
     drain: async (timeoutMs) => {
-      stopHeartbeat();
-      closeAllStreams("daemon shutting down");
+      listener.streams.stopHeartbeat();
+      listener.streams.closeAll("daemon shutting down");
       await started.close(timeoutMs);
     },
   };

@@ -5,17 +5,18 @@
  */
 import { SparError } from "../../core/errors.ts";
 import type { Publication } from "../../core/events.ts";
-import { negotiateProtocol } from "../../core/protocol.ts";
+import { negotiateProtocol } from "./attach-protocol.ts";
 import type { FeedSink } from "../../runtime/session-feed.ts";
 import { requestBaseUrl } from "../http/base-url.ts";
-import { SseStream } from "../http/sse-stream.ts";
+import type { SseStream } from "../http/sse-stream.ts";
 import type { AttachContext } from "./attach-context.ts";
-import { capabilitiesFrame } from "./capabilities.ts";
+import type { AttachStreams } from "./attach-streams.ts";
 import type { SessionTarget } from "../../runtime/session-service.ts";
 import type { Caller } from "../http/caller-auth.ts";
 import { requestUrl } from "../http/request-url.ts";
 import { PROTOCOL_HEADER } from "./protocol-header.ts";
-import { encodeFrame, encodeLiveFrame, encodePublication } from "./sse-frames.ts";
+import { type PublicationEncoder, encodeLiveFrame, encodeWireFrame } from "./sse-frames.ts";
+import { openingStatusFrame } from "./wire-frame.ts";
 
 const INT64_MAX = 9_223_372_036_854_775_807n;
 
@@ -44,11 +45,13 @@ function declaredVersion(url: URL, request: Request): string | undefined {
 
 class StreamSink implements FeedSink {
   readonly #stream: SseStream;
-  constructor(stream: SseStream) {
+  readonly #encoder: PublicationEncoder;
+  constructor(stream: SseStream, encoder: PublicationEncoder) {
     this.#stream = stream;
+    this.#encoder = encoder;
   }
   deliver(publication: Publication): boolean {
-    return this.#stream.write(encodePublication(publication));
+    return this.#stream.write(this.#encoder.encode(publication));
   }
   whenWritable(): Promise<void> {
     return this.#stream.whenWritable();
@@ -67,23 +70,6 @@ class StreamSink implements FeedSink {
   }
 }
 
-/**
- * The encoded capabilities frame per (caller, base URL): it changes with nothing else, and a
- * thousand dashboards attaching at once should not each build and encode it.
- */
-const capabilitiesCache = new Map<string, Uint8Array>();
-const CAPABILITIES_CACHE_SIZE = 256;
-
-function encodedCapabilities(context: AttachContext, caller: Caller, baseUrl: string): Uint8Array {
-  const key = `${caller.identity}\n${baseUrl}`;
-  const cached = capabilitiesCache.get(key);
-  if (cached) return cached;
-  if (capabilitiesCache.size >= CAPABILITIES_CACHE_SIZE) capabilitiesCache.clear();
-  const bytes = encodeFrame("capabilities", capabilitiesFrame(context, caller, baseUrl));
-  capabilitiesCache.set(key, bytes);
-  return bytes;
-}
-
 /** What the events route takes from its request. */
 export interface EventsRequest {
   target: SessionTarget;
@@ -93,7 +79,11 @@ export interface EventsRequest {
   keepOpen(): void;
 }
 
-export async function eventsHandler(context: AttachContext, route: EventsRequest): Promise<Response> {
+export async function eventsHandler(
+  context: AttachContext,
+  listener: AttachStreams,
+  route: EventsRequest,
+): Promise<Response> {
   const session = await context.sessions.subscribe(route.target, route.caller);
   const url = requestUrl(route.request);
   const negotiation = negotiateProtocol(declaredVersion(url, route.request));
@@ -106,23 +96,17 @@ export async function eventsHandler(context: AttachContext, route: EventsRequest
   const release = context.streams.admit(caller);
   route.keepOpen();
   let unsubscribe = () => {};
-  const stream = new SseStream({
+  const stream = listener.streams.open({
     ...context.subscriberBuffer,
     onClose: () => {
       release();
       unsubscribe();
     },
   });
-  stream.write(encodedCapabilities(context, caller, requestBaseUrl(route.request)));
-  stream.write(
-    encodeLiveFrame({
-      type: "status-update",
-      model: context.daemon.model,
-      turn_state: actor.turnInFlight ? "streaming" : "idle",
-    }),
-  );
+  stream.write(listener.capabilities.encoded(context, caller, requestBaseUrl(route.request)));
+  stream.write(encodeWireFrame(openingStatusFrame(context.daemon.model, actor.turnInFlight ? "streaming" : "idle")));
   stream.write(encodeLiveFrame(actor.usageFrame()));
-  const subscription = session.attach(new StreamSink(stream), since);
+  const subscription = session.attach(new StreamSink(stream, listener.publications), since);
   unsubscribe = () => subscription.unsubscribe();
   route.request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
   return stream.response;

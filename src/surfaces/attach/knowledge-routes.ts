@@ -6,20 +6,12 @@
  * SKILL.md is an entry in `errors`, never a failure of the call). Without a knowledge provider the
  * reads answer their zero bodies and the reload answers zero counts.
  */
-import type { ReloadRegistry } from "../../memory/reload-registry.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
 import { withSession } from "./route-context.ts";
 import * as v from "valibot";
 import { responses } from "../http/wire-schemas.ts";
-
-/** What the routes read: built by the agent command from AgentKnowledge. */
-export interface KnowledgeProvider {
-  memorySources(): Array<{ scope: string; path: string; bytes: number }>;
-  skillRows(): Array<{ name: string; description: string }>;
-  reloads: ReloadRegistry;
-}
 
 const MemoryAnswer = v.object({
   sources: v.array(v.looseObject({ scope: v.string(), path: v.string(), bytes: v.number() })),

@@ -7,8 +7,9 @@
 import * as v from "valibot";
 import type { PromptFrame } from "../../core/permission-gate.ts";
 import { json } from "../http/responses.ts";
-import { OPENING_COMMENT, SseStream } from "../http/sse-stream.ts";
+import { OPENING_COMMENT } from "../http/sse-stream.ts";
 import type { AttachContext } from "./attach-context.ts";
+import type { AttachStreams } from "./attach-streams.ts";
 import { Elysia } from "elysia";
 import type { Access, SessionTarget } from "../../runtime/session-service.ts";
 import type { Caller } from "../http/caller-auth.ts";
@@ -39,7 +40,7 @@ const Acknowledged = v.object({ acknowledged: v.literal(true), approver: v.optio
 const ModeAnswer = v.object({ previous: v.string(), mode: v.string() });
 const PERMS = ["permissions"];
 
-export function permsRoutes(context: AttachContext) {
+export function permsRoutes(context: AttachContext, listener: AttachStreams) {
   const service = context.sessions;
   const tools = async (target: SessionTarget, caller: Caller, access: Access) =>
     (await service.open(target, caller, access)).actor.tools;
@@ -56,7 +57,7 @@ export function permsRoutes(context: AttachContext) {
         const release = context.streams.admit(caller);
         keepOpen(server, request);
         let stop = () => {};
-        const stream = new SseStream({
+        const stream = listener.streams.open({
           ...context.subscriberBuffer,
           onClose: () => {
             release();

@@ -14,6 +14,7 @@ import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
 import { withSession } from "./route-context.ts";
 import { NoContent, responses } from "../http/wire-schemas.ts";
+import { ZERO_TIME } from "../../core/zero-time.ts";
 
 /**
  * POST /pricing/set: `{model, input_usd_per_mtok, output_usd_per_mtok, cached_usd_per_mtok?,
@@ -32,8 +33,6 @@ export const SetPricingBody = v.object(
   },
   "the body must be a JSON object {model, input_usd_per_mtok, output_usd_per_mtok, cached_usd_per_mtok?, cache_write_usd_per_mtok?}",
 );
-
-const ZERO_TIME = "0001-01-01T00:00:00Z";
 
 const PricingInfo = v.looseObject({
   source: v.string(),

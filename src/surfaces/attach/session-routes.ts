@@ -7,16 +7,17 @@ import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
 import { isIdentified } from "../http/caller-auth.ts";
 import { isValidName } from "../../core/session-key.ts";
-import { ZERO_TIME } from "../../runtime/session-host.ts";
 import { IDEMPOTENCY_KEY_MAX, isIdempotencyKey } from "../../runtime/idempotent-prompt.ts";
 import { requestBaseUrl } from "../http/base-url.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
+import type { AttachStreams } from "./attach-streams.ts";
 import { eventsHandler } from "./events-route.ts";
 import { Elysia } from "elysia";
 import { nonEmpty } from "../http/body-guards.ts";
 import { NoContent, responses } from "../http/wire-schemas.ts";
 import { keepOpen, withCaller, withSession } from "./route-context.ts";
+import { ZERO_TIME } from "../../core/zero-time.ts";
 
 const identityList = v.optional(v.array(v.pipe(v.string(), v.maxLength(256))));
 
@@ -171,7 +172,7 @@ export function sessionListRoutes(context: AttachContext) {
 }
 
 /** Per-session routes: delete, inject, wake, events, status, usage, acl. */
-export function sessionRoutes(context: AttachContext) {
+export function sessionRoutes(context: AttachContext, listener: AttachStreams) {
   const service = context.sessions;
   return new Elysia({ name: "spar.attach.session" })
     .use(withSession)
@@ -239,7 +240,7 @@ export function sessionRoutes(context: AttachContext) {
     .get(
       "/events",
       ({ target, caller, request, server }) =>
-        eventsHandler(context, { target, caller, request, keepOpen: () => keepOpen(server, request) }),
+        eventsHandler(context, listener, { target, caller, request, keepOpen: () => keepOpen(server, request) }),
       {
         response: responses({ 200: EventStream }, { extra: [404, 409, 429] }),
         detail: { summary: "The session's event stream (SSE); since or Last-Event-ID resumes", tags: SESSIONS },

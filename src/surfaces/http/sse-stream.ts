@@ -5,6 +5,10 @@
  * reading, each write past the sink's own buffer waits on the socket, and once more than
  * `maxQueued` frames or `maxQueuedBytes` bytes wait the stream is cut, so a slow client costs
  * only itself. Heartbeat comments keep idle streams open through proxies.
+ *
+ * SseStreamGroup: the open streams of one listener, their heartbeat, their end-of-tick flush and
+ * their hang-up. Each listener owns one, so two listeners in one process share no timer, no flush
+ * list and no drain.
  */
 
 export const SSE_HEADERS = {
@@ -35,15 +39,63 @@ export const OPENING_COMMENT = new TextEncoder().encode(": open\n\n");
 const FLUSH_AT = 64;
 /** How often a paced writer (replay) rechecks a full queue. */
 const WRITABLE_POLL_MS = 5;
-const openStreams = new Set<SseStream>();
-/** Streams holding frames written this tick; one flush at the end of the tick writes each once. */
-let dirty: SseStream[] = [];
-function flushDirty(): void {
-  const streams = dirty;
-  dirty = [];
-  for (const stream of streams) stream.flush();
+
+/** The open event streams of one listener: its heartbeat, its end-of-tick flush and its hang-up. */
+export class SseStreamGroup {
+  readonly #open = new Set<SseStream>();
+  /** Streams holding frames written this tick; one flush at the end of the tick writes each once. */
+  #dirty: SseStream[] = [];
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  readonly #flushDirty = (): void => {
+    const streams = this.#dirty;
+    this.#dirty = [];
+    for (const stream of streams) stream.flush();
+  };
+
+  /** A new stream of this group (counted, pinged and hung up with it). */
+  open(options: SseStreamOptions): SseStream {
+    return new SseStream(options, this);
+  }
+
+  /** Start this group's heartbeat (a `: ping` comment to each of its open streams). */
+  startHeartbeat(intervalMs: number): void {
+    if (this.#heartbeat) return;
+    this.#heartbeat = setInterval(() => {
+      for (const stream of this.#open) stream.write(PING);
+    }, intervalMs);
+  }
+
+  stopHeartbeat(): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+  }
+
+  /** Hang up every open stream of this group (its listener drains). */
+  closeAll(reason: string): void {
+    for (const stream of [...this.#open]) stream.close(reason);
+  }
+
+  /** Open streams of this group. */
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /** Called by a stream of this group as it opens. */
+  track(stream: SseStream): void {
+    this.#open.add(stream);
+  }
+
+  /** Called by a stream of this group as it closes. */
+  untrack(stream: SseStream): void {
+    this.#open.delete(stream);
+  }
+
+  /** A stream gathered its first frame this tick: flush it at the end of the tick, with the others. */
+  flushAtEndOfTick(stream: SseStream): void {
+    if (this.#dirty.length === 0) setImmediate(this.#flushDirty);
+    this.#dirty.push(stream);
+  }
 }
-let heartbeat: ReturnType<typeof setInterval> | undefined;
 
 export class SseStream {
   readonly response: Response;
@@ -65,9 +117,12 @@ export class SseStream {
   /** Ends the body: resolves the promise `pull` returned. */
   #release: () => void = () => {};
   readonly #options: SseStreamOptions;
+  readonly #group: SseStreamGroup;
 
-  constructor(options: SseStreamOptions) {
+  /** Open one through its listener's group: `group.open(options)`. */
+  constructor(options: SseStreamOptions, group: SseStreamGroup) {
     this.#options = options;
+    this.#group = group;
     // A direct stream: Bun hands each write to the response's socket sink, with no JS queue and
     // no JS call per chunk on the way out (the default stream's read loop cost ~3/4 of the
     // daemon's CPU in the saturated fan-out bench).
@@ -91,7 +146,7 @@ export class SseStream {
       cancel: () => this.#finish("client disconnected"),
     });
     this.response = new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } });
-    openStreams.add(this);
+    group.track(this);
   }
 
   get closed(): boolean {
@@ -127,8 +182,7 @@ export class SseStream {
     }
     this.#pending.push(bytes);
     if (this.#pending.length === 1) {
-      if (dirty.length === 0) setImmediate(flushDirty);
-      dirty.push(this);
+      this.#group.flushAtEndOfTick(this);
     } else if (this.#pending.length >= FLUSH_AT) {
       this.flush();
     }
@@ -234,31 +288,9 @@ export class SseStream {
     this.#closed = true;
     this.#early = [];
     this.#pending = [];
-    openStreams.delete(this);
+    this.#group.untrack(this);
     this.#wakeWaiters();
     this.#release();
     this.#options.onClose?.(reason);
   }
-}
-
-/** Start the shared heartbeat (a `: ping` comment to every open stream). */
-export function startHeartbeat(intervalMs: number): void {
-  if (heartbeat) return;
-  heartbeat = setInterval(() => {
-    for (const stream of openStreams) stream.write(PING);
-  }, intervalMs);
-}
-
-export function stopHeartbeat(): void {
-  if (heartbeat) clearInterval(heartbeat);
-  heartbeat = undefined;
-}
-
-/** Hang up every open stream (daemon shutdown). */
-export function closeAllStreams(reason: string): void {
-  for (const stream of [...openStreams]) stream.close(reason);
-}
-
-export function openStreamCount(): number {
-  return openStreams.size;
 }

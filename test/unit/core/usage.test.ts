@@ -104,11 +104,10 @@ test("the ledger keeps overall, per-model and per-turn totals; secondary fields 
   const uncached = info.overall.input_tokens_uncached ?? 0;
   expect(cached + write + uncached).toBe(info.overall.input_tokens);
   expect(ledger.toUsageUpdate()).toMatchObject({
-    tokens_in_total: 120,
-    tokens_out_total: 15,
-    turns_total: 2,
-    last_turn: { model: "b", tokens_in: 20 },
+    total: { inputTokens: 120, outputTokens: 15, turns: 2 },
+    lastTurn: { model: "b", inputTokens: 20 },
   });
+  expect([...ledger.toUsageUpdate().byModel.keys()]).toEqual(["a", "b"]);
 });
 
 test("an empty ledger is the zero body", () => {

@@ -94,7 +94,7 @@ test("the ledger keeps only its recent per-turn records; GET /usage rebuilds the
   expect(bounded.turns).toBe(7);
   expect(bounded.complete).toBe(false);
   expect(bounded.recentTurns.map((record) => record.turn)).toEqual([5, 6, 7]);
-  expect(bounded.toUsageUpdate().last_turn?.tokens_in).toBe(7);
+  expect(bounded.toUsageUpdate().lastTurn?.inputTokens).toBe(7);
   const full = rebuildFromRows(rows).ledger;
   expect(full.complete).toBe(true);
   let reads = 0;

@@ -51,8 +51,8 @@ test("a message is committed, then queued and announced; it wakes only when aske
   expect(inbox.due).toBe(true);
   expect((await store.pendingInbox(KEY)).map((item) => item.promptId)).toEqual([quiet.promptId, woken.promptId]);
   expect(frames).toEqual([
-    { type: "inbox", state: "queued", prompt_id: quiet.promptId, queued_at: "2026-01-02T00:00:00.000Z" },
-    { type: "inbox", state: "queued", prompt_id: woken.promptId, queued_at: "2026-01-02T00:00:00.000Z" },
+    { type: "inbox", state: "queued", promptId: quiet.promptId, queuedAt: "2026-01-02T00:00:00.000Z" },
+    { type: "inbox", state: "queued", promptId: woken.promptId, queuedAt: "2026-01-02T00:00:00.000Z" },
   ]);
 });
 

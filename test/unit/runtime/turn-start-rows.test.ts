@@ -42,9 +42,9 @@ test("queued messages become one bundled prompt row that drains them, announced 
     },
   ]);
   expect(rows.before).toEqual([
-    { type: "inbox", state: "dequeued", prompt_id: "p1", queued_at: "0001-01-01T00:00:00Z" },
-    { type: "inbox", state: "dequeued", prompt_id: "p2", queued_at: "0001-01-01T00:00:00Z" },
-    { type: "status-update", turn_state: "streaming", model: "echo" },
+    { type: "inbox", state: "dequeued", promptId: "p1", queuedAt: "0001-01-01T00:00:00Z" },
+    { type: "inbox", state: "dequeued", promptId: "p2", queuedAt: "0001-01-01T00:00:00Z" },
+    { type: "status-update", turnState: "streaming", model: "echo" },
   ]);
   expect(rows.messages).toEqual([{ role: "user", text: rows.human }]);
 });
@@ -65,8 +65,8 @@ test("an armed continue turn writes the continue note under the auto-continue au
   expect(rows.before[0]).toEqual({
     type: "inbox",
     state: "dequeued",
-    prompt_id: "c1",
-    queued_at: "0001-01-01T00:00:00Z",
+    promptId: "c1",
+    queuedAt: "0001-01-01T00:00:00Z",
   });
 });
 

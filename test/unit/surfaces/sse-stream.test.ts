@@ -6,8 +6,9 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { connect, type Socket } from "node:net";
-import { SseStream } from "../../../src/surfaces/http/sse-stream.ts";
+import { type SseStream, SseStreamGroup } from "../../../src/surfaces/http/sse-stream.ts";
 
+const group = new SseStreamGroup();
 const servers: Array<{ stop(force: boolean): void }> = [];
 const sockets: Socket[] = [];
 afterEach(() => {
@@ -28,7 +29,7 @@ function serve(make: () => SseStream): number {
 test("frames written before the body starts, then live ones, arrive in order; close ends the body", async () => {
   let stream: SseStream | undefined;
   const port = serve(() => {
-    stream = new SseStream({ maxQueued: 16, lowWater: 4 });
+    stream = group.open({ maxQueued: 16, lowWater: 4 });
     for (let n = 1; n <= 3; n++) expect(stream.write(frame(n))).toBe(true);
     return stream;
   });
@@ -46,7 +47,7 @@ test("frames written before the body starts, then live ones, arrive in order; cl
 
 test("more early frames than the bound: the write is refused and the stream closed as overflowed", () => {
   const reasons: string[] = [];
-  const stream = new SseStream({ maxQueued: 2, lowWater: 1, onClose: (reason) => reasons.push(reason) });
+  const stream = group.open({ maxQueued: 2, lowWater: 1, onClose: (reason) => reasons.push(reason) });
   expect(stream.write(frame(1))).toBe(true);
   expect(stream.write(frame(2))).toBe(true);
   expect(stream.write(frame(3))).toBe(false);
@@ -58,7 +59,7 @@ test("a client that stops reading is cut once more than maxQueued writes wait on
   const reasons: string[] = [];
   let stream: SseStream | undefined;
   const port = serve(() => {
-    stream = new SseStream({ maxQueued: 64, lowWater: 16, onClose: (reason) => reasons.push(reason) });
+    stream = group.open({ maxQueued: 64, lowWater: 16, onClose: (reason) => reasons.push(reason) });
     return stream;
   });
   const socket = connect(port, "127.0.0.1");
@@ -82,7 +83,7 @@ test("a burst written in one tick (more frames than maxQueued) reaches a reading
   const reasons: string[] = [];
   let stream: SseStream | undefined;
   const port = serve(() => {
-    stream = new SseStream({ maxQueued: 16, lowWater: 4, onClose: (reason) => reasons.push(reason) });
+    stream = group.open({ maxQueued: 16, lowWater: 4, onClose: (reason) => reasons.push(reason) });
     stream.write(frame(1));
     return stream;
   });
@@ -112,7 +113,7 @@ test("large frames: a client that stops reading is cut once more than maxQueuedB
   const reasons: string[] = [];
   let stream: SseStream | undefined;
   const port = serve(() => {
-    stream = new SseStream({
+    stream = group.open({
       maxQueued: 1000,
       maxQueuedBytes: 1024 * 1024,
       lowWater: 16,
@@ -136,7 +137,7 @@ test("large frames: a client that stops reading is cut once more than maxQueuedB
 test("whenWritable waits while writes wait on the socket, and resolves when the client reads or the stream closes", async () => {
   const streams: SseStream[] = [];
   const port = serve(() => {
-    const stream = new SseStream({ maxQueued: 10_000, lowWater: 16 });
+    const stream = group.open({ maxQueued: 10_000, lowWater: 16 });
     streams.push(stream);
     return stream;
   });

@@ -17,6 +17,7 @@ import { parseOutboundAllowList } from "../../../src/net/outbound-allow-list.ts"
 import { OutboundGuard } from "../../../src/net/outbound-guard.ts";
 import { WorkerPool } from "../../../src/runtime/worker-pool.ts";
 import { BUILTIN_TOOLS, builtinSpecs, runBuiltin } from "../../../src/tools/builtin-tools.ts";
+import { toolInputSchema } from "../../../src/tools/tool-input-schema.ts";
 import { toolEnvironment } from "../../../src/tools/tool-environment.ts";
 import { tempDir } from "../../support/daemon.ts";
 
@@ -197,7 +198,11 @@ describe("declarations", () => {
     for (const tool of BUILTIN_TOOLS) {
       expect(tool.timeoutMs).toBeGreaterThan(0);
       expect(tool.capBytes).toBeGreaterThan(0);
-      const schema = tool.inputSchema as { type: string; properties: Record<string, unknown>; required: string[] };
+      const schema = toolInputSchema(tool.input) as {
+        type: string;
+        properties: Record<string, unknown>;
+        required: string[];
+      };
       expect(schema.type).toBe("object");
       const entries = (tool.input as unknown as { entries: Record<string, { type: string }> }).entries;
       expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(entries).sort());

@@ -1,8 +1,9 @@
 /**
- * The attach protocol version and client version negotiation (only the major is enforced).
+ * The attach protocol version and client version negotiation (only the major is enforced): part
+ * of the attach wire, beside its frames (D215).
  * Pure.
  */
-import { type Result, err, ok } from "./result.ts";
+import { type Result, err, ok } from "../../core/result.ts";
 
 /** D5: every feature the spec lists up to 1.16.0 is implemented. */
 export const PROTOCOL_VERSION = "1.16.0";

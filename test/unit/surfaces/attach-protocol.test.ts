@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { PROTOCOL_VERSION, negotiateProtocol } from "../../../src/core/protocol.ts";
+import { PROTOCOL_VERSION, negotiateProtocol } from "../../../src/surfaces/attach/attach-protocol.ts";
 
 test("only the major is enforced; nothing declared is accepted", () => {
   expect(PROTOCOL_VERSION).toBe("1.16.0");
