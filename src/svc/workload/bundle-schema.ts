@@ -16,6 +16,7 @@ import {
   nonEmptyText,
   oneOf,
   text,
+  stringMapping,
   textList,
 } from "./schema-parts.ts";
 
@@ -30,7 +31,7 @@ const HITL = mapping({
 const PRECONDITION = mapping({
   read: nonEmptyText,
   args: v.optional(anyMapping, {}),
-  args_from: v.optional(v.record(text, nonEmptyText, "expected a mapping of read argument to change argument"), {}),
+  args_from: v.optional(stringMapping, {}),
   fields: v.optional(textList, []),
 });
 

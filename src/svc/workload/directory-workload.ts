@@ -11,6 +11,7 @@ import { isDirectory } from "./config-root.ts";
 import type { LocatedBundle } from "./located-bundle.ts";
 import { readText } from "./read-text.ts";
 import { loadSpecialistFolder } from "./specialist-folder.ts";
+import { prefixLines } from "./yaml-document.ts";
 
 export function loadWorkloadDirectory(directory: string): Result<LocatedBundle> {
   const bundleFile = join(directory, "workload.yaml");
@@ -21,7 +22,7 @@ export function loadWorkloadDirectory(directory: string): Result<LocatedBundle> 
   const folder = join(directory, "specialists");
   if (!isDirectory(folder)) return err(`load specialists: ${folder} is not a directory (it is required)`);
   const loaded = loadSpecialistFolder(folder);
-  if (!loaded.ok) return err(`load specialists: ${loaded.error}`);
+  if (!loaded.ok) return err(prefixLines("load specialists: ", loaded.error));
   const specialists = loaded.value.sort((left, right) =>
     left.name < right.name ? -1 : left.name > right.name ? 1 : 0,
   );

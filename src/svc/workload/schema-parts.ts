@@ -31,15 +31,21 @@ export function oneOf<const Options extends readonly string[]>(options: Options)
   return v.picklist(options, `expected one of ${options.join(", ")}`);
 }
 
+/** Not a list: valibot's object and record schemas take an array for an object. */
+const notList = v.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  "expected a mapping",
+);
+
 export function mapping<const Entries extends v.ObjectEntries>(entries: Entries) {
-  return v.object(entries, "expected a mapping");
+  return v.pipe(notList, v.object(entries, "expected a mapping"));
 }
 
 export function listOf<const Item extends v.GenericSchema>(item: Item) {
   return v.array(item, "expected a list");
 }
 
-export const anyMapping = v.record(v.string(), v.unknown(), "expected a mapping");
+export const anyMapping = v.pipe(notList, v.record(v.string(), v.unknown(), "expected a mapping"));
 
 export const textList = listOf(nonEmptyText);
 
@@ -55,3 +61,6 @@ export const duration = v.pipe(
     return parsed.value;
   }),
 );
+
+/** A mapping of string to non-empty string (precondition `args_from`). */
+export const stringMapping = v.pipe(notList, v.record(v.string(), nonEmptyText, "expected a mapping"));

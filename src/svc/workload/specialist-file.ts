@@ -12,7 +12,7 @@ import { readText } from "./read-text.ts";
 import { loadOutputSchema } from "./output-schema.ts";
 import { amount, count, listOf, mapping, nonEmptyText, oneOf, text, textList } from "./schema-parts.ts";
 import type { Specialist, SpecialistBudget } from "./workload.ts";
-import { fieldError, formatIssue, parseYamlMapping } from "./yaml-document.ts";
+import { fieldError, formatIssue, parseYamlMapping, prefixLines } from "./yaml-document.ts";
 
 /** What a specialist may be called: it is a tool name to the coordinator's model. */
 export const SPECIALIST_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -122,7 +122,7 @@ export function parseSpecialistFile(source: string, file: string): Result<Specia
   const specialist = toSpecialist(raw, name, parts.value.body.trim(), file);
   if (raw.output_schema !== undefined) {
     const schema = loadOutputSchema(resolve(dirname(file), raw.output_schema));
-    if (!schema.ok) return err(`${file}: output_schema: ${schema.error}`);
+    if (!schema.ok) return err(prefixLines(`${file}: output_schema: `, schema.error));
     specialist.outputSchema = schema.value;
   }
   return ok(specialist);

@@ -65,3 +65,11 @@ export function formatIssue(label: string, issue: BaseIssue<unknown>, prefix: re
 export function fieldError(label: string, path: string, message: string): string {
   return `${label}: ${path}: ${message}`;
 }
+
+/** `prefix` before every line of a multi-line error. */
+export function prefixLines(prefix: string, message: string): string {
+  return message
+    .split("\n")
+    .map((line) => `${prefix}${line}`)
+    .join("\n");
+}
