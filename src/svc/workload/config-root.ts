@@ -72,15 +72,6 @@ export function flatScan(folder: string, extensions: readonly string[]): string[
     .filter(isFile);
 }
 
-function isEmptyRoot(root: string): boolean {
-  return (
-    flatScan(join(root, "workloads"), [".yaml", ".yml"]).length === 0 &&
-    flatScan(join(root, "specialists"), [".tmpl"]).length === 0 &&
-    flatScan(join(root, "a2a"), [".yaml", ".yml"]).length === 0 &&
-    !isFile(join(root, "mcp.json"))
-  );
-}
-
 /** Find the one config root; the notices and warnings are for the caller's log. */
 export function findConfigRoot(cwd: string, env: Environment, systemConfigDir = SYSTEM_CONFIG_DIR): Result<ConfigRoot> {
   const explicit = env.SVC_CONFIG_DIR;
@@ -105,8 +96,6 @@ export function findConfigRoot(cwd: string, env: Environment, systemConfigDir = 
       (candidate) =>
         `config: ignoring .agents root ${candidate.path} (source ${candidate.source}): ${winner.path} wins and roots are never merged`,
     );
-  if (isEmptyRoot(winner.path))
-    warnings.push(`config: .agents root ${winner.path} is empty (no workloads, specialists, a2a files or mcp.json)`);
   return ok({
     path: winner.path,
     source: winner.source,

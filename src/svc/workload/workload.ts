@@ -202,6 +202,6 @@ export interface LoadedWorkload {
   remoteAgents: RemoteAgent[];
   /** Lines for the caller to log at info level (which root won, each tool override). */
   notices: string[];
-  /** Lines for the caller to log at warn level (trivial workload, ignored roots, empty root). */
+  /** Lines for the caller to log at warn level (trivial workload, ignored roots, graph without _fallback). */
   warnings: string[];
 }
