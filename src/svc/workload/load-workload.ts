@@ -35,7 +35,7 @@ function locate(options: LoadWorkloadOptions): Result<LocatedBundle> {
   if (options.value === "")
     return ok({
       bundle: trivialBundle(),
-      bundleFile: "(no bundle)",
+      bundleFile: "no bundle",
       specialists: [],
       source: { kind: "trivial" },
       mcpCatalogPath: resolve(options.cwd, "mcp.json"),
@@ -45,7 +45,12 @@ function locate(options: LoadWorkloadOptions): Result<LocatedBundle> {
     });
   const directory = resolve(options.cwd, options.value);
   if (isDirectory(directory)) return loadWorkloadDirectory(directory);
-  return loadNamedWorkload(options.value, options.cwd, options.env, options.systemConfigDir);
+  const named = loadNamedWorkload(options.value, options.cwd, options.env, options.systemConfigDir);
+  if (!named.ok && named.error.startsWith("config: "))
+    return err(
+      `--workload ${JSON.stringify(options.value)} is not a directory, and as a workload name: ${named.error}`,
+    );
+  return named;
 }
 
 function overrideNotices(bundle: BundleFile): string[] {

@@ -129,6 +129,12 @@ describe("the empty value", () => {
       "no --workload given: running the trivial single agent trivial_coordinator (no tools, no write gate, no bundle)",
     ]);
   });
+
+  test("a typed --dispatch still applies, and its requirements name the missing bundle", () => {
+    expect(refusal("", { dispatchFlag: "graph" })).toBe(
+      'workload "trivial" (no bundle): dispatch graph (--dispatch) requires a SingleTurn classifier specialist in the roster: give one specialist mode: SingleTurn',
+    );
+  });
 });
 
 describe("directory mode", () => {

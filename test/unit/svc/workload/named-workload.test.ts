@@ -58,7 +58,7 @@ describe("which root", () => {
   test("SVC_CONFIG_DIR that is not a directory is fatal, with no fall-through", () => {
     const cwd = makeTree({ ".agents/workloads/hello.yaml": BUNDLE, ".agents/specialists/helper.tmpl": HELPER });
     expect(refusal("hello", { cwd, env: { SVC_CONFIG_DIR: "/nonexistent/agents" } })).toBe(
-      "config: SVC_CONFIG_DIR=/nonexistent/agents is not a directory",
+      '--workload "hello" is not a directory, and as a workload name: config: SVC_CONFIG_DIR=/nonexistent/agents is not a directory',
     );
   });
 
@@ -97,10 +97,10 @@ describe("which root", () => {
     });
   });
 
-  test("no root at all names every place it looked", () => {
+  test("no root at all: a mistyped directory is named, and every place looked at", () => {
     const cwd = makeTree();
-    expect(refusal("hello", { cwd, env: { HOME: "/nonexistent/home" } })).toBe(
-      `config: no .agents root found (set SVC_CONFIG_DIR or create one of: [${cwd}/.agents /nonexistent/home/.config/spar/agents /nonexistent/etc])`,
+    expect(refusal("./helo", { cwd, env: { HOME: "/nonexistent/home" } })).toBe(
+      `--workload "./helo" is not a directory, and as a workload name: config: no .agents root found (set SVC_CONFIG_DIR or create one of: [${cwd}/.agents /nonexistent/home/.config/spar/agents /nonexistent/etc])`,
     );
   });
 
