@@ -181,6 +181,11 @@ describe("layering", () => {
     expect(FILES.some((file) => file.startsWith("src/config/"))).toBe(true);
   });
 
+  test("src/core, src/runtime, src/surfaces and src/store never import src/svc (the workflow daemon's own layer)", () => {
+    expect(crossings(["src/core", "src/runtime", "src/surfaces", "src/store"], ["src/svc"])).toEqual([]);
+    expect(FILES.some((file) => file.startsWith("src/svc/"))).toBe(true);
+  });
+
   test("nothing in src/ or workers/ imports from test/", () => {
     expect(crossings(["src", "workers"], ["test"])).toEqual([]);
   });
