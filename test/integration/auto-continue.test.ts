@@ -7,18 +7,13 @@
  * breaker; another daemon's claim in the store.
  */
 import { Database } from "bun:sqlite";
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { type Daemon, postJson, waitFor } from "../support/daemon.ts";
 import { call, failWith, writeScript } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
-const running: Array<{ daemon: Daemon; events: Collector }> = [];
-afterEach(async () => {
-  for (const { daemon, events } of running.splice(0)) {
-    events.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-  }
-});
+const scope = daemonScope();
 
 const say = (text: string, extra: Record<string, unknown> = {}) => ({
   request: {},
@@ -30,12 +25,12 @@ const slow = (text: string, delayMs: number) => ({
 });
 
 async function start(script: string, args: string[] = [], sessionDb?: string) {
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     args: ["--model=scripted", `--script=${script}`, "--auto-continue-backoff=50ms", ...args],
     ...(sessionDb ? { sessionDb } : {}),
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "capabilities");
   return { daemon, events, base: `${daemon.baseUrl}/sessions/default` };
 }

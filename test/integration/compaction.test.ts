@@ -5,23 +5,18 @@
  * live one had; a failed summary is recorded, backs off, and a conversation past the window is
  * compacted mechanically; POST /slash/compact and GET /context; bad input.
  */
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
 import { failWith, say, writeScript } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
-const running: Array<{ daemon: Daemon; events: Collector }> = [];
-afterEach(async () => {
-  for (const { daemon, events } of running.splice(0)) {
-    events.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-  }
-});
+const scope = daemonScope();
 
 async function start(args: string[], sessionDb?: string) {
-  const daemon = await startDaemon({ args, ...(sessionDb ? { sessionDb } : {}) });
+  const daemon = await scope.start({ args, ...(sessionDb ? { sessionDb } : {}) });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "capabilities");
   return { daemon, events, base: `${daemon.baseUrl}/sessions/default` };
 }

@@ -3,16 +3,14 @@
  * over the file, a bad value is a startup error naming the key, and the example recording
  * drives a priced-usage turn and a rate-limited turn.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, MAIN, REPO_ROOT, postJson, startDaemon, tempDir } from "../support/daemon.ts";
+import { MAIN, REPO_ROOT, postJson, tempDir } from "../support/daemon.ts";
 import { collect } from "../support/sse-client.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.sigterm();
-});
+const scope = daemonScope({ stop: "sigterm" });
 
 test("YAML config selects the scripted model; flags win; the README recording runs", async () => {
   const cwd = tempDir();
@@ -21,8 +19,7 @@ test("YAML config selects the scripted model; flags win; the README recording ru
     join(cwd, ".agents", "config.yaml"),
     `attach:\n  listen: 127.0.0.1:7777\nmodel:\n  name: scripted\n  script: ${join(REPO_ROOT, "docs/examples/hello.jsonl")}\n`,
   );
-  const daemon = await startDaemon({ cwd });
-  running.push(daemon);
+  const daemon = await scope.start({ cwd });
   expect(daemon.port).not.toBe(7777);
   const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
   await stream.waitFor((frame) => frame.event === "usage-update");
@@ -94,8 +91,7 @@ test("config keys nothing reads are reported at startup; the README's example re
       model: { provider: "echo" },
     }),
   );
-  const typos = await startDaemon({ cwd });
-  running.push(typos);
+  const typos = await scope.start({ cwd });
   expect(typos.log()).toContain(
     "ignoring key(s) this configuration does not read: attach.multi_session.enable, modle.name",
   );
@@ -110,8 +106,7 @@ test("config keys nothing reads are reported at startup; the README's example re
       session_db: { path: ".agents/state/sessions.db" },
     }),
   );
-  const readme = await startDaemon({ cwd: clean });
-  running.push(readme);
+  const readme = await scope.start({ cwd: clean });
   expect(readme.log()).not.toContain("ignoring key");
 });
 

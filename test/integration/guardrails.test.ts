@@ -5,18 +5,13 @@
  * the message waits), GET /guardrails, POST /guardrails/reset with its 400/409 rules and row,
  * and the halted state across restarts under the current configuration.
  */
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
 import { call as scriptedCall, writeScript } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
-const running: Array<{ daemon: Daemon; events: Collector }> = [];
-afterEach(async () => {
-  for (const { daemon, events } of running.splice(0)) {
-    events.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-  }
-});
+const scope = daemonScope();
 
 /** One model call; `tokens` prompt tokens at $1 per million (see `price`). */
 const usage = (tokens: number) => ({
@@ -30,7 +25,7 @@ const call = (name: string, args: Record<string, unknown>, tokens = 0) => script
 const MILLION = 1_000_000;
 
 async function start(options: { script: string; args?: string[]; sessionDb?: string }) {
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     args: [
       "--model=scripted",
       `--script=${options.script}`,
@@ -41,7 +36,7 @@ async function start(options: { script: string; args?: string[]; sessionDb?: str
     ...(options.sessionDb ? { sessionDb: options.sessionDb } : {}),
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "usage-update");
   const base = `${daemon.baseUrl}/sessions/default`;
   return { daemon, events, base };

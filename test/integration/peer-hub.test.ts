@@ -3,22 +3,19 @@
  * carrying registrations and their ownership across a restart; the state-file flag without the
  * hub refuses to start.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, MAIN, postJson, startDaemon, tempDir } from "../support/daemon.ts";
+import { MAIN, postJson, tempDir } from "../support/daemon.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
-});
+const scope = daemonScope();
 
 test("peers register, list by label, heartbeat and survive a restart through the state file", async () => {
   const dir = tempDir();
   const stateFile = join(dir, "peers.jsonl");
   const args = ["--attach-peer-hub", `--attach-peer-state-file=${stateFile}`];
-  const first = await startDaemon({ args });
-  running.push(first);
+  const first = await scope.start({ args });
   const registered = await postJson(`${first.baseUrl}/peers`, {
     name: "triage-eu",
     endpoint: "https://triage.eu.example:7777",
@@ -46,8 +43,7 @@ test("peers register, list by label, heartbeat and survive a restart through the
   expect((statSync(stateFile).mode & 0o777).toString(8)).toBe("600");
   expect(await first.sigterm()).toBe(0);
 
-  const second = await startDaemon({ args, sessionDb: first.sessionDb });
-  running.push(second);
+  const second = await scope.start({ args, sessionDb: first.sessionDb });
   const all = (await (await fetch(`${second.baseUrl}/peers`)).json()) as {
     peers: Array<{ name: string; registration_id?: string }>;
   };

@@ -4,22 +4,14 @@
  * duplicating nothing; a daemon killed mid-turn with a message waiting in its inbox comes back
  * with history, owner and inbox intact and drains the waiting message.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { type Daemon, postJson, tempDir, waitFor } from "../support/daemon.ts";
 import { type Frame, collect } from "../support/sse-client.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
-});
-
-async function start(options: Parameters<typeof startDaemon>[0]): Promise<Daemon> {
-  const daemon = await startDaemon(options);
-  running.push(daemon);
-  return daemon;
-}
+const scope = daemonScope();
 
 function agentSeqs(frames: Frame[]): number[] {
   return frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
@@ -42,7 +34,7 @@ async function injectAndWait(daemon: Daemon, message: string, expectedTurns: num
 }
 
 test("since=N replays exactly the rows after N, then live rows follow", async () => {
-  const daemon = await start({});
+  const daemon = await scope.start({});
   await injectAndWait(daemon, "one", 1);
   await injectAndWait(daemon, "two", 2);
   const stream = collect(`${daemon.baseUrl}/sessions/default/events?since=2`);
@@ -54,7 +46,7 @@ test("since=N replays exactly the rows after N, then live rows follow", async ()
 });
 
 test("a cursor past the head means live only: nothing is replayed and every new row and frame follows", async () => {
-  const daemon = await start({});
+  const daemon = await scope.start({});
   await injectAndWait(daemon, "one", 1);
   const ahead = collect(`${daemon.baseUrl}/sessions/default/events?since=5`);
   const exact = collect(`${daemon.baseUrl}/sessions/default/events?since=2`);
@@ -72,7 +64,7 @@ test("a cursor past the head means live only: nothing is replayed and every new 
 });
 
 test("kill -9 during delivery: the client's Last-Event-ID reconnect to the restarted daemon loses and repeats nothing", async () => {
-  const first = await start({});
+  const first = await scope.start({});
   const stream = collect(`${first.baseUrl}/sessions/default/events`);
   await injectAndWait(first, "before crash 1", 1);
   await injectAndWait(first, "before crash 2", 2);
@@ -82,7 +74,7 @@ test("kill -9 during delivery: the client's Last-Event-ID reconnect to the resta
   const mark = stream.frames.length;
   await first.kill9();
 
-  const second = await start({ sessionDb: first.sessionDb, listen: `127.0.0.1:${first.port}` });
+  const second = await scope.start({ sessionDb: first.sessionDb, listen: `127.0.0.1:${first.port}` });
   // Rows 5-6 are committed before the client is back: they must arrive by replay from Last-Event-ID 4.
   await injectAndWait(second, "while the client reconnects", 3);
   await stream.waitFor((frame) => frame.event === "capabilities", 15_000, mark);
@@ -115,7 +107,7 @@ test("kill -9 mid-turn with a message waiting: history, owner and inbox survive;
     ].join("\n"),
   );
   const args = ["--multi-session", "--model=scripted", `--script=${script}`];
-  const first = await start({ args });
+  const first = await scope.start({ args });
   expect((await postJson(`${first.baseUrl}/sessions`, { sessionID: "crash-1" })).status).toBe(201);
   const stream = collect(`${first.baseUrl}/sessions/crash-1/events`);
   await stream.waitFor((frame) => frame.event === "capabilities");
@@ -131,7 +123,7 @@ test("kill -9 mid-turn with a message waiting: history, owner and inbox survive;
   stream.close();
   await first.kill9();
 
-  const second = await start({ args, sessionDb: first.sessionDb });
+  const second = await scope.start({ args, sessionDb: first.sessionDb });
   const listed = (await (await fetch(`${second.baseUrl}/sessions`)).json()) as {
     sessions: Array<Record<string, unknown>>;
   };

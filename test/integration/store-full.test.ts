@@ -3,18 +3,15 @@
  * clear JSON message, reads keep working, and nothing refused is half-written: after a restart
  * with room, the log is contiguous and the refused message is nowhere.
  */
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
 import { collect } from "../support/sse-client.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
-});
+const scope = daemonScope();
 
 test("a full store: 503 on inject, reads keep working, nothing half-written", async () => {
-  const first = await startDaemon({ args: ["--session-db-max-mb=1"] });
-  running.push(first);
+  const first = await scope.start({ args: ["--session-db-max-mb=1"] });
   const filler = "x".repeat(7000);
   let refused: Response | undefined;
   let refusedMarker = "";
@@ -43,8 +40,7 @@ test("a full store: 503 on inject, reads keep working, nothing half-written", as
   expect((await fetch(`${first.baseUrl}/healthz`)).status).toBe(200);
   expect(await first.sigterm()).toBe(0);
 
-  const second = await startDaemon({ sessionDb: first.sessionDb });
-  running.push(second);
+  const second = await scope.start({ sessionDb: first.sessionDb });
 
   await waitFor(
     async () => {

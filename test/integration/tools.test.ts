@@ -7,20 +7,15 @@
  * in the tool-host worker: a local server reached only through `--outbound-allow`, a malformed
  * entry refused at startup.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, MAIN, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { MAIN, postJson, tempDir, waitFor } from "../support/daemon.ts";
 import { type Collector, collect } from "../support/sse-client.ts";
 import { call, toolResults, writeScript } from "../support/scripted.ts";
 
-const running: Array<{ daemon: Daemon; events: Collector }> = [];
-afterEach(async () => {
-  for (const { daemon, events } of running.splice(0)) {
-    events.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-  }
-});
+const scope = daemonScope();
 
 const say = (text: string) => ({
   request: {},
@@ -29,7 +24,7 @@ const say = (text: string) => ({
 
 async function start(lines: unknown[], args: string[] = []) {
   const root = tempDir("spar-tools-");
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     args: [
       "--model=scripted",
       `--script=${writeScript(lines)}`,
@@ -39,7 +34,7 @@ async function start(lines: unknown[], args: string[] = []) {
     ],
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "usage-update");
   return { daemon, events, root, base: `${daemon.baseUrl}/sessions/default` };
 }
@@ -239,7 +234,7 @@ test("bash starts with an allow-listed environment: an unlisted secret is absent
     }),
     say("env checked"),
   ]);
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     args: [
       "--model=scripted",
       `--script=${script}`,
@@ -257,7 +252,7 @@ test("bash starts with an allow-listed environment: an unlisted secret is absent
   });
   const headers = { "x-attach-token": token };
   const events = collect(`${daemon.baseUrl}/sessions/default/events`, { headers });
-  running.push({ daemon, events });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "usage-update");
   expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "env" }, headers)).status).toBe(200);
   await events.waitFor((frame) => frame.event === "turn-complete", 15_000);

@@ -6,63 +6,32 @@
  * journal beside the dedup file (0600) and reaches the daemon once it is back: one session, one
  * payload, and the incident's next event is a duplicate of it.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
-import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
-import { createLogger } from "../../src/telemetry/logger.ts";
-import { startWatcher } from "../../src/watcher/watch-runner.ts";
 import { type Daemon, tempDir, waitFor } from "../support/daemon.ts";
-import { writeKubeconfig } from "../support/kube.ts";
 import { collect } from "../support/sse-client.ts";
-import { ONCALL_TOKEN, OWNER, WATCHER_ENV, startTriageDaemon } from "../support/triage-daemon.ts";
+import { ONCALL_TOKEN, OWNER, startTriageDaemon, startTriageWatcher, triageScope } from "../support/triage-daemon.ts";
 
-let api: FakeApiserver;
-let dir: string;
-let kubeconfig: string;
+const triage = triageScope({ daemon: false });
 
-beforeAll(async () => {
-  dir = tempDir();
-  api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
-  kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
-});
-
-afterAll(async () => {
-  await api.stop();
-});
-
-async function watcher(daemonUrl: string, ...extra: string[]) {
-  const config = watcherConfigFromArgv([
-    `--daemon-url=${daemonUrl}`,
-    "--token-env=WATCHER_TOKEN",
-    `--owner=${OWNER}`,
-    "--cluster-name=kind-test",
-    `--kubeconfig=${kubeconfig}`,
+/** A watcher delivering to `daemonUrl` (the triage daemon or a gateway in front of it). */
+const watcher = (daemonUrl: string, ...extra: string[]) =>
+  startTriageWatcher(daemonUrl, triage.kubeconfig, [
     "--storm=off",
     "--recovery-stable-for=0",
     "--enrich=off",
     ...extra,
   ]);
-  if (!config.ok) throw new Error(config.error);
-  const log: string[] = [];
-  const running = await startWatcher(
-    config.value,
-    createLogger("debug", (line) => log.push(line)),
-    { env: WATCHER_ENV },
-  );
-  await waitFor(() => (running.ready() ? true : undefined), 8000, "synced");
-  return { running, log };
-}
 
 function oomKilled(namespace: string, name: string, at = Date.now()) {
-  const pod = api.scenario.createPod({
+  const pod = triage.api.scenario.createPod({
     namespace,
     name,
     node: "node-a",
     containers: [{ name: "app", restartCount: 1 }],
   } as never);
-  api.scenario.recordEvent({
+  triage.api.scenario.recordEvent({
     involvedObject: pod,
     reason: "OOMKilled",
     message: "Container app exceeded its memory limit",
@@ -216,9 +185,9 @@ describe("sink retries", () => {
   }, 30_000);
 
   test("daemon down when the incident fires, watcher restarted meanwhile: the open survives in the journal and is delivered once the daemon is back", async () => {
-    const state = join(dir, "restart-state");
+    const state = join(triage.dir, "restart-state");
     const dedup = join(state, "dedup.json");
-    const first = await startTriageDaemon(join(dir), {});
+    const first = await startTriageDaemon(join(triage.dir), {});
     const address = `127.0.0.1:${first.port}`;
     const before = await watcher(first.baseUrl, `--dedup-persist=${dedup}`);
     await first.sigterm();
@@ -238,7 +207,7 @@ describe("sink retries", () => {
     expect(statSync(state).mode & 0o777).toBe(0o700);
     expect(readFileSync(journal, "utf8")).toContain("invoicer-oom");
 
-    const daemon = await startTriageDaemon(dir, { listen: address, sessionDb: first.sessionDb });
+    const daemon = await startTriageDaemon(triage.dir, { listen: address, sessionDb: first.sessionDb });
     const after = await watcher(daemon.baseUrl, `--dedup-persist=${dedup}`);
     try {
       const fired = await waitFor(
@@ -252,7 +221,7 @@ describe("sink retries", () => {
       const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
       expect(sid).toMatch(/^sess-/);
       // The incident's next event is a duplicate of the delivered incident, not a second session.
-      api.scenario.recordEvent({
+      triage.api.scenario.recordEvent({
         involvedObject: pod,
         reason: "OOMKilled",
         message: "Container app exceeded its memory limit",
