@@ -106,6 +106,7 @@ test("a PATCH the store refuses answers 500 and changes nothing", async () => {
       const response = await postJson(`${daemon.baseUrl}/sessions/s1/inject`, { message: `${i} ${filler}` }, olga);
       await response.arrayBuffer();
       if (response.status === 503) break;
+      // Pacing, not a wait: a breath between injects lets turns run so rows accumulate too.
       await Bun.sleep(3);
     }
   }

@@ -187,7 +187,12 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   const failed = await postJson(`${session.base}/slash/compact`, {});
   expect(failed.status).toBe(503);
   expect(((await failed.json()) as { error: string }).error).toContain("summarizer down again");
-  await Bun.sleep(200);
+  // A barrier: the session's feed is ordered, so once the inbox frame of a message queued now
+  // (wake:false: no turn, no row) arrives, any row the failed attempt wrote has arrived before it.
+  const queued = (await (await postJson(`${session.base}/inject`, { message: "barrier", wake: false })).json()) as {
+    prompt_id: string;
+  };
+  await session.events.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === queued.prompt_id);
   expect(rows(session.events).length).toBe(before);
   expect((await getJson(`${session.base}/context`)).compactions).toBe(2);
 }, 60_000);

@@ -61,6 +61,20 @@ const rows = (events: Collector) =>
           Content: { parts: Array<{ text?: string }> } | null;
         },
     );
+/** Turns a halted session refused so far (spar_turns_refused_total, every guardrail). */
+async function refusedTurns(base: string): Promise<number> {
+  const text = await (await fetch(`${new URL(base).origin}/metrics`)).text();
+  return [...text.matchAll(/^spar_turns_refused_total\{[^}]*\} (\d+)/gm)].reduce(
+    (sum, [, value]) => sum + Number(value),
+    0,
+  );
+}
+
+/** Wait until the session refused more than `before` turns: the scheduler looked at the queue and started nothing. */
+async function refusedAfter(base: string, before: number): Promise<void> {
+  await waitFor(async () => ((await refusedTurns(base)) > before ? true : undefined), 10_000, "the turn refused");
+}
+
 const after = (events: Collector, index: number) => events.frames.slice(index).map((frame) => frame.event);
 const turnEnd = (frame: Frame) => frame.event === "turn-complete" || frame.event === "turn-error";
 
@@ -85,9 +99,10 @@ test("watchdog enforce: a critical loop cuts the turn (trip frame, then canceled
   expect(info).toMatchObject({ halted: true, watchdog: { mode: "enforce", tripped: true } });
 
   const mark = events.frames.length;
+  const refusedBefore = await refusedTurns(base);
   const refused = await postJson(`${base}/inject`, { message: "try again" });
   expect(await refused.json()).toMatchObject({ injected: true, woke: false, halted: { guardrail: "watchdog" } });
-  await Bun.sleep(300);
+  await refusedAfter(base, refusedBefore);
   expect(after(events, mark)).toEqual(["inbox"]);
   expect(((await (await fetch(`${base}/status`)).json()) as { turn_in_flight: boolean }).turn_in_flight).toBe(false);
 
@@ -148,6 +163,7 @@ test("per-session ceiling: reaching it on a final answer trips without cutting; 
   });
 
   mark = events.frames.length;
+  const refusedBefore = await refusedTurns(base);
   await postJson(`${base}/inject`, { message: "c" });
   for (const body of [undefined, { additional_budget_usd: 0.2 }]) {
     const conflict = await postJson(`${base}/guardrails/reset`, body);
@@ -158,7 +174,7 @@ test("per-session ceiling: reaching it on a final answer trips without cutting; 
       guardrails: { halted: true },
     });
   }
-  await Bun.sleep(200);
+  await refusedAfter(base, refusedBefore);
   expect(after(events, mark)).toEqual(["inbox"]);
   const reset = await postJson(`${base}/guardrails/reset`, { guardrail: "cost_ceiling", additional_budget_usd: 1 });
   expect(reset.status).toBe(200);
@@ -198,8 +214,9 @@ test("per-turn ceiling: a trip mid-turn cuts only that turn; a clean turn breaks
   });
   // The next call of the script would have been the turn after a cut; nothing ran it.
   const mark = events.frames.length;
+  const refusedBefore = await refusedTurns(base);
   await postJson(`${base}/inject`, { message: "6" });
-  await Bun.sleep(200);
+  await refusedAfter(base, refusedBefore);
   expect(after(events, mark)).toEqual(["inbox"]);
 }, 40_000);
 
@@ -219,7 +236,8 @@ test("a session halted on spend stays halted across restart; a raised or removed
     halted: true,
     cost_ceiling: { tripped: true, session_cost_usd: 2 },
   });
-  await Bun.sleep(200);
+  // The message queued before the kill is drained at boot and refused: the session stays halted.
+  await refusedAfter(same.base, 0);
   expect(same.events.frames.some((frame) => frame.event === "turn-complete")).toBe(false);
   await same.daemon.sigterm();
 

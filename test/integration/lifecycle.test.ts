@@ -163,6 +163,7 @@ test("a subscriber that stops reading is closed when its buffer fills; another s
     );
     for (const response of await Promise.all(batch)) expect(response.status).toBe(200);
     turns += 10;
+    // Pacing, not a wait: a breath between batches lets turns run while the subscriber stalls.
     await Bun.sleep(5);
   }
   // Reading again drains what the kernel buffered; the server must have cut the stream short.

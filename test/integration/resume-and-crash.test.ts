@@ -150,11 +150,30 @@ test("kill -9 mid-turn with a message waiting: history, owner and inbox survive;
   ]);
   expect(rows[1]?.CustomMetadata?.prompt_ids).toEqual([two.prompt_id]);
   expect(last.id).toBe("3");
-  // Drained exactly once: nothing is left to run, and no further row appears.
-  await Bun.sleep(300);
+  // Drained exactly once: nothing is left to run, and no further row appears. Proof: the next
+  // message's turn is the second one, its rows follow seq 3 directly, and it gets the script's
+  // next answer (a stray turn in between would have taken it).
   const status = (await (await fetch(`${second.baseUrl}/sessions/crash-1/status`)).json()) as {
     turn_in_flight: boolean;
   };
   expect(status.turn_in_flight).toBe(false);
   expect(await turns(second, "crash-1")).toBe(1);
+  const next = collect(`${second.baseUrl}/sessions/crash-1/events?since=3`);
+  try {
+    expect((await postJson(`${second.baseUrl}/sessions/crash-1/inject`, { message: "third" })).status).toBe(200);
+    await next.waitFor((frame) => frame.event === "turn-complete");
+    const after = next.frames
+      .filter((frame) => frame.event === "agent")
+      .map((frame) => {
+        const row = frame.data.event as { Author: string; Content: { parts: Array<{ text?: string }> } };
+        return [(frame.data as { seq: number }).seq, row.Author, row.Content.parts[0]?.text];
+      });
+    expect(after).toEqual([
+      [4, "user", "third"],
+      [5, "spar", "quick reply"],
+    ]);
+    expect(await turns(second, "crash-1")).toBe(2);
+  } finally {
+    next.close();
+  }
 }, 60_000);

@@ -154,8 +154,24 @@ describe("DELETE /sessions/...", () => {
         method: "DELETE",
         headers: { "content-type": "application/json" },
       });
-      await Bun.sleep(300);
-      const late = await postJson(`${daemon.baseUrl}/sessions/stuck/inject`, { message: "late" });
+      let deleted = false;
+      void deleting.then(() => {
+        deleted = true;
+      });
+      // Messages that land before the DELETE closes the inbox go with the session; the first one
+      // after it is refused as missing, while the DELETE still waits for the turn.
+      const late = await waitFor(
+        async () => {
+          const answer = await postJson(`${daemon.baseUrl}/sessions/stuck/inject`, { message: "late" });
+          if (answer.status === 404) return answer;
+          expect(answer.status).toBe(200);
+          await answer.arrayBuffer();
+          return undefined;
+        },
+        5000,
+        "an inject refused as the session closes",
+      );
+      expect(deleted).toBe(false);
       expect(late.status).toBe(404);
       expect((await body(late)).error).toContain("stuck");
       const again = await fetch(`${daemon.baseUrl}/sessions/stuck`, {
@@ -190,8 +206,8 @@ describe("inject and wake", () => {
     const queued = await body(
       await postJson(`${multi.baseUrl}/sessions/sleepy/inject`, { message: "later", wake: false }),
     );
+    // wake:false schedules nothing (SessionActor.inject): no turn can have started, now or later.
     expect(queued).toMatchObject({ injected: true, session: "sleepy", woke: false });
-    await Bun.sleep(200);
     const usage = async () =>
       ((await body(await fetch(`${multi.baseUrl}/sessions/sleepy/usage`))).overall as { turns: number }).turns;
     expect(await usage()).toBe(0);

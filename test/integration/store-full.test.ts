@@ -22,7 +22,7 @@ test("a full store: 503 on inject, reads keep working, nothing half-written", as
     if (response.status === 200) {
       accepted++;
       await response.arrayBuffer();
-      // Let the turn run so rows accumulate too.
+      // Pacing, not a wait: a breath between injects lets turns run so rows accumulate too.
       await Bun.sleep(5);
     } else refused = response;
   }
@@ -41,20 +41,23 @@ test("a full store: 503 on inject, reads keep working, nothing half-written", as
   expect(await first.sigterm()).toBe(0);
 
   const second = await scope.start({ sessionDb: first.sessionDb });
-
+  const stream = collect(`${second.baseUrl}/sessions/default/events`);
+  const userRowsOf = () =>
+    stream.frames.filter(
+      (frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "user",
+    );
+  const acceptedIn = (frame: (typeof stream.frames)[number]) =>
+    [
+      ...((frame.data.event as { Content: { parts: Array<{ text?: string }> } }).Content.parts[0]?.text ?? "").matchAll(
+        /<(\d+)> x/g,
+      ),
+    ].length;
+  // The restarted daemon drains the queue by itself: wait until every accepted message is in the log.
   await waitFor(
-    async () => {
-      const status = (await (await fetch(`${second.baseUrl}/sessions/default/status`)).json()) as {
-        turn_in_flight: boolean;
-      };
-      return status.turn_in_flight ? undefined : true;
-    },
+    () => (userRowsOf().reduce((sum, frame) => sum + acceptedIn(frame), 0) >= accepted ? true : undefined),
     20_000,
     "queued turns drained",
   );
-
-  await Bun.sleep(300);
-  const stream = collect(`${second.baseUrl}/sessions/default/events`);
   const head = await waitFor(
     async () => {
       const usage = (await (await fetch(`${second.baseUrl}/sessions/default/usage`)).json()) as {
@@ -66,7 +69,14 @@ test("a full store: 503 on inject, reads keep working, nothing half-written", as
     "usage",
   );
   expect(head).toBeGreaterThan(0);
-  await Bun.sleep(500);
+  // A barrier: the feed is ordered, so once the inbox frame of a message queued now (wake:false:
+  // no turn, no row) arrives, every row published before it (a repeat, a refused message) has too.
+  const barrier = (await (
+    await postJson(`${second.baseUrl}/sessions/default/inject`, { message: "barrier", wake: false })
+  ).json()) as {
+    prompt_id: string;
+  };
+  await stream.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === barrier.prompt_id, 10_000);
   stream.close();
   const rows = stream.frames.filter((frame) => frame.event === "agent");
   const seqs = rows.map((frame) => (frame.data as { seq: number }).seq);

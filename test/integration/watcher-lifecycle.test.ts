@@ -57,7 +57,9 @@ describe("recovery", () => {
       backOff(pod);
       const fired = await waitFor(() => fires(log, "payments/ledger-1")[0], 8000, "fire line");
       const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
-      await Bun.sleep(500);
+      // Everything the watcher had to deliver is delivered; the pod never turned Ready, so no
+      // recovery window can have started.
+      await running.dispatcher.idle();
       expect(log.some((line) => line.includes(" resolved CrashLoopBackOff pod=payments/ledger-1"))).toBe(false);
       triage.api.scenario.updatePod({
         namespace: "payments",
@@ -107,7 +109,19 @@ describe("apiserver restart", () => {
       backOff(before);
       await waitFor(() => fires(log, "restart/before-1")[0], 8000, "fire before the restart");
       const restarting = triage.api.restart({ keepState: true, downtimeMs: 1500 });
-      await Bun.sleep(200);
+      // Down: connections are refused until the restart ends.
+      await waitFor(
+        () =>
+          fetch(triage.api.url).then(
+            async (answer) => {
+              await answer.arrayBuffer();
+              return undefined;
+            },
+            () => true,
+          ),
+        5000,
+        "the apiserver down",
+      );
       // Recorded while the server is down: the re-list after the restart must deliver it.
       backOff(triage.api.scenario.createPod(crashing("restart", "during-1") as never));
       backOff(before, Date.now() + 1000);
@@ -173,7 +187,8 @@ describe("access re-check", () => {
       expect(revoked("critical")[0]).toContain('"cluster": "kind-test"');
       expect(running.ready()).toBe(false);
       expect(log.some((line) => line.includes("required, stopping the runner"))).toBe(true);
-      await Bun.sleep(400);
+      // The sweep that stopped the runner printed its pages before stopping it, and a stopped
+      // runner sweeps no more (AccessSweeper): the counts below are final.
       expect(revoked("critical")).toHaveLength(2);
       expect(revoked("warning")).toHaveLength(2);
       expect(running.metrics.render()).toMatch(
