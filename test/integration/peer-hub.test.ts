@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { daemonScope } from "../support/daemon-scope.ts";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { MAIN, postJson, tempDir } from "../support/daemon.ts";
+import { postJson, tempDir } from "../support/daemon.ts";
 
 const scope = daemonScope();
 
@@ -56,20 +56,3 @@ test("peers register, list by label, heartbeat and survive a restart through the
   const left = (await (await fetch(`${second.baseUrl}/peers`)).json()) as { peers: Array<{ name: string }> };
   expect(left.peers.map((row) => row.name)).toEqual(["triage-us"]);
 }, 30_000);
-
-test("the state file without the hub is a startup error", async () => {
-  const dir = tempDir();
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      MAIN,
-      "agent",
-      "--attach-listen=127.0.0.1:0",
-      `--session-db=${join(dir, "s.db")}`,
-      `--attach-peer-state-file=${join(dir, "p.jsonl")}`,
-    ],
-    { cwd: dir, stderr: "pipe", stdout: "pipe" },
-  );
-  expect(await child.exited).toBe(2);
-  expect(await new Response(child.stderr).text()).toContain("--attach-peer-hub");
-});

@@ -262,19 +262,3 @@ test("refresh from a file: LiteLLM format at start, a bad document later changes
   expect(limitedBody.error).toBe("rate limited");
   expect(limitedBody.retry_after_seconds).toBeGreaterThanOrEqual(1);
 }, 20_000);
-
-test("a pricing source that is neither http(s) nor a path is a startup error naming the flag", async () => {
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      join(import.meta.dir, "../../src/main.ts"),
-      "agent",
-      "--attach-listen=127.0.0.1:0",
-      `--session-db=${join(tempDir(), "s.db")}`,
-      "--pricing-source=ftp://example.com/p.json",
-    ],
-    { stderr: "pipe", stdout: "ignore" },
-  );
-  expect(await child.exited).toBe(2);
-  expect(await new Response(child.stderr).text()).toContain("--pricing-source must be an http(s) URL or a file path");
-});

@@ -11,7 +11,7 @@ import { expect, test } from "bun:test";
 import { daemonScope } from "../support/daemon-scope.ts";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MAIN, postJson, tempDir, waitFor } from "../support/daemon.ts";
+import { postJson, tempDir, waitFor } from "../support/daemon.ts";
 import { type Collector, collect } from "../support/sse-client.ts";
 import { call, toolResults, writeScript } from "../support/scripted.ts";
 
@@ -219,6 +219,7 @@ test("kill -9 of the daemon takes a running bash with it: the command never fini
   expect(processGone(pid)).toBe(false);
   await daemon.kill9();
   await waitFor(() => (processGone(pid) ? true : undefined), 3000, "the orphaned bash to die with the daemon");
+  // Time under test: past the command's own schedule (child.pid at 2 s, marker at 3 s).
   await Bun.sleep(3500);
   expect(existsSync(join(root, "marker"))).toBe(false);
   expect(existsSync(join(root, "child.pid"))).toBe(false);
@@ -290,22 +291,3 @@ test("fetch_url in the daemon reaches a local server only through --outbound-all
     local.stop(true);
   }
 }, 30_000);
-
-test("a malformed --outbound-allow entry stops startup, naming it", async () => {
-  const cwd = tempDir("spar-tools-");
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      MAIN,
-      "agent",
-      "--attach-listen=127.0.0.1:0",
-      `--session-db=${join(cwd, "s.db")}`,
-      "--outbound-allow=10.0.0.0/8,10.0.0.1/8",
-    ],
-    { cwd, stderr: "pipe", stdout: "pipe" },
-  );
-  expect(await child.exited).toBe(2);
-  expect(await new Response(child.stderr).text()).toContain(
-    '--outbound-allow: "10.0.0.1/8" has bits set past the /8 prefix (did you mean 10.0.0.0/8?)',
-  );
-});
