@@ -4,19 +4,20 @@
  * while turns are already running, so replay and live delivery meet.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { type RawSubscriber, rawSubscribe } from "../support/raw-sse.ts";
 
 const SESSIONS = 50;
 const SUBSCRIBERS = 20;
 const TURNS = 3;
 
-let daemon: Daemon;
+let daemon: InProcessAgent;
 beforeAll(async () => {
-  daemon = await startDaemon({ args: ["--multi-session"] });
+  daemon = await startInProcessAgent({ args: ["--multi-session"] });
 });
 afterAll(async () => {
-  await daemon.sigterm();
+  await daemon.stop();
 });
 
 async function createSession(id: string): Promise<void> {

@@ -7,28 +7,29 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startupRefusal } from "../support/agent-startup.ts";
-import { type Daemon, startDaemon, tempDir } from "../support/daemon.ts";
+import { tempDir } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { type RawAnswer, rawHttp } from "../support/raw-http.ts";
 
-let open: Daemon;
-let listed: Daemon;
-let tokened: Daemon;
+let open: InProcessAgent;
+let listed: InProcessAgent;
+let tokened: InProcessAgent;
 beforeAll(async () => {
   [open, listed, tokened] = await Promise.all([
-    startDaemon(),
-    startDaemon({ args: ["--attach-allowed-hosts=dash.internal,*.corp.example"] }),
-    startDaemon({ args: ["--attach-token=SPAR_T"], env: { SPAR_T: "tok" } }),
+    startInProcessAgent(),
+    startInProcessAgent({ args: ["--attach-allowed-hosts=dash.internal,*.corp.example"] }),
+    startInProcessAgent({ args: ["--attach-token=SPAR_T"], env: { SPAR_T: "tok" } }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([open.sigterm(), listed.sigterm(), tokened.sigterm()]);
+  await Promise.all([open.stop(), listed.stop(), tokened.stop()]);
 });
 
-function get(daemon: Daemon, path: string, host: string, extra = ""): Promise<RawAnswer> {
+function get(daemon: InProcessAgent, path: string, host: string, extra = ""): Promise<RawAnswer> {
   return rawHttp(daemon.port, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`);
 }
 
-function post(daemon: Daemon, path: string, host: string, body: unknown): Promise<RawAnswer> {
+function post(daemon: InProcessAgent, path: string, host: string, body: unknown): Promise<RawAnswer> {
   const text = JSON.stringify(body);
   return rawHttp(
     daemon.port,

@@ -5,25 +5,26 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { usageError } from "../support/agent-startup.ts";
-import { type Daemon, startDaemon, tempDir } from "../support/daemon.ts";
+import { tempDir } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 
-let untrusting: Daemon;
-let otherProxy: Daemon;
-let trusting: Daemon;
+let untrusting: InProcessAgent;
+let otherProxy: InProcessAgent;
+let trusting: InProcessAgent;
 const card = ["--agent-card-description=Triages"];
 beforeAll(async () => {
   [untrusting, otherProxy, trusting] = await Promise.all([
-    startDaemon({ args: card }),
-    startDaemon({ args: [...card, "--attach-trusted-proxies=10.0.0.0/8,fd00::/8"] }),
-    startDaemon({ args: [...card, "--attach-trusted-proxies=127.0.0.0/8"] }),
+    startInProcessAgent({ args: card }),
+    startInProcessAgent({ args: [...card, "--attach-trusted-proxies=10.0.0.0/8,fd00::/8"] }),
+    startInProcessAgent({ args: [...card, "--attach-trusted-proxies=127.0.0.0/8"] }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([untrusting.sigterm(), otherProxy.sigterm(), trusting.sigterm()]);
+  await Promise.all([untrusting.stop(), otherProxy.stop(), trusting.stop()]);
 });
 
 const spoofed = { "x-forwarded-proto": "https", "x-forwarded-host": "phish.example" };
-const cardUrl = async (daemon: Daemon) =>
+const cardUrl = async (daemon: InProcessAgent) =>
   (
     (await (await fetch(`${daemon.baseUrl}/.well-known/agent-card.json`, { headers: spoofed })).json()) as {
       url: string;
