@@ -6,16 +6,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { postJson, tempDir, waitFor } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { say } from "../support/scripted.ts";
 
-let multi: Daemon;
-let single: Daemon;
+let multi: InProcessAgent;
+let single: InProcessAgent;
 beforeAll(async () => {
-  [multi, single] = await Promise.all([startDaemon({ args: ["--multi-session"] }), startDaemon({})]);
+  [multi, single] = await Promise.all([startInProcessAgent({ args: ["--multi-session"] }), startInProcessAgent()]);
 });
 afterAll(async () => {
-  await Promise.all([multi.sigterm(), single.sigterm()]);
+  await Promise.all([multi.stop(), single.stop()]);
 });
 
 async function body(response: Response): Promise<Record<string, unknown>> {
@@ -137,7 +138,7 @@ describe("DELETE /sessions/...", () => {
     // is held in between, long enough to race it deterministically.
     const script = join(tempDir(), "script.jsonl");
     writeFileSync(script, `${JSON.stringify(say("unused", { spin: true }))}\n`);
-    const daemon = await startDaemon({
+    const daemon = await startInProcessAgent({
       args: ["--multi-session", "--workers=1", "--worker-liveness=2s", "--model=scripted", `--script=${script}`],
     });
     try {
@@ -181,7 +182,7 @@ describe("DELETE /sessions/...", () => {
       expect(again.status).toBe(500);
       expect((await deleting).status).toBe(204);
     } finally {
-      await daemon.sigterm();
+      await daemon.stop();
     }
   }, 20_000);
 });
