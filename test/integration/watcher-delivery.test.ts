@@ -42,24 +42,34 @@ function oomKilled(namespace: string, name: string, at = Date.now()) {
   return pod;
 }
 
-/** Every user row of a session whose text is an incident payload (one per inject), read as the owner. */
-async function injectedRows(
-  daemon: Daemon,
-  sessionId: string,
-  settleMs = 1500,
-): Promise<Array<Record<string, unknown>>> {
-  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, {
-    headers: { authorization: `Bearer ${ONCALL_TOKEN}` },
-  });
-  try {
-    await Bun.sleep(settleMs);
-    return stream.frames
+/**
+ * Every user row of a session whose text is an incident payload (one per inject), read as the
+ * owner once at least one arrived. Then a barrier: the session's feed is ordered, so once the
+ * `inbox` frame of a message the owner queues with wake:false (no turn, no row) arrives, every
+ * row published before it has arrived too.
+ */
+async function injectedRows(daemon: Daemon, sessionId: string): Promise<Array<Record<string, unknown>>> {
+  const headers = { authorization: `Bearer ${ONCALL_TOKEN}` };
+  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, { headers });
+  const incidents = () =>
+    stream.frames
       .filter((frame) => frame.event === "agent")
       .map((frame) => (frame.data.event as { Content?: { role?: string; parts?: Array<{ text?: string }> } }).Content)
       .filter((content) => content?.role === "user")
       .map((content) => (content?.parts ?? []).map((part) => part.text ?? "").join(""))
       .filter((text) => text.startsWith('{"kind"'))
       .map((text) => JSON.parse(text) as Record<string, unknown>);
+  try {
+    await waitFor(() => (incidents().length > 0 ? true : undefined), 10_000, `an incident row in ${sessionId}`);
+    const barrier = await fetch(`${daemon.baseUrl}/sessions/${sessionId}/inject`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ message: "barrier", wake: false }),
+    });
+    expect(barrier.status).toBe(200);
+    const { prompt_id } = (await barrier.json()) as { prompt_id: string };
+    await stream.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === prompt_id, 10_000);
+    return incidents();
   } finally {
     stream.close();
   }
@@ -101,7 +111,14 @@ describe("sink retries", () => {
         10_000,
         "the inject accepted",
       );
-      await Bun.sleep(1500);
+      // Delivered: nothing is left in the re-send journal, so nothing more is sent.
+      await running.dispatcher.idle();
+      await waitFor(
+        () =>
+          running.metrics.render().includes('watcher_deliveries_pending{cluster="kind-test"} 0') ? true : undefined,
+        10_000,
+        "the re-send journal empty",
+      );
       expect(injects.map((inject) => inject.status)).toEqual([503, 503, 200]);
       expect(creates).toBe(1);
       expect((injects[1]?.at ?? 0) - (injects[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
