@@ -254,6 +254,7 @@ test("subscribers that stall while replaying a history of large rows hold about 
     subscriber.pause();
     return subscriber;
   });
+  // Time under test: the window in which replays that buffer whole pages would grow the RSS.
   await Bun.sleep(3000);
   const grownMiB = (rssKiB(daemon.process.pid) - before) / 1024;
   // Measured: with 500-row pages each stalled replay held the whole history (+790 MiB for the
@@ -264,15 +265,11 @@ test("subscribers that stall while replaying a history of large rows hold about 
   const reader = collect(`${daemon.baseUrl}/sessions/big/events?since=0`);
   const agentSeqs = () =>
     reader.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
-  const seqs = await waitFor(
-    async () => {
-      const seen = agentSeqs().length;
-      await Bun.sleep(1000);
-      return seen > 0 && agentSeqs().length === seen ? agentSeqs() : undefined;
-    },
-    30_000,
-    "full replay",
-  );
+  // A barrier: the feed is ordered, so once the inbox frame of a message queued now (wake:false:
+  // no turn, no row) arrives after the replay, the whole history has arrived before it.
+  const barrier = (await (await postJson(inject, { message: "barrier", wake: false })).json()) as { prompt_id: string };
+  await reader.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === barrier.prompt_id, 30_000);
+  const seqs = agentSeqs();
   reader.close();
   expect(seqs.length).toBeGreaterThanOrEqual(turns * 2);
   expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
