@@ -2,16 +2,14 @@
  * PATCH /sessions/{sid}/acl in a real daemon: the spec's merge rules, concurrent PATCHes on
  * different lists both landing, and a PATCH the store refuses answering 500 with nothing changed.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.ts";
+import { type Daemon, postJson, tempDir } from "../support/daemon.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
-});
+const scope = daemonScope();
 
 async function start(extra: string[] = []): Promise<Daemon> {
   const dir = tempDir();
@@ -24,10 +22,9 @@ async function start(extra: string[] = []): Promise<Daemon> {
       ],
     }),
   );
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, ...extra],
   });
-  running.push(daemon);
   return daemon;
 }
 
@@ -109,6 +106,7 @@ test("a PATCH the store refuses answers 500 and changes nothing", async () => {
       const response = await postJson(`${daemon.baseUrl}/sessions/s1/inject`, { message: `${i} ${filler}` }, olga);
       await response.arrayBuffer();
       if (response.status === 503) break;
+      // Pacing, not a wait: a breath between injects lets turns run so rows accumulate too.
       await Bun.sleep(3);
     }
   }

@@ -6,11 +6,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import Ajv from "ajv";
 import schema from "../fixtures/a2a-v0.3.0.schema.json" with { type: "json" };
-import { type Daemon, postJson, startDaemon } from "../support/daemon.ts";
+import { postJson } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 
-let daemon: Daemon;
+let daemon: InProcessAgent;
 beforeAll(async () => {
-  daemon = await startDaemon({
+  daemon = await startInProcessAgent({
     args: [
       "--attach-token=SPAR_CARD_TOKEN",
       "--agent-card-description=Triages cluster incidents",
@@ -21,7 +22,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await daemon.sigterm();
+  await daemon.stop();
 });
 
 test("the card is public, schema-valid, derived from the request and advertises bearer auth", async () => {

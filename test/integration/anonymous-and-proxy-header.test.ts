@@ -7,9 +7,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.ts";
+import { postJson, tempDir } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 
-let daemon: Daemon;
+let daemon: InProcessAgent;
 beforeAll(async () => {
   const dir = tempDir();
   writeFileSync(
@@ -28,12 +29,12 @@ beforeAll(async () => {
       "",
     ].join("\n"),
   );
-  daemon = await startDaemon({
+  daemon = await startInProcessAgent({
     args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.yaml")}`],
   });
 });
 afterAll(async () => {
-  await daemon.sigterm();
+  await daemon.stop();
 });
 
 test("the anonymous guest is served but cannot create sessions", async () => {

@@ -7,18 +7,13 @@
  * breaker; another daemon's claim in the store.
  */
 import { Database } from "bun:sqlite";
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { type Daemon, postJson, waitFor } from "../support/daemon.ts";
 import { call, failWith, writeScript } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
-const running: Array<{ daemon: Daemon; events: Collector }> = [];
-afterEach(async () => {
-  for (const { daemon, events } of running.splice(0)) {
-    events.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-  }
-});
+const scope = daemonScope();
 
 const say = (text: string, extra: Record<string, unknown> = {}) => ({
   request: {},
@@ -30,12 +25,12 @@ const slow = (text: string, delayMs: number) => ({
 });
 
 async function start(script: string, args: string[] = [], sessionDb?: string) {
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     args: ["--model=scripted", `--script=${script}`, "--auto-continue-backoff=50ms", ...args],
     ...(sessionDb ? { sessionDb } : {}),
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "capabilities");
   return { daemon, events, base: `${daemon.baseUrl}/sessions/default` };
 }
@@ -57,6 +52,29 @@ const metric = async (daemon: Daemon, name: string) =>
   Number(
     new RegExp(`^${name} (\\d+)`, "m").exec(await (await fetch(`${daemon.baseUrl}/metrics`)).text())?.[1] ?? Number.NaN,
   );
+
+/**
+ * The session's last turn has ended and its auto-continue offer was decided: the actor clears
+ * `turn_in_flight` right after it offers (SessionActor.#run), so a turn that is never offered
+ * (auth failure, opt-out) or refused by a guard has nothing left in flight.
+ */
+async function offerDecided(base: string): Promise<void> {
+  await waitFor(
+    async () =>
+      ((await (await fetch(`${base}/status`)).json()) as { turn_in_flight: boolean }).turn_in_flight ? undefined : true,
+    10_000,
+    "the turn's end to be offered",
+  );
+}
+
+/** A guard refused `count` offers in all (the refusal is counted before the offer returns). */
+async function refusals(daemon: Daemon, count: number): Promise<void> {
+  await waitFor(
+    async () => ((await metric(daemon, "spar_auto_continue_refused")) >= count ? true : undefined),
+    10_000,
+    `${count} refused offer(s)`,
+  );
+}
 
 /** Start a turn whose tool call waits on a permission prompt, then kill the daemon there. */
 async function cutAtToolCall(script: string, args: string[] = []) {
@@ -100,9 +118,14 @@ test("kill -9 between a tool call and its result: the restart repairs the call a
   await second.daemon.sigterm();
   // Finished: a further restart re-drives nothing.
   const third = await start(writeScript([say("unused")]), [], sessionDb);
-  await Bun.sleep(300);
-  expect(continues(third.events)).toHaveLength(1);
+  // A restart's offers are decided before the daemon listens (SessionHost.start): the count is final.
   expect(await metric(third.daemon, "spar_auto_continue_redriven")).toBe(0);
+  await waitFor(
+    () => (rows(third.events).some((row) => row.Content?.parts[0]?.text === "resumed") ? true : undefined),
+    10_000,
+    "the history replayed",
+  );
+  expect(continues(third.events)).toHaveLength(1);
 }, 40_000);
 
 test("repair without auto-continue: the next human turn starts with the repaired result", async () => {
@@ -111,7 +134,8 @@ test("repair without auto-continue: the next human turn starts with the repaired
     ["--auto-continue=false"],
   );
   const second = await start(writeScript([say("answered")]), ["--auto-continue=false"], sessionDb);
-  await Bun.sleep(300);
+  // A restart's offers are decided before the daemon listens (SessionHost.start): none was made.
+  expect(await metric(second.daemon, "spar_auto_continue_redriven")).toBe(0);
   expect(continues(second.events)).toHaveLength(0);
   await postJson(`${second.base}/inject`, { message: "and now?" });
   await second.events.waitFor((frame) => frame.event === "turn-complete");
@@ -144,9 +168,14 @@ test("SIGTERM mid-turn counts as cut by a restart; a deliberate interrupt is nev
   await postJson(`${second.base}/interrupt`, { hold: false });
   await second.daemon.kill9();
   const third = await start(writeScript([say("never")]), [], first.daemon.sessionDb);
-  await Bun.sleep(400);
-  expect(continues(third.events)).toHaveLength(1);
+  // A restart's offers are decided before the daemon listens (SessionHost.start): the count is final.
   expect(await metric(third.daemon, "spar_auto_continue_redriven")).toBe(0);
+  await waitFor(
+    () => (rows(third.events).some((row) => row.Content?.parts[0]?.text === "after sigterm") ? true : undefined),
+    10_000,
+    "the history replayed",
+  );
+  expect(continues(third.events)).toHaveLength(1);
 }, 40_000);
 
 test("transient failures are re-driven at most 3 times per sequence; a human message starts a new one", async () => {
@@ -166,7 +195,8 @@ test("transient failures are re-driven at most 3 times per sequence; a human mes
     10_000,
     "four failed turns",
   );
-  await Bun.sleep(400);
+  // The fourth failure's offer is refused (3 re-drives per sequence): nothing more is armed.
+  await refusals(daemon, 1);
   expect(events.frames.filter((frame) => frame.event === "turn-error").map((frame) => frame.data.kind)).toEqual([
     "transient_network",
     "transient_network",
@@ -194,14 +224,16 @@ test("never re-driven: auth failures, malformed requests, or when opted out; the
     await postJson(`${auth.base}/inject`, { message });
     await auth.events.waitFor(turnEnd, 10_000, mark);
   }
-  await Bun.sleep(300);
+  await offerDecided(auth.base);
   expect(continues(auth.events)).toHaveLength(0);
+  expect(await metric(auth.daemon, "spar_auto_continue_redriven")).toBe(0);
 
   const off = await start(writeScript([failWith("503", "down"), say("unused")]), ["--auto-continue=false"]);
   await postJson(`${off.base}/inject`, { message: "go" });
   await off.events.waitFor(turnEnd);
-  await Bun.sleep(300);
+  await offerDecided(off.base);
   expect(continues(off.events)).toHaveLength(0);
+  expect(await metric(off.daemon, "spar_auto_continue_redriven")).toBe(0);
 
   const capped = await start(writeScript([failWith("503", "down"), failWith("503", "down"), say("unused")]), [
     "--auto-continue-max-per-session=1",
@@ -212,7 +244,8 @@ test("never re-driven: auth failures, malformed requests, or when opted out; the
     10_000,
     "two failed turns",
   );
-  await Bun.sleep(300);
+  // The second failure's offer is refused (the per-session cap): nothing more is armed.
+  await refusals(capped.daemon, 1);
   expect(continues(capped.events)).toHaveLength(1);
 }, 40_000);
 
@@ -233,15 +266,17 @@ test("guards at restart: the freshness window, the crash-loop breaker and anothe
   const script = writeScript([call("write_file", { path: "/nonexistent/spar-test", content: "x" })]);
   const resume = writeScript([say("resumed")]);
   const stale = await cutAtToolCall(script);
+  // Time under test: the interruption ages past the 1 s freshness window.
   await Bun.sleep(1200);
   const late = await start(resume, ["--auto-continue-freshness=1s"], stale.sessionDb);
-  await Bun.sleep(400);
+  // A restart's offers are decided before the daemon listens (SessionHost.start): none was granted.
+  expect(await metric(late.daemon, "spar_auto_continue_redriven")).toBe(0);
   expect(continues(late.events)).toHaveLength(0);
 
   // One unclean stop in the window opens a breaker set to 1.
   const looping = await cutAtToolCall(script);
   const broken = await start(resume, ["--auto-continue-crash-loop-boots=1"], looping.sessionDb);
-  await Bun.sleep(400);
+  expect(await metric(broken.daemon, "spar_auto_continue_redriven")).toBe(0);
   expect(continues(broken.events)).toHaveLength(0);
   expect(broken.daemon.log()).toContain("crash-loop breaker open");
 
@@ -257,7 +292,7 @@ test("guards at restart: the freshness window, the crash-loop breaker and anothe
     db.close();
   }
   const standing = await start(resume, [], claimed.sessionDb);
-  await Bun.sleep(400);
+  expect(await metric(standing.daemon, "spar_auto_continue_redriven")).toBe(0);
   expect(continues(standing.events)).toHaveLength(0);
   expect(standing.daemon.log()).toContain("another daemon holds the claim");
 }, 60_000);
@@ -296,6 +331,7 @@ test("a continue turn waiting out its backoff: resume abandon drops it, a human 
       frame.event === "inbox" && frame.data.state === "dequeued" && frame.data.prompt_id === announced.data.prompt_id,
   );
   expect(withdrawn.data.withdrawn).toBe(true);
+  // Time under test: the withdrawn continue's 1.5 s backoff elapses and it still never runs.
   await Bun.sleep(2000);
   expect(continues(events)).toHaveLength(0);
 
@@ -325,6 +361,7 @@ test("a continue turn waiting out its backoff: resume abandon drops it, a human 
     10_000,
     events.frames.length - 1,
   );
+  // Time under test: the superseded continue's 1.5 s backoff elapses and it still never runs.
   await Bun.sleep(1800);
   expect(continues(events)).toHaveLength(0);
 }, 30_000);

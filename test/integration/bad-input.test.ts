@@ -4,15 +4,18 @@
  * endpoint (random and boundary bodies) that must never produce a 500 or stop the daemon.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { rawHttp } from "../support/raw-http.ts";
+import { collect } from "../support/sse-client.ts";
 
-let daemon: Daemon;
+// The daemon's own wiring in this process: its listener for the raw-socket cases, `handle` for the fuzz.
+let daemon: InProcessAgent;
 beforeAll(async () => {
-  daemon = await startDaemon({ args: ["--multi-session"] });
+  daemon = await startInProcessAgent({ args: ["--multi-session"] });
 });
 afterAll(async () => {
-  await daemon.sigterm();
+  await daemon.stop();
 });
 
 async function expectError(response: Response, status: number, mentions: string): Promise<void> {
@@ -199,11 +202,13 @@ test("fuzz: random and boundary bodies on every JSON endpoint never produce a 50
   for (let round = 0; round < 60; round++) {
     await Promise.all(
       endpoints.map(async (path) => {
-        const response = await fetch(`${daemon.baseUrl}${path}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: randomBody(random),
-        });
+        const response = await daemon.handle(
+          new Request(`${daemon.baseUrl}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: randomBody(random),
+          }),
+        );
         await response.arrayBuffer();
         statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         cases++;
@@ -216,12 +221,25 @@ test("fuzz: random and boundary bodies on every JSON endpoint never produce a 50
   console.log(`fuzz: ${cases} cases, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
   // The fuzz may have parked the session (/pause, /interrupt): release it first.
   expect((await postJson(`${daemon.baseUrl}/sessions/default/resume`, { mode: "continue" })).status).toBe(200);
-  await Bun.sleep(200);
   const before = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as {
     overall: { turns: number };
   };
+  // Live only (a cursor past the head): the turn that takes this message, whatever the fuzz queued before it.
+  const live = collect(`${daemon.baseUrl}/sessions/default/events?since=9223372036854775807`);
+  await live.waitFor((frame) => frame.event === "capabilities");
   const ok = await postJson(inject(), { message: "still alive" });
   expect(ok.status).toBe(200);
+  const { prompt_id } = (await ok.json()) as { prompt_id: string };
+  const asked = await live.waitFor(
+    (frame) =>
+      frame.event === "agent" &&
+      (
+        (frame.data.event as { CustomMetadata?: { prompt_ids?: string[] } | null }).CustomMetadata?.prompt_ids ?? []
+      ).includes(prompt_id),
+    10_000,
+  );
+  await live.waitFor((frame) => frame.event === "turn-complete", 10_000, live.frames.indexOf(asked));
+  live.close();
   await waitFor(
     async () => {
       const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as {

@@ -5,23 +5,18 @@
  * live one had; a failed summary is recorded, backs off, and a conversation past the window is
  * compacted mechanically; POST /slash/compact and GET /context; bad input.
  */
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
 import { failWith, say, writeScript } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
-const running: Array<{ daemon: Daemon; events: Collector }> = [];
-afterEach(async () => {
-  for (const { daemon, events } of running.splice(0)) {
-    events.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-  }
-});
+const scope = daemonScope();
 
 async function start(args: string[], sessionDb?: string) {
-  const daemon = await startDaemon({ args, ...(sessionDb ? { sessionDb } : {}) });
+  const daemon = await scope.start({ args, ...(sessionDb ? { sessionDb } : {}) });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "capabilities");
   return { daemon, events, base: `${daemon.baseUrl}/sessions/default` };
 }
@@ -192,7 +187,12 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   const failed = await postJson(`${session.base}/slash/compact`, {});
   expect(failed.status).toBe(503);
   expect(((await failed.json()) as { error: string }).error).toContain("summarizer down again");
-  await Bun.sleep(200);
+  // A barrier: the session's feed is ordered, so once the inbox frame of a message queued now
+  // (wake:false: no turn, no row) arrives, any row the failed attempt wrote has arrived before it.
+  const queued = (await (await postJson(`${session.base}/inject`, { message: "barrier", wake: false })).json()) as {
+    prompt_id: string;
+  };
+  await session.events.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === queued.prompt_id);
   expect(rows(session.events).length).toBe(before);
   expect((await getJson(`${session.base}/context`)).compactions).toBe(2);
 }, 60_000);

@@ -3,16 +3,14 @@
  * over the file, a bad value is a startup error naming the key, and the example recording
  * drives a priced-usage turn and a rate-limited turn.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope, runToExit } from "../support/daemon-scope.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, MAIN, REPO_ROOT, postJson, startDaemon, tempDir } from "../support/daemon.ts";
+import { REPO_ROOT, postJson, sparCommand, tempDir } from "../support/daemon.ts";
 import { collect } from "../support/sse-client.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.sigterm();
-});
+const scope = daemonScope({ stop: "sigterm" });
 
 test("YAML config selects the scripted model; flags win; the README recording runs", async () => {
   const cwd = tempDir();
@@ -21,8 +19,7 @@ test("YAML config selects the scripted model; flags win; the README recording ru
     join(cwd, ".agents", "config.yaml"),
     `attach:\n  listen: 127.0.0.1:7777\nmodel:\n  name: scripted\n  script: ${join(REPO_ROOT, "docs/examples/hello.jsonl")}\n`,
   );
-  const daemon = await startDaemon({ cwd });
-  running.push(daemon);
+  const daemon = await scope.start({ cwd });
   expect(daemon.port).not.toBe(7777);
   const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
   await stream.waitFor((frame) => frame.event === "usage-update");
@@ -45,43 +42,23 @@ test("YAML config selects the scripted model; flags win; the README recording ru
   });
 }, 30_000);
 
-test("a bad config value stops startup with a message naming the key", async () => {
+// The refusals of pure configuration are unit tests (test/unit/cli/agent-startup-refusals.test.ts);
+// this one keeps the process behaviour of a usage error checked: exit 2, one line naming the key.
+test("a bad config value stops the process (exit 2) with one line naming the key", async () => {
   const cwd = tempDir();
   mkdirSync(join(cwd, ".agents"));
   writeFileSync(
     join(cwd, ".agents", "config.json"),
     JSON.stringify({ attach: { multi_session: { session_idle_timeout: "soon" } } }),
   );
-  const child = Bun.spawn(
-    [process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(cwd, "s.db")}`],
-    { cwd, stderr: "pipe", stdout: "pipe" },
+  const refused = await runToExit(
+    sparCommand("agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(cwd, "s.db")}`),
+    { cwd },
   );
-  expect(await child.exited).toBe(2);
-  const log = await new Response(child.stderr).text();
-  expect(log).toContain("attach.multi_session.session_idle_timeout");
-  const clean = tempDir();
-  const flag = Bun.spawn(
-    [process.execPath, MAIN, "agent", "--attach-listen=0.0.0.0:0", `--session-db=${join(clean, "t.db")}`],
-    { cwd: clean, stderr: "pipe", stdout: "pipe" },
-  );
-  expect(await flag.exited).toBe(1);
-  expect(await new Response(flag.stderr).text()).toContain("refusing to listen on 0.0.0.0");
-  const unknown = Bun.spawn([process.execPath, MAIN, "agent", "--no-such-flag"], {
-    cwd: clean,
-    stderr: "pipe",
-    stdout: "pipe",
-  });
-  expect(await unknown.exited).toBe(2);
-  expect(await new Response(unknown.stderr).text()).toContain("unknown flag --no-such-flag");
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("attach.multi_session.session_idle_timeout");
+  expect(refused.stderr).not.toContain("    at ");
 });
-
-async function refused(cwd: string, args: string[]): Promise<{ code: number; log: string }> {
-  const child = Bun.spawn(
-    [process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${join(cwd, "s.db")}`, ...args],
-    { cwd, stderr: "pipe", stdout: "pipe" },
-  );
-  return { code: await child.exited, log: await new Response(child.stderr).text() };
-}
 
 test("config keys nothing reads are reported at startup; the README's example reads clean", async () => {
   const cwd = tempDir();
@@ -94,8 +71,7 @@ test("config keys nothing reads are reported at startup; the README's example re
       model: { provider: "echo" },
     }),
   );
-  const typos = await startDaemon({ cwd });
-  running.push(typos);
+  const typos = await scope.start({ cwd });
   expect(typos.log()).toContain(
     "ignoring key(s) this configuration does not read: attach.multi_session.enable, modle.name",
   );
@@ -110,38 +86,21 @@ test("config keys nothing reads are reported at startup; the README's example re
       session_db: { path: ".agents/state/sessions.db" },
     }),
   );
-  const readme = await startDaemon({ cwd: clean });
-  running.push(readme);
+  const readme = await scope.start({ cwd: clean });
   expect(readme.log()).not.toContain("ignoring key");
-});
-
-test("durations: a bare number in the file and anything past the longest timer are refused, naming the setting", async () => {
-  const cwd = tempDir();
-  mkdirSync(join(cwd, ".agents"));
-  writeFileSync(join(cwd, ".agents", "config.yaml"), "attach:\n  multi_session:\n    session_idle_timeout: 1800\n");
-  const bare = await refused(cwd, []);
-  expect(bare.code).toBe(2);
-  expect(bare.log).toContain("attach.multi_session.session_idle_timeout: not a duration");
-  expect(bare.log).toContain("bare number");
-  const clean = tempDir();
-  const long = await refused(clean, ["--sse-heartbeat=600h"]);
-  expect(long.code).toBe(2);
-  expect(long.log).toContain("--sse-heartbeat must be at most 596h31m24s");
-  expect(long.log).not.toContain("    at ");
 });
 
 test("an --attach-listen port that is taken fails startup in one line naming the flag (exit 1)", async () => {
   const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
   try {
     const cwd = tempDir();
-    const child = Bun.spawn(
-      [process.execPath, MAIN, "agent", `--attach-listen=127.0.0.1:${taken.port}`, `--session-db=${join(cwd, "s.db")}`],
-      { cwd, stderr: "pipe", stdout: "pipe" },
+    const result = await runToExit(
+      sparCommand("agent", `--attach-listen=127.0.0.1:${taken.port}`, `--session-db=${join(cwd, "s.db")}`),
+      { cwd },
     );
-    expect(await child.exited).toBe(1);
-    const log = await new Response(child.stderr).text();
-    expect(log).toContain(`--attach-listen=127.0.0.1:${taken.port}: cannot listen there`);
-    expect(log).not.toContain("    at ");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`--attach-listen=127.0.0.1:${taken.port}: cannot listen there`);
+    expect(result.stderr).not.toContain("    at ");
   } finally {
     taken.stop(true);
   }

@@ -4,15 +4,15 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { attachClient } from "../support/attach-client.ts";
-import { type Daemon, startDaemon } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { collect } from "../support/sse-client.ts";
 
-let daemon: Daemon;
+let daemon: InProcessAgent;
 beforeAll(async () => {
-  daemon = await startDaemon();
+  daemon = await startInProcessAgent();
 });
 afterAll(async () => {
-  await daemon.sigterm();
+  await daemon.stop();
 });
 
 test("an injected message runs one echo turn, published in the spec's order", async () => {

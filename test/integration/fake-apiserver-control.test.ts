@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join, resolve } from "node:path";
 import { WatchReader, kubeTempDir, kubectl } from "../support/kube.ts";
+import { waitFor } from "../support/daemon.ts";
 
 const MAIN = resolve(import.meta.dir, "../../scripts/fake-apiserver/main.ts");
 
@@ -161,7 +162,14 @@ describe("the spawned fake", () => {
         headers: { authorization: "Bearer ctl-token" },
       }),
     );
-    await Bun.sleep(50);
+    await waitFor(
+      async () =>
+        ((await (await fetch(`${fake.url}/_fake/state`)).json()) as { openWatches: number }).openWatches === 1
+          ? true
+          : undefined,
+      5000,
+      "the watch registered",
+    );
     expect((await control("faults/expire", { midStream: true })).body.errored).toBe(1);
     expect((await watch.next(1))[0]).toMatchObject({ type: "ERROR", object: { code: 410 } });
     const log = (await (await fetch(`${fake.url}/_fake/requests`)).json()) as { status: number; path: string }[];

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { type CertificateSet, WatchReader, generateCertificates, kubeTempDir } from "../support/kube.ts";
+import { waitFor } from "../support/daemon.ts";
 
 const TOKEN = "watcher-token";
 let api: FakeApiserver;
@@ -123,7 +124,7 @@ describe("fault injection", () => {
     const abrupt = new WatchReader(
       await get(`/api/v1/events?watch=true&resourceVersion=${api.scenario.resourceVersion}`),
     );
-    await Bun.sleep(20);
+    await waitFor(() => (api.openWatches() === 1 ? true : undefined), 5000, "the watch registered");
     expect(api.faults.dropWatches("reset")).toBe(1);
     await abrupt.end();
     expect(abrupt.error).toBeDefined();

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { WatchReader } from "../support/kube.ts";
+import { waitFor } from "../support/daemon.ts";
 
 let api: FakeApiserver;
 
@@ -178,7 +179,7 @@ describe("watch", () => {
     );
     expect(response.status).toBe(200);
     expect(Date.now() - started).toBeLessThan(1000);
-    await Bun.sleep(50);
+    await waitFor(() => (reader.raw.length > 0 ? true : undefined), 5000, "the leading newline");
     expect(reader.raw).toBe("\n");
     controller.abort();
   });
@@ -218,7 +219,13 @@ describe("watch", () => {
     const plain = await openWatch(
       `/api/v1/namespaces/quiet/pods?watch=true&resourceVersion=${api.scenario.resourceVersion}`,
     );
-    await Bun.sleep(500);
+    // A bookmark watch opened after the plain one gets its first BOOKMARK: the plain one's would
+    // have come by then.
+    const later = await openWatch(
+      `/api/v1/namespaces/quiet/pods?watch=true&allowWatchBookmarks=true&resourceVersion=${api.scenario.resourceVersion}`,
+    );
+    expect((await later.reader.next(1, 2000))[0]?.type).toBe("BOOKMARK");
+    later.controller.abort();
     expect(plain.reader.pending()).toEqual([]);
     plain.controller.abort();
   });

@@ -4,19 +4,20 @@
  * while turns are already running, so replay and live delivery meet.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { type RawSubscriber, rawSubscribe } from "../support/raw-sse.ts";
 
 const SESSIONS = 50;
 const SUBSCRIBERS = 20;
 const TURNS = 3;
 
-let daemon: Daemon;
+let daemon: InProcessAgent;
 beforeAll(async () => {
-  daemon = await startDaemon({ args: ["--multi-session"] });
+  daemon = await startInProcessAgent({ args: ["--multi-session"] });
 });
 afterAll(async () => {
-  await daemon.sigterm();
+  await daemon.stop();
 });
 
 async function createSession(id: string): Promise<void> {
@@ -106,7 +107,29 @@ test(`${SESSIONS} sessions x ${SUBSCRIBERS} subscribers: every row once, in orde
     60_000,
     "all rows delivered",
   );
-  await Bun.sleep(200);
+  // A barrier: one ordered feed per session, so once a subscriber sees the inbox frame of a
+  // message queued now (wake:false: no turn, no row), any stray or repeated row published before
+  // it has reached that subscriber too.
+  const barriers = new Map<string, string>();
+  for (const id of ids) {
+    const queued = await postJson(`${daemon.baseUrl}/sessions/${id}/inject`, { message: "barrier", wake: false });
+    expect(queued.status).toBe(200);
+    barriers.set(id, ((await queued.json()) as { prompt_id: string }).prompt_id);
+  }
+  await waitFor(
+    () =>
+      [...subscribers.entries()].every(([id, list]) =>
+        list.every((s) =>
+          s.frames.some(
+            (f) => f.event === "inbox" && (JSON.parse(f.data) as { prompt_id?: string }).prompt_id === barriers.get(id),
+          ),
+        ),
+      )
+        ? true
+        : undefined,
+    30_000,
+    "the barrier everywhere",
+  );
   for (const list of subscribers.values()) {
     expect(list.length).toBe(SUBSCRIBERS);
     for (const subscriber of list) checkSubscriber(subscriber, TURNS * 2);

@@ -5,18 +5,13 @@
  * the message waits), GET /guardrails, POST /guardrails/reset with its 400/409 rules and row,
  * and the halted state across restarts under the current configuration.
  */
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
 import { call as scriptedCall, writeScript } from "../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../support/sse-client.ts";
 
-const running: Array<{ daemon: Daemon; events: Collector }> = [];
-afterEach(async () => {
-  for (const { daemon, events } of running.splice(0)) {
-    events.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-  }
-});
+const scope = daemonScope();
 
 /** One model call; `tokens` prompt tokens at $1 per million (see `price`). */
 const usage = (tokens: number) => ({
@@ -30,7 +25,7 @@ const call = (name: string, args: Record<string, unknown>, tokens = 0) => script
 const MILLION = 1_000_000;
 
 async function start(options: { script: string; args?: string[]; sessionDb?: string }) {
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     args: [
       "--model=scripted",
       `--script=${options.script}`,
@@ -41,7 +36,7 @@ async function start(options: { script: string; args?: string[]; sessionDb?: str
     ...(options.sessionDb ? { sessionDb: options.sessionDb } : {}),
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "usage-update");
   const base = `${daemon.baseUrl}/sessions/default`;
   return { daemon, events, base };
@@ -66,6 +61,20 @@ const rows = (events: Collector) =>
           Content: { parts: Array<{ text?: string }> } | null;
         },
     );
+/** Turns a halted session refused so far (spar_turns_refused_total, every guardrail). */
+async function refusedTurns(base: string): Promise<number> {
+  const text = await (await fetch(`${new URL(base).origin}/metrics`)).text();
+  return [...text.matchAll(/^spar_turns_refused_total\{[^}]*\} (\d+)/gm)].reduce(
+    (sum, [, value]) => sum + Number(value),
+    0,
+  );
+}
+
+/** Wait until the session refused more than `before` turns: the scheduler looked at the queue and started nothing. */
+async function refusedAfter(base: string, before: number): Promise<void> {
+  await waitFor(async () => ((await refusedTurns(base)) > before ? true : undefined), 10_000, "the turn refused");
+}
+
 const after = (events: Collector, index: number) => events.frames.slice(index).map((frame) => frame.event);
 const turnEnd = (frame: Frame) => frame.event === "turn-complete" || frame.event === "turn-error";
 
@@ -90,9 +99,10 @@ test("watchdog enforce: a critical loop cuts the turn (trip frame, then canceled
   expect(info).toMatchObject({ halted: true, watchdog: { mode: "enforce", tripped: true } });
 
   const mark = events.frames.length;
+  const refusedBefore = await refusedTurns(base);
   const refused = await postJson(`${base}/inject`, { message: "try again" });
   expect(await refused.json()).toMatchObject({ injected: true, woke: false, halted: { guardrail: "watchdog" } });
-  await Bun.sleep(300);
+  await refusedAfter(base, refusedBefore);
   expect(after(events, mark)).toEqual(["inbox"]);
   expect(((await (await fetch(`${base}/status`)).json()) as { turn_in_flight: boolean }).turn_in_flight).toBe(false);
 
@@ -153,6 +163,7 @@ test("per-session ceiling: reaching it on a final answer trips without cutting; 
   });
 
   mark = events.frames.length;
+  const refusedBefore = await refusedTurns(base);
   await postJson(`${base}/inject`, { message: "c" });
   for (const body of [undefined, { additional_budget_usd: 0.2 }]) {
     const conflict = await postJson(`${base}/guardrails/reset`, body);
@@ -163,7 +174,7 @@ test("per-session ceiling: reaching it on a final answer trips without cutting; 
       guardrails: { halted: true },
     });
   }
-  await Bun.sleep(200);
+  await refusedAfter(base, refusedBefore);
   expect(after(events, mark)).toEqual(["inbox"]);
   const reset = await postJson(`${base}/guardrails/reset`, { guardrail: "cost_ceiling", additional_budget_usd: 1 });
   expect(reset.status).toBe(200);
@@ -203,8 +214,9 @@ test("per-turn ceiling: a trip mid-turn cuts only that turn; a clean turn breaks
   });
   // The next call of the script would have been the turn after a cut; nothing ran it.
   const mark = events.frames.length;
+  const refusedBefore = await refusedTurns(base);
   await postJson(`${base}/inject`, { message: "6" });
-  await Bun.sleep(200);
+  await refusedAfter(base, refusedBefore);
   expect(after(events, mark)).toEqual(["inbox"]);
 }, 40_000);
 
@@ -224,7 +236,8 @@ test("a session halted on spend stays halted across restart; a raised or removed
     halted: true,
     cost_ceiling: { tripped: true, session_cost_usd: 2 },
   });
-  await Bun.sleep(200);
+  // The message queued before the kill is drained at boot and refused: the session stays halted.
+  await refusedAfter(same.base, 0);
   expect(same.events.frames.some((frame) => frame.event === "turn-complete")).toBe(false);
   await same.daemon.sigterm();
 

@@ -3,23 +3,15 @@
  * a turn in flight, a second daemon on the same store, idle eviction and rebuild, a crashing
  * turn worker, and a subscriber that stops reading.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, MAIN, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { type Daemon, MAIN, postJson, tempDir, waitFor } from "../support/daemon.ts";
 import { rawSubscribe } from "../support/raw-sse.ts";
 import { collect } from "../support/sse-client.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
-});
-
-async function start(options: Parameters<typeof startDaemon>[0] = {}): Promise<Daemon> {
-  const daemon = await startDaemon(options);
-  running.push(daemon);
-  return daemon;
-}
+const scope = daemonScope();
 
 function script(lines: unknown[]): string {
   const path = join(tempDir(), "script.jsonl");
@@ -38,7 +30,7 @@ async function turnsOf(daemon: Daemon, session: string): Promise<number> {
 }
 
 test("SIGTERM: the turn in flight ends canceled, streams are hung up after it, exit code 0", async () => {
-  const daemon = await start({
+  const daemon = await scope.start({
     args: ["--model=scripted", `--script=${script([text("never finished", { delayMs: 30_000 })])}`],
   });
   const stream = collect(`${daemon.baseUrl}/sessions/default/events`);
@@ -58,7 +50,7 @@ test("SIGTERM: the turn in flight ends canceled, streams are hung up after it, e
 }, 30_000);
 
 test("a second daemon on the same store refuses to start, naming the reason", async () => {
-  const first = await start();
+  const first = await scope.start();
   const second = Bun.spawn(
     [process.execPath, MAIN, "agent", "--attach-listen=127.0.0.1:0", `--session-db=${first.sessionDb}`],
     { stderr: "pipe", stdout: "pipe" },
@@ -71,7 +63,7 @@ test("a second daemon on the same store refuses to start, naming the reason", as
 });
 
 test("idle eviction: a quiet session leaves memory, then rebuilds on first touch with its history and usage", async () => {
-  const daemon = await start({ args: ["--multi-session", "--session-idle-timeout=300ms"] });
+  const daemon = await scope.start({ args: ["--multi-session", "--session-idle-timeout=300ms"] });
   expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "napper" })).status).toBe(201);
   expect((await postJson(`${daemon.baseUrl}/sessions/napper/inject`, { message: "remember me" })).status).toBe(200);
   await waitFor(async () => ((await turnsOf(daemon, "napper")) === 1 ? true : undefined), 5000, "first turn");
@@ -107,7 +99,7 @@ test("idle eviction: a quiet session leaves memory, then rebuilds on first touch
 }, 20_000);
 
 test("a turn worker that crashes: the turn ends with turn-error, the worker is replaced, /healthz stays 200", async () => {
-  const daemon = await start({
+  const daemon = await scope.start({
     args: [
       "--workers=1",
       "--model=scripted",
@@ -128,7 +120,7 @@ test("a turn worker that crashes: the turn ends with turn-error, the worker is r
 }, 20_000);
 
 test("a turn worker that spins: past --worker-liveness the turn ends with turn-error, the worker is replaced, /healthz stays 200", async () => {
-  const daemon = await start({
+  const daemon = await scope.start({
     args: [
       "--workers=1",
       "--worker-liveness=1s",
@@ -157,7 +149,7 @@ test("a turn worker that spins: past --worker-liveness the turn ends with turn-e
 }, 30_000);
 
 test("a subscriber that stops reading is closed when its buffer fills; another subscriber gets every row", async () => {
-  const daemon = await start({ args: ["--subscriber-buffer=64"] });
+  const daemon = await scope.start({ args: ["--subscriber-buffer=64"] });
   const stalled = rawSubscribe(daemon.port, "/sessions/default/events");
   const healthy = collect(`${daemon.baseUrl}/sessions/default/events`);
   await healthy.waitFor((frame) => frame.event === "usage-update");
@@ -171,6 +163,7 @@ test("a subscriber that stops reading is closed when its buffer fills; another s
     );
     for (const response of await Promise.all(batch)) expect(response.status).toBe(200);
     turns += 10;
+    // Pacing, not a wait: a breath between batches lets turns run while the subscriber stalls.
     await Bun.sleep(5);
   }
   // Reading again drains what the kernel buffered; the server must have cut the stream short.
@@ -232,7 +225,7 @@ function rssKiB(pid: number): number {
 }
 
 test("subscribers that stall while replaying a history of large rows hold about a page each, not a 500-row page", async () => {
-  const daemon = await start({ args: ["--multi-session"] });
+  const daemon = await scope.start({ args: ["--multi-session"] });
   expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: "big" })).status).toBe(201);
   const inject = `${daemon.baseUrl}/sessions/big/inject`;
   const big = "y".repeat(7000);
@@ -261,6 +254,7 @@ test("subscribers that stall while replaying a history of large rows hold about 
     subscriber.pause();
     return subscriber;
   });
+  // Time under test: the window in which replays that buffer whole pages would grow the RSS.
   await Bun.sleep(3000);
   const grownMiB = (rssKiB(daemon.process.pid) - before) / 1024;
   // Measured: with 500-row pages each stalled replay held the whole history (+790 MiB for the
@@ -271,15 +265,11 @@ test("subscribers that stall while replaying a history of large rows hold about 
   const reader = collect(`${daemon.baseUrl}/sessions/big/events?since=0`);
   const agentSeqs = () =>
     reader.frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
-  const seqs = await waitFor(
-    async () => {
-      const seen = agentSeqs().length;
-      await Bun.sleep(1000);
-      return seen > 0 && agentSeqs().length === seen ? agentSeqs() : undefined;
-    },
-    30_000,
-    "full replay",
-  );
+  // A barrier: the feed is ordered, so once the inbox frame of a message queued now (wake:false:
+  // no turn, no row) arrives after the replay, the whole history has arrived before it.
+  const barrier = (await (await postJson(inject, { message: "barrier", wake: false })).json()) as { prompt_id: string };
+  await reader.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === barrier.prompt_id, 30_000);
+  const seqs = agentSeqs();
   reader.close();
   expect(seqs.length).toBeGreaterThanOrEqual(turns * 2);
   expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));

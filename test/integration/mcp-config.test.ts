@@ -7,7 +7,8 @@
 import { afterEach, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MAIN, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { usageError } from "../support/agent-startup.ts";
+import { postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import {
   EVERYTHING,
   FIXTURE,
@@ -28,33 +29,18 @@ afterEach(async () => {
   killLeftovers(pidFiles.splice(0).flatMap(pidsIn));
 });
 
-async function refusal(args: string[]): Promise<{ code: number; stderr: string }> {
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      MAIN,
-      "agent",
-      "--attach-listen=127.0.0.1:0",
-      `--session-db=${join(tempDir(), "s.db")}`,
-      ...args,
-    ],
-    { stdout: "ignore", stderr: "pipe" },
-  );
-  const stderr = await new Response(child.stderr).text();
-  return { code: await child.exited, stderr };
-}
-
 test("a bad mcp.json is a startup error naming the key (exit 2); a missing named file too; echo never reads it", async () => {
   const bad = writeCatalog({ version: 1, servers: { a: { transport: "stdio" } } });
   const script = join(tempDir(), "empty.jsonl");
   writeFileSync(script, "");
-  const refused = await refusal(["--model=scripted", `--script=${script}`, `--mcp-config=${bad}`]);
-  expect(refused.code).toBe(2);
-  expect(refused.stderr).toContain(`spar agent: mcp.json ${bad}: servers.a.command: required for transport "stdio"`);
+  // Usage errors (the command prints "spar agent: <error>" and exits 2: test/integration/config-file).
+  const cwd = tempDir();
+  const listen = ["--attach-listen=127.0.0.1:0", `--session-db=${join(cwd, "s.db")}`];
+  const refused = usageError([...listen, "--model=scripted", `--script=${script}`, `--mcp-config=${bad}`], cwd);
+  expect(refused).toStartWith(`mcp.json ${bad}: servers.a.command: required for transport "stdio"`);
   const missing = join(tempDir(), "absent.json");
-  const gone = await refusal(["--model=scripted", `--script=${script}`, `--mcp-config=${missing}`]);
-  expect(gone.code).toBe(2);
-  expect(gone.stderr).toContain(`mcp.json ${missing}: cannot read it (ENOENT)`);
+  const gone = usageError([...listen, "--model=scripted", `--script=${script}`, `--mcp-config=${missing}`], cwd);
+  expect(gone).toContain(`mcp.json ${missing}: cannot read it (ENOENT)`);
   // Tool servers are not wired under echo: the same bad file does not stop it.
   const daemon = await startDaemon({ args: [`--mcp-config=${bad}`] });
   try {

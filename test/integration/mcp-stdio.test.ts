@@ -139,7 +139,8 @@ test("started lazily: nothing runs until first use, and the first turn is alread
     [call("everything__echo", { message: "first use" }), say("done")],
     ["--permission-mode=yolo"],
   );
-  await Bun.sleep(500);
+  // A server started eagerly would be "starting" (with a pid) from the moment the daemon wired
+  // it, before it listened: "idle" now means nothing started it.
   const [idle] = await mcpRows(running.base);
   expect(idle).toMatchObject({ name: "everything", status: "idle" });
   expect(idle?.pid).toBeUndefined();

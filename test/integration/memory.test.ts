@@ -5,21 +5,15 @@
  * index and `agent.description`) reaches a real provider's wire (the OpenAI-compatible fake),
  * and after an edit plus POST /reload the next turn carries the new text.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { join } from "node:path";
-import { type Daemon, postJson, startDaemon } from "../support/daemon.ts";
+import { postJson } from "../support/daemon.ts";
 import { type Collector, collect } from "../support/sse-client.ts";
-import { type ProviderFake, startProviderFake } from "../fakes/providers/provider-fake.ts";
+import { startProviderFake } from "../fakes/providers/provider-fake.ts";
 import { type Project, makeProject, skillFile } from "./skills-project.ts";
 
-const running: Array<{ daemon: Daemon; events?: Collector; fake?: ProviderFake }> = [];
-afterEach(async () => {
-  for (const { daemon, events, fake } of running.splice(0)) {
-    events?.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-    fake?.stop();
-  }
-});
+const scope = daemonScope();
 
 function layeredProject(): Project {
   const project = makeProject();
@@ -35,8 +29,7 @@ function layeredProject(): Project {
 test("GET /memory: user, project, project .agents, then each directory down to the working directory, with sizes; a sibling directory is not on the chain", async () => {
   const project = layeredProject();
   const working = join(project.root, "svc", "api");
-  const daemon = await startDaemon({ cwd: working, env: { HOME: project.home } });
-  running.push({ daemon });
+  const daemon = await scope.start({ cwd: working, env: { HOME: project.home } });
   const body = await (await fetch(`${daemon.baseUrl}/sessions/default/memory`)).json();
   expect(body).toEqual({
     sources: [
@@ -51,12 +44,11 @@ test("GET /memory: user, project, project .agents, then each directory down to t
 
 test("--memory-user-file=- drops the user scope; --memory-project-root moves the project scope", async () => {
   const project = layeredProject();
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     cwd: join(project.root, "svc", "api"),
     env: { HOME: project.home },
     args: ["--memory-user-file=-", `--memory-project-root=${join(project.root, "svc")}`],
   });
-  running.push({ daemon });
   const body = (await (await fetch(`${daemon.baseUrl}/sessions/default/memory`)).json()) as {
     sources: Array<{ scope: string; path: string }>;
   };
@@ -82,8 +74,11 @@ test("the system prompt reaches the provider: description, the chain in order (t
   project.put(".agents/config.json", JSON.stringify({ agent: { description: "You are the build helper." } }));
   project.put(".agents/skills/release/SKILL.md", skillFile("release", "Cut a release", "steps"));
   const key = "memory-test-key-7d1e";
-  const fake = startProviderFake("openai-compatible", { apiKey: key, models: ["qwen3-coder-30b"] });
-  const daemon = await startDaemon({
+  const fake = scope.defer(
+    startProviderFake("openai-compatible", { apiKey: key, models: ["qwen3-coder-30b"] }),
+    (provider) => provider.stop(),
+  );
+  const daemon = await scope.start({
     cwd: join(project.root, "svc", "api"),
     env: { HOME: project.home, LOCAL_LLM_KEY: key },
     args: [
@@ -97,7 +92,7 @@ test("the system prompt reaches the provider: description, the chain in order (t
     ],
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events, fake });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "usage-update");
   const base = `${daemon.baseUrl}/sessions/default`;
   fake.enqueue("text");

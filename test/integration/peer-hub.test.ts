@@ -3,22 +3,19 @@
  * carrying registrations and their ownership across a restart; the state-file flag without the
  * hub refuses to start.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, MAIN, postJson, startDaemon, tempDir } from "../support/daemon.ts";
+import { postJson, tempDir } from "../support/daemon.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
-});
+const scope = daemonScope();
 
 test("peers register, list by label, heartbeat and survive a restart through the state file", async () => {
   const dir = tempDir();
   const stateFile = join(dir, "peers.jsonl");
   const args = ["--attach-peer-hub", `--attach-peer-state-file=${stateFile}`];
-  const first = await startDaemon({ args });
-  running.push(first);
+  const first = await scope.start({ args });
   const registered = await postJson(`${first.baseUrl}/peers`, {
     name: "triage-eu",
     endpoint: "https://triage.eu.example:7777",
@@ -46,8 +43,7 @@ test("peers register, list by label, heartbeat and survive a restart through the
   expect((statSync(stateFile).mode & 0o777).toString(8)).toBe("600");
   expect(await first.sigterm()).toBe(0);
 
-  const second = await startDaemon({ args, sessionDb: first.sessionDb });
-  running.push(second);
+  const second = await scope.start({ args, sessionDb: first.sessionDb });
   const all = (await (await fetch(`${second.baseUrl}/peers`)).json()) as {
     peers: Array<{ name: string; registration_id?: string }>;
   };
@@ -60,20 +56,3 @@ test("peers register, list by label, heartbeat and survive a restart through the
   const left = (await (await fetch(`${second.baseUrl}/peers`)).json()) as { peers: Array<{ name: string }> };
   expect(left.peers.map((row) => row.name)).toEqual(["triage-us"]);
 }, 30_000);
-
-test("the state file without the hub is a startup error", async () => {
-  const dir = tempDir();
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      MAIN,
-      "agent",
-      "--attach-listen=127.0.0.1:0",
-      `--session-db=${join(dir, "s.db")}`,
-      `--attach-peer-state-file=${join(dir, "p.jsonl")}`,
-    ],
-    { cwd: dir, stderr: "pipe", stdout: "pipe" },
-  );
-  expect(await child.exited).toBe(2);
-  expect(await new Response(child.stderr).text()).toContain("--attach-peer-hub");
-});

@@ -4,20 +4,15 @@
  * a prompt pending, 410 for expired and turn-ended prompts (also after kill -9), the refusal
  * storm, mode changes with their audit row, and deny patterns.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
-import { type Collector, collect } from "../support/sse-client.ts";
+import { postJson, tempDir, waitFor } from "../support/daemon.ts";
+import { collect } from "../support/sse-client.ts";
 import { call, toolResults } from "../support/scripted.ts";
 
-const running: Array<{ daemon: Daemon; streams: Collector[] }> = [];
-afterEach(async () => {
-  for (const { daemon, streams } of running.splice(0)) {
-    for (const stream of streams) stream.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-  }
-});
+const scope = daemonScope();
 
 const say = (text: string) => ({
   request: {},
@@ -27,13 +22,14 @@ const say = (text: string) => ({
 async function start(lines: unknown[], args: string[] = [], sessionDb?: string) {
   const script = join(tempDir(), "script.jsonl");
   writeFileSync(script, `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     args: ["--model=scripted", `--script=${script}`, ...args],
     ...(sessionDb ? { sessionDb } : {}),
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
   const prompts = collect(`${daemon.baseUrl}/sessions/default/perms/stream`);
-  running.push({ daemon, streams: [events, prompts] });
+  scope.defer(events, (stream) => stream.close());
+  scope.defer(prompts, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "usage-update");
   return { daemon, events, prompts, base: `${daemon.baseUrl}/sessions/default`, script };
 }

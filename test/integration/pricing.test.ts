@@ -5,24 +5,19 @@
  * from a file (spar and LiteLLM formats, a failing source changes nothing), the 429 limiter, and
  * 501 without a source.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SHIPPED_RATES } from "../../src/pricing/shipped-rates.ts";
-import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { type Daemon, postJson, tempDir, waitFor } from "../support/daemon.ts";
 import { type ScriptedDaemon, say, startScripted } from "../support/scripted.ts";
 
 const ZERO_TIME = "0001-01-01T00:00:00Z";
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const scope = daemonScope();
 
 async function daemon(args: string[] = []): Promise<{ daemon: Daemon; base: string }> {
-  const started = await startDaemon({ args });
-  cleanups.push(async () => {
-    if (started.process.exitCode === null) await started.kill9();
-  });
+  const started = await scope.start({ args });
   return { daemon: started, base: `${started.baseUrl}/sessions/default` };
 }
 
@@ -99,7 +94,7 @@ test("a scripted turn after /pricing/set costs the hand-computed amount on turn-
     say("free", { usageMetadata }),
     say("priced", { usageMetadata }),
   ]);
-  cleanups.push(() => scripted.stop());
+  scope.defer(scripted, (started) => started.stop());
   const base = `${scripted.daemon.baseUrl}/sessions/default`;
   await postJson(`${base}/inject`, { message: "one" });
   const first = await scripted.events.waitFor((frame) => frame.event === "turn-complete");
@@ -159,7 +154,7 @@ test("POST /pricing/refresh from a local server: rates replace the shipped ones,
     port: 0,
     fetch: () => (status === 200 ? Response.json(served) : new Response("down", { status })),
   });
-  cleanups.push(() => server.stop(true));
+  scope.defer(server, (listener) => listener.stop(true));
   const url = `http://127.0.0.1:${server.port}/prices.json`;
   const { base } = await daemon([`--pricing-source=${url}`, "--pricing-refresh-on-start=false"]);
   expect(await getPricing(base)).toMatchObject({ source: url, last_refresh: ZERO_TIME, rate: null });
@@ -267,19 +262,3 @@ test("refresh from a file: LiteLLM format at start, a bad document later changes
   expect(limitedBody.error).toBe("rate limited");
   expect(limitedBody.retry_after_seconds).toBeGreaterThanOrEqual(1);
 }, 20_000);
-
-test("a pricing source that is neither http(s) nor a path is a startup error naming the flag", async () => {
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      join(import.meta.dir, "../../src/main.ts"),
-      "agent",
-      "--attach-listen=127.0.0.1:0",
-      `--session-db=${join(tempDir(), "s.db")}`,
-      "--pricing-source=ftp://example.com/p.json",
-    ],
-    { stderr: "pipe", stdout: "ignore" },
-  );
-  expect(await child.exited).toBe(2);
-  expect(await new Response(child.stderr).text()).toContain("--pricing-source must be an http(s) URL or a file path");
-});

@@ -3,24 +3,21 @@
  * the request (`max_tokens` on chat completions), and an answer cut at the cap (finish `length`)
  * is continued by auto-continue with a turn whose prompt says why.
  */
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
-import { type Collector, collect } from "../support/sse-client.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
+import { collect } from "../support/sse-client.ts";
 import { startProviderFake } from "../fakes/providers/provider-fake.ts";
 
-const running: Array<{ daemon: Daemon; events: Collector; stop: () => void }> = [];
-afterEach(async () => {
-  for (const { daemon, events, stop } of running.splice(0)) {
-    events.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-    stop();
-  }
-});
+const scope = daemonScope();
 
 test("the cap reaches the provider; a `length` finish is continued", async () => {
   const key = "output-cap-key-3f9a";
-  const fake = startProviderFake("openai-compatible", { apiKey: key, models: ["qwen3-coder-30b"] });
-  const daemon = await startDaemon({
+  const fake = scope.defer(
+    startProviderFake("openai-compatible", { apiKey: key, models: ["qwen3-coder-30b"] }),
+    (provider) => provider.stop(),
+  );
+  const daemon = await scope.start({
     env: { LOCAL_LLM_KEY: key },
     args: [
       "--provider=openai-compatible",
@@ -32,7 +29,7 @@ test("the cap reaches the provider; a `length` finish is continued", async () =>
     ],
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events, stop: () => fake.stop() });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "usage-update");
   fake.enqueue("length", "text");
   await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "write the long report" });

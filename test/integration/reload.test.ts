@@ -5,21 +5,18 @@
  * and keeps the good bundles); the write guards (415 without JSON, 403 read-only) and the ACL
  * (a viewer reads /memory and /skills but cannot reload: 404, masked).
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.ts";
+import { postJson, tempDir } from "../support/daemon.ts";
 import { type Project, makeProject, skillFile } from "./skills-project.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
-});
+const scope = daemonScope();
 
 async function start(project: Project, args: string[] = []) {
-  const daemon = await startDaemon({ cwd: project.root, env: { HOME: project.home }, args });
-  running.push(daemon);
+  const daemon = await scope.start({ cwd: project.root, env: { HOME: project.home }, args });
   return { daemon, base: `${daemon.baseUrl}/sessions/default` };
 }
 

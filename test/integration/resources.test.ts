@@ -28,6 +28,7 @@ function openFds(pid: number): number {
 
 test("an idle stream gets `: ping` comments at the heartbeat interval", async () => {
   const subscriber = rawSubscribe(daemon.port, "/sessions/default/events");
+  // Time under test: a second of heartbeats.
   await Bun.sleep(1100);
   subscriber.close();
   expect(subscriber.frames.map((frame) => frame.event)).toEqual(["capabilities", "status-update", "usage-update"]);

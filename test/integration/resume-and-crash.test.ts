@@ -4,22 +4,14 @@
  * duplicating nothing; a daemon killed mid-turn with a message waiting in its inbox comes back
  * with history, owner and inbox intact and drains the waiting message.
  */
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { type Daemon, postJson, tempDir, waitFor } from "../support/daemon.ts";
 import { type Frame, collect } from "../support/sse-client.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
-});
-
-async function start(options: Parameters<typeof startDaemon>[0]): Promise<Daemon> {
-  const daemon = await startDaemon(options);
-  running.push(daemon);
-  return daemon;
-}
+const scope = daemonScope();
 
 function agentSeqs(frames: Frame[]): number[] {
   return frames.filter((frame) => frame.event === "agent").map((frame) => (frame.data as { seq: number }).seq);
@@ -42,7 +34,7 @@ async function injectAndWait(daemon: Daemon, message: string, expectedTurns: num
 }
 
 test("since=N replays exactly the rows after N, then live rows follow", async () => {
-  const daemon = await start({});
+  const daemon = await scope.start({});
   await injectAndWait(daemon, "one", 1);
   await injectAndWait(daemon, "two", 2);
   const stream = collect(`${daemon.baseUrl}/sessions/default/events?since=2`);
@@ -54,7 +46,7 @@ test("since=N replays exactly the rows after N, then live rows follow", async ()
 });
 
 test("a cursor past the head means live only: nothing is replayed and every new row and frame follows", async () => {
-  const daemon = await start({});
+  const daemon = await scope.start({});
   await injectAndWait(daemon, "one", 1);
   const ahead = collect(`${daemon.baseUrl}/sessions/default/events?since=5`);
   const exact = collect(`${daemon.baseUrl}/sessions/default/events?since=2`);
@@ -72,7 +64,7 @@ test("a cursor past the head means live only: nothing is replayed and every new 
 });
 
 test("kill -9 during delivery: the client's Last-Event-ID reconnect to the restarted daemon loses and repeats nothing", async () => {
-  const first = await start({});
+  const first = await scope.start({});
   const stream = collect(`${first.baseUrl}/sessions/default/events`);
   await injectAndWait(first, "before crash 1", 1);
   await injectAndWait(first, "before crash 2", 2);
@@ -82,7 +74,7 @@ test("kill -9 during delivery: the client's Last-Event-ID reconnect to the resta
   const mark = stream.frames.length;
   await first.kill9();
 
-  const second = await start({ sessionDb: first.sessionDb, listen: `127.0.0.1:${first.port}` });
+  const second = await scope.start({ sessionDb: first.sessionDb, listen: `127.0.0.1:${first.port}` });
   // Rows 5-6 are committed before the client is back: they must arrive by replay from Last-Event-ID 4.
   await injectAndWait(second, "while the client reconnects", 3);
   await stream.waitFor((frame) => frame.event === "capabilities", 15_000, mark);
@@ -115,7 +107,7 @@ test("kill -9 mid-turn with a message waiting: history, owner and inbox survive;
     ].join("\n"),
   );
   const args = ["--multi-session", "--model=scripted", `--script=${script}`];
-  const first = await start({ args });
+  const first = await scope.start({ args });
   expect((await postJson(`${first.baseUrl}/sessions`, { sessionID: "crash-1" })).status).toBe(201);
   const stream = collect(`${first.baseUrl}/sessions/crash-1/events`);
   await stream.waitFor((frame) => frame.event === "capabilities");
@@ -131,7 +123,7 @@ test("kill -9 mid-turn with a message waiting: history, owner and inbox survive;
   stream.close();
   await first.kill9();
 
-  const second = await start({ args, sessionDb: first.sessionDb });
+  const second = await scope.start({ args, sessionDb: first.sessionDb });
   const listed = (await (await fetch(`${second.baseUrl}/sessions`)).json()) as {
     sessions: Array<Record<string, unknown>>;
   };
@@ -158,11 +150,30 @@ test("kill -9 mid-turn with a message waiting: history, owner and inbox survive;
   ]);
   expect(rows[1]?.CustomMetadata?.prompt_ids).toEqual([two.prompt_id]);
   expect(last.id).toBe("3");
-  // Drained exactly once: nothing is left to run, and no further row appears.
-  await Bun.sleep(300);
+  // Drained exactly once: nothing is left to run, and no further row appears. Proof: the next
+  // message's turn is the second one, its rows follow seq 3 directly, and it gets the script's
+  // next answer (a stray turn in between would have taken it).
   const status = (await (await fetch(`${second.baseUrl}/sessions/crash-1/status`)).json()) as {
     turn_in_flight: boolean;
   };
   expect(status.turn_in_flight).toBe(false);
   expect(await turns(second, "crash-1")).toBe(1);
+  const next = collect(`${second.baseUrl}/sessions/crash-1/events?since=3`);
+  try {
+    expect((await postJson(`${second.baseUrl}/sessions/crash-1/inject`, { message: "third" })).status).toBe(200);
+    await next.waitFor((frame) => frame.event === "turn-complete");
+    const after = next.frames
+      .filter((frame) => frame.event === "agent")
+      .map((frame) => {
+        const row = frame.data.event as { Author: string; Content: { parts: Array<{ text?: string }> } };
+        return [(frame.data as { seq: number }).seq, row.Author, row.Content.parts[0]?.text];
+      });
+    expect(after).toEqual([
+      [4, "user", "third"],
+      [5, "spar", "quick reply"],
+    ]);
+    expect(await turns(second, "crash-1")).toBe(2);
+  } finally {
+    next.close();
+  }
 }, 60_000);

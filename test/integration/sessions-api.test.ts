@@ -6,16 +6,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { postJson, tempDir, waitFor } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { say } from "../support/scripted.ts";
 
-let multi: Daemon;
-let single: Daemon;
+let multi: InProcessAgent;
+let single: InProcessAgent;
 beforeAll(async () => {
-  [multi, single] = await Promise.all([startDaemon({ args: ["--multi-session"] }), startDaemon({})]);
+  [multi, single] = await Promise.all([startInProcessAgent({ args: ["--multi-session"] }), startInProcessAgent()]);
 });
 afterAll(async () => {
-  await Promise.all([multi.sigterm(), single.sigterm()]);
+  await Promise.all([multi.stop(), single.stop()]);
 });
 
 async function body(response: Response): Promise<Record<string, unknown>> {
@@ -137,7 +138,7 @@ describe("DELETE /sessions/...", () => {
     // is held in between, long enough to race it deterministically.
     const script = join(tempDir(), "script.jsonl");
     writeFileSync(script, `${JSON.stringify(say("unused", { spin: true }))}\n`);
-    const daemon = await startDaemon({
+    const daemon = await startInProcessAgent({
       args: ["--multi-session", "--workers=1", "--worker-liveness=2s", "--model=scripted", `--script=${script}`],
     });
     try {
@@ -154,8 +155,24 @@ describe("DELETE /sessions/...", () => {
         method: "DELETE",
         headers: { "content-type": "application/json" },
       });
-      await Bun.sleep(300);
-      const late = await postJson(`${daemon.baseUrl}/sessions/stuck/inject`, { message: "late" });
+      let deleted = false;
+      void deleting.then(() => {
+        deleted = true;
+      });
+      // Messages that land before the DELETE closes the inbox go with the session; the first one
+      // after it is refused as missing, while the DELETE still waits for the turn.
+      const late = await waitFor(
+        async () => {
+          const answer = await postJson(`${daemon.baseUrl}/sessions/stuck/inject`, { message: "late" });
+          if (answer.status === 404) return answer;
+          expect(answer.status).toBe(200);
+          await answer.arrayBuffer();
+          return undefined;
+        },
+        5000,
+        "an inject refused as the session closes",
+      );
+      expect(deleted).toBe(false);
       expect(late.status).toBe(404);
       expect((await body(late)).error).toContain("stuck");
       const again = await fetch(`${daemon.baseUrl}/sessions/stuck`, {
@@ -165,7 +182,7 @@ describe("DELETE /sessions/...", () => {
       expect(again.status).toBe(500);
       expect((await deleting).status).toBe(204);
     } finally {
-      await daemon.sigterm();
+      await daemon.stop();
     }
   }, 20_000);
 });
@@ -190,8 +207,8 @@ describe("inject and wake", () => {
     const queued = await body(
       await postJson(`${multi.baseUrl}/sessions/sleepy/inject`, { message: "later", wake: false }),
     );
+    // wake:false schedules nothing (SessionActor.inject): no turn can have started, now or later.
     expect(queued).toMatchObject({ injected: true, session: "sleepy", woke: false });
-    await Bun.sleep(200);
     const usage = async () =>
       ((await body(await fetch(`${multi.baseUrl}/sessions/sleepy/usage`))).overall as { turns: number }).turns;
     expect(await usage()).toBe(0);

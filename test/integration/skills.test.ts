@@ -4,19 +4,14 @@
  * (yolo), the errors the model reads for an unknown skill, a missing resource and a path that
  * leaves the bundle, and a bad SKILL.md that is left out without stopping the daemon.
  */
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon } from "../support/daemon.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { postJson } from "../support/daemon.ts";
 import { call, toolResults, writeScript } from "../support/scripted.ts";
-import { type Collector, collect } from "../support/sse-client.ts";
+import { collect } from "../support/sse-client.ts";
 import { type Project, makeProject, skillFile } from "./skills-project.ts";
 
-const running: Array<{ daemon: Daemon; events?: Collector }> = [];
-afterEach(async () => {
-  for (const { daemon, events } of running.splice(0)) {
-    events?.close();
-    if (daemon.process.exitCode === null) await daemon.kill9();
-  }
-});
+const scope = daemonScope();
 
 const say = (text: string) => ({
   request: {},
@@ -39,13 +34,13 @@ function triageProject(): Project {
 }
 
 async function start(project: Project, args: string[] = [], lines: unknown[] = [say("idle")], mode = "yolo") {
-  const daemon = await startDaemon({
+  const daemon = await scope.start({
     cwd: project.root,
     env: { HOME: project.home },
     args: ["--model=scripted", `--script=${writeScript(lines)}`, `--permission-mode=${mode}`, ...args],
   });
   const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  running.push({ daemon, events });
+  scope.defer(events, (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "usage-update");
   return { daemon, events, base: `${daemon.baseUrl}/sessions/default` };
 }

@@ -3,18 +3,15 @@
  * clear JSON message, reads keep working, and nothing refused is half-written: after a restart
  * with room, the log is contiguous and the refused message is nowhere.
  */
-import { afterEach, expect, test } from "bun:test";
-import { type Daemon, postJson, startDaemon, waitFor } from "../support/daemon.ts";
+import { expect, test } from "bun:test";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { postJson, waitFor } from "../support/daemon.ts";
 import { collect } from "../support/sse-client.ts";
 
-const running: Daemon[] = [];
-afterEach(async () => {
-  for (const daemon of running.splice(0)) if (daemon.process.exitCode === null) await daemon.kill9();
-});
+const scope = daemonScope();
 
 test("a full store: 503 on inject, reads keep working, nothing half-written", async () => {
-  const first = await startDaemon({ args: ["--session-db-max-mb=1"] });
-  running.push(first);
+  const first = await scope.start({ args: ["--session-db-max-mb=1"] });
   const filler = "x".repeat(7000);
   let refused: Response | undefined;
   let refusedMarker = "";
@@ -25,7 +22,7 @@ test("a full store: 503 on inject, reads keep working, nothing half-written", as
     if (response.status === 200) {
       accepted++;
       await response.arrayBuffer();
-      // Let the turn run so rows accumulate too.
+      // Pacing, not a wait: a breath between injects lets turns run so rows accumulate too.
       await Bun.sleep(5);
     } else refused = response;
   }
@@ -43,22 +40,24 @@ test("a full store: 503 on inject, reads keep working, nothing half-written", as
   expect((await fetch(`${first.baseUrl}/healthz`)).status).toBe(200);
   expect(await first.sigterm()).toBe(0);
 
-  const second = await startDaemon({ sessionDb: first.sessionDb });
-  running.push(second);
-
+  const second = await scope.start({ sessionDb: first.sessionDb });
+  const stream = collect(`${second.baseUrl}/sessions/default/events`);
+  const userRowsOf = () =>
+    stream.frames.filter(
+      (frame) => frame.event === "agent" && (frame.data.event as { Author: string }).Author === "user",
+    );
+  const acceptedIn = (frame: (typeof stream.frames)[number]) =>
+    [
+      ...((frame.data.event as { Content: { parts: Array<{ text?: string }> } }).Content.parts[0]?.text ?? "").matchAll(
+        /<(\d+)> x/g,
+      ),
+    ].length;
+  // The restarted daemon drains the queue by itself: wait until every accepted message is in the log.
   await waitFor(
-    async () => {
-      const status = (await (await fetch(`${second.baseUrl}/sessions/default/status`)).json()) as {
-        turn_in_flight: boolean;
-      };
-      return status.turn_in_flight ? undefined : true;
-    },
+    () => (userRowsOf().reduce((sum, frame) => sum + acceptedIn(frame), 0) >= accepted ? true : undefined),
     20_000,
     "queued turns drained",
   );
-
-  await Bun.sleep(300);
-  const stream = collect(`${second.baseUrl}/sessions/default/events`);
   const head = await waitFor(
     async () => {
       const usage = (await (await fetch(`${second.baseUrl}/sessions/default/usage`)).json()) as {
@@ -70,7 +69,14 @@ test("a full store: 503 on inject, reads keep working, nothing half-written", as
     "usage",
   );
   expect(head).toBeGreaterThan(0);
-  await Bun.sleep(500);
+  // A barrier: the feed is ordered, so once the inbox frame of a message queued now (wake:false:
+  // no turn, no row) arrives, every row published before it (a repeat, a refused message) has too.
+  const barrier = (await (
+    await postJson(`${second.baseUrl}/sessions/default/inject`, { message: "barrier", wake: false })
+  ).json()) as {
+    prompt_id: string;
+  };
+  await stream.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === barrier.prompt_id, 10_000);
   stream.close();
   const rows = stream.frames.filter((frame) => frame.event === "agent");
   const seqs = rows.map((frame) => (frame.data as { seq: number }).seq);

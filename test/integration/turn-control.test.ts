@@ -88,9 +88,14 @@ test("running -> interrupt (hold): the turn ends canceled, the session parks, an
 test("paused -> inject queues without un-parking; resume continue drains it", async () => {
   const start = from();
   const before = await turns();
-  const queued = (await (await postJson(`${base()}/inject`, { message: "two" })).json()) as { prompt_id: string };
+  const queued = (await (await postJson(`${base()}/inject`, { message: "two" })).json()) as {
+    prompt_id: string;
+    woke: boolean;
+  };
+  // The inject's wake decision is made before it answers: a parked session starts nothing, and
+  // only a resume schedules a turn again.
+  expect(queued.woke).toBe(false);
   await stream.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === queued.prompt_id, 5000, start);
-  await Bun.sleep(300);
   expect((await status()).state).toBe("paused");
   expect(await turns()).toBe(before);
   const resumed = await postJson(`${base()}/resume`, { mode: "continue" });
@@ -152,7 +157,9 @@ test("idle -> pause transitions once; resume abandon drops what was queued, for 
   expect(
     (audit.data.event as { CustomMetadata: { abandoned_prompt_ids: string[] } }).CustomMetadata.abandoned_prompt_ids,
   ).toEqual([dropped.prompt_id]);
-  await Bun.sleep(300);
+  // The resume scheduled before it answered, with the queue already dropped: nothing started, and
+  // nothing but a new message or wake starts a turn later.
+  expect(await status()).toMatchObject({ state: "idle", turn_in_flight: false });
   expect(await turns()).toBe(before);
 });
 
@@ -179,7 +186,8 @@ test("an abandoned message is not re-run after a restart", async () => {
   daemon = await startDaemon({ args: ["--model=scripted", `--script=${script}`], sessionDb: daemon.sessionDb });
   stream = collect(`${daemon.baseUrl}/sessions/default/events`);
   await stream.waitFor((frame) => frame.event === "usage-update");
-  await Bun.sleep(500);
+  // Inbox work left by the last run is drained (and logged) before the daemon listens: none was.
+  expect(daemon.log()).not.toContain("draining");
   expect(await turns()).toBe(before);
   await waitFor(async () => ((await status()).turn_in_flight ? undefined : true), 2000, "idle");
 });

@@ -6,63 +6,32 @@
  * journal beside the dedup file (0600) and reaches the daemon once it is back: one session, one
  * payload, and the incident's next event is a duplicate of it.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
-import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
-import { createLogger } from "../../src/telemetry/logger.ts";
-import { startWatcher } from "../../src/watcher/watch-runner.ts";
 import { type Daemon, tempDir, waitFor } from "../support/daemon.ts";
-import { writeKubeconfig } from "../support/kube.ts";
 import { collect } from "../support/sse-client.ts";
-import { ONCALL_TOKEN, OWNER, WATCHER_ENV, startTriageDaemon } from "../support/triage-daemon.ts";
+import { ONCALL_TOKEN, OWNER, startTriageDaemon, startTriageWatcher, triageScope } from "../support/triage-daemon.ts";
 
-let api: FakeApiserver;
-let dir: string;
-let kubeconfig: string;
+const triage = triageScope({ daemon: false });
 
-beforeAll(async () => {
-  dir = tempDir();
-  api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
-  kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
-});
-
-afterAll(async () => {
-  await api.stop();
-});
-
-async function watcher(daemonUrl: string, ...extra: string[]) {
-  const config = watcherConfigFromArgv([
-    `--daemon-url=${daemonUrl}`,
-    "--token-env=WATCHER_TOKEN",
-    `--owner=${OWNER}`,
-    "--cluster-name=kind-test",
-    `--kubeconfig=${kubeconfig}`,
+/** A watcher delivering to `daemonUrl` (the triage daemon or a gateway in front of it). */
+const watcher = (daemonUrl: string, ...extra: string[]) =>
+  startTriageWatcher(daemonUrl, triage.kubeconfig, [
     "--storm=off",
     "--recovery-stable-for=0",
     "--enrich=off",
     ...extra,
   ]);
-  if (!config.ok) throw new Error(config.error);
-  const log: string[] = [];
-  const running = await startWatcher(
-    config.value,
-    createLogger("debug", (line) => log.push(line)),
-    { env: WATCHER_ENV },
-  );
-  await waitFor(() => (running.ready() ? true : undefined), 8000, "synced");
-  return { running, log };
-}
 
 function oomKilled(namespace: string, name: string, at = Date.now()) {
-  const pod = api.scenario.createPod({
+  const pod = triage.api.scenario.createPod({
     namespace,
     name,
     node: "node-a",
     containers: [{ name: "app", restartCount: 1 }],
   } as never);
-  api.scenario.recordEvent({
+  triage.api.scenario.recordEvent({
     involvedObject: pod,
     reason: "OOMKilled",
     message: "Container app exceeded its memory limit",
@@ -73,24 +42,34 @@ function oomKilled(namespace: string, name: string, at = Date.now()) {
   return pod;
 }
 
-/** Every user row of a session whose text is an incident payload (one per inject), read as the owner. */
-async function injectedRows(
-  daemon: Daemon,
-  sessionId: string,
-  settleMs = 1500,
-): Promise<Array<Record<string, unknown>>> {
-  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, {
-    headers: { authorization: `Bearer ${ONCALL_TOKEN}` },
-  });
-  try {
-    await Bun.sleep(settleMs);
-    return stream.frames
+/**
+ * Every user row of a session whose text is an incident payload (one per inject), read as the
+ * owner once at least one arrived. Then a barrier: the session's feed is ordered, so once the
+ * `inbox` frame of a message the owner queues with wake:false (no turn, no row) arrives, every
+ * row published before it has arrived too.
+ */
+async function injectedRows(daemon: Daemon, sessionId: string): Promise<Array<Record<string, unknown>>> {
+  const headers = { authorization: `Bearer ${ONCALL_TOKEN}` };
+  const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, { headers });
+  const incidents = () =>
+    stream.frames
       .filter((frame) => frame.event === "agent")
       .map((frame) => (frame.data.event as { Content?: { role?: string; parts?: Array<{ text?: string }> } }).Content)
       .filter((content) => content?.role === "user")
       .map((content) => (content?.parts ?? []).map((part) => part.text ?? "").join(""))
       .filter((text) => text.startsWith('{"kind"'))
       .map((text) => JSON.parse(text) as Record<string, unknown>);
+  try {
+    await waitFor(() => (incidents().length > 0 ? true : undefined), 10_000, `an incident row in ${sessionId}`);
+    const barrier = await fetch(`${daemon.baseUrl}/sessions/${sessionId}/inject`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ message: "barrier", wake: false }),
+    });
+    expect(barrier.status).toBe(200);
+    const { prompt_id } = (await barrier.json()) as { prompt_id: string };
+    await stream.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === prompt_id, 10_000);
+    return incidents();
   } finally {
     stream.close();
   }
@@ -132,7 +111,14 @@ describe("sink retries", () => {
         10_000,
         "the inject accepted",
       );
-      await Bun.sleep(1500);
+      // Delivered: nothing is left in the re-send journal, so nothing more is sent.
+      await running.dispatcher.idle();
+      await waitFor(
+        () =>
+          running.metrics.render().includes('watcher_deliveries_pending{cluster="kind-test"} 0') ? true : undefined,
+        10_000,
+        "the re-send journal empty",
+      );
       expect(injects.map((inject) => inject.status)).toEqual([503, 503, 200]);
       expect(creates).toBe(1);
       expect((injects[1]?.at ?? 0) - (injects[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
@@ -216,9 +202,9 @@ describe("sink retries", () => {
   }, 30_000);
 
   test("daemon down when the incident fires, watcher restarted meanwhile: the open survives in the journal and is delivered once the daemon is back", async () => {
-    const state = join(dir, "restart-state");
+    const state = join(triage.dir, "restart-state");
     const dedup = join(state, "dedup.json");
-    const first = await startTriageDaemon(join(dir), {});
+    const first = await startTriageDaemon(join(triage.dir), {});
     const address = `127.0.0.1:${first.port}`;
     const before = await watcher(first.baseUrl, `--dedup-persist=${dedup}`);
     await first.sigterm();
@@ -238,7 +224,7 @@ describe("sink retries", () => {
     expect(statSync(state).mode & 0o777).toBe(0o700);
     expect(readFileSync(journal, "utf8")).toContain("invoicer-oom");
 
-    const daemon = await startTriageDaemon(dir, { listen: address, sessionDb: first.sessionDb });
+    const daemon = await startTriageDaemon(triage.dir, { listen: address, sessionDb: first.sessionDb });
     const after = await watcher(daemon.baseUrl, `--dedup-persist=${dedup}`);
     try {
       const fired = await waitFor(
@@ -252,7 +238,7 @@ describe("sink retries", () => {
       const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
       expect(sid).toMatch(/^sess-/);
       // The incident's next event is a duplicate of the delivered incident, not a second session.
-      api.scenario.recordEvent({
+      triage.api.scenario.recordEvent({
         involvedObject: pod,
         reason: "OOMKilled",
         message: "Container app exceeded its memory limit",

@@ -5,51 +5,38 @@
  * the window opens nothing; five pods failing on one node form one storm session; a restart with
  * the persisted dedup cache re-injects nothing; a dropped watch and a 410 lose nothing.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { FakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
 import { createLogger } from "../../src/telemetry/logger.ts";
 import { StartupRefusal, startWatcher } from "../../src/watcher/watch-runner.ts";
-import { type Daemon, waitFor } from "../support/daemon.ts";
+import { waitFor } from "../support/daemon.ts";
 import {
   ONCALL_TOKEN,
-  type TriageSetup,
   WATCHER_ENV,
   injectedPayloads,
-  startTriageSetup,
   startTriageWatcher,
-  stopTriageSetup,
+  triageScope,
 } from "../support/triage-daemon.ts";
 
 const env = WATCHER_ENV;
-let api: FakeApiserver;
-let daemon: Daemon;
-let dir: string;
-let kubeconfig: string;
+const triage = triageScope();
 
-let setup: TriageSetup;
-
-beforeAll(async () => {
-  setup = await startTriageSetup();
-  ({ api, daemon, dir, kubeconfig } = setup);
-}, 30_000);
-
-afterAll(() => stopTriageSetup(setup));
-
-const watcher = (...extra: string[]) => startTriageWatcher(daemon, kubeconfig, extra);
+/** Crash-loop back-off fires on its first event here. */
+const watcher = (...extra: string[]) =>
+  startTriageWatcher(triage.daemon, triage.kubeconfig, ["--backoff-min-count=1", ...extra]);
 
 async function ownerSessions(): Promise<string[]> {
   const listed = (await (
-    await fetch(`${daemon.baseUrl}/sessions`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } })
+    await fetch(`${triage.daemon.baseUrl}/sessions`, { headers: { authorization: `Bearer ${ONCALL_TOKEN}` } })
   ).json()) as { sessions: Array<{ sessionID: string }> };
   return listed.sessions.map((session) => session.sessionID).filter((id) => id.startsWith("sess-"));
 }
 
-const injected = (sessionId: string, count: number) => injectedPayloads(daemon, sessionId, count);
+const injected = (sessionId: string, count: number) => injectedPayloads(triage.daemon, sessionId, count);
 
 function crashLoop(namespace: string, name: string, node = "node-a") {
-  const pod = api.scenario.createPod({
+  const pod = triage.api.scenario.createPod({
     namespace,
     name,
     node,
@@ -57,7 +44,7 @@ function crashLoop(namespace: string, name: string, node = "node-a") {
       { name: "app", image: "registry.example.com/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 4 },
     ],
   } as never);
-  api.scenario.recordEvent({
+  triage.api.scenario.recordEvent({
     involvedObject: pod,
     reason: "BackOff",
     message: "Back-off restarting failed container app in pod",
@@ -104,7 +91,7 @@ describe("per-incident", () => {
         type: "Warning",
         context: { node: "node-a" },
       });
-      api.scenario.recordEvent({
+      triage.api.scenario.recordEvent({
         involvedObject: pod,
         reason: "BackOff",
         message: "Back-off restarting failed container app in pod",
@@ -133,7 +120,7 @@ describe("per-incident", () => {
   }, 20_000);
 
   test("restart with the persisted dedup cache: the re-listed incident is not injected again; a watch drop and a 410 lose nothing", async () => {
-    const persist = join(dir, "dedup.json");
+    const persist = join(triage.dir, "dedup.json");
     const first = await watcher("--storm=off", `--dedup-persist=${persist}`);
     const pod = crashLoop("orders", "db-1");
     await waitFor(() => first.log.find((line) => line.includes("fire BackOff pod=orders/db-1")), 8000, "first fire");
@@ -141,8 +128,8 @@ describe("per-incident", () => {
     const second = await watcher("--storm=off", `--dedup-persist=${persist}`);
     try {
       expect(second.log.join("")).toContain("dedup: restored 1 entries");
-      api.faults.dropWatches("reset");
-      api.scenario.recordEvent({
+      triage.api.faults.dropWatches("reset");
+      triage.api.scenario.recordEvent({
         involvedObject: pod,
         reason: "BackOff",
         message: "Back-off restarting failed container app in pod",
@@ -156,7 +143,7 @@ describe("per-incident", () => {
         10_000,
         "dedup after restart",
       );
-      api.faults.expireResourceVersions({ midStream: true });
+      triage.api.faults.expireResourceVersions({ midStream: true });
       crashLoop("orders", "db-2");
       await waitFor(
         () => second.log.find((line) => line.includes("fire BackOff pod=orders/db-2")),
@@ -216,12 +203,12 @@ describe("storms", () => {
   }, 45_000);
 
   test("--storm=on without the grants is refused at startup", async () => {
-    api.scenario.setGrants([{ verbs: ["list", "watch", "get"], resources: ["events", "pods"] }]);
+    triage.api.scenario.setGrants([{ verbs: ["list", "watch", "get"], resources: ["events", "pods"] }]);
     try {
       const config = watcherConfigFromArgv([
-        `--daemon-url=${daemon.baseUrl}`,
+        `--daemon-url=${triage.daemon.baseUrl}`,
         "--token-env=WATCHER_TOKEN",
-        `--kubeconfig=${kubeconfig}`,
+        `--kubeconfig=${triage.kubeconfig}`,
         "--storm=on",
       ]);
       if (!config.ok) throw new Error(config.error);
@@ -233,7 +220,7 @@ describe("storms", () => {
       await expect(started).rejects.toThrow(StartupRefusal);
       await expect(started).rejects.toThrow('--storm=on requires permission to "list nodes cluster-wide"');
     } finally {
-      api.scenario.setGrants(undefined);
+      triage.api.scenario.setGrants(undefined);
     }
   });
 });

@@ -5,43 +5,26 @@
  * mid-watch loses and duplicates nothing; and the watcher reaches an mTLS apiserver through a
  * kubeconfig holding client certificates.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
+import { startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
 import { createLogger } from "../../src/telemetry/logger.ts";
 import { startWatcher } from "../../src/watcher/watch-runner.ts";
-import { type Daemon, waitFor } from "../support/daemon.ts";
+import { waitFor } from "../support/daemon.ts";
 import { generateCertificates, writeKubeconfig } from "../support/kube.ts";
-import {
-  type TriageSetup,
-  WATCHER_ENV,
-  injectedPayloads,
-  startTriageSetup,
-  startTriageWatcher,
-  stopTriageSetup,
-} from "../support/triage-daemon.ts";
+import { WATCHER_ENV, injectedPayloads, startTriageWatcher, triageScope } from "../support/triage-daemon.ts";
 
 const env = WATCHER_ENV;
-let api: FakeApiserver;
-let daemon: Daemon;
-let dir: string;
-let kubeconfig: string;
-
-let setup: TriageSetup;
-
-beforeAll(async () => {
-  setup = await startTriageSetup();
-  ({ api, daemon, dir, kubeconfig } = setup);
-}, 30_000);
-
-afterAll(() => stopTriageSetup(setup));
+const triage = triageScope();
 
 /** Storms off: each test here follows one pod's incident. */
 const watcher = (config: string, ...extra: string[]) =>
-  startTriageWatcher(daemon, config, ["--storm=off", ...extra], { recoveryTickMs: 100 });
+  startTriageWatcher(triage.daemon, config, ["--backoff-min-count=1", "--storm=off", ...extra], {
+    recoveryTickMs: 100,
+  });
 
-const injected = (sessionId: string, count: number) => injectedPayloads(daemon, sessionId, count);
+const injected = (sessionId: string, count: number) => injectedPayloads(triage.daemon, sessionId, count);
 
 const crashing = (namespace: string, name: string) => ({
   namespace,
@@ -53,7 +36,7 @@ const crashing = (namespace: string, name: string) => ({
 });
 
 function backOff(pod: Record<string, unknown>, at = Date.now()) {
-  api.scenario.recordEvent({
+  triage.api.scenario.recordEvent({
     involvedObject: pod,
     reason: "BackOff",
     message: "Back-off restarting failed container app in pod",
@@ -68,15 +51,17 @@ const fires = (log: string[], name: string) => log.filter((line) => line.include
 
 describe("recovery", () => {
   test("Ready for the stable window: resolved into the incident's session; the relapse: resolved.reverted into the same one", async () => {
-    const { running, log } = await watcher(kubeconfig, "--recovery-stable-for=2s");
+    const { running, log } = await watcher(triage.kubeconfig, "--recovery-stable-for=2s");
     try {
-      const pod = api.scenario.createPod(crashing("payments", "ledger-1") as never);
+      const pod = triage.api.scenario.createPod(crashing("payments", "ledger-1") as never);
       backOff(pod);
       const fired = await waitFor(() => fires(log, "payments/ledger-1")[0], 8000, "fire line");
       const sid = /sid=(\S+)/.exec(fired)?.[1] ?? "";
-      await Bun.sleep(500);
+      // Everything the watcher had to deliver is delivered; the pod never turned Ready, so no
+      // recovery window can have started.
+      await running.dispatcher.idle();
       expect(log.some((line) => line.includes(" resolved CrashLoopBackOff pod=payments/ledger-1"))).toBe(false);
-      api.scenario.updatePod({
+      triage.api.scenario.updatePod({
         namespace: "payments",
         name: "ledger-1",
         node: "node-a",
@@ -89,7 +74,7 @@ describe("recovery", () => {
         "resolved line",
       );
       expect(Date.now() - clearedAt).toBeGreaterThanOrEqual(1900);
-      api.scenario.updatePod(crashing("payments", "ledger-1") as never);
+      triage.api.scenario.updatePod(crashing("payments", "ledger-1") as never);
       backOff(pod, Date.now() + 1000);
       await waitFor(
         () =>
@@ -118,19 +103,31 @@ describe("recovery", () => {
 
 describe("apiserver restart", () => {
   test("a full restart mid-watch: incidents before, during and after each fire exactly once", async () => {
-    const { running, log } = await watcher(kubeconfig, "--recovery-stable-for=0");
+    const { running, log } = await watcher(triage.kubeconfig, "--recovery-stable-for=0");
     try {
-      const before = api.scenario.createPod(crashing("restart", "before-1") as never);
+      const before = triage.api.scenario.createPod(crashing("restart", "before-1") as never);
       backOff(before);
       await waitFor(() => fires(log, "restart/before-1")[0], 8000, "fire before the restart");
-      const restarting = api.restart({ keepState: true, downtimeMs: 1500 });
-      await Bun.sleep(200);
+      const restarting = triage.api.restart({ keepState: true, downtimeMs: 1500 });
+      // Down: connections are refused until the restart ends.
+      await waitFor(
+        () =>
+          fetch(triage.api.url).then(
+            async (answer) => {
+              await answer.arrayBuffer();
+              return undefined;
+            },
+            () => true,
+          ),
+        5000,
+        "the apiserver down",
+      );
       // Recorded while the server is down: the re-list after the restart must deliver it.
-      backOff(api.scenario.createPod(crashing("restart", "during-1") as never));
+      backOff(triage.api.scenario.createPod(crashing("restart", "during-1") as never));
       backOff(before, Date.now() + 1000);
       await restarting;
       await waitFor(() => fires(log, "restart/during-1")[0], 15_000, "fire of the event recorded during the downtime");
-      backOff(api.scenario.createPod(crashing("restart", "after-1") as never));
+      backOff(triage.api.scenario.createPod(crashing("restart", "after-1") as never));
       await waitFor(() => fires(log, "restart/after-1")[0], 10_000, "fire after the restart");
       await running.dispatcher.idle();
       expect(log.some((line) => line.includes("cluster-events: watch failed"))).toBe(true);
@@ -149,7 +146,7 @@ describe("access re-check", () => {
     const printed: string[] = [];
     const parsed = watcherConfigFromArgv([
       "--dry-run",
-      `--kubeconfig=${kubeconfig}`,
+      `--kubeconfig=${triage.kubeconfig}`,
       "--cluster-name=kind-test",
       "--storm=auto",
       "--recovery-stable-for=0",
@@ -170,7 +167,7 @@ describe("access re-check", () => {
     try {
       await waitFor(() => (running.ready() ? true : undefined), 8000, "synced");
       const all = ["get", "list", "watch", "create"];
-      api.scenario.setGrants([
+      triage.api.scenario.setGrants([
         { verbs: all, resources: ["events", "pods", "replicasets", "selfsubjectaccessreviews"] },
       ]);
       await waitFor(() => (revoked("warning").length >= 2 ? true : undefined), 8000, "optional revocation");
@@ -184,20 +181,21 @@ describe("access re-check", () => {
       ).toBe(true);
       expect(running.ready()).toBe(true);
       expect(revoked("critical")).toEqual([]);
-      api.scenario.setGrants([{ verbs: all, resources: ["pods", "replicasets", "selfsubjectaccessreviews"] }]);
+      triage.api.scenario.setGrants([{ verbs: all, resources: ["pods", "replicasets", "selfsubjectaccessreviews"] }]);
       await waitFor(() => (running.accessRevoked() ? true : undefined), 8000, "runner stopped");
       expect(names(revoked("critical"))).toEqual(["list events cluster-wide", "watch events cluster-wide"]);
       expect(revoked("critical")[0]).toContain('"cluster": "kind-test"');
       expect(running.ready()).toBe(false);
       expect(log.some((line) => line.includes("required, stopping the runner"))).toBe(true);
-      await Bun.sleep(400);
+      // The sweep that stopped the runner printed its pages before stopping it, and a stopped
+      // runner sweeps no more (AccessSweeper): the counts below are final.
       expect(revoked("critical")).toHaveLength(2);
       expect(revoked("warning")).toHaveLength(2);
       expect(running.metrics.render()).toMatch(
         /watcher_access_rechecks_total\{cluster="kind-test",outcome="denied"\} [1-9]/,
       );
     } finally {
-      api.scenario.setGrants(undefined);
+      triage.api.scenario.setGrants(undefined);
       await running.stop();
     }
   }, 30_000);
@@ -205,13 +203,13 @@ describe("access re-check", () => {
 
 describe("mTLS", () => {
   test("a kubeconfig with client certificates reaches an apiserver that requires them; one without is refused", async () => {
-    const certs = generateCertificates(join(dir, "pki"), { user: "system:serviceaccount:agent-triage:watcher" });
+    const certs = generateCertificates(join(triage.dir, "pki"), { user: "system:serviceaccount:agent-triage:watcher" });
     const secure = await startFakeApiserver({
       tls: { cert: certs.serverCert, key: certs.serverKey, clientCa: certs.caCert },
       clientCertificateUser: "watcher",
     });
     try {
-      const mtlsConfig = writeKubeconfig(join(dir, "kubeconfig-mtls"), {
+      const mtlsConfig = writeKubeconfig(join(triage.dir, "kubeconfig-mtls"), {
         server: secure.url,
         caPem: certs.caCert,
         clientCertPem: certs.clientCert,
@@ -252,7 +250,7 @@ describe("mTLS", () => {
       } finally {
         await running.stop();
       }
-      const noClientCert = writeKubeconfig(join(dir, "kubeconfig-nocert"), {
+      const noClientCert = writeKubeconfig(join(triage.dir, "kubeconfig-nocert"), {
         server: secure.url,
         caPem: certs.caCert,
         name: "secure",

@@ -11,7 +11,8 @@ import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
 import { DaemonSink } from "../../src/watcher/sinks/daemon-sink.ts";
 import { DryRunSink } from "../../src/watcher/sinks/dry-run-sink.ts";
 import { WebhookSink } from "../../src/watcher/sinks/webhook-sink.ts";
-import { type Daemon, startDaemon, tempDir } from "../support/daemon.ts";
+import { tempDir } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { collect } from "../support/sse-client.ts";
 
 const WATCHER_TOKEN = "tok-watcher";
@@ -31,7 +32,7 @@ const payload = {
   type: "Warning",
 };
 
-let daemon: Daemon;
+let daemon: InProcessAgent;
 
 beforeAll(async () => {
   const dir = tempDir();
@@ -51,14 +52,14 @@ beforeAll(async () => {
     join(dir, "config.json"),
     JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }),
   );
-  daemon = await startDaemon({
+  daemon = await startInProcessAgent({
     args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`],
     env: { WATCHER_TOKEN },
   });
 });
 
 afterAll(async () => {
-  await daemon.sigterm();
+  await daemon.stop();
 });
 
 /** The first agent row of a session whose text mentions `needle`, read as the owner. */

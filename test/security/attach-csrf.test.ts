@@ -5,7 +5,7 @@
  * the origin, 415 for the media type) before it changes anything; reads grant no CORS access.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Daemon, startDaemon } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import {
   type AttackCase,
   type TenantDaemon,
@@ -15,11 +15,11 @@ import {
 } from "../support/tenant-daemon.ts";
 
 const TOKEN = "s3cret-token-for-tests";
-let guarded: Daemon;
+let guarded: InProcessAgent;
 let tenant: TenantDaemon;
 beforeAll(async () => {
   [guarded, tenant] = await Promise.all([
-    startDaemon({
+    startInProcessAgent({
       args: ["--attach-token=SPAR_TEST_TOKEN", "--attach-listen=0.0.0.0:0"],
       env: { SPAR_TEST_TOKEN: TOKEN },
     }),
@@ -30,11 +30,11 @@ beforeAll(async () => {
   ).toBe(201);
 });
 afterAll(async () => {
-  await Promise.all([guarded.sigterm(), tenant.stop()]);
+  await Promise.all([guarded.stop(), tenant.stop()]);
 });
 
 async function call(
-  daemon: Daemon,
+  daemon: InProcessAgent,
   path: string,
   init: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<Response> {

@@ -51,6 +51,7 @@ test("an event stream quiet for longer than the idle timeout stays open", async 
   const subscriber = rawSubscribe(daemon.port, "/sessions/default/events");
   try {
     expect(await subscriber.status).toBe(200);
+    // Time under test: quiet for longer than the idle timeout.
     await Bun.sleep(5000);
     expect(subscriber.isEnded).toBe(false);
     expect(subscriber.frames.some((frame) => frame.event === "capabilities")).toBe(true);

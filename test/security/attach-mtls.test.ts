@@ -15,7 +15,7 @@ import { connect as connectTcp } from "node:net";
 import { join } from "node:path";
 import { connect as connectTls } from "node:tls";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { type Daemon, startDaemon, tempDir } from "../support/daemon.ts";
+import { type Daemon, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 
 let dir: string;
 let daemon: Daemon;
@@ -386,7 +386,7 @@ test("an event stream whose client stops reading is cut once its backlog passes 
   socket.on("error", () => {});
   // Live only (a cursor past the head), then never read again: frames pile up behind it.
   socket.write("GET /sessions/default/events?since=1000000000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-  await Bun.sleep(200);
+  await waitFor(async () => ((await streamSubscribers()) === 1 ? true : undefined), 5000, "the stream attached");
   socket.pause();
   expect(await streamSubscribers()).toBe(1);
   // ~20 KiB of frames a turn; the kernel's socket buffers take a few MiB before the daemon sees any backlog.

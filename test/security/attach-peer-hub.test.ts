@@ -134,6 +134,7 @@ test("bob can neither renew (404) nor delete (403) alice's registration, nor rea
 });
 
 test("an expired peer lease is gone from the list", async () => {
+  // Time under test: the short-lived registration's lease runs out.
   await Bun.sleep(1200);
   const listed = (await (await tenant.send({ path: "/peers", as: "alice" })).json()) as {
     peers: Array<{ name: string; registration_id?: string }>;

@@ -7,16 +7,16 @@
  * issue 13's int64 change.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Daemon, startDaemon } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { rawSubscribe } from "../support/raw-sse.ts";
 import { errorOf } from "../support/tenant-daemon.ts";
 
-let daemon: Daemon;
+let daemon: InProcessAgent;
 beforeAll(async () => {
-  daemon = await startDaemon({});
+  daemon = await startInProcessAgent();
 });
 afterAll(async () => {
-  await daemon.sigterm();
+  await daemon.stop();
 });
 
 const GARBAGE = [

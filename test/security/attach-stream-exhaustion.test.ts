@@ -8,11 +8,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { postJson, tempDir, waitFor } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 
 const tokens = { owner: "tok-owner", viewer: "tok-viewer", other: "tok-other", root: "tok-root" };
-let daemon: Daemon;
-let single: Daemon;
+let daemon: InProcessAgent;
+let single: InProcessAgent;
 
 beforeAll(async () => {
   const dir = tempDir();
@@ -29,10 +30,10 @@ beforeAll(async () => {
     }),
   );
   [daemon, single] = await Promise.all([
-    startDaemon({
+    startInProcessAgent({
       args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`, `--config=${join(dir, "config.json")}`],
     }),
-    startDaemon({ args: ["--attach-max-streams=2"] }),
+    startInProcessAgent({ args: ["--attach-max-streams=2"] }),
   ]);
   const created = await postJson(
     `${daemon.baseUrl}/sessions`,
@@ -42,7 +43,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
 });
 afterAll(async () => {
-  await Promise.all([daemon.sigterm(), single.sigterm()]);
+  await Promise.all([daemon.stop(), single.stop()]);
 });
 
 const as = (who: keyof typeof tokens) => ({ authorization: `Bearer ${tokens[who]}` });
@@ -55,7 +56,11 @@ interface OpenStream {
 
 const opened: OpenStream[] = [];
 
-async function openStream(target: Daemon, path: string, headers: Record<string, string> = {}): Promise<OpenStream> {
+async function openStream(
+  target: InProcessAgent,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<OpenStream> {
   const abort = new AbortController();
   const response = await fetch(`${target.baseUrl}${path}`, { headers, signal: abort.signal });
   const stream = { status: response.status, response, close: () => abort.abort() };

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.ts";
+import { postJson, tempDir } from "../support/daemon.ts";
+import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 
 const tokens = {
   alice: "tok-alice",
@@ -17,8 +18,8 @@ const tokens = {
   gateway: "tok-gateway",
   opengate: "tok-opengate",
 };
-let daemon: Daemon;
-let openProxy: Daemon;
+let daemon: InProcessAgent;
+let openProxy: InProcessAgent;
 
 function files(config: object): string[] {
   const dir = tempDir();
@@ -34,7 +35,7 @@ function files(config: object): string[] {
 
 beforeAll(async () => {
   [daemon, openProxy] = await Promise.all([
-    startDaemon({
+    startInProcessAgent({
       args: files({
         attach: {
           multi_session: {
@@ -47,7 +48,7 @@ beforeAll(async () => {
         },
       }),
     }),
-    startDaemon({
+    startInProcessAgent({
       args: files({
         attach: {
           multi_session: {
@@ -65,7 +66,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  await Promise.all([daemon.sigterm(), openProxy.sigterm()]);
+  await Promise.all([daemon.stop(), openProxy.stop()]);
 });
 
 const as = (who: keyof typeof tokens, extra: Record<string, string> = {}) => ({
@@ -172,7 +173,8 @@ describe("routing answers need credentials", () => {
 });
 
 describe("proxy assertions", () => {
-  const whoami = (target: Daemon, headers: Record<string, string>) => fetch(`${target.baseUrl}/whoami`, { headers });
+  const whoami = (target: InProcessAgent, headers: Record<string, string>) =>
+    fetch(`${target.baseUrl}/whoami`, { headers });
 
   test("a proxy cannot assert an admin identity (401), so it cannot act as root", async () => {
     const response = await whoami(daemon, as("gateway", { "x-asserted-caller": "root" }));

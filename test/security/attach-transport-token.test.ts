@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { type Daemon, postJson, startDaemon, tempDir } from "../support/daemon.ts";
+import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import { rawHttp } from "../support/raw-http.ts";
 import { collect } from "../support/sse-client.ts";
 import { type AttackCase, type TenantDaemon, caseProblems, startTenantDaemon } from "../support/tenant-daemon.ts";
@@ -312,7 +312,18 @@ describe("tokens never logged", () => {
         { message: "a turn that logs" },
       ),
     ).toBe(200);
-    await Bun.sleep(300);
+    // The turn that logs has run to its end before the daemon stops.
+    await waitFor(
+      async () => {
+        const usage = await fetch(`${daemon.baseUrl}/sessions/logged/usage`, {
+          headers: { "x-attach-token": right, authorization: `Bearer ${caller}` },
+        });
+        const { overall } = (await usage.json()) as { overall: { turns: number } };
+        return overall.turns >= 1 ? true : undefined;
+      },
+      10_000,
+      "the logged turn",
+    );
     expect(await daemon.sigterm()).toBe(0);
     const output = `${daemon.log()}\n${await new Response(daemon.process.stdout).text()}`;
     expect(output).toContain("listening on");

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createLogger } from "../../src/telemetry/logger.ts";
-import { type Daemon, MAIN, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { runToExit } from "../support/daemon-scope.ts";
+import { type Daemon, postJson, sparCommand, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 
 const SECRET = "hunter2-do-not-log";
 let daemon: Daemon;
@@ -47,22 +48,19 @@ test("GET /pricing and a refresh answer show the source redacted", async () => {
 });
 
 test("a startup refusal quoting a URL with credentials is redacted", async () => {
+  // The process's own output is the point here: the command redacts what it prints (exit 2).
   const dir = tempDir();
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      MAIN,
+  const refused = await runToExit(
+    sparCommand(
       "agent",
       "--attach-listen=127.0.0.1:0",
       `--session-db=${join(dir, "s.db")}`,
       `--outbound-allow=https://root:${SECRET}@bad.example/`,
-    ],
-    { stderr: "pipe", stdout: "ignore" },
+    ),
   );
-  expect(await child.exited).toBe(2);
-  const stderr = await new Response(child.stderr).text();
-  expect(stderr).toContain("--outbound-allow");
-  expect(stderr).not.toContain(SECRET);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("--outbound-allow");
+  expect(refused.stderr).not.toContain(SECRET);
 });
 
 test("the logger redacts any line, whoever wrote it", () => {

@@ -11,7 +11,7 @@ import type { Grant } from "../../scripts/fake-apiserver/access.ts";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
 import { createLogger } from "../../src/telemetry/logger.ts";
-import { startWatcher } from "../../src/watcher/watch-runner.ts";
+import { type RunningWatcher, startWatcher } from "../../src/watcher/watch-runner.ts";
 import { MAIN, REPO_ROOT, tempDir, waitFor } from "../support/daemon.ts";
 import { writeKubeconfig } from "../support/kube.ts";
 
@@ -63,6 +63,33 @@ async function recipeWatcher(...extra: string[]) {
   return { running, log, printed };
 }
 
+/** Access re-check reviews so far, every outcome: a sweep counts all its answers at once. */
+function reviews(running: RunningWatcher): number {
+  return [...running.metrics.render().matchAll(/^watcher_access_rechecks_total\{[^}]*\} (\d+)/gm)].reduce(
+    (sum, [, value]) => sum + Number(value),
+    0,
+  );
+}
+
+/**
+ * Wait until `sweeps` whole access sweeps have run from now: sweeps never overlap, so once the
+ * one after them has counted its answers they are done, their verdicts printed and logged.
+ */
+async function sweepsPassed(running: RunningWatcher, sweeps: number): Promise<void> {
+  const start = reviews(running);
+  // One sweep's answers (or more, if two ran before the first look): a lower bound is all it takes.
+  const perSweep = await waitFor(
+    () => (reviews(running) > start ? reviews(running) - start : undefined),
+    8000,
+    "an access sweep",
+  );
+  await waitFor(
+    () => (reviews(running) >= start + perSweep * (sweeps + 1) ? true : undefined),
+    8000,
+    `${sweeps} more access sweeps`,
+  );
+}
+
 const pages = (printed: string[]) => printed.filter((text) => text.includes('"kind": "sentinel.access_revoked"'));
 
 describe("a role without replicasets (--sources=cluster-events --storm=off)", () => {
@@ -72,8 +99,8 @@ describe("a role without replicasets (--sources=cluster-events --storm=off)", ()
     const { running, log, printed } = await recipeWatcher("--access-recheck=100ms");
     try {
       await waitFor(() => (running.ready() ? true : undefined), 8000, "ready with recovery watching pods only");
-      // Well past two consecutive sweeps: the old sweeper paged here about replicasets and nodes.
-      await Bun.sleep(700);
+      // Past two consecutive sweeps: the old sweeper paged here about replicasets and nodes.
+      await sweepsPassed(running, 3);
       expect(pages(printed)).toEqual([]);
       expect(log.filter((line) => line.includes("access re-check: permission"))).toEqual([]);
       expect(api.requests().filter((request) => request.path.includes("replicasets"))).toEqual([]);
@@ -94,7 +121,8 @@ describe("a role without replicasets (--sources=cluster-events --storm=off)", ()
       await waitFor(() => (running.ready() ? true : undefined), 8000, "ready");
       api.scenario.setGrants([{ verbs: READ, resources: ["events"], apiGroups: [""] }, REVIEWS]);
       await waitFor(() => (pages(printed).length >= 2 ? true : undefined), 8000, "the pods revocations");
-      await Bun.sleep(300);
+      // Two more whole sweeps still denied: a repeated page would be printed by now.
+      await sweepsPassed(running, 2);
       const names = pages(printed)
         .map((text) => /"name": "([^"]+)"/.exec(text)?.[1])
         .sort();
@@ -115,7 +143,8 @@ describe("a role without watch on pods (the triage recipe's role)", () => {
     const { running, log, printed } = await recipeWatcher("--access-recheck=100ms");
     try {
       await waitFor(() => (running.ready() ? true : undefined), 8000, "ready without recovery");
-      await Bun.sleep(500);
+      // Past two consecutive sweeps: a repeated DISABLED line or a page would be there by now.
+      await sweepsPassed(running, 3);
       const disabled = log.filter((line) => line.includes("recovery: DISABLED"));
       expect(disabled).toHaveLength(1);
       expect(disabled[0]).toContain('"watch pods cluster-wide"');

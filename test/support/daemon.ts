@@ -2,12 +2,16 @@
  * Test harness: starts a real `spar agent` process (from source, or a compiled binary) on
  * port 0, reads the bound port back from its log, and stops it with SIGTERM or SIGKILL.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { makeTempDir } from "./temp-dirs.ts";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
 export const MAIN = join(REPO_ROOT, "src/main.ts");
+
+/** The command line of `spar <args>` run from source, as the tests spawn it. */
+export function sparCommand(...args: string[]): string[] {
+  return [process.execPath, MAIN, ...args];
+}
 
 export interface DaemonOptions {
   /** Listen address; default 127.0.0.1:0 (the port is read back). */
@@ -35,8 +39,9 @@ export interface Daemon {
   kill9(): Promise<void>;
 }
 
+/** A fresh temp directory, removed after the test file (test/support/temp-dirs.ts). */
 export function tempDir(prefix = "spar-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return makeTempDir(prefix);
 }
 
 export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> {

@@ -3,9 +3,9 @@
  * a watch-stream reader that awaits the next events with a deadline, a kubectl runner that kills
  * its process in every case, and re-exports of the kubeconfig and certificate helpers.
  */
-import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { makeTempDir, recordTempPath } from "./temp-dirs.ts";
 
 export { generateCertificates, kubeconfigText, writeKubeconfig } from "../../scripts/fake-apiserver/kubeconfig.ts";
 export type { CertificateSet, KubeconfigInput } from "../../scripts/fake-apiserver/kubeconfig.ts";
@@ -16,7 +16,7 @@ export interface WatchLine {
 }
 
 export function kubeTempDir(prefix = "spar-kube-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return makeTempDir(prefix);
 }
 
 /** Reads a watch response line by line; `next(n)` resolves with the next n events or rejects after the deadline. */
@@ -104,10 +104,11 @@ export class WatchReader {
   }
 }
 
-/** kubectl's discovery cache goes here, not under the user's ~/.kube. */
+/** kubectl's discovery cache goes here, not under the user's ~/.kube (removed after the test file). */
 const KUBECTL_CACHE = join(tmpdir(), `spar-kubectl-cache-${process.pid}`);
 
 function kubectlCommand(kubeconfig: string, args: string[]): string[] {
+  recordTempPath(KUBECTL_CACHE);
   return ["kubectl", "--kubeconfig", kubeconfig, "--cache-dir", KUBECTL_CACHE, ...args];
 }
 

@@ -1,12 +1,13 @@
 /**
- * A real `spar agent` with every gate on, for attack tests: a transport token, multi-session auth
+ * A `spar agent` with every gate on (its own wiring started in the test process, on a real port), for attack tests: a transport token, multi-session auth
  * with a token table (owner, contributor, viewer, stranger, a proxy and an admin), and the peer
  * hub. `send` presents the transport token and a caller's bearer token unless told otherwise.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { type Daemon, startDaemon, tempDir } from "./daemon.ts";
+import { tempDir } from "./daemon.ts";
+import { startInProcessAgent } from "./in-process-agent.ts";
 
 export const TRANSPORT_TOKEN = "transport-token";
 
@@ -39,7 +40,8 @@ export interface TenantRequest {
 }
 
 export interface TenantDaemon {
-  readonly daemon: Daemon;
+  /** The daemon's listener: a real port served from this process (test/support/in-process-agent.ts). */
+  readonly daemon: { readonly baseUrl: string; readonly port: number };
   send(request: TenantRequest): Promise<Response>;
   stop(): Promise<void>;
 }
@@ -77,7 +79,8 @@ export function tenantHeaders(request: Pick<TenantRequest, "as" | "contentType" 
 
 export async function startTenantDaemon(extraArgs: string[] = []): Promise<TenantDaemon> {
   const { args, env } = tenantDaemonArgs();
-  const daemon = await startDaemon({ args: [...args, ...extraArgs], env });
+  const agent = await startInProcessAgent({ args: [...args, ...extraArgs], env });
+  const daemon = { baseUrl: agent.baseUrl, port: agent.port };
   return {
     daemon,
     send: (request) => {
@@ -89,9 +92,7 @@ export async function startTenantDaemon(extraArgs: string[] = []): Promise<Tenan
         ...(request.signal ? { signal: request.signal } : {}),
       });
     },
-    stop: async () => {
-      await daemon.sigterm();
-    },
+    stop: () => agent.stop(),
   };
 }
 

@@ -5,6 +5,7 @@
  * whole setup those tests share (a fake apiserver, a kubeconfig for it, the daemon) with a
  * watcher started against it.
  */
+import { afterAll, beforeAll } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
@@ -81,42 +82,86 @@ export async function injectedPayloads(
 
 export interface TriageSetup {
   api: FakeApiserver;
-  daemon: Daemon;
+  /** Absent when the set-up was asked without one (`daemon: false`). */
+  daemon: Daemon | undefined;
   dir: string;
   /** A kubeconfig reaching `api` with the watcher's service-account token. */
   kubeconfig: string;
 }
 
-/** A fake apiserver that knows the watcher's token, a kubeconfig for it, and the triage daemon. */
-export async function startTriageSetup(): Promise<TriageSetup> {
+/** A fake apiserver that knows the watcher's token, a kubeconfig for it, and (unless told not to) the triage daemon. */
+export async function startTriageSetup(options: { daemon?: boolean } = {}): Promise<TriageSetup> {
   const dir = tempDir();
   const api = await startFakeApiserver({ tokens: { "kube-token": "system:serviceaccount:agent-triage:watcher" } });
   const kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url, token: "kube-token" });
-  return { api, daemon: await startTriageDaemon(dir), dir, kubeconfig };
+  const daemon = options.daemon === false ? undefined : await startTriageDaemon(dir);
+  return { api, daemon, dir, kubeconfig };
 }
 
 export async function stopTriageSetup(setup: TriageSetup): Promise<void> {
-  await setup.daemon.sigterm();
+  await setup.daemon?.sigterm();
   await setup.api.stop();
 }
 
+export interface TriageScope {
+  readonly api: FakeApiserver;
+  /** The triage daemon (a scope asked with `daemon: false` has none: reading it throws). */
+  readonly daemon: Daemon;
+  readonly dir: string;
+  readonly kubeconfig: string;
+}
+
 /**
- * A watcher injecting into `daemon` as the on-call owner for cluster `kind-test`, reading
- * `kubeconfig`, after its informers synced; `extra` flags come last. Its log lines are kept.
+ * The triage set-up of a whole test file: declared at its top level, started before the file's
+ * first test and stopped after its last.
+ */
+export function triageScope(options: { daemon?: boolean } = {}): TriageScope {
+  let setup: TriageSetup | undefined;
+  beforeAll(async () => {
+    setup = await startTriageSetup(options);
+  }, 30_000);
+  afterAll(async () => {
+    if (setup) await stopTriageSetup(setup);
+  });
+  const started = (): TriageSetup => {
+    if (!setup) throw new Error("the triage set-up is read before it started (beforeAll)");
+    return setup;
+  };
+  return {
+    get api() {
+      return started().api;
+    },
+    get daemon() {
+      const daemon = started().daemon;
+      if (!daemon) throw new Error("this triage scope was started without a daemon");
+      return daemon;
+    },
+    get dir() {
+      return started().dir;
+    },
+    get kubeconfig() {
+      return started().kubeconfig;
+    },
+  };
+}
+
+/**
+ * A watcher injecting into `target` (the triage daemon, or the URL of something in front of one)
+ * as the on-call owner for cluster `kind-test`, reading `kubeconfig`, after its informers synced;
+ * `extra` flags come last. Its log lines are kept.
  */
 export async function startTriageWatcher(
-  daemon: Daemon,
+  target: Daemon | string,
   kubeconfig: string,
   extra: readonly string[],
   options: { recoveryTickMs?: number } = {},
 ): Promise<{ running: RunningWatcher; log: string[] }> {
   const args = [
-    `--daemon-url=${daemon.baseUrl}`,
+    `--daemon-url=${typeof target === "string" ? target : target.baseUrl}`,
     "--token-env=WATCHER_TOKEN",
     `--owner=${OWNER}`,
     "--cluster-name=kind-test",
     `--kubeconfig=${kubeconfig}`,
-    "--backoff-min-count=1",
     ...extra,
   ];
   const config = watcherConfigFromArgv(args);

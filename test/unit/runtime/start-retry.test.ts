@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { waitFor } from "../../support/daemon.ts";
 import {
   START_RETRY_MAX_MS,
   START_RETRY_MIN_MS,
@@ -33,7 +34,7 @@ test("a retry is pending until it fires, and cancel drops it without firing", as
   expect(retry.pending).toBe(false);
   retry.later(() => fired++);
   expect(retry.pending).toBe(true);
-  await Bun.sleep(600);
+  await waitFor(() => (fired > 0 ? true : undefined), 5000, "the retry");
   expect(fired).toBe(1);
   expect(retry.pending).toBe(false);
 
@@ -41,6 +42,7 @@ test("a retry is pending until it fires, and cancel drops it without firing", as
   retry.later(() => fired++);
   retry.cancel();
   expect(retry.pending).toBe(false);
+  // Time under test: past the retry's delay (START_RETRY_MIN_MS), the cancelled one never fires.
   await Bun.sleep(600);
   expect(fired).toBe(1);
 });

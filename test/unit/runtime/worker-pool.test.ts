@@ -35,6 +35,7 @@ test("a worker that cannot start is respawned with a growing delay, never in a t
   });
   const first = await pool.runTurn(echoTurn("t1"), handlers).outcome;
   expect(first.status).toBe("failed");
+  // Time under test: the respawn backoff over 1.5 s.
   await Bun.sleep(1500);
   // 200 + 400 + 800 ms of backoff fit at most ~4 spawns in 1.5 s; a tight loop would make thousands.
   expect(spawned).toBeLessThanOrEqual(5);

@@ -148,7 +148,12 @@ describe("delivery queue", () => {
     expect(await queue.append("sess-9", { kind: "cluster-event" })).toMatchObject({ ok: false, queued: true });
     expect(await queue.append("sess-9", { kind: "resolved" })).toEqual({ ok: true, queued: true });
     await waitFor(() => (sink.delivered().length === 2 ? true : undefined), 5000, "both delivered");
-    await Bun.sleep(150);
+    // Owed nothing more (the journal is empty): nothing can be re-sent.
+    await waitFor(
+      () => (metrics.render().includes('watcher_deliveries_pending{cluster="prod"} 0') ? true : undefined),
+      5000,
+      "nothing owed",
+    );
     expect(sink.delivered()).toEqual(["append:sess-9:cluster-event", "append:sess-9:resolved"]);
     expect(sink.attempts.map((attempt) => attempt.kind)).toEqual([
       "cluster-event",
@@ -206,9 +211,12 @@ describe("delivery queue", () => {
 
   test("an open without a binding (a storm's) is not queued; a created session whose inject failed is", async () => {
     const sink = new ScriptedSink();
-    const { queue } = queueOf(sink);
+    const { queue, metrics } = queueOf(sink);
     sink.failures = [{ error: "session create: HTTP 503" }];
     expect(await queue.open({ kind: "storm" })).toEqual({ error: "session create: HTTP 503" });
+    // Decided before open answered: nothing was queued, so nothing is re-sent.
+    expect(metrics.render()).toContain('watcher_deliveries_pending{cluster="prod"} 0');
+    // Time under test: the failed attempt holds the sink for one backoff step; the next open waits it out.
     await Bun.sleep(50);
     sink.failures = [{ error: "inject: HTTP 503", created: true }];
     expect(await queue.open({ kind: "storm" })).toMatchObject({ id: "sess-1", queued: true });
@@ -225,7 +233,8 @@ describe("delivery queue", () => {
     const { queue, metrics, log } = queueOf(sink);
     sink.failures = [{ error: "inject: HTTP 404: no such session", permanent: true }];
     expect(await queue.append("sess-gone", { kind: "resolved" })).toMatchObject({ ok: false, permanent: true });
-    await Bun.sleep(100);
+    // Dropped before append answered: nothing is owed, so nothing is re-sent.
+    expect(metrics.render()).toContain('watcher_deliveries_pending{cluster="prod"} 0');
     expect(sink.attempts).toHaveLength(1);
     expect(metrics.render()).toContain('watcher_deliveries_dropped_total{cause="rejected",cluster="prod"} 1');
     expect(log.some((line) => line.includes("delivery: dropped (rejected)"))).toBe(true);
@@ -263,14 +272,19 @@ describe("delivery queue", () => {
     const restarted = new ScriptedSink();
     const second = queueOf(restarted, { path });
     await waitFor(() => (restarted.delivered().length === 2 ? true : undefined), 5000, "restored payloads delivered");
-    await Bun.sleep(100);
+    await waitFor(
+      () => (second.metrics.render().includes('watcher_deliveries_pending{cluster="prod"} 0') ? true : undefined),
+      5000,
+      "nothing owed",
+    );
     expect(restarted.delivered()).toEqual(["open:sess-1:cluster-event", "append:sess-4:resolved"]);
     expect(second.events).toEqual(["opened:uid-7|OOMKilled:sess-1", "delivered:uid-7|OOMKilled:sess-1"]);
     await second.queue.stop();
     // A third start owes nothing: every payload was delivered once.
     const third = new ScriptedSink();
     const again = queueOf(third, { path });
-    await Bun.sleep(100);
+    // The journal is read when the queue is built: it restored nothing, so nothing is sent.
+    expect(again.metrics.render()).toContain('watcher_deliveries_pending{cluster="prod"} 0');
     expect(third.attempts).toEqual([]);
     await again.queue.stop();
   });
