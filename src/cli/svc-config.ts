@@ -4,7 +4,7 @@
  * refusal names the flag, key or variable. Owns the startup rules of the spec: the listeners'
  * loopback-or-token rule (and `--allow-unauthenticated` for the main listener only), the attach
  * surface's need for a store, postgres's need for a DSN, the in-memory store and what it turns
- * off. Pure: it opens, binds and loads nothing (the workload loader and the daemon do).
+ * off (D228, D230). Pure: it opens, binds and loads nothing (the workload loader and the daemon do).
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
@@ -176,6 +176,8 @@ function attachListener(
   store: SessionStoreSettings,
   cwd: string,
 ): AttachListenerSettings | undefined {
+  // Read whether or not the listener is on, as every token variable: a blank one is refused.
+  const token = need(tokenVariable(env, "SVC_ATTACH_TOKEN"));
   const text = optionalString(read, "attach-listen");
   if (text === "") return undefined;
   if (store.inMemory)
@@ -183,7 +185,6 @@ function attachListener(
       `${read.from("attach-listen")} needs --session-db: the attach surface serves durable sessions, and without --session-db the store is in memory`,
     );
   const address = attachAddress(read, text, cwd);
-  const token = need(tokenVariable(env, "SVC_ATTACH_TOKEN"));
   if (address.kind === "tcp")
     requireTokenBeyondLoopback(
       read,
@@ -202,7 +203,8 @@ function protocolListener(
   surface: "A2A" | "AGUI",
 ): ProtocolListenerSettings | undefined {
   const name = surface === "A2A" ? "a2a-listen" : "agui-listen";
-  // Read whether or not the listener is on: a malformed rate fails startup either way (spec).
+  // Read whether or not the listener is on: a malformed rate fails startup either way (spec),
+  // and a blank token variable is refused as everywhere.
   const rate = need(rateVariables(env, surface));
   const token = need(tokenVariable(env, `SVC_${surface}_TOKEN`));
   const text = optionalString(read, name);

@@ -4,7 +4,7 @@
  * (`SVC_INJECT_TOKEN`, `SVC_ATTACH_TOKEN`, `SVC_A2A_TOKEN`, `SVC_AGUI_TOKEN`), the A2A and AG-UI
  * rate limits (`SVC_*_RATE`, `SVC_*_BURST`) and the scripted model's script (`SVC_SCRIPT`,
  * `SVC_SCRIPT_STRICT`). A malformed value is a startup error naming the variable; a token's value
- * never appears in an error.
+ * never appears in an error (D228, D230).
  */
 import { type Result, err, ok } from "../core/result.ts";
 import type { ScriptSource } from "./model-flags.ts";

@@ -4,7 +4,7 @@
  * auto-resume, watchdog, log level) under `svc.*` config keys, followed by the tables it shares
  * with the agent daemon, which keep their keys: the model settings, pricing, the MCP timeouts (the
  * catalog comes from the workload, not `--mcp-config`) and the listener limits. Each entry
- * declares its config key, default, bounds and choices; svc-config.ts reads them. Data only.
+ * declares its config key, default, bounds and choices (D229); svc-config.ts reads them. Data only.
  */
 import type { FlagSpec } from "../config/flag-spec.ts";
 import { renderHelp } from "../config/flag-parser.ts";

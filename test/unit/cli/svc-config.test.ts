@@ -215,10 +215,11 @@ describe("the main listener: loopback, a token, or --allow-unauthenticated", () 
     expect(build(["--listen=0.0.0.0:1"], { "svc.allow_unauthenticated": true }).ok).toBe(false);
   });
 
-  test("a set but empty token is refused, without echoing anything", () => {
-    expect(refusal(build([], {}, { SVC_INJECT_TOKEN: " " }))).toBe(
-      "SVC_INJECT_TOKEN is set but empty: give it the token, or unset it for no token",
-    );
+  test("a set but empty token variable is refused, listener on or off, without echoing anything", () => {
+    for (const name of ["SVC_INJECT_TOKEN", "SVC_ATTACH_TOKEN", "SVC_A2A_TOKEN", "SVC_AGUI_TOKEN"])
+      expect(refusal(build([], {}, { [name]: " " }))).toBe(
+        `${name} is set but empty: give it the token, or unset it for no token`,
+      );
   });
 
   test("a malformed address names the flag", () => {
