@@ -4,8 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import type { ModelSpec, RemoteProvider } from "../core/model.ts";
-import { REMOTE_PROVIDERS, isRemoteProvider } from "../models/providers/provider-catalog.ts";
+import type { ModelSpec } from "../core/model.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
 import { SettingReader } from "../config/setting-reader.ts";
@@ -19,6 +18,7 @@ import type { ConfigMap } from "../config/config-file.ts";
 import { SPAR_VERSION } from "./version.ts";
 import type { FlagValue } from "../config/flag-spec.ts";
 import { AGENT_FLAGS } from "./agent-flags.ts";
+import { type ScriptSource, resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
 import { type McpSettings, resolveMcpSettings } from "./mcp-flags.ts";
@@ -136,7 +136,7 @@ export function buildAgentConfig(
     const tls = tlsSettings(read, cwd);
     const limits = resolveAttachLimits(flags, config, tableFile !== "" || tls?.ca !== undefined);
     if (!limits.ok) throw new ConfigProblem(limits.error);
-    const model = buildModelSpec(read, cwd);
+    const model = need(resolveModelSpec(flags, config, cwd, agentScript(read)));
     const mcp = resolveMcpSettings(flags, config, cwd, model.provider);
     if (!mcp.ok) throw new ConfigProblem(mcp.error);
     return ok({
@@ -212,113 +212,16 @@ function tlsSettings(read: SettingReader, cwd: string): AgentConfig["tls"] {
   return ca === "" ? { cert, key } : { cert, key, ca };
 }
 
-function buildModelSpec(read: SettingReader, cwd: string): ModelSpec {
-  const spec = chooseModel(read, cwd);
-  if (read.setting("model-context-window")) spec.contextWindowTokens = need(read.int("model-context-window", 0));
-  return spec;
+/** The agent's script: `--script` (config `model.script`), strict with `--script-strict`. */
+function agentScript(read: SettingReader): ScriptSource {
+  return {
+    missing: 'model "scripted" requires --script (path to a recorded-turns JSONL file)',
+    read: () => {
+      const path = read.string("script", "");
+      if (!path.ok || path.value === "") return path.ok ? ok(undefined) : path;
+      const strict = read.bool("script-strict", false);
+      if (!strict.ok) return strict;
+      return ok({ path: path.value, strict: strict.value, from: read.from("script") });
+    },
+  };
 }
-
-function chooseModel(read: SettingReader, cwd: string): ModelSpec {
-  const provider = need(read.string("provider", ""));
-  const name = need(read.string("model", ""));
-  if (provider !== "" && provider !== "echo" && provider !== "scripted" && !isRemoteProvider(provider)) {
-    throw new ConfigProblem(
-      `${read.from("provider")} ${JSON.stringify(provider)} is not a provider; use echo, scripted, ${Object.keys(REMOTE_PROVIDERS).join(", ")}`,
-    );
-  }
-  const chosen =
-    provider || (name === "" || name === "echo" || name === "scripted" ? name || "echo" : inferProvider(name));
-  if (chosen === "echo" || chosen === "scripted") {
-    if (name !== "" && name !== chosen)
-      throw new ConfigProblem(
-        `--provider=${chosen} and --model=${name} disagree; the ${chosen} provider has one model, ${chosen}`,
-      );
-    for (const remoteOnly of [
-      "model-base-url",
-      "model-api-key-env",
-      "model-stall-timeout",
-      "model-call-timeout",
-      "model-max-output-tokens",
-    ]) {
-      const source = read.setting(remoteOnly);
-      if (source) throw new ConfigProblem(`${source.from} applies to remote providers only, not ${chosen}`);
-    }
-  }
-  if (chosen === "echo") return { provider: "echo", name: "echo" };
-  if (chosen === "scripted") {
-    const script = need(read.string("script", ""));
-    if (script === "")
-      throw new ConfigProblem('model "scripted" requires --script (path to a recorded-turns JSONL file)');
-    // Refused now rather than as a config_error on every turn.
-    if (!existsSync(isAbsolute(script) ? script : join(cwd, script)))
-      throw new ConfigProblem(`${read.from("script")}: ${script} does not exist`);
-    return {
-      provider: "scripted",
-      name: "scripted",
-      scriptPath: script,
-      scriptStrict: need(read.bool("script-strict", false)),
-    };
-  }
-  return remoteModelSpec(read, chosen, name);
-}
-
-/** A model id alone names its provider when its family is unmistakable; otherwise say which flag is missing. */
-function inferProvider(name: string): RemoteProvider {
-  if (/^(gpt-|chatgpt-|o\d)/.test(name)) return "openai";
-  if (name.startsWith("claude-")) return "anthropic";
-  if (name.startsWith("gemini-")) return "google";
-  throw new ConfigProblem(
-    `--model=${name}: name its provider with --provider (${Object.keys(REMOTE_PROVIDERS).join(", ")})`,
-  );
-}
-
-function remoteModelSpec(read: SettingReader, provider: RemoteProvider, name: string): ModelSpec {
-  if (name === "" || name === "echo" || name === "scripted" || /\s/.test(name)) {
-    throw new ConfigProblem(
-      `--provider=${provider} needs --model with the provider's model id (for example ${EXAMPLE_MODELS[provider]})`,
-    );
-  }
-  const spec: ModelSpec = { provider, name };
-  const baseUrl = need(read.string("model-base-url", ""));
-  if (baseUrl !== "") {
-    const from = read.from("model-base-url");
-    let parsed: URL;
-    try {
-      parsed = new URL(baseUrl);
-    } catch {
-      throw new ConfigProblem(`${from} is not a URL (expected like http://127.0.0.1:8000/v1)`);
-    }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
-      throw new ConfigProblem(`${from} must be an http or https URL`);
-    if (parsed.username !== "" || parsed.password !== "")
-      throw new ConfigProblem(
-        `${from} must not carry credentials; put the key in the variable named by --model-api-key-env`,
-      );
-    spec.baseUrl = baseUrl.replace(/\/+$/, "");
-  } else if (provider === "openai-compatible") {
-    throw new ConfigProblem(
-      "--provider=openai-compatible needs --model-base-url (model.base_url), e.g. http://127.0.0.1:8000/v1",
-    );
-  }
-  const keyEnv = need(read.string("model-api-key-env", ""));
-  if (keyEnv !== "") {
-    // Never echo the value: someone may have pasted the key itself.
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) {
-      throw new ConfigProblem(
-        `${read.from("model-api-key-env")} takes the name of an environment variable (like OPENAI_API_KEY), not the key`,
-      );
-    }
-    spec.apiKeyEnv = keyEnv;
-  }
-  if (read.setting("model-stall-timeout")) spec.stallTimeoutMs = need(read.duration("model-stall-timeout", 0));
-  if (read.setting("model-call-timeout")) spec.callTimeoutMs = need(read.duration("model-call-timeout", 0));
-  if (read.setting("model-max-output-tokens")) spec.maxOutputTokens = need(read.int("model-max-output-tokens", 0));
-  return spec;
-}
-
-const EXAMPLE_MODELS: Readonly<Record<RemoteProvider, string>> = {
-  openai: "gpt-5-mini",
-  anthropic: "claude-sonnet-4-5",
-  google: "gemini-2.5-flash",
-  "openai-compatible": "the id your server lists at /v1/models",
-};

@@ -11,6 +11,7 @@ import { ATTACH_LIMITS_FLAGS } from "./attach-limits-flags.ts";
 import { GUARDRAIL_FLAGS } from "./guardrail-flags.ts";
 import { KNOWLEDGE_FLAGS } from "./knowledge-flags.ts";
 import { MCP_FLAGS } from "./mcp-flags.ts";
+import { MODEL_FLAGS } from "./model-flags.ts";
 import { PRICING_FLAGS } from "./pricing-flags.ts";
 import { TOOLS_FLAGS } from "./tools-flags.ts";
 
@@ -77,65 +78,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     configKey: "session_db.driver",
     choices: ["sqlite"],
   },
-  {
-    name: "provider",
-    kind: "string",
-    help: "model provider: echo, scripted, openai, anthropic, google or openai-compatible",
-    defaultText: "echo",
-    configKey: "model.provider",
-  },
-  {
-    name: "model",
-    kind: "string",
-    help: "model: echo (offline), scripted (recorded-turn replay) or the provider's model id (gpt-5-mini, claude-sonnet-4-5, gemini-2.5-flash)",
-    defaultText: "echo",
-    configKey: "model.name",
-  },
-  {
-    name: "model-base-url",
-    kind: "string",
-    help: "API base URL of the provider, version path included (http://127.0.0.1:8000/v1); required for openai-compatible",
-    configKey: "model.base_url",
-  },
-  {
-    name: "model-api-key-env",
-    kind: "string",
-    help: "name of the environment variable holding the provider's API key",
-    defaultText: "OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY; none for openai-compatible",
-    configKey: "model.api_key_env",
-  },
-  {
-    name: "model-stall-timeout",
-    kind: "duration",
-    help: "fail a model call when the provider sends nothing for this long (transient_network)",
-    defaultText: "5m",
-    configKey: "model.stall_timeout",
-    bounds: { min: 100 },
-  },
-  {
-    name: "model-call-timeout",
-    kind: "duration",
-    help: "fail a model call that has not finished after this long (transient_network)",
-    defaultText: "15m",
-    configKey: "model.call_timeout",
-    bounds: { min: 100 },
-  },
-  {
-    name: "model-max-output-tokens",
-    kind: "int",
-    help: "output-token cap of each model call (a call that hits it finishes `length` and auto-continue goes on)",
-    defaultText: "the provider's",
-    configKey: "model.max_output_tokens",
-    bounds: { min: 1, max: 10_000_000 },
-  },
-  {
-    name: "model-context-window",
-    kind: "int",
-    help: "the model's context window in tokens: past 80% of it the older turns are compacted into a summary",
-    defaultText: "128000",
-    configKey: "model.context_window",
-    bounds: { min: 100, max: 100_000_000 },
-  },
+  ...MODEL_FLAGS,
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
   {
     name: "script-strict",

@@ -98,6 +98,22 @@ export function resolveMcpSettings(
   const where = read.setting("mcp-config");
   if (where !== undefined && (typeof where.value !== "string" || where.value.trim() === ""))
     return err(`${where.from} must be a file path`);
+  const timeouts = resolveMcpTimeouts(flags, config);
+  if (!timeouts.ok) return timeouts;
+  if (provider === "echo") return ok(undefined);
+  const path = resolve(cwd, where === undefined ? ".agents/mcp.json" : String(where.value).trim());
+  const required = where !== undefined;
+  const catalog = loadCatalogFile(path, required);
+  if (!catalog.ok) return catalog;
+  return ok({ path, required, timeouts: timeouts.value, catalog: catalog.value });
+}
+
+/** The start, call, stop and retry timeouts alone (svc takes its catalog from the workload, D227). */
+export function resolveMcpTimeouts(
+  flags: ReadonlyMap<string, FlagValue>,
+  config: ReadonlyMap<string, unknown>,
+): Result<McpTimeouts> {
+  const read = new SettingReader(MCP_FLAGS, flags, config);
   const timeouts: McpTimeouts = { ...DEFAULT_MCP_TIMEOUTS };
   for (const [name, key] of [
     ["mcp-start-timeout", "startMs"],
@@ -109,10 +125,5 @@ export function resolveMcpSettings(
     if (!value.ok) return value;
     timeouts[key] = value.value;
   }
-  if (provider === "echo") return ok(undefined);
-  const path = resolve(cwd, where === undefined ? ".agents/mcp.json" : String(where.value).trim());
-  const required = where !== undefined;
-  const catalog = loadCatalogFile(path, required);
-  if (!catalog.ok) return catalog;
-  return ok({ path, required, timeouts, catalog: catalog.value });
+  return ok(timeouts);
 }
