@@ -6,7 +6,7 @@ import { SparError } from "../../core/errors.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
-import { withCaller } from "./route-context.ts";
+import { withCaller } from "../http/with-caller.ts";
 import * as v from "valibot";
 import { responses } from "../http/wire-schemas.ts";
 

@@ -15,11 +15,6 @@ export function targetOf(params: Readonly<Record<string, string | undefined>>): 
   return second === undefined ? { app: undefined, sid: params.p1 ?? "" } : { app: params.p1 ?? "", sid: second };
 }
 
-/** Gives a route its `caller` (resolved by the auth guard before routing). */
-export const withCaller = new Elysia({ name: "spar.caller" }).resolve({ as: "scoped" }, ({ request }) => ({
-  caller: edgeState(request).caller ?? LOCAL_CALLER,
-}));
-
 /** Gives a session route its `caller` and its `target` session. */
 export const withSession = new Elysia({ name: "spar.session" }).resolve({ as: "scoped" }, ({ request, params }) => ({
   caller: edgeState(request).caller ?? LOCAL_CALLER,

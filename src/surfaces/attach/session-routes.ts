@@ -16,7 +16,8 @@ import { eventsHandler } from "./events-route.ts";
 import { Elysia } from "elysia";
 import { nonEmpty } from "../http/body-guards.ts";
 import { NoContent, responses } from "../http/wire-schemas.ts";
-import { keepOpen, withCaller, withSession } from "./route-context.ts";
+import { keepOpen, withSession } from "./route-context.ts";
+import { withCaller } from "../http/with-caller.ts";
 import { ZERO_TIME } from "../../core/zero-time.ts";
 
 const identityList = v.optional(v.array(v.pipe(v.string(), v.maxLength(256))));

@@ -15,6 +15,8 @@ import { isJsonContentType } from "./request-body.ts";
 export interface TransportPolicy {
   /** The shared bearer token; undefined when the listener has none. */
   token: string | undefined;
+  /** What the token is called in a refusal and its realm (default `attach`; svc's main listener: `inject`). */
+  tokenLabel?: string;
   readonly: boolean;
   /**
    * The Hosts a listener without an authentication gate serves (DNS-rebinding guard);
@@ -66,8 +68,9 @@ export function checkTransport(request: Request, policy: TransportPolicy): void 
   if (policy.token !== undefined) {
     const presented = presentedToken(request);
     if (presented === undefined || !tokensMatch(presented, policy.token)) {
-      throw new HttpProblem("unauthorized", "missing or wrong attach token", {
-        "www-authenticate": 'Bearer realm="attach"',
+      const label = policy.tokenLabel ?? "attach";
+      throw new HttpProblem("unauthorized", `missing or wrong ${label} token`, {
+        "www-authenticate": `Bearer realm="${label}"`,
       });
     }
   }

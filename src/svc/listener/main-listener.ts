@@ -1,0 +1,90 @@
+/**
+ * svc's main listener (`--listen`): `POST /inject` runs the incident envelope as a turn on its
+ * session and answers 202 once the turn has finished or parked, `GET /metrics` the Prometheus
+ * text, `GET /healthz`. Built on the shared guards (guardedApp: Host check, the bearer token
+ * `SVC_INJECT_TOKEN` compared in constant time, CSRF, the body limit, JSON errors), so it carries
+ * no guard of its own. The daemon behind it is a port: the listener parses, calls one method and
+ * encodes the answer.
+ */
+import { Elysia } from "elysia";
+import * as v from "valibot";
+import { type Caller, LOCAL_CALLER } from "../../surfaces/http/caller-auth.ts";
+import { guardedApp } from "../../surfaces/http/guarded-app.ts";
+import type { HostAllowlist } from "../../surfaces/http/host-allowlist.ts";
+import { json } from "../../surfaces/http/responses.ts";
+import { withCaller } from "../../surfaces/http/with-caller.ts";
+import { InjectEnvelope, incidentSessionId, injectMessage } from "./inject-envelope.ts";
+
+/** The caller behind the shared inject token (the original's `mast-inject` user). */
+export const INJECT_CALLER: Caller = Object.freeze({ identity: "svc-inject", admin: false, source: "bearer" });
+
+export interface InjectRequest {
+  sessionId: string;
+  /** The user message the model sees. */
+  message: string;
+  caller: Caller;
+}
+
+/** How an inject's turn ended: the session's state once it had. */
+export interface InjectOutcome {
+  promptId: string;
+  /** `idle` after a finished turn, `paused` when it parked on an approval. */
+  state: "idle" | "paused";
+}
+
+/** What the listener asks of the daemon. */
+export interface MainListenerPort {
+  /** Queue the message on the session (created when new) and resolve once its turn has ended or parked. */
+  inject(request: InjectRequest): Promise<InjectOutcome>;
+  /** The Prometheus text of `/metrics`. */
+  metrics(): string;
+}
+
+export interface MainListenerOptions {
+  port: MainListenerPort;
+  /** `SVC_INJECT_TOKEN`; undefined: unauthenticated (loopback only, D228). */
+  token: string | undefined;
+  /** The Hosts served without a token (DNS rebinding); undefined with a token. */
+  allowedHosts?: HostAllowlist;
+}
+
+export const InjectAnswer = v.object({
+  status: v.literal("accepted"),
+  session_id: v.string(),
+  prompt_id: v.string(),
+  state: v.picklist(["idle", "paused"]),
+});
+
+export function mainListenerApp(options: MainListenerOptions) {
+  return guardedApp({
+    transport: {
+      token: options.token,
+      readonly: false,
+      tokenLabel: "inject",
+      ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+    },
+    resolveCaller: () => (options.token === undefined ? LOCAL_CALLER : INJECT_CALLER),
+    publicPaths: new Set(["/healthz"]),
+  }).use(mainRoutes(options.port));
+}
+
+function mainRoutes(port: MainListenerPort) {
+  return new Elysia({ name: "svc.main-routes" })
+    .use(withCaller)
+    .get("/healthz", () => json(200, { status: "ok" }))
+    .get("/metrics", () => new Response(port.metrics(), { headers: { "content-type": "text/plain; version=0.0.4" } }))
+    .post(
+      "/inject",
+      async ({ body, caller }) => {
+        const sessionId = incidentSessionId(body);
+        const outcome = await port.inject({ sessionId, message: injectMessage(body), caller });
+        return json(202, {
+          status: "accepted",
+          session_id: sessionId,
+          prompt_id: outcome.promptId,
+          state: outcome.state,
+        });
+      },
+      { parse: "json", body: InjectEnvelope },
+    );
+}

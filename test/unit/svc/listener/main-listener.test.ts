@@ -1,0 +1,180 @@
+/**
+ * svc's main listener through its app's own `handle`: the inject envelope becomes one call on the
+ * daemon with the session and the message the spec names, answered 202 once the turn has ended;
+ * every refusal is a JSON error and reaches nothing behind the listener.
+ */
+import { describe, expect, test } from "bun:test";
+import { SparError } from "../../../../src/core/errors.ts";
+import type { Caller } from "../../../../src/surfaces/http/caller-auth.ts";
+import { parseAllowedHosts } from "../../../../src/surfaces/http/host-allowlist.ts";
+import {
+  INJECT_CALLER,
+  type InjectRequest,
+  type MainListenerPort,
+  mainListenerApp,
+} from "../../../../src/svc/listener/main-listener.ts";
+
+/** A daemon behind the listener that records what reached it and answers as told. */
+class RecordingPort implements MainListenerPort {
+  readonly injects: InjectRequest[] = [];
+  failWith: SparError | undefined;
+  async inject(request: InjectRequest) {
+    if (this.failWith) throw this.failWith;
+    this.injects.push(request);
+    return { promptId: `p-${this.injects.length}`, state: "idle" as const };
+  }
+  metrics(): string {
+    return "svc_up 1\n";
+  }
+}
+
+function loopbackOnly() {
+  const parsed = parseAllowedHosts([], "--listen");
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+}
+
+function setup(token?: string) {
+  const port = new RecordingPort();
+  const app = mainListenerApp({ port, token, ...(token === undefined ? { allowedHosts: loopbackOnly() } : {}) });
+  const send = (path: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}) =>
+    app.handle(
+      new Request(`http://127.0.0.1:7777${path}`, {
+        method: init.method ?? "POST",
+        headers: { host: "127.0.0.1:7777", "content-type": "application/json", ...init.headers },
+        ...(init.body === undefined ? {} : { body: init.body }),
+      }),
+    );
+  return { port, send };
+}
+
+async function errorOf(response: Response): Promise<string> {
+  expect(response.headers.get("content-type")).toContain("application/json");
+  return ((await response.json()) as { error: string }).error;
+}
+
+describe("POST /inject", () => {
+  test("an envelope runs on incident-<uid> with the INJECT message (field order, zero values) and answers 202", async () => {
+    const { port, send } = setup();
+    const response = await send("/inject", { body: JSON.stringify({ uid: "u1", reason: "Ping", kind: "Pod" }) });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({
+      status: "accepted",
+      session_id: "incident-u1",
+      prompt_id: "p-1",
+      state: "idle",
+    });
+    expect(port.injects).toHaveLength(1);
+    expect(port.injects[0]?.sessionId).toBe("incident-u1");
+    expect(port.injects[0]?.message).toBe(
+      'INJECT {"kind":"Pod","reason":"Ping","namespace":"","kind_of_object":"","name":"","uid":"u1","message":"","count":0,' +
+        '"first_seen":"0001-01-01T00:00:00Z","last_seen":"0001-01-01T00:00:00Z","cluster":"","context":{}}',
+    );
+  });
+
+  test("a container is carried when given; an empty uid goes to gke-triage-default", async () => {
+    const { port, send } = setup();
+    expect((await send("/inject", { body: JSON.stringify({ container: "app", count: 3 }) })).status).toBe(202);
+    expect(port.injects[0]?.sessionId).toBe("gke-triage-default");
+    expect(port.injects[0]?.message).toContain('"name":"","container":"app","uid":""');
+    expect(port.injects[0]?.message).toContain('"count":3');
+  });
+
+  test("a uid deriving a reserved :mast-ops id is refused 400 and reaches nothing", async () => {
+    const { port, send } = setup();
+    const response = await send("/inject", { body: JSON.stringify({ uid: "x:mast-ops" }) });
+    expect(response.status).toBe(400);
+    expect(await errorOf(response)).toContain('derives reserved session ID "incident-x:mast-ops"');
+    expect(port.injects).toEqual([]);
+  });
+
+  test("a uid no session id can carry (a slash) is refused 400", async () => {
+    const { port, send } = setup();
+    const response = await send("/inject", { body: JSON.stringify({ uid: "a/b" }) });
+    expect(response.status).toBe(400);
+    expect(await errorOf(response)).toContain('derives session ID "incident-a/b"');
+    expect(port.injects).toEqual([]);
+  });
+
+  test("unknown fields, wrong types and non-objects are refused 400 naming the field", async () => {
+    const { port, send } = setup();
+    const cases: Array<[string, string]> = [
+      ['{"uid":"u","bogus":1}', 'field "bogus": unknown field'],
+      ['{"count":1.5}', 'field "count": count must be a whole number'],
+      ['{"context":"x"}', 'field "context"'],
+      ['"uid"', "must be a JSON object of the incident envelope"],
+      ["[]", "must be a JSON object, got an array"],
+      ["{", "malformed JSON"],
+    ];
+    for (const [body, message] of cases) {
+      const response = await send("/inject", { body });
+      expect(response.status).toBe(400);
+      expect(await errorOf(response)).toContain(message);
+    }
+    expect(port.injects).toEqual([]);
+  });
+
+  test("the daemon's refusals keep their status: 409 for a session that refuses turns, 503 and Retry-After while draining", async () => {
+    const { port, send } = setup();
+    port.failWith = new SparError("conflict", 'session "incident-u" is aborted');
+    const refused = await send("/inject", { body: '{"uid":"u"}' });
+    expect(refused.status).toBe(409);
+    expect(await errorOf(refused)).toBe('session "incident-u" is aborted');
+    port.failWith = new SparError("shutting_down", "daemon is shutting down");
+    const draining = await send("/inject", { body: '{"uid":"u"}' });
+    expect(draining.status).toBe(503);
+    expect(draining.headers.get("retry-after")).not.toBeNull();
+  });
+
+  test("a write without Content-Type: application/json is refused 415", async () => {
+    const { port, send } = setup();
+    const response = await send("/inject", { body: '{"uid":"u"}', headers: { "content-type": "text/plain" } });
+    expect(response.status).toBe(415);
+    expect(port.injects).toEqual([]);
+  });
+});
+
+describe("authentication", () => {
+  test("with SVC_INJECT_TOKEN a missing or wrong bearer is 401 (realm inject); the right one is the inject caller", async () => {
+    const { port, send } = setup("s3cret");
+    for (const headers of [{}, { authorization: "Bearer wrong" }]) {
+      const response = await send("/inject", { body: '{"uid":"u"}', headers });
+      expect(response.status).toBe(401);
+      expect(response.headers.get("www-authenticate")).toBe('Bearer realm="inject"');
+      expect(await errorOf(response)).toBe("missing or wrong inject token");
+    }
+    expect(port.injects).toEqual([]);
+    const accepted = await send("/inject", { body: '{"uid":"u"}', headers: { authorization: "Bearer s3cret" } });
+    expect(accepted.status).toBe(202);
+    expect(port.injects[0]?.caller).toEqual(INJECT_CALLER as Caller);
+  });
+
+  test("with a token, /healthz stays public and /metrics needs the token", async () => {
+    const { send } = setup("s3cret");
+    expect((await send("/healthz", { method: "GET" })).status).toBe(200);
+    expect((await send("/metrics", { method: "GET" })).status).toBe(401);
+    const metrics = await send("/metrics", { method: "GET", headers: { authorization: "Bearer s3cret" } });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toBe("svc_up 1\n");
+  });
+
+  test("without a token only loopback Host names are served (DNS rebinding): another Host is refused", async () => {
+    const { port, send } = setup();
+    const response = await send("/inject", { body: '{"uid":"u"}', headers: { host: "attacker.example:7777" } });
+    expect(response.status).toBe(421);
+    expect(await errorOf(response)).toContain("attacker.example");
+    expect(port.injects).toEqual([]);
+  });
+});
+
+describe("routing", () => {
+  test("a known path with another method is 405 with Allow; an unknown path is a JSON 404", async () => {
+    const { send } = setup();
+    const wrongMethod = await send("/inject", { method: "GET" });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("allow")).toBe("POST");
+    const unknown = await send("/nope", { method: "GET" });
+    expect(unknown.status).toBe(404);
+    expect(await errorOf(unknown)).toBe("no such endpoint: GET /nope");
+  });
+});
