@@ -3,7 +3,7 @@
  * store, the metrics registry and the runtime's metrics, the tool host and its tool servers,
  * memory and skills, the turn worker pool, pricing, auto-continue, the session host and the
  * SessionService, and the readiness checks. Owns no listener: each daemon adds its own on top and
- * runs the teardown in order with `beginShutdown()`, its listener's drain, then `close()`.
+ * runs the teardown in order with `beginShutdown()`, its listener's drain, then `close()` (D231).
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
