@@ -1,0 +1,197 @@
+/**
+ * The runtime core every spar daemon runs on (`spar agent` today, `spar svc` next): the session
+ * store, the metrics registry and the runtime's metrics, the tool host and its tool servers,
+ * memory and skills, the turn worker pool, pricing, auto-continue, the session host and the
+ * SessionService, and the readiness checks. Owns no listener: each daemon adds its own on top and
+ * runs the teardown in order with `beginShutdown()`, its listener's drain, then `close()` (D231).
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { GuardrailConfig } from "../core/guardrails.ts";
+import type { InboxCaps } from "../core/inbox-room.ts";
+import type { ModelSpec } from "../core/model.ts";
+import { AgentKnowledge, type KnowledgeSettings } from "../memory/agent-knowledge.ts";
+import { ReloadRegistry } from "../memory/reload-registry.ts";
+import { apiKeyEnvOf, isRemoteProvider } from "../models/providers/provider-catalog.ts";
+import { type AutoContinueSettings, AutoContinuer } from "../runtime/auto-continuer.ts";
+import type { PermissionSettings } from "../runtime/gated-tools.ts";
+import type { PricingTable } from "../runtime/pricing-table.ts";
+import { SessionHost } from "../runtime/session-host.ts";
+import { SessionService } from "../runtime/session-service.ts";
+import { ToolHost } from "../runtime/tool-host.ts";
+import { WorkerPool } from "../runtime/worker-pool.ts";
+import { SkillAwareTools } from "../skills/skill-tools.ts";
+import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { CheckState } from "../surfaces/attach/attach-context.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import { MetricsRegistry } from "../telemetry/metrics.ts";
+import type { McpSettings } from "./mcp-flags.ts";
+import type { PricingSettings } from "./pricing-flags.ts";
+import {
+  mcpOption,
+  readinessChecks,
+  registerMcpReload,
+  registerRuntimeGauges,
+  startPricing,
+  toolServerStarter,
+} from "./runtime-core-parts.ts";
+import type { ToolsSettings } from "./tools-flags.ts";
+
+/** What the core reads: each daemon maps its own configuration to this in one function. */
+export interface RuntimeCoreSettings {
+  /** The sqlite session store: its path and size cap in MiB (0: no cap). */
+  store: { path: string; maxMb: number };
+  workers: number;
+  /** A turn worker running turns that leaves a ping unanswered this long is replaced. */
+  workerLivenessMs: number;
+  tools: ToolsSettings;
+  /** Tool servers (mcp.json); undefined: none. */
+  mcp: McpSettings | undefined;
+  knowledge: KnowledgeSettings;
+  permissions: PermissionSettings;
+  guardrails: GuardrailConfig;
+  model: ModelSpec;
+  maxSteps: number;
+  idleTimeoutMs: number;
+  inbox: InboxCaps;
+  /** The app sessions live under, and the agent's name in their records. */
+  appName: string;
+  agentName: string;
+  multiSession: boolean;
+  autoContinue: AutoContinueSettings;
+  pricing: PricingSettings;
+  /**
+   * Variables holding the daemon's listener secrets (token variables): tool commands never see
+   * them. The model's key variables are added by the core.
+   */
+  hiddenEnv: readonly string[];
+}
+
+export interface RuntimeCore {
+  readonly store: SqliteStore;
+  readonly metrics: MetricsRegistry;
+  readonly tools: ToolHost;
+  /** The tools a turn sees: the tool host's and the skill tools. */
+  readonly catalog: SkillAwareTools;
+  readonly knowledge: AgentKnowledge;
+  /** What a reload re-reads: memory, skills and the tool-server catalog. */
+  readonly reloads: ReloadRegistry;
+  readonly pool: WorkerPool;
+  readonly pricing: PricingTable;
+  readonly autoContinue: AutoContinuer;
+  readonly host: SessionHost;
+  readonly sessions: SessionService;
+  /** The readiness checks (`session_db`, `turn_workers`, `wake_loops`), logging each change of state. */
+  checks(): Promise<Record<string, CheckState>>;
+  /** Teardown step 1: refuse new work and cancel every turn in flight; resolves when they are cancelled. */
+  beginShutdown(): Promise<void>;
+  /** The last teardown steps: the tool host and its children, the orderly stop, the workers and the store. */
+  close(): Promise<void>;
+}
+
+/** Open the store, start the workers and the session host; the caller owns the teardown. */
+export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Logger): Promise<RuntimeCore> {
+  const store = openStore(settings.store);
+  const metrics = new MetricsRegistry();
+  const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
+  const tools = new ToolHost(
+    { ...settings.tools, hiddenEnv: hiddenVariables(settings) },
+    { log: (message) => logger.error(message), ...mcpOption(settings.mcp, logger) },
+  );
+  // Memory and skills (the system prompt, the skill tools); a reload re-reads every registered part.
+  const knowledge = new AgentKnowledge(settings.knowledge);
+  for (const problem of knowledge.load()) logger.warn(problem);
+  const reloads = new ReloadRegistry();
+  knowledge.registerReloads(reloads);
+  registerMcpReload(reloads, tools.mcp);
+  const catalog = new SkillAwareTools(tools, knowledge.skills);
+  const pool = new WorkerPool(settings.workers, {
+    livenessMs: settings.workerLivenessMs,
+    onFailure: (reason) => logger.error(`turn worker: ${reason}`),
+    tools: () => catalog.specs(),
+    system: () => knowledge.systemPrompt(),
+  });
+  const pricing = startPricing(settings.pricing, logger);
+  const countRefused = metrics.counter(
+    "spar_turns_refused_total",
+    "Turns a guardrail-halted session refused, by guardrail.",
+  );
+  const autoContinue = new AutoContinuer(
+    settings.autoContinue,
+    store,
+    () => new Date(),
+    (message) => logger.info(message),
+  );
+  const host = new SessionHost({
+    store,
+    pool,
+    pricing,
+    logger,
+    autoContinue,
+    prepareTools: toolServerStarter(tools, logger),
+    turnEnded: (outcome) => countTurn({ outcome }),
+    turnRefused: (guardrail) => countRefused({ guardrail }),
+    config: {
+      permissions: { ...settings.permissions, runner: catalog },
+      guardrails: settings.guardrails,
+      app: settings.appName,
+      agentName: settings.agentName,
+      multiSession: settings.multiSession,
+      model: settings.model,
+      maxSteps: settings.maxSteps,
+      idleTimeoutMs: settings.idleTimeoutMs,
+      inbox: settings.inbox,
+    },
+  });
+  try {
+    await host.start();
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+  registerRuntimeGauges(metrics, { store, pool, host, autoContinue });
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= closeCore(tools, host, logger);
+    return closing;
+  };
+  return {
+    store,
+    metrics,
+    tools,
+    catalog,
+    knowledge,
+    reloads,
+    pool,
+    pricing,
+    autoContinue,
+    host,
+    sessions: new SessionService(host),
+    checks: readinessChecks(store, pool, host, logger),
+    beginShutdown: () => host.beginShutdown(),
+    close,
+  };
+}
+
+function openStore(settings: RuntimeCoreSettings["store"]): SqliteStore {
+  // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
+  mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
+  // 4 KiB pages: 256 per MiB.
+  return SqliteStore.open(settings.path, settings.maxMb > 0 ? { maxPageCount: settings.maxMb * 256 } : {});
+}
+
+async function closeCore(tools: ToolHost, host: SessionHost, logger: Logger): Promise<void> {
+  // Tool children (bash process groups) and tool-server child processes (SIGTERM, grace, SIGKILL, all at once): the tool host, which then stops.
+  await tools.close();
+  // An orderly stop: this run does not count toward the auto-continue crash-loop breaker.
+  await host.autoContinue.end().catch((error: unknown) => logger.warn(`recording the orderly stop: ${String(error)}`));
+  await host.close();
+}
+
+/** Variables that hold the daemon's own secrets: tool commands never see them. */
+function hiddenVariables(settings: RuntimeCoreSettings): string[] {
+  const names = [...settings.hiddenEnv, settings.model.apiKeyEnv];
+  if (isRemoteProvider(settings.model.provider))
+    names.push(apiKeyEnvOf(settings.model.provider, settings.model.apiKeyEnv));
+  return [...new Set(names.filter((name): name is string => name !== undefined))];
+}
