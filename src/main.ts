@@ -5,6 +5,7 @@
  */
 import { basename } from "node:path";
 import { agentCommand } from "./cli/agent-command.ts";
+import { svcCommand } from "./cli/svc-command.ts";
 import { SPAR_VERSION } from "./cli/version.ts";
 import { watcherCommand } from "./cli/watcher-command.ts";
 
@@ -12,7 +13,7 @@ const HELP = `usage: spar <command> [flags]
 
 commands:
   agent           the agent daemon and its attach listener (HTTP + SSE)
-  svc             the workflow daemon (not yet in this build)
+  svc             the workflow daemon: workloads behind an inject listener (this build: one agent)
   watcher watch   the cluster event watcher: Kubernetes events into per-incident sessions
 
 Run \`spar <command> --help\` for a command's flags.
@@ -28,12 +29,7 @@ export async function main(argv: readonly string[], invokedAs: string): Promise<
     case "watcher":
       return watcherCommand(rest);
     case "svc":
-      if (rest.includes("--help")) {
-        process.stdout.write(`spar ${command}: not available in this build yet\n`);
-        return 0;
-      }
-      process.stderr.write(`spar ${command}: not available in this build yet\n`);
-      return 2;
+      return svcCommand(rest);
     case "--version":
     case "version":
       process.stdout.write(`spar ${SPAR_VERSION}\n`);

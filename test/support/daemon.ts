@@ -14,6 +14,8 @@ export function sparCommand(...args: string[]): string[] {
 }
 
 export interface DaemonOptions {
+  /** Which daemon: `spar agent` (its attach listener) or `spar svc` (its main listener). Default agent. */
+  role?: "agent" | "svc";
   /** Listen address; default 127.0.0.1:0 (the port is read back). */
   listen?: string;
   /** Extra flags after `agent`. */
@@ -51,8 +53,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   const child = Bun.spawn(
     [
       ...command,
-      "agent",
-      `--attach-listen=${options.listen ?? "127.0.0.1:0"}`,
+      options.role ?? "agent",
+      `--${options.role === "svc" ? "listen" : "attach-listen"}=${options.listen ?? "127.0.0.1:0"}`,
       `--session-db=${sessionDb}`,
       ...(options.args ?? []),
     ],

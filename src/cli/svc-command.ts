@@ -1,0 +1,211 @@
+/**
+ * `spar svc`: the workflow daemon. Reads its settings (svc-config.ts) and its workload
+ * (src/svc/workload), starts the runtime core every daemon shares (D231) and svc's main listener
+ * on it, and on SIGTERM stops the listener, cancels turns in flight and closes the core. This
+ * build runs the empty workload (one agent); a bundle is loaded and checked, then refused.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfigFile } from "../config/config-file.ts";
+import { parseFlags } from "../config/flag-parser.ts";
+import { redactUrl } from "../net/redact-url.ts";
+import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
+import { mainListenerApp } from "../svc/listener/main-listener.ts";
+import { SessionInjectPort } from "../svc/session-inject-port.ts";
+import { loadWorkload } from "../svc/workload/load-workload.ts";
+import { type Logger, createLogger } from "../telemetry/logger.ts";
+import { buildAgentConfig } from "./agent-config.ts";
+import { bindHostname } from "./listen-address.ts";
+import { type RuntimeCore, type RuntimeCoreSettings, startRuntimeCore } from "./runtime-core.ts";
+import { type SvcConfig, buildSvcConfig, svcConfigPath } from "./svc-config.ts";
+import { SVC_FLAGS, svcHelp } from "./svc-flags.ts";
+import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
+import { SPAR_VERSION } from "./version.ts";
+
+/** The variables holding svc's listener secrets: tool commands never see them. */
+const TOKEN_VARIABLES = ["SVC_INJECT_TOKEN", "SVC_ATTACH_TOKEN", "SVC_A2A_TOKEN", "SVC_AGUI_TOKEN"];
+
+export interface RunningSvc {
+  port: number;
+  shutdown(): Promise<void>;
+}
+
+export async function svcCommand(argv: readonly string[]): Promise<number> {
+  const flags = parseFlags(SVC_FLAGS, argv);
+  if (!flags.ok) return usageError(flags.error);
+  if (flags.value.help) {
+    process.stdout.write(svcHelp());
+    return 0;
+  }
+  if (flags.value.values.get("version") === true) {
+    process.stdout.write(`spar svc ${SPAR_VERSION}\n`);
+    return 0;
+  }
+  if (flags.value.positionals.length > 0)
+    return usageError(
+      `unexpected argument ${JSON.stringify(flags.value.positionals[0])} (one-shot mode is not in this build yet)`,
+    );
+  const cwd = process.cwd();
+  const file = loadConfigFile(svcConfigPath(flags.value.values.get("config"), cwd));
+  if (!file.ok) return usageError(file.error);
+  const config = buildSvcConfig(flags.value.values, file.value, process.env, cwd);
+  if (!config.ok) return usageError(config.error);
+  const logger = createLogger(config.value.logLevel);
+  let running: RunningSvc;
+  try {
+    running = await startSvc(config.value, logger, cwd);
+  } catch (error) {
+    logger.error(`spar svc failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  return await new Promise<number>((resolve) => {
+    process.once("SIGTERM", () => {
+      logger.info("SIGTERM: shutting down");
+      running.shutdown().then(
+        () => resolve(0),
+        (error: unknown) => {
+          logger.error(`shutdown failed: ${String(error)}`);
+          resolve(1);
+        },
+      );
+    });
+  });
+}
+
+function usageError(message: string): number {
+  process.stderr.write(`spar svc: ${redactUrl(message)}\n`);
+  return 2;
+}
+
+/** What this build cannot run yet, refused before anything starts. */
+function notYetBuilt(config: SvcConfig): string | undefined {
+  if (config.sessionDb.driver === "postgres")
+    return "--session-db-driver=postgres: the postgres store is not in this build yet";
+  if (config.attach) return "--attach-listen is not in this build yet";
+  if (config.a2a) return "--a2a-listen is not in this build yet";
+  if (config.agui) return "--agui-listen is not in this build yet";
+  return undefined;
+}
+
+export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): Promise<RunningSvc> {
+  const unbuilt = notYetBuilt(config);
+  if (unbuilt) throw new Error(unbuilt);
+  const loaded = loadWorkload({
+    value: config.workload,
+    ...(config.dispatch === undefined ? {} : { dispatchFlag: config.dispatch }),
+    cwd,
+    env: { ...process.env, ...(config.configDir === undefined ? {} : { SVC_CONFIG_DIR: config.configDir }) },
+    wireToolServers: config.model.name !== "echo",
+  });
+  if (!loaded.ok) throw new Error(loaded.error);
+  for (const line of loaded.value.notices) logger.info(line);
+  for (const line of loaded.value.warnings) logger.warn(line);
+  if (loaded.value.source.kind !== "trivial") {
+    throw new Error(
+      `workload ${loaded.value.workload.name} loaded and checked (${loaded.value.workload.dispatch} dispatch), but running a bundle is not in this build yet: start with an empty --workload`,
+    );
+  }
+  const store = storeLocation(config, logger);
+  let core: RuntimeCore;
+  try {
+    core = await startRuntimeCore(coreSettings(config, store.path, cwd), logger);
+  } catch (error) {
+    store.remove();
+    throw error;
+  }
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = serveMainListener(config, core);
+  } catch (error) {
+    await core.close();
+    store.remove();
+    throw error;
+  }
+  const shown = config.listen.address.host.includes(":")
+    ? `[${bindHostname(config.listen.address)}]`
+    : bindHostname(config.listen.address);
+  logger.info(
+    `spar svc ${SPAR_VERSION} listening on http://${shown}:${server.port} (workload trivial_coordinator, model ${config.model.name}, store ${config.sessionDb.inMemory ? "in memory" : store.path})`,
+  );
+  let stopping: Promise<void> | undefined;
+  const shutdown = () => {
+    stopping ??= (async () => {
+      const cancelled = core.beginShutdown();
+      await server.stop();
+      await Promise.race([cancelled, Bun.sleep(2000)]);
+      await core.close();
+      store.remove();
+      logger.info("shutdown complete");
+    })();
+    return stopping;
+  };
+  return { port: server.port ?? 0, shutdown };
+}
+
+function serveMainListener(config: SvcConfig, core: RuntimeCore): ReturnType<typeof Bun.serve> {
+  const token = config.listen.token;
+  let allowedHosts: ReturnType<typeof parseAllowedHosts> | undefined;
+  if (token === undefined) {
+    allowedHosts = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");
+    if (!allowedHosts.ok) throw new Error(allowedHosts.error);
+  }
+  const app = mainListenerApp({
+    port: new SessionInjectPort(core.sessions, () => core.metrics.render()),
+    token,
+    ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
+  });
+  try {
+    return Bun.serve({
+      hostname: bindHostname(config.listen.address),
+      port: config.listen.address.port,
+      fetch: app.fetch,
+    });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `--listen: cannot listen there: the port is taken, or the host is not an address of this machine (${reason})`,
+    );
+  }
+}
+
+/**
+ * Where the store lives: the `--session-db` file, or for an empty one (in memory, no durability) a
+ * private directory of its own, removed when the daemon stops.
+ */
+function storeLocation(config: SvcConfig, logger: Logger): { path: string; remove(): void } {
+  if (!config.sessionDb.inMemory) return { path: config.sessionDb.location, remove: () => {} };
+  const directory = mkdtempSync(join(tmpdir(), "spar-svc-"));
+  logger.warn(
+    "no --session-db: sessions live only as long as this process (no durability, no auto-resume); set --session-db=PATH to keep them",
+  );
+  return { path: join(directory, "sessions.db"), remove: () => rmSync(directory, { recursive: true, force: true }) };
+}
+
+/** The runtime core's settings for svc: the agent's defaults, with svc's store, model and limits (D233). */
+function coreSettings(config: SvcConfig, storePath: string, cwd: string): RuntimeCoreSettings {
+  const defaults = buildAgentConfig(new Map(), new Map(), cwd, navigator.hardwareConcurrency);
+  if (!defaults.ok) throw new Error(defaults.error);
+  const base = defaults.value;
+  return {
+    store: { path: storePath, maxMb: 0 },
+    workers: base.workers,
+    workerLivenessMs: base.workerLivenessMs,
+    // The trivial coordinator has no tools (spec): every builtin is disabled, no tool servers.
+    tools: { ...base.tools, disabled: [...BUILTIN_TOOL_NAMES] },
+    mcp: undefined,
+    knowledge: base.knowledge,
+    permissions: base.permissions,
+    guardrails: base.guardrails,
+    model: config.model,
+    maxSteps: base.maxSteps,
+    idleTimeoutMs: base.idleTimeoutMs,
+    inbox: config.limits.inbox,
+    appName: "svc",
+    agentName: "trivial_coordinator",
+    multiSession: true,
+    autoContinue: base.autoContinue,
+    pricing: config.pricing,
+    hiddenEnv: TOKEN_VARIABLES,
+  };
+}
