@@ -1,0 +1,86 @@
+/**
+ * Attacks on `spar svc`'s main listener, a real process: it runs on the shared guards, so each
+ * attack the attach listener refuses is refused here too, with a JSON error, and runs no turn.
+ */
+import { beforeAll, expect, test } from "bun:test";
+import type { Daemon } from "../support/daemon.ts";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { rawHttp } from "../support/raw-http.ts";
+
+const scope = daemonScope({ per: "file" });
+let open: Daemon;
+let gated: Daemon;
+beforeAll(async () => {
+  open = await scope.start({ role: "svc" });
+  gated = await scope.start({ role: "svc", env: { SVC_INJECT_TOKEN: "s3cret" } });
+});
+
+async function refusal(response: Response, status: number): Promise<string> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get("content-type")).toContain("application/json");
+  return ((await response.json()) as { error: string }).error;
+}
+
+const post = (daemon: Daemon, body: string, headers: Record<string, string> = {}) =>
+  fetch(`${daemon.baseUrl}/inject`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+  });
+
+test("DNS rebinding: a tokenless listener refuses a foreign Host (421)", async () => {
+  const answer = await rawHttp(
+    open.port,
+    `POST /inject HTTP/1.1\r\nHost: attacker.example:${open.port}\r\nContent-Type: application/json\r\nContent-Length: 12\r\nConnection: close\r\n\r\n{"uid":"x1"}`,
+  );
+  expect(answer.status).toBe(421);
+  expect(answer.body).toContain("attacker.example");
+});
+
+test("a missing, wrong or attach-style token is refused 401 by a listener with SVC_INJECT_TOKEN", async () => {
+  expect(await refusal(await post(gated, '{"uid":"x"}'), 401)).toBe("missing or wrong inject token");
+  expect(await refusal(await post(gated, '{"uid":"x"}', { authorization: "Bearer s3cre" }), 401)).toBe(
+    "missing or wrong inject token",
+  );
+  expect(await refusal(await post(gated, '{"uid":"x"}', { authorization: "Basic czNjcmV0" }), 401)).toBe(
+    "missing or wrong inject token",
+  );
+});
+
+test("CSRF: a cross-origin browser write is refused 403, a form content type 415", async () => {
+  expect(await refusal(await post(open, '{"uid":"x"}', { origin: "http://evil.example" }), 403)).toContain(
+    "cross-origin request refused",
+  );
+  expect(
+    await refusal(await post(open, "uid=x", { "content-type": "application/x-www-form-urlencoded" }), 415),
+  ).toContain("application/json");
+});
+
+test("a body over 8 KiB is refused 413, nesting past 64 levels 400, an unknown field 400", async () => {
+  expect(await refusal(await post(open, JSON.stringify({ message: "x".repeat(9000) })), 413)).toContain(
+    "larger than 8192 bytes",
+  );
+  expect(await refusal(await post(open, `{"context":${"[".repeat(100)}${"]".repeat(100)}}`), 400)).toContain(
+    "nested deeper than 64 levels",
+  );
+  expect(await refusal(await post(open, '{"uid":"x","approver":"admin"}'), 400)).toBe(
+    'invalid request body: field "approver": unknown field',
+  );
+});
+
+test("a reserved :mast-ops id and an id no session can carry are refused 400", async () => {
+  expect(await refusal(await post(open, '{"uid":"ops:mast-ops"}'), 400)).toContain("reserved session ID");
+  expect(await refusal(await post(open, '{"uid":"../../etc"}'), 400)).toContain(
+    'derives session ID "incident-../../etc"',
+  );
+});
+
+test("none of the attacks above ran a turn on either daemon", async () => {
+  for (const daemon of [open, gated]) {
+    const metrics = await (
+      await fetch(`${daemon.baseUrl}/metrics`, { headers: { authorization: "Bearer s3cret" } })
+    ).text();
+    expect(metrics).toContain("# TYPE spar_turns_total counter");
+    expect(metrics).not.toContain("spar_turns_total{");
+  }
+});
