@@ -15,7 +15,7 @@
  *     frames delivered/s to all subscribers, daemon CPU ms per 1,000 frames.
  * The client runs in this process on the same 2 shared cores: compare variants of the same run.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   BUN,
@@ -31,6 +31,7 @@ import {
   table,
   type Server,
 } from "./lib.ts";
+import { TestCertificates } from "../test/support/test-certificates.ts";
 
 const flags = argFlags(process.argv.slice(2));
 const ROUNDS = Number(flags.get("rounds") ?? 3);
@@ -44,61 +45,11 @@ type Variant = "tls" | "mtls" | "mtls-before";
 
 const certDir = benchTempDir("spar-bench-mtls-");
 
-function openssl(args: string[]): void {
-  const result = Bun.spawnSync(["openssl", ...args], { cwd: certDir, stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`openssl ${args.join(" ")}: ${result.stderr.toString()}`);
-}
-
 function makeCertificates(): void {
-  openssl([
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=bench CA",
-  ]);
-  writeFileSync(join(certDir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  for (const [name, subject, ext] of [
-    ["server", "/CN=localhost", ["-extfile", "san.ext"]],
-    ["client", "/CN=bench", []],
-  ] as const) {
-    openssl([
-      "req",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      `${name}.key`,
-      "-out",
-      `${name}.csr`,
-      "-subj",
-      subject,
-    ]);
-    openssl([
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      "ca.crt",
-      "-CAkey",
-      "ca.key",
-      "-CAcreateserial",
-      "-out",
-      `${name}.crt`,
-      "-days",
-      "1",
-      ...ext,
-    ]);
-  }
+  new TestCertificates(certDir)
+    .ca("ca", "/CN=bench CA")
+    .signed("server", "/CN=localhost", "ca", { server: true })
+    .signed("client", "/CN=bench", "ca");
 }
 
 const pem = (name: string) => readFileSync(join(certDir, name), "utf8");

@@ -9,90 +9,18 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Daemon, startDaemon, tempDir } from "../support/daemon.ts";
+import { TestCertificates } from "../support/test-certificates.ts";
 
 let dir: string;
 let tlsOnly: Daemon;
 let mutual: Daemon;
 
-function openssl(args: string[]): void {
-  const result = Bun.spawnSync(["openssl", ...args], { cwd: dir, stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`openssl ${args.join(" ")}: ${result.stderr.toString()}`);
-}
-
 function makeCertificates(): void {
   dir = tempDir("spar-tls-");
-  openssl([
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=spar test CA",
-  ]);
-  openssl([
-    "req",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "server.key",
-    "-out",
-    "server.csr",
-    "-subj",
-    "/CN=localhost",
-  ]);
-  Bun.write(join(dir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  openssl([
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "server.crt",
-    "-days",
-    "1",
-    "-extfile",
-    "san.ext",
-  ]);
-  openssl([
-    "req",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "client.key",
-    "-out",
-    "client.csr",
-    "-subj",
-    "/CN=alice",
-  ]);
-  openssl([
-    "x509",
-    "-req",
-    "-in",
-    "client.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "client.crt",
-    "-days",
-    "1",
-  ]);
+  new TestCertificates(dir)
+    .ca("ca", "/CN=spar test CA")
+    .signed("server", "/CN=localhost", "ca", { server: true })
+    .signed("client", "/CN=alice", "ca");
 }
 
 const pem = (name: string) => readFileSync(join(dir, name), "utf8");

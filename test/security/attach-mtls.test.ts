@@ -16,75 +16,23 @@ import { join } from "node:path";
 import { connect as connectTls } from "node:tls";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
 import { type Daemon, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { TestCertificates } from "../support/test-certificates.ts";
 
 let dir: string;
 let daemon: Daemon;
 /** Single-session, with a 64 KiB subscriber byte bound: the stream and body attacks. */
 let streams: Daemon;
 
-function openssl(args: string[]): void {
-  const result = Bun.spawnSync(["openssl", ...args], { cwd: dir, stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`openssl ${args.join(" ")}: ${result.stderr.toString()}`);
-}
-
-function signed(name: string, subject: string, ca: string, extensions?: string): void {
-  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]);
-  openssl([
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    `${ca}.crt`,
-    "-CAkey",
-    `${ca}.key`,
-    "-CAcreateserial",
-    "-out",
-    `${name}.crt`,
-    "-days",
-    "1",
-    ...(extensions ? ["-extfile", extensions] : []),
-  ]);
-}
-
 function makeCertificates(): void {
   dir = tempDir("spar-mtls-attack-");
-  openssl([
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=spar test CA",
-  ]);
-  openssl([
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "rogue-ca.key",
-    "-out",
-    "rogue-ca.crt",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=spar test CA",
-  ]);
-  writeFileSync(join(dir, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  signed("server", "/CN=localhost", "ca", "san.ext");
-  signed("alice", "/CN=alice", "ca");
-  signed("bob", "/CN=bob", "ca");
-  signed("admin", "/CN=admin", "ca");
-  signed("rogue-admin", "/CN=admin", "rogue-ca");
+  new TestCertificates(dir)
+    .ca("ca", "/CN=spar test CA")
+    .ca("rogue-ca", "/CN=spar test CA")
+    .signed("server", "/CN=localhost", "ca", { server: true })
+    .signed("alice", "/CN=alice", "ca")
+    .signed("bob", "/CN=bob", "ca")
+    .signed("admin", "/CN=admin", "ca")
+    .signed("rogue-admin", "/CN=admin", "rogue-ca");
 }
 
 const pem = (name: string) => readFileSync(join(dir, name), "utf8");
