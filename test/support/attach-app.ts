@@ -23,7 +23,8 @@ export interface InProcessApp {
   close(): Promise<void>;
 }
 
-export async function inProcessApp(overrides: Partial<AttachContext> = {}): Promise<InProcessApp> {
+/** A started session host over a real store (a temp dir) and one turn worker, echo model. */
+export async function startTestHost(): Promise<SessionHost> {
   const store = SqliteStore.open(join(tempDir(), "s.db"));
   const host = new SessionHost({
     store,
@@ -56,7 +57,12 @@ export async function inProcessApp(overrides: Partial<AttachContext> = {}): Prom
     },
   });
   await host.start();
-  const app = buildAttachApp({
+  return host;
+}
+
+/** The attach context of a test listener over `host`; overrides replace its fields. */
+export function testAttachContext(host: SessionHost, overrides: Partial<AttachContext> = {}): AttachContext {
+  return {
     sessions: new SessionService(host),
     daemon: { name: "spar", version: "test", description: "test", model: "echo", provider: "echo", costCeiling: false },
     caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
@@ -68,6 +74,11 @@ export async function inProcessApp(overrides: Partial<AttachContext> = {}): Prom
     streams: new StreamAdmission({ maxStreams: 1000, maxPerCaller: 1000, adminReserve: 0 }),
     identitiesRequired: false,
     ...overrides,
-  });
+  };
+}
+
+export async function inProcessApp(overrides: Partial<AttachContext> = {}): Promise<InProcessApp> {
+  const host = await startTestHost();
+  const app = buildAttachApp(testAttachContext(host, overrides));
   return { host, app, close: () => host.close() };
 }

@@ -4,57 +4,18 @@
  * listener's streams. Both listeners serve one real session host over real sockets (port 0).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { join } from "node:path";
-import { AutoContinuer } from "../../../src/runtime/auto-continuer.ts";
-import { PricingTable } from "../../../src/runtime/pricing-table.ts";
-import { SessionHost } from "../../../src/runtime/session-host.ts";
-import { SessionService } from "../../../src/runtime/session-service.ts";
-import { WorkerPool } from "../../../src/runtime/worker-pool.ts";
-import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
+import type { SessionHost } from "../../../src/runtime/session-host.ts";
 import type { AttachContext } from "../../../src/surfaces/attach/attach-context.ts";
 import { type AttachServer, startAttachServer } from "../../../src/surfaces/attach/attach-server.ts";
-import { StreamAdmission } from "../../../src/surfaces/http/stream-admission.ts";
-import { MetricsRegistry } from "../../../src/telemetry/metrics.ts";
-import { tempDir } from "../../support/daemon.ts";
+import { startTestHost, testAttachContext } from "../../support/attach-app.ts";
 
-const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+const _quiet = { info: () => {}, warn: () => {}, error: () => {} };
 let host: SessionHost;
 const servers: AttachServer[] = [];
 const readers: Array<ReadableStreamDefaultReader<Uint8Array>> = [];
 
 beforeAll(async () => {
-  const store = SqliteStore.open(join(tempDir(), "s.db"));
-  host = new SessionHost({
-    store,
-    pool: new WorkerPool(1),
-    pricing: new PricingTable(),
-    logger: quiet,
-    autoContinue: new AutoContinuer(
-      {
-        enabled: false,
-        freshnessMs: 60_000,
-        backoffMs: 0,
-        maxPerBoot: 0,
-        maxPerSession: 0,
-        crashLoopBoots: 3,
-        crashLoopWindowMs: 60_000,
-      },
-      store,
-      () => new Date(),
-      () => {},
-    ),
-    config: {
-      permissions: { mode: "ask", approvalTimeoutMs: 60_000, allow: [], deny: [] },
-      guardrails: { watchdog: "enforce", maxTurnUsd: 0, maxSessionUsd: 0 },
-      app: "spar",
-      agentName: "spar",
-      multiSession: true,
-      model: { provider: "echo", name: "echo" },
-      maxSteps: 5,
-      idleTimeoutMs: 60_000,
-    },
-  });
-  await host.start();
+  host = await startTestHost();
 });
 
 afterAll(async () => {
@@ -64,18 +25,7 @@ afterAll(async () => {
 });
 
 function context(heartbeatMs: number): AttachContext {
-  return {
-    sessions: new SessionService(host),
-    daemon: { name: "spar", version: "test", description: "test", model: "echo", provider: "echo", costCeiling: false },
-    caller: () => ({ identity: "local", admin: false, source: "anonymous" }),
-    checks: async () => ({ session_db: "ready" }),
-    subscriberBuffer: { maxQueued: 64, lowWater: 16 },
-    heartbeatMs,
-    metrics: new MetricsRegistry(),
-    transport: { token: undefined, readonly: false },
-    streams: new StreamAdmission({ maxStreams: 1000, maxPerCaller: 1000, adminReserve: 0 }),
-    identitiesRequired: false,
-  };
+  return testAttachContext(host, { heartbeatMs });
 }
 
 async function listener(heartbeatMs: number): Promise<AttachServer> {
