@@ -5,19 +5,15 @@
  * webhook sink v1 against a local Bun.serve receiver, and the dry-run printer.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
 import { DaemonSink } from "../../src/watcher/sinks/daemon-sink.ts";
 import { DryRunSink } from "../../src/watcher/sinks/dry-run-sink.ts";
 import { WebhookSink } from "../../src/watcher/sinks/webhook-sink.ts";
 import { tempDir } from "../support/daemon.ts";
 import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { collect } from "../support/sse-client.ts";
+import { ONCALL_TOKEN, OWNER, WATCHER_ENV, triageAuthArgs } from "../support/triage-daemon.ts";
 
-const WATCHER_TOKEN = "tok-watcher";
-const ONCALL_TOKEN = "tok-oncall";
-const OWNER = "oncall@example.com";
+const WATCHER_TOKEN = WATCHER_ENV.WATCHER_TOKEN;
 const payload = {
   kind: "cluster-event",
   reason: "BackOff",
@@ -35,26 +31,9 @@ const payload = {
 let daemon: InProcessAgent;
 
 beforeAll(async () => {
-  const dir = tempDir();
-  const table = join(dir, "callers.yaml");
-  writeFileSync(
-    table,
-    [
-      "callers:",
-      "  - identity: watcher",
-      "    token_env: WATCHER_TOKEN",
-      `  - identity: ${OWNER}`,
-      `    token_sha256: ${sha256Hex(ONCALL_TOKEN)}`,
-      "",
-    ].join("\n"),
-  );
-  writeFileSync(
-    join(dir, "config.json"),
-    JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }),
-  );
   daemon = await startInProcessAgent({
-    args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`],
-    env: { WATCHER_TOKEN },
+    args: triageAuthArgs(tempDir()),
+    env: WATCHER_ENV,
   });
 });
 

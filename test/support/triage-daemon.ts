@@ -27,6 +27,18 @@ export async function startTriageDaemon(
   dir: string,
   options: { listen?: string; sessionDb?: string } = {},
 ): Promise<Daemon> {
+  return startDaemon({
+    args: triageAuthArgs(dir),
+    env: WATCHER_ENV,
+    ...options,
+  });
+}
+
+/**
+ * The triage daemon's authentication, written into `dir`: the watcher (token in WATCHER_TOKEN)
+ * as a proxy identity and the on-call owner with its own token. Returns the daemon's flags.
+ */
+export function triageAuthArgs(dir: string): string[] {
   const table = join(dir, "callers.yaml");
   writeFileSync(
     table,
@@ -43,11 +55,7 @@ export async function startTriageDaemon(
     join(dir, "config.json"),
     JSON.stringify({ attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } } }),
   );
-  return startDaemon({
-    args: ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`],
-    env: WATCHER_ENV,
-    ...options,
-  });
+  return ["--multi-session", `--auth-table=${table}`, `--config=${join(dir, "config.json")}`];
 }
 
 /** The payloads injected into a session once at least `count` distinct ones arrived. */
