@@ -14,6 +14,7 @@ import { AgentKnowledge, type KnowledgeSettings } from "../memory/agent-knowledg
 import { ReloadRegistry } from "../memory/reload-registry.ts";
 import { apiKeyEnvOf, isRemoteProvider } from "../models/providers/provider-catalog.ts";
 import { type AutoContinueSettings, AutoContinuer } from "../runtime/auto-continuer.ts";
+import type { ExecutorFactory } from "../runtime/executor.ts";
 import type { PermissionSettings } from "../runtime/gated-tools.ts";
 import type { PricingTable } from "../runtime/pricing-table.ts";
 import { SessionHost } from "../runtime/session-host.ts";
@@ -65,6 +66,8 @@ export interface RuntimeCoreSettings {
    * them. The model's key variables are added by the core.
    */
   hiddenEnv: readonly string[];
+  /** What runs a session's work: absent, the agent's model turn; svc passes its workload's (D207). */
+  executorFor?: ExecutorFactory;
 }
 
 export interface RuntimeCore {
@@ -131,6 +134,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     prepareTools: toolServerStarter(tools, logger),
     turnEnded: (outcome) => countTurn({ outcome }),
     turnRefused: (guardrail) => countRefused({ guardrail }),
+    ...(settings.executorFor ? { executorFor: settings.executorFor } : {}),
     config: {
       permissions: { ...settings.permissions, runner: catalog },
       guardrails: settings.guardrails,

@@ -13,6 +13,10 @@ import { redactUrl } from "../net/redact-url.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { mainListenerApp } from "../svc/listener/main-listener.ts";
 import { SessionInjectPort } from "../svc/session-inject-port.ts";
+import { openAuditLog } from "../svc/gate/audit-log.ts";
+import { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
+import type { LoadedWorkload } from "../svc/workload/workload.ts";
+import type { McpSettings } from "./mcp-flags.ts";
 import { loadWorkload } from "../svc/workload/load-workload.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
 import { buildAgentConfig } from "./agent-config.ts";
@@ -25,6 +29,9 @@ import { SPAR_VERSION } from "./version.ts";
 
 /** The variables holding svc's listener secrets: tool commands never see them. */
 const TOKEN_VARIABLES = ["SVC_INJECT_TOKEN", "SVC_ATTACH_TOKEN", "SVC_A2A_TOKEN", "SVC_AGUI_TOKEN"];
+
+/** The app svc's coordinator sessions live under (a specialist's: `svc.<name>`). */
+const SVC_APP = "svc";
 
 export interface RunningSvc {
   port: number;
@@ -101,24 +108,36 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   if (!loaded.ok) throw new Error(loaded.error);
   for (const line of loaded.value.notices) logger.info(line);
   for (const line of loaded.value.warnings) logger.warn(line);
-  if (loaded.value.source.kind !== "trivial") {
+  const workload = loaded.value.workload;
+  if (workload.dispatch !== "coordinator")
     throw new Error(
-      `workload ${loaded.value.workload.name} loaded and checked (${loaded.value.workload.dispatch} dispatch), but running a bundle is not in this build yet: start with an empty --workload`,
+      `workload ${workload.name} loaded and checked, but ${workload.dispatch} dispatch is not in this build yet: run it with --dispatch=coordinator`,
     );
-  }
+  const audit = openAuditLog(config.auditLog);
+  const mcp = workloadMcp(loaded.value, config);
+  const runtime = SvcRuntime.forWorkload({
+    workload,
+    app: SVC_APP,
+    onMutation: workload.hitl.onMutation,
+    audit: (record) => audit.record(record),
+    logError: (message) => logger.error(message),
+  });
   const store = storeLocation(config, logger);
   let core: RuntimeCore;
   try {
-    core = await startRuntimeCore(coreSettings(config, store.path, cwd), logger);
+    core = await startRuntimeCore(coreSettings(config, store.path, cwd, runtime, mcp), logger);
   } catch (error) {
+    audit.close();
     store.remove();
     throw error;
   }
+  runtime.bind({ sessions: core.sessions, log: core.store, runner: core.catalog, mcp: core.tools.mcp });
   let server: ReturnType<typeof Bun.serve>;
   try {
-    server = serveMainListener(config, core);
+    server = serveMainListener(config, core, runtime);
   } catch (error) {
     await core.close();
+    audit.close();
     store.remove();
     throw error;
   }
@@ -126,7 +145,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     ? `[${bindHostname(config.listen.address)}]`
     : bindHostname(config.listen.address);
   logger.info(
-    `spar svc ${SPAR_VERSION} listening on http://${shown}:${server.port} (workload trivial_coordinator, model ${config.model.name}, store ${config.sessionDb.inMemory ? "in memory" : store.path})`,
+    `spar svc ${SPAR_VERSION} listening on http://${shown}:${server.port} (workload ${workload.name}, ${runtime.roster.coordinator.name}, model ${config.model.name}, store ${config.sessionDb.inMemory ? "in memory" : store.path})`,
   );
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
@@ -135,6 +154,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
       await server.stop();
       await Promise.race([cancelled, Bun.sleep(2000)]);
       await core.close();
+      audit.close();
       store.remove();
       logger.info("shutdown complete");
     })();
@@ -143,7 +163,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   return { port: server.port ?? 0, shutdown };
 }
 
-function serveMainListener(config: SvcConfig, core: RuntimeCore): ReturnType<typeof Bun.serve> {
+function serveMainListener(config: SvcConfig, core: RuntimeCore, runtime: SvcRuntime): ReturnType<typeof Bun.serve> {
   const token = config.listen.token;
   let allowedHosts: ReturnType<typeof parseAllowedHosts> | undefined;
   if (token === undefined) {
@@ -151,7 +171,7 @@ function serveMainListener(config: SvcConfig, core: RuntimeCore): ReturnType<typ
     if (!allowedHosts.ok) throw new Error(allowedHosts.error);
   }
   const app = mainListenerApp({
-    port: new SessionInjectPort(core.sessions, () => core.metrics.render()),
+    port: new SessionInjectPort(runtime, () => core.metrics.render()),
     token,
     ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
   });
@@ -182,8 +202,30 @@ function storeLocation(config: SvcConfig, logger: Logger): { path: string; remov
   return { path: join(directory, "sessions.db"), remove: () => rmSync(directory, { recursive: true, force: true }) };
 }
 
+/**
+ * The workload's tool servers, when they are wired (not under `echo`): only the servers its
+ * catalog references, started lazily on first use and kept for the daemon's lifetime.
+ */
+function workloadMcp(loaded: LoadedWorkload, config: SvcConfig): McpSettings | undefined {
+  const catalog = loaded.mcpCatalog;
+  if (catalog === undefined || loaded.mcpCatalogPath === undefined) return undefined;
+  const used = new Set(loaded.workload.toolCatalog.mcp.map((entry) => entry.server));
+  return {
+    path: loaded.mcpCatalogPath,
+    required: true,
+    timeouts: config.mcpTimeouts,
+    catalog: { ...catalog, servers: catalog.servers.filter((server) => used.has(server.name)) },
+  };
+}
+
 /** The runtime core's settings for svc: the agent's defaults, with svc's store, model and limits (D233). */
-function coreSettings(config: SvcConfig, storePath: string, cwd: string): RuntimeCoreSettings {
+function coreSettings(
+  config: SvcConfig,
+  storePath: string,
+  cwd: string,
+  runtime: SvcRuntime,
+  mcp: McpSettings | undefined,
+): RuntimeCoreSettings {
   const defaults = buildAgentConfig(new Map(), new Map(), cwd, navigator.hardwareConcurrency);
   if (!defaults.ok) throw new Error(defaults.error);
   const base = defaults.value;
@@ -191,21 +233,23 @@ function coreSettings(config: SvcConfig, storePath: string, cwd: string): Runtim
     store: { path: storePath, maxMb: 0 },
     workers: base.workers,
     workerLivenessMs: base.workerLivenessMs,
-    // The trivial coordinator has no tools (spec): every builtin is disabled, no tool servers.
+    // A workload's agents have its tool servers' tools only: every builtin is disabled.
     tools: { ...base.tools, disabled: [...BUILTIN_TOOL_NAMES] },
-    mcp: undefined,
+    mcp,
     knowledge: base.knowledge,
-    permissions: base.permissions,
+    // svc's write gate asks the operator; the permission gate only applies the deny policy.
+    permissions: { ...base.permissions, mode: "allow", allow: [], deny: config.deny },
     guardrails: base.guardrails,
     model: config.model,
     maxSteps: base.maxSteps,
     idleTimeoutMs: base.idleTimeoutMs,
     inbox: config.limits.inbox,
     appName: "svc",
-    agentName: "trivial_coordinator",
+    agentName: runtime.roster.coordinator.name,
     multiSession: true,
     autoContinue: base.autoContinue,
     pricing: config.pricing,
     hiddenEnv: TOKEN_VARIABLES,
+    executorFor: runtime.executorFor,
   };
 }

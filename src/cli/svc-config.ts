@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { ModelSpec } from "../core/model.ts";
+import { type Pattern, parsePatterns } from "../core/permission-patterns.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import type { FlagValue } from "../config/flag-spec.ts";
 import { SettingReader } from "../config/setting-reader.ts";
@@ -86,6 +87,10 @@ export interface SvcConfig {
   mcpTimeouts: McpTimeouts;
   /** `SVC_CONFIG_DIR`, passed through for the workload loader's `.agents` root. */
   configDir: string | undefined;
+  /** Where the write gate's JSON Lines audit trail goes (absolute path); undefined: stderr. */
+  auditLog: string | undefined;
+  /** `svc.permissions.deny`: calls the gate refuses whatever an operator answers (the agent's pattern syntax). */
+  deny: Pattern[];
 }
 
 /** A bad setting; caught at the boundary of buildSvcConfig and returned as its error. */
@@ -104,6 +109,17 @@ export function svcConfigPath(configFlag: FlagValue | undefined, cwd: string): s
     if (existsSync(path)) return path;
   }
   return undefined;
+}
+
+function auditLogPath(read: SettingReader, cwd: string): string | undefined {
+  const path = optionalString(read, "audit-log");
+  return path === "" ? undefined : resolve(cwd, path);
+}
+
+function denyPatterns(read: SettingReader): Pattern[] {
+  const parsed = parsePatterns(need(read.configStrings("svc.permissions.deny", "permission pattern strings")));
+  if (!parsed.ok) throw new ConfigProblem(`config key svc.permissions.deny: ${parsed.error}`);
+  return parsed.value;
 }
 
 /** A string setting that may be empty (empty means off or in-memory); absent: "". */
@@ -286,6 +302,8 @@ export function buildSvcConfig(
       pricing: need(resolvePricingSettings(flags, config, cwd)),
       mcpTimeouts: need(resolveMcpTimeouts(flags, config)),
       configDir: env.SVC_CONFIG_DIR,
+      auditLog: auditLogPath(read, cwd),
+      deny: denyPatterns(read),
     });
   } catch (error) {
     if (error instanceof ConfigProblem) return err(error.message);

@@ -121,6 +121,13 @@ const SVC_OWN_FLAGS: readonly FlagSpec[] = [
     configKey: "svc.log.level",
     choices: ["debug", "info", "warn", "error"],
   },
+  {
+    name: "audit-log",
+    kind: "string",
+    help: "write-gate audit trail, one JSON line per adjudication (appended, file mode 0600)",
+    defaultText: "stderr",
+    configKey: "svc.audit_log",
+  },
   { name: "version", kind: "bool", help: "print the version and exit" },
   {
     name: "config",

@@ -144,6 +144,11 @@ export class PermissionGate {
     return this.#open(call, key, signature, toolClass, turnId);
   }
 
+  /** The deny pattern that refuses this call, if one does: asks nobody and remembers nothing. */
+  deniedBy(call: ToolCall): string | undefined {
+    return (firstMatch(this.#deny, call, callKey(call)) ?? this.#deniedCommand(call))?.source;
+  }
+
   /**
    * Answer a prompt. The body rules are checked before the prompt's state. Errors: `bad_request`
    * (unknown decision, approver rules, reason rules; the prompt stays pending), `not_found` (never issued or already answered), `gone` with

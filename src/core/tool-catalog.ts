@@ -11,6 +11,11 @@ import type { ToolClass } from "./permission-policy.ts";
 export interface ToolRunResult {
   output: Record<string, unknown>;
   isError: boolean;
+  /**
+   * The call was parked (an approval gate holds it): `output` stands in for its result, and the
+   * turn ends once the rest of this response's calls are answered, without another model call.
+   */
+  endsTurn?: true;
 }
 
 /** Runs approved calls (the permission gate's executor). */
@@ -19,7 +24,8 @@ export interface ToolRunner {
   has(name: string): boolean;
   /** The tool's class for the permission gate, when the tool declares one. */
   classOf(name: string): ToolClass | undefined;
-  run(call: ToolCall, signal: AbortSignal): Promise<ToolRunResult>;
+  /** `meta` travels to an MCP tool server as the request's `_meta` (an idempotency key). */
+  run(call: ToolCall, signal: AbortSignal, options?: { meta?: Record<string, unknown> }): Promise<ToolRunResult>;
 }
 
 /** What is listed about one tool (GET /tools spells it for the attach wire). */

@@ -8,7 +8,7 @@
  * storm, guardrail) aborts the calls it is running: their processes are killed.
  */
 import type { SparError } from "../core/errors.ts";
-import type { ToolCall } from "../core/events.ts";
+import type { SessionEvent, ToolCall } from "../core/events.ts";
 import {
   type GateOutcome,
   type ModeChange,
@@ -46,9 +46,22 @@ export interface ToolVerdict {
   result: ToolRunResult;
   /** Set when this refusal made a refusal storm: the count of suppressed calls. */
   storm?: number;
+  /** Rows committed in the same write as the call's result row, before it (a gate's interrupt). */
+  rows?: SessionEvent[];
+  /** Told once those rows and the result row are committed. */
+  committed?: () => void;
 }
 
-export class GatedTools {
+/**
+ * What a turn asks of its session's tools: GatedTools itself, or a gate a workload puts in front
+ * of it (svc's write gate). `run` answers one proposed call; `endTurn` closes what the turn left.
+ */
+export interface TurnTools {
+  run(call: ToolCall, turnId: string): Promise<ToolVerdict>;
+  endTurn(turnId: string): Promise<void>;
+}
+
+export class GatedTools implements TurnTools {
   readonly gate: PermissionGate;
   readonly prompts = new PromptBroker();
   readonly #deps: GatedToolsDeps;

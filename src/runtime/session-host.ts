@@ -18,6 +18,8 @@ import type { WorkerPool } from "./worker-pool.ts";
 import type { AutoContinuer } from "./auto-continuer.ts";
 import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
 import { ZERO_TIME } from "../core/zero-time.ts";
+import type { ExecutorFactory } from "./executor.ts";
+import { turnExecutor } from "./turn-executor.ts";
 
 export interface HostConfig {
   /** Permission mode, approval timeout and config patterns every live session starts from. */
@@ -57,6 +59,7 @@ export class SessionHost {
   readonly #context: ActorContext;
   readonly #logger: Logger;
   readonly #pool: WorkerPool;
+  readonly #executorFor: ExecutorFactory;
   #shuttingDown = false;
   #scriptCursor = 0;
   readonly #announced = new Set<string>();
@@ -74,8 +77,11 @@ export class SessionHost {
     turnEnded?: (status: "completed" | "failed" | "canceled") => void;
     turnRefused?: (guardrail: GuardrailName) => void;
     prepareTools?: () => Promise<void>;
+    /** What runs a session's work (default: the agent's model turn). */
+    executorFor?: ExecutorFactory;
   }) {
     this.autoContinue = options.autoContinue;
+    this.#executorFor = options.executorFor ?? turnExecutor;
     this.config = options.config;
     this.#store = options.store;
     this.#logger = options.logger;
@@ -286,7 +292,7 @@ export class SessionHost {
     const load = (async () => {
       const record = await this.#store.getSession(key);
       if (!record) throw new SparError("not_found", `session not found: ${name}`);
-      const actor = await SessionActor.load(this.#context, record);
+      const actor = await SessionActor.load(this.#context, record, this.#executorFor);
       this.#actors.set(name, actor);
       return actor;
     })().finally(() => this.#loading.delete(name));

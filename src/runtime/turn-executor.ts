@@ -6,16 +6,30 @@
  * cancel reaches it; it never decides when a turn runs (the scheduler does).
  */
 import type { CancelCause, Execution, ExecutionEnd, Executor, ExecutorSession } from "./executor.ts";
+import type { TurnTools } from "./gated-tools.ts";
 import { Turn } from "./turn-runner.ts";
+import type { TurnOffer } from "./worker-pool.ts";
+
+/** What a workload changes about its sessions' turns: the tools in front of the gate, and the offer. */
+export interface TurnShape {
+  /** Answers the turn's tool calls instead of the session's GatedTools (which it may wrap). */
+  tools?: TurnTools;
+  /** The tools and system prompt offered to the model instead of the agent's. */
+  offer?: () => TurnOffer;
+}
 import { turnStartRows } from "./turn-start-rows.ts";
 
 export class TurnExecutor implements Executor {
   readonly #session: ExecutorSession;
+  readonly #tools: TurnTools;
+  readonly #offer: (() => TurnOffer) | undefined;
   /** The latest turn; a cancel after its end changes nothing, as before it was replaced. */
   #turn: Turn | undefined;
 
-  constructor(session: ExecutorSession) {
+  constructor(session: ExecutorSession, shape: TurnShape = {}) {
     this.#session = session;
+    this.#tools = shape.tools ?? session.tools;
+    this.#offer = shape.offer;
   }
 
   async execute(execution: Execution): Promise<ExecutionEnd | undefined> {
@@ -26,9 +40,10 @@ export class TurnExecutor implements Executor {
         conversationKey: session.conversation.key,
         history: session.conversation.history,
         ledger: session.conversation.ledger,
-        tools: session.tools,
+        tools: this.#tools,
         guards: session.guards,
         journal: session.journal,
+        ...(this.#offer ? { offer: this.#offer } : {}),
       },
       execution.invocationId,
       execution.promptId,
@@ -36,7 +51,7 @@ export class TurnExecutor implements Executor {
     this.#turn = turn;
     if (!(await this.#open(execution))) return undefined;
     const outcome = await turn.execute();
-    await session.tools
+    await this.#tools
       .endTurn(turn.invocationId)
       .catch((error: unknown) =>
         session.context.logError(`session ${session.key.id}: closing prompts: ${String(error)}`),

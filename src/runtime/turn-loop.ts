@@ -35,9 +35,11 @@ export async function runTurnLoop(
       await port.commitResponse(draft);
       messages.push({ role: "assistant", text: draft.text, toolCalls: draft.toolCalls });
       if (draft.toolCalls.length === 0) return { status: "completed" };
+      let parked = false;
       for (const call of draft.toolCalls) {
         if (signal.aborted) return { status: "canceled" };
         const result = await port.runTool(call);
+        parked ||= result.endsTurn === true;
         messages.push({
           role: "tool",
           callId: call.callId,
@@ -46,6 +48,8 @@ export async function runTurnLoop(
           isError: result.isError,
         });
       }
+      // A parked call ends the turn: the session waits for its answer, not for the model.
+      if (parked) return { status: "completed" };
     }
     return { status: "failed", message: `turn stopped after ${maxSteps} model calls without a final answer` };
   } catch (error) {

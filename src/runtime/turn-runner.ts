@@ -4,7 +4,14 @@
  * before the worker goes on, applies the guardrails to each response and tool call, and
  * publishes the turn's end in the spec's order (rows, terminal frame, idle, usage).
  */
-import type { EventHeader, LiveFrame, ModelResponseEvent, ToolCall, ToolResultEvent } from "../core/events.ts";
+import type {
+  EventHeader,
+  LiveFrame,
+  ModelResponseEvent,
+  SessionEvent,
+  ToolCall,
+  ToolResultEvent,
+} from "../core/events.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { CANCELED_TURN, classifyTurnFailure } from "../core/turn-errors.ts";
 import { type UsageLedger, priceUsage } from "../core/usage.ts";
@@ -12,20 +19,22 @@ import type { ActorContext } from "./actor-types.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
 import type { ResponseDraft, TurnOutcome, WorkerRequest } from "./channel.ts";
 import type { CancelCause, ExecutionEnd } from "./executor.ts";
-import type { GatedTools } from "./gated-tools.ts";
+import type { TurnTools } from "./gated-tools.ts";
 import { TurnUsageAccumulator } from "./history.ts";
 import type { Journal } from "./session-journal.ts";
 import type { SessionGuards, TurnGuardState } from "./session-guards.ts";
-import type { RunningTurn } from "./worker-pool.ts";
+import type { RunningTurn, TurnOffer } from "./worker-pool.ts";
 
 export interface TurnDeps {
   context: ActorContext;
   conversationKey: string;
   history: ChatMessage[];
   ledger: UsageLedger;
-  tools: GatedTools;
+  tools: TurnTools;
   guards: SessionGuards;
   journal: Journal;
+  /** The tools and system prompt this turn offers the model; absent: the pool's (the agent's). */
+  offer?: () => TurnOffer;
 }
 
 export const TURN_ERROR_AUTHOR = "agent/turn-error";
@@ -95,6 +104,7 @@ export class Turn {
         conversationKey: this.#deps.conversationKey,
         conversation: this.#deps.history,
         maxSteps: context.maxSteps,
+        ...(this.#deps.offer ? { offer: this.#deps.offer() } : {}),
       },
       {
         onTextDelta: (text) => this.#deps.journal.frame({ type: "text-delta", invocationId: this.invocationId, text }),
@@ -153,6 +163,8 @@ export class Turn {
     const halt = this.canceled ? undefined : await this.#deps.guards.observeToolCall(this.guard, call);
     let result: ToolRunResult;
     let storm: number | undefined;
+    let rows: SessionEvent[] = [];
+    let committed: (() => void) | undefined;
     let latencyMs = 0;
     if (halt || this.canceled) {
       result = {
@@ -167,6 +179,8 @@ export class Turn {
       latencyMs = Math.round(performance.now() - started);
       result = verdict.result;
       storm = verdict.storm;
+      rows = verdict.rows ?? [];
+      committed = verdict.committed;
     }
     const event: ToolResultEvent = {
       ...this.#deps.journal.header(this.invocationId, this.#deps.context.agentName),
@@ -177,7 +191,8 @@ export class Turn {
       isError: result.isError,
       latencyMs,
     };
-    await this.#deps.journal.append([event]);
+    await this.#deps.journal.append([...rows, event]);
+    committed?.();
     this.#deps.history.push({
       role: "tool",
       callId: call.callId,

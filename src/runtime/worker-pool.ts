@@ -37,6 +37,14 @@ export interface TurnRequest {
   maxSteps: number;
   /** Offer no tools and no system prompt (a compaction summary call). */
   bare?: boolean;
+  /** Offer these tools and this system prompt instead of the pool's (a workload's agent). */
+  offer?: TurnOffer;
+}
+
+/** The tools and system prompt a turn offers the model. */
+export interface TurnOffer {
+  tools: ToolSpec[];
+  system?: string;
 }
 
 /**
@@ -218,13 +226,19 @@ export class WorkerPool {
       history: turn.conversation.slice(usable),
       forget,
       maxSteps: turn.maxSteps,
-      ...(turn.bare ? {} : { tools: this.#tools(), ...this.#systemField() }),
+      ...this.#offerFields(turn),
     };
   }
 
   #drop(slot: Slot, key: string): void {
     slot.messages -= slot.conversations.get(key) ?? 0;
     slot.conversations.delete(key);
+  }
+
+  #offerFields(turn: TurnRequest): { tools?: ToolSpec[]; system?: string } {
+    if (turn.bare) return {};
+    if (turn.offer) return turn.offer;
+    return { tools: this.#tools(), ...this.#systemField() };
   }
 
   #systemField(): { system?: string } {

@@ -14,31 +14,11 @@ import type { HostAllowlist } from "../../surfaces/http/host-allowlist.ts";
 import { json } from "../../surfaces/http/responses.ts";
 import { withCaller } from "../../surfaces/http/with-caller.ts";
 import { InjectEnvelope, incidentSessionId, injectMessage } from "./inject-envelope.ts";
+import type { MainListenerPort } from "./listener-port.ts";
+import { resumeRoute } from "./resume-route.ts";
 
 /** The caller behind the shared inject token (the original's `mast-inject` user). */
 export const INJECT_CALLER: Caller = Object.freeze({ identity: "svc-inject", admin: false, source: "bearer" });
-
-export interface InjectRequest {
-  sessionId: string;
-  /** The user message the model sees. */
-  message: string;
-  caller: Caller;
-}
-
-/** How an inject's turn ended: the session's state once it had. */
-export interface InjectOutcome {
-  promptId: string;
-  /** `idle` after a finished turn, `paused` when it parked on an approval. */
-  state: "idle" | "paused";
-}
-
-/** What the listener asks of the daemon. */
-export interface MainListenerPort {
-  /** Queue the message on the session (created when new) and resolve once its turn has ended or parked. */
-  inject(request: InjectRequest): Promise<InjectOutcome>;
-  /** The Prometheus text of `/metrics`. */
-  metrics(): string;
-}
 
 export interface MainListenerOptions {
   port: MainListenerPort;
@@ -52,7 +32,7 @@ export const InjectAnswer = v.object({
   status: v.literal("accepted"),
   session_id: v.string(),
   prompt_id: v.string(),
-  state: v.picklist(["idle", "paused"]),
+  state: v.picklist(["idle", "paused", "ambiguous"]),
 });
 
 export function mainListenerApp(options: MainListenerOptions) {
@@ -65,7 +45,9 @@ export function mainListenerApp(options: MainListenerOptions) {
     },
     resolveCaller: () => (options.token === undefined ? LOCAL_CALLER : INJECT_CALLER),
     publicPaths: new Set(["/healthz"]),
-  }).use(mainRoutes(options.port));
+  })
+    .use(mainRoutes(options.port))
+    .use(resumeRoute(options.port));
 }
 
 function mainRoutes(port: MainListenerPort) {

@@ -7,17 +7,19 @@ import { describe, expect, test } from "bun:test";
 import { SparError } from "../../../../src/core/errors.ts";
 import type { Caller } from "../../../../src/surfaces/http/caller-auth.ts";
 import { parseAllowedHosts } from "../../../../src/surfaces/http/host-allowlist.ts";
-import {
-  INJECT_CALLER,
-  type InjectRequest,
-  type MainListenerPort,
-  mainListenerApp,
-} from "../../../../src/svc/listener/main-listener.ts";
+import type { InjectRequest, MainListenerPort, ResumeRequest } from "../../../../src/svc/listener/listener-port.ts";
+import { INJECT_CALLER, mainListenerApp } from "../../../../src/svc/listener/main-listener.ts";
 
 /** A daemon behind the listener that records what reached it and answers as told. */
 class RecordingPort implements MainListenerPort {
   readonly injects: InjectRequest[] = [];
+  readonly resumes: ResumeRequest[] = [];
   failWith: SparError | undefined;
+  async resume(request: ResumeRequest) {
+    if (this.failWith) throw this.failWith;
+    this.resumes.push(request);
+    return { outcome: "apply", state: "idle" as const };
+  }
   async inject(request: InjectRequest) {
     if (this.failWith) throw this.failWith;
     this.injects.push(request);
@@ -176,5 +178,46 @@ describe("routing", () => {
     const unknown = await send("/nope", { method: "GET" });
     expect(unknown.status).toBe(404);
     expect(await errorOf(unknown)).toBe("no such endpoint: GET /nope");
+  });
+});
+
+describe("POST /resume", () => {
+  const body = { session_id: "incident-u1", interrupt_id: "gate-1", response: { verdict: "approve" } };
+
+  test("a question's answer reaches the daemon with the authenticated caller, answered 202 with the outcome", async () => {
+    const { port, send } = setup("s3cret");
+    const response = await send("/resume", { body: JSON.stringify(body), headers: { authorization: "Bearer s3cret" } });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({
+      status: "resumed",
+      session_id: "incident-u1",
+      interrupt_id: "gate-1",
+      outcome: "apply",
+      state: "idle",
+    });
+    expect(port.resumes).toEqual([
+      { sessionId: "incident-u1", interruptId: "gate-1", response: { verdict: "approve" }, caller: INJECT_CALLER },
+    ]);
+  });
+
+  test("a reserved session id, a missing key and an unknown key are 400 and reach nothing", async () => {
+    const { port, send } = setup();
+    const reserved = await send("/resume", { body: JSON.stringify({ ...body, session_id: "incident-x:mast-ops" }) });
+    expect(reserved.status).toBe(400);
+    expect(await errorOf(reserved)).toContain("reserved");
+    const missing = await send("/resume", { body: JSON.stringify({ session_id: "incident-u1", response: {} }) });
+    expect(missing.status).toBe(400);
+    expect(await errorOf(missing)).toContain("interrupt_id");
+    const unknown = await send("/resume", { body: JSON.stringify({ ...body, approver: "mallory" }) });
+    expect(unknown.status).toBe(400);
+    expect(port.resumes).toEqual([]);
+  });
+
+  test("the daemon's refusals keep their status and details: 409 for a question answered before", async () => {
+    const { port, send } = setup();
+    port.failWith = new SparError("conflict", "interrupt gate-1 was already answered", { outcome: "apply" });
+    const response = await send("/resume", { body: JSON.stringify(body) });
+    expect(response.status).toBe(409);
+    expect(await response.json()).toEqual({ error: "interrupt gate-1 was already answered", outcome: "apply" });
   });
 });

@@ -1,0 +1,49 @@
+/**
+ * What svc's main listener asks of the daemon behind it (the port), and the shapes it passes:
+ * the listener parses, calls one method and encodes the answer. Types only.
+ */
+import type { Caller } from "../../surfaces/http/caller-auth.ts";
+
+export interface InjectRequest {
+  sessionId: string;
+  /** The user message the model sees. */
+  message: string;
+  caller: Caller;
+}
+
+/** A session's state after a turn: `paused` while a question waits, `ambiguous` while an effect is unknown. */
+export type SessionState = "idle" | "paused" | "ambiguous";
+
+/** How an inject's turn ended: the session's state once it had. */
+export interface InjectOutcome {
+  promptId: string;
+  state: SessionState;
+}
+
+/** POST /resume's request, the caller resolved by the listener. */
+export interface ResumeRequest {
+  sessionId: string;
+  interruptId: string;
+  response: unknown;
+  caller: Caller;
+}
+
+/** How a resumed question was answered, once the session's turn after it ended or parked. */
+export interface ResumeOutcome {
+  outcome: string;
+  state: SessionState;
+  detail?: string;
+}
+
+/** What the listener asks of the daemon. */
+export interface MainListenerPort {
+  /** Queue the message on the session (created when new) and resolve once its turn has ended or parked. */
+  inject(request: InjectRequest): Promise<InjectOutcome>;
+  /**
+   * Answer a parked question and run the session on. Errors: not_found (no such question),
+   * bad_request (not a verdict; a refused scope, the question stays open), conflict (answered before).
+   */
+  resume(request: ResumeRequest): Promise<ResumeOutcome>;
+  /** The Prometheus text of `/metrics`. */
+  metrics(): string;
+}
