@@ -32,7 +32,7 @@ export class SessionInjectPort implements MainListenerPort {
       request.caller,
       request.message,
     );
-    return { promptId: run.promptId, state: await this.#runtime.state(request.sessionId) };
+    return { promptId: run.promptId, ...(await this.#runtime.status(request.sessionId)) };
   }
 
   resume(request: ResumeRequest): Promise<ResumeOutcome> {

@@ -14,10 +14,24 @@ export interface InjectRequest {
 /** A session's state after a turn: `paused` while a question waits, `ambiguous` while an effect is unknown. */
 export type SessionState = "idle" | "paused" | "ambiguous";
 
-/** How an inject's turn ended: the session's state once it had. */
-export interface InjectOutcome {
-  promptId: string;
+/** A question waiting for an operator: what POST /resume answers. */
+export interface PendingQuestion {
+  interrupt_id: string;
+  /** The agent whose call is parked (a specialist's name). */
+  agent: string;
+  /** The question, e.g. `Approve mutating call apply_change(replicas=10)?`. */
+  message: string;
+}
+
+/** A session's state as its gate rows say, and the questions it waits on. */
+export interface SessionStatus {
   state: SessionState;
+  pending: PendingQuestion[];
+}
+
+/** How an inject's turn ended: the session's state once it had. */
+export interface InjectOutcome extends SessionStatus {
+  promptId: string;
 }
 
 /** POST /resume's request, the caller resolved by the listener. */
@@ -29,9 +43,8 @@ export interface ResumeRequest {
 }
 
 /** How a resumed question was answered, once the session's turn after it ended or parked. */
-export interface ResumeOutcome {
+export interface ResumeOutcome extends SessionStatus {
   outcome: string;
-  state: SessionState;
   detail?: string;
 }
 

@@ -28,11 +28,14 @@ export interface MainListenerOptions {
   allowedHosts?: HostAllowlist;
 }
 
+export const PendingQuestionSchema = v.object({ interrupt_id: v.string(), agent: v.string(), message: v.string() });
+
 export const InjectAnswer = v.object({
   status: v.literal("accepted"),
   session_id: v.string(),
   prompt_id: v.string(),
   state: v.picklist(["idle", "paused", "ambiguous"]),
+  pending: v.array(PendingQuestionSchema),
 });
 
 export function mainListenerApp(options: MainListenerOptions) {
@@ -65,6 +68,7 @@ function mainRoutes(port: MainListenerPort) {
           session_id: sessionId,
           prompt_id: outcome.promptId,
           state: outcome.state,
+          pending: outcome.pending,
         });
       },
       { parse: "json", body: InjectEnvelope },

@@ -16,7 +16,13 @@ import type { ToolVerdict } from "../../runtime/gated-tools.ts";
 import type { SessionService, SessionTarget } from "../../runtime/session-service.ts";
 import { TurnExecutor } from "../../runtime/turn-executor.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
-import type { ResumeOutcome, ResumeRequest, SessionState } from "../listener/listener-port.ts";
+import type {
+  PendingQuestion,
+  ResumeOutcome,
+  ResumeRequest,
+  SessionState,
+  SessionStatus,
+} from "../listener/listener-port.ts";
 import type { AuditRecord } from "../gate/audit-log.ts";
 import { GATE_AUTHOR, type GateLedger } from "../gate/gate-ledger.ts";
 import { type AnswerOutcome, WriteGate } from "../gate/write-gate.ts";
@@ -216,21 +222,24 @@ export class SvcRuntime {
         await this.turns.run(target, request.caller, "");
         return {
           outcome: outcome.outcome,
-          state: await this.state(request.sessionId),
+          ...(await this.status(request.sessionId)),
           ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
         };
     }
   }
 
-  /** The session's state as its gate rows (and its specialists') say. */
-  async state(sessionId: string): Promise<SessionState> {
+  /** The session's state as its specialists' gate rows say, and the questions it waits on. */
+  async status(sessionId: string): Promise<SessionStatus> {
+    const pending: PendingQuestion[] = [];
     let ambiguous = false;
     for (const gate of await this.#gatesOf(sessionId)) {
-      const state = (await gate.ledger()).state();
-      if (state === "paused") return "paused";
-      ambiguous ||= state === "ambiguous";
+      const ledger = await gate.ledger();
+      for (const entry of ledger.pending())
+        pending.push({ interrupt_id: entry.call.interruptId, agent: entry.call.agent, message: entry.call.message });
+      ambiguous ||= ledger.state() === "ambiguous";
     }
-    return ambiguous ? "ambiguous" : "idle";
+    const state: SessionState = pending.length > 0 ? "paused" : ambiguous ? "ambiguous" : "idle";
+    return { state, pending };
   }
 
   async #gateHolding(sessionId: string, interruptId: string): Promise<WriteGate | undefined> {

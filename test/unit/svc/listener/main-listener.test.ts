@@ -18,12 +18,12 @@ class RecordingPort implements MainListenerPort {
   async resume(request: ResumeRequest) {
     if (this.failWith) throw this.failWith;
     this.resumes.push(request);
-    return { outcome: "apply", state: "idle" as const };
+    return { outcome: "apply", state: "idle" as const, pending: [] };
   }
   async inject(request: InjectRequest) {
     if (this.failWith) throw this.failWith;
     this.injects.push(request);
-    return { promptId: `p-${this.injects.length}`, state: "idle" as const };
+    return { promptId: `p-${this.injects.length}`, state: "idle" as const, pending: [] };
   }
   metrics(): string {
     return "svc_up 1\n";
@@ -65,6 +65,7 @@ describe("POST /inject", () => {
       session_id: "incident-u1",
       prompt_id: "p-1",
       state: "idle",
+      pending: [],
     });
     expect(port.injects).toHaveLength(1);
     expect(port.injects[0]?.sessionId).toBe("incident-u1");
@@ -194,6 +195,7 @@ describe("POST /resume", () => {
       interrupt_id: "gate-1",
       outcome: "apply",
       state: "idle",
+      pending: [],
     });
     expect(port.resumes).toEqual([
       { sessionId: "incident-u1", interruptId: "gate-1", response: { verdict: "approve" }, caller: INJECT_CALLER },
