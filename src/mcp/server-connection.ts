@@ -3,7 +3,7 @@
  * in its own group) or streamable HTTP, connected on first use and kept until stop. A start that
  * does not finish within the start timeout fails (the child is killed); a stdio server that exits
  * fails its in-flight calls and is started again on the next use. Calls are bounded by the call
- * timeout and cancelled by the turn's signal.
+ * timeout and cancelled by the turn's signal, and carry the caller's metadata as `_meta`.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -95,7 +95,16 @@ export class ServerConnection {
     });
   }
 
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpRunResult> {
+  /**
+   * `meta` goes out as the `tools/call` request's `params._meta` (the SDK merges its own keys,
+   * such as a progress token, into it), so a server can deduplicate on a key the caller chose.
+   */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    meta?: Record<string, unknown>,
+  ): Promise<McpRunResult> {
     let client: Client;
     try {
       client = await this.#connect();
@@ -106,7 +115,8 @@ export class ServerConnection {
       };
     }
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+      const params = meta ? { name: tool, arguments: args, _meta: meta } : { name: tool, arguments: args };
+      const result = await client.callTool(params, undefined, {
         signal,
         timeout: this.#timeouts.callMs,
       });

@@ -1,7 +1,9 @@
 /**
  * The counting tool server (test/fixtures/mcp/counting-server.ts) behind the real ToolHost and its
  * worker, from a catalog naming it over stdio: each execution is one durable line in
- * `<tool>.calls` written before the tool answers, a blocked tool holds its call until released,
+ * `<tool>.calls` written before the tool answers, the caller's run metadata (the write gate's
+ * idempotency key) reaches the server as the request's `_meta`, also through the skill layer, and
+ * a builtin ignores it; a blocked tool holds its call until released,
  * arguments failing the declared schema execute nothing, and read_status reads the state file.
  */
 import { afterEach, expect, test } from "bun:test";
@@ -12,6 +14,8 @@ import { McpManager } from "../../src/mcp/mcp-manager.ts";
 import { DEFAULT_MCP_TIMEOUTS } from "../../src/mcp/types.ts";
 import { ok } from "../../src/core/result.ts";
 import { ToolHost } from "../../src/runtime/tool-host.ts";
+import { SkillLibrary } from "../../src/skills/skill-library.ts";
+import { SkillAwareTools } from "../../src/skills/skill-tools.ts";
 import { tempDir } from "../support/daemon.ts";
 import {
   COUNTING_SERVER,
@@ -49,13 +53,35 @@ async function countingHost() {
 const never = new AbortController().signal;
 const apply = (replicas: unknown) => ({ callId: "c1", name: "count__apply_change", args: { replicas } });
 
-test("apply_change executes once: one line with its arguments, written before the answer", async () => {
+test("apply_change executes once: one line with its arguments, written before the answer; no metadata is null", async () => {
   const { host, directory } = await countingHost();
   expect(host.list().find((tool) => tool.name === "count__apply_change")).toMatchObject({ readOnly: false });
   expect(host.list().find((tool) => tool.name === "count__read_status")).toMatchObject({ readOnly: true });
   const result = await host.run(apply(3), never);
   expect(result).toMatchObject({ isError: false, output: { structured: { applied: { replicas: 3 } } } });
   expect(countedCalls(directory, "apply_change")).toEqual([{ args: { replicas: 3 }, meta: null }]);
+}, 30_000);
+
+test("the run's metadata reaches the tool server as the request's _meta: the idempotency key arrives", async () => {
+  const { host, directory } = await countingHost();
+  const result = await host.run(apply(4), never, { meta: { idempotency_key: "k1" } });
+  expect(result).toMatchObject({ isError: false, output: { structured: { applied: { replicas: 4 } } } });
+  const calls = countedCalls(directory, "apply_change");
+  expect(calls).toHaveLength(1);
+  expect(calls[0]?.meta?.idempotency_key).toBe("k1");
+}, 30_000);
+
+test("the skill layer forwards the metadata to the tool host; a builtin run with metadata ignores it", async () => {
+  const { host, directory } = await countingHost();
+  const tools = new SkillAwareTools(host, new SkillLibrary(directory));
+  await tools.run(apply(6), never, { meta: { idempotency_key: "grant-7", attempt: 1 } });
+  expect(countedCalls(directory, "apply_change")).toEqual([
+    { args: { replicas: 6 }, meta: { idempotency_key: "grant-7", attempt: 1 } },
+  ]);
+  const builtin = await tools.run({ callId: "b1", name: "bash", args: { command: "echo hi" } }, never, {
+    meta: { idempotency_key: "k2" },
+  });
+  expect(builtin).toMatchObject({ isError: false, output: { stdout: "hi\n" } });
 }, 30_000);
 
 test("a blocked tool has written its line while it holds the call; the release answers it, still one line", async () => {
