@@ -9,7 +9,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ServerConfig, StdioServer } from "./catalog.ts";
-import { metadataTokenSource, serverFetch } from "./http-fetch.ts";
+import { type TokenSource, googleTokenSource } from "./google-credentials.ts";
+import { serverFetch } from "./http-fetch.ts";
 import { BunStdioTransport } from "./stdio-transport.ts";
 import { type McpRunResult, type McpServerState, type McpTimeouts, type McpToolInfo, SPAR_CLIENT } from "./types.ts";
 
@@ -40,6 +41,8 @@ export class ServerConnection {
   #error: string | undefined;
   #tools: McpToolInfo[] | undefined;
   #stopped = false;
+  /** `auth.google_oauth` servers: made on first connect, kept across reconnects. */
+  #token: TokenSource | undefined;
   readonly #changed: () => void;
 
   constructor(
@@ -203,9 +206,9 @@ export class ServerConnection {
       transport.onerror = (error) => (this.#error = message(error));
       return transport;
     }
-    const token =
-      config.googleOauthScopes !== undefined ? metadataTokenSource(config.googleOauthScopes, this.#env) : undefined;
-    return new StreamableHTTPClientTransport(new URL(config.url), { fetch: serverFetch(token) });
+    // One token source for the server's life: a reconnect reuses the library's cached token.
+    if (config.googleOauthScopes !== undefined) this.#token ??= googleTokenSource(config.googleOauthScopes);
+    return new StreamableHTTPClientTransport(new URL(config.url), { fetch: serverFetch(this.#token) });
   }
 
   async #dropTransport(transport: Transport | undefined = this.#transport): Promise<void> {
