@@ -55,7 +55,9 @@ function pool(): ServerPool {
 async function run(params: ToolHostSide["requests"]["run"]["params"], signal: AbortSignal): Promise<ToolRunResult> {
   const { call, mcp } = params;
   try {
-    return mcp ? await pool().call(mcp.server, mcp.tool, call.args, signal) : await runBuiltin(call, settings, signal);
+    return mcp
+      ? await pool().call(mcp.server, mcp.tool, call.args, signal, mcp.meta)
+      : await runBuiltin(call, settings, signal);
   } catch (error) {
     return {
       output: { error: `tool host failed: ${error instanceof Error ? error.message : String(error)}` },

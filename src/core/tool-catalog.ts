@@ -18,14 +18,23 @@ export interface ToolRunResult {
   endsTurn?: true;
 }
 
+/** What a caller may add to one run besides the call. */
+export interface ToolRunOptions {
+  /**
+   * Request metadata for a tool server: an MCP call sends it as `params._meta` (merged with what
+   * the SDK adds), so a server can, for instance, deduplicate on an idempotency key the caller
+   * chose. Builtin tools ignore it. Plain JSON data (it crosses the worker boundary).
+   */
+  meta?: Record<string, unknown>;
+}
+
 /** Runs approved calls (the permission gate's executor). */
 export interface ToolRunner {
   /** A tool by this name exists and is enabled. */
   has(name: string): boolean;
   /** The tool's class for the permission gate, when the tool declares one. */
   classOf(name: string): ToolClass | undefined;
-  /** `meta` travels to an MCP tool server as the request's `_meta` (an idempotency key). */
-  run(call: ToolCall, signal: AbortSignal, options?: { meta?: Record<string, unknown> }): Promise<ToolRunResult>;
+  run(call: ToolCall, signal: AbortSignal, options?: ToolRunOptions): Promise<ToolRunResult>;
 }
 
 /** What is listed about one tool (GET /tools spells it for the attach wire). */

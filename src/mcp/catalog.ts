@@ -6,7 +6,8 @@
  * expanded from the daemon's environment (unset is empty); a non-empty `command_allowlist`
  * (expanded too) must contain every stdio command by literal comparison. Unknown fields are
  * tolerated. Every fatal error names the key. Also `tool_overrides.<tool>.mutating: false` marks
- * one tool read-only (D121). Pure: the caller reads the file.
+ * one tool read-only (D121), and `no_digest` (boolean, default false; reference 1.6) is recorded
+ * for the result digesting that is not built yet. Pure: the caller reads the file.
  */
 import { type Result, err, ok } from "../core/result.ts";
 
@@ -22,6 +23,8 @@ export interface StdioServer {
   env: Record<string, string>;
   /** Tool name -> mutating (false: read-only whatever the server says). */
   overrides: Record<string, boolean>;
+  /** `no_digest`: large results are never digested (recorded; digesting is not built yet). */
+  noDigest?: boolean;
 }
 
 export interface HttpServer {
@@ -31,6 +34,8 @@ export interface HttpServer {
   /** Present: requests carry an ambient-credential bearer token with these scopes. */
   googleOauthScopes?: string[];
   overrides: Record<string, boolean>;
+  /** `no_digest`: large results are never digested (recorded; digesting is not built yet). */
+  noDigest?: boolean;
 }
 
 export type ServerConfig = StdioServer | HttpServer;
@@ -89,6 +94,13 @@ function overrides(value: unknown, key: string): Record<string, boolean> {
   return out;
 }
 
+/** `no_digest`: a boolean, default false; absent or null reads false. */
+function noDigest(value: unknown, key: string): boolean {
+  if (value === undefined || value === null) return false;
+  if (typeof value !== "boolean") fail(key, `must be a boolean, not ${JSON.stringify(value)}`);
+  return value;
+}
+
 function httpServer(name: string, raw: Record<string, unknown>, key: string): HttpServer {
   if (raw.url === undefined || raw.url === null || raw.url === "") fail(`${key}.url`, 'required for transport "http"');
   if (typeof raw.url !== "string") fail(`${key}.url`, "must be a string");
@@ -104,6 +116,7 @@ function httpServer(name: string, raw: Record<string, unknown>, key: string): Ht
     transport: "http",
     url: url.href,
     overrides: overrides(raw.tool_overrides, `${key}.tool_overrides`),
+    noDigest: noDigest(raw.no_digest, `${key}.no_digest`),
   };
   if (raw.auth !== undefined && raw.auth !== null) {
     if (!isObject(raw.auth)) fail(`${key}.auth`, "must be an object");
@@ -138,6 +151,7 @@ function stdioServer(name: string, raw: Record<string, unknown>, key: string, en
     envPassthrough: passthrough,
     env: Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, expandVars(v, env)])),
     overrides: overrides(raw.tool_overrides, `${key}.tool_overrides`),
+    noDigest: noDigest(raw.no_digest, `${key}.no_digest`),
   };
 }
 

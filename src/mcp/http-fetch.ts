@@ -1,17 +1,14 @@
 /**
  * The fetch an http (streamable HTTP) tool server is reached through: an ambient-credential
- * bearer token when the catalog asks for `auth.google_oauth`, and 4xx/5xx answers to requests
- * turned into errors that carry the server's explanation when the body is a JSON content type
- * under 32 KiB, else the status line only (spec "HTTP tool server answers 4xx or 5xx").
- *
- * Ambient credentials (D125): the GCE/GKE metadata server's default service-account token
- * (`GCE_METADATA_HOST`, default `metadata.google.internal`), cached until a minute before expiry.
- * Empty scopes mean the broad cloud-platform scope.
+ * bearer token on every request when the catalog asks for `auth.google_oauth` (the token source
+ * is google-credentials.ts), and 4xx/5xx answers to requests turned into errors that carry the
+ * server's explanation when the body is a JSON content type under 32 KiB, else the status line
+ * only (spec "HTTP tool server answers 4xx or 5xx").
  */
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { TokenSource } from "./google-credentials.ts";
 
 export const ERROR_BODY_LIMIT = 32 * 1024;
-const CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform";
 
 export class McpHttpError extends Error {
   constructor(
@@ -56,38 +53,6 @@ async function readCapped(response: Response, limit: number): Promise<string | u
     chunks.push(value);
   }
   return new TextDecoder().decode(Buffer.concat(chunks));
-}
-
-export type TokenSource = () => Promise<string>;
-
-/** The metadata server's access token for the default service account, cached. */
-export function metadataTokenSource(
-  scopes: readonly string[],
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): TokenSource {
-  let cached: { token: string; until: number } | undefined;
-  return async () => {
-    if (cached && cached.until > Date.now()) return cached.token;
-    const host = env.GCE_METADATA_HOST || "metadata.google.internal";
-    const scope = (scopes.length > 0 ? scopes : [CLOUD_PLATFORM]).join(",");
-    const url = `http://${host}/computeMetadata/v1/instance/service-accounts/default/token?scopes=${encodeURIComponent(scope)}`;
-    let response: Response;
-    try {
-      response = await fetch(url, { headers: { "Metadata-Flavor": "Google" }, signal: AbortSignal.timeout(10_000) });
-    } catch (error) {
-      throw new Error(
-        `no ambient credentials: the metadata server at ${host} is unreachable (${error instanceof Error ? error.message : String(error)})`,
-      );
-    }
-    if (!response.ok)
-      throw new Error(`no ambient credentials: the metadata server answered ${await explainStatus(response)}`);
-    const body = (await response.json().catch(() => ({}))) as { access_token?: unknown; expires_in?: unknown };
-    if (typeof body.access_token !== "string" || body.access_token === "")
-      throw new Error("no ambient credentials: the metadata server's answer has no access_token");
-    const seconds = typeof body.expires_in === "number" ? body.expires_in : 300;
-    cached = { token: body.access_token, until: Date.now() + Math.max(0, seconds - 60) * 1000 };
-    return body.access_token;
-  };
 }
 
 /** fetch for the SDK transport: adds the bearer token, turns a refused POST into McpHttpError. */

@@ -3,13 +3,14 @@
  * in its own group) or streamable HTTP, connected on first use and kept until stop. A start that
  * does not finish within the start timeout fails (the child is killed); a stdio server that exits
  * fails its in-flight calls and is started again on the next use. Calls are bounded by the call
- * timeout and cancelled by the turn's signal.
+ * timeout and cancelled by the turn's signal, and carry the caller's metadata as `_meta`.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ServerConfig, StdioServer } from "./catalog.ts";
-import { metadataTokenSource, serverFetch } from "./http-fetch.ts";
+import { type TokenSource, googleTokenSource } from "./google-credentials.ts";
+import { serverFetch } from "./http-fetch.ts";
 import { BunStdioTransport } from "./stdio-transport.ts";
 import { type McpRunResult, type McpServerState, type McpTimeouts, type McpToolInfo, SPAR_CLIENT } from "./types.ts";
 
@@ -40,6 +41,8 @@ export class ServerConnection {
   #error: string | undefined;
   #tools: McpToolInfo[] | undefined;
   #stopped = false;
+  /** `auth.google_oauth` servers: made on first connect, kept across reconnects. */
+  #token: TokenSource | undefined;
   readonly #changed: () => void;
 
   constructor(
@@ -95,7 +98,16 @@ export class ServerConnection {
     });
   }
 
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpRunResult> {
+  /**
+   * `meta` goes out as the `tools/call` request's `params._meta` (the SDK merges its own keys,
+   * such as a progress token, into it), so a server can deduplicate on a key the caller chose.
+   */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    meta?: Record<string, unknown>,
+  ): Promise<McpRunResult> {
     let client: Client;
     try {
       client = await this.#connect();
@@ -106,7 +118,8 @@ export class ServerConnection {
       };
     }
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+      const params = meta ? { name: tool, arguments: args, _meta: meta } : { name: tool, arguments: args };
+      const result = await client.callTool(params, undefined, {
         signal,
         timeout: this.#timeouts.callMs,
       });
@@ -193,9 +206,9 @@ export class ServerConnection {
       transport.onerror = (error) => (this.#error = message(error));
       return transport;
     }
-    const token =
-      config.googleOauthScopes !== undefined ? metadataTokenSource(config.googleOauthScopes, this.#env) : undefined;
-    return new StreamableHTTPClientTransport(new URL(config.url), { fetch: serverFetch(token) });
+    // One token source for the server's life: a reconnect reuses the library's cached token.
+    if (config.googleOauthScopes !== undefined) this.#token ??= googleTokenSource(config.googleOauthScopes);
+    return new StreamableHTTPClientTransport(new URL(config.url), { fetch: serverFetch(this.#token) });
   }
 
   async #dropTransport(transport: Transport | undefined = this.#transport): Promise<void> {

@@ -56,11 +56,18 @@ export class ServerPool {
     return this.states();
   }
 
-  call(server: string, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpRunResult> {
+  /** `meta`: the request's `_meta` (ServerConnection.call). */
+  call(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    meta?: Record<string, unknown>,
+  ): Promise<McpRunResult> {
     const held = this.#servers.get(server);
     if (!held)
       return Promise.resolve({ output: { error: `tool server ${server} is not in the catalog` }, isError: true });
-    return held.call(tool, args, signal);
+    return held.call(tool, args, signal, meta);
   }
 
   async stopAll(): Promise<void> {

@@ -8,7 +8,8 @@
  * Tool servers (v2): the worker holds the MCP clients. `mcp-configure` applies a catalog (stop
  * changed or removed servers), `mcp-discover` starts and lists servers; both answer the servers'
  * states, and the worker says `mcp-state` on its own when a server fails or exits. A run naming
- * `mcp` goes to that server's tool instead of a builtin.
+ * `mcp` goes to that server's tool instead of a builtin, with its `meta` as the request's `_meta`
+ * (an optional field: no version change).
  */
 import type { ToolCall } from "../core/events.ts";
 import type { McpServerState, McpWorkerConfig } from "../mcp/types.ts";
@@ -36,10 +37,16 @@ export interface ToolHostSettings {
   mcp?: McpWorkerConfig;
 }
 
+/** One run: a builtin, or with `mcp` that server's tool, `meta` going out as the request's `_meta`. */
+export interface ToolHostRunParams {
+  call: ToolCall;
+  mcp?: { server: string; tool: string; meta?: Record<string, unknown> };
+}
+
 /** What the tool-host worker answers. */
 export type ToolHostSide = {
   requests: {
-    run: RpcMethod<{ call: ToolCall; mcp?: { server: string; tool: string } }, ToolRunResult>;
+    run: RpcMethod<ToolHostRunParams, ToolRunResult>;
     "mcp-configure": RpcMethod<{ config: McpWorkerConfig }, McpServerState[]>;
     "mcp-discover": RpcMethod<{ names?: string[] }, McpServerState[]>;
     /** Abort every run, kill every child process and tool server; answered when done. */

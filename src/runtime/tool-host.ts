@@ -13,7 +13,7 @@
 import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
 import type { ToolClass } from "../core/permission-policy.ts";
-import type { ToolCatalog, ToolInfo, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
+import type { ToolCatalog, ToolInfo, ToolRunOptions, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
 import type { McpManager } from "../mcp/mcp-manager.ts";
 import type { McpServerState } from "../mcp/types.ts";
 import { BUILTIN_TOOLS, builtinClass, builtinSpecs } from "../tools/builtin-tools.ts";
@@ -23,6 +23,7 @@ import { workerTransport } from "./rpc/worker-port-transport.ts";
 import {
   TOOL_HOST_CHANNEL,
   type ToolHostMainSide,
+  type ToolHostRunParams,
   type ToolHostSettings,
   type ToolHostSide,
 } from "./tool-host-channel.ts";
@@ -111,15 +112,16 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     return [...builtins, ...servers];
   }
 
-  run(call: ToolCall, signal: AbortSignal): Promise<ToolRunResult> {
+  /** A tool server's call carries `options.meta` as its request's `_meta`; a builtin ignores it. */
+  run(call: ToolCall, signal: AbortSignal, options: ToolRunOptions = {}): Promise<ToolRunResult> {
     if (this.#closed)
       return Promise.resolve({ output: { error: "not run: the daemon is shutting down" }, isError: true });
     const served = this.#isBuiltin(call.name) ? undefined : this.#mcp?.tool(call.name);
+    const params: ToolHostRunParams = served
+      ? { call, mcp: { server: served.server, tool: served.tool, ...(options.meta ? { meta: options.meta } : {}) } }
+      : { call };
     return this.#ensureConnection()
-      .request("run", served ? { call, mcp: { server: served.server, tool: served.tool } } : { call }, {
-        signal,
-        cancelReason: "the turn was cancelled",
-      })
+      .request("run", params, { signal, cancelReason: "the turn was cancelled" })
       .catch(unfinished);
   }
 

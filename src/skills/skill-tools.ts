@@ -10,7 +10,7 @@ import * as v from "valibot";
 import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
 import type { ToolClass } from "../core/permission-policy.ts";
-import type { ToolCatalog, ToolInfo, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
+import type { ToolCatalog, ToolInfo, ToolRunOptions, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
 import { toolInputSchema } from "../tools/tool-input-schema.ts";
 import { MAX_SKILL_FILE_BYTES, type SkillLibrary, resolveResource } from "./skill-library.ts";
 
@@ -135,11 +135,11 @@ export class SkillAwareTools implements ToolRunner, ToolCatalog {
     return this.#isSkillTool(name) ? "read-only" : this.#inner.classOf(name);
   }
 
-  async run(call: ToolCall, signal: AbortSignal): Promise<ToolRunResult> {
+  async run(call: ToolCall, signal: AbortSignal, options?: ToolRunOptions): Promise<ToolRunResult> {
     if (call.name === LOAD_SKILL && this.#isSkillTool(call.name)) return loadSkill(this.#library, call.args);
     if (call.name === LOAD_SKILL_RESOURCE && this.#isSkillTool(call.name))
       return await loadSkillResource(this.#library, call.args);
-    return await this.#inner.run(call, signal);
+    return await this.#inner.run(call, signal, options);
   }
 
   specs(): ToolSpec[] {

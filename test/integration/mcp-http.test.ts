@@ -1,7 +1,7 @@
 /**
  * A streamable-HTTP tool server in this test process (the SDK's McpServer on Bun.serve, port 0)
- * reached by a real daemon: ambient-credential auth (a fake metadata server hands out the token,
- * the server checks it), a tool listed and called through a turn, a 503 whose JSON explanation
+ * reached by a real daemon: ambient-credential auth (google-auth-library takes the token from a
+ * fake metadata server, the server checks it), a tool listed and called through a turn, a 503 whose JSON explanation
  * reaches the model, an oversized error body cut to the status line, the session living on; a
  * server refusing initialize with 401 shows failed on /mcp with its explanation.
  */
@@ -20,6 +20,7 @@ import {
   toolResults,
   toolRows,
 } from "../fixtures/mcp/harness.ts";
+import { ambientEnvironment, fakeMetadataServer } from "../fixtures/mcp/google-token-endpoints.ts";
 
 const servers: Array<{ stop(force?: boolean): unknown }> = [];
 afterEach(async () => {
@@ -59,23 +60,9 @@ async function toolServer() {
 }
 
 function metadataServer() {
-  const asked: string[] = [];
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    fetch: (request) => {
-      const url = new URL(request.url);
-      if (
-        url.pathname !== "/computeMetadata/v1/instance/service-accounts/default/token" ||
-        request.headers.get("metadata-flavor") !== "Google"
-      )
-        return new Response("no", { status: 404 });
-      asked.push(url.searchParams.get("scopes") ?? "");
-      return Response.json({ access_token: "tok-123", expires_in: 3600, token_type: "Bearer" });
-    },
-  });
-  servers.push(server);
-  return { host: `127.0.0.1:${server.port}`, asked };
+  const metadata = fakeMetadataServer();
+  servers.push(metadata);
+  return metadata;
 }
 
 test("an http server with ambient credentials: listed and called; a 503 carries its JSON explanation, an oversized body only the status line; the session lives", async () => {
@@ -100,7 +87,7 @@ test("an http server with ambient credentials: listed and called; a 503 carries 
     say("three"),
   ];
   const running = await startWithCatalog(catalog, lines, ["--permission-mode=yolo"], {
-    GCE_METADATA_HOST: metadata.host,
+    ...ambientEnvironment({ metadataHost: metadata.address }),
   });
   const [row] = await settled(running.base);
   expect(row).toMatchObject({
@@ -156,7 +143,7 @@ test("a server that is down at startup joins once reachable: a /tools read past 
     servers: { web: { transport: "http", url: `${web.url}/mcp`, auth: { google_oauth: { scopes: [] } } } },
   };
   const running = await startWithCatalog(catalog, [say("unused")], ["--mcp-retry-interval=300ms"], {
-    GCE_METADATA_HOST: metadata.host,
+    ...ambientEnvironment({ metadataHost: metadata.address }),
   });
   const [down] = await settled(running.base);
   expect(down).toMatchObject({ status: "failed" });

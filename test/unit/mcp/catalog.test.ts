@@ -1,7 +1,7 @@
 /**
  * mcp.json loading and validation, one case per fatal rule of the spec's table with its
  * message (the key named), plus what must load: `${VAR}` and `$VAR` expansion, allowlist after
- * expansion on both sides, env modes, unknown fields tolerated, tool overrides.
+ * expansion on both sides, env modes, unknown fields tolerated, tool overrides, no_digest.
  */
 import { describe, expect, test } from "bun:test";
 import { expandVars, parseCatalog } from "../../../src/mcp/catalog.ts";
@@ -72,6 +72,11 @@ describe("fatal rules, each naming the key", () => {
       "env_mode unknown",
       { version: 1, servers: { a: stdio({ env_mode: "none" }) } },
       'servers.a.env_mode: must be "inherit" or "clean", not "none"',
+    ],
+    [
+      "no_digest not a boolean",
+      { version: 1, servers: { a: stdio({ no_digest: "yes" }) } },
+      'servers.a.no_digest: must be a boolean, not "yes"',
     ],
     [
       "env_passthrough under inherit",
@@ -157,7 +162,7 @@ describe("what loads", () => {
     ).toBe(true);
   });
 
-  test("unknown fields are tolerated; clean mode keeps its passthrough; http auth scopes; overrides", () => {
+  test("unknown fields are tolerated; clean mode keeps its passthrough; http auth scopes; overrides; no_digest recorded (default false)", () => {
     const result = load({
       version: 1,
       comment: "ours",
@@ -169,7 +174,7 @@ describe("what loads", () => {
           tool_overrides: { read: { mutating: false }, nothing: {} },
         }),
         web: { transport: "http", url: "https://example.test/mcp", auth: { google_oauth: { scopes: [] } }, extra: 1 },
-        plain: { transport: "http", url: "http://127.0.0.1:9/mcp" },
+        plain: { transport: "http", url: "http://127.0.0.1:9/mcp", no_digest: true },
       },
     });
     if (!result.ok) throw new Error(result.error);
@@ -183,9 +188,17 @@ describe("what loads", () => {
         envPassthrough: ["HOME"],
         env: {},
         overrides: { read: false },
+        noDigest: true,
       },
-      { name: "web", transport: "http", url: "https://example.test/mcp", googleOauthScopes: [], overrides: {} },
-      { name: "plain", transport: "http", url: "http://127.0.0.1:9/mcp", overrides: {} },
+      {
+        name: "web",
+        transport: "http",
+        url: "https://example.test/mcp",
+        googleOauthScopes: [],
+        overrides: {},
+        noDigest: false,
+      },
+      { name: "plain", transport: "http", url: "http://127.0.0.1:9/mcp", overrides: {}, noDigest: true },
     ]);
   });
 });
