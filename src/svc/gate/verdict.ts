@@ -11,7 +11,7 @@ import type { AuditOutcome, ParkedCall } from "./gate-ledger.ts";
 
 /** POST /resume's `response` for a write-gate question. `approver` is never taken from it. */
 export const VerdictPayload = v.looseObject({
-  verdict: v.string(),
+  verdict: v.optional(v.string(), ""),
   scope: v.optional(v.string()),
   args: v.optional(v.unknown()),
   note: v.optional(v.string()),

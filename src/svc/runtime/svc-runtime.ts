@@ -218,13 +218,18 @@ export class SvcRuntime {
           outcome: outcome.outcome,
           state: "paused",
         });
-      case "resolved":
+      case "resolved": {
         await this.turns.run(target, request.caller, "");
-        return {
-          outcome: outcome.outcome,
-          ...(await this.status(request.sessionId)),
-          ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
-        };
+        const status = await this.status(request.sessionId);
+        // An edit the gate refused answers the question (the call never runs; the agent is told) but is an error to its sender.
+        if (REFUSED_EDITS.has(outcome.outcome))
+          throw new SparError(
+            "bad_request",
+            `${outcome.outcome}: ${outcome.detail ?? "refused"}; the call was refused outright and the agent told`,
+            { outcome: outcome.outcome, ...status },
+          );
+        return { outcome: outcome.outcome, ...status, ...(outcome.detail === undefined ? {} : { detail: outcome.detail }) };
+      }
     }
   }
 
@@ -295,6 +300,9 @@ export class SvcRuntime {
 interface BoundCore extends SvcCoreParts {
   turns: SessionTurns;
 }
+
+/** Outcomes of an edit the gate refused on its own (the four checks). */
+const REFUSED_EDITS: ReadonlySet<string> = new Set(["edit_unattributed", "edit_refused", "denied_by_policy"]);
 
 /** The approver of a verdict: the authenticated caller; undefined without authentication. */
 function approverOf(caller: Caller): string | undefined {
