@@ -68,6 +68,8 @@ export interface RuntimeCoreSettings {
   hiddenEnv: readonly string[];
   /** What runs a session's work: absent, the agent's model turn; svc passes its workload's (D207). */
   executorFor?: ExecutorFactory;
+  /** Told the core's parts before the session host starts (before any inbox left by a crash drains). */
+  beforeStart?: (parts: Pick<RuntimeCore, "sessions" | "store" | "catalog" | "tools">) => void;
 }
 
 export interface RuntimeCore {
@@ -147,6 +149,9 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
       inbox: settings.inbox,
     },
   });
+  const sessions = new SessionService(host);
+  // A daemon's layer whose executors use the sessions binds them before any session runs.
+  settings.beforeStart?.({ sessions, store, catalog, tools });
   try {
     await host.start();
   } catch (error) {
@@ -170,7 +175,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     pricing,
     autoContinue,
     host,
-    sessions: new SessionService(host),
+    sessions,
     checks: readinessChecks(store, pool, host, logger),
     beginShutdown: () => host.beginShutdown(),
     close,

@@ -131,7 +131,6 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     store.remove();
     throw error;
   }
-  runtime.bind({ sessions: core.sessions, log: core.store, runner: core.catalog, mcp: core.tools.mcp });
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = serveMainListener(config, core, runtime);
@@ -141,6 +140,9 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     store.remove();
     throw error;
   }
+  const recovered = await runtime.recover();
+  if (recovered.length > 0)
+    logger.info(`carrying out answers a crash left undone, on sessions ${recovered.join(", ")}`);
   const shown = config.listen.address.host.includes(":")
     ? `[${bindHostname(config.listen.address)}]`
     : bindHostname(config.listen.address);
@@ -247,9 +249,13 @@ function coreSettings(
     appName: "svc",
     agentName: runtime.roster.coordinator.name,
     multiSession: true,
-    autoContinue: base.autoContinue,
+    // The agent's auto-continue would re-drive a parked turn after a restart; svc's own boot
+    // auto-resume (--auto-resume: coordinator sessions, never past a dangling mutation) replaces it.
+    autoContinue: { ...base.autoContinue, enabled: false },
     pricing: config.pricing,
     hiddenEnv: TOKEN_VARIABLES,
     executorFor: runtime.executorFor,
+    beforeStart: (core) =>
+      runtime.bind({ sessions: core.sessions, log: core.store, runner: core.catalog, mcp: core.tools.mcp }),
   };
 }

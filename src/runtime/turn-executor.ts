@@ -33,6 +33,18 @@ export class TurnExecutor implements Executor {
   }
 
   async execute(execution: Execution): Promise<ExecutionEnd | undefined> {
+    return this.#execute(execution, true);
+  }
+
+  /**
+   * Open the execution (drain its items into the prompt row) and end it without asking the model:
+   * a wake that brought nothing new for the model to read (svc's resume after nothing changed).
+   */
+  executeWithoutModel(execution: Execution): Promise<ExecutionEnd | undefined> {
+    return this.#execute(execution, false);
+  }
+
+  async #execute(execution: Execution, askModel: boolean): Promise<ExecutionEnd | undefined> {
     const session = this.#session;
     const turn = new Turn(
       {
@@ -50,7 +62,7 @@ export class TurnExecutor implements Executor {
     );
     this.#turn = turn;
     if (!(await this.#open(execution))) return undefined;
-    const outcome = await turn.execute();
+    const outcome = askModel ? await turn.execute() : { status: "completed" as const };
     await this.#tools
       .endTurn(turn.invocationId)
       .catch((error: unknown) =>

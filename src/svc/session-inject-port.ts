@@ -28,7 +28,7 @@ export class SessionInjectPort implements MainListenerPort {
 
   async inject(request: InjectRequest): Promise<InjectOutcome> {
     const run = await this.#runtime.turns.run(
-      { app: undefined, sid: request.sessionId },
+      { app: this.#runtime.roster.coordinator.app, sid: request.sessionId },
       request.caller,
       request.message,
     );

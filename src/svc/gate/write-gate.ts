@@ -53,6 +53,8 @@ export interface WriteGateDeps {
   inner: GatedTools;
   /** Where answered calls run (with `_meta`). */
   runner: ToolRunner;
+  /** Start the tool servers not started yet (after a restart, before an answered call runs). */
+  prepareTools(): Promise<void>;
   /** The session's rows, to fold the ledger from. */
   readRows(): Promise<CommittedRow[]>;
   policy: GatePolicy;
@@ -197,18 +199,21 @@ export class WriteGate implements TurnTools {
 
   /**
    * Carry out every answered verdict not carried out yet, before the execution's turn: run the
-   * approved calls (intent, call, effect) and tell the model each outcome in one prompt row.
+   * approved calls (intent, call, effect) and tell the model each outcome in a prompt row.
    */
-  settle(invocationId: string, history: ChatMessage[], signal: AbortSignal): Promise<void> {
+  settle(invocationId: string, history: ChatMessage[], signal: AbortSignal): Promise<number> {
     const run = this.#chain.then(() => this.#settle(invocationId, history, signal));
     this.#chain = run.catch(() => undefined);
     return run;
   }
 
-  async #settle(invocationId: string, history: ChatMessage[], signal: AbortSignal): Promise<void> {
+  /** Resolves with the number of outcomes the model was told. */
+  async #settle(invocationId: string, history: ChatMessage[], signal: AbortSignal): Promise<number> {
     const ledger = await this.ledger();
+    let told = 0;
+    if (ledger.unsettled().some((entry) => entry.resolution?.runArgs !== undefined)) await this.#deps.prepareTools();
     for (const entry of ledger.unsettled()) {
-      if (signal.aborted) return;
+      if (signal.aborted) return told;
       const result = await this.#carryOut(entry, invocationId, signal);
       const journal = this.#deps.journal;
       const effect: AuditEvent = {
@@ -231,7 +236,9 @@ export class WriteGate implements TurnTools {
       await journal.append([effect, notice]);
       this.#foldCommitted([effect]);
       history.push({ role: "user", text: notice.text });
+      told++;
     }
+    return told;
   }
 
   /** Run an approved call once: its intent is committed first; a refused one is not run. */

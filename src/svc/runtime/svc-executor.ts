@@ -19,8 +19,8 @@ export interface SvcAgents {
   gateFor(session: ExecutorSession, profile: AgentProfile): WriteGate;
   /** Run a specialist for the coordinator's call; parks the coordinator when the specialist parked. */
   delegate(session: ExecutorSession, call: ToolCall, turnId: string): Promise<ToolVerdict>;
-  /** Hand the coordinator the results of delegations whose specialist was unblocked. */
-  continueDelegations(session: ExecutorSession, invocationId: string, signal: AbortSignal): Promise<void>;
+  /** Hand the coordinator the results of delegations whose specialist was unblocked; resolves with how many. */
+  continueDelegations(session: ExecutorSession, invocationId: string, signal: AbortSignal): Promise<number>;
   logError(message: string): void;
 }
 
@@ -51,17 +51,21 @@ export class SvcExecutor implements Executor {
   async execute(execution: Execution): Promise<ExecutionEnd | undefined> {
     const controller = new AbortController();
     this.#settling = { invocationId: execution.invocationId, controller };
+    let told = 0;
     try {
-      if (this.#gate !== undefined)
-        await this.#gate.settle(execution.invocationId, this.#session.conversation.history, controller.signal);
-      else await this.#agents.continueDelegations(this.#session, execution.invocationId, controller.signal);
+      told =
+        this.#gate === undefined
+          ? await this.#agents.continueDelegations(this.#session, execution.invocationId, controller.signal)
+          : await this.#gate.settle(execution.invocationId, this.#session.conversation.history, controller.signal);
     } catch (error) {
       // What could not be carried out stays answered-but-not-done in the log; the next execution tries again.
       this.#agents.logError(`session ${this.#session.key.id} (${this.#profile.name}): ${String(error)}`);
     } finally {
       this.#settling = undefined;
     }
-    return this.#turns.execute(execution);
+    // A bare wake (a resume's, a recovery's) that brought the model nothing new ends without asking it.
+    const bare = execution.armed === undefined && execution.items.every((item) => item.message.trim() === "");
+    return bare && told === 0 ? this.#turns.executeWithoutModel(execution) : this.#turns.execute(execution);
   }
 
   cancel(invocationId: string, cause: CancelCause): void {

@@ -105,6 +105,7 @@ export class SvcRuntime {
       journal: session.journal,
       inner: session.tools,
       runner: this.#core().runner,
+      prepareTools: () => session.context.prepareTools(),
       readRows: () => this.#rows(session.key),
       policy: {
         onMutation: this.#deps.onMutation,
@@ -156,14 +157,15 @@ export class SvcRuntime {
     };
   }
 
-  async continueDelegations(session: ExecutorSession, invocationId: string, signal: AbortSignal): Promise<void> {
+  async continueDelegations(session: ExecutorSession, invocationId: string, signal: AbortSignal): Promise<number> {
+    let told = 0;
     for (const open of openDelegations(await this.#events(session.key))) {
-      if (signal.aborted) return;
+      if (signal.aborted) return told;
       const profile = this.roster.specialist(open.specialist);
       if (profile === undefined) continue;
       const child: SessionTarget = { app: profile.app, sid: session.key.id };
       const before = await this.#ledgerOf(child);
-      if (before === undefined || before.pending().length > 0) continue;
+      if (before === undefined || !canGoOn(before)) continue;
       if (before.unsettled().length > 0) await this.turns.run(child, SVC_INTERNAL, "");
       const after = await this.#ledgerOf(child);
       const pending = after?.pending() ?? [];
@@ -188,12 +190,43 @@ export class SvcRuntime {
       };
       await journal.append([done, notice]);
       session.conversation.history.push({ role: "user", text: notice.text });
+      told++;
     }
+    return told;
+  }
+
+  /**
+   * At startup: run on every coordinator session a crash left with an answered question not yet
+   * carried out (the daemon died between recording a verdict and running the session). A call
+   * whose intent was committed is never run again (it is ambiguous, left for an operator).
+   * Resolves with the sessions woken; their turns run in the background.
+   */
+  async recover(): Promise<string[]> {
+    const woken: string[] = [];
+    for (const { record } of await this.#core().sessions.list(SVC_INTERNAL)) {
+      if (record.app !== this.roster.coordinator.app || !(await this.#mayGoOn(record.id))) continue;
+      woken.push(record.id);
+      this.turns
+        .run({ app: record.app, sid: record.id }, SVC_INTERNAL, "")
+        .catch((error: unknown) => this.#deps.logError(`recovering session ${record.id}: ${String(error)}`));
+    }
+    return woken;
+  }
+
+  /** A delegation of the session waits on a specialist that can go on. */
+  async #mayGoOn(sessionId: string): Promise<boolean> {
+    for (const open of openDelegations(await this.#events({ app: this.roster.coordinator.app, id: sessionId }))) {
+      const profile = this.roster.specialist(open.specialist);
+      if (profile === undefined) continue;
+      const ledger = await this.#ledgerOf({ app: profile.app, sid: sessionId });
+      if (ledger !== undefined && canGoOn(ledger)) return true;
+    }
+    return false;
   }
 
   /** POST /resume: answer a question of the session (or of one of its specialists), then run the session on. */
   async resume(request: ResumeRequest): Promise<ResumeOutcome> {
-    const target: SessionTarget = { app: undefined, sid: request.sessionId };
+    const target: SessionTarget = { app: this.roster.coordinator.app, sid: request.sessionId };
     await this.#core().sessions.authorize(target, request.caller, "write");
     const gate = await this.#gateHolding(request.sessionId, request.interruptId);
     const outcome: AnswerOutcome = gate
@@ -228,7 +261,11 @@ export class SvcRuntime {
             `${outcome.outcome}: ${outcome.detail ?? "refused"}; the call was refused outright and the agent told`,
             { outcome: outcome.outcome, ...status },
           );
-        return { outcome: outcome.outcome, ...status, ...(outcome.detail === undefined ? {} : { detail: outcome.detail }) };
+        return {
+          outcome: outcome.outcome,
+          ...status,
+          ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
+        };
       }
     }
   }
@@ -299,6 +336,15 @@ export class SvcRuntime {
 
 interface BoundCore extends SvcCoreParts {
   turns: SessionTurns;
+}
+
+/**
+ * A specialist session can go on: nothing waits on an operator, and either an answer waits to be
+ * carried out or nothing is left ambiguous (an effect nobody acknowledged holds it).
+ */
+function canGoOn(ledger: GateLedger): boolean {
+  if (ledger.pending().length > 0) return false;
+  return ledger.unsettled().length > 0 || ledger.ambiguous().length === 0;
 }
 
 /** Outcomes of an edit the gate refused on its own (the four checks). */
