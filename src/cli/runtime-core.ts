@@ -88,6 +88,11 @@ export interface RuntimeCore {
   readonly sessions: SessionService;
   /** The readiness checks (`session_db`, `turn_workers`, `wake_loops`), logging each change of state. */
   checks(): Promise<Record<string, CheckState>>;
+  /**
+   * Before teardown (svc): refuse new work and let the turns in flight end by themselves for up to
+   * `windowMs`; true when every one did. beginShutdown then cancels the rest.
+   */
+  drain(windowMs: number): Promise<boolean>;
   /** Teardown step 1: refuse new work and cancel every turn in flight; resolves when they are cancelled. */
   beginShutdown(): Promise<void>;
   /** The last teardown steps: the tool host and its children, the orderly stop, the workers and the store. */
@@ -177,6 +182,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     host,
     sessions,
     checks: readinessChecks(store, pool, host, logger),
+    drain: (windowMs) => host.drain(windowMs),
     beginShutdown: () => host.beginShutdown(),
     close,
   };

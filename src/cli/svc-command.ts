@@ -1,7 +1,8 @@
 /**
  * `spar svc`: the workflow daemon. Reads its settings (svc-config.ts) and its workload
  * (src/svc/workload), starts the runtime core every daemon shares (D231) and svc's main listener
- * on it, and on SIGTERM stops the listener, cancels turns in flight and closes the core. This
+ * on it, and on SIGTERM drains: writes are refused 503 while the turns in flight get the drain
+ * window to end, then what is left is cancelled, the listener stops and the core closes. This
  * build runs the empty workload (one agent); a bundle is loaded and checked, then refused.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +13,7 @@ import { parseFlags } from "../config/flag-parser.ts";
 import { redactUrl } from "../net/redact-url.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { mainListenerApp } from "../svc/listener/main-listener.ts";
+import { SessionControls } from "../svc/session-controls.ts";
 import { SessionInjectPort } from "../svc/session-inject-port.ts";
 import { openAuditLog } from "../svc/gate/audit-log.ts";
 import { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
@@ -26,6 +28,9 @@ import { type SvcConfig, buildSvcConfig, svcConfigPath } from "./svc-config.ts";
 import { SVC_FLAGS, svcHelp } from "./svc-flags.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
 import { SPAR_VERSION } from "./version.ts";
+
+/** How long the turns in flight may take to end after SIGTERM (spec: 30 s without a workload budget). */
+export const DRAIN_WINDOW_MS = 30_000;
 
 /** The variables holding svc's listener secrets: tool commands never see them. */
 const TOKEN_VARIABLES = ["SVC_INJECT_TOKEN", "SVC_ATTACH_TOKEN", "SVC_A2A_TOKEN", "SVC_AGUI_TOKEN"];
@@ -152,9 +157,12 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
     stopping ??= (async () => {
+      // Draining: the listener answers writes 503 while the turns in flight end by themselves.
+      if (!(await core.drain(DRAIN_WINDOW_MS)))
+        logger.warn(`turns still running after the ${DRAIN_WINDOW_MS / 1000} s drain window: cancelled`);
       const cancelled = core.beginShutdown();
-      await server.stop();
       await Promise.race([cancelled, Bun.sleep(2000)]);
+      await server.stop();
       await core.close();
       audit.close();
       store.remove();
@@ -174,6 +182,7 @@ function serveMainListener(config: SvcConfig, core: RuntimeCore, runtime: SvcRun
   }
   const app = mainListenerApp({
     port: new SessionInjectPort(runtime, () => core.metrics.render()),
+    controls: new SessionControls(core.sessions),
     token,
     ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
   });

@@ -17,6 +17,17 @@ export interface SessionRecord {
   createdAt: string;
   /** RFC 3339; the zero value `0001-01-01T00:00:00Z` when never touched. */
   lastTouchedAt: string;
+  /** Set once the session is aborted (terminal): no turn of any kind runs on it again. */
+  abort?: SessionAbort;
+}
+
+/** The durable abort marker of a session, kept with its row (never a transcript row). */
+export interface SessionAbort {
+  reason: string;
+  /** RFC 3339. */
+  at: string;
+  /** The identity that aborted it. */
+  by: string;
 }
 
 export interface InboxItem {
@@ -69,6 +80,8 @@ export interface SessionStore {
   setTitle(key: SessionKey, title: string | undefined): Promise<void>;
   /** Replace the viewer and contributor lists (the owner never changes). */
   setAcl(key: SessionKey, viewers: readonly string[], contributors: readonly string[]): Promise<void>;
+  /** Write the abort marker; fails with `conflict` when the session is aborted already, `not_found` when absent. */
+  abortSession(key: SessionKey, abort: SessionAbort): Promise<void>;
   enqueueInbox(key: SessionKey, item: InboxItem): Promise<void>;
   /** Undrained inbox items in arrival order. */
   pendingInbox(key: SessionKey): Promise<InboxItem[]>;

@@ -10,7 +10,7 @@ import type { ResetRequest } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { ResumeMode } from "../core/pause-gate.ts";
 import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
-import type { InboxItem, SessionRecord } from "../core/session-store.ts";
+import type { InboxItem, SessionAbort, SessionRecord } from "../core/session-store.ts";
 import type { UsageInfo } from "../core/usage.ts";
 import { GatedTools } from "./gated-tools.ts";
 import { type ContextInfo, readAllRows, usageInfoOf } from "./history.ts";
@@ -29,6 +29,7 @@ import { turnExecutor } from "./turn-executor.ts";
 import type { ArmedContinue } from "./continue-slot.ts";
 import { ContinueOffers } from "./continue-offers.ts";
 import { OperatorControls } from "./operator-controls.ts";
+import { SessionAbortMarker } from "./session-abort.ts";
 import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
 import { ZERO_TIME } from "../core/zero-time.ts";
 
@@ -50,6 +51,8 @@ export class SessionActor {
   readonly #inbox: SessionInbox;
   /** The pause gate and the operator's interrupt, pause and resume. */
   readonly #operator: OperatorControls;
+  /** Set once the session is aborted: terminal, no turn of any kind starts again. */
+  readonly #abort: SessionAbortMarker;
   /** Failed turns in a row with no clean turn since (wake-loop readiness). */
   #failedInARow = 0;
   /** Invocation id of the execution in flight (from its start until its end is booked). */
@@ -77,6 +80,7 @@ export class SessionActor {
     this.#context = context;
     this.#recordKeeper = new SessionRecordKeeper(record, context);
     this.key = { app: record.app, id: record.id };
+    this.#abort = new SessionAbortMarker(this.key, record.abort, { store: context.store, now: () => context.now() });
     this.feed = new SessionFeed(this.key, context.store, rows[rows.length - 1]?.seq ?? 0);
     const journal = new SessionJournal({ key: this.key, log: context.store, feed: this.feed, clock: context });
     this.#journal = journal;
@@ -87,7 +91,7 @@ export class SessionActor {
       {
         key: this.key,
         context,
-        retired: () => this.#inbox.closed,
+        retired: () => this.#inbox.closed || this.#abort.marker !== undefined,
         halted: () => this.guards.halted !== undefined,
         turnInFlight: () => this.#running,
         journal,
@@ -143,7 +147,9 @@ export class SessionActor {
   }
 
   get record(): SessionRecord {
-    return this.#recordKeeper.record;
+    const record = this.#recordKeeper.record;
+    const abort = this.#abort.marker;
+    return abort && !record.abort ? { ...record, abort } : record;
   }
 
   /** Adopt ACL lists already committed to the store. */
@@ -187,6 +193,7 @@ export class SessionActor {
    */
   async inject(message: string, wake: boolean, options: EnqueueOptions = {}): Promise<InjectResult> {
     this.#inbox.refuseIfClosed();
+    this.#abort.refuseIfAborted();
     this.#recordKeeper.touch();
     const { promptId, duplicate } = await this.#inbox.enqueue(message, wake, options);
     if (duplicate) return { promptId, woke: false, duplicate };
@@ -200,6 +207,7 @@ export class SessionActor {
   /** POST /wake: optional prompt injected, a `wake` frame, and a turn. */
   async wake(prompt: string | undefined): Promise<InjectResult | undefined> {
     this.#inbox.refuseIfClosed();
+    this.#abort.refuseIfAborted();
     this.#recordKeeper.touch();
     const injected = prompt ? await this.inject(prompt, true) : undefined;
     this.#journal.frame({ type: "wake", at: this.#context.now().toISOString() });
@@ -218,6 +226,7 @@ export class SessionActor {
       this.#conversation.compacting ||
       this.#startRetry.pending ||
       this.#inbox.closed ||
+      this.#abort.marker !== undefined ||
       this.#operator.gate.paused ||
       this.#context.isShuttingDown()
     )
@@ -233,6 +242,31 @@ export class SessionActor {
   async retire(): Promise<void> {
     this.#inbox.close();
     await this.cancelTurn();
+  }
+
+  /**
+   * Abort (terminal): turns are refused from now on, the marker is committed to the session's row,
+   * then the turn in flight is cancelled (cause `operator`); resolves once it has ended. 409 when
+   * the session is aborted already. Queued messages stay in the store, never run.
+   */
+  async abort(reason: string, by: string): Promise<SessionAbort> {
+    const marker = await this.#abort.mark(reason, by);
+    this.#continues.withdraw();
+    this.#startRetry.cancel();
+    if (this.#running !== undefined) this.#executor.cancel(this.#running, "operator");
+    this.#conversation.cancelCompaction();
+    await this.#executionDone;
+    return marker;
+  }
+
+  /** Call `listener` once the session's abort is committed; returns the unsubscribe. */
+  onAbort(listener: (abort: SessionAbort) => void): () => void {
+    return this.#abort.onAbort(listener);
+  }
+
+  /** Resolves when the execution in flight (if any) has ended by itself. */
+  settled(): Promise<void> {
+    return this.#executionDone;
   }
 
   /** Cancel the running turn (shutdown, delete); resolves when it has ended. */
@@ -323,6 +357,11 @@ export class SessionActor {
     let execution: Execution | undefined;
     try {
       execution = await this.#prepare();
+      // Aborted while the execution was being prepared: what it took goes back, nothing runs.
+      if (execution && this.#abort.marker) {
+        this.#inbox.giveBack(execution.items);
+        execution = undefined;
+      }
       if (execution) this.#running = execution.invocationId;
     } finally {
       this.#starting = false;

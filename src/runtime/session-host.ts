@@ -418,6 +418,24 @@ export class SessionHost {
     await Promise.all([...this.#actors.values()].map((actor) => actor.cancelTurn()));
   }
 
+  /**
+   * Draining (svc's SIGTERM): refuse new work as a shutdown does, and resolve once every turn in
+   * flight has ended by itself (true) or `windowMs` has passed (false); beginShutdown cancels the rest.
+   */
+  async drain(windowMs: number): Promise<boolean> {
+    this.#shuttingDown = true;
+    const settled = Promise.all([...this.#actors.values()].map((actor) => actor.settled())).then(() => true);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), windowMs);
+    });
+    try {
+      return await Promise.race([settled, expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Hang up every subscriber of every live session. */
   closeStreams(reason: string): void {
     for (const actor of this.#actors.values()) actor.feed.closeAll(reason);

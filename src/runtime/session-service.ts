@@ -8,11 +8,13 @@
 import type { Principal, SessionAcl, SessionAction as Access } from "../core/acl.ts";
 import { SparError } from "../core/errors.ts";
 import { normalizeIdentities } from "../core/identities.ts";
+import type { ResetRequest } from "../core/guardrails.ts";
 import type { ResumeMode } from "../core/pause-gate.ts";
 import type { SessionKey } from "../core/session-key.ts";
-import type { SessionRecord } from "../core/session-store.ts";
+import type { SessionAbort, SessionRecord } from "../core/session-store.ts";
 import type { InjectResult, InterruptResult } from "./actor-types.ts";
 import type { SessionActor } from "./session-actor.ts";
+import type { ResetOutcome } from "./session-guards.ts";
 import type { FeedSink, Subscription } from "./session-feed.ts";
 import type { ListedSession, SessionHost } from "./session-host.ts";
 
@@ -55,6 +57,11 @@ export class SessionService {
   /** Whether sessions can be created and carry ACLs (`--multi-session`). */
   get multiSession(): boolean {
     return this.#host.config.multiSession;
+  }
+
+  /** True from the moment the daemon drains or shuts down. */
+  get draining(): boolean {
+    return this.#host.shuttingDown;
   }
 
   /** Refuse with 503 and Retry-After while the daemon drains (for operations that would start work). */
@@ -184,5 +191,30 @@ export class SessionService {
     const { key, actor } = await this.open(target, caller, "write");
     const { resumed } = await actor.resume(mode, steer);
     return { key, resumed, state: actor.status().state };
+  }
+
+  /**
+   * Abort the session (terminal, SessionWrite): the marker is durable on its row before this
+   * answers, the turn in flight is cancelled, and every later turn kind is refused with 409.
+   * 409 when it is aborted already; an unknown session (or one the caller may not act on) 404.
+   */
+  async abort(
+    target: SessionTarget,
+    caller: Principal,
+    reason: string,
+  ): Promise<{ key: SessionKey; abort: SessionAbort }> {
+    const { key, actor } = await this.open(target, caller, "write");
+    return { key, abort: await actor.abort(reason, caller.identity) };
+  }
+
+  /** Clear guardrail halts (SessionWrite): 400 invalid, 409 when it would trip again; a cleared session drains its inbox. */
+  async resetGuardrails(
+    target: SessionTarget,
+    caller: Principal,
+    request: ResetRequest,
+    by: string | undefined,
+  ): Promise<ResetOutcome> {
+    const { actor } = await this.open(target, caller, "write");
+    return actor.resetGuardrails(request, by);
   }
 }

@@ -21,12 +21,15 @@ async function refusal(response: Response, status: number): Promise<string> {
   return ((await response.json()) as { error: string }).error;
 }
 
-const post = (daemon: Daemon, body: string, headers: Record<string, string> = {}) =>
-  fetch(`${daemon.baseUrl}/inject`, {
+const post = (daemon: Daemon, body: string, headers: Record<string, string> = {}, path = "/inject") =>
+  fetch(`${daemon.baseUrl}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body,
   });
+
+/** The operator routes beside /inject: each attack on /inject is refused on them too. */
+const RESET = "/sessions/incident-x/guardrails/reset";
 
 test("DNS rebinding: a tokenless listener refuses a foreign Host (421)", async () => {
   const answer = await rawHttp(
@@ -73,6 +76,50 @@ test("a reserved :mast-ops id and an id no session can carry are refused 400", a
   expect(await refusal(await post(open, '{"uid":"../../etc"}'), 400)).toContain(
     'derives session ID "incident-../../etc"',
   );
+});
+
+test("POST /abort and a guardrail reset without the inject token are refused 401 before any session is looked up", async () => {
+  for (const path of ["/abort", RESET]) {
+    expect(await refusal(await post(gated, '{"session_id":"incident-x"}', {}, path), 401)).toBe(
+      "missing or wrong inject token",
+    );
+    expect(
+      await refusal(await post(gated, '{"session_id":"incident-x"}', { authorization: "Bearer s3cre" }, path), 401),
+    ).toBe("missing or wrong inject token");
+  }
+});
+
+test("DNS rebinding and CSRF on /abort: a foreign Host is 421, a cross-origin browser write 403", async () => {
+  const body = '{"session_id":"incident-x"}';
+  const answer = await rawHttp(
+    open.port,
+    `POST /abort HTTP/1.1\r\nHost: attacker.example:${open.port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  expect(answer.status).toBe(421);
+  expect(await refusal(await post(open, body, { origin: "http://evil.example" }, "/abort"), 403)).toContain(
+    "cross-origin request refused",
+  );
+});
+
+test("/abort: a reserved :mast-ops id is 400; a body over 8 KiB 413, nesting past 64 levels 400, an unknown field 400", async () => {
+  expect(await refusal(await post(open, '{"session_id":"incident-x:mast-ops"}', {}, "/abort"), 400)).toContain(
+    'reserved session ID "incident-x:mast-ops"',
+  );
+  const long = JSON.stringify({ session_id: "incident-x", reason: "x".repeat(9000) });
+  expect(await refusal(await post(open, long, {}, "/abort"), 413)).toContain("larger than 8192 bytes");
+  const deep = `{"session_id":"incident-x","reason":${"[".repeat(100)}${"]".repeat(100)}}`;
+  expect(await refusal(await post(open, deep, {}, "/abort"), 400)).toContain("nested deeper than 64 levels");
+  expect(await refusal(await post(open, '{"session_id":"incident-x","approver":"admin"}', {}, "/abort"), 400)).toBe(
+    'invalid request body: field "approver": unknown field',
+  );
+});
+
+test("guardrail reset: a reserved :mast-ops id in the path is 400, a body over 8 KiB 413", async () => {
+  expect(await refusal(await post(open, "{}", {}, "/sessions/incident-x:mast-ops/guardrails/reset"), 400)).toContain(
+    "reserved session ID",
+  );
+  const long = JSON.stringify({ guardrail: "all", note: "x".repeat(9000) });
+  expect(await refusal(await post(open, long, {}, RESET), 413)).toContain("larger than 8192 bytes");
 });
 
 test("none of the attacks above ran a turn on either daemon", async () => {

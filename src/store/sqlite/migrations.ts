@@ -159,6 +159,16 @@ CREATE INDEX tombstones_by_sid ON tombstones (sid);
 `;
 
 /**
+ * v7: a session's abort marker lives on its row (the spec's companion row, never the transcript):
+ * when, why and by whom it was aborted; NULL while it is not. Set once, never cleared.
+ */
+const V7_ABORT_MARKER = `
+ALTER TABLE sessions ADD COLUMN aborted_at TEXT;
+ALTER TABLE sessions ADD COLUMN abort_reason TEXT;
+ALTER TABLE sessions ADD COLUMN aborted_by TEXT;
+`;
+
+/**
  * Most events one `event_blocks` row may hold, in any file of schema v4+: reads seek to
  * first_seq > afterSeq - MAX_BLOCK_ROWS. Never lower it (blocks already written may be this long).
  */
@@ -172,6 +182,7 @@ const MIGRATIONS: readonly Migration[] = [
   (db) => db.exec(V4_BLOCKS),
   (db) => db.exec(V5_ROWID_BLOCKS),
   (db) => db.exec(V6_TOMBSTONE_OWNER),
+  (db) => db.exec(V7_ABORT_MARKER),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -14,6 +14,9 @@ export interface SessionRow {
   title: string | null;
   created_at: string;
   last_touched_at: string;
+  aborted_at: string | null;
+  abort_reason: string | null;
+  aborted_by: string | null;
 }
 
 export interface InboxRow {
@@ -55,6 +58,8 @@ export function sessionRecord(row: SessionRow): SessionRecord {
     lastTouchedAt: row.last_touched_at,
   };
   if (row.title !== null) record.title = row.title;
+  if (row.aborted_at !== null)
+    record.abort = { at: row.aborted_at, reason: row.abort_reason ?? "", by: row.aborted_by ?? "" };
   return record;
 }
 

@@ -18,7 +18,14 @@ import type { Database } from "bun:sqlite";
 import type { AppendOptions } from "../../core/event-log.ts";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
-import type { DeletedSession, InboxItem, InterruptionClaim, SessionRecord, Store } from "../../core/session-store.ts";
+import type {
+  DeletedSession,
+  InboxItem,
+  InterruptionClaim,
+  SessionAbort,
+  SessionRecord,
+  Store,
+} from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import { BlockReader } from "./block-reader.ts";
 import { Checkpointer, type CheckpointOptions, type CheckpointStats } from "./checkpointer.ts";
@@ -285,6 +292,10 @@ export class SqliteStore implements Store {
 
   setAcl(key: SessionKey, viewers: readonly string[], contributors: readonly string[]): Promise<void> {
     return this.submit<void>({ kind: "acl", key, viewers, contributors, weight: 1 });
+  }
+
+  abortSession(key: SessionKey, abort: SessionAbort): Promise<void> {
+    return this.submit<void>({ kind: "abort", key, abort, weight: 1 });
   }
 
   // ---- inbox ------------------------------------------------------------------------------

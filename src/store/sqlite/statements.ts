@@ -22,6 +22,8 @@ export class Statements {
   readonly touch: Statement<unknown, [string, number]>;
   readonly setTitle: Statement<unknown, [string | null, number]>;
   readonly setAcl: Statement<unknown, [string, string, number]>;
+  /** (at, reason, by, pk): changes nothing when the session is aborted already. */
+  readonly setAbort: Statement<unknown, [string, string, string, number]>;
 
   readonly sessionExists: Statement<{ one: number }, Pk>;
   readonly maxSeq: Statement<{ head: number }, Pk>;
@@ -77,6 +79,9 @@ export class Statements {
     this.touch = db.prepare("UPDATE sessions SET last_touched_at = ? WHERE pk = ?");
     this.setTitle = db.prepare("UPDATE sessions SET title = ? WHERE pk = ?");
     this.setAcl = db.prepare("UPDATE sessions SET viewers = ?, contributors = ? WHERE pk = ?");
+    this.setAbort = db.prepare(
+      "UPDATE sessions SET aborted_at = ?, abort_reason = ?, aborted_by = ? WHERE pk = ? AND aborted_at IS NULL",
+    );
 
     this.sessionExists = db.prepare("SELECT 1 AS one FROM sessions WHERE pk = ?");
     // Blocks never overlap, so the one with the highest first_seq holds the head.

@@ -11,7 +11,7 @@
 import type { Database } from "bun:sqlite";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
-import type { InboxItem, InterruptionClaim, SessionRecord } from "../../core/session-store.ts";
+import type { InboxItem, InterruptionClaim, SessionAbort, SessionRecord } from "../../core/session-store.ts";
 import { sessionKeyString, type SessionKey } from "../../core/session-key.ts";
 import type { QueuedOp } from "./group-commit.ts";
 import type { JournalMemory } from "./journal.ts";
@@ -43,6 +43,7 @@ export type WriteOp = OpBase &
     | { kind: "title"; key: SessionKey; title: string | null }
     | { kind: "acl"; key: SessionKey; viewers: readonly string[]; contributors: readonly string[] }
     | { kind: "enqueue"; key: SessionKey; item: InboxItem }
+    | { kind: "abort"; key: SessionKey; abort: SessionAbort }
     | { kind: "claim"; key: SessionKey; claim: InterruptionClaim }
     | { kind: "boot-begin"; bootId: string; at: string; windowStart: string }
     | { kind: "boot-end"; bootId: string }
@@ -187,6 +188,14 @@ export class BatchWriter {
       }
       case "enqueue":
         return this.enqueue(op.key, op.item, op);
+      case "abort": {
+        const entry = this.existing(op.key, op);
+        if (entry === undefined) return;
+        const { at, reason, by } = op.abort;
+        if (this.st.setAbort.run(at, reason, by, entry.pk).changes === 0)
+          op.error = new SparError("conflict", `session ${JSON.stringify(op.key.id)}: session already aborted`);
+        return;
+      }
       case "claim": {
         const { interruption, owner, now, expiresAt } = op.claim;
         op.result =

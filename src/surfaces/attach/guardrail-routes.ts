@@ -5,13 +5,15 @@
  * A `caller` field in the body is ignored: the audit row names the verified caller.
  */
 import * as v from "valibot";
+import type { ResetRequest } from "../../core/guardrails.ts";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
 import { responses } from "../http/wire-schemas.ts";
 import { verifiedIdentity, withSession } from "./route-context.ts";
 
-const ResetBody = v.object({
+/** The body of a guardrail reset (the attach surface's and svc's main listener's). */
+export const ResetBody = v.object({
   guardrail: v.optional(
     v.picklist(["watchdog", "cost_ceiling", "all"], "guardrail must be one of watchdog, cost_ceiling, all"),
   ),
@@ -24,12 +26,20 @@ const ResetBody = v.object({
   ),
 });
 
+/** A reset body as the runtime's request. */
+export function resetRequest(body: v.InferOutput<typeof ResetBody> | undefined): ResetRequest {
+  return {
+    ...(body?.guardrail !== undefined ? { guardrail: body.guardrail } : {}),
+    ...(body?.additional_budget_usd !== undefined ? { additionalBudgetUsd: body.additional_budget_usd } : {}),
+  };
+}
+
 const GuardrailsInfo = v.looseObject({
   watchdog: v.looseObject({}),
   cost_ceiling: v.looseObject({}),
   halted: v.unknown(),
 });
-const ResetAnswer = v.looseObject({
+export const ResetAnswer = v.looseObject({
   reset: v.array(v.string()),
   budget_added_usd: v.number(),
   guardrails: GuardrailsInfo,
@@ -52,12 +62,7 @@ export function guardrailRoutes(context: AttachContext) {
     .post(
       "/guardrails/reset",
       async ({ body, target, caller }) => {
-        const { actor } = await service.open(target, caller, "write");
-        const request = {
-          ...(body?.guardrail !== undefined ? { guardrail: body.guardrail } : {}),
-          ...(body?.additional_budget_usd !== undefined ? { additionalBudgetUsd: body.additional_budget_usd } : {}),
-        };
-        return json(200, await actor.resetGuardrails(request, verifiedIdentity(caller)));
+        return json(200, await service.resetGuardrails(target, caller, resetRequest(body), verifiedIdentity(caller)));
       },
       {
         parse: "json",

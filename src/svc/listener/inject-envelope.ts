@@ -42,19 +42,27 @@ export type InjectEnvelope = v.InferOutput<typeof InjectEnvelope>;
 export function incidentSessionId(envelope: InjectEnvelope): string {
   const uid = envelope.uid ?? "";
   const id = uid === "" ? DEFAULT_INCIDENT_SESSION : `incident-${uid}`;
+  refuseUnwritableId(id, `payload uid ${JSON.stringify(uid)} derives`);
+  return id;
+}
+
+/**
+ * The check of every write endpoint's session id: 400 for a reserved id (`:mast-ops`) or one no
+ * session can carry. `named` opens the message (`payload uid "x" derives`, `session_id names`).
+ */
+export function refuseUnwritableId(id: string, named: string): void {
   if (id.endsWith(RESERVED_SUFFIX)) {
     throw new SparError(
       "bad_request",
-      `payload uid ${JSON.stringify(uid)} derives reserved session ID ${JSON.stringify(id)}: ids ending ${RESERVED_SUFFIX} are the daemon's own`,
+      `${named} reserved session ID ${JSON.stringify(id)}: ids ending ${RESERVED_SUFFIX} are the daemon's own`,
     );
   }
   if (!isValidName(id)) {
     throw new SparError(
       "bad_request",
-      `payload uid ${JSON.stringify(uid)} derives session ID ${JSON.stringify(id)}: a session id is 1-128 letters, digits, . _ : @ -`,
+      `${named} session ID ${JSON.stringify(id)}: a session id is 1-128 letters, digits, . _ : @ -`,
     );
   }
-  return id;
 }
 
 /** The user message of an inject: `INJECT ` and the envelope in its field order, zero values included. */

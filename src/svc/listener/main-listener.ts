@@ -1,7 +1,8 @@
 /**
  * svc's main listener (`--listen`): `POST /inject` runs the incident envelope as a turn on its
- * session and answers 202 once the turn has finished or parked, `GET /metrics` the Prometheus
- * text, `GET /healthz`. Built on the shared guards (guardedApp: Host check, the bearer token
+ * session and answers 202 once the turn has finished or parked, `POST /abort` (abort-route.ts),
+ * `POST /sessions/{id}/guardrails/reset` (guardrails-route.ts), `GET /metrics` the Prometheus
+ * text, `GET /healthz`; while the daemon drains every write is a 503 (draining-guard.ts). Built on the shared guards (guardedApp: Host check, the bearer token
  * `SVC_INJECT_TOKEN` compared in constant time, CSRF, the body limit, JSON errors), so it carries
  * no guard of its own. The daemon behind it is a port: the listener parses, calls one method and
  * encodes the answer.
@@ -13,6 +14,9 @@ import { guardedApp } from "../../surfaces/http/guarded-app.ts";
 import type { HostAllowlist } from "../../surfaces/http/host-allowlist.ts";
 import { json } from "../../surfaces/http/responses.ts";
 import { withCaller } from "../../surfaces/http/with-caller.ts";
+import { type AbortPort, abortRoute } from "./abort-route.ts";
+import { drainingGuard } from "./draining-guard.ts";
+import { type GuardrailResetPort, guardrailsRoute } from "./guardrails-route.ts";
 import { InjectEnvelope, incidentSessionId, injectMessage } from "./inject-envelope.ts";
 import type { MainListenerPort } from "./listener-port.ts";
 import { resumeRoute } from "./resume-route.ts";
@@ -20,8 +24,15 @@ import { resumeRoute } from "./resume-route.ts";
 /** The caller behind the shared inject token (the original's `mast-inject` user). */
 export const INJECT_CALLER: Caller = Object.freeze({ identity: "svc-inject", admin: false, source: "bearer" });
 
+/** The operator's controls on svc's sessions, a port beside MainListenerPort. */
+export interface MainListenerControls extends AbortPort, GuardrailResetPort {
+  /** Throws the 503 (SparError `shutting_down`) while the daemon drains. */
+  refuseWhileDraining(): void;
+}
+
 export interface MainListenerOptions {
   port: MainListenerPort;
+  controls: MainListenerControls;
   /** `SVC_INJECT_TOKEN`; undefined: unauthenticated (loopback only, D228). */
   token: string | undefined;
   /** The Hosts served without a token (DNS rebinding); undefined with a token. */
@@ -49,8 +60,11 @@ export function mainListenerApp(options: MainListenerOptions) {
     resolveCaller: () => (options.token === undefined ? LOCAL_CALLER : INJECT_CALLER),
     publicPaths: new Set(["/healthz"]),
   })
+    .use(drainingGuard(() => options.controls.refuseWhileDraining()))
     .use(mainRoutes(options.port))
-    .use(resumeRoute(options.port));
+    .use(resumeRoute(options.port))
+    .use(abortRoute(options.controls))
+    .use(guardrailsRoute(options.controls));
 }
 
 function mainRoutes(port: MainListenerPort) {

@@ -9,6 +9,9 @@ import { SparError } from "../../core/errors.ts";
 import type { Principal } from "../../core/acl.ts";
 import { type Publication, type TurnCompleteFrame, type TurnErrorFrame, isTerminalFrame } from "../../core/events.ts";
 import type { SessionKey } from "../../core/session-key.ts";
+import type { GuardrailName } from "../../core/guardrails.ts";
+import { abortedError } from "../../runtime/session-abort.ts";
+import type { SessionActor } from "../../runtime/session-actor.ts";
 import type { FeedSink } from "../../runtime/session-feed.ts";
 import type { SessionService, SessionTarget } from "../../runtime/session-service.ts";
 
@@ -41,6 +44,19 @@ class TurnEndSink implements FeedSink {
     this.closed = true;
     this.#reject(new SparError("unavailable", `the session's turn did not finish: ${reason}`));
   }
+
+  /** Stop waiting with `error` (the session was aborted: its turn may never run). */
+  fail(error: SparError): void {
+    this.#reject(error);
+  }
+}
+
+/** The refusal of a turn on a session a guardrail halted (409). */
+function haltedError(sessionId: string, halted: { guardrail: GuardrailName; reason: string }): SparError {
+  return new SparError(
+    "conflict",
+    `session ${JSON.stringify(sessionId)} is halted by the ${halted.guardrail} guardrail (${halted.reason}); reset it first`,
+  );
 }
 
 /** A cursor past every row: the subscription carries live publications only. */
@@ -76,20 +92,28 @@ export class SessionTurns {
     const session = await this.#open(target, caller);
     const sink = new TurnEndSink();
     const subscription = session.attach(sink, LIVE_ONLY);
+    const stopWatching = session.actor.onAbort((abort) => sink.fail(abortedError(target.sid, abort)));
     try {
       const { key, result } = await this.#sessions.inject(target, caller, message, { wake: true });
-      if (result.halted) {
-        throw new SparError(
-          "conflict",
-          `session ${JSON.stringify(target.sid)} is halted by the ${result.halted.guardrail} guardrail (${result.halted.reason}); reset it first`,
-        );
-      }
+      if (result.halted) throw haltedError(target.sid, result.halted);
       const end = await sink.ended;
-      if (end.type === "turn-error") throw new SparError("internal", `the turn failed: ${end.message}`);
+      if (end.type === "turn-error") throw this.#turnFailed(target.sid, session.actor, end);
       return { key, promptId: result.promptId };
     } finally {
+      stopWatching();
       subscription.unsubscribe();
     }
+  }
+
+  /** Why a turn ended in error: aborted or halted by a guardrail (409), cut by the shutdown (503), else 500. */
+  #turnFailed(sessionId: string, actor: SessionActor, end: TurnErrorFrame): SparError {
+    const abort = actor.record.abort;
+    if (abort) return abortedError(sessionId, abort);
+    const halted = actor.guards.halted;
+    if (halted) return haltedError(sessionId, halted);
+    if (this.#sessions.draining)
+      return new SparError("shutting_down", "the turn was cut by the daemon's shutdown; retry against its successor");
+    return new SparError("internal", `the turn failed: ${end.message}`);
   }
 
   /** The session for its feed; created on its first turn (the caller owns it). */

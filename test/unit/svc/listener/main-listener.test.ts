@@ -9,6 +9,7 @@ import type { Caller } from "../../../../src/surfaces/http/caller-auth.ts";
 import { parseAllowedHosts } from "../../../../src/surfaces/http/host-allowlist.ts";
 import type { InjectRequest, MainListenerPort, ResumeRequest } from "../../../../src/svc/listener/listener-port.ts";
 import { INJECT_CALLER, mainListenerApp } from "../../../../src/svc/listener/main-listener.ts";
+import { RecordingControls } from "./recording-controls.ts";
 
 /** A daemon behind the listener that records what reached it and answers as told. */
 class RecordingPort implements MainListenerPort {
@@ -38,7 +39,12 @@ function loopbackOnly() {
 
 function setup(token?: string) {
   const port = new RecordingPort();
-  const app = mainListenerApp({ port, token, ...(token === undefined ? { allowedHosts: loopbackOnly() } : {}) });
+  const app = mainListenerApp({
+    port,
+    controls: new RecordingControls(),
+    token,
+    ...(token === undefined ? { allowedHosts: loopbackOnly() } : {}),
+  });
   const send = (path: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}) =>
     app.handle(
       new Request(`http://127.0.0.1:7777${path}`, {

@@ -91,6 +91,7 @@ describe("the fixtures", () => {
         envPassthrough: [],
         env: { UAT_BLOCKER_DIR: "/tmp/blocker" },
         overrides: {},
+        noDigest: false,
       },
     ]);
   });

@@ -1,0 +1,40 @@
+/**
+ * The operator's controls behind svc's main listener: abort and guardrail reset of a session, and
+ * the draining check, each one call into the runtime core's SessionService (the same runtime
+ * operations the attach surface uses; nothing of them is svc's own).
+ */
+import type { SessionService, SessionTarget } from "../runtime/session-service.ts";
+import type { ResetOutcome } from "../runtime/session-guards.ts";
+import type { AbortRequest } from "./listener/abort-route.ts";
+import type { GuardrailResetRequest } from "./listener/guardrails-route.ts";
+import type { MainListenerControls } from "./listener/main-listener.ts";
+import { verifiedIdentity } from "../surfaces/attach/route-context.ts";
+
+export class SessionControls implements MainListenerControls {
+  readonly #sessions: SessionService;
+
+  constructor(sessions: SessionService) {
+    this.#sessions = sessions;
+  }
+
+  refuseWhileDraining(): void {
+    this.#sessions.refuseWhileDraining();
+  }
+
+  async abort(request: AbortRequest): Promise<void> {
+    await this.#sessions.abort(target(request.sessionId), request.caller, request.reason);
+  }
+
+  resetGuardrails(request: GuardrailResetRequest): Promise<ResetOutcome> {
+    return this.#sessions.resetGuardrails(
+      target(request.sessionId),
+      request.caller,
+      request.request,
+      verifiedIdentity(request.caller),
+    );
+  }
+}
+
+function target(sessionId: string): SessionTarget {
+  return { app: undefined, sid: sessionId };
+}
