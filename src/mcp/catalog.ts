@@ -23,8 +23,8 @@ export interface StdioServer {
   env: Record<string, string>;
   /** Tool name -> mutating (false: read-only whatever the server says). */
   overrides: Record<string, boolean>;
-  /** `no_digest`: large results are never digested (recorded; digesting is not built yet). */
-  noDigest?: boolean;
+  /** `no_digest: true`: large results are never digested (recorded; digesting is not built yet). Absent: false. */
+  noDigest?: true;
 }
 
 export interface HttpServer {
@@ -34,8 +34,8 @@ export interface HttpServer {
   /** Present: requests carry an ambient-credential bearer token with these scopes. */
   googleOauthScopes?: string[];
   overrides: Record<string, boolean>;
-  /** `no_digest`: large results are never digested (recorded; digesting is not built yet). */
-  noDigest?: boolean;
+  /** `no_digest: true`: large results are never digested (recorded; digesting is not built yet). Absent: false. */
+  noDigest?: true;
 }
 
 export type ServerConfig = StdioServer | HttpServer;
@@ -94,11 +94,11 @@ function overrides(value: unknown, key: string): Record<string, boolean> {
   return out;
 }
 
-/** `no_digest`: a boolean, default false; absent or null reads false. */
-function noDigest(value: unknown, key: string): boolean {
-  if (value === undefined || value === null) return false;
+/** `no_digest`: a boolean, default false (absent or null); recorded only when true, so configs without it compare as before. */
+function noDigest(value: unknown, key: string): { noDigest?: true } {
+  if (value === undefined || value === null) return {};
   if (typeof value !== "boolean") fail(key, `must be a boolean, not ${JSON.stringify(value)}`);
-  return value;
+  return value ? { noDigest: true } : {};
 }
 
 function httpServer(name: string, raw: Record<string, unknown>, key: string): HttpServer {
@@ -116,7 +116,7 @@ function httpServer(name: string, raw: Record<string, unknown>, key: string): Ht
     transport: "http",
     url: url.href,
     overrides: overrides(raw.tool_overrides, `${key}.tool_overrides`),
-    noDigest: noDigest(raw.no_digest, `${key}.no_digest`),
+    ...noDigest(raw.no_digest, `${key}.no_digest`),
   };
   if (raw.auth !== undefined && raw.auth !== null) {
     if (!isObject(raw.auth)) fail(`${key}.auth`, "must be an object");
@@ -151,7 +151,7 @@ function stdioServer(name: string, raw: Record<string, unknown>, key: string, en
     envPassthrough: passthrough,
     env: Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, expandVars(v, env)])),
     overrides: overrides(raw.tool_overrides, `${key}.tool_overrides`),
-    noDigest: noDigest(raw.no_digest, `${key}.no_digest`),
+    ...noDigest(raw.no_digest, `${key}.no_digest`),
   };
 }
 

@@ -162,7 +162,7 @@ describe("what loads", () => {
     ).toBe(true);
   });
 
-  test("unknown fields are tolerated; clean mode keeps its passthrough; http auth scopes; overrides; no_digest recorded (default false)", () => {
+  test("unknown fields are tolerated; clean mode keeps its passthrough; http auth scopes; overrides; no_digest recorded when true", () => {
     const result = load({
       version: 1,
       comment: "ours",
@@ -173,7 +173,13 @@ describe("what loads", () => {
           no_digest: true,
           tool_overrides: { read: { mutating: false }, nothing: {} },
         }),
-        web: { transport: "http", url: "https://example.test/mcp", auth: { google_oauth: { scopes: [] } }, extra: 1 },
+        web: {
+          transport: "http",
+          url: "https://example.test/mcp",
+          auth: { google_oauth: { scopes: [] } },
+          no_digest: false,
+          extra: 1,
+        },
         plain: { transport: "http", url: "http://127.0.0.1:9/mcp", no_digest: true },
       },
     });
@@ -190,14 +196,7 @@ describe("what loads", () => {
         overrides: { read: false },
         noDigest: true,
       },
-      {
-        name: "web",
-        transport: "http",
-        url: "https://example.test/mcp",
-        googleOauthScopes: [],
-        overrides: {},
-        noDigest: false,
-      },
+      { name: "web", transport: "http", url: "https://example.test/mcp", googleOauthScopes: [], overrides: {} },
       { name: "plain", transport: "http", url: "http://127.0.0.1:9/mcp", overrides: {}, noDigest: true },
     ]);
   });
