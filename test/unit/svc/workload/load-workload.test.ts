@@ -91,7 +91,6 @@ describe("the fixtures", () => {
         envPassthrough: [],
         env: { UAT_BLOCKER_DIR: "/tmp/blocker" },
         overrides: {},
-        noDigest: false,
       },
     ]);
   });
