@@ -124,6 +124,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     workload,
     app: SVC_APP,
     onMutation: workload.hitl.onMutation,
+    changeSetTtlMs: workload.hitl.changeSetTtlMs,
     audit: (record) => audit.record(record),
     logError: (message) => logger.error(message),
   });

@@ -25,7 +25,9 @@ export interface GatedWorkload {
 }
 
 /** Write the workload directory (and its counting server's directory). */
-export function gatedWorkload(options: { onMutation?: string } = {}): GatedWorkload {
+export function gatedWorkload(
+  options: { onMutation?: string; precondition?: boolean; changeSetTtl?: string } = {},
+): GatedWorkload {
   const directory = tempDir("spar-gated-");
   const countDir = join(directory, "counts");
   mkdirSync(countDir);
@@ -43,9 +45,14 @@ export function gatedWorkload(options: { onMutation?: string } = {}): GatedWorkl
       "      mutating: false",
       "    - name: apply_change",
       "      mutating: true",
+      ...(options.precondition
+        ? ["      precondition:", "        read: read_status", "        fields: [output.state]"]
+        : []),
       "specialists:",
       "  - worker",
-      ...(options.onMutation ? ["hitl:", `  on_mutation: ${options.onMutation}`] : []),
+      "hitl:",
+      `  on_mutation: ${options.onMutation ?? "require_approval"}`,
+      `  change_set_ttl: ${options.changeSetTtl ?? "10m"}`,
       "",
     ].join("\n"),
   );

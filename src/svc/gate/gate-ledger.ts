@@ -8,12 +8,17 @@
  * Pure: rows in, ledger out; the gate appends rows and folds each one it commits.
  */
 import type { AuditEvent, CommittedRow } from "../../core/events.ts";
+import type { ChangeSet, ChangeSetQuestion } from "./change-set.ts";
+import type { Snapshot } from "./precondition.ts";
 
 export const INTERRUPT_ROW = "gate-interrupt";
 export const AUDIT_ROW = "gate-audit";
 export const INTENT_ROW = "gate-intent";
 export const EFFECT_ROW = "gate-effect";
 export const ACK_ROW = "gate-ack-effects";
+export const CHANGE_SET_ROW = "gate-change-set";
+export const GRANT_ROW = "gate-grant";
+export const GRANT_VOID_ROW = "gate-grant-void";
 export const GATE_AUTHOR = "svc/gate";
 
 /** Audit outcomes of the spec's Events section this build writes. */
@@ -28,7 +33,10 @@ export type AuditOutcome =
   | "edit_applied"
   | "apply"
   | "dry_run"
-  | "change_set_scope_refused";
+  | "change_set_scope_refused"
+  | "change_set_approved"
+  | "approved_by_change_set"
+  | "change_set_refused";
 
 /** Outcomes that answer a parked call for good: it runs (apply, edit_applied) or never does. */
 const RESOLVING: ReadonlySet<string> = new Set([
@@ -38,6 +46,7 @@ const RESOLVING: ReadonlySet<string> = new Set([
   "edit_unattributed",
   "edit_refused",
   "denied_by_policy",
+  "approved_by_change_set",
 ]);
 
 /** A mutating call the gate parked, as its `gate-interrupt` row recorded it. */
@@ -51,6 +60,27 @@ export interface ParkedCall {
   agent: string;
   message: string;
   parkedAt: string;
+  /** The change set this call belongs to, as the question showed it. */
+  changeSet?: ChangeSetQuestion;
+  /** Set when a change-set grant authorized the call (it was never a question). */
+  grantId?: string;
+}
+
+/** A change-set grant: one exact call, once, until it expires, while its precondition holds. */
+export interface Grant {
+  grantId: string;
+  /** `tool(<args JSON, keys sorted>)` with the tool's own name. */
+  signature: string;
+  approvedAt: string;
+  expiresAt: string;
+  /** The precondition as read at approval (absent: none declared). */
+  snapshot?: Snapshot;
+  /** The call whose answer minted it. */
+  source: string;
+  approver?: string;
+  note?: string;
+  spent: boolean;
+  voided?: string;
 }
 
 /** The verdict that resolved a parked call. */
@@ -74,6 +104,9 @@ export interface GateEntry {
 
 export class GateLedger {
   readonly #entries = new Map<string, GateEntry>();
+  readonly #grants = new Map<string, Grant>();
+  /** The change set this session's specialist proposed last. */
+  #changeSet: ChangeSet | undefined;
   /** Intents up to this seq are acknowledged by an operator (`ack-effects`). */
   #ackedThrough = 0;
 
@@ -93,8 +126,21 @@ export class GateLedger {
       this.#ackedThrough = committed.seq;
       return;
     }
+    if (row.name === CHANGE_SET_ROW) {
+      this.#changeSet = { specialist: text(meta.specialist), changes: meta.changes as ChangeSet["changes"] };
+      return;
+    }
+    if (row.name === GRANT_ROW || row.name === GRANT_VOID_ROW) {
+      this.#applyGrant(row);
+      return;
+    }
     if (id === undefined) return;
-    if (row.name === INTERRUPT_ROW) this.#entries.set(id, { call: parkedCall(row, id) });
+    if (row.name === INTERRUPT_ROW) {
+      const call = parkedCall(row, id);
+      this.#entries.set(id, { call });
+      const grant = call.grantId === undefined ? undefined : this.#grants.get(call.grantId);
+      if (grant) grant.spent = true;
+    }
     const entry = this.#entries.get(id);
     if (entry === undefined) return;
     if (row.name === AUDIT_ROW && entry.resolution === undefined && RESOLVING.has(String(meta.outcome)))
@@ -102,6 +148,38 @@ export class GateLedger {
     if (row.name === INTENT_ROW) entry.intentSeq = committed.seq;
     if (row.name === EFFECT_ROW)
       entry.effect = { output: (meta.output ?? {}) as Record<string, unknown>, isError: meta.is_error === true };
+  }
+
+  #applyGrant(row: AuditEvent): void {
+    const meta = row.metadata;
+    const grantId = text(meta.grant_id);
+    if (row.name === GRANT_VOID_ROW) {
+      const grant = this.#grants.get(grantId);
+      if (grant) grant.voided = text(meta.reason);
+      return;
+    }
+    const grant: Grant = {
+      grantId,
+      signature: text(meta.signature),
+      approvedAt: text(meta.approved_at),
+      expiresAt: text(meta.expires_at),
+      source: text(meta.source),
+      spent: false,
+    };
+    if (meta.snapshot !== undefined) grant.snapshot = meta.snapshot as Snapshot;
+    if (typeof meta.approver === "string") grant.approver = meta.approver;
+    if (typeof meta.note === "string") grant.note = meta.note;
+    this.#grants.set(grantId, grant);
+  }
+
+  /** The grants minted for this exact call, oldest first (spent and voided ones included). */
+  grantsFor(signature: string): Grant[] {
+    return [...this.#grants.values()].filter((grant) => grant.signature === signature);
+  }
+
+  /** The change set this session's specialist proposed last. */
+  get changeSet(): ChangeSet | undefined {
+    return this.#changeSet;
   }
 
   entry(interruptId: string): GateEntry | undefined {
@@ -154,13 +232,16 @@ function parkedCall(row: AuditEvent, interruptId: string): ParkedCall {
     agent: text(meta.agent),
     message: text(meta.message),
     parkedAt: row.ts,
+    ...(meta.change_set === undefined ? {} : { changeSet: meta.change_set as ChangeSetQuestion }),
+    ...(typeof meta.grant_id === "string" ? { grantId: meta.grant_id } : {}),
   };
 }
 
 function resolution(row: AuditEvent): Resolution {
   const meta = row.metadata;
   const resolved: Resolution = { outcome: meta.outcome as AuditOutcome, decidedAt: row.ts };
-  if (meta.outcome === "apply" || meta.outcome === "edit_applied") resolved.runArgs = record(meta.run_args);
+  if (meta.outcome === "apply" || meta.outcome === "edit_applied" || meta.outcome === "approved_by_change_set")
+    resolved.runArgs = record(meta.run_args);
   if (typeof meta.approver === "string") resolved.approver = meta.approver;
   if (typeof meta.note === "string") resolved.note = meta.note;
   if (typeof meta.detail === "string") resolved.detail = meta.detail;

@@ -43,6 +43,8 @@ export type Judgement =
       runArgs?: Record<string, unknown>;
       detail?: string;
       note?: string;
+      /** Approved for the whole change set: mint a grant for each of its other calls. */
+      mint?: true;
     };
 
 const VERDICTS = ["approve", "reject", "edit"] as const;
@@ -70,21 +72,26 @@ export function judgeVerdict(response: unknown, call: ParkedCall, context: Verdi
       detail: `scope ${JSON.stringify(scope)} is wider than one call or a change set and is refused, not narrowed: re-issue the verdict for this single call (scope once)`,
     };
   }
-  if (scope === "change_set") {
-    return {
-      kind: "refused",
-      outcome: "change_set_scope_refused",
-      detail:
-        verdict === "edit"
-          ? "an edit cannot be approved for a change set: answer this call alone (scope once)"
-          : "this question carries no change set: answer this call alone (scope once)",
-    };
-  }
+  const set = call.changeSet;
+  const refusal = scope === "change_set" ? changeSetRefusal(verdict, set) : undefined;
+  if (refusal !== undefined) return { kind: "refused", outcome: "change_set_scope_refused", detail: refusal };
   const base = { kind: "resolved" as const, verdict, ...(scope === undefined ? {} : { scope }) };
   const note = payload.note === undefined ? {} : { note: payload.note };
-  if (verdict === "approve") return { ...base, ...note, outcome: "apply", runArgs: call.args };
+  if (verdict === "approve") {
+    const mint = scope === "change_set" ? { mint: true as const } : {};
+    return { ...base, ...note, ...mint, outcome: "apply", runArgs: call.args };
+  }
   if (verdict === "reject") return { ...base, ...note, outcome: "denied_by_operator" };
   return { ...base, ...note, ...judgeEdit(payload.args, call, context) };
+}
+
+/** Why `scope: change_set` cannot be honoured for this answer; undefined when it can. */
+function changeSetRefusal(verdict: string, set: ParkedCall["changeSet"]): string | undefined {
+  if (verdict === "edit") return "an edit cannot be approved for a change set: answer this call alone (scope once)";
+  if (set === undefined) return "this question carries no change set: answer this call alone (scope once)";
+  if (!set.grantable)
+    return `this change set must be approved one call at a time: ${set.ungrantable ?? "not grantable"}`;
+  return undefined;
 }
 
 /** The four edit checks, in order; the first that fails refuses the call outright. */

@@ -20,6 +20,8 @@ import type { Journal } from "../../runtime/session-journal.ts";
 import type { OnMutation } from "../workload/workload.ts";
 import type { AuditRecord } from "./audit-log.ts";
 import { callKey } from "./call-key.ts";
+import { type ChangeSetQuestion, questionMessage } from "./change-set.ts";
+import type { GrantKeeper } from "./grant-keeper.ts";
 import {
   AUDIT_ROW,
   type AuditOutcome,
@@ -27,6 +29,7 @@ import {
   GATE_AUTHOR,
   type GateEntry,
   GateLedger,
+  type Grant,
   INTENT_ROW,
   INTERRUPT_ROW,
   type ParkedCall,
@@ -58,6 +61,8 @@ export interface WriteGateDeps {
   /** The session's rows, to fold the ledger from. */
   readRows(): Promise<CommittedRow[]>;
   policy: GatePolicy;
+  /** Change sets and grants. */
+  grants: GrantKeeper;
   audit(record: AuditRecord): void;
 }
 
@@ -116,7 +121,60 @@ export class WriteGate implements TurnTools {
         result: { output: { status: "dry_run", tool: described.name, args: call.args, detail }, isError: false },
       };
     }
-    return this.#park(call, turnId, key);
+    return this.#gateCall(call, turnId, key, described.name, ledger);
+  }
+
+  /** A mutating call under `require_approval`: fired on a grant that still covers it, else parked. */
+  async #gateCall(call: ToolCall, turnId: string, key: string, tool: string, ledger: GateLedger): Promise<ToolVerdict> {
+    const grants = this.#deps.grants;
+    const check = await grants.check(ledger, tool, call.args, turnId);
+    if (check.kind === "covered") return this.#fireGrant(call, turnId, key, check.grant);
+    if (check.kind === "stale" && check.void !== undefined) {
+      await this.#deps.journal.append([check.void]);
+      this.#foldCommitted([check.void]);
+    }
+    const question = await grants.question(tool, call.args);
+    return this.#park(call, turnId, key, question, check.kind === "stale" ? check.reason : undefined);
+  }
+
+  /** Run a call a change-set grant covers, at most once: rows answering it, intent, call, effect. */
+  async #fireGrant(call: ToolCall, turnId: string, key: string, grant: Grant): Promise<ToolVerdict> {
+    const journal = this.#deps.journal;
+    const interruptId = `gate-${uuidv7()}`;
+    const message = `authorized by the change-set grant ${grant.grantId}`;
+    const interrupt = this.#interruptRow(turnId, interruptId, call, key, message, { grant_id: grant.grantId });
+    const extra: Record<string, unknown> = {
+      run_args: call.args,
+      scope: "change_set",
+      authority: "change_set_grant",
+      change_set: grant.source,
+      detail: "authorized by an approved change set",
+    };
+    if (grant.approver !== undefined) extra.approver = grant.approver;
+    if (grant.note !== undefined) extra.note = grant.note;
+    const decided = this.#auditRow(turnId, "approved_by_change_set", interruptId, call, key, extra);
+    await journal.append([interrupt, decided]);
+    this.#foldCommitted([interrupt, decided]);
+    this.#deps.audit(
+      this.#record("approved_by_change_set", call, key, { interruptId, detail: `change-set grant ${grant.grantId}` }),
+    );
+    const result = await this.#runOnce(call, interruptId, grant.grantId, turnId, new AbortController().signal);
+    const effect = this.#effectRow(turnId, interruptId, { ...result, ran: true });
+    await journal.append([effect]);
+    this.#foldCommitted([effect]);
+    return { result };
+  }
+
+  /** A report (finish_task): its proposed change set, checked, is committed with it. */
+  report(call: ToolCall, turnId: string): ToolVerdict {
+    const proposed = this.#deps.grants.propose(call, turnId);
+    if (!proposed.ok) {
+      this.#deps.audit(this.#record("change_set_refused", call, call.name, { detail: proposed.error }));
+      return { result: { output: { error: "invalid_proposed_change", detail: proposed.error }, isError: true } };
+    }
+    const finished: ToolVerdict = { result: { output: { status: "finished" }, isError: false, endsTurn: true } };
+    const row = proposed.value;
+    return row === undefined ? finished : { ...finished, rows: [row], committed: () => this.#foldCommitted([row]) };
   }
 
   async endTurn(turnId: string): Promise<void> {
@@ -124,28 +182,21 @@ export class WriteGate implements TurnTools {
   }
 
   /** Park a mutating call: the interrupt and its audit row commit with the stand-in result. */
-  #park(call: ToolCall, turnId: string, key: string): ToolVerdict {
+  #park(
+    call: ToolCall,
+    turnId: string,
+    key: string,
+    changeSet: ChangeSetQuestion | undefined,
+    stale: string | undefined,
+  ): ToolVerdict {
     const interruptId = `gate-${uuidv7()}`;
-    const message = `Approve mutating call ${key}?`;
-    const journal = this.#deps.journal;
-    const interrupt: AuditEvent = {
-      ...journal.header(turnId, GATE_AUTHOR),
-      kind: "audit",
-      name: INTERRUPT_ROW,
-      metadata: {
-        interrupt_id: interruptId,
-        call_id: call.callId,
-        tool: call.name,
-        args: call.args,
-        key,
-        agent: this.#deps.agent,
-        policy: "require_approval",
-        message,
-      },
-    };
-    const audit = this.#auditRow(turnId, "awaiting_approval", interruptId, call, key, {
-      detail: "parked for operator approval",
-    });
+    const message = questionMessage(key, changeSet, stale);
+    const extra: Record<string, unknown> = { policy: "require_approval" };
+    if (changeSet !== undefined) extra.change_set = changeSet;
+    if (stale !== undefined) extra.stale = stale;
+    const interrupt = this.#interruptRow(turnId, interruptId, call, key, message, extra);
+    const detail = stale === undefined ? "parked for operator approval" : `a change-set grant was voided: ${stale}`;
+    const audit = this.#auditRow(turnId, "awaiting_approval", interruptId, call, key, { detail });
     return {
       rows: [interrupt, audit],
       result: {
@@ -159,9 +210,32 @@ export class WriteGate implements TurnTools {
       },
       committed: () => {
         this.#foldCommitted([interrupt, audit]);
-        this.#deps.audit(
-          this.#record("awaiting_approval", call, key, { interruptId, detail: "parked for operator approval" }),
-        );
+        this.#deps.audit(this.#record("awaiting_approval", call, key, { interruptId, detail }));
+      },
+    };
+  }
+
+  #interruptRow(
+    turnId: string,
+    interruptId: string,
+    call: ToolCall,
+    key: string,
+    message: string,
+    extra: Record<string, unknown>,
+  ): AuditEvent {
+    return {
+      ...this.#deps.journal.header(turnId, GATE_AUTHOR),
+      kind: "audit",
+      name: INTERRUPT_ROW,
+      metadata: {
+        interrupt_id: interruptId,
+        call_id: call.callId,
+        tool: call.name,
+        args: call.args,
+        key,
+        agent: this.#deps.agent,
+        message,
+        ...extra,
       },
     };
   }
@@ -189,12 +263,42 @@ export class WriteGate implements TurnTools {
     });
     if (judgement.kind === "malformed") return judgement;
     const row = this.#verdictRow(entry.call, judgement, approver);
-    await this.#deps.journal.append([row]);
-    this.#foldCommitted([row]);
+    const rows: AuditEvent[] = [row];
+    if (judgement.kind === "resolved" && judgement.mint) {
+      const minted = await this.#deps.grants.mint(entry.call, policy.describe(tool).name, approver, judgement.note);
+      if (!minted.ok) return this.#refuseChangeSet(entry.call, minted.error, approver);
+      rows.push(this.#changeSetApproved(entry.call, minted.value.length, approver), ...minted.value);
+    }
+    await this.#deps.journal.append(rows);
+    this.#foldCommitted(rows);
     failpoint("svc.gate.after-verdict");
     this.#deps.audit(verdictRecord(this.#deps.sessionId, entry.call, judgement, approver));
     if (judgement.kind === "refused") return { kind: "refused", outcome: judgement.outcome, detail: judgement.detail };
     return { kind: "resolved", outcome: judgement.outcome, ...(judgement.detail ? { detail: judgement.detail } : {}) };
+  }
+
+  /** A change-set approval the gate cannot honour: recorded, and the question stays open. */
+  async #refuseChangeSet(call: ParkedCall, detail: string, approver: string | undefined): Promise<AnswerOutcome> {
+    const judgement = { kind: "refused" as const, outcome: "change_set_scope_refused" as const, detail };
+    const row = this.#verdictRow(call, judgement, approver);
+    await this.#deps.journal.append([row]);
+    this.#deps.audit(verdictRecord(this.#deps.sessionId, call, judgement, approver));
+    return { kind: "refused", outcome: judgement.outcome, detail };
+  }
+
+  #changeSetApproved(call: ParkedCall, grants: number, approver: string | undefined): AuditEvent {
+    const metadata: Record<string, unknown> = {
+      interrupt_id: call.interruptId,
+      outcome: "change_set_approved",
+      call_id: call.callId,
+      tool: call.tool,
+      key: call.key,
+      agent: call.agent,
+      grants,
+      detail: `${grants} change-set grant(s) minted`,
+    };
+    if (approver !== undefined) metadata.approver = approver;
+    return { ...this.#deps.journal.header("gate-verdict", GATE_AUTHOR), kind: "audit", name: AUDIT_ROW, metadata };
   }
 
   /**
@@ -216,17 +320,7 @@ export class WriteGate implements TurnTools {
       if (signal.aborted) return told;
       const result = await this.#carryOut(entry, invocationId, signal);
       const journal = this.#deps.journal;
-      const effect: AuditEvent = {
-        ...journal.header(invocationId, GATE_AUTHOR),
-        kind: "audit",
-        name: EFFECT_ROW,
-        metadata: {
-          interrupt_id: entry.call.interruptId,
-          ran: result.ran,
-          output: result.output,
-          is_error: result.isError,
-        },
-      };
+      const effect = this.#effectRow(invocationId, entry.call.interruptId, result);
       const notice: UserMessageEvent = {
         ...journal.header(invocationId, GATE_AUTHOR),
         kind: "user-message",
@@ -247,28 +341,42 @@ export class WriteGate implements TurnTools {
     invocationId: string,
     signal: AbortSignal,
   ): Promise<ToolRunResult & { ran: boolean }> {
-    const resolution = entry.resolution;
-    const runArgs = resolution?.runArgs;
+    const runArgs = entry.resolution?.runArgs;
     if (runArgs === undefined) return { ...refusalOutput(entry), ran: false };
+    const call: ToolCall = { callId: entry.call.callId, name: entry.call.tool, args: runArgs };
+    const result = await this.#runOnce(call, entry.call.interruptId, entry.call.interruptId, invocationId, signal);
+    return { ...result, ran: true };
+  }
+
+  /** The intent row committed, then the call with its idempotency key in `_meta`. */
+  async #runOnce(
+    call: ToolCall,
+    interruptId: string,
+    idempotencyKey: string,
+    invocationId: string,
+    signal: AbortSignal,
+  ): Promise<ToolRunResult> {
     const journal = this.#deps.journal;
-    const idempotencyKey = entry.call.interruptId;
     const intent: AuditEvent = {
       ...journal.header(invocationId, GATE_AUTHOR),
       kind: "audit",
       name: INTENT_ROW,
-      metadata: {
-        interrupt_id: entry.call.interruptId,
-        idempotency_key: idempotencyKey,
-        tool: entry.call.tool,
-        args: runArgs,
-      },
+      metadata: { interrupt_id: interruptId, idempotency_key: idempotencyKey, tool: call.name, args: call.args },
     };
     await journal.append([intent]);
     this.#foldCommitted([intent]);
-    const call: ToolCall = { callId: entry.call.callId, name: entry.call.tool, args: runArgs };
     const result = await this.#deps.runner.run(call, signal, { meta: { idempotency_key: idempotencyKey } });
     failpoint("svc.gate.after-call");
-    return { ...result, ran: true };
+    return result;
+  }
+
+  #effectRow(invocationId: string, interruptId: string, result: ToolRunResult & { ran: boolean }): AuditEvent {
+    return {
+      ...this.#deps.journal.header(invocationId, GATE_AUTHOR),
+      kind: "audit",
+      name: EFFECT_ROW,
+      metadata: { interrupt_id: interruptId, ran: result.ran, output: result.output, is_error: result.isError },
+    };
   }
 
   #foldCommitted(rows: readonly SessionEvent[]): void {

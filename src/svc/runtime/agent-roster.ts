@@ -10,7 +10,7 @@
  */
 import type { ToolSpec } from "../../core/model.ts";
 import type { McpTool } from "../../mcp/mcp-manager.ts";
-import type { McpGrant, Specialist, Workload } from "../workload/workload.ts";
+import type { McpGrant, Precondition, Specialist, Workload } from "../workload/workload.ts";
 
 export const FINISH_TASK = "finish_task";
 
@@ -113,6 +113,18 @@ export class AgentRoster {
     const own = served?.tool ?? tool;
     const override = this.#workload.toolCatalog.tools.find((entry) => entry.name === own);
     return override?.mutating === false;
+  }
+
+  /** The MCP tool the workload's servers offer under its own name (the first server that has it). */
+  servedByOwnName(tool: string): McpTool | undefined {
+    return this.#servers()
+      ?.tools()
+      .find((served) => served.tool === tool);
+  }
+
+  /** The precondition the workload's catalog declares for a tool (its own name). */
+  precondition(tool: string): Precondition | undefined {
+    return this.#workload.toolCatalog.tools.find((entry) => entry.name === tool)?.precondition;
   }
 
   /** The MCP tool behind a model-facing name (its server's own name and input schema). */

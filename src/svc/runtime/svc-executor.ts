@@ -90,8 +90,7 @@ class SpecialistTools implements TurnTools {
 
   run(call: ToolCall, turnId: string): Promise<ToolVerdict> {
     if (!this.#roster.allows(this.#profile, call.name)) return Promise.resolve(notGranted(call.name, this.#profile));
-    if (call.name === FINISH_TASK)
-      return Promise.resolve({ result: { output: { status: "finished" }, isError: false, endsTurn: true } });
+    if (call.name === FINISH_TASK) return Promise.resolve(this.#gate.report(call, turnId));
     return this.#gate.run(call, turnId);
   }
 

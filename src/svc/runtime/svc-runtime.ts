@@ -26,6 +26,10 @@ import type {
 import type { AuditRecord } from "../gate/audit-log.ts";
 import { GATE_AUTHOR, type GateLedger } from "../gate/gate-ledger.ts";
 import { type AnswerOutcome, WriteGate } from "../gate/write-gate.ts";
+import type { ChangeSet } from "../gate/change-set.ts";
+import { GrantKeeper } from "../gate/grant-keeper.ts";
+import { uuidv7 } from "../../core/ids.ts";
+import { type Result, err, ok } from "../../core/result.ts";
 import type { OnMutation } from "../workload/workload.ts";
 import { type AgentProfile, AgentRoster, type McpTools } from "./agent-roster.ts";
 import { DELEGATION_DONE_ROW, DELEGATION_ROW, openDelegations } from "./delegation-ledger.ts";
@@ -34,12 +38,17 @@ import { specialistResult } from "./specialist-result.ts";
 import { SvcExecutor } from "./svc-executor.ts";
 import { ToolSchemas } from "./tool-schemas.ts";
 
+/** A precondition read that takes longer fails (the grant cannot be confirmed). */
+const PRECONDITION_READ_MS = 30_000;
+
 /** The machine identity svc acts under in its specialists' sessions (never digested in exports). */
 export const SVC_INTERNAL: Principal = Object.freeze({ identity: "svc:internal", admin: true });
 
 export interface SvcRuntimeDeps {
   roster: AgentRoster;
   onMutation: OnMutation;
+  /** `hitl.change_set_ttl`: how long a change-set grant lasts. */
+  changeSetTtlMs: number;
   audit(record: AuditRecord): void;
   logError(message: string): void;
 }
@@ -119,6 +128,20 @@ export class SvcRuntime {
           return schema === undefined ? "the tool declares no input schema" : this.#schemas.problem(schema, args);
         },
       },
+      grants: new GrantKeeper({
+        journal: session.journal,
+        specialist: profile.name,
+        changeSets: () => this.#changeSets(session.key.id),
+        preconditionOf: (tool) => roster.precondition(tool),
+        readPrecondition: (tool, args) => this.#readTool(tool, args),
+        checkProposed: (tool, args) => {
+          const served = roster.servedByOwnName(tool);
+          if (served === undefined) return `the workload declares no tool ${JSON.stringify(tool)}`;
+          return this.#schemas.problem(served.inputSchema, args);
+        },
+        ttlMs: this.#deps.changeSetTtlMs,
+        now: () => new Date(),
+      }),
       audit: (record) => this.#deps.audit(record),
     });
     this.#gates.set(name, gate);
@@ -127,6 +150,35 @@ export class SvcRuntime {
 
   logError(message: string): void {
     this.#deps.logError(message);
+  }
+
+  /** The change sets the specialists of this incident proposed (each one's latest). */
+  async #changeSets(sessionId: string): Promise<ChangeSet[]> {
+    const sets: ChangeSet[] = [];
+    for (const profile of this.roster.specialists()) {
+      const set = (await this.#ledgerOf({ app: profile.app, sid: sessionId }))?.changeSet;
+      if (set !== undefined) sets.push(set);
+    }
+    return sets;
+  }
+
+  /** Run a read-only tool by its own name (a precondition read): its structured result, else its text. */
+  async #readTool(tool: string, args: Record<string, unknown>): Promise<Result<unknown, string>> {
+    const served = this.roster.servedByOwnName(tool);
+    if (served === undefined) return err(`no tool server offers ${tool}`);
+    const result = await this.#core().runner.run(
+      { callId: `precondition-${uuidv7()}`, name: served.name, args },
+      AbortSignal.timeout(PRECONDITION_READ_MS),
+    );
+    if (result.isError) return err(String(result.output.error ?? "the read failed"));
+    if (result.output.structured !== undefined) return ok(result.output.structured);
+    const text = result.output.content;
+    if (typeof text !== "string") return ok(result.output);
+    try {
+      return ok(JSON.parse(text));
+    } catch {
+      return ok(text);
+    }
   }
 
   async delegate(session: ExecutorSession, call: ToolCall, turnId: string): Promise<ToolVerdict> {
