@@ -8,7 +8,7 @@
  * storm, guardrail) aborts the calls it is running: their processes are killed.
  */
 import type { SparError } from "../core/errors.ts";
-import type { SessionEvent, ToolCall } from "../core/events.ts";
+import type { CommittedRow, SessionEvent, ToolCall } from "../core/events.ts";
 import {
   type GateOutcome,
   type ModeChange,
@@ -48,8 +48,8 @@ export interface ToolVerdict {
   storm?: number;
   /** Rows committed in the same write as the call's result row, before it (a gate's interrupt). */
   rows?: SessionEvent[];
-  /** Told once those rows and the result row are committed. */
-  committed?: () => void;
+  /** Told once those rows and the result row are committed, with them as committed. */
+  committed?: (rows: CommittedRow[]) => void;
 }
 
 /**

@@ -9,7 +9,7 @@
  * Knows nothing of turns, inboxes or scheduling.
  */
 import type { EventLog } from "../core/event-log.ts";
-import type { EventHeader, LiveFrame, SessionEvent } from "../core/events.ts";
+import type { CommittedRow, EventHeader, LiveFrame, SessionEvent } from "../core/events.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { SessionKey } from "../core/session-key.ts";
 import { type SessionFeed, framePublication, rowPublication } from "./session-feed.ts";
@@ -23,7 +23,7 @@ export interface Journal {
    * `before` frames and the rows, after everything published before. Rejects when the store
    * refuses the write; nothing of it is published then.
    */
-  append(events: SessionEvent[], drained?: readonly string[], before?: readonly LiveFrame[]): Promise<void>;
+  append(events: SessionEvent[], drained?: readonly string[], before?: readonly LiveFrame[]): Promise<CommittedRow[]>;
   /** Publish a live frame after everything published before it. */
   frame(frame: LiveFrame): void;
 }
@@ -55,10 +55,14 @@ export class SessionJournal implements Journal {
     return { id: uuidv7(), ts: this.#clock.now().toISOString(), invocationId, author };
   }
 
-  append(events: SessionEvent[], drained: readonly string[] = [], before: readonly LiveFrame[] = []): Promise<void> {
+  append(
+    events: SessionEvent[],
+    drained: readonly string[] = [],
+    before: readonly LiveFrame[] = [],
+  ): Promise<CommittedRow[]> {
     const committed = this.#log.append(this.key, events, { drainedPromptIds: drained });
     this.#feed.enqueue(committed.then((rows) => [...before.map(framePublication), ...rows.map(rowPublication)]));
-    return committed.then(() => undefined);
+    return committed;
   }
 
   frame(frame: LiveFrame): void {

@@ -16,6 +16,8 @@ export interface TurnShape {
   tools?: TurnTools;
   /** The tools and system prompt offered to the model instead of the agent's. */
   offer?: () => TurnOffer;
+  /** The agent whose turns these are (the rows' author) instead of the daemon's agent. */
+  author?: string;
 }
 import { turnStartRows } from "./turn-start-rows.ts";
 
@@ -23,6 +25,7 @@ export class TurnExecutor implements Executor {
   readonly #session: ExecutorSession;
   readonly #tools: TurnTools;
   readonly #offer: (() => TurnOffer) | undefined;
+  readonly #author: string | undefined;
   /** The latest turn; a cancel after its end changes nothing, as before it was replaced. */
   #turn: Turn | undefined;
 
@@ -30,6 +33,7 @@ export class TurnExecutor implements Executor {
     this.#session = session;
     this.#tools = shape.tools ?? session.tools;
     this.#offer = shape.offer;
+    this.#author = shape.author;
   }
 
   async execute(execution: Execution): Promise<ExecutionEnd | undefined> {
@@ -56,6 +60,7 @@ export class TurnExecutor implements Executor {
         guards: session.guards,
         journal: session.journal,
         ...(this.#offer ? { offer: this.#offer } : {}),
+        ...(this.#author === undefined ? {} : { author: this.#author }),
       },
       execution.invocationId,
       execution.promptId,

@@ -5,6 +5,7 @@
  * publishes the turn's end in the spec's order (rows, terminal frame, idle, usage).
  */
 import type {
+  CommittedRow,
   EventHeader,
   LiveFrame,
   ModelResponseEvent,
@@ -35,6 +36,8 @@ export interface TurnDeps {
   journal: Journal;
   /** The tools and system prompt this turn offers the model; absent: the pool's (the agent's). */
   offer?: () => TurnOffer;
+  /** The author of the turn's rows; absent: the daemon's agent name. */
+  author?: string;
 }
 
 export const TURN_ERROR_AUTHOR = "agent/turn-error";
@@ -130,7 +133,7 @@ export class Turn {
     const context = this.#deps.context;
     const model = context.model.name;
     const event: ModelResponseEvent = {
-      ...this.#deps.journal.header(this.invocationId, context.agentName),
+      ...this.#deps.journal.header(this.invocationId, this.#deps.author ?? context.agentName),
       kind: "model-response",
       model,
       text: draft.text,
@@ -164,7 +167,7 @@ export class Turn {
     let result: ToolRunResult;
     let storm: number | undefined;
     let rows: SessionEvent[] = [];
-    let committed: (() => void) | undefined;
+    let committed: ((rows: CommittedRow[]) => void) | undefined;
     let latencyMs = 0;
     if (halt || this.canceled) {
       result = {
@@ -183,7 +186,7 @@ export class Turn {
       committed = verdict.committed;
     }
     const event: ToolResultEvent = {
-      ...this.#deps.journal.header(this.invocationId, this.#deps.context.agentName),
+      ...this.#deps.journal.header(this.invocationId, this.#deps.author ?? this.#deps.context.agentName),
       kind: "tool-result",
       callId: call.callId,
       name: call.name,
@@ -191,8 +194,8 @@ export class Turn {
       isError: result.isError,
       latencyMs,
     };
-    await this.#deps.journal.append([...rows, event]);
-    committed?.();
+    const written = await this.#deps.journal.append([...rows, event]);
+    committed?.(written);
     this.#deps.history.push({
       role: "tool",
       callId: call.callId,

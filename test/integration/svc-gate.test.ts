@@ -5,7 +5,7 @@
  * tool server.
  */
 import { expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { call, say } from "../support/scripted.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
@@ -188,4 +188,66 @@ test("a read-only tool runs without a question", async () => {
   const injected = await injectIncident(daemon, "r1");
   expect(injected.body).toMatchObject({ state: "idle", pending: [] });
   expect(countedCalls(workload.countDir, "read_status")).toHaveLength(1);
+});
+
+test("hitl.on_mutation apply runs the call once without a question (intent and effect rows); dry_run never runs it", async () => {
+  const applying = gatedWorkload({ onMutation: "apply" });
+  const daemon = await scope.start(gatedDaemonOptions(applying, proposal(4)));
+  const injected = await injectIncident(daemon, "a1");
+  expect(injected.body).toMatchObject({ state: "idle", pending: [] });
+  expect(countedCalls(applying.countDir, "apply_change").map((entry) => entry.args)).toEqual([{ replicas: 4 }]);
+  await daemon.sigterm();
+  const rows = JSON.stringify(await storedRows(daemon.sessionDb, "svc.worker", "incident-a1"));
+  expect(rows).toContain('"name":"gate-intent"');
+  expect(rows).toContain('"name":"gate-effect"');
+  expect(rows).toContain('"outcome":"apply"');
+
+  const dry = gatedWorkload({ onMutation: "dry_run" });
+  const dryDaemon = await scope.start(gatedDaemonOptions(dry, proposal(4)));
+  expect((await injectIncident(dryDaemon, "d1")).body).toMatchObject({ state: "idle", pending: [] });
+  expect(countedCalls(dry.countDir, "apply_change")).toEqual([]);
+  await dryDaemon.sigterm();
+  const dryRows = JSON.stringify(await storedRows(dryDaemon.sessionDb, "svc.worker", "incident-d1"));
+  expect(dryRows).toContain('"status":"dry_run"');
+  expect(dryRows).toContain('"outcome":"dry_run"');
+});
+
+test("each adjudication is a durable gate-audit row and a JSON line of --audit-log (mode 0600) naming outcome, call and approver", async () => {
+  const workload = gatedWorkload();
+  const auditLog = join(workload.directory, "audit.jsonl");
+  const { daemon, question } = await parked(workload, proposal(10), { args: [`--audit-log=${auditLog}`] });
+  await resume(daemon, "incident-g1", question.interrupt_id, { verdict: "approve", note: "go" });
+  await daemon.sigterm();
+  expect(statSync(auditLog).mode & 0o777).toBe(0o600);
+  const lines = readFileSync(auditLog, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(lines.map((line) => line.outcome)).toEqual(["awaiting_approval", "apply"]);
+  expect(lines[1]).toMatchObject({
+    msg: "write gate",
+    level: "INFO",
+    tool: APPLY,
+    call: "apply_change(replicas=10)",
+    agent: "worker",
+    session: "incident-g1",
+    interrupt_id: question.interrupt_id,
+    approver: "svc-inject",
+    note: "go",
+  });
+  const rows = await storedRows(daemon.sessionDb, "svc.worker", "incident-g1");
+  const decisions = rows
+    .map((row) => row.event)
+    .filter((event) => event.kind === "audit" && event.name === "gate-audit")
+    .map((event) => (event.kind === "audit" ? event.metadata : {}));
+  expect(decisions.map((decision) => decision.outcome)).toEqual(["awaiting_approval", "apply"]);
+  expect(decisions[1]).toMatchObject({
+    verdict: "approve",
+    authority: "operator_verdict",
+    disposition: "authorized",
+    approver: "svc-inject",
+    note: "go",
+    key: "apply_change(replicas=10)",
+    args: { replicas: 10 },
+  });
 });

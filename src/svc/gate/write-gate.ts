@@ -23,18 +23,15 @@ import { callKey } from "./call-key.ts";
 import { type ChangeSetQuestion, questionMessage } from "./change-set.ts";
 import type { GrantKeeper } from "./grant-keeper.ts";
 import {
-  AUDIT_ROW,
   type AuditOutcome,
-  EFFECT_ROW,
   GATE_AUTHOR,
   type GateEntry,
   GateLedger,
   type Grant,
-  INTENT_ROW,
-  INTERRUPT_ROW,
   type ParkedCall,
 } from "./gate-ledger.ts";
-import { type Judgement, judgeVerdict } from "./verdict.ts";
+import { GateRows, ambiguousRefusal, gateNotice, refusalOutput, verdictRecord } from "./gate-rows.ts";
+import { judgeVerdict } from "./verdict.ts";
 
 /** What the gate knows about the tools of its workload. */
 export interface GatePolicy {
@@ -75,17 +72,17 @@ export type AnswerOutcome =
 
 const APPROVAL_WAIT =
   "The session is paused until an operator answers. Do not retry this call and do not try to make the same change another way meanwhile.";
-const REJECTED =
-  "The operator rejected this call. Do not retry it, and do not try to reach the same change by another route.";
 
 export class WriteGate implements TurnTools {
   readonly #deps: WriteGateDeps;
+  readonly #rows: GateRows;
   #ledger: Promise<GateLedger> | undefined;
   /** Answers and settles one at a time: two answers to one question cannot both resolve it. */
   #chain: Promise<unknown> = Promise.resolve();
 
   constructor(deps: WriteGateDeps) {
     this.#deps = deps;
+    this.#rows = new GateRows(deps.journal, deps.agent, deps.sessionId, (tool) => deps.policy.describe(tool).name);
   }
 
   /** The ledger as committed (folded from the rows once, then kept up to date). */
@@ -105,21 +102,24 @@ export class WriteGate implements TurnTools {
     const denied = inner.gate.deniedBy(call);
     if (denied !== undefined) {
       const detail = `the call matches the deny pattern ${JSON.stringify(denied)}`;
-      this.#deps.audit(this.#record("denied_by_policy", call, key, { detail }));
-      return { result: { output: { error: "denied_by_policy", detail }, isError: true } };
+      return this.#audited("denied_by_policy", call, turnId, key, detail, {
+        output: { error: "denied_by_policy", detail },
+        isError: true,
+      });
     }
     if (policy.onMutation === "apply") {
-      this.#deps.audit(
-        this.#record("apply", call, key, { detail: "applied without approval (hitl.on_mutation apply)" }),
-      );
-      return inner.run(call, turnId);
+      return this.#runAuthorized(call, turnId, key, {
+        outcome: "apply",
+        message: "applied without approval (hitl.on_mutation apply)",
+        extra: { run_args: call.args, authority: "policy" },
+      });
     }
     if (policy.onMutation === "dry_run") {
-      this.#deps.audit(this.#record("dry_run", call, key, {}));
       const detail = "hitl.on_mutation is dry_run: the call was not made";
-      return {
-        result: { output: { status: "dry_run", tool: described.name, args: call.args, detail }, isError: false },
-      };
+      return this.#audited("dry_run", call, turnId, key, detail, {
+        output: { status: "dry_run", tool: described.name, args: call.args, detail },
+        isError: false,
+      });
     }
     return this.#gateCall(call, turnId, key, described.name, ledger);
   }
@@ -130,51 +130,88 @@ export class WriteGate implements TurnTools {
     const check = await grants.check(ledger, tool, call.args, turnId);
     if (check.kind === "covered") return this.#fireGrant(call, turnId, key, check.grant);
     if (check.kind === "stale" && check.void !== undefined) {
-      await this.#deps.journal.append([check.void]);
-      this.#foldCommitted([check.void]);
+      await this.#commit([check.void]);
     }
     const question = await grants.question(tool, call.args);
     return this.#park(call, turnId, key, question, check.kind === "stale" ? check.reason : undefined);
   }
 
-  /** Run a call a change-set grant covers, at most once: rows answering it, intent, call, effect. */
-  async #fireGrant(call: ToolCall, turnId: string, key: string, grant: Grant): Promise<ToolVerdict> {
-    const journal = this.#deps.journal;
-    const interruptId = `gate-${uuidv7()}`;
-    const message = `authorized by the change-set grant ${grant.grantId}`;
-    const interrupt = this.#interruptRow(turnId, interruptId, call, key, message, { grant_id: grant.grantId });
+  /** Run a call a change-set grant covers, with no question. */
+  #fireGrant(call: ToolCall, turnId: string, key: string, grant: Grant): Promise<ToolVerdict> {
     const extra: Record<string, unknown> = {
       run_args: call.args,
       scope: "change_set",
       authority: "change_set_grant",
       change_set: grant.source,
-      detail: "authorized by an approved change set",
+      grant_id: grant.grantId,
     };
     if (grant.approver !== undefined) extra.approver = grant.approver;
     if (grant.note !== undefined) extra.note = grant.note;
-    const decided = this.#auditRow(turnId, "approved_by_change_set", interruptId, call, key, extra);
-    await journal.append([interrupt, decided]);
-    this.#foldCommitted([interrupt, decided]);
-    this.#deps.audit(
-      this.#record("approved_by_change_set", call, key, { interruptId, detail: `change-set grant ${grant.grantId}` }),
-    );
-    const result = await this.#runOnce(call, interruptId, grant.grantId, turnId, new AbortController().signal);
-    const effect = this.#effectRow(turnId, interruptId, { ...result, ran: true });
-    await journal.append([effect]);
-    this.#foldCommitted([effect]);
+    return this.#runAuthorized(call, turnId, key, {
+      outcome: "approved_by_change_set",
+      message: `authorized by the change-set grant ${grant.grantId}`,
+      extra,
+      grantId: grant.grantId,
+    });
+  }
+
+  /**
+   * Run a call nobody is asked about (a grant covers it, or the policy applies it) at most once:
+   * rows answering it as if it had asked, its intent, the call, its effect.
+   */
+  async #runAuthorized(
+    call: ToolCall,
+    turnId: string,
+    key: string,
+    how: { outcome: AuditOutcome; message: string; extra: Record<string, unknown>; grantId?: string },
+  ): Promise<ToolVerdict> {
+    const interruptId = `gate-${uuidv7()}`;
+    const grant = how.grantId === undefined ? {} : { grant_id: how.grantId };
+    const interrupt = this.#rows.interruptRow(turnId, interruptId, call, key, how.message, grant);
+    const decided = this.#rows.auditRow(turnId, how.outcome, interruptId, call, key, {
+      ...how.extra,
+      detail: how.message,
+    });
+    await this.#commit([interrupt, decided]);
+    this.#deps.audit(this.#rows.record(how.outcome, call, key, { interruptId, detail: how.message }));
+    const idempotencyKey = how.grantId ?? interruptId;
+    const result = await this.#runOnce(call, interruptId, idempotencyKey, turnId, new AbortController().signal);
+    await this.#commit([this.#rows.effectRow(turnId, interruptId, { ...result, ran: true })]);
     return { result };
+  }
+
+  /** A call the gate answers on its own: its audit row commits with the result the model reads. */
+  #audited(
+    outcome: AuditOutcome,
+    call: ToolCall,
+    turnId: string,
+    key: string,
+    detail: string,
+    result: ToolRunResult,
+  ): ToolVerdict {
+    const row = this.#rows.auditRow(turnId, outcome, undefined, call, key, { detail });
+    return {
+      result,
+      rows: [row],
+      committed: (written) => {
+        this.#fold(written);
+        this.#deps.audit(this.#rows.record(outcome, call, key, { detail }));
+      },
+    };
   }
 
   /** A report (finish_task): its proposed change set, checked, is committed with it. */
   report(call: ToolCall, turnId: string): ToolVerdict {
     const proposed = this.#deps.grants.propose(call, turnId);
     if (!proposed.ok) {
-      this.#deps.audit(this.#record("change_set_refused", call, call.name, { detail: proposed.error }));
-      return { result: { output: { error: "invalid_proposed_change", detail: proposed.error }, isError: true } };
+      return this.#audited("change_set_refused", call, turnId, call.name, proposed.error, {
+        output: { error: "invalid_proposed_change", detail: proposed.error },
+        isError: true,
+      });
     }
     const finished: ToolVerdict = { result: { output: { status: "finished" }, isError: false, endsTurn: true } };
     const row = proposed.value;
-    return row === undefined ? finished : { ...finished, rows: [row], committed: () => this.#foldCommitted([row]) };
+    return row === undefined ? finished : { ...finished, rows: [row], committed: (written) => this.#fold(written) };
   }
 
   async endTurn(turnId: string): Promise<void> {
@@ -194,9 +231,9 @@ export class WriteGate implements TurnTools {
     const extra: Record<string, unknown> = { policy: "require_approval" };
     if (changeSet !== undefined) extra.change_set = changeSet;
     if (stale !== undefined) extra.stale = stale;
-    const interrupt = this.#interruptRow(turnId, interruptId, call, key, message, extra);
+    const interrupt = this.#rows.interruptRow(turnId, interruptId, call, key, message, extra);
     const detail = stale === undefined ? "parked for operator approval" : `a change-set grant was voided: ${stale}`;
-    const audit = this.#auditRow(turnId, "awaiting_approval", interruptId, call, key, { detail });
+    const audit = this.#rows.auditRow(turnId, "awaiting_approval", interruptId, call, key, { detail });
     return {
       rows: [interrupt, audit],
       result: {
@@ -208,34 +245,9 @@ export class WriteGate implements TurnTools {
         isError: false,
         endsTurn: true,
       },
-      committed: () => {
-        this.#foldCommitted([interrupt, audit]);
-        this.#deps.audit(this.#record("awaiting_approval", call, key, { interruptId, detail }));
-      },
-    };
-  }
-
-  #interruptRow(
-    turnId: string,
-    interruptId: string,
-    call: ToolCall,
-    key: string,
-    message: string,
-    extra: Record<string, unknown>,
-  ): AuditEvent {
-    return {
-      ...this.#deps.journal.header(turnId, GATE_AUTHOR),
-      kind: "audit",
-      name: INTERRUPT_ROW,
-      metadata: {
-        interrupt_id: interruptId,
-        call_id: call.callId,
-        tool: call.name,
-        args: call.args,
-        key,
-        agent: this.#deps.agent,
-        message,
-        ...extra,
+      committed: (written) => {
+        this.#fold(written);
+        this.#deps.audit(this.#rows.record("awaiting_approval", call, key, { interruptId, detail }));
       },
     };
   }
@@ -262,15 +274,14 @@ export class WriteGate implements TurnTools {
       deniedBy: (args) => inner.gate.deniedBy({ callId: entry.call.callId, name: tool, args }),
     });
     if (judgement.kind === "malformed") return judgement;
-    const row = this.#verdictRow(entry.call, judgement, approver);
+    const row = this.#rows.verdictRow(entry.call, judgement, approver);
     const rows: AuditEvent[] = [row];
     if (judgement.kind === "resolved" && judgement.mint) {
       const minted = await this.#deps.grants.mint(entry.call, policy.describe(tool).name, approver, judgement.note);
       if (!minted.ok) return this.#refuseChangeSet(entry.call, minted.error, approver);
-      rows.push(this.#changeSetApproved(entry.call, minted.value.length, approver), ...minted.value);
+      rows.push(this.#rows.changeSetApproved(entry.call, minted.value.length, approver), ...minted.value);
     }
-    await this.#deps.journal.append(rows);
-    this.#foldCommitted(rows);
+    await this.#commit(rows);
     failpoint("svc.gate.after-verdict");
     this.#deps.audit(verdictRecord(this.#deps.sessionId, entry.call, judgement, approver));
     if (judgement.kind === "refused") return { kind: "refused", outcome: judgement.outcome, detail: judgement.detail };
@@ -280,25 +291,10 @@ export class WriteGate implements TurnTools {
   /** A change-set approval the gate cannot honour: recorded, and the question stays open. */
   async #refuseChangeSet(call: ParkedCall, detail: string, approver: string | undefined): Promise<AnswerOutcome> {
     const judgement = { kind: "refused" as const, outcome: "change_set_scope_refused" as const, detail };
-    const row = this.#verdictRow(call, judgement, approver);
-    await this.#deps.journal.append([row]);
+    const row = this.#rows.verdictRow(call, judgement, approver);
+    await this.#commit([row]);
     this.#deps.audit(verdictRecord(this.#deps.sessionId, call, judgement, approver));
     return { kind: "refused", outcome: judgement.outcome, detail };
-  }
-
-  #changeSetApproved(call: ParkedCall, grants: number, approver: string | undefined): AuditEvent {
-    const metadata: Record<string, unknown> = {
-      interrupt_id: call.interruptId,
-      outcome: "change_set_approved",
-      call_id: call.callId,
-      tool: call.tool,
-      key: call.key,
-      agent: call.agent,
-      grants,
-      detail: `${grants} change-set grant(s) minted`,
-    };
-    if (approver !== undefined) metadata.approver = approver;
-    return { ...this.#deps.journal.header("gate-verdict", GATE_AUTHOR), kind: "audit", name: AUDIT_ROW, metadata };
   }
 
   /**
@@ -320,15 +316,14 @@ export class WriteGate implements TurnTools {
       if (signal.aborted) return told;
       const result = await this.#carryOut(entry, invocationId, signal);
       const journal = this.#deps.journal;
-      const effect = this.#effectRow(invocationId, entry.call.interruptId, result);
+      const effect = this.#rows.effectRow(invocationId, entry.call.interruptId, result);
       const notice: UserMessageEvent = {
         ...journal.header(invocationId, GATE_AUTHOR),
         kind: "user-message",
         text: `GATE ${JSON.stringify(gateNotice(entry, result))}`,
         promptIds: [],
       };
-      await journal.append([effect, notice]);
-      this.#foldCommitted([effect]);
+      await this.#commit([effect, notice]);
       history.push({ role: "user", text: notice.text });
       told++;
     }
@@ -356,171 +351,21 @@ export class WriteGate implements TurnTools {
     invocationId: string,
     signal: AbortSignal,
   ): Promise<ToolRunResult> {
-    const journal = this.#deps.journal;
-    const intent: AuditEvent = {
-      ...journal.header(invocationId, GATE_AUTHOR),
-      kind: "audit",
-      name: INTENT_ROW,
-      metadata: { interrupt_id: interruptId, idempotency_key: idempotencyKey, tool: call.name, args: call.args },
-    };
-    await journal.append([intent]);
-    this.#foldCommitted([intent]);
+    await this.#commit([this.#rows.intentRow(invocationId, interruptId, idempotencyKey, call)]);
     const result = await this.#deps.runner.run(call, signal, { meta: { idempotency_key: idempotencyKey } });
     failpoint("svc.gate.after-call");
     return result;
   }
 
-  #effectRow(invocationId: string, interruptId: string, result: ToolRunResult & { ran: boolean }): AuditEvent {
-    return {
-      ...this.#deps.journal.header(invocationId, GATE_AUTHOR),
-      kind: "audit",
-      name: EFFECT_ROW,
-      metadata: { interrupt_id: interruptId, ran: result.ran, output: result.output, is_error: result.isError },
-    };
-  }
-
-  #foldCommitted(rows: readonly SessionEvent[]): void {
-    // Rows this process committed are newer than any acknowledgement read from the log.
+  /** Fold rows this gate committed into the ledger (when it is loaded; else the fold reads them). */
+  #fold(rows: readonly CommittedRow[]): void {
     void this.#ledger?.then((ledger) => {
-      for (const event of rows) ledger.apply({ seq: Number.MAX_SAFE_INTEGER, event });
+      for (const row of rows) ledger.apply(row);
     });
   }
 
-  #verdictRow(
-    call: ParkedCall,
-    judgement: Exclude<Judgement, { kind: "malformed" }>,
-    approver: string | undefined,
-  ): AuditEvent {
-    const metadata: Record<string, unknown> = {
-      interrupt_id: call.interruptId,
-      outcome: judgement.outcome,
-      call_id: call.callId,
-      tool: call.tool,
-      key: call.key,
-      args: call.args,
-      agent: call.agent,
-    };
-    if (approver !== undefined) metadata.approver = approver;
-    if (judgement.detail !== undefined) metadata.detail = judgement.detail;
-    if (judgement.kind === "resolved") {
-      metadata.verdict = judgement.verdict;
-      if (judgement.scope !== undefined) metadata.scope = judgement.scope;
-      if (judgement.note !== undefined) metadata.note = judgement.note;
-      if (judgement.runArgs !== undefined) metadata.run_args = judgement.runArgs;
-      if (judgement.verdict === "edit" && judgement.runArgs !== undefined)
-        metadata.executed_key = callKey(this.#deps.policy.describe(call.tool).name, judgement.runArgs);
-    }
-    return { ...this.#deps.journal.header("gate-verdict", GATE_AUTHOR), kind: "audit", name: AUDIT_ROW, metadata };
+  /** Commit rows and fold them. */
+  async #commit(rows: SessionEvent[]): Promise<void> {
+    this.#fold(await this.#deps.journal.append(rows));
   }
-
-  #auditRow(
-    turnId: string,
-    outcome: AuditOutcome,
-    interruptId: string,
-    call: ToolCall,
-    key: string,
-    extra: Record<string, unknown>,
-  ): AuditEvent {
-    return {
-      ...this.#deps.journal.header(turnId, GATE_AUTHOR),
-      kind: "audit",
-      name: AUDIT_ROW,
-      metadata: {
-        interrupt_id: interruptId,
-        outcome,
-        call_id: call.callId,
-        tool: call.name,
-        key,
-        agent: this.#deps.agent,
-        ...extra,
-      },
-    };
-  }
-
-  #record(
-    outcome: AuditOutcome,
-    call: ToolCall,
-    key: string,
-    extra: { interruptId?: string; detail?: string },
-  ): AuditRecord {
-    return {
-      outcome,
-      tool: call.name,
-      call: key,
-      agent: this.#deps.agent,
-      session: this.#deps.sessionId,
-      function_call_id: call.callId,
-      ...(extra.interruptId === undefined ? {} : { interrupt_id: extra.interruptId }),
-      ...(extra.detail === undefined ? {} : { detail: extra.detail }),
-    };
-  }
-}
-
-function verdictRecord(
-  sessionId: string,
-  call: ParkedCall,
-  judgement: Exclude<Judgement, { kind: "malformed" }>,
-  approver: string | undefined,
-): AuditRecord {
-  return {
-    outcome: judgement.outcome,
-    tool: call.tool,
-    call: call.key,
-    agent: call.agent,
-    session: sessionId,
-    function_call_id: call.callId,
-    interrupt_id: call.interruptId,
-    ...(judgement.detail === undefined ? {} : { detail: judgement.detail }),
-    ...(approver === undefined ? {} : { approver }),
-    ...(judgement.kind === "resolved" && judgement.note !== undefined ? { note: judgement.note } : {}),
-  };
-}
-
-/** What the model reads for a call the operator (or the gate, judging the answer) refused. */
-function refusalOutput(entry: GateEntry): ToolRunResult {
-  const resolution = entry.resolution;
-  const output: Record<string, unknown> = {
-    error: resolution?.outcome ?? "denied_by_operator",
-    detail: resolution?.outcome === "denied_by_operator" ? REJECTED : `${resolution?.detail ?? "refused"}. ${REJECTED}`,
-  };
-  if (resolution?.note !== undefined) output.operator_note = resolution.note;
-  if (resolution?.approver !== undefined) output.approver = resolution.approver;
-  return { output, isError: true };
-}
-
-/** The prompt line telling the model what became of a parked call. */
-function gateNotice(entry: GateEntry, result: ToolRunResult & { ran: boolean }): Record<string, unknown> {
-  const resolution = entry.resolution;
-  const notice: Record<string, unknown> = {
-    interrupt_id: entry.call.interruptId,
-    call_id: entry.call.callId,
-    call: entry.call.key,
-    verdict: resolution?.outcome,
-  };
-  if (result.ran) {
-    notice.detail =
-      resolution?.outcome === "edit_applied"
-        ? "the operator edited the call's arguments; the edited call ran once"
-        : "the operator approved the call; it ran once";
-    if (resolution?.runArgs !== undefined) notice.args = resolution.runArgs;
-    if (resolution?.note !== undefined) notice.operator_note = resolution.note;
-  }
-  notice.result = result.output;
-  notice.is_error = result.isError;
-  return notice;
-}
-
-function ambiguousRefusal(dangling: readonly GateEntry[]): ToolRunResult {
-  return {
-    output: {
-      error: "ambiguous_prior_effect",
-      detail:
-        "an earlier approved call was cut off while it ran, so whether it took effect is unknown: mutating calls are refused until an operator acknowledges it (ack-effects) or aborts the session; read-only work may go on",
-      dangling_calls: dangling.map(
-        (entry) =>
-          `${entry.call.tool} (call ${entry.call.callId}, interrupt ${entry.call.interruptId}, ${entry.call.parkedAt})`,
-      ),
-    },
-    isError: true,
-  };
 }

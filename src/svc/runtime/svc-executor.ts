@@ -45,6 +45,7 @@ export class SvcExecutor implements Executor {
     this.#turns = new TurnExecutor(session, {
       tools,
       offer: () => ({ tools: roster.tools(profile), system: profile.system }),
+      author: profile.name,
     });
   }
 

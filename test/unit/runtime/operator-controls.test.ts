@@ -26,6 +26,7 @@ function setup(opts: { turn?: boolean; failAppend?: boolean; turnDone?: Promise<
       append: async (events, drained) => {
         if (opts.failAppend) throw new Error("store refused");
         appended.push({ events, drained });
+        return events.map((event, index) => ({ seq: appended.length * 100 + index, event }));
       },
       header: (invocationId, author) => ({ id: "r", ts: "t", invocationId, author }),
     },
