@@ -101,7 +101,7 @@ function streamBody(model: string, answer: Answer): string {
   return frames.join("");
 }
 
-const server = Bun.serve({
+const gateModel = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
   idleTimeout: 0,
@@ -124,5 +124,5 @@ const server = Bun.serve({
   },
 });
 
-console.error(`gate model: listening on http://127.0.0.1:${server.port}`);
+console.error(`gate model: listening on http://127.0.0.1:${gateModel.port}`);
 process.on("SIGTERM", () => process.exit(0));
