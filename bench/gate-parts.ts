@@ -1,13 +1,14 @@
 /**
  * Parts of bench/gate.ts: the gated workload directory (the workload of
  * test/support/gated-workload.ts, with the counting server stamping its executions), the counting
- * server's lines read back and tallied against the keys the run expects, and one raw HTTP POST
+ * server's lines read back and tallied against the keys the run expects, the disk's rate of the
+ * server's durable appends (both paths are bound by it), and one raw HTTP POST
  * (its own TCP connection, so a thousand go out at once: Bun's fetch holds back past 256).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { type RawAnswer, rawHttp } from "../test/support/raw-http.ts";
-import { BUN, REPO_ROOT, benchTempDir } from "./lib.ts";
+import { BUN, REPO_ROOT, benchTempDir, nowMs } from "./lib.ts";
 
 export const COUNTING_SERVER = join(REPO_ROOT, "test/fixtures/mcp/counting-server.ts");
 
@@ -150,4 +151,23 @@ export function rawPost(
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
   ].join("\r\n");
   return rawHttp(port, `${head}\r\n\r\n${text}`, timeoutMs);
+}
+
+/**
+ * Durable appends per second in the temp directory, done the counting server's way (open, write
+ * one line, fsync, close): each execution costs one, so on a shared disk this bounds both paths.
+ */
+export function durableAppendsPerSecond(count = 200): number {
+  const file = join(benchTempDir("spar-bench-gate-fsync-"), "probe.calls");
+  const start = nowMs();
+  for (let index = 0; index < count; index++) {
+    const descriptor = openSync(file, "a");
+    try {
+      writeSync(descriptor, `{"args":{"replicas":${index}},"meta":null}\n`);
+      fsyncSync(descriptor);
+    } finally {
+      closeSync(descriptor);
+    }
+  }
+  return count / ((nowMs() - start) / 1000);
 }

@@ -1,5 +1,6 @@
 /**
- * Write-gate benchmark (issue 15; run: `bun bench/gate.ts [--n=1000] [--rounds=1] [--quick]`).
+ * Write-gate benchmark (issue 15; run: `bun bench/gate.ts [--n=1000] [--rounds=1] [--quick]
+ * [--park-concurrency=50] [--only=baseline|gated]`).
  *
  * Gated: `spar svc` runs the gated workload (bench/gate-parts.ts: a coordinator, one specialist
  * `worker` whose `apply_change` of the counting MCP server is mutating, so gated) against a
@@ -20,7 +21,15 @@
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { COUNTING_SERVER, executions, gateWorkload, rawPost, tally, waitForExecutions } from "./gate-parts.ts";
+import {
+  COUNTING_SERVER,
+  durableAppendsPerSecond,
+  executions,
+  gateWorkload,
+  rawPost,
+  tally,
+  waitForExecutions,
+} from "./gate-parts.ts";
 import {
   BUN,
   argFlags,
@@ -59,6 +68,8 @@ interface RunResult {
   strays: number;
   missing: number;
   failures: Record<string, number>;
+  /** The disk's durable appends/s measured right before the run (the counting server does one per call). */
+  appendsPerSec?: number;
   /** Gated only. */
   parkSeconds?: number;
   kibPerParked?: number;
@@ -268,7 +279,7 @@ async function gatedRun(n: number, parkConcurrency: number): Promise<RunResult> 
 function report(run: RunResult): void {
   const failures = Object.keys(run.failures).length ? ` failures ${JSON.stringify(run.failures)}` : "";
   console.error(
-    `${run.label}: answered ${fmt(run.answeredPerSec)}/s, executed ${fmt(run.executedPerSec)}/s, ` +
+    `${run.label} (disk ${fmt(run.appendsPerSec ?? Number.NaN)} durable appends/s before): answered ${fmt(run.answeredPerSec)}/s, executed ${fmt(run.executedPerSec)}/s, ` +
       `send->execution p50 ${fmt(run.p50)} p99 ${fmt(run.p99)} max ${fmt(run.max)} ms, ` +
       `duplicates ${run.duplicates}, strays ${run.strays}, missing ${run.missing}${failures}`,
   );
@@ -294,12 +305,13 @@ function printTable(n: number, base: RunResult[], gated: RunResult[]): void {
     String(sum(runs, (run) => run.duplicates)),
     `${sum(runs, (run) => run.strays)} / ${sum(runs, (run) => run.missing)}`,
     String(sum(runs, (run) => Object.values(run.failures).reduce((a, b) => a + b, 0))),
+    fmt(medianOf(runs, (run) => run.appendsPerSec)),
   ];
   const rows: string[][] = [];
   if (base.length) rows.push(row("baseline: MCP client, no gate", base, "calls"));
   if (gated.length) rows.push(row(`gated: svc, ${n} parked, all approved`, gated, "approvals"));
   const headers = ["run", "executions/s", "answered/s", "p50 ms", "p99 ms", "max ms", "duplicates", "strays / missing"];
-  console.log(table([...headers, "failures"], rows));
+  console.log(table([...headers, "failures", "disk appends/s"], rows));
   if (gated.length) {
     console.log(
       `\ngated: parked in ${fmt(medianOf(gated, (run) => run.parkSeconds))} s, ` +
@@ -325,22 +337,27 @@ async function main(): Promise<void> {
   const n = flags.has("quick") ? 50 : Number(flags.get("n") ?? 1000);
   const rounds = Number(flags.get("rounds") ?? 1);
   const parkConcurrency = Number(flags.get("park-concurrency") ?? 50);
+  const only = flags.get("only");
   const base: RunResult[] = [];
   const gated: RunResult[] = [];
   for (let round = 1; round <= rounds; round++) {
     console.error(`round ${round}/${rounds}, N = ${n}`);
-    try {
-      base.push(await baselineRun(n));
-      report(base[base.length - 1] as RunResult);
-    } catch (error) {
-      console.error(`baseline FAILED: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    try {
-      gated.push(await gatedRun(n, parkConcurrency));
-      report(gated[gated.length - 1] as RunResult);
-    } catch (error) {
-      console.error(`gated FAILED: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    if (only !== "gated")
+      try {
+        const appendsPerSec = durableAppendsPerSecond();
+        base.push({ ...(await baselineRun(n)), appendsPerSec });
+        report(base[base.length - 1] as RunResult);
+      } catch (error) {
+        console.error(`baseline FAILED: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    if (only !== "baseline")
+      try {
+        const appendsPerSec = durableAppendsPerSecond();
+        gated.push({ ...(await gatedRun(n, parkConcurrency)), appendsPerSec });
+        report(gated[gated.length - 1] as RunResult);
+      } catch (error) {
+        console.error(`gated FAILED: ${error instanceof Error ? error.message : String(error)}`);
+      }
   }
   printTable(n, base, gated);
 }
