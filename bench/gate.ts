@@ -1,6 +1,6 @@
 /**
  * Write-gate benchmark (issue 15; run: `bun bench/gate.ts [--n=1000] [--rounds=1] [--quick]
- * [--park-concurrency=50] [--only=baseline|gated]`).
+ * [--park-concurrency=50] [--only=baseline|gated] [--cpu-prof=<dir>]`).
  *
  * Gated: `spar svc` runs the gated workload (bench/gate-parts.ts: a coordinator, one specialist
  * `worker` whose `apply_change` of the counting MCP server is mutating, so gated) against a
@@ -15,9 +15,11 @@
  * MCP SDK's Client over StdioClientTransport to the same counting server, no daemon, no gate.
  * Target: gated executions/s at least 0.5x the baseline's calls/s, and 0 duplicates.
  *
- * `--quick` is N = 50 (a smoke run by hand). Everything on 127.0.0.1, port 0; children killed
+ * `--quick` is N = 50 (a smoke run by hand). `--cpu-prof=<dir>` runs the daemon under Bun's CPU
+ * profiler (.cpuprofile and .md written to <dir> when it stops). Everything on 127.0.0.1, port 0; children killed
  * and temp dirs removed on any exit. Progress on stderr, markdown on stdout.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -73,9 +75,17 @@ interface RunResult {
   /** Gated only. */
   parkSeconds?: number;
   kibPerParked?: number;
+  /** The daemon's RSS before parking, with all parked, and its peak (VmHWM) by the end of the approvals. */
+  rssMiB?: { before: number; parked: number; peak: number };
   cpuSeconds?: number;
   unexpectedModelAnswers?: number;
   logProblems?: number;
+}
+
+/** Peak resident set size in KiB, from /proc/<pid>/status VmHWM. */
+function peakRssKiB(pid: number): number {
+  const match = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) : Number.NaN;
 }
 
 function count(failures: Record<string, number>, why: string): void {
@@ -189,7 +199,7 @@ function resume(svc: Server, question: Parked, timeoutMs: number) {
   return rawPost(svc.port, "/resume", body, AUTH, timeoutMs);
 }
 
-async function startGated(): Promise<{ svc: Server; model: Server; countDir: string }> {
+async function startGated(profileDir: string | undefined): Promise<{ svc: Server; model: Server; countDir: string }> {
   const model = await spawnServer("gate-model", [BUN, join(import.meta.dir, "gate-model-server.ts")]);
   const workload = gateWorkload();
   const store = benchTempDir("spar-bench-gate-store-");
@@ -197,6 +207,7 @@ async function startGated(): Promise<{ svc: Server; model: Server; countDir: str
     "svc",
     [
       BUN,
+      ...(profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profileDir}`]),
       join(import.meta.dir, "../src/main.ts"),
       "svc",
       `--workload=${workload.directory}`,
@@ -214,8 +225,8 @@ async function startGated(): Promise<{ svc: Server; model: Server; countDir: str
 }
 
 /** N sessions parked at once, then all approved at once. */
-async function gatedRun(n: number, parkConcurrency: number): Promise<RunResult> {
-  const { svc, model, countDir } = await startGated();
+async function gatedRun(n: number, parkConcurrency: number, profileDir?: string): Promise<RunResult> {
+  const { svc, model, countDir } = await startGated(profileDir);
   const failures: Record<string, number> = {};
   try {
     for (let index = 0; index < WARM_UP; index++) {
@@ -254,6 +265,7 @@ async function gatedRun(n: number, parkConcurrency: number): Promise<RunResult> 
       }),
     );
     const cpu = cpuSeconds(svc.pid) - cpu0;
+    const peak = peakRssKiB(svc.pid);
     await waitForExecutions(countDir, parked.length + WARM_UP, 10_000);
     const stats = (await (await fetch(`${model.baseUrl}/stats`)).json()) as Record<string, number>;
     const problems = svc
@@ -266,6 +278,7 @@ async function gatedRun(n: number, parkConcurrency: number): Promise<RunResult> 
       failures,
       parkSeconds,
       kibPerParked: (rssParked - rssBefore) / Math.max(1, parked.length),
+      rssMiB: { before: rssBefore / 1024, parked: rssParked / 1024, peak: peak / 1024 },
       cpuSeconds: cpu,
       unexpectedModelAnswers: stats.unexpected ?? 0,
       logProblems: problems.length,
@@ -315,7 +328,9 @@ function printTable(n: number, base: RunResult[], gated: RunResult[]): void {
   if (gated.length) {
     console.log(
       `\ngated: parked in ${fmt(medianOf(gated, (run) => run.parkSeconds))} s, ` +
-        `${fmt(medianOf(gated, (run) => run.kibPerParked))} KiB RSS per parked session, ` +
+        `${fmt(medianOf(gated, (run) => run.kibPerParked))} KiB RSS per parked session ` +
+        `(daemon RSS ${fmt(medianOf(gated, (run) => run.rssMiB?.before))} MiB before, ` +
+        `${fmt(medianOf(gated, (run) => run.rssMiB?.parked))} parked, peak ${fmt(medianOf(gated, (run) => run.rssMiB?.peak))}), ` +
         `${fmt(medianOf(gated, (run) => run.cpuSeconds))} daemon CPU-s for the approvals, ` +
         `${sum(gated, (run) => run.unexpectedModelAnswers)} unexpected model answers, ` +
         `${sum(gated, (run) => run.logProblems)} daemon log warnings/errors.`,
@@ -353,7 +368,7 @@ async function main(): Promise<void> {
     if (only !== "baseline")
       try {
         const appendsPerSec = durableAppendsPerSecond();
-        gated.push({ ...(await gatedRun(n, parkConcurrency)), appendsPerSec });
+        gated.push({ ...(await gatedRun(n, parkConcurrency, flags.get("cpu-prof"))), appendsPerSec });
         report(gated[gated.length - 1] as RunResult);
       } catch (error) {
         console.error(`gated FAILED: ${error instanceof Error ? error.message : String(error)}`);
