@@ -97,14 +97,19 @@ export interface Server {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Spawn `cmd`, wait for `listening on http://host:port` on stderr, and keep draining it. */
-export async function spawnServer(name: string, cmd: string[], timeoutMs = 20_000): Promise<Server> {
+/** Spawn `cmd` (`env` added to this process's), wait for `listening on http://host:port` on stderr, and keep draining it. */
+export async function spawnServer(
+  name: string,
+  cmd: string[],
+  timeoutMs = 20_000,
+  env: Record<string, string> = {},
+): Promise<Server> {
   const child = Bun.spawn(cmd, {
     cwd: REPO_ROOT,
     stdin: "ignore",
     stdout: "ignore",
     stderr: "pipe",
-    env: { ...process.env },
+    env: { ...process.env, ...env },
   });
   track(child);
   let log = "";

@@ -5,6 +5,7 @@
  * idempotency key) reaches the server as the request's `_meta`, also through the skill layer, and
  * a builtin ignores it; a blocked tool holds its call until released,
  * arguments failing the declared schema execute nothing, and read_status reads the state file.
+ * With `COUNT_TIMESTAMPS=1` (bench/gate.ts) each line also carries the execution's epoch time.
  */
 import { afterEach, expect, test } from "bun:test";
 import { realpathSync, writeFileSync } from "node:fs";
@@ -36,10 +37,12 @@ afterEach(async () => {
   killLeftovers(directories.splice(0).flatMap(countingServerPids));
 });
 
-async function countingHost() {
+async function countingHost(env: Record<string, string> = {}) {
   const directory = realpathSync(tempDir("spar-count-"));
   directories.push(directory);
-  const text = JSON.stringify({ version: 1, servers: { count: countingServerEntry(directory) } });
+  const entry = countingServerEntry(directory);
+  const server = { ...entry, env: { ...(entry.env as Record<string, string>), ...env } };
+  const text = JSON.stringify({ version: 1, servers: { count: server } });
   const parsed = parseCatalog(text, join(directory, "mcp.json"), process.env);
   if (!parsed.ok) throw new Error(parsed.error);
   const catalog: McpCatalog = parsed.value;
@@ -60,6 +63,18 @@ test("apply_change executes once: one line with its arguments, written before th
   const result = await host.run(apply(3), never);
   expect(result).toMatchObject({ isError: false, output: { structured: { applied: { replicas: 3 } } } });
   expect(countedCalls(directory, "apply_change")).toEqual([{ args: { replicas: 3 }, meta: null }]);
+}, 30_000);
+
+test("COUNT_TIMESTAMPS=1 adds the execution's epoch milliseconds as `at`, taken when the call enters", async () => {
+  const { host, directory } = await countingHost({ COUNT_TIMESTAMPS: "1" });
+  const before = Date.now();
+  await host.run(apply(7), never, { meta: { idempotency_key: "k7" } });
+  const after = Date.now();
+  const calls = countedCalls(directory, "apply_change");
+  expect(calls).toEqual([{ args: { replicas: 7 }, meta: { idempotency_key: "k7" }, at: expect.any(Number) }]);
+  const at = Number(calls[0]?.at);
+  expect(at).toBeGreaterThanOrEqual(before - 1);
+  expect(at).toBeLessThanOrEqual(after + 1);
 }, 30_000);
 
 test("the run's metadata reaches the tool server as the request's _meta: the idempotency key arrives", async () => {
