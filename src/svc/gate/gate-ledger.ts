@@ -109,6 +109,8 @@ export class GateLedger {
   #changeSet: ChangeSet | undefined;
   /** Intents up to this seq are acknowledged by an operator (`ack-effects`). */
   #ackedThrough = 0;
+  /** An outcome was told (an effect row) after the agent's last model response. */
+  #behind = false;
 
   static fold(rows: readonly CommittedRow[]): GateLedger {
     const ledger = new GateLedger();
@@ -119,6 +121,7 @@ export class GateLedger {
   /** Fold one committed row (rows that are not the gate's change nothing). */
   apply(committed: CommittedRow): void {
     const row = committed.event;
+    if (row.kind === "model-response") this.#behind = false;
     if (row.kind !== "audit") return;
     const meta = row.metadata;
     const id = typeof meta.interrupt_id === "string" ? meta.interrupt_id : undefined;
@@ -146,8 +149,10 @@ export class GateLedger {
     if (row.name === AUDIT_ROW && entry.resolution === undefined && RESOLVING.has(String(meta.outcome)))
       entry.resolution = resolution(row);
     if (row.name === INTENT_ROW) entry.intentSeq = committed.seq;
-    if (row.name === EFFECT_ROW)
+    if (row.name === EFFECT_ROW) {
       entry.effect = { output: (meta.output ?? {}) as Record<string, unknown>, isError: meta.is_error === true };
+      this.#behind = true;
+    }
   }
 
   #applyGrant(row: AuditEvent): void {
@@ -180,6 +185,16 @@ export class GateLedger {
   /** The change set this session's specialist proposed last. */
   get changeSet(): ChangeSet | undefined {
     return this.#changeSet;
+  }
+
+  /** The agent has not answered since an outcome was told to it: its next turn must ask the model. */
+  get behind(): boolean {
+    return this.#behind;
+  }
+
+  /** A model turn is starting: it reads every outcome told so far. */
+  markTold(): void {
+    this.#behind = false;
   }
 
   entry(interruptId: string): GateEntry | undefined {

@@ -53,6 +53,8 @@ export interface WriteGateDeps {
   inner: GatedTools;
   /** Where answered calls run (with `_meta`). */
   runner: ToolRunner;
+  /** The session's conversation (outcomes told outside an execution are added to it). */
+  history(): ChatMessage[];
   /** Start the tool servers not started yet (after a restart, before an answered call runs). */
   prepareTools(): Promise<void>;
   /** The session's rows, to fold the ledger from. */
@@ -301,6 +303,37 @@ export class WriteGate implements TurnTools {
    * Carry out every answered verdict not carried out yet, before the execution's turn: run the
    * approved calls (intent, call, effect) and tell the model each outcome in a prompt row.
    */
+  /** Whether the session runs an execution now (its turn may be calling tools). */
+  #executing = false;
+
+  /** The session's executor started or ended an execution. */
+  executing(running: boolean): void {
+    this.#executing = running;
+  }
+
+  /**
+   * Carry out answered questions now, outside any execution (POST /resume: the approved call runs
+   * before the agent's turns after it); nothing when an execution runs, which carries them out.
+   */
+  async settleNow(): Promise<void> {
+    if (this.#executing) return;
+    const run = this.#chain.then(() =>
+      this.#executing ? 0 : this.#settle("gate-resume", this.#deps.history(), new AbortController().signal),
+    );
+    this.#chain = run.catch(() => undefined);
+    await run;
+  }
+
+  /** The agent's model turn is starting: it reads every outcome told so far. */
+  async modelTurnStarting(): Promise<void> {
+    (await this.ledger()).markTold();
+  }
+
+  /** Whether outcomes were told that the agent's model has not read yet. */
+  async behind(): Promise<boolean> {
+    return (await this.ledger()).behind;
+  }
+
   settle(invocationId: string, history: ChatMessage[], signal: AbortSignal): Promise<number> {
     const run = this.#chain.then(() => this.#settle(invocationId, history, signal));
     this.#chain = run.catch(() => undefined);

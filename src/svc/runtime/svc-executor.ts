@@ -50,6 +50,16 @@ export class SvcExecutor implements Executor {
   }
 
   async execute(execution: Execution): Promise<ExecutionEnd | undefined> {
+    this.#gate?.executing(true);
+    try {
+      return await this.#execute(execution);
+    } finally {
+      this.#gate?.executing(false);
+    }
+  }
+
+  /** Answer the session's own pending work since the last execution, then its model turn. */
+  async #execute(execution: Execution): Promise<ExecutionEnd | undefined> {
     const controller = new AbortController();
     this.#settling = { invocationId: execution.invocationId, controller };
     let told = 0;
@@ -66,7 +76,10 @@ export class SvcExecutor implements Executor {
     }
     // A bare wake (a resume's, a recovery's) that brought the model nothing new ends without asking it.
     const bare = execution.armed === undefined && execution.items.every((item) => item.message.trim() === "");
-    return bare && told === 0 ? this.#turns.executeWithoutModel(execution) : this.#turns.execute(execution);
+    const behind = (await this.#gate?.behind()) ?? false;
+    if (bare && told === 0 && !behind) return this.#turns.executeWithoutModel(execution);
+    await this.#gate?.modelTurnStarting();
+    return this.#turns.execute(execution);
   }
 
   cancel(invocationId: string, cause: CancelCause): void {

@@ -115,6 +115,7 @@ export class SvcRuntime {
       inner: session.tools,
       runner: this.#core().runner,
       prepareTools: () => session.context.prepareTools(),
+      history: () => session.conversation.history,
       readRows: () => this.#rows(session.key),
       policy: {
         onMutation: this.#deps.onMutation,
@@ -218,7 +219,7 @@ export class SvcRuntime {
       const child: SessionTarget = { app: profile.app, sid: session.key.id };
       const before = await this.#ledgerOf(child);
       if (before === undefined || !canGoOn(before)) continue;
-      if (before.unsettled().length > 0) await this.turns.run(child, SVC_INTERNAL, "");
+      if (before.unsettled().length > 0 || before.behind) await this.turns.run(child, SVC_INTERNAL, "");
       const after = await this.#ledgerOf(child);
       const pending = after?.pending() ?? [];
       const journal = session.journal;
@@ -304,6 +305,8 @@ export class SvcRuntime {
           state: "paused",
         });
       case "resolved": {
+        // The answered call runs now; the agents' turns after it hear how it went.
+        await gate?.settleNow();
         await this.turns.run(target, request.caller, "");
         const status = await this.status(request.sessionId);
         // An edit the gate refused answers the question (the call never runs; the agent is told) but is an error to its sender.
@@ -396,7 +399,7 @@ interface BoundCore extends SvcCoreParts {
  */
 function canGoOn(ledger: GateLedger): boolean {
   if (ledger.pending().length > 0) return false;
-  return ledger.unsettled().length > 0 || ledger.ambiguous().length === 0;
+  return ledger.unsettled().length > 0 || ledger.behind || ledger.ambiguous().length === 0;
 }
 
 /** Outcomes of an edit the gate refused on its own (the four checks). */
