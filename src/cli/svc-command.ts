@@ -2,8 +2,8 @@
  * `spar svc`: the workflow daemon. Reads its settings (svc-config.ts) and its workload
  * (src/svc/workload), starts the runtime core every daemon shares (D231) and svc's main listener
  * on it, and on SIGTERM drains: writes are refused 503 while the turns in flight get the drain
- * window to end, then what is left is cancelled, the listener stops and the core closes. This
- * build runs the empty workload (one agent); a bundle is loaded and checked, then refused.
+ * window to end, then what is left is cancelled, the listener stops and the core closes. It runs
+ * the workload in its dispatch shape (coordinator, graph, fanout, bounded: src/svc/runtime).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -114,10 +114,6 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   for (const line of loaded.value.notices) logger.info(line);
   for (const line of loaded.value.warnings) logger.warn(line);
   const workload = loaded.value.workload;
-  if (workload.dispatch !== "coordinator")
-    throw new Error(
-      `workload ${workload.name} loaded and checked, but ${workload.dispatch} dispatch is not in this build yet: run it with --dispatch=coordinator`,
-    );
   const audit = openAuditLog(config.auditLog);
   const mcp = workloadMcp(loaded.value, config);
   const runtime = SvcRuntime.forWorkload({
@@ -153,7 +149,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     ? `[${bindHostname(config.listen.address)}]`
     : bindHostname(config.listen.address);
   logger.info(
-    `spar svc ${SPAR_VERSION} listening on http://${shown}:${server.port} (workload ${workload.name}, ${runtime.roster.coordinator.name}, model ${config.model.name}, store ${config.sessionDb.inMemory ? "in memory" : store.path})`,
+    `spar svc ${SPAR_VERSION} listening on http://${shown}:${server.port} (workload ${workload.name}, ${workload.dispatch} dispatch, ${runtime.roster.coordinator.name}, model ${config.model.name}, store ${config.sessionDb.inMemory ? "in memory" : store.path})`,
   );
   let stopping: Promise<void> | undefined;
   const shutdown = () => {

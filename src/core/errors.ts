@@ -18,6 +18,7 @@ export type SparErrorCode =
   | "too_many_requests" // a cap or limiter refused; details carry retry_after_seconds (429)
   | "persistence_failed" // a write that must land did not (500)
   | "not_implemented" // capability missing (501)
+  | "bad_gateway" // an upstream (the model) answered with something unusable (502)
   | "shutting_down" // daemon is draining (503, Retry-After)
   | "unavailable" // a dependency (the store) refused (503)
   | "internal"; // a bug; never used for bad input

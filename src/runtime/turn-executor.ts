@@ -6,6 +6,7 @@
  * cancel reaches it; it never decides when a turn runs (the scheduler does).
  */
 import type { CancelCause, Execution, ExecutionEnd, Executor, ExecutorSession } from "./executor.ts";
+import type { TurnOutcome } from "./channel.ts";
 import type { TurnTools } from "./gated-tools.ts";
 import { Turn } from "./turn-runner.ts";
 import type { TurnOffer } from "./worker-pool.ts";
@@ -28,6 +29,8 @@ export class TurnExecutor implements Executor {
   readonly #author: string | undefined;
   /** The latest turn; a cancel after its end changes nothing, as before it was replaced. */
   #turn: Turn | undefined;
+  /** Aborted when the latest turn is cancelled: the signal of work run in place of the model. */
+  #work: AbortController | undefined;
 
   constructor(session: ExecutorSession, shape: TurnShape = {}) {
     this.#session = session;
@@ -37,7 +40,7 @@ export class TurnExecutor implements Executor {
   }
 
   async execute(execution: Execution): Promise<ExecutionEnd | undefined> {
-    return this.#execute(execution, true);
+    return this.#execute(execution, (turn) => turn.execute());
   }
 
   /**
@@ -45,10 +48,32 @@ export class TurnExecutor implements Executor {
    * a wake that brought nothing new for the model to read (svc's resume after nothing changed).
    */
   executeWithoutModel(execution: Execution): Promise<ExecutionEnd | undefined> {
-    return this.#execute(execution, false);
+    return this.#execute(execution, () => Promise.resolve({ status: "completed" }));
   }
 
-  async #execute(execution: Execution, askModel: boolean): Promise<ExecutionEnd | undefined> {
+  /**
+   * Open the execution, run `work` in place of the model (a workload's dispatch: it records its
+   * own rows through the journal) with the bundled human text and a signal aborted on cancel,
+   * and publish its end as a turn's. `work` should resolve, not reject; a rejection is a failure.
+   */
+  executeWork(
+    execution: Execution,
+    work: (human: string, signal: AbortSignal) => Promise<TurnOutcome>,
+  ): Promise<ExecutionEnd | undefined> {
+    const controller = new AbortController();
+    this.#work = controller;
+    return this.#execute(execution, (_turn, human) =>
+      work(human, controller.signal).catch((error: unknown) => ({
+        status: "failed" as const,
+        message: error instanceof Error ? error.message : String(error),
+      })),
+    );
+  }
+
+  async #execute(
+    execution: Execution,
+    run: (turn: Turn, human: string) => Promise<TurnOutcome>,
+  ): Promise<ExecutionEnd | undefined> {
     const session = this.#session;
     const turn = new Turn(
       {
@@ -66,8 +91,9 @@ export class TurnExecutor implements Executor {
       execution.promptId,
     );
     this.#turn = turn;
-    if (!(await this.#open(execution))) return undefined;
-    const outcome = askModel ? await turn.execute() : { status: "completed" as const };
+    const human = await this.#open(execution);
+    if (human === undefined) return undefined;
+    const outcome = await run(turn, human);
     await this.#tools
       .endTurn(turn.invocationId)
       .catch((error: unknown) =>
@@ -77,11 +103,16 @@ export class TurnExecutor implements Executor {
   }
 
   cancel(invocationId: string, cause: CancelCause): void {
-    if (this.#turn?.invocationId === invocationId) this.#turn.cancel(cause);
+    if (this.#turn?.invocationId !== invocationId) return;
+    this.#turn.cancel(cause);
+    this.#work?.abort();
   }
 
-  /** Commit the turn's opening rows (draining its inbox items), then add them to the conversation. */
-  async #open(execution: Execution): Promise<boolean> {
+  /**
+   * Commit the turn's opening rows (draining its inbox items), then add them to the conversation.
+   * Resolves with the bundled human text; undefined when the write was refused.
+   */
+  async #open(execution: Execution): Promise<string | undefined> {
     const { context, conversation, guards, journal } = this.#session;
     const opening = turnStartRows({
       invocationId: execution.invocationId,
@@ -96,11 +127,11 @@ export class TurnExecutor implements Executor {
       await journal.append(opening.events, opening.drainedPromptIds, opening.before);
     } catch (error) {
       execution.refused(error);
-      return false;
+      return undefined;
     }
     conversation.history.push(...opening.messages);
     execution.started(opening.human);
-    return true;
+    return opening.human;
   }
 }
 

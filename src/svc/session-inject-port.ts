@@ -2,7 +2,9 @@
  * The daemon behind svc's main listener: an inject runs as a turn on its incident session (the
  * workload's coordinator; the session is created on its first inject, owned by the caller), and a
  * resume answers a parked question and runs the session on (SvcRuntime). Both answer once their
- * turn has ended or parked, with the session's state as its gate rows say.
+ * turn has ended or parked, with the session's state as its gate and result rows say; an inject
+ * also with the result a dispatch shape recorded. A dispatch shape's session that waits on an
+ * operator refuses a new inject (409).
  */
 import type {
   InjectOutcome,
@@ -27,12 +29,18 @@ export class SessionInjectPort implements MainListenerPort {
   }
 
   async inject(request: InjectRequest): Promise<InjectOutcome> {
+    await this.#runtime.refuseWhileWaiting(request.sessionId);
     const run = await this.#runtime.turns.run(
       { app: this.#runtime.roster.coordinator.app, sid: request.sessionId },
       request.caller,
       request.message,
     );
-    return { promptId: run.promptId, ...(await this.#runtime.status(request.sessionId)) };
+    const result = await this.#runtime.resultOf(request.sessionId, run.promptId);
+    return {
+      promptId: run.promptId,
+      ...(await this.#runtime.status(request.sessionId)),
+      ...(result === undefined ? {} : { result }),
+    };
   }
 
   resume(request: ResumeRequest): Promise<ResumeOutcome> {

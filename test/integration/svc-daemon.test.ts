@@ -75,13 +75,19 @@ test("with SVC_INJECT_TOKEN a request without the bearer is 401 and runs nothing
   expect(metrics).toContain('spar_turns_total{outcome="completed"} 1');
 });
 
-test("a bundle of a dispatch shape not built yet is loaded and checked, then refused (exit 1); a missing one too", async () => {
+test("a bundle that does not fit its dispatch shape is refused (exit 1); a missing one too", async () => {
   const fixtures = join(import.meta.dir, "../fixtures/workloads/graph");
   const result = await runToExit(
-    sparCommand("svc", "--listen=127.0.0.1:0", `--session-db=${join(tempDir(), "s.db")}`, `--workload=${fixtures}`),
+    sparCommand(
+      "svc",
+      "--listen=127.0.0.1:0",
+      `--session-db=${join(tempDir(), "s.db")}`,
+      `--workload=${fixtures}`,
+      "--dispatch=bounded",
+    ),
   );
   expect(result.code).toBe(1);
-  expect(result.stderr).toContain("graph dispatch is not in this build yet");
+  expect(result.stderr).toContain("dispatch bounded (--dispatch) requires exactly one specialist, found 3");
   const broken = await runToExit(sparCommand("svc", "--listen=127.0.0.1:0", "--workload=./no-such-workload"));
   expect(broken.code).toBe(1);
   expect(broken.stderr).toContain('--workload "./no-such-workload" is not a directory');

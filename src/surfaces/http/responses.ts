@@ -21,6 +21,7 @@ const STATUS_BY_CODE: Record<SparErrorCode, number> = {
   too_many_requests: 429,
   persistence_failed: 500,
   not_implemented: 501,
+  bad_gateway: 502,
   shutting_down: 503,
   unavailable: 503,
   internal: 500,

@@ -11,7 +11,7 @@ export const ErrorBody = v.looseObject({ error: v.string() }, "error body");
 /** A 429 from a cap or a limiter: the seconds to wait come in the body and `Retry-After`. */
 export const RetryBody = v.looseObject({ error: v.string(), retry_after_seconds: v.number() });
 
-const ERROR_STATUSES = [400, 401, 403, 404, 405, 409, 410, 412, 413, 415, 421, 429, 431, 500, 501, 503] as const;
+const ERROR_STATUSES = [400, 401, 403, 404, 405, 409, 410, 412, 413, 415, 421, 429, 431, 500, 501, 502, 503] as const;
 type ErrorStatus = (typeof ERROR_STATUSES)[number];
 
 /** The refusals every guarded route can answer before its handler runs. */

@@ -32,6 +32,8 @@ export interface SessionStatus {
 /** How an inject's turn ended: the session's state once it had. */
 export interface InjectOutcome extends SessionStatus {
   promptId: string;
+  /** The result a dispatch shape (graph, fanout, bounded) recorded in this turn: whose, and what. */
+  result?: { specialist: string; output: Record<string, unknown> };
 }
 
 /** POST /resume's request, the caller resolved by the listener. */

@@ -47,6 +47,7 @@ export const InjectAnswer = v.object({
   prompt_id: v.string(),
   state: v.picklist(["idle", "paused", "ambiguous"]),
   pending: v.array(PendingQuestionSchema),
+  result: v.optional(v.object({ specialist: v.string(), output: v.record(v.string(), v.unknown()) })),
 });
 
 export function mainListenerApp(options: MainListenerOptions) {
@@ -83,6 +84,7 @@ function mainRoutes(port: MainListenerPort) {
           prompt_id: outcome.promptId,
           state: outcome.state,
           pending: outcome.pending,
+          ...(outcome.result === undefined ? {} : { result: outcome.result }),
         });
       },
       { parse: "json", body: InjectEnvelope },

@@ -67,7 +67,7 @@ export class AgentRoster {
         name,
         app: `${app}.${name}`,
         role: "specialist",
-        system: specialist.instruction,
+        system: specialistPrompt(specialist),
         specialist,
       };
       this.#specialists.set(name, profile);
@@ -88,9 +88,10 @@ export class AgentRoster {
     return [...this.#specialists.values()];
   }
 
-  /** The tools an agent is offered. */
+  /** The tools an agent is offered (a SingleTurn specialist: none, reference 1.5). */
   tools(profile: AgentProfile): ToolSpec[] {
     if (profile.role === "coordinator") return this.specialists().map(delegationSpec);
+    if (singleTurn(profile)) return [];
     const granted = (this.#servers()?.tools() ?? []).filter((tool) => this.#grants(profile, tool));
     return [
       ...granted.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
@@ -101,6 +102,7 @@ export class AgentRoster {
   /** The agent may call this tool (offered, so a call of anything else is refused). */
   allows(profile: AgentProfile, tool: string): boolean {
     if (profile.role === "coordinator") return this.#specialists.has(tool);
+    if (singleTurn(profile)) return false;
     if (tool === FINISH_TASK) return true;
     const served = this.#servers()?.tool(tool);
     return served !== undefined && this.#grants(profile, served);
@@ -139,6 +141,22 @@ export class AgentRoster {
       (grant: McpGrant) => grant.server === tool.server && (grant.tools?.includes(tool.tool) ?? true),
     );
   }
+}
+
+/** A SingleTurn specialist: one model call, never any tools. */
+export function singleTurn(profile: AgentProfile): boolean {
+  return profile.specialist?.mode === "SingleTurn";
+}
+
+/** A specialist's system prompt: its instruction, and the JSON Schema its reply must satisfy when it declares one. */
+function specialistPrompt(specialist: Specialist): string {
+  if (specialist.outputSchema === undefined) return specialist.instruction;
+  return [
+    specialist.instruction,
+    "",
+    "Answer with one JSON value only (no prose, no code fence) that satisfies this JSON Schema:",
+    JSON.stringify(specialist.outputSchema.schema),
+  ].join("\n");
 }
 
 function delegationSpec(profile: AgentProfile): ToolSpec {

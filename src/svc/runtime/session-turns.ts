@@ -59,6 +59,9 @@ function haltedError(sessionId: string, halted: { guardrail: GuardrailName; reas
   );
 }
 
+/** The turn-error code of a model reply a dispatch shape could not use (answered 502). */
+export const UNUSABLE_REPLY = "UNUSABLE_REPLY";
+
 /** A cursor past every row: the subscription carries live publications only. */
 const LIVE_ONLY = Number.MAX_SAFE_INTEGER;
 
@@ -105,7 +108,10 @@ export class SessionTurns {
     }
   }
 
-  /** Why a turn ended in error: aborted or halted by a guardrail (409), cut by the shutdown (503), else 500. */
+  /**
+   * Why a turn ended in error: aborted or halted by a guardrail (409), cut by the shutdown (503),
+   * a model reply a dispatch shape could not use (502), else 500.
+   */
   #turnFailed(sessionId: string, actor: SessionActor, end: TurnErrorFrame): SparError {
     const abort = actor.record.abort;
     if (abort) return abortedError(sessionId, abort);
@@ -113,6 +119,7 @@ export class SessionTurns {
     if (halted) return haltedError(sessionId, halted);
     if (this.#sessions.draining)
       return new SparError("shutting_down", "the turn was cut by the daemon's shutdown; retry against its successor");
+    if (end.code === UNUSABLE_REPLY) return new SparError("bad_gateway", end.message);
     return new SparError("internal", `the turn failed: ${end.message}`);
   }
 

@@ -10,7 +10,7 @@ import type { CancelCause, Execution, ExecutionEnd, Executor, ExecutorSession } 
 import type { ToolVerdict, TurnTools } from "../../runtime/gated-tools.ts";
 import { TurnExecutor } from "../../runtime/turn-executor.ts";
 import type { WriteGate } from "../gate/write-gate.ts";
-import { type AgentProfile, type AgentRoster, FINISH_TASK } from "./agent-roster.ts";
+import { type AgentProfile, type AgentRoster, FINISH_TASK, singleTurn } from "./agent-roster.ts";
 
 /** What the executor asks of svc's runtime (SvcRuntime). */
 export interface SvcAgents {
@@ -103,7 +103,11 @@ class SpecialistTools implements TurnTools {
   }
 
   run(call: ToolCall, turnId: string): Promise<ToolVerdict> {
-    if (!this.#roster.allows(this.#profile, call.name)) return Promise.resolve(notGranted(call.name, this.#profile));
+    if (!this.#roster.allows(this.#profile, call.name)) {
+      const refused = notGranted(call.name, this.#profile);
+      // A SingleTurn specialist makes one model call: a tool call it makes anyway ends its turn.
+      return Promise.resolve(singleTurn(this.#profile) ? { result: { ...refused.result, endsTurn: true } } : refused);
+    }
     if (call.name === FINISH_TASK) return Promise.resolve(this.#gate.report(call, turnId));
     return this.#gate.run(call, turnId);
   }

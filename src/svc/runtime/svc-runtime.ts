@@ -1,13 +1,15 @@
 /**
  * SvcRuntime: svc's layer on the runtime core (D231). It builds each session's executor (the
- * coordinator's or a specialist's, by the app the session lives under), holds the write gate of
- * every loaded specialist session, runs a specialist for the coordinator, and answers the main
- * listener's /resume: finds the question (in the named session or one of its specialists'),
- * records the verdict, then runs the coordinator's next turn, which carries the verdict out.
+ * coordinator's or a specialist's, by the app the session lives under; a dispatch shape's
+ * coordinator session runs the shape, DispatchExecutor), holds the write gate of every loaded
+ * specialist session and the result questions of every loaded coordinator session, runs a
+ * specialist as its own session for the coordinator or the shape, and answers the main
+ * listener's /resume through SessionQuestions: finds the question, records the answer, then runs
+ * the coordinator's next turn, which carries a verdict out.
  */
 import type { Principal } from "../../core/acl.ts";
 import { SparError } from "../../core/errors.ts";
-import type { AuditEvent, CommittedRow, SessionEvent, ToolCall, UserMessageEvent } from "../../core/events.ts";
+import type { CommittedRow, SessionEvent, ToolCall, UserMessageEvent } from "../../core/events.ts";
 import type { EventLog } from "../../core/event-log.ts";
 import { type SessionKey, sessionKeyString } from "../../core/session-key.ts";
 import type { ToolRunner } from "../../core/tool-catalog.ts";
@@ -15,26 +17,25 @@ import type { Executor, ExecutorFactory, ExecutorSession } from "../../runtime/e
 import type { ToolVerdict } from "../../runtime/gated-tools.ts";
 import type { SessionService, SessionTarget } from "../../runtime/session-service.ts";
 import { TurnExecutor } from "../../runtime/turn-executor.ts";
-import type { Caller } from "../../surfaces/http/caller-auth.ts";
-import type {
-  PendingQuestion,
-  ResumeOutcome,
-  ResumeRequest,
-  SessionState,
-  SessionStatus,
-} from "../listener/listener-port.ts";
+import type { ResumeOutcome, ResumeRequest, SessionStatus } from "../listener/listener-port.ts";
 import type { AuditRecord } from "../gate/audit-log.ts";
 import { GATE_AUTHOR, type GateLedger } from "../gate/gate-ledger.ts";
-import { type AnswerOutcome, WriteGate } from "../gate/write-gate.ts";
+import { WriteGate } from "../gate/write-gate.ts";
 import type { ChangeSet } from "../gate/change-set.ts";
 import { GrantKeeper } from "../gate/grant-keeper.ts";
 import { uuidv7 } from "../../core/ids.ts";
 import { type Result, err, ok } from "../../core/result.ts";
-import type { OnMutation } from "../workload/workload.ts";
+import type { DispatchShape, OnMutation, Workload } from "../workload/workload.ts";
 import { type AgentProfile, AgentRoster, type McpTools } from "./agent-roster.ts";
-import { DELEGATION_DONE_ROW, DELEGATION_ROW, openDelegations } from "./delegation-ledger.ts";
+import { delegationDoneRow, delegationRow, openDelegations } from "./delegation-ledger.ts";
+import { DispatchExecutor } from "./dispatch-executor.ts";
+import type { DispatchAgents, ShapeRunner } from "./dispatch-step.ts";
+import { ResultApprovals } from "./result-approval.ts";
+import { type DispatchResult, dispatchResultOf } from "./dispatch-result.ts";
+import { SessionQuestions } from "./session-questions.ts";
 import { SessionTurns } from "./session-turns.ts";
-import { specialistResult } from "./specialist-result.ts";
+import { shapeRunner } from "./shape-runners.ts";
+import { type SpecialistRun, specialistResult } from "./specialist-result.ts";
 import { SvcExecutor } from "./svc-executor.ts";
 import { ToolSchemas } from "./tool-schemas.ts";
 
@@ -49,6 +50,11 @@ export interface SvcRuntimeDeps {
   onMutation: OnMutation;
   /** `hitl.change_set_ttl`: how long a change-set grant lasts. */
   changeSetTtlMs: number;
+  /** The workload's dispatch shape; `runner` runs it unless it is coordinator. */
+  shape?: DispatchShape;
+  runner?: ShapeRunner | undefined;
+  /** `hitl.require_approval`: a graph's or fan-out's result parks as a question. */
+  requireApproval?: boolean;
   audit(record: AuditRecord): void;
   logError(message: string): void;
 }
@@ -63,29 +69,55 @@ export interface SvcCoreParts {
   mcp: McpTools | undefined;
 }
 
-export class SvcRuntime {
+export class SvcRuntime implements DispatchAgents {
   readonly roster: AgentRoster;
+  readonly shape: DispatchShape;
+  readonly requireApproval: boolean;
   readonly #deps: SvcRuntimeDeps;
   readonly #gates = new Map<string, WriteGate>();
-  readonly #schemas = new ToolSchemas();
+  /** The result questions of each loaded coordinator session (dispatch shapes only). */
+  readonly #approvals = new Map<string, ResultApprovals>();
+  readonly #schemas: ToolSchemas;
+  readonly #questions: SessionQuestions;
   #bound: BoundCore | undefined;
 
   readonly #servers: { mcp?: McpTools | undefined };
 
   /** `servers` is where the roster reads the tool servers from once bound. */
-  constructor(deps: SvcRuntimeDeps, servers: { mcp?: McpTools | undefined } = {}) {
+  constructor(deps: SvcRuntimeDeps, servers: { mcp?: McpTools | undefined } = {}, schemas = new ToolSchemas()) {
     this.#deps = deps;
     this.roster = deps.roster;
+    this.shape = deps.shape ?? "coordinator";
+    this.requireApproval = deps.requireApproval ?? false;
+    this.#schemas = schemas;
+    this.#questions = new SessionQuestions({
+      coordinatorApp: this.roster.coordinator.app,
+      gatesOf: (sessionId) => this.gatesOf(sessionId),
+      approvalsOf: (sessionId) => this.approvalsOf(sessionId),
+      authorize: async (target, caller) => {
+        await this.#core().sessions.authorize(target, caller, "write");
+      },
+      runOn: (target, caller) => this.turns.run(target, caller, ""),
+    });
     this.#servers = servers;
   }
 
   static forWorkload(
-    options: Omit<SvcRuntimeDeps, "roster"> & { workload: ConstructorParameters<typeof AgentRoster>[0]; app: string },
+    options: Omit<SvcRuntimeDeps, "roster" | "shape" | "runner" | "requireApproval"> & {
+      workload: Workload;
+      app: string;
+    },
   ): SvcRuntime {
     const { workload, app, ...rest } = options;
     const servers: { mcp?: McpTools | undefined } = {};
-    const runtime = new SvcRuntime({ ...rest, roster: new AgentRoster(workload, app, () => servers.mcp) }, servers);
-    return runtime;
+    const roster = new AgentRoster(workload, app, () => servers.mcp);
+    const schemas = new ToolSchemas();
+    const shape = {
+      shape: workload.dispatch,
+      runner: shapeRunner(workload, roster, schemas),
+      requireApproval: workload.hitl.requireApproval,
+    };
+    return new SvcRuntime({ ...rest, ...shape, roster }, servers, schemas);
   }
 
   /** The core's parts, once it has started (the executor factory exists before it). */
@@ -100,8 +132,26 @@ export class SvcRuntime {
 
   readonly executorFor: ExecutorFactory = (session: ExecutorSession): Executor => {
     const profile = this.roster.forApp(session.key.app);
-    return profile === undefined ? new TurnExecutor(session) : new SvcExecutor(session, this, profile);
+    if (profile === undefined) return new TurnExecutor(session);
+    const runner = this.#deps.runner;
+    if (profile.role === "coordinator" && runner !== undefined) return new DispatchExecutor(session, this, runner);
+    return new SvcExecutor(session, this, profile);
   };
+
+  /** The result questions of a coordinator session (created once per loaded session). */
+  approvalsFor(session: ExecutorSession): ResultApprovals {
+    const name = sessionKeyString(session.key);
+    let approvals = this.#approvals.get(name);
+    if (approvals === undefined) {
+      approvals = new ResultApprovals({ journal: session.journal, readRows: () => this.#rows(session.key) });
+      this.#approvals.set(name, approvals);
+    }
+    return approvals;
+  }
+
+  events(session: ExecutorSession): Promise<SessionEvent[]> {
+    return this.#events(session.key);
+  }
 
   gateFor(session: ExecutorSession, profile: AgentProfile): WriteGate {
     const name = sessionKeyString(session.key);
@@ -185,29 +235,55 @@ export class SvcRuntime {
   async delegate(session: ExecutorSession, call: ToolCall, turnId: string): Promise<ToolVerdict> {
     const profile = this.roster.specialist(call.name);
     if (profile === undefined) throw new SparError("internal", `no specialist ${call.name}`);
-    const child: SessionTarget = { app: profile.app, sid: session.key.id };
     const request = typeof call.args.request === "string" ? call.args.request : JSON.stringify(call.args);
-    await this.turns.run(child, SVC_INTERNAL, request);
-    const ledger = await this.#ledgerOf(child);
-    const pending = ledger?.pending() ?? [];
-    if (pending.length === 0) {
-      const result = specialistResult(await this.#events({ app: profile.app, id: session.key.id }));
-      return { result: { output: { specialist: profile.name, ...result }, isError: false } };
-    }
-    const interruptIds = pending.map((entry) => entry.call.interruptId);
+    const run = await this.runSpecialist(session.key.id, profile, request);
+    if (run.kind === "done") return { result: { output: { specialist: profile.name, ...run.result }, isError: false } };
     return {
-      rows: [delegationRow(session, turnId, call.callId, profile.name, interruptIds)],
+      rows: [delegationRow(session, turnId, call.callId, profile.name, run.interruptIds)],
       result: {
         output: {
           status: "awaiting_operator_approval",
           specialist: profile.name,
-          interrupt_ids: interruptIds,
-          detail: `${profile.name} proposed ${pending.map((entry) => entry.call.key).join(", ")}: held for an operator's approval. The session is paused until an operator answers; you will be told the outcome.`,
+          interrupt_ids: run.interruptIds,
+          detail: `${profile.name} proposed ${run.keys.join(", ")}: held for an operator's approval. The session is paused until an operator answers; you will be told the outcome.`,
         },
         isError: false,
         endsTurn: true,
       },
     };
+  }
+
+  /**
+   * Run a specialist on `request` as its own session (app `svc.<name>`, the coordinator session's
+   * id) and resolve with its result, or the questions it parked on.
+   */
+  async runSpecialist(sessionId: string, profile: AgentProfile, request: string): Promise<SpecialistRun> {
+    const child: SessionTarget = { app: profile.app, sid: sessionId };
+    await this.turns.run(child, SVC_INTERNAL, request);
+    return this.#specialistRun(child);
+  }
+
+  /**
+   * Carry a parked specialist on once its questions are answered: run the answers out and resolve
+   * with its result or the questions it parked on next; undefined while it cannot go on.
+   */
+  async carryOnSpecialist(sessionId: string, profile: AgentProfile): Promise<SpecialistRun | undefined> {
+    const child: SessionTarget = { app: profile.app, sid: sessionId };
+    const before = await this.#ledgerOf(child);
+    if (before === undefined || !canGoOn(before)) return undefined;
+    if (before.unsettled().length > 0 || before.behind) await this.turns.run(child, SVC_INTERNAL, "");
+    return this.#specialistRun(child);
+  }
+
+  async #specialistRun(child: SessionTarget): Promise<SpecialistRun> {
+    const pending = (await this.#ledgerOf(child))?.pending() ?? [];
+    if (pending.length > 0)
+      return {
+        kind: "parked",
+        interruptIds: pending.map((entry) => entry.call.interruptId),
+        keys: pending.map((entry) => entry.call.key),
+      };
+    return { kind: "done", result: specialistResult(await this.#events({ app: child.app ?? "", id: child.sid })) };
   }
 
   async continueDelegations(session: ExecutorSession, invocationId: string, signal: AbortSignal): Promise<number> {
@@ -216,32 +292,20 @@ export class SvcRuntime {
       if (signal.aborted) return told;
       const profile = this.roster.specialist(open.specialist);
       if (profile === undefined) continue;
-      const child: SessionTarget = { app: profile.app, sid: session.key.id };
-      const before = await this.#ledgerOf(child);
-      if (before === undefined || !canGoOn(before)) continue;
-      if (before.unsettled().length > 0 || before.behind) await this.turns.run(child, SVC_INTERNAL, "");
-      const after = await this.#ledgerOf(child);
-      const pending = after?.pending() ?? [];
+      const run = await this.carryOnSpecialist(session.key.id, profile);
+      if (run === undefined) continue;
       const journal = session.journal;
-      if (pending.length > 0) {
-        const ids = pending.map((entry) => entry.call.interruptId);
-        await journal.append([delegationRow(session, invocationId, open.callId, profile.name, ids)]);
+      if (run.kind === "parked") {
+        await journal.append([delegationRow(session, invocationId, open.callId, profile.name, run.interruptIds)]);
         continue;
       }
-      const result = specialistResult(await this.#events({ app: profile.app, id: session.key.id }));
-      const done: AuditEvent = {
-        ...journal.header(invocationId, GATE_AUTHOR),
-        kind: "audit",
-        name: DELEGATION_DONE_ROW,
-        metadata: { call_id: open.callId, specialist: profile.name },
-      };
       const notice: UserMessageEvent = {
         ...journal.header(invocationId, GATE_AUTHOR),
         kind: "user-message",
-        text: `SPECIALIST ${JSON.stringify({ specialist: profile.name, call_id: open.callId, ...result })}`,
+        text: `SPECIALIST ${JSON.stringify({ specialist: profile.name, call_id: open.callId, ...run.result })}`,
         promptIds: [],
       };
-      await journal.append([done, notice]);
+      await journal.append([delegationDoneRow(session, invocationId, open.callId, profile.name), notice]);
       session.conversation.history.push({ role: "user", text: notice.text });
       told++;
     }
@@ -278,76 +342,36 @@ export class SvcRuntime {
   }
 
   /** POST /resume: answer a question of the session (or of one of its specialists), then run the session on. */
-  async resume(request: ResumeRequest): Promise<ResumeOutcome> {
-    const target: SessionTarget = { app: this.roster.coordinator.app, sid: request.sessionId };
-    await this.#core().sessions.authorize(target, request.caller, "write");
-    const gate = await this.#gateHolding(request.sessionId, request.interruptId);
-    const outcome: AnswerOutcome = gate
-      ? await gate.answer(request.interruptId, request.response, approverOf(request.caller))
-      : { kind: "unknown" };
-    switch (outcome.kind) {
-      case "unknown":
-        throw new SparError(
-          "not_found",
-          `session ${JSON.stringify(request.sessionId)} has no question with interrupt id ${JSON.stringify(request.interruptId)}`,
-        );
-      case "malformed":
-        throw new SparError("bad_request", `invalid verdict: ${outcome.detail}`, { outcome: "malformed_verdict" });
-      case "answered":
-        throw new SparError(
-          "conflict",
-          `interrupt ${request.interruptId} was already answered (${outcome.outcome} at ${outcome.decidedAt}): nothing changed`,
-          { outcome: outcome.outcome },
-        );
-      case "refused":
-        throw new SparError("bad_request", `${outcome.outcome}: ${outcome.detail}`, {
-          outcome: outcome.outcome,
-          state: "paused",
-        });
-      case "resolved": {
-        // The answered call runs now; the agents' turns after it hear how it went.
-        await gate?.settleNow();
-        await this.turns.run(target, request.caller, "");
-        const status = await this.status(request.sessionId);
-        // An edit the gate refused answers the question (the call never runs; the agent is told) but is an error to its sender.
-        if (REFUSED_EDITS.has(outcome.outcome))
-          throw new SparError(
-            "bad_request",
-            `${outcome.outcome}: ${outcome.detail ?? "refused"}; the call was refused outright and the agent told`,
-            { outcome: outcome.outcome, ...status },
-          );
-        return {
-          outcome: outcome.outcome,
-          ...status,
-          ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
-        };
-      }
-    }
+  resume(request: ResumeRequest): Promise<ResumeOutcome> {
+    return this.#questions.resume(request);
   }
 
-  /** The session's state as its specialists' gate rows say, and the questions it waits on. */
-  async status(sessionId: string): Promise<SessionStatus> {
-    const pending: PendingQuestion[] = [];
-    let ambiguous = false;
-    for (const gate of await this.#gatesOf(sessionId)) {
-      const ledger = await gate.ledger();
-      for (const entry of ledger.pending())
-        pending.push({ interrupt_id: entry.call.interruptId, agent: entry.call.agent, message: entry.call.message });
-      ambiguous ||= ledger.state() === "ambiguous";
-    }
-    const state: SessionState = pending.length > 0 ? "paused" : ambiguous ? "ambiguous" : "idle";
-    return { state, pending };
+  /** A dispatch shape's session that waits on an operator refuses a new inject (409). */
+  async refuseWhileWaiting(sessionId: string): Promise<void> {
+    if (this.#deps.runner !== undefined) await this.#questions.refuseWhileWaiting(sessionId);
   }
 
-  async #gateHolding(sessionId: string, interruptId: string): Promise<WriteGate | undefined> {
-    for (const gate of await this.#gatesOf(sessionId)) {
-      if ((await gate.ledger()).entry(interruptId) !== undefined) return gate;
-    }
-    return undefined;
+  /** The result the run of `promptId` recorded on the session (dispatch shapes), if it did. */
+  async resultOf(sessionId: string, promptId: string): Promise<DispatchResult | undefined> {
+    if (this.#deps.runner === undefined) return undefined;
+    return dispatchResultOf(await this.#events({ app: this.roster.coordinator.app, id: sessionId }), promptId);
+  }
+
+  /** The session's state as its gate and result rows say, and the questions it waits on. */
+  status(sessionId: string): Promise<SessionStatus> {
+    return this.#questions.status(sessionId);
+  }
+
+  /** The result questions of the coordinator session, when the workload is a dispatch shape and the session exists. */
+  async approvalsOf(sessionId: string): Promise<ResultApprovals | undefined> {
+    if (this.#deps.runner === undefined) return undefined;
+    const key = { app: this.roster.coordinator.app, id: sessionId };
+    if (!(await this.#load(key))) return undefined;
+    return this.#approvals.get(sessionKeyString(key));
   }
 
   /** The write gates of the session's specialists that exist (loading their sessions). */
-  async #gatesOf(sessionId: string): Promise<WriteGate[]> {
+  async gatesOf(sessionId: string): Promise<WriteGate[]> {
     const gates: WriteGate[] = [];
     for (const profile of this.roster.specialists()) {
       const key = { app: profile.app, id: sessionId };
@@ -400,27 +424,4 @@ interface BoundCore extends SvcCoreParts {
 function canGoOn(ledger: GateLedger): boolean {
   if (ledger.pending().length > 0) return false;
   return ledger.unsettled().length > 0 || ledger.behind || ledger.ambiguous().length === 0;
-}
-
-/** Outcomes of an edit the gate refused on its own (the four checks). */
-const REFUSED_EDITS: ReadonlySet<string> = new Set(["edit_unattributed", "edit_refused", "denied_by_policy"]);
-
-/** The approver of a verdict: the authenticated caller; undefined without authentication. */
-function approverOf(caller: Caller): string | undefined {
-  return caller.source === "anonymous" ? undefined : caller.identity;
-}
-
-function delegationRow(
-  session: ExecutorSession,
-  invocationId: string,
-  callId: string,
-  specialist: string,
-  interruptIds: string[],
-): AuditEvent {
-  return {
-    ...session.journal.header(invocationId, GATE_AUTHOR),
-    kind: "audit",
-    name: DELEGATION_ROW,
-    metadata: { call_id: callId, specialist, interrupt_ids: interruptIds },
-  };
 }

@@ -1,6 +1,6 @@
 /**
  * Checking arguments against a tool's declared JSON Schema (an operator's edit, spec: the edit
- * checks), with Ajv; each schema compiled once. A schema Ajv cannot compile refuses every edit
+ * checks) or a reply against a specialist's output_schema (bounded dispatch), with Ajv; each schema compiled once. A schema Ajv cannot compile refuses every edit
  * of that tool, naming why.
  */
 import Ajv, { type ValidateFunction } from "ajv";
@@ -9,8 +9,8 @@ export class ToolSchemas {
   readonly #ajv = new Ajv({ allErrors: false, strict: false });
   readonly #compiled = new WeakMap<object, ValidateFunction | string>();
 
-  /** Why `args` break `schema`; undefined when they satisfy it. */
-  problem(schema: Record<string, unknown>, args: Record<string, unknown>): string | undefined {
+  /** Why `args` break `schema` (named `dataVar` in the text); undefined when they satisfy it. */
+  problem(schema: Record<string, unknown>, args: Record<string, unknown>, dataVar = "args"): string | undefined {
     let validate = this.#compiled.get(schema);
     if (validate === undefined) {
       try {
@@ -22,6 +22,6 @@ export class ToolSchemas {
     }
     if (typeof validate === "string") return validate;
     if (validate(args)) return undefined;
-    return this.#ajv.errorsText(validate.errors, { dataVar: "args" });
+    return this.#ajv.errorsText(validate.errors, { dataVar });
   }
 }

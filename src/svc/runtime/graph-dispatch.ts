@@ -1,0 +1,59 @@
+/**
+ * Graph dispatch (reference 1.7, LLM-as-router): the classifier (the first SingleTurn specialist
+ * of the composed spec set) runs on the incident text; its reply, trimmed, is the route key: the
+ * exact name of a Task specialist routes there, anything else to `_fallback`. The routed
+ * specialist runs on the incident text; its result ends the run, asked about as
+ * `approve-<name>` (reference 3.5 b) when the workload requires approval.
+ */
+import type { TurnOutcome } from "../../runtime/channel.ts";
+import { FALLBACK, graphClassifier } from "../workload/dispatch-shape.ts";
+import type { Workload } from "../workload/workload.ts";
+import type { AgentProfile, AgentRoster } from "./agent-roster.ts";
+import {
+  DISPATCH_ROUTE_ROW,
+  type DispatchStep,
+  shownResult,
+  unusableReply,
+  type ShapeRunner,
+} from "./dispatch-step.ts";
+
+export class GraphDispatch implements ShapeRunner {
+  readonly #classifier: AgentProfile;
+  /** The Task specialists a route key can name. */
+  readonly #routes: ReadonlyMap<string, AgentProfile>;
+
+  constructor(classifier: AgentProfile, routes: readonly AgentProfile[]) {
+    this.#classifier = classifier;
+    this.#routes = new Map(routes.map((profile) => [profile.name, profile]));
+  }
+
+  static forWorkload(workload: Workload, roster: AgentRoster): GraphDispatch {
+    const name = graphClassifier(workload.specialists)?.name;
+    const classifier = name === undefined ? undefined : roster.specialist(name);
+    if (classifier === undefined) throw new Error(`workload ${workload.name}: graph dispatch without a classifier`);
+    const routes = roster.specialists().filter((profile) => profile.specialist?.mode === "Task");
+    return new GraphDispatch(classifier, routes);
+  }
+
+  readonly question = (specialist: string, result: Record<string, unknown>): string =>
+    `Approve triage result from ${specialist}? Result: ${shownResult(result)}`;
+
+  async run(incident: string, step: DispatchStep): Promise<TurnOutcome> {
+    const classified = await step.specialist(this.#classifier, incident);
+    const reply = classified.kind === "done" ? String(classified.result.result ?? "") : "";
+    const key = reply.trim();
+    const routed = this.#routes.get(key) ?? this.#routes.get(FALLBACK);
+    await step.record(DISPATCH_ROUTE_ROW, {
+      classifier: this.#classifier.name,
+      reply,
+      route: routed?.name ?? null,
+      matched: this.#routes.has(key),
+    });
+    if (routed === undefined)
+      return unusableReply(
+        `classifier ${this.#classifier.name} answered ${JSON.stringify(key.slice(0, 80))}: no specialist of that name and no ${FALLBACK} to route to`,
+      );
+    if (step.signal.aborted) return { status: "canceled" };
+    return step.last(routed, incident, { route: routed.name }, this.question);
+  }
+}
