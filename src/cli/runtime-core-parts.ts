@@ -106,38 +106,39 @@ async function storeCheck(store: SqliteStore): Promise<Record<string, CheckState
   return { session_db: await Promise.race([probe, timeout]) };
 }
 
-/** The runtime's gauges: auto-continue, sessions and feeds, the workers' cache, the store's commits. */
+/** The runtime's gauges, named `<prefix>_...` (the daemon's series prefix, D2): auto-continue, sessions and feeds, the workers' cache, the store's commits. */
 export function registerRuntimeGauges(
   metrics: MetricsRegistry,
   parts: { store: SqliteStore; pool: WorkerPool; host: SessionHost; autoContinue: AutoContinuer },
+  prefix: string,
 ): void {
   const { store, pool, host, autoContinue } = parts;
   metrics.gauge(
-    "spar_auto_continue_redriven",
+    `${prefix}_auto_continue_redriven`,
     "Interrupted turns auto-continue re-drove in this run.",
     () => autoContinue.stats.redriven,
   );
   metrics.gauge(
-    "spar_auto_continue_refused",
+    `${prefix}_auto_continue_refused`,
     "Re-drives auto-continue refused in this run (a guard or another daemon's claim).",
     () => autoContinue.stats.refused,
   );
-  metrics.gauge("spar_feed_subscribers", "Subscribers attached to session feeds.", () => host.subscriberCount);
+  metrics.gauge(`${prefix}_feed_subscribers`, "Subscribers attached to session feeds.", () => host.subscriberCount);
   metrics.gauge(
-    "spar_sessions_live",
+    `${prefix}_sessions_live`,
     "Sessions held in memory (the rest are idle in the store).",
     () => host.liveCount,
   );
   metrics.gauge(
-    "spar_worker_cached_messages",
+    `${prefix}_worker_cached_messages`,
     "Conversation messages the turn workers keep between turns (evicted sessions' are dropped).",
     () => pool.cachedMessages,
   );
-  metrics.gauge("spar_store_commits", "Group-commit transactions since start.", () => store.stats.transactions);
-  metrics.gauge("spar_store_refused_writes", "Writes the store refused since start.", () => store.stats.refused);
-  metrics.gauge("spar_store_event_rows", "Event rows committed since start.", () => store.stats.rows);
+  metrics.gauge(`${prefix}_store_commits`, "Group-commit transactions since start.", () => store.stats.transactions);
+  metrics.gauge(`${prefix}_store_refused_writes`, "Writes the store refused since start.", () => store.stats.refused);
+  metrics.gauge(`${prefix}_store_event_rows`, "Event rows committed since start.", () => store.stats.rows);
   metrics.gauge(
-    "spar_store_longest_write_ms",
+    `${prefix}_store_longest_write_ms`,
     "Longest time one group commit held the event loop (ms).",
     () => store.stats.longestBatchMs,
   );

@@ -66,10 +66,12 @@ export interface RuntimeCoreSettings {
    * them. The model's key variables are added by the core.
    */
   hiddenEnv: readonly string[];
+  /** The prefix of the core's metric names (D2): `spar` (default) for the agent, `svc` for svc. */
+  metricPrefix?: string;
   /** What runs a session's work: absent, the agent's model turn; svc passes its workload's (D207). */
   executorFor?: ExecutorFactory;
   /** Told the core's parts before the session host starts (before any inbox left by a crash drains). */
-  beforeStart?: (parts: Pick<RuntimeCore, "sessions" | "store" | "catalog" | "tools">) => void;
+  beforeStart?: (parts: Pick<RuntimeCore, "sessions" | "store" | "catalog" | "tools" | "metrics">) => void;
 }
 
 export interface RuntimeCore {
@@ -103,7 +105,8 @@ export interface RuntimeCore {
 export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Logger): Promise<RuntimeCore> {
   const store = openStore(settings.store);
   const metrics = new MetricsRegistry();
-  const countTurn = metrics.counter("spar_turns_total", "Turns finished, by outcome.");
+  const prefix = settings.metricPrefix ?? "spar";
+  const countTurn = metrics.counter(`${prefix}_turns_total`, "Turns finished, by outcome.");
   const tools = new ToolHost(
     { ...settings.tools, hiddenEnv: hiddenVariables(settings) },
     { log: (message) => logger.error(message), ...mcpOption(settings.mcp, logger) },
@@ -123,7 +126,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   });
   const pricing = startPricing(settings.pricing, logger);
   const countRefused = metrics.counter(
-    "spar_turns_refused_total",
+    `${prefix}_turns_refused_total`,
     "Turns a guardrail-halted session refused, by guardrail.",
   );
   const autoContinue = new AutoContinuer(
@@ -156,14 +159,14 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   });
   const sessions = new SessionService(host);
   // A daemon's layer whose executors use the sessions binds them before any session runs.
-  settings.beforeStart?.({ sessions, store, catalog, tools });
+  settings.beforeStart?.({ sessions, store, catalog, tools, metrics });
   try {
     await host.start();
   } catch (error) {
     await host.close();
     throw error;
   }
-  registerRuntimeGauges(metrics, { store, pool, host, autoContinue });
+  registerRuntimeGauges(metrics, { store, pool, host, autoContinue }, prefix);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= closeCore(tools, host, logger);

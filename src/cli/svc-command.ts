@@ -115,19 +115,24 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   for (const line of loaded.value.warnings) logger.warn(line);
   const workload = loaded.value.workload;
   const audit = openAuditLog(config.auditLog);
+  // Gate outcomes are counted once the core's metrics exist (before any session runs).
+  const countOutcome: { count?: (labels: { outcome: string }) => void } = {};
   const mcp = workloadMcp(loaded.value, config);
   const runtime = SvcRuntime.forWorkload({
     workload,
     app: SVC_APP,
     onMutation: workload.hitl.onMutation,
     changeSetTtlMs: workload.hitl.changeSetTtlMs,
-    audit: (record) => audit.record(record),
+    audit: (record) => {
+      audit.record(record);
+      countOutcome.count?.({ outcome: record.outcome });
+    },
     logError: (message) => logger.error(message),
   });
   const store = storeLocation(config, logger);
   let core: RuntimeCore;
   try {
-    core = await startRuntimeCore(coreSettings(config, store.path, cwd, runtime, mcp), logger);
+    core = await startRuntimeCore(coreSettings(config, store.path, cwd, runtime, mcp, countOutcome), logger);
   } catch (error) {
     audit.close();
     store.remove();
@@ -233,6 +238,7 @@ function coreSettings(
   cwd: string,
   runtime: SvcRuntime,
   mcp: McpSettings | undefined,
+  countOutcome: { count?: (labels: { outcome: string }) => void },
 ): RuntimeCoreSettings {
   const defaults = buildAgentConfig(new Map(), new Map(), cwd, navigator.hardwareConcurrency);
   if (!defaults.ok) throw new Error(defaults.error);
@@ -261,7 +267,13 @@ function coreSettings(
     pricing: config.pricing,
     hiddenEnv: TOKEN_VARIABLES,
     executorFor: runtime.executorFor,
-    beforeStart: (core) =>
-      runtime.bind({ sessions: core.sessions, log: core.store, runner: core.catalog, mcp: core.tools.mcp }),
+    metricPrefix: "svc",
+    beforeStart: (core) => {
+      countOutcome.count = core.metrics.counter(
+        "svc_gate_outcomes_total",
+        "Write-gate adjudications, by audit outcome.",
+      );
+      runtime.bind({ sessions: core.sessions, log: core.store, runner: core.catalog, mcp: core.tools.mcp });
+    },
   };
 }

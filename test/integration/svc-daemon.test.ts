@@ -39,7 +39,7 @@ test("an inject runs one echo turn on incident-<uid>, answered 202 after the tur
   const answer = (await response.json()) as { status: string; session_id: string; state: string };
   expect(answer).toMatchObject({ status: "accepted", session_id: "incident-u1", state: "idle" });
   const metrics = await (await fetch(`${daemon.baseUrl}/metrics`)).text();
-  expect(metrics).toContain('spar_turns_total{outcome="completed"} 1');
+  expect(metrics).toContain('svc_turns_total{outcome="completed"} 1');
   expect(await daemon.sigterm()).toBe(0);
   const rows = await rowTexts(daemon.sessionDb, "incident-u1");
   expect(rows).toContain("INJECT");
@@ -57,7 +57,7 @@ test("injects of one session queue: three sent at once each answer after their o
   expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202]);
   expect(new Set(answers.map((answer) => answer.body.prompt_id)).size).toBe(3);
   const metrics = await (await fetch(`${daemon.baseUrl}/metrics`)).text();
-  expect(metrics).toContain('spar_turns_total{outcome="completed"} 3');
+  expect(metrics).toContain('svc_turns_total{outcome="completed"} 3');
 });
 
 test("with SVC_INJECT_TOKEN a request without the bearer is 401 and runs nothing; a reserved id is 400", async () => {
@@ -72,7 +72,7 @@ test("with SVC_INJECT_TOKEN a request without the bearer is 401 and runs nothing
   const metrics = await (
     await fetch(`${daemon.baseUrl}/metrics`, { headers: { authorization: "Bearer s3cret" } })
   ).text();
-  expect(metrics).toContain('spar_turns_total{outcome="completed"} 1');
+  expect(metrics).toContain('svc_turns_total{outcome="completed"} 1');
 });
 
 test("a bundle that does not fit its dispatch shape is refused (exit 1); a missing one too", async () => {

@@ -54,6 +54,12 @@ test("a mutating call parks without running; approve runs it once with its inter
     { args: { replicas: 10 }, meta: expect.objectContaining({ idempotency_key: question.interrupt_id }) },
   ]);
 
+  const metrics = await (
+    await fetch(`${daemon.baseUrl}/metrics`, { headers: { authorization: "Bearer gate-s3cret" } })
+  ).text();
+  expect(metrics).toContain('svc_gate_outcomes_total{outcome="awaiting_approval"} 1');
+  expect(metrics).toContain('svc_gate_outcomes_total{outcome="apply"} 1');
+  expect(metrics).not.toContain("spar_turns_total");
   const again = await resume(daemon, "incident-g1", question.interrupt_id, { verdict: "approve" });
   expect(again.status).toBe(409);
   expect(String(again.body.error)).toContain("already answered");
