@@ -2,7 +2,8 @@
  * `spar svc`: the workflow daemon. Reads its settings (svc-config.ts) and its workload
  * (src/svc/workload), starts the runtime core every daemon shares (D231) and svc's main listener
  * on it, and on SIGTERM drains: writes are refused 503 while the turns in flight get the drain
- * window to end, then what is left is cancelled, the listener stops and the core closes. This
+ * window to end, then what is left is cancelled, the listeners stop and the core closes. With
+ * `--attach-listen` it also serves the attach surface on the same core (svc-attach.ts). This
  * build runs the empty workload (one agent); a bundle is loaded and checked, then refused.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,7 +18,8 @@ import { SessionControls } from "../svc/session-controls.ts";
 import { SessionInjectPort } from "../svc/session-inject-port.ts";
 import { openAuditLog } from "../svc/gate/audit-log.ts";
 import { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
-import type { LoadedWorkload } from "../svc/workload/workload.ts";
+import type { LoadedWorkload, Workload } from "../svc/workload/workload.ts";
+import { type SvcAttach, startSvcAttach } from "./svc-attach.ts";
 import type { McpSettings } from "./mcp-flags.ts";
 import { loadWorkload } from "../svc/workload/load-workload.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
@@ -94,7 +96,6 @@ function usageError(message: string): number {
 function notYetBuilt(config: SvcConfig): string | undefined {
   if (config.sessionDb.driver === "postgres")
     return "--session-db-driver=postgres: the postgres store is not in this build yet";
-  if (config.attach) return "--attach-listen is not in this build yet";
   if (config.a2a) return "--a2a-listen is not in this build yet";
   if (config.agui) return "--agui-listen is not in this build yet";
   return undefined;
@@ -145,6 +146,16 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     store.remove();
     throw error;
   }
+  let attach: SvcAttach | undefined;
+  try {
+    attach = await serveAttach(config, core, workload, cwd, logger);
+  } catch (error) {
+    await server.stop(true);
+    await core.close();
+    audit.close();
+    store.remove();
+    throw error;
+  }
   const recovered = await runtime.recover();
   if (recovered.length > 0)
     logger.info(`carrying out answers a crash left undone, on sessions ${recovered.join(", ")}`);
@@ -163,6 +174,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
       const cancelled = core.beginShutdown();
       await Promise.race([cancelled, Bun.sleep(2000)]);
       await server.stop();
+      await attach?.drain(2000);
       await core.close();
       audit.close();
       store.remove();
@@ -171,6 +183,18 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     return stopping;
   };
   return { port: server.port ?? 0, shutdown };
+}
+
+/** The operator attach surface when `--attach-listen` is set (svc-attach.ts); undefined otherwise. */
+async function serveAttach(
+  config: SvcConfig,
+  core: RuntimeCore,
+  workload: Workload,
+  cwd: string,
+  logger: Logger,
+): Promise<SvcAttach | undefined> {
+  if (config.attach === undefined) return undefined;
+  return await startSvcAttach({ config, settings: config.attach, core, workload, cwd, logger });
 }
 
 function serveMainListener(config: SvcConfig, core: RuntimeCore, runtime: SvcRuntime): ReturnType<typeof Bun.serve> {
