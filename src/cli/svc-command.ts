@@ -19,6 +19,7 @@ import { SessionInjectPort } from "../svc/session-inject-port.ts";
 import { openAuditLog } from "../svc/gate/audit-log.ts";
 import { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
 import type { LoadedWorkload, Workload } from "../svc/workload/workload.ts";
+import type { GuardrailConfig } from "../core/guardrails.ts";
 import { type SvcAttach, startSvcAttach } from "./svc-attach.ts";
 import type { McpSettings } from "./mcp-flags.ts";
 import { loadWorkload } from "../svc/workload/load-workload.ts";
@@ -131,7 +132,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   const store = storeLocation(config, logger);
   let core: RuntimeCore;
   try {
-    core = await startRuntimeCore(coreSettings(config, store.path, cwd, runtime, mcp), logger);
+    core = await startRuntimeCore(coreSettings(config, store.path, cwd, runtime, mcp, workload), logger);
   } catch (error) {
     audit.close();
     store.remove();
@@ -197,6 +198,14 @@ async function serveAttach(
   return await startSvcAttach({ config, settings: config.attach, core, workload, cwd, logger });
 }
 
+/**
+ * The watchdog posture of svc's sessions: `--watchdog` (or `svc.watchdog`), else the workload's
+ * `safety.watchdog`, else `feedback` (spec, D229).
+ */
+function svcGuardrails(base: GuardrailConfig, config: SvcConfig, workload: Workload): GuardrailConfig {
+  return { ...base, watchdog: config.watchdog ?? workload.safety.watchdog ?? "feedback" };
+}
+
 function serveMainListener(config: SvcConfig, core: RuntimeCore, runtime: SvcRuntime): ReturnType<typeof Bun.serve> {
   const token = config.listen.token;
   let allowedHosts: ReturnType<typeof parseAllowedHosts> | undefined;
@@ -260,6 +269,7 @@ function coreSettings(
   cwd: string,
   runtime: SvcRuntime,
   mcp: McpSettings | undefined,
+  workload: Workload,
 ): RuntimeCoreSettings {
   const defaults = buildAgentConfig(new Map(), new Map(), cwd, navigator.hardwareConcurrency);
   if (!defaults.ok) throw new Error(defaults.error);
@@ -274,7 +284,7 @@ function coreSettings(
     knowledge: base.knowledge,
     // svc's write gate asks the operator; the permission gate only applies the deny policy.
     permissions: { ...base.permissions, mode: "allow", allow: [], deny: config.deny },
-    guardrails: base.guardrails,
+    guardrails: svcGuardrails(base.guardrails, config, workload),
     model: config.model,
     maxSteps: base.maxSteps,
     idleTimeoutMs: base.idleTimeoutMs,
