@@ -20,6 +20,7 @@ import { openAuditLog } from "../svc/gate/audit-log.ts";
 import { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
 import type { LoadedWorkload, Workload } from "../svc/workload/workload.ts";
 import type { GuardrailConfig } from "../core/guardrails.ts";
+import { checkAmbientCredentials } from "../mcp/google-credentials.ts";
 import { type SvcAttach, startSvcAttach } from "./svc-attach.ts";
 import type { McpSettings } from "./mcp-flags.ts";
 import { loadWorkload } from "../svc/workload/load-workload.ts";
@@ -120,8 +121,9 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     throw new Error(
       `workload ${workload.name} loaded and checked, but ${workload.dispatch} dispatch is not in this build yet: run it with --dispatch=coordinator`,
     );
-  const audit = openAuditLog(config.auditLog);
   const mcp = workloadMcp(loaded.value, config);
+  await checkToolServerCredentials(mcp);
+  const audit = openAuditLog(config.auditLog);
   const runtime = SvcRuntime.forWorkload({
     workload,
     app: SVC_APP,
@@ -196,6 +198,16 @@ async function serveAttach(
 ): Promise<SvcAttach | undefined> {
   if (config.attach === undefined) return undefined;
   return await startSvcAttach({ config, settings: config.attach, core, workload, cwd, logger });
+}
+
+/**
+ * Startup fails fast when a wired http tool server declaring `auth.google_oauth` cannot get a
+ * token from the ambient credentials (spec "Authentication"): before the store opens or anything
+ * listens, naming each server and why.
+ */
+async function checkToolServerCredentials(mcp: McpSettings | undefined): Promise<void> {
+  const checked = await checkAmbientCredentials(mcp?.catalog);
+  if (!checked.ok) throw new Error(`ambient Google credentials for the workload's tool servers: ${checked.error}`);
 }
 
 /**
