@@ -68,6 +68,9 @@ export async function svcCommand(argv: readonly string[]): Promise<number> {
   const config = buildSvcConfig(flags.value.values, file.value, process.env, cwd);
   if (!config.ok) return usageError(config.error);
   const logger = createLogger(config.value.logLevel);
+  // Heard from the start: a SIGTERM that arrives while svc starts (or right after it logged its
+  // listen line) shuts it down once started, instead of killing it with the default action.
+  const terminated = new Promise<void>((resolve) => process.once("SIGTERM", () => resolve()));
   let running: RunningSvc;
   try {
     running = await startSvc(config.value, logger, cwd);
@@ -75,18 +78,15 @@ export async function svcCommand(argv: readonly string[]): Promise<number> {
     logger.error(`spar svc failed to start: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
-  return await new Promise<number>((resolve) => {
-    process.once("SIGTERM", () => {
-      logger.info("SIGTERM: shutting down");
-      running.shutdown().then(
-        () => resolve(0),
-        (error: unknown) => {
-          logger.error(`shutdown failed: ${String(error)}`);
-          resolve(1);
-        },
-      );
-    });
-  });
+  await terminated;
+  logger.info("SIGTERM: shutting down");
+  return await running.shutdown().then(
+    () => 0,
+    (error: unknown) => {
+      logger.error(`shutdown failed: ${String(error)}`);
+      return 1;
+    },
+  );
 }
 
 function usageError(message: string): number {

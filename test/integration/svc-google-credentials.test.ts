@@ -98,3 +98,39 @@ test("under echo no tool server is wired, so nothing is checked: svc starts with
   });
   expect(await daemon.sigterm()).toBe(0);
 });
+
+test("a SIGTERM while startup waits for the token is heard: svc finishes starting, then shuts down cleanly (exit 0)", async () => {
+  let asked: () => void = () => {};
+  const tokenAsked = new Promise<void>((resolve) => {
+    asked = resolve;
+  });
+  // A metadata server that holds the token answer a while, so the signal lands mid-startup.
+  const slow = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: async (request) => {
+      const flavor = { "metadata-flavor": "Google" };
+      if (!new URL(request.url).pathname.endsWith("/token")) return new Response("{}", { headers: flavor });
+      asked();
+      await Bun.sleep(1500);
+      return Response.json({ access_token: "tok", expires_in: 3600, token_type: "Bearer" }, { headers: flavor });
+    },
+  });
+  stops.push(() => slow.stop(true));
+  const child = Bun.spawn(svc(googleWorkload([SCOPE])), {
+    env: {
+      ...process.env,
+      ...ambientEnvironment({ metadataHost: `127.0.0.1:${slow.port}` }),
+      SVC_SCRIPT: writeScript([say("x")]),
+    },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  stops.push(() => child.kill("SIGKILL"));
+  await tokenAsked;
+  child.kill("SIGTERM");
+  expect(await child.exited).toBe(0);
+  const log = await new Response(child.stderr).text();
+  expect(log).toContain("listening on");
+  expect(log).toContain("shutdown complete");
+});
