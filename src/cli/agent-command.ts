@@ -10,14 +10,13 @@ import type { AttachContext } from "../surfaces/attach/attach-context.ts";
 import { type AttachServer, startAttachServer } from "../surfaces/attach/attach-server.ts";
 import { type CallerAuthConfig, resolveCaller } from "../surfaces/http/caller-auth.ts";
 import { type HostAllowlist, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
-import { StreamAdmission } from "../surfaces/http/stream-admission.ts";
 import { PeerHub } from "../surfaces/peers/peer-hub.ts";
 import { redactUrl } from "../net/redact-url.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
-import type { MetricsRegistry } from "../telemetry/metrics.ts";
 import type { SessionHost } from "../runtime/session-host.ts";
 import { type AgentConfig, buildAgentConfig } from "./agent-config.ts";
 import { AGENT_FLAGS } from "./agent-flags.ts";
+import { admitStreams } from "./attach-stream-admission.ts";
 import { loadAuthTable } from "./auth-table.ts";
 import { defaultConfigPath, loadConfigFile } from "../config/config-file.ts";
 import { parseFlags, renderHelp } from "../config/flag-parser.ts";
@@ -170,7 +169,7 @@ export async function startAgent(
   const allowedHosts = checkListenPolicy(config, token, callers, logger);
   const peerHub = openPeerHub(config, logger);
   const core = await startRuntimeCore(runtimeCoreSettings(config), logger);
-  const streams = admitStreams(config, core.metrics);
+  const streams = admitStreams(config.limits.streams, core.metrics);
   const context: AttachContext = {
     sessions: core.sessions,
     daemon: {
@@ -257,22 +256,6 @@ function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
     pricing: config.pricing,
     hiddenEnv: config.tokenEnv === undefined ? [] : [config.tokenEnv],
   };
-}
-
-/** The open-stream caps of the attach listener, and their gauges. */
-function admitStreams(config: AgentConfig, metrics: MetricsRegistry): StreamAdmission {
-  const countStreamRefused = metrics.counter(
-    "spar_sse_streams_refused_total",
-    "Event streams refused before they opened, by the cap that refused them (caller_cap, global_cap).",
-  );
-  const streams = new StreamAdmission(config.limits.streams, (cap) => countStreamRefused({ cap }));
-  metrics.gauge("spar_sse_stream_callers", "Callers holding at least one open event stream.", () => streams.callers);
-  metrics.gauge(
-    "spar_sse_stream_cap",
-    "Event streams the daemon holds open at most (--attach-max-streams).",
-    () => config.limits.streams.maxStreams,
-  );
-  return streams;
 }
 
 function shownHost(config: AgentConfig): string {

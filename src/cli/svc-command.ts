@@ -2,8 +2,9 @@
  * `spar svc`: the workflow daemon. Reads its settings (svc-config.ts) and its workload
  * (src/svc/workload), starts the runtime core every daemon shares (D231) and svc's main listener
  * on it, and on SIGTERM drains: writes are refused 503 while the turns in flight get the drain
- * window to end, then what is left is cancelled, the listener stops and the core closes. It runs
- * the workload in its dispatch shape (coordinator, graph, fanout, bounded: src/svc/runtime).
+ * window to end, then what is left is cancelled, the listeners stop and the core closes. It runs
+ * the workload in its dispatch shape (coordinator, graph, fanout, bounded: src/svc/runtime); with
+ * `--attach-listen` it also serves the attach surface on the same core (svc-attach.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +18,10 @@ import { SessionControls } from "../svc/session-controls.ts";
 import { SessionInjectPort } from "../svc/session-inject-port.ts";
 import { openAuditLog } from "../svc/gate/audit-log.ts";
 import { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
-import type { LoadedWorkload } from "../svc/workload/workload.ts";
+import type { LoadedWorkload, Workload } from "../svc/workload/workload.ts";
+import type { GuardrailConfig } from "../core/guardrails.ts";
+import { checkAmbientCredentials } from "../mcp/google-credentials.ts";
+import { type SvcAttach, startSvcAttach } from "./svc-attach.ts";
 import type { McpSettings } from "./mcp-flags.ts";
 import { loadWorkload } from "../svc/workload/load-workload.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
@@ -64,6 +68,9 @@ export async function svcCommand(argv: readonly string[]): Promise<number> {
   const config = buildSvcConfig(flags.value.values, file.value, process.env, cwd);
   if (!config.ok) return usageError(config.error);
   const logger = createLogger(config.value.logLevel);
+  // Heard from the start: a SIGTERM that arrives while svc starts (or right after it logged its
+  // listen line) shuts it down once started, instead of killing it with the default action.
+  const terminated = new Promise<void>((resolve) => process.once("SIGTERM", () => resolve()));
   let running: RunningSvc;
   try {
     running = await startSvc(config.value, logger, cwd);
@@ -71,18 +78,15 @@ export async function svcCommand(argv: readonly string[]): Promise<number> {
     logger.error(`spar svc failed to start: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
-  return await new Promise<number>((resolve) => {
-    process.once("SIGTERM", () => {
-      logger.info("SIGTERM: shutting down");
-      running.shutdown().then(
-        () => resolve(0),
-        (error: unknown) => {
-          logger.error(`shutdown failed: ${String(error)}`);
-          resolve(1);
-        },
-      );
-    });
-  });
+  await terminated;
+  logger.info("SIGTERM: shutting down");
+  return await running.shutdown().then(
+    () => 0,
+    (error: unknown) => {
+      logger.error(`shutdown failed: ${String(error)}`);
+      return 1;
+    },
+  );
 }
 
 function usageError(message: string): number {
@@ -94,7 +98,6 @@ function usageError(message: string): number {
 function notYetBuilt(config: SvcConfig): string | undefined {
   if (config.sessionDb.driver === "postgres")
     return "--session-db-driver=postgres: the postgres store is not in this build yet";
-  if (config.attach) return "--attach-listen is not in this build yet";
   if (config.a2a) return "--a2a-listen is not in this build yet";
   if (config.agui) return "--agui-listen is not in this build yet";
   return undefined;
@@ -114,10 +117,11 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   for (const line of loaded.value.notices) logger.info(line);
   for (const line of loaded.value.warnings) logger.warn(line);
   const workload = loaded.value.workload;
+  const mcp = workloadMcp(loaded.value, config);
+  await checkToolServerCredentials(mcp);
   const audit = openAuditLog(config.auditLog);
   // Gate outcomes are counted once the core's metrics exist (before any session runs).
   const countOutcome: { count?: (labels: { outcome: string }) => void } = {};
-  const mcp = workloadMcp(loaded.value, config);
   const runtime = SvcRuntime.forWorkload({
     workload,
     app: SVC_APP,
@@ -132,7 +136,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   const store = storeLocation(config, logger);
   let core: RuntimeCore;
   try {
-    core = await startRuntimeCore(coreSettings(config, store.path, cwd, runtime, mcp, countOutcome), logger);
+    core = await startRuntimeCore(coreSettings(config, store.path, cwd, runtime, mcp, workload, countOutcome), logger);
   } catch (error) {
     audit.close();
     store.remove();
@@ -142,6 +146,16 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   try {
     server = serveMainListener(config, core, runtime);
   } catch (error) {
+    await core.close();
+    audit.close();
+    store.remove();
+    throw error;
+  }
+  let attach: SvcAttach | undefined;
+  try {
+    attach = await serveAttach(config, core, workload, cwd, logger);
+  } catch (error) {
+    await server.stop(true);
     await core.close();
     audit.close();
     store.remove();
@@ -165,6 +179,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
       const cancelled = core.beginShutdown();
       await Promise.race([cancelled, Bun.sleep(2000)]);
       await server.stop();
+      await attach?.drain(2000);
       await core.close();
       audit.close();
       store.remove();
@@ -173,6 +188,36 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     return stopping;
   };
   return { port: server.port ?? 0, shutdown };
+}
+
+/** The operator attach surface when `--attach-listen` is set (svc-attach.ts); undefined otherwise. */
+async function serveAttach(
+  config: SvcConfig,
+  core: RuntimeCore,
+  workload: Workload,
+  cwd: string,
+  logger: Logger,
+): Promise<SvcAttach | undefined> {
+  if (config.attach === undefined) return undefined;
+  return await startSvcAttach({ config, settings: config.attach, core, workload, cwd, logger });
+}
+
+/**
+ * Startup fails fast when a wired http tool server declaring `auth.google_oauth` cannot get a
+ * token from the ambient credentials (spec "Authentication"): before the store opens or anything
+ * listens, naming each server and why.
+ */
+async function checkToolServerCredentials(mcp: McpSettings | undefined): Promise<void> {
+  const checked = await checkAmbientCredentials(mcp?.catalog);
+  if (!checked.ok) throw new Error(`ambient Google credentials for the workload's tool servers: ${checked.error}`);
+}
+
+/**
+ * The watchdog posture of svc's sessions: `--watchdog` (or `svc.watchdog`), else the workload's
+ * `safety.watchdog`, else `feedback` (spec, D229).
+ */
+function svcGuardrails(base: GuardrailConfig, config: SvcConfig, workload: Workload): GuardrailConfig {
+  return { ...base, watchdog: config.watchdog ?? workload.safety.watchdog ?? "feedback" };
 }
 
 function serveMainListener(config: SvcConfig, core: RuntimeCore, runtime: SvcRuntime): ReturnType<typeof Bun.serve> {
@@ -238,6 +283,7 @@ function coreSettings(
   cwd: string,
   runtime: SvcRuntime,
   mcp: McpSettings | undefined,
+  workload: Workload,
   countOutcome: { count?: (labels: { outcome: string }) => void },
 ): RuntimeCoreSettings {
   const defaults = buildAgentConfig(new Map(), new Map(), cwd, navigator.hardwareConcurrency);
@@ -253,7 +299,7 @@ function coreSettings(
     knowledge: base.knowledge,
     // svc's write gate asks the operator; the permission gate only applies the deny policy.
     permissions: { ...base.permissions, mode: "allow", allow: [], deny: config.deny },
-    guardrails: base.guardrails,
+    guardrails: svcGuardrails(base.guardrails, config, workload),
     model: config.model,
     maxSteps: base.maxSteps,
     idleTimeoutMs: base.idleTimeoutMs,

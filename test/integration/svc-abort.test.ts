@@ -29,7 +29,7 @@ async function metric(daemon: Daemon, series: string): Promise<number> {
 
 /** Resolves once the turn's opening rows are committed: a turn is in flight. */
 const turnStarted = (daemon: Daemon) =>
-  waitFor(async () => ((await metric(daemon, "spar_store_event_rows")) > 0 ? true : undefined), 10_000, "a turn");
+  waitFor(async () => ((await metric(daemon, "svc_store_event_rows")) > 0 ? true : undefined), 10_000, "a turn");
 
 async function answer(response: Response): Promise<{ status: number; body: Record<string, unknown> }> {
   expect(response.headers.get("content-type")).toContain("application/json");
@@ -48,7 +48,7 @@ test("abort mid-turn: the waiting inject is 409, the turn is cancelled, later in
     status: 409,
     body: { error: 'session "incident-a1" is aborted (bad)' },
   });
-  expect(await metric(daemon, 'spar_turns_total{outcome="canceled"}')).toBe(1);
+  expect(await metric(daemon, 'svc_turns_total{outcome="canceled"}')).toBe(1);
   expect(await answer(await postJson(`${daemon.baseUrl}/inject`, { uid: "a1" }))).toMatchObject({
     status: 409,
     body: { error: 'session "incident-a1" is aborted (bad)' },
@@ -98,7 +98,7 @@ test("a watchdog halt: injects are 409 naming it until POST /sessions/{id}/guard
   expect(reset).toMatchObject({ status: 200, body: { reset: ["watchdog"], guardrails: { halted: false } } });
   // The refused inject's message waited in the inbox: the reset drains it first.
   await waitFor(
-    async () => ((await metric(daemon, 'spar_turns_total{outcome="completed"}')) === 1 ? true : undefined),
+    async () => ((await metric(daemon, 'svc_turns_total{outcome="completed"}')) === 1 ? true : undefined),
     10_000,
     "the waiting message's turn",
   );

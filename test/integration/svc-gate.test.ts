@@ -59,6 +59,7 @@ test("a mutating call parks without running; approve runs it once with its inter
   ).text();
   expect(metrics).toContain('svc_gate_outcomes_total{outcome="awaiting_approval"} 1');
   expect(metrics).toContain('svc_gate_outcomes_total{outcome="apply"} 1');
+  expect(metrics).toContain("svc_turns_total");
   expect(metrics).not.toContain("spar_turns_total");
   const again = await resume(daemon, "incident-g1", question.interrupt_id, { verdict: "approve" });
   expect(again.status).toBe(409);

@@ -127,7 +127,7 @@ test("none of the attacks above ran a turn on either daemon", async () => {
     const metrics = await (
       await fetch(`${daemon.baseUrl}/metrics`, { headers: { authorization: "Bearer s3cret" } })
     ).text();
-    expect(metrics).toContain("# TYPE spar_turns_total counter");
-    expect(metrics).not.toContain("spar_turns_total{");
+    expect(metrics).toContain("# TYPE svc_turns_total counter");
+    expect(metrics).not.toContain("svc_turns_total{");
   }
 });

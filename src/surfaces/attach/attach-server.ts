@@ -132,12 +132,34 @@ export async function startAttachServer(
   const app = buildAttachApp(context, tls, listener);
   context.metrics.gauge("spar_sse_subscribers", "Open event streams.", () => listener.streams.size);
   if (tls?.ca !== undefined) return startMutualServer(app, context, listener, hostname, port, { ...tls, ca: tls.ca });
-  app.listen({ hostname, port });
+  return servePlain(app, context, listener, { hostname, port }, hostname);
+}
+
+/**
+ * The attach listener on a unix socket at `path` (svc's `--attach-listen=unix:/path`): the same
+ * app and guards, no TLS; its port reads 0. The caller owns the socket file around it.
+ */
+export async function startAttachSocket(context: AttachContext, path: string): Promise<AttachServer> {
+  const listener = new AttachStreams();
+  const app = buildAttachApp(context, undefined, listener);
+  context.metrics.gauge("spar_sse_subscribers", "Open event streams.", () => listener.streams.size);
+  return servePlain(app, context, listener, { unix: path }, `unix:${path}`);
+}
+
+/** Listen with Bun.serve itself (no client CA): the heartbeat, and the drain that hangs up streams first. */
+function servePlain(
+  app: AttachApp,
+  context: AttachContext,
+  listener: AttachStreams,
+  where: { hostname: string; port: number } | { unix: string },
+  hostname: string,
+): AttachServer {
+  app.listen(where);
   const server = app.server;
-  if (!server) throw new Error(`attach listener did not start on ${hostname}:${port}`);
+  if (!server) throw new Error(`attach listener did not start on ${hostname}`);
   listener.streams.startHeartbeat(context.heartbeatMs);
   return {
-    port: server.port ?? port,
+    port: server.port ?? ("port" in where ? where.port : 0),
     hostname,
     handle: (request) => app.handle(request),
     drain: async (timeoutMs) => {
