@@ -22,6 +22,7 @@ import { SessionService } from "../runtime/session-service.ts";
 import { ToolHost } from "../runtime/tool-host.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import { SkillAwareTools } from "../skills/skill-tools.ts";
+import type { FlushOn } from "../store/sqlite/group-commit.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { CheckState } from "../surfaces/attach/attach-context.ts";
 import type { Logger } from "../telemetry/logger.ts";
@@ -40,8 +41,12 @@ import type { ToolsSettings } from "./tools-flags.ts";
 
 /** What the core reads: each daemon maps its own configuration to this in one function. */
 export interface RuntimeCoreSettings {
-  /** The sqlite session store: its path and size cap in MiB (0: no cap). */
-  store: { path: string; maxMb: number };
+  /**
+   * The sqlite session store: its path, size cap in MiB (0: no cap) and when a tick's writes are
+   * committed (default `microtask`; `immediate` batches the writes of every request handled in one
+   * event-loop turn into one transaction, svc's choice for bursts of approvals, D255).
+   */
+  store: { path: string; maxMb: number; flushOn?: FlushOn };
   workers: number;
   /** A turn worker running turns that leaves a ping unanswered this long is replaced. */
   workerLivenessMs: number;
@@ -195,7 +200,10 @@ function openStore(settings: RuntimeCoreSettings["store"]): SqliteStore {
   // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
   mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
   // 4 KiB pages: 256 per MiB.
-  return SqliteStore.open(settings.path, settings.maxMb > 0 ? { maxPageCount: settings.maxMb * 256 } : {});
+  return SqliteStore.open(settings.path, {
+    ...(settings.maxMb > 0 ? { maxPageCount: settings.maxMb * 256 } : {}),
+    ...(settings.flushOn === undefined ? {} : { flushOn: settings.flushOn }),
+  });
 }
 
 async function closeCore(tools: ToolHost, host: SessionHost, logger: Logger): Promise<void> {

@@ -290,7 +290,8 @@ function coreSettings(
   if (!defaults.ok) throw new Error(defaults.error);
   const base = defaults.value;
   return {
-    store: { path: storePath, maxMb: 0 },
+    // A burst of approvals commits in few transactions: each event-loop turn's writes in one (D255).
+    store: { path: storePath, maxMb: 0, flushOn: "immediate" },
     workers: base.workers,
     workerLivenessMs: base.workerLivenessMs,
     // A workload's agents have its tool servers' tools only: every builtin is disabled.

@@ -5,6 +5,7 @@
  * (`approve-<specialist>`, result-approval.ts; answered and recorded, nothing runs). The state a
  * session reports (`paused`, `ambiguous`, `idle`) is read from those rows alone.
  */
+import type { CallsFirst } from "./calls-first.ts";
 import { SparError } from "../../core/errors.ts";
 import type { SessionTarget } from "../../runtime/session-service.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
@@ -29,6 +30,8 @@ export interface QuestionSources {
   authorize(target: SessionTarget, caller: Caller): Promise<void>;
   /** Run the session's next turn (it carries the answer out) and resolve once it has ended or parked. */
   runOn(target: SessionTarget, caller: Caller): Promise<unknown>;
+  /** Approved calls run before the turns after the answers (a burst of approvals). */
+  readonly callsFirst: CallsFirst;
 }
 
 export class SessionQuestions {
@@ -93,7 +96,8 @@ export class SessionQuestions {
         });
       case "resolved": {
         // The answered call runs now; the agents' turns after it hear how it went.
-        await gate?.settleNow();
+        if (gate !== undefined) await this.#sources.callsFirst.call(() => gate.settleNow());
+        await this.#sources.callsFirst.turnsMayRun();
         await this.#sources.runOn(target, request.caller);
         const status = await this.status(request.sessionId);
         // An edit the gate refused answers the question (the call never runs; the agent is told) but is an error to its sender.

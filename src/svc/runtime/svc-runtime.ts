@@ -33,6 +33,7 @@ import type { DispatchAgents, ShapeRunner } from "./dispatch-step.ts";
 import { ResultApprovals } from "./result-approval.ts";
 import { type DispatchResult, dispatchResultOf } from "./dispatch-result.ts";
 import { SessionQuestions } from "./session-questions.ts";
+import { CallsFirst } from "./calls-first.ts";
 import { SessionTurns } from "./session-turns.ts";
 import { shapeRunner } from "./shape-runners.ts";
 import { type SpecialistRun, specialistResult } from "./specialist-result.ts";
@@ -98,6 +99,7 @@ export class SvcRuntime implements DispatchAgents {
         await this.#core().sessions.authorize(target, caller, "write");
       },
       runOn: (target, caller) => this.turns.run(target, caller, ""),
+      callsFirst: new CallsFirst({ lingerMs: 25, maxWaitMs: 1000 }),
     });
     this.#servers = servers;
   }
