@@ -33,8 +33,13 @@ import { SVC_FLAGS, svcHelp } from "./svc-flags.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
 import { SPAR_VERSION } from "./version.ts";
 
-/** How long the turns in flight may take to end after SIGTERM (spec: 30 s without a workload budget). */
+/** How long the turns in flight may take to end after SIGTERM without a workload budget (spec). */
 export const DRAIN_WINDOW_MS = 30_000;
+
+/** The drain window: the workload's `budget.max_wallclock_seconds`, else 30 s (spec: Limits). */
+export function drainWindowMs(workload: Workload): number {
+  return workload.budget.maxWallclockSeconds > 0 ? workload.budget.maxWallclockSeconds * 1000 : DRAIN_WINDOW_MS;
+}
 
 /** The variables holding svc's listener secrets: tool commands never see them. */
 const TOKEN_VARIABLES = ["SVC_INJECT_TOKEN", "SVC_ATTACH_TOKEN", "SVC_A2A_TOKEN", "SVC_AGUI_TOKEN"];
@@ -174,8 +179,9 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   const shutdown = () => {
     stopping ??= (async () => {
       // Draining: the listener answers writes 503 while the turns in flight end by themselves.
-      if (!(await core.drain(DRAIN_WINDOW_MS)))
-        logger.warn(`turns still running after the ${DRAIN_WINDOW_MS / 1000} s drain window: cancelled`);
+      const window = drainWindowMs(workload);
+      if (!(await core.drain(window)))
+        logger.warn(`turns still running after the ${window / 1000} s drain window: cancelled`);
       const cancelled = core.beginShutdown();
       await Promise.race([cancelled, Bun.sleep(2000)]);
       await server.stop();

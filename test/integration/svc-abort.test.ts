@@ -6,8 +6,10 @@
  * SIGTERM writes are 503 with Retry-After while the turn in flight still ends and is answered.
  */
 import { expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
-import { type Daemon, postJson, waitFor } from "../support/daemon.ts";
+import { type Daemon, postJson, tempDir, waitFor } from "../support/daemon.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
 import { call, say, stall, writeScript } from "../support/scripted.ts";
 
@@ -135,4 +137,27 @@ test("draining: after SIGTERM an inject is 503 with Retry-After while the turn i
   });
   expect(await daemon.process.exited).toBe(0);
   expect(daemon.log()).not.toContain("drain window");
+}, 30_000);
+
+test("the drain window is the workload's budget.max_wallclock_seconds: a turn still running after it is cancelled", async () => {
+  const workload = tempDir("spar-drain-");
+  mkdirSync(join(workload, "specialists"));
+  writeFileSync(
+    join(workload, "workload.yaml"),
+    "name: quick\ndescription: One helper.\nspecialists:\n  - helper\nbudget:\n  max_wallclock_seconds: 1\n",
+  );
+  writeFileSync(join(workload, "specialists", "helper.tmpl"), "---\ndescription: Helps.\nmode: Task\n---\nHelp.\n");
+  const daemon = await scope.start({
+    role: "svc",
+    args: ["--model=scripted", `--workload=${workload}`],
+    env: { SVC_SCRIPT: writeScript([stall("working", 20_000)]) },
+  });
+  const waiting = postJson(`${daemon.baseUrl}/inject`, { uid: "w1" });
+  await turnStarted(daemon);
+  const stopped = Date.now();
+  daemon.process.kill("SIGTERM");
+  expect((await answer(await waiting)).status).toBe(503);
+  expect(await daemon.process.exited).toBe(0);
+  expect(Date.now() - stopped).toBeLessThan(10_000);
+  expect(daemon.log()).toContain("turns still running after the 1 s drain window: cancelled");
 }, 30_000);
