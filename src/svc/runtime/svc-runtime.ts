@@ -20,11 +20,8 @@ import { TurnExecutor } from "../../runtime/turn-executor.ts";
 import type { ResumeOutcome, ResumeRequest, SessionStatus } from "../listener/listener-port.ts";
 import type { AuditRecord } from "../gate/audit-log.ts";
 import { GATE_AUTHOR, type GateLedger } from "../gate/gate-ledger.ts";
-import { WriteGate } from "../gate/write-gate.ts";
+import type { WriteGate } from "../gate/write-gate.ts";
 import type { ChangeSet } from "../gate/change-set.ts";
-import { GrantKeeper } from "../gate/grant-keeper.ts";
-import { uuidv7 } from "../../core/ids.ts";
-import { type Result, err, ok } from "../../core/result.ts";
 import type { DispatchShape, OnMutation, Workload } from "../workload/workload.ts";
 import { type AgentProfile, AgentRoster, type McpTools } from "./agent-roster.ts";
 import { delegationDoneRow, delegationRow, openDelegations } from "./delegation-ledger.ts";
@@ -34,14 +31,12 @@ import { ResultApprovals } from "./result-approval.ts";
 import { type DispatchResult, dispatchResultOf } from "./dispatch-result.ts";
 import { SessionQuestions } from "./session-questions.ts";
 import { CallsFirst } from "./calls-first.ts";
+import { newWriteGate } from "./gate-factory.ts";
 import { SessionTurns } from "./session-turns.ts";
 import { shapeRunner } from "./shape-runners.ts";
 import { type SpecialistRun, specialistResult } from "./specialist-result.ts";
 import { SvcExecutor } from "./svc-executor.ts";
 import { ToolSchemas } from "./tool-schemas.ts";
-
-/** A precondition read that takes longer fails (the grant cannot be confirmed). */
-const PRECONDITION_READ_MS = 30_000;
 
 /** The machine identity svc acts under in its specialists' sessions (never digested in exports). */
 export const SVC_INTERNAL: Principal = Object.freeze({ identity: "svc:internal", admin: true });
@@ -159,42 +154,14 @@ export class SvcRuntime implements DispatchAgents {
     const name = sessionKeyString(session.key);
     const existing = this.#gates.get(name);
     if (existing) return existing;
-    const roster = this.roster;
-    const gate = new WriteGate({
-      sessionId: session.key.id,
-      agent: profile.name,
-      journal: session.journal,
-      inner: session.tools,
+    const gate = newWriteGate(session, profile, {
+      roster: this.roster,
+      schemas: this.#schemas,
       runner: this.#core().runner,
-      prepareTools: () => session.context.prepareTools(),
-      history: () => session.conversation.history,
-      readRows: () => this.#rows(session.key),
-      policy: {
-        onMutation: this.#deps.onMutation,
-        readOnly: (tool) => roster.readOnly(tool),
-        describe: (tool) => {
-          const served = roster.served(tool);
-          return served === undefined ? { name: tool } : { name: served.tool, inputSchema: served.inputSchema };
-        },
-        schemaProblem: (tool, args) => {
-          const schema = roster.served(tool)?.inputSchema;
-          return schema === undefined ? "the tool declares no input schema" : this.#schemas.problem(schema, args);
-        },
-      },
-      grants: new GrantKeeper({
-        journal: session.journal,
-        specialist: profile.name,
-        changeSets: () => this.#changeSets(session.key.id),
-        preconditionOf: (tool) => roster.precondition(tool),
-        readPrecondition: (tool, args) => this.#readTool(tool, args),
-        checkProposed: (tool, args) => {
-          const served = roster.servedByOwnName(tool);
-          if (served === undefined) return `the workload declares no tool ${JSON.stringify(tool)}`;
-          return this.#schemas.problem(served.inputSchema, args);
-        },
-        ttlMs: this.#deps.changeSetTtlMs,
-        now: () => new Date(),
-      }),
+      onMutation: this.#deps.onMutation,
+      changeSetTtlMs: this.#deps.changeSetTtlMs,
+      rows: (key) => this.#rows(key),
+      changeSets: (sessionId) => this.#changeSets(sessionId),
       audit: (record) => this.#deps.audit(record),
     });
     this.#gates.set(name, gate);
@@ -213,25 +180,6 @@ export class SvcRuntime implements DispatchAgents {
       if (set !== undefined) sets.push(set);
     }
     return sets;
-  }
-
-  /** Run a read-only tool by its own name (a precondition read): its structured result, else its text. */
-  async #readTool(tool: string, args: Record<string, unknown>): Promise<Result<unknown, string>> {
-    const served = this.roster.servedByOwnName(tool);
-    if (served === undefined) return err(`no tool server offers ${tool}`);
-    const result = await this.#core().runner.run(
-      { callId: `precondition-${uuidv7()}`, name: served.name, args },
-      AbortSignal.timeout(PRECONDITION_READ_MS),
-    );
-    if (result.isError) return err(String(result.output.error ?? "the read failed"));
-    if (result.output.structured !== undefined) return ok(result.output.structured);
-    const text = result.output.content;
-    if (typeof text !== "string") return ok(result.output);
-    try {
-      return ok(JSON.parse(text));
-    } catch {
-      return ok(text);
-    }
   }
 
   async delegate(session: ExecutorSession, call: ToolCall, turnId: string): Promise<ToolVerdict> {
