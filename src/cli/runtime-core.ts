@@ -71,6 +71,8 @@ export interface RuntimeCoreSettings {
    * them. The model's key variables are added by the core.
    */
   hiddenEnv: readonly string[];
+  /** An execution still running this long after it started is cancelled; absent or 0: none. */
+  turnDeadlineMs?: number;
   /** The prefix of the core's metric names (D2): `spar` (default) for the agent, `svc` for svc. */
   metricPrefix?: string;
   /** What runs a session's work: absent, the agent's model turn; svc passes its workload's (D207). */
@@ -160,6 +162,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
       maxSteps: settings.maxSteps,
       idleTimeoutMs: settings.idleTimeoutMs,
       inbox: settings.inbox,
+      ...(settings.turnDeadlineMs ? { turnDeadlineMs: settings.turnDeadlineMs } : {}),
     },
   });
   const sessions = new SessionService(host);

@@ -309,6 +309,8 @@ function coreSettings(
     guardrails: svcGuardrails(base.guardrails, config, workload),
     model: config.model,
     maxSteps: base.maxSteps,
+    // Each turn is bounded by the workload's wallclock budget (reference 3.2); 0: none.
+    turnDeadlineMs: workload.budget.maxWallclockSeconds * 1000,
     idleTimeoutMs: base.idleTimeoutMs,
     inbox: config.limits.inbox,
     appName: "svc",

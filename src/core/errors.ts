@@ -19,6 +19,7 @@ export type SparErrorCode =
   | "persistence_failed" // a write that must land did not (500)
   | "not_implemented" // capability missing (501)
   | "bad_gateway" // an upstream (the model) answered with something unusable (502)
+  | "deadline_exceeded" // the work ran past its wallclock budget and was cancelled (504)
   | "shutting_down" // daemon is draining (503, Retry-After)
   | "unavailable" // a dependency (the store) refused (503)
   | "internal"; // a bug; never used for bad input

@@ -66,3 +66,14 @@ export const CANCELED_TURN: TurnErrorPayload = {
   message: "turn canceled",
   retryable: false,
 };
+
+/** A turn cancelled because it ran past its wallclock deadline (svc: `budget.max_wallclock_seconds`). */
+export function deadlineTurn(deadlineMs: number): TurnErrorPayload {
+  return {
+    kind: "canceled",
+    code: "DEADLINE_EXCEEDED",
+    message: `turn canceled: it ran past its ${deadlineMs / 1000} s wallclock budget`,
+    retryable: false,
+    hint: "raise budget.max_wallclock_seconds, or split the work",
+  };
+}

@@ -37,6 +37,8 @@ export interface ActorContext {
   announceOnce(what: string): boolean;
   /** What a session's inbox may hold waiting for a turn; an inject past it is refused (429). */
   inboxCaps: InboxCaps;
+  /** An execution still running this long after it started is cancelled (cause `deadline`); 0: none. */
+  turnDeadlineMs: number;
 }
 
 export interface InjectResult {

@@ -18,7 +18,7 @@ import type { Journal } from "./session-journal.ts";
 import type { SessionGuards } from "./session-guards.ts";
 
 /** Why an execution was cancelled, when it was. */
-export type CancelCause = "operator" | "guardrail" | "refusal-storm" | "shutdown";
+export type CancelCause = "operator" | "guardrail" | "refusal-storm" | "shutdown" | "deadline";
 
 /** One execution the scheduler starts: what it drains and the hooks it reports its start on. */
 export interface Execution {

@@ -367,6 +367,10 @@ export class SessionActor {
       this.#starting = false;
     }
     if (!execution) return;
+    const started = execution;
+    const deadline = this.#context.turnDeadlineMs;
+    const timer =
+      deadline > 0 ? setTimeout(() => this.#executor.cancel(started.invocationId, "deadline"), deadline) : undefined;
     try {
       const end = await this.#executor.execute(execution);
       if (!end) return;
@@ -382,6 +386,7 @@ export class SessionActor {
         this.#context.logError(`session ${this.key.id}: ${message}`),
       );
     } finally {
+      clearTimeout(timer);
       this.#running = undefined;
       this.#recordKeeper.touch();
       this.#recordKeeper.persistTouch();

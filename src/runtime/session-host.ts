@@ -34,6 +34,8 @@ export interface HostConfig {
   guardrails: GuardrailConfig;
   /** What one session's inbox may hold waiting for a turn (default DEFAULT_INBOX_CAPS). */
   inbox?: InboxCaps;
+  /** An execution still running this long after it started is cancelled (cause `deadline`); 0: none. */
+  turnDeadlineMs?: number;
 }
 
 export interface Logger {
@@ -104,6 +106,7 @@ export class SessionHost {
       turnRefused: options.turnRefused ?? (() => {}),
       prepareTools: options.prepareTools ?? (() => Promise.resolve()),
       inboxCaps: options.config.inbox ?? DEFAULT_INBOX_CAPS,
+      turnDeadlineMs: options.config.turnDeadlineMs ?? 0,
       announceOnce: (what) => {
         if (this.#announced.has(what)) return false;
         this.#announced.add(what);

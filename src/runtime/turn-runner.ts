@@ -14,7 +14,7 @@ import type {
   ToolResultEvent,
 } from "../core/events.ts";
 import type { ChatMessage } from "../core/model.ts";
-import { CANCELED_TURN, classifyTurnFailure } from "../core/turn-errors.ts";
+import { CANCELED_TURN, classifyTurnFailure, deadlineTurn } from "../core/turn-errors.ts";
 import { type UsageLedger, priceUsage } from "../core/usage.ts";
 import type { ActorContext } from "./actor-types.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
@@ -245,6 +245,9 @@ export class Turn {
         costUsd: this.#usage.cost.costUsd,
         latencyMs: Math.round(performance.now() - this.#startedAt),
       });
+    } else if (this.#cancelCause === "deadline") {
+      end.error = deadlineTurn(deps.context.turnDeadlineMs);
+      frames.push({ type: "turn-error", ...end.error });
     } else if (status === "canceled" || outcome.status !== "failed") {
       frames.push({ type: "turn-error", ...CANCELED_TURN });
     } else {

@@ -120,6 +120,7 @@ export class SessionTurns {
     if (this.#sessions.draining)
       return new SparError("shutting_down", "the turn was cut by the daemon's shutdown; retry against its successor");
     if (end.code === UNUSABLE_REPLY) return new SparError("bad_gateway", end.message);
+    if (end.code === "DEADLINE_EXCEEDED") return new SparError("deadline_exceeded", end.message);
     return new SparError("internal", `the turn failed: ${end.message}`);
   }
 

@@ -126,6 +126,7 @@ async function setup() {
     prepareTools: () => Promise.resolve(),
     announceOnce: () => false,
     inboxCaps: DEFAULT_INBOX_CAPS,
+    turnDeadlineMs: 0,
   };
   let executor: WorkloadExecutor | undefined;
   const actor = await SessionActor.load(context, record, (session) => {
