@@ -12,8 +12,10 @@ import type {
   MainListenerPort,
   ResumeOutcome,
   ResumeRequest,
+  SessionStatus,
 } from "./listener/listener-port.ts";
 import type { SvcRuntime } from "./runtime/svc-runtime.ts";
+import type { AckEffectsRequest } from "./listener/ack-effects-route.ts";
 
 export class SessionInjectPort implements MainListenerPort {
   readonly #runtime: SvcRuntime;
@@ -45,5 +47,9 @@ export class SessionInjectPort implements MainListenerPort {
 
   resume(request: ResumeRequest): Promise<ResumeOutcome> {
     return this.#runtime.resume(request);
+  }
+
+  ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }> {
+    return this.#runtime.ackEffects(request);
   }
 }

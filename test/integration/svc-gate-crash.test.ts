@@ -17,6 +17,7 @@ import {
   gatedDaemonOptions,
   gatedWorkload,
   injectIncident,
+  postTo,
   resume,
   storedRows,
 } from "../support/gated-workload.ts";
@@ -124,4 +125,24 @@ test("kill -9 between the call's return and its result row: 1 line; never run ag
   await approveAndDie(daemon, interruptId);
   expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
   await expectAmbiguousAfterRestart(workload, daemon.sessionDb, interruptId);
+});
+
+test("ack-effects lifts ambiguous mode: the acknowledgement is durable and a new mutating call parks again", async () => {
+  const workload = gatedWorkload();
+  const { daemon, interruptId } = await parkedDaemon(workload, { SPAR_FAILPOINTS: "svc.gate.after-call" });
+  await approveAndDie(daemon, interruptId);
+  const again = await restart(workload, daemon.sessionDb, PROPOSE);
+  const acked = await postTo(again, "/ack-effects", { session_id: "incident-k1", reason: "checked the cluster" });
+  expect(acked.status).toBe(202);
+  expect(acked.body).toMatchObject({ status: "acknowledged", acknowledged: 1, state: "idle" });
+  const injected = await injectIncident(again, "k1");
+  expect(injected.body.state).toBe("paused");
+  expect(injected.pending[0]?.message).toBe("Approve mutating call apply_change(replicas=10)?");
+  expect((await postTo(again, "/ack-effects", { session_id: "incident-k1" })).body).toMatchObject({ acknowledged: 0 });
+  expect((await postTo(again, "/ack-effects", { session_id: "incident-none" })).status).toBe(404);
+  await again.sigterm();
+  expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
+  const ledger = await workerLedger(daemon.sessionDb);
+  expect(ledger.ambiguous()).toEqual([]);
+  expect(ledger.state()).toBe("paused");
 });

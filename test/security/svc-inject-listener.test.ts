@@ -78,8 +78,8 @@ test("a reserved :mast-ops id and an id no session can carry are refused 400", a
   );
 });
 
-test("POST /abort and a guardrail reset without the inject token are refused 401 before any session is looked up", async () => {
-  for (const path of ["/abort", RESET]) {
+test("POST /abort, /resume, /ack-effects and a guardrail reset without the inject token are refused 401 before any session is looked up", async () => {
+  for (const path of ["/abort", "/resume", "/ack-effects", RESET]) {
     expect(await refusal(await post(gated, '{"session_id":"incident-x"}', {}, path), 401)).toBe(
       "missing or wrong inject token",
     );
@@ -112,6 +112,16 @@ test("/abort: a reserved :mast-ops id is 400; a body over 8 KiB 413, nesting pas
   expect(await refusal(await post(open, '{"session_id":"incident-x","approver":"admin"}', {}, "/abort"), 400)).toBe(
     'invalid request body: field "approver": unknown field',
   );
+});
+
+test("/resume and /ack-effects: a reserved :mast-ops id is 400, an approver field in the body 400 (the approver is never the client's)", async () => {
+  const resume = { session_id: "incident-x:mast-ops", interrupt_id: "gate-1", response: { verdict: "approve" } };
+  expect(await refusal(await post(open, JSON.stringify(resume), {}, "/resume"), 400)).toContain("reserved");
+  expect(await refusal(await post(open, '{"session_id":"incident-x:mast-ops"}', {}, "/ack-effects"), 400)).toContain(
+    "reserved session ID",
+  );
+  const asserted = { session_id: "incident-x", interrupt_id: "gate-1", response: {}, approver: "admin" };
+  expect(await refusal(await post(open, JSON.stringify(asserted), {}, "/resume"), 400)).toContain("approver");
 });
 
 test("guardrail reset: a reserved :mast-ops id in the path is 400, a body over 8 KiB 413", async () => {

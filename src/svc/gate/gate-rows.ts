@@ -10,6 +10,7 @@ import type { Journal } from "../../runtime/session-journal.ts";
 import type { AuditRecord } from "./audit-log.ts";
 import { callKey } from "./call-key.ts";
 import {
+  ACK_ROW,
   AUDIT_ROW,
   type AuditOutcome,
   EFFECT_ROW,
@@ -41,6 +42,15 @@ export class GateRows {
     this.#agent = agent;
     this.#sessionId = sessionId;
     this.#ownName = ownName;
+  }
+
+  ackRow(interruptIds: string[], reason: string, by: string): AuditEvent {
+    return {
+      ...this.#journal.header("gate-ack", GATE_AUTHOR),
+      kind: "audit",
+      name: ACK_ROW,
+      metadata: { interrupt_ids: interruptIds, reason, by },
+    };
   }
 
   intentRow(invocationId: string, interruptId: string, idempotencyKey: string, call: ToolCall): AuditEvent {

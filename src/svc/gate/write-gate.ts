@@ -324,6 +324,27 @@ export class WriteGate implements TurnTools {
     await run;
   }
 
+  /**
+   * An operator acknowledges the calls whose effect is unknown: a durable row that covers the
+   * calls persisted up to now (a later cut call is ambiguous again). Resolves with how many.
+   */
+  acknowledge(reason: string, by: string): Promise<number> {
+    const run = this.#chain.then(async () => {
+      const dangling = (await this.ledger()).ambiguous();
+      if (dangling.length === 0) return 0;
+      await this.#commit([
+        this.#rows.ackRow(
+          dangling.map((entry) => entry.call.interruptId),
+          reason,
+          by,
+        ),
+      ]);
+      return dangling.length;
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
   /** The agent's model turn is starting: it reads every outcome told so far. */
   async modelTurnStarting(): Promise<void> {
     (await this.ledger()).markTold();

@@ -3,6 +3,7 @@
  * the listener parses, calls one method and encodes the answer. Types only.
  */
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
+import type { AckEffectsRequest } from "./ack-effects-route.ts";
 
 export interface InjectRequest {
   sessionId: string;
@@ -59,6 +60,8 @@ export interface MainListenerPort {
    * bad_request (not a verdict; a refused scope, the question stays open), conflict (answered before).
    */
   resume(request: ResumeRequest): Promise<ResumeOutcome>;
+  /** Acknowledge the session's calls whose effect is unknown (404 for no such session). */
+  ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }>;
   /** The Prometheus text of `/metrics`. */
   metrics(): string;
 }

@@ -20,6 +20,7 @@ import { type GuardrailResetPort, guardrailsRoute } from "./guardrails-route.ts"
 import { InjectEnvelope, incidentSessionId, injectMessage } from "./inject-envelope.ts";
 import type { MainListenerPort } from "./listener-port.ts";
 import { resumeRoute } from "./resume-route.ts";
+import { ackEffectsRoute } from "./ack-effects-route.ts";
 
 /** The caller behind the shared inject token (the original's `mast-inject` user). */
 export const INJECT_CALLER: Caller = Object.freeze({ identity: "svc-inject", admin: false, source: "bearer" });
@@ -64,6 +65,7 @@ export function mainListenerApp(options: MainListenerOptions) {
     .use(drainingGuard(() => options.controls.refuseWhileDraining()))
     .use(mainRoutes(options.port))
     .use(resumeRoute(options.port))
+    .use(ackEffectsRoute(options.port))
     .use(abortRoute(options.controls))
     .use(guardrailsRoute(options.controls));
 }

@@ -6,6 +6,7 @@
  * session reports (`paused`, `ambiguous`, `idle`) is read from those rows alone.
  */
 import type { CallsFirst } from "./calls-first.ts";
+import type { AckEffectsRequest } from "../listener/ack-effects-route.ts";
 import { SparError } from "../../core/errors.ts";
 import type { SessionTarget } from "../../runtime/session-service.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
@@ -67,6 +68,16 @@ export class SessionQuestions {
       `session ${JSON.stringify(sessionId)} waits on ${pending.map((question) => question.interrupt_id).join(", ")}: answer with POST /resume before injecting again`,
       { state: "paused", pending },
     );
+  }
+
+  /** POST /ack-effects: acknowledge the ambiguous calls of the session's specialists, durably. */
+  async ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }> {
+    const target: SessionTarget = { app: this.#sources.coordinatorApp, sid: request.sessionId };
+    await this.#sources.authorize(target, request.caller);
+    let acknowledged = 0;
+    for (const gate of await this.#sources.gatesOf(request.sessionId))
+      acknowledged += await gate.acknowledge(request.reason, request.caller.identity);
+    return { acknowledged, ...(await this.status(request.sessionId)) };
   }
 
   /** POST /resume: answer a question of the session (or of one of its specialists), then run the session on. */

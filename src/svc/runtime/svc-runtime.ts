@@ -33,6 +33,7 @@ import { SessionQuestions } from "./session-questions.ts";
 import { CallsFirst } from "./calls-first.ts";
 import { newWriteGate } from "./gate-factory.ts";
 import { SessionTurns } from "./session-turns.ts";
+import type { AckEffectsRequest } from "../listener/ack-effects-route.ts";
 import { shapeRunner } from "./shape-runners.ts";
 import { type SpecialistRun, specialistResult } from "./specialist-result.ts";
 import { SvcExecutor } from "./svc-executor.ts";
@@ -294,6 +295,10 @@ export class SvcRuntime implements DispatchAgents {
   /** POST /resume: answer a question of the session (or of one of its specialists), then run the session on. */
   resume(request: ResumeRequest): Promise<ResumeOutcome> {
     return this.#questions.resume(request);
+  }
+
+  ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }> {
+    return this.#questions.ackEffects(request);
   }
 
   /** A dispatch shape's session that waits on an operator refuses a new inject (409). */

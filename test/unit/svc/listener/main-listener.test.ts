@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { SparError } from "../../../../src/core/errors.ts";
 import type { Caller } from "../../../../src/surfaces/http/caller-auth.ts";
 import { parseAllowedHosts } from "../../../../src/surfaces/http/host-allowlist.ts";
+import type { AckEffectsRequest } from "../../../../src/svc/listener/ack-effects-route.ts";
 import type { InjectRequest, MainListenerPort, ResumeRequest } from "../../../../src/svc/listener/listener-port.ts";
 import { INJECT_CALLER, mainListenerApp } from "../../../../src/svc/listener/main-listener.ts";
 import { RecordingControls } from "./recording-controls.ts";
@@ -15,6 +16,11 @@ import { RecordingControls } from "./recording-controls.ts";
 class RecordingPort implements MainListenerPort {
   readonly injects: InjectRequest[] = [];
   readonly resumes: ResumeRequest[] = [];
+  readonly acks: AckEffectsRequest[] = [];
+  async ackEffects(request: AckEffectsRequest) {
+    this.acks.push(request);
+    return { acknowledged: 1, state: "idle" as const, pending: [] };
+  }
   failWith: SparError | undefined;
   async resume(request: ResumeRequest) {
     if (this.failWith) throw this.failWith;
@@ -227,5 +233,37 @@ describe("POST /resume", () => {
     const response = await send("/resume", { body: JSON.stringify(body) });
     expect(response.status).toBe(409);
     expect(await response.json()).toEqual({ error: "interrupt gate-1 was already answered", outcome: "apply" });
+  });
+});
+
+describe("POST /ack-effects", () => {
+  test("the caller's acknowledgement reaches the daemon with the default reason, answered 202 with how many", async () => {
+    const { port, send } = setup("s3cret");
+    const response = await send("/ack-effects", {
+      body: JSON.stringify({ session_id: "incident-u1" }),
+      headers: { authorization: "Bearer s3cret" },
+    });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({
+      status: "acknowledged",
+      session_id: "incident-u1",
+      acknowledged: 1,
+      state: "idle",
+      pending: [],
+    });
+    expect(port.acks).toEqual([{ sessionId: "incident-u1", reason: "operator ack", caller: INJECT_CALLER }]);
+  });
+
+  test("a reserved id, a missing session_id and an unknown field are 400 and reach nothing", async () => {
+    const { port, send } = setup();
+    for (const body of [
+      { session_id: "incident-x:mast-ops" },
+      { reason: "r" },
+      { session_id: "incident-u1", by: "x" },
+    ]) {
+      const response = await send("/ack-effects", { body: JSON.stringify(body) });
+      expect(response.status).toBe(400);
+    }
+    expect(port.acks).toEqual([]);
   });
 });

@@ -20,6 +20,9 @@ class QuietPort implements MainListenerPort {
   async resume() {
     return { outcome: "apply", state: "idle" as const, pending: [] };
   }
+  async ackEffects() {
+    return { acknowledged: 0, state: "idle" as const, pending: [] };
+  }
   metrics(): string {
     return "svc_up 1\n";
   }
