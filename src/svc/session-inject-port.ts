@@ -15,7 +15,7 @@ import type {
   SessionStatus,
 } from "./listener/listener-port.ts";
 import type { SvcRuntime } from "./runtime/svc-runtime.ts";
-import type { AckEffectsRequest } from "./listener/ack-effects-route.ts";
+import type { AckEffectsRequest } from "./listener/listener-port.ts";
 
 export class SessionInjectPort implements MainListenerPort {
   readonly #runtime: SvcRuntime;

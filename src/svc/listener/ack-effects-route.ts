@@ -9,11 +9,10 @@
  */
 import { Elysia } from "elysia";
 import * as v from "valibot";
-import type { Caller } from "../../surfaces/http/caller-auth.ts";
 import { json } from "../../surfaces/http/responses.ts";
 import { withCaller } from "../../surfaces/http/with-caller.ts";
 import { refuseUnwritableId } from "./inject-envelope.ts";
-import type { SessionStatus } from "./listener-port.ts";
+import type { AckEffectsRequest, SessionStatus } from "./listener-port.ts";
 
 export const DEFAULT_ACK_REASON = "operator ack";
 
@@ -28,12 +27,6 @@ export const AckEffectsBody = v.strictObject(
     return "the body must be a JSON object {session_id, reason?}";
   },
 );
-
-export interface AckEffectsRequest {
-  sessionId: string;
-  reason: string;
-  caller: Caller;
-}
 
 export interface AckEffectsPort {
   /** Acknowledge the session's ambiguous calls durably; resolves with how many and the state after. */

@@ -3,7 +3,6 @@
  * the listener parses, calls one method and encodes the answer. Types only.
  */
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
-import type { AckEffectsRequest } from "./ack-effects-route.ts";
 
 export interface InjectRequest {
   sessionId: string;
@@ -14,6 +13,13 @@ export interface InjectRequest {
 
 /** A session's state after a turn: `paused` while a question waits, `ambiguous` while an effect is unknown. */
 export type SessionState = "idle" | "paused" | "ambiguous";
+
+/** POST /ack-effects's request, the caller resolved by the listener. */
+export interface AckEffectsRequest {
+  sessionId: string;
+  reason: string;
+  caller: Caller;
+}
 
 /** A question waiting for an operator: what POST /resume answers. */
 export interface PendingQuestion {

@@ -6,7 +6,7 @@
  * session reports (`paused`, `ambiguous`, `idle`) is read from those rows alone.
  */
 import type { CallsFirst } from "./calls-first.ts";
-import type { AckEffectsRequest } from "../listener/ack-effects-route.ts";
+import type { AckEffectsRequest } from "../listener/listener-port.ts";
 import { SparError } from "../../core/errors.ts";
 import type { SessionTarget } from "../../runtime/session-service.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";

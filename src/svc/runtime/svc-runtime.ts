@@ -33,7 +33,7 @@ import { SessionQuestions } from "./session-questions.ts";
 import { CallsFirst } from "./calls-first.ts";
 import { newWriteGate } from "./gate-factory.ts";
 import { SessionTurns } from "./session-turns.ts";
-import type { AckEffectsRequest } from "../listener/ack-effects-route.ts";
+import type { AckEffectsRequest } from "../listener/listener-port.ts";
 import { shapeRunner } from "./shape-runners.ts";
 import { type SpecialistRun, specialistResult } from "./specialist-result.ts";
 import { SvcExecutor } from "./svc-executor.ts";

@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { SparError } from "../../../../src/core/errors.ts";
 import type { Caller } from "../../../../src/surfaces/http/caller-auth.ts";
 import { parseAllowedHosts } from "../../../../src/surfaces/http/host-allowlist.ts";
-import type { AckEffectsRequest } from "../../../../src/svc/listener/ack-effects-route.ts";
+import type { AckEffectsRequest } from "../../../../src/svc/listener/listener-port.ts";
 import type { InjectRequest, MainListenerPort, ResumeRequest } from "../../../../src/svc/listener/listener-port.ts";
 import { INJECT_CALLER, mainListenerApp } from "../../../../src/svc/listener/main-listener.ts";
 import { RecordingControls } from "./recording-controls.ts";
