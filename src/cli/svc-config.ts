@@ -244,11 +244,17 @@ function sessionStore(read: SettingReader, cwd: string): SessionStoreSettings {
   if (location === "") {
     if (driver === "postgres")
       throw new ConfigProblem(
-        "--session-db-driver=postgres needs --session-db with a DSN or postgres:// URL (an empty --session-db is the in-memory store)",
+        "--session-db-driver=postgres needs --session-db with a postgres:// URL (an empty --session-db is the in-memory store)",
       );
     return { driver, location: "", inMemory: true };
   }
-  if (driver === "postgres") return { driver, location, inMemory: false };
+  if (driver === "postgres") {
+    if (!/^postgres(ql)?:\/\//i.test(location))
+      throw new ConfigProblem(
+        `${read.from("session-db")} under --session-db-driver=postgres must be a postgres:// URL (postgres://user:password@host:5432/database)`,
+      );
+    return { driver, location, inMemory: false };
+  }
   if (/^postgres(ql)?:\/\//i.test(location))
     throw new ConfigProblem(
       `${read.from("session-db")} is a postgres URL but the driver is sqlite: add --session-db-driver=postgres`,

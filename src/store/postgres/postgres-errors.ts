@@ -67,14 +67,3 @@ export function openFailed(where: string, error: unknown): SparError {
   if (error instanceof SparError) return error;
   return new SparError("unavailable", `cannot open session store ${where}: ${errorMessage(error)}`, details(error));
 }
-
-/** A URL safe to log: the password replaced. */
-export function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "the postgres session store";
-  }
-}

@@ -33,16 +33,9 @@ import {
   type SessionRow,
   sessionRecord,
 } from "../sqlite/row-codec.ts";
-import {
-  isRetryable,
-  isStoreLevel,
-  openFailed,
-  opFailed,
-  readFailed,
-  redactedUrl,
-  writeRefused,
-} from "./postgres-errors.ts";
+import { isRetryable, isStoreLevel, openFailed, opFailed, readFailed, writeRefused } from "./postgres-errors.ts";
 import { migrate } from "./postgres-schema.ts";
+import { redactUrl } from "../../net/redact-url.ts";
 import { applyOp, type PgWriteOp } from "./postgres-writes.ts";
 
 export interface PostgresStoreOptions {
@@ -101,11 +94,11 @@ export class PostgresStore implements Store {
 
   /**
    * Connects, migrates the schema and answers; throws SparError `unavailable` naming the URL
-   * (password redacted) when the server is unreachable, refuses the login or the database is
+   * (credentials redacted) when the server is unreachable, refuses the login or the database is
    * missing, within the connect timeout, never hanging.
    */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const where = redactedUrl(url);
+    const where = redactUrl(url);
     if (!/^postgres(ql)?:\/\//i.test(url))
       throw new SparError("unavailable", `${where} is not a postgres:// URL; the postgres store needs one`);
     const timeoutSeconds = options.connectTimeoutSeconds ?? 10;
