@@ -3,7 +3,7 @@
  * (flags win), plus the environment the spec names, read from a parameter. Validated once; every
  * refusal names the flag, key or variable. Owns the startup rules of the spec: the listeners'
  * loopback-or-token rule (and `--allow-unauthenticated` for the main listener only), the attach
- * surface's need for a store, postgres's need for a DSN, the in-memory store and what it turns
+ * surface's need for a store, postgres's need for a postgres:// URL, the in-memory store and what it turns
  * off (D228, D230). Pure: it opens, binds and loads nothing (the workload loader and the daemon do).
  */
 import { existsSync } from "node:fs";
@@ -49,7 +49,7 @@ export interface ProtocolListenerSettings {
 
 export interface SessionStoreSettings {
   driver: "sqlite" | "postgres";
-  /** An absolute sqlite path or a postgres DSN; "" when in memory. */
+  /** An absolute sqlite path or a postgres:// URL; "" when in memory. */
   location: string;
   /** No `--session-db`: nothing is durable (the daemon announces it). */
   inMemory: boolean;

@@ -309,16 +309,19 @@ export class PostgresStore implements Store {
 
   /** Commits batches until nothing is pending; each batch is what queued while the last one ran. */
   private async writeLoop(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending;
-      this.pending = [];
-      const started = performance.now();
-      await this.commit(batch);
-      this.stats.longestBatchMs = Math.max(this.stats.longestBatchMs, performance.now() - started);
-      this.stats.batches++;
-      this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending;
+        this.pending = [];
+        const started = performance.now();
+        await this.commit(batch);
+        this.stats.longestBatchMs = Math.max(this.stats.longestBatchMs, performance.now() - started);
+        this.stats.batches++;
+        this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
+      }
+    } finally {
+      this.writing = undefined;
     }
-    this.writing = undefined;
   }
 
   private async commit(batch: PgWriteOp[], attempt = 1): Promise<void> {
