@@ -2,8 +2,9 @@
  * The Store contract (test/unit/store/store-contract.ts) on PostgresStore against a real
  * PostgreSQL 15 cluster started for this file (each location a fresh database), and what only the
  * postgres store promises: two stores on one database (two daemons) keep seqs contiguous per
- * session, the schema is migrated once and reopened, and a bad or unreachable URL fails the open
- * with a clear error within the connect timeout.
+ * session, the schema is migrated once and reopened, a server outage fails calls with
+ * `unavailable` and the store works again once the server is back, and a bad or unreachable URL
+ * fails the open with a clear error within the connect timeout.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
@@ -41,6 +42,27 @@ test("two stores on one database (two daemons) keep each session's seq contiguou
     expect(await a.head(key(`s${i}`))).toBe(30);
   }
   await Promise.all([a.close(), b.close()]);
+});
+
+test("while the server is down writes and reads fail with unavailable; once it is back the same store works again", async () => {
+  const store = await PostgresStore.open(cluster.createDatabase("outage"), { connectTimeoutSeconds: 2 });
+  await store.createSession(record("s0"));
+  await store.append(key("s0"), [audit("before")]);
+  // Several pooled connections, all of them stale once the server restarts.
+  await Promise.all(Array.from({ length: 8 }, () => store.head(key("s0"))));
+  cluster.pause();
+  try {
+    expect((await rejection(store.append(key("s0"), [audit("lost")]))).code).toBe("unavailable");
+    expect((await rejection(store.probe())).code).toBe("unavailable");
+    expect(store.stats.refused).toBeGreaterThan(0);
+  } finally {
+    cluster.resume();
+  }
+  await store.probe();
+  expect(await Promise.all(Array.from({ length: 8 }, () => store.head(key("s0"))))).toEqual(new Array(8).fill(1));
+  expect((await store.append(key("s0"), [audit("after")])).map((row) => row.seq)).toEqual([2]);
+  expect(await store.head(key("s0"))).toBe(2);
+  await store.close();
 });
 
 test("an unreachable server fails the open with unavailable, naming the URL without its credentials", async () => {

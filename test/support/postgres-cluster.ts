@@ -16,6 +16,10 @@ export interface PostgresCluster {
   readonly port: number;
   /** A further empty database on the same cluster; resolves to its URL. */
   createDatabase(name: string): string;
+  /** Stop the server (fast shutdown: clients are disconnected), keeping its data. */
+  pause(): void;
+  /** Start it again on the same port. */
+  resume(): void;
   stop(): void;
 }
 
@@ -67,21 +71,18 @@ export function startPostgresCluster(database = "spar"): PostgresCluster {
   };
   try {
     run([join(BIN, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"], asPostgres);
-    ctl(
-      "-l",
-      join(dir, "server.log"),
-      "-o",
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-      "-w",
-      "start",
-    );
+    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    const start = () => ctl("-l", join(dir, "server.log"), "-o", options, "-w", "start");
+    start();
     started = true;
+    const pause = () => ctl("-m", "fast", "-w", "stop");
+    const resume = () => start();
     const createDatabase = (name: string) => {
       run([join(BIN, "createdb"), "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", name], false);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     };
     const url = createDatabase(database);
-    return { url, port, createDatabase, stop };
+    return { url, port, createDatabase, pause, resume, stop };
   } catch (error) {
     stop();
     throw error;

@@ -55,7 +55,7 @@ export interface PostgresStoreStats {
   refused: number;
   /** Longest time one batch took from BEGIN to COMMIT (ms; the event loop runs meanwhile). */
   longestBatchMs: number;
-  /** Single-op transactions retried after a deadlock or serialization failure. */
+  /** Transactions retried (deadlock, serialization failure, a connection lost before COMMIT). */
   retries: number;
 }
 
@@ -66,7 +66,10 @@ type OpFields<K extends PgWriteOp["kind"] = PgWriteOp["kind"]> = K extends PgWri
 /** Upper bound for `read` when no uptoSeq is given (seq is a PostgreSQL integer). */
 const NO_UPPER = 2 ** 31 - 1;
 
-/** Attempts of a single op that lost a deadlock or a serialization race. */
+/**
+ * Attempts of a transaction or a read: after a deadlock or serialization race (single ops), or a
+ * store-level failure before COMMIT (a stale pooled connection, the server restarting).
+ */
 const RETRIES = 3;
 
 export class PostgresStore implements Store {
@@ -326,6 +329,7 @@ export class PostgresStore implements Store {
 
   private async commit(batch: PgWriteOp[], attempt = 1): Promise<void> {
     let rows = 0;
+    let committing = false;
     try {
       await this.sql.begin(async (tx) => {
         rows = 0;
@@ -334,9 +338,17 @@ export class PostgresStore implements Store {
           op.error = undefined;
           rows += await applyOp(tx, op);
         }
+        committing = true;
       });
     } catch (error) {
       if (isStoreLevel(error)) {
+        // Before COMMIT nothing of it was written, so it may run again on another connection (a
+        // server restart leaves pooled connections that fail once each); a failed COMMIT's outcome
+        // is unknown and is never retried.
+        if (!committing && attempt < RETRIES) {
+          this.stats.retries++;
+          return await this.commit(batch, attempt + 1);
+        }
         this.stats.refused++;
         for (const op of batch) op.reject(writeRefused(error));
       } else if (batch.length > 1) {
@@ -358,12 +370,15 @@ export class PostgresStore implements Store {
     }
   }
 
+  /** Reads are retried on another connection after a store-level failure, like writes before COMMIT. */
   private async reading<T>(run: () => Promise<T>): Promise<T> {
     if (this.closed) throw this.closedError();
-    try {
-      return await run();
-    } catch (error) {
-      throw readFailed(error);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        if (!isStoreLevel(error) || attempt >= RETRIES || this.closed) throw readFailed(error);
+      }
     }
   }
 
