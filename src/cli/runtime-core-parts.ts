@@ -10,7 +10,7 @@ import { PricingTable } from "../runtime/pricing-table.ts";
 import type { SessionHost } from "../runtime/session-host.ts";
 import type { ToolHost } from "../runtime/tool-host.ts";
 import type { WorkerPool } from "../runtime/worker-pool.ts";
-import type { SqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { Store } from "../core/session-store.ts";
 import type { CheckState } from "../surfaces/attach/attach-context.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { MetricsRegistry } from "../telemetry/metrics.ts";
@@ -59,6 +59,17 @@ export function registerMcpReload(reloads: ReloadRegistry, mcp: McpManager | und
   });
 }
 
+/** The counters of a store's commits the runtime's gauges read; the sqlite and postgres stores both keep them. */
+export interface StoreCommitStats {
+  transactions: number;
+  refused: number;
+  rows: number;
+  longestBatchMs: number;
+}
+
+/** What the runtime core runs on: any Store that counts its commits. */
+export type CoreStore = Store & { readonly stats: StoreCommitStats };
+
 /** The price list: shipped rates, the configured source (refreshed once in the background at start). */
 export function startPricing(settings: PricingSettings, logger: Logger): PricingTable {
   const pricing = new PricingTable(settings.source ? { source: settings.source } : {});
@@ -74,7 +85,7 @@ export function startPricing(settings: PricingSettings, logger: Logger): Pricing
 
 /** The core's readiness checks, logging one line per state change (the /healthz body carries no detail). */
 export function readinessChecks(
-  store: SqliteStore,
+  store: CoreStore,
   pool: WorkerPool,
   host: SessionHost,
   logger: Logger,
@@ -97,7 +108,7 @@ export function readinessChecks(
 }
 
 /** The session_db check: a bounded read against the event-log table (2 s, else `timeout`). */
-async function storeCheck(store: SqliteStore): Promise<Record<string, CheckState>> {
+async function storeCheck(store: CoreStore): Promise<Record<string, CheckState>> {
   const timeout = new Promise<CheckState>((resolve) => setTimeout(() => resolve("timeout"), 2000).unref());
   const probe = store.probe().then(
     (): CheckState => "ready",
@@ -109,7 +120,7 @@ async function storeCheck(store: SqliteStore): Promise<Record<string, CheckState
 /** The runtime's gauges, named `<prefix>_...` (the daemon's series prefix, D2): auto-continue, sessions and feeds, the workers' cache, the store's commits. */
 export function registerRuntimeGauges(
   metrics: MetricsRegistry,
-  parts: { store: SqliteStore; pool: WorkerPool; host: SessionHost; autoContinue: AutoContinuer },
+  parts: { store: CoreStore; pool: WorkerPool; host: SessionHost; autoContinue: AutoContinuer },
   prefix: string,
 ): void {
   const { store, pool, host, autoContinue } = parts;

@@ -23,6 +23,7 @@ import { ToolHost } from "../runtime/tool-host.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import { SkillAwareTools } from "../skills/skill-tools.ts";
 import type { FlushOn } from "../store/sqlite/group-commit.ts";
+import { PostgresStore } from "../store/postgres/postgres-store.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { CheckState } from "../surfaces/attach/attach-context.ts";
 import type { Logger } from "../telemetry/logger.ts";
@@ -30,6 +31,7 @@ import { MetricsRegistry } from "../telemetry/metrics.ts";
 import type { McpSettings } from "./mcp-flags.ts";
 import type { PricingSettings } from "./pricing-flags.ts";
 import {
+  type CoreStore,
   mcpOption,
   readinessChecks,
   registerMcpReload,
@@ -42,11 +44,12 @@ import type { ToolsSettings } from "./tools-flags.ts";
 /** What the core reads: each daemon maps its own configuration to this in one function. */
 export interface RuntimeCoreSettings {
   /**
-   * The sqlite session store: its path, size cap in MiB (0: no cap) and when a tick's writes are
-   * committed (default `microtask`; `immediate` batches the writes of every request handled in one
-   * event-loop turn into one transaction, svc's choice for bursts of approvals, D255).
+   * The session store. sqlite (the default driver): its path, size cap in MiB (0: no cap) and when
+   * a tick's writes are committed (default `microtask`; `immediate` batches the writes of every
+   * request handled in one event-loop turn into one transaction, svc's choice for bursts of
+   * approvals, D255). postgres: its postgres:// URL.
    */
-  store: { path: string; maxMb: number; flushOn?: FlushOn };
+  store: { driver?: "sqlite"; path: string; maxMb: number; flushOn?: FlushOn } | { driver: "postgres"; url: string };
   workers: number;
   /** A turn worker running turns that leaves a ping unanswered this long is replaced. */
   workerLivenessMs: number;
@@ -82,7 +85,7 @@ export interface RuntimeCoreSettings {
 }
 
 export interface RuntimeCore {
-  readonly store: SqliteStore;
+  readonly store: CoreStore;
   readonly metrics: MetricsRegistry;
   readonly tools: ToolHost;
   /** The tools a turn sees: the tool host's and the skill tools. */
@@ -110,7 +113,7 @@ export interface RuntimeCore {
 
 /** Open the store, start the workers and the session host; the caller owns the teardown. */
 export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Logger): Promise<RuntimeCore> {
-  const store = openStore(settings.store);
+  const store = await openStore(settings.store);
   const metrics = new MetricsRegistry();
   const prefix = settings.metricPrefix ?? "spar";
   const countTurn = metrics.counter(`${prefix}_turns_total`, "Turns finished, by outcome.");
@@ -199,7 +202,8 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   };
 }
 
-function openStore(settings: RuntimeCoreSettings["store"]): SqliteStore {
+async function openStore(settings: RuntimeCoreSettings["store"]): Promise<CoreStore> {
+  if (settings.driver === "postgres") return await PostgresStore.open(settings.url);
   // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
   mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
   // 4 KiB pages: 256 per MiB.

@@ -101,8 +101,6 @@ function usageError(message: string): number {
 
 /** What this build cannot run yet, refused before anything starts. */
 function notYetBuilt(config: SvcConfig): string | undefined {
-  if (config.sessionDb.driver === "postgres")
-    return "--session-db-driver=postgres: the postgres store is not in this build yet";
   if (config.a2a) return "--a2a-listen is not in this build yet";
   if (config.agui) return "--agui-listen is not in this build yet";
   return undefined;
@@ -141,7 +139,10 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   const store = storeLocation(config, logger);
   let core: RuntimeCore;
   try {
-    core = await startRuntimeCore(coreSettings(config, store.path, cwd, runtime, mcp, workload, countOutcome), logger);
+    core = await startRuntimeCore(
+      coreSettings(config, store.settings, cwd, runtime, mcp, workload, countOutcome),
+      logger,
+    );
   } catch (error) {
     audit.close();
     store.remove();
@@ -173,7 +174,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     ? `[${bindHostname(config.listen.address)}]`
     : bindHostname(config.listen.address);
   logger.info(
-    `spar svc ${SPAR_VERSION} listening on http://${shown}:${server.port} (workload ${workload.name}, ${workload.dispatch} dispatch, ${runtime.roster.coordinator.name}, model ${config.model.name}, store ${config.sessionDb.inMemory ? "in memory" : store.path})`,
+    `spar svc ${SPAR_VERSION} listening on http://${shown}:${server.port} (workload ${workload.name}, ${workload.dispatch} dispatch, ${runtime.roster.coordinator.name}, model ${config.model.name}, store ${store.shown})`,
   );
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
@@ -254,16 +255,29 @@ function serveMainListener(config: SvcConfig, core: RuntimeCore, runtime: SvcRun
 }
 
 /**
- * Where the store lives: the `--session-db` file, or for an empty one (in memory, no durability) a
- * private directory of its own, removed when the daemon stops.
+ * Where the store lives: the PostgreSQL database of a postgres `--session-db`, the `--session-db`
+ * file, or for an empty one (in memory, no durability) a private directory of its own, removed
+ * when the daemon stops. `shown`: how the startup line names it (credentials redacted).
  */
-function storeLocation(config: SvcConfig, logger: Logger): { path: string; remove(): void } {
-  if (!config.sessionDb.inMemory) return { path: config.sessionDb.location, remove: () => {} };
+function storeLocation(
+  config: SvcConfig,
+  logger: Logger,
+): { settings: RuntimeCoreSettings["store"]; shown: string; remove(): void } {
+  const { driver, location, inMemory } = config.sessionDb;
+  if (driver === "postgres")
+    return { settings: { driver, url: location }, shown: `postgres ${redactUrl(location)}`, remove: () => {} };
+  // A burst of approvals commits in few transactions: each event-loop turn's writes in one (D255).
+  const sqlite = (path: string) => ({ path, maxMb: 0, flushOn: "immediate" as const });
+  if (!inMemory) return { settings: sqlite(location), shown: location, remove: () => {} };
   const directory = mkdtempSync(join(tmpdir(), "spar-svc-"));
   logger.warn(
     "no --session-db: sessions live only as long as this process (no durability, no auto-resume); set --session-db=PATH to keep them",
   );
-  return { path: join(directory, "sessions.db"), remove: () => rmSync(directory, { recursive: true, force: true }) };
+  return {
+    settings: sqlite(join(directory, "sessions.db")),
+    shown: "in memory",
+    remove: () => rmSync(directory, { recursive: true, force: true }),
+  };
 }
 
 /**
@@ -285,7 +299,7 @@ function workloadMcp(loaded: LoadedWorkload, config: SvcConfig): McpSettings | u
 /** The runtime core's settings for svc: the agent's defaults, with svc's store, model and limits (D233). */
 function coreSettings(
   config: SvcConfig,
-  storePath: string,
+  store: RuntimeCoreSettings["store"],
   cwd: string,
   runtime: SvcRuntime,
   mcp: McpSettings | undefined,
@@ -296,8 +310,7 @@ function coreSettings(
   if (!defaults.ok) throw new Error(defaults.error);
   const base = defaults.value;
   return {
-    // A burst of approvals commits in few transactions: each event-loop turn's writes in one (D255).
-    store: { path: storePath, maxMb: 0, flushOn: "immediate" },
+    store,
     workers: base.workers,
     workerLivenessMs: base.workerLivenessMs,
     // A workload's agents have its tool servers' tools only: every builtin is disabled.

@@ -3,7 +3,7 @@
  * (flags win), plus the environment the spec names, read from a parameter. Validated once; every
  * refusal names the flag, key or variable. Owns the startup rules of the spec: the listeners'
  * loopback-or-token rule (and `--allow-unauthenticated` for the main listener only), the attach
- * surface's need for a store, postgres's need for a DSN, the in-memory store and what it turns
+ * surface's need for a store, postgres's need for a postgres:// URL, the in-memory store and what it turns
  * off (D228, D230). Pure: it opens, binds and loads nothing (the workload loader and the daemon do).
  */
 import { existsSync } from "node:fs";
@@ -49,7 +49,7 @@ export interface ProtocolListenerSettings {
 
 export interface SessionStoreSettings {
   driver: "sqlite" | "postgres";
-  /** An absolute sqlite path or a postgres DSN; "" when in memory. */
+  /** An absolute sqlite path or a postgres:// URL; "" when in memory. */
   location: string;
   /** No `--session-db`: nothing is durable (the daemon announces it). */
   inMemory: boolean;
@@ -244,11 +244,17 @@ function sessionStore(read: SettingReader, cwd: string): SessionStoreSettings {
   if (location === "") {
     if (driver === "postgres")
       throw new ConfigProblem(
-        "--session-db-driver=postgres needs --session-db with a DSN or postgres:// URL (an empty --session-db is the in-memory store)",
+        "--session-db-driver=postgres needs --session-db with a postgres:// URL (an empty --session-db is the in-memory store)",
       );
     return { driver, location: "", inMemory: true };
   }
-  if (driver === "postgres") return { driver, location, inMemory: false };
+  if (driver === "postgres") {
+    if (!/^postgres(ql)?:\/\//i.test(location))
+      throw new ConfigProblem(
+        `${read.from("session-db")} under --session-db-driver=postgres must be a postgres:// URL (postgres://user:password@host:5432/database)`,
+      );
+    return { driver, location, inMemory: false };
+  }
   if (/^postgres(ql)?:\/\//i.test(location))
     throw new ConfigProblem(
       `${read.from("session-db")} is a postgres URL but the driver is sqlite: add --session-db-driver=postgres`,

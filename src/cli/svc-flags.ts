@@ -72,7 +72,7 @@ const SVC_OWN_FLAGS: readonly FlagSpec[] = [
   {
     name: "session-db",
     kind: "string",
-    help: "session store: a sqlite file path, or a DSN / postgres:// URL with --session-db-driver=postgres; empty is in-memory (no durability, no auto-resume)",
+    help: "session store: a sqlite file path, or a postgres://user:password@host:port/database URL with --session-db-driver=postgres; empty is in-memory (no durability, no auto-resume)",
     defaultText: "empty: in-memory",
     configKey: "svc.session_db.path",
   },

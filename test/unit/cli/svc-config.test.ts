@@ -329,9 +329,15 @@ describe("the attach surface", () => {
 describe("the session store", () => {
   test("postgres with an empty --session-db is refused", () => {
     const message =
-      "--session-db-driver=postgres needs --session-db with a DSN or postgres:// URL (an empty --session-db is the in-memory store)";
+      "--session-db-driver=postgres needs --session-db with a postgres:// URL (an empty --session-db is the in-memory store)";
     expect(refusal(build(["--session-db-driver=postgres"]))).toBe(message);
     expect(refusal(build(["--session-db-driver=postgres", "--session-db="]))).toBe(message);
+  });
+
+  test("a postgres store that is not a postgres:// URL is refused with the form", () => {
+    expect(refusal(build(["--session-db-driver=postgres", "--session-db=host=db dbname=svc"]))).toBe(
+      "--session-db under --session-db-driver=postgres must be a postgres:// URL (postgres://user:password@host:5432/database)",
+    );
   });
 
   test("a postgres URL under the sqlite driver is refused with the fix", () => {

@@ -1,0 +1,69 @@
+/**
+ * Translation of Bun.sql PostgreSQL failures into SparError for the postgres store. Owns the rule
+ * of which failures mean "the store as a whole refused" (connection lost, server out of space or
+ * shutting down, read-only: every op of a batch fails with `unavailable`) versus "this statement
+ * failed" (only the op that ran it fails, `internal`), and which are worth a retry (deadlock,
+ * serialization failure). Pure: never touches a database.
+ */
+import { SparError } from "../../core/errors.ts";
+
+/** Bun's error code (`ERR_POSTGRES_...`) of a failure, if any. */
+function bunCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** The server's SQLSTATE of a failure, if the server answered one. */
+export function sqlState(error: unknown): string | undefined {
+  const errno = (error as { errno?: unknown } | null)?.errno;
+  return typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno) ? errno : undefined;
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * SQLSTATE classes that say the server or the connection refused: 08 connection, 53 insufficient
+ * resources (disk full), 57 operator intervention (shutdown), 58 system error, 28 authorization;
+ * and 25006 read-only transaction (a standby).
+ */
+const STORE_LEVEL_CLASSES = new Set(["08", "53", "57", "58", "28", "3D"]);
+
+export function isStoreLevel(error: unknown): boolean {
+  const state = sqlState(error);
+  if (state !== undefined) return STORE_LEVEL_CLASSES.has(state.slice(0, 2)) || state === "25006";
+  // No SQLSTATE: Bun's own connection and protocol failures.
+  return bunCode(error)?.startsWith("ERR_POSTGRES_") === true && bunCode(error) !== "ERR_POSTGRES_SERVER_ERROR";
+}
+
+/** Deadlock detected, serialization failure: another daemon's transaction won; retrying may succeed. */
+export function isRetryable(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === "40P01" || state === "40001";
+}
+
+function details(error: unknown): Record<string, unknown> {
+  return { sqlstate: sqlState(error) ?? null };
+}
+
+export function writeRefused(error: unknown): SparError {
+  return new SparError("unavailable", `session store refused the write: ${errorMessage(error)}`, details(error));
+}
+
+export function readFailed(error: unknown): SparError {
+  if (error instanceof SparError) return error;
+  return new SparError("unavailable", `session store read failed: ${errorMessage(error)}`, details(error));
+}
+
+/** An op that failed on its own (not a store-level refusal): a bug or unexpected data. */
+export function opFailed(error: unknown): SparError {
+  if (error instanceof SparError) return error;
+  return new SparError("internal", `session store write failed: ${errorMessage(error)}`, details(error));
+}
+
+/** The open failed: the URL without its password, and why. */
+export function openFailed(where: string, error: unknown): SparError {
+  if (error instanceof SparError) return error;
+  return new SparError("unavailable", `cannot open session store ${where}: ${errorMessage(error)}`, details(error));
+}

@@ -1,0 +1,388 @@
+/**
+ * PostgresStore: the Store (session rows, tombstones, durable inbox, event log, daemon
+ * coordination) on PostgreSQL through Bun.sql, for daemons that outgrow one machine: several
+ * daemons may share one database (an append locks its session row, so seqs stay contiguous per
+ * session; claims and boot records coordinate auto-continue as on sqlite).
+ *
+ * Writes go through one queue: the ops requested while no transaction runs (one event-loop tick,
+ * or everything that arrived during the previous commit) are applied in request order in ONE
+ * transaction (group commit), so an enqueue and the append draining it in one tick work as on
+ * sqlite. An op's expected failure (conflict, not_found) fails it alone; a store-level failure
+ * (connection, disk, shutdown) rejects the whole batch with `unavailable`; any other statement
+ * failure rolls back and retries the ops one per transaction so only the culprit fails. Reads run
+ * on the pool and see committed state only. Events are stored as their JSON text, one row each.
+ */
+import { SQL } from "bun";
+import type { AppendOptions } from "../../core/event-log.ts";
+import type { CommittedRow, SessionEvent } from "../../core/events.ts";
+import { SparError } from "../../core/errors.ts";
+import type {
+  DeletedSession,
+  InboxItem,
+  InterruptionClaim,
+  SessionAbort,
+  SessionRecord,
+  Store,
+} from "../../core/session-store.ts";
+import type { SessionKey } from "../../core/session-key.ts";
+import {
+  inboxItem,
+  type InboxRow,
+  type KeyRow,
+  sessionKey,
+  type SessionRow,
+  sessionRecord,
+} from "../sqlite/row-codec.ts";
+import { isRetryable, isStoreLevel, openFailed, opFailed, readFailed, writeRefused } from "./postgres-errors.ts";
+import { migrate } from "./postgres-schema.ts";
+import { redactUrl } from "../../net/redact-url.ts";
+import { applyOp, type PgWriteOp } from "./postgres-writes.ts";
+
+export interface PostgresStoreOptions {
+  /** Connections in the pool (default 10). */
+  maxConnections?: number;
+  /** Give up connecting (at open and later) after this long, seconds (default 10). */
+  connectTimeoutSeconds?: number;
+}
+
+/** Counters since open, the same names as the sqlite store's (the runtime's gauges read these). */
+export interface PostgresStoreStats {
+  transactions: number;
+  ops: number;
+  rows: number;
+  batches: number;
+  largestBatch: number;
+  refused: number;
+  /** Longest time one batch took from BEGIN to COMMIT (ms; the event loop runs meanwhile). */
+  longestBatchMs: number;
+  /** Transactions retried (deadlock, serialization failure, a connection lost before COMMIT). */
+  retries: number;
+}
+
+type OpFields<K extends PgWriteOp["kind"] = PgWriteOp["kind"]> = K extends PgWriteOp["kind"]
+  ? Omit<Extract<PgWriteOp, { kind: K }>, "resolve" | "reject" | "result" | "error">
+  : never;
+
+/** Upper bound for `read` when no uptoSeq is given (seq is a PostgreSQL integer). */
+const NO_UPPER = 2 ** 31 - 1;
+
+/**
+ * Attempts of a transaction or a read: after a deadlock or serialization race (single ops), or a
+ * store-level failure before COMMIT (a stale pooled connection, the server restarting).
+ */
+const RETRIES = 3;
+
+export class PostgresStore implements Store {
+  readonly stats: PostgresStoreStats = {
+    transactions: 0,
+    ops: 0,
+    rows: 0,
+    batches: 0,
+    largestBatch: 0,
+    refused: 0,
+    longestBatchMs: 0,
+    retries: 0,
+  };
+  private pending: PgWriteOp[] = [];
+  /** The running write loop, if any. */
+  private writing: Promise<void> | undefined;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly sql: SQL,
+    /** The URL without its password, for messages. */
+    readonly where: string,
+  ) {}
+
+  /**
+   * Connects, migrates the schema and answers; throws SparError `unavailable` naming the URL
+   * (credentials redacted) when the server is unreachable, refuses the login or the database is
+   * missing, within the connect timeout, never hanging.
+   */
+  static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const where = redactUrl(url);
+    if (!/^postgres(ql)?:\/\//i.test(url))
+      throw new SparError("unavailable", `${where} is not a postgres:// URL; the postgres store needs one`);
+    const timeoutSeconds = options.connectTimeoutSeconds ?? 10;
+    let sql: SQL;
+    try {
+      sql = new SQL(url, {
+        max: options.maxConnections ?? 10,
+        connectionTimeout: timeoutSeconds,
+        idleTimeout: 60,
+      });
+    } catch (error) {
+      throw openFailed(where, error);
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(new SparError("unavailable", `cannot open session store ${where}: no answer in ${timeoutSeconds} s`)),
+        timeoutSeconds * 1000 + 500,
+      );
+    });
+    try {
+      await Promise.race([migrate(sql, where), deadline]);
+    } catch (error) {
+      await sql.close({ timeout: 0 }).catch(() => {});
+      throw openFailed(where, error);
+    } finally {
+      clearTimeout(timer);
+    }
+    return new PostgresStore(sql, where);
+  }
+
+  // ---- event log --------------------------------------------------------------------------
+
+  append(session: SessionKey, events: readonly SessionEvent[], options?: AppendOptions): Promise<CommittedRow[]> {
+    const drained = options?.drainedPromptIds ?? [];
+    if (events.length === 0) {
+      if (drained.length > 0) {
+        return Promise.reject(new SparError("bad_request", "drainedPromptIds given without events to record them"));
+      }
+      return Promise.resolve([]);
+    }
+    if (drained.length > 1 && new Set(drained).size !== drained.length) {
+      return Promise.reject(new SparError("bad_request", "drainedPromptIds holds a prompt id twice"));
+    }
+    const payloads: string[] = new Array(events.length);
+    try {
+      for (let i = 0; i < events.length; i++) payloads[i] = JSON.stringify(events[i]);
+    } catch (error) {
+      return Promise.reject(new SparError("bad_request", `event is not serializable: ${String(error)}`));
+    }
+    return this.submit<CommittedRow[]>({ kind: "append", key: session, events, payloads, drained });
+  }
+
+  read(session: SessionKey, afterSeq: number, limit: number, uptoSeq?: number): Promise<CommittedRow[]> {
+    // Seqs are integers from 1: seq > afterSeq means seq > lo, seq <= uptoSeq means seq <= hi.
+    const lo = Math.max(0, Math.floor(afterSeq));
+    const hi = Math.min(NO_UPPER, Math.floor(uptoSeq ?? NO_UPPER), lo + Math.floor(Math.min(limit, NO_UPPER)));
+    if (!(limit >= 1) || !(hi > lo)) return this.reading(async () => []);
+    return this.reading(async () => {
+      const rows: { seq: number; body: string }[] = await this.sql`SELECT e.seq, e.body FROM spar_events e
+        JOIN spar_sessions s ON s.pk = e.session_pk
+        WHERE s.app = ${session.app} AND s.sid = ${session.id} AND e.seq > ${lo} AND e.seq <= ${hi}
+        ORDER BY e.seq`;
+      return rows.map((row) => ({ seq: row.seq, event: JSON.parse(row.body) as SessionEvent }));
+    });
+  }
+
+  /** 0 for a session without events, and for an unknown session. */
+  head(session: SessionKey): Promise<number> {
+    return this.reading(async () => {
+      const rows: { head: number }[] = await this
+        .sql`SELECT head FROM spar_sessions WHERE app = ${session.app} AND sid = ${session.id}`;
+      return rows[0]?.head ?? 0;
+    });
+  }
+
+  // ---- sessions ---------------------------------------------------------------------------
+
+  createSession(record: SessionRecord): Promise<void> {
+    return this.submit<void>({ kind: "create", record });
+  }
+
+  getSession(key: SessionKey): Promise<SessionRecord | undefined> {
+    return this.reading(async () => {
+      const rows: SessionRow[] = await this.sql`SELECT * FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id}`;
+      const row = rows[0];
+      return row === undefined ? undefined : sessionRecord(row);
+    });
+  }
+
+  listSessions(): Promise<SessionRecord[]> {
+    return this.reading(async () => {
+      const rows: SessionRow[] = await this.sql`SELECT * FROM spar_sessions ORDER BY pk`;
+      return rows.map(sessionRecord);
+    });
+  }
+
+  findSessionsById(id: string): Promise<SessionKey[]> {
+    return this.reading(async () => {
+      const rows: KeyRow[] = await this.sql`SELECT app, sid FROM spar_sessions WHERE sid = ${id} ORDER BY app`;
+      return rows.map(sessionKey);
+    });
+  }
+
+  deleteSession(key: SessionKey): Promise<boolean> {
+    return this.submit<boolean>({ kind: "delete", key });
+  }
+
+  deletedSessions(id: string): Promise<DeletedSession[]> {
+    return this.reading(async () => {
+      const rows: DeletedSession[] = await this
+        .sql`SELECT app, owner FROM spar_tombstones WHERE sid = ${id} ORDER BY app`;
+      return rows.map((row) => ({ app: row.app, owner: row.owner }));
+    });
+  }
+
+  touchSession(key: SessionKey, at: string): Promise<void> {
+    return this.submit<void>({ kind: "touch", key, at });
+  }
+
+  setTitle(key: SessionKey, title: string | undefined): Promise<void> {
+    return this.submit<void>({ kind: "title", key, title: title ?? null });
+  }
+
+  setAcl(key: SessionKey, viewers: readonly string[], contributors: readonly string[]): Promise<void> {
+    return this.submit<void>({ kind: "acl", key, viewers, contributors });
+  }
+
+  abortSession(key: SessionKey, abort: SessionAbort): Promise<void> {
+    return this.submit<void>({ kind: "abort", key, abort });
+  }
+
+  // ---- inbox ------------------------------------------------------------------------------
+
+  enqueueInbox(key: SessionKey, item: InboxItem): Promise<void> {
+    return this.submit<void>({ kind: "enqueue", key, item });
+  }
+
+  pendingInbox(key: SessionKey): Promise<InboxItem[]> {
+    return this.reading(async () => {
+      const rows: { prompt_id: string; message: string; queued_at: string; wake: boolean }[] = await this
+        .sql`SELECT i.prompt_id, i.message, i.queued_at, i.wake FROM spar_inbox i
+        JOIN spar_sessions s ON s.pk = i.session_pk
+        WHERE s.app = ${key.app} AND s.sid = ${key.id} AND NOT i.drained ORDER BY i.ord`;
+      return rows.map((row): InboxItem => inboxItem({ ...row, wake: row.wake ? 1 : 0 } satisfies InboxRow));
+    });
+  }
+
+  sessionsAwaitingTurn(): Promise<SessionKey[]> {
+    return this.reading(async () => {
+      const rows: KeyRow[] = await this.sql`SELECT s.app, s.sid FROM spar_sessions s
+        WHERE EXISTS (SELECT 1 FROM spar_inbox i WHERE i.session_pk = s.pk AND NOT i.drained AND i.wake)
+        ORDER BY s.pk`;
+      return rows.map(sessionKey);
+    });
+  }
+
+  // ---- coordination -----------------------------------------------------------------------
+
+  claimInterruption(key: SessionKey, claim: InterruptionClaim): Promise<boolean> {
+    return this.submit<boolean>({ kind: "claim", key, claim });
+  }
+
+  beginBoot(bootId: string, at: string, windowStart: string): Promise<number> {
+    return this.submit<number>({ kind: "boot-begin", bootId, at, windowStart });
+  }
+
+  endBoot(bootId: string): Promise<void> {
+    return this.submit<void>({ kind: "boot-end", bootId });
+  }
+
+  // ---- lifecycle --------------------------------------------------------------------------
+
+  probe(): Promise<void> {
+    return this.reading(async () => {
+      await this.sql`SELECT 1 FROM spar_events LIMIT 1`;
+    });
+  }
+
+  /** Refuses new calls from the start; commits queued writes, then closes the pool. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.closed = true;
+    while (this.writing !== undefined) await this.writing;
+    await this.sql.close({ timeout: 5 }).catch(() => {});
+  }
+
+  // ---- the write queue --------------------------------------------------------------------
+
+  private submit<T>(fields: OpFields): Promise<T> {
+    if (this.closed) return Promise.reject(this.closedError());
+    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    const op = fields as PgWriteOp;
+    op.resolve = resolve as (value: unknown) => void;
+    op.reject = reject;
+    op.result = undefined;
+    op.error = undefined;
+    this.pending.push(op);
+    // The loop starts after this tick's other requests joined the batch.
+    this.writing ??= Promise.resolve().then(() => this.writeLoop());
+    return promise;
+  }
+
+  /** Commits batches until nothing is pending; each batch is what queued while the last one ran. */
+  private async writeLoop(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending;
+        this.pending = [];
+        const started = performance.now();
+        await this.commit(batch);
+        this.stats.longestBatchMs = Math.max(this.stats.longestBatchMs, performance.now() - started);
+        this.stats.batches++;
+        this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
+      }
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  private async commit(batch: PgWriteOp[], attempt = 1): Promise<void> {
+    let rows = 0;
+    let committing = false;
+    try {
+      await this.sql.begin(async (tx) => {
+        rows = 0;
+        for (const op of batch) {
+          op.result = undefined;
+          op.error = undefined;
+          rows += await applyOp(tx, op);
+        }
+        committing = true;
+      });
+    } catch (error) {
+      if (isStoreLevel(error)) {
+        // Before COMMIT nothing of it was written, so it may run again on another connection (a
+        // server restart leaves pooled connections that fail once each); a failed COMMIT's outcome
+        // is unknown and is never retried.
+        if (!committing && attempt < RETRIES) {
+          this.stats.retries++;
+          return await this.commit(batch, attempt + 1);
+        }
+        this.stats.refused++;
+        for (const op of batch) op.reject(writeRefused(error));
+      } else if (batch.length > 1) {
+        for (const op of batch) await this.commit([op]);
+      } else if (isRetryable(error) && attempt < RETRIES) {
+        this.stats.retries++;
+        await this.commit(batch, attempt + 1);
+      } else {
+        for (const op of batch) op.reject(opFailed(error));
+      }
+      return;
+    }
+    this.stats.transactions++;
+    this.stats.ops += batch.length;
+    this.stats.rows += rows;
+    for (const op of batch) {
+      if (op.error === undefined) op.resolve(op.result);
+      else op.reject(op.error);
+    }
+  }
+
+  /** Reads are retried on another connection after a store-level failure, like writes before COMMIT. */
+  private async reading<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closed) throw this.closedError();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        if (!isStoreLevel(error) || attempt >= RETRIES || this.closed) throw readFailed(error);
+      }
+    }
+  }
+
+  private closedError(): SparError {
+    return new SparError("unavailable", `session store ${this.where} is closed`);
+  }
+}

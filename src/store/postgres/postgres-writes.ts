@@ -1,0 +1,198 @@
+/**
+ * The write side of the postgres store: the op types its writer queue carries and how one op is
+ * applied inside a transaction. Expected failures (conflict, not_found) are found before an op
+ * writes anything and recorded on the op, so they fail that op alone without aborting the
+ * transaction. An append locks its session row (FOR UPDATE) and assigns seqs from the row's
+ * `head`, so daemons sharing the database still get a contiguous seq per session. Never schedules
+ * and never commits (postgres-store.ts does).
+ */
+import type { TransactionSQL } from "bun";
+import type { CommittedRow, SessionEvent } from "../../core/events.ts";
+import { SparError } from "../../core/errors.ts";
+import type { InboxItem, InterruptionClaim, SessionAbort, SessionRecord } from "../../core/session-store.ts";
+import { type SessionKey, sessionKeyString } from "../../core/session-key.ts";
+
+interface OpBase {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  /** Set inside the transaction; reported only if it commits. */
+  result: unknown;
+  error: SparError | undefined;
+}
+
+export type PgWriteOp = OpBase &
+  (
+    | {
+        kind: "append";
+        key: SessionKey;
+        events: readonly SessionEvent[];
+        payloads: string[];
+        drained: readonly string[];
+      }
+    | { kind: "create"; record: SessionRecord }
+    | { kind: "delete"; key: SessionKey }
+    | { kind: "touch"; key: SessionKey; at: string }
+    | { kind: "title"; key: SessionKey; title: string | null }
+    | { kind: "acl"; key: SessionKey; viewers: readonly string[]; contributors: readonly string[] }
+    | { kind: "enqueue"; key: SessionKey; item: InboxItem }
+    | { kind: "abort"; key: SessionKey; abort: SessionAbort }
+    | { kind: "claim"; key: SessionKey; claim: InterruptionClaim }
+    | { kind: "boot-begin"; bootId: string; at: string; windowStart: string }
+    | { kind: "boot-end"; bootId: string }
+  );
+
+/** Applies one op in `tx`; returns the event rows it wrote. */
+export async function applyOp(tx: TransactionSQL, op: PgWriteOp): Promise<number> {
+  switch (op.kind) {
+    case "append":
+      return append(tx, op);
+    case "create":
+      await create(tx, op.record, op);
+      return 0;
+    case "delete":
+      op.result = await remove(tx, op.key);
+      return 0;
+    case "enqueue":
+      await enqueue(tx, op.key, op.item, op);
+      return 0;
+    case "claim": {
+      const { interruption, owner, now, expiresAt } = op.claim;
+      const rows = await tx`INSERT INTO spar_interruption_claims (app, sid, interruption, owner, expires_at)
+        VALUES (${op.key.app}, ${op.key.id}, ${interruption}, ${owner}, ${expiresAt})
+        ON CONFLICT (app, sid, interruption) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+        WHERE spar_interruption_claims.expires_at <= ${now} OR spar_interruption_claims.owner = ${owner}
+        RETURNING owner`;
+      op.result = rows.length > 0;
+      return 0;
+    }
+    case "boot-begin": {
+      const rows: { count: number }[] = await tx`SELECT count(*)::int AS count FROM spar_daemon_boots
+        WHERE NOT clean AND started_at >= ${op.windowStart} AND boot_id <> ${op.bootId}`;
+      op.result = rows[0]?.count ?? 0;
+      await tx`INSERT INTO spar_daemon_boots (boot_id, started_at) VALUES (${op.bootId}, ${op.at})`;
+      return 0;
+    }
+    case "boot-end":
+      await tx`UPDATE spar_daemon_boots SET clean = true WHERE boot_id = ${op.bootId}`;
+      return 0;
+    default:
+      await updateSession(tx, op);
+      return 0;
+  }
+}
+
+type SessionUpdate = Extract<PgWriteOp, { kind: "touch" | "title" | "acl" | "abort" }>;
+
+async function updateSession(tx: TransactionSQL, op: SessionUpdate): Promise<void> {
+  const pk = await existing(tx, op.key, op);
+  if (pk === undefined) return;
+  switch (op.kind) {
+    case "touch":
+      await tx`UPDATE spar_sessions SET last_touched_at = ${op.at} WHERE pk = ${pk}`;
+      return;
+    case "title":
+      await tx`UPDATE spar_sessions SET title = ${op.title} WHERE pk = ${pk}`;
+      return;
+    case "acl":
+      await tx`UPDATE spar_sessions SET viewers = ${JSON.stringify(op.viewers)},
+        contributors = ${JSON.stringify(op.contributors)} WHERE pk = ${pk}`;
+      return;
+    case "abort": {
+      const { at, reason, by } = op.abort;
+      const rows = await tx`UPDATE spar_sessions SET aborted_at = ${at}, abort_reason = ${reason}, aborted_by = ${by}
+        WHERE pk = ${pk} AND aborted_at IS NULL RETURNING pk`;
+      if (rows.length === 0)
+        op.error = new SparError("conflict", `session ${JSON.stringify(op.key.id)}: session already aborted`);
+      return;
+    }
+    default:
+      return assertNever(op);
+  }
+}
+
+async function append(tx: TransactionSQL, op: Extract<PgWriteOp, { kind: "append" }>): Promise<number> {
+  // The row lock serializes appends to one session across daemons: head is read and advanced under it.
+  const found: { pk: string; head: number }[] =
+    await tx`SELECT pk, head FROM spar_sessions WHERE app = ${op.key.app} AND sid = ${op.key.id} FOR UPDATE`;
+  const session = found[0];
+  if (session === undefined) {
+    op.error = notFound(op.key);
+    return 0;
+  }
+  for (const promptId of op.drained) {
+    const pending =
+      await tx`SELECT 1 FROM spar_inbox WHERE session_pk = ${session.pk} AND prompt_id = ${promptId} AND NOT drained`;
+    if (pending.length === 0) {
+      op.error = new SparError(
+        "conflict",
+        `prompt ${promptId} is not pending in the inbox of session ${sessionKeyString(op.key)}`,
+      );
+      return 0;
+    }
+  }
+  const n = op.events.length;
+  const rows: CommittedRow[] = new Array(n);
+  const values: { session_pk: string; seq: number; body: string }[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const seq = session.head + i + 1;
+    rows[i] = { seq, event: op.events[i] as SessionEvent };
+    values[i] = { session_pk: session.pk, seq, body: op.payloads[i] as string };
+  }
+  await tx`INSERT INTO spar_events ${tx(values, "session_pk", "seq", "body")}`;
+  await tx`UPDATE spar_sessions SET head = ${session.head + n} WHERE pk = ${session.pk}`;
+  for (const promptId of op.drained)
+    await tx`UPDATE spar_inbox SET drained = true WHERE session_pk = ${session.pk} AND prompt_id = ${promptId}`;
+  op.result = rows;
+  return n;
+}
+
+async function create(tx: TransactionSQL, record: SessionRecord, op: PgWriteOp): Promise<void> {
+  const inserted =
+    await tx`INSERT INTO spar_sessions (app, sid, owner, viewers, contributors, title, created_at, last_touched_at)
+    VALUES (${record.app}, ${record.id}, ${record.owner}, ${JSON.stringify(record.viewers)},
+      ${JSON.stringify(record.contributors)}, ${record.title ?? null}, ${record.createdAt}, ${record.lastTouchedAt})
+    ON CONFLICT (app, sid) DO NOTHING RETURNING pk`;
+  if (inserted.length === 0) {
+    op.error = new SparError("conflict", `session ${sessionKeyString(record)} already exists`);
+    return;
+  }
+  await tx`DELETE FROM spar_tombstones WHERE app = ${record.app} AND sid = ${record.id}`;
+}
+
+async function remove(tx: TransactionSQL, key: SessionKey): Promise<boolean> {
+  const deleted: { pk: string; owner: string }[] =
+    await tx`DELETE FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id} RETURNING pk, owner`;
+  const row = deleted[0];
+  if (row === undefined) return false;
+  await tx`DELETE FROM spar_events WHERE session_pk = ${row.pk}`;
+  await tx`DELETE FROM spar_inbox WHERE session_pk = ${row.pk}`;
+  await tx`INSERT INTO spar_tombstones (app, sid, deleted_at, owner)
+    VALUES (${key.app}, ${key.id}, ${new Date().toISOString()}, ${row.owner})
+    ON CONFLICT (app, sid) DO UPDATE SET deleted_at = excluded.deleted_at, owner = excluded.owner`;
+  return true;
+}
+
+async function enqueue(tx: TransactionSQL, key: SessionKey, item: InboxItem, op: PgWriteOp): Promise<void> {
+  const pk = await existing(tx, key, op);
+  if (pk === undefined) return;
+  const inserted = await tx`INSERT INTO spar_inbox (session_pk, prompt_id, message, queued_at, wake)
+    VALUES (${pk}, ${item.promptId}, ${item.message}, ${item.queuedAt}, ${item.wake})
+    ON CONFLICT (session_pk, prompt_id) DO NOTHING RETURNING ord`;
+  if (inserted.length === 0)
+    op.error = new SparError("conflict", `prompt ${item.promptId} is already in session ${sessionKeyString(key)}`);
+}
+
+async function existing(tx: TransactionSQL, key: SessionKey, op: PgWriteOp): Promise<string | undefined> {
+  const rows: { pk: string }[] = await tx`SELECT pk FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id}`;
+  const pk = rows[0]?.pk;
+  if (pk === undefined) op.error = notFound(key);
+  return pk;
+}
+
+function notFound(key: SessionKey): SparError {
+  return new SparError("not_found", `session ${sessionKeyString(key)} not found`);
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unhandled write op ${JSON.stringify(value)}`);
+}
