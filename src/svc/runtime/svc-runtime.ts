@@ -95,7 +95,7 @@ export class SvcRuntime implements DispatchAgents {
         await this.#core().sessions.authorize(target, caller, "write");
       },
       runOn: (target, caller) => this.turns.run(target, caller, ""),
-      callsFirst: new CallsFirst({ lingerMs: 25, maxWaitMs: 1000 }),
+      callsFirst: new CallsFirst({ lingerMs: 100, maxWaitMs: 2000 }),
     });
     this.#servers = servers;
   }
