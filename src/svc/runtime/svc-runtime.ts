@@ -71,9 +71,10 @@ export class SvcRuntime implements DispatchAgents {
   readonly shape: DispatchShape;
   readonly requireApproval: boolean;
   readonly #deps: SvcRuntimeDeps;
-  readonly #gates = new Map<string, WriteGate>();
+  /** Each loaded specialist session's gate, with the session it was built on. */
+  readonly #gates = new Map<string, { session: ExecutorSession; gate: WriteGate }>();
   /** The result questions of each loaded coordinator session (dispatch shapes only). */
-  readonly #approvals = new Map<string, ResultApprovals>();
+  readonly #approvals = new Map<string, { session: ExecutorSession; approvals: ResultApprovals }>();
   readonly #schemas: ToolSchemas;
   readonly #questions: SessionQuestions;
   #bound: BoundCore | undefined;
@@ -136,14 +137,13 @@ export class SvcRuntime implements DispatchAgents {
     return new SvcExecutor(session, this, profile);
   };
 
-  /** The result questions of a coordinator session (created once per loaded session). */
+  /** The result questions of a coordinator session: one per loaded session (again after an eviction). */
   approvalsFor(session: ExecutorSession): ResultApprovals {
     const name = sessionKeyString(session.key);
-    let approvals = this.#approvals.get(name);
-    if (approvals === undefined) {
-      approvals = new ResultApprovals({ journal: session.journal, readRows: () => this.#rows(session.key) });
-      this.#approvals.set(name, approvals);
-    }
+    const existing = this.#approvals.get(name);
+    if (existing?.session === session) return existing.approvals;
+    const approvals = new ResultApprovals({ journal: session.journal, readRows: () => this.#rows(session.key) });
+    this.#approvals.set(name, { session, approvals });
     return approvals;
   }
 
@@ -151,10 +151,14 @@ export class SvcRuntime implements DispatchAgents {
     return this.#events(session.key);
   }
 
+  /**
+   * The write gate of a specialist session, built when its executor is: a session evicted and
+   * loaded again gets a new gate on its new journal and conversation (the ledger is folded again).
+   */
   gateFor(session: ExecutorSession, profile: AgentProfile): WriteGate {
     const name = sessionKeyString(session.key);
     const existing = this.#gates.get(name);
-    if (existing) return existing;
+    if (existing?.session === session) return existing.gate;
     const gate = newWriteGate(session, profile, {
       roster: this.roster,
       schemas: this.#schemas,
@@ -165,7 +169,7 @@ export class SvcRuntime implements DispatchAgents {
       changeSets: (sessionId) => this.#changeSets(sessionId),
       audit: (record) => this.#deps.audit(record),
     });
-    this.#gates.set(name, gate);
+    this.#gates.set(name, { session, gate });
     return gate;
   }
 
@@ -322,7 +326,7 @@ export class SvcRuntime implements DispatchAgents {
     if (this.#deps.runner === undefined) return undefined;
     const key = { app: this.roster.coordinator.app, id: sessionId };
     if (!(await this.#load(key))) return undefined;
-    return this.#approvals.get(sessionKeyString(key));
+    return this.#approvals.get(sessionKeyString(key))?.approvals;
   }
 
   /** The write gates of the session's specialists that exist (loading their sessions). */
@@ -331,7 +335,7 @@ export class SvcRuntime implements DispatchAgents {
     for (const profile of this.roster.specialists()) {
       const key = { app: profile.app, id: sessionId };
       if (!(await this.#load(key))) continue;
-      const gate = this.#gates.get(sessionKeyString(key));
+      const gate = this.#gates.get(sessionKeyString(key))?.gate;
       if (gate) gates.push(gate);
     }
     return gates;
@@ -340,7 +344,7 @@ export class SvcRuntime implements DispatchAgents {
   async #ledgerOf(target: SessionTarget): Promise<GateLedger | undefined> {
     const key = { app: target.app ?? this.roster.coordinator.app, id: target.sid };
     if (!(await this.#load(key))) return undefined;
-    return this.#gates.get(sessionKeyString(key))?.ledger();
+    return this.#gates.get(sessionKeyString(key))?.gate.ledger();
   }
 
   /** Load the session (its executor, so its gate) when it exists. */
