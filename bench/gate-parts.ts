@@ -5,86 +5,27 @@
  * server's durable appends (both paths are bound by it), and one raw HTTP POST
  * (its own TCP connection, so a thousand go out at once: Bun's fetch holds back past 256).
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { type CountedCall, COUNTING_SERVER, countedCalls } from "../test/fixtures/mcp/counting.ts";
+import { type GatedWorkload, writeGatedWorkload } from "../test/support/gated-workload.ts";
 import { type RawAnswer, rawHttp } from "../test/support/raw-http.ts";
-import { BUN, REPO_ROOT, benchTempDir, nowMs } from "./lib.ts";
+import { benchTempDir, nowMs } from "./lib.ts";
 
-export const COUNTING_SERVER = join(REPO_ROOT, "test/fixtures/mcp/counting-server.ts");
+export { COUNTING_SERVER };
 
-export interface GateWorkload {
-  directory: string;
-  countDir: string;
+/** A coordinator with one specialist `worker` whose tools are the counting server's (`blocker`), stamping executions. */
+export function gateWorkload(): GatedWorkload {
+  return writeGatedWorkload(benchTempDir("spar-bench-gate-"), { serverEnv: { COUNT_TIMESTAMPS: "1" } });
 }
 
-/** A coordinator with one specialist `worker` whose tools are the counting server's (`blocker`). */
-export function gateWorkload(): GateWorkload {
-  const directory = benchTempDir("spar-bench-gate-");
-  const countDir = join(directory, "counts");
-  mkdirSync(countDir);
-  mkdirSync(join(directory, "specialists"));
-  writeFileSync(
-    join(directory, "workload.yaml"),
-    [
-      "name: gated",
-      "description: One worker that can read status and apply a change; writes need approval.",
-      "tool_catalog:",
-      "  mcp:",
-      "    - server: blocker",
-      "  tools:",
-      "    - name: read_status",
-      "      mutating: false",
-      "    - name: apply_change",
-      "      mutating: true",
-      "specialists:",
-      "  - worker",
-      "",
-    ].join("\n"),
-  );
-  const blocker = {
-    transport: "stdio",
-    command: BUN,
-    args: [COUNTING_SERVER],
-    env: { COUNT_DIR: countDir, COUNT_TIMESTAMPS: "1" },
-  };
-  writeFileSync(join(directory, "mcp.json"), JSON.stringify({ version: 1, servers: { blocker } }));
-  writeFileSync(
-    join(directory, "specialists", "worker.tmpl"),
-    [
-      "---",
-      "description: Reads status and, when asked, applies the change.",
-      "mode: Task",
-      "capability: change_executor",
-      "tools:",
-      "  mcp:",
-      "    - server: blocker",
-      "      tools: [read_status, apply_change]",
-      "---",
-      "Do what the incident asks, then call finish_task with a short result.",
-      "",
-    ].join("\n"),
-  );
-  return { directory, countDir };
-}
-
-/** One execution as the counting server wrote it (`at` with COUNT_TIMESTAMPS=1). */
-export interface Execution {
-  args: Record<string, unknown>;
-  meta: Record<string, unknown> | null;
-  at?: number;
-}
-
-export function executions(countDir: string, tool = "apply_change"): Execution[] {
-  const file = join(countDir, `${tool}.calls`);
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as Execution);
+/** Every execution of `tool` the counting server recorded (with `at`: COUNT_TIMESTAMPS=1). */
+export function executions(countDir: string, tool = "apply_change"): CountedCall[] {
+  return countedCalls(countDir, tool);
 }
 
 /** Poll until at least `count` executions are written, or the deadline; answers what is there. */
-export async function waitForExecutions(countDir: string, count: number, timeoutMs: number): Promise<Execution[]> {
+export async function waitForExecutions(countDir: string, count: number, timeoutMs: number): Promise<CountedCall[]> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const found = executions(countDir);
@@ -107,7 +48,7 @@ export interface Tally {
 }
 
 /** Match the executions to the keys sent (key -> epoch ms it was sent) by `_meta.idempotency_key`. */
-export function tally(found: readonly Execution[], sent: ReadonlyMap<string, number>): Tally {
+export function tally(found: readonly CountedCall[], sent: ReadonlyMap<string, number>): Tally {
   const seen = new Set<string>();
   let duplicates = 0;
   let strays = 0;

@@ -24,11 +24,21 @@ export interface GatedWorkload {
   countDir: string;
 }
 
-/** Write the workload directory (and its counting server's directory). */
-export function gatedWorkload(
-  options: { onMutation?: string; precondition?: boolean; changeSetTtl?: string } = {},
-): GatedWorkload {
-  const directory = tempDir("spar-gated-");
+export interface GatedWorkloadOptions {
+  onMutation?: string;
+  precondition?: boolean;
+  changeSetTtl?: string;
+  /** Extra environment of the counting server (the bench's `COUNT_TIMESTAMPS=1`). */
+  serverEnv?: Record<string, string>;
+}
+
+/** Write the workload directory (and its counting server's directory) in a fresh temp dir. */
+export function gatedWorkload(options: GatedWorkloadOptions = {}): GatedWorkload {
+  return writeGatedWorkload(tempDir("spar-gated-"), options);
+}
+
+/** Write the workload into `directory`: workload.yaml, mcp.json, specialists/worker.tmpl, counts/. */
+export function writeGatedWorkload(directory: string, options: GatedWorkloadOptions = {}): GatedWorkload {
   const countDir = join(directory, "counts");
   mkdirSync(countDir);
   mkdirSync(join(directory, "specialists"));
@@ -58,7 +68,7 @@ export function gatedWorkload(
   );
   writeFileSync(
     join(directory, "mcp.json"),
-    JSON.stringify({ version: 1, servers: { blocker: countingServerEntry(countDir) } }),
+    JSON.stringify({ version: 1, servers: { blocker: countingServerEntry(countDir, options.serverEnv) } }),
   );
   writeFileSync(
     join(directory, "specialists", "worker.tmpl"),
