@@ -15,7 +15,8 @@ import { refuseUnwritableId } from "./inject-envelope.ts";
 /** The reason an abort without one records (the original CLI's default). */
 export const DEFAULT_ABORT_REASON = "operator abort";
 
-export const AbortBody = v.strictObject(
+/** The body of a write naming one session and why: `{session_id, reason?}`, strict (/abort, /ack-effects). */
+export const SessionReasonBody = v.strictObject(
   {
     session_id: v.string("session_id is required (a string)"),
     reason: v.optional(v.string("reason must be a string")),
@@ -27,6 +28,11 @@ export const AbortBody = v.strictObject(
     return "the body must be a JSON object {session_id, reason?}";
   },
 );
+
+/** The reason the body gives, trimmed, else `fallback`. */
+export function reasonOr(reason: string | undefined, fallback: string): string {
+  return reason?.trim() ? reason.trim() : fallback;
+}
 
 export interface AbortRequest {
   sessionId: string;
@@ -46,10 +52,10 @@ export function abortRoute(port: AbortPort) {
     "/abort",
     async ({ body, caller }) => {
       refuseUnwritableId(body.session_id, "session_id names");
-      const reason = body.reason?.trim() ? body.reason.trim() : DEFAULT_ABORT_REASON;
+      const reason = reasonOr(body.reason, DEFAULT_ABORT_REASON);
       await port.abort({ sessionId: body.session_id, reason, caller });
       return json(202, { status: "aborted", session_id: body.session_id });
     },
-    { parse: "json", body: AbortBody },
+    { parse: "json", body: SessionReasonBody },
   );
 }
