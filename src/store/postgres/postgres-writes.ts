@@ -8,38 +8,12 @@
  */
 import type { TransactionSQL } from "bun";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
+import type { StoreWriteOp } from "../store-write-op.ts";
 import { SparError } from "../../core/errors.ts";
-import type { InboxItem, InterruptionClaim, SessionAbort, SessionRecord } from "../../core/session-store.ts";
+import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import { type SessionKey, sessionKeyString } from "../../core/session-key.ts";
 
-interface OpBase {
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-  /** Set inside the transaction; reported only if it commits. */
-  result: unknown;
-  error: SparError | undefined;
-}
-
-export type PgWriteOp = OpBase &
-  (
-    | {
-        kind: "append";
-        key: SessionKey;
-        events: readonly SessionEvent[];
-        payloads: string[];
-        drained: readonly string[];
-      }
-    | { kind: "create"; record: SessionRecord }
-    | { kind: "delete"; key: SessionKey }
-    | { kind: "touch"; key: SessionKey; at: string }
-    | { kind: "title"; key: SessionKey; title: string | null }
-    | { kind: "acl"; key: SessionKey; viewers: readonly string[]; contributors: readonly string[] }
-    | { kind: "enqueue"; key: SessionKey; item: InboxItem }
-    | { kind: "abort"; key: SessionKey; abort: SessionAbort }
-    | { kind: "claim"; key: SessionKey; claim: InterruptionClaim }
-    | { kind: "boot-begin"; bootId: string; at: string; windowStart: string }
-    | { kind: "boot-end"; bootId: string }
-  );
+export type PgWriteOp = StoreWriteOp;
 
 /** Applies one op in `tx`; returns the event rows it wrote. */
 export async function applyOp(tx: TransactionSQL, op: PgWriteOp): Promise<number> {

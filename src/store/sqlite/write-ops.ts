@@ -10,8 +10,9 @@
  */
 import type { Database } from "bun:sqlite";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
+import type { StoreWriteOp } from "../store-write-op.ts";
 import { SparError } from "../../core/errors.ts";
-import type { InboxItem, InterruptionClaim, SessionAbort, SessionRecord } from "../../core/session-store.ts";
+import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import { sessionKeyString, type SessionKey } from "../../core/session-key.ts";
 import type { QueuedOp } from "./group-commit.ts";
 import type { JournalMemory } from "./journal.ts";
@@ -20,34 +21,7 @@ import type { SessionIndex } from "./session-index.ts";
 import { isBusy, isStoreLevel, opFailed, writeRefused } from "./sqlite-errors.ts";
 import type { Statements } from "./statements.ts";
 
-interface OpBase extends QueuedOp {
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-  /** Set inside the transaction; reported only if it commits. */
-  result: unknown;
-  error: SparError | undefined;
-}
-
-export type WriteOp = OpBase &
-  (
-    | {
-        kind: "append";
-        key: SessionKey;
-        events: readonly SessionEvent[];
-        payloads: string[];
-        drained: readonly string[];
-      }
-    | { kind: "create"; record: SessionRecord }
-    | { kind: "delete"; key: SessionKey }
-    | { kind: "touch"; key: SessionKey; at: string }
-    | { kind: "title"; key: SessionKey; title: string | null }
-    | { kind: "acl"; key: SessionKey; viewers: readonly string[]; contributors: readonly string[] }
-    | { kind: "enqueue"; key: SessionKey; item: InboxItem }
-    | { kind: "abort"; key: SessionKey; abort: SessionAbort }
-    | { kind: "claim"; key: SessionKey; claim: InterruptionClaim }
-    | { kind: "boot-begin"; bootId: string; at: string; windowStart: string }
-    | { kind: "boot-end"; bootId: string }
-  );
+export type WriteOp = StoreWriteOp & QueuedOp;
 
 export interface WriterStats {
   /** Write transactions committed. */
