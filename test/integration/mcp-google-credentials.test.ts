@@ -7,14 +7,12 @@
  * and refreshed by the library once it nears expiry.
  */
 import { afterEach, expect, test } from "bun:test";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { z } from "zod";
 import type { HttpServer, McpCatalog, ServerConfig } from "../../src/mcp/catalog.ts";
 import { CLOUD_PLATFORM_SCOPE, checkAmbientCredentials } from "../../src/mcp/google-credentials.ts";
 import { ServerConnection } from "../../src/mcp/server-connection.ts";
 import { DEFAULT_MCP_TIMEOUTS } from "../../src/mcp/types.ts";
 import { tempDir } from "../support/daemon.ts";
+import { recordingMcpServer } from "../fixtures/mcp/recording-http-server.ts";
 import {
   ambientEnvironment,
   externalAccountFile,
@@ -43,25 +41,9 @@ const catalog = (...servers: ServerConfig[]): McpCatalog => ({ path: "mcp.json",
 
 /** A streamable-HTTP tool server recording every request's Authorization header. */
 async function toolServer() {
-  const mcp = new McpServer({ name: "web", version: "1.0.0" });
-  mcp.registerTool(
-    "lookup",
-    { description: "looks a key up", inputSchema: { key: z.string() }, annotations: { readOnlyHint: true } },
-    async ({ key }) => ({ content: [{ type: "text", text: `value of ${key}` }] }),
-  );
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => crypto.randomUUID() });
-  await mcp.connect(transport);
-  const authorizations: string[] = [];
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    fetch: (request) => {
-      authorizations.push(request.headers.get("authorization") ?? "(none)");
-      return transport.handleRequest(request);
-    },
-  });
-  cleanups.push(() => server.stop(true));
-  return { url: `http://127.0.0.1:${server.port}/mcp`, authorizations };
+  const server = await recordingMcpServer();
+  cleanups.push(() => server.stop());
+  return server;
 }
 
 function connection(config: ServerConfig): ServerConnection {

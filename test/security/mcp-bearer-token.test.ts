@@ -5,12 +5,11 @@
  * server of the same catalog without `auth` never sees it.
  */
 import { afterEach, expect, test } from "bun:test";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { HttpServer } from "../../src/mcp/catalog.ts";
 import { ServerPool } from "../../src/mcp/server-pool.ts";
 import { DEFAULT_MCP_TIMEOUTS } from "../../src/mcp/types.ts";
 import { tempDir } from "../support/daemon.ts";
+import { recordingMcpServer } from "../fixtures/mcp/recording-http-server.ts";
 import { ambientEnvironment, fakeMetadataServer, useEnvironment } from "../fixtures/mcp/google-token-endpoints.ts";
 
 const cleanups: Array<() => unknown> = [];
@@ -20,23 +19,9 @@ afterEach(async () => {
 
 /** A tool server recording the Authorization header of every request it gets. */
 async function recordingServer(hostname: string) {
-  const mcp = new McpServer({ name: "recorder", version: "1.0.0" });
-  mcp.registerTool("ping", { description: "answers pong", inputSchema: {} }, async () => ({
-    content: [{ type: "text", text: "pong" }],
-  }));
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => crypto.randomUUID() });
-  await mcp.connect(transport);
-  const authorizations: string[] = [];
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    fetch: (request) => {
-      authorizations.push(request.headers.get("authorization") ?? "(none)");
-      return transport.handleRequest(request);
-    },
-  });
-  cleanups.push(() => server.stop(true));
-  return { url: `http://${hostname}:${server.port}/mcp`, authorizations };
+  const server = await recordingMcpServer(hostname);
+  cleanups.push(() => server.stop());
+  return server;
 }
 
 function withMetadataToken(): void {
