@@ -89,16 +89,22 @@ test("POST /abort, /resume, /ack-effects and a guardrail reset without the injec
   }
 });
 
-test("DNS rebinding and CSRF on /abort: a foreign Host is 421, a cross-origin browser write 403", async () => {
-  const body = '{"session_id":"incident-x"}';
-  const answer = await rawHttp(
-    open.port,
-    `POST /abort HTTP/1.1\r\nHost: attacker.example:${open.port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
-  );
-  expect(answer.status).toBe(421);
-  expect(await refusal(await post(open, body, { origin: "http://evil.example" }, "/abort"), 403)).toContain(
-    "cross-origin request refused",
-  );
+test("DNS rebinding and CSRF on /abort, /resume and /ack-effects: a foreign Host is 421, a cross-origin browser write 403", async () => {
+  const bodies: Record<string, string> = {
+    "/abort": '{"session_id":"incident-x"}',
+    "/ack-effects": '{"session_id":"incident-x"}',
+    "/resume": '{"session_id":"incident-x","interrupt_id":"gate-1","response":{"verdict":"approve"}}',
+  };
+  for (const [path, body] of Object.entries(bodies)) {
+    const answer = await rawHttp(
+      open.port,
+      `POST ${path} HTTP/1.1\r\nHost: attacker.example:${open.port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(answer.status).toBe(421);
+    expect(await refusal(await post(open, body, { origin: "http://evil.example" }, path), 403)).toContain(
+      "cross-origin request refused",
+    );
+  }
 });
 
 test("/abort: a reserved :mast-ops id is 400; a body over 8 KiB 413, nesting past 64 levels 400, an unknown field 400", async () => {
