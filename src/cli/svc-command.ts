@@ -32,6 +32,7 @@ import { type SvcConfig, buildSvcConfig, svcConfigPath } from "./svc-config.ts";
 import { SVC_FLAGS, svcHelp } from "./svc-flags.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
 import { SPAR_VERSION } from "./version.ts";
+import { isOperatorCommand, operatorCommand } from "./svc-sessions/operator-command.ts";
 
 /** How long the turns in flight may take to end after SIGTERM without a workload budget (spec). */
 export const DRAIN_WINDOW_MS = 30_000;
@@ -53,6 +54,7 @@ export interface RunningSvc {
 }
 
 export async function svcCommand(argv: readonly string[]): Promise<number> {
+  if (isOperatorCommand(argv)) return operatorCommand(argv);
   const flags = parseFlags(SVC_FLAGS, argv);
   if (!flags.ok) return usageError(flags.error);
   if (flags.value.help) {

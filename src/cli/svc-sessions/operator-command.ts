@@ -1,0 +1,43 @@
+/**
+ * `spar svc sessions <verb> ...` and `spar svc stop ...`: finds the verb in OPERATOR_VERBS and
+ * runs it. The verbs are the operator CLI of the spec (Operator CLI); each lives in its own module.
+ */
+import { type OperatorVerb, type VerbOutput, runOperatorVerb } from "./operator-verb.ts";
+
+/** Every operator verb, by the words that name it after `spar svc`. */
+export const OPERATOR_VERBS: readonly OperatorVerb[] = [];
+
+const PROCESS_OUTPUT: VerbOutput = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+/** The words after `spar svc` name an operator verb (`sessions ...` or `stop`). */
+export function isOperatorCommand(argv: readonly string[]): boolean {
+  return argv[0] === "sessions" || argv[0] === "stop";
+}
+
+function operatorHelp(): string {
+  const lines = ["usage: spar svc sessions <verb> [flags] | spar svc stop [flags]", "", "verbs:"];
+  for (const verb of OPERATOR_VERBS) lines.push(`  ${verb.usage}`, `      ${verb.summary}`);
+  lines.push("", "Every verb takes --help.");
+  return `${lines.join("\n")}\n`;
+}
+
+/** Run the operator verb `argv` names; exit 2 with the verbs listed when it names none. */
+export async function operatorCommand(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  output: VerbOutput = PROCESS_OUTPUT,
+): Promise<number> {
+  const words = argv[0] === "stop" ? 1 : 2;
+  const name = argv.slice(0, words).join(" ");
+  const verb = OPERATOR_VERBS.find((candidate) => candidate.name === name);
+  if (verb) return runOperatorVerb(verb, argv.slice(words), output, env);
+  if (argv[1] === "--help" || argv[1] === "-h" || argv.length === 1) {
+    output.stdout(operatorHelp());
+    return argv.length === 1 ? 2 : 0;
+  }
+  output.stderr(`spar svc: unknown verb ${JSON.stringify(name)} (see spar svc sessions --help)\n`);
+  return 2;
+}
