@@ -92,3 +92,6 @@ function mainRoutes(port: MainListenerPort) {
       { parse: "json", body: InjectEnvelope },
     );
 }
+
+/** The main listener's app type: the operator CLI's typed client (Eden treaty) is built on it. */
+export type MainListenerApp = ReturnType<typeof mainListenerApp>;
