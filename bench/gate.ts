@@ -49,8 +49,12 @@ import {
 
 const TOKEN = "gate-bench-token";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
-/** Calls made (and approved) one by one before anything is measured, to warm the code paths; the first lines. */
-const WARM_UP = 3;
+/**
+ * Calls made (and approved) one by one before anything is measured, on both sides: enough for the
+ * JIT to have compiled the paths (with 3, its compiler threads took a 2-core machine's CPU during
+ * the measured burst). Their executions are the first lines of the count file.
+ */
+const WARM_UP = 50;
 /** Replica counts of warm-up calls start here, clear of the measured 0..N-1. */
 const WARM_BASE = 1_000_000;
 

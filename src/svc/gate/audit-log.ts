@@ -1,7 +1,9 @@
 /**
  * The write gate's audit trail as JSON Lines (reference 5.1): one `{"time","level","msg":"write
  * gate",...}` line per adjudication, beside the durable `gate-audit` row of the session's log.
- * Written to the `--audit-log` file (appended, mode 0600) or, without one, to stderr.
+ * Written to the `--audit-log` file (appended, mode 0600) or, without one, to stderr. The lines of
+ * one tick go out in one write on the next macrotask (a burst of 1,000 approvals is a few writes,
+ * not 1,000), and close writes what is left; the durable record is the row, this is its mirror.
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import type { AuditOutcome } from "./gate-ledger.ts";
@@ -37,12 +39,22 @@ export function openAuditLog(path: string | undefined, now: () => Date = () => n
   }
   const descriptor = openSync(path, "a", 0o600);
   let open = true;
+  let pending = "";
+  const flush = (): void => {
+    if (!open || pending === "") return;
+    const text = pending;
+    pending = "";
+    writeSync(descriptor, text);
+  };
   return {
     record: (entry) => {
-      if (open) writeSync(descriptor, auditLine(entry, now()));
+      if (!open) return;
+      if (pending === "") setImmediate(flush);
+      pending += auditLine(entry, now());
     },
     close: () => {
       if (!open) return;
+      flush();
       open = false;
       closeSync(descriptor);
     },
