@@ -1,8 +1,8 @@
 /**
  * The Store contract (test/unit/store/store-contract.ts) on PostgresStore against a real
  * PostgreSQL 15 cluster started for this file (each location a fresh database), and what only the
- * postgres store promises: two stores on one database (two daemons) keep seqs contiguous per
- * session, the schema is migrated once and reopened, a server outage fails calls with
+ * postgres store promises: one daemon's store per database (the writer lock), two stores sharing
+ * a database on purpose keep seqs contiguous per session, the schema is migrated once and reopened, a server outage fails calls with
  * `unavailable` and the store works again once the server is back, and a bad or unreachable URL
  * fails the open with a clear error within the connect timeout.
  */
@@ -25,9 +25,10 @@ registerStoreContract({
   open: (url) => PostgresStore.open(url),
 });
 
-test("two stores on one database (two daemons) keep each session's seq contiguous", async () => {
+test("two stores sharing one database on purpose (no writer lock) keep each session's seq contiguous", async () => {
   const url = cluster.createDatabase("shared");
-  const [a, b] = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)]);
+  const shared = { writerLock: false };
+  const [a, b] = await Promise.all([PostgresStore.open(url, shared), PostgresStore.open(url, shared)]);
   await Promise.all(Array.from({ length: 10 }, (_, i) => a.createSession(record(`s${i}`))));
   await Promise.all(
     Array.from({ length: 10 }, async (_, i) => {
@@ -44,8 +45,23 @@ test("two stores on one database (two daemons) keep each session's seq contiguou
   await Promise.all([a.close(), b.close()]);
 });
 
-test("while the server is down writes and reads fail with unavailable; once it is back the same store works again", async () => {
-  const store = await PostgresStore.open(cluster.createDatabase("outage"), { connectTimeoutSeconds: 2 });
+test("a second daemon's store on a database another holds is refused at open, naming it; once the first closes it opens", async () => {
+  const url = cluster.createDatabase("one_writer");
+  const first = await PostgresStore.open(url);
+  const refused = await rejection(PostgresStore.open(url));
+  expect(refused.code).toBe("unavailable");
+  expect(refused.message).toContain("in use by another spar daemon");
+  expect(refused.message).toContain("/one_writer");
+  await first.createSession(record("still-mine"));
+  await first.close();
+  const second = await PostgresStore.open(url);
+  expect((await second.getSession(key("still-mine")))?.id).toBe("still-mine");
+  await second.close();
+});
+
+test("while the server is down writes and reads fail with unavailable; once it is back the same store works again, its writer lock taken again", async () => {
+  const url = cluster.createDatabase("outage");
+  const store = await PostgresStore.open(url, { connectTimeoutSeconds: 2 });
   await store.createSession(record("s0"));
   await store.append(key("s0"), [audit("before")]);
   // Several pooled connections, all of them stale once the server restarts.
@@ -62,6 +78,8 @@ test("while the server is down writes and reads fail with unavailable; once it i
   expect(await Promise.all(Array.from({ length: 8 }, () => store.head(key("s0"))))).toEqual(new Array(8).fill(1));
   expect((await store.append(key("s0"), [audit("after")])).map((row) => row.seq)).toEqual([2]);
   expect(await store.head(key("s0"))).toBe(2);
+  // The restart ended the lock's connection; the write after it took the lock again.
+  expect((await rejection(PostgresStore.open(url))).message).toContain("in use by another spar daemon");
   await store.close();
 });
 

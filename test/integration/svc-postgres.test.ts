@@ -3,7 +3,7 @@
  * PostgreSQL 15 cluster parks apply_change for approval; after kill -9 and a restart on the same
  * database the question is still pending with the same interrupt id, and one approval runs the
  * counting server's call once. An unreachable database fails the startup (exit 1) with the URL's
- * credentials redacted, within the connect timeout.
+ * credentials redacted, within the connect timeout; a second svc on a database one serves is refused.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { CommittedRow } from "../../src/core/events.ts";
@@ -28,7 +28,8 @@ const PROPOSE = [call("worker", { request: "scale web to 10" }), call(APPLY, { r
 const FINISH = [call("finish_task", { result: "done" }), say("handled")];
 
 async function storedRows(url: string, app: string, id: string): Promise<CommittedRow[]> {
-  const store = await PostgresStore.open(url);
+  // A reader beside the daemon: it takes no writer lock.
+  const store = await PostgresStore.open(url, { writerLock: false });
   try {
     return await store.read({ app, id }, 0, 10_000);
   } finally {
@@ -59,6 +60,24 @@ test("svc on postgres parks a gated call; after kill -9 and a restart the questi
   expect(answered.status).toBe(202);
   expect(answered.body).toMatchObject({ outcome: "apply", state: "idle" });
   expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
+});
+
+test("a second svc on a database another svc serves fails its startup (exit 1) naming the database", async () => {
+  const url = cluster.createDatabase("svc_one");
+  const workload = gatedWorkload();
+  await scope.start(gatedDaemonOptions(workload, FINISH, { sessionDb: url, args: ["--session-db-driver=postgres"] }));
+  const second = await runToExit(
+    sparCommand(
+      "svc",
+      "--listen=127.0.0.1:0",
+      `--workload=${workload.directory}`,
+      "--session-db-driver=postgres",
+      `--session-db=${url}`,
+    ),
+    { timeoutMs: 15_000 },
+  );
+  expect(second.code).toBe(1);
+  expect(second.stderr).toContain("/svc_one is in use by another spar daemon");
 });
 
 test("an unreachable postgres store fails the startup (exit 1), credentials redacted", async () => {

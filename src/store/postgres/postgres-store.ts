@@ -1,8 +1,9 @@
 /**
  * PostgresStore: the Store (session rows, tombstones, durable inbox, event log, daemon
- * coordination) on PostgreSQL through Bun.sql, for daemons that outgrow one machine: several
- * daemons may share one database (an append locks its session row, so seqs stay contiguous per
- * session; claims and boot records coordinate auto-continue as on sqlite).
+ * coordination) on PostgreSQL through Bun.sql, for daemons that outgrow one machine. One daemon
+ * per database: a daemon's store holds the database's writer lock (writer-lock.ts). The store
+ * itself stays correct with several writers (an append locks its session row, so seqs stay
+ * contiguous per session; claims and boot records coordinate auto-continue as on sqlite).
  *
  * Writes go through one queue: the ops requested while no transaction runs (one event-loop tick,
  * or everything that arrived during the previous commit) are applied in request order in ONE
@@ -13,6 +14,7 @@
  * on the pool and see committed state only. Events are stored as their JSON text, one row each.
  */
 import { SQL } from "bun";
+import { WriterLock } from "./writer-lock.ts";
 import type { AppendOptions } from "../../core/event-log.ts";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
@@ -43,6 +45,11 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** Give up connecting (at open and later) after this long, seconds (default 10). */
   connectTimeoutSeconds?: number;
+  /**
+   * Hold the database's writer lock from open to close (default true: a daemon's store, one per
+   * database, writer-lock.ts). false only where several stores share one database on purpose.
+   */
+  writerLock?: boolean;
 }
 
 /** Counters since open, the same names as the sqlite store's (the runtime's gauges read these). */
@@ -93,6 +100,7 @@ export class PostgresStore implements Store {
     private readonly sql: SQL,
     /** The URL without its password, for messages. */
     readonly where: string,
+    private readonly lock: WriterLock | undefined,
   ) {}
 
   /**
@@ -123,15 +131,17 @@ export class PostgresStore implements Store {
         timeoutSeconds * 1000 + 500,
       );
     });
+    let lock: WriterLock | undefined;
     try {
       await Promise.race([migrate(sql, where), deadline]);
+      if (options.writerLock !== false) lock = await Promise.race([WriterLock.acquire(sql, where), deadline]);
     } catch (error) {
       await sql.close({ timeout: 0 }).catch(() => {});
       throw openFailed(where, error);
     } finally {
       clearTimeout(timer);
     }
-    return new PostgresStore(sql, where);
+    return new PostgresStore(sql, where, lock);
   }
 
   // ---- event log --------------------------------------------------------------------------
@@ -291,6 +301,7 @@ export class PostgresStore implements Store {
   private async shutdown(): Promise<void> {
     this.closed = true;
     while (this.writing !== undefined) await this.writing;
+    await this.lock?.release();
     await this.sql.close({ timeout: 5 }).catch(() => {});
   }
 
@@ -317,6 +328,7 @@ export class PostgresStore implements Store {
         const batch = this.pending;
         this.pending = [];
         const started = performance.now();
+        if (!(await this.lockHeld(batch))) continue;
         await this.commit(batch);
         this.stats.longestBatchMs = Math.max(this.stats.longestBatchMs, performance.now() - started);
         this.stats.batches++;
@@ -324,6 +336,18 @@ export class PostgresStore implements Store {
       }
     } finally {
       this.writing = undefined;
+    }
+  }
+
+  /** After a store-level failure: the writer lock confirmed (or taken again) first; else the batch is refused. */
+  private async lockHeld(batch: PgWriteOp[]): Promise<boolean> {
+    try {
+      await this.lock?.ensure();
+      return true;
+    } catch (error) {
+      this.stats.refused++;
+      for (const op of batch) op.reject(writeRefused(error));
+      return false;
     }
   }
 
@@ -342,6 +366,7 @@ export class PostgresStore implements Store {
       });
     } catch (error) {
       if (isStoreLevel(error)) {
+        if (this.lock) this.lock.suspect = true;
         // Before COMMIT nothing of it was written, so it may run again on another connection (a
         // server restart leaves pooled connections that fail once each); a failed COMMIT's outcome
         // is unknown and is never retried.
