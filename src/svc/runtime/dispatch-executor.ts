@@ -4,7 +4,8 @@
  * carries the incident text), runs the shape in place of a model call, and ends as a turn does;
  * the specialists run as sessions of their own through SvcRuntime. A bare wake (a resume's, a
  * restart's recovery) carries on the shape's last specialist once the write-gate questions it
- * parked on are answered, then records the shape's result.
+ * parked on are answered, then records the shape's result; or hands an approved change on
+ * (graph's change executor).
  */
 import type { TurnOutcome } from "../../runtime/channel.ts";
 import type { CancelCause, Execution, ExecutionEnd, Executor, ExecutorSession } from "../../runtime/executor.ts";
@@ -56,6 +57,7 @@ export class DispatchExecutor implements Executor {
       const done = delegationDoneRow(session, step.invocationId, open.callId, profile.name);
       return step.finish(profile.name, run.result, open.context, this.#runner.question, [done]);
     }
-    return { status: "completed" };
+    const handedOver = await this.#runner.handover?.(await this.#agents.events(session), step);
+    return handedOver ?? { status: "completed" };
   }
 }

@@ -11,6 +11,7 @@ import type { TurnOutcome } from "../../runtime/channel.ts";
 import type { ExecutorSession } from "../../runtime/executor.ts";
 import type { DispatchShape } from "../workload/workload.ts";
 import type { AgentProfile, AgentRoster } from "./agent-roster.ts";
+import { HANDOVER_FROM } from "./change-handover.ts";
 import { delegationRow } from "./delegation-ledger.ts";
 import { DISPATCH_AUTHOR, type ResultApprovals } from "./result-approval.ts";
 import { UNUSABLE_REPLY } from "./session-turns.ts";
@@ -46,6 +47,10 @@ export interface ShapeRunner {
   run(incident: string, step: DispatchStep): Promise<TurnOutcome>;
   /** The question asked about the shape's result (when the workload requires approval). */
   readonly question: QuestionText;
+  /** Whether approving `result` hands a change on (graph's change executor). */
+  handsOver?(result: Record<string, unknown>): boolean;
+  /** Carry an approved change on (a bare wake after the approval); undefined when none is due. */
+  handover?(events: readonly SessionEvent[], step: DispatchStep): Promise<TurnOutcome | undefined>;
 }
 
 /** How long a result may be inside a question's message; the whole result is in the row. */
@@ -117,7 +122,10 @@ export class DispatchStep {
     return `dispatch-${this.invocationId}`;
   }
 
-  /** Record the shape's result, with its question when the workload requires approval. */
+  /**
+   * Record the shape's result, with its question when the workload requires approval (not for the
+   * change executor's: the change was approved, and each of its writes was asked about).
+   */
   async finish(
     specialist: string,
     result: Record<string, unknown>,
@@ -129,7 +137,7 @@ export class DispatchStep {
       ...extra,
       this.row(DISPATCH_RESULT_ROW, { shape: this.agents.shape, specialist, result, ...context }),
     ];
-    if (!this.agents.requireApproval) {
+    if (!this.agents.requireApproval || context[HANDOVER_FROM] !== undefined) {
       await this.session.journal.append(rows);
       return { status: "completed" };
     }

@@ -5,7 +5,9 @@
  * write gate's, durable the same way: a `result-question` row asks (with the result it is about),
  * a `result-answer` row answers, and the session reads `paused` from those rows alone. POST
  * /resume answers with `{"approved": true}` (or a literal `true`) to approve; anything else
- * rejects. A result never triggers a call: answering records the decision, nothing runs.
+ * rejects. A result never triggers a call itself: answering records the decision; an approved
+ * `proposed_change` is handed to graph's change executor (change-handover.ts), whose writes are
+ * each asked about at the write gate.
  */
 import type { AuditEvent, CommittedRow } from "../../core/events.ts";
 import type { Journal } from "../../runtime/session-journal.ts";
@@ -31,6 +33,8 @@ export interface ResultQuestion {
   agent: string;
   message: string;
   askedAt: string;
+  /** The result asked about. */
+  result: Record<string, unknown>;
 }
 
 export interface ResultAnswer {
@@ -67,6 +71,7 @@ export class ResultLedger {
           agent: String(row.metadata.agent),
           message: String(row.metadata.message),
           askedAt: row.ts,
+          result: isRecord(row.metadata.result) ? row.metadata.result : {},
         },
       });
       return;
@@ -187,4 +192,8 @@ export class ResultApprovals {
     ledger.apply(row);
     return { kind: "resolved", outcome: outcomeOf(judged.approved) };
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

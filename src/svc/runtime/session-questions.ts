@@ -2,12 +2,14 @@
  * SessionQuestions: the questions an incident session waits on, and POST /resume's answers to
  * them. Two kinds: a specialist's parked mutating call (its write gate; answered with a verdict,
  * then the session's next turn carries the verdict out) and a dispatch shape's result question
- * (`approve-<specialist>`, result-approval.ts; answered and recorded, nothing runs). The state a
+ * (`approve-<specialist>`, result-approval.ts; answered and recorded; an approved change is
+ * handed to graph's change executor, change-handover.ts). The state a
  * session reports (`paused`, `ambiguous`, `idle`) is read from those rows alone.
  */
 import type { CallsFirst } from "./calls-first.ts";
 import type { AckEffectsRequest } from "../listener/listener-port.ts";
 import { SparError } from "../../core/errors.ts";
+import { failpoint } from "../../runtime/failpoint.ts";
 import type { SessionTarget } from "../../runtime/session-service.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
 import type {
@@ -33,6 +35,8 @@ export interface QuestionSources {
   runOn(target: SessionTarget, caller: Caller): Promise<unknown>;
   /** Approved calls run before the turns after the answers (a burst of approvals). */
   readonly callsFirst: CallsFirst;
+  /** Whether approving this result hands a change on (graph's change executor runs next). */
+  handsOver(result: Record<string, unknown>): boolean;
 }
 
 export class SessionQuestions {
@@ -127,11 +131,20 @@ export class SessionQuestions {
     }
   }
 
-  /** Answer a result question: recorded, and nothing runs (a result triggers no call). */
+  /**
+   * Answer a result question: recorded; when the approval hands a change on, the session runs on
+   * (the change executor's run) before the answer, as after a write-gate verdict.
+   */
   async #answerResult(approvals: ResultApprovals, request: ResumeRequest): Promise<ResumeOutcome> {
     const outcome = await approvals.answer(request.interruptId, request.response, approverOf(request.caller));
     if (outcome.kind === "answered") throw answeredBefore(request, outcome.outcome, outcome.decidedAt);
     if (outcome.kind === "unknown") throw unknownQuestion(request);
+    const result = (await approvals.ledger()).entry(request.interruptId)?.question.result ?? {};
+    if (outcome.outcome === "result_approved" && this.#sources.handsOver(result)) {
+      failpoint("svc.result.before-handover");
+      const target: SessionTarget = { app: this.#sources.coordinatorApp, sid: request.sessionId };
+      await this.#sources.runOn(target, request.caller);
+    }
     return { outcome: outcome.outcome, ...(await this.status(request.sessionId)) };
   }
 

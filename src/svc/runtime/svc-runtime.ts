@@ -35,6 +35,7 @@ import { newWriteGate } from "./gate-factory.ts";
 import { SessionTurns } from "./session-turns.ts";
 import type { AckEffectsRequest } from "../listener/listener-port.ts";
 import { shapeRunner } from "./shape-runners.ts";
+import { pendingHandover } from "./change-handover.ts";
 import { type SpecialistRun, specialistResult } from "./specialist-result.ts";
 import { SvcExecutor } from "./svc-executor.ts";
 import { ToolSchemas } from "./tool-schemas.ts";
@@ -97,6 +98,7 @@ export class SvcRuntime implements DispatchAgents {
       },
       runOn: (target, caller) => this.turns.run(target, caller, ""),
       callsFirst: new CallsFirst({ lingerMs: 100, maxWaitMs: 2000 }),
+      handsOver: (result) => this.#deps.runner?.handsOver?.(result) ?? false,
     });
     this.#servers = servers;
   }
@@ -269,7 +271,8 @@ export class SvcRuntime implements DispatchAgents {
 
   /**
    * At startup: run on every coordinator session a crash left with an answered question not yet
-   * carried out (the daemon died between recording a verdict and running the session). A call
+   * carried out (the daemon died between recording a verdict, or approving a change to hand on,
+   * and running the session). A call
    * whose intent was committed is never run again (it is ambiguous, left for an operator).
    * Resolves with the sessions woken; their turns run in the background.
    */
@@ -285,9 +288,12 @@ export class SvcRuntime implements DispatchAgents {
     return woken;
   }
 
-  /** A delegation of the session waits on a specialist that can go on. */
+  /** A delegation of the session waits on a specialist that can go on, or an approved change waits to be handed on. */
   async #mayGoOn(sessionId: string): Promise<boolean> {
-    for (const open of openDelegations(await this.#events({ app: this.roster.coordinator.app, id: sessionId }))) {
+    const events = await this.#events({ app: this.roster.coordinator.app, id: sessionId });
+    const due = pendingHandover(events);
+    if (due !== undefined && this.#deps.runner?.handsOver?.({ proposed_change: due.change })) return true;
+    for (const open of openDelegations(events)) {
       const profile = this.roster.specialist(open.specialist);
       if (profile === undefined) continue;
       const ledger = await this.#ledgerOf({ app: profile.app, sid: sessionId });
