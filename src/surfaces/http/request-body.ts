@@ -72,11 +72,18 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /**
- * The body's bytes, read as they arrive and given up past `limit` (undefined then): a chunked
- * body announces no length, and Bun's own cap is lifted so that every 413 is ours and JSON.
+ * The body's bytes, or undefined past `limit`. A body with a declared length (already checked
+ * against the limit) is framed by it, so it is read whole in one native call; a chunked body
+ * announces no length and is read as it arrives, given up past `limit` (Bun's own cap is lifted so
+ * that every 413 is ours and JSON). The stream reader costs far more per request: at a burst of
+ * 1,000 approvals it was a quarter of the main thread.
  */
 async function readCapped(request: Request, limit: number): Promise<Uint8Array | undefined> {
   if (!request.body) return new Uint8Array(0);
+  if (request.headers.has("content-length") && !request.headers.has("transfer-encoding")) {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    return bytes.byteLength > limit ? undefined : bytes;
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
