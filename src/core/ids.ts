@@ -4,10 +4,29 @@
  */
 const hex = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
+/**
+ * Random bytes drawn 4 KiB at a time (one getRandomValues call per 409 ids instead of one per id:
+ * ids are minted for every row, and a burst of approvals mints thousands).
+ */
+const POOL_BYTES = 4096;
+const pool = new Uint8Array(POOL_BYTES);
+let poolAt = POOL_BYTES;
+
+function randomBytes(count: number): number {
+  if (poolAt + count > POOL_BYTES) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  const at = poolAt;
+  poolAt += count;
+  return at;
+}
+
 /** A UUIDv7: 48-bit millisecond timestamp, version and variant bits, random rest. */
 export function uuidv7(now: number = Date.now()): string {
   const bytes = new Uint8Array(16);
-  crypto.getRandomValues(bytes);
+  const at = randomBytes(10);
+  bytes.set(pool.subarray(at, at + 10), 6);
   let ms = now;
   for (let i = 5; i >= 0; i--) {
     bytes[i] = ms % 256;
