@@ -38,6 +38,11 @@ import { shapeRunner } from "./shape-runners.ts";
 import { type SpecialistRun, specialistResult } from "./specialist-result.ts";
 import { SvcExecutor } from "./svc-executor.ts";
 import { ToolSchemas } from "./tool-schemas.ts";
+import { IncidentSessions } from "./incident-sessions.ts";
+import { SessionPauses } from "../pause/session-pauses.ts";
+import type { Journal } from "../../runtime/session-journal.ts";
+import { abortedError } from "../../runtime/session-abort.ts";
+import type { Caller } from "../../surfaces/http/caller-auth.ts";
 
 /** The machine identity svc acts under in its specialists' sessions (never digested in exports). */
 export const SVC_INTERNAL: Principal = Object.freeze({ identity: "svc:internal", admin: true });
@@ -77,6 +82,10 @@ export class SvcRuntime implements DispatchAgents {
   readonly #approvals = new Map<string, { session: ExecutorSession; approvals: ResultApprovals }>();
   readonly #schemas: ToolSchemas;
   readonly #questions: SessionQuestions;
+  /** The journal of each loaded coordinator session (pause rows are written there). */
+  readonly #journals = new Map<string, Journal>();
+  /** The incident's gate pauses and their resume tokens. */
+  readonly pauses: SessionPauses;
   #bound: BoundCore | undefined;
 
   readonly #servers: { mcp?: McpTools | undefined };
@@ -99,6 +108,21 @@ export class SvcRuntime implements DispatchAgents {
       callsFirst: new CallsFirst({ lingerMs: 100, maxWaitMs: 2000 }),
     });
     this.#servers = servers;
+    this.pauses = new SessionPauses({
+      coordinatorApp: this.roster.coordinator.app,
+      authorize: async (sessionId, caller) => {
+        await this.#core().sessions.authorize({ app: this.roster.coordinator.app, sid: sessionId }, caller, "write");
+      },
+      journalOf: (sessionId) => this.incident.journalOf(sessionId),
+      abortOf: (sessionId) => this.incident.abortOf(sessionId),
+      interruptIncident: (sessionId, by) => this.incident.interrupt(sessionId, by),
+      wake: (sessionId) => this.incident.wake(sessionId),
+      ackEffects: async (sessionId, caller) =>
+        (await this.#questions.ackEffects({ sessionId, reason: "operator ack (resume --ack-effects)", caller }))
+          .acknowledged,
+      now: () => new Date(),
+      logError: (message) => this.#deps.logError(message),
+    });
   }
 
   static forWorkload(
@@ -121,7 +145,15 @@ export class SvcRuntime implements DispatchAgents {
 
   /** The core's parts, once it has started (the executor factory exists before it). */
   bind(parts: SvcCoreParts): void {
-    this.#bound = { ...parts, turns: new SessionTurns(parts.sessions) };
+    const incident = new IncidentSessions({
+      sessions: parts.sessions,
+      coordinatorApp: this.roster.coordinator.app,
+      specialistApps: this.roster.specialists().map((profile) => profile.app),
+      journalOf: (key) => this.#journals.get(sessionKeyString(key)),
+      internal: SVC_INTERNAL,
+    });
+    const turns = new SessionTurns(parts.sessions, (sessionId) => this.pauses.refusal(sessionId));
+    this.#bound = { ...parts, turns, incident };
     this.#servers.mcp = parts.mcp;
   }
 
@@ -129,12 +161,29 @@ export class SvcRuntime implements DispatchAgents {
     return this.#core().turns;
   }
 
+  /** Every session of one incident at once: abort, interrupt, wake. */
+  get incident(): IncidentSessions {
+    return this.#core().incident;
+  }
+
+  /**
+   * Each session's executor: the coordinator's or a specialist's by its app, held (every turn
+   * refused) while a gate pause holds its incident.
+   */
   readonly executorFor: ExecutorFactory = (session: ExecutorSession): Executor => {
     const profile = this.roster.forApp(session.key.app);
     if (profile === undefined) return new TurnExecutor(session);
+    if (profile.role === "coordinator") this.#journals.set(sessionKeyString(session.key), session.journal);
     const runner = this.#deps.runner;
-    if (profile.role === "coordinator" && runner !== undefined) return new DispatchExecutor(session, this, runner);
-    return new SvcExecutor(session, this, profile);
+    const executor: Executor =
+      profile.role === "coordinator" && runner !== undefined
+        ? new DispatchExecutor(session, this, runner)
+        : new SvcExecutor(session, this, profile);
+    return {
+      execute: (execution) => executor.execute(execution),
+      cancel: (invocationId, cause) => executor.cancel(invocationId, cause),
+      hold: () => this.pauses.refusal(session.key.id),
+    };
   };
 
   /** The result questions of a coordinator session: one per loaded session (again after an eviction). */
@@ -276,7 +325,8 @@ export class SvcRuntime implements DispatchAgents {
   async recover(): Promise<string[]> {
     const woken: string[] = [];
     for (const { record } of await this.#core().sessions.list(SVC_INTERNAL)) {
-      if (record.app !== this.roster.coordinator.app || !(await this.#mayGoOn(record.id))) continue;
+      if (record.app !== this.roster.coordinator.app || record.abort || this.pauses.refusal(record.id)) continue;
+      if (!(await this.#mayGoOn(record.id))) continue;
       woken.push(record.id);
       this.turns
         .run({ app: record.app, sid: record.id }, SVC_INTERNAL, "")
@@ -296,9 +346,35 @@ export class SvcRuntime implements DispatchAgents {
     return false;
   }
 
-  /** POST /resume: answer a question of the session (or of one of its specialists), then run the session on. */
-  resume(request: ResumeRequest): Promise<ResumeOutcome> {
+  /**
+   * POST /resume: answer a question of the session (or of one of its specialists), then run the
+   * session on. An aborted or gate-paused incident refuses it (409) before anything is recorded;
+   * `ackEffects` acknowledges the incident's ambiguous calls first.
+   */
+  async resume(request: ResumeRequest): Promise<ResumeOutcome> {
+    await this.refuseTurns(request.sessionId, request.caller);
+    if (request.ackEffects)
+      await this.#questions.ackEffects({
+        sessionId: request.sessionId,
+        reason: "operator ack (resume --ack-effects)",
+        caller: request.caller,
+      });
     return this.#questions.resume(request);
+  }
+
+  /** 409 when the incident is aborted or gate-paused (after the caller's 404). */
+  async refuseTurns(sessionId: string, caller: Caller): Promise<void> {
+    await this.#core().sessions.authorize({ app: this.roster.coordinator.app, sid: sessionId }, caller, "write");
+    const abort = await this.incident.abortOf(sessionId);
+    if (abort) throw abortedError(sessionId, abort);
+    const paused = this.pauses.refusal(sessionId);
+    if (paused) throw paused;
+  }
+
+  /** POST /abort: the incident's every session, terminal; its pause tokens and timer void. */
+  async abort(sessionId: string, caller: Caller, reason: string): Promise<void> {
+    await this.incident.abort(sessionId, caller, reason);
+    this.pauses.voidPauses(sessionId);
   }
 
   ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }> {
@@ -374,6 +450,7 @@ export class SvcRuntime implements DispatchAgents {
 
 interface BoundCore extends SvcCoreParts {
   turns: SessionTurns;
+  incident: IncidentSessions;
 }
 
 /**
