@@ -111,6 +111,8 @@ export class SessionPauses {
   readonly #byDigest = new Map<string, string>();
   /** Per incident, the pause operations one after another. */
   readonly #chains = new Map<string, Promise<unknown>>();
+  /** Aborted incidents: every session of them refuses turns, even one created after the abort. */
+  readonly #aborted = new Map<string, SessionAbort>();
 
   constructor(deps: PauseDeps) {
     this.#deps = deps;
@@ -121,6 +123,7 @@ export class SessionPauses {
     let active = 0;
     for (const record of await store.listSessions()) {
       if (record.app !== this.#deps.coordinatorApp) continue;
+      if (record.abort) this.#aborted.set(record.id, record.abort);
       const rows = await store.read({ app: record.app, id: record.id }, 0, Number.MAX_SAFE_INTEGER);
       const fold = foldPauses(rows.map((row) => row.event));
       if (fold.tokens.size === 0) continue;
@@ -134,8 +137,10 @@ export class SessionPauses {
     return active;
   }
 
-  /** The refusal of any turn of the incident while a pause holds it; undefined otherwise. */
+  /** The refusal of any turn of the incident while it is aborted or a pause holds it; undefined otherwise. */
   refusal(sessionId: string): SparError | undefined {
+    const abort = this.#aborted.get(sessionId);
+    if (abort) return abortedError(sessionId, abort);
     const held = this.#held.get(sessionId);
     if (held === undefined || held.voided || held.fold.active === undefined) return undefined;
     return gatePausedError(sessionId, held.fold.active);
@@ -227,8 +232,9 @@ export class SessionPauses {
     });
   }
 
-  /** The incident was aborted: its tokens are void and its timer will not fire. */
-  voidPauses(sessionId: string): void {
+  /** The incident was aborted: its sessions refuse turns, its tokens are void, its timer will not fire. */
+  voidPauses(sessionId: string, abort: SessionAbort): void {
+    this.#aborted.set(sessionId, abort);
     const held = this.#held.get(sessionId);
     if (held === undefined) return;
     clearTimeout(held.timer);

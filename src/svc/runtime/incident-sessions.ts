@@ -48,10 +48,16 @@ export class IncidentSessions {
   /**
    * Abort the incident: the coordinator under the caller's authority (409 aborted already, 404
    * unknown), then every specialist session of it, all their turns in flight cancelled together
-   * (a coordinator waiting on a specialist's turn ends once that turn is cancelled).
+   * (a coordinator waiting on a specialist's turn ends once that turn is cancelled). `marked` is
+   * told once the coordinator's marker is durable, before the specialists are aborted.
    */
-  async abort(sessionId: string, caller: Principal, reason: string): Promise<SessionAbort> {
-    const { actor } = await this.#deps.sessions.open(this.#coordinator(sessionId), caller, "write");
+  async abort(
+    sessionId: string,
+    caller: Principal,
+    reason: string,
+    marked: (abort: SessionAbort) => void,
+  ): Promise<SessionAbort> {
+    const actor = await this.#opened(sessionId, caller);
     const coordinator = actor.abort(reason, caller.identity);
     // The coordinator's marker is committed first: a second abort is its 409 alone.
     const marker = await Promise.race([
@@ -63,6 +69,7 @@ export class IncidentSessions {
       }),
       coordinator,
     ]);
+    marked(marker);
     const specialists = this.#deps.specialistApps.map(async (app) => {
       const specialist = await this.#actor({ app, sid: sessionId });
       await specialist?.abort(reason, caller.identity).catch((error: unknown) => {
@@ -86,6 +93,21 @@ export class IncidentSessions {
   /** Start what waited in the incident's coordinator inbox (a pause was resumed). */
   async wake(sessionId: string): Promise<void> {
     (await this.#actor(this.#coordinator(sessionId)))?.schedule();
+  }
+
+  /** 404 `session not found: <id>` unless the coordinator session exists and `caller` may write to it. */
+  async authorize(sessionId: string, caller: Principal): Promise<void> {
+    await this.#opened(sessionId, caller);
+  }
+
+  async #opened(sessionId: string, caller: Principal): Promise<SessionActor> {
+    try {
+      return (await this.#deps.sessions.open(this.#coordinator(sessionId), caller, "write")).actor;
+    } catch (error) {
+      if (error instanceof SparError && error.code === "not_found")
+        throw new SparError("not_found", `session not found: ${sessionId}`);
+      throw error;
+    }
   }
 
   #apps(): string[] {

@@ -95,6 +95,9 @@ export class SessionTurns {
   }
 
   async #run(target: SessionTarget, caller: Principal, message: string): Promise<TurnRun> {
+    // A held incident creates no session and starts no turn (a specialist's after an abort).
+    const held = this.#held(target.sid);
+    if (held) throw held;
     const session = await this.#open(target, caller);
     const sink = new TurnEndSink();
     const subscription = session.attach(sink, LIVE_ONLY);

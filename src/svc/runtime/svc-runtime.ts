@@ -110,9 +110,7 @@ export class SvcRuntime implements DispatchAgents {
     this.#servers = servers;
     this.pauses = new SessionPauses({
       coordinatorApp: this.roster.coordinator.app,
-      authorize: async (sessionId, caller) => {
-        await this.#core().sessions.authorize({ app: this.roster.coordinator.app, sid: sessionId }, caller, "write");
-      },
+      authorize: (sessionId, caller) => this.incident.authorize(sessionId, caller),
       journalOf: (sessionId) => this.incident.journalOf(sessionId),
       abortOf: (sessionId) => this.incident.abortOf(sessionId),
       interruptIncident: (sessionId, by) => this.incident.interrupt(sessionId, by),
@@ -364,17 +362,17 @@ export class SvcRuntime implements DispatchAgents {
 
   /** 409 when the incident is aborted or gate-paused (after the caller's 404). */
   async refuseTurns(sessionId: string, caller: Caller): Promise<void> {
-    await this.#core().sessions.authorize({ app: this.roster.coordinator.app, sid: sessionId }, caller, "write");
+    await this.incident.authorize(sessionId, caller);
     const abort = await this.incident.abortOf(sessionId);
     if (abort) throw abortedError(sessionId, abort);
+    // Aborted (a specialist's session too) or gate-paused.
     const paused = this.pauses.refusal(sessionId);
     if (paused) throw paused;
   }
 
   /** POST /abort: the incident's every session, terminal; its pause tokens and timer void. */
   async abort(sessionId: string, caller: Caller, reason: string): Promise<void> {
-    await this.incident.abort(sessionId, caller, reason);
-    this.pauses.voidPauses(sessionId);
+    await this.incident.abort(sessionId, caller, reason, (marker) => this.pauses.voidPauses(sessionId, marker));
   }
 
   ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }> {
