@@ -10,6 +10,7 @@ import type { Principal } from "../../core/acl.ts";
 import { SparError } from "../../core/errors.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import type { SessionAbort } from "../../core/session-store.ts";
+import { abortedError } from "../../runtime/session-abort.ts";
 import type { SessionActor } from "../../runtime/session-actor.ts";
 import type { Journal } from "../../runtime/session-journal.ts";
 import type { SessionService, SessionTarget } from "../../runtime/session-service.ts";
@@ -78,6 +79,15 @@ export class IncidentSessions {
     });
     await Promise.all([coordinator, ...specialists]);
     return marker;
+  }
+
+  /** 404 unless the caller may write to the incident; 409 when it is aborted or `held` refuses it (a gate pause). */
+  async refuseTurns(sessionId: string, caller: Principal, held: (sessionId: string) => SparError | undefined) {
+    const actor = await this.#opened(sessionId, caller);
+    const abort = actor.record.abort;
+    if (abort) throw abortedError(sessionId, abort);
+    const refusal = held(sessionId);
+    if (refusal) throw refusal;
   }
 
   /** Cancel the turn in flight of every session of the incident (a pause's `--interrupt`). */

@@ -39,9 +39,9 @@ import { type SpecialistRun, specialistResult } from "./specialist-result.ts";
 import { SvcExecutor } from "./svc-executor.ts";
 import { ToolSchemas } from "./tool-schemas.ts";
 import { IncidentSessions } from "./incident-sessions.ts";
-import { SessionPauses } from "../pause/session-pauses.ts";
+import type { SessionPauses } from "../pause/session-pauses.ts";
+import { ACK_ON_RESUME, heldBy, incidentPauses } from "./incident-pauses.ts";
 import type { Journal } from "../../runtime/session-journal.ts";
-import { abortedError } from "../../runtime/session-abort.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
 
 /** The machine identity svc acts under in its specialists' sessions (never digested in exports). */
@@ -108,17 +108,11 @@ export class SvcRuntime implements DispatchAgents {
       callsFirst: new CallsFirst({ lingerMs: 100, maxWaitMs: 2000 }),
     });
     this.#servers = servers;
-    this.pauses = new SessionPauses({
+    this.pauses = incidentPauses({
       coordinatorApp: this.roster.coordinator.app,
-      authorize: (sessionId, caller) => this.incident.authorize(sessionId, caller),
-      journalOf: (sessionId) => this.incident.journalOf(sessionId),
-      abortOf: (sessionId) => this.incident.abortOf(sessionId),
-      interruptIncident: (sessionId, by) => this.incident.interrupt(sessionId, by),
-      wake: (sessionId) => this.incident.wake(sessionId),
+      incident: () => this.incident,
       ackEffects: async (sessionId, caller) =>
-        (await this.#questions.ackEffects({ sessionId, reason: "operator ack (resume --ack-effects)", caller }))
-          .acknowledged,
-      now: () => new Date(),
+        (await this.#questions.ackEffects({ sessionId, reason: ACK_ON_RESUME, caller })).acknowledged,
       logError: (message) => this.#deps.logError(message),
     });
   }
@@ -177,11 +171,7 @@ export class SvcRuntime implements DispatchAgents {
       profile.role === "coordinator" && runner !== undefined
         ? new DispatchExecutor(session, this, runner)
         : new SvcExecutor(session, this, profile);
-    return {
-      execute: (execution) => executor.execute(execution),
-      cancel: (invocationId, cause) => executor.cancel(invocationId, cause),
-      hold: () => this.pauses.refusal(session.key.id),
-    };
+    return heldBy(executor, () => this.pauses.refusal(session.key.id));
   };
 
   /** The result questions of a coordinator session: one per loaded session (again after an eviction). */
@@ -350,24 +340,10 @@ export class SvcRuntime implements DispatchAgents {
    * `ackEffects` acknowledges the incident's ambiguous calls first.
    */
   async resume(request: ResumeRequest): Promise<ResumeOutcome> {
-    await this.refuseTurns(request.sessionId, request.caller);
+    await this.incident.refuseTurns(request.sessionId, request.caller, (id) => this.pauses.refusal(id));
     if (request.ackEffects)
-      await this.#questions.ackEffects({
-        sessionId: request.sessionId,
-        reason: "operator ack (resume --ack-effects)",
-        caller: request.caller,
-      });
+      await this.#questions.ackEffects({ sessionId: request.sessionId, reason: ACK_ON_RESUME, caller: request.caller });
     return this.#questions.resume(request);
-  }
-
-  /** 409 when the incident is aborted or gate-paused (after the caller's 404). */
-  async refuseTurns(sessionId: string, caller: Caller): Promise<void> {
-    await this.incident.authorize(sessionId, caller);
-    const abort = await this.incident.abortOf(sessionId);
-    if (abort) throw abortedError(sessionId, abort);
-    // Aborted (a specialist's session too) or gate-paused.
-    const paused = this.pauses.refusal(sessionId);
-    if (paused) throw paused;
   }
 
   /** POST /abort: the incident's every session, terminal; its pause tokens and timer void. */
