@@ -81,7 +81,9 @@ export interface RuntimeCoreSettings {
   /** What runs a session's work: absent, the agent's model turn; svc passes its workload's (D207). */
   executorFor?: ExecutorFactory;
   /** Told the core's parts before the session host starts (before any inbox left by a crash drains). */
-  beforeStart?: (parts: Pick<RuntimeCore, "sessions" | "store" | "catalog" | "tools" | "metrics">) => void;
+  beforeStart?: (
+    parts: Pick<RuntimeCore, "sessions" | "store" | "catalog" | "tools" | "metrics">,
+  ) => void | Promise<void>;
 }
 
 export interface RuntimeCore {
@@ -170,8 +172,8 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   });
   const sessions = new SessionService(host);
   // A daemon's layer whose executors use the sessions binds them before any session runs.
-  settings.beforeStart?.({ sessions, store, catalog, tools, metrics });
   try {
+    await settings.beforeStart?.({ sessions, store, catalog, tools, metrics });
     await host.start();
   } catch (error) {
     await host.close();

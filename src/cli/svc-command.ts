@@ -189,6 +189,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
       await Promise.race([cancelled, Bun.sleep(2000)]);
       await server.stop();
       await attach?.drain(2000);
+      runtime.pauses.close();
       await core.close();
       audit.close();
       store.remove();
@@ -238,7 +239,9 @@ function serveMainListener(config: SvcConfig, core: RuntimeCore, runtime: SvcRun
   }
   const app = mainListenerApp({
     port: new SessionInjectPort(runtime, () => core.metrics.render()),
-    controls: new SessionControls(core.sessions),
+    controls: new SessionControls(core.sessions, (sessionId, caller, reason) =>
+      runtime.abort(sessionId, caller, reason),
+    ),
     token,
     ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
   });
@@ -344,6 +347,8 @@ function coreSettings(
         "Write-gate adjudications, by audit outcome.",
       );
       runtime.bind({ sessions: core.sessions, log: core.store, runner: core.catalog, mcp: core.tools.mcp });
+      // Gate pauses hold before any turn runs: their rows are read (and timers armed) first.
+      return runtime.pauses.load(core.store).then(() => undefined);
     },
   };
 }

@@ -57,6 +57,11 @@ export interface Executor {
    * close what waits on it. The first cause wins; its end still comes through `execute`.
    */
   cancel(invocationId: string, cause: CancelCause): void;
+  /**
+   * A hold the session's work is under (svc's gate pause): while it answers a refusal, no
+   * execution starts and every inject or wake is refused with it. Optional; none by default.
+   */
+  hold?(): Error | undefined;
 }
 
 /** What a session offers the executor it runs: its journal and the state a turn works on. */

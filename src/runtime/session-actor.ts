@@ -194,6 +194,7 @@ export class SessionActor {
   async inject(message: string, wake: boolean, options: EnqueueOptions = {}): Promise<InjectResult> {
     this.#inbox.refuseIfClosed();
     this.#abort.refuseIfAborted();
+    this.#refuseIfHeld();
     this.#recordKeeper.touch();
     const { promptId, duplicate } = await this.#inbox.enqueue(message, wake, options);
     if (duplicate) return { promptId, woke: false, duplicate };
@@ -208,6 +209,7 @@ export class SessionActor {
   async wake(prompt: string | undefined): Promise<InjectResult | undefined> {
     this.#inbox.refuseIfClosed();
     this.#abort.refuseIfAborted();
+    this.#refuseIfHeld();
     this.#recordKeeper.touch();
     const injected = prompt ? await this.inject(prompt, true) : undefined;
     this.#journal.frame({ type: "wake", at: this.#context.now().toISOString() });
@@ -216,6 +218,12 @@ export class SessionActor {
       this.schedule();
     }
     return injected;
+  }
+
+  /** The executor's hold (svc's gate pause) refuses every inject and wake while it lasts. */
+  #refuseIfHeld(): void {
+    const held = this.#executor.hold?.();
+    if (held) throw held;
   }
 
   /** Start a turn if one is due and none is running. */
@@ -228,6 +236,7 @@ export class SessionActor {
       this.#inbox.closed ||
       this.#abort.marker !== undefined ||
       this.#operator.gate.paused ||
+      this.#executor.hold?.() !== undefined ||
       this.#context.isShuttingDown()
     )
       return;

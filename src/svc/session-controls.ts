@@ -10,11 +10,17 @@ import type { GuardrailResetRequest } from "./listener/guardrails-route.ts";
 import type { MainListenerControls } from "./listener/main-listener.ts";
 import { verifiedIdentity } from "../surfaces/attach/route-context.ts";
 
+/** Aborts every session of an incident (SvcRuntime.abort: coordinator and specialists, pauses voided). */
+export type IncidentAbort = (sessionId: string, caller: AbortRequest["caller"], reason: string) => Promise<void>;
+
 export class SessionControls implements MainListenerControls {
   readonly #sessions: SessionService;
+  readonly #abortIncident: IncidentAbort | undefined;
 
-  constructor(sessions: SessionService) {
+  /** Without `abortIncident` an abort is the coordinator session's alone. */
+  constructor(sessions: SessionService, abortIncident?: IncidentAbort) {
     this.#sessions = sessions;
+    this.#abortIncident = abortIncident;
   }
 
   refuseWhileDraining(): void {
@@ -22,6 +28,7 @@ export class SessionControls implements MainListenerControls {
   }
 
   async abort(request: AbortRequest): Promise<void> {
+    if (this.#abortIncident) return this.#abortIncident(request.sessionId, request.caller, request.reason);
     await this.#sessions.abort(target(request.sessionId), request.caller, request.reason);
   }
 

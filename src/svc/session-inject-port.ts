@@ -4,7 +4,7 @@
  * resume answers a parked question and runs the session on (SvcRuntime). Both answer once their
  * turn has ended or parked, with the session's state as its gate and result rows say; an inject
  * also with the result a dispatch shape recorded. A dispatch shape's session that waits on an
- * operator refuses a new inject (409).
+ * operator refuses a new inject (409). Gate pauses and their tokens are SvcRuntime's SessionPauses.
  */
 import type {
   InjectOutcome,
@@ -16,8 +16,12 @@ import type {
 } from "./listener/listener-port.ts";
 import type { SvcRuntime } from "./runtime/svc-runtime.ts";
 import type { AckEffectsRequest } from "./listener/listener-port.ts";
+import type { TokenResumePort } from "./listener/resume-route.ts";
+import type { PausePort } from "./listener/pause-route.ts";
+import type { PauseAnswer, PauseRequest, TokenResumeAnswer, TokenResumeRequest } from "./pause/session-pauses.ts";
+import type { Caller } from "../surfaces/http/caller-auth.ts";
 
-export class SessionInjectPort implements MainListenerPort {
+export class SessionInjectPort implements MainListenerPort, TokenResumePort, PausePort {
   readonly #runtime: SvcRuntime;
   readonly #metrics: () => string;
 
@@ -51,5 +55,17 @@ export class SessionInjectPort implements MainListenerPort {
 
   ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }> {
     return this.#runtime.ackEffects(request);
+  }
+
+  pause(request: PauseRequest): Promise<PauseAnswer> {
+    return this.#runtime.pauses.pause(request);
+  }
+
+  resumeByToken(request: TokenResumeRequest): Promise<TokenResumeAnswer> {
+    return this.#runtime.pauses.resumeByToken(request);
+  }
+
+  extendToken(token: string, ttlMs: number, caller: Caller): Promise<{ session_id: string; expires_at: string }> {
+    return this.#runtime.pauses.extend(token, ttlMs, caller);
   }
 }

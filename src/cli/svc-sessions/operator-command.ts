@@ -3,9 +3,20 @@
  * runs it. The verbs are the operator CLI of the spec (Operator CLI); each lives in its own module.
  */
 import { type OperatorVerb, type VerbOutput, runOperatorVerb } from "./operator-verb.ts";
+import { ABORT_VERB } from "./abort-verb.ts";
+import { ACK_EFFECTS_VERB } from "./ack-effects-verb.ts";
+import { EXTEND_TOKEN_VERB } from "./extend-token-verb.ts";
+import { PAUSE_VERB } from "./pause-verb.ts";
+import { RESUME_VERB } from "./resume-verb.ts";
 
 /** Every operator verb, by the words that name it after `spar svc`. */
-export const OPERATOR_VERBS: readonly OperatorVerb[] = [];
+export const OPERATOR_VERBS: readonly OperatorVerb[] = [
+  RESUME_VERB,
+  PAUSE_VERB,
+  EXTEND_TOKEN_VERB,
+  ABORT_VERB,
+  ACK_EFFECTS_VERB,
+];
 
 const PROCESS_OUTPUT: VerbOutput = {
   stdout: (text) => process.stdout.write(text),

@@ -49,6 +49,8 @@ export interface ResumeRequest {
   interruptId: string;
   response: unknown;
   caller: Caller;
+  /** Acknowledge the incident's ambiguous calls before the answer (`resume --ack-effects`). */
+  ackEffects?: boolean;
 }
 
 /** How a resumed question was answered, once the session's turn after it ended or parked. */

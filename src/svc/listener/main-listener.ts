@@ -1,6 +1,7 @@
 /**
  * svc's main listener (`--listen`): `POST /inject` runs the incident envelope as a turn on its
- * session and answers 202 once the turn has finished or parked, `POST /abort` (abort-route.ts),
+ * session and answers 202 once the turn has finished or parked, `POST /resume` (resume-route.ts),
+ * `POST /pause` and `/extend-token` (pause-route.ts), `POST /ack-effects`, `POST /abort` (abort-route.ts),
  * `POST /sessions/{id}/guardrails/reset` (guardrails-route.ts), `GET /metrics` the Prometheus
  * text, `GET /healthz`; while the daemon drains every write is a 503 (draining-guard.ts). Built on the shared guards (guardedApp: Host check, the bearer token
  * `SVC_INJECT_TOKEN` compared in constant time, CSRF, the body limit, JSON errors), so it carries
@@ -19,7 +20,8 @@ import { drainingGuard } from "./draining-guard.ts";
 import { type GuardrailResetPort, guardrailsRoute } from "./guardrails-route.ts";
 import { InjectEnvelope, incidentSessionId, injectMessage } from "./inject-envelope.ts";
 import type { MainListenerPort } from "./listener-port.ts";
-import { resumeRoute } from "./resume-route.ts";
+import { type TokenResumePort, resumeRoute } from "./resume-route.ts";
+import { type PausePort, pauseRoutes } from "./pause-route.ts";
 import { ackEffectsRoute } from "./ack-effects-route.ts";
 
 /** The caller behind the shared inject token (the original's `mast-inject` user). */
@@ -32,7 +34,7 @@ export interface MainListenerControls extends AbortPort, GuardrailResetPort {
 }
 
 export interface MainListenerOptions {
-  port: MainListenerPort;
+  port: MainListenerPort & TokenResumePort & PausePort;
   controls: MainListenerControls;
   /** `SVC_INJECT_TOKEN`; undefined: unauthenticated (loopback only, D228). */
   token: string | undefined;
@@ -65,6 +67,7 @@ export function mainListenerApp(options: MainListenerOptions) {
     .use(drainingGuard(() => options.controls.refuseWhileDraining()))
     .use(mainRoutes(options.port))
     .use(resumeRoute(options.port))
+    .use(pauseRoutes(options.port))
     .use(ackEffectsRoute(options.port))
     .use(abortRoute(options.controls))
     .use(guardrailsRoute(options.controls));

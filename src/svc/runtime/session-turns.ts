@@ -72,11 +72,14 @@ export interface TurnRun {
 
 export class SessionTurns {
   readonly #sessions: SessionService;
+  /** The refusal of a session's turns while a hold (svc's gate pause) lasts. */
+  readonly #held: (sessionId: string) => SparError | undefined;
   /** The last turn requested on each session, which the next one waits for. */
   readonly #tails = new Map<string, Promise<unknown>>();
 
-  constructor(sessions: SessionService) {
+  constructor(sessions: SessionService, held: (sessionId: string) => SparError | undefined = () => undefined) {
     this.#sessions = sessions;
+    this.#held = held;
   }
 
   /** Queue `message` on the session and resolve once the turn it starts has ended or parked. */
@@ -92,6 +95,9 @@ export class SessionTurns {
   }
 
   async #run(target: SessionTarget, caller: Principal, message: string): Promise<TurnRun> {
+    // A held incident creates no session and starts no turn (a specialist's after an abort).
+    const held = this.#held(target.sid);
+    if (held) throw held;
     const session = await this.#open(target, caller);
     const sink = new TurnEndSink();
     const subscription = session.attach(sink, LIVE_ONLY);
@@ -109,7 +115,7 @@ export class SessionTurns {
   }
 
   /**
-   * Why a turn ended in error: aborted or halted by a guardrail (409), cut by the shutdown (503),
+   * Why a turn ended in error: aborted, halted by a guardrail or gate-paused (409), cut by the shutdown (503),
    * a model reply a dispatch shape could not use (502), else 500.
    */
   #turnFailed(sessionId: string, actor: SessionActor, end: TurnErrorFrame): SparError {
@@ -117,6 +123,8 @@ export class SessionTurns {
     if (abort) return abortedError(sessionId, abort);
     const halted = actor.guards.halted;
     if (halted) return haltedError(sessionId, halted);
+    const held = this.#held(sessionId);
+    if (held) return held;
     if (this.#sessions.draining)
       return new SparError("shutting_down", "the turn was cut by the daemon's shutdown; retry against its successor");
     if (end.code === UNUSABLE_REPLY) return new SparError("bad_gateway", end.message);

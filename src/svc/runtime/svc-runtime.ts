@@ -39,6 +39,11 @@ import { pendingHandover } from "./change-handover.ts";
 import { type SpecialistRun, specialistResult } from "./specialist-result.ts";
 import { SvcExecutor } from "./svc-executor.ts";
 import { ToolSchemas } from "./tool-schemas.ts";
+import { IncidentSessions } from "./incident-sessions.ts";
+import type { SessionPauses } from "../pause/session-pauses.ts";
+import { ACK_ON_RESUME, heldBy, incidentPauses } from "./incident-pauses.ts";
+import type { Journal } from "../../runtime/session-journal.ts";
+import type { Caller } from "../../surfaces/http/caller-auth.ts";
 
 /** The machine identity svc acts under in its specialists' sessions (never digested in exports). */
 export const SVC_INTERNAL: Principal = Object.freeze({ identity: "svc:internal", admin: true });
@@ -78,6 +83,10 @@ export class SvcRuntime implements DispatchAgents {
   readonly #approvals = new Map<string, { session: ExecutorSession; approvals: ResultApprovals }>();
   readonly #schemas: ToolSchemas;
   readonly #questions: SessionQuestions;
+  /** The journal of each loaded coordinator session (pause rows are written there). */
+  readonly #journals = new Map<string, Journal>();
+  /** The incident's gate pauses and their resume tokens. */
+  readonly pauses: SessionPauses;
   #bound: BoundCore | undefined;
 
   readonly #servers: { mcp?: McpTools | undefined };
@@ -101,6 +110,13 @@ export class SvcRuntime implements DispatchAgents {
       handsOver: (result) => this.#deps.runner?.handsOver?.(result) ?? false,
     });
     this.#servers = servers;
+    this.pauses = incidentPauses({
+      coordinatorApp: this.roster.coordinator.app,
+      incident: () => this.incident,
+      ackEffects: async (sessionId, caller) =>
+        (await this.#questions.ackEffects({ sessionId, reason: ACK_ON_RESUME, caller })).acknowledged,
+      logError: (message) => this.#deps.logError(message),
+    });
   }
 
   static forWorkload(
@@ -123,7 +139,15 @@ export class SvcRuntime implements DispatchAgents {
 
   /** The core's parts, once it has started (the executor factory exists before it). */
   bind(parts: SvcCoreParts): void {
-    this.#bound = { ...parts, turns: new SessionTurns(parts.sessions) };
+    const incident = new IncidentSessions({
+      sessions: parts.sessions,
+      coordinatorApp: this.roster.coordinator.app,
+      specialistApps: this.roster.specialists().map((profile) => profile.app),
+      journalOf: (key) => this.#journals.get(sessionKeyString(key)),
+      internal: SVC_INTERNAL,
+    });
+    const turns = new SessionTurns(parts.sessions, (sessionId) => this.pauses.refusal(sessionId));
+    this.#bound = { ...parts, turns, incident };
     this.#servers.mcp = parts.mcp;
   }
 
@@ -131,12 +155,25 @@ export class SvcRuntime implements DispatchAgents {
     return this.#core().turns;
   }
 
+  /** Every session of one incident at once: abort, interrupt, wake. */
+  get incident(): IncidentSessions {
+    return this.#core().incident;
+  }
+
+  /**
+   * Each session's executor: the coordinator's or a specialist's by its app, held (every turn
+   * refused) while a gate pause holds its incident.
+   */
   readonly executorFor: ExecutorFactory = (session: ExecutorSession): Executor => {
     const profile = this.roster.forApp(session.key.app);
     if (profile === undefined) return new TurnExecutor(session);
+    if (profile.role === "coordinator") this.#journals.set(sessionKeyString(session.key), session.journal);
     const runner = this.#deps.runner;
-    if (profile.role === "coordinator" && runner !== undefined) return new DispatchExecutor(session, this, runner);
-    return new SvcExecutor(session, this, profile);
+    const executor: Executor =
+      profile.role === "coordinator" && runner !== undefined
+        ? new DispatchExecutor(session, this, runner)
+        : new SvcExecutor(session, this, profile);
+    return heldBy(executor, () => this.pauses.refusal(session.key.id));
   };
 
   /** The result questions of a coordinator session: one per loaded session (again after an eviction). */
@@ -279,7 +316,8 @@ export class SvcRuntime implements DispatchAgents {
   async recover(): Promise<string[]> {
     const woken: string[] = [];
     for (const { record } of await this.#core().sessions.list(SVC_INTERNAL)) {
-      if (record.app !== this.roster.coordinator.app || !(await this.#mayGoOn(record.id))) continue;
+      if (record.app !== this.roster.coordinator.app || record.abort || this.pauses.refusal(record.id)) continue;
+      if (!(await this.#mayGoOn(record.id))) continue;
       woken.push(record.id);
       this.turns
         .run({ app: record.app, sid: record.id }, SVC_INTERNAL, "")
@@ -302,9 +340,21 @@ export class SvcRuntime implements DispatchAgents {
     return false;
   }
 
-  /** POST /resume: answer a question of the session (or of one of its specialists), then run the session on. */
-  resume(request: ResumeRequest): Promise<ResumeOutcome> {
+  /**
+   * POST /resume: answer a question of the session (or of one of its specialists), then run the
+   * session on. An aborted or gate-paused incident refuses it (409) before anything is recorded;
+   * `ackEffects` acknowledges the incident's ambiguous calls first.
+   */
+  async resume(request: ResumeRequest): Promise<ResumeOutcome> {
+    await this.incident.refuseTurns(request.sessionId, request.caller, (id) => this.pauses.refusal(id));
+    if (request.ackEffects)
+      await this.#questions.ackEffects({ sessionId: request.sessionId, reason: ACK_ON_RESUME, caller: request.caller });
     return this.#questions.resume(request);
+  }
+
+  /** POST /abort: the incident's every session, terminal; its pause tokens and timer void. */
+  async abort(sessionId: string, caller: Caller, reason: string): Promise<void> {
+    await this.incident.abort(sessionId, caller, reason, (marker) => this.pauses.voidPauses(sessionId, marker));
   }
 
   ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }> {
@@ -380,6 +430,7 @@ export class SvcRuntime implements DispatchAgents {
 
 interface BoundCore extends SvcCoreParts {
   turns: SessionTurns;
+  incident: IncidentSessions;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { AckEffectsRequest } from "../../../../src/svc/listener/listener-po
 import type { InjectRequest, MainListenerPort, ResumeRequest } from "../../../../src/svc/listener/listener-port.ts";
 import { INJECT_CALLER, mainListenerApp } from "../../../../src/svc/listener/main-listener.ts";
 import { RecordingControls } from "./recording-controls.ts";
+import type { PauseRequest, TokenResumeRequest } from "../../../../src/svc/pause/session-pauses.ts";
 
 /** A daemon behind the listener that records what reached it and answers as told. */
 class RecordingPort implements MainListenerPort {
@@ -31,6 +32,27 @@ class RecordingPort implements MainListenerPort {
     if (this.failWith) throw this.failWith;
     this.injects.push(request);
     return { promptId: `p-${this.injects.length}`, state: "idle" as const, pending: [] };
+  }
+  readonly pauses: PauseRequest[] = [];
+  async pause(request: PauseRequest) {
+    this.pauses.push(request);
+    return {
+      token: "mrt_AAAAAAAAAAAAAAAAAAAAAA",
+      session_id: request.sessionId,
+      reason: request.reason,
+      expires_at: "2026-01-08T00:00:00.000Z",
+      replaced: false,
+    };
+  }
+  readonly tokenResumes: TokenResumeRequest[] = [];
+  async resumeByToken(request: TokenResumeRequest) {
+    this.tokenResumes.push(request);
+    return { session_id: "incident-t", replay: false };
+  }
+  readonly extends: Array<{ token: string; ttlMs: number }> = [];
+  async extendToken(token: string, ttlMs: number) {
+    this.extends.push({ token, ttlMs });
+    return { session_id: "incident-t", expires_at: "2026-01-03T00:00:00.000Z" };
   }
   metrics(): string {
     return "svc_up 1\n";
@@ -265,5 +287,107 @@ describe("POST /ack-effects", () => {
       expect(response.status).toBe(400);
     }
     expect(port.acks).toEqual([]);
+  });
+});
+
+describe("POST /resume with a token", () => {
+  test("a token resume reaches the daemon with ack_effects, answered 202 with the session and replay flag", async () => {
+    const { port, send } = setup("s3cret");
+    const response = await send("/resume", {
+      body: JSON.stringify({ token: "mrt_AAAAAAAAAAAAAAAAAAAAAA", ack_effects: true }),
+      headers: { authorization: "Bearer s3cret" },
+    });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ status: "resumed", session_id: "incident-t", replay: false });
+    expect(port.tokenResumes).toEqual([
+      { token: "mrt_AAAAAAAAAAAAAAAAAAAAAA", ackEffects: true, caller: INJECT_CALLER },
+    ]);
+  });
+
+  test("a token with session keying, neither keying, and a non-boolean ack_effects are 400 and reach nothing", async () => {
+    const { port, send } = setup();
+    const both = await send("/resume", { body: JSON.stringify({ token: "mrt_x", session_id: "incident-a" }) });
+    expect(both.status).toBe(400);
+    expect(await errorOf(both)).toContain("mutually exclusive");
+    const neither = await send("/resume", { body: JSON.stringify({ response: {} }) });
+    expect(neither.status).toBe(400);
+    expect(await errorOf(neither)).toContain("either token, or session_id and interrupt_id");
+    const ack = await send("/resume", { body: JSON.stringify({ token: "mrt_x", ack_effects: "yes" }) });
+    expect(ack.status).toBe(400);
+    expect(port.tokenResumes).toEqual([]);
+    expect(port.resumes).toEqual([]);
+  });
+
+  test("ack_effects on a question's resume reaches the daemon", async () => {
+    const { port, send } = setup();
+    const response = await send("/resume", {
+      body: JSON.stringify({ session_id: "incident-u1", interrupt_id: "gate-1", response: {}, ack_effects: true }),
+    });
+    expect(response.status).toBe(202);
+    expect(port.resumes[0]?.ackEffects).toBe(true);
+  });
+});
+
+describe("POST /pause and /extend-token", () => {
+  test("a pause reaches the daemon with its fields parsed (ttl in ms, resume_at in UTC), answered 200 with the token", async () => {
+    const { port, send } = setup();
+    const response = await send("/pause", {
+      body: JSON.stringify({
+        session_id: "incident-p1",
+        reason: "maintenance_window",
+        message: "node pool upgrade",
+        metadata: { ticket: "OPS-1" },
+        resume_at: "2026-08-16T11:05:00+02:00",
+        interrupt: true,
+        ttl: "48h",
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ token: "mrt_AAAAAAAAAAAAAAAAAAAAAA", session_id: "incident-p1" });
+    expect(port.pauses).toEqual([
+      {
+        sessionId: "incident-p1",
+        reason: "maintenance_window",
+        message: "node pool upgrade",
+        metadata: { ticket: "OPS-1" },
+        resumeAt: "2026-08-16T09:05:00.000Z",
+        interrupt: true,
+        ttlMs: 48 * 3_600_000,
+        caller: expect.objectContaining({ identity: "local" }),
+      },
+    ]);
+  });
+
+  test("a bad reason, a missing reason, a bad ttl, a bad resume_at, a reserved id and an unknown field are 400", async () => {
+    const { port, send } = setup();
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ session_id: "incident-p1", reason: "nap" }, "reason must be one of budget_exhaustion"],
+      [{ session_id: "incident-p1" }, "reason"],
+      [{ session_id: "incident-p1", reason: "operator", ttl: "2 days" }, "ttl: invalid duration"],
+      [{ session_id: "incident-p1", reason: "operator", resume_at: "tomorrow" }, "resume_at"],
+      [{ session_id: "incident-p1:mast-ops", reason: "operator" }, "reserved"],
+      [{ session_id: "incident-p1", reason: "operator", until: "x" }, "until"],
+    ];
+    for (const [body, expected] of cases) {
+      const response = await send("/pause", { body: JSON.stringify(body) });
+      expect(response.status).toBe(400);
+      expect(await errorOf(response)).toContain(expected);
+    }
+    expect(port.pauses).toEqual([]);
+  });
+
+  test("extend-token reaches the daemon with the ttl in ms; a missing ttl is 400", async () => {
+    const { port, send } = setup();
+    const response = await send("/extend-token", { body: JSON.stringify({ token: "mrt_x", ttl: "2h" }) });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      token: "mrt_x",
+      session_id: "incident-t",
+      expires_at: "2026-01-03T00:00:00.000Z",
+    });
+    expect(port.extends).toEqual([{ token: "mrt_x", ttlMs: 7_200_000 }]);
+    const missing = await send("/extend-token", { body: JSON.stringify({ token: "mrt_x" }) });
+    expect(missing.status).toBe(400);
+    expect(await errorOf(missing)).toContain("ttl");
   });
 });

@@ -23,6 +23,15 @@ class QuietPort implements MainListenerPort {
   async ackEffects() {
     return { acknowledged: 0, state: "idle" as const, pending: [] };
   }
+  async pause(): Promise<never> {
+    throw new Error("not reached");
+  }
+  async resumeByToken(): Promise<never> {
+    throw new Error("not reached");
+  }
+  async extendToken(): Promise<never> {
+    throw new Error("not reached");
+  }
   metrics(): string {
     return "svc_up 1\n";
   }

@@ -1,0 +1,44 @@
+/**
+ * Resume tokens of gate pauses (spec: Resume token; reference 4.4): `mrt_` plus the base64url
+ * (no padding) of 16 random bytes. Possession is the capability, so the daemon keeps only the
+ * token's digest; the clear token exists once, in the answer to the pause that minted it. Also
+ * the pause reasons and the lifetime bounds. Pure, no I/O beyond the random source.
+ */
+import { createHash, randomBytes } from "node:crypto";
+
+export const TOKEN_PREFIX = "mrt_";
+
+/** A token as minted: the prefix and 22 base64url characters. */
+const TOKEN_SHAPE = /^mrt_[A-Za-z0-9_-]{22}$/;
+
+/** Default and longest token lifetime (spec: 7 days; `--ttl` only shortens). */
+export const MAX_TOKEN_TTL_MS = 7 * 24 * 3_600_000;
+
+/** The pause reasons an operator may give (reference 4.4, exact). */
+export const PAUSE_REASONS = [
+  "budget_exhaustion",
+  "watchdog_anomaly",
+  "cost_cool_down",
+  "maintenance_window",
+  "rate_limit_backoff",
+  "ambiguity",
+  "operator",
+  "a2a_task_pending",
+  "other",
+] as const;
+
+export type PauseReason = (typeof PAUSE_REASONS)[number];
+
+export function mintResumeToken(): string {
+  return `${TOKEN_PREFIX}${randomBytes(16).toString("base64url")}`;
+}
+
+/** What the daemon stores in place of a token: `sha256:` and the hex digest. */
+export function tokenDigest(token: string): string {
+  return `sha256:${createHash("sha256").update(token).digest("hex")}`;
+}
+
+/** The text has the shape of a minted token (a cheap refusal before any lookup). */
+export function isResumeToken(text: string): boolean {
+  return TOKEN_SHAPE.test(text);
+}
