@@ -1,20 +1,29 @@
 /**
  * The operator's controls behind svc's main listener: abort and guardrail reset of a session, and
  * the draining check, each one call into the runtime core's SessionService (the same runtime
- * operations the attach surface uses; nothing of them is svc's own).
+ * operations the attach surface uses; nothing of them is svc's own), and POST /stop, handed to the
+ * daemon's shutdown.
  */
 import type { SessionService, SessionTarget } from "../runtime/session-service.ts";
 import type { ResetOutcome } from "../runtime/session-guards.ts";
 import type { AbortRequest } from "./listener/abort-route.ts";
 import type { GuardrailResetRequest } from "./listener/guardrails-route.ts";
 import type { MainListenerControls } from "./listener/main-listener.ts";
+import type { StopRequest } from "./listener/stop-route.ts";
 import { verifiedIdentity } from "../surfaces/attach/route-context.ts";
 
 export class SessionControls implements MainListenerControls {
   readonly #sessions: SessionService;
+  readonly #stop: (request: StopRequest) => number;
 
-  constructor(sessions: SessionService) {
+  /** `stop` starts the daemon's drain and answers its window in ms. */
+  constructor(sessions: SessionService, stop: (request: StopRequest) => number) {
     this.#sessions = sessions;
+    this.#stop = stop;
+  }
+
+  stop(request: StopRequest): number {
+    return this.#stop(request);
   }
 
   refuseWhileDraining(): void {

@@ -3,9 +3,10 @@
  * runs it. The verbs are the operator CLI of the spec (Operator CLI); each lives in its own module.
  */
 import { type OperatorVerb, type VerbOutput, runOperatorVerb } from "./operator-verb.ts";
+import { STOP_VERB } from "./stop-verb.ts";
 
 /** Every operator verb, by the words that name it after `spar svc`. */
-export const OPERATOR_VERBS: readonly OperatorVerb[] = [];
+export const OPERATOR_VERBS: readonly OperatorVerb[] = [STOP_VERB];
 
 const PROCESS_OUTPUT: VerbOutput = {
   stdout: (text) => process.stdout.write(text),

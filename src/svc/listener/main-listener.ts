@@ -1,7 +1,7 @@
 /**
  * svc's main listener (`--listen`): `POST /inject` runs the incident envelope as a turn on its
  * session and answers 202 once the turn has finished or parked, `POST /abort` (abort-route.ts),
- * `POST /sessions/{id}/guardrails/reset` (guardrails-route.ts), `GET /metrics` the Prometheus
+ * `POST /sessions/{id}/guardrails/reset` (guardrails-route.ts), `POST /stop` (stop-route.ts), `GET /metrics` the Prometheus
  * text, `GET /healthz`; while the daemon drains every write is a 503 (draining-guard.ts). Built on the shared guards (guardedApp: Host check, the bearer token
  * `SVC_INJECT_TOKEN` compared in constant time, CSRF, the body limit, JSON errors), so it carries
  * no guard of its own. The daemon behind it is a port: the listener parses, calls one method and
@@ -21,12 +21,13 @@ import { InjectEnvelope, incidentSessionId, injectMessage } from "./inject-envel
 import type { MainListenerPort } from "./listener-port.ts";
 import { resumeRoute } from "./resume-route.ts";
 import { ackEffectsRoute } from "./ack-effects-route.ts";
+import { type StopPort, stopRoute } from "./stop-route.ts";
 
 /** The caller behind the shared inject token (the original's `mast-inject` user). */
 export const INJECT_CALLER: Caller = Object.freeze({ identity: "svc-inject", admin: false, source: "bearer" });
 
 /** The operator's controls on svc's sessions, a port beside MainListenerPort. */
-export interface MainListenerControls extends AbortPort, GuardrailResetPort {
+export interface MainListenerControls extends AbortPort, GuardrailResetPort, StopPort {
   /** Throws the 503 (SparError `shutting_down`) while the daemon drains. */
   refuseWhileDraining(): void;
 }
@@ -67,7 +68,8 @@ export function mainListenerApp(options: MainListenerOptions) {
     .use(resumeRoute(options.port))
     .use(ackEffectsRoute(options.port))
     .use(abortRoute(options.controls))
-    .use(guardrailsRoute(options.controls));
+    .use(guardrailsRoute(options.controls))
+    .use(stopRoute(options.controls));
 }
 
 function mainRoutes(port: MainListenerPort) {
