@@ -144,8 +144,9 @@ async function resume(
   const id = candidate.record.id;
   const key = deps.ops.key(id);
   const at = deps.now();
+  // One claim per attempt: a daemon that died in its attempt leaves the next attempt free to claim.
   const claimed = await deps.claim(key, {
-    interruption: candidate.marker.id,
+    interruption: `${candidate.marker.id}#${attempt + 1}`,
     owner: deps.bootId,
     now: at.toISOString(),
     expiresAt: new Date(at.getTime() + CLAIM_TTL_MS).toISOString(),
@@ -179,7 +180,7 @@ async function clearMarker(deps: AutoResumeDeps, id: string, why: string): Promi
   await deps.ops
     .append(id, (header) => clearedRow(header, why))
     .then(
-      () => undefined,
+      () => deps.log(`auto-resume: ${id}: marker cleared (${why})`),
       (error: unknown) => deps.log(`auto-resume: ${id}: the marker could not be cleared: ${String(error)}`),
     );
 }
