@@ -58,11 +58,14 @@ export async function drainSessions(
   const cleared = new Set<string>();
   for (const sessionId of marked) {
     const settled = Promise.all(byIncident.get(sessionId) ?? []);
-    void settled.then(() => {
-      if (!windowOpen) return;
-      cleared.add(sessionId);
-      clearing.push(clear(deps, sessionId, "the turn finished inside the drain window"));
-    });
+    void settled.then(
+      () => {
+        if (!windowOpen) return;
+        cleared.add(sessionId);
+        clearing.push(clear(deps, sessionId, "the turn finished inside the drain window"));
+      },
+      () => undefined,
+    );
   }
   const finished = await settledWithin(
     inFlight.map((entry) => entry.settled),
