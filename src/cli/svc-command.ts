@@ -1,8 +1,8 @@
 /**
  * `spar svc`: the workflow daemon. Reads its settings (svc-config.ts) and its workload
  * (src/svc/workload), starts the runtime core every daemon shares (D231) and svc's main listener
- * on it, and on SIGTERM drains: writes are refused 503 while the turns in flight get the drain
- * window to end, then what is left is cancelled, the listeners stop and the core closes. It runs
+ * on it, runs boot auto-resume (svc-auto-resume.ts), and on SIGTERM or POST /stop drains and
+ * unwinds (svc-shutdown.ts), exiting 0, 3 or 4 as the spec says. It runs
  * the workload in its dispatch shape (coordinator, graph, fanout, bounded: src/svc/runtime); with
  * `--attach-listen` it also serves the attach surface on the same core (svc-attach.ts).
  */
@@ -33,6 +33,11 @@ import { SVC_FLAGS, svcHelp } from "./svc-flags.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
 import { SPAR_VERSION } from "./version.ts";
 import { isOperatorCommand, operatorCommand } from "./svc-sessions/operator-command.ts";
+import type { StopRequest } from "../svc/listener/stop-route.ts";
+import type { InterruptionCause } from "../svc/ops/interruption-rows.ts";
+import { gatePauser } from "../svc/pause/session-pauses.ts";
+import { EXIT_ERROR, shutdownSvc } from "./svc-shutdown.ts";
+import { autoResumeAtBoot } from "./svc-auto-resume.ts";
 
 /** How long the turns in flight may take to end after SIGTERM without a workload budget (spec). */
 export const DRAIN_WINDOW_MS = 30_000;
@@ -50,7 +55,21 @@ const SVC_APP = "svc";
 
 export interface RunningSvc {
   port: number;
-  shutdown(): Promise<void>;
+  /** Resolves when an operator asks the daemon to stop (POST /stop, `svc stop`). */
+  stopRequested: Promise<StopRequest>;
+  /** Drain and unwind; resolves with the exit code (0 clean, 3 interrupted survivors, 4 teardown watchdog). */
+  shutdown(cause?: InterruptionCause): Promise<number>;
+}
+
+/** The markers' classification on SIGTERM. */
+export const SIGTERM_CAUSE: InterruptionCause = { reason: "shutdown (SIGTERM)", pauseRequested: false };
+
+/** The markers' classification on `svc stop`: `operator stop[: reason]`. */
+export function stopCause(request: StopRequest): InterruptionCause {
+  return {
+    reason: request.reason === undefined ? "operator stop" : `operator stop: ${request.reason}`,
+    pauseRequested: request.pauseSessions,
+  };
 }
 
 export async function svcCommand(argv: readonly string[]): Promise<number> {
@@ -85,15 +104,16 @@ export async function svcCommand(argv: readonly string[]): Promise<number> {
     logger.error(`spar svc failed to start: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
-  await terminated;
-  logger.info("SIGTERM: shutting down");
-  return await running.shutdown().then(
-    () => 0,
-    (error: unknown) => {
-      logger.error(`shutdown failed: ${String(error)}`);
-      return 1;
-    },
-  );
+  const stop = await Promise.race([terminated.then(() => undefined), running.stopRequested]);
+  if (stop === undefined) logger.info("SIGTERM: shutting down");
+  else
+    logger.info(
+      `stop requested by ${stop.caller.identity}${stop.pauseSessions ? " (--pause-sessions)" : ""}: shutting down`,
+    );
+  return await running.shutdown(stop === undefined ? SIGTERM_CAUSE : stopCause(stop)).catch((error: unknown) => {
+    logger.error(`shutdown failed: ${String(error)}`);
+    return EXIT_ERROR;
+  });
 }
 
 function usageError(message: string): number {
@@ -150,9 +170,17 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     store.remove();
     throw error;
   }
+  let requestStop: (request: StopRequest) => void = () => {};
+  const stopRequested = new Promise<StopRequest>((resolve) => {
+    requestStop = resolve;
+  });
+  const windowMs = drainWindowMs(workload);
   let server: ReturnType<typeof Bun.serve>;
   try {
-    server = serveMainListener(config, core, runtime);
+    server = serveMainListener(config, core, runtime, (request) => {
+      requestStop(request);
+      return windowMs;
+    });
   } catch (error) {
     await core.close();
     audit.close();
@@ -178,26 +206,31 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   logger.info(
     `spar svc ${SPAR_VERSION} listening on http://${shown}:${server.port} (workload ${workload.name}, ${workload.dispatch} dispatch, ${runtime.roster.coordinator.name}, model ${config.model.name}, store ${store.shown})`,
   );
-  let stopping: Promise<void> | undefined;
-  const shutdown = () => {
-    stopping ??= (async () => {
-      // Draining: the listener answers writes 503 while the turns in flight end by themselves.
-      const window = drainWindowMs(workload);
-      if (!(await core.drain(window)))
-        logger.warn(`turns still running after the ${window / 1000} s drain window: cancelled`);
-      const cancelled = core.beginShutdown();
-      await Promise.race([cancelled, Bun.sleep(2000)]);
-      await server.stop();
-      await attach?.drain(2000);
-      runtime.pauses.close();
-      await core.close();
-      audit.close();
-      store.remove();
-      logger.info("shutdown complete");
-    })();
+  await autoResumeAtBoot(config, core, runtime, workload, logger);
+  let stopping: Promise<number> | undefined;
+  const shutdown = (cause: InterruptionCause = SIGTERM_CAUSE) => {
+    // Draining: the listener answers writes 503 while the turns in flight end by themselves.
+    stopping ??= shutdownSvc(
+      {
+        core,
+        runtime,
+        server,
+        ...(attach ? { drainAttach: (timeoutMs: number) => attach.drain(timeoutMs) } : {}),
+        release: () => {
+          runtime.pauses.close();
+          audit.close();
+          store.remove();
+        },
+        pauser: gatePauser(runtime.pauses),
+        windowMs,
+        logger,
+        write: (text) => process.stderr.write(text),
+      },
+      cause,
+    );
     return stopping;
   };
-  return { port: server.port ?? 0, shutdown };
+  return { port: server.port ?? 0, stopRequested, shutdown };
 }
 
 /** The operator attach surface when `--attach-listen` is set (svc-attach.ts); undefined otherwise. */
@@ -230,7 +263,12 @@ function svcGuardrails(base: GuardrailConfig, config: SvcConfig, workload: Workl
   return { ...base, watchdog: config.watchdog ?? workload.safety.watchdog ?? "feedback" };
 }
 
-function serveMainListener(config: SvcConfig, core: RuntimeCore, runtime: SvcRuntime): ReturnType<typeof Bun.serve> {
+function serveMainListener(
+  config: SvcConfig,
+  core: RuntimeCore,
+  runtime: SvcRuntime,
+  stop: (request: StopRequest) => number,
+): ReturnType<typeof Bun.serve> {
   const token = config.listen.token;
   let allowedHosts: ReturnType<typeof parseAllowedHosts> | undefined;
   if (token === undefined) {
@@ -239,7 +277,7 @@ function serveMainListener(config: SvcConfig, core: RuntimeCore, runtime: SvcRun
   }
   const app = mainListenerApp({
     port: new SessionInjectPort(runtime, () => core.metrics.render()),
-    controls: new SessionControls(core.sessions, (sessionId, caller, reason) =>
+    controls: new SessionControls(core.sessions, stop, (sessionId, caller, reason) =>
       runtime.abort(sessionId, caller, reason),
     ),
     token,

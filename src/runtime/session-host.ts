@@ -415,6 +415,18 @@ export class SessionHost {
     return evicted;
   }
 
+  /** Draining starts: refuse new work (injects, wakes, queued turns); the turns in flight run on. */
+  refuseNewWork(): void {
+    this.#shuttingDown = true;
+  }
+
+  /** The sessions with a turn in flight now, each with a promise resolving once that turn has ended. */
+  turnsInFlight(): Array<{ key: SessionKey; settled: Promise<void> }> {
+    return [...this.#actors.values()]
+      .filter((actor) => actor.turnInFlight)
+      .map((actor) => ({ key: actor.key, settled: actor.settled() }));
+  }
+
   /** SIGTERM step 1: refuse new work, cancel every turn in flight (no drain). */
   async beginShutdown(): Promise<void> {
     this.#shuttingDown = true;
@@ -426,7 +438,7 @@ export class SessionHost {
    * flight has ended by itself (true) or `windowMs` has passed (false); beginShutdown cancels the rest.
    */
   async drain(windowMs: number): Promise<boolean> {
-    this.#shuttingDown = true;
+    this.refuseNewWork();
     const settled = Promise.all([...this.#actors.values()].map((actor) => actor.settled())).then(() => true);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const expired = new Promise<boolean>((resolve) => {

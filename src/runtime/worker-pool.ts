@@ -161,6 +161,11 @@ export class WorkerPool {
     return total;
   }
 
+  /** The turns each worker is running now, by worker index (what svc's teardown watchdog reports). */
+  openTurns(): Array<{ worker: number; turns: string[] }> {
+    return this.#slots.map((slot, worker) => ({ worker, turns: [...slot.turns.keys()] }));
+  }
+
   /** False while no worker can be started (every recent start failed): readiness reports it. */
   get healthy(): boolean {
     return this.#slots.length > 0 && this.#startFailures < 3;

@@ -8,6 +8,7 @@ import { ACK_EFFECTS_VERB } from "./ack-effects-verb.ts";
 import { EXTEND_TOKEN_VERB } from "./extend-token-verb.ts";
 import { PAUSE_VERB } from "./pause-verb.ts";
 import { RESUME_VERB } from "./resume-verb.ts";
+import { STOP_VERB } from "./stop-verb.ts";
 
 /** Every operator verb, by the words that name it after `spar svc`. */
 export const OPERATOR_VERBS: readonly OperatorVerb[] = [
@@ -16,6 +17,7 @@ export const OPERATOR_VERBS: readonly OperatorVerb[] = [
   EXTEND_TOKEN_VERB,
   ABORT_VERB,
   ACK_EFFECTS_VERB,
+  STOP_VERB,
 ];
 
 const PROCESS_OUTPUT: VerbOutput = {

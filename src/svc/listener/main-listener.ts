@@ -2,7 +2,7 @@
  * svc's main listener (`--listen`): `POST /inject` runs the incident envelope as a turn on its
  * session and answers 202 once the turn has finished or parked, `POST /resume` (resume-route.ts),
  * `POST /pause` and `/extend-token` (pause-route.ts), `POST /ack-effects`, `POST /abort` (abort-route.ts),
- * `POST /sessions/{id}/guardrails/reset` (guardrails-route.ts), `GET /metrics` the Prometheus
+ * `POST /sessions/{id}/guardrails/reset` (guardrails-route.ts), `POST /stop` (stop-route.ts), `GET /metrics` the Prometheus
  * text, `GET /healthz`; while the daemon drains every write is a 503 (draining-guard.ts). Built on the shared guards (guardedApp: Host check, the bearer token
  * `SVC_INJECT_TOKEN` compared in constant time, CSRF, the body limit, JSON errors), so it carries
  * no guard of its own. The daemon behind it is a port: the listener parses, calls one method and
@@ -23,12 +23,13 @@ import type { MainListenerPort } from "./listener-port.ts";
 import { type TokenResumePort, resumeRoute } from "./resume-route.ts";
 import { type PausePort, pauseRoutes } from "./pause-route.ts";
 import { ackEffectsRoute } from "./ack-effects-route.ts";
+import { type StopPort, stopRoute } from "./stop-route.ts";
 
 /** The caller behind the shared inject token (the original's `mast-inject` user). */
 export const INJECT_CALLER: Caller = Object.freeze({ identity: "svc-inject", admin: false, source: "bearer" });
 
 /** The operator's controls on svc's sessions, a port beside MainListenerPort. */
-export interface MainListenerControls extends AbortPort, GuardrailResetPort {
+export interface MainListenerControls extends AbortPort, GuardrailResetPort, StopPort {
   /** Throws the 503 (SparError `shutting_down`) while the daemon drains. */
   refuseWhileDraining(): void;
 }
@@ -70,7 +71,8 @@ export function mainListenerApp(options: MainListenerOptions) {
     .use(pauseRoutes(options.port))
     .use(ackEffectsRoute(options.port))
     .use(abortRoute(options.controls))
-    .use(guardrailsRoute(options.controls));
+    .use(guardrailsRoute(options.controls))
+    .use(stopRoute(options.controls));
 }
 
 function mainRoutes(port: MainListenerPort) {

@@ -14,6 +14,7 @@ import type { SessionAbort, SessionStore } from "../../core/session-store.ts";
 import type { Journal } from "../../runtime/session-journal.ts";
 import { abortedError } from "../../runtime/session-abort.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
+import type { SessionPauser } from "../ops/session-pauser.ts";
 import {
   PAUSE_AUTHOR,
   type PauseFold,
@@ -375,4 +376,19 @@ export async function pauseForStop(
     }
   }
   return results;
+}
+
+/** The caller a drain's `--pause-sessions` pauses as: the daemon itself. */
+const DAEMON_CALLER: Caller = Object.freeze({ identity: "svc:internal", admin: true, source: "bearer" });
+
+/**
+ * `svc stop --pause-sessions`' port onto gate pauses: each session the drain marked is paused with
+ * reason `operator` and the stop's classification as its message, its turn left to the drain.
+ */
+export function gatePauser(pauses: SessionPauses): SessionPauser {
+  return {
+    pauseSession: async (sessionId, reason) => {
+      await pauses.pause({ sessionId, reason: "operator", message: reason, interrupt: false, caller: DAEMON_CALLER });
+    },
+  };
 }

@@ -81,6 +81,8 @@ export class SvcRuntime implements DispatchAgents {
   readonly #gates = new Map<string, { session: ExecutorSession; gate: WriteGate }>();
   /** The result questions of each loaded coordinator session (dispatch shapes only). */
   readonly #approvals = new Map<string, { session: ExecutorSession; approvals: ResultApprovals }>();
+  /** Every loaded session of the workload, as its executor was built on it (the drain and auto-resume write through it). */
+  readonly #loaded = new Map<string, ExecutorSession>();
   readonly #schemas: ToolSchemas;
   readonly #questions: SessionQuestions;
   /** The journal of each loaded coordinator session (pause rows are written there). */
@@ -165,6 +167,7 @@ export class SvcRuntime implements DispatchAgents {
    * refused) while a gate pause holds its incident.
    */
   readonly executorFor: ExecutorFactory = (session: ExecutorSession): Executor => {
+    this.#loaded.set(sessionKeyString(session.key), session);
     const profile = this.roster.forApp(session.key.app);
     if (profile === undefined) return new TurnExecutor(session);
     if (profile.role === "coordinator") this.#journals.set(sessionKeyString(session.key), session.journal);
@@ -401,6 +404,12 @@ export class SvcRuntime implements DispatchAgents {
     const key = { app: target.app ?? this.roster.coordinator.app, id: target.sid };
     if (!(await this.#load(key))) return undefined;
     return this.#gates.get(sessionKeyString(key))?.gate.ledger();
+  }
+
+  /** The session as its executor sees it (journal, conversation), loading it; undefined when it does not exist. */
+  async executorSession(key: SessionKey): Promise<ExecutorSession | undefined> {
+    if (!(await this.#load(key))) return undefined;
+    return this.#loaded.get(sessionKeyString(key));
   }
 
   /** Load the session (its executor, so its gate) when it exists. */

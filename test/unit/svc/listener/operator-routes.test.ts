@@ -157,6 +157,39 @@ describe("POST /sessions/{id}/guardrails/reset", () => {
   });
 });
 
+describe("POST /stop", () => {
+  test("starts the drain with the trimmed reason, --pause-sessions and the caller; answers 202 {drain_bound}", async () => {
+    const { controls, send } = setup("s3cret");
+    const response = await send("/stop", {
+      body: '{"reason":"  deploy 42 ","pause_sessions":true}',
+      headers: { authorization: "Bearer s3cret" },
+    });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ drain_bound: "30s" });
+    expect(controls.stops).toEqual([{ reason: "deploy 42", pauseSessions: true, caller: INJECT_CALLER }]);
+  });
+
+  test("an empty body is allowed: no reason, sessions not paused", async () => {
+    const { controls, send } = setup();
+    expect((await send("/stop")).status).toBe(202);
+    expect((await send("/stop", { body: "{}" })).status).toBe(202);
+    expect(controls.stops.map(({ reason, pauseSessions }) => ({ reason, pauseSessions }))).toEqual([
+      { reason: undefined, pauseSessions: false },
+      { reason: undefined, pauseSessions: false },
+    ]);
+  });
+
+  test("an unknown field, a non-boolean pause_sessions or a non-string reason is a 400 that stops nothing", async () => {
+    const { controls, send } = setup();
+    expect(await errorOf(await send("/stop", { body: '{"force":true}' }), 400)).toContain("unknown field");
+    expect(await errorOf(await send("/stop", { body: '{"pause_sessions":"yes"}' }), 400)).toContain(
+      "pause_sessions must be a boolean",
+    );
+    expect(await errorOf(await send("/stop", { body: '{"reason":7}' }), 400)).toContain("reason must be a string");
+    expect(controls.stops).toEqual([]);
+  });
+});
+
 describe("draining", () => {
   test("every write is 503 with Retry-After and a JSON error, reaching nothing; /metrics and /healthz are served", async () => {
     const { controls, port, send } = setup();
@@ -166,6 +199,7 @@ describe("draining", () => {
       ["/abort", '{"session_id":"s"}'],
       ["/sessions/s/guardrails/reset", "{}"],
       ["/resume", "{}"],
+      ["/stop", "{}"],
     ] as const) {
       const response = await send(path, { body });
       expect(await errorOf(response, 503)).toBe("daemon is shutting down; retry against its successor");
@@ -174,6 +208,7 @@ describe("draining", () => {
     expect(port.injects).toBe(0);
     expect(controls.aborts).toEqual([]);
     expect(controls.resets).toEqual([]);
+    expect(controls.stops).toEqual([]);
     expect((await send("/metrics", { method: "GET" })).status).toBe(200);
     expect((await send("/healthz", { method: "GET" })).status).toBe(200);
   });

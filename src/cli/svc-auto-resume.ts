@@ -1,0 +1,60 @@
+/**
+ * Boot auto-resume wired into `spar svc` (src/svc/ops/auto-resume.ts): on when `--auto-resume`
+ * (default) and the store is durable; runs once the listeners are up and the crash recovery has
+ * started, drives continuation turns through the same path as an inject (SessionTurns, the
+ * runtime core's turn loop), takes the store's interruption claim under this run's boot id, and
+ * counts each outcome in `svc_autoresume_total{workload,outcome}`.
+ */
+import type { Logger } from "../telemetry/logger.ts";
+import { autoResume } from "../svc/ops/auto-resume.ts";
+import { OpsJournal } from "../svc/ops/ops-journal.ts";
+import { SessionRepair } from "../svc/ops/session-repair.ts";
+import { SVC_INTERNAL, type SvcRuntime } from "../svc/runtime/svc-runtime.ts";
+import type { Workload } from "../svc/workload/workload.ts";
+import type { RuntimeCore } from "./runtime-core.ts";
+import type { SvcConfig } from "./svc-config.ts";
+
+export async function autoResumeAtBoot(
+  config: SvcConfig,
+  core: RuntimeCore,
+  runtime: SvcRuntime,
+  workload: Workload,
+  logger: Logger,
+): Promise<void> {
+  const settings = config.autoResume;
+  if (!settings.enabled) {
+    logger.info(`auto-resume off: ${settings.offReason ?? "not asked for"}`);
+    return;
+  }
+  const coordinatorApp = runtime.roster.coordinator.app;
+  const executorSession = runtime.executorSession.bind(runtime);
+  const count = core.metrics.counter(
+    "svc_autoresume_total",
+    "Boot auto-resume outcomes of interrupted sessions, by workload and outcome.",
+  );
+  await autoResume({
+    ops: new OpsJournal({ coordinatorApp, executorSession, log: core.store }),
+    repair: new SessionRepair({
+      coordinatorApp,
+      specialistApp: (name) => runtime.roster.specialist(name)?.app,
+      executorSession,
+    }),
+    coordinatorDispatch: runtime.shape === "coordinator",
+    windowMs: settings.windowMs,
+    sessions: async () =>
+      (await core.sessions.list(SVC_INTERNAL))
+        .map((listed) => listed.record)
+        .filter((record) => record.app === coordinatorApp),
+    state: async (sessionId) => (await runtime.status(sessionId)).state,
+    head: (key) => core.store.head(key),
+    claim: (key, claim) => core.store.claimInterruption(key, claim),
+    bootId: core.autoContinue.bootId,
+    runTurn: async (sessionId, message) => {
+      await runtime.turns.run({ app: coordinatorApp, sid: sessionId }, SVC_INTERNAL, message);
+    },
+    draining: () => core.sessions.draining,
+    count: (outcome) => count({ workload: workload.name, outcome }),
+    log: (message) => logger.info(message),
+    now: () => new Date(),
+  }).catch((error: unknown) => logger.error(`auto-resume: ${String(error)}`));
+}
