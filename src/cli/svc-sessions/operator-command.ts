@@ -2,10 +2,13 @@
  * `spar svc sessions <verb> ...` and `spar svc stop ...`: finds the verb in OPERATOR_VERBS and
  * runs it. The verbs are the operator CLI of the spec (Operator CLI); each lives in its own module.
  */
+import { EXPORT_DECISIONS_VERB } from "./export-decisions-verb.ts";
+import { LIST_VERB } from "./list-verb.ts";
 import { type OperatorVerb, type VerbOutput, runOperatorVerb } from "./operator-verb.ts";
+import { SHOW_VERB } from "./show-verb.ts";
 
 /** Every operator verb, by the words that name it after `spar svc`. */
-export const OPERATOR_VERBS: readonly OperatorVerb[] = [];
+export const OPERATOR_VERBS: readonly OperatorVerb[] = [LIST_VERB, SHOW_VERB, EXPORT_DECISIONS_VERB];
 
 const PROCESS_OUTPUT: VerbOutput = {
   stdout: (text) => process.stdout.write(text),
