@@ -51,12 +51,12 @@ export function isEmptyIncident(incident: Incident): boolean {
   );
 }
 
-/** The latest activity of the incident: its sessions' last touch or last row, whichever is later. */
+/** The latest activity of the incident: its sessions' last touch, last row or abort, whichever is latest. */
 export function lastEventAt(incident: Incident): string {
   let latest = "";
   for (const session of incidentSessions(incident)) {
     const last = session.rows[session.rows.length - 1]?.event.ts ?? "";
-    for (const candidate of [session.record.lastTouchedAt, last]) {
+    for (const candidate of [session.record.lastTouchedAt, last, session.record.abort?.at ?? ""]) {
       if (candidate === ZERO_TIME) continue;
       if (candidate !== "" && Date.parse(candidate) > (latest === "" ? Number.NEGATIVE_INFINITY : Date.parse(latest)))
         latest = candidate;
