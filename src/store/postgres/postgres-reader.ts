@@ -17,6 +17,8 @@ import { errorMessage, openFailed } from "./postgres-errors.ts";
 import { PG_SCHEMA_VERSION } from "./postgres-schema.ts";
 
 const CONNECT_TIMEOUT_SECONDS = 10;
+/** Sessions whose rows one query reads (bound parameters per statement stay far below PostgreSQL's 65,535). */
+const PKS_PER_QUERY = 1000;
 
 export class PostgresReader implements StoreReader {
   readonly #sql: SQL;
@@ -58,14 +60,23 @@ export class PostgresReader implements StoreReader {
 
   readRows(sessions: readonly SessionKey[]): Promise<CommittedRow[][]> {
     return this.#snapshot(async (tx) => {
-      const all: CommittedRow[][] = [];
-      for (const key of sessions) {
-        const rows: { seq: number; body: string }[] = await tx`SELECT e.seq, e.body FROM spar_events e
-          JOIN spar_sessions s ON s.pk = e.session_pk
-          WHERE s.app = ${key.app} AND s.sid = ${key.id} ORDER BY e.seq`;
-        all.push(rows.map((row) => ({ seq: row.seq, event: JSON.parse(row.body) as SessionEvent })));
+      const keys: { pk: number; app: string; sid: string }[] = await tx`SELECT pk, app, sid FROM spar_sessions`;
+      const pkOf = new Map(keys.map((key) => [`${key.app}\u0000${key.sid}`, Number(key.pk)]));
+      const pks = sessions.map((key) => pkOf.get(`${key.app}\u0000${key.id}`));
+      const rows = new Map<number, CommittedRow[]>();
+      const wanted = [...new Set(pks.filter((pk): pk is number => pk !== undefined))];
+      for (let start = 0; start < wanted.length; start += PKS_PER_QUERY) {
+        const chunk = wanted.slice(start, start + PKS_PER_QUERY);
+        const found: { session_pk: number; seq: number; body: string }[] =
+          await tx`SELECT session_pk, seq, body FROM spar_events WHERE session_pk IN ${tx(chunk)} ORDER BY session_pk, seq`;
+        for (const row of found) {
+          const pk = Number(row.session_pk);
+          const list = rows.get(pk) ?? [];
+          list.push({ seq: row.seq, event: JSON.parse(row.body) as SessionEvent });
+          rows.set(pk, list);
+        }
       }
-      return all;
+      return pks.map((pk) => (pk === undefined ? [] : (rows.get(pk) ?? [])));
     });
   }
 
