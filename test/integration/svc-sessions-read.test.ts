@@ -13,6 +13,7 @@ import { daemonScope, runToExit } from "../support/daemon-scope.ts";
 import { type Daemon, sparCommand, tempDir } from "../support/daemon.ts";
 import { APPLY, gatedDaemonOptions, gatedWorkload, injectIncident, postTo, resume } from "../support/gated-workload.ts";
 import { call, say } from "../support/scripted.ts";
+import { shapeDaemonOptions, shapeWorkload } from "../support/shape-workload.ts";
 
 const scope = daemonScope({ per: "file" });
 
@@ -381,6 +382,48 @@ describe("sessions export-decisions", () => {
     expect(raw.stdout).toContain("(raw approver identities — this file names the people who approved each change)");
     expect(statSync(out).mode & 0o777).toBe(0o600);
   });
+});
+
+test("a graph's result question: show prints its interrupt id, message and {approved} schema, with no Kind or Token line", async () => {
+  const directory = shapeWorkload(
+    [
+      "name: triage-graph",
+      "dispatch: graph",
+      "specialists:",
+      "  - classifier",
+      "  - disk_full",
+      "  - _fallback",
+      "hitl:",
+      "  require_approval: true",
+    ],
+    {
+      classifier: { front: ["mode: SingleTurn"], instruction: "Reply with exactly one of: disk_full, _fallback." },
+      disk_full: { front: ["tools:", "  mcp: []"] },
+      _fallback: { front: ["tools:", "  mcp: []"] },
+    },
+  );
+  const daemon = await scope.start(
+    shapeDaemonOptions(directory, [say("disk_full\n"), call("finish_task", { result: "/var is full" })]),
+  );
+  expect((await injectIncident(daemon, "g1")).body.state).toBe("paused");
+  const shown = await cli("show", "incident-g1", `--session-db=${daemon.sessionDb}`);
+  expect(shown.code).toBe(0);
+  expect(shown.stdout).toContain(
+    ["Pending input:", "  Interrupt: approve-disk_full", "  Author:    disk_full"].join("\n"),
+  );
+  expect(shown.stdout).toContain(
+    [
+      `  Message:   Approve triage result from disk_full? Result: {"result":"/var is full"}`,
+      '  Schema:    {"type":"object","properties":{"approved":{"type":"boolean"},"note":{"type":"string"}},"required":["approved"]}',
+      "",
+      "Resume with:",
+      "  spar svc sessions resume incident-g1 --interrupt=approve-disk_full --response='<json>'",
+    ].join("\n"),
+  );
+  expect(shown.stdout).not.toContain("Kind:");
+  expect(shown.stdout).not.toContain("Token:");
+  const listed = await cli("list", `--session-db=${daemon.sessionDb}`, "--state=paused");
+  expect(listed.stdout).toMatch(/incident-g1 +svc-inject +svc +\S+ +paused +approve-disk_full\n/);
 });
 
 describe("usage and errors", () => {
