@@ -60,7 +60,7 @@ test("SIGTERM mid-turn, the turn finishes inside the window: marked interrupted 
   ]);
 }, 30_000);
 
-test("a kill -9 mid-drain leaves the marker in the store (it was durable before the wait)", async () => {
+test("a kill -9 mid-drain leaves the marker in the store (it was durable before the wait); sessions list reads it as interrupted", async () => {
   const daemon = await trivial([stall("working", 20_000)]);
   void postJson(`${daemon.baseUrl}/inject`, { uid: "k1" }).catch(() => undefined);
   await turnStarted(daemon);
@@ -70,6 +70,11 @@ test("a kill -9 mid-drain leaves the marker in the store (it was durable before 
   const events = await coordinatorEvents(daemon.sessionDb, "incident-k1");
   expect(auditRows(events, "svc-interrupted")).toHaveLength(1);
   expect(auditRows(events, "svc-interrupted-cleared")).toEqual([]);
+  const listed = await runToExit(
+    sparCommand("svc", "sessions", "list", `--session-db=${daemon.sessionDb}`, "--state=interrupted"),
+  );
+  expect(listed.code).toBe(0);
+  expect(listed.stdout).toMatch(/incident-k1 .* interrupted +\(interrupted: shutdown \(SIGTERM\)\)\n/);
 }, 30_000);
 
 test("SIGTERM mid-turn, the window expires (30 s without a budget): the turn is cancelled, the marker stays, exit 3", async () => {
@@ -168,6 +173,16 @@ test("svc stop --pause-sessions: the markers carry pause_requested and each mark
   expect(auditRows(events, "svc-pause")).toMatchObject([
     { reason: "operator", message: "operator stop: maintenance", by: "svc:internal" },
   ]);
+  const listed = await runToExit(
+    sparCommand("svc", "sessions", "list", `--session-db=${daemon.sessionDb}`, "--state=paused"),
+  );
+  expect(listed.stdout).toContain("(gate pause: operator, operator stop: maintenance, token expires ");
+  const shown = await runToExit(
+    sparCommand("svc", "sessions", "show", "incident-p1", `--session-db=${daemon.sessionDb}`),
+  );
+  expect(shown.stdout).toContain("State:      paused\n");
+  expect(shown.stdout).toContain("Why:        gate pause: operator, operator stop: maintenance");
+  expect(shown.stdout).toContain("Resume:     spar svc sessions resume --token=");
 }, 30_000);
 
 test("the teardown watchdog: an unwind that hangs past 15 s prints what is still open and forces exit 4", async () => {

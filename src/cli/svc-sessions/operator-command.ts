@@ -2,21 +2,27 @@
  * `spar svc sessions <verb> ...` and `spar svc stop ...`: finds the verb in OPERATOR_VERBS and
  * runs it. The verbs are the operator CLI of the spec (Operator CLI); each lives in its own module.
  */
+import { EXPORT_DECISIONS_VERB } from "./export-decisions-verb.ts";
+import { LIST_VERB } from "./list-verb.ts";
 import { type OperatorVerb, type VerbOutput, runOperatorVerb } from "./operator-verb.ts";
 import { ABORT_VERB } from "./abort-verb.ts";
 import { ACK_EFFECTS_VERB } from "./ack-effects-verb.ts";
 import { EXTEND_TOKEN_VERB } from "./extend-token-verb.ts";
 import { PAUSE_VERB } from "./pause-verb.ts";
 import { RESUME_VERB } from "./resume-verb.ts";
+import { SHOW_VERB } from "./show-verb.ts";
 import { STOP_VERB } from "./stop-verb.ts";
 
 /** Every operator verb, by the words that name it after `spar svc`. */
 export const OPERATOR_VERBS: readonly OperatorVerb[] = [
+  LIST_VERB,
+  SHOW_VERB,
   RESUME_VERB,
   PAUSE_VERB,
   EXTEND_TOKEN_VERB,
   ABORT_VERB,
   ACK_EFFECTS_VERB,
+  EXPORT_DECISIONS_VERB,
   STOP_VERB,
 ];
 
