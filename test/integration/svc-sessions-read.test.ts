@@ -384,7 +384,7 @@ describe("sessions export-decisions", () => {
   });
 });
 
-test("a graph's result question: show prints its interrupt id, message and {approved} schema, with no Kind or Token line", async () => {
+test("a graph's result question: show prints its workload, interrupt id, message and {approved} schema, with no Kind or Token line", async () => {
   const directory = shapeWorkload(
     [
       "name: triage-graph",
@@ -408,6 +408,8 @@ test("a graph's result question: show prints its interrupt id, message and {appr
   expect((await injectIncident(daemon, "g1")).body.state).toBe("paused");
   const shown = await cli("show", "incident-g1", `--session-db=${daemon.sessionDb}`);
   expect(shown.code).toBe(0);
+  // The dispatch shape's turns name the workload's coordinator, so the workload is known.
+  expect(shown.stdout).toContain("Workload:   triage-graph\n");
   expect(shown.stdout).toContain(
     ["Pending input:", "  Interrupt: approve-disk_full", "  Author:    disk_full"].join("\n"),
   );

@@ -13,7 +13,7 @@ import type { DispatchShape } from "../workload/workload.ts";
 import type { AgentProfile, AgentRoster } from "./agent-roster.ts";
 import { HANDOVER_FROM } from "./change-handover.ts";
 import { delegationRow } from "./delegation-ledger.ts";
-import { DISPATCH_AUTHOR, type ResultApprovals } from "./result-approval.ts";
+import type { ResultApprovals } from "./result-approval.ts";
 import { UNUSABLE_REPLY } from "./session-turns.ts";
 import type { SpecialistRun } from "./specialist-result.ts";
 
@@ -79,9 +79,10 @@ export class DispatchStep {
     return this.session.key.id;
   }
 
-  /** A dispatch row of this execution. */
+  /** A dispatch row of this execution, authored by the workload's coordinator (readers find the workload by it). */
   row(name: string, metadata: Record<string, unknown>): AuditEvent {
-    return { ...this.session.journal.header(this.invocationId, DISPATCH_AUTHOR), kind: "audit", name, metadata };
+    const author = this.agents.roster.coordinator.name;
+    return { ...this.session.journal.header(this.invocationId, author), kind: "audit", name, metadata };
   }
 
   async record(name: string, metadata: Record<string, unknown>): Promise<void> {
