@@ -8,14 +8,12 @@
  */
 import { type Result, err, ok } from "../core/result.ts";
 import type { ScriptSource } from "./model-flags.ts";
+import type { RateLimit } from "../surfaces/http/rate-limiter.ts";
 
 export type SvcEnvironment = Readonly<Record<string, string | undefined>>;
 
 /** A token bucket: `perSecond` requests per second per caller and workload, `burst` deep. */
-export interface RateLimit {
-  perSecond: number;
-  burst: number;
-}
+export type { RateLimit };
 
 /**
  * A bearer token variable: unset is no token; set but blank is refused (an empty secret mount

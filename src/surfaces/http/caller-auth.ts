@@ -16,6 +16,8 @@ export interface Caller {
   source: CallerSource;
   /** The proxy that asserted this caller (source `asserted`). */
   proxyBy?: string;
+  /** The scopes its credential grants (protocol listeners, protocol-bearer.ts); none when absent. */
+  scopes?: readonly string[];
 }
 
 export interface CallerAuthConfig {
