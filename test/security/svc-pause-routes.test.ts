@@ -8,24 +8,17 @@ import { beforeAll, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Daemon } from "../support/daemon.ts";
-import { daemonScope } from "../support/daemon-scope.ts";
+import { jsonRefusal, svcListenerPair } from "../support/svc-listener-pair.ts";
 import { rawHttp } from "../support/raw-http.ts";
 
-const scope = daemonScope({ per: "file" });
+const daemons = svcListenerPair();
 let open: Daemon;
 let gated: Daemon;
-beforeAll(async () => {
-  open = await scope.start({ role: "svc" });
-  gated = await scope.start({ role: "svc", env: { SVC_INJECT_TOKEN: "s3cret" } });
+beforeAll(() => {
+  ({ open, gated } = daemons);
 });
 
 const AUTH = { authorization: "Bearer s3cret" };
-
-async function refusal(response: Response, status: number): Promise<string> {
-  expect(response.status).toBe(status);
-  expect(response.headers.get("content-type")).toContain("application/json");
-  return ((await response.json()) as { error: string }).error;
-}
 
 const post = (daemon: Daemon, path: string, body: string, headers: Record<string, string> = {}) =>
   fetch(`${daemon.baseUrl}${path}`, {
@@ -42,8 +35,8 @@ const BODIES: Record<string, string> = {
 
 test("without the inject token /pause, /extend-token and a token resume are refused 401", async () => {
   for (const [path, body] of Object.entries(BODIES)) {
-    expect(await refusal(await post(gated, path, body), 401)).toBe("missing or wrong inject token");
-    expect(await refusal(await post(gated, path, body, { authorization: "Bearer s3cre" }), 401)).toBe(
+    expect(await jsonRefusal(await post(gated, path, body), 401)).toBe("missing or wrong inject token");
+    expect(await jsonRefusal(await post(gated, path, body, { authorization: "Bearer s3cre" }), 401)).toBe(
       "missing or wrong inject token",
     );
   }
@@ -56,7 +49,7 @@ test("DNS rebinding and CSRF on the pause routes: a foreign Host is 421, a cross
       `POST ${path} HTTP/1.1\r\nHost: attacker.example:${open.port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
     );
     expect(answer.status).toBe(421);
-    expect(await refusal(await post(open, path, body, { origin: "http://evil.example" }), 403)).toContain(
+    expect(await jsonRefusal(await post(open, path, body, { origin: "http://evil.example" }), 403)).toContain(
       "cross-origin request refused",
     );
   }
@@ -69,27 +62,27 @@ test("a body over 8 KiB is refused 413 and nesting past 64 levels 400 on every p
     "/resume": { token: "x".repeat(9000) },
   };
   for (const [path, body] of Object.entries(long))
-    expect(await refusal(await post(open, path, JSON.stringify(body)), 413)).toContain("larger than 8192 bytes");
+    expect(await jsonRefusal(await post(open, path, JSON.stringify(body)), 413)).toContain("larger than 8192 bytes");
   const deep = `{"session_id":"incident-x","reason":"operator","metadata":{"a":${"[".repeat(100)}${"]".repeat(100)}}}`;
-  expect(await refusal(await post(open, "/pause", deep), 400)).toContain("nested deeper than 64 levels");
+  expect(await jsonRefusal(await post(open, "/pause", deep), 400)).toContain("nested deeper than 64 levels");
 });
 
 test("a reserved :mast-ops id is refused 400 by /pause, and a token resume cannot be keyed to a session as well", async () => {
   expect(
-    await refusal(await post(open, "/pause", '{"session_id":"incident-x:mast-ops","reason":"operator"}'), 400),
+    await jsonRefusal(await post(open, "/pause", '{"session_id":"incident-x:mast-ops","reason":"operator"}'), 400),
   ).toContain('reserved session ID "incident-x:mast-ops"');
   const both = '{"token":"mrt_AAAAAAAAAAAAAAAAAAAAAA","session_id":"incident-x:mast-ops","interrupt_id":"g"}';
-  expect(await refusal(await post(open, "/resume", both), 400)).toContain("mutually exclusive");
+  expect(await jsonRefusal(await post(open, "/resume", both), 400)).toContain("mutually exclusive");
 });
 
 test("a guessed token is 404 and the answer never echoes it; a pause on an unknown session is 404", async () => {
   for (const token of ["mrt_AAAAAAAAAAAAAAAAAAAAAA", "mrt_../../etc/passwd", "x".repeat(200)]) {
-    const error = await refusal(await post(open, "/resume", JSON.stringify({ token })), 404);
+    const error = await jsonRefusal(await post(open, "/resume", JSON.stringify({ token })), 404);
     expect(error).toBe("resume token not found");
-    const extend = await refusal(await post(open, "/extend-token", JSON.stringify({ token, ttl: "1h" })), 404);
+    const extend = await jsonRefusal(await post(open, "/extend-token", JSON.stringify({ token, ttl: "1h" })), 404);
     expect(extend).not.toContain(token);
   }
-  expect(await refusal(await post(open, "/pause", '{"session_id":"incident-none","reason":"operator"}'), 404)).toBe(
+  expect(await jsonRefusal(await post(open, "/pause", '{"session_id":"incident-none","reason":"operator"}'), 404)).toBe(
     "session not found: incident-none",
   );
 });

@@ -6,22 +6,15 @@
  */
 import { beforeAll, expect, test } from "bun:test";
 import type { Daemon } from "../support/daemon.ts";
-import { daemonScope } from "../support/daemon-scope.ts";
+import { jsonRefusal, svcListenerPair } from "../support/svc-listener-pair.ts";
 import { rawHttp } from "../support/raw-http.ts";
 
-const scope = daemonScope({ per: "file" });
+const daemons = svcListenerPair();
 let open: Daemon;
 let gated: Daemon;
-beforeAll(async () => {
-  open = await scope.start({ role: "svc" });
-  gated = await scope.start({ role: "svc", env: { SVC_INJECT_TOKEN: "s3cret" } });
+beforeAll(() => {
+  ({ open, gated } = daemons);
 });
-
-async function refusal(response: Response, status: number): Promise<string> {
-  expect(response.status).toBe(status);
-  expect(response.headers.get("content-type")).toContain("application/json");
-  return ((await response.json()) as { error: string }).error;
-}
 
 const stop = (daemon: Daemon, body: string, headers: Record<string, string> = {}) =>
   fetch(`${daemon.baseUrl}/stop`, {
@@ -31,13 +24,13 @@ const stop = (daemon: Daemon, body: string, headers: Record<string, string> = {}
   });
 
 test("an unauthenticated /stop (no, wrong or non-bearer token) is refused 401 by a listener with SVC_INJECT_TOKEN", async () => {
-  expect(await refusal(await stop(gated, "{}"), 401)).toBe("missing or wrong inject token");
-  expect(await refusal(await stop(gated, "{}", { authorization: "Bearer s3cre" }), 401)).toBe(
+  expect(await jsonRefusal(await stop(gated, "{}"), 401)).toBe("missing or wrong inject token");
+  expect(await jsonRefusal(await stop(gated, "{}", { authorization: "Bearer s3cre" }), 401)).toBe(
     "missing or wrong inject token",
   );
-  expect(await refusal(await stop(gated, '{"pause_sessions":true}', { authorization: "Basic czNjcmV0" }), 401)).toBe(
-    "missing or wrong inject token",
-  );
+  expect(
+    await jsonRefusal(await stop(gated, '{"pause_sessions":true}', { authorization: "Basic czNjcmV0" }), 401),
+  ).toBe("missing or wrong inject token");
 });
 
 test("DNS rebinding: a /stop to a tokenless listener under a foreign Host is refused 421", async () => {
@@ -50,20 +43,20 @@ test("DNS rebinding: a /stop to a tokenless listener under a foreign Host is ref
 });
 
 test("CSRF: a cross-origin browser /stop is refused 403, a form-encoded one 415", async () => {
-  expect(await refusal(await stop(open, "{}", { origin: "http://evil.example" }), 403)).toContain(
+  expect(await jsonRefusal(await stop(open, "{}", { origin: "http://evil.example" }), 403)).toContain(
     "cross-origin request refused",
   );
   expect(
-    await refusal(await stop(open, "reason=x", { "content-type": "application/x-www-form-urlencoded" }), 415),
+    await jsonRefusal(await stop(open, "reason=x", { "content-type": "application/x-www-form-urlencoded" }), 415),
   ).toContain("application/json");
   expect(
-    await refusal(await stop(gated, "{}", { origin: "http://evil.example", authorization: "Bearer s3cret" }), 403),
+    await jsonRefusal(await stop(gated, "{}", { origin: "http://evil.example", authorization: "Bearer s3cret" }), 403),
   ).toContain("cross-origin request refused");
 });
 
 test("an unknown field or a body over 8 KiB is refused 400/413 before the drain", async () => {
-  expect(await refusal(await stop(open, '{"force":true}'), 400)).toContain("unknown field");
-  expect(await refusal(await stop(open, JSON.stringify({ reason: "x".repeat(9000) })), 413)).toBeString();
+  expect(await jsonRefusal(await stop(open, '{"force":true}'), 400)).toContain("unknown field");
+  expect(await jsonRefusal(await stop(open, JSON.stringify({ reason: "x".repeat(9000) })), 413)).toBeString();
 });
 
 test("none of the attacks above started a drain: both daemons still run and serve", async () => {
