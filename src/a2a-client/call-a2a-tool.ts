@@ -83,16 +83,17 @@ function scrub(value: Record<string, unknown>, secret: string | undefined): Reco
 /** Runs `call_a2a` calls against the directory's agents. */
 export class RemoteAgentCaller {
   readonly #directory: RemoteAgentDirectory;
-  readonly #client: A2aClient;
+  readonly #clientFor: (agent: RemoteAgentEntry) => A2aClient;
   readonly #env: Readonly<Record<string, string | undefined>>;
 
+  /** `clientFor` gives the client an agent is called with (its outbound guard). */
   constructor(
     directory: RemoteAgentDirectory,
-    client: A2aClient,
+    clientFor: (agent: RemoteAgentEntry) => A2aClient,
     env: Readonly<Record<string, string | undefined>> = process.env,
   ) {
     this.#directory = directory;
-    this.#client = client;
+    this.#clientFor = clientFor;
     this.#env = env;
   }
 
@@ -155,7 +156,7 @@ export class RemoteAgentCaller {
     const signal = AbortSignal.any([cancel, AbortSignal.timeout(agent.timeoutMs)]);
     let outcome: A2aOutcome;
     try {
-      outcome = await this.#client.send(target, {
+      outcome = await this.#clientFor(agent).send(target, {
         text: input.message,
         ...(input.context_id === undefined ? {} : { contextId: input.context_id }),
         ...(input.task_id === undefined ? {} : { taskId: input.task_id }),

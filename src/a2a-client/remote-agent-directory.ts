@@ -20,6 +20,12 @@ export interface RemoteAgentEntry {
   timeoutMs: number;
   /** Where it was declared, for messages (`a2a/x.yaml`, `peer hub`). */
   source: string;
+  /**
+   * The operator declared it (a file): the outbound guard also lets its endpoint's and card's own
+   * hosts through (never a link-local or metadata address). A peer hub entry, supplied by a remote
+   * caller, gets only the operator's `outbound.allow`.
+   */
+  declared?: boolean;
 }
 
 export interface RemoteAgentDirectory {

@@ -33,7 +33,7 @@ function entry(overrides: Partial<RemoteAgentEntry>): RemoteAgentEntry {
 }
 
 function caller(entries: RemoteAgentEntry[], env: Record<string, string> = {}): RemoteAgentCaller {
-  return new RemoteAgentCaller(staticDirectory(entries), new A2aClient(guard, { pollIntervalMs: 20 }), env);
+  return new RemoteAgentCaller(staticDirectory(entries), () => new A2aClient(guard, { pollIntervalMs: 20 }), env);
 }
 
 describe("call_a2a against the SDK's server", () => {
