@@ -74,7 +74,15 @@ export interface PeerListing {
   labels: Readonly<Record<string, string>>;
 }
 
-/** The peers labelled `protocol=a2a`, called without credentials (a registration carries none; declare the agent in a2a/*.yaml for a bearer). */
+/** A name the model may be shown: what a remote registrant writes goes into the tool's description. */
+const PEER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * The peers labelled `protocol=a2a`, called without credentials (a registration carries none;
+ * declare the agent in a2a/*.yaml for a bearer). Only the name reaches the model's tool
+ * description, and only a plain one (letters, digits, `_.-`, at most 64): a registrant's free text
+ * (labels) is never shown to the model.
+ */
 export function peerDirectory(
   list: () => readonly PeerListing[],
   timeoutMs = DEFAULT_REMOTE_TIMEOUT_MS,
@@ -82,11 +90,11 @@ export function peerDirectory(
   return {
     entries: () =>
       list()
-        .filter((peer) => peer.labels.protocol === "a2a")
+        .filter((peer) => peer.labels.protocol === "a2a" && PEER_NAME.test(peer.name) && URL.canParse(peer.endpoint))
         .map((peer) => ({
           name: peer.name,
           cardUrl: cardUrlOf(peer.endpoint),
-          description: peer.labels.description ?? "an A2A agent registered with the peer hub",
+          description: "an A2A agent registered with the peer hub",
           timeoutMs,
           source: "peer hub",
         })),
