@@ -98,9 +98,8 @@ export class AgentRoster {
   /** The tools an agent is offered (a SingleTurn specialist: none, reference 1.5). */
   tools(profile: AgentProfile): ToolSpec[] {
     if (profile.role === "coordinator") {
-      const remote = this.#remote?.entries() ?? [];
       const delegations = this.specialists().map(delegationSpec);
-      return remote.length === 0 ? delegations : [...delegations, callA2aSpec(remote)];
+      return this.callsRemote(CALL_A2A) ? [...delegations, callA2aSpec(this.#remote?.entries() ?? [])] : delegations;
     }
     if (singleTurn(profile)) return [];
     const granted = (this.#servers()?.tools() ?? []).filter((tool) => this.#grants(profile, tool));
@@ -119,9 +118,12 @@ export class AgentRoster {
     return served !== undefined && this.#grants(profile, served);
   }
 
-  /** `tool` is `call_a2a` and a remote agent is known (the coordinator's remote delegation). */
+  /**
+   * `tool` is `call_a2a`, a remote agent is known and no specialist has that name (a specialist
+   * named `call_a2a` keeps it: the coordinator's tools never hold one name twice).
+   */
   callsRemote(tool: string): boolean {
-    return tool === CALL_A2A && (this.#remote?.entries().length ?? 0) > 0;
+    return tool === CALL_A2A && !this.#specialists.has(tool) && (this.#remote?.entries().length ?? 0) > 0;
   }
 
   /** Only reads: engine control, or an MCP tool the catalog marks `mutating: false`. */
