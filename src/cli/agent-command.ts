@@ -21,6 +21,7 @@ import { loadAuthTable } from "./auth-table.ts";
 import { defaultConfigPath, loadConfigFile } from "../config/config-file.ts";
 import { parseFlags, renderHelp } from "../config/flag-parser.ts";
 import { bindHostname, isLoopbackHost } from "./listen-address.ts";
+import { agentRemoteAgents } from "./agent-remote-agents.ts";
 import { type RuntimeCore, type RuntimeCoreSettings, startRuntimeCore } from "./runtime-core.ts";
 import { SPAR_VERSION } from "./version.ts";
 
@@ -168,7 +169,11 @@ export async function startAgent(
   const callers = callerAuth(config, env);
   const allowedHosts = checkListenPolicy(config, token, callers, logger);
   const peerHub = openPeerHub(config, logger);
-  const core = await startRuntimeCore(runtimeCoreSettings(config), logger);
+  const remoteAgents = agentRemoteAgents(process.cwd(), peerHub);
+  const core = await startRuntimeCore(
+    { ...runtimeCoreSettings(config), ...(remoteAgents ? { remoteAgents } : {}) },
+    logger,
+  );
   const streams = admitStreams(config.limits.streams, core.metrics);
   const context: AttachContext = {
     sessions: core.sessions,

@@ -22,6 +22,9 @@ import { SessionService } from "../runtime/session-service.ts";
 import { ToolHost } from "../runtime/tool-host.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import { SkillAwareTools } from "../skills/skill-tools.ts";
+import type { RemoteAgentDirectory } from "../a2a-client/remote-agent-directory.ts";
+import { withRemoteAgents } from "../a2a-client/remote-agent-wiring.ts";
+import type { ToolCatalog, ToolRunner } from "../core/tool-catalog.ts";
 import type { FlushOn } from "../store/sqlite/group-commit.ts";
 import { PostgresStore } from "../store/postgres/postgres-store.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
@@ -80,6 +83,8 @@ export interface RuntimeCoreSettings {
   metricPrefix?: string;
   /** What runs a session's work: absent, the agent's model turn; svc passes its workload's (D207). */
   executorFor?: ExecutorFactory;
+  /** Remote A2A agents the model may call (`call_a2a`); absent: the tool is not offered. */
+  remoteAgents?: RemoteAgentDirectory;
   /** Told the core's parts before the session host starts (before any inbox left by a crash drains). */
   beforeStart?: (
     parts: Pick<RuntimeCore, "sessions" | "store" | "catalog" | "tools" | "metrics">,
@@ -90,8 +95,8 @@ export interface RuntimeCore {
   readonly store: CoreStore;
   readonly metrics: MetricsRegistry;
   readonly tools: ToolHost;
-  /** The tools a turn sees: the tool host's and the skill tools. */
-  readonly catalog: SkillAwareTools;
+  /** The tools a turn sees: the tool host's, the skill tools and `call_a2a`. */
+  readonly catalog: ToolRunner & ToolCatalog;
   readonly knowledge: AgentKnowledge;
   /** What a reload re-reads: memory, skills and the tool-server catalog. */
   readonly reloads: ReloadRegistry;
@@ -129,7 +134,11 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   const reloads = new ReloadRegistry();
   knowledge.registerReloads(reloads);
   registerMcpReload(reloads, tools.mcp);
-  const catalog = new SkillAwareTools(tools, knowledge.skills);
+  const catalog = withRemoteAgents(
+    new SkillAwareTools(tools, knowledge.skills),
+    settings.remoteAgents,
+    settings.tools.outboundAllow,
+  );
   const pool = new WorkerPool(settings.workers, {
     livenessMs: settings.workerLivenessMs,
     onFailure: (reason) => logger.error(`turn worker: ${reason}`),

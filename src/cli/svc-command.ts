@@ -38,6 +38,7 @@ import type { InterruptionCause } from "../svc/ops/interruption-rows.ts";
 import { gatePauser } from "../svc/pause/session-pauses.ts";
 import { EXIT_ERROR, shutdownSvc } from "./svc-shutdown.ts";
 import { autoResumeAtBoot } from "./svc-auto-resume.ts";
+import { declaredDirectory } from "../a2a-client/remote-agent-wiring.ts";
 
 /** How long the turns in flight may take to end after SIGTERM without a workload budget (spec). */
 export const DRAIN_WINDOW_MS = 30_000;
@@ -147,9 +148,11 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   const audit = openAuditLog(config.auditLog);
   // Gate outcomes are counted once the core's metrics exist (before any session runs).
   const countOutcome: { count?: (labels: { outcome: string }) => void } = {};
+  const remoteAgents = declaredDirectory(loaded.value.remoteAgents);
   const runtime = SvcRuntime.forWorkload({
     workload,
     app: SVC_APP,
+    remoteAgents,
     onMutation: workload.hitl.onMutation,
     changeSetTtlMs: workload.hitl.changeSetTtlMs,
     audit: (record) => {
@@ -162,7 +165,10 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   let core: RuntimeCore;
   try {
     core = await startRuntimeCore(
-      coreSettings(config, store.settings, cwd, runtime, mcp, workload, countOutcome),
+      {
+        ...coreSettings(config, store.settings, cwd, runtime, mcp, workload, countOutcome),
+        ...(remoteAgents ? { remoteAgents } : {}),
+      },
       logger,
     );
   } catch (error) {

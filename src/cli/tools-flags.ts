@@ -31,7 +31,7 @@ export const TOOLS_FLAGS: readonly FlagSpec[] = [
   {
     name: "outbound-allow",
     kind: "string",
-    help: "addresses, CIDR blocks and host names (*.example.com for a subtree) that fetch_url may reach although private, loopback, link-local or otherwise refused by default, comma-separated",
+    help: "addresses, CIDR blocks and host names (*.example.com for a subtree) that fetch_url and call_a2a may reach although private, loopback, link-local or otherwise refused by default, comma-separated",
     defaultText: "none: only public addresses",
     configKey: "outbound.allow",
   },

@@ -9,6 +9,8 @@
  * workload's `tool_catalog.tools[]` marks them `mutating: false`.
  */
 import type { ToolSpec } from "../../core/model.ts";
+import { CALL_A2A, callA2aSpec } from "../../a2a-client/call-a2a-tool.ts";
+import type { RemoteAgentDirectory } from "../../a2a-client/remote-agent-directory.ts";
 import type { McpTool } from "../../mcp/mcp-manager.ts";
 import type { McpGrant, Precondition, Specialist, Workload } from "../workload/workload.ts";
 
@@ -47,10 +49,15 @@ export class AgentRoster {
   readonly #specialists = new Map<string, AgentProfile>();
   readonly #byApp = new Map<string, AgentProfile>();
   readonly #servers: () => McpTools | undefined;
+  readonly #remote: RemoteAgentDirectory | undefined;
 
-  /** `mcp` gives the tool servers' tools once they are wired (undefined: none). */
-  constructor(workload: Workload, app: string, mcp: () => McpTools | undefined) {
+  /**
+   * `mcp` gives the tool servers' tools once they are wired (undefined: none); `remote`, the
+   * remote A2A agents the coordinator may call with `call_a2a` (name mode's `a2a/*.yaml`).
+   */
+  constructor(workload: Workload, app: string, mcp: () => McpTools | undefined, remote?: RemoteAgentDirectory) {
     this.#workload = workload;
+    this.#remote = remote;
     this.#servers = mcp;
     this.coordinator = {
       name: `${workload.name}_coordinator`,
@@ -90,7 +97,10 @@ export class AgentRoster {
 
   /** The tools an agent is offered (a SingleTurn specialist: none, reference 1.5). */
   tools(profile: AgentProfile): ToolSpec[] {
-    if (profile.role === "coordinator") return this.specialists().map(delegationSpec);
+    if (profile.role === "coordinator") {
+      const delegations = this.specialists().map(delegationSpec);
+      return this.callsRemote(CALL_A2A) ? [...delegations, callA2aSpec(this.#remote?.entries() ?? [])] : delegations;
+    }
     if (singleTurn(profile)) return [];
     const granted = (this.#servers()?.tools() ?? []).filter((tool) => this.#grants(profile, tool));
     return [
@@ -101,11 +111,19 @@ export class AgentRoster {
 
   /** The agent may call this tool (offered, so a call of anything else is refused). */
   allows(profile: AgentProfile, tool: string): boolean {
-    if (profile.role === "coordinator") return this.#specialists.has(tool);
+    if (profile.role === "coordinator") return this.#specialists.has(tool) || this.callsRemote(tool);
     if (singleTurn(profile)) return false;
     if (tool === FINISH_TASK) return true;
     const served = this.#servers()?.tool(tool);
     return served !== undefined && this.#grants(profile, served);
+  }
+
+  /**
+   * `tool` is `call_a2a`, a remote agent is known and no specialist has that name (a specialist
+   * named `call_a2a` keeps it: the coordinator's tools never hold one name twice).
+   */
+  callsRemote(tool: string): boolean {
+    return tool === CALL_A2A && !this.#specialists.has(tool) && (this.#remote?.entries().length ?? 0) > 0;
   }
 
   /** Only reads: engine control, or an MCP tool the catalog marks `mutating: false`. */

@@ -19,6 +19,8 @@ export interface SvcAgents {
   gateFor(session: ExecutorSession, profile: AgentProfile): WriteGate;
   /** Run a specialist for the coordinator's call; parks the coordinator when the specialist parked. */
   delegate(session: ExecutorSession, call: ToolCall, turnId: string): Promise<ToolVerdict>;
+  /** Run the coordinator's `call_a2a` (a remote agent's answer, bounded by its deadline). */
+  callRemote(call: ToolCall): Promise<ToolVerdict>;
   /** Hand the coordinator the results of delegations whose specialist was unblocked; resolves with how many. */
   continueDelegations(session: ExecutorSession, invocationId: string, signal: AbortSignal): Promise<number>;
   logError(message: string): void;
@@ -117,7 +119,7 @@ class SpecialistTools implements TurnTools {
   }
 }
 
-/** The coordinator's tools: a call named after a specialist delegates to it. */
+/** The coordinator's tools: a call named after a specialist delegates to it; `call_a2a` asks a remote agent. */
 class CoordinatorTools implements TurnTools {
   readonly #session: ExecutorSession;
   readonly #agents: SvcAgents;
@@ -128,6 +130,7 @@ class CoordinatorTools implements TurnTools {
   }
 
   run(call: ToolCall, turnId: string): Promise<ToolVerdict> {
+    if (this.#agents.roster.callsRemote(call.name)) return this.#agents.callRemote(call);
     const profile = this.#agents.roster.specialist(call.name);
     if (profile === undefined) return Promise.resolve(notGranted(call.name, this.#agents.roster.coordinator));
     return this.#agents.delegate(this.#session, call, turnId);

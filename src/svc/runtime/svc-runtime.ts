@@ -13,6 +13,7 @@ import type { CommittedRow, SessionEvent, ToolCall, UserMessageEvent } from "../
 import type { EventLog } from "../../core/event-log.ts";
 import { type SessionKey, sessionKeyString } from "../../core/session-key.ts";
 import type { ToolRunner } from "../../core/tool-catalog.ts";
+import type { RemoteAgentDirectory } from "../../a2a-client/remote-agent-directory.ts";
 import type { Executor, ExecutorFactory, ExecutorSession } from "../../runtime/executor.ts";
 import type { ToolVerdict } from "../../runtime/gated-tools.ts";
 import type { SessionService, SessionTarget } from "../../runtime/session-service.ts";
@@ -125,11 +126,13 @@ export class SvcRuntime implements DispatchAgents {
     options: Omit<SvcRuntimeDeps, "roster" | "shape" | "runner" | "requireApproval"> & {
       workload: Workload;
       app: string;
+      /** Remote A2A agents the coordinator may call (`call_a2a`). */
+      remoteAgents?: RemoteAgentDirectory | undefined;
     },
   ): SvcRuntime {
-    const { workload, app, ...rest } = options;
+    const { workload, app, remoteAgents, ...rest } = options;
     const servers: { mcp?: McpTools | undefined } = {};
-    const roster = new AgentRoster(workload, app, () => servers.mcp);
+    const roster = new AgentRoster(workload, app, () => servers.mcp, remoteAgents);
     const schemas = new ToolSchemas();
     const shape = {
       shape: workload.dispatch,
@@ -227,6 +230,11 @@ export class SvcRuntime implements DispatchAgents {
       if (set !== undefined) sets.push(set);
     }
     return sets;
+  }
+
+  /** The core's tools run it (`call_a2a` in front of them): the remote agent is not gated here, its own gate answers input-required. */
+  async callRemote(call: ToolCall): Promise<ToolVerdict> {
+    return { result: await this.#core().runner.run(call, new AbortController().signal) };
   }
 
   async delegate(session: ExecutorSession, call: ToolCall, turnId: string): Promise<ToolVerdict> {

@@ -38,6 +38,11 @@ function loadAll<T extends Named>(files: string[], parse: (source: string, file:
   return problems.length > 0 ? err(problems.join("\n")) : ok(items);
 }
 
+/** Every `*.yaml` / `*.yml` of an `a2a` folder (none when it is missing); every problem reported at once. */
+export function loadRemoteAgents(folder: string): Result<RemoteAgent[]> {
+  return loadAll<RemoteAgent>(flatScan(folder, [".yaml", ".yml"]), parseRemoteAgentFile, "a2a agent");
+}
+
 type BundleEntry = BundleFile & Named;
 
 function parseBundleEntry(source: string, file: string): Result<BundleEntry> {
@@ -76,11 +81,7 @@ export function loadNamedWorkload(
   if (!bundles.ok) return bundles;
   const unknown = unknownSpecialists(bundles.value, specialists.value, folder);
   if (unknown.length > 0) return err(unknown.join("\n"));
-  const agents = loadAll<RemoteAgent>(
-    flatScan(join(root.value.path, "a2a"), [".yaml", ".yml"]),
-    parseRemoteAgentFile,
-    "a2a agent",
-  );
+  const agents = loadRemoteAgents(join(root.value.path, "a2a"));
   if (!agents.ok) return agents;
   const entry = bundles.value.find((candidate) => candidate.name === value);
   if (entry === undefined)

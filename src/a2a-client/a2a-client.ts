@@ -1,0 +1,254 @@
+/**
+ * A2aClient: spar's own A2A v0.3.0 client for the two calls a caller agent needs, `message/send`
+ * and `tasks/get` over JSON-RPC 2.0 (D?: not the SDK's client, so every request goes through the
+ * outbound guard and the project keeps no runtime dependency on a pinned pre-1.0 SDK line). One
+ * `send` resolves a remote agent's JSON-RPC endpoint (given, or read from its agent card), sends
+ * one text message (blocking), and, while the task is still `submitted` or `working`, polls
+ * `tasks/get` until it completes, fails or waits for input; the caller's signal bounds all of it.
+ * Every fetch, the card's and the endpoint's, goes through the OutboundGuard: the addresses are
+ * checked and pinned, redirects re-checked, and the bearer dropped on a cross-origin hop.
+ * Outcomes are data, never thrown, except an abort (the signal's reason).
+ */
+import * as v from "valibot";
+import type { OutboundAnswer, OutboundGuard } from "../net/outbound-guard.ts";
+import { redactUrl } from "../net/redact-url.ts";
+import {
+  type A2aTask,
+  CardShape,
+  MessageShape,
+  RpcEnvelope,
+  TERMINAL_STATES,
+  TaskShape,
+  WAITING_STATES,
+  jsonRpcUrl,
+  messageText,
+  taskText,
+} from "./a2a-wire.ts";
+
+/** Where a remote agent is and how to authenticate to it. */
+export interface A2aTarget {
+  /** The JSON-RPC endpoint; when absent it is read from the card. */
+  endpoint?: string;
+  /** The agent card's full URL (no relative resolution: the per-workload card gotcha). */
+  cardUrl?: string;
+  /** The bearer, already read from its environment variable. */
+  bearer?: string;
+}
+
+export interface A2aSendRequest {
+  text: string;
+  /** Continue a conversation (the remote's `contextId`). */
+  contextId?: string;
+  /** Answer a task that asked for input. */
+  taskId?: string;
+  signal: AbortSignal;
+  /** Filled as the call goes, so a caller whose signal fired can still name the task. */
+  progress?: { taskId?: string; contextId?: string };
+}
+
+/** What the remote agent answered. `text` is the answer, the question asked, or why it failed. */
+export type A2aOutcome =
+  | { kind: "completed"; text: string; taskId?: string; contextId?: string }
+  | { kind: "waiting"; state: string; text: string; taskId: string; contextId?: string }
+  | { kind: "failed"; state: string; text: string; taskId: string; contextId?: string }
+  | { kind: "error"; message: string; status?: number };
+
+export interface A2aClientOptions {
+  /** Between two `tasks/get` of a task still working (default 500 ms). */
+  pollIntervalMs?: number;
+  /** The largest answer body read (default 1 MiB); a larger one is an error. */
+  maxBodyBytes?: number;
+}
+
+const MAX_REMOTE_MESSAGE = 500;
+
+class CallError extends Error {
+  readonly status: number | undefined;
+  constructor(message: string, status?: number) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** A remote-supplied sentence, cut to a readable length. */
+function clip(text: string): string {
+  return text.length > MAX_REMOTE_MESSAGE ? `${text.slice(0, MAX_REMOTE_MESSAGE)}...` : text;
+}
+
+async function readCapped(response: Response, cap: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body?.getReader();
+  if (reader === undefined) return "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return Buffer.concat(chunks).toString("utf8");
+      size += value.byteLength;
+      if (size > cap) throw new CallError(`the answer is larger than ${cap} bytes`);
+      chunks.push(value);
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+export class A2aClient {
+  readonly #guard: OutboundGuard;
+  readonly #pollIntervalMs: number;
+  readonly #maxBodyBytes: number;
+  #nextId = 1;
+
+  constructor(guard: OutboundGuard, options: A2aClientOptions = {}) {
+    this.#guard = guard;
+    this.#pollIntervalMs = options.pollIntervalMs ?? 500;
+    this.#maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  }
+
+  /** Send one text message and wait for the task to settle. Rejects only when `request.signal` fires. */
+  async send(target: A2aTarget, request: A2aSendRequest): Promise<A2aOutcome> {
+    try {
+      const endpoint = target.endpoint ?? (await this.#endpointFromCard(target.cardUrl, request.signal));
+      const message = {
+        kind: "message",
+        messageId: crypto.randomUUID(),
+        role: "user",
+        parts: [{ kind: "text", text: request.text }],
+        ...(request.contextId === undefined ? {} : { contextId: request.contextId }),
+        ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
+      };
+      const params = { message, configuration: { blocking: true, acceptedOutputModes: ["text/plain"] } };
+      const result = await this.#call(endpoint, target, "message/send", params, request.signal);
+      const reply = v.safeParse(MessageShape, result);
+      if (reply.success) return completedMessage(reply.output);
+      let task = parseTask(result);
+      for (;;) {
+        if (request.progress) {
+          request.progress.taskId = task.id;
+          if (task.contextId !== undefined) request.progress.contextId = task.contextId;
+        }
+        const settled = settledOutcome(task);
+        if (settled !== undefined) return settled;
+        await sleep(this.#pollIntervalMs, request.signal);
+        task = parseTask(await this.#call(endpoint, target, "tasks/get", { id: task.id }, request.signal));
+      }
+    } catch (error) {
+      if (request.signal.aborted) throw request.signal.reason;
+      if (error instanceof CallError)
+        return {
+          kind: "error",
+          message: error.message,
+          ...(error.status === undefined ? {} : { status: error.status }),
+        };
+      return { kind: "error", message: `the remote agent is unreachable: ${redactUrl(errorText(error))}` };
+    }
+  }
+
+  async #endpointFromCard(cardUrl: string | undefined, signal: AbortSignal): Promise<string> {
+    if (cardUrl === undefined) throw new CallError("the remote agent has neither an endpoint nor an agent card URL");
+    const answer = await this.#guard.fetch(cardUrl, { signal, headers: { accept: "application/json" } });
+    const response = usable(answer, "its agent card");
+    const card = v.safeParse(CardShape, parseJson(await readCapped(response, this.#maxBodyBytes), "its agent card"));
+    if (!card.success) throw new CallError("its agent card has no url (not an A2A v0.3 agent card)");
+    const url = jsonRpcUrl(card.output);
+    if (url === undefined) throw new CallError("its agent card offers no JSON-RPC interface");
+    return url;
+  }
+
+  async #call(
+    endpoint: string,
+    target: A2aTarget,
+    method: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+    if (target.bearer !== undefined) headers.authorization = `Bearer ${target.bearer}`;
+    const body = JSON.stringify({ jsonrpc: "2.0", id: this.#nextId++, method, params });
+    const answer = await this.#guard.fetch(endpoint, { signal, method: "POST", headers, body });
+    const response = usable(answer, method);
+    const envelope = v.safeParse(RpcEnvelope, parseJson(await readCapped(response, this.#maxBodyBytes), method));
+    if (!envelope.success) throw new CallError(`${method}: the answer is not a JSON-RPC 2.0 response`);
+    const { error, result } = envelope.output;
+    if (error !== undefined) {
+      const retryable = (error.data as { retryable?: unknown } | undefined)?.retryable === true;
+      throw new CallError(
+        `${method}: the remote agent answered error ${error.code}: ${clip(error.message)}${retryable ? " (retryable)" : ""}`,
+      );
+    }
+    if (result === undefined) throw new CallError(`${method}: the answer has neither result nor error`);
+    return result;
+  }
+}
+
+/** The response of a fetch that went through, or the reason it is of no use. */
+function usable(answer: OutboundAnswer, what: string): Response {
+  if (!answer.ok) throw new CallError(answer.message);
+  const response = answer.response;
+  if (response.status === 401 || response.status === 403) {
+    void response.body?.cancel().catch(() => {});
+    throw new CallError(
+      `${what}: the remote agent refused the credentials (HTTP ${response.status}); check the bearer its auth.token_env names`,
+      response.status,
+    );
+  }
+  if (!response.ok) {
+    void response.body?.cancel().catch(() => {});
+    throw new CallError(`${what}: HTTP ${response.status} from ${redactUrl(answer.url)}`, response.status);
+  }
+  return response;
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CallError(`${what}: the answer is not JSON`);
+  }
+}
+
+function parseTask(result: unknown): A2aTask {
+  const task = v.safeParse(TaskShape, result);
+  if (!task.success) throw new CallError("the remote agent answered neither a Task nor a Message");
+  return task.output;
+}
+
+function completedMessage(message: v.InferOutput<typeof MessageShape>): A2aOutcome {
+  return {
+    kind: "completed",
+    text: messageText(message),
+    ...(message.taskId === undefined ? {} : { taskId: message.taskId }),
+    ...(message.contextId === undefined ? {} : { contextId: message.contextId }),
+  };
+}
+
+/** The outcome of a task that will not move without us, else undefined (still submitted or working). */
+function settledOutcome(task: A2aTask): A2aOutcome | undefined {
+  const state = task.status.state;
+  const ids = { taskId: task.id, ...(task.contextId === undefined ? {} : { contextId: task.contextId }) };
+  if (state === "completed") return { kind: "completed", text: taskText(task), ...ids };
+  if (WAITING_STATES.has(state)) return { kind: "waiting", state, text: messageText(task.status.message), ...ids };
+  if (TERMINAL_STATES.has(state) || state === "unknown")
+    return { kind: "failed", state, text: clip(messageText(task.status.message)), ...ids };
+  return undefined;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

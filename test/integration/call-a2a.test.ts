@@ -1,0 +1,131 @@
+/**
+ * call_a2a in the real daemons, against the A2A SDK's own server (test/fixtures/a2a): `spar agent`
+ * with a declared agent (`.agents/a2a/*.yaml`, bearer from the named variable) and with a peer
+ * registered on its hub under `protocol=a2a`; `spar svc` in name mode, whose coordinator calls the
+ * config root's `a2a/*.yaml` agent. Each asserts the remote agent got the request and the
+ * model got the answer.
+ */
+import { expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { postJson, tempDir } from "../support/daemon.ts";
+import { call, say, toolResults, writeScript } from "../support/scripted.ts";
+import { collect } from "../support/sse-client.ts";
+import { type EchoAgent, startEchoAgent } from "../fixtures/a2a/sdk-echo-agent.ts";
+import { storedRows } from "../support/gated-workload.ts";
+
+const scope = daemonScope();
+
+function remote(token?: string): EchoAgent {
+  return scope.defer(startEchoAgent(token === undefined ? {} : { token }), (agent) => agent.stop());
+}
+
+/** A project folder whose `.agents/a2a/echo.yaml` declares the agent. */
+function projectWith(declaration: string[]): string {
+  const cwd = tempDir("spar-a2a-");
+  mkdirSync(join(cwd, ".agents", "a2a"), { recursive: true });
+  writeFileSync(join(cwd, ".agents", "a2a", "echo.yaml"), `${declaration.join("\n")}\n`);
+  return cwd;
+}
+
+async function agentDaemon(
+  lines: readonly unknown[],
+  options: { cwd?: string; args?: string[]; env?: Record<string, string> },
+) {
+  const daemon = await scope.start({
+    args: ["--model=scripted", `--script=${writeScript(lines)}`, "--permission-mode=yolo", ...(options.args ?? [])],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.env === undefined ? {} : { env: options.env }),
+  });
+  const events = scope.defer(collect(`${daemon.baseUrl}/sessions/default/events`), (stream) => stream.close());
+  await events.waitFor((frame) => frame.event === "usage-update");
+  return { daemon, events };
+}
+
+test("spar agent: a declared agent is offered, called with the bearer its token_env names, and its answer reaches the model", async () => {
+  const echo = remote("agent-bearer-1");
+  const cwd = projectWith([
+    "name: echo",
+    `agent_card_url: ${echo.cardUrl}`,
+    "skills: [echo]",
+    "auth:",
+    "  type: bearer",
+    "  token_env: ECHO_A2A_TOKEN",
+    "timeout_seconds: 10",
+  ]);
+  const { daemon, events } = await agentDaemon([call("call_a2a", { agent: "echo", message: "hello" }), say("done")], {
+    cwd,
+    env: { ECHO_A2A_TOKEN: "agent-bearer-1" },
+  });
+  const tools = (await (await fetch(`${daemon.baseUrl}/sessions/default/tools`)).json()) as {
+    tools: Array<{ name: string }>;
+  };
+  expect(tools.tools.map((tool) => tool.name)).toContain("call_a2a");
+  expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "ask echo" })).status).toBe(200);
+  await events.waitFor((frame) => frame.event === "turn-complete");
+  expect(toolResults(events)[0]?.response).toMatchObject({ agent: "echo", state: "completed", text: "echo: hello" });
+  expect(echo.authorizations).toEqual(["Bearer agent-bearer-1"]);
+});
+
+test("spar agent: a peer registered on the hub with protocol=a2a is callable by name (loopback opened by --outbound-allow)", async () => {
+  const echo = remote();
+  const { daemon, events } = await agentDaemon(
+    [call("call_a2a", { agent: "echo-peer", message: "from the hub" }), say("done")],
+    { cwd: tempDir("spar-a2a-"), args: ["--attach-peer-hub", "--outbound-allow=127.0.0.1"] },
+  );
+  const registered = await postJson(`${daemon.baseUrl}/peers`, {
+    name: "echo-peer",
+    endpoint: echo.url,
+    labels: { protocol: "a2a" },
+  });
+  expect(registered.status).toBe(201);
+  expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "ask the peer" })).status).toBe(200);
+  await events.waitFor((frame) => frame.event === "turn-complete");
+  expect(toolResults(events)[0]?.response).toMatchObject({
+    agent: "echo-peer",
+    state: "completed",
+    text: "echo: from the hub",
+  });
+});
+
+test("spar svc: the coordinator of a name-mode workload calls the config root's a2a agent", async () => {
+  const echo = remote("svc-bearer-2");
+  const root = tempDir("spar-svc-a2a-");
+  mkdirSync(join(root, "workloads"));
+  mkdirSync(join(root, "a2a"));
+  mkdirSync(join(root, "specialists"));
+  writeFileSync(
+    join(root, "workloads", "caller.yaml"),
+    "name: caller\ndescription: asks a remote agent\nspecialists: [helper]\n",
+  );
+  writeFileSync(
+    join(root, "specialists", "helper.tmpl"),
+    "---\ndescription: helps\nmode: Task\ncapability: read_only\n---\nHelp, then call finish_task.\n",
+  );
+  writeFileSync(
+    join(root, "a2a", "echo.yaml"),
+    ["name: echo", `endpoint: ${echo.endpoint}`, "auth:", "  type: bearer", "  token_env: ECHO_SVC_TOKEN", ""].join(
+      "\n",
+    ),
+  );
+  const sessionDb = join(tempDir(), "svc.db");
+  const daemon = await scope.start({
+    role: "svc",
+    sessionDb,
+    args: ["--workload=caller", "--model=scripted"],
+    env: {
+      SVC_CONFIG_DIR: root,
+      ECHO_SVC_TOKEN: "svc-bearer-2",
+      SVC_SCRIPT: writeScript([call("call_a2a", { agent: "echo", message: "from svc" }), say("remote answered")]),
+    },
+  });
+  const answer = await postJson(`${daemon.baseUrl}/inject`, { uid: "a2a-1", message: "ask echo" });
+  // 202 once the turn has finished (main-listener.ts).
+  expect(answer.status).toBe(202);
+  expect(echo.authorizations).toEqual(["Bearer svc-bearer-2"]);
+  await daemon.sigterm();
+  const rows = JSON.stringify(await storedRows(sessionDb, "svc", "incident-a2a-1"));
+  expect(rows).toContain("echo: from svc");
+  expect(rows).not.toContain("svc-bearer-2");
+});
