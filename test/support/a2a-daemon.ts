@@ -67,12 +67,12 @@ export function signJwt(claims: Record<string, unknown>, secret = A2A_SECRET): s
 }
 
 /** POST a JSON-RPC call to `/a2a`; answers the HTTP status, headers and parsed body. */
-export async function rpc(url: string, method: string, params: unknown, token: string | undefined = A2A_SECRET) {
+export async function rpc(url: string, method: string, params: unknown, token: string | null = A2A_SECRET) {
   const response = await fetch(`${url}/a2a`, {
     method: "POST",
     headers: {
       "content-type": "application/json",
-      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
     },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
   });
