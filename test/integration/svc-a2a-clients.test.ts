@@ -16,7 +16,15 @@ import { ClientFactory, JsonRpcTransportFactory } from "a2a03/client";
 import type { Task } from "a2a03";
 import { daemonScope } from "../support/daemon-scope.ts";
 import { say, stall } from "../support/scripted.ts";
-import { A2A_SECRET, bearerFetch, rpc, signJwt, startA2aDaemon, textMessage } from "../support/a2a-daemon.ts";
+import {
+  A2A_SECRET,
+  bearerFetch,
+  plainA2aWorkload,
+  rpc,
+  signJwt,
+  startA2aDaemon,
+  textMessage,
+} from "../support/a2a-daemon.ts";
 
 const scope = daemonScope();
 
@@ -110,17 +118,39 @@ test("beyond SVC_A2A_RATE a send is a retryable -32000 with Retry-After; tasks/g
   await expect(sdk.sendMessage({ message: textMessage("d") as never })).rejects.toThrow(/-32000/);
 });
 
-test("while the daemon drains a send is a retryable -32000; the task in flight can still be read", async () => {
-  const { daemon, a2aUrl } = await startA2aDaemon(scope, [stall("thinking", 2500, "late answer")]);
-  const running = rpc(a2aUrl, "message/send", { message: textMessage("slow") });
-  // The stalled model answers 2.5 s after the turn starts: stop the daemon while it is in flight.
-  await Bun.sleep(800);
+test("while the daemon drains a send is a retryable -32000; the task in flight is read and finishes", async () => {
+  const { daemon, a2aUrl } = await startA2aDaemon(scope, [stall("thinking", 4000, "late answer")], {
+    workload: plainA2aWorkload(),
+  });
+  const response = await fetch(`${a2aUrl}/a2a`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${A2A_SECRET}` },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "message/stream", params: { message: textMessage("slow") } }),
+  });
+  const reader = response.body?.getReader();
+  if (!reader) throw new Error("no stream");
+  const decoder = new TextDecoder();
+  let text = decoder.decode((await reader.read()).value);
+  const id = /"id":"(a2a-[0-9a-f]{32})"/.exec(text)?.[1] ?? "";
+  // The turn is in flight once the task reads as working; a second more and the stalled model has
+  // been asked (it answers 4 s later): a turn cut before its model call would not finish in the drain.
+  while ((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state !== "working") await Bun.sleep(50);
+  await Bun.sleep(1000);
   const stopping = daemon.sigterm();
-  await Bun.sleep(300);
+  await Bun.sleep(200);
   const refused = await rpc(a2aUrl, "message/send", { message: textMessage("new") });
   expect(refused.body.error).toMatchObject({ code: -32000, data: { retryable: true } });
   expect(refused.headers.get("retry-after")).toBe("5");
-  const finished = await running;
-  expect(finished.body.result.status.state).toBe("completed");
+  expect((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state).toBe("working");
+  for (;;) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    text += decoder.decode(chunk.value);
+  }
+  const frames = text
+    .split("\n\n")
+    .filter((frame) => frame.startsWith("data: "))
+    .map((frame) => JSON.parse(frame.slice(6)).result);
+  expect(frames.at(-1)).toMatchObject({ kind: "status-update", final: true, status: { state: "completed" } });
   expect(await stopping).toBe(0);
 });

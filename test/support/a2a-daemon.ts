@@ -3,10 +3,10 @@
  * block (exposed, optional scopes), the daemon `--a2a-listen=127.0.0.1:0`, and the A2A port is read
  * back from its startup line. Plus a JWT signer for the protocol bearer (HS256 over the secret).
  */
-import { appendFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { createHmac } from "node:crypto";
 import { join } from "node:path";
-import type { Daemon } from "./daemon.ts";
+import { type Daemon, tempDir } from "./daemon.ts";
 import type { DaemonScope } from "./daemon-scope.ts";
 import { type GatedWorkload, gatedDaemonOptions, gatedWorkload } from "./gated-workload.ts";
 
@@ -91,4 +91,19 @@ export function bearerFetch(token: string): typeof fetch {
     return fetch(input, { ...init, headers });
   };
   return authed as typeof fetch;
+}
+
+/** A workload of one tool-less specialist exposed over A2A (no tool server). */
+export function plainA2aWorkload(): GatedWorkload {
+  const directory = tempDir("spar-a2a-plain-");
+  mkdirSync(join(directory, "specialists"));
+  writeFileSync(
+    join(directory, "workload.yaml"),
+    ["name: plain", "description: Answers.", "specialists:", "  - helper", "a2a:", "  expose: true", ""].join("\n"),
+  );
+  writeFileSync(
+    join(directory, "specialists", "helper.tmpl"),
+    ["---", "description: Answers.", "tools:", "  mcp: []", "---", "Answer in one sentence.", ""].join("\n"),
+  );
+  return { directory, countDir: directory };
 }

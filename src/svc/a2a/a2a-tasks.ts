@@ -68,7 +68,8 @@ export class A2aTasks {
       message.taskId === undefined
         ? await this.#mint(caller, message.contextId)
         : await this.#existing(caller, message.taskId);
-    return { caller, task, text, before: await this.snapshot(task, caller), fresh: message.taskId === undefined };
+    if (message.taskId === undefined) return { caller, task, text, fresh: true };
+    return { caller, task, text, before: await this.snapshot(task, caller), fresh: false };
   }
 
   /**
@@ -79,7 +80,7 @@ export class A2aTasks {
    */
   async run(send: PreparedSend, emit?: (event: StreamEvent) => void): Promise<Task> {
     const { caller, task } = send;
-    if (!send.fresh && (send.before.state === "canceled" || send.before.state === "input-required")) {
+    if (send.before !== undefined && (send.before.state === "canceled" || send.before.state === "input-required")) {
       emit?.(encodeTask(task, send.before));
       emit?.(finalUpdate(task, send.before));
       return encodeTask(task, send.before);
@@ -150,20 +151,21 @@ export class A2aTasks {
     }
   }
 
-  /** A fresh task: its session and the row naming its context, committed before anything answers. */
+  /**
+   * A fresh task: its session committed before anything answers, and when the caller named a
+   * context, a row keeping it (a server-assigned context is `ctx-` and the task's own hex).
+   */
   async #mint(caller: Caller, contextId: string | undefined): Promise<TaskIdentity> {
     this.#deps.sessions.refuseWhileDraining();
     const hex = crypto.randomUUID().replaceAll("-", "");
-    const task = {
-      id: `${TASK_PREFIX}${hex}`,
-      contextId: contextId ?? `ctx-${crypto.randomUUID().replaceAll("-", "")}`,
-    };
+    const task = { id: `${TASK_PREFIX}${hex}`, contextId: contextId ?? `ctx-${hex}` };
     await this.#deps.sessions.create(caller, {
       app: this.#app,
       sessionID: task.id,
       viewers: [],
       contributors: [this.#deps.operator],
     });
+    if (contextId === undefined) return task;
     const session = await this.#deps.runtime.executorSession({ app: this.#app, id: task.id });
     if (session === undefined) throw new SparError("internal", `task ${task.id} vanished as it was created`);
     await session.journal.append([
@@ -209,7 +211,8 @@ export interface PreparedSend {
   caller: Caller;
   task: TaskIdentity;
   text: string;
-  before: TaskSnapshot;
+  /** A continued task's state before the turn (a fresh one has none). */
+  before?: TaskSnapshot;
   fresh: boolean;
 }
 
