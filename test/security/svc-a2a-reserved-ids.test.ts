@@ -11,27 +11,33 @@ import { type A2aDaemon, rpc, signJwt, startA2aDaemon, textMessage } from "../su
 
 const scope = daemonScope({ per: "file" });
 let served: A2aDaemon;
+/** No token on either listener: both callers are the local caller, so the session ACL would let an incident through. */
+let open: A2aDaemon;
 beforeAll(async () => {
-  served = await startA2aDaemon(scope, [say("incident answered"), say("tenant answer")]);
-  await injectIncident(served.daemon, "k1");
+  served = await startA2aDaemon(scope, [say("tenant answer")]);
+  open = await startA2aDaemon(scope, [say("incident answered")], { token: null, injectToken: false });
+  await injectIncident(open.daemon, "k1", {});
 });
 
-test("an incident session's id is not a task: tasks/get, tasks/cancel and a continuing send are -32001", async () => {
+test("an incident session's id is not a task, even to a caller its ACL admits: tasks/get, tasks/cancel and a continuing send are -32001", async () => {
   for (const method of ["tasks/get", "tasks/cancel"])
-    expect((await rpc(served.a2aUrl, method, { id: "incident-k1" })).body.error.code).toBe(-32001);
-  const send = await rpc(served.a2aUrl, "message/send", {
-    message: textMessage("abort it", { taskId: "incident-k1" }),
+    expect((await rpc(open.a2aUrl, method, { id: "incident-k1" }, null)).body.error.code).toBe(-32001);
+  for (const method of ["message/send", "message/stream"]) {
+    const params = { message: textMessage("abort it", { taskId: "incident-k1" }) };
+    expect((await rpc(open.a2aUrl, method, params, null)).body.error.code).toBe(-32001);
+  }
+  // The incident was not aborted: it still takes an acknowledgement (an aborted one is refused 409).
+  const acked = await fetch(`${open.daemon.baseUrl}/ack-effects`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ session_id: "incident-k1" }),
   });
-  expect(send.body.error.code).toBe(-32001);
-  const stream = await rpc(served.a2aUrl, "message/stream", {
-    message: textMessage("abort it", { taskId: "incident-k1" }),
-  });
-  expect(stream.body.error.code).toBe(-32001);
+  expect(acked.status).toBe(202);
 });
 
 test("reserved, path-like and prefix-less ids are -32001", async () => {
   for (const id of ["incident-k1:svc-ops", "a2a-../incident-k1", "../a2a-x", "A2A-abc", "", "a2a-"]) {
-    const answer = await rpc(served.a2aUrl, "tasks/get", { id });
+    const answer = await rpc(open.a2aUrl, "tasks/get", { id }, null);
     expect(answer.body.error.code).toBe(-32001);
   }
 });

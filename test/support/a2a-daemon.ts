@@ -26,6 +26,8 @@ export interface A2aDaemonOptions {
   env?: Record<string, string>;
   sessionDb?: string;
   workload?: GatedWorkload;
+  /** SVC_INJECT_TOKEN set (default true). */
+  injectToken?: boolean;
 }
 
 /** Write the gated workload with `a2a.expose: true` (and `scopes`). */
@@ -51,6 +53,7 @@ export async function startA2aDaemon(
     gatedDaemonOptions(workload, lines, {
       ...(options.sessionDb === undefined ? {} : { sessionDb: options.sessionDb }),
       args: ["--a2a-listen=127.0.0.1:0"],
+      token: options.injectToken ?? true,
       env: { ...(token === null ? {} : { SVC_A2A_TOKEN: token }), ...options.env },
     }),
   );
