@@ -60,7 +60,8 @@ export function serveA2a(
   const hostname = bindHostname(settings.address);
   let server: ReturnType<typeof Bun.serve>;
   try {
-    server = Bun.serve({ hostname, port: settings.address.port, fetch: app.fetch, idleTimeout: 0 });
+    // Idle connections close after 30 s; an authenticated /a2a call lifts it for its own request.
+    server = Bun.serve({ hostname, port: settings.address.port, fetch: app.fetch, idleTimeout: 30 });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`--a2a-listen: cannot listen there (${reason})`);

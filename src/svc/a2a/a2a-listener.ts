@@ -85,7 +85,15 @@ function a2aRoutes(options: A2aListenerOptions) {
       if (workload === undefined) throw new SparError("not_found", `no exposed workload card ${params.file}`);
       return json(200, workloadCard(workload, cardOptions(request)));
     })
-    .post("/a2a", ({ body, caller }) => answer(options, caller, body), { parse: "json" });
+    .post(
+      "/a2a",
+      ({ body, caller, request, server }) => {
+        // An authenticated call may wait on its turn (or stream) longer than the idle timeout.
+        server?.timeout(request, 0);
+        return answer(options, caller, body);
+      },
+      { parse: "json" },
+    );
 }
 
 /** One JSON-RPC call: its answer (a JSON response or the stream), every refusal as a JSON-RPC error. */
