@@ -15,6 +15,7 @@ export const BENCHES: Readonly<Record<string, string>> = {
   mtls: "what serving through the mTLS terminator costs",
   peers: "peer-hub registrations with a state file",
   watcher: "Kubernetes events through the watcher pipeline",
+  a2a: "svc's A2A listener: message/send and message/stream against the SDK's own server",
   gate: "svc's write gate: 1,000 sessions parked, all approved, against direct MCP calls",
 };
 

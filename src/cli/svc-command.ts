@@ -39,6 +39,7 @@ import { gatePauser } from "../svc/pause/session-pauses.ts";
 import { EXIT_ERROR, shutdownSvc } from "./svc-shutdown.ts";
 import { autoResumeAtBoot } from "./svc-auto-resume.ts";
 import { declaredDirectory } from "../a2a-client/remote-agent-wiring.ts";
+import { a2aRefusal, serveA2a } from "./svc-a2a.ts";
 
 /** How long the turns in flight may take to end after SIGTERM without a workload budget (spec). */
 export const DRAIN_WINDOW_MS = 30_000;
@@ -124,7 +125,6 @@ function usageError(message: string): number {
 
 /** What this build cannot run yet, refused before anything starts. */
 function notYetBuilt(config: SvcConfig): string | undefined {
-  if (config.a2a) return "--a2a-listen is not in this build yet";
   if (config.agui) return "--agui-listen is not in this build yet";
   return undefined;
 }
@@ -143,6 +143,8 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
   for (const line of loaded.value.notices) logger.info(line);
   for (const line of loaded.value.warnings) logger.warn(line);
   const workload = loaded.value.workload;
+  const refused = a2aRefusal(config, workload);
+  if (refused) throw new Error(refused);
   const mcp = workloadMcp(loaded.value, config);
   await checkToolServerCredentials(mcp);
   const audit = openAuditLog(config.auditLog);
@@ -194,9 +196,12 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     throw error;
   }
   let attach: SvcAttach | undefined;
+  let a2a: ReturnType<typeof Bun.serve> | undefined;
   try {
     attach = await serveAttach(config, core, workload, cwd, logger);
+    a2a = serveA2a(config, core, runtime, workload, logger);
   } catch (error) {
+    await attach?.drain(0);
     await server.stop(true);
     await core.close();
     audit.close();
@@ -223,6 +228,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
         server,
         ...(attach ? { drainAttach: (timeoutMs: number) => attach.drain(timeoutMs) } : {}),
         release: () => {
+          void a2a?.stop(true);
           runtime.pauses.close();
           audit.close();
           store.remove();

@@ -5,7 +5,7 @@
  * config root's `a2a/*.yaml` agent. Each asserts the remote agent got the request and the
  * model got the answer.
  */
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { daemonScope } from "../support/daemon-scope.ts";
@@ -13,7 +13,9 @@ import { postJson, tempDir } from "../support/daemon.ts";
 import { call, say, toolResults, writeScript } from "../support/scripted.ts";
 import { collect } from "../support/sse-client.ts";
 import { type EchoAgent, startEchoAgent } from "../fixtures/a2a/sdk-echo-agent.ts";
-import { storedRows } from "../support/gated-workload.ts";
+import { APPLY, storedRows } from "../support/gated-workload.ts";
+import { A2A_SECRET, startA2aDaemon } from "../support/a2a-daemon.ts";
+import { countedCalls } from "../fixtures/mcp/counting.ts";
 
 const scope = daemonScope();
 
@@ -128,4 +130,51 @@ test("spar svc: the coordinator of a name-mode workload calls the config root's 
   const rows = JSON.stringify(await storedRows(sessionDb, "svc", "incident-a2a-1"));
   expect(rows).toContain("echo: from svc");
   expect(rows).not.toContain("svc-bearer-2");
+});
+
+describe("two spar daemons over A2A", () => {
+  /** A spar agent whose `.agents/a2a/svc.yaml` declares the svc daemon's A2A card, with its bearer. */
+  async function agentCalling(a2aUrl: string, lines: readonly unknown[]) {
+    const cwd = projectWith([
+      "name: svc",
+      `agent_card_url: ${a2aUrl}/.well-known/agent-card.json`,
+      "skills: [gated]",
+      "auth:",
+      "  type: bearer",
+      "  token_env: SVC_PEER_TOKEN",
+      "timeout_seconds: 20",
+    ]);
+    return agentDaemon(lines, { cwd, env: { SVC_PEER_TOKEN: A2A_SECRET } });
+  }
+
+  test("spar agent's call_a2a reaches spar svc's A2A listener: the task completes and its answer reaches the model", async () => {
+    const svc = await startA2aDaemon(scope, [say("all replicas healthy")]);
+    const { daemon, events } = await agentCalling(svc.a2aUrl, [
+      call("call_a2a", { agent: "svc", message: "status of web?" }),
+      say("done"),
+    ]);
+    expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "ask svc" })).status).toBe(200);
+    await events.waitFor((frame) => frame.event === "turn-complete");
+    const answer = toolResults(events)[0]?.response as Record<string, unknown>;
+    expect(answer).toMatchObject({ agent: "svc", state: "completed", text: "all replicas healthy" });
+    expect(String(answer.task_id)).toMatch(/^a2a-/);
+  });
+
+  test("a gated svc workload answers input-required with the task id; the agent's model gets the question, nothing ran", async () => {
+    const svc = await startA2aDaemon(scope, [
+      call("worker", { request: "scale web to 10" }),
+      call(APPLY, { replicas: 10 }),
+    ]);
+    const { daemon, events } = await agentCalling(svc.a2aUrl, [
+      call("call_a2a", { agent: "svc", message: "scale web to 10" }),
+      say("waiting for approval"),
+    ]);
+    expect((await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "ask svc" })).status).toBe(200);
+    await events.waitFor((frame) => frame.event === "turn-complete");
+    const answer = toolResults(events)[0]?.response as Record<string, unknown>;
+    expect(answer).toMatchObject({ agent: "svc", state: "input-required" });
+    expect(String(answer.task_id)).toMatch(/^a2a-/);
+    expect(JSON.stringify(answer)).toContain("Approve mutating call apply_change(replicas=10)?");
+    expect(countedCalls(svc.workload.countDir, "apply_change")).toEqual([]);
+  });
 });

@@ -1,0 +1,112 @@
+/**
+ * A svc daemon serving the gated workload (gated-workload.ts) over A2A: the bundle gains an `a2a`
+ * block (exposed, optional scopes), the daemon `--a2a-listen=127.0.0.1:0`, and the A2A port is read
+ * back from its startup line. Plus a JWT signer for the protocol bearer (HS256 over the secret).
+ */
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { createHmac } from "node:crypto";
+import { join } from "node:path";
+import { type Daemon, tempDir } from "./daemon.ts";
+import type { DaemonScope } from "./daemon-scope.ts";
+import { type GatedWorkload, gatedDaemonOptions, gatedWorkload } from "./gated-workload.ts";
+
+export const A2A_SECRET = "a2a-s3cret-for-tests";
+
+export interface A2aDaemon {
+  daemon: Daemon;
+  /** `http://127.0.0.1:<a2a port>` */
+  a2aUrl: string;
+  workload: GatedWorkload;
+}
+
+export interface A2aDaemonOptions {
+  scopes?: string[];
+  /** SVC_A2A_TOKEN (default A2A_SECRET; null: none). */
+  token?: string | null;
+  env?: Record<string, string>;
+  sessionDb?: string;
+  workload?: GatedWorkload;
+  /** SVC_INJECT_TOKEN set (default true). */
+  injectToken?: boolean;
+}
+
+/** Write the gated workload with `a2a.expose: true` (and `scopes`). */
+export function a2aWorkload(scopes: string[] = []): GatedWorkload {
+  const workload = gatedWorkload();
+  appendFileSync(
+    join(workload.directory, "workload.yaml"),
+    ["a2a:", "  expose: true", "  skill_name: Gated change", "  auth:", `    scopes: [${scopes.join(", ")}]`, ""].join(
+      "\n",
+    ),
+  );
+  return workload;
+}
+
+export async function startA2aDaemon(
+  scope: DaemonScope,
+  lines: readonly unknown[],
+  options: A2aDaemonOptions = {},
+): Promise<A2aDaemon> {
+  const workload = options.workload ?? a2aWorkload(options.scopes);
+  const token = options.token === undefined ? A2A_SECRET : options.token;
+  const daemon = await scope.start(
+    gatedDaemonOptions(workload, lines, {
+      ...(options.sessionDb === undefined ? {} : { sessionDb: options.sessionDb }),
+      args: ["--a2a-listen=127.0.0.1:0"],
+      token: options.injectToken ?? true,
+      env: { ...(token === null ? {} : { SVC_A2A_TOKEN: token }), ...options.env },
+    }),
+  );
+  const match = /A2A listener at (http:\/\/[^\s]+)/.exec(daemon.log());
+  if (!match?.[1]) throw new Error(`no A2A listener line in:\n${daemon.log()}`);
+  return { daemon, a2aUrl: match[1], workload };
+}
+
+/** An HS256 JWT signed with `secret`. */
+export function signJwt(claims: Record<string, unknown>, secret = A2A_SECRET): string {
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const head = `${encode({ alg: "HS256", typ: "JWT" })}.${encode(claims)}`;
+  return `${head}.${createHmac("sha256", secret).update(head).digest("base64url")}`;
+}
+
+/** POST a JSON-RPC call to `/a2a`; answers the HTTP status, headers and parsed body. */
+export async function rpc(url: string, method: string, params: unknown, token: string | null = A2A_SECRET) {
+  const response = await fetch(`${url}/a2a`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, any> };
+}
+
+export function textMessage(text: string, extra: Record<string, unknown> = {}) {
+  return { kind: "message", messageId: crypto.randomUUID(), role: "user", parts: [{ kind: "text", text }], ...extra };
+}
+
+/** A fetch that adds `Authorization: Bearer <token>` to every request. */
+export function bearerFetch(token: string): typeof fetch {
+  const authed = (input: string | URL | Request, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    headers.set("authorization", `Bearer ${token}`);
+    return fetch(input, { ...init, headers });
+  };
+  return authed as typeof fetch;
+}
+
+/** A workload of one tool-less specialist exposed over A2A (no tool server). */
+export function plainA2aWorkload(): GatedWorkload {
+  const directory = tempDir("spar-a2a-plain-");
+  mkdirSync(join(directory, "specialists"));
+  writeFileSync(
+    join(directory, "workload.yaml"),
+    ["name: plain", "description: Answers.", "specialists:", "  - helper", "a2a:", "  expose: true", ""].join("\n"),
+  );
+  writeFileSync(
+    join(directory, "specialists", "helper.tmpl"),
+    ["---", "description: Answers.", "tools:", "  mcp: []", "---", "Answer in one sentence.", ""].join("\n"),
+  );
+  return { directory, countDir: directory };
+}
