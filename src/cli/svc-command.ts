@@ -38,6 +38,7 @@ import type { InterruptionCause } from "../svc/ops/interruption-rows.ts";
 import { gatePauser } from "../svc/pause/session-pauses.ts";
 import { EXIT_ERROR, shutdownSvc } from "./svc-shutdown.ts";
 import { autoResumeAtBoot } from "./svc-auto-resume.ts";
+import { startSvcAgui } from "./svc-agui.ts";
 
 /** How long the turns in flight may take to end after SIGTERM without a workload budget (spec). */
 export const DRAIN_WINDOW_MS = 30_000;
@@ -124,7 +125,6 @@ function usageError(message: string): number {
 /** What this build cannot run yet, refused before anything starts. */
 function notYetBuilt(config: SvcConfig): string | undefined {
   if (config.a2a) return "--a2a-listen is not in this build yet";
-  if (config.agui) return "--agui-listen is not in this build yet";
   return undefined;
 }
 
@@ -197,6 +197,17 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     store.remove();
     throw error;
   }
+  let agui: ReturnType<typeof startSvcAgui>;
+  try {
+    agui = startSvcAgui(config, runtime, workload, () => core.sessions.refuseWhileDraining(), logger);
+  } catch (error) {
+    await attach?.drain(0);
+    await server.stop(true);
+    await core.close();
+    audit.close();
+    store.remove();
+    throw error;
+  }
   const recovered = await runtime.recover();
   if (recovered.length > 0)
     logger.info(`carrying out answers a crash left undone, on sessions ${recovered.join(", ")}`);
@@ -217,6 +228,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
         server,
         ...(attach ? { drainAttach: (timeoutMs: number) => attach.drain(timeoutMs) } : {}),
         release: () => {
+          void agui?.stop();
           runtime.pauses.close();
           audit.close();
           store.remove();

@@ -23,6 +23,7 @@ import { resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type RateLimit, type SvcEnvironment, rateVariables, svcScript, tokenVariable } from "./svc-environment.ts";
 import { SVC_FLAGS } from "./svc-flags.ts";
+import { type AllowedOrigins, parseAllowedOrigins } from "../surfaces/http/cors-policy.ts";
 
 /** The attach surface's address: TCP, or a unix socket (an absolute path). */
 export type AttachAddress = { kind: "tcp"; address: ListenAddress } | { kind: "unix"; path: string };
@@ -45,6 +46,8 @@ export interface ProtocolListenerSettings {
   token: string | undefined;
   /** `SVC_*_RATE` / `SVC_*_BURST`; undefined: no limit. */
   rate: RateLimit | undefined;
+  /** AG-UI only: `--agui-allowed-origins`, the browser origins allowed cross-origin (none by default). */
+  allowedOrigins?: AllowedOrigins;
 }
 
 export interface SessionStoreSettings {
@@ -235,7 +238,12 @@ function protocolListener(
     `SVC_${surface}_TOKEN`,
     `set SVC_${surface}_TOKEN or bind a loopback address such as ${example}`,
   );
-  return { address, token, rate };
+  if (surface === "A2A") return { address, token, rate };
+  const origins = optionalString(read, "agui-allowed-origins")
+    .split(",")
+    .map((entry) => entry.trim());
+  const allowedOrigins = need(parseAllowedOrigins(origins.filter(Boolean), read.from("agui-allowed-origins")));
+  return { address, token, rate, allowedOrigins };
 }
 
 function sessionStore(read: SettingReader, cwd: string): SessionStoreSettings {
