@@ -31,10 +31,8 @@ export function parseAllowedOrigins(entries: readonly string[], from: string): R
     } catch {
       return err(`${from}: ${JSON.stringify(entry)} is not an origin (want scheme://host[:port])`);
     }
-    if (
-      (url.protocol !== "http:" && url.protocol !== "https:") ||
-      url.origin !== entry.replace(/\/$/, "").toLowerCase()
-    )
+    const web = url.protocol === "http:" || url.protocol === "https:";
+    if (!web || entry.includes("*") || url.origin !== entry.replace(/\/$/, "").toLowerCase())
       return err(
         `${from}: ${JSON.stringify(entry)} is not an origin (want http(s)://host[:port], no path, no wildcard)`,
       );
