@@ -5,7 +5,9 @@
  * `AG-UI listener at http://HOST:PORT`; a workload that does not set `agui.expose` serves only an
  * empty discovery descriptor, and says so.
  */
+import { LOCAL_CALLER } from "../surfaces/http/caller-auth.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
+import { INJECT_CALLER } from "../svc/listener/main-listener.ts";
 import { AguiRuns } from "../svc/agui/agui-runs.ts";
 import { aguiListenerApp } from "../svc/agui/agui-listener.ts";
 import type { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
@@ -34,7 +36,11 @@ export function startSvcAgui(
   }
   const app = aguiListenerApp({
     workload,
-    runs: new AguiRuns(runtime, workload.agui.sessionModel),
+    runs: new AguiRuns(
+      runtime,
+      workload.agui.sessionModel,
+      (config.listen.token === undefined ? LOCAL_CALLER : INJECT_CALLER).identity,
+    ),
     secret: settings.token,
     rate: settings.rate,
     refuseWhileDraining,

@@ -226,6 +226,7 @@ function protocolListener(
   // and a blank token variable is refused as everywhere.
   const rate = need(rateVariables(env, surface));
   const token = need(tokenVariable(env, `SVC_${surface}_TOKEN`));
+  const allowedOrigins = aguiAllowedOrigins(read, surface);
   const text = optionalString(read, name);
   if (text === "") return undefined;
   const address = tcpAddress(read, name, text);
@@ -238,12 +239,16 @@ function protocolListener(
     `SVC_${surface}_TOKEN`,
     `set SVC_${surface}_TOKEN or bind a loopback address such as ${example}`,
   );
-  if (surface === "A2A") return { address, token, rate };
-  const origins = optionalString(read, "agui-allowed-origins")
+  return { address, token, rate, ...(allowedOrigins.size > 0 ? { allowedOrigins } : {}) };
+}
+
+/** `--agui-allowed-origins` (AG-UI only; read listener on or off, so a malformed one always fails). */
+function aguiAllowedOrigins(read: SettingReader, surface: "A2A" | "AGUI"): AllowedOrigins {
+  if (surface === "A2A") return new Set();
+  const entries = optionalString(read, "agui-allowed-origins")
     .split(",")
     .map((entry) => entry.trim());
-  const allowedOrigins = need(parseAllowedOrigins(origins.filter(Boolean), read.from("agui-allowed-origins")));
-  return { address, token, rate, allowedOrigins };
+  return need(parseAllowedOrigins(entries.filter(Boolean), read.from("agui-allowed-origins")));
 }
 
 function sessionStore(read: SettingReader, cwd: string): SessionStoreSettings {

@@ -20,7 +20,7 @@ import {
   types,
 } from "../support/agui-daemon.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
-import { APPLY, storedRows } from "../support/gated-workload.ts";
+import { APPLY, postTo, storedRows } from "../support/gated-workload.ts";
 import { call, say } from "../support/scripted.ts";
 
 const scope = daemonScope();
@@ -167,4 +167,24 @@ test("per_run: each run is its own session, and a resume names the parked run in
   expect(done.events[0]).toMatchObject({ type: "RUN_STARTED", runId: "run-3", parentRunId: "run-1" });
   expect(done.outcome).toBe("success");
   expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
+});
+
+test("a resume on a session an operator aborted ends in RUN_ERROR aborted, and the call never runs", async () => {
+  const workload = aguiWorkload();
+  const { url, daemon } = await startAgui(scope, workload, proposal(7));
+  const agent = agentSaying(url, "t-abort", "scale web to 7");
+  const parked = await runOnce(agent);
+  const aborted = await postTo(daemon, "/abort", { session_id: "agui-t-abort", reason: "not today" });
+  expect(aborted.status).toBe(202);
+  const id = String(parked.interrupts?.[0]?.id);
+  const run = await runOnce(agent, {
+    resume: buildResumeArray(agent.pendingInterrupts, {
+      [id]: { status: "resolved", payload: { verdict: "approve" } },
+    }),
+  });
+  expectValid(run);
+  expect(types(run)).toEqual(["RUN_STARTED", "STATE_SNAPSHOT", "RUN_ERROR"]);
+  expect(run.runError).toMatchObject({ code: "aborted" });
+  expect(run.runError?.message).toContain("aborted");
+  expect(countedCalls(workload.countDir, "apply_change")).toEqual([]);
 });

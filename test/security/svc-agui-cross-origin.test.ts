@@ -35,7 +35,7 @@ test("without an allow-list, a foreign origin's preflight and its run are refuse
   expect(checked.headers.get("access-control-allow-origin")).toBeNull();
   const run = await post(url, APP);
   expect(run.status).toBe(403);
-  expect((await run.json()).error).toContain("cross-origin request refused");
+  expect(((await run.json()) as { error: string }).error).toContain("cross-origin request refused");
 });
 
 test("an allowed origin's preflight is answered; other origins stay refused; the bearer is still required", async () => {

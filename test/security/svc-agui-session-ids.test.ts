@@ -42,5 +42,5 @@ test("a run with no user text is refused 400, not run", async () => {
   const { url } = await startAgui(scope, aguiWorkload(), [say("x")]);
   const response = await raw(url, { threadId: "t-empty", runId: "r", messages: [] });
   expect(response.status).toBe(400);
-  expect((await response.json()).error).toContain("no user message");
+  expect(((await response.json()) as { error: string }).error).toContain("no user message");
 });

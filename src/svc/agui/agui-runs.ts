@@ -43,10 +43,13 @@ const VERDICTS = new Set(["approve", "reject", "edit"]);
 export class AguiRuns {
   readonly #runtime: SvcRuntime;
   readonly #model: AguiSessionModel;
+  /** The main listener's caller: a run's new session lists it as a contributor (abort, /resume, the CLI). */
+  readonly #operator: string;
 
-  constructor(runtime: SvcRuntime, model: AguiSessionModel) {
+  constructor(runtime: SvcRuntime, model: AguiSessionModel, operator: string) {
     this.#runtime = runtime;
     this.#model = model;
+    this.#operator = operator;
   }
 
   /** Every refusal of the run, decided before its stream opens. */
@@ -93,6 +96,7 @@ export class AguiRuns {
           { app: this.#runtime.roster.coordinator.app, sid: run.sessionId },
           run.caller,
           run.work.message,
+          [this.#operator],
         );
       } else {
         for (const answer of run.work.answers) {
