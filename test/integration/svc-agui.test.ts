@@ -6,7 +6,7 @@
  * proves how often the gated call ran.
  */
 import { expect, test } from "bun:test";
-import { buildResumeArray } from "@ag-ui/client";
+import { HttpAgent, buildResumeArray } from "@ag-ui/client";
 import { EventSchema } from "@ag-ui/core/schemas";
 import { countedCalls } from "../fixtures/mcp/counting.ts";
 import {
@@ -187,4 +187,23 @@ test("a resume on a session an operator aborted ends in RUN_ERROR aborted, and t
   expect(run.runError).toMatchObject({ code: "aborted" });
   expect(run.runError?.message).toContain("aborted");
   expect(countedCalls(workload.countDir, "apply_change")).toEqual([]);
+});
+
+test("kill -9 while a run waits on an approval: after a restart the same interrupt resumes, completes, and the call ran once", async () => {
+  const workload = aguiWorkload();
+  const first = await startAgui(scope, workload, proposal(9).slice(0, 2));
+  const agent = agentSaying(first.url, "t-crash", "scale web to 9");
+  const parked = await runOnce(agent);
+  const id = String(parked.interrupts?.[0]?.id);
+  await first.daemon.kill9();
+  const second = await startAgui(scope, workload, [call("finish_task", { result: "done" }), say("handled")], {
+    sessionDb: first.daemon.sessionDb,
+  });
+  const resumed = new HttpAgent({ url: second.url, threadId: "t-crash" });
+  const done = await runOnce(resumed, {
+    resume: [{ interruptId: id, status: "resolved", payload: { verdict: "approve" } }],
+  });
+  expectValid(done);
+  expect(done.outcome).toBe("success");
+  expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
 });

@@ -37,6 +37,8 @@ interface Answer {
 
 type QuestionKind = "write-gate" | "result";
 
+/** How many per_run resume runs are remembered as parents. */
+const MAX_CONTINUED = 10_000;
 const CANCELLED_NOTE = "cancelled by the AG-UI client";
 const VERDICTS = new Set(["approve", "reject", "edit"]);
 
@@ -45,6 +47,8 @@ export class AguiRuns {
   readonly #model: AguiSessionModel;
   /** The main listener's caller: a run's new session lists it as a contributor (abort, /resume, the CLI). */
   readonly #operator: string;
+  /** per_run: the session each resume run continued, so a resume naming it as parent finds it (this process only). */
+  readonly #continued = new Map<string, string>();
 
   constructor(runtime: SvcRuntime, model: AguiSessionModel, operator: string) {
     this.#runtime = runtime;
@@ -57,13 +61,15 @@ export class AguiRuns {
     const resuming = (input.resume?.length ?? 0) > 0;
     if (resuming && this.#model === "per_run" && input.parentRunId === undefined)
       throw new SparError("bad_request", "a resume under per_run must carry parentRunId naming the run that parked");
-    const sessionId = runSessionId(input, this.#model);
+    const parent = input.parentRunId === undefined ? undefined : this.#continued.get(input.parentRunId);
+    const sessionId = resuming && this.#model === "per_run" && parent ? parent : runSessionId(input, this.#model);
     if (sessionId.endsWith(RESERVED_SUFFIX))
       throw new SparError("bad_request", `session id ${JSON.stringify(sessionId)} is reserved (${RESERVED_SUFFIX})`);
     const exists = await this.#mayWrite(sessionId, caller);
     const open = exists ? await this.#openQuestions(sessionId) : new Map<string, QuestionKind>();
     if (resuming) {
       const answers = (input.resume ?? []).map((entry) => answerFor(entry, open, sessionId));
+      if (this.#model === "per_run") this.#remember(input.runId, sessionId);
       return { input, sessionId, caller, work: { kind: "resume", answers } };
     }
     if (open.size > 0)
@@ -117,6 +123,12 @@ export class AguiRuns {
     } catch (error) {
       yield { type: "RUN_ERROR", ...runError(error) };
     }
+  }
+
+  /** Remember which session a per_run resume continued (the oldest forgotten past MAX_CONTINUED). */
+  #remember(runId: string, sessionId: string): void {
+    this.#continued.set(runId, sessionId);
+    if (this.#continued.size > MAX_CONTINUED) this.#continued.delete(this.#continued.keys().next().value ?? "");
   }
 
   /** Whether the session exists and the caller may write to it (another's session looks absent). */
