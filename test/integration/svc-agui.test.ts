@@ -207,3 +207,38 @@ test("kill -9 while a run waits on an approval: after a restart the same interru
   expect(done.outcome).toBe("success");
   expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
 });
+
+test("per_run: a run that parks again is resumed naming that run as parent, and the session carries on", async () => {
+  const workload = aguiWorkload({ sessionModel: "per_run" });
+  const { url } = await startAgui(scope, workload, [
+    call("worker", { request: "scale twice" }),
+    call(APPLY, { replicas: 1 }),
+    call(APPLY, { replicas: 2 }),
+    call("finish_task", { result: "done" }),
+    say("handled twice"),
+  ]);
+  const approve = (agent: HttpAgent, id: unknown) =>
+    buildResumeArray(agent.pendingInterrupts, {
+      [String(id)]: { status: "resolved", payload: { verdict: "approve" } },
+    });
+  const agent = agentSaying(url, "t-chain", "scale twice");
+  const first = await runOnce(agent, { runId: "c-1" });
+  const second = await runOnce(
+    agent.clone().use((input, next) => next.run({ ...input, parentRunId: "c-1" })),
+    { runId: "c-2", resume: approve(agent, first.interrupts?.[0]?.id) },
+  );
+  expect(second.outcome).toBe("interrupt");
+  expect(second.interrupts?.[0]?.message).toBe("Approve mutating call apply_change(replicas=2)?");
+  const resumer = agent.clone();
+  resumer.pendingInterrupts = second.interrupts ?? [];
+  const third = await runOnce(
+    resumer.use((input, next) => next.run({ ...input, parentRunId: "c-2" })),
+    { runId: "c-3", resume: approve(resumer, second.interrupts?.[0]?.id) },
+  );
+  expectValid(third);
+  expect(third.outcome).toBe("success");
+  expect(countedCalls(workload.countDir, "apply_change").map((counted) => counted.args)).toEqual([
+    { replicas: 1 },
+    { replicas: 2 },
+  ]);
+});
