@@ -40,6 +40,7 @@ import { EXIT_ERROR, shutdownSvc } from "./svc-shutdown.ts";
 import { autoResumeAtBoot } from "./svc-auto-resume.ts";
 import { declaredDirectory } from "../a2a-client/remote-agent-wiring.ts";
 import { a2aRefusal, serveA2a } from "./svc-a2a.ts";
+import { startSvcAgui } from "./svc-agui.ts";
 
 /** How long the turns in flight may take to end after SIGTERM without a workload budget (spec). */
 export const DRAIN_WINDOW_MS = 30_000;
@@ -123,15 +124,7 @@ function usageError(message: string): number {
   return 2;
 }
 
-/** What this build cannot run yet, refused before anything starts. */
-function notYetBuilt(config: SvcConfig): string | undefined {
-  if (config.agui) return "--agui-listen is not in this build yet";
-  return undefined;
-}
-
 export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): Promise<RunningSvc> {
-  const unbuilt = notYetBuilt(config);
-  if (unbuilt) throw new Error(unbuilt);
   const loaded = loadWorkload({
     value: config.workload,
     ...(config.dispatch === undefined ? {} : { dispatchFlag: config.dispatch }),
@@ -208,6 +201,17 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     store.remove();
     throw error;
   }
+  let agui: ReturnType<typeof startSvcAgui>;
+  try {
+    agui = startSvcAgui(config, runtime, workload, () => core.sessions.refuseWhileDraining(), logger);
+  } catch (error) {
+    await attach?.drain(0);
+    await server.stop(true);
+    await core.close();
+    audit.close();
+    store.remove();
+    throw error;
+  }
   const recovered = await runtime.recover();
   if (recovered.length > 0)
     logger.info(`carrying out answers a crash left undone, on sessions ${recovered.join(", ")}`);
@@ -229,6 +233,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
         ...(attach ? { drainAttach: (timeoutMs: number) => attach.drain(timeoutMs) } : {}),
         release: () => {
           void a2a?.stop(true);
+          void agui?.stop();
           runtime.pauses.close();
           audit.close();
           store.remove();

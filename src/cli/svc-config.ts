@@ -23,6 +23,7 @@ import { resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type RateLimit, type SvcEnvironment, rateVariables, svcScript, tokenVariable } from "./svc-environment.ts";
 import { SVC_FLAGS } from "./svc-flags.ts";
+import { type AllowedOrigins, parseAllowedOrigins } from "../surfaces/http/cors-policy.ts";
 
 /** The attach surface's address: TCP, or a unix socket (an absolute path). */
 export type AttachAddress = { kind: "tcp"; address: ListenAddress } | { kind: "unix"; path: string };
@@ -45,6 +46,8 @@ export interface ProtocolListenerSettings {
   token: string | undefined;
   /** `SVC_*_RATE` / `SVC_*_BURST`; undefined: no limit. */
   rate: RateLimit | undefined;
+  /** AG-UI only: `--agui-allowed-origins`, the browser origins allowed cross-origin (none by default). */
+  allowedOrigins?: AllowedOrigins;
 }
 
 export interface SessionStoreSettings {
@@ -223,6 +226,7 @@ function protocolListener(
   // and a blank token variable is refused as everywhere.
   const rate = need(rateVariables(env, surface));
   const token = need(tokenVariable(env, `SVC_${surface}_TOKEN`));
+  const allowedOrigins = aguiAllowedOrigins(read, surface);
   const text = optionalString(read, name);
   if (text === "") return undefined;
   const address = tcpAddress(read, name, text);
@@ -235,7 +239,16 @@ function protocolListener(
     `SVC_${surface}_TOKEN`,
     `set SVC_${surface}_TOKEN or bind a loopback address such as ${example}`,
   );
-  return { address, token, rate };
+  return { address, token, rate, ...(allowedOrigins.size > 0 ? { allowedOrigins } : {}) };
+}
+
+/** `--agui-allowed-origins` (AG-UI only; read listener on or off, so a malformed one always fails). */
+function aguiAllowedOrigins(read: SettingReader, surface: "A2A" | "AGUI"): AllowedOrigins {
+  if (surface === "A2A") return new Set();
+  const entries = optionalString(read, "agui-allowed-origins")
+    .split(",")
+    .map((entry) => entry.trim());
+  return need(parseAllowedOrigins(entries.filter(Boolean), read.from("agui-allowed-origins")));
 }
 
 function sessionStore(read: SettingReader, cwd: string): SessionStoreSettings {

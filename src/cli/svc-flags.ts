@@ -70,6 +70,13 @@ const SVC_OWN_FLAGS: readonly FlagSpec[] = [
     configKey: "svc.agui.listen",
   },
   {
+    name: "agui-allowed-origins",
+    kind: "string",
+    help: "browser origins (scheme://host[:port], comma-separated) allowed to call the AG-UI listener cross-origin (CORS); none by default",
+    defaultText: "empty: none",
+    configKey: "svc.agui.allowed_origins",
+  },
+  {
     name: "session-db",
     kind: "string",
     help: "session store: a sqlite file path, or a postgres://user:password@host:port/database URL with --session-db-driver=postgres; empty is in-memory (no durability, no auto-resume)",

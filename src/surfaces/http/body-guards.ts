@@ -28,12 +28,15 @@ export function nonEmpty<TSchema extends v.GenericSchema>(schema: TSchema) {
   );
 }
 
-/** The CSRF guard of every write (GET, HEAD and OPTIONS pass). */
-export function csrfGuard() {
-  return new Elysia({ name: "spar.csrf-guard" }).onParse({ as: "global" }, ({ request }) => {
-    checkCsrf(request);
-    return undefined;
-  });
+/** The CSRF guard of every write (GET, HEAD and OPTIONS pass); `allowedOrigins` pass too (cors-policy.ts). */
+export function csrfGuard(allowedOrigins?: ReadonlySet<string>) {
+  return new Elysia({ name: "spar.csrf-guard", seed: [...(allowedOrigins ?? [])] }).onParse(
+    { as: "global" },
+    ({ request }) => {
+      checkCsrf(request, allowedOrigins);
+      return undefined;
+    },
+  );
 }
 
 /** The body limit of a request's path (8 KiB unless a route family says otherwise). */

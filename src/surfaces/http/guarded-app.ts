@@ -2,12 +2,14 @@
  * A listener's Elysia app with the shared guards on, in the spec's order: response headers every
  * answer carries, then before routing the header size, the Host, the DNS-rebinding check, the
  * mTLS connection, the token and the caller; once the route is known and before its body is read
+ * the CORS preflight of an allowed origin (cors-policy.ts) before the token,
  * the CSRF check, then the JSON body within its limit; and one error mapper for every failure
  * (405 from the app's own routes). Every listener starts from here, so none re-implements a guard.
  */
 import { Elysia } from "elysia";
 import { type AuthGuardOptions, authGuard } from "./auth-guard.ts";
 import { type BodyLimit, csrfGuard, jsonBody } from "./body-guards.ts";
+import { type AllowedOrigins, corsGuard } from "./cors-policy.ts";
 import { errorMapper } from "./error-mapper.ts";
 import { hostGuard } from "./host-guard.ts";
 
@@ -16,6 +18,8 @@ export interface GuardedAppOptions extends AuthGuardOptions {
   bodyLimit?: BodyLimit;
   /** Headers every answer of the listener carries (refusals included). */
   responseHeaders?: Readonly<Record<string, string>>;
+  /** Browser origins allowed cross-origin (CORS and the CSRF guard; cors-policy.ts); none by default. */
+  allowedOrigins?: AllowedOrigins;
   /** Bun.serve options when the app listens itself. */
   serve?: Partial<Bun.Serve.Options<undefined>>;
 }
@@ -30,8 +34,9 @@ export function guardedApp(options: GuardedAppOptions) {
     })
     .use(errorMapper(() => built.routes?.() ?? []))
     .use(hostGuard(options.transport.allowedHosts))
+    .use(corsGuard(options.allowedOrigins ?? new Set()))
     .use(authGuard(options))
-    .use(csrfGuard())
+    .use(csrfGuard(options.allowedOrigins))
     .use(jsonBody(options.bodyLimit));
   built.routes = () => app.routes;
   return app;

@@ -84,7 +84,8 @@ function isLoopbackHostname(hostname: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-export function checkCsrf(request: Request): void {
+/** `allowedOrigins`: origins a listener lets through besides loopback and its own Host (cors-policy.ts). */
+export function checkCsrf(request: Request, allowedOrigins?: ReadonlySet<string>): void {
   if (isSafeMethod(request.method)) return;
   if (!isJsonContentType(request)) {
     throw new SparError("unsupported_media_type", "state-changing requests need Content-Type: application/json");
@@ -99,6 +100,7 @@ export function checkCsrf(request: Request): void {
     throw new SparError("forbidden", `cross-origin request refused: origin ${JSON.stringify(origin)}`);
   }
   if (isLoopbackHostname(url.hostname)) return;
+  if (allowedOrigins?.has(url.origin)) return;
   const host = request.headers.get("host");
   if (host !== null && url.host.toLowerCase() === host.toLowerCase()) return;
   throw new SparError("forbidden", `cross-origin request refused: origin ${origin} is neither loopback nor this host`);

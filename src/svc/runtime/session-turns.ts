@@ -82,11 +82,20 @@ export class SessionTurns {
     this.#held = held;
   }
 
-  /** Queue `message` on the session and resolve once the turn it starts has ended or parked. */
-  run(target: SessionTarget, caller: Principal, message: string): Promise<TurnRun> {
+  /**
+   * Queue `message` on the session and resolve once the turn it starts has ended or parked.
+   * `contributors`: who else may write to the session if this turn creates it (a protocol
+   * listener's sessions stay answerable by the operator on the main listener).
+   */
+  run(
+    target: SessionTarget,
+    caller: Principal,
+    message: string,
+    contributors: readonly string[] = [],
+  ): Promise<TurnRun> {
     const name = `${target.app ?? ""}\u0000${target.sid}`;
     const previous = this.#tails.get(name) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(() => this.#run(target, caller, message));
+    const run = previous.catch(() => undefined).then(() => this.#run(target, caller, message, contributors));
     this.#tails.set(name, run);
     void run.finally(() => {
       if (this.#tails.get(name) === run) this.#tails.delete(name);
@@ -94,11 +103,16 @@ export class SessionTurns {
     return run;
   }
 
-  async #run(target: SessionTarget, caller: Principal, message: string): Promise<TurnRun> {
+  async #run(
+    target: SessionTarget,
+    caller: Principal,
+    message: string,
+    contributors: readonly string[],
+  ): Promise<TurnRun> {
     // A held incident creates no session and starts no turn (a specialist's after an abort).
     const held = this.#held(target.sid);
     if (held) throw held;
-    const session = await this.#open(target, caller);
+    const session = await this.#open(target, caller, contributors);
     const sink = new TurnEndSink();
     const subscription = session.attach(sink, LIVE_ONLY);
     const stopWatching = session.actor.onAbort((abort) => sink.fail(abortedError(target.sid, abort)));
@@ -133,7 +147,7 @@ export class SessionTurns {
   }
 
   /** The session for its feed; created on its first turn (the caller owns it). */
-  async #open(target: SessionTarget, caller: Principal) {
+  async #open(target: SessionTarget, caller: Principal, contributors: readonly string[]) {
     try {
       return await this.#sessions.subscribe(target, caller);
     } catch (error) {
@@ -141,7 +155,7 @@ export class SessionTurns {
       this.#sessions.refuseWhileDraining();
       const app = target.app === undefined ? {} : { app: target.app };
       await this.#sessions
-        .create(caller, { ...app, sessionID: target.sid, viewers: [], contributors: [] })
+        .create(caller, { ...app, sessionID: target.sid, viewers: [], contributors: [...contributors] })
         .catch((raced) => {
           // Two first turns at once: the other one created it.
           if (!(raced instanceof SparError) || raced.code !== "conflict") throw raced;

@@ -1,0 +1,68 @@
+/**
+ * `--agui-listen`: svc's AG-UI listener (src/svc/agui) on its own address, built on the daemon's
+ * runtime (the workload's coordinator sessions). Without `SVC_AGUI_TOKEN` (loopback only,
+ * svc-config.ts) it serves the loopback Hosts and `--attach-allowed-hosts` (DNS rebinding). Logs
+ * `AG-UI listener at http://HOST:PORT`; a workload that does not set `agui.expose` serves only an
+ * empty discovery descriptor, and says so.
+ */
+import { LOCAL_CALLER } from "../surfaces/http/caller-auth.ts";
+import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
+import { INJECT_CALLER } from "../svc/listener/main-listener.ts";
+import { AguiRuns } from "../svc/agui/agui-runs.ts";
+import { aguiListenerApp } from "../svc/agui/agui-listener.ts";
+import type { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
+import type { Workload } from "../svc/workload/workload.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import { bindHostname } from "./listen-address.ts";
+import type { SvcConfig } from "./svc-config.ts";
+
+export interface SvcAgui {
+  stop(): Promise<void>;
+}
+
+export function startSvcAgui(
+  config: SvcConfig,
+  runtime: SvcRuntime,
+  workload: Workload,
+  refuseWhileDraining: () => void,
+  logger: Logger,
+): SvcAgui | undefined {
+  const settings = config.agui;
+  if (settings === undefined) return undefined;
+  let allowedHosts: ReturnType<typeof parseAllowedHosts> | undefined;
+  if (settings.token === undefined) {
+    allowedHosts = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");
+    if (!allowedHosts.ok) throw new Error(allowedHosts.error);
+  }
+  const app = aguiListenerApp({
+    workload,
+    runs: new AguiRuns(
+      runtime,
+      workload.agui.sessionModel,
+      (config.listen.token === undefined ? LOCAL_CALLER : INJECT_CALLER).identity,
+    ),
+    secret: settings.token,
+    rate: settings.rate,
+    refuseWhileDraining,
+    ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
+    ...(settings.allowedOrigins ? { allowedOrigins: settings.allowedOrigins } : {}),
+  });
+  const hostname = bindHostname(settings.address);
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    // Run streams last as long as their turn: no idle cut-off.
+    server = Bun.serve({ hostname, port: settings.address.port, fetch: app.fetch, idleTimeout: 0 });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `--agui-listen: cannot listen there: the port is taken, or the host is not an address of this machine (${reason})`,
+    );
+  }
+  const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+  if (!workload.agui.expose)
+    logger.warn(`workload ${workload.name} does not set agui.expose: the AG-UI listener serves no run endpoint`);
+  logger.info(
+    `AG-UI listener at http://${shown}:${server.port} (${settings.token === undefined ? "no token" : "bearer SVC_AGUI_TOKEN"}${workload.agui.expose ? `, runs at ${workload.agui.endpointPath}` : ""})`,
+  );
+  return { stop: () => server.stop(true) };
+}

@@ -1,0 +1,214 @@
+/**
+ * AguiRuns: the daemon side of an AG-UI run (spec: AG-UI listener). `prepare` decides every
+ * refusal before the stream opens: the session the run lands on (`run-input.ts`), a reserved id
+ * (400), `per_run` resumes without `parentRunId` (400), a resume naming no open interrupt of the
+ * session (409), a fresh run on a thread that still waits on interrupts (409, as the AG-UI client
+ * itself refuses), a resolved payload that is no answer to its question (400). `stream` then runs
+ * through svc's existing paths (SvcRuntime): a fresh run is a turn on the session, a resume is
+ * one POST /resume answer per entry (resolved: the payload is the answer; cancelled: a rejection),
+ * approved as the authenticated caller. It yields RUN_STARTED, STATE_SNAPSHOT, the frames of the
+ * coordinator rows the run committed (agui-events.ts), then exactly one terminal frame.
+ */
+import * as v from "valibot";
+import { SparError } from "../../core/errors.ts";
+import type { Caller } from "../../surfaces/http/caller-auth.ts";
+import { RESERVED_SUFFIX } from "../listener/inject-envelope.ts";
+import { VerdictPayload } from "../gate/verdict.ts";
+import { VERDICT_RESPONSE_SCHEMA } from "../ops/incident-questions.ts";
+import { RESULT_RESPONSE_SCHEMA } from "../runtime/result-approval.ts";
+import type { SvcRuntime } from "../runtime/svc-runtime.ts";
+import type { AguiSessionModel } from "../workload/workload.ts";
+import { type AguiEvent, type AguiInterrupt, type RunErrorCode, rowEvents } from "./agui-events.ts";
+import { type ResumeEntry, type RunAgentInput, lastUserText, runSessionId } from "./run-input.ts";
+
+/** A run that passed every check: what the stream does. */
+export interface PreparedRun {
+  input: RunAgentInput;
+  sessionId: string;
+  caller: Caller;
+  /** The answers to give (resume), or the message to run (fresh). */
+  work: { kind: "resume"; answers: Answer[] } | { kind: "turn"; message: string };
+}
+
+interface Answer {
+  interruptId: string;
+  response: unknown;
+}
+
+type QuestionKind = "write-gate" | "result";
+
+/** How many per_run resume runs are remembered as parents. */
+const MAX_CONTINUED = 10_000;
+const CANCELLED_NOTE = "cancelled by the AG-UI client";
+const VERDICTS = new Set(["approve", "reject", "edit"]);
+
+export class AguiRuns {
+  readonly #runtime: SvcRuntime;
+  readonly #model: AguiSessionModel;
+  /** The main listener's caller: a run's new session lists it as a contributor (abort, /resume, the CLI). */
+  readonly #operator: string;
+  /** per_run: the session each resume run continued, so a resume naming it as parent finds it (this process only). */
+  readonly #continued = new Map<string, string>();
+
+  constructor(runtime: SvcRuntime, model: AguiSessionModel, operator: string) {
+    this.#runtime = runtime;
+    this.#model = model;
+    this.#operator = operator;
+  }
+
+  /** Every refusal of the run, decided before its stream opens. */
+  async prepare(input: RunAgentInput, caller: Caller): Promise<PreparedRun> {
+    const resuming = (input.resume?.length ?? 0) > 0;
+    if (resuming && this.#model === "per_run" && input.parentRunId === undefined)
+      throw new SparError("bad_request", "a resume under per_run must carry parentRunId naming the run that parked");
+    const parent = input.parentRunId === undefined ? undefined : this.#continued.get(input.parentRunId);
+    const sessionId = resuming && this.#model === "per_run" && parent ? parent : runSessionId(input, this.#model);
+    if (sessionId.endsWith(RESERVED_SUFFIX))
+      throw new SparError("bad_request", `session id ${JSON.stringify(sessionId)} is reserved (${RESERVED_SUFFIX})`);
+    const exists = await this.#mayWrite(sessionId, caller);
+    const open = exists ? await this.#openQuestions(sessionId) : new Map<string, QuestionKind>();
+    if (resuming) {
+      const answers = (input.resume ?? []).map((entry) => answerFor(entry, open, sessionId));
+      if (this.#model === "per_run") this.#remember(input.runId, sessionId);
+      return { input, sessionId, caller, work: { kind: "resume", answers } };
+    }
+    if (open.size > 0)
+      throw new SparError(
+        "conflict",
+        `thread ${JSON.stringify(input.threadId)} waits on interrupts ${[...open.keys()].join(", ")}: answer them with a resume run first`,
+        { interrupts: [...open.keys()] },
+      );
+    const message = lastUserText(input);
+    if (message === undefined || message.trim() === "")
+      throw new SparError("bad_request", "the run has no user message with text to run");
+    return { input, sessionId, caller, work: { kind: "turn", message } };
+  }
+
+  /** The run's events, ending in exactly one terminal frame. */
+  async *stream(run: PreparedRun): AsyncGenerator<AguiEvent> {
+    const { input } = run;
+    yield {
+      type: "RUN_STARTED",
+      threadId: input.threadId,
+      runId: input.runId,
+      ...(input.parentRunId === undefined ? {} : { parentRunId: input.parentRunId }),
+    };
+    yield { type: "STATE_SNAPSHOT", snapshot: input.state ?? {} };
+    let seen = (await this.#events(run.sessionId)).length;
+    try {
+      if (run.work.kind === "turn") {
+        await this.#runtime.refuseWhileWaiting(run.sessionId);
+        await this.#runtime.turns.run(
+          { app: this.#runtime.roster.coordinator.app, sid: run.sessionId },
+          run.caller,
+          run.work.message,
+          [this.#operator],
+        );
+      } else {
+        for (const answer of run.work.answers) {
+          await this.#runtime.resume({ sessionId: run.sessionId, ...answer, caller: run.caller });
+          const events = await this.#events(run.sessionId);
+          for (const event of events.slice(seen)) yield* rowEvents(event);
+          seen = events.length;
+        }
+      }
+      for (const event of (await this.#events(run.sessionId)).slice(seen)) yield* rowEvents(event);
+      const interrupts = await this.#interrupts(run.sessionId);
+      yield {
+        type: "RUN_FINISHED",
+        threadId: input.threadId,
+        runId: input.runId,
+        outcome: interrupts.length > 0 ? { type: "interrupt", interrupts } : { type: "success" },
+      };
+    } catch (error) {
+      yield { type: "RUN_ERROR", ...runError(error) };
+    }
+  }
+
+  /** Remember which session a per_run resume continued (the oldest forgotten past MAX_CONTINUED). */
+  #remember(runId: string, sessionId: string): void {
+    this.#continued.set(runId, sessionId);
+    if (this.#continued.size > MAX_CONTINUED) this.#continued.delete(this.#continued.keys().next().value ?? "");
+  }
+
+  /** Whether the session exists and the caller may write to it (another's session looks absent). */
+  async #mayWrite(sessionId: string, caller: Caller): Promise<boolean> {
+    try {
+      await this.#runtime.incident.authorize(sessionId, caller);
+      return true;
+    } catch (error) {
+      if (error instanceof SparError && error.code === "not_found") return false;
+      throw error;
+    }
+  }
+
+  async #openQuestions(sessionId: string): Promise<Map<string, QuestionKind>> {
+    const { pending } = await this.#runtime.status(sessionId);
+    const ledger = await (await this.#runtime.approvalsOf(sessionId))?.ledger();
+    return new Map(
+      pending.map((question) => [
+        question.interrupt_id,
+        ledger?.entry(question.interrupt_id) === undefined ? "write-gate" : "result",
+      ]),
+    );
+  }
+
+  async #interrupts(sessionId: string): Promise<AguiInterrupt[]> {
+    const { pending } = await this.#runtime.status(sessionId);
+    const kinds = await this.#openQuestions(sessionId);
+    return pending.map((question) => {
+      const result = kinds.get(question.interrupt_id) === "result";
+      return {
+        id: question.interrupt_id,
+        reason: result ? "result_approval" : "tool_approval",
+        message: question.message,
+        responseSchema: result ? RESULT_RESPONSE_SCHEMA : VERDICT_RESPONSE_SCHEMA,
+        metadata: { agent: question.agent },
+      };
+    });
+  }
+
+  async #events(sessionId: string) {
+    const session = await this.#runtime.executorSession({ app: this.#runtime.roster.coordinator.app, id: sessionId });
+    return session === undefined ? [] : await this.#runtime.events(session);
+  }
+}
+
+/** A resume entry as POST /resume's answer; 409 when it names no open interrupt, 400 when it answers nothing. */
+function answerFor(entry: ResumeEntry, open: ReadonlyMap<string, QuestionKind>, sessionId: string): Answer {
+  const kind = open.get(entry.interruptId);
+  if (kind === undefined)
+    throw new SparError(
+      "conflict",
+      `no open interrupt ${JSON.stringify(entry.interruptId)} on session ${JSON.stringify(sessionId)}`,
+      { interrupts: [...open.keys()] },
+    );
+  if (entry.status === "cancelled")
+    return {
+      interruptId: entry.interruptId,
+      response:
+        kind === "result" ? { approved: false, note: CANCELLED_NOTE } : { verdict: "reject", note: CANCELLED_NOTE },
+    };
+  const payload = entry.payload;
+  if (kind === "write-gate") {
+    const parsed = v.safeParse(VerdictPayload, payload);
+    if (!parsed.success || !VERDICTS.has(parsed.output.verdict))
+      throw new SparError(
+        "bad_request",
+        `resume payload for ${entry.interruptId} must be a verdict {verdict: approve | reject | edit, scope?, args?, note?}`,
+      );
+  } else if (payload !== true && !(isRecord(payload) && typeof payload.approved === "boolean")) {
+    throw new SparError("bad_request", `resume payload for ${entry.interruptId} must be {approved: boolean, note?}`);
+  }
+  return { interruptId: entry.interruptId, response: payload };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** RUN_ERROR's message and code: `aborted` for a session aborted or gate-paused (409), else `internal`. */
+function runError(error: unknown): { message: string; code: RunErrorCode } {
+  const message = error instanceof Error ? error.message : String(error);
+  return { message, code: error instanceof SparError && error.code === "conflict" ? "aborted" : "internal" };
+}

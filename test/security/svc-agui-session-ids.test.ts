@@ -1,0 +1,46 @@
+/**
+ * svc's AG-UI listener, session-id injection (spec: Session record, AG-UI listener): a client
+ * never names a raw session id; ids derive from `threadId` / `runId` under `agui-`, a reserved
+ * `:mast-ops` id and ids that are not printable tokens are refused 400 before the stream opens
+ * (a thread owned by another caller: svc-agui-auth.test.ts).
+ */
+import { expect, test } from "bun:test";
+import { agentSaying, aguiWorkload, runOnce, startAgui } from "../support/agui-daemon.ts";
+import { daemonScope } from "../support/daemon-scope.ts";
+import { say } from "../support/scripted.ts";
+
+const scope = daemonScope();
+
+const raw = (url: string, input: Record<string, unknown>) =>
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ messages: [{ id: "m", role: "user", content: "hi" }], ...input }),
+  });
+
+test("a threadId deriving a reserved :mast-ops session is refused 400 before the stream", async () => {
+  const { url } = await startAgui(scope, aguiWorkload(), [say("x")]);
+  await expect(runOnce(agentSaying(url, "incident-1:mast-ops", "hi"))).rejects.toThrow(/HTTP 400.*reserved/);
+});
+
+test("ids with spaces, control characters or over 200 characters, and a missing runId, are refused 400", async () => {
+  const { url } = await startAgui(scope, aguiWorkload(), [say("x")]);
+  for (const input of [
+    { threadId: "a b", runId: "r" },
+    { threadId: "a\nb", runId: "r" },
+    { threadId: "t".repeat(201), runId: "r" },
+    { threadId: "t" },
+    { threadId: "t", runId: "r", messages: "not a list" },
+  ]) {
+    const response = await raw(url, input);
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toContain("application/json");
+  }
+});
+
+test("a run with no user text is refused 400, not run", async () => {
+  const { url } = await startAgui(scope, aguiWorkload(), [say("x")]);
+  const response = await raw(url, { threadId: "t-empty", runId: "r", messages: [] });
+  expect(response.status).toBe(400);
+  expect(((await response.json()) as { error: string }).error).toContain("no user message");
+});

@@ -1,0 +1,101 @@
+/**
+ * The AG-UI encoder (src/svc/agui/agui-events.ts): each domain row becomes the events the protocol's
+ * own schemas accept (`@ag-ui/core/schemas`), in the order the client requires, and rows with
+ * nothing for the client become none.
+ */
+import { expect, test } from "bun:test";
+import { EventSchema } from "@ag-ui/core/schemas";
+import type { ModelResponseEvent, SessionEvent } from "../../../src/core/events.ts";
+import { rowEvents, sseFrame } from "../../../src/svc/agui/agui-events.ts";
+import { RunAgentInputSchema, lastUserText, runSessionId } from "../../../src/svc/agui/run-input.ts";
+import * as v from "valibot";
+
+const header = { id: "row-1", ts: "2026-11-26T10:00:00Z", invocationId: "e-1", author: "coordinator" };
+const response = (text: string, calls: ModelResponseEvent["toolCalls"]): SessionEvent => ({
+  ...header,
+  kind: "model-response",
+  model: "scripted",
+  text,
+  toolCalls: calls,
+  turnComplete: true,
+  finishReason: "stop",
+  usage: {
+    inputTokens: 0,
+    cachedInputTokens: 0,
+    cacheWriteInputTokens: 0,
+    outputTokens: 0,
+    thoughtsTokens: 0,
+    toolUseTokens: 0,
+    totalTokens: 0,
+  },
+  cost: { costUsd: 0, costUsdUncachedReference: 0 },
+});
+
+test("a model response with text and a tool call is a text triple then a tool-call triple parented on it", () => {
+  const events = rowEvents(response("checking", [{ callId: "c1", name: "worker", args: { request: "x" } }]));
+  expect(events.map((event) => event.type)).toEqual([
+    "TEXT_MESSAGE_START",
+    "TEXT_MESSAGE_CONTENT",
+    "TEXT_MESSAGE_END",
+    "TOOL_CALL_START",
+    "TOOL_CALL_ARGS",
+    "TOOL_CALL_END",
+  ]);
+  expect(events[3]).toMatchObject({ toolCallId: "c1", toolCallName: "worker", parentMessageId: "row-1" });
+  expect(events[4]).toMatchObject({ delta: '{"request":"x"}' });
+  for (const event of events) expect(EventSchema.safeParse(event).success).toBe(true);
+});
+
+test("a response with no text makes no empty text message; a tool result is TOOL_CALL_RESULT", () => {
+  expect(rowEvents(response("", []))).toEqual([]);
+  const result = rowEvents({
+    ...header,
+    kind: "tool-result",
+    callId: "c1",
+    name: "worker",
+    output: { status: "ok" },
+    isError: false,
+    latencyMs: 1,
+  });
+  expect(result).toEqual([
+    { type: "TOOL_CALL_RESULT", messageId: "row-1", toolCallId: "c1", content: '{"status":"ok"}', role: "tool" },
+  ]);
+  expect(EventSchema.safeParse(result[0]).success).toBe(true);
+  expect(rowEvents({ ...header, kind: "user-message", text: "hi", promptIds: [] })).toEqual([]);
+  expect(rowEvents({ ...header, kind: "audit", name: "gate-audit", metadata: {} })).toEqual([]);
+});
+
+test("terminal frames pass the protocol's schema, an interrupt with its required reason", () => {
+  const frames = [
+    { type: "RUN_FINISHED", threadId: "t", runId: "r", outcome: { type: "success" } },
+    {
+      type: "RUN_FINISHED",
+      threadId: "t",
+      runId: "r",
+      outcome: {
+        type: "interrupt",
+        interrupts: [{ id: "gate-1", reason: "tool_approval", message: "?", responseSchema: {} }],
+      },
+    },
+    { type: "RUN_ERROR", message: "gone", code: "aborted" },
+  ] as const;
+  for (const frame of frames) expect(EventSchema.safeParse(frame).success).toBe(true);
+  expect(sseFrame(frames[2])).toBe('data: {"type":"RUN_ERROR","message":"gone","code":"aborted"}\n\n');
+});
+
+test("session ids: agui-<threadId> per thread, agui-<runId> per run, a per_run resume continues its parent", () => {
+  const input = v.parse(RunAgentInputSchema, {
+    threadId: "t1",
+    runId: "r2",
+    parentRunId: "r1",
+    messages: [
+      { id: "a", role: "user", content: "first" },
+      { id: "b", role: "assistant", content: "ok" },
+      { id: "c", role: "user", content: [{ type: "text", text: "second" }] },
+    ],
+  });
+  expect(runSessionId(input, "per_thread")).toBe("agui-t1");
+  expect(runSessionId(input, "per_run")).toBe("agui-r2");
+  expect(runSessionId({ ...input, resume: [{ interruptId: "i", status: "cancelled" }] }, "per_run")).toBe("agui-r1");
+  expect(lastUserText(input)).toBe("second");
+});
