@@ -52,7 +52,9 @@ export interface RuntimeCoreSettings {
    * request handled in one event-loop turn into one transaction, svc's choice for bursts of
    * approvals, D255). postgres: its postgres:// URL.
    */
-  store: { driver?: "sqlite"; path: string; maxMb: number; flushOn?: FlushOn } | { driver: "postgres"; url: string };
+  store:
+    | { driver?: "sqlite"; path: string; maxMb: number; flushOn?: FlushOn; minCommitIntervalMs?: number }
+    | { driver: "postgres"; url: string };
   workers: number;
   /** A turn worker running turns that leaves a ping unanswered this long is replaced. */
   workerLivenessMs: number;
@@ -221,6 +223,7 @@ async function openStore(settings: RuntimeCoreSettings["store"]): Promise<CoreSt
   return SqliteStore.open(settings.path, {
     ...(settings.maxMb > 0 ? { maxPageCount: settings.maxMb * 256 } : {}),
     ...(settings.flushOn === undefined ? {} : { flushOn: settings.flushOn }),
+    ...(settings.minCommitIntervalMs === undefined ? {} : { minCommitIntervalMs: settings.minCommitIntervalMs }),
   });
 }
 

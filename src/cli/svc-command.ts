@@ -327,7 +327,9 @@ function storeLocation(
   if (driver === "postgres")
     return { settings: { driver, url: location }, shown: `postgres ${redactUrl(location)}`, remove: () => {} };
   // A burst of approvals commits in few transactions: each event-loop turn's writes in one (D255).
-  const sqlite = (path: string) => ({ path, maxMb: 0, flushOn: "immediate" as const });
+  // Commits per event-loop turn, at most one per 3 ms (D255, D295): a stream of approved calls'
+  // results makes one transaction per interval.
+  const sqlite = (path: string) => ({ path, maxMb: 0, flushOn: "immediate" as const, minCommitIntervalMs: 3 });
   if (!inMemory) return { settings: sqlite(location), shown: location, remove: () => {} };
   const directory = mkdtempSync(join(tmpdir(), "spar-svc-"));
   logger.warn(

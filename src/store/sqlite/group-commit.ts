@@ -1,7 +1,7 @@
 /**
  * Group-commit scheduling: collects write ops requested in the same tick and hands them to one
- * commit function as a batch, on a microtask or setImmediate, or at once when the batch grows
- * past a row budget. A batch stops at the op that reaches the row budget, so ops that queued while
+ * commit function as a batch, on a microtask or setImmediate (no sooner than `minIntervalMs`
+ * after the previous one), or at once when the batch grows past a row budget. A batch stops at the op that reaches the row budget, so ops that queued while
  * writes were held (`mayWrite` false, see checkpointer.ts) are committed in several batches, one
  * per setImmediate, after `resume`. The commit function may decline a batch (returns false: the
  * database was busy for a moment, nothing was written or settled): the batch goes back to the
@@ -31,6 +31,13 @@ export type CommitFn<Op> = (batch: Op[], mayDecline: boolean) => boolean;
 export interface GroupCommitOptions {
   flushOn: FlushOn;
   maxBatchRows: number;
+  /**
+   * The least time between the starts of two scheduled commits, ms (default 0): a flush asked
+   * sooner waits out the rest on a timer, so a steady stream of single writes (results arriving
+   * one by one) makes one transaction per interval instead of one each. A batch that reaches
+   * `maxBatchRows` still commits at once.
+   */
+  minIntervalMs?: number;
   /** Asked before each commit; false parks the queue until `resume`. Default: always true. */
   mayWrite?: () => boolean;
 }
@@ -45,8 +52,11 @@ export class GroupCommit<Op extends QueuedOp> {
   private declines = 0;
   private decliningSince = 0;
   private readonly mayWrite: () => boolean;
+  /** performance.now() when the last scheduled commit started. */
+  private lastTickAt = Number.NEGATIVE_INFINITY;
   private readonly tick = (): void => {
     this.scheduled = false;
+    this.lastTickAt = performance.now();
     this.flush();
   };
   private readonly retry = (): void => {
@@ -140,7 +150,9 @@ export class GroupCommit<Op extends QueuedOp> {
   private schedule(on: FlushOn): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    if (on === "immediate") setImmediate(this.tick);
+    const wait = (this.options.minIntervalMs ?? 0) - (performance.now() - this.lastTickAt);
+    if (wait > 0) setTimeout(this.tick, wait);
+    else if (on === "immediate") setImmediate(this.tick);
     else queueMicrotask(this.tick);
   }
 }

@@ -48,6 +48,8 @@ export interface SqliteStoreOptions {
   flushOn?: FlushOn;
   /** Flush early once a batch holds this many event rows (default 2048). */
   maxBatchRows?: number;
+  /** The least time between two scheduled commits, ms (default 0; group-commit.ts). */
+  minCommitIntervalMs?: number;
   /** PRAGMA max_page_count: caps the file size; writes past it are refused with `unavailable`. */
   maxPageCount?: number;
   /**
@@ -138,7 +140,12 @@ export class SqliteStore implements Store {
         this.merger.noteCommit();
         return true;
       },
-      { flushOn: options.flushOn ?? "microtask", maxBatchRows: options.maxBatchRows ?? 2048, mayWrite },
+      {
+        flushOn: options.flushOn ?? "microtask",
+        maxBatchRows: options.maxBatchRows ?? 2048,
+        minIntervalMs: options.minCommitIntervalMs ?? 0,
+        mayWrite,
+      },
     );
     // Rows a previous run left in the journal get merged once this one is idle.
     if (journal.logRows > 0) this.merger.noteCommit();

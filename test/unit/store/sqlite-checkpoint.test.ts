@@ -277,6 +277,28 @@ describe("group commit around write holds and busy moments", () => {
     expect(batches.flat()).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
   });
 
+  test("minIntervalMs: writes arriving one per tick share commits at most one per interval; the first is not held", async () => {
+    const commits: { at: number; ns: number[] }[] = [];
+    const queue = new GroupCommit<Op>(
+      (batch) => commits.push({ at: performance.now(), ns: batch.map((op) => op.n) }) > 0,
+      { flushOn: "immediate", maxBatchRows: 100, minIntervalMs: 40 },
+    );
+    const started = performance.now();
+    queue.push({ weight: 1, n: 1 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits.map((commit) => commit.ns)).toEqual([[1]]);
+    expect((commits[0]?.at ?? Number.POSITIVE_INFINITY) - started).toBeLessThan(30);
+    for (let n = 2; n <= 6; n++) {
+      queue.push({ weight: 1, n });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await until(() => queue.pending === 0, 1000);
+    expect(commits.flatMap((commit) => commit.ns)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(commits.length).toBeLessThan(6);
+    for (let index = 1; index < commits.length; index++)
+      expect((commits[index]?.at ?? 0) - (commits[index - 1]?.at ?? 0)).toBeGreaterThanOrEqual(39);
+  });
+
   test("flushAll commits everything at once, held or not", () => {
     const batches: number[][] = [];
     const queue = new GroupCommit<Op>((batch) => batches.push(batch.map((op) => op.n)) > 0, {
