@@ -14,12 +14,11 @@
  * agent echoing it cannot hand it to the model.
  */
 import * as v from "valibot";
-import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
-import type { ToolClass } from "../core/permission-policy.ts";
-import type { ToolCatalog, ToolInfo, ToolRunOptions, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
+import type { ToolCatalog, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
 import { capText } from "../tools/builtin-tool.ts";
 import { toolInputSchema } from "../tools/tool-input-schema.ts";
+import { ToolsInFront } from "../tools/tools-in-front.ts";
 import type { A2aClient, A2aOutcome, A2aTarget } from "./a2a-client.ts";
 import type { RemoteAgentDirectory, RemoteAgentEntry } from "./remote-agent-directory.ts";
 
@@ -215,40 +214,16 @@ export function resultOf(agent: string, outcome: A2aOutcome): ToolRunResult {
 }
 
 /** Another runner and catalog with `call_a2a` in front while a remote agent is known. */
-export class RemoteAgentTools implements ToolRunner, ToolCatalog {
-  readonly #inner: ToolRunner & ToolCatalog;
-  readonly #caller: RemoteAgentCaller;
-
+export class RemoteAgentTools extends ToolsInFront {
   constructor(inner: ToolRunner & ToolCatalog, caller: RemoteAgentCaller) {
-    this.#inner = inner;
-    this.#caller = caller;
-  }
-
-  #mine(name: string): boolean {
-    return name === CALL_A2A && this.#caller.offered();
-  }
-
-  has(name: string): boolean {
-    return this.#mine(name) || this.#inner.has(name);
-  }
-
-  classOf(name: string): ToolClass | undefined {
-    return this.#mine(name) ? "mutating" : this.#inner.classOf(name);
-  }
-
-  run(call: ToolCall, signal: AbortSignal, options?: ToolRunOptions): Promise<ToolRunResult> {
-    return this.#mine(call.name) ? this.#caller.run(call.args, signal) : this.#inner.run(call, signal, options);
-  }
-
-  specs(): ToolSpec[] {
-    const spec = this.#caller.spec();
-    const inner = this.#inner.specs().filter((entry) => spec === undefined || entry.name !== CALL_A2A);
-    return spec === undefined ? inner : [...inner, spec];
-  }
-
-  list(): ToolInfo[] {
-    const spec = this.#caller.spec();
-    const inner = this.#inner.list();
-    return spec === undefined ? inner : [...inner, { name: spec.name, description: spec.description, source: "other" }];
+    super(inner, {
+      specs: () => {
+        const spec = caller.spec();
+        return spec === undefined ? [] : [spec];
+      },
+      toolClass: "mutating",
+      source: "other",
+      run: (call, signal) => caller.run(call.args, signal),
+    });
   }
 }

@@ -7,11 +7,10 @@
  * only while at least one skill is loaded; every other call passes through unchanged.
  */
 import * as v from "valibot";
-import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
-import type { ToolClass } from "../core/permission-policy.ts";
-import type { ToolCatalog, ToolInfo, ToolRunOptions, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
+import type { ToolCatalog, ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
 import { toolInputSchema } from "../tools/tool-input-schema.ts";
+import { ToolsInFront } from "../tools/tools-in-front.ts";
 import { MAX_SKILL_FILE_BYTES, type SkillLibrary, resolveResource } from "./skill-library.ts";
 
 export const LOAD_SKILL = "load_skill";
@@ -113,46 +112,14 @@ export async function loadSkillResource(library: SkillLibrary, args: unknown): P
   };
 }
 
-/** The tool host's runner and catalog with the skill tools in front. */
-export class SkillAwareTools implements ToolRunner, ToolCatalog {
-  readonly #inner: ToolRunner & ToolCatalog;
-  readonly #library: SkillLibrary;
-
+/** The tool host's runner and catalog with the skill tools in front (read-only, while skills exist). */
+export class SkillAwareTools extends ToolsInFront {
   constructor(inner: ToolRunner & ToolCatalog, library: SkillLibrary) {
-    this.#inner = inner;
-    this.#library = library;
-  }
-
-  #isSkillTool(name: string): boolean {
-    return (name === LOAD_SKILL || name === LOAD_SKILL_RESOURCE) && this.#library.skills.length > 0;
-  }
-
-  has(name: string): boolean {
-    return this.#isSkillTool(name) || this.#inner.has(name);
-  }
-
-  classOf(name: string): ToolClass | undefined {
-    return this.#isSkillTool(name) ? "read-only" : this.#inner.classOf(name);
-  }
-
-  async run(call: ToolCall, signal: AbortSignal, options?: ToolRunOptions): Promise<ToolRunResult> {
-    if (call.name === LOAD_SKILL && this.#isSkillTool(call.name)) return loadSkill(this.#library, call.args);
-    if (call.name === LOAD_SKILL_RESOURCE && this.#isSkillTool(call.name))
-      return await loadSkillResource(this.#library, call.args);
-    return await this.#inner.run(call, signal, options);
-  }
-
-  specs(): ToolSpec[] {
-    const inner = this.#inner.specs();
-    return this.#library.skills.length > 0 ? [...inner, ...SKILL_TOOL_SPECS] : inner;
-  }
-
-  list(): ToolInfo[] {
-    const inner = this.#inner.list();
-    if (this.#library.skills.length === 0) return inner;
-    return [
-      ...inner,
-      ...SKILL_TOOL_SPECS.map((spec) => ({ name: spec.name, description: spec.description, source: "skill" as const })),
-    ];
+    super(inner, {
+      specs: () => (library.skills.length > 0 ? SKILL_TOOL_SPECS : []),
+      toolClass: "read-only",
+      source: "skill",
+      run: (call) => (call.name === LOAD_SKILL ? loadSkill(library, call.args) : loadSkillResource(library, call.args)),
+    });
   }
 }
