@@ -24,6 +24,8 @@ import {
   signJwt,
   startA2aDaemon,
   textMessage,
+  streamResults,
+  streamingTask,
 } from "../support/a2a-daemon.ts";
 
 const scope = daemonScope();
@@ -122,19 +124,9 @@ test("while the daemon drains a send is a retryable -32000; the task in flight i
   const { daemon, a2aUrl } = await startA2aDaemon(scope, [stall("thinking", 4000, "late answer")], {
     workload: plainA2aWorkload(),
   });
-  const response = await fetch(`${a2aUrl}/a2a`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${A2A_SECRET}` },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "message/stream", params: { message: textMessage("slow") } }),
-  });
-  const reader = response.body?.getReader();
-  if (!reader) throw new Error("no stream");
-  const decoder = new TextDecoder();
-  let text = decoder.decode((await reader.read()).value);
-  const id = /"id":"(a2a-[0-9a-f]{32})"/.exec(text)?.[1] ?? "";
+  const { id, rest } = await streamingTask(a2aUrl, "slow");
   // The turn is in flight once the task reads as working; a second more and the stalled model has
   // been asked (it answers 4 s later): a turn cut before its model call would not finish in the drain.
-  while ((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state !== "working") await Bun.sleep(50);
   await Bun.sleep(1000);
   const stopping = daemon.sigterm();
   await Bun.sleep(200);
@@ -142,15 +134,7 @@ test("while the daemon drains a send is a retryable -32000; the task in flight i
   expect(refused.body.error).toMatchObject({ code: -32000, data: { retryable: true } });
   expect(refused.headers.get("retry-after")).toBe("5");
   expect((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state).toBe("working");
-  for (;;) {
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    text += decoder.decode(chunk.value);
-  }
-  const frames = text
-    .split("\n\n")
-    .filter((frame) => frame.startsWith("data: "))
-    .map((frame) => JSON.parse(frame.slice(6)).result);
+  const frames = streamResults(await rest());
   expect(frames.at(-1)).toMatchObject({ kind: "status-update", final: true, status: { state: "completed" } });
   expect(await stopping).toBe(0);
 });

@@ -13,7 +13,16 @@ import { countedCalls } from "../fixtures/mcp/counting.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
 import { APPLY, resume } from "../support/gated-workload.ts";
 import { call, say, stall } from "../support/scripted.ts";
-import { A2A_SECRET, bearerFetch, plainA2aWorkload, rpc, startA2aDaemon, textMessage } from "../support/a2a-daemon.ts";
+import {
+  A2A_SECRET,
+  bearerFetch,
+  plainA2aWorkload,
+  rpc,
+  startA2aDaemon,
+  streamResults,
+  streamingTask,
+  textMessage,
+} from "../support/a2a-daemon.ts";
 
 const scope = daemonScope();
 
@@ -159,25 +168,14 @@ test("tasks/cancel while the turn is in flight is authoritative: the send answer
   const { a2aUrl } = await startA2aDaemon(scope, [stall("thinking", 5000, "too late")], {
     workload: plainA2aWorkload(),
   });
-  const response = await fetch(`${a2aUrl}/a2a`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${A2A_SECRET}` },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "message/stream", params: { message: textMessage("slow") } }),
-  });
-  const reader = response.body?.getReader();
-  if (!reader) throw new Error("no stream");
-  const decoder = new TextDecoder();
-  let text = decoder.decode((await reader.read()).value);
-  const id = /"id":"(a2a-[0-9a-f]{32})"/.exec(text)?.[1] ?? "";
-  while ((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state !== "working") await Bun.sleep(50);
+  const { id, rest } = await streamingTask(a2aUrl, "slow");
   expect((await rpc(a2aUrl, "tasks/cancel", { id })).body.result.status.state).toBe("canceled");
-  for (;;) {
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    text += decoder.decode(chunk.value);
-  }
-  const last = JSON.parse(text.trim().split("\n\n").at(-1)?.slice(6) ?? "{}").result;
-  expect(last).toMatchObject({ kind: "status-update", final: true, status: { state: "canceled" } });
+  const text = await rest();
+  expect(streamResults(text).at(-1)).toMatchObject({
+    kind: "status-update",
+    final: true,
+    status: { state: "canceled" },
+  });
   expect(text).not.toContain("too late");
   expect((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state).toBe("canceled");
 });

@@ -110,3 +110,39 @@ export function plainA2aWorkload(): GatedWorkload {
   );
   return { directory, countDir: directory };
 }
+
+/** A raw `message/stream` whose task is working: its id, and `rest()` reading the stream to its end (all text). */
+export async function streamingTask(a2aUrl: string, message: string) {
+  const response = await fetch(`${a2aUrl}/a2a`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${A2A_SECRET}` },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 5,
+      method: "message/stream",
+      params: { message: textMessage(message) },
+    }),
+  });
+  const reader = response.body?.getReader();
+  if (!reader) throw new Error("no stream");
+  const decoder = new TextDecoder();
+  let text = decoder.decode((await reader.read()).value);
+  const id = /"id":"(a2a-[0-9a-f]{32})"/.exec(text)?.[1] ?? "";
+  while ((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state !== "working") await Bun.sleep(50);
+  const rest = async (): Promise<string> => {
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) return text;
+      text += decoder.decode(chunk.value);
+    }
+  };
+  return { id, rest };
+}
+
+/** The `result` of each `data:` frame of a stream's text. */
+export function streamResults(text: string): Array<Record<string, unknown>> {
+  return text
+    .split("\n\n")
+    .filter((frame) => frame.startsWith("data: "))
+    .map((frame) => JSON.parse(frame.slice(6)).result);
+}
