@@ -40,7 +40,7 @@ async function runTurn(params: RunTurnMessage, signal: AbortSignal): Promise<Tur
       model,
       history,
       {
-        textDelta: (text) => main.notify("text-delta", { turnId, text }),
+        part: (messageId, part) => main.notify("message-part", { turnId, messageId, part }),
         commitResponse: async (draft) => {
           await main.request("commit-response", { turnId, draft });
         },

@@ -169,7 +169,34 @@ export interface TextDeltaFrame {
   type: "text-delta";
   /** The turn (invocation) whose model call produced the text. */
   invocationId: string;
+  /** The model response the text belongs to: the id its model-response row is committed under (D296). */
+  messageId: string;
   text: string;
+}
+
+/**
+ * A boundary of a model response as it streams (D296): its text opens and closes, each proposed
+ * tool call opens, streams its arguments (JSON text) and closes. Every part of one response
+ * carries the response's message id, which its committed model-response row takes as its own id:
+ * a subscriber that saw a message's parts knows the row completes it; one that joins late reads
+ * the row instead.
+ */
+export type MessageBoundary =
+  | { kind: "text-start" }
+  | { kind: "text-end" }
+  | { kind: "tool-call-start"; callId: string; name: string }
+  | { kind: "tool-call-delta"; callId: string; delta: string }
+  | { kind: "tool-call-end"; callId: string };
+
+/** A streamed response's part as the turn worker reports it: a boundary, or text within it. */
+export type MessagePart = MessageBoundary | { kind: "text-delta"; text: string };
+
+/** A model response's boundary, live (never persisted, never replayed). */
+export interface MessagePartFrame {
+  type: "message-part";
+  invocationId: string;
+  messageId: string;
+  part: MessageBoundary;
 }
 
 export type LiveFrame =
@@ -181,7 +208,8 @@ export type LiveFrame =
   | WakeFrame
   | PauseFrame
   | GuardrailTripFrame
-  | TextDeltaFrame;
+  | TextDeltaFrame
+  | MessagePartFrame;
 
 export type LiveFrameType = LiveFrame["type"];
 

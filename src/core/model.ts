@@ -63,16 +63,36 @@ export interface ModelRequest {
 }
 
 /**
- * What a model call streams: text deltas, proposed tool calls, then exactly one finish.
- * `finishReason` uses the AI SDK's values (`stop`, `length`, `content-filter`, `tool-calls`,
- * `error`, `interrupted`, `other`); `length` means the output-token cap was hit, nothing else.
+ * The version of the model stream below (`Model.specificationVersion`), kept the way the AI SDK
+ * keeps its LanguageModel spec: a model declares the version it speaks, and a change of the part
+ * vocabulary is a new version. v1 streamed bare text deltas and complete tool calls; v2 (D296)
+ * brackets them: text travels inside `text-start` / `text-end` of a model-local id, a tool call's
+ * input inside `tool-input-start` / `tool-input-end` of its call id, so every surface can frame a
+ * message as it streams instead of inventing boundaries from complete rows.
+ */
+export const MODEL_SPEC_VERSION = "v2";
+
+/**
+ * What a model call streams (spec v2): text parts, tool-input parts, complete tool calls, then
+ * exactly one finish. A `text-delta` belongs to the open text part of its id; a `tool-call`
+ * completes the tool input of the same call id (a model that does not stream tool input sends
+ * the `tool-call` alone). `finishReason` uses the AI SDK's values (`stop`, `length`,
+ * `content-filter`, `tool-calls`, `error`, `interrupted`, `other`); `length` means the
+ * output-token cap was hit, nothing else.
  */
 export type ModelChunk =
-  | { type: "text-delta"; text: string }
+  | { type: "text-start"; id: string }
+  | { type: "text-delta"; id: string; text: string }
+  | { type: "text-end"; id: string }
+  | { type: "tool-input-start"; callId: string; name: string }
+  | { type: "tool-input-delta"; callId: string; delta: string }
+  | { type: "tool-input-end"; callId: string }
   | { type: "tool-call"; call: ToolCall }
   | { type: "finish"; finishReason: string; usage: TokenUsage };
 
 export interface Model {
+  /** The stream vocabulary the model speaks. */
+  readonly specificationVersion: typeof MODEL_SPEC_VERSION;
   /** Model id as reported on /status, usage and frames. */
   readonly name: string;
   readonly provider: string;

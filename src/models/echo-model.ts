@@ -3,18 +3,21 @@
  * message). Usage is estimated as ceil(chars / 4) tokens: input over every message of the
  * request, output over the reply.
  */
-import type { ChatMessage, Model, ModelChunk, ModelRequest } from "../core/model.ts";
+import { type ChatMessage, MODEL_SPEC_VERSION, type Model, type ModelChunk, type ModelRequest } from "../core/model.ts";
 import { estimateTokens } from "../core/usage.ts";
 
 export const ECHO_NO_INPUT = "(echo: no user input)";
 
 export class EchoModel implements Model {
+  readonly specificationVersion = MODEL_SPEC_VERSION;
   readonly name = "echo";
   readonly provider = "echo";
 
   async *stream(request: ModelRequest): AsyncIterable<ModelChunk> {
     const reply = lastUserText(request.messages) ?? ECHO_NO_INPUT;
-    yield { type: "text-delta", text: reply };
+    yield { type: "text-start", id: "text-0" };
+    yield { type: "text-delta", id: "text-0", text: reply };
+    yield { type: "text-end", id: "text-0" };
     let inputChars = 0;
     for (const message of request.messages) inputChars += messageLength(message);
     const inputTokens = Math.ceil(inputChars / 4);

@@ -4,7 +4,14 @@
  * providers load the AI SDK lazily (offline daemons never pay for it) and read their API key
  * from the worker's environment here.
  */
-import { type Model, type ModelChunk, ModelCallError, type ModelSpec, type RemoteProvider } from "../core/model.ts";
+import {
+  MODEL_SPEC_VERSION,
+  type Model,
+  type ModelChunk,
+  ModelCallError,
+  type ModelSpec,
+  type RemoteProvider,
+} from "../core/model.ts";
 import { EchoModel } from "./echo-model.ts";
 import { type ScriptedTurn, parseScript } from "./script-file.ts";
 import { ScriptedModel } from "./scripted-model.ts";
@@ -67,6 +74,7 @@ async function buildRemoteModel(spec: ModelSpec & { provider: RemoteProvider }):
 
 /** A model whose every call fails with the same error (a provider that cannot be built). */
 class FailingModel implements Model {
+  readonly specificationVersion = MODEL_SPEC_VERSION;
   constructor(
     readonly provider: string,
     readonly name: string,

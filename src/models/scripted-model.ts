@@ -3,7 +3,14 @@
  * daemon process (shared across sessions), supplied by the caller so it survives the turn
  * worker pool; past the end the call fails; strict mode compares the request's contents.
  */
-import { type ChatMessage, type Model, ModelCallError, type ModelChunk, type ModelRequest } from "../core/model.ts";
+import {
+  type ChatMessage,
+  MODEL_SPEC_VERSION,
+  type Model,
+  ModelCallError,
+  type ModelChunk,
+  type ModelRequest,
+} from "../core/model.ts";
 import { assertNever } from "../core/result.ts";
 import type { TokenUsage } from "../core/usage.ts";
 import type { ScriptedTurn, ScriptedUsage } from "./script-file.ts";
@@ -16,6 +23,7 @@ export interface ScriptedModelOptions {
 }
 
 export class ScriptedModel implements Model {
+  readonly specificationVersion = MODEL_SPEC_VERSION;
   readonly name = "scripted";
   readonly provider = "scripted";
   readonly #options: ScriptedModelOptions;
@@ -32,14 +40,23 @@ export class ScriptedModel implements Model {
     let usage: TokenUsage | undefined;
     let finishReason = "stop";
     let callNumber = 0;
+    const textId = `text-${index}`;
+    let textOpen = false;
     for (const response of turn.responses) {
       if (response.delayMs) await sleep(response.delayMs, request.signal);
       if (response.crash) await crashWorker(request.signal);
       if (response.spin) spinForever();
       if (response.error) throw new ModelCallError(response.error.message, response.error.status);
       for (const part of response.parts) {
-        if (part.text) yield { type: "text-delta", text: part.text };
+        // Consecutive text parts are one text part of the model's stream; a call ends it.
+        if (part.text) {
+          if (!textOpen) yield { type: "text-start", id: textId };
+          textOpen = true;
+          yield { type: "text-delta", id: textId, text: part.text };
+        }
         if (part.functionCall) {
+          if (textOpen) yield { type: "text-end", id: textId };
+          textOpen = false;
           callNumber++;
           const callId = part.functionCall.id ?? `call-${index}-${callNumber}`;
           yield { type: "tool-call", call: { callId, name: part.functionCall.name, args: part.functionCall.args } };
@@ -48,6 +65,7 @@ export class ScriptedModel implements Model {
       if (response.usage) usage = toTokenUsage(response.usage);
       if (response.finishReason) finishReason = response.finishReason.toLowerCase();
     }
+    if (textOpen) yield { type: "text-end", id: textId };
     yield { type: "finish", finishReason, usage: usage ?? toTokenUsage(undefined) };
   }
 }

@@ -5,10 +5,10 @@
  * plus the channel constant; no I/O.
  *
  * The main thread asks `run-turn` (answered with the turn's outcome; a cancel stops it) and says
- * `forget`; the worker says `text-delta` and asks `commit-response`, `run-tool` and
+ * `forget`; the worker says `message-part` and asks `commit-response`, `run-tool` and
  * `script-cursor` on behalf of one of its turns.
  */
-import type { ToolCall } from "../core/events.ts";
+import type { MessagePart, ToolCall } from "../core/events.ts";
 import type { ChatMessage, ModelSpec, ToolSpec } from "../core/model.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
 import type { TokenUsage } from "../core/usage.ts";
@@ -37,6 +37,8 @@ export interface RunTurnMessage {
 
 /** A complete model response the worker asks the main thread to commit before going on. */
 export interface ResponseDraft {
+  /** The response's message id: its parts carried it live, its row is committed under it (D296). */
+  messageId: string;
   text: string;
   toolCalls: ToolCall[];
   finishReason: string;
@@ -78,9 +80,13 @@ export type TurnMainSide = {
     "script-cursor": RpcMethod<{ turnId: string }, { index: number }>;
   };
   notifications: {
-    "text-delta": { turnId: string; text: string };
+    /** A streamed part of the response `messageId` (model spec v2, D296). */
+    "message-part": { turnId: string; messageId: string; part: MessagePart };
   };
 };
 
-/** Version 2: the RPC layer's envelope (version 1 was this module's own request ids). */
-export const TURN_CHANNEL = defineChannel<TurnMainSide, TurnWorkerSide>("turn worker", 2);
+/**
+ * Version 3: streamed message parts replace bare text deltas (D296). Version 2 was the RPC
+ * layer's envelope; version 1 this module's own request ids.
+ */
+export const TURN_CHANNEL = defineChannel<TurnMainSide, TurnWorkerSide>("turn worker", 3);

@@ -174,7 +174,7 @@ export class Compactor {
     const running = (this.#running = context.pool.runTurn(
       { turnId: `compact-${uuidv7()}`, model: context.model, conversationKey, conversation, maxSteps: 1, bare: true },
       {
-        onTextDelta: () => {},
+        onPart: () => {},
         onRequest: (request: WorkerRequest) => {
           switch (request.kind) {
             case "commit-response":

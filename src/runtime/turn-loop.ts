@@ -1,17 +1,21 @@
 /**
- * The turn loop that runs inside a turn worker: stream the model, commit each complete
- * response through the port (durable before the turn goes on), run proposed tool calls, repeat
- * until the model answers without tools. Knows nothing of threads or stores: the worker
+ * The turn loop that runs inside a turn worker: stream the model, publish each response's parts
+ * as they stream (a message id minted per model call, D296), commit each complete response
+ * through the port under that id (durable before the turn goes on), run proposed tool calls,
+ * repeat until the model answers without tools. Knows nothing of threads or stores: the worker
  * entrypoint supplies the port.
  */
-import type { ToolCall } from "../core/events.ts";
+import type { MessagePart, ToolCall } from "../core/events.ts";
+import { uuidv7 } from "../core/ids.ts";
 import { type ChatMessage, type Model, ModelCallError, type ToolSpec } from "../core/model.ts";
+import { ResponseAssembler } from "../core/response-assembler.ts";
 import { ZERO_USAGE } from "../core/usage.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
 import type { ResponseDraft, TurnOutcome } from "./channel.ts";
 
 export interface TurnPort {
-  textDelta(text: string): void;
+  /** A streamed part of the response `messageId` (its row is committed under the same id). */
+  part(messageId: string, part: MessagePart): void;
   commitResponse(draft: ResponseDraft): Promise<void>;
   runTool(call: ToolCall): Promise<ToolRunResult>;
 }
@@ -66,25 +70,23 @@ async function streamOneResponse(
   signal: AbortSignal,
   system: string | undefined,
 ): Promise<ResponseDraft> {
-  let text = "";
-  const toolCalls: ToolCall[] = [];
-  let finish: { finishReason: string; usage: ResponseDraft["usage"] } | undefined;
-  for await (const chunk of model.stream({ messages, tools, signal, ...(system === undefined ? {} : { system }) })) {
-    if (signal.aborted) break;
-    switch (chunk.type) {
-      case "text-delta":
-        text += chunk.text;
-        port.textDelta(chunk.text);
-        break;
-      case "tool-call":
-        toolCalls.push(chunk.call);
-        break;
-      case "finish":
-        finish = { finishReason: chunk.finishReason, usage: chunk.usage };
-        break;
+  const messageId = uuidv7();
+  const assembler = new ResponseAssembler();
+  const publish = (parts: MessagePart[]) => {
+    for (const part of parts) port.part(messageId, part);
+  };
+  try {
+    for await (const chunk of model.stream({ messages, tools, signal, ...(system === undefined ? {} : { system }) })) {
+      if (signal.aborted) break;
+      publish(assembler.accept(chunk));
     }
+  } finally {
+    // A cancel or a failed stream still closes what it opened: a subscriber never waits on a part.
+    publish(assembler.close());
   }
+  const { text, toolCalls, finish } = assembler.response();
   return {
+    messageId,
     text,
     toolCalls,
     finishReason: finish?.finishReason ?? "stop",

@@ -8,6 +8,7 @@ import type {
   CommittedRow,
   EventHeader,
   LiveFrame,
+  MessagePart,
   ModelResponseEvent,
   SessionEvent,
   ToolCall,
@@ -110,7 +111,7 @@ export class Turn {
         ...(this.#deps.offer ? { offer: this.#deps.offer() } : {}),
       },
       {
-        onTextDelta: (text) => this.#deps.journal.frame({ type: "text-delta", invocationId: this.invocationId, text }),
+        onPart: (messageId, part) => this.#deps.journal.frame(partFrame(this.invocationId, messageId, part)),
         onRequest: (request) => this.#answerWorker(request),
       },
     );
@@ -134,6 +135,8 @@ export class Turn {
     const model = context.model.name;
     const event: ModelResponseEvent = {
       ...this.#deps.journal.header(this.invocationId, this.#deps.author ?? context.agentName),
+      // The row completes the message its parts streamed under (D296).
+      id: draft.messageId,
       kind: "model-response",
       model,
       text: draft.text,
@@ -269,4 +272,11 @@ export class Turn {
     for (const frame of frames) deps.journal.frame(frame);
     return end;
   }
+}
+
+/** The live frame of a streamed part: text as a text delta, a boundary as a message part. */
+function partFrame(invocationId: string, messageId: string, part: MessagePart): LiveFrame {
+  return part.kind === "text-delta"
+    ? { type: "text-delta", invocationId, messageId, text: part.text }
+    : { type: "message-part", invocationId, messageId, part };
 }

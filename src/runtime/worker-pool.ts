@@ -5,6 +5,7 @@
  * worker that crashes or exits, ignores a cancel past the grace period, or stops answering pings
  * while it runs turns (spinning: its turns end failed; the daemon lives on).
  */
+import type { MessagePart } from "../core/events.ts";
 import type { ChatMessage, ToolSpec } from "../core/model.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
 import {
@@ -23,7 +24,8 @@ import { workerTransport } from "./rpc/worker-port-transport.ts";
 import { workerUrl } from "./worker-urls.ts";
 
 export interface TurnHandlers {
-  onTextDelta(text: string): void;
+  /** A streamed part of the turn's response `messageId` (D296). */
+  onPart(messageId: string, part: MessagePart): void;
   onRequest(request: WorkerRequest): Promise<unknown>;
 }
 
@@ -274,7 +276,9 @@ export class WorkerPool {
     });
     const slot: Slot = { connection, turns, conversations: new Map(), messages: 0 };
     connection
-      .onNotification("text-delta", (params) => turns.get(params.turnId)?.handlers.onTextDelta(params.text))
+      .onNotification("message-part", (params) =>
+        turns.get(params.turnId)?.handlers.onPart(params.messageId, params.part),
+      )
       .handle("commit-response", (params) =>
         this.#turnRequest(turns, params.turnId, { kind: "commit-response", draft: params.draft }),
       )

@@ -7,6 +7,7 @@
 import { type LanguageModel, streamText } from "ai";
 import type { ToolCall } from "../../core/events.ts";
 import {
+  MODEL_SPEC_VERSION,
   type Model,
   type ModelChunk,
   ModelCallError,
@@ -31,6 +32,7 @@ export interface CallDeadlines {
 export const DEFAULT_DEADLINES: CallDeadlines = { stallTimeoutMs: 5 * 60_000, callTimeoutMs: 15 * 60_000 };
 
 export class AiSdkModel implements Model {
+  readonly specificationVersion = MODEL_SPEC_VERSION;
   readonly name: string;
   readonly provider: RemoteProvider;
   readonly #model: LanguageModel;
@@ -74,8 +76,24 @@ export class AiSdkModel implements Model {
       for await (const part of result.fullStream) {
         deadline.alive();
         switch (part.type) {
+          case "text-start":
+            yield { type: "text-start", id: part.id };
+            break;
           case "text-delta":
-            if (part.text !== "") yield { type: "text-delta", text: part.text };
+            if (part.text !== "") yield { type: "text-delta", id: part.id, text: part.text };
+            break;
+          case "text-end":
+            yield { type: "text-end", id: part.id };
+            break;
+          case "tool-input-start":
+            if (part.providerExecuted !== true)
+              yield { type: "tool-input-start", callId: part.id, name: part.toolName };
+            break;
+          case "tool-input-delta":
+            if (part.delta !== "") yield { type: "tool-input-delta", callId: part.id, delta: part.delta };
+            break;
+          case "tool-input-end":
+            yield { type: "tool-input-end", callId: part.id };
             break;
           case "tool-call":
             if (part.providerExecuted !== true)

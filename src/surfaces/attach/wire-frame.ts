@@ -9,6 +9,7 @@ import type {
   InboxFrame,
   LiveFrame,
   LiveFrameType,
+  MessagePartFrame,
   PauseFrame,
   StatusUpdateFrame,
   TurnCompleteFrame,
@@ -34,6 +35,7 @@ const EVENT_NAMES = {
   wake: "wake",
   "guardrail-trip": "guardrail-trip",
   "text-delta": "text-delta",
+  "message-part": "message-part",
 } as const satisfies Record<LiveFrameType, string>;
 
 /** Typed frame names a client can expect on /events (the capabilities frame's `event_types`). */
@@ -62,7 +64,9 @@ export function wireFrame(frame: LiveFrame): WireFrame {
     case "guardrail-trip":
       return { event, data: guardrailTripData(frame) };
     case "text-delta":
-      return { event, data: { invocation_id: frame.invocationId, text: frame.text } };
+      return { event, data: { invocation_id: frame.invocationId, text: frame.text, message_id: frame.messageId } };
+    case "message-part":
+      return { event, data: messagePartData(frame) };
     default:
       return assertNever(frame, "live frame type");
   }
@@ -74,6 +78,20 @@ export function wireFrame(frame: LiveFrame): WireFrame {
  */
 export function openingStatusFrame(model: string, turnState: TurnState): WireFrame {
   return { event: EVENT_NAMES["status-update"], data: { model, turn_state: turnState } };
+}
+
+/** A response boundary (D296): `part` names it; a tool call's boundaries carry `call_id`. */
+function messagePartData(frame: MessagePartFrame): Record<string, unknown> {
+  const data: Record<string, unknown> = {
+    invocation_id: frame.invocationId,
+    message_id: frame.messageId,
+    part: frame.part.kind,
+  };
+  const part = frame.part;
+  if (part.kind === "tool-call-start") Object.assign(data, { call_id: part.callId, name: part.name });
+  else if (part.kind === "tool-call-delta") Object.assign(data, { call_id: part.callId, delta: part.delta });
+  else if (part.kind === "tool-call-end") data.call_id = part.callId;
+  return data;
 }
 
 function inboxData(frame: InboxFrame): Record<string, unknown> {

@@ -9,9 +9,9 @@
  * sees only its own tasks (another's is not found).
  */
 import { SparError } from "../../core/errors.ts";
-import type { Publication, SessionEvent } from "../../core/events.ts";
+import type { SessionEvent } from "../../core/events.ts";
 import type { EventLog } from "../../core/event-log.ts";
-import type { FeedSink } from "../../runtime/session-feed.ts";
+import { FeedTap, LIVE_ONLY } from "../../runtime/feed-tap.ts";
 import type { SessionService } from "../../runtime/session-service.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
 import type { SvcRuntime } from "../runtime/svc-runtime.ts";
@@ -23,8 +23,8 @@ import {
   artifactUpdate,
   contextOf,
   encodeTask,
+  StatusUpdateEncoder,
   finalUpdate,
-  modelResponseUpdate,
   transcriptOutcome,
 } from "./task-encoding.ts";
 
@@ -38,9 +38,6 @@ export interface A2aTasksDeps {
 
 /** Failures this process saw, by task id (a transcript cannot prove one). */
 const REGISTRY_LIMIT = 10_000;
-
-/** A cursor past every row: the subscription carries live publications only. */
-const LIVE_ONLY = Number.MAX_SAFE_INTEGER;
 
 export class A2aTasks {
   readonly #deps: A2aTasksDeps;
@@ -137,7 +134,14 @@ export class A2aTasks {
   async #run(task: TaskIdentity, caller: Caller, text: string, emit?: (event: StreamEvent) => void): Promise<void> {
     const target = { app: this.#app, sid: task.id };
     const live = emit === undefined ? undefined : await this.#deps.sessions.subscribe(target, caller);
-    const subscription = live?.attach(new UpdateSink(task, (event) => emit?.(event)), LIVE_ONLY);
+    const updates = new StatusUpdateEncoder(task);
+    const subscription = live?.attach(
+      new FeedTap((publication) => {
+        const update = updates.publication(publication);
+        if (update) emit?.(update);
+      }),
+      LIVE_ONLY,
+    );
     try {
       await this.#deps.runtime.refuseWhileWaiting(task.id);
       await this.#deps.runtime.turns.run(target, caller, text);
@@ -218,33 +222,4 @@ export interface PreparedSend {
 
 export function taskNotFound(id: string): SparError {
   return new SparError("not_found", `no task ${JSON.stringify(id)}`);
-}
-
-/** A feed subscriber that turns each committed model response with text into a status update. */
-class UpdateSink implements FeedSink {
-  readonly replayBatch = 64;
-  readonly bytesDelivered = 0;
-  closed = false;
-  readonly #task: TaskIdentity;
-  readonly #emit: (event: StreamEvent) => void;
-
-  constructor(task: TaskIdentity, emit: (event: StreamEvent) => void) {
-    this.#task = task;
-    this.#emit = emit;
-  }
-
-  deliver(publication: Publication): boolean {
-    if (publication.type !== "row") return true;
-    const update = modelResponseUpdate(this.#task, publication.row.event);
-    if (update) this.#emit(update);
-    return true;
-  }
-
-  whenWritable(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  close(): void {
-    this.closed = true;
-  }
 }

@@ -1,11 +1,12 @@
 /**
  * How a task's session reads as A2A v0.3.0 (the one place that encodes it, so the listener only
  * frames): the answer is the text of the last model response after the task's last prompt, a
- * model response with text is a `working` status update carrying it (message-granular, from the
- * committed rows as they are), the answer is the `result` text artifact, and every state carries
- * an agent message saying why when it is not plain work (the questions of `input-required`).
+ * model response with text is a `working` status update carrying it, sent when the response's
+ * text part ends in the core's model stream (D296; its message id is the response's), the answer
+ * is the `result` text artifact, and every state carries an agent message saying why when it is
+ * not plain work (the questions of `input-required`).
  */
-import type { SessionEvent } from "../../core/events.ts";
+import type { Publication, SessionEvent } from "../../core/events.ts";
 import type { AgentMessage, Artifact, ArtifactUpdate, StatusUpdate, Task, TaskState, TaskStatus } from "./a2a-wire.ts";
 
 /** The durable row naming a task's context and skill (written when the task is minted). */
@@ -61,14 +62,51 @@ export function encodeTask(task: TaskIdentity, snapshot: TaskSnapshot): Task {
   };
 }
 
+/**
+ * A task stream's status updates from the session's publications: the text of a streamed
+ * message is gathered from its deltas and sent when its text part ends; a model-response row
+ * whose message did not stream (the stream joined late) is sent from the row. One per stream.
+ */
+export class StatusUpdateEncoder {
+  readonly #task: TaskIdentity;
+  /** Text gathered per streamed message. */
+  readonly #texts = new Map<string, string>();
+
+  constructor(task: TaskIdentity) {
+    this.#task = task;
+  }
+
+  publication(publication: Publication): StatusUpdate | undefined {
+    if (publication.type === "row") {
+      const event = publication.row.event;
+      if (this.#texts.has(event.id)) {
+        this.#texts.delete(event.id);
+        return undefined;
+      }
+      return modelResponseUpdate(this.#task, event);
+    }
+    const frame = publication.frame;
+    if (frame.type === "text-delta")
+      this.#texts.set(frame.messageId, (this.#texts.get(frame.messageId) ?? "") + frame.text);
+    if (frame.type !== "message-part" || frame.part.kind !== "text-end") return undefined;
+    const text = this.#texts.get(frame.messageId) ?? "";
+    if (text.trim() === "") return undefined;
+    return workingUpdate(this.#task, text, frame.messageId, new Date().toISOString());
+  }
+}
+
 /** The status update of one committed model response with text (undefined for one without). */
 export function modelResponseUpdate(task: TaskIdentity, event: SessionEvent): StatusUpdate | undefined {
   if (event.kind !== "model-response" || event.text.trim() === "") return undefined;
+  return workingUpdate(task, event.text, event.id, event.ts);
+}
+
+function workingUpdate(task: TaskIdentity, text: string, messageId: string, at: string): StatusUpdate {
   return {
     kind: "status-update",
     taskId: task.id,
     contextId: task.contextId,
-    status: { state: "working", timestamp: event.ts, message: agentMessage(task, event.text, event.id) },
+    status: { state: "working", timestamp: at, message: agentMessage(task, text, messageId) },
     final: false,
   };
 }

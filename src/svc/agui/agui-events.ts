@@ -1,14 +1,16 @@
 /**
  * The AG-UI 1.0 encoder (protocols.md section 2): the run stream's events with their wire `type`
- * values (SCREAMING_SNAKE) and required fields, built from svc's domain rows, and their SSE framing
- * (`data: <json>\n\n`, one event per frame). A model-response row (text and tool calls) becomes a
- * TEXT_MESSAGE_START/CONTENT/END triple for its text and a TOOL_CALL_START/ARGS/END triple per call
- * (parented on the response's message); a tool-result row a TOOL_CALL_RESULT. Message-granular:
- * boundaries come from complete rows today; this module is the only place that would read the
- * core's stream parts (start/delta/end) instead. Pure.
+ * values (SCREAMING_SNAKE) and required fields, and their SSE framing (`data: <json>\n\n`, one
+ * event per frame). Boundaries come from the core's model stream (D296): a session's live
+ * `message-part` and `text-delta` frames become TEXT_MESSAGE_START/CONTENT/END and
+ * TOOL_CALL_START/ARGS/END as the model streams, under the response's message id; a tool-result
+ * row becomes TOOL_CALL_RESULT. A model-response row whose message streamed adds nothing (its id
+ * is the message id); one that did not (a run that joined after the parts, a restart) is encoded
+ * whole from the row. `close` ends whatever a cut stream left open, so a run's terminal frame
+ * never finds a message or call still open. Pure.
  */
 import { assertNever } from "../../core/result.ts";
-import type { SessionEvent } from "../../core/events.ts";
+import type { LiveFrame, Publication, SessionEvent } from "../../core/events.ts";
 
 export type AguiEvent =
   | { type: "RUN_STARTED"; threadId: string; runId: string; parentRunId?: string }
@@ -38,7 +40,81 @@ export interface AguiInterrupt {
 
 export type RunOutcome = { type: "success" } | { type: "interrupt"; interrupts: AguiInterrupt[] };
 
-/** The events of one committed row (user messages and audit rows carry nothing to the client). */
+/** A run's message events from the session's publications, in order; one encoder per run. */
+export class AguiMessageEncoder {
+  /** Messages whose text streamed, and calls whose start streamed: their rows add nothing. */
+  readonly #streamedText = new Set<string>();
+  readonly #streamedCalls = new Set<string>();
+  readonly #openText = new Set<string>();
+  readonly #openCalls = new Set<string>();
+  /** Rows already encoded (a row seen live and again in the closing sweep of the log). */
+  readonly #rows = new Set<string>();
+
+  publication(publication: Publication): AguiEvent[] {
+    return publication.type === "frame" ? this.#frame(publication.frame) : this.row(publication.row.event);
+  }
+
+  /** A committed row: a tool result, or what of a model response did not stream. */
+  row(event: SessionEvent): AguiEvent[] {
+    if (this.#rows.has(event.id)) return [];
+    this.#rows.add(event.id);
+    if (event.kind !== "model-response") return rowEvents(event);
+    const unstreamed = {
+      ...event,
+      text: this.#streamedText.has(event.id) ? "" : event.text,
+      toolCalls: event.toolCalls.filter((call) => !this.#streamedCalls.has(call.callId)),
+    };
+    return rowEvents(unstreamed);
+  }
+
+  /** The END events of every message and call still open. */
+  close(): AguiEvent[] {
+    const events: AguiEvent[] = [];
+    for (const messageId of this.#openText) events.push({ type: "TEXT_MESSAGE_END", messageId });
+    for (const toolCallId of this.#openCalls) events.push({ type: "TOOL_CALL_END", toolCallId });
+    this.#openText.clear();
+    this.#openCalls.clear();
+    return events;
+  }
+
+  #frame(frame: LiveFrame): AguiEvent[] {
+    if (frame.type === "text-delta") {
+      const start = this.#startText(frame.messageId);
+      return [...start, { type: "TEXT_MESSAGE_CONTENT", messageId: frame.messageId, delta: frame.text }];
+    }
+    if (frame.type !== "message-part") return [];
+    const { messageId, part } = frame;
+    switch (part.kind) {
+      case "text-start":
+        return this.#startText(messageId);
+      case "text-end":
+        return this.#openText.delete(messageId) ? [{ type: "TEXT_MESSAGE_END", messageId }] : [];
+      case "tool-call-start":
+        this.#streamedCalls.add(part.callId);
+        this.#openCalls.add(part.callId);
+        return [
+          { type: "TOOL_CALL_START", toolCallId: part.callId, toolCallName: part.name, parentMessageId: messageId },
+        ];
+      case "tool-call-delta":
+        return this.#openCalls.has(part.callId)
+          ? [{ type: "TOOL_CALL_ARGS", toolCallId: part.callId, delta: part.delta }]
+          : [];
+      case "tool-call-end":
+        return this.#openCalls.delete(part.callId) ? [{ type: "TOOL_CALL_END", toolCallId: part.callId }] : [];
+      default:
+        return assertNever(part);
+    }
+  }
+
+  #startText(messageId: string): AguiEvent[] {
+    this.#streamedText.add(messageId);
+    if (this.#openText.has(messageId)) return [];
+    this.#openText.add(messageId);
+    return [{ type: "TEXT_MESSAGE_START", messageId, role: "assistant" }];
+  }
+}
+
+/** The events of one committed row whole (user messages and audit rows carry nothing to the client). */
 export function rowEvents(event: SessionEvent): AguiEvent[] {
   switch (event.kind) {
     case "model-response": {

@@ -6,8 +6,9 @@
  * itself refuses), a resolved payload that is no answer to its question (400). `stream` then runs
  * through svc's existing paths (SvcRuntime): a fresh run is a turn on the session, a resume is
  * one POST /resume answer per entry (resolved: the payload is the answer; cancelled: a rejection),
- * approved as the authenticated caller. It yields RUN_STARTED, STATE_SNAPSHOT, the frames of the
- * coordinator rows the run committed (agui-events.ts), then exactly one terminal frame.
+ * approved as the authenticated caller. It yields RUN_STARTED, STATE_SNAPSHOT, the coordinator
+ * session's message frames as the model streams them (agui-events.ts, D296), then exactly one
+ * terminal frame.
  */
 import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
@@ -18,7 +19,16 @@ import { VERDICT_RESPONSE_SCHEMA } from "../ops/incident-questions.ts";
 import { RESULT_RESPONSE_SCHEMA } from "../runtime/result-approval.ts";
 import type { SvcRuntime } from "../runtime/svc-runtime.ts";
 import type { AguiSessionModel } from "../workload/workload.ts";
-import { type AguiEvent, type AguiInterrupt, type RunErrorCode, rowEvents } from "./agui-events.ts";
+import type { Publication } from "../../core/events.ts";
+import { FeedTap, LIVE_ONLY } from "../../runtime/feed-tap.ts";
+import {
+  type AguiEvent,
+  type AguiInterrupt,
+  AguiMessageEncoder,
+  type RunErrorCode,
+  type RunOutcome,
+} from "./agui-events.ts";
+import { EventQueue } from "./event-queue.ts";
 import { type ResumeEntry, type RunAgentInput, lastUserText, runSessionId } from "./run-input.ts";
 
 /** A run that passed every check: what the stream does. */
@@ -84,7 +94,13 @@ export class AguiRuns {
     return { input, sessionId, caller, work: { kind: "turn", message } };
   }
 
-  /** The run's events, ending in exactly one terminal frame. */
+  /**
+   * The run's events, ending in exactly one terminal frame. The session's publications are
+   * followed from before the work starts, so text and tool-call frames reach the client as the
+   * model streams them; once the work settles, the rows it committed that did not stream are
+   * encoded from the log (AguiMessageEncoder skips what streamed), anything left open is closed,
+   * and the terminal frame follows.
+   */
   async *stream(run: PreparedRun): AsyncGenerator<AguiEvent> {
     const { input } = run;
     yield {
@@ -94,35 +110,45 @@ export class AguiRuns {
       ...(input.parentRunId === undefined ? {} : { parentRunId: input.parentRunId }),
     };
     yield { type: "STATE_SNAPSHOT", snapshot: input.state ?? {} };
-    let seen = (await this.#events(run.sessionId)).length;
+    const encoder = new AguiMessageEncoder();
+    const queue = new EventQueue<AguiEvent>();
+    const finished = this.#follow(run, (publication) => queue.push(encoder.publication(publication))).then(
+      async (before) => {
+        const swept = (await this.#events(run.sessionId)).slice(before).flatMap((event) => encoder.row(event));
+        const interrupts = await this.#interrupts(run.sessionId);
+        const outcome: RunOutcome = interrupts.length > 0 ? { type: "interrupt", interrupts } : { type: "success" };
+        return [
+          ...swept,
+          ...encoder.close(),
+          { type: "RUN_FINISHED", threadId: input.threadId, runId: input.runId, outcome } as const,
+        ];
+      },
+    );
+    yield* queue.until(
+      finished.catch((error: unknown) => [...encoder.close(), { type: "RUN_ERROR", ...runError(error) } as const]),
+    );
+  }
+
+  /**
+   * Do the run's work with `observe` hearing the session's publications throughout; resolves
+   * with how many rows the session had before.
+   */
+  async #follow(run: PreparedRun, observe: (publication: Publication) => void): Promise<number> {
+    const target = { app: this.#runtime.roster.coordinator.app, sid: run.sessionId };
+    const before = (await this.#events(run.sessionId)).length;
+    if (run.work.kind === "turn") await this.#runtime.refuseWhileWaiting(run.sessionId);
+    const session = await this.#runtime.turns.open(target, run.caller, [this.#operator]);
+    const subscription = session.attach(new FeedTap(observe), LIVE_ONLY);
     try {
-      if (run.work.kind === "turn") {
-        await this.#runtime.refuseWhileWaiting(run.sessionId);
-        await this.#runtime.turns.run(
-          { app: this.#runtime.roster.coordinator.app, sid: run.sessionId },
-          run.caller,
-          run.work.message,
-          [this.#operator],
-        );
-      } else {
-        for (const answer of run.work.answers) {
+      if (run.work.kind === "turn")
+        await this.#runtime.turns.run(target, run.caller, run.work.message, [this.#operator]);
+      else
+        for (const answer of run.work.answers)
           await this.#runtime.resume({ sessionId: run.sessionId, ...answer, caller: run.caller });
-          const events = await this.#events(run.sessionId);
-          for (const event of events.slice(seen)) yield* rowEvents(event);
-          seen = events.length;
-        }
-      }
-      for (const event of (await this.#events(run.sessionId)).slice(seen)) yield* rowEvents(event);
-      const interrupts = await this.#interrupts(run.sessionId);
-      yield {
-        type: "RUN_FINISHED",
-        threadId: input.threadId,
-        runId: input.runId,
-        outcome: interrupts.length > 0 ? { type: "interrupt", interrupts } : { type: "success" },
-      };
-    } catch (error) {
-      yield { type: "RUN_ERROR", ...runError(error) };
+    } finally {
+      subscription.unsubscribe();
     }
+    return before;
   }
 
   /** Remember which session a per_run resume continued (the oldest forgotten past MAX_CONTINUED). */

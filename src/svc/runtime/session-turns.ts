@@ -13,6 +13,7 @@ import type { GuardrailName } from "../../core/guardrails.ts";
 import { abortedError } from "../../runtime/session-abort.ts";
 import type { SessionActor } from "../../runtime/session-actor.ts";
 import type { FeedSink } from "../../runtime/session-feed.ts";
+import { LIVE_ONLY } from "../../runtime/feed-tap.ts";
 import type { SessionService, SessionTarget } from "../../runtime/session-service.ts";
 
 /** A feed subscriber that only waits for the next terminal frame of the session's turns. */
@@ -62,9 +63,6 @@ function haltedError(sessionId: string, halted: { guardrail: GuardrailName; reas
 /** The turn-error code of a model reply a dispatch shape could not use (answered 502). */
 export const UNUSABLE_REPLY = "UNUSABLE_REPLY";
 
-/** A cursor past every row: the subscription carries live publications only. */
-const LIVE_ONLY = Number.MAX_SAFE_INTEGER;
-
 export interface TurnRun {
   key: SessionKey;
   promptId: string;
@@ -112,7 +110,7 @@ export class SessionTurns {
     // A held incident creates no session and starts no turn (a specialist's after an abort).
     const held = this.#held(target.sid);
     if (held) throw held;
-    const session = await this.#open(target, caller, contributors);
+    const session = await this.open(target, caller, contributors);
     const sink = new TurnEndSink();
     const subscription = session.attach(sink, LIVE_ONLY);
     const stopWatching = session.actor.onAbort((abort) => sink.fail(abortedError(target.sid, abort)));
@@ -146,8 +144,11 @@ export class SessionTurns {
     return new SparError("internal", `the turn failed: ${end.message}`);
   }
 
-  /** The session for its feed; created on its first turn (the caller owns it). */
-  async #open(target: SessionTarget, caller: Principal, contributors: readonly string[]) {
+  /**
+   * The session for its feed; created on its first turn (the caller owns it). A protocol listener
+   * opens it too, to follow a run's publications from before its turn starts.
+   */
+  async open(target: SessionTarget, caller: Principal, contributors: readonly string[] = []) {
     try {
       return await this.#sessions.subscribe(target, caller);
     } catch (error) {

@@ -1,8 +1,9 @@
 /**
  * Drives one model call the way the turn loop does and gathers what it streamed: the text,
- * proposed tool calls, the finish chunk, or the ModelCallError it threw.
+ * proposed tool calls, the finish chunk, or the ModelCallError it threw, and the message parts
+ * the turn loop's assembler publishes from the model's stream (D296).
  */
-import type { ToolCall } from "../../../src/core/events.ts";
+import type { MessagePart, ToolCall } from "../../../src/core/events.ts";
 import {
   type ChatMessage,
   type Model,
@@ -10,6 +11,7 @@ import {
   type ModelSpec,
   type ToolSpec,
 } from "../../../src/core/model.ts";
+import { ResponseAssembler } from "../../../src/core/response-assembler.ts";
 import type { TokenUsage } from "../../../src/core/usage.ts";
 import { buildModel } from "../../../src/models/model-factory.ts";
 
@@ -19,6 +21,8 @@ export interface CallResult {
   toolCalls: ToolCall[];
   finish: { finishReason: string; usage: TokenUsage } | undefined;
   error: ModelCallError | undefined;
+  /** The message parts published from the stream, as the turn loop publishes them. */
+  parts: MessagePart[];
 }
 
 export const READ_FILE_TOOL: ToolSpec = {
@@ -45,14 +49,16 @@ export async function callModel(
   tools: readonly ToolSpec[] = [READ_FILE_TOOL],
   extra: { system?: string; maxOutputTokens?: number } = {},
 ): Promise<CallResult> {
-  const result: CallResult = { deltas: [], text: "", toolCalls: [], finish: undefined, error: undefined };
+  const result: CallResult = { deltas: [], text: "", toolCalls: [], finish: undefined, error: undefined, parts: [] };
+  const assembler = new ResponseAssembler();
   try {
     for await (const chunk of model.stream({ messages, tools, signal: new AbortController().signal, ...extra })) {
+      result.parts.push(...assembler.accept(chunk));
       if (chunk.type === "text-delta") {
         result.deltas.push(chunk.text);
         result.text += chunk.text;
       } else if (chunk.type === "tool-call") result.toolCalls.push(chunk.call);
-      else result.finish = { finishReason: chunk.finishReason, usage: chunk.usage };
+      else if (chunk.type === "finish") result.finish = { finishReason: chunk.finishReason, usage: chunk.usage };
     }
   } catch (error) {
     if (!(error instanceof ModelCallError)) throw error;

@@ -64,6 +64,14 @@ export function describeProviderWire(wire: WireExpectations): void {
       const result = await callModel(await remoteModel(spec()));
       expect(result.error).toBeUndefined();
       expect(result.deltas).toEqual(["Hello", "! spar is", " listening."]);
+      // The provider's text bracketing reaches the message parts: one text part around the deltas.
+      expect(result.parts.map((part) => part.kind)).toEqual([
+        "text-start",
+        "text-delta",
+        "text-delta",
+        "text-delta",
+        "text-end",
+      ]);
       expect(result.toolCalls).toEqual([]);
       expect(result.finish?.finishReason).toBe("stop");
       expectPriced(result.finish?.usage, expected.text);
@@ -80,6 +88,13 @@ export function describeProviderWire(wire: WireExpectations): void {
       expect(result.toolCalls[0]?.name).toBe("read_file");
       expect(result.toolCalls[0]?.args).toEqual({ path: "README.md" });
       expect(result.toolCalls[0]?.callId).toMatch(expected.toolCall.callId);
+      // The call streams as one start, its argument text, one end, all under its call id.
+      const callParts = result.parts.filter((part) => part.kind.startsWith("tool-call"));
+      const callId = result.toolCalls[0]?.callId;
+      expect(callParts[0]).toEqual({ kind: "tool-call-start", callId: callId ?? "", name: "read_file" });
+      expect(callParts.at(-1)).toEqual({ kind: "tool-call-end", callId: callId ?? "" });
+      const args = callParts.map((part) => (part.kind === "tool-call-delta" ? part.delta : "")).join("");
+      expect(JSON.parse(args)).toEqual({ path: "README.md" });
       expect(result.finish?.finishReason).toBe("tool-calls");
       expectPriced(result.finish?.usage, expected.toolCall);
       expect(JSON.stringify(lastRequest().body)).toContain("read_file");
@@ -117,7 +132,7 @@ export function describeProviderWire(wire: WireExpectations): void {
         seen.push(chunk.type);
         if (chunk.type === "text-delta") controller.abort();
       }
-      expect(seen).toEqual(["text-delta"]);
+      expect(seen).toEqual(["text-start", "text-delta"]);
       await Bun.sleep(20);
       expect(fake.canceledStreams()).toBe(canceledBefore + 1);
     });

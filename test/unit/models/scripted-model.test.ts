@@ -35,7 +35,9 @@ test("scripted replays text, tool calls and usage with cached and cache-write to
   const model = new ScriptedModel({ turns: parsed.value, strict: false, nextIndex: async () => cursor++ });
   const chunks = await drain(model.stream({ messages: [], tools: [], signal }));
   expect(chunks).toEqual([
-    { type: "text-delta", text: "a" },
+    { type: "text-start", id: "text-0" },
+    { type: "text-delta", id: "text-0", text: "a" },
+    { type: "text-end", id: "text-0" },
     { type: "tool-call", call: { callId: "call-0-1", name: "read_file", args: { path: "x" } } },
     {
       type: "finish",
@@ -62,8 +64,8 @@ test("strict mode fails a turn whose contents differ, naming both", async () => 
   if (!parsed.ok) throw new Error(parsed.error);
   let cursor = 0;
   const model = new ScriptedModel({ turns: parsed.value, strict: true, nextIndex: async () => cursor++ });
-  expect((await drain(model.stream({ messages: [{ role: "user", text: "expected" }], tools: [], signal })))[0]).toEqual(
-    { type: "text-delta", text: "ok" },
+  expect((await drain(model.stream({ messages: [{ role: "user", text: "expected" }], tools: [], signal })))[1]).toEqual(
+    { type: "text-delta", id: "text-0", text: "ok" },
   );
   await expect(drain(model.stream({ messages: [{ role: "user", text: "other" }], tools: [], signal }))).rejects.toThrow(
     "strict mismatch on turn 1",
@@ -82,11 +84,16 @@ test("echo replies with the last user message and estimates usage", async () => 
       signal,
     }),
   );
-  expect(chunks[0]).toEqual({ type: "text-delta", text: "hello world" });
+  expect(chunks.slice(0, 3)).toEqual([
+    { type: "text-start", id: "text-0" },
+    { type: "text-delta", id: "text-0", text: "hello world" },
+    { type: "text-end", id: "text-0" },
+  ]);
   // input: "first" + "first" + "hello world" = 21 chars -> 6 tokens; output 11 chars -> 3 tokens.
-  expect(chunks[1]).toMatchObject({ type: "finish", usage: { inputTokens: 6, outputTokens: 3, totalTokens: 9 } });
-  expect((await drain(new EchoModel().stream({ messages: [], tools: [], signal })))[0]).toEqual({
+  expect(chunks[3]).toMatchObject({ type: "finish", usage: { inputTokens: 6, outputTokens: 3, totalTokens: 9 } });
+  expect((await drain(new EchoModel().stream({ messages: [], tools: [], signal })))[1]).toEqual({
     type: "text-delta",
+    id: "text-0",
     text: "(echo: no user input)",
   });
 });

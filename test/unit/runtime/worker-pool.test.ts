@@ -1,8 +1,10 @@
 import { expect, test } from "bun:test";
+import type { MessagePart } from "../../../src/core/events.ts";
+import type { WorkerRequest } from "../../../src/runtime/channel.ts";
 import { WorkerPool } from "../../../src/runtime/worker-pool.ts";
 import { standIn } from "./fixtures/stand-in-worker.ts";
 
-const handlers = { onTextDelta: () => {}, onRequest: async () => ({}) };
+const handlers = { onPart: () => {}, onRequest: async () => ({}) };
 const echoTurn = (turnId: string) => ({
   turnId,
   model: { provider: "echo" as const, name: "echo" },
@@ -11,17 +13,25 @@ const echoTurn = (turnId: string) => ({
   maxSteps: 3,
 });
 
-test("a real turn worker runs an echo turn and asks the main thread to commit its response", async () => {
-  const requests: unknown[] = [];
+test("a real turn worker streams the response's parts, then asks the main thread to commit it under the same id", async () => {
+  const requests: WorkerRequest[] = [];
+  const parts: [string, MessagePart][] = [];
   const pool = new WorkerPool(1);
   const outcome = await pool.runTurn(echoTurn("t1"), {
-    onTextDelta: () => {},
+    onPart: (messageId, part) => parts.push([messageId, part]),
     onRequest: async (request) => (requests.push(request), { ok: true }),
   }).outcome;
   await pool.close();
   expect(outcome).toEqual({ status: "completed" });
   expect(requests).toEqual([
     { kind: "commit-response", draft: expect.objectContaining({ text: "ping", toolCalls: [], turnComplete: true }) },
+  ]);
+  const draft = requests[0]?.kind === "commit-response" ? requests[0].draft : undefined;
+  expect(draft?.messageId).toMatch(/^[0-9a-f-]{36}$/);
+  expect(parts).toEqual([
+    [draft?.messageId ?? "", { kind: "text-start" }],
+    [draft?.messageId ?? "", { kind: "text-delta", text: "ping" }],
+    [draft?.messageId ?? "", { kind: "text-end" }],
   ]);
 });
 
@@ -63,7 +73,7 @@ test("a session's next turn on the same worker carries only the new messages; th
   ];
   const drafts: Array<{ usage: { inputTokens: number } }> = [];
   const handlers = {
-    onTextDelta: () => {},
+    onPart: () => {},
     onRequest: async (request: { kind: string; draft?: { usage: { inputTokens: number } } }) => (
       request.draft && drafts.push(request.draft), {}
     ),
@@ -111,7 +121,7 @@ function recordingPool(options: { conversationBudget?: { conversations: number; 
   });
   const inputTokens: number[] = [];
   const handlers = {
-    onTextDelta: () => {},
+    onPart: () => {},
     onRequest: async (request: { draft?: { usage: { inputTokens: number } } }) => (
       request.draft && inputTokens.push(request.draft.usage.inputTokens), {}
     ),
@@ -180,9 +190,9 @@ test("a turn worker of another channel version is refused by name, and never cou
   });
   const outcome = await pool.runTurn(echoTurn("t1"), handlers).outcome;
   await pool.close();
-  expect(outcome).toEqual({ status: "failed", message: "turn worker speaks channel v3, the daemon v2" });
+  expect(outcome).toEqual({ status: "failed", message: "turn worker speaks channel v4, the daemon v3" });
   expect(failures).toEqual([
-    "turn worker speaks channel v3, the daemon v2; the worker never started, retrying in 200 ms",
+    "turn worker speaks channel v4, the daemon v3; the worker never started, retrying in 200 ms",
   ]);
 });
 

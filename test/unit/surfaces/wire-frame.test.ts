@@ -73,8 +73,21 @@ const GOLDEN: Array<[LiveFrame, string]> = [
     'event: guardrail-trip\ndata: {"guardrail":"cost_ceiling","reason":"over","halted_turn":true}\n\n',
   ],
   [
-    { type: "text-delta", invocationId: "inv-1", text: 'he said "hi"\n' },
-    'event: text-delta\ndata: {"invocation_id":"inv-1","text":"he said \\"hi\\"\\n"}\n\n',
+    { type: "text-delta", invocationId: "inv-1", messageId: "m-1", text: 'he said "hi"\n' },
+    'event: text-delta\ndata: {"invocation_id":"inv-1","text":"he said \\"hi\\"\\n","message_id":"m-1"}\n\n',
+  ],
+  [
+    { type: "message-part", invocationId: "inv-1", messageId: "m-1", part: { kind: "text-start" } },
+    'event: message-part\ndata: {"invocation_id":"inv-1","message_id":"m-1","part":"text-start"}\n\n',
+  ],
+  [
+    {
+      type: "message-part",
+      invocationId: "inv-1",
+      messageId: "m-1",
+      part: { kind: "tool-call-delta", callId: "c-1", delta: '{"a":' },
+    },
+    'event: message-part\ndata: {"invocation_id":"inv-1","message_id":"m-1","part":"tool-call-delta","call_id":"c-1","delta":"{\\"a\\":"}\n\n',
   ],
 ];
 
@@ -137,6 +150,7 @@ test("capabilities advertise the typed frame names in their pinned order", () =>
     "wake",
     "guardrail-trip",
     "text-delta",
+    "message-part",
   ]);
 });
 

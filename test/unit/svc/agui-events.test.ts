@@ -5,8 +5,8 @@
  */
 import { expect, test } from "bun:test";
 import { EventSchema } from "@ag-ui/core/schemas";
-import type { ModelResponseEvent, SessionEvent } from "../../../src/core/events.ts";
-import { rowEvents, sseFrame } from "../../../src/svc/agui/agui-events.ts";
+import type { MessageBoundary, ModelResponseEvent, Publication, SessionEvent } from "../../../src/core/events.ts";
+import { AguiMessageEncoder, rowEvents, sseFrame } from "../../../src/svc/agui/agui-events.ts";
 import { RunAgentInputSchema, lastUserText, runSessionId } from "../../../src/svc/agui/run-input.ts";
 import * as v from "valibot";
 
@@ -98,4 +98,57 @@ test("session ids: agui-<threadId> per thread, agui-<runId> per run, a per_run r
   expect(runSessionId(input, "per_run")).toBe("agui-r2");
   expect(runSessionId({ ...input, resume: [{ interruptId: "i", status: "cancelled" }] }, "per_run")).toBe("agui-r1");
   expect(lastUserText(input)).toBe("second");
+});
+
+const part = (messageId: string, kind: MessageBoundary): Publication => ({
+  type: "frame",
+  frame: { type: "message-part", invocationId: "e-1", messageId, part: kind },
+});
+const delta = (messageId: string, text: string): Publication => ({
+  type: "frame",
+  frame: { type: "text-delta", invocationId: "e-1", messageId, text },
+});
+const committed = (event: SessionEvent): Publication => ({ type: "row", row: { seq: 1, event } });
+
+test("streamed parts become the message frames as they come; the row that completes them adds nothing", () => {
+  const encoder = new AguiMessageEncoder();
+  const events = [
+    part("row-1", { kind: "text-start" }),
+    delta("row-1", "check"),
+    delta("row-1", "ing"),
+    part("row-1", { kind: "text-end" }),
+    part("row-1", { kind: "tool-call-start", callId: "c1", name: "worker" }),
+    part("row-1", { kind: "tool-call-delta", callId: "c1", delta: '{"request":"x"}' }),
+    part("row-1", { kind: "tool-call-end", callId: "c1" }),
+    committed(response("checking", [{ callId: "c1", name: "worker", args: { request: "x" } }])),
+  ].flatMap((publication) => encoder.publication(publication));
+  expect(events).toEqual([
+    { type: "TEXT_MESSAGE_START", messageId: "row-1", role: "assistant" },
+    { type: "TEXT_MESSAGE_CONTENT", messageId: "row-1", delta: "check" },
+    { type: "TEXT_MESSAGE_CONTENT", messageId: "row-1", delta: "ing" },
+    { type: "TEXT_MESSAGE_END", messageId: "row-1" },
+    { type: "TOOL_CALL_START", toolCallId: "c1", toolCallName: "worker", parentMessageId: "row-1" },
+    { type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: '{"request":"x"}' },
+    { type: "TOOL_CALL_END", toolCallId: "c1" },
+  ]);
+  // The closing sweep of the log meets the same row again: still nothing.
+  expect(encoder.row(response("checking", []))).toEqual([]);
+  expect(encoder.close()).toEqual([]);
+});
+
+test("a row whose message did not stream is encoded whole; a cut stream is closed before the terminal frame", () => {
+  const encoder = new AguiMessageEncoder();
+  expect(encoder.publication(committed(response("late", []))).map((event) => event.type)).toEqual([
+    "TEXT_MESSAGE_START",
+    "TEXT_MESSAGE_CONTENT",
+    "TEXT_MESSAGE_END",
+  ]);
+  encoder.publication(delta("m-2", "half"));
+  encoder.publication(part("m-2", { kind: "tool-call-start", callId: "c9", name: "grep" }));
+  expect(encoder.close()).toEqual([
+    { type: "TEXT_MESSAGE_END", messageId: "m-2" },
+    { type: "TOOL_CALL_END", toolCallId: "c9" },
+  ]);
+  // Frames a run never asked for (status, usage) carry nothing to the client.
+  expect(encoder.publication({ type: "frame", frame: { type: "status-update", turnState: "idle" } })).toEqual([]);
 });

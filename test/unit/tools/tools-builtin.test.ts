@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { resolveToolsSettings } from "../../../src/cli/tools-flags.ts";
-import type { ModelRequest, Model } from "../../../src/core/model.ts";
+import { MODEL_SPEC_VERSION, type Model, type ModelRequest } from "../../../src/core/model.ts";
 import { classifyTool } from "../../../src/core/tool-class.ts";
 import { ZERO_USAGE } from "../../../src/core/usage.ts";
 import type { RunTurnMessage } from "../../../src/runtime/channel.ts";
@@ -283,17 +283,18 @@ test("outbound allow list: a comma string or a list, canonical entries, a malfor
 test("the turn loop offers the tool specs to the model on every call", async () => {
   const seen: ModelRequest["tools"][] = [];
   const model: Model = {
+    specificationVersion: MODEL_SPEC_VERSION,
     name: "probe",
     provider: "test",
     async *stream(request) {
       seen.push(request.tools);
-      yield { type: "text-delta", text: "ok" };
+      yield { type: "text-delta", id: "t", text: "ok" };
       yield { type: "finish", finishReason: "stop", usage: ZERO_USAGE };
     },
   };
   const specs = builtinSpecs(new Set());
   const port = {
-    textDelta: () => {},
+    part: () => {},
     commitResponse: async () => {},
     runTool: async () => ({ output: {}, isError: false }),
   };
@@ -321,7 +322,7 @@ test("the worker pool sends the catalog's specs with every run-turn message", as
       conversation: [{ role: "user", text: "hi" }],
       maxSteps: 2,
     },
-    { onTextDelta: () => {}, onRequest: async () => ({}) },
+    { onPart: () => {}, onRequest: async () => ({}) },
   );
   const message = sent.find((item) => (item as { type: string }).type === "run-turn") as RunTurnMessage;
   expect(message.tools).toEqual(specs);

@@ -1,6 +1,11 @@
 import { expect, test } from "bun:test";
 import type { SessionEvent } from "../../../../src/core/events.ts";
-import { encodeTask, modelResponseUpdate, transcriptOutcome } from "../../../../src/svc/a2a/task-encoding.ts";
+import {
+  StatusUpdateEncoder,
+  encodeTask,
+  modelResponseUpdate,
+  transcriptOutcome,
+} from "../../../../src/svc/a2a/task-encoding.ts";
 
 const header = (ts: string) => ({ id: crypto.randomUUID(), ts, invocationId: "t", author: "x" });
 const prompt = (text: string, ts = "2026-01-01T00:00:00Z"): SessionEvent => ({
@@ -50,4 +55,26 @@ test("only a completed task carries the result artifact", () => {
     { artifactId: "result", name: "result", parts: [{ kind: "text", text: "42" }] },
   ]);
   expect(encodeTask(task, { state: "input-required", note: "q", at }).artifacts).toBeUndefined();
+});
+
+test("a streamed message's status update is sent as its text part ends, with its text and id; its row adds none", () => {
+  const task = { id: "a2a-1", contextId: "ctx-1" };
+  const encoder = new StatusUpdateEncoder(task);
+  const frame = (frame: Record<string, unknown>) =>
+    encoder.publication({ type: "frame", frame: { invocationId: "t", messageId: "m-1", ...frame } as never });
+  expect(frame({ type: "message-part", part: { kind: "text-start" } })).toBeUndefined();
+  expect(frame({ type: "text-delta", text: "half " })).toBeUndefined();
+  expect(frame({ type: "text-delta", text: "way" })).toBeUndefined();
+  expect(frame({ type: "message-part", part: { kind: "text-end" } })).toMatchObject({
+    kind: "status-update",
+    final: false,
+    status: { state: "working", message: { messageId: "m-1", parts: [{ kind: "text", text: "half way" }] } },
+  });
+  const row = { ...reply("half way", false), id: "m-1" };
+  expect(encoder.publication({ type: "row", row: { seq: 2, event: row } })).toBeUndefined();
+  // A response that did not stream here (the stream joined late) is sent from its row.
+  const late = { ...reply("late", true), id: "m-2" };
+  expect(encoder.publication({ type: "row", row: { seq: 3, event: late } })).toMatchObject({
+    status: { message: { messageId: "m-2", parts: [{ kind: "text", text: "late" }] } },
+  });
 });
