@@ -242,3 +242,40 @@ test("per_run: a run that parks again is resumed naming that run as parent, and 
     { replicas: 2 },
   ]);
 });
+
+test("per_run after kill -9: a run that parked again resumes on a new daemon, its interrupt id naming the session", async () => {
+  const workload = aguiWorkload({ sessionModel: "per_run" });
+  const first = await startAgui(scope, workload, [
+    call("worker", { request: "scale twice" }),
+    call(APPLY, { replicas: 1 }),
+    call(APPLY, { replicas: 2 }),
+  ]);
+  const agent = agentSaying(first.url, "t-chain-crash", "scale twice");
+  const parked = await runOnce(agent, { runId: "k-1" });
+  const firstId = String(parked.interrupts?.[0]?.id);
+  expect(firstId).toStartWith("agui-k-1/");
+  const second = await runOnce(
+    agent.clone().use((input, next) => next.run({ ...input, parentRunId: "k-1" })),
+    { runId: "k-2", resume: [{ interruptId: firstId, status: "resolved", payload: { verdict: "approve" } }] },
+  );
+  expect(second.outcome).toBe("interrupt");
+  const secondId = String(second.interrupts?.[0]?.id);
+  await first.daemon.kill9();
+  const restarted = await startAgui(scope, workload, [call("finish_task", { result: "done" }), say("handled")], {
+    sessionDb: first.daemon.sessionDb,
+  });
+  // A fresh client on the new daemon: nothing of the earlier runs is remembered in memory anywhere.
+  const resumer = new HttpAgent({ url: restarted.url, threadId: "t-chain-crash" }).use((input, next) =>
+    next.run({ ...input, parentRunId: "k-2" }),
+  );
+  const done = await runOnce(resumer, {
+    runId: "k-3",
+    resume: [{ interruptId: secondId, status: "resolved", payload: { verdict: "approve" } }],
+  });
+  expectValid(done);
+  expect(done.outcome).toBe("success");
+  expect(countedCalls(workload.countDir, "apply_change").map((counted) => counted.args)).toEqual([
+    { replicas: 1 },
+    { replicas: 2 },
+  ]);
+});

@@ -29,7 +29,14 @@ import {
   type RunOutcome,
 } from "./agui-events.ts";
 import { EventQueue } from "./event-queue.ts";
-import { type ResumeEntry, type RunAgentInput, lastUserText, runSessionId } from "./run-input.ts";
+import {
+  type ResumeEntry,
+  type RunAgentInput,
+  lastUserText,
+  runInterruptId,
+  runSessionId,
+  splitRunInterruptId,
+} from "./run-input.ts";
 
 /** A run that passed every check: what the stream does. */
 export interface PreparedRun {
@@ -47,8 +54,6 @@ interface Answer {
 
 type QuestionKind = "write-gate" | "result";
 
-/** How many per_run resume runs are remembered as parents. */
-const MAX_CONTINUED = 10_000;
 const CANCELLED_NOTE = "cancelled by the AG-UI client";
 const VERDICTS = new Set(["approve", "reject", "edit"]);
 
@@ -57,8 +62,6 @@ export class AguiRuns {
   readonly #model: AguiSessionModel;
   /** The main listener's caller: a run's new session lists it as a contributor (abort, /resume, the CLI). */
   readonly #operator: string;
-  /** per_run: the session each resume run continued, so a resume naming it as parent finds it (this process only). */
-  readonly #continued = new Map<string, string>();
 
   constructor(runtime: SvcRuntime, model: AguiSessionModel, operator: string) {
     this.#runtime = runtime;
@@ -71,15 +74,15 @@ export class AguiRuns {
     const resuming = (input.resume?.length ?? 0) > 0;
     if (resuming && this.#model === "per_run" && input.parentRunId === undefined)
       throw new SparError("bad_request", "a resume under per_run must carry parentRunId naming the run that parked");
-    const parent = input.parentRunId === undefined ? undefined : this.#continued.get(input.parentRunId);
-    const sessionId = resuming && this.#model === "per_run" && parent ? parent : runSessionId(input, this.#model);
+    const named = resuming && this.#model === "per_run" ? namedSession(input.resume ?? []) : undefined;
+    const sessionId = named?.sessionId ?? runSessionId(input, this.#model);
     if (sessionId.endsWith(RESERVED_SUFFIX))
       throw new SparError("bad_request", `session id ${JSON.stringify(sessionId)} is reserved (${RESERVED_SUFFIX})`);
     const exists = await this.#mayWrite(sessionId, caller);
     const open = exists ? await this.#openQuestions(sessionId) : new Map<string, QuestionKind>();
     if (resuming) {
-      const answers = (input.resume ?? []).map((entry) => answerFor(entry, open, sessionId));
-      if (this.#model === "per_run") this.#remember(input.runId, sessionId);
+      const entries = named?.entries ?? input.resume ?? [];
+      const answers = entries.map((entry) => answerFor(entry, open, sessionId));
       return { input, sessionId, caller, work: { kind: "resume", answers } };
     }
     if (open.size > 0)
@@ -151,12 +154,6 @@ export class AguiRuns {
     return before;
   }
 
-  /** Remember which session a per_run resume continued (the oldest forgotten past MAX_CONTINUED). */
-  #remember(runId: string, sessionId: string): void {
-    this.#continued.set(runId, sessionId);
-    if (this.#continued.size > MAX_CONTINUED) this.#continued.delete(this.#continued.keys().next().value ?? "");
-  }
-
   /** Whether the session exists and the caller may write to it (another's session looks absent). */
   async #mayWrite(sessionId: string, caller: Caller): Promise<boolean> {
     try {
@@ -185,7 +182,7 @@ export class AguiRuns {
     return pending.map((question) => {
       const result = kinds.get(question.interrupt_id) === "result";
       return {
-        id: question.interrupt_id,
+        id: this.#model === "per_run" ? runInterruptId(sessionId, question.interrupt_id) : question.interrupt_id,
         reason: result ? "result_approval" : "tool_approval",
         message: question.message,
         responseSchema: result ? RESULT_RESPONSE_SCHEMA : VERDICT_RESPONSE_SCHEMA,
@@ -198,6 +195,29 @@ export class AguiRuns {
     const session = await this.#runtime.executorSession({ app: this.#runtime.roster.coordinator.app, id: sessionId });
     return session === undefined ? [] : await this.#runtime.events(session);
   }
+}
+
+/**
+ * per_run: the session a resume's interrupt ids name (D299), with the entries' own interrupt ids;
+ * undefined when no entry names one (an id from elsewhere: the parent run's session is tried).
+ * Entries naming two sessions are one resume of two runs: refused.
+ */
+function namedSession(entries: readonly ResumeEntry[]): { sessionId: string; entries: ResumeEntry[] } | undefined {
+  const split = entries.map((entry) => ({ entry, named: splitRunInterruptId(entry.interruptId) }));
+  const sessions = new Set(split.flatMap(({ named }) => (named === undefined ? [] : [named.sessionId])));
+  if (sessions.size === 0) return undefined;
+  if (sessions.size > 1)
+    throw new SparError(
+      "bad_request",
+      `one resume answers interrupts of one run; these name ${[...sessions].join(", ")}`,
+    );
+  const [sessionId = ""] = sessions;
+  return {
+    sessionId,
+    entries: split.map(({ entry, named }) =>
+      named === undefined ? entry : { ...entry, interruptId: named.interruptId },
+    ),
+  };
 }
 
 /** A resume entry as POST /resume's answer; 409 when it names no open interrupt, 400 when it answers nothing. */

@@ -73,3 +73,20 @@ export function lastUserText(input: RunAgentInput): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * per_run: an interrupt's AG-UI id names the session it waits in, `<session id>/<interrupt id>`,
+ * so a resume finds its session from the interrupts it answers, durably, however many runs the
+ * session has continued through (D299).
+ */
+export function runInterruptId(sessionId: string, interruptId: string): string {
+  return `${sessionId}/${interruptId}`;
+}
+
+/** The session and interrupt a per_run interrupt id names; undefined when it names no `agui-` session. */
+export function splitRunInterruptId(id: string): { sessionId: string; interruptId: string } | undefined {
+  const at = id.lastIndexOf("/");
+  if (at <= 0 || at === id.length - 1) return undefined;
+  const sessionId = id.slice(0, at);
+  return sessionId.startsWith(AGUI_PREFIX) ? { sessionId, interruptId: id.slice(at + 1) } : undefined;
+}
