@@ -7,6 +7,7 @@
  * prompts are audit rows, so a restart knows which were pending. Ending a turn (cancel, refusal
  * storm, guardrail) aborts the calls it is running: their processes are killed.
  */
+import { TurnCalls } from "./turn-calls.ts";
 import type { SparError } from "../core/errors.ts";
 import type { CommittedRow, SessionEvent, ToolCall } from "../core/events.ts";
 import {
@@ -66,7 +67,7 @@ export class GatedTools implements TurnTools {
   readonly prompts = new PromptBroker();
   readonly #deps: GatedToolsDeps;
   /** Calls running per turn, aborted when the turn ends. */
-  readonly #running = new Map<string, Set<AbortController>>();
+  readonly #running = new TurnCalls();
   /** Names of the calls executing now, in start order. */
   readonly #executing: string[] = [];
 
@@ -104,16 +105,10 @@ export class GatedTools implements TurnTools {
 
   /** Run an approved call; the turn's end aborts it. */
   async #execute(runner: ToolRunner, call: ToolCall, turnId: string): Promise<ToolRunResult> {
-    const controller = new AbortController();
-    const calls = this.#running.get(turnId) ?? new Set<AbortController>();
-    calls.add(controller);
-    this.#running.set(turnId, calls);
     this.#executing.push(call.name);
     try {
-      return await runner.run(call, controller.signal);
+      return await this.#running.run(turnId, async (signal) => await runner.run(call, signal));
     } finally {
-      calls.delete(controller);
-      if (calls.size === 0) this.#running.delete(turnId);
       this.#executing.splice(this.#executing.indexOf(call.name), 1);
     }
   }
@@ -162,8 +157,7 @@ export class GatedTools implements TurnTools {
 
   /** The turn ended: its running calls are aborted and its prompts are gone (410 turn-ended), recorded as closed. */
   async endTurn(turnId: string): Promise<void> {
-    for (const controller of this.#running.get(turnId) ?? []) controller.abort();
-    this.#running.delete(turnId);
+    this.#running.end(turnId);
     await this.#recordGone(this.gate.endTurn(turnId), "turn-ended");
   }
 

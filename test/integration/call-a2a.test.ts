@@ -8,9 +8,10 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SqliteReader } from "../../src/store/sqlite/read-only-reader.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
-import { postJson, tempDir } from "../support/daemon.ts";
-import { call, say, toolResults, writeScript } from "../support/scripted.ts";
+import { postJson, tempDir, waitFor } from "../support/daemon.ts";
+import { call, say, stall, toolResults, writeScript } from "../support/scripted.ts";
 import { collect } from "../support/sse-client.ts";
 import { type EchoAgent, startEchoAgent } from "../fixtures/a2a/sdk-echo-agent.ts";
 import { APPLY, storedRows } from "../support/gated-workload.ts";
@@ -91,8 +92,8 @@ test("spar agent: a peer registered on the hub with protocol=a2a is callable by 
   });
 });
 
-test("spar svc: the coordinator of a name-mode workload calls the config root's a2a agent", async () => {
-  const echo = remote("svc-bearer-2");
+/** A svc config root: workload `caller` (name mode) and the a2a agent `echo` at `endpoint`, its bearer in ECHO_SVC_TOKEN. */
+function callerRoot(endpoint: string): string {
   const root = tempDir("spar-svc-a2a-");
   mkdirSync(join(root, "workloads"));
   mkdirSync(join(root, "a2a"));
@@ -107,21 +108,28 @@ test("spar svc: the coordinator of a name-mode workload calls the config root's 
   );
   writeFileSync(
     join(root, "a2a", "echo.yaml"),
-    ["name: echo", `endpoint: ${echo.endpoint}`, "auth:", "  type: bearer", "  token_env: ECHO_SVC_TOKEN", ""].join(
-      "\n",
-    ),
+    ["name: echo", `endpoint: ${endpoint}`, "auth:", "  type: bearer", "  token_env: ECHO_SVC_TOKEN", ""].join("\n"),
   );
+  return root;
+}
+
+async function callerSvc(endpoint: string, token: string, lines: readonly unknown[]) {
   const sessionDb = join(tempDir(), "svc.db");
   const daemon = await scope.start({
     role: "svc",
     sessionDb,
     args: ["--workload=caller", "--model=scripted"],
-    env: {
-      SVC_CONFIG_DIR: root,
-      ECHO_SVC_TOKEN: "svc-bearer-2",
-      SVC_SCRIPT: writeScript([call("call_a2a", { agent: "echo", message: "from svc" }), say("remote answered")]),
-    },
+    env: { SVC_CONFIG_DIR: callerRoot(endpoint), ECHO_SVC_TOKEN: token, SVC_SCRIPT: writeScript(lines) },
   });
+  return { daemon, sessionDb };
+}
+
+test("spar svc: the coordinator of a name-mode workload calls the config root's a2a agent", async () => {
+  const echo = remote("svc-bearer-2");
+  const { daemon, sessionDb } = await callerSvc(echo.endpoint, "svc-bearer-2", [
+    call("call_a2a", { agent: "echo", message: "from svc" }),
+    say("remote answered"),
+  ]);
   const answer = await postJson(`${daemon.baseUrl}/inject`, { uid: "a2a-1", message: "ask echo" });
   // 202 once the turn has finished (main-listener.ts).
   expect(answer.status).toBe(202);
@@ -131,6 +139,40 @@ test("spar svc: the coordinator of a name-mode workload calls the config root's 
   expect(rows).toContain("echo: from svc");
   expect(rows).not.toContain("svc-bearer-2");
 });
+
+test("spar svc: aborting the incident stops its call_a2a waiting on a slow remote agent, at once", async () => {
+  // The remote is a spar svc whose model takes two minutes: without the turn's signal the call would wait it out.
+  const slow = await startA2aDaemon(scope, [stall("thinking", 120_000)]);
+  const { daemon, sessionDb } = await callerSvc(`${slow.a2aUrl}/a2a`, A2A_SECRET, [
+    call("call_a2a", { agent: "echo", message: "take your time" }),
+    say("never reached"),
+  ]);
+  const injected = postJson(`${daemon.baseUrl}/inject`, { uid: "slow-1", message: "ask the slow one" });
+  // The remote's task exists (read beside its running daemon, read-only): the call is waiting on it.
+  await waitFor(
+    async () => {
+      const reader = SqliteReader.open(slow.daemon.sessionDb);
+      try {
+        return (await reader.listSessions()).some((session) => session.id.startsWith("a2a-")) ? true : undefined;
+      } finally {
+        await reader.close();
+      }
+    },
+    15_000,
+    "the remote task",
+  );
+  const aborted = await postJson(`${daemon.baseUrl}/abort`, { session_id: "incident-slow-1", reason: "too slow" });
+  expect(aborted.status).toBe(202);
+  const started = Date.now();
+  await injected.catch(() => undefined);
+  expect(Date.now() - started).toBeLessThan(10_000);
+  await daemon.sigterm();
+  const results = (await storedRows(sessionDb, "svc", "incident-slow-1"))
+    .map((row) => row.event)
+    .filter((event) => event.kind === "tool-result");
+  expect(results).toMatchObject([{ name: "call_a2a", isError: true }]);
+  expect(JSON.stringify(results[0])).toContain("stopped: the turn was cancelled");
+}, 60_000);
 
 describe("two spar daemons over A2A", () => {
   /** A spar agent whose `.agents/a2a/svc.yaml` declares the svc daemon's A2A card, with its bearer. */

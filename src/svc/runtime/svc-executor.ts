@@ -5,6 +5,7 @@
  * on), then runs the model turn with the agent's tools and system prompt: a specialist's tools
  * pass the write gate, a coordinator's tools delegate to specialists.
  */
+import { TurnCalls } from "../../runtime/turn-calls.ts";
 import type { ToolCall } from "../../core/events.ts";
 import type { CancelCause, Execution, ExecutionEnd, Executor, ExecutorSession } from "../../runtime/executor.ts";
 import type { ToolVerdict, TurnTools } from "../../runtime/gated-tools.ts";
@@ -20,7 +21,7 @@ export interface SvcAgents {
   /** Run a specialist for the coordinator's call; parks the coordinator when the specialist parked. */
   delegate(session: ExecutorSession, call: ToolCall, turnId: string): Promise<ToolVerdict>;
   /** Run the coordinator's `call_a2a` (a remote agent's answer, bounded by its deadline). */
-  callRemote(call: ToolCall): Promise<ToolVerdict>;
+  callRemote(call: ToolCall, signal: AbortSignal): Promise<ToolVerdict>;
   /** Hand the coordinator the results of delegations whose specialist was unblocked; resolves with how many. */
   continueDelegations(session: ExecutorSession, invocationId: string, signal: AbortSignal): Promise<number>;
   logError(message: string): void;
@@ -123,6 +124,8 @@ class SpecialistTools implements TurnTools {
 class CoordinatorTools implements TurnTools {
   readonly #session: ExecutorSession;
   readonly #agents: SvcAgents;
+  /** Remote calls in flight per turn: a cancelled turn stops waiting on the remote agent. */
+  readonly #remote = new TurnCalls();
 
   constructor(session: ExecutorSession, agents: SvcAgents) {
     this.#session = session;
@@ -130,13 +133,15 @@ class CoordinatorTools implements TurnTools {
   }
 
   run(call: ToolCall, turnId: string): Promise<ToolVerdict> {
-    if (this.#agents.roster.callsRemote(call.name)) return this.#agents.callRemote(call);
+    if (this.#agents.roster.callsRemote(call.name))
+      return this.#remote.run(turnId, (signal) => this.#agents.callRemote(call, signal));
     const profile = this.#agents.roster.specialist(call.name);
     if (profile === undefined) return Promise.resolve(notGranted(call.name, this.#agents.roster.coordinator));
     return this.#agents.delegate(this.#session, call, turnId);
   }
 
   endTurn(turnId: string): Promise<void> {
+    this.#remote.end(turnId);
     return this.#session.tools.endTurn(turnId);
   }
 }

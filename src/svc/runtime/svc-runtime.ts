@@ -233,8 +233,8 @@ export class SvcRuntime implements DispatchAgents {
   }
 
   /** The core's tools run it (`call_a2a` in front of them): the remote agent is not gated here, its own gate answers input-required. */
-  async callRemote(call: ToolCall): Promise<ToolVerdict> {
-    return { result: await this.#core().runner.run(call, new AbortController().signal) };
+  async callRemote(call: ToolCall, signal: AbortSignal): Promise<ToolVerdict> {
+    return { result: await this.#core().runner.run(call, signal) };
   }
 
   async delegate(session: ExecutorSession, call: ToolCall, turnId: string): Promise<ToolVerdict> {
