@@ -155,7 +155,7 @@ test("a message without text parts is -32602; an unknown method -32601; a malfor
   expect(data.status).toBe(200);
   expect(data.body.error).toMatchObject({ code: -32602 });
   expect(data.body.error.message).toContain("no text parts");
-  expect((await rpc(a2aUrl, "tasks/resubscribe", { id: "a2a-x" })).body.error.code).toBe(-32601);
+  expect((await rpc(a2aUrl, "tasks/frobnicate", { id: "a2a-x" })).body.error.code).toBe(-32601);
   const bad = await fetch(`${a2aUrl}/a2a`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${A2A_SECRET}` },
@@ -178,4 +178,27 @@ test("tasks/cancel while the turn is in flight is authoritative: the send answer
   });
   expect(text).not.toContain("too late");
   expect((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state).toBe("canceled");
+});
+
+test("resubscribeTask follows a working task to its end: snapshot, its model response, the artifact, final; a finished task answers at once", async () => {
+  const { a2aUrl } = await startA2aDaemon(scope, [stall("thinking", 1500, " it through")], {
+    workload: plainA2aWorkload(),
+  });
+  const { id, rest } = await streamingTask(a2aUrl, "slow");
+  const a2a = await client(a2aUrl);
+  const frames: Array<Record<string, any>> = [];
+  for await (const frame of a2a.resubscribeTask({ id })) frames.push(frame as never);
+  expect(frames.map((frame) => frame.kind)).toEqual(["task", "status-update", "artifact-update", "status-update"]);
+  expect(frames[0]).toMatchObject({ id, status: { state: "working" } });
+  expect(frames[1]).toMatchObject({ final: false, status: { message: { parts: [{ text: "thinking it through" }] } } });
+  expect(frames[2]).toMatchObject({ artifact: { parts: [{ text: "thinking it through" }] } });
+  expect(frames[3]).toMatchObject({ final: true, status: { state: "completed" } });
+  await rest();
+  const again: Array<Record<string, any>> = [];
+  for await (const frame of a2a.resubscribeTask({ id })) again.push(frame as never);
+  expect(again.map((frame) => frame.kind)).toEqual(["task", "artifact-update", "status-update"]);
+  expect(again[0]).toMatchObject({ status: { state: "completed" } });
+  // Refused before a stream opens, like message/stream: a plain JSON-RPC error.
+  const unknown = await rpc(a2aUrl, "tasks/resubscribe", { id: "a2a-00000000000000000000000000000000" });
+  expect(unknown.body.error.code).toBe(-32001);
 });

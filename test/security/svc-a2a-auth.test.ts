@@ -59,7 +59,7 @@ test("the shared secret itself holds no scopes: a skill declaring scopes refuses
 
 test("a JWT without the skill's scope is refused 403 on every method, tasks/get included", async () => {
   const token = signJwt({ sub: "agent-7", scope: "changes:read" });
-  for (const method of ["message/send", "message/stream", "tasks/get", "tasks/cancel"]) {
+  for (const method of ["message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe"]) {
     const answer = await rpc(served.a2aUrl, method, { id: "a2a-x", message: textMessage("x") }, token);
     expect(answer.status).toBe(403);
   }

@@ -1,7 +1,8 @@
 /**
  * Task ids an A2A caller must not reach on svc: only `a2a-` sessions are tasks, so an incident
  * session (`incident-*`), an ops row id, a path-like id or another tenant's task is not found
- * (-32001), and a send naming one as its taskId runs no turn there.
+ * (-32001) on every method that names a task (tasks/resubscribe included), and a send naming one
+ * as its taskId runs no turn there.
  */
 import { beforeAll, expect, test } from "bun:test";
 import { daemonScope } from "../support/daemon-scope.ts";
@@ -20,7 +21,7 @@ beforeAll(async () => {
 });
 
 test("an incident session's id is not a task, even to a caller its ACL admits: tasks/get, tasks/cancel and a continuing send are -32001", async () => {
-  for (const method of ["tasks/get", "tasks/cancel"])
+  for (const method of ["tasks/get", "tasks/cancel", "tasks/resubscribe"])
     expect((await rpc(open.a2aUrl, method, { id: "incident-k1" }, null)).body.error.code).toBe(-32001);
   for (const method of ["message/send", "message/stream"]) {
     const params = { message: textMessage("abort it", { taskId: "incident-k1" }) };
@@ -48,6 +49,7 @@ test("another tenant's task is not found (-32001), not forbidden: its existence 
   const theirs = signJwt({ tenant: "team-b" });
   expect((await rpc(served.a2aUrl, "tasks/get", { id }, theirs)).body.error.code).toBe(-32001);
   expect((await rpc(served.a2aUrl, "tasks/cancel", { id }, theirs)).body.error.code).toBe(-32001);
+  expect((await rpc(served.a2aUrl, "tasks/resubscribe", { id }, theirs)).body.error.code).toBe(-32001);
   const send = await rpc(served.a2aUrl, "message/send", { message: textMessage("x", { taskId: id }) }, theirs);
   expect(send.body.error.code).toBe(-32001);
   expect((await rpc(served.a2aUrl, "tasks/get", { id }, signJwt({ tenant: "team-a" }))).body.result.status.state).toBe(

@@ -1,10 +1,10 @@
 /**
  * svc's A2A listener (`--a2a-listen`; spec: A2A listener): the public agent cards and `POST /a2a`,
- * JSON-RPC 2.0 with `message/send`, `message/stream`, `tasks/get` and `tasks/cancel` (a2a-tasks.ts
- * runs them). Built on the shared guards (guardedApp: Host, the `SVC_A2A_TOKEN` bearer or a JWT
+ * JSON-RPC 2.0 with `message/send`, `message/stream`, `tasks/get`, `tasks/cancel` and
+ * `tasks/resubscribe` (a2a-tasks.ts runs them). Built on the shared guards (guardedApp: Host, the `SVC_A2A_TOKEN` bearer or a JWT
  * signed with it via protocolCaller, CSRF, the body limit), then in order: the workload's scopes
  * (403), the method, draining and the rate limit for sends (retryable -32000 with `Retry-After`;
- * `tasks/get` and `tasks/cancel` are never limited), the params. Every refusal is decided before a
+ * `tasks/get`, `tasks/cancel` and `tasks/resubscribe` are never limited), the params. Every refusal is decided before a
  * stream opens; JSON-RPC errors answer HTTP 200 as the transport says, codes from the one table
  * (json-rpc-errors.ts).
  */
@@ -50,7 +50,7 @@ export interface A2aListenerOptions {
   allowedHosts?: HostAllowlist;
 }
 
-const METHODS = new Set(["message/send", "message/stream", "tasks/get", "tasks/cancel"]);
+const METHODS = new Set(["message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe"]);
 
 export function a2aListenerApp(options: A2aListenerOptions) {
   const cardPaths = options.workloads.map((workload) => `/.well-known/agent-card/${workload.name}.json`);
@@ -114,6 +114,10 @@ async function answer(options: A2aListenerOptions, caller: Caller, body: unknown
     if (!METHODS.has(method)) return rpcError(id, new SparError("method_not_allowed", `no method ${method}`));
     if (method === "tasks/get") return rpcResult(id, await options.tasks.get(caller, taskId(params)));
     if (method === "tasks/cancel") return rpcResult(id, await options.tasks.cancel(caller, taskId(params)));
+    if (method === "tasks/resubscribe") {
+      const task = await options.tasks.find(caller, taskId(params));
+      return jsonRpcStream(id, (emit) => options.tasks.follow(task, caller, emit));
+    }
     const send = sendParams(params);
     admitSend(options, caller);
     if (send.message.taskId === undefined)

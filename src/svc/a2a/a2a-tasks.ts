@@ -9,7 +9,7 @@
  * sees only its own tasks (another's is not found).
  */
 import { SparError } from "../../core/errors.ts";
-import type { SessionEvent } from "../../core/events.ts";
+import { type SessionEvent, isTerminalFrame } from "../../core/events.ts";
 import type { EventLog } from "../../core/event-log.ts";
 import { FeedTap, LIVE_ONLY } from "../../runtime/feed-tap.ts";
 import type { SessionService } from "../../runtime/session-service.ts";
@@ -97,6 +97,46 @@ export class A2aTasks {
   async get(caller: Caller, id: string): Promise<Task> {
     const task = await this.#existing(caller, id);
     return encodeTask(task, await this.snapshot(task, caller));
+  }
+
+  /** A task the caller may read (`tasks/resubscribe` checks it before its stream opens). */
+  find(caller: Caller, id: string): Promise<TaskIdentity> {
+    return this.#existing(caller, id);
+  }
+
+  /**
+   * `tasks/resubscribe`: the task's snapshot, then, while its turn runs, a status update per model
+   * response; once the turn has ended (or when none runs), the artifact of a completed task and
+   * the final status update. A task waiting on an operator ends the stream `input-required`: it
+   * may wait for hours, and a client resubscribes once it has answered.
+   */
+  async follow(task: TaskIdentity, caller: Caller, emit: (event: StreamEvent) => void): Promise<void> {
+    const live = await this.#deps.sessions.subscribe({ app: this.#app, sid: task.id }, caller);
+    let settle = () => {};
+    const turnEnded = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    const updates = new StatusUpdateEncoder(task);
+    const subscription = live.attach(
+      new FeedTap((publication) => {
+        const update = updates.publication(publication);
+        if (update) emit(update);
+        if (publication.type === "frame" && isTerminalFrame(publication.frame)) settle();
+      }, settle),
+      LIVE_ONLY,
+    );
+    const stopWatching = live.actor.onAbort(settle);
+    try {
+      const now = await this.snapshot(task, caller);
+      emit(encodeTask(task, now));
+      if (now.state === "working" && live.actor.status().turn_in_flight) await turnEnded;
+    } finally {
+      stopWatching();
+      subscription.unsubscribe();
+    }
+    const after = await this.snapshot(task, caller);
+    if (after.state === "completed" && after.answer !== undefined) emit(artifactUpdate(task, after.answer));
+    emit(finalUpdate(task, after));
   }
 
   /** `tasks/cancel`: the abort path (terminal, the turn in flight cancelled); a second cancel answers the same. */

@@ -64,8 +64,9 @@ export function encodeTask(task: TaskIdentity, snapshot: TaskSnapshot): Task {
 
 /**
  * A task stream's status updates from the session's publications: the text of a streamed
- * message is gathered from its deltas and sent when its text part ends; a model-response row
- * whose message did not stream (the stream joined late) is sent from the row. One per stream.
+ * message is gathered from its start and sent when its text part ends; a model-response row
+ * whose message did not stream from its start (the stream joined late) is sent from the row.
+ * One per stream.
  */
 export class StatusUpdateEncoder {
   readonly #task: TaskIdentity;
@@ -86,10 +87,15 @@ export class StatusUpdateEncoder {
       return modelResponseUpdate(this.#task, event);
     }
     const frame = publication.frame;
-    if (frame.type === "text-delta")
-      this.#texts.set(frame.messageId, (this.#texts.get(frame.messageId) ?? "") + frame.text);
-    if (frame.type !== "message-part" || frame.part.kind !== "text-end") return undefined;
-    const text = this.#texts.get(frame.messageId) ?? "";
+    const gathered = this.#texts.get(
+      frame.type === "text-delta" || frame.type === "message-part" ? frame.messageId : "",
+    );
+    if (frame.type === "text-delta" && gathered !== undefined) this.#texts.set(frame.messageId, gathered + frame.text);
+    if (frame.type !== "message-part") return undefined;
+    // Text is gathered from its start only: a stream that joined mid-message sends the row instead.
+    if (frame.part.kind === "text-start" && gathered === undefined) this.#texts.set(frame.messageId, "");
+    if (frame.part.kind !== "text-end" || gathered === undefined) return undefined;
+    const text = gathered;
     if (text.trim() === "") return undefined;
     return workingUpdate(this.#task, text, frame.messageId, new Date().toISOString());
   }

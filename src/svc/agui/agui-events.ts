@@ -5,8 +5,8 @@
  * `message-part` and `text-delta` frames become TEXT_MESSAGE_START/CONTENT/END and
  * TOOL_CALL_START/ARGS/END as the model streams, under the response's message id; a tool-result
  * row becomes TOOL_CALL_RESULT. A model-response row whose message streamed adds nothing (its id
- * is the message id); one that did not (a run that joined after the parts, a restart) is encoded
- * whole from the row. `close` ends whatever a cut stream left open, so a run's terminal frame
+ * is the message id); one that did not stream from its start (a run that joined after the
+ * parts, a restart) is encoded whole from the row. `close` ends whatever a cut stream left open, so a run's terminal frame
  * never finds a message or call still open. Pure.
  */
 import { assertNever } from "../../core/result.ts";
@@ -79,8 +79,9 @@ export class AguiMessageEncoder {
 
   #frame(frame: LiveFrame): AguiEvent[] {
     if (frame.type === "text-delta") {
-      const start = this.#startText(frame.messageId);
-      return [...start, { type: "TEXT_MESSAGE_CONTENT", messageId: frame.messageId, delta: frame.text }];
+      // Text of a message whose start this run did not see is sent whole from its row instead.
+      if (!this.#openText.has(frame.messageId)) return [];
+      return [{ type: "TEXT_MESSAGE_CONTENT", messageId: frame.messageId, delta: frame.text }];
     }
     if (frame.type !== "message-part") return [];
     const { messageId, part } = frame;

@@ -143,6 +143,9 @@ test("a row whose message did not stream is encoded whole; a cut stream is close
     "TEXT_MESSAGE_CONTENT",
     "TEXT_MESSAGE_END",
   ]);
+  // Text of a message whose start was not seen is left to its row.
+  expect(encoder.publication(delta("m-1", "joined late"))).toEqual([]);
+  encoder.publication(part("m-2", { kind: "text-start" }));
   encoder.publication(delta("m-2", "half"));
   encoder.publication(part("m-2", { kind: "tool-call-start", callId: "c9", name: "grep" }));
   expect(encoder.close()).toEqual([

@@ -72,6 +72,11 @@ test("a streamed message's status update is sent as its text part ends, with its
   });
   const row = { ...reply("half way", false), id: "m-1" };
   expect(encoder.publication({ type: "row", row: { seq: 2, event: row } })).toBeUndefined();
+  // A message joined mid-way sends nothing at its end: its row does, whole.
+  const joined = (frame: Record<string, unknown>) =>
+    encoder.publication({ type: "frame", frame: { invocationId: "t", messageId: "m-2", ...frame } as never });
+  expect(joined({ type: "text-delta", text: "te" })).toBeUndefined();
+  expect(joined({ type: "message-part", part: { kind: "text-end" } })).toBeUndefined();
   // A response that did not stream here (the stream joined late) is sent from its row.
   const late = { ...reply("late", true), id: "m-2" };
   expect(encoder.publication({ type: "row", row: { seq: 3, event: late } })).toMatchObject({
