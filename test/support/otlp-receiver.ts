@@ -15,6 +15,8 @@ export interface ReceivedSpan {
   parentSpanId: string;
   name: string;
   kind: number;
+  /** End minus start. */
+  durationMs: number;
   attributes: Record<string, unknown>;
   resource: Record<string, unknown>;
   encoding: "protobuf" | "json";
@@ -42,7 +44,6 @@ export interface OtlpReceiver {
   stop(): Promise<void>;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the generated root is untyped JavaScript.
 const proto = (root as any).opentelemetry.proto;
 const TRACE_REQUEST = proto.collector.trace.v1.ExportTraceServiceRequest;
 const METRICS_REQUEST = proto.collector.metrics.v1.ExportMetricsServiceRequest;
@@ -81,6 +82,7 @@ function spansOf(request: Json, encoding: "protobuf" | "json"): ReceivedSpan[] {
         parentSpanId: hexId(span.parentSpanId, encoding),
         name: String(span.name),
         kind: Number(span.kind ?? 0),
+        durationMs: (Number(span.endTimeUnixNano ?? 0) - Number(span.startTimeUnixNano ?? 0)) / 1e6,
         attributes: attributes(span.attributes),
         resource,
         encoding,

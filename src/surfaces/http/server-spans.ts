@@ -78,7 +78,8 @@ function requestAttributes(request: Request, method: string): Attributes {
     "url.scheme": url.protocol.replace(/:$/, ""),
   };
   if (method === "_OTHER") attributes["http.request.method_original"] = request.method.slice(0, 64);
-  if (validHost(request.headers.get("host")) !== undefined) {
+  // The authority the client addressed (Host, or an in-process request's own URL); none without one.
+  if (URL.canParse(request.url) || validHost(request.headers.get("host")) !== undefined) {
     attributes["server.address"] = url.hostname.replace(/^\[|\]$/g, "");
     attributes["server.port"] = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
   }
