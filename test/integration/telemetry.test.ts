@@ -1,7 +1,7 @@
 /**
  * Telemetry of the real daemons against a local OTLP receiver (test/support/otlp-receiver.ts):
  * (c) an inbound traceparent on the agent's /inject is adopted, over protobuf and JSON; (e) SIGTERM
- * flushes spans still batched (a ten-minute batch delay); `svc stop` flushes svc's; the /metrics
+ * flushes spans still batched (a ten-minute batch delay), with OTEL_EXPORTER_OTLP_HEADERS on each export; `svc stop` flushes svc's; the /metrics
  * series reach the receiver; (f) with nothing configured, or with OTEL_SDK_DISABLED=true, the
  * receiver sees no request at all and the daemon logs no telemetry line.
  */
@@ -64,8 +64,15 @@ describe("the agent", () => {
   }
 
   test("(e) SIGTERM flushes the spans still batched, and the metrics, before exit 0", async () => {
-    const daemon = await scope.start({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...HELD_BACK } });
+    const daemon = await scope.start({
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20collector-token",
+        ...HELD_BACK,
+      },
+    });
     const traceId = "33333333333333333333333333333333";
+    const before = receiver.requests.length;
     await postJson(
       `${daemon.baseUrl}/sessions/default/inject`,
       { message: "batched" },
@@ -81,6 +88,10 @@ describe("the agent", () => {
     );
     expect(turns).toMatchObject({ type: "sum", monotonic: true });
     expect(turns?.points).toContainEqual({ attributes: { outcome: "completed" }, value: 1 });
+    // OTEL_EXPORTER_OTLP_HEADERS rides on every export request.
+    const exports = receiver.requests.slice(before);
+    expect(exports.length).toBeGreaterThanOrEqual(2);
+    expect(exports.every((request) => request.authorization === "Bearer collector-token")).toBe(true);
   });
 
   test("the /metrics series reach the receiver on the export interval, named and labelled as /metrics has them", async () => {

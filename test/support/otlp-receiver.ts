@@ -37,7 +37,7 @@ export interface OtlpReceiver {
   readonly spans: ReceivedSpan[];
   readonly metrics: ReceivedMetric[];
   /** Every request that reached the receiver, whatever its path. */
-  readonly requests: Array<{ method: string; path: string; contentType: string }>;
+  readonly requests: Array<{ method: string; path: string; contentType: string; authorization: string | null }>;
   /** Resolves with the spans once `predicate` holds (polls), rejects after `timeoutMs`. */
   waitForSpans(predicate: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   waitForMetrics(predicate: (metrics: ReceivedMetric[]) => boolean, timeoutMs?: number): Promise<ReceivedMetric[]>;
@@ -138,7 +138,7 @@ export function startOtlpReceiver(): OtlpReceiver {
     async fetch(request) {
       const path = new URL(request.url).pathname;
       const contentType = request.headers.get("content-type") ?? "";
-      requests.push({ method: request.method, path, contentType });
+      requests.push({ method: request.method, path, contentType, authorization: request.headers.get("authorization") });
       let bytes = new Uint8Array(await request.arrayBuffer());
       if (request.headers.get("content-encoding") === "gzip") bytes = gunzipSync(bytes);
       const encoding = contentType.includes("json") ? "json" : "protobuf";
