@@ -6,6 +6,8 @@
  * receiver sees no request at all and the daemon logs no telemetry line.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startA2aDaemon } from "../support/a2a-daemon.ts";
+import { aguiWorkload, startAgui } from "../support/agui-daemon.ts";
 import { type Daemon, postJson } from "../support/daemon.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.ts";
@@ -187,6 +189,28 @@ describe("svc", () => {
     const spans = spansOf(traceId);
     expect(spans.map((span) => [span.name, span.parentSpanId, span.resource["service.name"]])).toEqual([
       ["POST /inject", "3".repeat(16), "spar-svc"],
+    ]);
+  });
+
+  test("its A2A and AG-UI listeners span their requests too, under the inbound parent", async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "50" };
+    const a2aTrace = "88888888888888888888888888888888";
+    const a2a = await startA2aDaemon(scope, [], { env });
+    expect(
+      (await fetch(`${a2a.a2aUrl}/.well-known/agent-card.json`, { headers: traceparent(a2aTrace, "6".repeat(16)) }))
+        .status,
+    ).toBe(200);
+    const aguiTrace = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const agui = await startAgui(scope, aguiWorkload(), [], { env });
+    expect(
+      (await fetch(`${agui.base}/agui/agents.json`, { headers: traceparent(aguiTrace, "7".repeat(16)) })).status,
+    ).toBe(200);
+    await receiver.waitForSpans(() => spansOf(a2aTrace).length > 0 && spansOf(aguiTrace).length > 0);
+    expect(spansOf(a2aTrace).map((span) => [span.name, span.parentSpanId, span.resource["service.name"]])).toEqual([
+      ["GET /.well-known/agent-card.json", "6".repeat(16), "spar-svc"],
+    ]);
+    expect(spansOf(aguiTrace).map((span) => [span.name, span.parentSpanId])).toEqual([
+      ["GET /agui/agents.json", "7".repeat(16)],
     ]);
   });
 });
