@@ -17,6 +17,7 @@ import { GUARDRAIL_FLAGS } from "../src/cli/guardrail-flags.ts";
 import { KNOWLEDGE_FLAGS } from "../src/cli/knowledge-flags.ts";
 import { MCP_FLAGS } from "../src/cli/mcp-flags.ts";
 import { PRICING_FLAGS } from "../src/cli/pricing-flags.ts";
+import { TELEMETRY_FLAGS } from "../src/cli/telemetry-flags.ts";
 import { TOOLS_FLAGS } from "../src/cli/tools-flags.ts";
 import { WATCHER_FLAGS } from "../src/cli/watcher-flags.ts";
 import { formatDuration } from "../src/core/duration.ts";
@@ -36,6 +37,7 @@ const AGENT_GROUPS: ReadonlyArray<{ title: string; page: string; flags: readonly
   { title: "Skills and memory", page: "agent.md#skills-and-memory", flags: KNOWLEDGE_FLAGS },
   { title: "MCP tool servers", page: "agent.md#mcp-tool-servers", flags: MCP_FLAGS },
   { title: "Listener limits", page: "security.md#resource-caps", flags: ATTACH_LIMITS_FLAGS },
+  { title: "Telemetry", page: "telemetry.md", flags: TELEMETRY_FLAGS },
 ];
 
 /** Table cell text: pipes escaped, line breaks flattened. */

@@ -1,8 +1,8 @@
 /**
  * `spar agent`: the agent daemon. Builds the configuration, starts the runtime core (the store,
  * the turn workers, the session host: runtime-core.ts) and the agent's own layer on it (caller
- * auth, the listen policy, the peer hub, the attach listener), and on SIGTERM runs the spec's
- * teardown in order before exiting 0.
+ * auth, the listen policy, the peer hub, the attach listener) with its telemetry (started first,
+ * flushed last), and on SIGTERM runs the spec's teardown in order before exiting 0.
  */
 import { SparError } from "../core/errors.ts";
 import { scanSkills } from "../skills/skill-library.ts";
@@ -13,6 +13,7 @@ import { type HostAllowlist, parseAllowedHosts } from "../surfaces/http/host-all
 import { PeerHub } from "../surfaces/peers/peer-hub.ts";
 import { redactUrl } from "../net/redact-url.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
+import { type TelemetryHandle, startTelemetry } from "../telemetry/telemetry.ts";
 import type { SessionHost } from "../runtime/session-host.ts";
 import { type AgentConfig, buildAgentConfig } from "./agent-config.ts";
 import { AGENT_FLAGS } from "./agent-flags.ts";
@@ -59,11 +60,13 @@ export async function agentCommand(argv: readonly string[]): Promise<number> {
     logger.warn(
       `config file ${configPathShown(configFlag, cwd)}: ignoring key(s) this configuration does not read: ${unread.join(", ")}`,
     );
+  const telemetry = await startTelemetry("agent", { settings: config.value.telemetry, version: SPAR_VERSION, logger });
   let agent: RunningAgent;
   try {
-    agent = await startAgent(config.value, logger);
+    agent = await startAgent(config.value, logger, process.env, telemetry);
   } catch (error) {
     logger.error(`spar agent failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    await telemetry.shutdown();
     return 1;
   }
   return await new Promise<number>((resolve) => {
@@ -159,11 +162,12 @@ function checkListenPolicy(
   return allowed.value;
 }
 
-/** Start every part of the daemon; the caller owns the shutdown. */
+/** Start every part of the daemon; the caller owns the shutdown (which ends with the telemetry flush). */
 export async function startAgent(
   config: AgentConfig,
   logger: Logger,
   env: Record<string, string | undefined> = process.env,
+  telemetry?: TelemetryHandle,
 ): Promise<RunningAgent> {
   const token = resolveToken(config, env);
   const callers = callerAuth(config, env);
@@ -174,6 +178,7 @@ export async function startAgent(
     { ...runtimeCoreSettings(config), ...(remoteAgents ? { remoteAgents } : {}) },
     logger,
   );
+  telemetry?.observeMetrics(() => core.metrics.render());
   const streams = admitStreams(config.limits.streams, core.metrics);
   const context: AttachContext = {
     sessions: core.sessions,
@@ -233,7 +238,7 @@ export async function startAgent(
     );
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
-    stopping ??= teardown(core, server, config, logger, peerHub);
+    stopping ??= teardown(core, server, config, logger, peerHub, telemetry);
     return stopping;
   };
   return { config, server, host: core.host, shutdown };
@@ -299,6 +304,7 @@ async function teardown(
   config: AgentConfig,
   logger: Logger,
   peerHub: PeerHub | undefined,
+  telemetry: TelemetryHandle | undefined,
 ): Promise<void> {
   const cancel = core.beginShutdown();
   // Teardown step 1, the peer hub: every change is already on disk; stop its prune timer.
@@ -307,6 +313,8 @@ async function teardown(
   await server.drain(config.shutdownTimeoutMs);
   // The tool host and its children, the orderly stop of auto-continue, the workers and the store.
   await core.close();
+  // Telemetry last (spec: teardown), within its 3 s: the spans of the teardown itself go too.
+  await telemetry?.shutdown();
   logger.info("shutdown complete");
 }
 

@@ -9,6 +9,8 @@ import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
 import { SettingReader } from "../config/setting-reader.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
+import type { TelemetrySettings } from "../telemetry/telemetry-plan.ts";
+import { resolveTelemetrySettings } from "./telemetry-flags.ts";
 import { type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
 import { type AgentCardSettings, loadAgentCardSettings } from "../surfaces/attach/agent-card-config.ts";
 import { parsePatterns } from "../core/permission-patterns.ts";
@@ -79,6 +81,8 @@ export interface AgentConfig {
   subscriberBufferBytes: number;
   heartbeatMs: number;
   logLevel: LogLevel;
+  /** `--otel-endpoint` / `otel.endpoint` (the OTEL_* variables are read at start). */
+  telemetry: TelemetrySettings;
 }
 
 /** A bad setting; caught at the boundary of buildAgentConfig and returned as its error. */
@@ -109,6 +113,8 @@ export function buildAgentConfig(
   if (!guardrails.ok) return err(guardrails.error);
   const autoContinue = resolveAutoContinue(flags, config);
   if (!autoContinue.ok) return err(autoContinue.error);
+  const telemetry = resolveTelemetrySettings(flags, config);
+  if (!telemetry.ok) return err(telemetry.error);
   try {
     const listen = parseListenAddress(need(read.string("attach-listen")));
     if (!listen.ok) throw new ConfigProblem(`${read.from("attach-listen")}: ${listen.error}`);
@@ -169,6 +175,7 @@ export function buildAgentConfig(
       subscriberBufferBytes: need(read.int("subscriber-buffer-bytes")),
       heartbeatMs: need(read.duration("sse-heartbeat")),
       logLevel: need(read.oneOf<LogLevel>("log-level")),
+      telemetry: telemetry.value,
     });
   } catch (error) {
     if (error instanceof ConfigProblem) return err(error.message);

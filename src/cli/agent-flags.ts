@@ -13,6 +13,7 @@ import { KNOWLEDGE_FLAGS } from "./knowledge-flags.ts";
 import { MCP_FLAGS } from "./mcp-flags.ts";
 import { MODEL_FLAGS } from "./model-flags.ts";
 import { PRICING_FLAGS } from "./pricing-flags.ts";
+import { TELEMETRY_FLAGS } from "./telemetry-flags.ts";
 import { TOOLS_FLAGS } from "./tools-flags.ts";
 
 const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
@@ -204,4 +205,5 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
   ...KNOWLEDGE_FLAGS,
   ...MCP_FLAGS,
   ...ATTACH_LIMITS_FLAGS,
+  ...TELEMETRY_FLAGS,
 ];

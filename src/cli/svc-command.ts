@@ -25,6 +25,7 @@ import { type SvcAttach, startSvcAttach } from "./svc-attach.ts";
 import type { McpSettings } from "./mcp-flags.ts";
 import { loadWorkload } from "../svc/workload/load-workload.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
+import { type TelemetryHandle, startTelemetry } from "../telemetry/telemetry.ts";
 import { buildAgentConfig } from "./agent-config.ts";
 import { bindHostname } from "./listen-address.ts";
 import { type RuntimeCore, type RuntimeCoreSettings, startRuntimeCore } from "./runtime-core.ts";
@@ -100,11 +101,13 @@ export async function svcCommand(argv: readonly string[]): Promise<number> {
   // Heard from the start: a SIGTERM that arrives while svc starts (or right after it logged its
   // listen line) shuts it down once started, instead of killing it with the default action.
   const terminated = new Promise<void>((resolve) => process.once("SIGTERM", () => resolve()));
+  const telemetry = await startTelemetry("svc", { settings: config.value.telemetry, version: SPAR_VERSION, logger });
   let running: RunningSvc;
   try {
-    running = await startSvc(config.value, logger, cwd);
+    running = await startSvc(config.value, logger, cwd, telemetry);
   } catch (error) {
     logger.error(`spar svc failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    await telemetry.shutdown();
     return 1;
   }
   const stop = await Promise.race([terminated.then(() => undefined), running.stopRequested]);
@@ -124,7 +127,12 @@ function usageError(message: string): number {
   return 2;
 }
 
-export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): Promise<RunningSvc> {
+export async function startSvc(
+  config: SvcConfig,
+  logger: Logger,
+  cwd: string,
+  telemetry?: TelemetryHandle,
+): Promise<RunningSvc> {
   const loaded = loadWorkload({
     value: config.workload,
     ...(config.dispatch === undefined ? {} : { dispatchFlag: config.dispatch }),
@@ -212,6 +220,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
     store.remove();
     throw error;
   }
+  telemetry?.observeMetrics(() => core.metrics.render());
   const recovered = await runtime.recover();
   if (recovered.length > 0)
     logger.info(`carrying out answers a crash left undone, on sessions ${recovered.join(", ")}`);
@@ -239,6 +248,7 @@ export async function startSvc(config: SvcConfig, logger: Logger, cwd: string): 
           store.remove();
         },
         pauser: gatePauser(runtime.pauses),
+        ...(telemetry ? { telemetry } : {}),
         windowMs,
         logger,
         write: (text) => process.stderr.write(text),

@@ -13,6 +13,8 @@ import { type Pattern, parsePatterns } from "../core/permission-patterns.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import type { FlagValue } from "../config/flag-spec.ts";
 import { SettingReader } from "../config/setting-reader.ts";
+import type { TelemetrySettings } from "../telemetry/telemetry-plan.ts";
+import { resolveTelemetrySettings } from "./telemetry-flags.ts";
 import type { McpTimeouts } from "../mcp/types.ts";
 import type { DispatchSetting, WatchdogPosture } from "../svc/workload/workload.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
@@ -94,6 +96,8 @@ export interface SvcConfig {
   auditLog: string | undefined;
   /** `svc.permissions.deny`: calls the gate refuses whatever an operator answers (the agent's pattern syntax). */
   deny: Pattern[];
+  /** `--otel-endpoint` / `otel.endpoint` (the OTEL_* variables are read at start). */
+  telemetry: TelemetrySettings;
 }
 
 /** A bad setting; caught at the boundary of buildSvcConfig and returned as its error. */
@@ -323,6 +327,7 @@ export function buildSvcConfig(
       configDir: env.SVC_CONFIG_DIR,
       auditLog: auditLogPath(read, cwd),
       deny: denyPatterns(read),
+      telemetry: need(resolveTelemetrySettings(flags, config)),
     });
   } catch (error) {
     if (error instanceof ConfigProblem) return err(error.message);

@@ -3,7 +3,7 @@
  * settings (workload, dispatch, the four listeners, the store, the one-shot timeout, boot
  * auto-resume, watchdog, log level) under `svc.*` config keys, followed by the tables it shares
  * with the agent daemon, which keep their keys: the model settings, pricing, the MCP timeouts (the
- * catalog comes from the workload, not `--mcp-config`) and the listener limits. Each entry
+ * catalog comes from the workload, not `--mcp-config`), the listener limits and telemetry. Each entry
  * declares its config key, default, bounds and choices (D229); svc-config.ts reads them. Data only.
  */
 import type { FlagSpec } from "../config/flag-spec.ts";
@@ -13,6 +13,7 @@ import { ATTACH_LIMITS_FLAGS } from "./attach-limits-flags.ts";
 import { MCP_FLAGS } from "./mcp-flags.ts";
 import { MODEL_FLAGS } from "./model-flags.ts";
 import { PRICING_FLAGS } from "./pricing-flags.ts";
+import { TELEMETRY_FLAGS } from "./telemetry-flags.ts";
 
 /** The watchdog ladder of the spec; unset takes the workload's `safety.watchdog`, then `feedback`. */
 export const SVC_WATCHDOG_POSTURES = ["warn", "feedback", "enforce"] as const;
@@ -153,6 +154,7 @@ export const SVC_FLAGS: readonly FlagSpec[] = [
   ...PRICING_FLAGS,
   ...SVC_MCP_FLAGS,
   ...ATTACH_LIMITS_FLAGS,
+  ...TELEMETRY_FLAGS,
 ];
 
 export const SVC_USAGE = "spar svc [--workload=NAME|DIR] [--listen=HOST:PORT] [--session-db=PATH] [flags]";

@@ -2,7 +2,7 @@
  * svc's shutdown, on SIGTERM or POST /stop (svc stop): the drain of its sessions
  * (src/svc/ops/session-drain.ts: markers before the wait, the drain window, cancel the rest),
  * then the unwind (the turns' cancellation, the main and attach listeners, the runtime core, the
- * audit log, a private store) under the teardown watchdog. Resolves with the daemon's exit code
+ * audit log, a private store, then the telemetry flush within its 3 s) under the teardown watchdog. Resolves with the daemon's exit code
  * (spec: Errors): 0 clean drain, 3 the window expired with interrupted survivors, 4 the unwind
  * hung past 15 s (what is still open is printed first).
  */
@@ -34,6 +34,8 @@ export interface SvcShutdownParts {
   /** Close the audit log and remove a private store: the last steps. */
   release(): void;
   pauser: SessionPauser;
+  /** Flushed last (spec: teardown, 3 s), so the drain's own spans leave too. */
+  telemetry?: { shutdown(): Promise<void> };
   windowMs: number;
   logger: Logger;
   /** Where the watchdog's report goes (stderr). */
@@ -68,6 +70,7 @@ export async function shutdownSvc(parts: SvcShutdownParts, cause: InterruptionCa
     await parts.drainAttach?.(2000);
     await core.close();
     parts.release();
+    await parts.telemetry?.shutdown();
   })();
   const watched = await watchTeardown(unwind, () => openReport(parts), parts.write);
   if (watched === "fired") return EXIT_TEARDOWN_WATCHDOG;

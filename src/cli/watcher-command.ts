@@ -1,14 +1,20 @@
 /**
  * `spar watcher watch`: parses and validates the flags (refusals exit 2), starts the watcher
  * (a startup refusal that needs the cluster, such as a missing grant, exits 2 as well), serves
- * /metrics, /healthz and /readyz with --metrics-addr, and on SIGTERM drains and persists.
+ * /metrics, /healthz and /readyz with --metrics-addr (each request in its server span), exports
+ * spans and the same series over OTLP when configured, and on SIGTERM drains, persists and
+ * flushes the telemetry (3 s).
  */
 import { redactUrl } from "../net/redact-url.ts";
 import { createLogger } from "../telemetry/logger.ts";
+import { startTelemetry } from "../telemetry/telemetry.ts";
+import { withServerSpan } from "../surfaces/http/server-spans.ts";
+import { SPAR_VERSION } from "./version.ts";
+import { watcherTelemetrySettings } from "./telemetry-flags.ts";
 import { StartupRefusal } from "../watcher/watch-runner.ts";
 import { type WatcherGroup, startWatcherGroup } from "../watcher/watcher-group.ts";
 import { checkHeaderSize } from "../surfaces/http/header-limit.ts";
-import { checkAllowedHost, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
+import { type HostAllowlist, checkAllowedHost, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { checkHostHeader, requestUrl } from "../surfaces/http/request-url.ts";
 import { errorResponse } from "../surfaces/http/responses.ts";
 import { bindHostname, isLoopbackHost, parseListenAddress } from "./listen-address.ts";
@@ -38,15 +44,20 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
   }
   const config = buildWatcherConfig(args.value);
   if (!config.ok) return usageError(config.error);
+  const settings = watcherTelemetrySettings(args.value.values, args.value.given);
+  if (!settings.ok) return usageError(settings.error);
   const logger = createLogger(config.value.logLevel);
+  const telemetry = await startTelemetry("watcher", { settings: settings.value, version: SPAR_VERSION, logger });
   let watcher: WatcherGroup;
   try {
     watcher = await startWatcherGroup(config.value, logger);
   } catch (error) {
+    await telemetry.shutdown();
     if (error instanceof StartupRefusal) return usageError(error.message);
     logger.error(`spar watcher watch failed to start: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
+  telemetry.observeMetrics(() => watcher.render());
   let server: ReturnType<typeof serveProbes> | undefined;
   try {
     server = config.value.metricsAddr
@@ -58,6 +69,7 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
       `spar watcher watch: --metrics-addr=${config.value.metricsAddr} cannot be served: ${error instanceof Error ? error.message : String(error)}`,
     );
     await watcher.stop().catch(() => undefined);
+    await telemetry.shutdown();
     return 1;
   }
   if (server) logger.info(`watcher: metrics listening on http://${server.hostname}:${server.port}`);
@@ -65,13 +77,19 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
     const shutdown = () => {
       logger.info("SIGTERM: draining and persisting the dedup cache");
       void server?.stop(true);
-      watcher.stop().then(
-        () => resolve(0),
-        (error: unknown) => {
-          logger.error(`shutdown failed: ${String(error)}`);
-          resolve(1);
-        },
-      );
+      watcher
+        .stop()
+        .then(
+          () => 0,
+          (error: unknown) => {
+            logger.error(`shutdown failed: ${String(error)}`);
+            return 1;
+          },
+        )
+        .then(async (code) => {
+          await telemetry.shutdown();
+          resolve(code);
+        });
     };
     process.once("SIGTERM", shutdown);
     process.once("SIGINT", shutdown);
@@ -94,30 +112,37 @@ function serveProbes(address: string, allowedHosts: readonly string[], watcher: 
     port: parsed.value.port,
     development: false,
     fetch(request) {
-      try {
-        checkHeaderSize(request);
-        checkHostHeader(request);
-        checkAllowedHost(request, allowlist.value);
-      } catch (error) {
-        return errorResponse(error);
-      }
       // A probe may send HTTP/1.0 with no Host: read the path without trusting request.url.
       const path = requestUrl(request).pathname;
-      if (path === "/healthz") return new Response("ok\n");
-      if (path === "/readyz") {
-        // Optional watches that fail never hold readiness; they are named after the verdict.
-        const why = watcher.notReady();
-        const notes = watcher
-          .degraded()
-          .map((line) => `degraded: ${line}\n`)
-          .join("");
-        return why === undefined
-          ? new Response(`ok\n${notes}`)
-          : new Response(`not ready: ${why}\n${notes}`, { status: 503 });
-      }
-      if (path === "/metrics")
-        return new Response(watcher.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
-      return new Response("not found\n", { status: 404 });
+      const route = PROBE_PATHS.has(path) ? path : undefined;
+      return withServerSpan(request, () => answerProbe(request, path, allowlist.value, watcher), route);
     },
   });
+}
+
+const PROBE_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
+
+function answerProbe(request: Request, path: string, allowlist: HostAllowlist, watcher: WatcherGroup): Response {
+  try {
+    checkHeaderSize(request);
+    checkHostHeader(request);
+    checkAllowedHost(request, allowlist);
+  } catch (error) {
+    return errorResponse(error);
+  }
+  if (path === "/healthz") return new Response("ok\n");
+  if (path === "/readyz") {
+    // Optional watches that fail never hold readiness; they are named after the verdict.
+    const why = watcher.notReady();
+    const notes = watcher
+      .degraded()
+      .map((line) => `degraded: ${line}\n`)
+      .join("");
+    return why === undefined
+      ? new Response(`ok\n${notes}`)
+      : new Response(`not ready: ${why}\n${notes}`, { status: 503 });
+  }
+  if (path === "/metrics")
+    return new Response(watcher.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+  return new Response("not found\n", { status: 404 });
 }

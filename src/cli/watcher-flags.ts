@@ -8,6 +8,7 @@
 
 import type { FlagSpec } from "../config/flag-spec.ts";
 import { MAX_TIMER_MS } from "../core/duration.ts";
+import { WATCHER_OTEL_ENDPOINT_FLAG } from "./telemetry-flags.ts";
 
 const ABOVE_0 = { above: 0 } as const;
 /** Durations that drive a timer: at most the longest delay a timer holds (MAX_TIMER_MS). */
@@ -370,8 +371,9 @@ export const WATCHER_FLAGS: readonly FlagSpec[] = [
     kind: "string",
     defaultValue: "none",
     choices: ["none", "console", "otlp"],
-    help: "none, console or otlp; OTEL_TRACES_EXPORTER overrides",
+    help: "span exporter: none, console (one JSON line per span on stderr) or otlp (to --otel-endpoint, else OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); OTEL_TRACES_EXPORTER overrides",
   },
+  WATCHER_OTEL_ENDPOINT_FLAG,
   // Token burn.
   {
     name: "burn-eta",

@@ -2,13 +2,15 @@
  * The single binary: `dist/spar` (rebuilt by scripts/build.ts when missing or older than any file
  * in src/, workers/ or the build script), copied alone into a fresh temp dir and started from
  * there, runs an echo turn on its embedded turn worker; invoked as `svc` through a symlink (or as
- * `watcher` through a copy) it behaves as `spar svc` / `spar watcher` (D1); help exits 0.
+ * `watcher` through a copy) it behaves as `spar svc` / `spar watcher` (D1); help exits 0; it exports
+ * telemetry over OTLP like the source build (the SDK is bundled though loaded lazily).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type Daemon, REPO_ROOT, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import { rawHttp } from "../support/raw-http.ts";
+import { startOtlpReceiver } from "../support/otlp-receiver.ts";
 import { collect } from "../support/sse-client.ts";
 
 const BINARY = join(REPO_ROOT, "dist", "spar");
@@ -161,4 +163,34 @@ describe("invoked-as dispatch (D1) and help", () => {
     expect(agent.code).toBe(0);
     expect(agent.stdout).toContain("usage: spar agent");
   });
+});
+
+test("(issue 18 g) the copied binary exports: an inject's server span, with its inbound parent, reaches an OTLP receiver on SIGTERM", async () => {
+  const receiver = startOtlpReceiver();
+  try {
+    const daemon = await startDaemon({
+      binary,
+      cwd: dir,
+      sessionDb: join(dir, "otel-sessions.db"),
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "600000" },
+    });
+    daemons.push(daemon);
+    const traceId = "99999999999999999999999999999999";
+    const response = await postJson(
+      `${daemon.baseUrl}/sessions/default/inject`,
+      { message: "traced" },
+      { traceparent: `00-${traceId}-${"8".repeat(16)}-01` },
+    );
+    expect(response.status).toBe(200);
+    expect(await daemon.sigterm()).toBe(0);
+    const span = receiver.spans.find((candidate) => candidate.traceId === traceId);
+    expect(span).toMatchObject({
+      name: "POST /sessions/:p1/inject",
+      parentSpanId: "8".repeat(16),
+      encoding: "protobuf",
+    });
+    expect(receiver.metrics.some((metric) => metric.name === "spar_turns_total")).toBe(true);
+  } finally {
+    await receiver.stop();
+  }
 });

@@ -4,7 +4,8 @@
  * mTLS connection, the token and the caller; once the route is known and before its body is read
  * the CORS preflight of an allowed origin (cors-policy.ts) before the token,
  * the CSRF check, then the JSON body within its limit; and one error mapper for every failure
- * (405 from the app's own routes). Every listener starts from here, so none re-implements a guard.
+ * (405 from the app's own routes). Every listener starts from here, so none re-implements a guard,
+ * and every request, refused ones included, runs inside its HTTP server span (server-spans.ts).
  */
 import { Elysia } from "elysia";
 import { type AuthGuardOptions, authGuard } from "./auth-guard.ts";
@@ -12,6 +13,7 @@ import { type BodyLimit, csrfGuard, jsonBody } from "./body-guards.ts";
 import { type AllowedOrigins, corsGuard } from "./cors-policy.ts";
 import { errorMapper } from "./error-mapper.ts";
 import { hostGuard } from "./host-guard.ts";
+import { serverSpans } from "./server-spans.ts";
 
 export interface GuardedAppOptions extends AuthGuardOptions {
   /** Body limits by path (default 8 KiB everywhere). */
@@ -29,6 +31,7 @@ export function guardedApp(options: GuardedAppOptions) {
   const headers = Object.entries(options.responseHeaders ?? {});
   // strictPath: `/healthz/` is not `/healthz` (an auth exemption is for the exact path only).
   const app = new Elysia({ strictPath: true, ...(options.serve ? { serve: options.serve } : {}) })
+    .use(serverSpans())
     .onRequest(({ set }) => {
       for (const [name, value] of headers) set.headers[name] = value;
     })

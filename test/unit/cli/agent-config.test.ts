@@ -89,3 +89,23 @@ test("every config key of the flag tables is asked for at startup (so only keys 
   for (const key of ["attach.multi_session.auth.admin_identities", "permissions.allow", "agent.description"])
     expect(config.wasAsked(key)).toBe(true);
 });
+
+test("--otel-endpoint or the config key otel.endpoint; unset, no endpoint; not http(s), refused naming where it came from", () => {
+  expect(build([])).toMatchObject({ ok: true, value: { telemetry: { endpoint: undefined } } });
+  expect(build(["--otel-endpoint=http://collector:4318"])).toMatchObject({
+    ok: true,
+    value: { telemetry: { endpoint: "http://collector:4318" } },
+  });
+  expect(build([], { "otel.endpoint": "https://otlp.example:443" })).toMatchObject({
+    ok: true,
+    value: { telemetry: { endpoint: "https://otlp.example:443" } },
+  });
+  expect(build([], { "otel.endpoint": "collector:4318" })).toEqual({
+    ok: false,
+    error: 'config key otel.endpoint: "collector:4318" must be an http:// or https:// URL (OTLP over HTTP)',
+  });
+  expect(build(["--otel-endpoint=not a url"])).toMatchObject({
+    ok: false,
+    error: expect.stringContaining("--otel-endpoint"),
+  });
+});

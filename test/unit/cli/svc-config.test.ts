@@ -446,3 +446,10 @@ test("--help lists every flag of the table, each daemon flag of the spec among t
   expect(help).toContain("default 127.0.0.1:7777; config svc.listen");
   expect(new Set(listed).size).toBe(listed.length);
 });
+
+test("svc reads the shared telemetry setting under the agent's key: --otel-endpoint or otel.endpoint", () => {
+  expect(value(build([], { "otel.endpoint": "http://collector:4318" })).telemetry).toEqual({
+    endpoint: "http://collector:4318",
+  });
+  expect(refusal(build(["--otel-endpoint=ftp://collector"]))).toContain("--otel-endpoint");
+});

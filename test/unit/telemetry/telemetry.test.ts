@@ -1,0 +1,99 @@
+/**
+ * startTelemetry (src/telemetry/telemetry.ts) in process: with nothing configured no provider is
+ * registered and the global API stays no-op (spans do not record, propagation injects nothing);
+ * configured, the globals are the SDK's until shutdown, which restores the no-op API within the
+ * flush budget even when the collector never answers.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { ROOT_CONTEXT, context, propagation, trace } from "@opentelemetry/api";
+import { createLogger } from "../../../src/telemetry/logger.ts";
+import {
+  TELEMETRY_FLUSH_MS,
+  type TelemetryHandle,
+  activeTracer,
+  extractContext,
+  injectContext,
+  startTelemetry,
+} from "../../../src/telemetry/telemetry.ts";
+import { startOtlpReceiver } from "../../support/otlp-receiver.ts";
+
+const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+const quiet = createLogger("error");
+let started: TelemetryHandle | undefined;
+
+afterEach(async () => {
+  await started?.shutdown();
+  started = undefined;
+});
+
+function globalSpanRecords(): boolean {
+  const span = trace.getTracer("probe").startSpan("probe");
+  const recording = span.isRecording();
+  span.end();
+  return recording;
+}
+
+test("nothing configured: inactive, no tracer provider registered, propagation a no-op", async () => {
+  started = await startTelemetry("agent", { settings: {}, version: "test", logger: quiet, env: {} });
+  expect(started.active).toBe(false);
+  expect(activeTracer()).toBeUndefined();
+  expect(globalSpanRecords()).toBe(false);
+  const carried = extractContext(new Headers({ traceparent: TRACEPARENT }));
+  expect(carried).toBe(ROOT_CONTEXT);
+  const headers: Record<string, string> = {};
+  propagation.inject(context.active(), headers);
+  injectContext(headers);
+  expect(headers).toEqual({});
+});
+
+test("OTEL_SDK_DISABLED=true with an endpoint: inactive, nothing registered", async () => {
+  const env = { OTEL_SDK_DISABLED: "true", OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" };
+  started = await startTelemetry("svc", { settings: {}, version: "test", logger: quiet, env });
+  expect(started.active).toBe(false);
+  expect(globalSpanRecords()).toBe(false);
+});
+
+test("configured: the SDK's provider and the W3C propagator are global until shutdown", async () => {
+  const receiver = startOtlpReceiver();
+  try {
+    started = await startTelemetry("agent", {
+      settings: { endpoint: receiver.url },
+      version: "test",
+      logger: quiet,
+      env: { OTEL_METRICS_EXPORTER: "none" },
+    });
+    expect(started.active).toBe(true);
+    expect(globalSpanRecords()).toBe(true);
+    const parent = extractContext(new Headers({ traceparent: TRACEPARENT, baggage: "tenant=acme" }));
+    const headers: Record<string, string> = {};
+    injectContext(headers, parent);
+    expect(headers.traceparent).toBe(TRACEPARENT);
+    expect(headers.baggage).toBe("tenant=acme");
+    await started.shutdown();
+    expect(activeTracer()).toBeUndefined();
+    expect(globalSpanRecords()).toBe(false);
+  } finally {
+    await receiver.stop();
+  }
+});
+
+test("shutdown returns within the flush budget when the collector never answers", async () => {
+  // A listener that accepts and never answers: the export hangs until its own 10 s timeout.
+  const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data: () => {} } });
+  try {
+    started = await startTelemetry("agent", {
+      settings: { endpoint: `http://127.0.0.1:${silent.port}` },
+      version: "test",
+      logger: quiet,
+      env: { OTEL_METRICS_EXPORTER: "none" },
+    });
+    trace.getTracer("probe").startSpan("batched").end();
+    const began = performance.now();
+    await started.shutdown();
+    const took = performance.now() - began;
+    expect(took).toBeLessThan(TELEMETRY_FLUSH_MS + 500);
+    expect(took).toBeGreaterThanOrEqual(TELEMETRY_FLUSH_MS - 50);
+  } finally {
+    silent.stop(true);
+  }
+});
