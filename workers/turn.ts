@@ -45,6 +45,15 @@ async function runTurn(params: RunTurnMessage, signal: AbortSignal): Promise<Tur
           await main.request("commit-response", { turnId, draft });
         },
         runTool: (call) => main.request("run-tool", { turnId, call }),
+        // Tracing on: the model call's span starts on the main thread, its context comes back here.
+        ...(params.trace === undefined
+          ? {}
+          : {
+              modelCallStarting: async () => {
+                const { trace } = await main.request("model-call", { turnId });
+                return trace === undefined ? undefined : { ...trace };
+              },
+            }),
       },
       signal,
       params.maxSteps,

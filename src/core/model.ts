@@ -60,6 +60,8 @@ export interface ModelRequest {
   system?: string;
   /** Output-token cap of this call; a call that hits it finishes with `length`. */
   maxOutputTokens?: number;
+  /** Extra headers of the provider request: the model call span's W3C trace context (D301). */
+  headers?: Record<string, string>;
 }
 
 /**

@@ -36,6 +36,14 @@ export interface InboxItem {
   queuedAt: string;
   /** false: read by the next turn, starts none. */
   wake: boolean;
+  /** The trace context of the request that queued it (tracing on only): its turn's span links back (D301). */
+  trace?: TraceCarrier;
+}
+
+/** A W3C trace context as carried in headers and stored with a prompt (D301). */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
 }
 
 /** A daemon's claim on re-driving one interrupted turn (auto-continue). */

@@ -9,6 +9,7 @@
  * `script-cursor` on behalf of one of its turns.
  */
 import type { MessagePart, ToolCall } from "../core/events.ts";
+import type { TraceCarrier } from "../core/session-store.ts";
 import type { ChatMessage, ModelSpec, ToolSpec } from "../core/model.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
 import type { TokenUsage } from "../core/usage.ts";
@@ -33,6 +34,8 @@ export interface RunTurnMessage {
   tools?: ToolSpec[];
   /** The system prompt of every model call of the turn (absent: none). */
   system?: string;
+  /** The turn span's trace context when tracing is on: the worker then asks `model-call` before each call (D301). */
+  trace?: TraceCarrier;
 }
 
 /** A complete model response the worker asks the main thread to commit before going on. */
@@ -53,7 +56,9 @@ export type WorkerRequest =
   /** Run a proposed tool call and commit its result; answered ToolRunResult. */
   | { kind: "run-tool"; call: ToolCall }
   /** Next index of the process-wide scripted-model cursor; answered `{ index }`. */
-  | { kind: "script-cursor" };
+  | { kind: "script-cursor" }
+  /** A model call starts (tracing on): answered with its span's trace context `{ trace? }`. */
+  | { kind: "model-call" };
 
 export type TurnOutcome =
   | { status: "completed" }
@@ -78,6 +83,7 @@ export type TurnMainSide = {
     "commit-response": RpcMethod<{ turnId: string; draft: ResponseDraft }, unknown>;
     "run-tool": RpcMethod<{ turnId: string; call: ToolCall }, ToolRunResult>;
     "script-cursor": RpcMethod<{ turnId: string }, { index: number }>;
+    "model-call": RpcMethod<{ turnId: string }, { trace?: TraceCarrier }>;
   };
   notifications: {
     /** A streamed part of the response `messageId` (model spec v2, D296). */

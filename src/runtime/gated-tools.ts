@@ -51,6 +51,8 @@ export interface ToolVerdict {
   rows?: SessionEvent[];
   /** Told once those rows and the result row are committed, with them as committed. */
   committed?: (rows: CommittedRow[]) => void;
+  /** The permission answer (`allowed`, `approved`, `refused`, a write gate's outcome): the tool span's attribute. */
+  permission?: string;
 }
 
 /**
@@ -90,12 +92,16 @@ export class GatedTools implements TurnTools {
     const outcome = check.kind === "ask" ? await this.#ask(check.prompt, check.outcome, turnId) : check;
     if (outcome.kind === "refuse") {
       const storm = this.gate.refusalStorm(turnId);
-      const verdict: ToolVerdict = { result: { output: { error: outcome.reason, refused: true }, isError: true } };
+      const verdict: ToolVerdict = {
+        result: { output: { error: outcome.reason, refused: true }, isError: true },
+        permission: "refused",
+      };
       if (storm !== undefined) verdict.storm = storm;
       return verdict;
     }
     if (!runner) return { result: notAvailable(call.name) };
-    return { result: await this.#execute(runner, call, turnId) };
+    const permission = check.kind === "ask" ? "approved" : "allowed";
+    return { result: await this.#execute(runner, call, turnId), permission };
   }
 
   /** The tool executing now (the earliest started when several run): GET /status `current_tool`. */

@@ -5,6 +5,8 @@
  * worker (Turn), closes its permission prompts, and publishes its end. Holds the latest Turn so a
  * cancel reaches it; it never decides when a turn runs (the scheduler does).
  */
+import { ZERO_USAGE } from "../core/usage.ts";
+import { TurnTrace } from "../telemetry/turn-trace.ts";
 import type { CancelCause, Execution, ExecutionEnd, Executor, ExecutorSession } from "./executor.ts";
 import type { TurnOutcome } from "./channel.ts";
 import type { TurnTools } from "./gated-tools.ts";
@@ -75,6 +77,15 @@ export class TurnExecutor implements Executor {
     run: (turn: Turn, human: string) => Promise<TurnOutcome>,
   ): Promise<ExecutionEnd | undefined> {
     const session = this.#session;
+    const trace = TurnTrace.start({
+      sessionId: session.key.id,
+      app: session.key.app,
+      agent: this.#author ?? session.context.agentName,
+      invocationId: execution.invocationId,
+      promptId: execution.promptId,
+      kind: execution.armed ? "continue" : execution.items.length > 0 ? "prompt" : "wake",
+      prompts: execution.items.map((item) => item.trace),
+    });
     const turn = new Turn(
       {
         context: session.context,
@@ -86,13 +97,17 @@ export class TurnExecutor implements Executor {
         journal: session.journal,
         ...(this.#offer ? { offer: this.#offer } : {}),
         ...(this.#author === undefined ? {} : { author: this.#author }),
+        ...(trace === undefined ? {} : { trace }),
       },
       execution.invocationId,
       execution.promptId,
     );
     this.#turn = turn;
     const human = await this.#open(execution);
-    if (human === undefined) return undefined;
+    if (human === undefined) {
+      trace?.end({ status: "refused", usage: ZERO_USAGE, costUsd: 0, error: "the turn's opening rows were refused" });
+      return undefined;
+    }
     const outcome = await run(turn, human);
     await this.#tools
       .endTurn(turn.invocationId)

@@ -18,6 +18,8 @@ export interface TurnPort {
   part(messageId: string, part: MessagePart): void;
   commitResponse(draft: ResponseDraft): Promise<void>;
   runTool(call: ToolCall): Promise<ToolRunResult>;
+  /** A model call starts: the headers its provider request carries (its span's trace context), if any. */
+  modelCallStarting?(): Promise<Record<string, string> | undefined>;
 }
 
 export async function runTurnLoop(
@@ -71,12 +73,20 @@ async function streamOneResponse(
   system: string | undefined,
 ): Promise<ResponseDraft> {
   const messageId = uuidv7();
+  const headers = await port.modelCallStarting?.();
   const assembler = new ResponseAssembler();
   const publish = (parts: MessagePart[]) => {
     for (const part of parts) port.part(messageId, part);
   };
   try {
-    for await (const chunk of model.stream({ messages, tools, signal, ...(system === undefined ? {} : { system }) })) {
+    const request = {
+      messages,
+      tools,
+      signal,
+      ...(system === undefined ? {} : { system }),
+      ...(headers === undefined ? {} : { headers }),
+    };
+    for await (const chunk of model.stream(request)) {
       if (signal.aborted) break;
       publish(assembler.accept(chunk));
     }

@@ -26,6 +26,8 @@ import { TurnUsageAccumulator } from "./history.ts";
 import type { Journal } from "./session-journal.ts";
 import type { SessionGuards, TurnGuardState } from "./session-guards.ts";
 import type { RunningTurn, TurnOffer } from "./worker-pool.ts";
+import type { TraceCarrier } from "../core/session-store.ts";
+import type { TurnTrace } from "../telemetry/turn-trace.ts";
 
 export interface TurnDeps {
   context: ActorContext;
@@ -39,6 +41,8 @@ export interface TurnDeps {
   offer?: () => TurnOffer;
   /** The author of the turn's rows; absent: the daemon's agent name. */
   author?: string;
+  /** The turn's spans (tracing on only, D301). */
+  trace?: TurnTrace;
 }
 
 export const TURN_ERROR_AUTHOR = "agent/turn-error";
@@ -109,6 +113,7 @@ export class Turn {
         conversation: this.#deps.history,
         maxSteps: context.maxSteps,
         ...(this.#deps.offer ? { offer: this.#deps.offer() } : {}),
+        ...this.#traceField(),
       },
       {
         onPart: (messageId, part) => this.#deps.journal.frame(partFrame(this.invocationId, messageId, part)),
@@ -127,7 +132,17 @@ export class Turn {
         return this.#runTool(request.call);
       case "script-cursor":
         return Promise.resolve({ index: this.#deps.context.nextScriptIndex() });
+      case "model-call": {
+        const model = this.#deps.context.model;
+        const trace = this.#deps.trace?.modelCallStarted(model.name, model.provider);
+        return Promise.resolve(trace === undefined ? {} : { trace });
+      }
     }
+  }
+
+  #traceField(): { trace?: TraceCarrier } {
+    const trace = this.#deps.trace?.carrier();
+    return trace === undefined ? {} : { trace };
   }
 
   async #commitResponse(draft: ResponseDraft): Promise<{ ok: true }> {
@@ -147,6 +162,7 @@ export class Turn {
       cost: priceUsage(draft.usage, context.pricing.rates(model)),
     };
     await this.#deps.journal.append([event]);
+    this.#deps.trace?.modelCallEnded({ ...draft, model });
     this.#usage.add(event);
     this.#finishReason = draft.finishReason;
     this.#deps.history.push({ role: "assistant", text: event.text, toolCalls: event.toolCalls });
@@ -181,7 +197,11 @@ export class Turn {
       };
     } else {
       const started = performance.now();
-      const verdict = await this.#deps.tools.run(call, this.invocationId);
+      const run = () => this.#deps.tools.run(call, this.invocationId);
+      const verdict = await (this.#deps.trace?.toolCall(call, run, (answer) => ({
+        isError: answer.result.isError,
+        ...(answer.permission === undefined ? {} : { permission: answer.permission }),
+      })) ?? run());
       latencyMs = Math.round(performance.now() - started);
       result = verdict.result;
       storm = verdict.storm;
@@ -270,6 +290,12 @@ export class Turn {
     frames.push({ type: "status-update", turnState: "idle" });
     frames.push({ type: "usage-update", ...deps.ledger.toUsageUpdate() });
     for (const frame of frames) deps.journal.frame(frame);
+    deps.trace?.end({
+      status,
+      usage: this.#usage.usage,
+      costUsd: this.#usage.cost.costUsd,
+      ...(end.error === undefined ? {} : { error: end.error.message }),
+    });
     return end;
   }
 }

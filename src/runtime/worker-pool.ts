@@ -6,6 +6,7 @@
  * while it runs turns (spinning: its turns end failed; the daemon lives on).
  */
 import type { MessagePart } from "../core/events.ts";
+import type { TraceCarrier } from "../core/session-store.ts";
 import type { ChatMessage, ToolSpec } from "../core/model.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
 import {
@@ -41,6 +42,8 @@ export interface TurnRequest {
   bare?: boolean;
   /** Offer these tools and this system prompt instead of the pool's (a workload's agent). */
   offer?: TurnOffer;
+  /** The turn span's trace context (tracing on). */
+  trace?: TraceCarrier;
 }
 
 /** The tools and system prompt a turn offers the model. */
@@ -92,6 +95,7 @@ function startBackoffMs(failures: number): number {
 
 /** The request handed to a turn's handlers for `script-cursor` (it carries nothing, so one serves all). */
 const SCRIPT_CURSOR: WorkerRequest = { kind: "script-cursor" };
+const MODEL_CALL: WorkerRequest = { kind: "model-call" };
 
 export type WorkerFactory = () => Worker;
 
@@ -234,6 +238,7 @@ export class WorkerPool {
       forget,
       maxSteps: turn.maxSteps,
       ...this.#offerFields(turn),
+      ...(turn.trace === undefined ? {} : { trace: turn.trace }),
     };
   }
 
@@ -285,7 +290,8 @@ export class WorkerPool {
       .handle("run-tool", (params) =>
         this.#turnRequest<ToolRunResult>(turns, params.turnId, { kind: "run-tool", call: params.call }),
       )
-      .handle("script-cursor", (params) => this.#turnRequest<{ index: number }>(turns, params.turnId, SCRIPT_CURSOR));
+      .handle("script-cursor", (params) => this.#turnRequest<{ index: number }>(turns, params.turnId, SCRIPT_CURSOR))
+      .handle("model-call", (params) => this.#turnRequest<{ trace?: TraceCarrier }>(turns, params.turnId, MODEL_CALL));
     this.#liveness.watch(connection, {
       busy: () => turns.size > 0,
       onUnresponsive: (silentMs) =>

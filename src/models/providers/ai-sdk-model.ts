@@ -64,6 +64,7 @@ export class AiSdkModel implements Model {
       ...(tools === undefined ? {} : { tools }),
       ...(request.system === undefined ? {} : { system: request.system }),
       ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+      ...(request.headers === undefined ? {} : { headers: request.headers }),
       maxRetries: 0,
       abortSignal: deadline.signal,
       // Every provider event (keep-alives included) shows as a `raw` part: the stall clock sees them.

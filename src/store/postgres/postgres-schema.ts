@@ -74,8 +74,11 @@ CREATE TABLE spar_daemon_boots (
 );
 `;
 
+/** v2: the trace context of the request that queued an inbox message, JSON `{traceparent, tracestate?}` (D301). */
+const V2_INBOX_TRACE = "ALTER TABLE spar_inbox ADD COLUMN trace_context text;";
+
 /** Append only; never edit a shipped migration. */
-const MIGRATIONS: readonly string[] = [V1_SCHEMA];
+const MIGRATIONS: readonly string[] = [V1_SCHEMA, V2_INBOX_TRACE];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;
 

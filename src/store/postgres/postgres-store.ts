@@ -253,8 +253,13 @@ export class PostgresStore implements Store {
 
   pendingInbox(key: SessionKey): Promise<InboxItem[]> {
     return this.reading(async () => {
-      const rows: { prompt_id: string; message: string; queued_at: string; wake: boolean }[] = await this
-        .sql`SELECT i.prompt_id, i.message, i.queued_at, i.wake FROM spar_inbox i
+      const rows: {
+        prompt_id: string;
+        message: string;
+        queued_at: string;
+        wake: boolean;
+        trace_context: string | null;
+      }[] = await this.sql`SELECT i.prompt_id, i.message, i.queued_at, i.wake, i.trace_context FROM spar_inbox i
         JOIN spar_sessions s ON s.pk = i.session_pk
         WHERE s.app = ${key.app} AND s.sid = ${key.id} AND NOT i.drained ORDER BY i.ord`;
       return rows.map((row): InboxItem => inboxItem({ ...row, wake: row.wake ? 1 : 0 } satisfies InboxRow));

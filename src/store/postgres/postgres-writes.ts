@@ -9,6 +9,7 @@
 import type { TransactionSQL } from "bun";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import type { StoreWriteOp } from "../store-write-op.ts";
+import { encodeTraceCarrier } from "../../core/trace-carrier.ts";
 import { SparError } from "../../core/errors.ts";
 import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import { type SessionKey, sessionKeyString } from "../../core/session-key.ts";
@@ -149,8 +150,8 @@ async function remove(tx: TransactionSQL, key: SessionKey): Promise<boolean> {
 async function enqueue(tx: TransactionSQL, key: SessionKey, item: InboxItem, op: PgWriteOp): Promise<void> {
   const pk = await existing(tx, key, op);
   if (pk === undefined) return;
-  const inserted = await tx`INSERT INTO spar_inbox (session_pk, prompt_id, message, queued_at, wake)
-    VALUES (${pk}, ${item.promptId}, ${item.message}, ${item.queuedAt}, ${item.wake})
+  const inserted = await tx`INSERT INTO spar_inbox (session_pk, prompt_id, message, queued_at, wake, trace_context)
+    VALUES (${pk}, ${item.promptId}, ${item.message}, ${item.queuedAt}, ${item.wake}, ${encodeTraceCarrier(item.trace)})
     ON CONFLICT (session_pk, prompt_id) DO NOTHING RETURNING ord`;
   if (inserted.length === 0)
     op.error = new SparError("conflict", `prompt ${item.promptId} is already in session ${sessionKeyString(key)}`);

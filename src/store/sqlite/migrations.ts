@@ -168,6 +168,11 @@ ALTER TABLE sessions ADD COLUMN abort_reason TEXT;
 ALTER TABLE sessions ADD COLUMN aborted_by TEXT;
 `;
 
+/** v8: the trace context of the request that queued an inbox message, JSON `{traceparent, tracestate?}` (D301). */
+const V8_INBOX_TRACE = `
+ALTER TABLE inbox ADD COLUMN trace_context TEXT;
+`;
+
 /**
  * Most events one `event_blocks` row may hold, in any file of schema v4+: reads seek to
  * first_seq > afterSeq - MAX_BLOCK_ROWS. Never lower it (blocks already written may be this long).
@@ -183,6 +188,7 @@ const MIGRATIONS: readonly Migration[] = [
   (db) => db.exec(V5_ROWID_BLOCKS),
   (db) => db.exec(V6_TOMBSTONE_OWNER),
   (db) => db.exec(V7_ABORT_MARKER),
+  (db) => db.exec(V8_INBOX_TRACE),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -2,6 +2,7 @@
  * Row shapes of the sqlite session store and their mapping to core records. Pure: no I/O, no SQL.
  */
 import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
+import { decodeTraceCarrier } from "../../core/trace-carrier.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 
 export interface SessionRow {
@@ -24,6 +25,7 @@ export interface InboxRow {
   message: string;
   queued_at: string;
   wake: number;
+  trace_context: string | null;
 }
 
 export interface KeyRow {
@@ -64,7 +66,15 @@ export function sessionRecord(row: SessionRow): SessionRecord {
 }
 
 export function inboxItem(row: InboxRow): InboxItem {
-  return { promptId: row.prompt_id, message: row.message, queuedAt: row.queued_at, wake: row.wake !== 0 };
+  const item: InboxItem = {
+    promptId: row.prompt_id,
+    message: row.message,
+    queuedAt: row.queued_at,
+    wake: row.wake !== 0,
+  };
+  const trace = decodeTraceCarrier(row.trace_context);
+  if (trace !== undefined) item.trace = trace;
+  return item;
 }
 
 export function sessionKey(row: KeyRow): SessionKey {

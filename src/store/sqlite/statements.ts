@@ -37,7 +37,7 @@ export class Statements {
   readonly trimLog: Statement<unknown, [number]>;
 
   readonly inboxState: Statement<{ drained: number }, [number, string]>;
-  readonly insertInbox: Statement<unknown, [number, string, string, string, number]>;
+  readonly insertInbox: Statement<unknown, [number, string, string, string, number, string | null]>;
   readonly drainInbox: Statement<unknown, [number, string]>;
   readonly pendingInbox: Statement<InboxRow, Pk>;
   readonly awaitingTurn: Statement<KeyRow, []>;
@@ -105,11 +105,11 @@ export class Statements {
 
     this.inboxState = db.prepare("SELECT drained FROM inbox WHERE session_pk = ? AND prompt_id = ?");
     this.insertInbox = db.prepare(
-      "INSERT INTO inbox (session_pk, prompt_id, message, queued_at, wake) VALUES (?, ?, ?, ?, ?)",
+      "INSERT INTO inbox (session_pk, prompt_id, message, queued_at, wake, trace_context) VALUES (?, ?, ?, ?, ?, ?)",
     );
     this.drainInbox = db.prepare("UPDATE inbox SET drained = 1 WHERE session_pk = ? AND prompt_id = ? AND drained = 0");
     this.pendingInbox = db.prepare(
-      "SELECT prompt_id, message, queued_at, wake FROM inbox WHERE session_pk = ? AND drained = 0 ORDER BY ord",
+      "SELECT prompt_id, message, queued_at, wake, trace_context FROM inbox WHERE session_pk = ? AND drained = 0 ORDER BY ord",
     );
     this.awaitingTurn = db.prepare(
       "SELECT s.app, s.sid FROM sessions s JOIN (SELECT DISTINCT session_pk FROM inbox WHERE drained = 0 AND wake = 1) w ON w.session_pk = s.pk ORDER BY s.pk",

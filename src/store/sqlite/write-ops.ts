@@ -13,6 +13,7 @@ import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import type { StoreWriteOp } from "../store-write-op.ts";
 import { SparError } from "../../core/errors.ts";
 import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
+import { encodeTraceCarrier } from "../../core/trace-carrier.ts";
 import { sessionKeyString, type SessionKey } from "../../core/session-key.ts";
 import type { QueuedOp } from "./group-commit.ts";
 import type { JournalMemory } from "./journal.ts";
@@ -246,7 +247,14 @@ export class BatchWriter {
       op.error = new SparError("conflict", `prompt ${item.promptId} is already in session ${sessionKeyString(key)}`);
       return;
     }
-    this.st.insertInbox.run(entry.pk, item.promptId, item.message, item.queuedAt, item.wake ? 1 : 0);
+    this.st.insertInbox.run(
+      entry.pk,
+      item.promptId,
+      item.message,
+      item.queuedAt,
+      item.wake ? 1 : 0,
+      encodeTraceCarrier(item.trace),
+    );
   }
 
   private existing(key: SessionKey, op: WriteOp) {

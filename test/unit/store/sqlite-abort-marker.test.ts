@@ -19,11 +19,11 @@ test("a v6 file is migrated: its sessions read unaborted and can be aborted", as
   await store.close();
   const db = new Database(path);
   db.exec(
-    "ALTER TABLE sessions DROP COLUMN aborted_at; ALTER TABLE sessions DROP COLUMN abort_reason; ALTER TABLE sessions DROP COLUMN aborted_by; PRAGMA user_version = 6",
+    "ALTER TABLE inbox DROP COLUMN trace_context; ALTER TABLE sessions DROP COLUMN aborted_at; ALTER TABLE sessions DROP COLUMN abort_reason; ALTER TABLE sessions DROP COLUMN aborted_by; PRAGMA user_version = 6",
   );
   db.close();
   const migrated = SqliteStore.open(path);
-  expect(SCHEMA_VERSION).toBe(7);
+  expect(SCHEMA_VERSION).toBe(8);
   expect((await migrated.getSession(key("old")))?.abort).toBeUndefined();
   await migrated.abortSession(key("old"), marker);
   expect((await migrated.getSession(key("old")))?.abort).toEqual(marker);

@@ -135,6 +135,20 @@ export function registerStoreContract(harness: StoreHarness): void {
       await store.close();
     });
 
+    test("an item keeps the trace context of the request that queued it; a malformed one is not stored", async () => {
+      const store = await fresh(1);
+      const s = key("s0");
+      const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+      await store.enqueueInbox(s, { ...item("t1", true), trace: { traceparent, tracestate: "vendor=1" } });
+      await store.enqueueInbox(s, { ...item("t2", true), trace: { traceparent: "00-not-a-trace-01" } });
+      await store.enqueueInbox(s, item("t3", true));
+      const pending = await store.pendingInbox(s);
+      expect(pending[0]?.trace).toEqual({ traceparent, tracestate: "vendor=1" });
+      expect(pending[1]?.trace).toBeUndefined();
+      expect(pending[2]).toEqual(item("t3", true));
+      await store.close();
+    });
+
     test("drain is atomic with the append that records it", async () => {
       const store = await fresh(1);
       const s = key("s0");

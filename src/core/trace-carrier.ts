@@ -1,0 +1,41 @@
+/**
+ * W3C trace context as spar stores it with a prompt (D301): the `traceparent` of the request that
+ * queued the message, and its `tracestate` when there was one. Validated on the way in and out of
+ * a store, so a malformed value is dropped rather than handed to a propagator. Pure.
+ */
+import type { TraceCarrier } from "./session-store.ts";
+
+/** version 00, 32-hex trace id, 16-hex parent id, 2-hex flags; all-zero ids are invalid. */
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+/** tracestate: at most 32 list members; 512 characters is the length propagators must keep. */
+const MAX_TRACESTATE = 512;
+
+export function validTraceCarrier(value: unknown): TraceCarrier | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { traceparent, tracestate } = value as Record<string, unknown>;
+  if (typeof traceparent !== "string" || !TRACEPARENT.test(traceparent)) return undefined;
+  if (typeof tracestate === "string" && tracestate !== "" && tracestate.length <= MAX_TRACESTATE)
+    return { traceparent, tracestate };
+  return { traceparent };
+}
+
+/** The trace id a carrier names. */
+export function traceIdOf(carrier: TraceCarrier): string {
+  return carrier.traceparent.slice(3, 35);
+}
+
+/** The column text of a carrier (null: none). */
+export function encodeTraceCarrier(carrier: TraceCarrier | undefined): string | null {
+  const valid = validTraceCarrier(carrier);
+  return valid === undefined ? null : JSON.stringify(valid);
+}
+
+/** A column's carrier; undefined for none or anything malformed. */
+export function decodeTraceCarrier(text: string | null | undefined): TraceCarrier | undefined {
+  if (text === null || text === undefined || text === "") return undefined;
+  try {
+    return validTraceCarrier(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}

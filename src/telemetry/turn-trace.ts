@@ -1,0 +1,209 @@
+/**
+ * The spans of a turn (issue 18 item 2, D301), after the GenAI semantic conventions: the turn is
+ * `invoke_agent <agent>`, each model call `chat <model>` (CLIENT), each tool call
+ * `execute_tool <tool>`. The turn's parent is the trace context stored with the first prompt it
+ * drains (the request that queued it, however long ago and across restarts); the other prompts'
+ * contexts are links. The model call's span is started here when the turn worker asks, and its
+ * context crosses the worker channel back, so the worker's provider request carries it. With
+ * telemetry off `TurnTrace.start` answers undefined and nothing here runs.
+ */
+import {
+  type Attributes,
+  type Context,
+  type Link,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+} from "@opentelemetry/api";
+import type { ToolCall } from "../core/events.ts";
+import type { TraceCarrier } from "../core/session-store.ts";
+import { validTraceCarrier } from "../core/trace-carrier.ts";
+import type { TokenUsage } from "../core/usage.ts";
+import { activeTracer } from "./telemetry.ts";
+
+/** The active span's context as a carrier to store with a prompt; undefined when off or no span is active. */
+export function activeCarrier(): TraceCarrier | undefined {
+  if (activeTracer() === undefined) return undefined;
+  const active = context.active();
+  if (trace.getSpan(active) === undefined) return undefined;
+  return carrierOf(active);
+}
+
+function carrierOf(from: Context): TraceCarrier | undefined {
+  const headers: Record<string, string> = {};
+  propagation.inject(from, headers);
+  return validTraceCarrier(headers);
+}
+
+function contextOf(carrier: TraceCarrier): Context {
+  return propagation.extract(ROOT_CONTEXT, carrier);
+}
+
+export interface TurnTraceStart {
+  sessionId: string;
+  app: string;
+  agent: string;
+  invocationId: string;
+  promptId: string;
+  /** `prompt` (drained inbox messages), `continue` (an armed continue turn) or `wake` (nothing drained). */
+  kind: "prompt" | "continue" | "wake";
+  /** The stored contexts of the prompts the turn drains, in arrival order. */
+  prompts: readonly (TraceCarrier | undefined)[];
+}
+
+export interface ToolSpanOutcome {
+  isError: boolean;
+  /** The permission gate's answer (`allowed`, `approved`, `refused`, `parked`, ...), when it had one. */
+  permission?: string;
+}
+
+export class TurnTrace {
+  readonly #span: Span;
+  readonly #context: Context;
+  #modelCall: Span | undefined;
+
+  private constructor(span: Span, parent: Context) {
+    this.#span = span;
+    this.#context = trace.setSpan(parent, span);
+  }
+
+  /** The turn's span, or undefined when telemetry is off. */
+  static start(info: TurnTraceStart): TurnTrace | undefined {
+    const tracer = activeTracer();
+    if (tracer === undefined) return undefined;
+    const contexts = info.prompts.filter((carrier) => carrier !== undefined).map(contextOf);
+    const [parent = ROOT_CONTEXT, ...others] = contexts;
+    const links: Link[] = others
+      .map((other) => trace.getSpanContext(other))
+      .filter((linked) => linked !== undefined)
+      .map((linked) => ({ context: linked, attributes: { "spar.link": "prompt" } }));
+    const span = tracer.startSpan(
+      `invoke_agent ${info.agent}`,
+      {
+        kind: SpanKind.INTERNAL,
+        links,
+        attributes: {
+          "gen_ai.operation.name": "invoke_agent",
+          "gen_ai.agent.name": info.agent,
+          "gen_ai.conversation.id": info.sessionId,
+          "spar.session.app": info.app,
+          "spar.turn.invocation_id": info.invocationId,
+          "spar.turn.prompt_id": info.promptId,
+          "spar.turn.kind": info.kind,
+        },
+      },
+      parent,
+    );
+    return new TurnTrace(span, parent);
+  }
+
+  /** The turn span's context, for the turn worker. */
+  carrier(): TraceCarrier | undefined {
+    return carrierOf(this.#context);
+  }
+
+  /** Run `work` with the turn's span active (a tool's outbound calls become its children). */
+  within<T>(work: () => T): T {
+    return context.with(this.#context, work);
+  }
+
+  /** A model call starts in the worker: its span, whose context the worker's provider request carries. */
+  modelCallStarted(model: string, provider: string): TraceCarrier | undefined {
+    this.#endModelCall(undefined, "the next model call started before this one was committed");
+    const tracer = activeTracer();
+    if (tracer === undefined) return undefined;
+    this.#modelCall = tracer.startSpan(
+      `chat ${model}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          "gen_ai.operation.name": "chat",
+          "gen_ai.provider.name": provider,
+          "gen_ai.request.model": model,
+        },
+      },
+      this.#context,
+    );
+    return carrierOf(trace.setSpan(this.#context, this.#modelCall));
+  }
+
+  /** The model call's response was committed. */
+  modelCallEnded(response: { finishReason: string; usage: TokenUsage; messageId: string; model: string }): void {
+    this.#endModelCall({
+      "gen_ai.response.model": response.model,
+      "gen_ai.response.finish_reasons": [response.finishReason],
+      "gen_ai.usage.input_tokens": response.usage.inputTokens,
+      "gen_ai.usage.output_tokens": response.usage.outputTokens,
+      "spar.message.id": response.messageId,
+    });
+  }
+
+  /** Run a tool call inside its span (child of the turn). */
+  async toolCall<T>(call: ToolCall, run: () => Promise<T>, outcome: (result: T) => ToolSpanOutcome): Promise<T> {
+    const tracer = activeTracer();
+    if (tracer === undefined) return run();
+    const span = tracer.startSpan(
+      `execute_tool ${call.name}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": call.name,
+          "gen_ai.tool.call.id": call.callId,
+        },
+      },
+      this.#context,
+    );
+    try {
+      const result = await context.with(trace.setSpan(this.#context, span), run);
+      const { isError, permission } = outcome(result);
+      if (permission !== undefined) span.setAttribute("spar.permission.outcome", permission);
+      if (isError) {
+        span.setAttribute("error.type", "tool_error");
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      return result;
+    } catch (error) {
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The turn ended: its outcome, tokens and cost; an open model call ends with it. */
+  end(outcome: { status: string; usage: TokenUsage; costUsd: number; error?: string }): void {
+    this.#endModelCall(undefined, outcome.error ?? (outcome.status === "completed" ? undefined : outcome.status));
+    this.#span.setAttributes({
+      "spar.turn.outcome": outcome.status,
+      "gen_ai.usage.input_tokens": outcome.usage.inputTokens,
+      "gen_ai.usage.output_tokens": outcome.usage.outputTokens,
+      "spar.turn.cost_usd": outcome.costUsd,
+    });
+    if (outcome.status !== "completed") {
+      this.#span.setAttribute("error.type", outcome.status);
+      this.#span.setStatus({
+        code: SpanStatusCode.ERROR,
+        ...(outcome.error === undefined ? {} : { message: outcome.error }),
+      });
+    }
+    this.#span.end();
+  }
+
+  #endModelCall(attributes: Attributes | undefined, failure?: string): void {
+    const span = this.#modelCall;
+    if (span === undefined) return;
+    this.#modelCall = undefined;
+    if (attributes !== undefined) span.setAttributes(attributes);
+    else if (failure !== undefined) {
+      span.setAttribute("error.type", "model_call_failed");
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure });
+    }
+    span.end();
+  }
+}
