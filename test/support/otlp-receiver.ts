@@ -18,6 +18,8 @@ export interface ReceivedSpan {
   /** End minus start. */
   durationMs: number;
   attributes: Record<string, unknown>;
+  /** The spans this one links to (other traces' included). */
+  links: Array<{ traceId: string; spanId: string; attributes: Record<string, unknown> }>;
   resource: Record<string, unknown>;
   encoding: "protobuf" | "json";
 }
@@ -84,6 +86,11 @@ function spansOf(request: Json, encoding: "protobuf" | "json"): ReceivedSpan[] {
         kind: Number(span.kind ?? 0),
         durationMs: (Number(span.endTimeUnixNano ?? 0) - Number(span.startTimeUnixNano ?? 0)) / 1e6,
         attributes: attributes(span.attributes),
+        links: ((span.links as Json[] | undefined) ?? []).map((link) => ({
+          traceId: hexId(link.traceId, encoding),
+          spanId: hexId(link.spanId, encoding),
+          attributes: attributes(link.attributes),
+        })),
         resource,
         encoding,
       })),

@@ -7,6 +7,8 @@
  * operator acknowledges it the session refuses new mutating calls (`ambiguous_prior_effect`).
  * Pure: rows in, ledger out; the gate appends rows and folds each one it commits.
  */
+import type { TraceCarrier } from "../../core/session-store.ts";
+import { validTraceCarrier } from "../../core/trace-carrier.ts";
 import type { AuditEvent, CommittedRow } from "../../core/events.ts";
 import type { ChangeSet, ChangeSetQuestion } from "./change-set.ts";
 import type { Snapshot } from "./precondition.ts";
@@ -64,6 +66,8 @@ export interface ParkedCall {
   changeSet?: ChangeSetQuestion;
   /** Set when a change-set grant authorized the call (it was never a question). */
   grantId?: string;
+  /** The park span's trace context (tracing on): the verdict's span links to it (D302). */
+  trace?: TraceCarrier;
 }
 
 /** A change-set grant: one exact call, once, until it expires, while its precondition holds. */
@@ -249,7 +253,12 @@ function parkedCall(row: AuditEvent, interruptId: string): ParkedCall {
     parkedAt: row.ts,
     ...(meta.change_set === undefined ? {} : { changeSet: meta.change_set as ChangeSetQuestion }),
     ...(typeof meta.grant_id === "string" ? { grantId: meta.grant_id } : {}),
+    ...traceField(validTraceCarrier(meta.trace)),
   };
+}
+
+function traceField(trace: TraceCarrier | undefined): { trace?: TraceCarrier } {
+  return trace === undefined ? {} : { trace };
 }
 
 function resolution(row: AuditEvent): Resolution {

@@ -10,6 +10,7 @@
  * anywhere leaves it run at most once (an intent without an effect is never run again: the
  * session turns ambiguous until an operator acknowledges it).
  */
+import { gateParkSpan, gateVerdictSpan } from "../../telemetry/gate-trace.ts";
 import type { AuditEvent, CommittedRow, SessionEvent, ToolCall, UserMessageEvent } from "../../core/events.ts";
 import { uuidv7 } from "../../core/ids.ts";
 import type { ChatMessage } from "../../core/model.ts";
@@ -233,11 +234,19 @@ export class WriteGate implements TurnTools {
     const extra: Record<string, unknown> = { policy: "require_approval" };
     if (changeSet !== undefined) extra.change_set = changeSet;
     if (stale !== undefined) extra.stale = stale;
+    const trace = gateParkSpan({
+      tool: call.name,
+      interruptId,
+      sessionId: this.#deps.sessionId,
+      agent: this.#deps.agent,
+    });
+    if (trace !== undefined) extra.trace = trace;
     const interrupt = this.#rows.interruptRow(turnId, interruptId, call, key, message, extra);
     const detail = stale === undefined ? "parked for operator approval" : `a change-set grant was voided: ${stale}`;
     const audit = this.#rows.auditRow(turnId, "awaiting_approval", interruptId, call, key, { detail });
     return {
       rows: [interrupt, audit],
+      permission: "parked",
       result: {
         output: {
           status: "awaiting_operator_approval",
@@ -284,6 +293,10 @@ export class WriteGate implements TurnTools {
       rows.push(this.#rows.changeSetApproved(entry.call, minted.value.length, approver), ...minted.value);
     }
     await this.#commit(rows);
+    gateVerdictSpan(
+      { tool, interruptId, sessionId: this.#deps.sessionId, agent: entry.call.agent, outcome: judgement.outcome },
+      entry.call.trace,
+    );
     failpoint("svc.gate.after-verdict");
     this.#deps.audit(verdictRecord(this.#deps.sessionId, entry.call, judgement, approver));
     if (judgement.kind === "refused") return { kind: "refused", outcome: judgement.outcome, detail: judgement.detail };
