@@ -103,7 +103,7 @@ export class TurnExecutor implements Executor {
       execution.promptId,
     );
     this.#turn = turn;
-    const human = await this.#open(execution);
+    const human = await (trace?.within(() => this.#open(execution)) ?? this.#open(execution));
     if (human === undefined) {
       trace?.end({ status: "refused", usage: ZERO_USAGE, costUsd: 0, error: "the turn's opening rows were refused" });
       return undefined;

@@ -117,7 +117,9 @@ export class Turn {
       },
       {
         onPart: (messageId, part) => this.#deps.journal.frame(partFrame(this.invocationId, messageId, part)),
-        onRequest: (request) => this.#answerWorker(request),
+        // The turn's rows commit under its span (the store's commit spans are its children).
+        onRequest: (request) =>
+          this.#deps.trace?.within(() => this.#answerWorker(request)) ?? this.#answerWorker(request),
       },
     );
     if (this.canceled) this.#running.cancel();

@@ -76,6 +76,16 @@ test("(a, worker boundary) inject -> turn -> two model calls and a tool call for
   }
   expect(tool?.parentSpanId).toBe(turn?.spanId ?? "?");
   expect(tool?.attributes).toMatchObject({ "gen_ai.tool.name": "read_file", "spar.permission.outcome": "allowed" });
+  // The turn's rows committed under its spans: group commits are children of the turn's work.
+  const commits = named(trace, "COMMIT");
+  expect(commits.length).toBeGreaterThan(0);
+  const inTurn = new Set([turn?.spanId, tool?.spanId, ...chats.map((chat) => chat.spanId)]);
+  for (const commit of commits) {
+    expect(inTurn.has(commit.parentSpanId) || commit.parentSpanId === server?.spanId).toBe(true);
+    expect(commit.attributes["db.system.name"]).toBe("sqlite");
+    expect(commit.attributes["spar.store.rows"]).toBeGreaterThan(0);
+  }
+  expect(commits.some((commit) => commit.parentSpanId === turn?.spanId)).toBe(true);
   // The worker's provider requests carried the chat spans' contexts: the context crossed the thread.
   const carried = fake.requests.map((request) => request.headers.traceparent);
   expect(carried.sort()).toEqual(chats.map((chat) => `00-${traceId}-${chat.spanId}-01`).sort());
@@ -97,7 +107,9 @@ test("(a, restart) a prompt queued before a restart is the parent of the turn th
   );
   expect(queued.status).toBe(200);
   expect(await first.sigterm()).toBe(0);
-  const [queuing] = await receiver.waitForSpans(() => inTrace(traceId).length > 0).then(() => inTrace(traceId));
+  const [queuing] = await receiver
+    .waitForSpans(() => named(inTrace(traceId), "POST /sessions").length > 0)
+    .then(() => named(inTrace(traceId), "POST /sessions"));
   const second = await scope.start(options([say("done")]));
   const events = scope.defer(collect(`${second.baseUrl}/sessions/default/events`), (stream) => stream.close());
   await events.waitFor((frame) => frame.event === "usage-update");

@@ -13,6 +13,8 @@
  * failure rolls back and retries the ops one per transaction so only the culprit fails. Reads run
  * on the pool and see committed state only. Events are stored as their JSON text, one row each.
  */
+import { commitSpan, writeContext } from "../../telemetry/commit-trace.ts";
+import { batchSize } from "../store-write-op.ts";
 import { SQL } from "bun";
 import { WriterLock } from "./writer-lock.ts";
 import type { AppendOptions } from "../../core/event-log.ts";
@@ -320,6 +322,8 @@ export class PostgresStore implements Store {
     op.reject = reject;
     op.result = undefined;
     op.error = undefined;
+    const trace = writeContext();
+    if (trace !== undefined) op.trace = trace;
     this.pending.push(op);
     // The loop starts after this tick's other requests joined the batch.
     this.writing ??= Promise.resolve().then(() => this.writeLoop());
@@ -334,7 +338,13 @@ export class PostgresStore implements Store {
         this.pending = [];
         const started = performance.now();
         if (!(await this.lockHeld(batch))) continue;
+        const span = commitSpan(
+          "postgresql",
+          "spar",
+          batch.map((op) => op.trace),
+        );
         await this.commit(batch);
+        span?.end({ ...batchSize(batch), committed: true });
         this.stats.longestBatchMs = Math.max(this.stats.longestBatchMs, performance.now() - started);
         this.stats.batches++;
         this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);

@@ -14,6 +14,9 @@
  * rows `append` returned and with other readers: callers must treat events as immutable (after
  * append too).
  */
+import { basename } from "node:path";
+import { commitSpan, writeContext } from "../../telemetry/commit-trace.ts";
+import { batchSize } from "../store-write-op.ts";
 import type { Database } from "bun:sqlite";
 import type { AppendOptions } from "../../core/event-log.ts";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
@@ -132,7 +135,16 @@ export class SqliteStore implements Store {
     });
     this.queue = new GroupCommit(
       (batch, mayDecline) => {
-        if (!this.writer.commitBatch(batch, mayDecline)) return false;
+        const span = commitSpan(
+          "sqlite",
+          basename(this.path),
+          batch.map((op) => op.trace),
+        );
+        if (!this.writer.commitBatch(batch, mayDecline)) {
+          span?.end({ rows: 0, bytes: 0, committed: false });
+          return false;
+        }
+        span?.end({ ...batchSize(batch), committed: true });
         if (batch.some((op) => op.kind === "delete" && op.result === true)) {
           this.scrubThrough = Math.max(1, journal.lastId);
           this.queueScrub();
@@ -423,6 +435,8 @@ export class SqliteStore implements Store {
     op.reject = reject;
     op.result = undefined;
     op.error = undefined;
+    const trace = writeContext();
+    if (trace !== undefined) op.trace = trace;
     this.queue.push(op);
     return promise;
   }
