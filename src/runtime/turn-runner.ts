@@ -4,6 +4,7 @@
  * before the worker goes on, applies the guardrails to each response and tool call, and
  * publishes the turn's end in the spec's order (rows, terminal frame, idle, usage).
  */
+import { recordModelCallTokens, recordTurn } from "../telemetry/turn-metrics.ts";
 import type {
   CommittedRow,
   EventHeader,
@@ -165,6 +166,7 @@ export class Turn {
     };
     await this.#deps.journal.append([event]);
     this.#deps.trace?.modelCallEnded({ ...draft, model });
+    recordModelCallTokens(draft.usage, context.model.provider, model);
     this.#usage.add(event);
     this.#finishReason = draft.finishReason;
     this.#deps.history.push({ role: "assistant", text: event.text, toolCalls: event.toolCalls });
@@ -292,6 +294,7 @@ export class Turn {
     frames.push({ type: "status-update", turnState: "idle" });
     frames.push({ type: "usage-update", ...deps.ledger.toUsageUpdate() });
     for (const frame of frames) deps.journal.frame(frame);
+    recordTurn((performance.now() - this.#startedAt) / 1000, deps.author ?? deps.context.agentName, status);
     deps.trace?.end({
       status,
       usage: this.#usage.usage,

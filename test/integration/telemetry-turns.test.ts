@@ -150,3 +150,32 @@ test("with telemetry off, the provider request carries no traceparent", async ()
   expect(fake.requests).toHaveLength(1);
   expect(fake.requests[0]?.headers.traceparent).toBeUndefined();
 });
+
+test("turn duration and model-call token histograms reach the receiver as OTLP histograms", async () => {
+  const daemon = await scope.start({
+    args: ["--model=scripted", `--script=${writeScript([say("counted")])}`],
+    env: { ...exporting(), OTEL_METRIC_EXPORT_INTERVAL: "200", OTEL_SERVICE_NAME: "histogram-probe" },
+  });
+  const events = scope.defer(collect(`${daemon.baseUrl}/sessions/default/events`), (stream) => stream.close());
+  await events.waitFor((frame) => frame.event === "usage-update");
+  await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "count me" });
+  await events.waitFor((frame) => frame.event === "turn-complete", 20_000);
+  const probe = (name: string) =>
+    receiver.metrics.find(
+      (metric) =>
+        metric.name === name && metric.resource["service.name"] === "histogram-probe" && metric.points.length > 0,
+    );
+  await receiver.waitForMetrics(
+    () => probe("spar.turn.duration") !== undefined && probe("gen_ai.client.token.usage") !== undefined,
+  );
+  const turns = probe("spar.turn.duration");
+  expect(turns?.type).toBe("histogram");
+  expect(turns?.points[0]?.attributes).toMatchObject({ "spar.turn.outcome": "completed" });
+  const tokens = probe("gen_ai.client.token.usage");
+  expect(tokens?.type).toBe("histogram");
+  expect(tokens?.points.map((point) => point.attributes["gen_ai.token.type"]).sort()).toEqual(["input", "output"]);
+  expect(tokens?.points[0]?.attributes).toMatchObject({
+    "gen_ai.provider.name": "scripted",
+    "gen_ai.request.model": "scripted",
+  });
+});
