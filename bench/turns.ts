@@ -10,8 +10,12 @@
  *   - baseline: raw Bun.serve (bench/baseline-turn-server.ts) doing one sqlite insert + response
  *     + one SSE turn-complete frame per inject, driven by the identical S-loop client.
  * Everything on 127.0.0.1, port 0; children killed on any exit.
+ *
+ * `--tracing [--rounds=3] [--before=<checkout>]`: tracing on against off (and against the build
+ * before tracing) instead, see turns-tracing.ts.
  */
 import { join } from "node:path";
+import { tracingComparison } from "./turns-tracing.ts";
 import {
   BUN,
   argFlags,
@@ -274,6 +278,18 @@ async function main(): Promise<void> {
   const pacedSeconds = Number(flags.get("paced-seconds") ?? 10);
   const rate = Number(flags.get("rate") ?? 300);
   traceSlowMs = Number(flags.get("trace-slow") ?? 0);
+  if (flags.has("tracing")) {
+    await tracingComparison(
+      { setup, run: runLoops },
+      {
+        count,
+        seconds,
+        rounds: Number(flags.get("rounds") ?? 3),
+        before: flags.get("before"),
+      },
+    );
+    return;
+  }
   const results: LoopResult[] = [];
 
   try {
