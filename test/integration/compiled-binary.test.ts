@@ -182,13 +182,28 @@ test("(issue 18 g) the copied binary exports: an inject's server span, with its 
       { traceparent: `00-${traceId}-${"8".repeat(16)}-01` },
     );
     expect(response.status).toBe(200);
+    // The echo turn ends before the flush: its spans come from the binary's embedded turn worker too.
+    await waitFor(
+      async () => {
+        const usage = (await (await fetch(`${daemon.baseUrl}/sessions/default/usage`)).json()) as {
+          per_turn?: unknown[];
+        };
+        return usage.per_turn?.length === 1 ? true : undefined;
+      },
+      15_000,
+      "the echo turn",
+    );
     expect(await daemon.sigterm()).toBe(0);
-    const span = receiver.spans.find((candidate) => candidate.traceId === traceId);
+    const traced = receiver.spans.filter((candidate) => candidate.traceId === traceId);
+    const span = traced.find((candidate) => candidate.name.startsWith("POST"));
     expect(span).toMatchObject({
       name: "POST /sessions/:p1/inject",
       parentSpanId: "8".repeat(16),
       encoding: "protobuf",
     });
+    const turn = traced.find((candidate) => candidate.name.startsWith("invoke_agent"));
+    expect(turn?.parentSpanId).toBe(span?.spanId ?? "?");
+    expect(traced.find((candidate) => candidate.name === "chat echo")?.parentSpanId).toBe(turn?.spanId ?? "?");
     expect(receiver.metrics.some((metric) => metric.name === "spar_turns_total")).toBe(true);
   } finally {
     await receiver.stop();
