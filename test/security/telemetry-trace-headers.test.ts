@@ -24,6 +24,7 @@ beforeAll(async () => {
     logger: createLogger("error"),
     env: { OTEL_BSP_SCHEDULE_DELAY: "20", OTEL_METRICS_EXPORTER: "none" },
   });
+  app = buildApp();
 });
 
 afterAll(async () => {
@@ -31,11 +32,15 @@ afterAll(async () => {
   await receiver.stop();
 });
 
-const app = guardedApp({
-  transport: { token: TOKEN, readonly: false },
-  resolveCaller: () => LOCAL_CALLER,
-  publicPaths: new Set(),
-}).get("/items/:id", ({ params }) => ({ id: params.id }));
+/** Built once telemetry runs: a listener decides on its spans when it is built. */
+function buildApp() {
+  return guardedApp({
+    transport: { token: TOKEN, readonly: false },
+    resolveCaller: () => LOCAL_CALLER,
+    publicPaths: new Set(),
+  }).get("/items/:id", ({ params }) => ({ id: params.id }));
+}
+let app: ReturnType<typeof buildApp>;
 
 /** Send `headers` to /items/<marker> and return the span the request produced. */
 async function spanFor(marker: string, headers: Record<string, string>, query = ""): Promise<ReceivedSpan> {

@@ -7,9 +7,9 @@
  * the handler runs with the span active, so later spans and outbound calls are its children. An
  * event stream's span ends when the stream does (the client gone, or the server closing it).
  *
- * `serverSpans()` is the Elysia plugin guardedApp puts first on every listener; `withServerSpan`
- * serves a listener that is a plain fetch handler (the watcher's probes). With telemetry off
- * both only call through.
+ * `serverSpans()` is the Elysia plugin guardedApp puts first on every listener (empty when
+ * telemetry is off as the listener is built); `withServerSpan` serves a listener that is a plain
+ * fetch handler (the watcher's probes) and only calls through when telemetry is off.
  */
 import { type Attributes, type Span, SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
 import { Elysia } from "elysia";
@@ -56,8 +56,13 @@ export function withServerSpan(request: Request, handle: () => Answer, route?: s
   );
 }
 
-/** The Elysia plugin: every request of the app inside its span, the matched route noted for its name. */
+/**
+ * The Elysia plugin: every request of the app inside its span, the matched route noted for its
+ * name. Decided when the listener is built (each role starts telemetry before its listeners): with
+ * telemetry off the plugin is empty, so the app's request path is exactly what it was without it.
+ */
 export function serverSpans() {
+  if (activeTracer() === undefined) return new Elysia({ name: "spar.server-spans" });
   const note = ({ request, route }: { request: Request; route: string }) => {
     if (activeTracer() !== undefined && route) matchedRoutes.set(request, route);
   };

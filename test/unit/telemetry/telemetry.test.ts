@@ -2,9 +2,10 @@
  * startTelemetry (src/telemetry/telemetry.ts) in process: with nothing configured no provider is
  * registered and the global API stays no-op (spans do not record, propagation injects nothing);
  * configured, the globals are the SDK's until shutdown, which restores the no-op API within the
- * flush budget even when the collector never answers.
+ * flush budget even when the collector never answers. Off, no SDK module is even loaded.
  */
 import { afterEach, expect, test } from "bun:test";
+import { join, resolve } from "node:path";
 import { ROOT_CONTEXT, context, propagation, trace } from "@opentelemetry/api";
 import { createLogger } from "../../../src/telemetry/logger.ts";
 import {
@@ -96,4 +97,24 @@ test("shutdown returns within the flush budget when the collector never answers"
   } finally {
     silent.stop(true);
   }
+});
+
+/** The OpenTelemetry packages a fresh process has loaded after startTelemetry with `env`. */
+function packagesLoaded(env: Record<string, string>): string[] {
+  const source = resolve(import.meta.dir, "../../../src/telemetry");
+  const script = `
+    const { startTelemetry } = await import(${JSON.stringify(join(source, "telemetry.ts"))});
+    const { createLogger } = await import(${JSON.stringify(join(source, "logger.ts"))});
+    const handle = await startTelemetry("agent", { settings: {}, version: "x", logger: createLogger("error"), env: ${JSON.stringify(env)} });
+    const names = Object.keys(require.cache).map((path) => /node_modules\\/(@opentelemetry\\/[^/]+)/.exec(path)?.[1]).filter(Boolean);
+    console.log(JSON.stringify([...new Set(names)].sort()));
+    await handle.shutdown();`;
+  const run = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+  if (run.exitCode !== 0) throw new Error(run.stderr.toString());
+  return JSON.parse(run.stdout.toString());
+}
+
+test("off, only the API package is loaded: no SDK, exporter or context-manager module", () => {
+  expect(packagesLoaded({})).toEqual(["@opentelemetry/api"]);
+  expect(packagesLoaded({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" })).toContain("@opentelemetry/sdk-trace");
 });
