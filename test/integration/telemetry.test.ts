@@ -13,6 +13,8 @@ import { daemonScope } from "../support/daemon-scope.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.ts";
 
 const scope = daemonScope();
+/** OTLP's SPAN_KIND_SERVER. */
+const SERVER_KIND = 2;
 let receiver: OtlpReceiver;
 
 beforeAll(() => {
@@ -32,6 +34,11 @@ function traceparent(traceId: string, parent: string): Record<string, string> {
 
 function spansOf(traceId: string): ReceivedSpan[] {
   return receiver.spans.filter((span) => span.traceId === traceId);
+}
+
+/** The trace's HTTP server spans (kind SERVER): its turns and commits have their own tests. */
+function serverSpansOf(traceId: string): ReceivedSpan[] {
+  return spansOf(traceId).filter((span) => span.kind === SERVER_KIND);
 }
 
 describe("the agent", () => {
@@ -54,7 +61,9 @@ describe("the agent", () => {
         traceparent(traceId, parent),
       );
       expect(response.status).toBe(200);
-      const [span] = await receiver.waitForSpans(() => spansOf(traceId).length > 0).then(() => spansOf(traceId));
+      const [span] = await receiver
+        .waitForSpans(() => serverSpansOf(traceId).length > 0)
+        .then(() => serverSpansOf(traceId));
       expect(span).toMatchObject({
         name: "POST /sessions/:p1/inject",
         parentSpanId: parent,
@@ -83,8 +92,8 @@ describe("the agent", () => {
     await Bun.sleep(300);
     expect(spansOf(traceId)).toEqual([]);
     expect(await daemon.sigterm()).toBe(0);
-    expect(spansOf(traceId).map((span) => span.name)).toEqual(["POST /sessions/:p1/inject"]);
-    const instance = spansOf(traceId)[0]?.resource["service.instance.id"];
+    expect(serverSpansOf(traceId).map((span) => span.name)).toEqual(["POST /sessions/:p1/inject"]);
+    const instance = serverSpansOf(traceId)[0]?.resource["service.instance.id"];
     const turns = receiver.metrics.find(
       (metric) => metric.name === "spar_turns_total" && metric.resource["service.instance.id"] === instance,
     );
@@ -186,10 +195,14 @@ describe("svc", () => {
     expect(injected.status).toBe(202);
     expect((await postJson(`${daemon.baseUrl}/stop`, {})).status).toBe(202);
     expect(await daemon.process.exited).toBe(0);
-    const spans = spansOf(traceId);
+    const spans = serverSpansOf(traceId);
     expect(spans.map((span) => [span.name, span.parentSpanId, span.resource["service.name"]])).toEqual([
       ["POST /inject", "3".repeat(16), "spar-svc"],
     ]);
+    // The incident's turn runs on the runtime core: its span joins the inject's trace (D301).
+    const turn = spansOf(traceId).find((span) => span.name.startsWith("invoke_agent"));
+    expect(turn?.parentSpanId).toBe(spans[0]?.spanId ?? "?");
+    expect(turn?.attributes["gen_ai.conversation.id"]).toBe("incident-u1");
   });
 
   test("its A2A and AG-UI listeners span their requests too, under the inbound parent", async () => {
