@@ -193,6 +193,11 @@ export class SessionHost {
     return this.#pick(app, id, () => true);
   }
 
+  /** Whether this daemon serves a session with this key (no ACL: the daemon's own bookkeeping asks). */
+  has(key: SessionKey): boolean {
+    return (this.#appsById.get(key.id)?.has(key.app) ?? false) && this.#served(key);
+  }
+
   /**
    * Resolve a path's session for a caller who wants to `action` it. With multi-session every
    * session carries an ACL: a session the caller may not act on answers exactly like a missing
@@ -331,7 +336,14 @@ export class SessionHost {
     };
     await this.#store.createSession(record);
     this.#index(record, true);
-    // The spec's transition: a created session is active (listed so) until idle eviction.
+    // The spec's transition: a created session is active (listed so) until idle eviction. Its log
+    // and inbox are empty: the actor is built from the record, not read back (unless a request
+    // that found the new row began loading it meanwhile).
+    const name = sessionKeyString(record);
+    if (!this.#actors.has(name) && !this.#loading.has(name)) {
+      const live = { ...record, viewers: [...record.viewers], contributors: [...record.contributors] };
+      this.#actors.set(name, SessionActor.fresh(this.#context, live, this.#executorFor));
+    }
     await this.actor({ app, id });
     return record;
   }
