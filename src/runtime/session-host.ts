@@ -210,16 +210,18 @@ export class SessionHost {
     action: SessionAction,
   ): Promise<SessionKey> {
     if (!this.config.multiSession) return this.resolve(app, id);
-    const records = new Map<string, SessionRecord>();
-    const visible = (key: SessionKey) => {
-      const record = this.#liveRecord(key);
-      if (record) records.set(sessionKeyString(key), record);
+    // Records not in memory are read first (a live session's is at hand: no read, no wait).
+    const missing: SessionKey[] = [];
+    for (const candidate of this.#appsById.get(id) ?? []) {
+      const key = { app: candidate, id };
+      if (!this.#liveRecord(key)) missing.push(key);
+    }
+    if (missing.length > 0) await Promise.all(missing.map((key) => this.#rememberRecord(key)));
+    const key = this.#pick(app, id, (candidate) => {
+      const record = this.#liveRecord(candidate);
       return record !== undefined && allows(record, principal, "read");
-    };
-    const candidates = [...(this.#appsById.get(id) ?? [])].map((candidate) => ({ app: candidate, id }));
-    await Promise.all(candidates.filter((key) => !this.#liveRecord(key)).map(async (key) => this.#rememberRecord(key)));
-    const key = await this.#pick(app, id, visible);
-    const record = records.get(sessionKeyString(key));
+    });
+    const record = this.#liveRecord(key);
     if (!record || !allows(record, principal, action)) throw this.#missing(app, id);
     return key;
   }
@@ -273,7 +275,7 @@ export class SessionHost {
     );
   }
 
-  async #pick(app: string | undefined, id: string, visible: (key: SessionKey) => boolean): Promise<SessionKey> {
+  #pick(app: string | undefined, id: string, visible: (key: SessionKey) => boolean): SessionKey {
     const apps = this.#appsById.get(id);
     if (app !== undefined) {
       const key = { app, id };
