@@ -9,6 +9,7 @@
  * sees only its own tasks (another's is not found).
  */
 import { SparError } from "../../core/errors.ts";
+import { uuidv7 } from "../../core/ids.ts";
 import type { Publication, SessionEvent } from "../../core/events.ts";
 import type { EventLog } from "../../core/event-log.ts";
 import type { FeedSink } from "../../runtime/session-feed.ts";
@@ -157,7 +158,8 @@ export class A2aTasks {
    */
   async #mint(caller: Caller, contextId: string | undefined): Promise<TaskIdentity> {
     this.#deps.sessions.refuseWhileDraining();
-    const hex = crypto.randomUUID().replaceAll("-", "");
+    // Time-ordered (UUIDv7, 74 random bits): the session indexes grow at their end, not at a random page.
+    const hex = uuidv7().replaceAll("-", "");
     const task = { id: `${TASK_PREFIX}${hex}`, contextId: contextId ?? `ctx-${hex}` };
     await this.#deps.sessions.create(caller, {
       app: this.#app,
