@@ -124,8 +124,10 @@ const baseline = await spawnServer("baseline", [BUN, join(import.meta.dir, "base
 const rows: string[][] = [];
 try {
   for (const method of ["message/send", "message/stream"]) {
-    // Warm both, then measure the baseline and spar back to back.
+    // Warm both (spar's JIT would otherwise compile through its measured run), then measure the
+    // baseline and spar back to back.
     await drive(baseline.baseUrl, method).catch(() => undefined);
+    await drive(`${a2aUrl}/a2a`, method).catch(() => undefined);
     const base = await drive(baseline.baseUrl, method);
     const ours = await drive(`${a2aUrl}/a2a`, method);
     const rate = (result: Result) => result.tasks / result.seconds;

@@ -141,6 +141,14 @@ export class SessionActor {
     return new SessionActor(context, record, rows, pending, executorFor);
   }
 
+  /**
+   * A session its host has just created: nothing in its log or inbox yet, so nothing is read back
+   * from the store (a rebuild from an empty log and inbox builds the same actor).
+   */
+  static fresh(context: ActorContext, record: SessionRecord, executorFor = turnExecutor): SessionActor {
+    return new SessionActor(context, record, [], [], executorFor);
+  }
+
   /** Names this session's conversation in the turn workers' cache (a rebuilt actor gets a new one). */
   get conversationKey(): string {
     return this.#conversation.key;

@@ -193,6 +193,11 @@ export class SessionHost {
     return this.#pick(app, id, () => true);
   }
 
+  /** Whether this daemon serves a session with this key (no ACL: the daemon's own bookkeeping asks). */
+  has(key: SessionKey): boolean {
+    return (this.#appsById.get(key.id)?.has(key.app) ?? false) && this.#served(key);
+  }
+
   /**
    * Resolve a path's session for a caller who wants to `action` it. With multi-session every
    * session carries an ACL: a session the caller may not act on answers exactly like a missing
@@ -205,16 +210,18 @@ export class SessionHost {
     action: SessionAction,
   ): Promise<SessionKey> {
     if (!this.config.multiSession) return this.resolve(app, id);
-    const records = new Map<string, SessionRecord>();
-    const visible = (key: SessionKey) => {
-      const record = this.#liveRecord(key);
-      if (record) records.set(sessionKeyString(key), record);
+    // Records not in memory are read first (a live session's is at hand: no read, no wait).
+    const missing: SessionKey[] = [];
+    for (const candidate of this.#appsById.get(id) ?? []) {
+      const key = { app: candidate, id };
+      if (!this.#liveRecord(key)) missing.push(key);
+    }
+    if (missing.length > 0) await Promise.all(missing.map((key) => this.#rememberRecord(key)));
+    const key = this.#pick(app, id, (candidate) => {
+      const record = this.#liveRecord(candidate);
       return record !== undefined && allows(record, principal, "read");
-    };
-    const candidates = [...(this.#appsById.get(id) ?? [])].map((candidate) => ({ app: candidate, id }));
-    await Promise.all(candidates.filter((key) => !this.#liveRecord(key)).map(async (key) => this.#rememberRecord(key)));
-    const key = await this.#pick(app, id, visible);
-    const record = records.get(sessionKeyString(key));
+    });
+    const record = this.#liveRecord(key);
     if (!record || !allows(record, principal, action)) throw this.#missing(app, id);
     return key;
   }
@@ -268,7 +275,7 @@ export class SessionHost {
     );
   }
 
-  async #pick(app: string | undefined, id: string, visible: (key: SessionKey) => boolean): Promise<SessionKey> {
+  #pick(app: string | undefined, id: string, visible: (key: SessionKey) => boolean): SessionKey {
     const apps = this.#appsById.get(id);
     if (app !== undefined) {
       const key = { app, id };
@@ -331,7 +338,14 @@ export class SessionHost {
     };
     await this.#store.createSession(record);
     this.#index(record, true);
-    // The spec's transition: a created session is active (listed so) until idle eviction.
+    // The spec's transition: a created session is active (listed so) until idle eviction. Its log
+    // and inbox are empty: the actor is built from the record, not read back (unless a request
+    // that found the new row began loading it meanwhile).
+    const name = sessionKeyString(record);
+    if (!this.#actors.has(name) && !this.#loading.has(name)) {
+      const live = { ...record, viewers: [...record.viewers], contributors: [...record.contributors] };
+      this.#actors.set(name, SessionActor.fresh(this.#context, live, this.#executorFor));
+    }
     await this.actor({ app, id });
     return record;
   }

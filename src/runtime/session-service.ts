@@ -69,6 +69,14 @@ export class SessionService {
     if (this.#host.shuttingDown) throw new SparError("shutting_down", DRAINING);
   }
 
+  /**
+   * Whether the session exists, asking no ACL (never answer a caller with it: a session the
+   * caller may not see must stay missing to them; for the daemon's own bookkeeping).
+   */
+  exists(key: SessionKey): boolean {
+    return this.#host.has(key);
+  }
+
   /** The session's key when the caller may act on it at `access`; else the masked 404. */
   authorize(target: SessionTarget, caller: Principal, access: Access): Promise<SessionKey> {
     return this.#host.authorize(target.app, target.sid, caller, access);

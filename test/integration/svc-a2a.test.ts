@@ -71,12 +71,18 @@ test("the aggregated and per-workload cards are public, valid v0.3.0 cards namin
   expect(other.status).toBe(404);
 });
 
-test("sendMessage runs a turn and answers a completed task with a server-minted a2a- id, a ctx- context and the result artifact; getTask reads it back", async () => {
+test("sendMessage runs a turn and answers a completed task with a server-minted, time-ordered a2a- id, a ctx- context and the result artifact; getTask reads it back", async () => {
   const { a2aUrl } = await startA2aDaemon(scope, [say("all quiet")]);
   const a2a = await client(a2aUrl);
+  const sent = Date.now();
   const task = (await a2a.sendMessage({ message: textMessage("status?") as never })) as Task;
   expect(task.kind).toBe("task");
   expect(task.id).toMatch(/^a2a-[0-9a-f]{32}$/);
+  // A UUIDv7 without its dashes: the minting millisecond first (the store's indexes grow at their end), version 7.
+  const minted = Number.parseInt(task.id.slice(4, 16), 16);
+  expect(minted).toBeGreaterThanOrEqual(sent);
+  expect(minted).toBeLessThanOrEqual(Date.now());
+  expect(task.id[16]).toBe("7");
   expect(task.contextId).toMatch(/^ctx-[0-9a-f]{32}$/);
   expect(task.status.state).toBe("completed");
   expect(task.artifacts?.[0]).toMatchObject({ name: "result", parts: [{ kind: "text", text: "all quiet" }] });

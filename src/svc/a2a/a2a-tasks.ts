@@ -10,6 +10,7 @@
  */
 import { SparError } from "../../core/errors.ts";
 import { type SessionEvent, isTerminalFrame } from "../../core/events.ts";
+import { uuidv7 } from "../../core/ids.ts";
 import type { EventLog } from "../../core/event-log.ts";
 import { FeedTap, LIVE_ONLY } from "../../runtime/feed-tap.ts";
 import type { SessionService } from "../../runtime/session-service.ts";
@@ -201,7 +202,8 @@ export class A2aTasks {
    */
   async #mint(caller: Caller, contextId: string | undefined): Promise<TaskIdentity> {
     this.#deps.sessions.refuseWhileDraining();
-    const hex = crypto.randomUUID().replaceAll("-", "");
+    // Time-ordered (UUIDv7, 74 random bits): the session indexes grow at their end, not at a random page.
+    const hex = uuidv7().replaceAll("-", "");
     const task = { id: `${TASK_PREFIX}${hex}`, contextId: contextId ?? `ctx-${hex}` };
     await this.#deps.sessions.create(caller, {
       app: this.#app,

@@ -422,6 +422,8 @@ export class SvcRuntime implements DispatchAgents {
 
   /** Load the session (its executor, so its gate) when it exists. */
   async #load(key: SessionKey): Promise<boolean> {
+    // Most incidents never start most specialists: their sessions are missing, known without a refusal.
+    if (!this.#core().sessions.exists(key)) return false;
     try {
       await this.#core().sessions.open({ app: key.app, sid: key.id }, SVC_INTERNAL, "read");
       return true;

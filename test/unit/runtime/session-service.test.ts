@@ -3,7 +3,7 @@
  * every operation (a session a caller may not act on is missing), a taken id is a 409 only to
  * those who can see the session, and a draining daemon refuses work before it is authorized.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { SparError } from "../../../src/core/errors.ts";
 import { SessionService } from "../../../src/runtime/session-service.ts";
 import { type InProcessApp, inProcessApp } from "../../support/attach-app.ts";
@@ -65,6 +65,33 @@ describe("authorization", () => {
     expect(key.id).toBe("alices");
     expect(result.woke).toBe(false);
     expect(result.promptId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("creation", () => {
+  test("a created session is live at once, built from its record: nothing is read back from the store", async () => {
+    const store = app.host.store;
+    const reads = [spyOn(store, "getSession"), spyOn(store, "pendingInbox"), spyOn(store, "read")];
+    try {
+      const record = await service.create(alice, { sessionID: "fresh", viewers: ["vic"], contributors: ["carol"] });
+      expect(reads.map((spy) => spy.mock.calls.length)).toEqual([0, 0, 0]);
+      const { actor } = await service.open({ app: undefined, sid: "fresh" }, alice, "read");
+      expect(actor.record).toEqual(record);
+      expect(actor.record.viewers).not.toBe(record.viewers);
+      expect(actor.pendingCount).toBe(0);
+      expect(reads.map((spy) => spy.mock.calls.length)).toEqual([0, 0, 0]);
+    } finally {
+      for (const spy of reads) spy.mockRestore();
+    }
+    // The session it built is the one a rebuild would: its first inject lands and is counted.
+    await service.inject({ app: undefined, sid: "fresh" }, alice, "queued", { wake: false });
+    expect((await service.open({ app: undefined, sid: "fresh" }, alice, "read")).actor.pendingCount).toBe(1);
+  });
+
+  test("exists answers from the daemon's index, with no ACL and no refusal", async () => {
+    expect(service.exists({ app: "spar", id: "alices" })).toBe(true);
+    expect(service.exists({ app: "spar", id: "nosuch" })).toBe(false);
+    expect(service.exists({ app: "other", id: "alices" })).toBe(false);
   });
 });
 

@@ -61,9 +61,11 @@ test("a session's next turn on the same worker carries only the new messages; th
     factory: () => {
       const worker = new Worker(new URL("../../../workers/turn.ts", import.meta.url));
       const post = worker.postMessage.bind(worker);
-      worker.postMessage = (message: { type: string; historyBase: number; history: unknown[] }) => {
-        if (message.type === "run-turn") sent.push({ historyBase: message.historyBase, history: message.history });
-        post(message);
+      worker.postMessage = (data: unknown) => {
+        // A job's messages after its first are posted together, as one array (worker-port-transport.ts).
+        for (const message of [data].flat() as Array<{ type: string; historyBase: number; history: unknown[] }>)
+          if (message.type === "run-turn") sent.push({ historyBase: message.historyBase, history: message.history });
+        post(data);
       };
       return worker;
     },
@@ -112,9 +114,9 @@ function recordingPool(options: { conversationBudget?: { conversations: number; 
     factory: () => {
       const worker = new Worker(new URL("../../../workers/turn.ts", import.meta.url));
       const post = worker.postMessage.bind(worker);
-      worker.postMessage = (message: (typeof sent)[number]) => {
-        sent.push(message);
-        post(message);
+      worker.postMessage = (data: unknown) => {
+        sent.push(...([data].flat() as typeof sent));
+        post(data);
       };
       return worker;
     },

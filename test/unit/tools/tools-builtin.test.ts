@@ -324,7 +324,9 @@ test("the worker pool sends the catalog's specs with every run-turn message", as
     },
     { onPart: () => {}, onRequest: async () => ({}) },
   );
-  const message = sent.find((item) => (item as { type: string }).type === "run-turn") as RunTurnMessage;
+  // The job's messages after its first (the hello) go out together once its microtasks run (worker-port-transport.ts).
+  await Promise.resolve();
+  const message = sent.flat().find((item) => (item as { type: string }).type === "run-turn") as RunTurnMessage;
   expect(message.tools).toEqual(specs);
   await pool.close();
   expect(await turn.outcome).toEqual({ status: "canceled" });
