@@ -220,6 +220,11 @@ export async function startSvc(
     store.remove();
     throw error;
   }
+  core.metrics.gauge(
+    "svc_loaded_sessions",
+    "Sessions svc keeps state for in memory (loaded; dropped when idle past --session-idle-timeout).",
+    () => runtime.loadedSessions,
+  );
   telemetry?.observeMetrics(() => core.metrics.render());
   const recovered = await runtime.recover();
   if (recovered.length > 0)
@@ -396,7 +401,7 @@ function coreSettings(
     maxSteps: base.maxSteps,
     // Each turn is bounded by the workload's wallclock budget (reference 3.2); 0: none.
     turnDeadlineMs: workload.budget.maxWallclockSeconds * 1000,
-    idleTimeoutMs: base.idleTimeoutMs,
+    idleTimeoutMs: config.sessionIdleTimeoutMs,
     inbox: config.limits.inbox,
     appName: "svc",
     agentName: runtime.roster.coordinator.name,

@@ -84,6 +84,8 @@ export interface SvcConfig {
   /** One-shot turn deadline in milliseconds; 0: none. */
   timeoutMs: number;
   autoResume: AutoResumeSettings;
+  /** A quiet session leaves memory after this long (D319). */
+  sessionIdleTimeoutMs: number;
   /** Undefined: the workload's `safety.watchdog`, else `feedback`. */
   watchdog: WatchdogPosture | undefined;
   logLevel: LogLevel;
@@ -319,6 +321,7 @@ export function buildSvcConfig(
       sessionDb,
       timeoutMs: need(read.duration("timeout")),
       autoResume: autoResume(read, sessionDb),
+      sessionIdleTimeoutMs: need(read.duration("session-idle-timeout")),
       watchdog: optionalChoice<WatchdogPosture>(read, "watchdog"),
       logLevel: need(read.oneOf<LogLevel>("log-level")),
       limits: need(resolveAttachLimits(flags, config, false)),

@@ -107,6 +107,13 @@ const SVC_OWN_FLAGS: readonly FlagSpec[] = [
     configKey: "svc.auto_resume.enabled",
   },
   {
+    name: "session-idle-timeout",
+    kind: "duration",
+    help: "drop a quiet session from memory after this long (it rebuilds from the store on next use)",
+    defaultValue: "30m",
+    configKey: "svc.session_idle_timeout",
+  },
+  {
     name: "auto-resume-window",
     kind: "duration",
     help: "auto-resume only sessions interrupted within this window (0: no window)",

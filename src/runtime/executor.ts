@@ -62,6 +62,11 @@ export interface Executor {
    * execution starts and every inject or wake is refused with it. Optional; none by default.
    */
   hold?(): Error | undefined;
+  /**
+   * The session's actor left memory (evicted while idle, or deleted): drop what the executor's
+   * owner keeps for it. Optional; the next touch builds a new actor and executor (D319).
+   */
+  release?(): void;
 }
 
 /** What a session offers the executor it runs: its journal and the state a turn works on. */

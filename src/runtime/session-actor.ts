@@ -259,6 +259,12 @@ export class SessionActor {
   async retire(): Promise<void> {
     this.#inbox.close();
     await this.cancelTurn();
+    this.#executor.release?.();
+  }
+
+  /** The actor was evicted from memory (idle): what its executor's owner keeps for it is dropped. */
+  evicted(): void {
+    this.#executor.release?.();
   }
 
   /**

@@ -423,6 +423,7 @@ export class SessionHost {
       if (actor.isQuiet() && now - actor.lastActivity >= this.config.idleTimeoutMs) {
         this.#actors.delete(name);
         this.#pool.forget(actor.conversationKey);
+        actor.evicted();
         evicted++;
       }
     }

@@ -35,10 +35,14 @@ export function incidentPauses(deps: IncidentPauseDeps): SessionPauses {
 }
 
 /** `executor` under a hold: while `hold` answers a refusal, the session starts no turn and refuses injects. */
-export function heldBy(executor: Executor, hold: () => Error | undefined): Executor {
+export function heldBy(executor: Executor, hold: () => Error | undefined, released?: () => void): Executor {
   return {
     execute: (execution) => executor.execute(execution),
     cancel: (invocationId, cause) => executor.cancel(invocationId, cause),
     hold,
+    release: () => {
+      executor.release?.();
+      released?.();
+    },
   };
 }

@@ -175,12 +175,33 @@ export class SvcRuntime implements DispatchAgents {
     if (profile === undefined) return new TurnExecutor(session);
     if (profile.role === "coordinator") this.#journals.set(sessionKeyString(session.key), session.journal);
     const runner = this.#deps.runner;
-    const executor: Executor =
+    const built: Executor =
       profile.role === "coordinator" && runner !== undefined
         ? new DispatchExecutor(session, this, runner)
         : new SvcExecutor(session, this, profile);
-    return heldBy(executor, () => this.pauses.refusal(session.key.id));
+    return heldBy(
+      built,
+      () => this.pauses.refusal(session.key.id),
+      () => this.#forget(session),
+    );
   };
+
+  /** How many sessions svc keeps state for (executor session, journal, gate, result questions). */
+  get loadedSessions(): number {
+    return this.#loaded.size;
+  }
+
+  /**
+   * A session's actor left memory: drop what svc keeps for it (a newer load of the same key, if
+   * one began meanwhile, keeps its own). Without this every session ever touched stayed (D319).
+   */
+  #forget(session: ExecutorSession): void {
+    const name = sessionKeyString(session.key);
+    if (this.#loaded.get(name) === session) this.#loaded.delete(name);
+    if (this.#journals.get(name) === session.journal) this.#journals.delete(name);
+    if (this.#gates.get(name)?.session === session) this.#gates.delete(name);
+    if (this.#approvals.get(name)?.session === session) this.#approvals.delete(name);
+  }
 
   /** The result questions of a coordinator session: one per loaded session (again after an eviction). */
   approvalsFor(session: ExecutorSession): ResultApprovals {
