@@ -8,8 +8,9 @@
  * span is its child. Request headers are never recorded, so a bearer never reaches a span.
  *
  * `clientSpan` wraps one send of a caller that builds its own request (the outbound guard's hops);
- * `tracedFetch` is `fetch` for the operator-configured destinations (the watcher's sinks, MCP HTTP
- * servers). With telemetry off both only call through: no span, no header added.
+ * `tracedFetch` is `fetch` for the operator-configured destinations (the watcher's sinks and API
+ * server, MCP HTTP servers, pricing sources). With telemetry off both only call through: no span,
+ * no header added.
  */
 import { type Attributes, type Span, SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
 import { activeTracer, injectContext } from "./telemetry.ts";
@@ -22,6 +23,8 @@ export interface ClientSpanOptions {
   baggage?: boolean;
   /** More attributes (`network.peer.address`, `http.request.resend_count`). */
   attributes?: Attributes;
+  /** Span (and propagate) only under an active span: a background call (a watch) then stays out of traces. */
+  parentRequired?: boolean;
 }
 
 /** `url` as `url.full` may show it: userinfo and every query value `REDACTED`, no fragment. */
@@ -79,7 +82,8 @@ export async function clientSpan(
   options: ClientSpanOptions = {},
 ): Promise<Response> {
   const tracer = activeTracer();
-  if (tracer === undefined) return send({});
+  if (tracer === undefined || (options.parentRequired && trace.getSpan(context.active()) === undefined))
+    return send({});
   const upper = method.toUpperCase();
   const known = KNOWN_METHODS.has(upper) ? upper : "_OTHER";
   const span = tracer.startSpan(known === "_OTHER" ? "HTTP" : known, {

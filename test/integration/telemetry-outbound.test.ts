@@ -3,7 +3,8 @@
  * receiver: `spar agent`'s call_a2a to `spar svc --a2a-listen` is one trace, the svc's A2A server
  * spans children of the agent's client spans; a watcher process's incident delivered over its
  * daemon sink is one trace from the cluster event to the agent's /inject (`watcher event` ->
- * `watcher incident` -> `watcher sink open` -> POST client span -> the agent's server span).
+ * `watcher incident` (the enricher's API reads its children) -> `watcher sink open` -> POST client
+ * span -> the agent's server span); with telemetry off the sink's requests carry no trace headers.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -222,6 +223,13 @@ describe("the watcher's incident, delivered over its daemon sink, is one trace i
       "spar.watcher.outcome": "opened",
     });
     expect(incident?.attributes["spar.session.id"]).toBe(fired);
+    // The enricher's reads of the API server are the incident's children; the informers' watches are in no trace.
+    const apiPort = Number(new URL(api.url).port);
+    const apiCalls = receiver.spans.filter(
+      (span) => span.kind === CLIENT && span.attributes["server.port"] === apiPort,
+    );
+    expect(apiCalls.some((span) => span.parentSpanId === incident?.spanId && span.name === "GET")).toBe(true);
+    expect(apiCalls.every((span) => span.parentSpanId !== "")).toBe(true);
     expect(sink?.attributes).toMatchObject({ "spar.watcher.sink": "daemon", "spar.session.id": fired });
     // The session create is the sink's other client call, answered by the agent under it.
     const create = receiver.spans.find(

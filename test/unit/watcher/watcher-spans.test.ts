@@ -73,7 +73,7 @@ function crash(name: string, overrides: Partial<Signal> = {}): Signal {
 }
 
 function pipeline(sink: IncidentSink, cleared: () => boolean = () => false) {
-  const logger = createLogger("error");
+  const logger = createLogger("error", () => {});
   const metrics = new WatcherMetrics("prod");
   const queue = new DeliveryQueue(new TracedSink(sink), {
     journal: new PendingInjects(undefined, logger),
