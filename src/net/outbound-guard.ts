@@ -222,8 +222,10 @@ export class OutboundGuard {
       hop.method,
       target.url,
       (traceHeaders) => {
+        const entries = Object.entries(traceHeaders);
+        if (entries.length === 0) return this.#connect(target, hop.method, hop.headers, hop.body, signal);
         const headers = new Headers(hop.headers);
-        for (const [name, value] of Object.entries(traceHeaders)) headers.set(name, value);
+        for (const [name, value] of entries) headers.set(name, value);
         return this.#connect(target, hop.method, headers, hop.body, signal);
       },
       { baggage: hop.baggage, attributes },

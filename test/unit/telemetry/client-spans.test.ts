@@ -1,7 +1,7 @@
 /**
  * The HTTP client spans (src/telemetry/client-spans.ts) of every outbound path, in process with the
  * SDK exporting to a local OTLP receiver and a local server recording the headers it gets: plain
- * `tracedFetch` (the watcher's sinks), the outbound guard's hops (fetch_url, the A2A client) and
+ * `tracedFetch` (the watcher's webhook sink), the outbound guard's hops (fetch_url, the A2A client) and
  * an MCP HTTP server's requests carry a traceparent whose trace id is the caller's and whose parent
  * is the CLIENT span, named and attributed after the semantic conventions; with telemetry off no
  * header is added and no span made.
@@ -15,6 +15,7 @@ import { redactedUrlFull, tracedFetch } from "../../../src/telemetry/client-span
 import { createLogger } from "../../../src/telemetry/logger.ts";
 import { type TelemetryHandle, activeTracer, startTelemetry } from "../../../src/telemetry/telemetry.ts";
 import { fetchUrlTool } from "../../../src/tools/fetch-url-tool.ts";
+import { WebhookSink } from "../../../src/watcher/sinks/webhook-sink.ts";
 import { recordingMcpServer } from "../../fixtures/mcp/recording-http-server.ts";
 import { tempDir } from "../../support/daemon.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../../support/otlp-receiver.ts";
@@ -139,6 +140,18 @@ describe("with telemetry on", () => {
       "server.port": target.port,
       "http.response.status_code": 200,
     });
+    expect(JSON.stringify(span)).not.toContain(SECRET);
+  });
+
+  test("the watcher's webhook sink: its open carries the caller's trace, its bearer stays out of the span", async () => {
+    const before = target.seen.length;
+    const sink = new WebhookSink({ sinkUrl: target.base, token: SECRET });
+    const caller = await asCaller(() => sink.open({ kind: "cluster-event" }));
+    const [span] = await clientSpansOf(caller, 1);
+    const request = target.seen[before];
+    expect(request?.path).toBe("/incidents");
+    expect(parentOf(request?.headers)).toEqual({ traceId: caller.spanContext().traceId, parent: span?.spanId ?? "" });
+    expect(span?.attributes["url.full"]).toBe(`${target.base}/incidents`);
     expect(JSON.stringify(span)).not.toContain(SECRET);
   });
 
