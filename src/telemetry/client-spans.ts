@@ -10,10 +10,33 @@
  * `clientSpan` wraps one send of a caller that builds its own request (the outbound guard's hops);
  * `tracedFetch` is `fetch` for the operator-configured destinations (the watcher's sinks and API
  * server, MCP HTTP servers, pricing sources). With telemetry off both only call through: no span,
- * no header added.
+ * no header added (unless a thread without an SDK was handed a carrier: `withTraceCarrier`).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { type Attributes, type Span, SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
+import type { TraceCarrier } from "../core/session-store.ts";
+import { validTraceCarrier } from "../core/trace-carrier.ts";
 import { activeTracer, injectContext } from "./telemetry.ts";
+
+/** The trace context a thread without an SDK was handed for the work it runs (withTraceCarrier). */
+const carried = new AsyncLocalStorage<TraceCarrier>();
+
+/**
+ * Run `work` with `carrier` as the trace context of its outbound calls, in a thread that runs no
+ * SDK (the tool-host worker, handed the `execute_tool` span's carrier by the main thread): those
+ * calls then send its `traceparent` / `tracestate`, so the server's span is a child of that span;
+ * no client span is made there. An absent or malformed carrier: `work` alone.
+ */
+export function withTraceCarrier<T>(carrier: TraceCarrier | undefined, work: () => T): T {
+  const valid = validTraceCarrier(carrier);
+  return valid === undefined ? work() : carried.run(valid, work);
+}
+
+/** The handed carrier's headers; none outside withTraceCarrier. */
+function carriedHeaders(): Record<string, string> {
+  const carrier = carried.getStore();
+  return carrier === undefined ? {} : { ...carrier };
+}
 
 /** The methods semantic conventions name; any other is `_OTHER`. */
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]);
@@ -82,8 +105,8 @@ export async function clientSpan(
   options: ClientSpanOptions = {},
 ): Promise<Response> {
   const tracer = activeTracer();
-  if (tracer === undefined || (options.parentRequired && trace.getSpan(context.active()) === undefined))
-    return send({});
+  if (tracer === undefined) return send(carriedHeaders());
+  if (options.parentRequired && trace.getSpan(context.active()) === undefined) return send({});
   const upper = method.toUpperCase();
   const known = KNOWN_METHODS.has(upper) ? upper : "_OTHER";
   const span = tracer.startSpan(known === "_OTHER" ? "HTTP" : known, {
@@ -105,7 +128,7 @@ export async function clientSpan(
 
 /** `fetch` inside a client span, the W3C headers added to the request's own; plain `fetch` when off. */
 export function tracedFetch(input: string | URL, init: RequestInit = {}, options?: ClientSpanOptions) {
-  if (activeTracer() === undefined) return fetch(input, init);
+  if (activeTracer() === undefined && carried.getStore() === undefined) return fetch(input, init);
   const url = new URL(input);
   return clientSpan(
     init.method ?? "GET",

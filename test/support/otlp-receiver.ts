@@ -17,8 +17,6 @@ export interface ReceivedSpan {
   kind: number;
   /** The OTLP status code: 0 unset, 1 ok, 2 error. */
   statusCode: number;
-  /** The spans this one links to. */
-  links: Array<{ traceId: string; spanId: string }>;
   /** End minus start. */
   durationMs: number;
   attributes: Record<string, unknown>;
@@ -89,10 +87,6 @@ function spansOf(request: Json, encoding: "protobuf" | "json"): ReceivedSpan[] {
         name: String(span.name),
         kind: Number(span.kind ?? 0),
         statusCode: Number((span.status as Json | undefined)?.code ?? 0),
-        links: ((span.links as Json[] | undefined) ?? []).map((link) => ({
-          traceId: hexId(link.traceId, encoding),
-          spanId: hexId(link.spanId, encoding),
-        })),
         durationMs: (Number(span.endTimeUnixNano ?? 0) - Number(span.startTimeUnixNano ?? 0)) / 1e6,
         attributes: attributes(span.attributes),
         links: ((span.links as Json[] | undefined) ?? []).map((link) => ({

@@ -4,14 +4,14 @@
  * `tracedFetch` (the watcher's webhook sink), the outbound guard's hops (fetch_url, the A2A client) and
  * an MCP HTTP server's requests carry a traceparent whose trace id is the caller's and whose parent
  * is the CLIENT span, named and attributed after the semantic conventions; with telemetry off no
- * header is added and no span made.
+ * header is added and no span made, unless a carrier was handed in (the tool-host worker's case).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Span, SpanKind, context, propagation, trace } from "@opentelemetry/api";
 import { ServerPool } from "../../../src/mcp/server-pool.ts";
 import { parseOutboundAllowList } from "../../../src/net/outbound-allow-list.ts";
 import { OutboundGuard } from "../../../src/net/outbound-guard.ts";
-import { redactedUrlFull, tracedFetch } from "../../../src/telemetry/client-spans.ts";
+import { redactedUrlFull, tracedFetch, withTraceCarrier } from "../../../src/telemetry/client-spans.ts";
 import { createLogger } from "../../../src/telemetry/logger.ts";
 import { type TelemetryHandle, activeTracer, startTelemetry } from "../../../src/telemetry/telemetry.ts";
 import { fetchUrlTool } from "../../../src/tools/fetch-url-tool.ts";
@@ -51,6 +51,15 @@ afterAll(() => {
   target.stop();
 });
 
+const toolContextFor = (outbound: OutboundGuard) => ({
+  root: tempDir(),
+  signal: AbortSignal.timeout(5000),
+  capBytes: 1024,
+  timeoutMs: 5000,
+  env: {},
+  outbound,
+});
+
 const guard = () => {
   const allow = parseOutboundAllowList(["127.0.0.1"]);
   if (!allow.ok) throw new Error("allow list");
@@ -71,6 +80,50 @@ describe("with telemetry off", () => {
       expect(headers.get("baggage")).toBeNull();
     }
     expect(requests[0]?.headers.get("authorization")).toBe(`Bearer ${SECRET}`);
+  });
+});
+
+describe("without an SDK in this thread (the tool-host worker), a carrier handed in", () => {
+  const CARRIER = { traceparent: `00-${"ab".repeat(16)}-${"cd".repeat(8)}-01`, tracestate: "vendor=1" };
+
+  test("is what fetch_url's request and tracedFetch's carry, baggage never; outside it, nothing", async () => {
+    const before = target.seen.length;
+    await withTraceCarrier(CARRIER, async () => {
+      await fetchUrlTool.run({ url: `${target.base}/ok` }, toolContextFor(guard()));
+      await tracedFetch(`${target.base}/ok`);
+    });
+    await tracedFetch(`${target.base}/ok`);
+    const requests = target.seen.slice(before);
+    expect(requests.map((request) => request.headers.get("traceparent"))).toEqual([
+      CARRIER.traceparent,
+      CARRIER.traceparent,
+      null,
+    ]);
+    expect(requests[0]?.headers.get("tracestate")).toBe("vendor=1");
+    expect(requests.every((request) => request.headers.get("baggage") === null)).toBe(true);
+  });
+
+  test("reaches every request of an MCP HTTP server's call", async () => {
+    const server = await recordingMcpServer();
+    const pool = new ServerPool(process.env, tempDir());
+    try {
+      await pool.configure({
+        servers: [{ name: "rec", transport: "http", url: server.url, overrides: {} }],
+        timeouts: { startMs: 10_000, callMs: 10_000, stopGraceMs: 1000, retryMs: 30_000 },
+      });
+      await withTraceCarrier(CARRIER, () => pool.call("rec", "ping", {}, AbortSignal.timeout(10_000)));
+    } finally {
+      await pool.stopAll();
+      server.stop();
+    }
+    expect(server.traceparents.length).toBeGreaterThanOrEqual(3);
+    expect(server.traceparents.every((header) => header === CARRIER.traceparent)).toBe(true);
+  });
+
+  test("a malformed carrier is ignored", async () => {
+    const before = target.seen.length;
+    await withTraceCarrier({ traceparent: "00-zz-11-01" }, () => tracedFetch(`${target.base}/ok`));
+    expect(target.seen[before]?.headers.get("traceparent")).toBeNull();
   });
 });
 

@@ -205,7 +205,9 @@ test("a recovery outcome is a `watcher outcome` span linked to its incident's sp
     const incident = childrenOf(eventSpanOf("web-3", spans), spans)[0];
     const outcome = spans.find((span) => span.name === "watcher outcome");
     expect(outcome?.attributes["spar.watcher.outcome.kind"]).toBe("resolved");
-    expect(outcome?.links).toEqual([{ traceId: incident?.traceId ?? "", spanId: incident?.spanId ?? "" }]);
+    expect(outcome?.links).toEqual([
+      { traceId: incident?.traceId ?? "", spanId: incident?.spanId ?? "", attributes: {} },
+    ]);
     expect(childrenOf(outcome, spans).map((span) => span.name)).toEqual(["watcher sink append"]);
   } finally {
     await queue.stop();
