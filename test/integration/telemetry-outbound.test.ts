@@ -69,7 +69,11 @@ describe("(b) an A2A call from one spar process to another is one trace", () => 
     });
     const events = scope.defer(collect(`${agent.baseUrl}/sessions/default/events`), (stream) => stream.close());
     await events.waitFor((frame) => frame.event === "usage-update");
-    expect((await postJson(`${agent.baseUrl}/sessions/default/inject`, { message: "ask svc" })).status).toBe(200);
+    const traceId = "a2a0a2a0a2a0a2a0a2a0a2a0a2a0a2a0";
+    const traceparent = `00-${traceId}-${"1".repeat(16)}-01`;
+    expect(
+      (await postJson(`${agent.baseUrl}/sessions/default/inject`, { message: "ask svc" }, { traceparent })).status,
+    ).toBe(200);
     await events.waitFor((frame) => frame.event === "turn-complete");
 
     const a2aPort = Number(new URL(svc.a2aUrl).port);
@@ -96,6 +100,11 @@ describe("(b) an A2A call from one spar process to another is one trace", () => 
       expect(client.attributes["url.full"]).toStartWith(svc.a2aUrl);
       expect(client.attributes["http.response.status_code"]).toBe(server?.attributes["http.response.status_code"]);
     }
+    // On the agent's side the calls are children of the call_a2a tool call's span.
+    const tools = new Set(clients.map((client) => parentOf(client)?.name));
+    expect([...tools]).toEqual(["execute_tool call_a2a"]);
+    // ... in the trace of the request that asked the agent: one trace from the inject into svc.
+    expect(new Set(svcChildren(spans).map((span) => span.traceId))).toEqual(new Set([traceId]));
     // The bearer the agent sends the svc never reaches a span.
     expect(JSON.stringify(spans)).not.toContain(A2A_SECRET);
   }, 60_000);
