@@ -135,12 +135,13 @@ describe("layering", () => {
     expect(crossings(["src/store", "src/models", "src/tools"], ["src/runtime", "src/surfaces", "src/cli"])).toEqual([]);
   });
 
-  test("src/net (the outbound guard) imports only src/core and itself: not runtime, surfaces, cli or tools", () => {
+  test("src/net (the outbound guard) imports only src/core, src/telemetry (its client spans) and itself: not runtime, surfaces, cli or tools", () => {
     const violations = SITES.filter(
       (site) =>
         inside(site.file, "src/net") &&
         site.target !== undefined &&
         !inside(site.target, "src/core") &&
+        !inside(site.target, "src/telemetry") &&
         !inside(site.target, "src/net"),
     ).map(describeSite);
     expect(violations).toEqual([]);

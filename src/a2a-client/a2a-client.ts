@@ -162,7 +162,11 @@ export class A2aClient {
 
   async #endpointFromCard(cardUrl: string | undefined, signal: AbortSignal): Promise<string> {
     if (cardUrl === undefined) throw new CallError("the remote agent has neither an endpoint nor an agent card URL");
-    const answer = await this.#guard.fetch(cardUrl, { signal, headers: { accept: "application/json" } });
+    const answer = await this.#guard.fetch(cardUrl, {
+      signal,
+      headers: { accept: "application/json" },
+      baggage: true,
+    });
     const response = usable(answer, "its agent card");
     const card = v.safeParse(CardShape, parseJson(await readCapped(response, this.#maxBodyBytes), "its agent card"));
     if (!card.success) throw new CallError("its agent card has no url (not an A2A v0.3 agent card)");
@@ -181,7 +185,7 @@ export class A2aClient {
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
     if (target.bearer !== undefined) headers.authorization = `Bearer ${target.bearer}`;
     const body = JSON.stringify({ jsonrpc: "2.0", id: this.#nextId++, method, params });
-    const answer = await this.#guard.fetch(endpoint, { signal, method: "POST", headers, body });
+    const answer = await this.#guard.fetch(endpoint, { signal, method: "POST", headers, body, baggage: true });
     const response = usable(answer, method);
     const envelope = v.safeParse(RpcEnvelope, parseJson(await readCapped(response, this.#maxBodyBytes), method));
     if (!envelope.success) throw new CallError(`${method}: the answer is not a JSON-RPC 2.0 response`);

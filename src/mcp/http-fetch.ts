@@ -3,9 +3,11 @@
  * bearer token on every request when the catalog asks for `auth.google_oauth` (the token source
  * is google-credentials.ts), and 4xx/5xx answers to requests turned into errors that carry the
  * server's explanation when the body is a JSON content type under 32 KiB, else the status line
- * only (spec "HTTP tool server answers 4xx or 5xx").
+ * only (spec "HTTP tool server answers 4xx or 5xx"). Each request is a client span carrying the
+ * caller's trace context (telemetry/client-spans.ts) when telemetry is on.
  */
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { tracedFetch } from "../telemetry/client-spans.ts";
 import type { TokenSource } from "./google-credentials.ts";
 
 export const ERROR_BODY_LIMIT = 32 * 1024;
@@ -60,7 +62,7 @@ export function serverFetch(token: TokenSource | undefined): FetchLike {
   return async (url, init) => {
     const headers = new Headers(init?.headers);
     if (token) headers.set("authorization", `Bearer ${await token()}`);
-    const response = await fetch(url, { ...init, headers });
+    const response = await tracedFetch(url, { ...init, headers });
     // GET (the optional server stream, 405 when unsupported) and DELETE (session end) keep the SDK's handling.
     const method = (init?.method ?? "GET").toUpperCase();
     if (method === "POST" && response.status >= 400)

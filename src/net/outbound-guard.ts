@@ -8,11 +8,14 @@
  * on a second lookup never matters. Redirects are followed by hand, each hop checked the same
  * way. Environment proxies are not used: a proxy would connect to an address nobody checked.
  * URLs the operator configures (sinks, MCP HTTP servers, pricing sources) do not come here.
+ * Every hop is an HTTP client span carrying the caller's trace context (telemetry/client-spans.ts);
+ * W3C baggage only when the caller asks for it, and never past a redirect to another origin.
  */
 import { lookup } from "node:dns/promises";
 import { type AddressClass, classifyAddress } from "../core/address-ranges.ts";
 import { type IpAddress, formatIpAddress, parseIpAddress, parseIpv4 } from "../core/ip-address.ts";
 import { EMPTY_ALLOW_LIST, type OutboundAllowList, allowListPermits } from "./outbound-allow-list.ts";
+import { clientSpan } from "../telemetry/client-spans.ts";
 import { redactUrl } from "./redact-url.ts";
 
 /** A host name's addresses, as text; throws when the name does not resolve. */
@@ -40,6 +43,8 @@ export interface OutboundRequest {
   body?: string | Uint8Array;
   /** `follow` (default): every hop is checked and followed; `manual`: a redirect response is returned as is. */
   redirect?: "follow" | "manual";
+  /** Send the caller's W3C baggage to the URL's origin (default false: only traceparent and tracestate). */
+  baggage?: boolean;
 }
 
 export type OutboundRefusalReason = "invalid-url" | "scheme" | "unresolved" | "forbidden-address" | "redirect-limit";
@@ -59,6 +64,16 @@ export interface CheckedTarget {
 }
 
 export type OutboundAnswer = { ok: true; response: Response; url: URL; address: string } | OutboundRefusal;
+
+/** One hop's request as the redirect loop has it. */
+interface Hop {
+  method: string;
+  headers: Headers;
+  body: string | Uint8Array | undefined;
+  /** 0 for the first request, n for the n-th redirect followed. */
+  hop: number;
+  baggage: boolean;
+}
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const CROSS_ORIGIN_DROPPED = ["authorization", "cookie", "proxy-authorization"];
@@ -170,9 +185,11 @@ export class OutboundGuard {
     let method = (request.method ?? "GET").toUpperCase();
     let body = request.body;
     let target = await this.check(input, request.signal);
+    const origin = target.ok ? target.url.origin : undefined;
     for (let hop = 0; ; hop++) {
       if (!target.ok) return target;
-      const response = await this.#send(target, method, headers, body, request.signal);
+      const baggage = request.baggage === true && target.url.origin === origin;
+      const response = await this.#send(target, { method, headers, body, hop, baggage }, request.signal);
       const location = response.headers.get("location");
       const answer = { ok: true as const, response, url: target.url, address: formatIpAddress(target.address) };
       if (request.redirect === "manual" || !REDIRECT_STATUSES.has(response.status) || location === null) return answer;
@@ -194,8 +211,28 @@ export class OutboundGuard {
     }
   }
 
-  /** One request to the literal address; the URL's host rides in `Host` and the TLS server name. */
-  #send(
+  /** One request to the literal address, in its client span; the URL's host rides in `Host` and the TLS server name. */
+  #send(target: CheckedTarget, hop: Hop, signal: AbortSignal): Promise<Response> {
+    const peer = formatIpAddress(target.address);
+    const attributes = {
+      "network.peer.address": peer,
+      ...(hop.hop > 0 ? { "http.request.resend_count": hop.hop } : {}),
+    };
+    return clientSpan(
+      hop.method,
+      target.url,
+      (traceHeaders) => {
+        const entries = Object.entries(traceHeaders);
+        if (entries.length === 0) return this.#connect(target, hop.method, hop.headers, hop.body, signal);
+        const headers = new Headers(hop.headers);
+        for (const [name, value] of entries) headers.set(name, value);
+        return this.#connect(target, hop.method, headers, hop.body, signal);
+      },
+      { baggage: hop.baggage, attributes },
+    );
+  }
+
+  #connect(
     target: CheckedTarget,
     method: string,
     base: Headers,

@@ -6,6 +6,7 @@ import { readFile, stat } from "node:fs/promises";
 import { type Result, err, ok } from "../core/result.ts";
 import { type PricingDocument, parsePricingDocument } from "./pricing-document.ts";
 import { redactUrl } from "../net/redact-url.ts";
+import { tracedFetch } from "../telemetry/client-spans.ts";
 
 export type PricingSource = { kind: "url"; url: string } | { kind: "file"; path: string };
 
@@ -27,7 +28,10 @@ async function readUrl(url: string, timeoutMs: number): Promise<Result<string>> 
   const shown = redactUrl(url);
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: "application/json" } });
+    response = await tracedFetch(url, {
+      signal: AbortSignal.timeout(timeoutMs),
+      headers: { accept: "application/json" },
+    });
   } catch (error) {
     const reason =
       error instanceof Error && error.name === "TimeoutError"

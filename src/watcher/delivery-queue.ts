@@ -11,8 +11,12 @@
  *
  * A failure of the receiver as a whole (any retryable failure) holds every session until the
  * retry time, so a daemon that is down gets one attempt per backoff step, not one per payload.
+ * A re-send runs in the trace context its payload was queued in (the incident's trace), or none
+ * after a restart.
  */
+import { type Context, ROOT_CONTEXT, context } from "@opentelemetry/api";
 import type { Logger } from "../telemetry/logger.ts";
+import { activeTracer } from "../telemetry/telemetry.ts";
 import { DEFAULT_DELIVERY_POLICY, type DeliveryPolicy, retryDelayMs } from "./core/delivery-policy.ts";
 import type { AppendResult, IncidentSink, OpenBinding, OpenResult, SinkFailure } from "./core/sink.ts";
 import type { PendingInject, PendingInjects } from "./pending-injects.ts";
@@ -44,6 +48,8 @@ export class DeliveryQueue implements IncidentSink {
   private readonly policy: DeliveryPolicy;
   private readonly now: () => number;
   private readonly dueAt = new Map<string, number>();
+  /** The trace context each queued payload came in (telemetry on only). */
+  private readonly contexts = new Map<string, Context>();
   private holdUntil = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private passing: Promise<void> | undefined;
@@ -170,6 +176,7 @@ export class DeliveryQueue implements IncidentSink {
       this.drop(oldest, "overflow", "the queue is full");
     }
     this.deps.journal.put(entry);
+    if (activeTracer() !== undefined) this.contexts.set(entry.id, context.active());
     if (failure) {
       this.dueAt.set(entry.id, this.holdUntil);
       this.deps.logger.warn(
@@ -222,8 +229,13 @@ export class DeliveryQueue implements IncidentSink {
     }
   }
 
-  /** One attempt; false when it failed in a way worth retrying. */
-  private async attempt(entry: PendingInject): Promise<boolean> {
+  /** One attempt, in the context its payload was queued in; false when it failed in a way worth retrying. */
+  private attempt(entry: PendingInject): Promise<boolean> {
+    const queuedIn = this.contexts.get(entry.id) ?? ROOT_CONTEXT;
+    return context.with(queuedIn, () => this.attemptNow(entry));
+  }
+
+  private async attemptNow(entry: PendingInject): Promise<boolean> {
     const op = entry.sessionId === undefined ? "open" : "inject";
     if (entry.attempts > 0) this.deps.metrics.deliveriesRetried({ op });
     entry.attempts++;
@@ -244,6 +256,7 @@ export class DeliveryQueue implements IncidentSink {
     if (!failure) {
       this.deps.journal.remove(entry.id);
       this.dueAt.delete(entry.id);
+      this.contexts.delete(entry.id);
       this.holdUntil = 0;
       if (entry.attempts > 1) this.deps.metrics.deliveriesRetrySucceeded({ op });
       this.deps.logger.info(
@@ -267,6 +280,7 @@ export class DeliveryQueue implements IncidentSink {
   private drop(entry: PendingInject, cause: Cause, why: string): void {
     this.deps.journal.remove(entry.id);
     this.dueAt.delete(entry.id);
+    this.contexts.delete(entry.id);
     this.count(cause, `${describe(entry)} after ${entry.attempts} attempt(s): ${why}`);
   }
 

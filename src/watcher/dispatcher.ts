@@ -5,7 +5,8 @@
  * dedup and are appended to the bound session. Signals are handled one at a time, in arrival order,
  * so a duplicate never races the open of its own incident. The sink may be the delivery queue: an
  * open it took over (`queued`) is bound when the queue reports its session (`bindQueuedOpen`), and
- * meanwhile the incident's duplicates open nothing (`openPending`).
+ * meanwhile the incident's duplicates open nothing (`openPending`). Each signal's handling is a
+ * `watcher event` span, an incident it opens a `watcher incident` span (watcher-spans.ts).
  */
 import type { Logger } from "../telemetry/logger.ts";
 import { DedupCache, type DedupIncident, dedupKey } from "./core/dedup-cache.ts";
@@ -22,6 +23,7 @@ import type { IncidentSink, OpenBinding } from "./core/sink.ts";
 import type { Ancestor, StormSettings } from "./core/storm.ts";
 import { StormHandler } from "./storm-handler.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
+import { IncidentLinks, inEventSpan, inWatcherSpan, signalAttributes } from "./watcher-spans.ts";
 
 export interface DispatcherSettings {
   cluster: string;
@@ -93,6 +95,8 @@ export class Dispatcher {
   private readonly storms: StormHandler | undefined;
   private readonly now: () => number;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Each incident's span, for the follow-ups delivered hours later to link back to. */
+  private readonly links = new IncidentLinks();
 
   constructor(
     private readonly settings: DispatcherSettings,
@@ -129,7 +133,12 @@ export class Dispatcher {
     await this.queue;
   }
 
-  private async handle(incoming: Signal): Promise<DispatchOutcome> {
+  /** One signal in its own trace (its `watcher event` span). */
+  private handle(incoming: Signal): Promise<DispatchOutcome> {
+    return inEventSpan(signalAttributes(incoming, this.settings.cluster), () => this.routeAndRecord(incoming));
+  }
+
+  private async routeAndRecord(incoming: Signal): Promise<DispatchOutcome> {
     const outcome = await this.route(incoming);
     const record = this.deps.record;
     const route = ROUTES[outcome];
@@ -191,8 +200,17 @@ export class Dispatcher {
     return (await this.openIncident(signal, key, fp, 1)) ? "opened" : "open-failed";
   }
 
-  /** Opens the incident's session with its first payload; returns the session id bound, if any. */
-  private async openIncident(signal: Signal, key: string, fp: string, count: number): Promise<string | undefined> {
+  /** Opens the incident's session with its first payload (its `watcher incident` span); the session id bound, if any. */
+  private openIncident(signal: Signal, key: string, fp: string, count: number): Promise<string | undefined> {
+    const attributes = {
+      "spar.watcher.fingerprint": fp,
+      "spar.watcher.mode": this.settings.mode,
+      "spar.watcher.count": count,
+    };
+    return this.links.inIncidentSpan(key, attributes, () => this.deliverIncident(signal, key, fp, count));
+  }
+
+  private async deliverIncident(signal: Signal, key: string, fp: string, count: number): Promise<string | undefined> {
     const { metrics, logger, sink } = this.deps;
     const bundle =
       this.deps.enrich && this.settings.enrichSeverities.has(signal.severity) && this.settings.mode === "per-incident"
@@ -322,8 +340,15 @@ export class Dispatcher {
     return run;
   }
 
+  /** A recovery outcome in its `watcher outcome` span, linked to the incident's. */
   private async deliverOutcome(outcome: RecoveryOutcome | undefined): Promise<void> {
     if (!outcome) return;
+    const attributes = { "spar.watcher.outcome.kind": outcome.kind };
+    const links = this.links.linksFor(outcome.key);
+    await inWatcherSpan("watcher outcome", attributes, () => this.appendOutcome(outcome), { links });
+  }
+
+  private async appendOutcome(outcome: RecoveryOutcome): Promise<void> {
     const { metrics, logger, sink } = this.deps;
     const entry = this.dedup.get(outcome.key);
     const sessionId = entry?.sessionId;

@@ -28,6 +28,7 @@ import {
   stormFingerprint,
 } from "./core/storm-payloads.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
+import { inWatcherSpan } from "./watcher-spans.ts";
 
 export interface StormContext {
   cluster: string;
@@ -120,7 +121,8 @@ export class StormHandler {
     for (const member of storm.members) this.pendingMembers.delete(member.key);
     metrics.stormsFormed();
     const fitted = fitPayload(buildStormPayload(storm, cluster), this.context.injectMaxBytes);
-    const result = await sink.open(fitted.payload);
+    const attributes = { "spar.watcher.fingerprint": fp, "spar.watcher.storm.members": storm.members.length };
+    const result = await inWatcherSpan("watcher incident", attributes, () => sink.open(fitted.payload));
     if (result.id === undefined) {
       metrics.injectErrors({ reason: "storm", http_code: "session_create" });
       logger.error(`storm on ${ancestorDisplay(storm.ancestor)}: open failed: ${result.error}`);

@@ -32,6 +32,7 @@ import { DaemonSink } from "./sinks/daemon-sink.ts";
 import { DryRunSink } from "./sinks/dry-run-sink.ts";
 import { podEnricher } from "./enricher.ts";
 import { WebhookSink } from "./sinks/webhook-sink.ts";
+import { TracedSink } from "./watcher-spans.ts";
 import { ClusterEventsSource } from "./sources/cluster-events.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
@@ -141,7 +142,7 @@ function buildDelivery(
     logger.info(
       "delivery: pending injects are kept in memory only (set --dedup-persist or --store to keep them across a restart)",
     );
-  return new DeliveryQueue(inner, {
+  return new DeliveryQueue(new TracedSink(inner), {
     journal: new PendingInjects(journalPath, logger),
     logger,
     metrics,

@@ -15,6 +15,8 @@ export interface ReceivedSpan {
   parentSpanId: string;
   name: string;
   kind: number;
+  /** The OTLP status code: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
   /** End minus start. */
   durationMs: number;
   attributes: Record<string, unknown>;
@@ -84,6 +86,7 @@ function spansOf(request: Json, encoding: "protobuf" | "json"): ReceivedSpan[] {
         parentSpanId: hexId(span.parentSpanId, encoding),
         name: String(span.name),
         kind: Number(span.kind ?? 0),
+        statusCode: Number((span.status as Json | undefined)?.code ?? 0),
         durationMs: (Number(span.endTimeUnixNano ?? 0) - Number(span.startTimeUnixNano ?? 0)) / 1e6,
         attributes: attributes(span.attributes),
         links: ((span.links as Json[] | undefined) ?? []).map((link) => ({

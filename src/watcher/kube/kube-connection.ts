@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { inClusterKubeconfig, readKubeconfig } from "./kubeconfig-file.ts";
+import { tracedFetch } from "../../telemetry/client-spans.ts";
 
 export interface KubeConnection {
   server: string;
@@ -59,13 +60,18 @@ export function loadKubeConnection(options: ConnectionOptions): KubeConnection {
   return { server: cluster.server.replace(/\/+$/, ""), tls, token };
 }
 
-/** A request to the API server through Bun's fetch. */
+/**
+ * A request to the API server through Bun's fetch; a client span when it runs inside one (the
+ * enricher's reads under an incident), never for the informers' background lists and watches.
+ */
 export function kubeFetch(connection: KubeConnection, path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   const token = connection.token();
   if (token) headers.set("authorization", `Bearer ${token}`);
   if (!headers.has("accept")) headers.set("accept", "application/json");
-  return fetch(`${connection.server}${path}`, { ...init, headers, tls: connection.tls } as RequestInit);
+  return tracedFetch(`${connection.server}${path}`, { ...init, headers, tls: connection.tls } as RequestInit, {
+    parentRequired: true,
+  });
 }
 
 /** An HTTP error with the status code client-node's ListWatch looks for (410 means re-list). */

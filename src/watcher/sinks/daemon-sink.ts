@@ -8,6 +8,7 @@
  * whether it is worth retrying and carries the daemon's Retry-After (503 while it restarts), for
  * the delivery queue that does the retrying.
  */
+import { tracedFetch } from "../../telemetry/client-spans.ts";
 import type { AppendResult, IncidentSink, OpenResult } from "../core/sink.ts";
 import { httpFailure, networkFailure } from "./sink-failure.ts";
 import { sha256Hex } from "../core/sha256.ts";
@@ -43,7 +44,7 @@ export class DaemonSink implements IncidentSink {
     body: string | undefined,
     extraHeaders: Record<string, string> = {},
   ): Promise<Response> {
-    return await fetch(`${this.options.daemonUrl}${path}`, {
+    return await tracedFetch(`${this.options.daemonUrl}${path}`, {
       method: "POST",
       headers: { ...this.headers(), ...extraHeaders },
       signal: AbortSignal.timeout(this.options.timeoutMs ?? SINK_TIMEOUT_MS),

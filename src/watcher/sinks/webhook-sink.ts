@@ -5,6 +5,7 @@
  * Bearer token optional. One attempt per call, 10 s timeout; a failure says whether it is worth
  * retrying (the delivery queue retries).
  */
+import { tracedFetch } from "../../telemetry/client-spans.ts";
 import type { AppendResult, IncidentSink, OpenResult } from "../core/sink.ts";
 import { SINK_TIMEOUT_MS } from "./daemon-sink.ts";
 import { httpFailure, networkFailure } from "./sink-failure.ts";
@@ -31,7 +32,7 @@ export class WebhookSink implements IncidentSink {
   private async post(path: string, payload: object): Promise<Response> {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
-    return await fetch(`${this.options.sinkUrl}${path}`, {
+    return await tracedFetch(`${this.options.sinkUrl}${path}`, {
       method: "POST",
       headers,
       body: JSON.stringify(payload),
