@@ -4,6 +4,7 @@
  * channel of src/runtime/tool-host-channel.ts (the RPC layer carries ids, cancels and the
  * handshake, whose init is the settings). Thin by design.
  */
+import { withTraceCarrier } from "../src/telemetry/client-spans.ts";
 import { ServerPool } from "../src/mcp/server-pool.ts";
 import type { McpServerState } from "../src/mcp/types.ts";
 import { EMPTY_ALLOW_LIST, parseOutboundAllowList } from "../src/net/outbound-allow-list.ts";
@@ -55,9 +56,9 @@ function pool(): ServerPool {
 async function run(params: ToolHostSide["requests"]["run"]["params"], signal: AbortSignal): Promise<ToolRunResult> {
   const { call, mcp } = params;
   try {
-    return mcp
-      ? await pool().call(mcp.server, mcp.tool, call.args, signal, mcp.meta)
-      : await runBuiltin(call, settings, signal);
+    return await withTraceCarrier(params.trace, () =>
+      mcp ? pool().call(mcp.server, mcp.tool, call.args, signal, mcp.meta) : runBuiltin(call, settings, signal),
+    );
   } catch (error) {
     return {
       output: { error: `tool host failed: ${error instanceof Error ? error.message : String(error)}` },

@@ -11,6 +11,7 @@
  * `mcp` goes to that server's tool instead of a builtin, with its `meta` as the request's `_meta`
  * (an optional field: no version change).
  */
+import type { TraceCarrier } from "../core/session-store.ts";
 import type { ToolCall } from "../core/events.ts";
 import type { McpServerState, McpWorkerConfig } from "../mcp/types.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
@@ -41,6 +42,8 @@ export interface ToolHostSettings {
 export interface ToolHostRunParams {
   call: ToolCall;
   mcp?: { server: string; tool: string; meta?: Record<string, unknown> };
+  /** The calling span's W3C context (tracing on): the worker's outbound requests carry it. */
+  trace?: TraceCarrier;
 }
 
 /** What the tool-host worker answers. */

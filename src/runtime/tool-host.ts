@@ -10,6 +10,7 @@
  * `server` set) and their classes join `classOf()`; their calls run in the same worker, which
  * holds the MCP clients and stdio children (src/mcp/).
  */
+import { activeCarrier } from "../telemetry/turn-trace.ts";
 import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
 import type { ToolClass } from "../core/permission-policy.ts";
@@ -120,6 +121,9 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     const params: ToolHostRunParams = served
       ? { call, mcp: { server: served.server, tool: served.tool, ...(options.meta ? { meta: options.meta } : {}) } }
       : { call };
+    // Runs inside the call's execute_tool span: the worker's fetches carry its context.
+    const trace = activeCarrier();
+    if (trace !== undefined) params.trace = trace;
     return this.#ensureConnection()
       .request("run", params, { signal, cancelReason: "the turn was cancelled" })
       .catch(unfinished);

@@ -12,7 +12,7 @@ import { startProviderFake } from "../fakes/providers/provider-fake.ts";
 import { postJson, tempDir } from "../support/daemon.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.ts";
-import { say, writeScript } from "../support/scripted.ts";
+import { call, say, writeScript } from "../support/scripted.ts";
 import { collect } from "../support/sse-client.ts";
 
 const scope = daemonScope();
@@ -178,4 +178,44 @@ test("turn duration and model-call token histograms reach the receiver as OTLP h
     "gen_ai.provider.name": "scripted",
     "gen_ai.request.model": "scripted",
   });
+});
+
+test("fetch_url, run in the tool-host worker, sends the traceparent of its execute_tool span", async () => {
+  const seen: Array<string | null> = [];
+  const local = scope.defer(
+    Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (request) => {
+        seen.push(request.headers.get("traceparent"));
+        return new Response("traced page");
+      },
+    }),
+    (server) => server.stop(true),
+  );
+  const page = `http://127.0.0.1:${local.port}/page`;
+  const daemon = await scope.start({
+    args: [
+      "--model=scripted",
+      `--script=${writeScript([call("fetch_url", { url: page }), say("read it")])}`,
+      "--permission-mode=yolo",
+      "--outbound-allow=127.0.0.1",
+    ],
+    env: exporting(),
+  });
+  const events = scope.defer(collect(`${daemon.baseUrl}/sessions/default/events`), (stream) => stream.close());
+  await events.waitFor((frame) => frame.event === "usage-update");
+  const traceId = "abf92f3577b34da6a3ce929d0e0e473a";
+  await postJson(
+    `${daemon.baseUrl}/sessions/default/inject`,
+    { message: "fetch it" },
+    { traceparent: `00-${traceId}-60f067aa0ba902b7-01` },
+  );
+  await events.waitFor((frame) => frame.event === "turn-complete", 20_000);
+  const spans = await receiver.waitForSpans(() => named(inTrace(traceId), "execute_tool fetch_url").length === 1);
+  const tool = named(
+    spans.filter((span) => span.traceId === traceId),
+    "execute_tool fetch_url",
+  )[0];
+  expect(seen).toEqual([`00-${traceId}-${tool?.spanId}-01`]);
 });
