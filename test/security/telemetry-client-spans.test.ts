@@ -10,11 +10,11 @@ import { type Span, context, propagation, trace } from "@opentelemetry/api";
 import { parseOutboundAllowList } from "../../src/net/outbound-allow-list.ts";
 import { OutboundGuard } from "../../src/net/outbound-guard.ts";
 import { tracedFetch } from "../../src/telemetry/client-spans.ts";
-import { createLogger } from "../../src/telemetry/logger.ts";
-import { type TelemetryHandle, activeTracer, startTelemetry } from "../../src/telemetry/telemetry.ts";
+import { activeTracer } from "../../src/telemetry/telemetry.ts";
 import { fetchUrlTool } from "../../src/tools/fetch-url-tool.ts";
 import { tempDir } from "../support/daemon.ts";
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.ts";
+import type { OtlpReceiver, ReceivedSpan } from "../support/otlp-receiver.ts";
+import { type InProcessTelemetry, startInProcessTelemetry } from "../support/in-process-telemetry.ts";
 
 const BEARER = "tok-bearer-7c1d";
 const PASSWORD = "pw-userinfo-42aa";
@@ -22,7 +22,7 @@ const QUERY_SECRET = "sig-query-9b3e";
 const BAGGAGE = "tenant=internal-7f2a";
 
 let receiver: OtlpReceiver;
-let telemetry: TelemetryHandle;
+let telemetry: InProcessTelemetry;
 
 /** Records each request's headers; `/away` redirects to `other` (another origin). */
 function recorder(other?: string) {
@@ -46,18 +46,12 @@ let far: ReturnType<typeof recorder>;
 beforeAll(async () => {
   far = recorder();
   near = recorder(`${far.base}/landed`);
-  receiver = startOtlpReceiver();
-  telemetry = await startTelemetry("agent", {
-    settings: { endpoint: receiver.url },
-    version: "test",
-    logger: createLogger("error"),
-    env: { OTEL_BSP_SCHEDULE_DELAY: "20", OTEL_METRICS_EXPORTER: "none" },
-  });
+  telemetry = await startInProcessTelemetry("agent");
+  receiver = telemetry.receiver;
 });
 
 afterAll(async () => {
-  await telemetry.shutdown();
-  await receiver.stop();
+  await telemetry.stop();
   near.stop();
   far.stop();
 });

@@ -10,15 +10,16 @@ import { guardedApp } from "../../../src/surfaces/http/guarded-app.ts";
 import { LOCAL_CALLER } from "../../../src/surfaces/http/caller-auth.ts";
 import { withServerSpan } from "../../../src/surfaces/http/server-spans.ts";
 import { createLogger } from "../../../src/telemetry/logger.ts";
-import { type TelemetryHandle, activeTracer, startTelemetry } from "../../../src/telemetry/telemetry.ts";
-import { type OtlpReceiver, startOtlpReceiver } from "../../support/otlp-receiver.ts";
+import { activeTracer, startTelemetry } from "../../../src/telemetry/telemetry.ts";
+import type { OtlpReceiver } from "../../support/otlp-receiver.ts";
+import { type InProcessTelemetry, startInProcessTelemetry } from "../../support/in-process-telemetry.ts";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT = "00f067aa0ba902b7";
 const STREAM_MS = 300;
 
 let receiver: OtlpReceiver;
-let telemetry: TelemetryHandle;
+let telemetry: InProcessTelemetry;
 
 function app() {
   return guardedApp({
@@ -58,18 +59,12 @@ async function spanNamed(name: string) {
 
 describe("with telemetry on", () => {
   beforeAll(async () => {
-    receiver = startOtlpReceiver();
-    telemetry = await startTelemetry("agent", {
-      settings: { endpoint: receiver.url },
-      version: "test",
-      logger: createLogger("error"),
-      env: { OTEL_BSP_SCHEDULE_DELAY: "20", OTEL_METRICS_EXPORTER: "none" },
-    });
+    telemetry = await startInProcessTelemetry("agent");
+    receiver = telemetry.receiver;
   });
 
   afterAll(async () => {
-    await telemetry.shutdown();
-    await receiver.stop();
+    await telemetry.stop();
   });
 
   test("a routed request: SERVER span `GET /items/:id` with the semantic-convention attributes", async () => {

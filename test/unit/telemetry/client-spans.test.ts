@@ -12,13 +12,13 @@ import { ServerPool } from "../../../src/mcp/server-pool.ts";
 import { parseOutboundAllowList } from "../../../src/net/outbound-allow-list.ts";
 import { OutboundGuard } from "../../../src/net/outbound-guard.ts";
 import { redactedUrlFull, tracedFetch, withTraceCarrier } from "../../../src/telemetry/client-spans.ts";
-import { createLogger } from "../../../src/telemetry/logger.ts";
-import { type TelemetryHandle, activeTracer, startTelemetry } from "../../../src/telemetry/telemetry.ts";
+import { activeTracer } from "../../../src/telemetry/telemetry.ts";
 import { fetchUrlTool } from "../../../src/tools/fetch-url-tool.ts";
 import { WebhookSink } from "../../../src/watcher/sinks/webhook-sink.ts";
 import { recordingMcpServer } from "../../fixtures/mcp/recording-http-server.ts";
 import { tempDir } from "../../support/daemon.ts";
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../../support/otlp-receiver.ts";
+import type { OtlpReceiver, ReceivedSpan } from "../../support/otlp-receiver.ts";
+import { type InProcessTelemetry, startInProcessTelemetry } from "../../support/in-process-telemetry.ts";
 
 const CLIENT = SpanKind.CLIENT + 1;
 const ERROR = 2;
@@ -129,21 +129,15 @@ describe("without an SDK in this thread (the tool-host worker), a carrier handed
 
 describe("with telemetry on", () => {
   let receiver: OtlpReceiver;
-  let telemetry: TelemetryHandle;
+  let telemetry: InProcessTelemetry;
 
   beforeAll(async () => {
-    receiver = startOtlpReceiver();
-    telemetry = await startTelemetry("agent", {
-      settings: { endpoint: receiver.url },
-      version: "test",
-      logger: createLogger("error"),
-      env: { OTEL_BSP_SCHEDULE_DELAY: "20", OTEL_METRICS_EXPORTER: "none" },
-    });
+    telemetry = await startInProcessTelemetry("agent");
+    receiver = telemetry.receiver;
   });
 
   afterAll(async () => {
-    await telemetry.shutdown();
-    await receiver.stop();
+    await telemetry.stop();
   });
 
   /** Run `work` under a caller span (with baggage `tenant=blue`); the span, once `work` is done. */

@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createLogger } from "../../../src/telemetry/logger.ts";
-import { type TelemetryHandle, startTelemetry } from "../../../src/telemetry/telemetry.ts";
 import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
 import type { AppendResult, IncidentSink, OpenResult } from "../../../src/watcher/core/sink.ts";
@@ -16,24 +15,19 @@ import { Dispatcher } from "../../../src/watcher/dispatcher.ts";
 import { PendingInjects } from "../../../src/watcher/pending-injects.ts";
 import { WatcherMetrics } from "../../../src/watcher/watcher-metrics.ts";
 import { TracedSink } from "../../../src/watcher/watcher-spans.ts";
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../../support/otlp-receiver.ts";
+import type { OtlpReceiver, ReceivedSpan } from "../../support/otlp-receiver.ts";
+import { type InProcessTelemetry, startInProcessTelemetry } from "../../support/in-process-telemetry.ts";
 
 let receiver: OtlpReceiver;
-let telemetry: TelemetryHandle;
+let telemetry: InProcessTelemetry;
 
 beforeAll(async () => {
-  receiver = startOtlpReceiver();
-  telemetry = await startTelemetry("watcher", {
-    settings: { endpoint: receiver.url },
-    version: "test",
-    logger: createLogger("error"),
-    env: { OTEL_BSP_SCHEDULE_DELAY: "20", OTEL_METRICS_EXPORTER: "none" },
-  });
+  telemetry = await startInProcessTelemetry("watcher");
+  receiver = telemetry.receiver;
 });
 
 afterAll(async () => {
-  await telemetry.shutdown();
-  await receiver.stop();
+  await telemetry.stop();
 });
 
 /** Fails the first `failOpens` opens with a retryable 503, then opens `sess-N`. */
