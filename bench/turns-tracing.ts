@@ -3,7 +3,8 @@
  * per round, the same closed-loop client (S sessions x 1 loop, echo model) drives three daemons
  * one after another, the order rotated each round so the machine's drift spreads over all three:
  *   - tracing off: this build, nothing configured;
- *   - tracing on: this build, always-on sampler, exporting every span to a local OTLP sink
+ *   - tracing on: this build, always-on sampler (`--sampler=` another, e.g. always_off to price
+ *     the SDK and context propagation without recording), exporting every span to a local OTLP sink
  *     (Bun.serve answering 200 to each export and counting its bytes);
  *   - before: the build before tracing (`--before=<checkout>`: a checkout of that commit with its
  *     dependencies installed), nothing configured.
@@ -79,7 +80,7 @@ async function measure(variant: Variant, runner: LoopRunner, count: number, seco
 
 export async function tracingComparison(
   runner: LoopRunner,
-  options: { count: number; seconds: number; rounds: number; before: string | undefined },
+  options: { count: number; seconds: number; rounds: number; before: string | undefined; sampler?: string | undefined },
 ): Promise<void> {
   const sink = startSink();
   const here = join(import.meta.dir, "..");
@@ -90,7 +91,7 @@ export async function tracingComparison(
       root: here,
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-        OTEL_TRACES_SAMPLER: "always_on",
+        OTEL_TRACES_SAMPLER: options.sampler ?? "always_on",
         OTEL_METRICS_EXPORTER: "none",
       },
     },
@@ -112,7 +113,7 @@ export async function tracingComparison(
   }
   const exported = sink.stats();
   console.log(
-    `\nTracing cost: ${options.count} sessions x 1 closed loop, echo model, ${options.seconds} s per daemon per round; tracing on = always_on sampler exporting to a local OTLP sink (${exported.requests} exports, ${fmt(exported.bytes / 1024 / 1024, 2)} MiB received).\n`,
+    `\nTracing cost: ${options.count} sessions x 1 closed loop, echo model, ${options.seconds} s per daemon per round; tracing on = ${options.sampler ?? "always_on"} sampler exporting to a local OTLP sink (${exported.requests} exports, ${fmt(exported.bytes / 1024 / 1024, 2)} MiB received).\n`,
   );
   const ratio = (rates: Record<string, number>, a: string, b: string) =>
     rates[a] !== undefined && rates[b] !== undefined && rates[b] > 0

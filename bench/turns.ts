@@ -286,6 +286,7 @@ async function main(): Promise<void> {
         seconds,
         rounds: Number(flags.get("rounds") ?? 3),
         before: flags.get("before"),
+        ...(flags.has("sampler") ? { sampler: flags.get("sampler") } : {}),
       },
     );
     return;
