@@ -198,21 +198,14 @@ export async function startSvc(
   }
   let attach: SvcAttach | undefined;
   let a2a: ReturnType<typeof Bun.serve> | undefined;
+  let agui: ReturnType<typeof startSvcAgui>;
   try {
     attach = await serveAttach(config, core, workload, cwd, logger);
     a2a = serveA2a(config, core, runtime, workload, logger);
-  } catch (error) {
-    await attach?.drain(0);
-    await server.stop(true);
-    await core.close();
-    audit.close();
-    store.remove();
-    throw error;
-  }
-  let agui: ReturnType<typeof startSvcAgui>;
-  try {
     agui = startSvcAgui(config, runtime, workload, () => core.sessions.refuseWhileDraining(), logger);
   } catch (error) {
+    // Undo what started, in reverse: a listener that failed to bind leaves the rest closed.
+    await a2a?.stop(true);
     await attach?.drain(0);
     await server.stop(true);
     await core.close();
