@@ -12,6 +12,7 @@
  * server, MCP HTTP servers, pricing sources). With telemetry off both only call through: no span,
  * no header added (unless a thread without an SDK was handed a carrier: `withTraceCarrier`).
  */
+import { markFailed } from "./span-failure.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { type Attributes, type Span, SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
 import type { TraceCarrier } from "../core/session-store.ts";
@@ -88,8 +89,7 @@ function answered(span: Span, response: Response): Response {
 
 function failed(span: Span, error: unknown): void {
   span.setAttribute("error.type", error instanceof Error ? error.name : "Error");
-  span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: SpanStatusCode.ERROR });
+  markFailed(span, error);
   span.end();
 }
 

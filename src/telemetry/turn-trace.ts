@@ -7,6 +7,7 @@
  * context crosses the worker channel back, so the worker's provider request carries it. With
  * telemetry off `TurnTrace.start` answers undefined and nothing here runs.
  */
+import { markFailed } from "./span-failure.ts";
 import {
   type Attributes,
   type Context,
@@ -168,8 +169,7 @@ export class TurnTrace {
       }
       return result;
     } catch (error) {
-      span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      markFailed(span, error);
       throw error;
     } finally {
       span.end();

@@ -7,6 +7,7 @@
  * queued in, so it joins the incident's trace. `TracedSink` wraps the network sink, under the
  * queue. With telemetry off nothing here starts a span.
  */
+import { markFailed } from "../telemetry/span-failure.ts";
 import { type Attributes, type Link, type Span, SpanStatusCode, context, trace } from "@opentelemetry/api";
 import { activeTracer } from "../telemetry/telemetry.ts";
 import type { AppendResult, IncidentSink, OpenBinding, OpenResult } from "./core/sink.ts";
@@ -38,8 +39,7 @@ export async function inWatcherSpan<T>(
   try {
     return await context.with(trace.setSpan(context.active(), span), () => work(span));
   } catch (error) {
-    span.recordException(error instanceof Error ? error : String(error));
-    span.setStatus({ code: SpanStatusCode.ERROR });
+    markFailed(span, error);
     throw error;
   } finally {
     span.end();

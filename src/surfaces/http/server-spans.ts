@@ -11,6 +11,7 @@
  * telemetry is off as the listener is built); `withServerSpan` serves a listener that is a plain
  * fetch handler (the watcher's probes) and only calls through when telemetry is off.
  */
+import { markFailed } from "../../telemetry/span-failure.ts";
 import { type Attributes, type Span, SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
 import { Elysia } from "elysia";
 import { activeTracer, extractContext } from "../../telemetry/telemetry.ts";
@@ -119,8 +120,7 @@ function finish(span: Span, request: Request, route: string | undefined, respons
 
 function failed(span: Span, request: Request, route: string | undefined, error: unknown): void {
   named(span, request, route);
-  span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: SpanStatusCode.ERROR });
+  markFailed(span, error);
   span.end();
 }
 
