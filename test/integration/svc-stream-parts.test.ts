@@ -76,7 +76,7 @@ test("AG-UI: a message's frames reach the client as the model streams, under its
   expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: "All good." });
 });
 
-test("A2A: a status update per model response, sent as its text part ends, its message id the row's", async () => {
+test("A2A: a status update per model response reaches the client while the turn still runs, its message id the row's", async () => {
   const { a2aUrl, daemon } = await startA2aDaemon(scope, SCRIPT);
   const a2a = await new ClientFactory({
     transports: [new JsonRpcTransportFactory({ fetchImpl: bearerFetch(A2A_SECRET) })],

@@ -6,6 +6,7 @@
 import { expect, test } from "bun:test";
 import { EventSchema } from "@ag-ui/core/schemas";
 import type { MessageBoundary, ModelResponseEvent, Publication, SessionEvent } from "../../../src/core/events.ts";
+import { ZERO_USAGE } from "../../../src/core/usage.ts";
 import { AguiMessageEncoder, rowEvents, sseFrame } from "../../../src/svc/agui/agui-events.ts";
 import { RunAgentInputSchema, lastUserText, runSessionId } from "../../../src/svc/agui/run-input.ts";
 import * as v from "valibot";
@@ -19,15 +20,7 @@ const response = (text: string, calls: ModelResponseEvent["toolCalls"]): Session
   toolCalls: calls,
   turnComplete: true,
   finishReason: "stop",
-  usage: {
-    inputTokens: 0,
-    cachedInputTokens: 0,
-    cacheWriteInputTokens: 0,
-    outputTokens: 0,
-    thoughtsTokens: 0,
-    toolUseTokens: 0,
-    totalTokens: 0,
-  },
+  usage: ZERO_USAGE,
   cost: { costUsd: 0, costUsdUncachedReference: 0 },
 });
 
