@@ -8,13 +8,12 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SqliteReader } from "../../src/store/sqlite/read-only-reader.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
 import { postJson, tempDir, waitFor } from "../support/daemon.ts";
 import { call, say, stall, toolResults, writeScript } from "../support/scripted.ts";
 import { collect } from "../support/sse-client.ts";
 import { type EchoAgent, startEchoAgent } from "../fixtures/a2a/sdk-echo-agent.ts";
-import { APPLY, storedRows } from "../support/gated-workload.ts";
+import { APPLY, readLive, storedRows } from "../support/gated-workload.ts";
 import { A2A_SECRET, startA2aDaemon } from "../support/a2a-daemon.ts";
 import { countedCalls } from "../fixtures/mcp/counting.ts";
 
@@ -151,12 +150,8 @@ test("spar svc: aborting the incident stops its call_a2a waiting on a slow remot
   // The remote's task exists (read beside its running daemon, read-only): the call is waiting on it.
   await waitFor(
     async () => {
-      const reader = SqliteReader.open(slow.daemon.sessionDb);
-      try {
-        return (await reader.listSessions()).some((session) => session.id.startsWith("a2a-")) ? true : undefined;
-      } finally {
-        await reader.close();
-      }
+      const ids = await readLive(slow.daemon.sessionDb, (store) => store.sessionIds());
+      return ids.some((id) => id.startsWith("a2a-")) ? true : undefined;
     },
     15_000,
     "the remote task",

@@ -9,7 +9,15 @@ import { expect, test } from "bun:test";
 import { countedCalls } from "../fixtures/mcp/counting.ts";
 import { type Daemon, waitFor } from "../support/daemon.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
-import { APPLY, AUTH, gatedDaemonOptions, gatedWorkload, injectIncident, resume } from "../support/gated-workload.ts";
+import {
+  APPLY,
+  AUTH,
+  gatedDaemonOptions,
+  gatedWorkload,
+  injectIncident,
+  readLive,
+  resume,
+} from "../support/gated-workload.ts";
 import { call, say } from "../support/scripted.ts";
 
 const scope = daemonScope();
@@ -43,6 +51,8 @@ test("a parked incident evicted while idle comes back for its approval: the call
   const approved = await resume(daemon, "incident-e1", interruptId, { verdict: "approve" });
   expect(approved.status).toBe(202);
   expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
-  const status = await (await fetch(`${daemon.baseUrl}/status?session_id=incident-e1`, { headers: AUTH })).json();
-  expect(JSON.stringify(status)).not.toContain(interruptId);
+  // The rebuilt coordinator carried the incident to its end: its last answer is committed.
+  const rows = await readLive(daemon.sessionDb, (store) => store.rows({ app: "svc", id: "incident-e1" }));
+  const answers = rows.map((row) => row.event).filter((event) => event.kind === "model-response");
+  expect(answers.at(-1)).toMatchObject({ text: "done", turnComplete: true });
 });

@@ -4,6 +4,8 @@
  * (test/fixtures/mcp/counting-server.ts) `read_status` (marked read-only) and `apply_change`
  * (mutating, so gated), a scripted model, and helpers to inject, resume and read the store.
  */
+import { SqliteReader } from "../../src/store/sqlite/read-only-reader.ts";
+import type { SessionKey } from "../../src/core/session-key.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
@@ -136,6 +138,25 @@ export function resume(
   headers: Record<string, string> = AUTH,
 ) {
   return postTo(daemon, "/resume", { session_id: sessionId, interrupt_id: interruptId, response }, headers);
+}
+
+/**
+ * Read a running daemon's store beside it, read-only (no lock taken): its session ids, and the
+ * rows of the sessions asked.
+ */
+export async function readLive<T>(
+  sessionDb: string,
+  read: (view: { sessionIds(): Promise<string[]>; rows(key: SessionKey): Promise<CommittedRow[]> }) => Promise<T>,
+): Promise<T> {
+  const reader = SqliteReader.open(sessionDb);
+  try {
+    return await read({
+      sessionIds: async () => (await reader.listSessions()).map((session) => session.id),
+      rows: async (key) => (await reader.readRows([key]))[0] ?? [],
+    });
+  } finally {
+    await reader.close();
+  }
 }
 
 /** A session's rows read from the store once the daemon has stopped (`app` svc, or svc.<specialist>). */
