@@ -16,6 +16,7 @@ import { type Attributes, type Span, SpanKind, SpanStatusCode, context, trace } 
 import { Elysia } from "elysia";
 import { activeTracer, extractContext } from "../../telemetry/telemetry.ts";
 import { requestUrl, validHost } from "./request-url.ts";
+import { sseStreamOf } from "./sse-stream.ts";
 
 /** The methods semantic conventions name; any other is `_OTHER` (a client cannot mint span names). */
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]);
@@ -109,6 +110,12 @@ function finish(span: Span, request: Request, route: string | undefined, respons
   const streaming = response.body !== null && response.headers.get("content-type")?.startsWith("text/event-stream");
   if (!streaming || response.body === null) {
     span.end();
+    return response;
+  }
+  // Our own event streams say when they end; any other stream is followed chunk by chunk.
+  const sse = sseStreamOf(response.body);
+  if (sse !== undefined) {
+    sse.onEnd(() => span.end());
     return response;
   }
   return new Response(endsWithStream(response.body, span), {

@@ -97,6 +97,18 @@ export class SseStreamGroup {
   }
 }
 
+/** Each SseStream by its response's body: see `sseStreamOf`. */
+const streamsByBody = new WeakMap<ReadableStream<Uint8Array>, SseStream>();
+
+/**
+ * The SseStream a response body belongs to, if any: a caller that must learn when the stream
+ * ends (the request's server span) listens with `onEnd` instead of re-wrapping the body, which
+ * would put a JS read per chunk back on Bun's direct stream.
+ */
+export function sseStreamOf(body: ReadableStream<Uint8Array>): SseStream | undefined {
+  return streamsByBody.get(body);
+}
+
 export class SseStream {
   readonly response: Response;
   /** Set once Bun starts sending the body; frames written before wait in `#early`. */
@@ -114,6 +126,8 @@ export class SseStream {
   /** Frames written this tick, sent together by `flush` (one sink write instead of one each). */
   #pending: Uint8Array[] = [];
   #closed = false;
+  /** Called once as the stream ends, whatever ends it. */
+  #endListeners: Array<() => void> | undefined;
   /** Ends the body: resolves the promise `pull` returned. */
   #release: () => void = () => {};
   readonly #options: SseStreamOptions;
@@ -146,7 +160,14 @@ export class SseStream {
       cancel: () => this.#finish("client disconnected"),
     });
     this.response = new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } });
+    streamsByBody.set(body, this);
     group.track(this);
+  }
+
+  /** Call `listener` once when the stream ends (at once if it has). */
+  onEnd(listener: () => void): void {
+    if (this.#closed) listener();
+    else (this.#endListeners ??= []).push(listener);
   }
 
   get closed(): boolean {
@@ -292,5 +313,8 @@ export class SseStream {
     this.#wakeWaiters();
     this.#release();
     this.#options.onClose?.(reason);
+    const listeners = this.#endListeners;
+    this.#endListeners = undefined;
+    for (const listener of listeners ?? []) listener();
   }
 }

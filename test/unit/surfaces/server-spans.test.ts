@@ -9,6 +9,7 @@ import { SpanKind } from "@opentelemetry/api";
 import { guardedApp } from "../../../src/surfaces/http/guarded-app.ts";
 import { LOCAL_CALLER } from "../../../src/surfaces/http/caller-auth.ts";
 import { withServerSpan } from "../../../src/surfaces/http/server-spans.ts";
+import { SseStreamGroup } from "../../../src/surfaces/http/sse-stream.ts";
 import { createLogger } from "../../../src/telemetry/logger.ts";
 import { activeTracer, startTelemetry } from "../../../src/telemetry/telemetry.ts";
 import type { OtlpReceiver } from "../../support/otlp-receiver.ts";
@@ -43,8 +44,22 @@ function app() {
         },
       });
       return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    })
+    .get("/sse", () => {
+      const stream = sseGroup.open({ maxQueued: 16, lowWater: 4 });
+      stream.write(new TextEncoder().encode("data: first\n\n"));
+      setTimeout(() => {
+        stream.write(new TextEncoder().encode("data: done\n\n"));
+        stream.close("done");
+      }, STREAM_MS);
+      sseResponses.push(stream.response);
+      return stream.response;
     });
 }
+
+const sseGroup = new SseStreamGroup();
+/** The responses the /sse route made, to check the span handed them on as they were. */
+const sseResponses: Response[] = [];
 
 function request(path: string, headers: Record<string, string> = {}): Request {
   return new Request(`http://127.0.0.1:7777${path}`, { headers: { authorization: "Bearer secret", ...headers } });
@@ -118,6 +133,29 @@ describe("with telemetry on", () => {
     expect(await response.text()).toContain("data: done");
     const span = await spanNamed("GET /stream");
     expect(span.durationMs).toBeGreaterThanOrEqual(STREAM_MS - 20);
+  });
+
+  test("our own event stream (SseStream) ends its span as it closes, its body handed on unwrapped", async () => {
+    const response = await app().handle(request("/sse"));
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    // The span listens for the stream's end; it does not re-wrap the direct stream in a JS reader.
+    expect(response.body).toBe(sseResponses.at(-1)?.body ?? null);
+    const text = await response.text();
+    expect(text).toContain("data: first");
+    expect(text).toContain("data: done");
+    const span = await spanNamed("GET /sse");
+    expect(span.durationMs).toBeGreaterThanOrEqual(STREAM_MS - 20);
+  });
+
+  test("a client that hangs up on our own event stream ends its span at once", async () => {
+    const before = receiver.spans.filter((span) => span.name === "GET /sse").length;
+    const response = await app().handle(request("/sse"));
+    const reader = response.body?.getReader();
+    await reader?.read();
+    await reader?.cancel("client gone");
+    const spans = await receiver.waitForSpans((all) => all.filter((span) => span.name === "GET /sse").length > before);
+    const hungUp = spans.filter((span) => span.name === "GET /sse").slice(before);
+    expect(hungUp.some((span) => span.durationMs < STREAM_MS - 20)).toBe(true);
   });
 
   test("a client that hangs up ends the stream's span too", async () => {
