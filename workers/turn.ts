@@ -5,6 +5,7 @@
  */
 import { buildModel } from "../src/models/model-factory.ts";
 import { type RunTurnMessage, TURN_CHANNEL, type TurnOutcome } from "../src/runtime/channel.ts";
+import { ModelCallSpans } from "../src/runtime/model-call-spans.ts";
 import { RpcConnection } from "../src/runtime/rpc/rpc-connection.ts";
 import { workerScopeTransport } from "../src/runtime/rpc/worker-port-transport.ts";
 import { runTurnLoop } from "../src/runtime/turn-loop.ts";
@@ -34,35 +35,31 @@ async function runTurn(params: RunTurnMessage, signal: AbortSignal): Promise<Tur
     return { status: "failed", message: text };
   }
   const turnId = params.turnId;
+  // Tracing on: the worker names each model call's span itself (D324).
+  const spans = params.trace === undefined ? undefined : new ModelCallSpans(params.trace);
+  const ended = (outcome: TurnOutcome) => spans?.ended(outcome) ?? outcome;
   try {
     const model = await buildModel(params.model, async () => (await main.request("script-cursor", { turnId })).index);
-    return await runTurnLoop(
+    const outcome = await runTurnLoop(
       model,
       history,
       {
         part: (messageId, part) => main.notify("message-part", { turnId, messageId, part }),
         commitResponse: async (draft) => {
-          await main.request("commit-response", { turnId, draft });
+          await main.request("commit-response", { turnId, draft: spans?.answered(draft) ?? draft });
         },
         runTool: (call) => main.request("run-tool", { turnId, call }),
-        // Tracing on: the model call's span starts on the main thread, its context comes back here.
-        ...(params.trace === undefined
-          ? {}
-          : {
-              modelCallStarting: async () => {
-                const { trace } = await main.request("model-call", { turnId });
-                return trace === undefined ? undefined : { ...trace };
-              },
-            }),
+        ...(spans === undefined ? {} : { modelCallStarting: () => spans.starting() }),
       },
       signal,
       params.maxSteps,
       params.tools ?? [],
       params.system,
     );
+    return ended(outcome);
   } catch (error) {
     const text = error instanceof Error ? error.message : String(error);
-    return { status: "failed", message: text, code: "CONFIG" };
+    return ended({ status: "failed", message: text, code: "CONFIG" });
   }
 }
 

@@ -19,6 +19,40 @@ export function validTraceCarrier(value: unknown): TraceCarrier | undefined {
   return { traceparent };
 }
 
+/** A model call's span as the turn worker named it (tracing on, D324): its id and when the call started. */
+export interface ModelCallSpan {
+  spanId: string;
+  /** Epoch milliseconds. */
+  startedAtMs: number;
+}
+
+/** The span id a carrier names (the parent of whatever carries it on). */
+export function spanIdOf(carrier: TraceCarrier): string {
+  return carrier.traceparent.slice(36, 52);
+}
+
+/** A fresh W3C span id: 8 random bytes as 16 hex digits, never all zero. */
+export function newSpanId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  if (bytes.every((byte) => byte === 0)) bytes[7] = 1;
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** Whether `value` is a valid W3C span id (16 lowercase hex digits, not all zero). */
+export function isSpanId(value: unknown): value is string {
+  return typeof value === "string" && /^(?!0{16})[0-9a-f]{16}$/.test(value);
+}
+
+/**
+ * The carrier of a child of `parent`'s span whose id is `spanId`: same trace, flags and
+ * tracestate, the child's id in the parent field (D324: the turn worker names its model call's
+ * span without asking the main thread).
+ */
+export function childCarrier(parent: TraceCarrier, spanId: string): TraceCarrier {
+  const traceparent = `${parent.traceparent.slice(0, 36)}${spanId}${parent.traceparent.slice(52)}`;
+  return parent.tracestate === undefined ? { traceparent } : { traceparent, tracestate: parent.tracestate };
+}
+
 /** The trace id a carrier names. */
 export function traceIdOf(carrier: TraceCarrier): string {
   return carrier.traceparent.slice(3, 35);

@@ -10,6 +10,7 @@
  */
 import type { MessagePart, ToolCall } from "../core/events.ts";
 import type { TraceCarrier } from "../core/session-store.ts";
+import type { ModelCallSpan } from "../core/trace-carrier.ts";
 import type { ChatMessage, ModelSpec, ToolSpec } from "../core/model.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
 import type { TokenUsage } from "../core/usage.ts";
@@ -34,9 +35,15 @@ export interface RunTurnMessage {
   tools?: ToolSpec[];
   /** The system prompt of every model call of the turn (absent: none). */
   system?: string;
-  /** The turn span's trace context when tracing is on: the worker then asks `model-call` before each call (D301). */
+  /**
+   * The turn span's trace context when tracing is on: the worker names each model call's span
+   * itself (a child of this one), sends its context with the provider request and reports it
+   * with the response (`ResponseDraft.call`) or the outcome (`TurnOutcome.modelCall`) (D324).
+   */
   trace?: TraceCarrier;
 }
+
+export type { ModelCallSpan };
 
 /** A complete model response the worker asks the main thread to commit before going on. */
 export interface ResponseDraft {
@@ -47,6 +54,8 @@ export interface ResponseDraft {
   finishReason: string;
   usage: TokenUsage;
   turnComplete: boolean;
+  /** The span the call ran under (tracing on). */
+  call?: ModelCallSpan;
 }
 
 /** What a turn asks of the main thread, as the session's turn handlers see it (WorkerPool's TurnHandlers). */
@@ -56,14 +65,13 @@ export type WorkerRequest =
   /** Run a proposed tool call and commit its result; answered ToolRunResult. */
   | { kind: "run-tool"; call: ToolCall }
   /** Next index of the process-wide scripted-model cursor; answered `{ index }`. */
-  | { kind: "script-cursor" }
-  /** A model call starts (tracing on): answered with its span's trace context `{ trace? }`. */
-  | { kind: "model-call" };
+  | { kind: "script-cursor" };
 
+/** A model call still open as the turn ended (`modelCall`, tracing on) had no committed response. */
 export type TurnOutcome =
   | { status: "completed" }
-  | { status: "canceled" }
-  | { status: "failed"; message: string; code?: string };
+  | { status: "canceled"; modelCall?: ModelCallSpan }
+  | { status: "failed"; message: string; code?: string; modelCall?: ModelCallSpan };
 
 /** What the turn worker answers. */
 export type TurnWorkerSide = {
@@ -83,7 +91,6 @@ export type TurnMainSide = {
     "commit-response": RpcMethod<{ turnId: string; draft: ResponseDraft }, unknown>;
     "run-tool": RpcMethod<{ turnId: string; call: ToolCall }, ToolRunResult>;
     "script-cursor": RpcMethod<{ turnId: string }, { index: number }>;
-    "model-call": RpcMethod<{ turnId: string }, { trace?: TraceCarrier }>;
   };
   notifications: {
     /** A streamed part of the response `messageId` (model spec v2, D296). */
@@ -92,7 +99,8 @@ export type TurnMainSide = {
 };
 
 /**
- * Version 3: streamed message parts replace bare text deltas (D296). Version 2 was the RPC
- * layer's envelope; version 1 this module's own request ids.
+ * Version 4: the worker names its model calls' spans (D324; `model-call` is gone). Version 3:
+ * streamed message parts replace bare text deltas (D296). Version 2 was the RPC layer's envelope;
+ * version 1 this module's own request ids.
  */
-export const TURN_CHANNEL = defineChannel<TurnMainSide, TurnWorkerSide>("turn worker", 3);
+export const TURN_CHANNEL = defineChannel<TurnMainSide, TurnWorkerSide>("turn worker", 4);

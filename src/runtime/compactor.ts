@@ -184,8 +184,6 @@ export class Compactor {
               return Promise.resolve({ output: { error: "no tools run while compacting" }, isError: true });
             case "script-cursor":
               return Promise.resolve({ index: context.nextScriptIndex() });
-            case "model-call":
-              return Promise.resolve({});
           }
         },
       },

@@ -19,7 +19,7 @@ export interface TurnPort {
   commitResponse(draft: ResponseDraft): Promise<void>;
   runTool(call: ToolCall): Promise<ToolRunResult>;
   /** A model call starts: the headers its provider request carries (its span's trace context), if any. */
-  modelCallStarting?(): Promise<Record<string, string> | undefined>;
+  modelCallStarting?(): Record<string, string> | undefined;
 }
 
 export async function runTurnLoop(
@@ -73,7 +73,7 @@ async function streamOneResponse(
   system: string | undefined,
 ): Promise<ResponseDraft> {
   const messageId = uuidv7();
-  const headers = await port.modelCallStarting?.();
+  const headers = port.modelCallStarting?.();
   const assembler = new ResponseAssembler();
   const publish = (parts: MessagePart[]) => {
     for (const part of parts) port.part(messageId, part);

@@ -135,11 +135,6 @@ export class Turn {
         return this.#runTool(request.call);
       case "script-cursor":
         return Promise.resolve({ index: this.#deps.context.nextScriptIndex() });
-      case "model-call": {
-        const model = this.#deps.context.model;
-        const trace = this.#deps.trace?.modelCallStarted(model.name, model.provider);
-        return Promise.resolve(trace === undefined ? {} : { trace });
-      }
     }
   }
 
@@ -165,7 +160,7 @@ export class Turn {
       cost: priceUsage(draft.usage, context.pricing.rates(model)),
     };
     await this.#deps.journal.append([event]);
-    this.#deps.trace?.modelCallEnded({ ...draft, model });
+    if (draft.call !== undefined) this.#deps.trace?.modelCall(draft.call, context.model, { ...draft, model });
     recordModelCallTokens(draft.usage, context.model.provider, model);
     this.#usage.add(event);
     this.#finishReason = draft.finishReason;
@@ -300,6 +295,9 @@ export class Turn {
       usage: this.#usage.usage,
       costUsd: this.#usage.cost.costUsd,
       ...(end.error === undefined ? {} : { error: end.error.message }),
+      ...(outcome.status !== "completed" && outcome.modelCall !== undefined
+        ? { openCall: { call: outcome.modelCall, model: deps.context.model } }
+        : {}),
     });
     return end;
   }

@@ -95,7 +95,6 @@ function startBackoffMs(failures: number): number {
 
 /** The request handed to a turn's handlers for `script-cursor` (it carries nothing, so one serves all). */
 const SCRIPT_CURSOR: WorkerRequest = { kind: "script-cursor" };
-const MODEL_CALL: WorkerRequest = { kind: "model-call" };
 
 export type WorkerFactory = () => Worker;
 
@@ -290,8 +289,7 @@ export class WorkerPool {
       .handle("run-tool", (params) =>
         this.#turnRequest<ToolRunResult>(turns, params.turnId, { kind: "run-tool", call: params.call }),
       )
-      .handle("script-cursor", (params) => this.#turnRequest<{ index: number }>(turns, params.turnId, SCRIPT_CURSOR))
-      .handle("model-call", (params) => this.#turnRequest<{ trace?: TraceCarrier }>(turns, params.turnId, MODEL_CALL));
+      .handle("script-cursor", (params) => this.#turnRequest<{ index: number }>(turns, params.turnId, SCRIPT_CURSOR));
     this.#liveness.watch(connection, {
       busy: () => turns.size > 0,
       onUnresponsive: (silentMs) =>

@@ -13,6 +13,8 @@ import {
   type Context,
   DiagLogLevel,
   ROOT_CONTEXT,
+  type Span,
+  type SpanOptions,
   type TextMapGetter,
   type Tracer,
   context,
@@ -29,6 +31,8 @@ import {
   resolveTelemetryPlan,
 } from "./telemetry-plan.ts";
 import type { ExpositionProducer } from "./exposition-producer.ts";
+import type { PresetSpanIds } from "./tracing-sdk.ts";
+import { isSpanId } from "../core/trace-carrier.ts";
 
 /** The spec's shutdown budget for the telemetry flush. */
 export const TELEMETRY_FLUSH_MS = 3000;
@@ -53,6 +57,7 @@ export interface TelemetryHandle {
 
 interface Running {
   tracer: Tracer | undefined;
+  spanIds: PresetSpanIds | undefined;
 }
 
 let running: Running | undefined;
@@ -62,6 +67,24 @@ const OFF: TelemetryHandle = { active: false, observeMetrics: () => {}, shutdown
 /** The tracer of the running SDK; undefined when telemetry is off (callers skip all span work). */
 export function activeTracer(): Tracer | undefined {
   return running?.tracer;
+}
+
+/**
+ * Start a span whose id was named elsewhere (the turn worker's model call, D324); a fresh id when
+ * `spanId` is not a valid one. Undefined when spans are off.
+ */
+export function startSpanWithId(spanId: string, name: string, options: SpanOptions, parent: Context): Span | undefined {
+  const tracer = running?.tracer;
+  if (tracer === undefined) return undefined;
+  const ids = running?.spanIds;
+  if (ids === undefined || !isSpanId(spanId)) return tracer.startSpan(name, options, parent);
+  ids.preset(spanId);
+  try {
+    return tracer.startSpan(name, options, parent);
+  } finally {
+    // A span the SDK did not record (suppressed) drew no id: the next one must not get this one.
+    ids.preset(undefined);
+  }
 }
 
 /** Start the role's telemetry; a no-op handle when nothing is configured. One per process. */
@@ -87,7 +110,10 @@ export async function startTelemetry(role: TelemetryRole, options: TelemetryOpti
     DiagLogLevel.WARN,
   );
   const sdk = await startSdk(plan, options.logger);
-  running = { tracer: sdk.tracerProvider?.getTracer(INSTRUMENTATION_NAME, options.version) };
+  running = {
+    tracer: sdk.tracerProvider?.getTracer(INSTRUMENTATION_NAME, options.version),
+    spanIds: sdk.spanIds,
+  };
   options.logger.info(`telemetry: ${describePlan(plan)}`);
   let stopping: Promise<void> | undefined;
   return {
@@ -106,6 +132,7 @@ interface StartedSdk {
     | undefined;
   meterProvider: { forceFlush(): Promise<void>; shutdown(): Promise<void> } | undefined;
   producer: ExpositionProducer | undefined;
+  spanIds: PresetSpanIds | undefined;
 }
 
 /** Load the SDK (only now: nothing of it loads while telemetry is off) and register the globals. */
@@ -122,13 +149,14 @@ async function startSdk(plan: TelemetryPlan, logger: Logger): Promise<StartedSdk
       propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
     }),
   );
-  const { startTracing } = await import("./tracing-sdk.ts");
+  const { startTracing, PresetSpanIds } = await import("./tracing-sdk.ts");
   const { startMetrics } = await import("./metrics-sdk.ts");
-  const tracerProvider = plan.traces ? await startTracing(plan, resource, logger) : undefined;
+  const spanIds = plan.traces ? new PresetSpanIds() : undefined;
+  const tracerProvider = spanIds ? await startTracing(plan, resource, logger, spanIds) : undefined;
   if (tracerProvider) trace.setGlobalTracerProvider(tracerProvider);
   const started = plan.metrics ? await startMetrics(plan.metrics, resource) : undefined;
   if (started) metrics.setGlobalMeterProvider(started.meterProvider);
-  return { tracerProvider, meterProvider: started?.meterProvider, producer: started?.producer };
+  return { tracerProvider, meterProvider: started?.meterProvider, producer: started?.producer, spanIds };
 }
 
 /** forceFlush, then shutdown, both providers, bounded by the budget; the globals go back to no-op. */

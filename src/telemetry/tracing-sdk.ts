@@ -12,7 +12,9 @@ import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   BatchSpanProcessor,
+  type IdGenerator,
   ParentBasedSampler,
+  RandomIdGenerator,
   type ReadableSpan,
   type Sampler,
   SimpleSpanProcessor,
@@ -23,7 +25,37 @@ import {
 import type { Logger } from "./logger.ts";
 import type { SamplerPlan, TelemetryPlan } from "./telemetry-plan.ts";
 
-export async function startTracing(plan: TelemetryPlan, resource: Resource, logger: Logger): Promise<TracerProvider> {
+/**
+ * Random ids, except that the next span id may be given: a span whose id was named elsewhere (the
+ * turn worker's model call, D324) is started with it. Set and used in one synchronous call.
+ */
+export class PresetSpanIds implements IdGenerator {
+  readonly #random = new RandomIdGenerator();
+  #next: string | undefined;
+
+  /** The id the next span started gets (undefined: a random one again). */
+  preset(spanId: string | undefined): void {
+    this.#next = spanId;
+  }
+
+  generateTraceId(): string {
+    return this.#random.generateTraceId();
+  }
+
+  generateSpanId(): string {
+    const next = this.#next;
+    if (next === undefined) return this.#random.generateSpanId();
+    this.#next = undefined;
+    return next;
+  }
+}
+
+export async function startTracing(
+  plan: TelemetryPlan,
+  resource: Resource,
+  logger: Logger,
+  spanIds: PresetSpanIds,
+): Promise<TracerProvider> {
   const traces = plan.traces;
   if (traces === undefined) throw new Error("startTracing needs a span exporter in the plan");
   const processor =
@@ -36,7 +68,12 @@ export async function startTracing(plan: TelemetryPlan, resource: Resource, logg
               : new ProtobufTraceExporter({ url: traces.url }),
           ...plan.batch,
         });
-  return new TracerProvider({ resource, sampler: sampler(plan.sampler), spanProcessors: [processor] });
+  return new TracerProvider({
+    resource,
+    sampler: sampler(plan.sampler),
+    spanProcessors: [processor],
+    idGenerator: spanIds,
+  });
 }
 
 function sampler(plan: SamplerPlan): Sampler {

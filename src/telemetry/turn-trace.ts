@@ -3,13 +3,13 @@
  * `invoke_agent <agent>`, each model call `chat <model>` (CLIENT), each tool call
  * `execute_tool <tool>`. The turn's parent is the trace context stored with the first prompt it
  * drains (the request that queued it, however long ago and across restarts); the other prompts'
- * contexts are links. The model call's span is started here when the turn worker asks, and its
- * context crosses the worker channel back, so the worker's provider request carries it. With
- * telemetry off `TurnTrace.start` answers undefined and nothing here runs.
+ * contexts are links. The turn worker names each model call's span (its id, a child of the turn's
+ * context the worker was given, and its start) and its provider request carries it; the span is
+ * recorded here once the call is over (D324). With telemetry off `TurnTrace.start` answers
+ * undefined and nothing here runs.
  */
 import { markFailed } from "./span-failure.ts";
 import {
-  type Attributes,
   type Context,
   type Link,
   ROOT_CONTEXT,
@@ -22,9 +22,9 @@ import {
 } from "@opentelemetry/api";
 import type { ToolCall } from "../core/events.ts";
 import type { TraceCarrier } from "../core/session-store.ts";
-import { validTraceCarrier } from "../core/trace-carrier.ts";
+import { type ModelCallSpan, validTraceCarrier } from "../core/trace-carrier.ts";
 import type { TokenUsage } from "../core/usage.ts";
-import { activeTracer } from "./telemetry.ts";
+import { activeTracer, startSpanWithId } from "./telemetry.ts";
 
 /** The active span's context as a carrier to store with a prompt; undefined when off or no span is active. */
 export function activeCarrier(): TraceCarrier | undefined {
@@ -65,7 +65,6 @@ export interface ToolSpanOutcome {
 export class TurnTrace {
   readonly #span: Span;
   readonly #context: Context;
-  #modelCall: Span | undefined;
 
   private constructor(span: Span, parent: Context) {
     this.#span = span;
@@ -112,35 +111,43 @@ export class TurnTrace {
     return context.with(this.#context, work);
   }
 
-  /** A model call starts in the worker: its span, whose context the worker's provider request carries. */
-  modelCallStarted(model: string, provider: string): TraceCarrier | undefined {
-    this.#endModelCall(undefined, "the next model call started before this one was committed");
-    const tracer = activeTracer();
-    if (tracer === undefined) return undefined;
-    this.#modelCall = tracer.startSpan(
-      `chat ${model}`,
+  /**
+   * A model call's span, recorded when the call is over: the worker named it (its id and start,
+   * D324) and its provider request carried it; ended now, with the response's attributes or as
+   * failed.
+   */
+  modelCall(
+    call: ModelCallSpan,
+    model: { name: string; provider: string },
+    response: { finishReason: string; usage: TokenUsage; messageId: string; model: string } | { failure: string },
+  ): void {
+    const span = startSpanWithId(
+      call.spanId,
+      `chat ${model.name}`,
       {
         kind: SpanKind.CLIENT,
+        startTime: call.startedAtMs,
         attributes: {
           "gen_ai.operation.name": "chat",
-          "gen_ai.provider.name": provider,
-          "gen_ai.request.model": model,
+          "gen_ai.provider.name": model.provider,
+          "gen_ai.request.model": model.name,
         },
       },
       this.#context,
     );
-    return carrierOf(trace.setSpan(this.#context, this.#modelCall));
-  }
-
-  /** The model call's response was committed. */
-  modelCallEnded(response: { finishReason: string; usage: TokenUsage; messageId: string; model: string }): void {
-    this.#endModelCall({
-      "gen_ai.response.model": response.model,
-      "gen_ai.response.finish_reasons": [response.finishReason],
-      "gen_ai.usage.input_tokens": response.usage.inputTokens,
-      "gen_ai.usage.output_tokens": response.usage.outputTokens,
-      "spar.message.id": response.messageId,
-    });
+    if (span === undefined) return;
+    if ("failure" in response) {
+      span.setAttribute("error.type", "model_call_failed");
+      span.setStatus({ code: SpanStatusCode.ERROR, message: response.failure });
+    } else
+      span.setAttributes({
+        "gen_ai.response.model": response.model,
+        "gen_ai.response.finish_reasons": [response.finishReason],
+        "gen_ai.usage.input_tokens": response.usage.inputTokens,
+        "gen_ai.usage.output_tokens": response.usage.outputTokens,
+        "spar.message.id": response.messageId,
+      });
+    span.end();
   }
 
   /** Run a tool call inside its span (child of the turn). */
@@ -176,9 +183,18 @@ export class TurnTrace {
     }
   }
 
-  /** The turn ended: its outcome, tokens and cost; an open model call ends with it. */
-  end(outcome: { status: string; usage: TokenUsage; costUsd: number; error?: string }): void {
-    this.#endModelCall(undefined, outcome.error ?? (outcome.status === "completed" ? undefined : outcome.status));
+  /** The turn ended: its outcome, tokens and cost; a model call still open ends with it, failed. */
+  end(outcome: {
+    status: string;
+    usage: TokenUsage;
+    costUsd: number;
+    error?: string;
+    openCall?: { call: ModelCallSpan; model: { name: string; provider: string } };
+  }): void {
+    if (outcome.openCall !== undefined)
+      this.modelCall(outcome.openCall.call, outcome.openCall.model, {
+        failure: outcome.error ?? (outcome.status === "completed" ? "the turn ended" : outcome.status),
+      });
     this.#span.setAttributes({
       "spar.turn.outcome": outcome.status,
       "gen_ai.usage.input_tokens": outcome.usage.inputTokens,
@@ -193,17 +209,5 @@ export class TurnTrace {
       });
     }
     this.#span.end();
-  }
-
-  #endModelCall(attributes: Attributes | undefined, failure?: string): void {
-    const span = this.#modelCall;
-    if (span === undefined) return;
-    this.#modelCall = undefined;
-    if (attributes !== undefined) span.setAttributes(attributes);
-    else if (failure !== undefined) {
-      span.setAttribute("error.type", "model_call_failed");
-      span.setStatus({ code: SpanStatusCode.ERROR, message: failure });
-    }
-    span.end();
   }
 }

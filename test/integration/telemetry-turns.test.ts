@@ -2,9 +2,10 @@
  * A turn's spans, from the real daemon to a local OTLP receiver (D301): the request that queued a
  * prompt is the parent of the turn that drains it (`invoke_agent`), even when that turn runs on
  * the next daemon after a restart (the context is stored with the prompt); each model call is a
- * `chat` span started on the main thread when the turn worker asks, and the worker's provider
- * request (the OpenAI wire fake records it) carries that span's context across the thread; each
- * tool call is an `execute_tool` span with the permission gate's answer.
+ * `chat` span the turn worker names (D324) and the main thread records, and the worker's provider
+ * request (the OpenAI wire fake records it) carries that span's context; a call that fails is a
+ * failed `chat` span under the same id; each tool call is an `execute_tool` span with the
+ * permission gate's answer.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -127,6 +128,43 @@ test("(a, restart) a prompt queued before a restart is the parent of the turn th
   )[0];
   expect(turn?.parentSpanId).toBe(queuing?.spanId ?? "?");
   expect(turn?.resource["service.instance.id"]).not.toBe(queuing?.resource["service.instance.id"]);
+});
+
+test("a model call the provider refuses is a failed chat span under the id its request carried", async () => {
+  const key = "otel-refused-key";
+  const fake = scope.defer(startProviderFake("openai", { apiKey: key, models: ["gpt-4o-mini"] }), (served) =>
+    served.stop(),
+  );
+  fake.enqueue("401");
+  const daemon = await scope.start({
+    args: ["--provider=openai", "--model=gpt-4o-mini", `--model-base-url=${fake.baseUrl}`, "--workers=1"],
+    env: { OPENAI_API_KEY: key, ...exporting() },
+  });
+  const events = scope.defer(collect(`${daemon.baseUrl}/sessions/default/events`), (stream) => stream.close());
+  await events.waitFor((frame) => frame.event === "usage-update");
+  const traceId = "8".repeat(32);
+  await postJson(
+    `${daemon.baseUrl}/sessions/default/inject`,
+    { message: "hi" },
+    { traceparent: `00-${traceId}-40f067aa0ba902b7-01` },
+  );
+  await events.waitFor((frame) => frame.event === "turn-error", 20_000);
+  const spans = await receiver.waitForSpans(
+    () => named(inTrace(traceId), "chat").length === 1 && named(inTrace(traceId), "invoke_agent").length === 1,
+  );
+  const trace = spans.filter((span) => span.traceId === traceId);
+  const [turn] = named(trace, "invoke_agent");
+  const [chat] = named(trace, "chat gpt-4o-mini");
+  expect(chat?.parentSpanId).toBe(turn?.spanId ?? "?");
+  expect(chat?.statusCode).toBe(2);
+  expect(chat?.attributes["error.type"]).toBe("model_call_failed");
+  expect(chat?.durationMs).toBeGreaterThanOrEqual(0);
+  expect(chat?.durationMs).toBeLessThanOrEqual(turn?.durationMs ?? 0);
+  expect(turn?.statusCode).toBe(2);
+  // The refused request carried the span the call is recorded under.
+  expect(fake.requests.map((request) => request.headers.traceparent)).toContain(
+    `00-${traceId}-${chat?.spanId ?? "?"}-01`,
+  );
 });
 
 test("with telemetry off, the provider request carries no traceparent", async () => {

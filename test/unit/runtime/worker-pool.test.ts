@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import type { MessagePart } from "../../../src/core/events.ts";
-import type { WorkerRequest } from "../../../src/runtime/channel.ts";
+import { TURN_CHANNEL, type WorkerRequest } from "../../../src/runtime/channel.ts";
 import { WorkerPool } from "../../../src/runtime/worker-pool.ts";
 import { standIn } from "./fixtures/stand-in-worker.ts";
 
@@ -192,10 +192,9 @@ test("a turn worker of another channel version is refused by name, and never cou
   });
   const outcome = await pool.runTurn(echoTurn("t1"), handlers).outcome;
   await pool.close();
-  expect(outcome).toEqual({ status: "failed", message: "turn worker speaks channel v4, the daemon v3" });
-  expect(failures).toEqual([
-    "turn worker speaks channel v4, the daemon v3; the worker never started, retrying in 200 ms",
-  ]);
+  const versions = `turn worker speaks channel v${TURN_CHANNEL.version + 1}, the daemon v${TURN_CHANNEL.version}`;
+  expect(outcome).toEqual({ status: "failed", message: versions });
+  expect(failures).toEqual([`${versions}; the worker never started, retrying in 200 ms`]);
 });
 
 test("a turn worker that exits mid-turn fails the turn at once and is replaced", async () => {

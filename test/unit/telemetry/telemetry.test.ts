@@ -14,6 +14,7 @@ import {
   activeTracer,
   extractContext,
   injectContext,
+  startSpanWithId,
   startTelemetry,
 } from "../../../src/telemetry/telemetry.ts";
 import { startOtlpReceiver } from "../../support/otlp-receiver.ts";
@@ -76,6 +77,37 @@ test("configured: the SDK's provider and the W3C propagator are global until shu
   } finally {
     await receiver.stop();
   }
+});
+
+test("a span named elsewhere (the worker's model call) starts under that id, and only that one span", async () => {
+  const receiver = startOtlpReceiver();
+  try {
+    started = await startTelemetry("agent", {
+      settings: { endpoint: receiver.url },
+      version: "test",
+      logger: quiet,
+      env: { OTEL_METRICS_EXPORTER: "none", OTEL_BSP_SCHEDULE_DELAY: "20" },
+    });
+    const parent = extractContext(new Headers({ traceparent: TRACEPARENT }));
+    const named = startSpanWithId("1234567890abcdef", "chat echo", { startTime: Date.now() - 50 }, parent);
+    const next = activeTracer()?.startSpan("next", {}, parent);
+    const refused = startSpanWithId("0".repeat(16), "bad id", {}, parent);
+    expect(named?.spanContext().spanId).toBe("1234567890abcdef");
+    expect(named?.spanContext().traceId).toBe(TRACEPARENT.slice(3, 35));
+    expect(next?.spanContext().spanId).not.toBe("1234567890abcdef");
+    expect(refused?.spanContext().spanId).toMatch(/^(?!0{16})[0-9a-f]{16}$/);
+    for (const span of [named, next, refused]) span?.end();
+    const spans = await receiver.waitForSpans((all) => all.some((span) => span.name === "chat echo"));
+    const chat = spans.find((span) => span.name === "chat echo");
+    expect(chat?.parentSpanId).toBe("00f067aa0ba902b7");
+    expect(chat?.durationMs).toBeGreaterThanOrEqual(45);
+  } finally {
+    await receiver.stop();
+  }
+});
+
+test("off: a span named elsewhere is not started", () => {
+  expect(startSpanWithId("1234567890abcdef", "chat echo", {}, ROOT_CONTEXT)).toBeUndefined();
 });
 
 test("shutdown returns within the flush budget when the collector never answers", async () => {
