@@ -247,7 +247,13 @@ export async function startAgent(
 /** What the runtime core reads of the agent's configuration. */
 function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
   return {
-    store: { path: config.sessionDb, maxMb: config.sessionDbMaxMb },
+    store: {
+      path: config.sessionDb,
+      maxMb: config.sessionDbMaxMb,
+      // One transaction per event-loop turn, as svc (D326): under load the writes of many
+      // requests and turns share a commit; each is still committed before its answer.
+      flushOn: "immediate",
+    },
     workers: config.workers,
     workerLivenessMs: config.workerLivenessMs,
     tools: config.tools,
