@@ -8,11 +8,24 @@
  *     (Bun.serve answering 200 to each export and counting its bytes);
  *   - before: the build before tracing (`--before=<checkout>`: a checkout of that commit with its
  *     dependencies installed), nothing configured.
+ * Each daemon is warmed first (`--warmup=<s>`, 5 s by default: at 2 s the JIT's threads were
+ * still compiling, 150 us of CPU per turn with tracing on against 60 us in steady state), then
+ * measured; per daemon it prints its CPU per turn, by thread, and the bench process's own.
  * Reports each round's turns/s, then the medians of the per-round ratios on/off (target >= 0.85)
- * and off/before (target within 3%, i.e. >= 0.97).
+ * and off/before (target within 3%, i.e. >= 0.97). `SPAR_BENCH_PROFILE=<dir>` profiles each daemon.
  */
 import { join } from "node:path";
-import { BUN, benchTempDir, fmt, median, spawnServer, table, type Server } from "./lib.ts";
+import {
+  BUN,
+  benchTempDir,
+  cpuSeconds,
+  threadCpuSeconds,
+  fmt,
+  median,
+  spawnServer,
+  table,
+  type Server,
+} from "./lib.ts";
 
 export interface LoopRunner {
   setup(server: Server, count: number, prefix: string): Promise<Array<{ url: string; stream: { close(): void } }>>;
@@ -51,11 +64,20 @@ function startSink() {
   };
 }
 
-async function measure(variant: Variant, runner: LoopRunner, count: number, seconds: number): Promise<number> {
+async function measure(
+  variant: Variant,
+  runner: LoopRunner,
+  count: number,
+  seconds: number,
+  warmupSeconds: number,
+): Promise<number> {
   const daemon = await spawnServer(
     `spar (${variant.name})`,
     [
       BUN,
+      ...(process.env.SPAR_BENCH_PROFILE
+        ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${process.env.SPAR_BENCH_PROFILE}/${variant.name}`]
+        : []),
       join(variant.root, "src/main.ts"),
       "agent",
       "--attach-listen=127.0.0.1:0",
@@ -67,8 +89,21 @@ async function measure(variant: Variant, runner: LoopRunner, count: number, seco
   );
   try {
     const sessions = await runner.setup(daemon, count, "bench-");
-    await runner.run("warm-up", daemon, sessions, 2, false);
+    await runner.run("warm-up", daemon, sessions, warmupSeconds, false);
+    const daemonBefore = cpuSeconds(daemon.pid);
+    const threadsBefore = threadCpuSeconds(daemon.pid);
+    const clientBefore = process.cpuUsage();
     const result = await runner.run(`tracing ${variant.name}`, daemon, sessions, seconds);
+    const daemonCpu = cpuSeconds(daemon.pid) - daemonBefore;
+    const threads = [...threadCpuSeconds(daemon.pid)]
+      .map(([name, total]) => [name, total - (threadsBefore.get(name) ?? 0)] as const)
+      .filter(([, used]) => used > 0)
+      .sort((a, b) => b[1] - a[1]);
+    const clientUsage = process.cpuUsage(clientBefore);
+    const turns = result.turnsPerSec * seconds;
+    console.error(
+      `  ${variant.name}: ${fmt(result.turnsPerSec)} turns/s; daemon ${fmt((daemonCpu * 1e6) / turns)} us CPU/turn (${threads.map(([name, used]) => `${name} ${fmt((used * 1e6) / turns)}`).join(", ")}), bench ${fmt((clientUsage.user + clientUsage.system) / turns)} us CPU/turn`,
+    );
     if (Object.keys(result.failures).length > 0)
       console.error(`  ${variant.name}: failures ${JSON.stringify(result.failures)}`);
     for (const session of sessions) session.stream.close();
@@ -80,7 +115,14 @@ async function measure(variant: Variant, runner: LoopRunner, count: number, seco
 
 export async function tracingComparison(
   runner: LoopRunner,
-  options: { count: number; seconds: number; rounds: number; before: string | undefined; sampler?: string | undefined },
+  options: {
+    count: number;
+    seconds: number;
+    rounds: number;
+    warmupSeconds: number;
+    before: string | undefined;
+    sampler?: string | undefined;
+  },
 ): Promise<void> {
   const sink = startSink();
   const here = join(import.meta.dir, "..");
@@ -104,7 +146,7 @@ export async function tracingComparison(
       const order = variants.map((_, index) => variants[(index + round) % variants.length] as Variant);
       for (const variant of order) {
         console.error(`round ${round + 1}: tracing ${variant.name}`);
-        rates[variant.name] = await measure(variant, runner, options.count, options.seconds);
+        rates[variant.name] = await measure(variant, runner, options.count, options.seconds, options.warmupSeconds);
       }
       rounds.push(rates);
     }
