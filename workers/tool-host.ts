@@ -4,7 +4,7 @@
  * channel of src/runtime/tool-host-channel.ts (the RPC layer carries ids, cancels and the
  * handshake, whose init is the settings). Thin by design.
  */
-import { withTraceCarrier } from "../src/telemetry/client-spans.ts";
+import { metaWithTrace, withTraceCarrier } from "../src/telemetry/client-spans.ts";
 import { ServerPool } from "../src/mcp/server-pool.ts";
 import type { McpServerState } from "../src/mcp/types.ts";
 import { EMPTY_ALLOW_LIST, parseOutboundAllowList } from "../src/net/outbound-allow-list.ts";
@@ -57,7 +57,9 @@ async function run(params: ToolHostSide["requests"]["run"]["params"], signal: Ab
   const { call, mcp } = params;
   try {
     return await withTraceCarrier(params.trace, () =>
-      mcp ? pool().call(mcp.server, mcp.tool, call.args, signal, mcp.meta) : runBuiltin(call, settings, signal),
+      mcp
+        ? pool().call(mcp.server, mcp.tool, call.args, signal, metaWithTrace(mcp.meta, params.trace))
+        : runBuiltin(call, settings, signal),
     );
   } catch (error) {
     return {

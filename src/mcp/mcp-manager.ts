@@ -180,6 +180,11 @@ export class McpManager {
     });
   }
 
+  /** How the catalog reaches `server` (undefined: not in the catalog). */
+  transport(server: string): "stdio" | "http" | undefined {
+    return this.#catalog.servers.find((candidate) => candidate.name === server)?.transport;
+  }
+
   tool(name: string): McpTool | undefined {
     return this.#tools.get(name);
   }

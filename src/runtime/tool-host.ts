@@ -10,6 +10,7 @@
  * `server` set) and their classes join `classOf()`; their calls run in the same worker, which
  * holds the MCP clients and stdio children (src/mcp/).
  */
+import { mcpCallSpan } from "../telemetry/mcp-spans.ts";
 import { activeCarrier } from "../telemetry/turn-trace.ts";
 import type { ToolCall } from "../core/events.ts";
 import type { ToolSpec } from "../core/model.ts";
@@ -113,7 +114,11 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     return [...builtins, ...servers];
   }
 
-  /** A tool server's call carries `options.meta` as its request's `_meta`; a builtin ignores it. */
+  /**
+   * A tool server's call carries `options.meta` as its request's `_meta`; a builtin ignores it.
+   * A tool server's call is a `tools/call` client span (tracing on), whose context the worker's
+   * request carries.
+   */
   run(call: ToolCall, signal: AbortSignal, options: ToolRunOptions = {}): Promise<ToolRunResult> {
     if (this.#closed)
       return Promise.resolve({ output: { error: "not run: the daemon is shutting down" }, isError: true });
@@ -121,12 +126,16 @@ export class ToolHost implements ToolRunner, ToolCatalog {
     const params: ToolHostRunParams = served
       ? { call, mcp: { server: served.server, tool: served.tool, ...(options.meta ? { meta: options.meta } : {}) } }
       : { call };
-    // Runs inside the call's execute_tool span: the worker's fetches carry its context.
-    const trace = activeCarrier();
-    if (trace !== undefined) params.trace = trace;
-    return this.#ensureConnection()
-      .request("run", params, { signal, cancelReason: "the turn was cancelled" })
-      .catch(unfinished);
+    const send = () => {
+      // Runs inside the call's span: the worker's outbound requests carry its context.
+      const trace = activeCarrier();
+      if (trace !== undefined) params.trace = trace;
+      return this.#ensureConnection()
+        .request("run", params, { signal, cancelReason: "the turn was cancelled" })
+        .catch(unfinished);
+    };
+    const transport = served ? this.#mcp?.transport(served.server) : undefined;
+    return served && transport ? mcpCallSpan({ server: served.server, tool: served.tool, transport }, send) : send();
   }
 
   /** Shutdown step "tool-server child processes": the worker kills them, then it is terminated. */

@@ -33,6 +33,19 @@ export function withTraceCarrier<T>(carrier: TraceCarrier | undefined, work: () 
   return valid === undefined ? work() : carried.run(valid, work);
 }
 
+/**
+ * A tool server request's `params._meta` with the handed context's `traceparent` / `tracestate`
+ * (the MCP conventions carry trace context there, whatever the transport: a stdio server sees it
+ * too), the caller's own keys kept. No carrier: `meta` as it was.
+ */
+export function metaWithTrace(
+  meta: Record<string, unknown> | undefined,
+  carrier: TraceCarrier | undefined,
+): Record<string, unknown> | undefined {
+  const valid = validTraceCarrier(carrier);
+  return valid === undefined ? meta : { ...valid, ...meta };
+}
+
 /** The handed carrier's headers; none outside withTraceCarrier. */
 function carriedHeaders(): Record<string, string> {
   const carrier = carried.getStore();
