@@ -110,7 +110,7 @@ describe("(b) an A2A call from one spar process to another is one trace", () => 
   }, 60_000);
 });
 
-describe("the watcher's incident, delivered over its daemon sink, is one trace into spar agent", () => {
+describe("the watcher's incident is one trace into its sink: spar agent's daemon sink, or a webhook receiver", () => {
   let api: FakeApiserver;
   let kubeconfig: string;
 
@@ -124,16 +124,17 @@ describe("the watcher's incident, delivered over its daemon sink, is one trace i
   });
 
   /** A `spar watcher watch` process injecting into `daemonUrl`, exporting spans; resolves once it is ready. */
-  async function startWatcherProcess(daemonUrl: string, traced = true) {
+  /** `daemonUrl` for the daemon sink, or the webhook sink's flags instead. */
+  async function startWatcherProcess(sink: string | string[], traced = true) {
     const child = Bun.spawn(
       [
         process.execPath,
         MAIN,
         "watcher",
         "watch",
-        `--daemon-url=${daemonUrl}`,
-        "--token-env=WATCHER_TOKEN",
-        `--owner=${OWNER}`,
+        ...(typeof sink === "string"
+          ? [`--daemon-url=${sink}`, "--token-env=WATCHER_TOKEN", `--owner=${OWNER}`]
+          : sink),
         "--cluster-name=kind-test",
         `--kubeconfig=${kubeconfig}`,
         "--backoff-min-count=1",
@@ -143,7 +144,13 @@ describe("the watcher's incident, delivered over its daemon sink, is one trace i
       ],
       {
         cwd: REPO_ROOT,
-        env: { ...process.env, ...WATCHER_ENV, OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_METRICS_EXPORTER: "none" },
+        env: {
+          ...process.env,
+          ...WATCHER_ENV,
+          HOOK_TOKEN: "hook-secret",
+          OTEL_BSP_SCHEDULE_DELAY: "50",
+          OTEL_METRICS_EXPORTER: "none",
+        },
         stdin: "ignore",
         stdout: "ignore",
         stderr: "pipe",
@@ -250,6 +257,50 @@ describe("the watcher's incident, delivered over its daemon sink, is one trace i
     const trace = receiver.spans.filter((span) => span.traceId === inject?.traceId);
     expect(JSON.stringify(trace)).not.toContain(WATCHER_ENV.WATCHER_TOKEN);
   }, 60_000);
+
+  test("the webhook sink: each POST to the receiver carries the traceparent of its client span, under the sink attempt", async () => {
+    const seen: Array<{ path: string; traceparent: string | null; authorization: string | null }> = [];
+    const hook = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(request) {
+        const path = new URL(request.url).pathname;
+        seen.push({
+          path,
+          traceparent: request.headers.get("traceparent"),
+          authorization: request.headers.get("authorization"),
+        });
+        return path === "/hooks/incidents" ? Response.json({ id: "inc-traced" }) : Response.json({ ok: true });
+      },
+    });
+    scope.defer(hook, (server) => server.stop(true));
+    const watcher = await startWatcherProcess([
+      "--sink=webhook",
+      `--sink-url=http://127.0.0.1:${hook.port}/hooks`,
+      "--sink-token-env=HOOK_TOKEN",
+    ]);
+    crashLoop("api-hooked");
+    await waitFor(
+      () => (watcher.log().includes("fire BackOff pod=checkout/api-hooked") ? true : undefined),
+      15_000,
+      "fire line",
+    );
+    const open = seen.find((request) => request.path === "/hooks/incidents");
+    expect(open?.authorization).toBe("Bearer hook-secret");
+    const [, traceId, parentId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(open?.traceparent ?? "") ?? [];
+    await receiver.waitForSpans((all) => all.some((span) => span.spanId === parentId));
+    // The receiver's parent is the watcher's client span, under the sink's open attempt, in the event's trace.
+    const client = receiver.spans.find((span) => span.spanId === parentId);
+    expect(client).toMatchObject({ kind: CLIENT, name: "POST", traceId });
+    expect(client?.attributes["url.full"]).toBe(`http://127.0.0.1:${hook.port}/hooks/incidents`);
+    const sink = parentOf(client);
+    expect(sink?.name).toBe("watcher sink open");
+    expect(sink?.attributes["spar.watcher.sink"]).toBe("webhook");
+    expect(parentOf(parentOf(sink))?.name).toBe("watcher event");
+    // The sink's token never reaches a span.
+    const trace = receiver.spans.filter((span) => span.traceId === traceId);
+    expect(JSON.stringify(trace)).not.toContain("hook-secret");
+  }, 30_000);
 
   test("with telemetry off the sink's requests carry no traceparent, tracestate or baggage", async () => {
     const seen: Headers[] = [];
