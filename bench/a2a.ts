@@ -11,7 +11,18 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, argFlags, benchTempDir, fmt, median, nowMs, quantile, spawnServer, table } from "./lib.ts";
+import {
+  BUN,
+  argFlags,
+  benchTempDir,
+  fmt,
+  median,
+  nowMs,
+  quantile,
+  spawnServer,
+  table,
+  threadCpuSeconds,
+} from "./lib.ts";
 
 const flags = argFlags(process.argv.slice(2));
 const CLIENTS = Number(flags.get("clients") ?? 50);
@@ -129,7 +140,16 @@ try {
     await drive(baseline.baseUrl, method).catch(() => undefined);
     await drive(`${a2aUrl}/a2a`, method).catch(() => undefined);
     const base = await drive(baseline.baseUrl, method);
+    const threadsBefore = threadCpuSeconds(spar.pid);
     const ours = await drive(`${a2aUrl}/a2a`, method);
+    // Where spar's CPU goes per task, by thread (the main thread is the one Bun names bun.exe).
+    const perTask = [...threadCpuSeconds(spar.pid)]
+      .map(([name, total]) => [name, ((total - (threadsBefore.get(name) ?? 0)) * 1e6) / ours.tasks] as const)
+      .filter(([, used]) => used > 0)
+      .sort((a, b) => b[1] - a[1]);
+    console.error(
+      `${method}: spar CPU per task ${perTask.map(([name, used]) => `${name} ${fmt(used)} us`).join(", ")}`,
+    );
     const rate = (result: Result) => result.tasks / result.seconds;
     for (const [name, result] of [
       ["baseline (SDK, in memory)", base],
