@@ -7,8 +7,8 @@
  * the request's `params._meta`) is this span's. A result with `isError` is an error span
  * (`error.type` `tool_error`). Off, or outside any span: the call alone.
  */
-import { SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
-import { markFailed } from "./span-failure.ts";
+import { SpanKind, context, trace } from "@opentelemetry/api";
+import { markToolError, runInSpan } from "./span-failure.ts";
 import { activeTracer } from "./telemetry.ts";
 
 export interface McpCallTarget {
@@ -39,17 +39,7 @@ export async function mcpCallSpan<T extends { isError: boolean }>(
     },
     parent,
   );
-  try {
-    const result = await context.with(trace.setSpan(parent, span), call);
-    if (result.isError) {
-      span.setAttribute("error.type", "tool_error");
-      span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    return result;
-  } catch (error) {
-    markFailed(span, error);
-    throw error;
-  } finally {
-    span.end();
-  }
+  return runInSpan(span, parent, call, (result) => {
+    if (result.isError) markToolError(span);
+  });
 }

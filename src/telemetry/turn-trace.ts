@@ -8,7 +8,7 @@
  * recorded here once the call is over (D324). With telemetry off `TurnTrace.start` answers
  * undefined and nothing here runs.
  */
-import { markFailed } from "./span-failure.ts";
+import { markToolError, runInSpan } from "./span-failure.ts";
 import {
   type Context,
   type Link,
@@ -166,21 +166,11 @@ export class TurnTrace {
       },
       this.#context,
     );
-    try {
-      const result = await context.with(trace.setSpan(this.#context, span), run);
+    return runInSpan(span, this.#context, run, (result) => {
       const { isError, permission } = outcome(result);
       if (permission !== undefined) span.setAttribute("spar.permission.outcome", permission);
-      if (isError) {
-        span.setAttribute("error.type", "tool_error");
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      return result;
-    } catch (error) {
-      markFailed(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
+      if (isError) markToolError(span);
+    });
   }
 
   /** The turn ended: its outcome, tokens and cost; a model call still open ends with it, failed. */

@@ -17,7 +17,7 @@ import {
   startSpanWithId,
   startTelemetry,
 } from "../../../src/telemetry/telemetry.ts";
-import { startOtlpReceiver } from "../../support/otlp-receiver.ts";
+import { type OtlpReceiver, startOtlpReceiver } from "../../support/otlp-receiver.ts";
 
 const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const quiet = createLogger("error");
@@ -55,15 +55,20 @@ test("OTEL_SDK_DISABLED=true with an endpoint: inactive, nothing registered", as
   expect(globalSpanRecords()).toBe(false);
 });
 
+/** Telemetry exporting spans (batched for 20 ms) to `receiver`, metrics off. */
+async function exportingTo(receiver: OtlpReceiver): Promise<TelemetryHandle> {
+  return startTelemetry("agent", {
+    settings: { endpoint: receiver.url },
+    version: "test",
+    logger: quiet,
+    env: { OTEL_METRICS_EXPORTER: "none", OTEL_BSP_SCHEDULE_DELAY: "20" },
+  });
+}
+
 test("configured: the SDK's provider and the W3C propagator are global until shutdown", async () => {
   const receiver = startOtlpReceiver();
   try {
-    started = await startTelemetry("agent", {
-      settings: { endpoint: receiver.url },
-      version: "test",
-      logger: quiet,
-      env: { OTEL_METRICS_EXPORTER: "none" },
-    });
+    started = await exportingTo(receiver);
     expect(started.active).toBe(true);
     expect(globalSpanRecords()).toBe(true);
     const parent = extractContext(new Headers({ traceparent: TRACEPARENT, baggage: "tenant=acme" }));
@@ -82,12 +87,7 @@ test("configured: the SDK's provider and the W3C propagator are global until shu
 test("a span named elsewhere (the worker's model call) starts under that id, and only that one span", async () => {
   const receiver = startOtlpReceiver();
   try {
-    started = await startTelemetry("agent", {
-      settings: { endpoint: receiver.url },
-      version: "test",
-      logger: quiet,
-      env: { OTEL_METRICS_EXPORTER: "none", OTEL_BSP_SCHEDULE_DELAY: "20" },
-    });
+    started = await exportingTo(receiver);
     const parent = extractContext(new Headers({ traceparent: TRACEPARENT }));
     const named = startSpanWithId("1234567890abcdef", "chat echo", { startTime: Date.now() - 50 }, parent);
     const next = activeTracer()?.startSpan("next", {}, parent);
