@@ -26,6 +26,18 @@ export interface ModelCallSpan {
   startedAtMs: number;
 }
 
+/**
+ * The carrier of a span context spar's SDK holds (its ids already valid): `traceparent` built
+ * directly, without a propagator's inject and a re-validation.
+ */
+export function carrierOfSpan(
+  span: { traceId: string; spanId: string; traceFlags: number },
+  tracestate?: string,
+): TraceCarrier {
+  const traceparent = `00-${span.traceId}-${span.spanId}-${span.traceFlags & 1 ? "01" : "00"}`;
+  return tracestate ? { traceparent, tracestate } : { traceparent };
+}
+
 /** The span id a carrier names (the parent of whatever carries it on). */
 export function spanIdOf(carrier: TraceCarrier): string {
   return carrier.traceparent.slice(36, 52);

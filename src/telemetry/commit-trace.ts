@@ -7,16 +7,28 @@
  * of whose writes ran under a span (background work) makes no span, so idle stores add no root
  * traces. With telemetry off nothing is captured or started.
  */
-import { type Link, type Span, SpanKind, SpanStatusCode, type SpanContext, context, trace } from "@opentelemetry/api";
+import {
+  type Link,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type SpanContext,
+  TraceFlags,
+  context,
+  trace,
+} from "@opentelemetry/api";
 import { activeTracer } from "./telemetry.ts";
 
 const MAX_LINKS = 16;
 
-/** The span a write is submitted under (tracing on only); kept on the write for its commit's span. */
+/**
+ * The sampled span a write is submitted under (tracing on only); kept on the write for its
+ * commit's span. An unsampled one is not kept: a commit span under it would not be recorded.
+ */
 export function writeContext(): SpanContext | undefined {
   if (activeTracer() === undefined) return undefined;
   const active = trace.getSpanContext(context.active());
-  return active !== undefined && trace.isSpanContextValid(active) ? active : undefined;
+  return active !== undefined && (active.traceFlags & TraceFlags.SAMPLED) !== 0 ? active : undefined;
 }
 
 export interface CommitMeasure {

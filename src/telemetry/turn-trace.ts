@@ -22,26 +22,36 @@ import {
 } from "@opentelemetry/api";
 import type { ToolCall } from "../core/events.ts";
 import type { TraceCarrier } from "../core/session-store.ts";
-import { type ModelCallSpan, validTraceCarrier } from "../core/trace-carrier.ts";
+import { type ModelCallSpan, carrierOfSpan } from "../core/trace-carrier.ts";
 import type { TokenUsage } from "../core/usage.ts";
 import { activeTracer, startSpanWithId } from "./telemetry.ts";
 
 /** The active span's context as a carrier to store with a prompt; undefined when off or no span is active. */
 export function activeCarrier(): TraceCarrier | undefined {
   if (activeTracer() === undefined) return undefined;
-  const active = context.active();
-  if (trace.getSpan(active) === undefined) return undefined;
-  return carrierOf(active);
+  return carrierOf(context.active());
 }
 
 function carrierOf(from: Context): TraceCarrier | undefined {
-  const headers: Record<string, string> = {};
-  propagation.inject(from, headers);
-  return validTraceCarrier(headers);
+  const span = trace.getSpanContext(from);
+  return span === undefined || !trace.isSpanContextValid(span)
+    ? undefined
+    : carrierOfSpan(span, span.traceState?.serialize());
 }
 
+/**
+ * A stored carrier (validated on its way in and out of the store) as the parent context; the
+ * propagator only for a tracestate, which it parses.
+ */
 function contextOf(carrier: TraceCarrier): Context {
-  return propagation.extract(ROOT_CONTEXT, carrier);
+  if (carrier.tracestate !== undefined) return propagation.extract(ROOT_CONTEXT, carrier);
+  const [, traceId = "", spanId = "", flags = "00"] = carrier.traceparent.split("-");
+  return trace.setSpanContext(ROOT_CONTEXT, {
+    traceId,
+    spanId,
+    traceFlags: Number.parseInt(flags, 16),
+    isRemote: true,
+  });
 }
 
 export interface TurnTraceStart {

@@ -49,7 +49,7 @@ test("(a, worker boundary) inject -> turn -> two model calls and a tool call for
   const answer = await postJson(
     `${daemon.baseUrl}/sessions/default/inject`,
     { message: "read the readme" },
-    { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, tracestate: "vendor=abc" },
   );
   expect(answer.status).toBe(200);
   await events.waitFor((frame) => frame.event === "turn-complete", 20_000);
@@ -90,6 +90,8 @@ test("(a, worker boundary) inject -> turn -> two model calls and a tool call for
   // The worker's provider requests carried the chat spans' contexts: the context crossed the thread.
   const carried = fake.requests.map((request) => request.headers.traceparent);
   expect(carried.sort()).toEqual(chats.map((chat) => `00-${traceId}-${chat.spanId}-01`).sort());
+  // The inbound tracestate went along: stored with the prompt, through the turn, to the provider.
+  expect(fake.requests.map((request) => request.headers.tracestate)).toEqual(["vendor=abc", "vendor=abc"]);
 });
 
 test("(a, restart) a prompt queued before a restart is the parent of the turn that drains it on the next daemon", async () => {

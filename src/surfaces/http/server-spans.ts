@@ -78,7 +78,9 @@ export function serverSpans() {
 }
 
 function requestAttributes(request: Request, method: string): Attributes {
-  const url = requestUrl(request);
+  // One parse when the request's URL is whole (the usual case); requestUrl's fallbacks otherwise.
+  const whole = URL.parse(request.url);
+  const url = whole ?? requestUrl(request);
   const attributes: Attributes = {
     "http.request.method": method,
     "url.path": url.pathname,
@@ -86,7 +88,7 @@ function requestAttributes(request: Request, method: string): Attributes {
   };
   if (method === "_OTHER") attributes["http.request.method_original"] = request.method.slice(0, 64);
   // The authority the client addressed (Host, or an in-process request's own URL); none without one.
-  if (URL.canParse(request.url) || validHost(request.headers.get("host")) !== undefined) {
+  if (whole !== null || validHost(request.headers.get("host")) !== undefined) {
     attributes["server.address"] = url.hostname.replace(/^\[|\]$/g, "");
     attributes["server.port"] = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
   }

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import {
+  carrierOfSpan,
   childCarrier,
   decodeTraceCarrier,
   encodeTraceCarrier,
@@ -31,6 +32,18 @@ describe("validTraceCarrier", () => {
     expect(validTraceCarrier({ traceparent: `00-${TRACE}-${"0".repeat(16)}-01` })).toBeUndefined();
     expect(decodeTraceCarrier("{not json")).toBeUndefined();
     expect(decodeTraceCarrier(encodeTraceCarrier({ traceparent: PARENT }))).toEqual({ traceparent: PARENT });
+  });
+});
+
+describe("carrierOfSpan", () => {
+  test("writes the traceparent of a sampled and an unsampled span, with a tracestate when there is one", () => {
+    const span = { traceId: TRACE, spanId: "1234567890abcdef", traceFlags: 1 };
+    expect(carrierOfSpan(span)).toEqual({ traceparent: `00-${TRACE}-1234567890abcdef-01` });
+    expect(carrierOfSpan({ ...span, traceFlags: 0 }, "vendor=x")).toEqual({
+      traceparent: `00-${TRACE}-1234567890abcdef-00`,
+      tracestate: "vendor=x",
+    });
+    expect(validTraceCarrier(carrierOfSpan(span))).toEqual(carrierOfSpan(span));
   });
 });
 
