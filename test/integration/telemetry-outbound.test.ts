@@ -13,7 +13,8 @@ import { SpanKind } from "@opentelemetry/api";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { A2A_SECRET, startA2aDaemon } from "../support/a2a-daemon.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
-import { MAIN, REPO_ROOT, postJson, tempDir, waitFor } from "../support/daemon.ts";
+import { postJson, tempDir, waitFor } from "../support/daemon.ts";
+import { spawnWatcher, watcherReady } from "../support/watcher-process.ts";
 import { writeKubeconfig } from "../support/kube.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.ts";
 import { call, say, writeScript } from "../support/scripted.ts";
@@ -123,15 +124,14 @@ describe("the watcher's incident is one trace into its sink: spar agent's daemon
     await api.stop();
   });
 
-  /** A `spar watcher watch` process injecting into `daemonUrl`, exporting spans; resolves once it is ready. */
-  /** `daemonUrl` for the daemon sink, or the webhook sink's flags instead. */
+  /**
+   * A `spar watcher watch` process delivering to `sink` (the daemon sink's URL, or the webhook
+   * sink's flags), exporting spans unless `traced` is false; resolves once it is ready, stopped
+   * with the scope.
+   */
   async function startWatcherProcess(sink: string | string[], traced = true) {
-    const child = Bun.spawn(
+    const watcher = await spawnWatcher(
       [
-        process.execPath,
-        MAIN,
-        "watcher",
-        "watch",
         ...(typeof sink === "string"
           ? [`--daemon-url=${sink}`, "--token-env=WATCHER_TOKEN", `--owner=${OWNER}`]
           : sink),
@@ -139,40 +139,13 @@ describe("the watcher's incident is one trace into its sink: spar agent's daemon
         `--kubeconfig=${kubeconfig}`,
         "--backoff-min-count=1",
         "--storm=off",
-        "--metrics-addr=127.0.0.1:0",
         ...(traced ? [`--otel-endpoint=${receiver.url}`] : []),
       ],
-      {
-        cwd: REPO_ROOT,
-        env: {
-          ...process.env,
-          ...WATCHER_ENV,
-          HOOK_TOKEN: "hook-secret",
-          OTEL_BSP_SCHEDULE_DELAY: "50",
-          OTEL_METRICS_EXPORTER: "none",
-        },
-        stdin: "ignore",
-        stdout: "ignore",
-        stderr: "pipe",
-      },
+      { ...WATCHER_ENV, HOOK_TOKEN: "hook-secret", OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_METRICS_EXPORTER: "none" },
     );
-    scope.defer(child, async (running) => {
-      running.kill("SIGTERM");
-      await running.exited;
-    });
-    let stderr = "";
-    void (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of child.stderr as unknown as AsyncIterable<Uint8Array>)
-        stderr += decoder.decode(chunk, { stream: true });
-    })().catch(() => undefined);
-    const base = await waitFor(() => /metrics listening on (http:\/\/\S+)/.exec(stderr)?.[1], 15_000, "metrics line");
-    await waitFor(
-      async () => ((await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200 ? true : undefined),
-      15_000,
-      "watcher ready",
-    );
-    return { log: () => stderr };
+    scope.defer(watcher, (running) => running.stop());
+    await watcherReady(watcher);
+    return { log: () => watcher.stderr() };
   }
 
   function crashLoop(name: string): void {

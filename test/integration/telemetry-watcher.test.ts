@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
-import { MAIN, REPO_ROOT, tempDir, waitFor } from "../support/daemon.ts";
+import { tempDir, waitFor } from "../support/daemon.ts";
+import { type WatcherProcess, spawnWatcher } from "../support/watcher-process.ts";
 import { writeKubeconfig } from "../support/kube.ts";
 import { type OtlpReceiver, startOtlpReceiver } from "../support/otlp-receiver.ts";
 
@@ -27,42 +28,9 @@ afterAll(async () => {
   await api.stop();
 });
 
-interface Watcher {
-  base: string;
-  stderr(): string;
-  stop(): Promise<number>;
-}
-
-async function startWatcher(flags: string[], env: Record<string, string> = {}): Promise<Watcher> {
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      MAIN,
-      "watcher",
-      "watch",
-      "--dry-run",
-      `--kubeconfig=${kubeconfig}`,
-      "--cluster-name=otel",
-      "--metrics-addr=127.0.0.1:0",
-      ...flags,
-    ],
-    { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
-  );
-  let stderr = "";
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr as unknown as AsyncIterable<Uint8Array>)
-      stderr += decoder.decode(chunk, { stream: true });
-  })().catch(() => undefined);
-  const base = await waitFor(() => /metrics listening on (http:\/\/\S+)/.exec(stderr)?.[1], 15_000, "metrics line");
-  return {
-    base,
-    stderr: () => stderr,
-    stop: async () => {
-      child.kill("SIGTERM");
-      return await child.exited;
-    },
-  };
+/** A dry-run watcher against the fake API server with `flags`. */
+function startWatcher(flags: string[], env: Record<string, string> = {}): Promise<WatcherProcess> {
+  return spawnWatcher(["--dry-run", `--kubeconfig=${kubeconfig}`, "--cluster-name=otel", ...flags], env);
 }
 
 test("--otel-exporter=otlp: a probe's span with its inbound parent, and the watcher_* series, reach the receiver", async () => {
