@@ -38,11 +38,6 @@ export function carrierOfSpan(
   return tracestate ? { traceparent, tracestate } : { traceparent };
 }
 
-/** The span id a carrier names (the parent of whatever carries it on). */
-export function spanIdOf(carrier: TraceCarrier): string {
-  return carrier.traceparent.slice(36, 52);
-}
-
 /** A fresh W3C span id: 8 random bytes as 16 hex digits, never all zero. */
 export function newSpanId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
@@ -63,11 +58,6 @@ export function isSpanId(value: unknown): value is string {
 export function childCarrier(parent: TraceCarrier, spanId: string): TraceCarrier {
   const traceparent = `${parent.traceparent.slice(0, 36)}${spanId}${parent.traceparent.slice(52)}`;
   return parent.tracestate === undefined ? { traceparent } : { traceparent, tracestate: parent.tracestate };
-}
-
-/** The trace id a carrier names. */
-export function traceIdOf(carrier: TraceCarrier): string {
-  return carrier.traceparent.slice(3, 35);
 }
 
 /** The column text of a carrier (null: none). */

@@ -10,8 +10,6 @@ import {
   encodeTraceCarrier,
   isSpanId,
   newSpanId,
-  spanIdOf,
-  traceIdOf,
   validTraceCarrier,
 } from "../../../src/core/trace-carrier.ts";
 
@@ -65,8 +63,8 @@ describe("the model call's child carrier", () => {
     const child = childCarrier({ traceparent: PARENT, tracestate: "vendor=x" }, "1234567890abcdef");
     expect(child).toEqual({ traceparent: `00-${TRACE}-1234567890abcdef-01`, tracestate: "vendor=x" });
     expect(validTraceCarrier(child)).toEqual(child);
-    expect(traceIdOf(child)).toBe(TRACE);
-    expect(spanIdOf(child)).toBe("1234567890abcdef");
+    expect(child.traceparent.slice(3, 35)).toBe(TRACE);
+    expect(child.traceparent.slice(36, 52)).toBe("1234567890abcdef");
     const unsampled = childCarrier({ traceparent: `00-${TRACE}-00f067aa0ba902b7-00` }, "1234567890abcdef");
     expect(unsampled).toEqual({ traceparent: `00-${TRACE}-1234567890abcdef-00` });
   });
