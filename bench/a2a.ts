@@ -7,7 +7,11 @@
  * (bench/baseline-a2a-server.ts, nothing durable). The identical client drives each: C closed
  * loops posting `message/send` (one JSON answer) for S seconds, then `message/stream` (read to
  * the stream's end). Reports tasks/s, median and p99 latency, and spar's throughput as a ratio of
- * the baseline's (target: at least 0.8x). Everything on 127.0.0.1, port 0; children killed on exit.
+ * the baseline's (target: at least 0.8x). A third server, the durable floor (the baseline's
+ * handler plus only the two things every spar task must do: its rows committed before the answer
+ * and its turn in a worker thread; `baseline-a2a-server.ts --durable`), measures how much of the
+ * gap those two cost on this machine. `SPAR_BENCH_PROFILE=<dir>` writes spar's CPU profile there.
+ * Everything on 127.0.0.1, port 0; children killed on exit.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -120,6 +124,9 @@ function workloadDirectory(): string {
 
 const spar = await spawnServer("spar svc", [
   BUN,
+  ...(process.env.SPAR_BENCH_PROFILE
+    ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${process.env.SPAR_BENCH_PROFILE}`]
+    : []),
   "src/main.ts",
   "svc",
   "--listen=127.0.0.1:0",
@@ -131,6 +138,11 @@ const spar = await spawnServer("spar svc", [
 const a2aUrl = /A2A listener at (http:\/\/\S+)/.exec(spar.log())?.[1];
 if (a2aUrl === undefined) throw new Error(`no A2A listener line:\n${spar.log()}`);
 const baseline = await spawnServer("baseline", [BUN, join(import.meta.dir, "baseline-a2a-server.ts")]);
+const floor = await spawnServer("durable floor", [
+  BUN,
+  join(import.meta.dir, "baseline-a2a-server.ts"),
+  `--durable=${join(benchTempDir("spar-bench-a2a-floor-"), "floor.db")}`,
+]);
 
 const rows: string[][] = [];
 try {
@@ -138,8 +150,10 @@ try {
     // Warm both (spar's JIT would otherwise compile through its measured run), then measure the
     // baseline and spar back to back.
     await drive(baseline.baseUrl, method).catch(() => undefined);
+    await drive(floor.baseUrl, method).catch(() => undefined);
     await drive(`${a2aUrl}/a2a`, method).catch(() => undefined);
     const base = await drive(baseline.baseUrl, method);
+    const durableFloor = await drive(floor.baseUrl, method);
     const threadsBefore = threadCpuSeconds(spar.pid);
     const ours = await drive(`${a2aUrl}/a2a`, method);
     // Where spar's CPU goes per task, by thread (the main thread is the one Bun names bun.exe).
@@ -153,6 +167,7 @@ try {
     const rate = (result: Result) => result.tasks / result.seconds;
     for (const [name, result] of [
       ["baseline (SDK, in memory)", base],
+      ["durable floor (baseline + commits + worker hop)", durableFloor],
       ["spar svc (durable)", ours],
     ] as const)
       rows.push([
@@ -162,7 +177,7 @@ try {
         fmt(median(result.latencies)),
         fmt(quantile(result.latencies, 0.99)),
         String(result.errors),
-        name.startsWith("spar") ? `${fmt(rate(ours) / rate(base))}x` : "1x",
+        `${fmt(rate(result) / rate(base))}x`,
       ]);
   }
   const inject = await drive(spar.baseUrl, "inject");
@@ -178,6 +193,7 @@ try {
 } finally {
   await spar.stop();
   await baseline.stop();
+  await floor.stop();
 }
 process.stdout.write(
   `A2A, ${CLIENTS} concurrent clients, ${SECONDS} s per run, echo model\n\n${table(

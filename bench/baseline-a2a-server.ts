@@ -3,7 +3,16 @@
  * DefaultRequestHandler with an InMemoryTaskStore and an echo executor (submitted task, a working
  * status update with the echo, the result artifact, final completed), behind its
  * JsonRpcTransportHandler under Bun.serve. Nothing is durable. Prints `listening on http://...`.
+ *
+ * `--durable=<sqlite file>` makes it the floor of what spar must do per task and nothing more: the
+ * same handler and executor, but the task's session row and prompt row are committed (one group
+ * commit per tick, WAL, synchronous=NORMAL, as spar's store) before the turn runs, the turn is one
+ * round trip to a worker thread (bench/baseline-a2a-turn-worker.ts), and the answer row is
+ * committed before the final events publish. What spar adds beyond it (the session actor, the
+ * event log's frames, ACLs, the model stream) is not in it: its rate bounds what a durable,
+ * worker-run task can reach on this machine.
  */
+import { Database } from "bun:sqlite";
 import type { AgentCard, Message } from "a2a03";
 import {
   type AgentExecutor,
@@ -31,10 +40,76 @@ function textOf(message: Message): string {
   return message.parts.map((part) => (part.kind === "text" ? part.text : "")).join("\n");
 }
 
+/** Rows queued this tick, committed in one transaction; each waiter resolves once its row is durable. */
+class GroupCommit {
+  readonly #insert;
+  readonly #commit;
+  #queued: Array<{ row: [string, string, string]; done: () => void }> = [];
+
+  constructor(path: string) {
+    const db = new Database(path, { create: true });
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("CREATE TABLE IF NOT EXISTS rows (seq INTEGER PRIMARY KEY, task TEXT, kind TEXT, body TEXT)");
+    this.#insert = db.prepare("INSERT INTO rows (task, kind, body) VALUES (?, ?, ?)");
+    this.#commit = db.transaction((rows: Array<[string, string, string]>) => {
+      for (const row of rows) this.#insert.run(...row);
+    });
+  }
+
+  write(task: string, kind: string, body: unknown): Promise<void> {
+    return new Promise((done) => {
+      if (this.#queued.length === 0) setImmediate(() => this.#flush());
+      this.#queued.push({ row: [task, kind, JSON.stringify(body)], done });
+    });
+  }
+
+  #flush(): void {
+    const batch = this.#queued;
+    this.#queued = [];
+    this.#commit(batch.map((entry) => entry.row));
+    for (const entry of batch) entry.done();
+  }
+}
+
+/** One worker thread; each turn a message there and back. */
+class TurnWorker {
+  readonly #worker = new Worker(new URL("./baseline-a2a-turn-worker.ts", import.meta.url));
+  readonly #waiting = new Map<number, (reply: string) => void>();
+  #next = 0;
+
+  constructor() {
+    this.#worker.onmessage = (event: MessageEvent<{ id: number; reply: string }>) => {
+      this.#waiting.get(event.data.id)?.(event.data.reply);
+      this.#waiting.delete(event.data.id);
+    };
+  }
+
+  turn(text: string): Promise<string> {
+    const id = ++this.#next;
+    return new Promise((resolve) => {
+      this.#waiting.set(id, resolve);
+      this.#worker.postMessage({ id, text });
+    });
+  }
+}
+
+const durablePath = process.argv.find((arg) => arg.startsWith("--durable="))?.slice("--durable=".length);
+const durable =
+  durablePath === undefined ? undefined : { store: new GroupCommit(durablePath), worker: new TurnWorker() };
+
 const echo: AgentExecutor = {
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
-    const text = textOf(context.userMessage);
+    let text = textOf(context.userMessage);
+    if (durable !== undefined) {
+      await Promise.all([
+        durable.store.write(taskId, "session", { contextId }),
+        durable.store.write(taskId, "prompt", context.userMessage),
+      ]);
+      text = await durable.worker.turn(text);
+      await durable.store.write(taskId, "answer", { text });
+    }
     const now = () => new Date().toISOString();
     bus.publish({ kind: "task", id: taskId, contextId, status: { state: "submitted", timestamp: now() } });
     const reply = () => ({
@@ -91,4 +166,6 @@ const server = Bun.serve({
     return new Response(stream, { headers: { "content-type": "text/event-stream" } });
   },
 });
-process.stderr.write(`baseline A2A listening on http://127.0.0.1:${server.port}\n`);
+process.stderr.write(
+  `${durable === undefined ? "baseline" : "durable floor"} A2A listening on http://127.0.0.1:${server.port}\n`,
+);
