@@ -8,9 +8,11 @@
  *     (Bun.serve answering 200 to each export and counting its bytes);
  *   - before: the build before tracing (`--before=<checkout>`: a checkout of that commit with its
  *     dependencies installed), nothing configured.
- * Each daemon is warmed first (`--warmup=<s>`, 5 s by default: at 2 s the JIT's threads were
- * still compiling, 150 us of CPU per turn with tracing on against 60 us in steady state), then
- * measured; per daemon it prints its CPU per turn, by thread, and the bench process's own.
+ * Each daemon is warmed first (`--warmup=<s>`, 15 s by default: a daemon runs for days, so its
+ * steady state is what counts. With tracing on the JIT compiles 2.6 s more in all (the OTLP
+ * serializer's FTL compiles alone take 0.3-0.5 s each, logged with BUN_JSC_reportCompileTimes=1);
+ * after 5 s of warm-up it still spent 80 us per measured turn against 25 us with tracing off,
+ * after 15 s 17-25 us against 7-10 us), then measured; per daemon it prints its CPU per turn, by thread, and the bench process's own.
  * Reports each round's turns/s, then the medians of the per-round ratios on/off (target >= 0.85)
  * and off/before (target within 3%, i.e. >= 0.97). `SPAR_BENCH_PROFILE=<dir>` profiles each daemon.
  */

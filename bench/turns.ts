@@ -11,7 +11,7 @@
  *     + one SSE turn-complete frame per inject, driven by the identical S-loop client.
  * Everything on 127.0.0.1, port 0; children killed on any exit.
  *
- * `--tracing [--rounds=3] [--warmup=5] [--before=<checkout>]`: tracing on against off (and against the build
+ * `--tracing [--rounds=3] [--warmup=15] [--before=<checkout>]`: tracing on against off (and against the build
  * before tracing) instead, see turns-tracing.ts.
  */
 import { join } from "node:path";
@@ -285,7 +285,7 @@ async function main(): Promise<void> {
         count,
         seconds,
         rounds: Number(flags.get("rounds") ?? 3),
-        warmupSeconds: Number(flags.get("warmup") ?? 5),
+        warmupSeconds: Number(flags.get("warmup") ?? 15),
         before: flags.get("before"),
         ...(flags.has("sampler") ? { sampler: flags.get("sampler") } : {}),
       },
