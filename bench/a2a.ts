@@ -1,5 +1,5 @@
 /**
- * A2A throughput benchmark (run: `bun bench/a2a.ts [--clients=50] [--seconds=10]`).
+ * A2A throughput benchmark (run: `bun bench/a2a.ts [--clients=50] [--seconds=10] [--floor-parts=both]`).
  *
  * Starts `spar svc --a2a-listen` (echo model, a workload exposing itself, sqlite store in a temp
  * dir: every task is a durable session) and, in the same run, the baseline: the SDK's own
@@ -31,6 +31,8 @@ import {
 const flags = argFlags(process.argv.slice(2));
 const CLIENTS = Number(flags.get("clients") ?? 50);
 const SECONDS = Number(flags.get("seconds") ?? 10);
+/** The durable floor's parts: `both` (default), `commits` or `worker` (baseline-a2a-server.ts). */
+const FLOOR_PARTS = flags.get("floor-parts") ?? "both";
 
 interface Result {
   tasks: number;
@@ -142,6 +144,7 @@ const floor = await spawnServer("durable floor", [
   BUN,
   join(import.meta.dir, "baseline-a2a-server.ts"),
   `--durable=${join(benchTempDir("spar-bench-a2a-floor-"), "floor.db")}`,
+  `--floor-parts=${FLOOR_PARTS}`,
 ]);
 
 const rows: string[][] = [];
@@ -167,7 +170,7 @@ try {
     const rate = (result: Result) => result.tasks / result.seconds;
     for (const [name, result] of [
       ["baseline (SDK, in memory)", base],
-      ["durable floor (baseline + commits + worker hop)", durableFloor],
+      [`durable floor (baseline + ${FLOOR_PARTS === "both" ? "commits + worker hop" : FLOOR_PARTS})`, durableFloor],
       ["spar svc (durable)", ours],
     ] as const)
       rows.push([

@@ -10,7 +10,8 @@
  * round trip to a worker thread (bench/baseline-a2a-turn-worker.ts), and the answer row is
  * committed before the final events publish. What spar adds beyond it (the session actor, the
  * event log's frames, ACLs, the model stream) is not in it: its rate bounds what a durable,
- * worker-run task can reach on this machine.
+ * worker-run task can reach on this machine. `--floor-parts=commits` (or `worker`) keeps only one
+ * of the two, to price each.
  */
 import { Database } from "bun:sqlite";
 import type { AgentCard, Message } from "a2a03";
@@ -95,20 +96,29 @@ class TurnWorker {
 }
 
 const durablePath = process.argv.find((arg) => arg.startsWith("--durable="))?.slice("--durable=".length);
+/** `--floor-parts=commits` or `worker`: one of the floor's two costs alone (both by default). */
+const parts = process.argv.find((arg) => arg.startsWith("--floor-parts="))?.slice("--floor-parts=".length) ?? "both";
 const durable =
-  durablePath === undefined ? undefined : { store: new GroupCommit(durablePath), worker: new TurnWorker() };
+  durablePath === undefined
+    ? undefined
+    : {
+        store: parts === "worker" ? undefined : new GroupCommit(durablePath),
+        worker: parts === "commits" ? undefined : new TurnWorker(),
+      };
 
 const echo: AgentExecutor = {
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
     let text = textOf(context.userMessage);
     if (durable !== undefined) {
-      await Promise.all([
-        durable.store.write(taskId, "session", { contextId }),
-        durable.store.write(taskId, "prompt", context.userMessage),
-      ]);
-      text = await durable.worker.turn(text);
-      await durable.store.write(taskId, "answer", { text });
+      const { store, worker } = durable;
+      if (store !== undefined)
+        await Promise.all([
+          store.write(taskId, "session", { contextId }),
+          store.write(taskId, "prompt", context.userMessage),
+        ]);
+      if (worker !== undefined) text = await worker.turn(text);
+      if (store !== undefined) await store.write(taskId, "answer", { text });
     }
     const now = () => new Date().toISOString();
     bus.publish({ kind: "task", id: taskId, contextId, status: { state: "submitted", timestamp: now() } });
