@@ -42,6 +42,13 @@ async function turn(session: { events: Collector; base: string }, message: strin
     10_000,
     "the session to settle",
   );
+  // The compaction's row is committed before the session settles; its frame may still be on the way.
+  const { compactions } = await getJson(`${session.base}/context`);
+  await waitFor(
+    () => (byAuthor(session.events, "agent/compaction").length >= (compactions as number) ? true : undefined),
+    10_000,
+    "the stream to deliver every compaction row",
+  );
 }
 
 const prompts = Array.from(
