@@ -33,6 +33,8 @@ const CLIENTS = Number(flags.get("clients") ?? 50);
 const SECONDS = Number(flags.get("seconds") ?? 10);
 /** The durable floor's parts: `both` (default), `commits` or `worker` (baseline-a2a-server.ts). */
 const FLOOR_PARTS = flags.get("floor-parts") ?? "both";
+if (!["both", "commits", "worker"].includes(FLOOR_PARTS))
+  throw new Error(`--floor-parts=${FLOOR_PARTS}: expected both, commits or worker`);
 
 interface Result {
   tasks: number;
