@@ -141,7 +141,6 @@ test("idle -> pause transitions once; resume abandon drops what was queued, for 
     transitioned: false,
     pause_reason: "maintenance",
   });
-  expect(stream.frames.slice(start).filter((frame) => frame.event === "pause")).toHaveLength(1);
   const before = await turns();
   const dropped = (await (await postJson(`${base()}/inject`, { message: "five" })).json()) as { prompt_id: string };
   expect(await (await postJson(`${base()}/resume`, { mode: "abandon" })).json()).toMatchObject({
@@ -157,6 +156,11 @@ test("idle -> pause transitions once; resume abandon drops what was queued, for 
   expect(
     (audit.data.event as { CustomMetadata: { abandoned_prompt_ids: string[] } }).CustomMetadata.abandoned_prompt_ids,
   ).toEqual([dropped.prompt_id]);
+  // Read once the stream has delivered the resume's row: every frame before it has arrived too.
+  const parks = stream.frames
+    .slice(start)
+    .filter((frame) => frame.event === "pause" && (frame.data as { state?: string }).state === "paused");
+  expect(parks).toHaveLength(1);
   // The resume scheduled before it answered, with the queue already dropped: nothing started, and
   // nothing but a new message or wake starts a turn later.
   expect(await status()).toMatchObject({ state: "idle", turn_in_flight: false });
