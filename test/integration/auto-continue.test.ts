@@ -86,6 +86,11 @@ async function cutAtToolCall(script: string, args: string[] = []) {
   } finally {
     prompts.close();
   }
+  // The events stream has no order with the prompts stream: wait on it for the frame the prompt
+  // follows, so the rows before it (the user's among them) have arrived.
+  await first.events.waitFor(
+    (frame) => frame.event === "status-update" && frame.data.turn_state === "awaiting_permission",
+  );
   const interruption = rows(first.events).find((row) => row.Author === "user")?.InvocationID ?? "";
   await first.daemon.kill9();
   return { sessionDb: first.daemon.sessionDb, interruption };

@@ -76,6 +76,11 @@ async function refusedAfter(base: string, before: number): Promise<void> {
 }
 
 const after = (events: Collector, index: number) => events.frames.slice(index).map((frame) => frame.event);
+/** The frame names after `index`, read once the inject's inbox frame has arrived (it can trail the HTTP answers). */
+async function afterInbox(events: Collector, index: number): Promise<string[]> {
+  await events.waitFor((frame) => frame.event === "inbox", 10_000, index);
+  return after(events, index);
+}
 const turnEnd = (frame: Frame) => frame.event === "turn-complete" || frame.event === "turn-error";
 
 test("watchdog enforce: a critical loop cuts the turn (trip frame, then canceled), halts, refuses turns; reset drains the inbox", async () => {
@@ -103,7 +108,7 @@ test("watchdog enforce: a critical loop cuts the turn (trip frame, then canceled
   const refused = await postJson(`${base}/inject`, { message: "try again" });
   expect(await refused.json()).toMatchObject({ injected: true, woke: false, halted: { guardrail: "watchdog" } });
   await refusedAfter(base, refusedBefore);
-  expect(after(events, mark)).toEqual(["inbox"]);
+  expect(await afterInbox(events, mark)).toEqual(["inbox"]);
   expect(((await (await fetch(`${base}/status`)).json()) as { turn_in_flight: boolean }).turn_in_flight).toBe(false);
 
   expect((await postJson(`${base}/guardrails/reset`, { guardrail: "bogus" })).status).toBe(400);
@@ -175,7 +180,7 @@ test("per-session ceiling: reaching it on a final answer trips without cutting; 
     });
   }
   await refusedAfter(base, refusedBefore);
-  expect(after(events, mark)).toEqual(["inbox"]);
+  expect(await afterInbox(events, mark)).toEqual(["inbox"]);
   const reset = await postJson(`${base}/guardrails/reset`, { guardrail: "cost_ceiling", additional_budget_usd: 1 });
   expect(reset.status).toBe(200);
   expect(await reset.json()).toMatchObject({
@@ -217,7 +222,7 @@ test("per-turn ceiling: a trip mid-turn cuts only that turn; a clean turn breaks
   const refusedBefore = await refusedTurns(base);
   await postJson(`${base}/inject`, { message: "6" });
   await refusedAfter(base, refusedBefore);
-  expect(after(events, mark)).toEqual(["inbox"]);
+  expect(await afterInbox(events, mark)).toEqual(["inbox"]);
 }, 40_000);
 
 test("a session halted on spend stays halted across restart; a raised or removed ceiling does not resurrect it; a reset survives", async () => {

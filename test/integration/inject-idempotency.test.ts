@@ -42,6 +42,7 @@ test("a repeated key answers the first prompt id as a duplicate: one inbox frame
       woke: boolean;
     };
     expect(again).toMatchObject({ prompt_id: first.prompt_id, duplicate: true, woke: false });
+    await stream.waitFor((frame) => frame.event === "inbox" && frame.data.prompt_id === first.prompt_id);
     expect(stream.frames.filter((frame) => frame.event === "inbox" && frame.data.state === "queued")).toHaveLength(1);
     expect((await postJson(`${daemon.baseUrl}/sessions/default/wake`, {})).status).toBe(200);
     await waitFor(async () => ((await turns()) === 1 ? true : undefined), 10_000, "the turn");

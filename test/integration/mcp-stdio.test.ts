@@ -88,7 +88,10 @@ test("server-filesystem: read-only tools run without asking, a destructive one p
   expect((await postJson(`${running.base}/inject`, { message: "go" })).status).toBe(200);
   const prompt = await running.prompts.waitFor((frame) => frame.event === "prompt", 15_000);
   expect(prompt.data).toMatchObject({ kind: "generic", tool: "fs__write_file" });
-  // The read ran before the prompt, unasked.
+  // The read ran before the prompt, unasked (read once the events stream reached the prompt too).
+  await running.events.waitFor(
+    (frame) => frame.event === "status-update" && frame.data.turn_state === "awaiting_permission",
+  );
   expect(toolResults(running.events)[0]).toMatchObject({
     name: "fs__read_text_file",
     response: { content: "from disk\n" },

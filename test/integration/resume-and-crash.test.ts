@@ -54,8 +54,10 @@ test("a cursor past the head means live only: nothing is replayed and every new 
   await exact.waitFor((frame) => frame.event === "usage-update");
   await injectAndWait(daemon, "two", 2);
   await injectAndWait(daemon, "three", 3);
-  await ahead.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 6);
+  const six = await ahead.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 6);
   await exact.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 6);
+  // Turn 3's terminal frame follows its reply row, in a later write.
+  await ahead.waitFor((frame) => frame.event === "turn-complete", 10_000, ahead.frames.indexOf(six));
   ahead.close();
   exact.close();
   expect(agentSeqs(ahead.frames)).toEqual([3, 4, 5, 6]);
