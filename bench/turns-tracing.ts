@@ -12,7 +12,8 @@
  * steady state is what counts. With tracing on the JIT compiles 2.6 s more in all (the OTLP
  * serializer's FTL compiles alone take 0.3-0.5 s each, logged with BUN_JSC_reportCompileTimes=1);
  * after 5 s of warm-up it still spent 80 us per measured turn against 25 us with tracing off,
- * after 15 s 17-25 us against 7-10 us), then measured; per daemon it prints its CPU per turn, by thread, and the bench process's own.
+ * after 15 s 17-34 us against 7-12 us), then measured; per daemon it prints its CPU per turn, by
+ * thread, and the bench process's own.
  * Reports each round's turns/s, then the medians of the per-round ratios on/off (target >= 0.85)
  * and off/before (target within 3%, i.e. >= 0.97). `SPAR_BENCH_PROFILE=<dir>` profiles each daemon.
  */
