@@ -10,12 +10,14 @@
  *       token_env: WATCHER_TOKEN        # the token is read from this variable at startup
  *
  * Each entry has exactly one of `token_sha256` (hex of SHA-256 of the token) or `token_env`.
- * Identities and tokens must be unique. Errors name the file and the entry.
+ * Identities and tokens must be unique, and none may be one the daemon itself uses (D328). Errors
+ * name the file and the entry.
  */
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { type Result, err, ok } from "../core/result.ts";
 import { sha256Hex } from "../surfaces/http/caller-auth.ts";
+import { reservedIdentityReason } from "../surfaces/http/reserved-identities.ts";
 
 const Entry = v.object({
   identity: v.pipe(v.string(), v.trim(), v.minLength(1, "identity must not be empty")),
@@ -53,6 +55,8 @@ export function loadAuthTable(path: string, env: Record<string, string | undefin
     }
     if (hash === undefined) return err(`${where}: no token`);
     if (identities.has(entry.identity)) return err(`${where}: identity listed twice`);
+    const reserved = reservedIdentityReason(entry.identity);
+    if (reserved !== undefined) return err(`${where}: ${reserved}; name the caller otherwise`);
     if (tokens.has(hash)) return err(`${where}: token shared with another caller`);
     identities.add(entry.identity);
     tokens.set(hash, entry.identity);

@@ -5,7 +5,13 @@
  * refused 401; a proxy asserting a caller gets exactly that caller's rights.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type AttackCase, type TenantDaemon, caseProblems, startTenantDaemon } from "../support/tenant-daemon.ts";
+import {
+  type AttackCase,
+  type TenantDaemon,
+  caseProblems,
+  errorOf,
+  startTenantDaemon,
+} from "../support/tenant-daemon.ts";
 
 let tenant: TenantDaemon;
 beforeAll(async () => {
@@ -93,6 +99,18 @@ for (const attack of cases) {
     expect(await caseProblems(tenant, attack)).toEqual([]);
   });
 }
+
+test("the proxy asserting an identity the daemon itself uses is refused 401 naming why (D328)", async () => {
+  for (const identity of ["local", "anonymous", "svc-attach", "svc-inject", "svc:internal", "mast:ui", "spar:x"]) {
+    const response = await tenant.send({ path: "/whoami", as: "gw", headers: { "x-asserted-caller": identity } });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toBe('Bearer realm="attach-multisession"');
+    expect(await errorOf(response)).toContain("x-asserted-caller is refused:");
+  }
+  // The control: the same proxy asserting an ordinary identity is served.
+  const bob = await tenant.send({ path: "/whoami", as: "gw", headers: { "x-asserted-caller": "bob" } });
+  expect(await bob.json()).toMatchObject({ identity: "bob", source: "asserted" });
+});
 
 test("two Authorization headers (alice's token twice) are refused 401: one header names one caller", async () => {
   const response = await fetch(`${tenant.daemon.baseUrl}/whoami`, {

@@ -51,6 +51,28 @@ test("a JWT naming no tenant and no subject is refused 401", async () => {
   expect(await expect401(signJwt({ scope: "changes:write" }))).toContain("no tenant and no subject");
 });
 
+test("a JWT whose tenant or subject is an identity the daemon uses is refused 401, never reading another tenant's task (D328)", async () => {
+  const owner = signJwt({ tenant: "team-a", scope: "changes:write" });
+  const sent = await rpc(served.a2aUrl, "message/send", { message: textMessage("mine") }, owner);
+  const id = (sent.body.result as { id: string }).id;
+  expect(typeof id).toBe("string");
+  for (const claims of [{ tenant: "svc-inject" }, { tenant: "svc-a2a" }, { sub: "svc:internal" }, { sub: "local" }]) {
+    const answer = await rpc(served.a2aUrl, "tasks/get", { id }, signJwt({ ...claims, scope: "changes:write" }));
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get("www-authenticate")).toBe('Bearer realm="a2a"');
+    expect(answer.body.error).toContain("is refused");
+    expect(answer.body.result).toBeUndefined();
+  }
+  // The control: the owner reads it.
+  expect((await rpc(served.a2aUrl, "tasks/get", { id }, owner)).body.result).toMatchObject({ id });
+});
+
+test("a JWT without exp, or with a string exp, is refused 401 (D329)", async () => {
+  expect(await expect401(signJwt({ tenant: "team-a", scope: "changes:write", exp: undefined }))).toContain("no exp");
+  const soon = String(Math.floor(Date.now() / 1000) + 60);
+  expect(await expect401(signJwt({ tenant: "team-a", scope: "changes:write", exp: soon }))).toContain("NumericDate");
+});
+
 test("the shared secret itself holds no scopes: a skill declaring scopes refuses it 403", async () => {
   const answer = await rpc(served.a2aUrl, "message/send", { message: textMessage("x") }, A2A_SECRET);
   expect(answer.status).toBe(403);

@@ -24,19 +24,20 @@ import { call, say } from "../support/scripted.ts";
 const scope = daemonScope({ per: "file" });
 let started: { agui: AguiDaemon; workload: GatedWorkload } | undefined;
 
-/** One daemon for the file: scope `agui.run` required, the script one approval then plain answers. */
+/** One daemon for the file: scope `agui.run` required, the script two approvals then plain answers. */
 async function daemon() {
   if (started) return started;
   const workload = aguiWorkload({ scopes: ["agui.run"] });
   const agui = await startAgui(
     scope,
     workload,
-    [
+    // One approval for the approver test, one for the reserved-identity test, then plain answers.
+    [1, 2].flatMap(() => [
       call("worker", { request: "scale" }),
       call(APPLY, { replicas: 3 }),
       call("finish_task", { result: "ok" }),
       say("done"),
-    ],
+    ]),
     { env: { SVC_AGUI_TOKEN: AGUI_SECRET } },
   );
   started = { agui, workload };
@@ -100,6 +101,30 @@ test("an approver named in the resume payload is overwritten by the authenticate
   // The audit trail (stderr) names the token's subject as the approver, never the payload's.
   expect(agui.daemon.log()).toMatch(/"outcome":"apply"[^\n]*"approver":"bob"|"approver":"bob"[^\n]*"outcome":"apply"/);
   expect(agui.daemon.log()).not.toContain("the-ceo");
+});
+
+test("a token whose tenant is the operator's identity cannot answer another tenant's gate: 401, nothing applied (D328)", async () => {
+  const { agui, workload } = await daemon();
+  const before = countedCalls(workload.countDir, "apply_change").length;
+  const agent = agentSaying(agui.url, "t-a6", "scale", bearer(runner));
+  const parked = await runOnce(agent);
+  const id = String(parked.interrupts?.[0]?.id);
+  const resume = buildResumeArray(agent.pendingInterrupts, {
+    [id]: { status: "resolved", payload: { verdict: "approve" } },
+  });
+  for (const claims of [{ tenant: "svc-inject" }, { sub: "svc-agui" }, { tenant: "svc:internal" }, { sub: "local" }]) {
+    const impostor = new HttpAgent({
+      url: agui.url,
+      threadId: "t-a6",
+      headers: bearer(signedToken({ ...claims, scope: "agui.run" })),
+    });
+    await expect(runOnce(impostor, { resume })).rejects.toThrow(/HTTP 401.*is refused/);
+  }
+  expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(before);
+  expect(agui.daemon.log()).not.toMatch(/"approver":"(svc-inject|svc-agui|svc:internal|local)"/);
+  // The control: the run's own tenant answers it, and the call runs once.
+  expect((await runOnce(agent, { resume })).outcome).toBe("success");
+  expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(before + 1);
 });
 
 test("the discovery descriptor is public and names the required scopes", async () => {

@@ -4,9 +4,9 @@
  * back from its startup line. Plus a JWT signer for the protocol bearer (HS256 over the secret).
  */
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import { type Daemon, tempDir } from "./daemon.ts";
+import { signJwt as signHs256 } from "./jwt.ts";
 import type { DaemonScope } from "./daemon-scope.ts";
 import { type GatedWorkload, gatedDaemonOptions, gatedWorkload } from "./gated-workload.ts";
 
@@ -62,11 +62,9 @@ export async function startA2aDaemon(
   return { daemon, a2aUrl: match[1], workload };
 }
 
-/** An HS256 JWT signed with `secret`. */
+/** An HS256 JWT signed with `secret` (an hour's `exp` unless the claims name one; jwt.ts). */
 export function signJwt(claims: Record<string, unknown>, secret = A2A_SECRET): string {
-  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-  const head = `${encode({ alg: "HS256", typ: "JWT" })}.${encode(claims)}`;
-  return `${head}.${createHmac("sha256", secret).update(head).digest("base64url")}`;
+  return signHs256(claims, secret);
 }
 
 /** POST a JSON-RPC call to `/a2a`; answers the HTTP status, headers and parsed body. */

@@ -6,9 +6,9 @@
  */
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
-import { createHmac } from "node:crypto";
 import { HttpAgent, type BaseEvent, type Interrupt, type RunAgentParameters } from "@ag-ui/client";
 import type { Daemon } from "./daemon.ts";
+import { signJwt } from "./jwt.ts";
 import type { DaemonScope } from "./daemon-scope.ts";
 import { type GatedWorkload, gatedDaemonOptions, gatedWorkload } from "./gated-workload.ts";
 
@@ -65,11 +65,9 @@ export async function startAgui(
   return { daemon, base, url: `${base}/agui/gated` };
 }
 
-/** An HS256 JWT signed with `secret`. */
+/** An HS256 JWT signed with `secret` (an hour's `exp` unless the claims name one; jwt.ts). */
 export function signedToken(claims: Record<string, unknown>, secret = AGUI_SECRET): string {
-  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-  const head = `${encode({ alg: "HS256", typ: "JWT" })}.${encode(claims)}`;
-  return `${head}.${createHmac("sha256", secret).update(head).digest("base64url")}`;
+  return signJwt(claims, secret);
 }
 
 export interface AgentRun {

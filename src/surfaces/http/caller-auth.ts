@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { HttpProblem } from "./http-problem.ts";
+import { credentialIdentity } from "./reserved-identities.ts";
 
 export type CallerSource = "bearer" | "mtls" | "iap" | "asserted" | "anonymous";
 
@@ -63,7 +64,13 @@ export function resolveCaller(
   peer?: string,
 ): Caller {
   const certified: Caller | undefined =
-    peer === undefined ? undefined : { identity: peer, admin: config.adminIdentities.has(peer), source: "mtls" };
+    peer === undefined
+      ? undefined
+      : {
+          identity: credentialIdentity(peer, "the client certificate's subject", refuse),
+          admin: config.adminIdentities.has(peer),
+          source: "mtls",
+        };
   if (config.tokens === undefined) return certified ? withAssertion(request, config, certified) : LOCAL_CALLER;
   const presented = bearerOf(request);
   const usesTransportToken =
@@ -96,6 +103,7 @@ function withAssertion(request: Request, config: CallerAuthConfig, caller: Calle
   }
   const identity = asserted.trim();
   if (identity === "") throw refuse(`${config.proxyHeader} is empty`);
+  credentialIdentity(identity, config.proxyHeader, refuse);
   const admin = config.adminIdentities.has(identity);
   if (admin && !config.proxyMayAssertAdmins) {
     throw refuse(

@@ -72,3 +72,20 @@ test("a malformed --outbound-allow entry is a usage error naming it", () => {
     '--outbound-allow: "10.0.0.1/8" has bits set past the /8 prefix (did you mean 10.0.0.0/8?)',
   );
 });
+
+test("a caller table naming an identity the daemon itself uses is refused at start, naming the entry (D328)", async () => {
+  for (const identity of ["svc-inject", "local", "mast:dash"]) {
+    const cwd = tempDir();
+    const table = join(cwd, "callers.yaml");
+    writeFileSync(
+      table,
+      `callers:\n  - identity: alice\n    token_env: ALICE_T\n  - identity: ${identity}\n    token_env: OTHER_T\n`,
+    );
+    const refusal = await startupRefusal([...base(cwd), "--multi-session", `--auth-table=${table}`], cwd, {
+      ALICE_T: "tok-a",
+      OTHER_T: "tok-o",
+    });
+    expect(refusal).toContain(`callers.1 (${identity})`);
+    expect(refusal).toContain("name the caller otherwise");
+  }
+});
