@@ -15,7 +15,7 @@ import { redactUrl } from "../net/redact-url.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
 import { type TelemetryHandle, startTelemetry } from "../telemetry/telemetry.ts";
 import type { SessionHost } from "../runtime/session-host.ts";
-import { type AgentConfig, buildAgentConfig } from "./agent-config.ts";
+import { type AgentConfig, type CallerAuthSettings, buildAgentConfig } from "./agent-config.ts";
 import { AGENT_FLAGS } from "./agent-flags.ts";
 import { admitStreams } from "./attach-stream-admission.ts";
 import { loadAuthTable } from "./auth-table.ts";
@@ -101,7 +101,10 @@ function resolveToken(config: AgentConfig, env: Record<string, string | undefine
   return token;
 }
 
-/** The per-caller layer: anonymous single-user mode, or the token table of multi-session auth. */
+/**
+ * The per-caller layer: anonymous single-user mode, or callers told apart by the token table of
+ * multi-session auth, by client certificates, or both (D330).
+ */
 function callerAuth(config: AgentConfig, env: Record<string, string | undefined>): CallerAuthConfig {
   const settings = config.callerAuth;
   if (!settings) {
@@ -115,12 +118,28 @@ function callerAuth(config: AgentConfig, env: Record<string, string | undefined>
       proxyHeader: "x-asserted-caller",
     };
   }
+  return { ...perCallerAuth(settings), tokens: callerTokens(config, settings.tableFile, env) };
+}
+
+/**
+ * The bearer tokens that name callers: the caller table's, or none at all when client
+ * certificates alone name them (D330: a bearer that is not the transport token is then unknown).
+ */
+function callerTokens(
+  config: AgentConfig,
+  tableFile: string | undefined,
+  env: Record<string, string | undefined>,
+): Map<string, string> {
+  if (tableFile === undefined) return new Map();
   if (!config.multiSession)
     throw new SparError("bad_request", "--auth-table (attach.multi_session.auth.table_file) needs --multi-session");
-  const tokens = loadAuthTable(settings.tableFile, env);
+  const tokens = loadAuthTable(tableFile, env);
   if (!tokens.ok) throw new SparError("bad_request", tokens.error);
+  return tokens.value;
+}
+
+function perCallerAuth(settings: CallerAuthSettings): Omit<CallerAuthConfig, "tokens"> {
   return {
-    tokens: tokens.value,
     adminIdentities: new Set(settings.adminIdentities),
     proxyIdentities: new Set(settings.proxyIdentities),
     assertableIdentities: new Set(settings.assertableIdentities),

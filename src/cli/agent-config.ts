@@ -31,8 +31,10 @@ import { type AutoContinueSettings, resolveAutoContinue, resolveGuardrailConfig 
 import type { GuardrailConfig } from "../core/guardrails.ts";
 import { type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts";
 
+/** Who the callers are: a caller table, client certificates, or both (D330). */
 export interface CallerAuthSettings {
-  tableFile: string;
+  /** The caller table; undefined: client certificates alone name the callers. */
+  tableFile: string | undefined;
   adminIdentities: string[];
   proxyIdentities: string[];
   /** Identities a proxy may assert; empty: any identity but an admin one. */
@@ -88,6 +90,46 @@ export interface AgentConfig {
 /** A bad setting; caught at the boundary of buildAgentConfig and returned as its error. */
 class ConfigProblem extends Error {}
 
+
+const AUTH_KEY_PREFIX = "attach.multi_session.auth.";
+
+/**
+ * The per-caller settings: with a caller table or client certificates (each certificate names a
+ * caller, D330) the `attach.multi_session.auth` block applies; without either it cannot, and a key
+ * of it set is an error rather than ignored. `allow_anonymous` cannot apply with certificates alone
+ * (every client presents one).
+ */
+function callerAuthSettings(
+  read: SettingReader,
+  config: ReadonlyMap<string, unknown>,
+  tableFile: string,
+  clientCertificates: boolean,
+): CallerAuthSettings | undefined {
+  // Read (and so checked) with or without a table: a wrong type is an error either way.
+  const auth = {
+    adminIdentities: need(read.configStrings(`${AUTH_KEY_PREFIX}admin_identities`, "identity strings")),
+    proxyIdentities: need(read.configStrings(`${AUTH_KEY_PREFIX}proxy_identities`, "identity strings")),
+    assertableIdentities: need(read.configStrings(`${AUTH_KEY_PREFIX}assertable_identities`, "identity strings")),
+    proxyMayAssertAdmins: need(read.configValue(`${AUTH_KEY_PREFIX}proxy_may_assert_admins`, "boolean", false)),
+    allowAnonymous: need(read.configValue(`${AUTH_KEY_PREFIX}allow_anonymous`, "boolean", false)),
+    proxyHeader: need(read.configValue(`${AUTH_KEY_PREFIX}proxy_header`, "string", "X-Asserted-Caller")),
+  };
+  const setKeys = [...config.keys()].filter(
+    (key) => key.startsWith(AUTH_KEY_PREFIX) && key !== `${AUTH_KEY_PREFIX}table_file`,
+  );
+  if (tableFile === "" && !clientCertificates) {
+    if (setKeys.length > 0)
+      throw new ConfigProblem(
+        `config key ${setKeys[0]} needs callers told apart: a caller table (--auth-table) or client certificates (--attach-client-ca)`,
+      );
+    return undefined;
+  }
+  if (tableFile === "" && auth.allowAnonymous)
+    throw new ConfigProblem(
+      `config key ${AUTH_KEY_PREFIX}allow_anonymous cannot apply with client certificates alone: every client presents one`,
+    );
+  return { tableFile: tableFile === "" ? undefined : tableFile, ...auth };
+}
 /** The value of a read, or a ConfigProblem carrying its error (the builder reads many in a row). */
 function need<T>(result: Result<T>): T {
   if (!result.ok) throw new ConfigProblem(result.error);
@@ -126,19 +168,6 @@ export function buildAgentConfig(
     if (!agentCard.ok) throw new ConfigProblem(agentCard.error);
     const tokenEnv = need(read.string("attach-token", ""));
     const tableFile = need(read.string("auth-table", ""));
-    // Read (and so checked) with or without a table: a wrong type is an error either way.
-    const auth = {
-      adminIdentities: need(read.configStrings("attach.multi_session.auth.admin_identities", "identity strings")),
-      proxyIdentities: need(read.configStrings("attach.multi_session.auth.proxy_identities", "identity strings")),
-      assertableIdentities: need(
-        read.configStrings("attach.multi_session.auth.assertable_identities", "identity strings"),
-      ),
-      proxyMayAssertAdmins: need(
-        read.configValue("attach.multi_session.auth.proxy_may_assert_admins", "boolean", false),
-      ),
-      allowAnonymous: need(read.configValue("attach.multi_session.auth.allow_anonymous", "boolean", false)),
-      proxyHeader: need(read.configValue("attach.multi_session.auth.proxy_header", "string", "X-Asserted-Caller")),
-    };
     const tls = tlsSettings(read, cwd);
     const limits = resolveAttachLimits(flags, config, tableFile !== "" || tls?.ca !== undefined);
     if (!limits.ok) throw new ConfigProblem(limits.error);
@@ -159,7 +188,7 @@ export function buildAgentConfig(
       guardrails: guardrails.value,
       autoContinue: autoContinue.value,
       agentCard: agentCard.value,
-      callerAuth: tableFile === "" ? undefined : { tableFile, ...auth },
+      callerAuth: callerAuthSettings(read, config, tableFile, tls?.ca !== undefined),
       limits: limits.value,
       sessionDb: need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db"))),
       sessionDbMaxMb: need(read.int("session-db-max-mb")),

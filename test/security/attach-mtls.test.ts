@@ -9,7 +9,7 @@
  * second daemon) the resource attacks the terminator must bound now that it serves the requests
  * itself: an event stream nobody reads, streams dropped mid-way, an oversized body.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { connect as connectTcp } from "node:net";
 import { join } from "node:path";
@@ -22,6 +22,8 @@ let dir: string;
 let daemon: Daemon;
 /** Single-session, with a 64 KiB subscriber byte bound: the stream and body attacks. */
 let streams: Daemon;
+/** Multi-session with certificates alone (no caller table): the auth block applies (D330). */
+let certOnly: Daemon;
 
 function makeCertificates(): void {
   dir = tempDir("spar-mtls-attack-");
@@ -32,6 +34,7 @@ function makeCertificates(): void {
     .signed("alice", "/CN=alice", "ca")
     .signed("bob", "/CN=bob", "ca")
     .signed("admin", "/CN=admin", "ca")
+    .signed("gateway", "/CN=gateway", "ca")
     .signed("rogue-admin", "/CN=admin", "rogue-ca");
 }
 
@@ -55,7 +58,7 @@ beforeAll(async () => {
     `--attach-tls-key=${join(dir, "server.key")}`,
     `--attach-client-ca=${join(dir, "ca.crt")}`,
   ];
-  [daemon, streams] = await Promise.all([
+  [daemon, streams, certOnly] = await Promise.all([
     startDaemon({
       args: [
         ...tls,
@@ -65,11 +68,12 @@ beforeAll(async () => {
         "--attach-peer-hub",
       ],
     }),
-    startDaemon({ args: [...tls, "--subscriber-buffer-bytes=65536"] }),
+    startDaemon({ args: [...tls, "--subscriber-buffer-bytes=65536", `--config=${join(dir, "config.json")}`] }),
+    startDaemon({ args: [...tls, "--multi-session", `--config=${join(dir, "config.json")}`] }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([daemon.sigterm(), streams.sigterm()]);
+  await Promise.all([daemon.sigterm(), streams.sigterm(), certOnly.sigterm()]);
 });
 
 interface TcpEntry {
@@ -312,7 +316,7 @@ test("a client that stalls its handshake or its request head is cut within the 1
 }, 25_000);
 
 async function streamSubscribers(): Promise<number> {
-  const text = await (await fetch(`${streams.baseUrl}/metrics`, { tls: identity("alice") } as RequestInit)).text();
+  const text = await (await fetch(`${streams.baseUrl}/metrics`, { tls: identity("admin") } as RequestInit)).text();
   return Number(/^spar_sse_subscribers (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
 }
 
@@ -396,4 +400,61 @@ test("a body over the listener's 1 MiB cap is refused 413 with a JSON body, decl
   expect(chunked.status).toBe(413);
   expect(((await chunked.json()) as { error: string }).error).toContain("1048576-byte limit");
   expect((await inject("still served")).status).toBe(200);
+});
+
+describe("certificates alone tell callers apart: the auth block and the admin-only rules apply (D330)", () => {
+  const as = (name: string, init: RequestInit = {}) => ({ ...init, tls: identity(name) }) as RequestInit;
+  const post = (path: string, body: unknown, name: string) =>
+    fetch(
+      `${certOnly.baseUrl}${path}`,
+      as(name, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+    );
+
+  test("admin_identities names the admin certificate; another certificate is no admin", async () => {
+    expect(await (await fetch(`${certOnly.baseUrl}/whoami`, as("admin"))).json()).toMatchObject({
+      identity: "CN=admin",
+      admin: true,
+      source: "mtls",
+    });
+    expect(await (await fetch(`${certOnly.baseUrl}/whoami`, as("alice"))).json()).toMatchObject({
+      identity: "CN=alice",
+      admin: false,
+    });
+  });
+
+  test("a non-admin certificate cannot set the daemon-wide price book (403), an admin can", async () => {
+    expect((await post("/sessions", { sessionID: "alices-cert" }, "alice")).status).toBe(201);
+    const price = { model: "echo", input_usd_per_mtok: 1_000_000, output_usd_per_mtok: 1_000_000 };
+    const refused = await post("/sessions/alices-cert/pricing/set", price, "alice");
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: string }).error).toContain("only an admin");
+    expect((await post("/sessions/alices-cert/pricing/set", { ...price, input_usd_per_mtok: 1 }, "admin")).status).toBe(
+      204,
+    );
+  });
+
+  test("/metrics shows every tenant's activity: admins only (403 for another certificate)", async () => {
+    const refused = await fetch(`${certOnly.baseUrl}/metrics`, as("bob"));
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("content-type")).toContain("application/json");
+    expect((await fetch(`${certOnly.baseUrl}/metrics`, as("admin"))).status).toBe(200);
+  });
+
+  test("proxy_identities applies: the gateway certificate may assert a caller, another certificate may not", async () => {
+    const asserted = await fetch(
+      `${certOnly.baseUrl}/whoami`,
+      as("gateway", { headers: { "x-asserted-caller": "CN=bob" } }),
+    );
+    expect(await asserted.json()).toMatchObject({ identity: "CN=bob", source: "asserted" });
+    const refused = await fetch(
+      `${certOnly.baseUrl}/whoami`,
+      as("alice", { headers: { "x-asserted-caller": "CN=bob" } }),
+    );
+    expect(refused.status).toBe(401);
+    const admin = await fetch(
+      `${certOnly.baseUrl}/whoami`,
+      as("gateway", { headers: { "x-asserted-caller": "CN=admin" } }),
+    );
+    expect(admin.status).toBe(401);
+  });
 });

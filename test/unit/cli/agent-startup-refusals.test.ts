@@ -89,3 +89,28 @@ test("a caller table naming an identity the daemon itself uses is refused at sta
     expect(refusal).toContain("name the caller otherwise");
   }
 });
+
+test("an auth block key without a caller table or client certificates is a usage error, never ignored (D330)", () => {
+  const cwd = projectWith(
+    "config.json",
+    JSON.stringify({ attach: { multi_session: { auth: { admin_identities: ["CN=root"] } } } }),
+  );
+  expect(usageError([...base(cwd), "--multi-session"], cwd)).toContain(
+    "config key attach.multi_session.auth.admin_identities needs callers told apart",
+  );
+});
+
+test("allow_anonymous with client certificates alone is a usage error: every client presents one (D330)", () => {
+  const cwd = projectWith(
+    "config.json",
+    JSON.stringify({ attach: { multi_session: { auth: { allow_anonymous: true } } } }),
+  );
+  // The settings only check that the files exist.
+  for (const file of ["s.crt", "s.key", "ca.crt"]) writeFileSync(join(cwd, file), "");
+  const tls = ["s.crt", "s.key", "ca.crt"].map(
+    (file, index) => `--attach-${["tls-cert", "tls-key", "client-ca"][index]}=${join(cwd, file)}`,
+  );
+  expect(usageError([...base(cwd), ...tls], cwd)).toContain(
+    "allow_anonymous cannot apply with client certificates alone",
+  );
+});
