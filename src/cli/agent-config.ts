@@ -90,7 +90,6 @@ export interface AgentConfig {
 /** A bad setting; caught at the boundary of buildAgentConfig and returned as its error. */
 class ConfigProblem extends Error {}
 
-
 const AUTH_KEY_PREFIX = "attach.multi_session.auth.";
 
 /**
