@@ -28,7 +28,7 @@ export const ATTACH_LIMITS_FLAGS: readonly FlagSpec[] = [
   {
     name: "attach-idle-timeout",
     kind: "duration",
-    help: "close a connection that sends nothing for this long (an idle keep-alive connection, a stalled body); event streams and model-bound calls are exempt",
+    help: "close a connection that sends nothing for this long (an idle keep-alive connection, a stalled body) and refuse with 408 a body not whole within it, on every listener of the daemon; a handler's own work and event streams are exempt",
     defaultValue: "1m0s",
     configKey: "attach.idle_timeout",
     bounds: { min: 1000 },

@@ -7,6 +7,7 @@
  */
 import { LOCAL_CALLER } from "../surfaces/http/caller-auth.ts";
 import { INJECT_CALLER } from "../svc/listener/main-listener.ts";
+import { listenOn } from "../surfaces/http/guarded-app.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { RateLimiter } from "../surfaces/http/rate-limiter.ts";
 import { A2aTasks } from "../svc/a2a/a2a-tasks.ts";
@@ -56,12 +57,13 @@ export function serveA2a(
     limiter: settings.rate === undefined ? undefined : new RateLimiter(settings.rate),
     version: SPAR_VERSION,
     ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
+    idleTimeoutSeconds: config.limits.idleTimeoutSeconds,
   });
   const hostname = bindHostname(settings.address);
   let server: ReturnType<typeof Bun.serve>;
   try {
-    // Idle connections close after 30 s; an authenticated /a2a call lifts it for its own request.
-    server = Bun.serve({ hostname, port: settings.address.port, fetch: app.fetch, idleTimeout: 30 });
+    // Idle connections close after the shared idle timeout; the guard lifts it while a call runs.
+    server = listenOn(app, { hostname, port: settings.address.port });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`--a2a-listen: cannot listen there (${reason})`);

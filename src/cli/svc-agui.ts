@@ -6,6 +6,7 @@
  * empty discovery descriptor, and says so.
  */
 import { LOCAL_CALLER } from "../surfaces/http/caller-auth.ts";
+import { listenOn } from "../surfaces/http/guarded-app.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { INJECT_CALLER } from "../svc/listener/main-listener.ts";
 import { AguiRuns } from "../svc/agui/agui-runs.ts";
@@ -46,12 +47,13 @@ export function startSvcAgui(
     refuseWhileDraining,
     ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
     ...(settings.allowedOrigins ? { allowedOrigins: settings.allowedOrigins } : {}),
+    idleTimeoutSeconds: config.limits.idleTimeoutSeconds,
   });
   const hostname = bindHostname(settings.address);
   let server: ReturnType<typeof Bun.serve>;
   try {
-    // Run streams last as long as their turn: no idle cut-off.
-    server = Bun.serve({ hostname, port: settings.address.port, fetch: app.fetch, idleTimeout: 0 });
+    // A run stream lasts as long as its turn: the guard lifts the idle timeout while it runs.
+    server = listenOn(app, { hostname, port: settings.address.port });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(

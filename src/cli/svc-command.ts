@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { loadConfigFile } from "../config/config-file.ts";
 import { parseFlags } from "../config/flag-parser.ts";
 import { redactUrl } from "../net/redact-url.ts";
+import { listenOn } from "../surfaces/http/guarded-app.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { mainListenerApp } from "../svc/listener/main-listener.ts";
 import { SessionControls } from "../svc/session-controls.ts";
@@ -307,13 +308,10 @@ function serveMainListener(
     ),
     token,
     ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
+    idleTimeoutSeconds: config.limits.idleTimeoutSeconds,
   });
   try {
-    return Bun.serve({
-      hostname: bindHostname(config.listen.address),
-      port: config.listen.address.port,
-      fetch: app.fetch,
-    });
+    return listenOn(app, { hostname: bindHostname(config.listen.address), port: config.listen.address.port });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(

@@ -17,6 +17,7 @@ import { checkHeaderSize } from "../surfaces/http/header-limit.ts";
 import { type HostAllowlist, checkAllowedHost, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { checkHostHeader, requestUrl } from "../surfaces/http/request-url.ts";
 import { errorResponse } from "../surfaces/http/responses.ts";
+import { PROBE_IDLE_TIMEOUT_SECONDS } from "../surfaces/http/connection-deadlines.ts";
 import { bindHostname, isLoopbackHost, parseListenAddress } from "./listen-address.ts";
 import { parseWatcherArgs, watcherHelp } from "./watcher-args.ts";
 import { buildWatcherConfig } from "./watcher-config.ts";
@@ -111,6 +112,8 @@ function serveProbes(address: string, allowedHosts: readonly string[], watcher: 
     hostname,
     port: parsed.value.port,
     development: false,
+    // Probes send no body: a silent connection is closed (D331).
+    idleTimeout: PROBE_IDLE_TIMEOUT_SECONDS,
     fetch(request) {
       // A probe may send HTTP/1.0 with no Host: read the path without trusting request.url.
       const path = requestUrl(request).pathname;

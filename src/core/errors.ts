@@ -11,6 +11,7 @@ export type SparErrorCode =
   | "conflict" // exists already, ambiguous, incompatible (409)
   | "gone" // was here, is gone (410)
   | "precondition_failed" // a required capability of the resource is missing (412)
+  | "request_timeout" // the client did not send its request whole in time (408)
   | "payload_too_large" // body over the limit (413)
   | "unsupported_media_type" // write without application/json (415)
   | "misdirected" // a Host this listener does not serve (421)

@@ -4,6 +4,7 @@
  */
 import { Elysia } from "elysia";
 import { PROTOCOL_VERSION } from "./attach-protocol.ts";
+import { DEFAULT_IDLE_TIMEOUT_SECONDS } from "../http/connection-deadlines.ts";
 import { guardedApp } from "../http/guarded-app.ts";
 import { openapiDocument } from "../http/openapi-document.ts";
 import { type MtlsTerminator, startMtlsTerminator } from "../http/mtls-terminator.ts";
@@ -78,9 +79,10 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls, listen
     publicPaths: new Set(["/healthz", ...(context.agentCard ? [AGENT_CARD_PATH] : [])]),
     bodyLimit: (pathname) => (context.peerHub && isPeerPath(pathname) ? PEER_BODY_LIMIT : WRITE_BODY_LIMIT),
     responseHeaders: { [PROTOCOL_HEADER]: PROTOCOL_VERSION },
+    idleTimeoutSeconds: context.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS,
     serve: {
       development: false,
-      idleTimeout: context.idleTimeoutSeconds ?? 60,
+      idleTimeout: context.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS,
       maxRequestBodySize: MAX_REQUEST_BODY,
       ...serveTls(tls),
     },

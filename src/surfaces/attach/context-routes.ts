@@ -6,7 +6,7 @@ import * as v from "valibot";
 import { json } from "../http/responses.ts";
 import type { AttachContext } from "./attach-context.ts";
 import { Elysia } from "elysia";
-import { keepOpen, withSession } from "./route-context.ts";
+import { withSession } from "./route-context.ts";
 import { responses } from "../http/wire-schemas.ts";
 
 const CompactBody = v.object({ focus: v.optional(v.pipe(v.string(), v.maxLength(2000))) });
@@ -39,9 +39,9 @@ export function contextRoutes(context: AttachContext) {
     )
     .post(
       "/slash/compact",
-      async ({ body, target, caller, request, server }) => {
-        // A summary call may take minutes with nothing on the wire.
-        keepOpen(server, request);
+      // A summary call may take minutes with nothing on the wire: the guard lifts the idle timeout
+      // while a handler runs (connection-deadlines.ts).
+      async ({ body, target, caller }) => {
         const { actor } = await service.open(target, caller, "write");
         const focus = body?.focus?.trim();
         const result = await actor.compact(focus === "" ? undefined : focus);

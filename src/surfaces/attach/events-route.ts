@@ -75,8 +75,6 @@ export interface EventsRequest {
   target: SessionTarget;
   caller: Caller;
   request: Request;
-  /** Lift the listener's idle timeout: the stream may stay quiet between heartbeats. */
-  keepOpen(): void;
 }
 
 export async function eventsHandler(
@@ -93,8 +91,8 @@ export async function eventsHandler(
   const since = parseCursor(url, route.request);
   const actor = session.actor;
   const caller = route.caller;
+  // The guard keeps the idle timeout lifted for an event stream (connection-deadlines.ts).
   const release = context.streams.admit(caller);
-  route.keepOpen();
   let unsubscribe = () => {};
   const stream = listener.streams.open({
     ...context.subscriberBuffer,

@@ -14,7 +14,7 @@ import { Elysia } from "elysia";
 import type { Access, SessionTarget } from "../../runtime/session-service.ts";
 import type { Caller } from "../http/caller-auth.ts";
 import { NoContent, responses } from "../http/wire-schemas.ts";
-import { keepOpen, verifiedIdentity, withSession } from "./route-context.ts";
+import { verifiedIdentity, withSession } from "./route-context.ts";
 import { encodeFrame } from "./sse-frames.ts";
 
 const RespondBody = v.object({
@@ -52,10 +52,9 @@ export function permsRoutes(context: AttachContext, listener: AttachStreams) {
     })
     .get(
       "/perms/stream",
-      async ({ target, caller, request, server }) => {
+      async ({ target, caller, request }) => {
         const gated = await tools(target, caller, "read");
         const release = context.streams.admit(caller);
-        keepOpen(server, request);
         let stop = () => {};
         const stream = listener.streams.open({
           ...context.subscriberBuffer,

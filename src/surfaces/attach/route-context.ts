@@ -25,12 +25,3 @@ export const withSession = new Elysia({ name: "spar.session" }).resolve({ as: "s
 export function verifiedIdentity(caller: Caller): string | undefined {
   return caller.source === "anonymous" ? undefined : caller.identity;
 }
-
-interface IdleTimer {
-  timeout(request: Request, seconds: number): void;
-}
-
-/** Lift the listener's idle timeout for this request (in process there is no server: nothing to lift). */
-export function keepOpen(server: IdleTimer | null | undefined, request: Request): void {
-  server?.timeout(request, 0);
-}

@@ -16,7 +16,7 @@ import { eventsHandler } from "./events-route.ts";
 import { Elysia } from "elysia";
 import { nonEmpty } from "../http/body-guards.ts";
 import { NoContent, responses } from "../http/wire-schemas.ts";
-import { keepOpen, withSession } from "./route-context.ts";
+import { withSession } from "./route-context.ts";
 import { withCaller } from "../http/with-caller.ts";
 import { ZERO_TIME } from "../../core/zero-time.ts";
 
@@ -238,15 +238,10 @@ export function sessionRoutes(context: AttachContext, listener: AttachStreams) {
         detail: { summary: "Wake the session, queueing a prompt first", tags: SESSIONS },
       },
     )
-    .get(
-      "/events",
-      ({ target, caller, request, server }) =>
-        eventsHandler(context, listener, { target, caller, request, keepOpen: () => keepOpen(server, request) }),
-      {
-        response: responses({ 200: EventStream }, { extra: [404, 409, 429] }),
-        detail: { summary: "The session's event stream (SSE); since or Last-Event-ID resumes", tags: SESSIONS },
-      },
-    )
+    .get("/events", ({ target, caller, request }) => eventsHandler(context, listener, { target, caller, request }), {
+      response: responses({ 200: EventStream }, { extra: [404, 409, 429] }),
+      detail: { summary: "The session's event stream (SSE); since or Last-Event-ID resumes", tags: SESSIONS },
+    })
     .get(
       "/status",
       async ({ target, caller }) => {

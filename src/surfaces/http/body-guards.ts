@@ -43,15 +43,15 @@ export function csrfGuard(allowedOrigins?: ReadonlySet<string>) {
 export type BodyLimit = (pathname: string) => number;
 
 /**
- * JSON bodies within their path's limit, on every write route. Every route of ours takes an object
+ * JSON bodies within their path's limit and `deadlineMs` (408), on every write route. Every route of ours takes an object
  * (or nothing): a top-level array is refused here, since a valibot object schema whose fields are
  * all optional would accept one (`typeof [] === "object"`).
  */
-export function jsonBody(limitFor: BodyLimit = () => WRITE_BODY_LIMIT) {
+export function jsonBody(limitFor: BodyLimit = () => WRITE_BODY_LIMIT, deadlineMs?: number) {
   return new Elysia({ name: "spar.json-body", seed: limitFor }).onParse({ as: "global" }, async ({ request }) => {
     // No DELETE route takes a body: one sent anyway is not read (as before routes were Elysia's).
     if (request.method === "DELETE") return EMPTY_BODY;
-    const parsed = await readJsonBody(request, limitFor(requestUrl(request).pathname));
+    const parsed = await readJsonBody(request, limitFor(requestUrl(request).pathname), deadlineMs);
     if (!parsed.ok) throw parsed.error;
     if (Array.isArray(parsed.value)) {
       throw new SparError("bad_request", "invalid request body: must be a JSON object, got an array");

@@ -3,7 +3,8 @@
  * answer carries, then before routing the header size, the Host, the DNS-rebinding check, the
  * mTLS connection, the token and the caller; once the route is known and before its body is read
  * the CORS preflight of an allowed origin (cors-policy.ts) before the token,
- * the CSRF check, then the JSON body within its limit; and one error mapper for every failure
+ * the CSRF check, then the JSON body within its limit and deadline; the connection's idle timeout
+ * lifted while a handler runs (connection-deadlines.ts); and one error mapper for every failure
  * (405 from the app's own routes). Every listener starts from here, so none re-implements a guard,
  * and every request, refused ones included, runs inside its HTTP server span (server-spans.ts).
  */
@@ -11,6 +12,7 @@ import { Elysia } from "elysia";
 import { type AuthGuardOptions, authGuard } from "./auth-guard.ts";
 import { type BodyLimit, csrfGuard, jsonBody } from "./body-guards.ts";
 import { type AllowedOrigins, corsGuard } from "./cors-policy.ts";
+import { DEFAULT_IDLE_TIMEOUT_SECONDS, connectionDeadlines } from "./connection-deadlines.ts";
 import { errorMapper } from "./error-mapper.ts";
 import { hostGuard } from "./host-guard.ts";
 import { serverSpans } from "./server-spans.ts";
@@ -24,14 +26,22 @@ export interface GuardedAppOptions extends AuthGuardOptions {
   allowedOrigins?: AllowedOrigins;
   /** Bun.serve options when the app listens itself. */
   serve?: Partial<Bun.Serve.Options<undefined>>;
+  /**
+   * Seconds a client may send nothing, and the time a body has to arrive whole
+   * (connection-deadlines.ts). The app must listen itself (`listenOn`): with its own `serve`
+   * options, their `idleTimeout` must be the same. Default DEFAULT_IDLE_TIMEOUT_SECONDS.
+   */
+  idleTimeoutSeconds?: number;
 }
 
 export function guardedApp(options: GuardedAppOptions) {
   const built: { routes?: () => ReadonlyArray<{ method: string; path: string }> } = {};
   const headers = Object.entries(options.responseHeaders ?? {});
+  const idleTimeout = options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS;
   // strictPath: `/healthz/` is not `/healthz` (an auth exemption is for the exact path only).
-  const app = new Elysia({ strictPath: true, ...(options.serve ? { serve: options.serve } : {}) })
+  const app = new Elysia({ strictPath: true, serve: options.serve ?? { development: false, idleTimeout } })
     .use(serverSpans())
+    .use(connectionDeadlines(idleTimeout))
     .onRequest(({ set }) => {
       for (const [name, value] of headers) set.headers[name] = value;
     })
@@ -40,7 +50,21 @@ export function guardedApp(options: GuardedAppOptions) {
     .use(corsGuard(options.allowedOrigins ?? new Set()))
     .use(authGuard(options))
     .use(csrfGuard(options.allowedOrigins))
-    .use(jsonBody(options.bodyLimit));
+    .use(jsonBody(options.bodyLimit, idleTimeout * 1000));
   built.routes = () => app.routes;
   return app;
+}
+
+/**
+ * Listen on `where` through the app itself, so that its routes and guards see the server (a
+ * Bun.serve given `app.fetch` leaves Elysia's `server` null, and no idle timeout could be
+ * lifted). Throws what Bun.serve throws (a taken port, an address not of this machine).
+ */
+export function listenOn(
+  app: { listen(where: { hostname: string; port: number }): unknown; server: Bun.Server<undefined> | null },
+  where: { hostname: string; port: number },
+): Bun.Server<undefined> {
+  app.listen(where);
+  if (!app.server) throw new Error(`did not start listening on ${where.hostname}:${where.port}`);
+  return app.server;
 }

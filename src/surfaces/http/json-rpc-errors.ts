@@ -23,6 +23,7 @@ const JSON_RPC_BY_CODE: Record<SparErrorCode, JsonRpcMapping> = {
   conflict: { code: -32000, retryable: false },
   gone: { code: -32001, retryable: false },
   precondition_failed: { code: -32004, retryable: false },
+  request_timeout: { code: -32600, retryable: false },
   payload_too_large: { code: -32600, retryable: false },
   unsupported_media_type: { code: -32005, retryable: false },
   misdirected: { code: -32600, retryable: false },

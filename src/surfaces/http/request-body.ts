@@ -1,6 +1,7 @@
 /**
- * Reading request bodies at the edge: the size limit applies before parsing, the media type is
- * checked on every write, malformed JSON and schema failures become 400s naming what was wrong.
+ * Reading request bodies at the edge: the size limit applies before parsing, a body must arrive
+ * whole within its deadline (408; connection-deadlines.ts), the media type is checked on every
+ * write, malformed JSON and schema failures become 400s naming what was wrong.
  * Returns results; never throws on bad input.
  */
 import * as v from "valibot";
@@ -31,16 +32,24 @@ export function isJsonContentType(request: Request): boolean {
 export async function readJsonBody(
   request: Request,
   limit: number = WRITE_BODY_LIMIT,
+  deadlineMs?: number,
 ): Promise<Result<unknown, SparError>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   const tooLarge = () => err(new SparError("payload_too_large", `request body is larger than ${limit} bytes`));
   if (declared > limit) return tooLarge();
-  let bytes: Uint8Array | undefined;
+  let bytes: Uint8Array | undefined | "late";
   try {
-    bytes = await readCapped(request, limit);
+    bytes = await withinDeadline(readCapped(request, limit), deadlineMs);
   } catch (error) {
     return err(new SparError("bad_request", `request body could not be read: ${String(error)}`));
   }
+  if (bytes === "late")
+    return err(
+      new SparError(
+        "request_timeout",
+        `request body did not arrive whole within ${Math.round((deadlineMs ?? 0) / 1000)} s`,
+      ),
+    );
   if (bytes === undefined) return tooLarge();
   if (bytes.byteLength === 0) return ok(undefined);
   let text: string;
@@ -69,6 +78,24 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   const children = Array.isArray(value) ? value : Object.values(value);
   for (const child of children) if (nestsDeeperThan(child, limit - 1)) return true;
   return false;
+}
+
+/**
+ * The read, or "late" once `deadlineMs` passed first (no deadline: the read). A late body is left
+ * unread: the answer goes out and Bun closes the connection.
+ */
+async function withinDeadline<T>(read: Promise<T>, deadlineMs: number | undefined): Promise<T | "late"> {
+  if (deadlineMs === undefined) return read;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), deadlineMs);
+  });
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+    read.catch(() => {});
+  }
 }
 
 /**

@@ -14,6 +14,7 @@ const STATUS_BY_CODE: Record<SparErrorCode, number> = {
   conflict: 409,
   gone: 410,
   precondition_failed: 412,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   misdirected: 421,

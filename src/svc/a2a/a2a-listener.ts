@@ -48,6 +48,8 @@ export interface A2aListenerOptions {
   version: string;
   /** The Hosts served without a token (DNS rebinding); undefined with a token. */
   allowedHosts?: HostAllowlist;
+  /** Seconds a client may send nothing (the listener's Bun.serve `idleTimeout`; connection-deadlines.ts). */
+  idleTimeoutSeconds?: number;
 }
 
 const METHODS = new Set(["message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe"]);
@@ -65,6 +67,7 @@ export function a2aListenerApp(options: A2aListenerOptions) {
       protocolCaller(request, { secret: options.token, label: "a2a", identity: A2A_IDENTITY }),
     publicPaths: new Set(["/.well-known/agent-card.json", ...cardPaths]),
     bodyLimit: () => A2A_BODY_LIMIT,
+    ...(options.idleTimeoutSeconds ? { idleTimeoutSeconds: options.idleTimeoutSeconds } : {}),
     responseHeaders: { "A2A-Version": A2A_PROTOCOL_VERSION },
   }).use(a2aRoutes(options));
 }
@@ -87,11 +90,9 @@ function a2aRoutes(options: A2aListenerOptions) {
     })
     .post(
       "/a2a",
-      ({ body, caller, request, server }) => {
-        // An authenticated call may wait on its turn (or stream) longer than the idle timeout.
-        server?.timeout(request, 0);
-        return answer(options, caller, body);
-      },
+      // A call may wait on its turn (or stream) longer than the idle timeout: the guard lifts it
+      // while the handler runs (connection-deadlines.ts).
+      ({ body, caller }) => answer(options, caller, body),
       { parse: "json" },
     );
 }

@@ -42,6 +42,8 @@ export interface AguiListenerOptions {
   allowedHosts?: HostAllowlist;
   /** `--agui-allowed-origins`: browser origins allowed cross-origin. */
   allowedOrigins?: AllowedOrigins;
+  /** Seconds a client may send nothing (the listener's Bun.serve `idleTimeout`; connection-deadlines.ts). */
+  idleTimeoutSeconds?: number;
 }
 
 /** The discovery entry of the workload, when it is exposed. */
@@ -75,6 +77,7 @@ export function aguiListenerApp(options: AguiListenerOptions) {
     publicPaths: new Set([AGENTS_PATH]),
     bodyLimit: (pathname) => (pathname === endpoint ? RUN_BODY_LIMIT : WRITE_LIMIT),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
+    ...(options.idleTimeoutSeconds ? { idleTimeoutSeconds: options.idleTimeoutSeconds } : {}),
   }).get(AGENTS_PATH, () => json(200, agentsDescriptor(workload)));
   if (!workload.agui.expose) return app;
   return app.use(

@@ -41,6 +41,8 @@ export interface MainListenerOptions {
   token: string | undefined;
   /** The Hosts served without a token (DNS rebinding); undefined with a token. */
   allowedHosts?: HostAllowlist;
+  /** Seconds a client may send nothing (the listener's Bun.serve `idleTimeout`; connection-deadlines.ts). */
+  idleTimeoutSeconds?: number;
 }
 
 export const PendingQuestionSchema = v.object({ interrupt_id: v.string(), agent: v.string(), message: v.string() });
@@ -64,6 +66,7 @@ export function mainListenerApp(options: MainListenerOptions) {
     },
     resolveCaller: () => (options.token === undefined ? LOCAL_CALLER : INJECT_CALLER),
     publicPaths: new Set(["/healthz"]),
+    ...(options.idleTimeoutSeconds ? { idleTimeoutSeconds: options.idleTimeoutSeconds } : {}),
   })
     .use(drainingGuard(() => options.controls.refuseWhileDraining()))
     .use(mainRoutes(options.port))
