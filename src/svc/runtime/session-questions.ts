@@ -181,7 +181,7 @@ export class SessionQuestions {
 
 /** The earliest of RFC 3339 times (they sort as text); undefined for none. */
 export function oldest(times: readonly string[]): string | undefined {
-  return times.length === 0 ? undefined : times.reduce((earliest, time) => (time < earliest ? time : earliest));
+  return [...times].sort()[0];
 }
 
 function unknownQuestion(request: ResumeRequest): SparError {
