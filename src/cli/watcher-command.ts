@@ -8,16 +8,13 @@
 import { redactUrl } from "../net/redact-url.ts";
 import { createLogger } from "../telemetry/logger.ts";
 import { startTelemetry } from "../telemetry/telemetry.ts";
-import { withServerSpan } from "../surfaces/http/server-spans.ts";
 import { SPAR_VERSION } from "./version.ts";
 import { watcherTelemetrySettings } from "./telemetry-flags.ts";
 import { StartupRefusal } from "../watcher/watch-runner.ts";
 import { type WatcherGroup, startWatcherGroup } from "../watcher/watcher-group.ts";
-import { checkHeaderSize } from "../surfaces/http/header-limit.ts";
-import { type HostAllowlist, checkAllowedHost, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
-import { checkHostHeader, requestUrl } from "../surfaces/http/request-url.ts";
-import { errorResponse } from "../surfaces/http/responses.ts";
-import { PROBE_IDLE_TIMEOUT_SECONDS } from "../surfaces/http/connection-deadlines.ts";
+import { listenOn } from "../surfaces/http/guarded-app.ts";
+import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
+import { probeApp } from "./watcher-probes.ts";
 import { bindHostname, isLoopbackHost, parseListenAddress } from "./listen-address.ts";
 import { parseWatcherArgs, watcherHelp } from "./watcher-args.ts";
 import { buildWatcherConfig } from "./watcher-config.ts";
@@ -97,55 +94,12 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
   });
 }
 
-/**
- * The probe listener (/healthz, /readyz, /metrics): no authentication gate, so the DNS-rebinding
- * guard answers only loopback names, listed names and (bound beyond loopback, as in a pod where
- * the kubelet probes the pod IP) address literals.
- */
+/** The probe listener (/healthz, /readyz, /metrics) on its address: the app is watcher-probes.ts. */
 function serveProbes(address: string, allowedHosts: readonly string[], watcher: WatcherGroup) {
   const parsed = parseListenAddress(address);
   if (!parsed.ok) throw new Error(parsed.error);
   const hostname = bindHostname(parsed.value);
   const allowlist = parseAllowedHosts(allowedHosts, "--metrics-allowed-hosts", !isLoopbackHost(parsed.value.host));
   if (!allowlist.ok) throw new Error(allowlist.error);
-  return Bun.serve({
-    hostname,
-    port: parsed.value.port,
-    development: false,
-    // Probes send no body: a silent connection is closed (D331).
-    idleTimeout: PROBE_IDLE_TIMEOUT_SECONDS,
-    fetch(request) {
-      // A probe may send HTTP/1.0 with no Host: read the path without trusting request.url.
-      const path = requestUrl(request).pathname;
-      const route = PROBE_PATHS.has(path) ? path : undefined;
-      return withServerSpan(request, () => answerProbe(request, path, allowlist.value, watcher), route);
-    },
-  });
-}
-
-const PROBE_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
-
-function answerProbe(request: Request, path: string, allowlist: HostAllowlist, watcher: WatcherGroup): Response {
-  try {
-    checkHeaderSize(request);
-    checkHostHeader(request);
-    checkAllowedHost(request, allowlist);
-  } catch (error) {
-    return errorResponse(error);
-  }
-  if (path === "/healthz") return new Response("ok\n");
-  if (path === "/readyz") {
-    // Optional watches that fail never hold readiness; they are named after the verdict.
-    const why = watcher.notReady();
-    const notes = watcher
-      .degraded()
-      .map((line) => `degraded: ${line}\n`)
-      .join("");
-    return why === undefined
-      ? new Response(`ok\n${notes}`)
-      : new Response(`not ready: ${why}\n${notes}`, { status: 503 });
-  }
-  if (path === "/metrics")
-    return new Response(watcher.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
-  return new Response("not found\n", { status: 404 });
+  return listenOn(probeApp(allowlist.value, watcher), { hostname, port: parsed.value.port });
 }

@@ -37,13 +37,18 @@ export interface InboxItem {
   /** false: read by the next turn, starts none. */
   wake: boolean;
   /** The trace context of the request that queued it (tracing on only): its turn's span links back (D301). */
-  trace?: TraceCarrier;
+  trace?: PromptTrace;
 }
 
 /** A W3C trace context as carried in headers and stored with a prompt (D301). */
 export interface TraceCarrier {
   traceparent: string;
   tracestate?: string;
+}
+
+/** A prompt's trace context: the ids, and the W3C `baggage` of the request that queued it (D341). */
+export interface PromptTrace extends TraceCarrier {
+  baggage?: string;
 }
 
 /** A daemon's claim on re-driving one interrupted turn (auto-continue). */

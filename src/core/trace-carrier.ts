@@ -1,9 +1,12 @@
 /**
  * W3C trace context as spar stores it with a prompt (D301): the `traceparent` of the request that
- * queued the message, and its `tracestate` when there was one. Validated on the way in and out of
- * a store, so a malformed value is dropped rather than handed to a propagator. Pure.
+ * queued the message, its `tracestate` when there was one, and its `baggage` (D341: the turn's
+ * calls that carry baggage, `call_a2a`, carry that request's). Validated on the way in and out of
+ * a store, so a malformed value is dropped rather than handed to a propagator. Everywhere else a
+ * carrier is the ids alone (`validTraceCarrier`): a thread without an SDK never gets baggage
+ * (D323). Pure.
  */
-import type { TraceCarrier } from "./session-store.ts";
+import type { PromptTrace, TraceCarrier } from "./session-store.ts";
 
 /** version 00, 32-hex trace id, 16-hex parent id, 2-hex flags; all-zero ids are invalid. */
 const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -17,6 +20,21 @@ export function validTraceCarrier(value: unknown): TraceCarrier | undefined {
   if (typeof tracestate === "string" && tracestate !== "" && tracestate.length <= MAX_TRACESTATE)
     return { traceparent, tracestate };
   return { traceparent };
+}
+
+/** The W3C propagator's bound on a whole baggage header (8192 bytes). */
+const MAX_BAGGAGE = 8192;
+/** A header value: visible ASCII, spaces and tabs (the propagator parses the members). */
+const HEADER_VALUE = /^[\t\x20-\x7e]+$/;
+
+/** A prompt's carrier: a valid carrier, with its baggage when that is a bounded header value (D341). */
+export function validPromptTrace(value: unknown): PromptTrace | undefined {
+  const carrier = validTraceCarrier(value);
+  if (carrier === undefined) return undefined;
+  const { baggage } = value as Record<string, unknown>;
+  return typeof baggage === "string" && baggage.length <= MAX_BAGGAGE && HEADER_VALUE.test(baggage)
+    ? { ...carrier, baggage }
+    : carrier;
 }
 
 /** A model call's span as the turn worker named it (tracing on, D324): its id and when the call started. */
@@ -60,17 +78,17 @@ export function childCarrier(parent: TraceCarrier, spanId: string): TraceCarrier
   return parent.tracestate === undefined ? { traceparent } : { traceparent, tracestate: parent.tracestate };
 }
 
-/** The column text of a carrier (null: none). */
-export function encodeTraceCarrier(carrier: TraceCarrier | undefined): string | null {
-  const valid = validTraceCarrier(carrier);
+/** The inbox column text of a prompt's carrier (null: none). */
+export function encodeTraceCarrier(carrier: PromptTrace | undefined): string | null {
+  const valid = validPromptTrace(carrier);
   return valid === undefined ? null : JSON.stringify(valid);
 }
 
-/** A column's carrier; undefined for none or anything malformed. */
-export function decodeTraceCarrier(text: string | null | undefined): TraceCarrier | undefined {
+/** An inbox column's carrier; undefined for none or anything malformed. */
+export function decodeTraceCarrier(text: string | null | undefined): PromptTrace | undefined {
   if (text === null || text === undefined || text === "") return undefined;
   try {
-    return validTraceCarrier(JSON.parse(text));
+    return validPromptTrace(JSON.parse(text));
   } catch {
     return undefined;
   }

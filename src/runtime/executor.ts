@@ -45,6 +45,14 @@ export interface ExecutionEnd {
   finishReason?: string;
 }
 
+/** What an idle session waits on that only an operator answers, as /status shows it (D342). */
+export interface ExecutorPark {
+  /** The status's `pause_reason`. */
+  reason: string;
+  /** RFC 3339: since when (the status's `paused_since`). */
+  since: string;
+}
+
 export interface Executor {
   /**
    * Run one execution to its end: its opening rows, its work, and its end published in the
@@ -62,6 +70,12 @@ export interface Executor {
    * execution starts and every inject or wake is refused with it. Optional; none by default.
    */
   hold?(): Error | undefined;
+  /**
+   * What the session waits on from an operator while no turn runs (svc: a write-gate or result
+   * question, a gate pause): `/status` then reads `paused` with its reason and time, as a parked
+   * session (D342). Optional; none by default.
+   */
+  parked?(): Promise<ExecutorPark | undefined>;
   /**
    * The session's actor left memory (evicted while idle, or deleted): drop what the executor's
    * owner keeps for it. Optional; the next touch builds a new actor and executor (D319).

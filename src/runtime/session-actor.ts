@@ -320,6 +320,19 @@ export class SessionActor {
     return status;
   }
 
+  /**
+   * The status /status answers: `status()`, and an idle session whose executor says it waits on an
+   * operator (svc's write gate, D342) reads `paused` with that reason and time.
+   */
+  async currentStatus(): Promise<StatusInfo> {
+    const status = this.status();
+    if (status.state !== "idle" || this.#executor.parked === undefined) return status;
+    const parked = await this.#executor.parked();
+    return parked === undefined
+      ? status
+      : { ...status, state: "paused", paused_since: parked.since, pause_reason: parked.reason };
+  }
+
   /** POST /interrupt: cancel the turn in flight and, with `hold`, park the session (OperatorControls). */
   interrupt(hold: boolean, caller: string | undefined): Promise<InterruptResult> {
     return this.#operator.interrupt(hold, caller);

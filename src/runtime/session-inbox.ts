@@ -6,7 +6,7 @@
  * when the session is deleted (an inject then answers 404, even one whose row was committing).
  * Decides nothing about when an execution runs (the actor's scheduler does).
  */
-import { activeCarrier } from "../telemetry/turn-trace.ts";
+import { activePromptTrace } from "../telemetry/turn-trace.ts";
 import { SparError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
 import { InboxRoom } from "../core/inbox-room.ts";
@@ -89,8 +89,8 @@ export class SessionInbox {
     if (key !== undefined && this.items.some((waiting) => waiting.promptId === promptId))
       return { promptId, duplicate: true };
     const item: InboxItem = { promptId, message, queuedAt: deps.context.now().toISOString(), wake };
-    // The request queueing it, so its turn's span links back, even after a restart (D301).
-    const trace = activeCarrier();
+    // The request queueing it, so its turn's span links back, even after a restart (D301), with its baggage (D341).
+    const trace = activePromptTrace();
     if (trace !== undefined) item.trace = trace;
     const releaseRoom = options.capped === false ? () => {} : this.#room.reserve(this.items, message);
     this.#committing++;

@@ -2,8 +2,8 @@
  * The spans of a turn (issue 18 item 2, D301), after the GenAI semantic conventions: the turn is
  * `invoke_agent <agent>`, each model call `chat <model>` (CLIENT), each tool call
  * `execute_tool <tool>`. The turn's parent is the trace context stored with the first prompt it
- * drains (the request that queued it, however long ago and across restarts); the other prompts'
- * contexts are links. The turn worker names each model call's span (its id, a child of the turn's
+ * drains (the request that queued it, however long ago and across restarts), with that request's
+ * baggage (D341); the other prompts' contexts are links. The turn worker names each model call's span (its id, a child of the turn's
  * context the worker was given, and its start) and its provider request carries it; the span is
  * recorded here once the call is over (D324). With telemetry off `TurnTrace.start` answers
  * undefined and nothing here runs.
@@ -21,15 +21,30 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { ToolCall } from "../core/events.ts";
-import type { TraceCarrier } from "../core/session-store.ts";
+import type { PromptTrace, TraceCarrier } from "../core/session-store.ts";
 import { type ModelCallSpan, carrierOfSpan } from "../core/trace-carrier.ts";
 import type { TokenUsage } from "../core/usage.ts";
-import { activeTracer, startSpanWithId } from "./telemetry.ts";
+import { activeTracer, injectContext, startSpanWithId } from "./telemetry.ts";
 
-/** The active span's context as a carrier to store with a prompt; undefined when off or no span is active. */
+/** The active span's context as a carrier (the ids alone); undefined when off or no span is active. */
 export function activeCarrier(): TraceCarrier | undefined {
   if (activeTracer() === undefined) return undefined;
   return carrierOf(context.active());
+}
+
+/**
+ * What a prompt stores of the request queueing it (D301, D341): the active span's ids and the
+ * request's W3C baggage, serialized by the propagator within the W3C limits; undefined when off
+ * or no span is active.
+ */
+export function activePromptTrace(): PromptTrace | undefined {
+  const carrier = activeCarrier();
+  if (carrier === undefined) return undefined;
+  const baggage = propagation.getBaggage(context.active());
+  if (baggage === undefined || baggage.getAllEntries().length === 0) return carrier;
+  const headers: Record<string, string> = {};
+  injectContext(headers);
+  return headers.baggage ? { ...carrier, baggage: headers.baggage } : carrier;
 }
 
 function carrierOf(from: Context): TraceCarrier | undefined {
@@ -41,10 +56,12 @@ function carrierOf(from: Context): TraceCarrier | undefined {
 
 /**
  * A stored carrier (validated on its way in and out of the store) as the parent context; the
- * propagator only for a tracestate, which it parses.
+ * propagators only for a tracestate or baggage, which they parse (the baggage then rides the
+ * turn's context to the calls that send it, D341).
  */
-function contextOf(carrier: TraceCarrier): Context {
-  if (carrier.tracestate !== undefined) return propagation.extract(ROOT_CONTEXT, carrier);
+function contextOf(carrier: PromptTrace): Context {
+  if (carrier.tracestate !== undefined || carrier.baggage !== undefined)
+    return propagation.extract(ROOT_CONTEXT, carrier);
   const [, traceId = "", spanId = "", flags = "00"] = carrier.traceparent.split("-");
   return trace.setSpanContext(ROOT_CONTEXT, {
     traceId,
@@ -63,7 +80,7 @@ export interface TurnTraceStart {
   /** `prompt` (drained inbox messages), `continue` (an armed continue turn) or `wake` (nothing drained). */
   kind: "prompt" | "continue" | "wake";
   /** The stored contexts of the prompts the turn drains, in arrival order. */
-  prompts: readonly (TraceCarrier | undefined)[];
+  prompts: readonly (PromptTrace | undefined)[];
 }
 
 export interface ToolSpanOutcome {

@@ -1,7 +1,8 @@
 /**
  * Oversized and malformed bodies on svc's A2A listener: over 64 KiB is refused 413 (from the
- * declared length, and for a chunked body while reading), a JSON array or broken JSON 400, all as
- * JSON errors, never a 500, and no task is minted.
+ * declared length, and for a chunked body while reading), broken JSON 400, all as JSON errors,
+ * never a 500, and no task is minted; a JSON-RPC batch (an array) is JSON-RPC's own -32600 with id
+ * null (D340).
  */
 import { beforeAll, expect, test } from "bun:test";
 import { daemonScope } from "../support/daemon-scope.ts";
@@ -49,8 +50,24 @@ test("a chunked body over 64 KiB is refused 413 while reading", async () => {
   expect(answer.status).toBe(413);
 });
 
-test("a JSON array (a batch) is refused 400, broken JSON 400", async () => {
-  expect((await post("[]")).status).toBe(400);
+test("a JSON-RPC batch (a JSON array, empty or not) is one -32600 error with id null, as JSON-RPC 2.0 answers it", async () => {
+  const send = {
+    jsonrpc: "2.0",
+    id: 7,
+    method: "message/send",
+    params: { message: { kind: "message", messageId: "m", role: "user", parts: [{ kind: "text", text: "hi" }] } },
+  };
+  for (const batch of ["[]", JSON.stringify([send]), JSON.stringify([send, { ...send, id: 8 }])]) {
+    const answer = await post(batch);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-type")).toContain("application/json");
+    const body = (await answer.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
+    expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
+    expect(body.error.message).toContain("batch");
+  }
+});
+
+test("broken JSON is refused 400 before JSON-RPC", async () => {
   const broken = await post('{"jsonrpc":"2.0",');
   expect(broken.status).toBe(400);
   expect(broken.headers.get("content-type")).toContain("application/json");

@@ -2,8 +2,9 @@
  * svc's AG-UI listener, session-id injection (spec: Session record, AG-UI listener): a client
  * never names a raw session id; ids derive from `threadId` / `runId` under `agui-`, a reserved
  * `:mast-ops` id and ids that are not printable tokens are refused 400 before the stream opens
- * (a thread owned by another caller: svc-agui-auth.test.ts). Under `per_run` an interrupt id names
- * its session (D299): a forged one reaches no session the caller may not write.
+ * (a thread owned by another caller: svc-agui-auth.test.ts, svc-agui-tenant-threads.test.ts).
+ * Under `per_run` an interrupt id names its session (D299): a forged one reaches no session the
+ * caller may not write.
  */
 import { expect, test } from "bun:test";
 import { countedCalls } from "../fixtures/mcp/counting.ts";

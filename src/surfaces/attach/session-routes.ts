@@ -246,7 +246,7 @@ export function sessionRoutes(context: AttachContext, listener: AttachStreams) {
       "/status",
       async ({ target, caller }) => {
         const { actor } = await service.open(target, caller, "read");
-        return json(200, actor.status());
+        return json(200, await actor.currentStatus());
       },
       {
         response: responses({ 200: Status }, { extra: [404] }),

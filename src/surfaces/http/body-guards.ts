@@ -43,17 +43,21 @@ export function csrfGuard(allowedOrigins?: ReadonlySet<string>) {
 export type BodyLimit = (pathname: string) => number;
 
 /**
- * JSON bodies within their path's limit and `deadlineMs` (408), on every write route. Every route of ours takes an object
- * (or nothing): a top-level array is refused here, since a valibot object schema whose fields are
- * all optional would accept one (`typeof [] === "object"`).
+ * JSON bodies within their path's limit and `deadlineMs` (408), on every write route. Every route
+ * of ours takes an object (or nothing): a top-level array is refused here, since a valibot object schema whose fields are
+ * all optional would accept one (`typeof [] === "object"`), unless the listener answers arrays
+ * itself (`arrays`: A2A's JSON-RPC refuses a batch as JSON-RPC, D340).
  */
-export function jsonBody(limitFor: BodyLimit = () => WRITE_BODY_LIMIT, deadlineMs?: number) {
+export function jsonBody(
+  limitFor: BodyLimit = () => WRITE_BODY_LIMIT,
+  { deadlineMs, arrays = false }: { deadlineMs?: number; arrays?: boolean } = {},
+) {
   return new Elysia({ name: "spar.json-body", seed: limitFor }).onParse({ as: "global" }, async ({ request }) => {
     // No DELETE route takes a body: one sent anyway is not read (as before routes were Elysia's).
     if (request.method === "DELETE") return EMPTY_BODY;
     const parsed = await readJsonBody(request, limitFor(requestUrl(request).pathname), deadlineMs);
     if (!parsed.ok) throw parsed.error;
-    if (Array.isArray(parsed.value)) {
+    if (Array.isArray(parsed.value) && !arrays) {
       throw new SparError("bad_request", "invalid request body: must be a JSON object, got an array");
     }
     // A value, not undefined, for an empty body: undefined would hand the body to Elysia's own parser.

@@ -20,6 +20,8 @@ import { serverSpans } from "./server-spans.ts";
 export interface GuardedAppOptions extends AuthGuardOptions {
   /** Body limits by path (default 8 KiB everywhere). */
   bodyLimit?: BodyLimit;
+  /** A top-level JSON array reaches the routes (default: refused 400); A2A's JSON-RPC answers a batch itself (D340). */
+  jsonArrays?: boolean;
   /** Headers every answer of the listener carries (refusals included). */
   responseHeaders?: Readonly<Record<string, string>>;
   /** Browser origins allowed cross-origin (CORS and the CSRF guard; cors-policy.ts); none by default. */
@@ -50,7 +52,7 @@ export function guardedApp(options: GuardedAppOptions) {
     .use(corsGuard(options.allowedOrigins ?? new Set()))
     .use(authGuard(options))
     .use(csrfGuard(options.allowedOrigins))
-    .use(jsonBody(options.bodyLimit, idleTimeout * 1000));
+    .use(jsonBody(options.bodyLimit, { deadlineMs: idleTimeout * 1000, arrays: options.jsonArrays ?? false }));
   built.routes = () => app.routes;
   return app;
 }

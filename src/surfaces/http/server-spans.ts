@@ -7,9 +7,9 @@
  * the handler runs with the span active, so later spans and outbound calls are its children. An
  * event stream's span ends when the stream does (the client gone, or the server closing it).
  *
- * `serverSpans()` is the Elysia plugin guardedApp puts first on every listener (empty when
- * telemetry is off as the listener is built); `withServerSpan` serves a listener that is a plain
- * fetch handler (the watcher's probes) and only calls through when telemetry is off.
+ * `serverSpans()` is the Elysia plugin guardedApp puts first on every listener, the watcher's
+ * probes included (empty when telemetry is off as the listener is built); `withServerSpan` is the
+ * span around one request the plugin wraps, which only calls through when telemetry is off.
  */
 import { markFailed } from "../../telemetry/span-failure.ts";
 import { type Attributes, type Span, SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";

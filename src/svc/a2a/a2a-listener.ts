@@ -6,7 +6,7 @@
  * (403), the method, draining and the rate limit for sends (retryable -32000 with `Retry-After`;
  * `tasks/get`, `tasks/cancel` and `tasks/resubscribe` are never limited), the params. Every refusal is decided before a
  * stream opens; JSON-RPC errors answer HTTP 200 as the transport says, codes from the one table
- * (json-rpc-errors.ts).
+ * (json-rpc-errors.ts); a batch (a JSON array) is one -32600 with id null (D340).
  */
 import { Elysia } from "elysia";
 import * as v from "valibot";
@@ -68,6 +68,8 @@ export function a2aListenerApp(options: A2aListenerOptions) {
     publicPaths: new Set(["/.well-known/agent-card.json", ...cardPaths]),
     bodyLimit: () => A2A_BODY_LIMIT,
     ...(options.idleTimeoutSeconds ? { idleTimeoutSeconds: options.idleTimeoutSeconds } : {}),
+    // A batch is refused as JSON-RPC (-32600, id null), not by the shared parser's HTTP 400 (D340).
+    jsonArrays: true,
     responseHeaders: { "A2A-Version": A2A_PROTOCOL_VERSION },
   }).use(a2aRoutes(options));
 }
@@ -107,6 +109,13 @@ async function answer(options: A2aListenerOptions, caller: Caller, body: unknown
     throw new SparError("forbidden", `the token lacks the scopes ${missing.join(", ")} this skill declares`, {
       missing_scopes: missing,
     });
+  // A2A defines no batches: one error response with id null, as JSON-RPC 2.0 answers an invalid request.
+  if (Array.isArray(body))
+    return rpcError(
+      null,
+      new SparError("bad_request", "batch requests are not served: send one JSON-RPC request per call"),
+      -32600,
+    );
   const envelope = v.safeParse(JsonRpcEnvelope, body);
   const id = requestId(body);
   if (!envelope.success) return rpcError(id, new SparError("bad_request", envelope.issues[0].message), -32600);

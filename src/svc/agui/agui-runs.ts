@@ -3,7 +3,8 @@
  * refusal before the stream opens: the session the run lands on (`run-input.ts`), a reserved id
  * (400), `per_run` resumes without `parentRunId` (400), a resume naming no open interrupt of the
  * session (409), a fresh run on a thread that still waits on interrupts (409, as the AG-UI client
- * itself refuses), a resolved payload that is no answer to its question (400). `stream` then runs
+ * itself refuses) or on a session the caller may not write (409, D343), a resolved payload that is
+ * no answer to its question (400). `stream` then runs
  * through svc's existing paths (SvcRuntime): a fresh run is a turn on the session, a resume is
  * one POST /resume answer per entry (resolved: the payload is the answer; cancelled: a rejection),
  * approved as the authenticated caller. It yields RUN_STARTED, STATE_SNAPSHOT, the coordinator
@@ -79,6 +80,8 @@ export class AguiRuns {
     if (sessionId.endsWith(RESERVED_SUFFIX))
       throw new SparError("bad_request", `session id ${JSON.stringify(sessionId)} is reserved (${RESERVED_SUFFIX})`);
     const exists = await this.#mayWrite(sessionId, caller);
+    // A session someone else holds cannot be created again: refused before the stream, saying nothing of it (D343).
+    if (!exists && !resuming && this.#runtime.incident.exists(sessionId)) throw unavailable(input, this.#model);
     const open = exists ? await this.#openQuestions(sessionId) : new Map<string, QuestionKind>();
     if (resuming) {
       const entries = named?.entries ?? input.resume ?? [];
@@ -218,6 +221,18 @@ function namedSession(entries: readonly ResumeEntry[]): { sessionId: string; ent
       named === undefined ? entry : { ...entry, interruptId: named.interruptId },
     ),
   };
+}
+
+/**
+ * The 409 of a fresh run whose session exists but the caller may not write: the same words
+ * whatever that session is doing (idle, running, waiting on interrupts) and whoever holds it.
+ */
+function unavailable(input: RunAgentInput, model: AguiSessionModel): SparError {
+  const [kind, id] = model === "per_run" ? ["runId", input.runId] : ["threadId", input.threadId];
+  return new SparError(
+    "conflict",
+    `${kind} ${JSON.stringify(id)} names a session this caller cannot run on: start the run with another ${kind}`,
+  );
 }
 
 /** A resume entry as POST /resume's answer; 409 when it names no open interrupt, 400 when it answers nothing. */

@@ -3,7 +3,7 @@
  * of its needs answered by IncidentSessions (every session of the incident) and the incident's
  * ack-effects. Built before the core starts; the incident controls are read once it has.
  */
-import type { Executor } from "../../runtime/executor.ts";
+import type { Executor, ExecutorPark } from "../../runtime/executor.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
 import { SessionPauses } from "../pause/session-pauses.ts";
 import type { IncidentSessions } from "./incident-sessions.ts";
@@ -34,12 +34,21 @@ export function incidentPauses(deps: IncidentPauseDeps): SessionPauses {
   });
 }
 
-/** `executor` under a hold: while `hold` answers a refusal, the session starts no turn and refuses injects. */
-export function heldBy(executor: Executor, hold: () => Error | undefined, released?: () => void): Executor {
+/**
+ * `executor` under a hold: while `hold` answers a refusal, the session starts no turn and refuses
+ * injects; `parked` says what the session waits on from an operator (/status, D342).
+ */
+export function heldBy(
+  executor: Executor,
+  hold: () => Error | undefined,
+  released?: () => void,
+  parked?: () => Promise<ExecutorPark | undefined>,
+): Executor {
   return {
     execute: (execution) => executor.execute(execution),
     cancel: (invocationId, cause) => executor.cancel(invocationId, cause),
     hold,
+    ...(parked === undefined ? {} : { parked }),
     release: () => {
       executor.release?.();
       released?.();

@@ -105,6 +105,14 @@ export class IncidentSessions {
     (await this.#actor(this.#coordinator(sessionId)))?.schedule();
   }
 
+  /**
+   * Whether the incident's coordinator session exists, whoever may see it (no ACL, D315): only for
+   * a refusal that reads the same to every caller who may not write the session (AG-UI, D343).
+   */
+  exists(sessionId: string): boolean {
+    return this.#deps.sessions.exists({ app: this.#deps.coordinatorApp, id: sessionId });
+  }
+
   /** 404 `session not found: <id>` unless the coordinator session exists and `caller` may write to it. */
   async authorize(sessionId: string, caller: Principal): Promise<void> {
     await this.#opened(sessionId, caller);

@@ -22,6 +22,9 @@ import type {
 import type { AnswerOutcome, WriteGate } from "../gate/write-gate.ts";
 import type { ResultApprovals } from "./result-approval.ts";
 
+/** The attach surface's `pause_reason` of a session that waits on an operator's answer (D342). */
+export const AWAITING_APPROVAL = "awaiting_approval";
+
 /** Where the questions are read from and what runs after an answer (SvcRuntime). */
 export interface QuestionSources {
   readonly coordinatorApp: string;
@@ -48,19 +51,39 @@ export class SessionQuestions {
 
   /** The session's state as its gate and result rows say, and the questions it waits on. */
   async status(sessionId: string): Promise<SessionStatus> {
-    const pending: PendingQuestion[] = [];
+    const { pending, ambiguous } = await this.#open(sessionId);
+    const state: SessionState = pending.length > 0 ? "paused" : ambiguous ? "ambiguous" : "idle";
+    return { state, pending: pending.map(({ question }) => question) };
+  }
+
+  /** When the oldest question the session waits on was asked; undefined when none waits (D342). */
+  async waitingSince(sessionId: string): Promise<string | undefined> {
+    const { pending } = await this.#open(sessionId);
+    return oldest(pending.map(({ askedAt }) => askedAt));
+  }
+
+  /** The open questions of the session (results first, then each specialist's gate) and whether a call is ambiguous. */
+  async #open(
+    sessionId: string,
+  ): Promise<{ pending: Array<{ question: PendingQuestion; askedAt: string }>; ambiguous: boolean }> {
+    const pending: Array<{ question: PendingQuestion; askedAt: string }> = [];
     const approvals = await this.#sources.approvalsOf(sessionId);
     for (const question of (await approvals?.ledger())?.pending() ?? [])
-      pending.push({ interrupt_id: question.interruptId, agent: question.agent, message: question.message });
+      pending.push({
+        question: { interrupt_id: question.interruptId, agent: question.agent, message: question.message },
+        askedAt: question.askedAt,
+      });
     let ambiguous = false;
     for (const gate of await this.#sources.gatesOf(sessionId)) {
       const ledger = await gate.ledger();
-      for (const entry of ledger.pending())
-        pending.push({ interrupt_id: entry.call.interruptId, agent: entry.call.agent, message: entry.call.message });
+      for (const { call } of ledger.pending())
+        pending.push({
+          question: { interrupt_id: call.interruptId, agent: call.agent, message: call.message },
+          askedAt: call.parkedAt,
+        });
       ambiguous ||= ledger.state() === "ambiguous";
     }
-    const state: SessionState = pending.length > 0 ? "paused" : ambiguous ? "ambiguous" : "idle";
-    return { state, pending };
+    return { pending, ambiguous };
   }
 
   /** A session that waits on an operator refuses a new incident (409) naming the questions to answer first. */
@@ -154,6 +177,11 @@ export class SessionQuestions {
     }
     return undefined;
   }
+}
+
+/** The earliest of RFC 3339 times (they sort as text); undefined for none. */
+export function oldest(times: readonly string[]): string | undefined {
+  return [...times].sort()[0];
 }
 
 function unknownQuestion(request: ResumeRequest): SparError {

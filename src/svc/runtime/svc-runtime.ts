@@ -14,7 +14,7 @@ import type { EventLog } from "../../core/event-log.ts";
 import { type SessionKey, sessionKeyString } from "../../core/session-key.ts";
 import type { ToolRunner } from "../../core/tool-catalog.ts";
 import type { RemoteAgentDirectory } from "../../a2a-client/remote-agent-directory.ts";
-import type { Executor, ExecutorFactory, ExecutorSession } from "../../runtime/executor.ts";
+import type { Executor, ExecutorFactory, ExecutorPark, ExecutorSession } from "../../runtime/executor.ts";
 import type { ToolVerdict } from "../../runtime/gated-tools.ts";
 import type { SessionService, SessionTarget } from "../../runtime/session-service.ts";
 import { TurnExecutor } from "../../runtime/turn-executor.ts";
@@ -30,7 +30,7 @@ import { DispatchExecutor } from "./dispatch-executor.ts";
 import type { DispatchAgents, ShapeRunner } from "./dispatch-step.ts";
 import { ResultApprovals } from "./result-approval.ts";
 import { type DispatchResult, dispatchResultOf } from "./dispatch-result.ts";
-import { SessionQuestions } from "./session-questions.ts";
+import { AWAITING_APPROVAL, SessionQuestions, oldest } from "./session-questions.ts";
 import { CallsFirst } from "./calls-first.ts";
 import { newWriteGate } from "./gate-factory.ts";
 import { SessionTurns } from "./session-turns.ts";
@@ -183,8 +183,28 @@ export class SvcRuntime implements DispatchAgents {
       built,
       () => this.pauses.refusal(session.key.id),
       () => this.#forget(session),
+      () => this.#parkedOn(session, profile.role),
     );
   };
+
+  /**
+   * What a session waits on from an operator, for the attach surface's /status (D342): its
+   * incident's gate pause, else the questions it waits on (a coordinator: every question of the
+   * incident; a specialist: its own gate's), `awaiting_approval` since the oldest was asked.
+   */
+  async #parkedOn(session: ExecutorSession, role: AgentProfile["role"]): Promise<ExecutorPark | undefined> {
+    const pause = this.pauses.active(session.key.id);
+    if (pause !== undefined) return { reason: pause.reason, since: pause.mintedAt };
+    const since =
+      role === "coordinator"
+        ? await this.#questions.waitingSince(session.key.id)
+        : oldest(
+            (await this.#gates.get(sessionKeyString(session.key))?.gate.ledger())
+              ?.pending()
+              .map(({ call }) => call.parkedAt) ?? [],
+          );
+    return since === undefined ? undefined : { reason: AWAITING_APPROVAL, since };
+  }
 
   /** How many sessions svc keeps state for (executor session, journal, gate, result questions). */
   get loadedSessions(): number {

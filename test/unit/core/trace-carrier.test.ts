@@ -10,6 +10,7 @@ import {
   encodeTraceCarrier,
   isSpanId,
   newSpanId,
+  validPromptTrace,
   validTraceCarrier,
 } from "../../../src/core/trace-carrier.ts";
 
@@ -30,6 +31,21 @@ describe("validTraceCarrier", () => {
     expect(validTraceCarrier({ traceparent: `00-${TRACE}-${"0".repeat(16)}-01` })).toBeUndefined();
     expect(decodeTraceCarrier("{not json")).toBeUndefined();
     expect(decodeTraceCarrier(encodeTraceCarrier({ traceparent: PARENT }))).toEqual({ traceparent: PARENT });
+  });
+});
+
+describe("a prompt's carrier keeps the baggage of the request that queued it (D341)", () => {
+  test("stored and read back with the ids; a carrier for anything else never keeps it", () => {
+    const stored = encodeTraceCarrier({ traceparent: PARENT, baggage: "tenant=acme,user=alice" });
+    expect(decodeTraceCarrier(stored)).toEqual({ traceparent: PARENT, baggage: "tenant=acme,user=alice" });
+    expect(validTraceCarrier({ traceparent: PARENT, baggage: "tenant=acme" })).toEqual({ traceparent: PARENT });
+  });
+
+  test("baggage that is no bounded header value is dropped, the ids kept", () => {
+    for (const baggage of ["a=b\r\nx-evil: 1", "k=é", "k=".padEnd(8193, "v"), "", 7])
+      expect(validPromptTrace({ traceparent: PARENT, baggage })).toEqual({ traceparent: PARENT });
+    expect(validPromptTrace({ traceparent: "bad", baggage: "k=v" })).toBeUndefined();
+    expect(validPromptTrace({ traceparent: PARENT, baggage: "k=".padEnd(8192, "v") })?.baggage).toHaveLength(8192);
   });
 });
 

@@ -168,7 +168,7 @@ describe("with telemetry on", () => {
     expect(early).toBeDefined();
   });
 
-  test("a plain fetch handler (the watcher's probes) gets the same span through withServerSpan", async () => {
+  test("a plain fetch handler gets the same span through withServerSpan", async () => {
     await withServerSpan(new Request("http://127.0.0.1:9090/readyz"), () => new Response("ok"), "/readyz");
     const span = await spanNamed("GET /readyz");
     expect(span.attributes).toMatchObject({ "http.route": "/readyz", "http.response.status_code": 200 });
