@@ -58,6 +58,12 @@ export interface A2aClientOptions {
   pollIntervalMs?: number;
   /** The largest answer body read (default 1 MiB); a larger one is an error. */
   maxBodyBytes?: number;
+  /**
+   * The guard of an endpoint a card names on another origin than the agent's own (its card's):
+   * the operator's `outbound.allow` alone, never the declared agent's own hosts. Default: the
+   * client's guard.
+   */
+  offOriginGuard?: OutboundGuard;
 }
 
 const MAX_REMOTE_MESSAGE = 500;
@@ -109,14 +115,27 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** The guard and the bearer of the calls to one endpoint. */
+interface CallRoute {
+  guard: OutboundGuard;
+  bearer: string | undefined;
+}
+
+/** A URL's origin (scheme, host and port), or undefined for none or an unparsable one. */
+function originOf(url: string | undefined): string | undefined {
+  return url === undefined || !URL.canParse(url) ? undefined : new URL(url).origin;
+}
+
 export class A2aClient {
   readonly #guard: OutboundGuard;
+  readonly #offOriginGuard: OutboundGuard;
   readonly #pollIntervalMs: number;
   readonly #maxBodyBytes: number;
   #nextId = 1;
 
   constructor(guard: OutboundGuard, options: A2aClientOptions = {}) {
     this.#guard = guard;
+    this.#offOriginGuard = options.offOriginGuard ?? guard;
     this.#pollIntervalMs = options.pollIntervalMs ?? 500;
     this.#maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   }
@@ -125,6 +144,7 @@ export class A2aClient {
   async send(target: A2aTarget, request: A2aSendRequest): Promise<A2aOutcome> {
     try {
       const endpoint = target.endpoint ?? (await this.#endpointFromCard(target.cardUrl, request.signal));
+      const route = this.#route(target, endpoint);
       const message = {
         kind: "message",
         messageId: crypto.randomUUID(),
@@ -134,7 +154,7 @@ export class A2aClient {
         ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
       };
       const params = { message, configuration: { blocking: true, acceptedOutputModes: ["text/plain"] } };
-      const result = await this.#call(endpoint, target, "message/send", params, request.signal);
+      const result = await this.#call(endpoint, route, "message/send", params, request.signal);
       const reply = v.safeParse(MessageShape, result);
       if (reply.success) return completedMessage(reply.output);
       let task = parseTask(result);
@@ -146,7 +166,7 @@ export class A2aClient {
         const settled = settledOutcome(task);
         if (settled !== undefined) return settled;
         await sleep(this.#pollIntervalMs, request.signal);
-        task = parseTask(await this.#call(endpoint, target, "tasks/get", { id: task.id }, request.signal));
+        task = parseTask(await this.#call(endpoint, route, "tasks/get", { id: task.id }, request.signal));
       }
     } catch (error) {
       if (request.signal.aborted) throw request.signal.reason;
@@ -175,17 +195,33 @@ export class A2aClient {
     return url;
   }
 
+  /**
+   * How the calls to `endpoint` go (D332): on the agent's own origin (its declared endpoint's, else
+   * its card's; an origin is scheme, host and port) with the client's guard and the bearer; on any
+   * other origin, a `url` its card named, with the off-origin guard and never the bearer: an agent
+   * with a bearer whose card points elsewhere is refused rather than called without it.
+   */
+  #route(target: A2aTarget, endpoint: string): CallRoute {
+    const home = originOf(target.endpoint ?? target.cardUrl);
+    if (originOf(endpoint) === home) return { guard: this.#guard, bearer: target.bearer };
+    if (target.bearer !== undefined)
+      throw new CallError(
+        `its agent card names an endpoint on another origin (${originOf(endpoint) ?? "unparsable"}) than the card's own (${home ?? "unknown"}); its bearer goes only to that origin: declare the endpoint, or serve the card on the endpoint's origin`,
+      );
+    return { guard: this.#offOriginGuard, bearer: undefined };
+  }
+
   async #call(
     endpoint: string,
-    target: A2aTarget,
+    route: CallRoute,
     method: string,
     params: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<unknown> {
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
-    if (target.bearer !== undefined) headers.authorization = `Bearer ${target.bearer}`;
+    if (route.bearer !== undefined) headers.authorization = `Bearer ${route.bearer}`;
     const body = JSON.stringify({ jsonrpc: "2.0", id: this.#nextId++, method, params });
-    const answer = await this.#guard.fetch(endpoint, { signal, method: "POST", headers, body, baggage: true });
+    const answer = await route.guard.fetch(endpoint, { signal, method: "POST", headers, body, baggage: true });
     const response = usable(answer, method);
     const envelope = v.safeParse(RpcEnvelope, parseJson(await readCapped(response, this.#maxBodyBytes), method));
     if (!envelope.success) throw new CallError(`${method}: the answer is not a JSON-RPC 2.0 response`);

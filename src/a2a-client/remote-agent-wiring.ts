@@ -68,9 +68,13 @@ function hostEntry(text: string | undefined): string | undefined {
   return kind === "metadata" || kind === "link-local" ? undefined : host.replace(/^\[|\]$/g, "");
 }
 
-/** The operator's allow list, plus a declared agent's own hosts. */
-export function agentAllowList(operator: readonly string[], agent: RemoteAgentEntry): OutboundAllowList {
-  const own = agent.declared ? [hostEntry(agent.endpoint), hostEntry(agent.cardUrl)] : [];
+/**
+ * The operator's allow list, plus a declared agent's own hosts (none for an agent from the hub,
+ * or for the off-origin guard: `agent` undefined). The client sends to those hosts only on the
+ * agent's own origins (a2a-client.ts, D332).
+ */
+export function agentAllowList(operator: readonly string[], agent: RemoteAgentEntry | undefined): OutboundAllowList {
+  const own = agent?.declared ? [hostEntry(agent.endpoint), hostEntry(agent.cardUrl)] : [];
   const entries = [...operator, ...own.filter((entry): entry is string => entry !== undefined)];
   const parsed = parseOutboundAllowList(entries);
   if (parsed.ok) return parsed.value;
@@ -87,7 +91,16 @@ export function withRemoteAgents<T extends ToolRunner & ToolCatalog>(
   outboundAllow: readonly string[],
 ): T | RemoteAgentTools {
   if (directory === undefined) return inner;
-  const clientFor = (agent: RemoteAgentEntry) =>
-    new A2aClient(new OutboundGuard({ allow: agentAllowList(outboundAllow, agent) }));
-  return new RemoteAgentTools(inner, new RemoteAgentCaller(directory, clientFor));
+  return new RemoteAgentTools(inner, new RemoteAgentCaller(directory, remoteAgentClients(outboundAllow)));
+}
+
+/**
+ * The client an agent is called with: its guard opens the operator's list and the declared
+ * agent's own hosts, used on the agent's own origin; an endpoint its card names elsewhere gets the
+ * operator's list alone (D332).
+ */
+export function remoteAgentClients(outboundAllow: readonly string[]): (agent: RemoteAgentEntry) => A2aClient {
+  const operatorOnly = new OutboundGuard({ allow: agentAllowList(outboundAllow, undefined) });
+  return (agent) =>
+    new A2aClient(new OutboundGuard({ allow: agentAllowList(outboundAllow, agent) }), { offOriginGuard: operatorOnly });
 }
