@@ -191,6 +191,7 @@ export async function startAgent(
   const token = resolveToken(config, env);
   const callers = callerAuth(config, env);
   const allowedHosts = checkListenPolicy(config, token, callers, logger);
+  let listening: { host: string; port: number } | undefined;
   const peerHub = openPeerHub(config, logger);
   const remoteAgents = agentRemoteAgents(process.cwd(), peerHub);
   const core = await startRuntimeCore(
@@ -227,6 +228,7 @@ export async function startAgent(
         bearer: token !== undefined,
         mtls: config.tls?.ca !== undefined,
         skills: () => cardSkills(config.knowledge.skillsDir),
+        origin: { vouched: vouchedHosts(config), own: () => listening },
       },
     },
     ...(peerHub ? { peerHub } : {}),
@@ -246,6 +248,7 @@ export async function startAgent(
     },
   };
   const server = await listen(context, config);
+  listening = { host: bindHostname(config.listen), port: server.port };
   if (config.tls?.ca !== undefined)
     logger.info("mTLS: each client is verified at the handshake and its requests served in process; no inner port");
   logger.info(
@@ -291,6 +294,13 @@ function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
     pricing: config.pricing,
     hiddenEnv: config.tokenEnv === undefined ? [] : [config.tokenEnv],
   };
+}
+
+/** The Host names the agent card may repeat besides loopback ones: `--attach-allowed-hosts` (D333). */
+function vouchedHosts(config: AgentConfig): HostAllowlist {
+  const parsed = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");
+  if (!parsed.ok) throw new SparError("bad_request", parsed.error);
+  return parsed.value;
 }
 
 function shownHost(config: AgentConfig): string {

@@ -39,11 +39,12 @@ export function serveA2a(
 ): ReturnType<typeof Bun.serve> | undefined {
   const settings = config.a2a;
   if (settings === undefined) return undefined;
-  let allowedHosts: ReturnType<typeof parseAllowedHosts> | undefined;
-  if (settings.token === undefined) {
-    allowedHosts = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");
-    if (!allowedHosts.ok) throw new Error(allowedHosts.error);
-  }
+  const named = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");
+  if (!named.ok) throw new Error(named.error);
+  // Without a token the listener serves only these Hosts (DNS rebinding); with one, the cards
+  // still repeat only these (D333).
+  const allowedHosts = settings.token === undefined ? named : undefined;
+  let listening: { host: string; port: number } | undefined;
   const app = a2aListenerApp({
     tasks: new A2aTasks({
       runtime,
@@ -56,14 +57,17 @@ export function serveA2a(
     token: settings.token,
     limiter: settings.rate === undefined ? undefined : new RateLimiter(settings.rate),
     version: SPAR_VERSION,
-    ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
+    ...(allowedHosts ? { allowedHosts: allowedHosts.value } : {}),
     idleTimeoutSeconds: config.limits.idleTimeoutSeconds,
+    cardOrigin: { vouched: named.value, own: () => listening },
+    ...(config.limits.trustedProxies.length > 0 ? { trustedProxies: config.limits.trustedProxies } : {}),
   });
   const hostname = bindHostname(settings.address);
   let server: ReturnType<typeof Bun.serve>;
   try {
     // Idle connections close after the shared idle timeout; the guard lifts it while a call runs.
     server = listenOn(app, { hostname, port: settings.address.port });
+    listening = { host: hostname, port: server.port ?? settings.address.port };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`--a2a-listen: cannot listen there (${reason})`);

@@ -5,9 +5,11 @@
  *
  * - Discovery only: the card's `url` is where the daemon is reached, but the daemon speaks no
  *   A2A JSON-RPC there, so `capabilities` advertises nothing and `preferredTransport` is omitted.
- * - `url` is `external_url` when set, else derived per request: scheme from X-Forwarded-Proto
- *   (http or https) else the request's; host from X-Forwarded-Host, else Host, else the request
- *   URL. Responses carry `Vary` on those headers and `Cache-Control: no-cache`.
+ * - `url` is `external_url` when set, else derived per request (public-origin.ts, D333): scheme
+ *   from a trusted proxy's X-Forwarded-Proto (http or https) else the request's; host from a
+ *   trusted proxy's X-Forwarded-Host, else a Host the listener vouches for (loopback, its allowed
+ *   hosts, its own address), else the listener's own address. Responses carry `Vary` on those
+ *   headers and `Cache-Control: no-cache`.
  * - Skills: one entry per loaded bundle (tags `["skill"]`, re-read on every fetch) merged with
  *   the card file's `extra_skills`; a curated skill replaces the bundle skill with its id in place.
  * - Without a description (from any layer) the path answers a card-shaped 404:
@@ -19,7 +21,7 @@
  * Must not: authenticate, read files, or serve anything but the card.
  */
 import { JSON_HEADERS } from "../http/responses.ts";
-import { requestUrl, validHost } from "../http/request-url.ts";
+import { LOOPBACK_ONLY_ORIGIN, type PublicOrigin, publicBaseUrl } from "../http/public-origin.ts";
 import type { AgentCardSettings, CuratedSkill } from "./agent-card-config.ts";
 import { Elysia } from "elysia";
 import * as v from "valibot";
@@ -42,6 +44,8 @@ export interface AgentCardOptions {
   mtls: boolean;
   /** The loaded skill bundles, called on every card fetch; internal tools are never listed. */
   skills: () => readonly BundleSkill[];
+  /** Which Host names the card may repeat, and the listener's own address (D333). Default: loopback only. */
+  origin?: PublicOrigin;
 }
 
 export interface AgentCardSkill {
@@ -72,25 +76,6 @@ export interface AgentCard {
 }
 
 const TEXT_MODES = ["text/plain"];
-
-function firstListValue(header: string | null): string | undefined {
-  const first = header?.split(",", 1)[0]?.trim();
-  return first === undefined || first === "" ? undefined : first;
-}
-
-/**
- * The card `url` for this request: X-Forwarded-Proto/Host first when the connection comes from a
- * trusted proxy (from anyone else they are ignored), then Host, then the request URL.
- */
-export function requestCardUrl(request: Request, viaTrustedProxy = false): string {
-  const url = requestUrl(request);
-  const forwarded = (name: string) => (viaTrustedProxy ? firstListValue(request.headers.get(name)) : undefined);
-  const forwardedProto = forwarded("x-forwarded-proto")?.toLowerCase();
-  const scheme =
-    forwardedProto === "http" || forwardedProto === "https" ? forwardedProto : url.protocol.replace(/:$/, "");
-  const host = validHost(forwarded("x-forwarded-host")) ?? validHost(request.headers.get("host")) ?? url.host;
-  return `${scheme}://${host}`;
-}
 
 /** Bundle skills (tags `["skill"]`) merged with curated ones; curated wins on id collision. */
 export function mergeSkills(bundles: readonly BundleSkill[], curated: readonly CuratedSkill[]): AgentCardSkill[] {
@@ -135,7 +120,7 @@ export function buildAgentCard(
   return {
     name: settings.name,
     description: settings.description,
-    url: settings.externalUrl ?? requestCardUrl(request, viaTrustedProxy),
+    url: settings.externalUrl ?? publicBaseUrl(request, options.origin ?? LOOPBACK_ONLY_ORIGIN, viaTrustedProxy),
     version: settings.version,
     protocolVersion: A2A_PROTOCOL_VERSION,
     ...(settings.provider

@@ -11,7 +11,8 @@
 import { Elysia } from "elysia";
 import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
-import { requestBaseUrl } from "../../surfaces/http/base-url.ts";
+import { LOOPBACK_ONLY_ORIGIN, type PublicOrigin, publicBaseUrl } from "../../surfaces/http/public-origin.ts";
+import { type TrustedProxies, isTrustedProxy } from "../../surfaces/http/trusted-proxies.ts";
 import { guardedApp } from "../../surfaces/http/guarded-app.ts";
 import type { HostAllowlist } from "../../surfaces/http/host-allowlist.ts";
 import { jsonRpcError, retryAfterOf } from "../../surfaces/http/json-rpc-errors.ts";
@@ -39,7 +40,15 @@ export const A2A_BODY_LIMIT = 64 * 1024;
 /** The identity of a caller presenting `SVC_A2A_TOKEN` itself. */
 export const A2A_IDENTITY = "svc-a2a";
 
+interface PeerLookup {
+  requestIP(request: Request): { address: string } | null;
+}
+
 export interface A2aListenerOptions {
+  /** Which Host names the cards may repeat, and the listener's own address (D333). */
+  cardOrigin?: PublicOrigin;
+  /** Proxies whose X-Forwarded-Host and X-Forwarded-Proto the cards believe. */
+  trustedProxies?: TrustedProxies;
   tasks: A2aTasks;
   /** The exposed workloads (one per daemon today). */
   workloads: readonly Workload[];
@@ -75,20 +84,27 @@ export function a2aListenerApp(options: A2aListenerOptions) {
 }
 
 function a2aRoutes(options: A2aListenerOptions) {
-  const cardOptions = (request: Request) => ({
-    baseUrl: requestBaseUrl(request),
+  const origin = options.cardOrigin ?? LOOPBACK_ONLY_ORIGIN;
+  const cardOptions = (request: Request, server: PeerLookup | null) => ({
+    // Never an unchecked Host: a public card naming the attacker's host sends bearers there (D333).
+    baseUrl: publicBaseUrl(
+      request,
+      origin,
+      options.trustedProxies !== undefined &&
+        isTrustedProxy(server?.requestIP(request)?.address, options.trustedProxies),
+    ),
     version: options.version,
     bearer: options.token !== undefined,
   });
   return new Elysia({ name: "svc.a2a-routes" })
     .use(withCaller)
-    .get("/.well-known/agent-card.json", ({ request }) =>
-      json(200, aggregatedCard(options.workloads, cardOptions(request))),
+    .get("/.well-known/agent-card.json", ({ request, server }) =>
+      json(200, aggregatedCard(options.workloads, cardOptions(request, server))),
     )
-    .get("/.well-known/agent-card/:file", ({ request, params }) => {
+    .get("/.well-known/agent-card/:file", ({ request, params, server }) => {
       const workload = options.workloads.find((entry) => `${entry.name}.json` === params.file);
       if (workload === undefined) throw new SparError("not_found", `no exposed workload card ${params.file}`);
-      return json(200, workloadCard(workload, cardOptions(request)));
+      return json(200, workloadCard(workload, cardOptions(request, server)));
     })
     .post(
       "/a2a",

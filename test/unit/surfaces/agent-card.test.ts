@@ -7,6 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import Ajv from "ajv";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { ConfigMap } from "../../../src/config/config-file.ts";
 import type { FlagValue } from "../../../src/config/flag-spec.ts";
@@ -18,8 +19,9 @@ import {
   AGENT_CARD_PATH,
   agentCardRoutes,
   buildAgentCard,
-  requestCardUrl,
 } from "../../../src/surfaces/attach/agent-card.ts";
+import { parseAllowedHosts } from "../../../src/surfaces/http/host-allowlist.ts";
+import { type PublicOrigin, publicBaseUrl } from "../../../src/surfaces/http/public-origin.ts";
 import {
   AGENT_CARD_FLAGS,
   type AgentCardInput,
@@ -31,6 +33,13 @@ import { guardedApp } from "../../../src/surfaces/http/guarded-app.ts";
 import { tempDir } from "../../support/daemon.ts";
 
 const CARD_URL = "http://spar.test/.well-known/agent-card.json";
+
+/** A listener vouching for `names`, at `own` once listening. */
+function origin(names: string[], own?: { host: string; port: number }): PublicOrigin {
+  const vouched = parseAllowedHosts(names, "--attach-allowed-hosts");
+  if (!vouched.ok) throw new Error(vouched.error);
+  return { vouched: vouched.value, own: () => own };
+}
 
 const ajv = new Ajv({ strict: true, allErrors: true });
 ajv.addSchema(
@@ -56,7 +65,13 @@ function cardApp(
     transport: { token, readonly: false },
     resolveCaller: () => LOCAL_CALLER,
     publicPaths: new Set([AGENT_CARD_PATH]),
-  }).use(agentCardRoutes(settings, { bearer: false, mtls: false, skills: () => [], ...options }, undefined));
+  }).use(
+    agentCardRoutes(
+      settings,
+      { bearer: false, mtls: false, skills: () => [], origin: origin(["agent.internal"]), ...options },
+      undefined,
+    ),
+  );
 }
 
 function settings(extra: Partial<AgentCardSettings> = {}): AgentCardSettings {
@@ -323,7 +338,8 @@ describe("GET /.well-known/agent-card.json", () => {
   });
 
   test("url from a trusted proxy: X-Forwarded-Host and X-Forwarded-Proto take precedence, junk is ignored", () => {
-    const url = (headers: Record<string, string>) => requestCardUrl(new Request(CARD_URL, { headers }), true);
+    const url = (headers: Record<string, string>) =>
+      publicBaseUrl(new Request(CARD_URL, { headers }), origin(["agent.internal"]), true);
     expect(url({ host: "agent.internal:8080", "x-forwarded-proto": "https" })).toBe("https://agent.internal:8080");
     expect(url({ host: "agent.internal:8080", "x-forwarded-host": "agents.example.com" })).toBe(
       "http://agents.example.com",
@@ -338,6 +354,33 @@ describe("GET /.well-known/agent-card.json", () => {
     expect(url({ host: "agent.internal", "x-forwarded-proto": "gopher", "x-forwarded-host": "evil/path" })).toBe(
       "http://agent.internal",
     );
+  });
+
+  test("a Host the listener does not vouch for never reaches the url: the listener's own address does (D333)", () => {
+    const url = (host: string, own = { host: "10.0.0.5", port: 7777 }, trusted = false) =>
+      publicBaseUrl(
+        new Request(CARD_URL, { headers: { host } }),
+        origin(["agent.internal", "*.corp.example"], own),
+        trusted,
+      );
+    expect(url("evil.example")).toBe("http://10.0.0.5:7777");
+    expect(url("evil.example:7777")).toBe("http://10.0.0.5:7777");
+    // Vouched for: loopback names and addresses, the allowed names, the listener's own address.
+    expect(url("localhost:7777")).toBe("http://localhost:7777");
+    expect(url("127.0.0.1:9")).toBe("http://127.0.0.1:9");
+    expect(url("agent.internal")).toBe("http://agent.internal");
+    expect(url("a.corp.example:8443")).toBe("http://a.corp.example:8443");
+    expect(url("10.0.0.5:7777")).toBe("http://10.0.0.5:7777");
+    // Bound to every interface: the machine's name stands in.
+    expect(url("evil.example", { host: "", port: 7777 })).toBe(`http://${hostname()}:7777`);
+    expect(url("evil.example", { host: "::1", port: 7 })).toBe("http://[::1]:7");
+    // Untrusted forwarded headers are ignored, and the Host beside them is still checked.
+    expect(
+      publicBaseUrl(
+        new Request(CARD_URL, { headers: { host: "evil.example", "x-forwarded-host": "agent.internal" } }),
+        origin([], { host: "10.0.0.5", port: 7777 }),
+      ),
+    ).toBe("http://10.0.0.5:7777");
   });
 
   test("external_url overrides the derived url", async () => {
