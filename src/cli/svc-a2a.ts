@@ -8,6 +8,7 @@
 import { LOCAL_CALLER } from "../surfaces/http/caller-auth.ts";
 import { INJECT_CALLER } from "../svc/listener/main-listener.ts";
 import { listenOn } from "../surfaces/http/guarded-app.ts";
+import type { StreamAdmission } from "../surfaces/http/stream-admission.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { RateLimiter } from "../surfaces/http/rate-limiter.ts";
 import { A2aTasks } from "../svc/a2a/a2a-tasks.ts";
@@ -36,6 +37,7 @@ export function serveA2a(
   runtime: SvcRuntime,
   workload: Workload,
   logger: Logger,
+  streams: StreamAdmission,
 ): ReturnType<typeof Bun.serve> | undefined {
   const settings = config.a2a;
   if (settings === undefined) return undefined;
@@ -60,6 +62,7 @@ export function serveA2a(
     ...(allowedHosts ? { allowedHosts: allowedHosts.value } : {}),
     idleTimeoutSeconds: config.limits.idleTimeoutSeconds,
     cardOrigin: { vouched: named.value, own: () => listening },
+    streams,
     ...(config.limits.trustedProxies.length > 0 ? { trustedProxies: config.limits.trustedProxies } : {}),
   });
   const hostname = bindHostname(settings.address);

@@ -7,6 +7,7 @@
  */
 import { LOCAL_CALLER } from "../surfaces/http/caller-auth.ts";
 import { listenOn } from "../surfaces/http/guarded-app.ts";
+import type { StreamAdmission } from "../surfaces/http/stream-admission.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { INJECT_CALLER } from "../svc/listener/main-listener.ts";
 import { AguiRuns } from "../svc/agui/agui-runs.ts";
@@ -27,6 +28,7 @@ export function startSvcAgui(
   workload: Workload,
   refuseWhileDraining: () => void,
   logger: Logger,
+  streams: StreamAdmission,
 ): SvcAgui | undefined {
   const settings = config.agui;
   if (settings === undefined) return undefined;
@@ -48,6 +50,7 @@ export function startSvcAgui(
     ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
     ...(settings.allowedOrigins ? { allowedOrigins: settings.allowedOrigins } : {}),
     idleTimeoutSeconds: config.limits.idleTimeoutSeconds,
+    streams,
   });
   const hostname = bindHostname(settings.address);
   let server: ReturnType<typeof Bun.serve>;

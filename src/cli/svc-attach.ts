@@ -15,7 +15,7 @@ import { type Caller, type CallerAuthConfig, resolveCaller, sha256Hex } from "..
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { buildAgentConfig } from "./agent-config.ts";
-import { admitStreams } from "./attach-stream-admission.ts";
+import type { StreamAdmission } from "../surfaces/http/stream-admission.ts";
 import { bindHostname } from "./listen-address.ts";
 import type { RuntimeCore } from "./runtime-core.ts";
 import type { AttachListenerSettings, SvcConfig } from "./svc-config.ts";
@@ -54,6 +54,8 @@ export interface SvcAttachOptions {
   workload: { name: string; description?: string | undefined };
   cwd: string;
   logger: Logger;
+  /** The daemon's open-stream caps, shared with the A2A and AG-UI listeners (D334). */
+  streams: StreamAdmission;
 }
 
 export interface SvcAttach {
@@ -130,7 +132,7 @@ function svcAttachContext(options: SvcAttachOptions): AttachContext {
       ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
       ...(config.limits.trustedProxies.length > 0 ? { trustedProxies: config.limits.trustedProxies } : {}),
     },
-    streams: admitStreams(config.limits.streams, core.metrics),
+    streams: options.streams,
     identitiesRequired: settings.token !== undefined,
     pricing: core.pricing,
     tools: core.catalog,

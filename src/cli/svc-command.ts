@@ -23,6 +23,8 @@ import type { LoadedWorkload, Workload } from "../svc/workload/workload.ts";
 import type { GuardrailConfig } from "../core/guardrails.ts";
 import { checkAmbientCredentials } from "../mcp/google-credentials.ts";
 import { type SvcAttach, startSvcAttach } from "./svc-attach.ts";
+import { admitStreams } from "./attach-stream-admission.ts";
+import type { StreamAdmission } from "../surfaces/http/stream-admission.ts";
 import type { McpSettings } from "./mcp-flags.ts";
 import { loadWorkload } from "../svc/workload/load-workload.ts";
 import { type Logger, createLogger } from "../telemetry/logger.ts";
@@ -200,10 +202,12 @@ export async function startSvc(
   let attach: SvcAttach | undefined;
   let a2a: ReturnType<typeof Bun.serve> | undefined;
   let agui: ReturnType<typeof startSvcAgui>;
+  // One admission for every stream the daemon holds open: attach events, A2A and AG-UI runs (D334).
+  const streams = admitStreams(config.limits.streams, core.metrics);
   try {
-    attach = await serveAttach(config, core, workload, cwd, logger);
-    a2a = serveA2a(config, core, runtime, workload, logger);
-    agui = startSvcAgui(config, runtime, workload, () => core.sessions.refuseWhileDraining(), logger);
+    attach = await serveAttach(config, core, workload, cwd, logger, streams);
+    a2a = serveA2a(config, core, runtime, workload, logger, streams);
+    agui = startSvcAgui(config, runtime, workload, () => core.sessions.refuseWhileDraining(), logger, streams);
   } catch (error) {
     // Undo what started, in reverse: a listener that failed to bind leaves the rest closed.
     await a2a?.stop(true);
@@ -266,9 +270,10 @@ async function serveAttach(
   workload: Workload,
   cwd: string,
   logger: Logger,
+  streams: StreamAdmission,
 ): Promise<SvcAttach | undefined> {
   if (config.attach === undefined) return undefined;
-  return await startSvcAttach({ config, settings: config.attach, core, workload, cwd, logger });
+  return await startSvcAttach({ config, settings: config.attach, core, workload, cwd, logger, streams });
 }
 
 /**

@@ -309,6 +309,11 @@ export function buildSvcConfig(
   try {
     const allowUnauthenticated = need(read.bool("allow-unauthenticated"));
     const sessionDb = sessionStore(read, cwd);
+    const a2a = protocolListener(read, env, "A2A");
+    const agui = protocolListener(read, env, "AGUI");
+    // A protocol token tells callers apart (its JWT tenants), so the per-caller stream cap applies
+    // (D334); svc's attach surface has one caller, an admin, whom the cap exempts.
+    const callersToldApart = a2a?.token !== undefined || agui?.token !== undefined;
     return ok({
       workload: optionalString(read, "workload"),
       dispatch: optionalChoice<DispatchSetting>(read, "dispatch"),
@@ -316,15 +321,15 @@ export function buildSvcConfig(
       listen: mainListener(read, env, allowUnauthenticated),
       allowUnauthenticated,
       attach: attachListener(read, env, sessionDb, cwd),
-      a2a: protocolListener(read, env, "A2A"),
-      agui: protocolListener(read, env, "AGUI"),
+      a2a,
+      agui,
       sessionDb,
       timeoutMs: need(read.duration("timeout")),
       autoResume: autoResume(read, sessionDb),
       sessionIdleTimeoutMs: need(read.duration("session-idle-timeout")),
       watchdog: optionalChoice<WatchdogPosture>(read, "watchdog"),
       logLevel: need(read.oneOf<LogLevel>("log-level")),
-      limits: need(resolveAttachLimits(flags, config, false)),
+      limits: need(resolveAttachLimits(flags, config, callersToldApart)),
       pricing: need(resolvePricingSettings(flags, config, cwd)),
       mcpTimeouts: need(resolveMcpTimeouts(flags, config)),
       configDir: env.SVC_CONFIG_DIR,

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
-import { postJson, tempDir, waitFor } from "../support/daemon.ts";
+import { connect } from "node:net";
+import { postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 
 const tokens = { owner: "tok-owner", viewer: "tok-viewer", other: "tok-other", root: "tok-root" };
@@ -145,5 +146,40 @@ describe("refusals are decided after the session checks", () => {
     const hidden = await openStream(daemon, "/sessions/nosuch/events", as("viewer"));
     expect(hidden.status).toBe(404);
     closeAll();
+  });
+});
+
+describe("the per-caller cap users get without a flag or a config key", () => {
+  test("with a caller table one caller holds 256 streams; the 257th is refused 429 (a real process, raw sockets)", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "callers.json"),
+      JSON.stringify({ callers: [{ identity: "viewer", token_sha256: sha256Hex(tokens.viewer) }] }),
+    );
+    const plain = await startDaemon({ args: ["--multi-session", `--auth-table=${join(dir, "callers.json")}`] });
+    const sockets: ReturnType<typeof connect>[] = [];
+    try {
+      expect((await postJson(`${plain.baseUrl}/sessions`, { sessionID: "s" }, as("viewer"))).status).toBe(201);
+      // Raw sockets: a fetch client pools at most 256 connections per host, which would hide the cap.
+      const open = () =>
+        new Promise<string>((resolve) => {
+          const socket = connect(plain.port, "127.0.0.1", () =>
+            socket.write(
+              `GET /sessions/s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.viewer}\r\n\r\n`,
+            ),
+          );
+          socket.on("error", () => {});
+          socket.once("data", (chunk) => resolve(chunk.toString("latin1")));
+          sockets.push(socket);
+        });
+      const answers: string[] = [];
+      for (let index = 0; index < 257; index++) answers.push(await open());
+      expect(answers.slice(0, 256).every((answer) => answer.startsWith("HTTP/1.1 200"))).toBe(true);
+      expect(answers[256]).toStartWith("HTTP/1.1 429");
+      expect(answers[256]).toContain("at most 256 at once");
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await plain.sigterm();
+    }
   });
 });

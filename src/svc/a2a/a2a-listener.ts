@@ -18,6 +18,7 @@ import type { HostAllowlist } from "../../surfaces/http/host-allowlist.ts";
 import { jsonRpcError, retryAfterOf } from "../../surfaces/http/json-rpc-errors.ts";
 import { missingScopes, protocolCaller } from "../../surfaces/http/protocol-bearer.ts";
 import type { RateLimiter } from "../../surfaces/http/rate-limiter.ts";
+import type { StreamAdmission } from "../../surfaces/http/stream-admission.ts";
 import { json } from "../../surfaces/http/responses.ts";
 import { withCaller } from "../../surfaces/http/with-caller.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
@@ -49,6 +50,8 @@ export interface A2aListenerOptions {
   cardOrigin?: PublicOrigin;
   /** Proxies whose X-Forwarded-Host and X-Forwarded-Proto the cards believe. */
   trustedProxies?: TrustedProxies;
+  /** The daemon's open-stream caps: each `message/stream` and `tasks/resubscribe` holds one (D334). */
+  streams?: StreamAdmission;
   tasks: A2aTasks;
   /** The exposed workloads (one per daemon today). */
   workloads: readonly Workload[];
@@ -142,18 +145,33 @@ async function answer(options: A2aListenerOptions, caller: Caller, body: unknown
     if (method === "tasks/cancel") return rpcResult(id, await options.tasks.cancel(caller, taskId(params)));
     if (method === "tasks/resubscribe") {
       const task = await options.tasks.find(caller, taskId(params));
-      return jsonRpcStream(id, (emit) => options.tasks.follow(task, caller, emit));
+      const release = admitStream(options, caller);
+      return jsonRpcStream(id, (emit) => options.tasks.follow(task, caller, emit), release);
     }
     const send = sendParams(params);
     admitSend(options, caller);
     if (send.message.taskId === undefined)
       routeSkill(options.workloads, skillSelector(send.message.metadata, send.metadata));
-    const prepared = await options.tasks.prepare(caller, send.message);
-    if (method === "message/send") return rpcResult(id, await options.tasks.run(prepared));
-    return jsonRpcStream(id, (emit) => options.tasks.run(prepared, emit));
+    if (method === "message/send")
+      return rpcResult(id, await options.tasks.run(await options.tasks.prepare(caller, send.message)));
+    // A stream past the caps is refused before its task is minted.
+    const release = admitStream(options, caller);
+    let prepared: Awaited<ReturnType<A2aTasks["prepare"]>>;
+    try {
+      prepared = await options.tasks.prepare(caller, send.message);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return jsonRpcStream(id, (emit) => options.tasks.run(prepared, emit), release);
   } catch (error) {
     return rpcError(id, error);
   }
+}
+
+/** One open stream for `caller` within the daemon's caps (a retryable 429 past them); its release. */
+function admitStream(options: A2aListenerOptions, caller: Caller): () => void {
+  return options.streams?.admit(caller) ?? (() => {});
 }
 
 /** Sends are refused while draining and beyond the caller's rate (both retryable). */

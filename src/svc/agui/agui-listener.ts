@@ -16,6 +16,7 @@ import { guardedApp } from "../../surfaces/http/guarded-app.ts";
 import type { HostAllowlist } from "../../surfaces/http/host-allowlist.ts";
 import { missingScopes, protocolCaller } from "../../surfaces/http/protocol-bearer.ts";
 import { type RateLimit, RateLimiter } from "../../surfaces/http/rate-limiter.ts";
+import type { StreamAdmission } from "../../surfaces/http/stream-admission.ts";
 import { json } from "../../surfaces/http/responses.ts";
 import { withCaller } from "../../surfaces/http/with-caller.ts";
 import type { Workload } from "../workload/workload.ts";
@@ -42,6 +43,8 @@ export interface AguiListenerOptions {
   allowedHosts?: HostAllowlist;
   /** `--agui-allowed-origins`: browser origins allowed cross-origin. */
   allowedOrigins?: AllowedOrigins;
+  /** The daemon's open-stream caps: each run's stream holds one (D334). */
+  streams?: StreamAdmission;
   /** Seconds a client may send nothing (the listener's Bun.serve `idleTimeout`; connection-deadlines.ts). */
   idleTimeoutSeconds?: number;
 }
@@ -97,27 +100,47 @@ export function aguiListenerApp(options: AguiListenerOptions) {
         options.refuseWhileDraining();
         const checked = validate(RunAgentInputSchema, body);
         if (!checked.ok) throw checked.error;
-        const run = await options.runs.prepare(checked.value, caller);
-        return eventStream(options.runs.stream(run));
+        // A stream past the caps is refused before its run is prepared.
+        const release = options.streams?.admit(caller) ?? (() => {});
+        try {
+          return eventStream(options.runs.stream(await options.runs.prepare(checked.value, caller)), release);
+        } catch (error) {
+          release();
+          throw error;
+        }
       },
       { parse: "json" },
     ),
   );
 }
 
-/** The run's events as `text/event-stream`, closed after the terminal frame. */
-function eventStream(events: AsyncGenerator<AguiEvent>): Response {
+/** The run's events as `text/event-stream`, closed after the terminal frame; `onEnd` once, at its end. */
+function eventStream(events: AsyncGenerator<AguiEvent>, onEnd: () => void): Response {
   const encoder = new TextEncoder();
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    onEnd();
+  };
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next = await events.next();
+      let next: IteratorResult<AguiEvent>;
+      try {
+        next = await events.next();
+      } catch (error) {
+        end();
+        throw error;
+      }
       if (next.done) {
+        end();
         controller.close();
         return;
       }
       controller.enqueue(encoder.encode(sseFrame(next.value)));
     },
     async cancel() {
+      end();
       await events.return(undefined);
     },
   });

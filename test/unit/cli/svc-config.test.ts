@@ -109,6 +109,23 @@ describe("defaults", () => {
   });
 });
 
+describe("the open-stream caps users get without a flag (D334)", () => {
+  test("a protocol token tells callers apart: 256 streams per caller; without one, every caller shares the global cap", () => {
+    for (const [listen, token] of [
+      ["--a2a-listen=127.0.0.1:0", "SVC_A2A_TOKEN"],
+      ["--agui-listen=127.0.0.1:0", "SVC_AGUI_TOKEN"],
+    ] as const) {
+      const told = value(build([listen], {}, { [token]: "t" })).limits.streams;
+      expect(told.maxPerCaller).toBe(Math.min(256, told.maxStreams));
+      expect(told.maxPerCaller).toBeLessThan(told.maxStreams);
+      const one = value(build([listen])).limits.streams;
+      expect(one.maxPerCaller).toBe(one.maxStreams);
+    }
+    // Every listener's idle and body deadline without a flag: a minute.
+    expect(value(build([])).limits.idleTimeoutSeconds).toBe(60);
+  });
+});
+
 describe("precedence: flag, then config key, then default", () => {
   const file = {
     "svc.listen": "127.0.0.1:8000",
