@@ -37,6 +37,10 @@ export async function buildBinary(outfile: string = DEFAULT_OUTFILE): Promise<Bu
     // Embedded in the binary: stack traces name src/ files and lines. Bun 1.4.5 also writes the maps
     // next to the binary; those copies are not needed and are removed below.
     sourcemap: "inline",
+    // Each dynamic import its own chunk, parsed only when imported: a start that needs little (the
+    // first start of the process seal, D335, which executes the binary again; `--version`) does not
+    // parse the whole bundle. Measured: `spar --version` 138 ms in one chunk, 22 ms split.
+    splitting: true,
     compile: {
       outfile,
       // The daemon takes its configuration from its own file, env and flags (the spec's layers):

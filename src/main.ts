@@ -1,13 +1,15 @@
 #!/usr/bin/env bun
 /**
  * spar: one executable, three roles. Dispatches on the first word (`spar agent`, `spar svc`,
- * `spar watcher watch`) or on the name it was invoked under (`svc`, `watcher`; D1).
+ * `spar watcher watch`) or on the name it was invoked under (`svc`, `watcher`; D1). Run as a
+ * program, each role first seals the process (cli/process-seal.ts, D335: its secrets leave the
+ * initial environment, which takes executing itself again), so the roles' modules are imported
+ * only after that, when a command needs them.
  */
 import { basename } from "node:path";
-import { agentCommand } from "./cli/agent-command.ts";
-import { svcCommand } from "./cli/svc-command.ts";
+import { sealProcess, sealWarning } from "./cli/process-seal.ts";
 import { SPAR_VERSION } from "./cli/version.ts";
-import { watcherCommand } from "./cli/watcher-command.ts";
+import { createLogger } from "./telemetry/logger.ts";
 
 const HELP = `usage: spar <command> [flags]
 
@@ -19,17 +21,24 @@ commands:
 Run \`spar <command> --help\` for a command's flags.
 `;
 
-export async function main(argv: readonly string[], invokedAs: string): Promise<number> {
+/** The arguments with the role first: `svc` and `watcher` can come from the name invoked. */
+function commandLine(argv: readonly string[], invokedAs: string): string[] {
   const name = basename(invokedAs).replace(/\.(exe|ts|js)$/, "");
-  const args = name === "svc" || name === "watcher" ? [name, ...argv] : [...argv];
-  const [command, ...rest] = args;
+  return name === "svc" || name === "watcher" ? [name, ...argv] : [...argv];
+}
+
+/** The roles that seal the process: each is a daemon (or its operator CLI) started with secrets. */
+const SEALED_ROLES = new Set(["agent", "svc", "watcher"]);
+
+export async function main(argv: readonly string[], invokedAs: string): Promise<number> {
+  const [command, ...rest] = commandLine(argv, invokedAs);
   switch (command) {
     case "agent":
-      return agentCommand(rest);
+      return (await import("./cli/agent-command.ts")).agentCommand(rest);
     case "watcher":
-      return watcherCommand(rest);
+      return (await import("./cli/watcher-command.ts")).watcherCommand(rest);
     case "svc":
-      return svcCommand(rest);
+      return (await import("./cli/svc-command.ts")).svcCommand(rest);
     case "--version":
     case "version":
       process.stdout.write(`spar ${SPAR_VERSION}\n`);
@@ -54,6 +63,12 @@ if (import.meta.main) {
   // From source argv[1] is the script path (Bun resolves a symlink to it) and argv0 is bun's.
   const compiled = /^\/\$bunfs\/|^[A-Z]:[\\/]~BUN[\\/]/i.test(process.argv[1] ?? "");
   const invokedAs = compiled ? process.argv0 : (process.argv[1] ?? "spar");
-  const code = await main(process.argv.slice(2), invokedAs);
+  const argv = process.argv.slice(2);
+  if (SEALED_ROLES.has(commandLine(argv, invokedAs)[0] ?? "")) {
+    // Executes this program again (same pid and arguments) unless this is already that second start.
+    const warning = sealWarning(sealProcess(), process.pid);
+    if (warning !== undefined) createLogger().warn(warning);
+  }
+  const code = await main(argv, invokedAs);
   process.exit(code);
 }

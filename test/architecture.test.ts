@@ -268,3 +268,44 @@ test("no `export *` anywhere in src/ or workers/", () => {
   }
   expect(violations).toEqual([]);
 });
+
+/** The text of each call to `callee` in `code`, from its name to the matching close paren. */
+function callTexts(code: string, callee: RegExp): string[] {
+  const calls: string[] = [];
+  for (const match of code.matchAll(callee)) {
+    let depth = 0;
+    const start = match.index ?? 0;
+    for (let index = start + match[0].length - 1; index < code.length; index++) {
+      if (code[index] === "(") depth++;
+      else if (code[index] === ")" && --depth === 0) {
+        calls.push(code.slice(start, index + 1));
+        break;
+      }
+    }
+  }
+  return calls;
+}
+
+const SPAWN = /\bBun\.spawn(?:Sync)?\(/g;
+const passesEnv = (call: string) => /\benv\s*[:,}]/.test(call);
+
+/**
+ * Bun.spawn without `env` gives the child the environment Bun read at start, which in a sealed
+ * daemon (D335) holds only the kept variables; process.env and node:child_process have them all.
+ */
+test("every Bun.spawn in src/ and workers/ passes its env (the default is the sealed start's environment, D335)", () => {
+  const sample = callTexts('x; Bun.spawn(["a", f(b)], { cwd }); Bun.spawnSync(["c"], { cwd, env })', SPAWN);
+  expect(sample).toEqual(['Bun.spawn(["a", f(b)], { cwd })', 'Bun.spawnSync(["c"], { cwd, env })']);
+  expect(sample.map(passesEnv)).toEqual([false, true]);
+  const violations: string[] = [];
+  let calls = 0;
+  for (const file of FILES) {
+    const code = stripComments(readFileSync(join(REPO_ROOT, file), "utf8"));
+    for (const call of callTexts(code, SPAWN)) {
+      calls++;
+      if (!passesEnv(call)) violations.push(`${file}: ${call.slice(0, 80)}`);
+    }
+  }
+  expect(calls).toBeGreaterThan(0);
+  expect(violations).toEqual([]);
+});

@@ -6,54 +6,13 @@
  * telemetry over OTLP like the source build (the SDK is bundled though loaded lazily).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { copyFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, REPO_ROOT, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import { BUILD_TIMEOUT_MS, copiedBinary } from "../support/compiled-binary.ts";
+import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import { rawHttp } from "../support/raw-http.ts";
 import { startOtlpReceiver } from "../support/otlp-receiver.ts";
 import { collect } from "../support/sse-client.ts";
-
-const BINARY = join(REPO_ROOT, "dist", "spar");
-const BUILD_TIMEOUT_MS = 180_000;
-
-/** Newest modification time of any file under `folder` (0 when it does not exist). */
-function newestMtime(folder: string): number {
-  if (!existsSync(folder)) return 0;
-  let newest = 0;
-  for (const entry of readdirSync(folder, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
-function binaryIsStale(): boolean {
-  if (!existsSync(BINARY)) return true;
-  const sources = Math.max(
-    newestMtime(join(REPO_ROOT, "src")),
-    newestMtime(join(REPO_ROOT, "workers")),
-    statSync(join(REPO_ROOT, "scripts/build.ts")).mtimeMs,
-    statSync(join(REPO_ROOT, "bun.lock")).mtimeMs,
-  );
-  return statSync(BINARY).mtimeMs < sources;
-}
-
-/** Build into a private file, then rename: a concurrent run never sees a half-written binary. */
-async function ensureBinary(): Promise<void> {
-  if (!binaryIsStale()) return;
-  const partial = `${BINARY}.partial-${process.pid}`;
-  const build = Bun.spawn([process.execPath, join(REPO_ROOT, "scripts/build.ts"), `--outfile=${partial}`], {
-    cwd: REPO_ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [code, stdout, stderr] = await Promise.all([
-    build.exited,
-    new Response(build.stdout).text(),
-    new Response(build.stderr).text(),
-  ]);
-  if (code !== 0) throw new Error(`scripts/build.ts exited ${code}:\n${stdout}${stderr}`);
-  renameSync(partial, BINARY);
-}
 
 interface Run {
   code: number;
@@ -76,12 +35,8 @@ let binary: string;
 const daemons: Daemon[] = [];
 
 beforeAll(async () => {
-  await ensureBinary();
   dir = tempDir("spar-binary-");
-  binary = join(dir, "spar");
-  copyFileSync(BINARY, binary);
-  // copyFileSync keeps the mode on Linux, but say so: the copy must be executable.
-  Bun.spawnSync(["chmod", "755", binary]);
+  binary = await copiedBinary(dir);
 }, BUILD_TIMEOUT_MS);
 
 afterAll(async () => {

@@ -24,6 +24,8 @@ export interface DaemonOptions {
   sessionDb?: string;
   /** Run this executable instead of `bun src/main.ts`. */
   binary?: string;
+  /** A command that executes the daemon in its own place (e.g. `setpriv` dropping a capability): the pid stays the daemon's. */
+  prefix?: string[];
   cwd?: string;
   env?: Record<string, string>;
   /** Stop waiting for the listen line after this long. */
@@ -52,6 +54,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   const command = options.binary ? [options.binary] : [process.execPath, "--max-http-header-size=65536", MAIN];
   const child = Bun.spawn(
     [
+      ...(options.prefix ?? []),
       ...command,
       options.role ?? "agent",
       `--${options.role === "svc" ? "listen" : "attach-listen"}=${options.listen ?? "127.0.0.1:0"}`,
