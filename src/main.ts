@@ -5,6 +5,7 @@
  */
 import { basename } from "node:path";
 import { agentCommand } from "./cli/agent-command.ts";
+import { closestName } from "./config/flag-parser.ts";
 import { svcCommand } from "./cli/svc-command.ts";
 import { SPAR_VERSION } from "./cli/version.ts";
 import { watcherCommand } from "./cli/watcher-command.ts";
@@ -41,9 +42,12 @@ export async function main(argv: readonly string[], invokedAs: string): Promise<
       // Asked for, help goes to stdout; a bare `spar` is a usage error, so its help goes to stderr.
       (command === undefined ? process.stderr : process.stdout).write(HELP);
       return command === undefined ? 2 : 0;
-    default:
-      process.stderr.write(`spar: unknown command ${JSON.stringify(command)}\n${HELP}`);
+    default: {
+      const near = closestName(command, ["agent", "svc", "watcher", "version", "help"]);
+      const guess = near === undefined ? "" : ` (did you mean \`spar ${near}\`?)`;
+      process.stderr.write(`spar: unknown command ${JSON.stringify(command)}${guess}\n${HELP}`);
       return 2;
+    }
   }
 }
 
