@@ -14,8 +14,8 @@ const HELP = `usage: spar <command> [flags]
 
 commands:
   agent           the agent daemon and its attach listener (HTTP + SSE)
-  svc             the workflow daemon: workloads behind an inject listener (this build: one agent)
-  watcher watch   the cluster event watcher: Kubernetes events into per-incident sessions
+  svc             the workflow daemon: workloads and their write gate; \`svc sessions\`, \`svc stop\` operate it
+  watcher watch   the Kubernetes event watcher: cluster events into per-incident sessions
 
 Run \`spar <command> --help\` for a command's flags.
 `;
