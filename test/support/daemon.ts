@@ -25,7 +25,8 @@ export interface DaemonOptions {
   /** Run this executable instead of `bun src/main.ts`. */
   binary?: string;
   cwd?: string;
-  env?: Record<string, string>;
+  /** Over process.env; `undefined` unsets a variable (a default the daemon reads when it is absent). */
+  env?: Record<string, string | undefined>;
   /** Stop waiting for the listen line after this long. */
   startTimeoutMs?: number;
 }
@@ -60,7 +61,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     ],
     {
       cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, ...options.env },
+      env: withoutUnset({ ...process.env, ...options.env }),
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
@@ -109,6 +110,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await child.exited;
     },
   };
+}
+
+/** An environment with the variables set to `undefined` left out. */
+function withoutUnset(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
 /** POST JSON with the media type every write needs. */
