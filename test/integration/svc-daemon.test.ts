@@ -69,7 +69,9 @@ test("with SVC_INJECT_TOKEN a request without the bearer is 401 and runs nothing
   expect(daemon.log()).not.toContain("SVC_INJECT_TOKEN is not set");
   const refused = await inject(daemon.baseUrl, { uid: "u1" });
   expect(refused.status).toBe(401);
-  expect(((await refused.json()) as { error: string }).error).toBe("missing or wrong inject token");
+  expect(((await refused.json()) as { error: string }).error).toBe(
+    "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+  );
   const reserved = await inject(daemon.baseUrl, { uid: "x:mast-ops" }, { authorization: "Bearer s3cret" });
   expect(reserved.status).toBe(400);
   const accepted = await inject(daemon.baseUrl, { uid: "u2" }, { authorization: "Bearer s3cret" });

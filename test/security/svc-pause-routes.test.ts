@@ -35,9 +35,11 @@ const BODIES: Record<string, string> = {
 
 test("without the inject token /pause, /extend-token and a token resume are refused 401", async () => {
   for (const [path, body] of Object.entries(BODIES)) {
-    expect(await jsonRefusal(await post(gated, path, body), 401)).toBe("missing or wrong inject token");
+    expect(await jsonRefusal(await post(gated, path, body), 401)).toBe(
+      "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+    );
     expect(await jsonRefusal(await post(gated, path, body, { authorization: "Bearer s3cre" }), 401)).toBe(
-      "missing or wrong inject token",
+      "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
     );
   }
 });
