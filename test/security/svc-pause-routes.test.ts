@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import type { Daemon } from "../support/daemon.ts";
 import { jsonRefusal, svcListenerPair } from "../support/svc-listener-pair.ts";
 import { rawHttp } from "../support/raw-http.ts";
+import { TOKEN_NOT_FOUND } from "../../src/svc/pause/resume-token.ts";
 
 const daemons = svcListenerPair();
 let open: Daemon;
@@ -80,7 +81,8 @@ test("a reserved :mast-ops id is refused 400 by /pause, and a token resume canno
 test("a guessed token is 404 and the answer never echoes it; a pause on an unknown session is 404", async () => {
   for (const token of ["mrt_AAAAAAAAAAAAAAAAAAAAAA", "mrt_../../etc/passwd", "x".repeat(200)]) {
     const error = await jsonRefusal(await post(open, "/resume", JSON.stringify({ token })), 404);
-    expect(error).toBe("resume token not found");
+    expect(error).toBe(TOKEN_NOT_FOUND);
+    expect(error).toStartWith("resume token not found: no pause in this store minted it");
     const extend = await jsonRefusal(await post(open, "/extend-token", JSON.stringify({ token, ttl: "1h" })), 404);
     expect(extend).not.toContain(token);
   }
