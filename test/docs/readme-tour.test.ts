@@ -106,7 +106,7 @@ test("the watcher tour against the fake apiserver: the payload's bundle holds th
   const fake = spawnCollected([process.execPath, ...fakeWords.slice(1)]);
   scope.defer(fake, (running) => running.stop());
   const url = (await fake.waitFor("stdout", /^(http:\/\/\S+)\n/, "the fake's URL"))[1] ?? "";
-  await fake.waitFor("stderr", /kubeconfig written/, "the fake's kubeconfig").catch(() => undefined);
+  await fake.waitFor("stderr", /kubeconfig written/, "the fake's kubeconfig");
   const watcherWords = shellWords(lines[1] ?? "").map((word) => word.replace("/tmp/fake.kubeconfig", kubeconfig));
   expect(watcherWords.slice(0, 4)).toEqual(["scripts/spar", "watcher", "watch", "--dry-run"]);
   const watcher = spawnCollected(sparCommand(...watcherWords.slice(1)));
