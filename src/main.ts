@@ -8,6 +8,7 @@
  */
 import { basename } from "node:path";
 import { sealProcess, sealWarning } from "./cli/process-seal.ts";
+import { closestName } from "./config/flag-parser.ts";
 import { SPAR_VERSION } from "./cli/version.ts";
 import { createLogger } from "./telemetry/logger.ts";
 
@@ -15,8 +16,8 @@ const HELP = `usage: spar <command> [flags]
 
 commands:
   agent           the agent daemon and its attach listener (HTTP + SSE)
-  svc             the workflow daemon: workloads behind an inject listener (this build: one agent)
-  watcher watch   the cluster event watcher: Kubernetes events into per-incident sessions
+  svc             the workflow daemon: workloads and their write gate; \`svc sessions\`, \`svc stop\` operate it
+  watcher watch   the Kubernetes event watcher: cluster events into per-incident sessions
 
 Run \`spar <command> --help\` for a command's flags.
 `;
@@ -50,9 +51,12 @@ export async function main(argv: readonly string[], invokedAs: string): Promise<
       // Asked for, help goes to stdout; a bare `spar` is a usage error, so its help goes to stderr.
       (command === undefined ? process.stderr : process.stdout).write(HELP);
       return command === undefined ? 2 : 0;
-    default:
-      process.stderr.write(`spar: unknown command ${JSON.stringify(command)}\n${HELP}`);
+    default: {
+      const near = closestName(command, ["agent", "svc", "watcher", "version", "help"]);
+      const guess = near === undefined ? "" : ` (did you mean \`spar ${near}\`?)`;
+      process.stderr.write(`spar: unknown command ${JSON.stringify(command)}${guess}\n${HELP}`);
       return 2;
+    }
   }
 }
 

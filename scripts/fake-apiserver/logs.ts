@@ -1,16 +1,19 @@
 /**
  * Pod logs (`GET …/pods/{name}/log`): text the scenario sets per container, for the current and
  * the previous (terminated) instance, served with `container`, `previous`, `tailLines` and
- * `limitBytes` applied as the kubelet does (tail first, then the byte cap). Errors are the
- * apiserver's: 404 for a missing pod, 400 for an ambiguous or unknown container or a missing
- * previous instance. `follow` is not streamed: the current text is returned and the response ends.
+ * `limitBytes` applied as the kubelet does (tail first, then the byte cap). A container whose
+ * status shows it restarted (`restartCount` above 0 or a `lastState.terminated`) has a previous
+ * instance, as on a real node: its log is the text set for it, else empty. Errors are the
+ * apiserver's: 404 for a missing pod, 400 for an ambiguous or unknown container or a previous
+ * instance the container never had. `follow` is not streamed: the current text is returned and
+ * the response ends.
  */
 import type { KubeObject } from "./selectors.ts";
 import { badRequest, failure, notFound } from "./status.ts";
 
 export interface ContainerLogs {
   current: string;
-  /** Output of the previous terminated instance; unset means there is none (previous=true is a 400). */
+  /** Output of the previous terminated instance; unset means empty if the container restarted, else none (a 400). */
   previous?: string;
 }
 
@@ -19,6 +22,18 @@ function containerNames(pod: KubeObject): string[] {
   return [...(spec.containers ?? []), ...(spec.initContainers ?? [])]
     .map((container) => container.name ?? "")
     .filter((name) => name !== "");
+}
+
+/** Whether the container's status shows an instance before the current one (it restarted). */
+function restarted(pod: KubeObject, container: string): boolean {
+  const status = (pod.status ?? {}) as {
+    containerStatuses?: { name?: string; restartCount?: number; lastState?: { terminated?: unknown } }[];
+    initContainerStatuses?: { name?: string; restartCount?: number; lastState?: { terminated?: unknown } }[];
+  };
+  const found = [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? [])].find(
+    (entry) => entry.name === container,
+  );
+  return (found?.restartCount ?? 0) > 0 || found?.lastState?.terminated !== undefined;
 }
 
 function nonNegativeInteger(value: string | null, name: string): number | undefined | Error {
@@ -73,7 +88,7 @@ export class PodLogs {
     if (limit === 0) return failure(422, `limitBytes: Invalid value: 0: must be greater than 0`);
     const stored = this.logs.get(`${namespace}/${name}/${container}`) ?? { current: "" };
     const previous = query.get("previous") === "true" || query.get("previous") === "1";
-    if (previous && stored.previous === undefined)
+    if (previous && stored.previous === undefined && !restarted(pod, container))
       return badRequest(`previous terminated container "${container}" in pod "${name}" not found`);
     let text = previous ? (stored.previous ?? "") : stored.current;
     if (tail !== undefined) text = tailLines(text, tail);

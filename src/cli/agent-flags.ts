@@ -46,7 +46,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   {
     name: "auth-table",
     kind: "string",
-    help: "bearer-token table of callers (JSON or YAML; see README): turns on multi-session auth",
+    help: "bearer-token table of callers (JSON or YAML; format: docs/configuration.md#caller-table-file): turns on multi-session auth",
     configKey: "attach.multi_session.auth.table_file",
   },
   {

@@ -12,7 +12,7 @@ import type { InboxCaps } from "../core/inbox-room.ts";
 import type { ModelSpec } from "../core/model.ts";
 import { AgentKnowledge, type KnowledgeSettings } from "../memory/agent-knowledge.ts";
 import { ReloadRegistry } from "../memory/reload-registry.ts";
-import { apiKeyEnvOf, isRemoteProvider } from "../models/providers/provider-catalog.ts";
+import { apiKeyEnvOf, isRemoteProvider, missingApiKey } from "../models/providers/provider-catalog.ts";
 import { type AutoContinueSettings, AutoContinuer } from "../runtime/auto-continuer.ts";
 import type { ExecutorFactory } from "../runtime/executor.ts";
 import type { PermissionSettings } from "../runtime/gated-tools.ts";
@@ -122,6 +122,7 @@ export interface RuntimeCore {
 
 /** Open the store, start the workers and the session host; the caller owns the teardown. */
 export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Logger): Promise<RuntimeCore> {
+  warnWithoutApiKey(settings.model, logger);
   const store = await openStore(settings.store);
   const metrics = new MetricsRegistry();
   const prefix = settings.metricPrefix ?? "spar";
@@ -233,6 +234,17 @@ async function closeCore(tools: ToolHost, host: SessionHost, logger: Logger): Pr
   // An orderly stop: this run does not count toward the auto-continue crash-loop breaker.
   await host.autoContinue.end().catch((error: unknown) => logger.warn(`recording the orderly stop: ${String(error)}`));
   await host.close();
+}
+
+/**
+ * A remote provider without its API key starts (reads, attach and the store still serve) but every
+ * turn would fail at its first model call: say so at startup, naming the variable (D339).
+ */
+function warnWithoutApiKey(model: ModelSpec, logger: Logger): void {
+  if (!isRemoteProvider(model.provider)) return;
+  const missing = missingApiKey(model.provider, model.apiKeyEnv, process.env);
+  if (missing !== undefined)
+    logger.warn(`${missing}: every turn will fail (auth_error) until the daemon is started with it set`);
 }
 
 /** Variables that hold the daemon's own secrets: tool commands never see them. */

@@ -32,7 +32,7 @@ import { type TelemetryHandle, startTelemetry } from "../telemetry/telemetry.ts"
 import { buildAgentConfig } from "./agent-config.ts";
 import { bindHostname } from "./listen-address.ts";
 import { type RuntimeCore, type RuntimeCoreSettings, startRuntimeCore } from "./runtime-core.ts";
-import { type SvcConfig, buildSvcConfig, svcConfigPath } from "./svc-config.ts";
+import { type SvcConfig, buildSvcConfig, svcConfigPath, svcStartupWarnings } from "./svc-config.ts";
 import { SVC_FLAGS, svcHelp } from "./svc-flags.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
 import { SPAR_VERSION } from "./version.ts";
@@ -144,6 +144,7 @@ export async function startSvc(
     wireToolServers: config.model.name !== "echo",
   });
   if (!loaded.ok) throw new Error(loaded.error);
+  for (const line of svcStartupWarnings(config)) logger.warn(line);
   for (const line of loaded.value.notices) logger.info(line);
   for (const line of loaded.value.warnings) logger.warn(line);
   const workload = loaded.value.workload;

@@ -178,6 +178,22 @@ function mainListener(read: SettingReader, env: SvcEnvironment, allowUnauthentic
   return { address, token };
 }
 
+/**
+ * The startup warnings of a configuration that starts but is open (spec Authentication: an unset
+ * SVC_INJECT_TOKEN is unauthenticated, dev only, warned at startup; D339): the main listener
+ * without a token, on loopback (every local process) or beyond it (--allow-unauthenticated).
+ */
+export function svcStartupWarnings(config: Pick<SvcConfig, "listen">): string[] {
+  const { address, token } = config.listen;
+  if (token !== undefined) return [];
+  const who = isLoopbackHost(address.host)
+    ? "any process on this machine"
+    : "anyone who reaches it (--allow-unauthenticated)";
+  return [
+    `SVC_INJECT_TOKEN is not set: the main listener on ${shown(address)} answers every request (inject, resume and the approval of gated calls, pause, abort, stop) from ${who} without credentials; for development only: set SVC_INJECT_TOKEN to require Authorization: Bearer <token>`,
+  ];
+}
+
 /** The longest unix socket path Linux takes (sun_path is 108 bytes with its NUL). */
 const MAX_SOCKET_PATH_BYTES = 107;
 

@@ -55,10 +55,9 @@ function extractRepeatable(argv: readonly string[], name: string): Result<{ rest
 export function parseWatcherArgs(argv: readonly string[]): Result<WatcherArgs> {
   const severity = extractRepeatable(argv, "severity");
   if (!severity.ok) return severity;
-  const parsed = parseFlags(
-    WATCHER_FLAGS.filter((flag) => flag.kind !== "repeatable"),
-    severity.value.rest,
-  );
+  // The whole table, so a typo of --severity is answered "did you mean" too; every --severity
+  // was taken out above, so the parser never sees one.
+  const parsed = parseFlags(WATCHER_FLAGS, severity.value.rest);
   if (!parsed.ok) return parsed;
   if (parsed.value.positionals.length > 0)
     return err(`unexpected argument ${JSON.stringify(parsed.value.positionals[0])}`);

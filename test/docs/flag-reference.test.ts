@@ -1,12 +1,15 @@
 /**
  * docs/flags.md is generated from the flag tables (scripts/flag-reference.ts): it must be exactly
- * what the script renders now, and every flag `--help` prints must be in it, so `--help` and the
- * docs never disagree. docs/configuration.md must name every config key the agent's flags read.
+ * what the script renders now, and every flag `--help` prints must be in it (the agent's, svc's,
+ * each operator verb's and the watcher's), so `--help` and the docs never disagree.
+ * docs/configuration.md must name every config key the agent's flags read.
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { AGENT_FLAGS } from "../../src/cli/agent-flags.ts";
+import { SVC_FLAGS, svcHelp } from "../../src/cli/svc-flags.ts";
+import { OPERATOR_VERBS } from "../../src/cli/svc-sessions/operator-command.ts";
 import { renderHelp } from "../../src/config/flag-parser.ts";
 import { watcherHelp } from "../../src/cli/watcher-args.ts";
 import { FLAG_REFERENCE_PATH, renderFlagReference } from "../../scripts/flag-reference.ts";
@@ -32,6 +35,27 @@ describe("docs/flags.md", () => {
     expect(missing).toEqual([]);
     const keys = AGENT_FLAGS.flatMap((flag) => (flag.configKey ? [flag.configKey] : []));
     expect(keys.filter((key) => !written.includes(`\`${key}\``))).toEqual([]);
+  });
+
+  test("lists every flag `spar svc --help` prints, with its config key, in the svc section", () => {
+    const names = helpFlagNames(svcHelp());
+    expect(names.length).toBeGreaterThan(40);
+    const section = written.slice(written.indexOf("## `spar svc`"), written.indexOf("## `spar svc sessions`"));
+    expect(section).toContain(`${SVC_FLAGS.length} flags.`);
+    expect(names.filter((name) => !section.includes(`\`--${name}`))).toEqual([]);
+    const keys = SVC_FLAGS.flatMap((flag) => (flag.configKey ? [flag.configKey] : []));
+    expect(keys.filter((key) => !section.includes(`\`${key}\``))).toEqual([]);
+  });
+
+  test("lists every operator verb and each flag its `--help` prints", () => {
+    for (const verb of OPERATOR_VERBS) {
+      const start = written.indexOf(`### \`spar svc ${verb.name}\``);
+      expect(start).toBeGreaterThan(0);
+      const next = written.indexOf("\n#", start + 1);
+      const section = written.slice(start, next === -1 ? undefined : next);
+      const help = renderHelp(`spar svc ${verb.usage}`, verb.summary, verb.flags);
+      expect(helpFlagNames(help).filter((name) => !section.includes(`\`--${name}`))).toEqual([]);
+    }
   });
 
   test("lists every flag `spar watcher watch --help` prints", () => {

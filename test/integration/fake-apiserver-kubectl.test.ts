@@ -127,6 +127,14 @@ describe("kubectl get", () => {
     expect(previous.exitCode).toBe(0);
     expect(previous.stdout).toBe("panic: boom\n");
     expect((await kubectl(kubeconfig, ["logs", "-n", "shop", "checkout-7b9d"])).stdout).toBe("starting\n");
+    // A crash-looping pod nobody set logs for: its previous instance exists and is empty.
+    api.scenario.createPod({
+      namespace: "shop",
+      name: "quiet-1",
+      containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 2 }],
+    });
+    const quiet = await kubectl(kubeconfig, ["logs", "-n", "shop", "quiet-1", "--previous", "--tail=20"]);
+    expect([quiet.exitCode, quiet.stdout, quiet.stderr]).toEqual([0, "", ""]);
   }, 20_000);
 });
 

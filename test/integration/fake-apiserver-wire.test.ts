@@ -325,7 +325,7 @@ describe("410 Gone", () => {
 });
 
 describe("pod logs", () => {
-  test("previous, tailLines and limitBytes; the apiserver's errors for ambiguous containers and missing previous", async () => {
+  test("previous (empty for a restarted container without text), tailLines and limitBytes; the apiserver's errors for ambiguous containers and a previous instance never had", async () => {
     api.scenario.createPod({ namespace: "logs", name: "solo" });
     api.scenario.setPodLogs("logs", "solo", "app", { current: "a\nb\nc\nd\n", previous: "boom 1\nboom 2\nOOM\n" });
     const text = async (path: string) => {
@@ -343,6 +343,19 @@ describe("pod logs", () => {
     expect(((await ambiguous.json()) as { message: string }).message).toContain("a container name must be specified");
     const noPrevious = await get("/api/v1/namespaces/logs/pods/duo/log?container=sidecar&previous=true");
     expect(noPrevious.status).toBe(400);
+    // A container that restarted has a previous instance, as on a node: empty until text is set.
+    api.scenario.createPod({
+      namespace: "logs",
+      name: "looping",
+      containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 5 }],
+    });
+    expect(await text("/api/v1/namespaces/logs/pods/looping/log?previous=true&tailLines=5")).toBe("");
+    api.scenario.createPod({
+      namespace: "logs",
+      name: "killed",
+      containers: [{ name: "app", lastTerminationReason: "OOMKilled" }],
+    });
+    expect(await text("/api/v1/namespaces/logs/pods/killed/log?previous=true")).toBe("");
     expect((await get("/api/v1/namespaces/logs/pods/ghost/log")).status).toBe(404);
     expect((await get("/api/v1/namespaces/logs/pods/solo/log?tailLines=-1")).status).toBe(422);
   });

@@ -40,6 +40,10 @@ test("an inject runs one echo turn on incident-<uid>, answered 202 after the tur
   expect(answer).toMatchObject({ status: "accepted", session_id: "incident-u1", state: "idle" });
   const metrics = await (await fetch(`${daemon.baseUrl}/metrics`)).text();
   expect(metrics).toContain('svc_turns_total{outcome="completed"} 1');
+  // The default (no SVC_INJECT_TOKEN, loopback) starts, and says it is open (D339).
+  expect(daemon.log()).toMatch(
+    /WARN .*SVC_INJECT_TOKEN is not set: the main listener on 127\.0\.0\.1:0 answers every request .* from any process on this machine without credentials/,
+  );
   expect(await daemon.sigterm()).toBe(0);
   const rows = await rowTexts(daemon.sessionDb, "incident-u1");
   expect(rows).toContain("INJECT");
@@ -62,9 +66,12 @@ test("injects of one session queue: three sent at once each answer after their o
 
 test("with SVC_INJECT_TOKEN a request without the bearer is 401 and runs nothing; a reserved id is 400", async () => {
   const daemon = await scope.start({ role: "svc", env: { SVC_INJECT_TOKEN: "s3cret" } });
+  expect(daemon.log()).not.toContain("SVC_INJECT_TOKEN is not set");
   const refused = await inject(daemon.baseUrl, { uid: "u1" });
   expect(refused.status).toBe(401);
-  expect(((await refused.json()) as { error: string }).error).toBe("missing or wrong inject token");
+  expect(((await refused.json()) as { error: string }).error).toBe(
+    "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+  );
   const reserved = await inject(daemon.baseUrl, { uid: "x:mast-ops" }, { authorization: "Bearer s3cret" });
   expect(reserved.status).toBe(400);
   const accepted = await inject(daemon.baseUrl, { uid: "u2" }, { authorization: "Bearer s3cret" });

@@ -143,7 +143,9 @@ test("spar svc stop: without the token it is refused (exit 1, the daemon's 401 n
     env: { SVC_INJECT_TOKEN: "" },
   });
   expect(refused.code).toBe(1);
-  expect(refused.stderr).toContain("/stop: 401: missing or wrong inject token");
+  expect(refused.stderr).toContain(
+    "/stop: 401: missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+  );
   const unreachable = await runToExit(sparCommand("svc", "stop", "--addr=http://127.0.0.1:9"));
   expect(unreachable.code).toBe(1);
   expect(unreachable.stderr).toContain("no svc daemon answered at http://127.0.0.1:9");

@@ -19,6 +19,10 @@ import {
 } from "../support/gated-workload.ts";
 import { call, say } from "../support/scripted.ts";
 
+/** The text of the 404 for a token no pause minted, as an operator reads it. */
+const UNKNOWN_TOKEN =
+  "resume token not found: no pause in this store minted it (an mrt_ token is printed once, when its session is paused, and resumes that pause once, before it expires); `spar svc sessions list --state=paused` lists the paused sessions, and pausing one again prints a new token";
+
 const scope = daemonScope();
 
 function cli(daemon: Daemon | undefined, ...args: string[]) {
@@ -63,6 +67,10 @@ test("pause, extend-token, resume --token (then its replay) and abort through th
     code: 0,
     stdout: "/resume incident-c1: already resumed (the token was used before; nothing changed)\n",
   });
+  // A token no pause minted: the refusal says what a token is and how to find the paused sessions.
+  const unknown = await cli(daemon, "resume", "--token=mrt_AAAAAAAAAAAAAAAAAAAAAA");
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr).toBe(`spar svc sessions resume: POST ${daemon.baseUrl}/resume: 404: ${UNKNOWN_TOKEN}\n`);
 
   expect(await cli(daemon, "abort", "incident-c1", "--reason=wrong cluster")).toMatchObject({
     code: 0,
@@ -103,6 +111,14 @@ test("resume --token and ack-effects on --session-db: refused while a daemon hol
   expect(direct.stderr).toContain("cannot serialize against a running daemon");
   const replay = await cli(undefined, "resume", `--token=${token}`, `--session-db=${daemon.sessionDb}`);
   expect(replay.stdout).toBe("gate pause on incident-c2 already resumed\n");
+  const unknown = await cli(
+    undefined,
+    "resume",
+    "--token=mrt_AAAAAAAAAAAAAAAAAAAAAA",
+    `--session-db=${daemon.sessionDb}`,
+  );
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr).toContain(`spar svc sessions resume: ${UNKNOWN_TOKEN}\n`);
   const acked = await cli(undefined, "ack-effects", "incident-c2", `--session-db=${daemon.sessionDb}`);
   expect(acked).toMatchObject({ code: 0, stdout: "acknowledged (0 calls)\n" });
   const rows = await storedRows(daemon.sessionDb, "svc", "incident-c2");

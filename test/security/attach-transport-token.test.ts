@@ -53,7 +53,10 @@ describe("shared bearer token", () => {
     const missing = await call(guarded, "/sessions");
     expect(missing.status).toBe(401);
     expect(missing.headers.get("www-authenticate")).toBe('Bearer realm="attach"');
-    expect(((await missing.json()) as { error: string }).error).toContain("token");
+    // The refusal names the headers and where the token comes from, never a value (D339).
+    expect(((await missing.json()) as { error: string }).error).toBe(
+      "missing or wrong attach token: send the listener's token (the variable --attach-token names) as Authorization: Bearer <token> or X-Attach-Token: <token>",
+    );
     expect((await call(guarded, "/sessions", { headers: { authorization: "Bearer nope" } })).status).toBe(401);
     expect((await call(guarded, "/sessions", { headers: { authorization: `Basic ${TOKEN}` } })).status).toBe(401);
     expect((await call(guarded, "/sessions", { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);

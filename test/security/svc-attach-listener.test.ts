@@ -95,7 +95,9 @@ test("SVC_ATTACH_TOKEN does not open the main listener: an inject with it is 401
     headers: { "content-type": "application/json", authorization: `Bearer ${ATTACH_TOKEN}` },
     body: JSON.stringify({ uid: "attacker" }),
   });
-  expect(await refusal(answer, 401)).toBe("missing or wrong inject token");
+  expect(await refusal(answer, 401)).toBe(
+    "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+  );
   expect(await turnsRun(gated)).toBe(before);
 });
 

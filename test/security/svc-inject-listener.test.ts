@@ -34,12 +34,14 @@ test("DNS rebinding: a tokenless listener refuses a foreign Host (421)", async (
 });
 
 test("a missing, wrong or attach-style token is refused 401 by a listener with SVC_INJECT_TOKEN", async () => {
-  expect(await jsonRefusal(await post(gated, '{"uid":"x"}'), 401)).toBe("missing or wrong inject token");
+  expect(await jsonRefusal(await post(gated, '{"uid":"x"}'), 401)).toBe(
+    "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+  );
   expect(await jsonRefusal(await post(gated, '{"uid":"x"}', { authorization: "Bearer s3cre" }), 401)).toBe(
-    "missing or wrong inject token",
+    "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
   );
   expect(await jsonRefusal(await post(gated, '{"uid":"x"}', { authorization: "Basic czNjcmV0" }), 401)).toBe(
-    "missing or wrong inject token",
+    "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
   );
 });
 
@@ -74,11 +76,11 @@ test("a reserved :mast-ops id and an id no session can carry are refused 400", a
 test("POST /abort, /resume, /ack-effects and a guardrail reset without the inject token are refused 401 before any session is looked up", async () => {
   for (const path of ["/abort", "/resume", "/ack-effects", RESET]) {
     expect(await jsonRefusal(await post(gated, '{"session_id":"incident-x"}', {}, path), 401)).toBe(
-      "missing or wrong inject token",
+      "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
     );
     expect(
       await jsonRefusal(await post(gated, '{"session_id":"incident-x"}', { authorization: "Bearer s3cre" }, path), 401),
-    ).toBe("missing or wrong inject token");
+    ).toBe("missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>");
   }
 });
 

@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import type { Daemon } from "../support/daemon.ts";
 import { jsonRefusal, svcListenerPair } from "../support/svc-listener-pair.ts";
 import { rawHttp } from "../support/raw-http.ts";
+import { TOKEN_NOT_FOUND } from "../../src/svc/pause/resume-token.ts";
 
 const daemons = svcListenerPair();
 let open: Daemon;
@@ -35,9 +36,11 @@ const BODIES: Record<string, string> = {
 
 test("without the inject token /pause, /extend-token and a token resume are refused 401", async () => {
   for (const [path, body] of Object.entries(BODIES)) {
-    expect(await jsonRefusal(await post(gated, path, body), 401)).toBe("missing or wrong inject token");
+    expect(await jsonRefusal(await post(gated, path, body), 401)).toBe(
+      "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+    );
     expect(await jsonRefusal(await post(gated, path, body, { authorization: "Bearer s3cre" }), 401)).toBe(
-      "missing or wrong inject token",
+      "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
     );
   }
 });
@@ -78,7 +81,8 @@ test("a reserved :mast-ops id is refused 400 by /pause, and a token resume canno
 test("a guessed token is 404 and the answer never echoes it; a pause on an unknown session is 404", async () => {
   for (const token of ["mrt_AAAAAAAAAAAAAAAAAAAAAA", "mrt_../../etc/passwd", "x".repeat(200)]) {
     const error = await jsonRefusal(await post(open, "/resume", JSON.stringify({ token })), 404);
-    expect(error).toBe("resume token not found");
+    expect(error).toBe(TOKEN_NOT_FOUND);
+    expect(error).toStartWith("resume token not found: no pause in this store minted it");
     const extend = await jsonRefusal(await post(open, "/extend-token", JSON.stringify({ token, ttl: "1h" })), 404);
     expect(extend).not.toContain(token);
   }

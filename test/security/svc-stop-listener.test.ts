@@ -24,13 +24,15 @@ const stop = (daemon: Daemon, body: string, headers: Record<string, string> = {}
   });
 
 test("an unauthenticated /stop (no, wrong or non-bearer token) is refused 401 by a listener with SVC_INJECT_TOKEN", async () => {
-  expect(await jsonRefusal(await stop(gated, "{}"), 401)).toBe("missing or wrong inject token");
+  expect(await jsonRefusal(await stop(gated, "{}"), 401)).toBe(
+    "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+  );
   expect(await jsonRefusal(await stop(gated, "{}", { authorization: "Bearer s3cre" }), 401)).toBe(
-    "missing or wrong inject token",
+    "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
   );
   expect(
     await jsonRefusal(await stop(gated, '{"pause_sessions":true}', { authorization: "Basic czNjcmV0" }), 401),
-  ).toBe("missing or wrong inject token");
+  ).toBe("missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>");
 });
 
 test("DNS rebinding: a /stop to a tokenless listener under a foreign Host is refused 421", async () => {

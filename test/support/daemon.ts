@@ -27,7 +27,8 @@ export interface DaemonOptions {
   /** A command that executes the daemon in its own place (e.g. `setpriv` dropping a capability): the pid stays the daemon's. */
   prefix?: string[];
   cwd?: string;
-  env?: Record<string, string>;
+  /** Over process.env; `undefined` unsets a variable (a default the daemon reads when it is absent). */
+  env?: Record<string, string | undefined>;
   /** Stop waiting for the listen line after this long. */
   startTimeoutMs?: number;
 }
@@ -63,7 +64,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     ],
     {
       cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, ...options.env },
+      env: withoutUnset({ ...process.env, ...options.env }),
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
@@ -112,6 +113,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await child.exited;
     },
   };
+}
+
+/** An environment with the variables set to `undefined` left out. */
+function withoutUnset(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
 /** POST JSON with the media type every write needs. */

@@ -2,6 +2,7 @@
  * `spar svc sessions <verb> ...` and `spar svc stop ...`: finds the verb in OPERATOR_VERBS and
  * runs it. The verbs are the operator CLI of the spec (Operator CLI); each lives in its own module.
  */
+import { closestName } from "../../config/flag-parser.ts";
 import { EXPORT_DECISIONS_VERB } from "./export-decisions-verb.ts";
 import { LIST_VERB } from "./list-verb.ts";
 import { type OperatorVerb, type VerbOutput, runOperatorVerb } from "./operator-verb.ts";
@@ -57,6 +58,11 @@ export async function operatorCommand(
     output.stdout(operatorHelp());
     return argv.length === 1 ? 2 : 0;
   }
-  output.stderr(`spar svc: unknown verb ${JSON.stringify(name)} (see spar svc sessions --help)\n`);
+  const near = closestName(
+    name,
+    OPERATOR_VERBS.map((candidate) => candidate.name),
+  );
+  const guess = near === undefined ? "" : `did you mean \`spar svc ${near}\`? `;
+  output.stderr(`spar svc: unknown verb ${JSON.stringify(name)} (${guess}see spar svc sessions --help)\n`);
   return 2;
 }

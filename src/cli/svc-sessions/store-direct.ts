@@ -11,7 +11,7 @@ import { uuidv7 } from "../../core/ids.ts";
 import { SqliteStore } from "../../store/sqlite/sqlite-store.ts";
 import { ACK_ROW, GATE_AUTHOR, GateLedger } from "../../svc/gate/gate-ledger.ts";
 import { PAUSE_AUTHOR, foldPauses, resumeRow } from "../../svc/pause/pause-ledger.ts";
-import { isResumeToken, tokenDigest } from "../../svc/pause/resume-token.ts";
+import { TOKEN_NOT_FOUND, isResumeToken, tokenDigest } from "../../svc/pause/resume-token.ts";
 
 /** The app svc's coordinator sessions live under. */
 const COORDINATOR_APP = "svc";
@@ -57,7 +57,7 @@ export const DIRECT_ACK_IDENTITY = "operator ack-effects --session-db";
 /** Consume a gate pause's token in the store: `resumed`, or `already` for a token used before. */
 export async function resumeTokenDirect(path: string, token: string): Promise<{ sessionId: string; already: boolean }> {
   const digest = isResumeToken(token) ? tokenDigest(token) : undefined;
-  if (digest === undefined) throw new SparError("not_found", "resume token not found");
+  if (digest === undefined) throw new SparError("not_found", TOKEN_NOT_FOUND);
   return withStore(path, async (store) => {
     for (const record of await store.listSessions()) {
       if (record.app !== COORDINATOR_APP) continue;
@@ -82,7 +82,7 @@ export async function resumeTokenDirect(path: string, token: string): Promise<{ 
       await store.append(key, [resumeRow(header("svc-pause", PAUSE_AUTHOR), digest, at, DIRECT_RESUME_IDENTITY)]);
       return { sessionId: record.id, already: false };
     }
-    throw new SparError("not_found", "resume token not found");
+    throw new SparError("not_found", TOKEN_NOT_FOUND);
   });
 }
 

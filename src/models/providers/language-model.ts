@@ -9,7 +9,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
 import { ModelCallError, type RemoteProvider } from "../../core/model.ts";
-import { apiKeyEnvOf } from "./provider-catalog.ts";
+import { apiKeyEnvOf, missingApiKey } from "./provider-catalog.ts";
 
 export interface RemoteModelSpec {
   provider: RemoteProvider;
@@ -23,16 +23,10 @@ export interface RemoteModelSpec {
  * naming the variable when it is unset. Compatible servers without a configured variable get none.
  */
 export function readApiKey(spec: RemoteModelSpec, env: Record<string, string | undefined>): string | undefined {
+  const missing = missingApiKey(spec.provider, spec.apiKeyEnv, env);
+  if (missing !== undefined) throw new ModelCallError(missing, "UNAUTHENTICATED");
   const variable = apiKeyEnvOf(spec.provider, spec.apiKeyEnv);
-  if (variable === undefined) return undefined;
-  const key = env[variable];
-  if (key === undefined || key.trim() === "") {
-    throw new ModelCallError(
-      `no API key for the ${spec.provider} provider: environment variable ${variable} is not set (--model-api-key-env names another)`,
-      "UNAUTHENTICATED",
-    );
-  }
-  return key.trim();
+  return variable === undefined ? undefined : env[variable]?.trim();
 }
 
 /** Builds the provider instance and its language model for one spec. */

@@ -40,3 +40,18 @@ export function isRemoteProvider(value: string): value is RemoteProvider {
 export function apiKeyEnvOf(provider: RemoteProvider, configured: string | undefined): string | undefined {
   return configured ?? REMOTE_PROVIDERS[provider].apiKeyEnv;
 }
+
+/**
+ * Why a remote provider has no API key in `env`: its variable unset or blank; undefined when it has
+ * one, or needs none (a compatible server without a configured variable). The turn worker fails a
+ * call with this; the daemons warn with it at startup.
+ */
+export function missingApiKey(
+  provider: RemoteProvider,
+  configured: string | undefined,
+  env: Record<string, string | undefined>,
+): string | undefined {
+  const variable = apiKeyEnvOf(provider, configured);
+  if (variable === undefined || (env[variable] ?? "").trim() !== "") return undefined;
+  return `no API key for the ${provider} provider: environment variable ${variable} is not set (--model-api-key-env names another)`;
+}

@@ -1,7 +1,8 @@
 /**
  * The guards every listener runs before its routes. Transport layer: the shared bearer token
  * (`X-Attach-Token` decides when present, else `Authorization: Bearer`; constant-time compare;
- * 401 with `WWW-Authenticate: Bearer realm="attach"`) and read-only mode (403 for writes).
+ * 401 with `WWW-Authenticate: Bearer realm="attach"` and a body naming the header and where the
+ * token comes from) and read-only mode (403 for writes).
  * Browser CSRF guard on every write: `Content-Type: application/json` (415) and an Origin that
  * is loopback or the request's own Host (403; the `null` origin is refused; no Origin passes).
  */
@@ -17,6 +18,11 @@ export interface TransportPolicy {
   token: string | undefined;
   /** What the token is called in a refusal and its realm (default `attach`; svc's main listener: `inject`). */
   tokenLabel?: string;
+  /**
+   * Where a caller gets the token, for the refusal (D339): svc's main listener names its variable
+   * (`the value of SVC_INJECT_TOKEN`); default, the agent's: the variable `--attach-token` names.
+   */
+  tokenSource?: string;
   readonly: boolean;
   /**
    * The Hosts a listener without an authentication gate serves (DNS-rebinding guard);
@@ -64,13 +70,21 @@ function presentedToken(request: Request): string | undefined {
   return match?.[1];
 }
 
+/** The 401's text: which token, the header that carries it and where it comes from; never a value (D339). */
+export function tokenRefusal(policy: Pick<TransportPolicy, "tokenLabel" | "tokenSource">): string {
+  const label = policy.tokenLabel ?? "attach";
+  const source = policy.tokenSource ?? "the listener's token (the variable --attach-token names)";
+  const headers =
+    label === "attach" ? "Authorization: Bearer <token> or X-Attach-Token: <token>" : "Authorization: Bearer <token>";
+  return `missing or wrong ${label} token: send ${source} as ${headers}`;
+}
+
 export function checkTransport(request: Request, policy: TransportPolicy): void {
   if (policy.token !== undefined) {
     const presented = presentedToken(request);
     if (presented === undefined || !tokensMatch(presented, policy.token)) {
-      const label = policy.tokenLabel ?? "attach";
-      throw new HttpProblem("unauthorized", `missing or wrong ${label} token`, {
-        "www-authenticate": `Bearer realm="${label}"`,
+      throw new HttpProblem("unauthorized", tokenRefusal(policy), {
+        "www-authenticate": `Bearer realm="${policy.tokenLabel ?? "attach"}"`,
       });
     }
   }

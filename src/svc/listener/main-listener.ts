@@ -62,6 +62,7 @@ export function mainListenerApp(options: MainListenerOptions) {
       token: options.token,
       readonly: false,
       tokenLabel: "inject",
+      tokenSource: "the value of SVC_INJECT_TOKEN",
       ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     },
     resolveCaller: () => (options.token === undefined ? LOCAL_CALLER : INJECT_CALLER),

@@ -11,6 +11,13 @@ export const TOKEN_PREFIX = "mrt_";
 /** A token as minted: the prefix and 22 base64url characters. */
 const TOKEN_SHAPE = /^mrt_[A-Za-z0-9_-]{22}$/;
 
+/**
+ * The 404 of a token no pause of the store minted (D339): what a token is, how long it serves, and
+ * where to look instead. Never echoes the token.
+ */
+export const TOKEN_NOT_FOUND =
+  "resume token not found: no pause in this store minted it (an mrt_ token is printed once, when its session is paused, and resumes that pause once, before it expires); `spar svc sessions list --state=paused` lists the paused sessions, and pausing one again prints a new token";
+
 /** Default and longest token lifetime (spec: 7 days; `--ttl` only shortens). */
 export const MAX_TOKEN_TTL_MS = 7 * 24 * 3_600_000;
 

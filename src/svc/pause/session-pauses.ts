@@ -24,7 +24,14 @@ import {
   pauseRow,
   resumeRow,
 } from "./pause-ledger.ts";
-import { MAX_TOKEN_TTL_MS, type PauseReason, isResumeToken, mintResumeToken, tokenDigest } from "./resume-token.ts";
+import {
+  MAX_TOKEN_TTL_MS,
+  type PauseReason,
+  TOKEN_NOT_FOUND,
+  isResumeToken,
+  mintResumeToken,
+  tokenDigest,
+} from "./resume-token.ts";
 
 /** Who consumes the token of a timed pause (reference 4.5). */
 export const TIMER_IDENTITY = "timer";
@@ -251,7 +258,7 @@ export class SessionPauses {
   #find(token: string): { sessionId: string; digest: string } {
     const digest = isResumeToken(token) ? tokenDigest(token) : undefined;
     const sessionId = digest === undefined ? undefined : this.#byDigest.get(digest);
-    if (digest === undefined || sessionId === undefined) throw new SparError("not_found", "resume token not found");
+    if (digest === undefined || sessionId === undefined) throw new SparError("not_found", TOKEN_NOT_FOUND);
     return { sessionId, digest };
   }
 
@@ -268,7 +275,7 @@ export class SessionPauses {
       throw new SparError("conflict", `session ${JSON.stringify(sessionId)} is aborted: its resume tokens are void`);
     }
     const status = held?.fold.tokens.get(digest);
-    if (status === undefined) throw new SparError("not_found", "resume token not found");
+    if (status === undefined) throw new SparError("not_found", TOKEN_NOT_FOUND);
     if (status.state === "consumed") return "consumed";
     if (status.state === "superseded")
       throw new SparError(

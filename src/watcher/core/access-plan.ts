@@ -3,7 +3,8 @@
  * source and storm correlation need, and, given the answers of the access reviews, which sources
  * run, whether storms are on, and which refusals stop the watcher. Under `auto` a source with a
  * missing grant is skipped with one loud line, except `cluster-events` (misdeployed: fatal); an
- * explicit list makes a named source's missing grant fatal; `--storm=on` with a missing grant is
+ * explicit list makes a named source's missing grant fatal (and one this build lacks); under `auto`
+ * the sources this build lacks are named together on one line. `--storm=on` with a missing grant is
  * fatal. Recovery tracking (`--recovery-stable-for` above 0) needs list and watch on pods: without
  * them it is disabled with one line naming the missing grant, and nothing watches pods for it.
  * Every watch the runner starts is one this plan reviewed; `optionalAccess` is the list the access
@@ -109,13 +110,15 @@ export function planAccess(input: AccessPlanInput, answer: (check: AccessCheck) 
   const plan: AccessPlan = { sources: [], storm: false, recovery: false, notes: [] };
   const fail = (refusal: string): AccessPlan => ({ ...plan, refusal });
   const unreachable = (refusal: string): AccessPlan => ({ ...plan, refusal, unreachable: true });
+  const unbuilt = input.sources.names.filter((name) => !SOURCE_ACCESS[name]);
+  const firstUnbuilt = unbuilt[0];
+  if (firstUnbuilt !== undefined && !input.sources.auto)
+    return fail(`source "${firstUnbuilt}" is not available in this build; remove it from --sources`);
+  // Under auto, the sources this build lacks are one line, not one each (D338).
+  if (unbuilt.length > 0) plan.notes.push(`sources not available in this build, off: ${unbuilt.join(", ")}`);
   for (const name of input.sources.names) {
     const required = SOURCE_ACCESS[name];
-    if (!required) {
-      if (!input.sources.auto) return fail(`source "${name}" is not available in this build; remove it from --sources`);
-      plan.notes.push(`source ${name}: disabled (not available in this build)`);
-      continue;
-    }
+    if (!required) continue;
     const denied = firstDenied(required, answer);
     if (denied && "error" in denied.answer)
       return unreachable(`access review for source "${name}" failed: ${denied.answer.error}`);

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type SvcConfig, buildSvcConfig, svcConfigPath } from "../../../src/cli/svc-config.ts";
+import { type SvcConfig, buildSvcConfig, svcConfigPath, svcStartupWarnings } from "../../../src/cli/svc-config.ts";
 import { SVC_FLAGS, svcHelp } from "../../../src/cli/svc-flags.ts";
 import { TrackedConfig, loadConfigFile } from "../../../src/config/config-file.ts";
 import { parseFlags } from "../../../src/config/flag-parser.ts";
@@ -225,6 +225,18 @@ describe("the main listener: loopback, a token, or --allow-unauthenticated", () 
     });
     const open = value(build(["--listen=0.0.0.0:7777", "--allow-unauthenticated"]));
     expect(open).toMatchObject({ allowUnauthenticated: true, listen: { token: undefined } });
+  });
+
+  test("without SVC_INJECT_TOKEN the daemon warns it is open: local processes on loopback, anyone beyond it (D339)", () => {
+    const [loopback] = svcStartupWarnings(value(build(["--listen=127.0.0.1:7777"])));
+    expect(loopback).toBe(
+      "SVC_INJECT_TOKEN is not set: the main listener on 127.0.0.1:7777 answers every request (inject, resume and the approval of gated calls, pause, abort, stop) from any process on this machine without credentials; for development only: set SVC_INJECT_TOKEN to require Authorization: Bearer <token>",
+    );
+    const open = svcStartupWarnings(value(build(["--listen=0.0.0.0:7777", "--allow-unauthenticated"])));
+    expect(open).toHaveLength(1);
+    expect(open[0]).toContain("on 0.0.0.0:7777 answers every request");
+    expect(open[0]).toContain("from anyone who reaches it (--allow-unauthenticated)");
+    expect(svcStartupWarnings(value(build([], {}, { SVC_INJECT_TOKEN: "s3cret" })))).toEqual([]);
   });
 
   test("--allow-unauthenticated is command line only (the config file cannot open a listener)", () => {

@@ -32,14 +32,15 @@ const deny =
     check.resource === resource ? { allowed: false, reason: "no RBAC policy matched" } : { allowed: true };
 
 describe("access plan", () => {
-  test("auto with every grant: cluster-events on, storm on, unbuilt sources skipped loudly", () => {
+  test("auto with every grant: cluster-events on, storm on, the unbuilt sources named together on one line", () => {
     const plan = planAccess(
-      { sources: { auto: true, names: ["cluster-events", "object-state"] }, storm: "auto" },
+      { sources: { auto: true, names: ["cluster-events", "object-state", "rollout", "expiry"] }, storm: "auto" },
       allowAll,
     );
     expect(plan).toMatchObject({ sources: ["cluster-events"], storm: true });
     expect(plan.refusal).toBeUndefined();
-    expect(plan.notes).toContain("source object-state: disabled (not available in this build)");
+    const unbuilt = plan.notes.filter((note) => note.includes("not available in this build"));
+    expect(unbuilt).toEqual(["sources not available in this build, off: object-state, rollout, expiry"]);
   });
 
   test("a failed cluster-events probe under auto is fatal", () => {

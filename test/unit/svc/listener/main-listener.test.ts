@@ -178,7 +178,9 @@ describe("authentication", () => {
       const response = await send("/inject", { body: '{"uid":"u"}', headers });
       expect(response.status).toBe(401);
       expect(response.headers.get("www-authenticate")).toBe('Bearer realm="inject"');
-      expect(await errorOf(response)).toBe("missing or wrong inject token");
+      expect(await errorOf(response)).toBe(
+        "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+      );
     }
     expect(port.injects).toEqual([]);
     const accepted = await send("/inject", { body: '{"uid":"u"}', headers: { authorization: "Bearer s3cret" } });

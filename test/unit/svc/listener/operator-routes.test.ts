@@ -216,6 +216,8 @@ describe("draining", () => {
   test("the shared guards still come first: without the token a draining listener answers 401", async () => {
     const { controls, send } = setup("s3cret");
     controls.draining = new SparError("shutting_down", "daemon is shutting down");
-    expect(await errorOf(await send("/inject", { body: '{"uid":"u"}' }), 401)).toBe("missing or wrong inject token");
+    expect(await errorOf(await send("/inject", { body: '{"uid":"u"}' }), 401)).toBe(
+      "missing or wrong inject token: send the value of SVC_INJECT_TOKEN as Authorization: Bearer <token>",
+    );
   });
 });
