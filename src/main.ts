@@ -2,14 +2,14 @@
 /**
  * spar: one executable, three roles. Dispatches on the first word (`spar agent`, `spar svc`,
  * `spar watcher watch`) or on the name it was invoked under (`svc`, `watcher`; D1). Run as a
- * program, each role first seals the process (cli/process-seal.ts, D335: its secrets leave the
+ * program, each role first seals the process (daemon/process-seal.ts, D335: its secrets leave the
  * initial environment, which takes executing itself again), so the roles' modules are imported
  * only after that, when a command needs them.
  */
 import { basename } from "node:path";
-import { sealProcess, sealWarning } from "./cli/process-seal.ts";
+import { sealProcess, sealWarning } from "./daemon/process-seal.ts";
 import { closestName } from "./config/flag-parser.ts";
-import { SPAR_VERSION } from "./cli/version.ts";
+import { SPAR_VERSION } from "./daemon/version.ts";
 import { createLogger } from "./telemetry/logger.ts";
 
 const HELP = `usage: spar <command> [flags]

@@ -17,6 +17,12 @@ interface ImportSite {
   specifier: string;
   /** Repo-relative target for a relative specifier, else undefined (a package or builtin). */
   target: string | undefined;
+  /** Every import of this specifier in the file is `import type` (erased: no module is loaded). */
+  typeOnly: boolean;
+}
+
+function isTypeOnly(site: ImportSite): boolean {
+  return site.typeOnly;
 }
 
 /** Block and line comments out, string contents kept (`http://` survives: `//` must follow a blank or line start). */
@@ -37,6 +43,19 @@ export function importSpecifiers(source: string): string[] {
   return found;
 }
 
+/** The specifiers imported only as types (`import type { ... } from`), never as values in the same file. */
+export function typeOnlySpecifiers(source: string): string[] {
+  const code = stripComments(source);
+  const typeOnly = new Set<string>();
+  const valued = new Set<string>();
+  for (const match of code.matchAll(/(?:^|[\n;])\s*(import|export)\s+(type\s+)?[^;'"`]*?\bfrom\s*["']([^"']+)["']/g)) {
+    const specifier = match[3] ?? "";
+    if (match[1] === "import" && match[2] !== undefined) typeOnly.add(specifier);
+    else valued.add(specifier);
+  }
+  return [...typeOnly].filter((specifier) => !valued.has(specifier));
+}
+
 function toPosix(path: string): string {
   return path.split(sep).join("/");
 }
@@ -47,9 +66,11 @@ function sourceFiles(folder: string): string[] {
 
 function importSites(file: string): ImportSite[] {
   const source = readFileSync(join(REPO_ROOT, file), "utf8");
+  const typeOnly = new Set(typeOnlySpecifiers(source));
   return importSpecifiers(source).map((specifier) => ({
     file,
     specifier,
+    typeOnly: typeOnly.has(specifier),
     target: specifier.startsWith(".")
       ? toPosix(relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), specifier)))
       : undefined,
@@ -102,6 +123,18 @@ describe("the import scanner", () => {
         "./f.ts",
       ].sort(),
     );
+  });
+
+  test("tells type-only imports from value imports of the same module", () => {
+    const sample = [
+      `import type { A } from "./a.ts";`,
+      `import { b } from "./b.ts";`,
+      `import type { C } from "./c.ts";`,
+      `import { c } from "./c.ts";`,
+      `import { type D, d } from "./d.ts";`,
+      `export type { E } from "./e.ts";`,
+    ].join("\n");
+    expect(typeOnlySpecifiers(sample)).toEqual(["./a.ts"]);
   });
 
   test("sees the tree: src/core, src/runtime and the workers are scanned", () => {
@@ -185,6 +218,38 @@ describe("layering", () => {
   test("src/core, src/runtime, src/surfaces and src/store never import src/svc (the workflow daemon's own layer)", () => {
     expect(crossings(["src/core", "src/runtime", "src/surfaces", "src/store"], ["src/svc"])).toEqual([]);
     expect(FILES.some((file) => file.startsWith("src/svc/"))).toBe(true);
+  });
+
+  test("src/cli is the top (parsing and dispatch): only main.ts imports it, and the daemons' compositions only its settings types", () => {
+    const compositions = ["src/daemon", "src/agent", "src/svc/daemon"];
+    const violations = SITES.filter((site) => inside(site.target, "src/cli") && !inside(site.file, "src/cli"))
+      .filter((site) => site.file !== "src/main.ts")
+      .filter((site) => !(compositions.some((folder) => inside(site.file, folder)) && isTypeOnly(site)))
+      .map(describeSite);
+    expect(violations).toEqual([]);
+  });
+
+  test("the shared core builder (src/daemon) imports neither daemon's own layer (src/agent, src/svc)", () => {
+    expect(crossings(["src/daemon"], ["src/agent", "src/svc"])).toEqual([]);
+  });
+
+  test("src/svc, but its composition (src/svc/daemon), imports no cli, agent or daemon composition and no store: stores through core's interfaces", () => {
+    const layer = SITES.filter((site) => inside(site.file, "src/svc") && !inside(site.file, "src/svc/daemon"));
+    const violations = layer
+      .filter((site) =>
+        ["src/cli", "src/agent", "src/daemon", "src/store"].some((folder) => inside(site.target, folder)),
+      )
+      .map(describeSite);
+    expect(violations).toEqual([]);
+    expect(layer.length).toBeGreaterThan(100);
+  });
+
+  test("src/a2a-client (the A2A client both daemons use) imports only core, net, tools, telemetry and itself", () => {
+    const allowed = ["src/core", "src/net", "src/tools", "src/telemetry", "src/a2a-client"];
+    const violations = SITES.filter((site) => inside(site.file, "src/a2a-client"))
+      .filter((site) => site.target !== undefined && !allowed.some((folder) => inside(site.target, folder)))
+      .map(describeSite);
+    expect(violations).toEqual([]);
   });
 
   test("nothing in src/ or workers/ imports from test/", () => {

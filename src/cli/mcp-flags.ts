@@ -1,14 +1,7 @@
-/**
- * The tool-server flags and config keys: where the `mcp.json` catalog is (`.agents/mcp.json`
- * unless `--mcp-config` says otherwise, DECISIONS D23) and the start, call and stop timeouts.
- * Also loads the catalog: a missing default file means no tool servers, a missing named file or
- * a bad one is a startup error naming the key. Tool servers are not wired under the `echo`
- * model (spec). Owns no MCP behaviour (src/mcp/).
- */
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
-import { type McpCatalog, parseCatalog } from "../mcp/catalog.ts";
+import type { McpCatalog } from "../mcp/catalog.ts";
+import { loadCatalogFile } from "../mcp/catalog-file.ts";
 import { DEFAULT_MCP_TIMEOUTS, type McpTimeouts } from "../mcp/types.ts";
 import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
 import { SettingReader } from "../config/setting-reader.ts";
@@ -69,22 +62,6 @@ export interface McpSettings {
 function duration(read: SettingReader, name: string, fallback: number): Result<number> {
   const value = read.duration(name, fallback);
   return value.ok ? value : err(`${read.from(name)} must be a positive duration such as 30s or 5m`);
-}
-
-/** Read the catalog file: undefined when it is absent and not required. */
-export function loadCatalogFile(
-  path: string,
-  required: boolean,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): Result<McpCatalog | undefined> {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if (!required && (error as NodeJS.ErrnoException).code === "ENOENT") return ok(undefined);
-    return err(`mcp.json ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
-  return parseCatalog(text, path, env);
 }
 
 /** Undefined under the echo model (tool servers are not wired there). */

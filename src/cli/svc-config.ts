@@ -19,12 +19,13 @@ import type { McpTimeouts } from "../mcp/types.ts";
 import type { DispatchSetting, WatchdogPosture } from "../svc/workload/workload.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
 import { type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts";
-import { type ListenAddress, isLoopbackHost, parseListenAddress } from "./listen-address.ts";
+import { type ListenAddress, isLoopbackHost, parseListenAddress } from "../config/listen-address.ts";
 import { resolveMcpTimeouts } from "./mcp-flags.ts";
 import { resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type RateLimit, type SvcEnvironment, rateVariables, svcScript, tokenVariable } from "./svc-environment.ts";
 import { SVC_FLAGS } from "./svc-flags.ts";
+import { type AgentConfig, buildAgentConfig } from "./agent-config.ts";
 import { type AllowedOrigins, parseAllowedOrigins } from "../surfaces/http/cors-policy.ts";
 
 /** The attach surface's address: TCP, or a unix socket (an absolute path). */
@@ -72,6 +73,11 @@ export interface AutoResumeSettings {
 export interface SvcConfig {
   /** `--workload` as given: "" is the trivial coordinator; the workload loader resolves it. */
   workload: string;
+  /**
+   * The agent's defaults for what svc has no setting of (turn workers, worker liveness, tool
+   * output caps, the attach surface's heartbeat and subscriber buffers): svc runs on the same core.
+   */
+  agentDefaults: AgentConfig;
   /** `--dispatch` when the operator set it (flag or config key), else undefined: the bundle decides. */
   dispatch: DispatchSetting | undefined;
   model: ModelSpec;
@@ -332,6 +338,7 @@ export function buildSvcConfig(
     const callersToldApart = a2a?.token !== undefined || agui?.token !== undefined;
     return ok({
       workload: optionalString(read, "workload"),
+      agentDefaults: need(buildAgentConfig(new Map(), new Map(), cwd, navigator.hardwareConcurrency)),
       dispatch: optionalChoice<DispatchSetting>(read, "dispatch"),
       model: need(resolveModelSpec(flags, config, cwd, svcScript(env))),
       listen: mainListener(read, env, allowUnauthenticated),

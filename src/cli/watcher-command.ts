@@ -8,14 +8,11 @@
 import { redactUrl } from "../net/redact-url.ts";
 import { createLogger } from "../telemetry/logger.ts";
 import { startTelemetry } from "../telemetry/telemetry.ts";
-import { SPAR_VERSION } from "./version.ts";
+import { SPAR_VERSION } from "../daemon/version.ts";
 import { watcherTelemetrySettings } from "./telemetry-flags.ts";
 import { StartupRefusal } from "../watcher/watch-runner.ts";
 import { type WatcherGroup, startWatcherGroup } from "../watcher/watcher-group.ts";
-import { listenOn } from "../surfaces/http/guarded-app.ts";
-import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
-import { probeApp } from "./watcher-probes.ts";
-import { bindHostname, isLoopbackHost, parseListenAddress } from "./listen-address.ts";
+import { serveProbes } from "../watcher/probe-listener.ts";
 import { parseWatcherArgs, watcherHelp } from "./watcher-args.ts";
 import { buildWatcherConfig } from "./watcher-config.ts";
 
@@ -92,14 +89,4 @@ export async function watcherCommand(argv: readonly string[]): Promise<number> {
     process.once("SIGTERM", shutdown);
     process.once("SIGINT", shutdown);
   });
-}
-
-/** The probe listener (/healthz, /readyz, /metrics) on its address: the app is watcher-probes.ts. */
-function serveProbes(address: string, allowedHosts: readonly string[], watcher: WatcherGroup) {
-  const parsed = parseListenAddress(address);
-  if (!parsed.ok) throw new Error(parsed.error);
-  const hostname = bindHostname(parsed.value);
-  const allowlist = parseAllowedHosts(allowedHosts, "--metrics-allowed-hosts", !isLoopbackHost(parsed.value.host));
-  if (!allowlist.ok) throw new Error(allowlist.error);
-  return listenOn(probeApp(allowlist.value, watcher), { hostname, port: parsed.value.port });
 }

@@ -7,7 +7,7 @@ import { type Result, err, ok } from "../core/result.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
 import { DEFAULT_REASONS } from "../watcher/core/reasons.ts";
 import { SEVERITIES, type Severity } from "../watcher/core/signal.ts";
-import { parseListenAddress } from "./listen-address.ts";
+import { parseListenAddress } from "../config/listen-address.ts";
 import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
 import { type WatcherArgs, parseWatcherArgs } from "./watcher-args.ts";
 import {

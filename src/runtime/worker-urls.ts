@@ -27,7 +27,7 @@ const EMBEDDED_ROOT = /^file:\/\/\/(?:\$bunfs|[A-Za-z]:\/~BUN)\/root\//;
  * binary (this module's URL there is the entry's, or a worker's when imported by a worker).
  */
 function workersBase(moduleUrl: string): URL {
-  if (moduleUrl.endsWith(SOURCE_SUFFIX)) return new URL("../../", moduleUrl);
+  if (moduleUrl.endsWith(SOURCE_SUFFIX)) return new URL("../..", moduleUrl);
   const embedded = EMBEDDED_ROOT.exec(moduleUrl);
   return new URL(embedded ? embedded[0] : "./", moduleUrl);
 }

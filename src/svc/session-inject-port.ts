@@ -14,7 +14,7 @@ import type {
   ResumeRequest,
   SessionStatus,
 } from "./listener/listener-port.ts";
-import type { SvcRuntime } from "./runtime/svc-runtime.ts";
+import type { SvcRuntime } from "./dispatch/svc-runtime.ts";
 import type { AckEffectsRequest } from "./listener/listener-port.ts";
 import type { TokenResumePort } from "./listener/resume-route.ts";
 import type { PausePort } from "./listener/pause-route.ts";

@@ -7,7 +7,7 @@
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { Logger } from "../telemetry/logger.ts";
 import type { DedupCache } from "./core/dedup-cache.ts";
-import { PRIVATE_FILE_MODE, ensurePrivateDirectoryFor } from "./private-files.ts";
+import { PRIVATE_FILE_MODE, ensurePrivateDirectoryFor } from "../fs/private-files.ts";
 
 export function loadDedupFile(path: string, cache: DedupCache, logger: Logger): number {
   if (!existsSync(path)) return 0;

@@ -10,7 +10,7 @@
  */
 import { Database } from "bun:sqlite";
 import type { OccurrenceRow, Route } from "./core/occurrence.ts";
-import { ensurePrivateSqliteFile } from "./private-files.ts";
+import { ensurePrivateSqliteFile } from "../fs/private-files.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
 
 export type { OccurrenceRow, Route };

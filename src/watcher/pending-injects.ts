@@ -9,7 +9,7 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import type { OpenBinding } from "./core/sink.ts";
 import type { Logger } from "../telemetry/logger.ts";
-import { PRIVATE_FILE_MODE, ensurePrivateFile } from "./private-files.ts";
+import { PRIVATE_FILE_MODE, ensurePrivateFile } from "../fs/private-files.ts";
 
 export interface PendingInject {
   /** The payload's id, stable across attempts and restarts. */

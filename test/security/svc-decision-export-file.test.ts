@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writePrivateFile } from "../../src/svc/ops/private-output.ts";
+import { writePrivateFile } from "../../src/fs/private-files.ts";
 import { tempDir } from "../support/daemon.ts";
 
 test("an existing world-readable file at --out is replaced by a 0600 one", () => {

@@ -5,7 +5,7 @@
  * (a refusal there exits 1). Milliseconds each, against the public builders.
  */
 import { type AgentConfig, buildAgentConfig } from "../../src/cli/agent-config.ts";
-import { startAgent } from "../../src/cli/agent-command.ts";
+import { startAgent } from "../../src/agent/agent-daemon.ts";
 import { AGENT_FLAGS } from "../../src/cli/agent-flags.ts";
 import { defaultConfigPath, loadConfigFile } from "../../src/config/config-file.ts";
 import { parseFlags } from "../../src/config/flag-parser.ts";

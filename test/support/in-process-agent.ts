@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { AGENT_FLAGS } from "../../src/cli/agent-flags.ts";
 import { buildAgentConfig } from "../../src/cli/agent-config.ts";
-import { type RunningAgent, startAgent } from "../../src/cli/agent-command.ts";
+import { type RunningAgent, startAgent } from "../../src/agent/agent-daemon.ts";
 import { loadConfigFile } from "../../src/config/config-file.ts";
 import { parseFlags } from "../../src/config/flag-parser.ts";
 import { tempDir } from "./daemon.ts";

@@ -8,7 +8,7 @@
  */
 import type { ParsedFlags } from "../../config/flag-parser.ts";
 import type { FlagSpec } from "../../config/flag-spec.ts";
-import { SPAR_VERSION } from "../version.ts";
+import { SPAR_VERSION } from "../../daemon/version.ts";
 import {
   DECISION_SCHEMA,
   type DecisionMeta,
@@ -19,7 +19,7 @@ import {
   redactDecision,
 } from "../../svc/ops/decision-record.ts";
 import { readIncidents } from "../../svc/ops/incident.ts";
-import { writePrivateFile } from "../../svc/ops/private-output.ts";
+import { writePrivateFile } from "../../fs/private-files.ts";
 import type { OperatorVerb, VerbOutput } from "./operator-verb.ts";
 import { verbUsageError } from "./operator-verb.ts";
 import { SESSION_DB_DRIVER_FLAG, SESSION_DB_FLAG, runtimeError, stringFlag, withStore } from "./store-flags.ts";

@@ -6,7 +6,7 @@
 import type { ParsedFlags } from "../../config/flag-parser.ts";
 import type { FlagSpec } from "../../config/flag-spec.ts";
 import type { StoreReader } from "../../core/store-reader.ts";
-import { type StoreDriver, openStoreReader } from "../../svc/ops/open-reader.ts";
+import { type StoreDriver, openStoreReader } from "./open-reader.ts";
 import { type OperatorVerb, type VerbOutput, verbUsageError } from "./operator-verb.ts";
 
 export const SESSION_DB_FLAG: FlagSpec = {

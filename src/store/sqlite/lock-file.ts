@@ -19,7 +19,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, unlinkSync } from "node:fs";
 import { SparError } from "../../core/errors.ts";
-import { createPrivateFile, tightenModes } from "./private-files.ts";
+import { createPrivateFile, tightenModes } from "../../fs/private-files.ts";
 import { errorMessage, inUseError, isBusy, sqliteCode } from "./sqlite-errors.ts";
 
 /** A second daemon is refused after this wait (a daemon that is just exiting gets this much grace). */

@@ -14,7 +14,7 @@ import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { SparError } from "../../core/errors.ts";
 import { StoreLock } from "./lock-file.ts";
 import { migrate } from "./migrations.ts";
-import { createPrivateFile, tightenModes } from "./private-files.ts";
+import { createPrivateFile, tightenModes } from "../../fs/private-files.ts";
 import { errorMessage, inUseError, isBusy, notOursError, sqliteCode } from "./sqlite-errors.ts";
 
 /** 'SPAR' in ASCII. */

@@ -15,7 +15,7 @@ import type { EventLog } from "../../core/event-log.ts";
 import { FeedTap, LIVE_ONLY } from "../../runtime/feed-tap.ts";
 import type { SessionService } from "../../runtime/session-service.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
-import type { SvcRuntime } from "../runtime/svc-runtime.ts";
+import type { SvcRuntime } from "../dispatch/svc-runtime.ts";
 import { type IncomingMessage, TASK_PREFIX, type StreamEvent, type Task, messageText } from "./a2a-wire.ts";
 import {
   TASK_ROW,

@@ -6,7 +6,7 @@
  */
 import { AUDIT_ROW, GateLedger, INTERRUPT_ROW } from "../gate/gate-ledger.ts";
 import type { ChangeSetQuestion } from "../gate/change-set.ts";
-import { RESULT_RESPONSE_SCHEMA, ResultLedger } from "../runtime/result-approval.ts";
+import { RESULT_RESPONSE_SCHEMA, ResultLedger } from "../dispatch/result-approval.ts";
 import { type Incident, incidentSessions } from "./incident.ts";
 
 /** The response schema of a write-gate question (reference 3.5 a): `verdict` required, no `approver`. */

@@ -7,7 +7,7 @@
  * pause or marker is one more reader in the list. Pure.
  */
 import { GateLedger } from "../gate/gate-ledger.ts";
-import { ResultLedger } from "../runtime/result-approval.ts";
+import { ResultLedger } from "../dispatch/result-approval.ts";
 import { foldPauses } from "../pause/pause-ledger.ts";
 import { type Incident, incidentSessions } from "./incident.ts";
 import { interruptionState, isInterrupted } from "./interruption-rows.ts";

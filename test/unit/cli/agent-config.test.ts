@@ -3,7 +3,7 @@ import { AGENT_FLAGS } from "../../../src/cli/agent-flags.ts";
 import { buildAgentConfig } from "../../../src/cli/agent-config.ts";
 import { parseFlags } from "../../../src/config/flag-parser.ts";
 import { TrackedConfig } from "../../../src/config/config-file.ts";
-import { isLoopbackHost, parseListenAddress } from "../../../src/cli/listen-address.ts";
+import { isLoopbackHost, parseListenAddress } from "../../../src/config/listen-address.ts";
 
 function build(argv: string[], config: Record<string, unknown> = {}) {
   const flags = parseFlags(AGENT_FLAGS, argv);

@@ -5,18 +5,18 @@
  * `AG-UI listener at http://HOST:PORT`; a workload that does not set `agui.expose` serves only an
  * empty discovery descriptor, and says so.
  */
-import { LOCAL_CALLER } from "../surfaces/http/caller-auth.ts";
-import { listenOn } from "../surfaces/http/guarded-app.ts";
-import type { StreamAdmission } from "../surfaces/http/stream-admission.ts";
-import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
-import { INJECT_CALLER } from "../svc/listener/main-listener.ts";
-import { AguiRuns } from "../svc/agui/agui-runs.ts";
-import { aguiListenerApp } from "../svc/agui/agui-listener.ts";
-import type { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
-import type { Workload } from "../svc/workload/workload.ts";
-import type { Logger } from "../telemetry/logger.ts";
-import { bindHostname } from "./listen-address.ts";
-import type { SvcConfig } from "./svc-config.ts";
+import { LOCAL_CALLER } from "../../surfaces/http/caller-auth.ts";
+import { listenOn } from "../../surfaces/http/guarded-app.ts";
+import type { StreamAdmission } from "../../surfaces/http/stream-admission.ts";
+import { parseAllowedHosts } from "../../surfaces/http/host-allowlist.ts";
+import { INJECT_CALLER } from "../listener/main-listener.ts";
+import { AguiRuns } from "../agui/agui-runs.ts";
+import { aguiListenerApp } from "../agui/agui-listener.ts";
+import type { SvcRuntime } from "../dispatch/svc-runtime.ts";
+import type { Workload } from "../workload/workload.ts";
+import type { Logger } from "../../telemetry/logger.ts";
+import { bindHostname } from "../../config/listen-address.ts";
+import type { SvcConfig } from "../../cli/svc-config.ts";
 
 export interface SvcAgui {
   stop(): Promise<void>;

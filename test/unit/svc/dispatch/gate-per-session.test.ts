@@ -7,7 +7,7 @@ import type { EventLog } from "../../../../src/core/event-log.ts";
 import type { ToolRunner } from "../../../../src/core/tool-catalog.ts";
 import type { ExecutorSession } from "../../../../src/runtime/executor.ts";
 import type { SessionService } from "../../../../src/runtime/session-service.ts";
-import { SvcRuntime } from "../../../../src/svc/runtime/svc-runtime.ts";
+import { SvcRuntime } from "../../../../src/svc/dispatch/svc-runtime.ts";
 import { loadWorkload } from "../../../../src/svc/workload/load-workload.ts";
 
 function loadedSession(): ExecutorSession {

@@ -9,9 +9,10 @@
 import { Elysia } from "elysia";
 import { LOCAL_CALLER } from "../surfaces/http/caller-auth.ts";
 import { PROBE_IDLE_TIMEOUT_SECONDS } from "../surfaces/http/connection-deadlines.ts";
-import { guardedApp } from "../surfaces/http/guarded-app.ts";
-import type { HostAllowlist } from "../surfaces/http/host-allowlist.ts";
-import type { WatcherGroup } from "../watcher/watcher-group.ts";
+import { bindHostname, isLoopbackHost, parseListenAddress } from "../config/listen-address.ts";
+import { guardedApp, listenOn } from "../surfaces/http/guarded-app.ts";
+import { type HostAllowlist, parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
+import type { WatcherGroup } from "./watcher-group.ts";
 
 /** What the probes read of the running watcher. */
 export type ProbedWatcher = Pick<WatcherGroup, "notReady" | "degraded" | "render">;
@@ -44,4 +45,14 @@ function probeRoutes(watcher: ProbedWatcher) {
       "/metrics",
       () => new Response(watcher.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }),
     );
+}
+
+/** The probe listener on its address (`--metrics-addr`), listening through its app. */
+export function serveProbes(address: string, allowedHosts: readonly string[], watcher: WatcherGroup) {
+  const parsed = parseListenAddress(address);
+  if (!parsed.ok) throw new Error(parsed.error);
+  const hostname = bindHostname(parsed.value);
+  const allowlist = parseAllowedHosts(allowedHosts, "--metrics-allowed-hosts", !isLoopbackHost(parsed.value.host));
+  if (!allowlist.ok) throw new Error(allowlist.error);
+  return listenOn(probeApp(allowlist.value, watcher), { hostname, port: parsed.value.port });
 }

@@ -3,8 +3,8 @@
  * 30 s without one.
  */
 import { expect, test } from "bun:test";
-import { DRAIN_WINDOW_MS, drainWindowMs } from "../../../src/cli/svc-command.ts";
-import { loadWorkload } from "../../../src/svc/workload/load-workload.ts";
+import { DRAIN_WINDOW_MS, drainWindowMs } from "../../../../src/svc/daemon/svc-daemon.ts";
+import { loadWorkload } from "../../../../src/svc/workload/load-workload.ts";
 
 test("the trivial workload drains for 30 s; a bundle with a wallclock budget for that budget", () => {
   const trivial = loadWorkload({ value: "", cwd: process.cwd(), env: {}, wireToolServers: false });

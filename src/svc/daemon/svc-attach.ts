@@ -9,17 +9,16 @@
  * refused, the new one made owner-only and removed at shutdown.
  */
 import { chmodSync, lstatSync, unlinkSync } from "node:fs";
-import { type AttachServer, startAttachServer, startAttachSocket } from "../surfaces/attach/attach-server.ts";
-import type { AttachContext } from "../surfaces/attach/attach-context.ts";
-import { type Caller, type CallerAuthConfig, resolveCaller, sha256Hex } from "../surfaces/http/caller-auth.ts";
-import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
-import type { Logger } from "../telemetry/logger.ts";
-import { buildAgentConfig } from "./agent-config.ts";
-import type { StreamAdmission } from "../surfaces/http/stream-admission.ts";
-import { bindHostname } from "./listen-address.ts";
-import type { RuntimeCore } from "./runtime-core.ts";
-import type { AttachListenerSettings, SvcConfig } from "./svc-config.ts";
-import { SPAR_VERSION } from "./version.ts";
+import { type AttachServer, startAttachServer, startAttachSocket } from "../../surfaces/attach/attach-server.ts";
+import type { AttachContext } from "../../surfaces/attach/attach-context.ts";
+import { type Caller, type CallerAuthConfig, resolveCaller, sha256Hex } from "../../surfaces/http/caller-auth.ts";
+import { parseAllowedHosts } from "../../surfaces/http/host-allowlist.ts";
+import type { Logger } from "../../telemetry/logger.ts";
+import type { StreamAdmission } from "../../surfaces/http/stream-admission.ts";
+import { bindHostname } from "../../config/listen-address.ts";
+import type { RuntimeCore } from "../../daemon/runtime-core.ts";
+import type { AttachListenerSettings, SvcConfig } from "../../cli/svc-config.ts";
+import { SPAR_VERSION } from "../../daemon/version.ts";
 
 /** The operator behind `SVC_ATTACH_TOKEN` (or every request of a tokenless attach surface). */
 export const SVC_ATTACH_IDENTITY = "svc-attach";
@@ -52,7 +51,6 @@ export interface SvcAttachOptions {
   core: RuntimeCore;
   /** The workload, for the capabilities frame's daemon name. */
   workload: { name: string; description?: string | undefined };
-  cwd: string;
   logger: Logger;
   /** The daemon's open-stream caps, shared with the A2A and AG-UI listeners (D334). */
   streams: StreamAdmission;
@@ -102,10 +100,8 @@ function authShown(token: string | undefined): string {
 /** The attach context of `spar agent`, filled from svc's core: no agent card, no peer hub, no read-only mode. */
 function svcAttachContext(options: SvcAttachOptions): AttachContext {
   const { config, settings, core } = options;
-  // The agent's defaults for what svc has no setting of (heartbeat, subscriber buffers): written once.
-  const defaults = buildAgentConfig(new Map(), new Map(), options.cwd, navigator.hardwareConcurrency);
-  if (!defaults.ok) throw new Error(defaults.error);
-  const base = defaults.value;
+  // The agent's defaults for what svc has no setting of (heartbeat, subscriber buffers).
+  const base = config.agentDefaults;
   let allowedHosts: ReturnType<typeof parseAllowedHosts> | undefined;
   if (settings.token === undefined) {
     allowedHosts = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");

@@ -9,8 +9,8 @@
 import { describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import type { Libc } from "../../../src/cli/libc.ts";
-import { type SealIo, sealProcess, sealWarning } from "../../../src/cli/process-seal.ts";
+import type { Libc } from "../../../src/daemon/libc.ts";
+import { type SealIo, sealProcess, sealWarning } from "../../../src/daemon/process-seal.ts";
 import {
   SEAL_MARKER,
   joinEntries,
@@ -20,7 +20,7 @@ import {
   splitArguments,
   splitAssignment,
   splitEntries,
-} from "../../../src/cli/sealed-environment.ts";
+} from "../../../src/daemon/sealed-environment.ts";
 import { REPO_ROOT } from "../../support/daemon.ts";
 
 const PROBE = join(REPO_ROOT, "test/fixtures/seal/probe.ts");

@@ -11,7 +11,7 @@ import {
   ResultLedger,
   judgeResultResponse,
   resultInterruptId,
-} from "../../../../src/svc/runtime/result-approval.ts";
+} from "../../../../src/svc/dispatch/result-approval.ts";
 
 let seq = 0;
 function row(name: string, metadata: Record<string, unknown>): CommittedRow {

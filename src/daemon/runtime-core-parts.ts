@@ -14,8 +14,9 @@ import type { Store } from "../core/session-store.ts";
 import type { CheckState } from "../surfaces/attach/attach-context.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { MetricsRegistry } from "../telemetry/metrics.ts";
-import { type McpSettings, loadCatalogFile } from "./mcp-flags.ts";
-import type { PricingSettings } from "./pricing-flags.ts";
+import type { McpSettings } from "../cli/mcp-flags.ts";
+import { loadCatalogFile } from "../mcp/catalog-file.ts";
+import type { PricingSettings } from "../cli/pricing-flags.ts";
 
 /**
  * Before each turn: start (or retry, per --mcp-retry-interval) the tool servers not listed yet,

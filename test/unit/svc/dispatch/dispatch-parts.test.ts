@@ -5,10 +5,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { SessionEvent } from "../../../../src/core/events.ts";
-import { parseReply } from "../../../../src/svc/runtime/bounded-dispatch.ts";
-import { dispatchResultOf } from "../../../../src/svc/runtime/dispatch-result.ts";
-import { shownResult } from "../../../../src/svc/runtime/dispatch-step.ts";
-import { inBatches, synthesisRequest } from "../../../../src/svc/runtime/fanout-dispatch.ts";
+import { parseReply } from "../../../../src/svc/dispatch/bounded-dispatch.ts";
+import { dispatchResultOf } from "../../../../src/svc/dispatch/dispatch-result.ts";
+import { shownResult } from "../../../../src/svc/dispatch/dispatch-step.ts";
+import { inBatches, synthesisRequest } from "../../../../src/svc/dispatch/fanout-dispatch.ts";
 
 describe("a bounded reply", () => {
   test("is one JSON object, bare or in one code fence", () => {

@@ -5,8 +5,8 @@ import {
   handoverRequest,
   pendingHandover,
   proposedChange,
-} from "../../../../src/svc/runtime/change-handover.ts";
-import { RESULT_ANSWER_ROW, RESULT_QUESTION_ROW } from "../../../../src/svc/runtime/result-approval.ts";
+} from "../../../../src/svc/dispatch/change-handover.ts";
+import { RESULT_ANSWER_ROW, RESULT_QUESTION_ROW } from "../../../../src/svc/dispatch/result-approval.ts";
 
 const CHANGE = [{ tool: "apply_change", arguments: { replicas: 5 } }];
 

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CALL_A2A } from "../../../../src/a2a-client/call-a2a-tool.ts";
 import { staticDirectory } from "../../../../src/a2a-client/remote-agent-directory.ts";
-import { AgentRoster } from "../../../../src/svc/runtime/agent-roster.ts";
+import { AgentRoster } from "../../../../src/svc/dispatch/agent-roster.ts";
 import { loadWorkload } from "../../../../src/svc/workload/load-workload.ts";
 import type { Workload } from "../../../../src/svc/workload/workload.ts";
 import { tempDir } from "../../../support/daemon.ts";

@@ -6,15 +6,15 @@
  * (spec: Errors): 0 clean drain, 3 the window expired with interrupted survivors, 4 the unwind
  * hung past 15 s (what is still open is printed first).
  */
-import { hangpoint } from "../runtime/failpoint.ts";
-import type { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
-import type { InterruptionCause } from "../svc/ops/interruption-rows.ts";
-import { OpsJournal } from "../svc/ops/ops-journal.ts";
-import { drainSessions } from "../svc/ops/session-drain.ts";
-import type { SessionPauser } from "../svc/ops/session-pauser.ts";
-import { watchTeardown } from "../svc/ops/teardown-watchdog.ts";
-import type { Logger } from "../telemetry/logger.ts";
-import type { RuntimeCore } from "./runtime-core.ts";
+import { hangpoint } from "../../runtime/failpoint.ts";
+import type { SvcRuntime } from "../dispatch/svc-runtime.ts";
+import type { InterruptionCause } from "../ops/interruption-rows.ts";
+import { OpsJournal } from "../ops/ops-journal.ts";
+import { drainSessions } from "../ops/session-drain.ts";
+import type { SessionPauser } from "../ops/session-pauser.ts";
+import { watchTeardown } from "../ops/teardown-watchdog.ts";
+import type { Logger } from "../../telemetry/logger.ts";
+import type { RuntimeCore } from "../../daemon/runtime-core.ts";
 
 /** Exit codes of the daemon (spec: Errors). */
 export const EXIT_CLEAN = 0;

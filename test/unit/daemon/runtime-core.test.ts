@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { resolveAutoContinue, resolveGuardrailConfig } from "../../../src/cli/guardrail-flags.ts";
 import { resolveKnowledgeSettings } from "../../../src/cli/knowledge-flags.ts";
 import { resolvePricingSettings } from "../../../src/cli/pricing-flags.ts";
-import { type RuntimeCore, type RuntimeCoreSettings, startRuntimeCore } from "../../../src/cli/runtime-core.ts";
+import { type RuntimeCore, type RuntimeCoreSettings, startRuntimeCore } from "../../../src/daemon/runtime-core.ts";
 import { resolveToolsSettings } from "../../../src/cli/tools-flags.ts";
 import type { Result } from "../../../src/core/result.ts";
 import { DEFAULT_SESSION_ID, LOCAL_CALLER } from "../../../src/core/session-key.ts";

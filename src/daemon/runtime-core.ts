@@ -31,8 +31,8 @@ import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { CheckState } from "../surfaces/attach/attach-context.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { MetricsRegistry } from "../telemetry/metrics.ts";
-import type { McpSettings } from "./mcp-flags.ts";
-import type { PricingSettings } from "./pricing-flags.ts";
+import type { McpSettings } from "../cli/mcp-flags.ts";
+import type { PricingSettings } from "../cli/pricing-flags.ts";
 import {
   type CoreStore,
   mcpOption,
@@ -42,7 +42,7 @@ import {
   startPricing,
   toolServerStarter,
 } from "./runtime-core-parts.ts";
-import type { ToolsSettings } from "./tools-flags.ts";
+import type { ToolsSettings } from "../cli/tools-flags.ts";
 
 /** What the core reads: each daemon maps its own configuration to this in one function. */
 export interface RuntimeCoreSettings {

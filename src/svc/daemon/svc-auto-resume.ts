@@ -5,14 +5,14 @@
  * runtime core's turn loop), takes the store's interruption claim under this run's boot id, and
  * counts each outcome in `svc_autoresume_total{workload,outcome}`.
  */
-import type { Logger } from "../telemetry/logger.ts";
-import { autoResume } from "../svc/ops/auto-resume.ts";
-import { OpsJournal } from "../svc/ops/ops-journal.ts";
-import { SessionRepair } from "../svc/ops/session-repair.ts";
-import { SVC_INTERNAL, type SvcRuntime } from "../svc/runtime/svc-runtime.ts";
-import type { Workload } from "../svc/workload/workload.ts";
-import type { RuntimeCore } from "./runtime-core.ts";
-import type { SvcConfig } from "./svc-config.ts";
+import type { Logger } from "../../telemetry/logger.ts";
+import { autoResume } from "../ops/auto-resume.ts";
+import { OpsJournal } from "../ops/ops-journal.ts";
+import { SessionRepair } from "../ops/session-repair.ts";
+import { SVC_INTERNAL, type SvcRuntime } from "../dispatch/svc-runtime.ts";
+import type { Workload } from "../workload/workload.ts";
+import type { RuntimeCore } from "../../daemon/runtime-core.ts";
+import type { SvcConfig } from "../../cli/svc-config.ts";
 
 export async function autoResumeAtBoot(
   config: SvcConfig,

@@ -3,7 +3,7 @@
  * and a lull, never longer than the bound.
  */
 import { expect, test } from "bun:test";
-import { CallsFirst } from "../../../../src/svc/runtime/calls-first.ts";
+import { CallsFirst } from "../../../../src/svc/dispatch/calls-first.ts";
 
 test("a turn waits while an approved call runs and for the lull after it", async () => {
   const gate = new CallsFirst({ lingerMs: 20, maxWaitMs: 5_000 });

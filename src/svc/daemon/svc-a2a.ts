@@ -5,21 +5,21 @@
  * listens and logs where. The listener stays up while the daemon drains (sends are answered with a
  * retryable -32000) and stops with the daemon.
  */
-import { LOCAL_CALLER } from "../surfaces/http/caller-auth.ts";
-import { INJECT_CALLER } from "../svc/listener/main-listener.ts";
-import { listenOn } from "../surfaces/http/guarded-app.ts";
-import type { StreamAdmission } from "../surfaces/http/stream-admission.ts";
-import { parseAllowedHosts } from "../surfaces/http/host-allowlist.ts";
-import { RateLimiter } from "../surfaces/http/rate-limiter.ts";
-import { A2aTasks } from "../svc/a2a/a2a-tasks.ts";
-import { a2aListenerApp } from "../svc/a2a/a2a-listener.ts";
-import type { SvcRuntime } from "../svc/runtime/svc-runtime.ts";
-import type { Workload } from "../svc/workload/workload.ts";
-import type { Logger } from "../telemetry/logger.ts";
-import { bindHostname } from "./listen-address.ts";
-import type { RuntimeCore } from "./runtime-core.ts";
-import type { SvcConfig } from "./svc-config.ts";
-import { SPAR_VERSION } from "./version.ts";
+import { LOCAL_CALLER } from "../../surfaces/http/caller-auth.ts";
+import { INJECT_CALLER } from "../listener/main-listener.ts";
+import { listenOn } from "../../surfaces/http/guarded-app.ts";
+import type { StreamAdmission } from "../../surfaces/http/stream-admission.ts";
+import { parseAllowedHosts } from "../../surfaces/http/host-allowlist.ts";
+import { RateLimiter } from "../../surfaces/http/rate-limiter.ts";
+import { A2aTasks } from "../a2a/a2a-tasks.ts";
+import { a2aListenerApp } from "../a2a/a2a-listener.ts";
+import type { SvcRuntime } from "../dispatch/svc-runtime.ts";
+import type { Workload } from "../workload/workload.ts";
+import type { Logger } from "../../telemetry/logger.ts";
+import { bindHostname } from "../../config/listen-address.ts";
+import type { RuntimeCore } from "../../daemon/runtime-core.ts";
+import type { SvcConfig } from "../../cli/svc-config.ts";
+import { SPAR_VERSION } from "../../daemon/version.ts";
 
 /** Why `--a2a-listen` cannot serve this workload, checked before anything starts. */
 export function a2aRefusal(config: SvcConfig, workload: Workload): string | undefined {
