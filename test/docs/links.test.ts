@@ -1,19 +1,18 @@
 /**
- * The docs stand alone: every relative link in README.md and docs/*.md resolves to a file in the
- * repository (and a `#fragment` into a Markdown file to one of its headings or anchors), nothing
- * points outside the repository, and the README stays a short front page.
+ * The docs stand alone: every relative link in README.md and every docs/ page (docs/decisions/
+ * included) resolves to a file in the repository (and a `#fragment` into a Markdown file to one of
+ * its headings or anchors, so a link to a decision entry must name the area file that holds it),
+ * nothing points outside the repository, and the README stays a short front page.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 
 const REPO_ROOT = resolve(import.meta.dir, "..", "..");
 
-/** The pages checked: the README and every Markdown file in docs/. */
+/** The pages checked: the README and every Markdown file under docs/ (the decision areas in docs/decisions/ included). */
 function pages(): string[] {
-  const docs = readdirSync(join(REPO_ROOT, "docs"))
-    .filter((name) => name.endsWith(".md"))
-    .map((name) => `docs/${name}`);
+  const docs = [...new Bun.Glob("docs/**/*.md").scanSync({ cwd: REPO_ROOT, onlyFiles: true })];
   return ["README.md", ...docs.sort()];
 }
 
@@ -97,12 +96,21 @@ describe("the link checker", () => {
       "docs/agent.md: ../../elsewhere.md (outside the repository)",
     ]);
   });
+
+  test("reports a link to a decision entry that is not in the file it names", () => {
+    const markdown = "[D150](decisions/store.md#d150) [D1](decisions/store.md#d1) [D99999](decisions.md#d99999)";
+    expect(brokenLinks("docs/security.md", markdown)).toEqual([
+      "docs/security.md: decisions/store.md#d1 (no such heading or anchor)",
+      "docs/security.md: decisions.md#d99999 (no such heading or anchor)",
+    ]);
+  });
 });
 
-describe("README.md and docs/*.md", () => {
+describe("README.md and docs/**/*.md", () => {
   test("every relative link resolves to a file in the repository, and every fragment to a heading", () => {
     const checked = pages();
     expect(checked).toContain("docs/architecture.md");
+    expect(checked).toContain("docs/decisions/store.md");
     const broken = checked.flatMap((page) => brokenLinks(page, readFileSync(join(REPO_ROOT, page), "utf8")));
     expect(broken).toEqual([]);
   });

@@ -1,18 +1,17 @@
 /**
- * Code fences in README.md and docs/*.md close cleanly: a fence line inside a code block that
- * carries text after its backticks is not a closing fence (CommonMark), so the block runs on and
- * the prose after it renders as code. Every block must also close before the page ends.
+ * Code fences in README.md and every docs/ page (docs/decisions/ included) close cleanly: a fence
+ * line inside a code block that carries text after its backticks is not a closing fence
+ * (CommonMark), so the block runs on and the prose after it renders as code. Every block must also
+ * close before the page ends.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 const REPO_ROOT = resolve(import.meta.dir, "..", "..");
 
 function pages(): string[] {
-  const docs = readdirSync(join(REPO_ROOT, "docs"))
-    .filter((name) => name.endsWith(".md"))
-    .map((name) => `docs/${name}`);
+  const docs = [...new Bun.Glob("docs/**/*.md").scanSync({ cwd: REPO_ROOT, onlyFiles: true })];
   return ["README.md", ...docs.sort()];
 }
 
@@ -46,7 +45,7 @@ describe("code fences", () => {
     expect(fenceProblems("z.md", "````md\n```sh\nls\n```\n````\n")).toEqual([]);
   });
 
-  test("every block in README.md and docs/*.md closes with a bare fence", () => {
+  test("every block in README.md and docs/**/*.md closes with a bare fence", () => {
     const problems = pages().flatMap((page) => fenceProblems(page, readFileSync(join(REPO_ROOT, page), "utf8")));
     expect(problems).toEqual([]);
   });
