@@ -16,7 +16,8 @@ import type { StoreReader } from "../../core/store-reader.ts";
 import { SCHEMA_VERSION } from "./migrations.ts";
 import { SPAR_APPLICATION_ID } from "./open-db.ts";
 import { type SessionRow, sessionRecord } from "./row-codec.ts";
-import { errorMessage, isBusy, sqliteCode } from "./sqlite-errors.ts";
+import { errorMessage, readerFailed, schemaRefusal } from "../store-rules.ts";
+import { isBusy, sqliteCode } from "./sqlite-errors.ts";
 
 /** How long a read waits on a lock a writer holds for a moment (WAL readers rarely wait at all). */
 const READ_BUSY_TIMEOUT_MS = 5000;
@@ -124,16 +125,8 @@ function checkOurs(db: Database, path: string): void {
   if (application !== SPAR_APPLICATION_ID)
     throw new SparError("unavailable", `${path} is not a spar session store (its application_id is not SPAR)`);
   const version = db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
-  if (version > SCHEMA_VERSION)
-    throw new SparError(
-      "unavailable",
-      `session store ${path} has schema version ${version}, newer than this build's ${SCHEMA_VERSION}; upgrade spar`,
-    );
-  if (version < SCHEMA_VERSION)
-    throw new SparError(
-      "unavailable",
-      `session store ${path} has schema version ${version}, older than this build's ${SCHEMA_VERSION}; start this build's daemon on it once to migrate it (the reader never writes)`,
-    );
+  const refused = schemaRefusal(path, version, SCHEMA_VERSION, { reader: true });
+  if (refused !== undefined) throw refused;
 }
 
 function failure(path: string, error: unknown): SparError {
@@ -146,5 +139,5 @@ function failure(path: string, error: unknown): SparError {
       "unavailable",
       `session store ${path} stayed locked for ${READ_BUSY_TIMEOUT_MS / 1000} s; try again`,
     );
-  return new SparError("unavailable", `cannot read session store ${path}: ${errorMessage(error)}`);
+  return readerFailed(path, error);
 }
