@@ -89,3 +89,8 @@ export interface StoreWriteStats {
   /** Longest time one batch took, ms. */
   longestBatchMs: number;
 }
+
+/** Every counter at zero, for a writer opening. */
+export function zeroWriteStats(): StoreWriteStats {
+  return { transactions: 0, ops: 0, rows: 0, batches: 0, largestBatch: 0, refused: 0, longestBatchMs: 0 };
+}

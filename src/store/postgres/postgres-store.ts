@@ -15,7 +15,7 @@
  */
 import { commitSpan } from "../../telemetry/commit-trace.ts";
 import { checkAppend, readRange, storeClosed } from "../store-rules.ts";
-import { type StoreWriteStats, type WriteFields, batchSize, pendingWrite } from "../store-write-op.ts";
+import { type StoreWriteStats, type WriteFields, batchSize, pendingWrite, zeroWriteStats } from "../store-write-op.ts";
 import { SQL } from "bun";
 import { WriterLock } from "./writer-lock.ts";
 import type { AppendOptions } from "../../core/event-log.ts";
@@ -78,16 +78,7 @@ const MAX_SEQ = 2 ** 31 - 1;
 const RETRIES = 3;
 
 export class PostgresStore implements Store {
-  readonly stats: PostgresStoreStats = {
-    transactions: 0,
-    ops: 0,
-    rows: 0,
-    batches: 0,
-    largestBatch: 0,
-    refused: 0,
-    longestBatchMs: 0,
-    retries: 0,
-  };
+  readonly stats: PostgresStoreStats = { ...zeroWriteStats(), retries: 0 };
   private pending: PgWriteOp[] = [];
   /** The running write loop, if any. */
   private writing: Promise<void> | undefined;

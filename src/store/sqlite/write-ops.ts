@@ -10,7 +10,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
-import type { StoreWriteOp, StoreWriteStats } from "../store-write-op.ts";
+import { type StoreWriteOp, type StoreWriteStats, zeroWriteStats } from "../store-write-op.ts";
 import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import { encodeTraceCarrier } from "../../core/trace-carrier.ts";
 import type { SessionKey } from "../../core/session-key.ts";
@@ -31,16 +31,7 @@ export interface WriterStats extends StoreWriteStats {
 }
 
 export class BatchWriter {
-  readonly stats: WriterStats = {
-    transactions: 0,
-    ops: 0,
-    rows: 0,
-    batches: 0,
-    largestBatch: 0,
-    refused: 0,
-    longestBatchMs: 0,
-    busyRetries: 0,
-  };
+  readonly stats: WriterStats = { ...zeroWriteStats(), busyRetries: 0 };
   private readonly txn: (batch: WriteOp[]) => void;
   private txRows = 0;
 
