@@ -244,8 +244,23 @@ describe("layering", () => {
     expect(layer.length).toBeGreaterThan(100);
   });
 
-  test("src/a2a-client (the A2A client both daemons use) imports only core, net, tools, telemetry and itself", () => {
-    const allowed = ["src/core", "src/net", "src/tools", "src/telemetry", "src/a2a-client"];
+  test("src/protocols (the protocols' wire shapes every end shares) imports only core, itself and packages", () => {
+    const violations = SITES.filter((site) => inside(site.file, "src/protocols"))
+      .filter(
+        (site) =>
+          site.target !== undefined && !inside(site.target, "src/core") && !inside(site.target, "src/protocols"),
+      )
+      .map(describeSite);
+    expect(violations).toEqual([]);
+    const builtins = SITES.filter(
+      (site) => inside(site.file, "src/protocols") && /^(node|bun):|^bun$/.test(site.specifier),
+    );
+    expect(builtins.map(describeSite)).toEqual([]);
+    expect(FILES.some((file) => file.startsWith("src/protocols/"))).toBe(true);
+  });
+
+  test("src/a2a-client (the A2A client both daemons use) imports only core, net, tools, telemetry, protocols and itself", () => {
+    const allowed = ["src/core", "src/net", "src/tools", "src/telemetry", "src/protocols", "src/a2a-client"];
     const violations = SITES.filter((site) => inside(site.file, "src/a2a-client"))
       .filter((site) => site.target !== undefined && !allowed.some((folder) => inside(site.target, folder)))
       .map(describeSite);

@@ -13,17 +13,18 @@ import * as v from "valibot";
 import type { OutboundAnswer, OutboundGuard } from "../net/outbound-guard.ts";
 import { redactUrl } from "../net/redact-url.ts";
 import {
-  type A2aTask,
-  CardShape,
-  MessageShape,
-  RpcEnvelope,
+  AnswerCard,
+  AnswerMessage,
+  AnswerTask,
+  type JsonRpcCall,
+  JsonRpcResponse,
+  type Message,
+  type SendParams,
   TERMINAL_STATES,
-  TaskShape,
   WAITING_STATES,
   jsonRpcUrl,
-  messageText,
-  taskText,
-} from "./a2a-wire.ts";
+  partTexts,
+} from "../protocols/a2a/a2a-wire.ts";
 
 /** Where a remote agent is and how to authenticate to it. */
 export interface A2aTarget {
@@ -145,7 +146,7 @@ export class A2aClient {
     try {
       const endpoint = target.endpoint ?? (await this.#endpointFromCard(target.cardUrl, request.signal));
       const route = this.#route(target, endpoint);
-      const message = {
+      const message: Message = {
         kind: "message",
         messageId: crypto.randomUUID(),
         role: "user",
@@ -153,9 +154,9 @@ export class A2aClient {
         ...(request.contextId === undefined ? {} : { contextId: request.contextId }),
         ...(request.taskId === undefined ? {} : { taskId: request.taskId }),
       };
-      const params = { message, configuration: { blocking: true, acceptedOutputModes: ["text/plain"] } };
+      const params: SendParams = { message, configuration: { blocking: true, acceptedOutputModes: ["text/plain"] } };
       const result = await this.#call(endpoint, route, "message/send", params, request.signal);
-      const reply = v.safeParse(MessageShape, result);
+      const reply = v.safeParse(AnswerMessage, result);
       if (reply.success) return completedMessage(reply.output);
       let task = parseTask(result);
       for (;;) {
@@ -188,7 +189,7 @@ export class A2aClient {
       baggage: true,
     });
     const response = usable(answer, "its agent card");
-    const card = v.safeParse(CardShape, parseJson(await readCapped(response, this.#maxBodyBytes), "its agent card"));
+    const card = v.safeParse(AnswerCard, parseJson(await readCapped(response, this.#maxBodyBytes), "its agent card"));
     if (!card.success) throw new CallError("its agent card has no url (not an A2A v0.3 agent card)");
     const url = jsonRpcUrl(card.output);
     if (url === undefined) throw new CallError("its agent card offers no JSON-RPC interface");
@@ -215,15 +216,16 @@ export class A2aClient {
     endpoint: string,
     route: CallRoute,
     method: string,
-    params: Record<string, unknown>,
+    params: SendParams | { id: string },
     signal: AbortSignal,
   ): Promise<unknown> {
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
     if (route.bearer !== undefined) headers.authorization = `Bearer ${route.bearer}`;
-    const body = JSON.stringify({ jsonrpc: "2.0", id: this.#nextId++, method, params });
+    const call: JsonRpcCall<typeof params> = { jsonrpc: "2.0", id: this.#nextId++, method, params };
+    const body = JSON.stringify(call);
     const answer = await route.guard.fetch(endpoint, { signal, method: "POST", headers, body, baggage: true });
     const response = usable(answer, method);
-    const envelope = v.safeParse(RpcEnvelope, parseJson(await readCapped(response, this.#maxBodyBytes), method));
+    const envelope = v.safeParse(JsonRpcResponse, parseJson(await readCapped(response, this.#maxBodyBytes), method));
     if (!envelope.success) throw new CallError(`${method}: the answer is not a JSON-RPC 2.0 response`);
     const { error, result } = envelope.output;
     if (error !== undefined) {
@@ -263,13 +265,13 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-function parseTask(result: unknown): A2aTask {
-  const task = v.safeParse(TaskShape, result);
+function parseTask(result: unknown): AnswerTask {
+  const task = v.safeParse(AnswerTask, result);
   if (!task.success) throw new CallError("the remote agent answered neither a Task nor a Message");
   return task.output;
 }
 
-function completedMessage(message: v.InferOutput<typeof MessageShape>): A2aOutcome {
+function completedMessage(message: AnswerMessage): A2aOutcome {
   return {
     kind: "completed",
     text: messageText(message),
@@ -279,7 +281,7 @@ function completedMessage(message: v.InferOutput<typeof MessageShape>): A2aOutco
 }
 
 /** The outcome of a task that will not move without us, else undefined (still submitted or working). */
-function settledOutcome(task: A2aTask): A2aOutcome | undefined {
+function settledOutcome(task: AnswerTask): A2aOutcome | undefined {
   const state = task.status.state;
   const ids = { taskId: task.id, ...(task.contextId === undefined ? {} : { contextId: task.contextId }) };
   if (state === "completed") return { kind: "completed", text: taskText(task), ...ids };
@@ -291,4 +293,19 @@ function settledOutcome(task: A2aTask): A2aOutcome | undefined {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The text parts of a message, joined by blank lines. */
+function messageText(message: AnswerMessage | undefined): string {
+  return message === undefined ? "" : partTexts(message.parts).join("\n\n");
+}
+
+/** A task's answer: its artifacts' text, else its status message, else the last agent message of its history. */
+function taskText(task: AnswerTask): string {
+  const artifacts = partTexts((task.artifacts ?? []).flatMap((artifact) => artifact.parts));
+  if (artifacts.length > 0) return artifacts.join("\n\n");
+  const status = messageText(task.status.message);
+  if (status !== "") return status;
+  const replies = (task.history ?? []).filter((message) => message.role === "agent");
+  return messageText(replies[replies.length - 1]);
 }

@@ -8,6 +8,7 @@
  * meanwhile the incident's duplicates open nothing (`openPending`). Each signal's handling is a
  * `watcher event` span, an incident it opens a `watcher incident` span (watcher-spans.ts).
  */
+import { sha256Hex } from "../surfaces/http/caller-auth.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { DedupCache, type DedupIncident, dedupKey } from "./core/dedup-cache.ts";
 import { type FilterSettings, decideFilter } from "./core/filter.ts";
@@ -108,7 +109,7 @@ export class Dispatcher {
     this.storms = settings.storm
       ? new StormHandler(
           settings.storm,
-          { ...settings, ...deps, now: this.now },
+          { ...settings, ...deps, now: this.now, sha256Hex },
           this.dedup,
           this.recovery,
           (signal, fp) => this.incidentOf(signal, fp),
@@ -173,7 +174,7 @@ export class Dispatcher {
     const canonical = canonicalReasonForEvent(signal.reason, signal.message);
     const key = dedupKey(signal.uid, canonical);
     const observed = this.dedup.observe(key, signal.lastSeen, now);
-    const fp = fingerprint(signal.kind, canonical, signal.kindOfObject, this.settings.zone);
+    const fp = fingerprint(sha256Hex, signal.kind, canonical, signal.kindOfObject, this.settings.zone);
     if (observed.outcome === "duplicate") {
       const entry = observed.entry;
       if (!observed.replay && entry.sessionId) await this.deliverOutcome(this.recovery.recur(key, now));

@@ -5,6 +5,7 @@
  * storm grows, and injects the storm's own `resolved` once its last member clears.
  */
 import type { Logger } from "../telemetry/logger.ts";
+import type { Sha256Hex } from "./core/fingerprint.ts";
 import type { DedupCache, DedupIncident } from "./core/dedup-cache.ts";
 import { fitPayload } from "./core/fit.ts";
 import { goDuration } from "./core/go-time.ts";
@@ -39,6 +40,8 @@ export interface StormContext {
   metrics: WatcherMetrics;
   now: () => number;
   topology?: (signal: Signal) => Ancestor[];
+  /** The storm fingerprint's hash (the core hashes nothing itself). */
+  sha256Hex: Sha256Hex;
 }
 
 /** Mined keys (--storm-mine): the image in the message, the reporting node, the container path. */
@@ -116,11 +119,11 @@ export class StormHandler {
   }
 
   private async openStorm(storm: Storm): Promise<void> {
-    const { sink, logger, metrics, cluster } = this.context;
-    const fp = stormFingerprint(storm);
+    const { sink, logger, metrics, cluster, sha256Hex } = this.context;
+    const fp = stormFingerprint(storm, sha256Hex);
     for (const member of storm.members) this.pendingMembers.delete(member.key);
     metrics.stormsFormed();
-    const fitted = fitPayload(buildStormPayload(storm, cluster), this.context.injectMaxBytes);
+    const fitted = fitPayload(buildStormPayload(storm, cluster, sha256Hex), this.context.injectMaxBytes);
     const attributes = { "spar.watcher.fingerprint": fp, "spar.watcher.storm.members": storm.members.length };
     const result = await inWatcherSpan("watcher incident", attributes, () => sink.open(fitted.payload));
     if (result.id === undefined) {
@@ -140,15 +143,18 @@ export class StormHandler {
       if (storm.sessionId) this.recovery.track(member.key, member.firstSeen, this.context.now());
       if (member.sessionId && storm.sessionId && member.sessionId !== storm.sessionId) {
         metrics.stormMembers({ kind: "superseded" });
-        await sink.append(member.sessionId, buildStormMemberPayload("storm.member_superseded", storm, member, cluster));
+        await sink.append(
+          member.sessionId,
+          buildStormMemberPayload("storm.member_superseded", storm, member, cluster, sha256Hex),
+        );
       } else metrics.stormMembers({ kind: "suppressed" });
     }
   }
 
   private async attach(storm: Storm, member: StormMember): Promise<void> {
-    const { sink, metrics, cluster, now } = this.context;
+    const { sink, metrics, cluster, now, sha256Hex } = this.context;
     const entry = this.dedup.get(member.key);
-    if (entry) entry.storm = stormFingerprint(storm);
+    if (entry) entry.storm = stormFingerprint(storm, sha256Hex);
     metrics.stormMembers({ kind: "attached" });
     if (!storm.sessionId) {
       await this.openStorm(storm);
@@ -156,10 +162,10 @@ export class StormHandler {
     }
     if (entry) entry.sessionId = storm.sessionId;
     this.recovery.track(member.key, member.firstSeen, now());
-    await sink.append(storm.sessionId, buildStormMemberPayload("storm.member", storm, member, cluster));
+    await sink.append(storm.sessionId, buildStormMemberPayload("storm.member", storm, member, cluster, sha256Hex));
     if (this.correlator.updateDue(storm, now())) {
       metrics.stormUpdates();
-      await sink.append(storm.sessionId, buildStormUpdatePayload(storm, cluster));
+      await sink.append(storm.sessionId, buildStormUpdatePayload(storm, cluster, sha256Hex));
       storm.lastReportedCount = storm.members.length;
       storm.lastReportAt = now();
     }
@@ -184,7 +190,7 @@ export class StormHandler {
         kindOfObject: storm.ancestor.kind,
         name: storm.ancestor.name,
         uid: `storm:${storm.id}`,
-        fingerprint: stormFingerprint(storm),
+        fingerprint: stormFingerprint(storm, this.context.sha256Hex),
         cluster: this.context.cluster,
         firstSeen,
       },

@@ -1,5 +1,5 @@
 /**
- * The Store contract (test/unit/store/store-contract.ts) on PostgresStore against a real
+ * The Store contract (test/unit/store/store-contract.ts) on PostgresStore and its PostgresReader against a real
  * PostgreSQL 15 cluster started for this file (each location a fresh database), and what only the
  * postgres store promises: one daemon's store per database (the writer lock), two stores sharing
  * a database on purpose keep seqs contiguous per session, the schema is migrated once and reopened, a server outage fails calls with
@@ -7,6 +7,7 @@
  * fails the open with a clear error within the connect timeout.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { PostgresReader } from "../../src/store/postgres/postgres-reader.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { startPostgresCluster, type PostgresCluster } from "../support/postgres-cluster.ts";
 import { audit, key, record, rejection } from "../unit/store/sqlite-helpers.ts";
@@ -23,6 +24,7 @@ afterAll(() => cluster?.stop());
 registerStoreContract({
   location: async () => cluster.createDatabase(`contract_${++databases}`),
   open: (url) => PostgresStore.open(url),
+  openReader: (url) => PostgresReader.open(url),
 });
 
 test("two stores sharing one database on purpose (no writer lock) keep each session's seq contiguous", async () => {

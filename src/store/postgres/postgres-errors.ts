@@ -6,6 +6,8 @@
  * serialization failure). Pure: never touches a database.
  */
 import { SparError } from "../../core/errors.ts";
+import { redactUrl } from "../../net/redact-url.ts";
+import { engineFailures, errorMessage } from "../store-rules.ts";
 
 /** Bun's error code (`ERR_POSTGRES_...`) of a failure, if any. */
 function bunCode(error: unknown): string | undefined {
@@ -17,10 +19,6 @@ function bunCode(error: unknown): string | undefined {
 export function sqlState(error: unknown): string | undefined {
   const errno = (error as { errno?: unknown } | null)?.errno;
   return typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno) ? errno : undefined;
-}
-
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -47,23 +45,18 @@ function details(error: unknown): Record<string, unknown> {
   return { sqlstate: sqlState(error) ?? null };
 }
 
-export function writeRefused(error: unknown): SparError {
-  return new SparError("unavailable", `session store refused the write: ${errorMessage(error)}`, details(error));
-}
-
-export function readFailed(error: unknown): SparError {
-  if (error instanceof SparError) return error;
-  return new SparError("unavailable", `session store read failed: ${errorMessage(error)}`, details(error));
-}
-
-/** An op that failed on its own (not a store-level refusal): a bug or unexpected data. */
-export function opFailed(error: unknown): SparError {
-  if (error instanceof SparError) return error;
-  return new SparError("internal", `session store write failed: ${errorMessage(error)}`, details(error));
-}
+export const { writeRefused, readFailed, opFailed } = engineFailures(details);
 
 /** The open failed: the URL without its password, and why. */
 export function openFailed(where: string, error: unknown): SparError {
   if (error instanceof SparError) return error;
   return new SparError("unavailable", `cannot open session store ${where}: ${errorMessage(error)}`, details(error));
+}
+
+/** The URL as messages name it (its password as `***`); refuses one that is not postgres://. */
+export function postgresWhere(url: string): string {
+  const where = redactUrl(url);
+  if (!/^postgres(ql)?:\/\//i.test(url))
+    throw new SparError("unavailable", `${where} is not a postgres:// URL; the postgres store needs one`);
+  return where;
 }

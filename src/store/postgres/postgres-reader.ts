@@ -11,9 +11,9 @@ import { SparError } from "../../core/errors.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import type { SessionRecord } from "../../core/session-store.ts";
 import type { StoreReader } from "../../core/store-reader.ts";
-import { redactUrl } from "../../net/redact-url.ts";
 import { type SessionRow, sessionRecord } from "../sqlite/row-codec.ts";
-import { errorMessage, openFailed } from "./postgres-errors.ts";
+import { readerFailed, schemaRefusal } from "../store-rules.ts";
+import { openFailed, postgresWhere } from "./postgres-errors.ts";
 import { PG_SCHEMA_VERSION } from "./postgres-schema.ts";
 
 const CONNECT_TIMEOUT_SECONDS = 10;
@@ -32,9 +32,7 @@ export class PostgresReader implements StoreReader {
 
   /** Connects and checks the schema; throws SparError `unavailable` naming the (redacted) URL. */
   static async open(url: string): Promise<PostgresReader> {
-    const where = redactUrl(url);
-    if (!/^postgres(ql)?:\/\//i.test(url))
-      throw new SparError("unavailable", `${where} is not a postgres:// URL; the postgres store needs one`);
+    const where = postgresWhere(url);
     let sql: SQL;
     try {
       sql = new SQL(url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_SECONDS, idleTimeout: 30 });
@@ -93,24 +91,15 @@ export class PostgresReader implements StoreReader {
     });
     if (version === undefined)
       throw new SparError("unavailable", `${this.source} holds no spar session store (no spar_schema table)`);
-    if (version > PG_SCHEMA_VERSION)
-      throw new SparError(
-        "unavailable",
-        `session store ${this.source} has schema version ${version}, newer than this build's ${PG_SCHEMA_VERSION}; upgrade spar`,
-      );
-    if (version < PG_SCHEMA_VERSION)
-      throw new SparError(
-        "unavailable",
-        `session store ${this.source} has schema version ${version}, older than this build's ${PG_SCHEMA_VERSION}; start this build's daemon on it once to migrate it (the reader never writes)`,
-      );
+    const refused = schemaRefusal(this.source, version, PG_SCHEMA_VERSION, { reader: true });
+    if (refused !== undefined) throw refused;
   }
 
   async #snapshot<T>(read: (tx: SQL) => Promise<T>): Promise<T> {
     try {
       return await this.#sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", (tx) => read(tx as unknown as SQL));
     } catch (error) {
-      if (error instanceof SparError) throw error;
-      throw new SparError("unavailable", `cannot read session store ${this.source}: ${errorMessage(error)}`);
+      throw readerFailed(this.source, error);
     }
   }
 }

@@ -8,7 +8,7 @@
  * byte order, as the sqlite store compares them, whatever the database's locale.
  */
 import type { SQL } from "bun";
-import { SparError } from "../../core/errors.ts";
+import { schemaRefusal } from "../store-rules.ts";
 
 const V1_SCHEMA = `
 CREATE TABLE spar_sessions (
@@ -92,11 +92,8 @@ export async function migrate(sql: SQL, where: string): Promise<void> {
     await tx.unsafe("CREATE TABLE IF NOT EXISTS spar_schema (version integer NOT NULL)");
     const rows: { version: number }[] = await tx`SELECT version FROM spar_schema`;
     const version = rows[0]?.version ?? 0;
-    if (version > PG_SCHEMA_VERSION)
-      throw new SparError(
-        "unavailable",
-        `session store ${where} has schema version ${version}, newer than this build's ${PG_SCHEMA_VERSION}; upgrade spar`,
-      );
+    const refused = schemaRefusal(where, version, PG_SCHEMA_VERSION);
+    if (refused !== undefined) throw refused;
     for (let next = version; next < PG_SCHEMA_VERSION; next++) await tx.unsafe(MIGRATIONS[next] as string);
     if (rows.length === 0) await tx`INSERT INTO spar_schema (version) VALUES (${PG_SCHEMA_VERSION})`;
     else await tx`UPDATE spar_schema SET version = ${PG_SCHEMA_VERSION}`;

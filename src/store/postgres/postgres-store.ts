@@ -13,8 +13,9 @@
  * failure rolls back and retries the ops one per transaction so only the culprit fails. Reads run
  * on the pool and see committed state only. Events are stored as their JSON text, one row each.
  */
-import { commitSpan, writeContext } from "../../telemetry/commit-trace.ts";
-import { batchSize } from "../store-write-op.ts";
+import { commitSpan } from "../../telemetry/commit-trace.ts";
+import { checkAppend, readRange, storeClosed } from "../store-rules.ts";
+import { type StoreWriteStats, type WriteFields, batchSize, pendingWrite, zeroWriteStats } from "../store-write-op.ts";
 import { SQL } from "bun";
 import { WriterLock } from "./writer-lock.ts";
 import type { AppendOptions } from "../../core/event-log.ts";
@@ -37,9 +38,16 @@ import {
   type SessionRow,
   sessionRecord,
 } from "../sqlite/row-codec.ts";
-import { isRetryable, isStoreLevel, openFailed, opFailed, readFailed, writeRefused } from "./postgres-errors.ts";
+import {
+  isRetryable,
+  isStoreLevel,
+  openFailed,
+  opFailed,
+  postgresWhere,
+  readFailed,
+  writeRefused,
+} from "./postgres-errors.ts";
 import { migrate } from "./postgres-schema.ts";
-import { redactUrl } from "../../net/redact-url.ts";
 import { applyOp, type PgWriteOp } from "./postgres-writes.ts";
 
 export interface PostgresStoreOptions {
@@ -54,26 +62,14 @@ export interface PostgresStoreOptions {
   writerLock?: boolean;
 }
 
-/** Counters since open, the same names as the sqlite store's (the runtime's gauges read these). */
-export interface PostgresStoreStats {
-  transactions: number;
-  ops: number;
-  rows: number;
-  batches: number;
-  largestBatch: number;
-  refused: number;
-  /** Longest time one batch took from BEGIN to COMMIT (ms; the event loop runs meanwhile). */
-  longestBatchMs: number;
+/** The writer's counters since open (longestBatchMs: BEGIN to COMMIT; the event loop runs meanwhile). */
+export interface PostgresStoreStats extends StoreWriteStats {
   /** Transactions retried (deadlock, serialization failure, a connection lost before COMMIT). */
   retries: number;
 }
 
-type OpFields<K extends PgWriteOp["kind"] = PgWriteOp["kind"]> = K extends PgWriteOp["kind"]
-  ? Omit<Extract<PgWriteOp, { kind: K }>, "resolve" | "reject" | "result" | "error">
-  : never;
-
-/** Upper bound for `read` when no uptoSeq is given (seq is a PostgreSQL integer). */
-const NO_UPPER = 2 ** 31 - 1;
+/** The largest seq (a PostgreSQL integer): a read's bound when no uptoSeq is given. */
+const MAX_SEQ = 2 ** 31 - 1;
 
 /**
  * Attempts of a transaction or a read: after a deadlock or serialization race (single ops), or a
@@ -82,16 +78,7 @@ const NO_UPPER = 2 ** 31 - 1;
 const RETRIES = 3;
 
 export class PostgresStore implements Store {
-  readonly stats: PostgresStoreStats = {
-    transactions: 0,
-    ops: 0,
-    rows: 0,
-    batches: 0,
-    largestBatch: 0,
-    refused: 0,
-    longestBatchMs: 0,
-    retries: 0,
-  };
+  readonly stats: PostgresStoreStats = { ...zeroWriteStats(), retries: 0 };
   private pending: PgWriteOp[] = [];
   /** The running write loop, if any. */
   private writing: Promise<void> | undefined;
@@ -111,9 +98,7 @@ export class PostgresStore implements Store {
    * missing, within the connect timeout, never hanging.
    */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const where = redactUrl(url);
-    if (!/^postgres(ql)?:\/\//i.test(url))
-      throw new SparError("unavailable", `${where} is not a postgres:// URL; the postgres store needs one`);
+    const where = postgresWhere(url);
     const timeoutSeconds = options.connectTimeoutSeconds ?? 10;
     let sql: SQL;
     try {
@@ -149,30 +134,16 @@ export class PostgresStore implements Store {
   // ---- event log --------------------------------------------------------------------------
 
   append(session: SessionKey, events: readonly SessionEvent[], options?: AppendOptions): Promise<CommittedRow[]> {
-    const drained = options?.drainedPromptIds ?? [];
-    if (events.length === 0) {
-      if (drained.length > 0) {
-        return Promise.reject(new SparError("bad_request", "drainedPromptIds given without events to record them"));
-      }
-      return Promise.resolve([]);
-    }
-    if (drained.length > 1 && new Set(drained).size !== drained.length) {
-      return Promise.reject(new SparError("bad_request", "drainedPromptIds holds a prompt id twice"));
-    }
-    const payloads: string[] = new Array(events.length);
-    try {
-      for (let i = 0; i < events.length; i++) payloads[i] = JSON.stringify(events[i]);
-    } catch (error) {
-      return Promise.reject(new SparError("bad_request", `event is not serializable: ${String(error)}`));
-    }
-    return this.submit<CommittedRow[]>({ kind: "append", key: session, events, payloads, drained });
+    const checked = checkAppend(events, options);
+    if (!checked.ok) return Promise.reject(checked.error);
+    if (checked.value === undefined) return Promise.resolve([]);
+    return this.submit<CommittedRow[]>({ kind: "append", key: session, events, ...checked.value });
   }
 
   read(session: SessionKey, afterSeq: number, limit: number, uptoSeq?: number): Promise<CommittedRow[]> {
-    // Seqs are integers from 1: seq > afterSeq means seq > lo, seq <= uptoSeq means seq <= hi.
-    const lo = Math.max(0, Math.floor(afterSeq));
-    const hi = Math.min(NO_UPPER, Math.floor(uptoSeq ?? NO_UPPER), lo + Math.floor(Math.min(limit, NO_UPPER)));
-    if (!(limit >= 1) || !(hi > lo)) return this.reading(async () => []);
+    const range = readRange(afterSeq, limit, uptoSeq, MAX_SEQ);
+    if (range === undefined) return this.reading(async () => []);
+    const { lo, hi } = range;
     return this.reading(async () => {
       const rows: { seq: number; body: string }[] = await this.sql`SELECT e.seq, e.body FROM spar_events e
         JOIN spar_sessions s ON s.pk = e.session_pk
@@ -314,20 +285,13 @@ export class PostgresStore implements Store {
 
   // ---- the write queue --------------------------------------------------------------------
 
-  private submit<T>(fields: OpFields): Promise<T> {
-    if (this.closed) return Promise.reject(this.closedError());
-    const { promise, resolve, reject } = Promise.withResolvers<T>();
-    const op = fields as PgWriteOp;
-    op.resolve = resolve as (value: unknown) => void;
-    op.reject = reject;
-    op.result = undefined;
-    op.error = undefined;
-    const trace = writeContext();
-    if (trace !== undefined) op.trace = trace;
+  private submit<T>(fields: WriteFields<PgWriteOp>): Promise<T> {
+    if (this.closed) return Promise.reject(storeClosed(this.where));
+    const { op, settled } = pendingWrite<T, PgWriteOp>(fields);
     this.pending.push(op);
     // The loop starts after this tick's other requests joined the batch.
     this.writing ??= Promise.resolve().then(() => this.writeLoop());
-    return promise;
+    return settled;
   }
 
   /** Commits batches until nothing is pending; each batch is what queued while the last one ran. */
@@ -412,7 +376,7 @@ export class PostgresStore implements Store {
 
   /** Reads are retried on another connection after a store-level failure, like writes before COMMIT. */
   private async reading<T>(run: () => Promise<T>): Promise<T> {
-    if (this.closed) throw this.closedError();
+    if (this.closed) throw storeClosed(this.where);
     for (let attempt = 1; ; attempt++) {
       try {
         return await run();
@@ -420,9 +384,5 @@ export class PostgresStore implements Store {
         if (!isStoreLevel(error) || attempt >= RETRIES || this.closed) throw readFailed(error);
       }
     }
-  }
-
-  private closedError(): SparError {
-    return new SparError("unavailable", `session store ${this.where} is closed`);
   }
 }

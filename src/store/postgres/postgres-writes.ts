@@ -10,9 +10,9 @@ import type { TransactionSQL } from "bun";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import type { StoreWriteOp } from "../store-write-op.ts";
 import { encodeTraceCarrier } from "../../core/trace-carrier.ts";
-import { SparError } from "../../core/errors.ts";
 import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
-import { type SessionKey, sessionKeyString } from "../../core/session-key.ts";
+import type { SessionKey } from "../../core/session-key.ts";
+import { alreadyAborted, promptNotPending, promptQueued, sessionExists, sessionNotFound } from "../store-rules.ts";
 
 export type PgWriteOp = StoreWriteOp;
 
@@ -76,8 +76,7 @@ async function updateSession(tx: TransactionSQL, op: SessionUpdate): Promise<voi
       const { at, reason, by } = op.abort;
       const rows = await tx`UPDATE spar_sessions SET aborted_at = ${at}, abort_reason = ${reason}, aborted_by = ${by}
         WHERE pk = ${pk} AND aborted_at IS NULL RETURNING pk`;
-      if (rows.length === 0)
-        op.error = new SparError("conflict", `session ${JSON.stringify(op.key.id)}: session already aborted`);
+      if (rows.length === 0) op.error = alreadyAborted(op.key);
       return;
     }
     default:
@@ -91,17 +90,14 @@ async function append(tx: TransactionSQL, op: Extract<PgWriteOp, { kind: "append
     await tx`SELECT pk, head FROM spar_sessions WHERE app = ${op.key.app} AND sid = ${op.key.id} FOR UPDATE`;
   const session = found[0];
   if (session === undefined) {
-    op.error = notFound(op.key);
+    op.error = sessionNotFound(op.key);
     return 0;
   }
   for (const promptId of op.drained) {
     const pending =
       await tx`SELECT 1 FROM spar_inbox WHERE session_pk = ${session.pk} AND prompt_id = ${promptId} AND NOT drained`;
     if (pending.length === 0) {
-      op.error = new SparError(
-        "conflict",
-        `prompt ${promptId} is not pending in the inbox of session ${sessionKeyString(op.key)}`,
-      );
+      op.error = promptNotPending(promptId, op.key);
       return 0;
     }
   }
@@ -128,7 +124,7 @@ async function create(tx: TransactionSQL, record: SessionRecord, op: PgWriteOp):
       ${JSON.stringify(record.contributors)}, ${record.title ?? null}, ${record.createdAt}, ${record.lastTouchedAt})
     ON CONFLICT (app, sid) DO NOTHING RETURNING pk`;
   if (inserted.length === 0) {
-    op.error = new SparError("conflict", `session ${sessionKeyString(record)} already exists`);
+    op.error = sessionExists(record);
     return;
   }
   await tx`DELETE FROM spar_tombstones WHERE app = ${record.app} AND sid = ${record.id}`;
@@ -153,19 +149,14 @@ async function enqueue(tx: TransactionSQL, key: SessionKey, item: InboxItem, op:
   const inserted = await tx`INSERT INTO spar_inbox (session_pk, prompt_id, message, queued_at, wake, trace_context)
     VALUES (${pk}, ${item.promptId}, ${item.message}, ${item.queuedAt}, ${item.wake}, ${encodeTraceCarrier(item.trace)})
     ON CONFLICT (session_pk, prompt_id) DO NOTHING RETURNING ord`;
-  if (inserted.length === 0)
-    op.error = new SparError("conflict", `prompt ${item.promptId} is already in session ${sessionKeyString(key)}`);
+  if (inserted.length === 0) op.error = promptQueued(item.promptId, key);
 }
 
 async function existing(tx: TransactionSQL, key: SessionKey, op: PgWriteOp): Promise<string | undefined> {
   const rows: { pk: string }[] = await tx`SELECT pk FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id}`;
   const pk = rows[0]?.pk;
-  if (pk === undefined) op.error = notFound(key);
+  if (pk === undefined) op.error = sessionNotFound(key);
   return pk;
-}
-
-function notFound(key: SessionKey): SparError {
-  return new SparError("not_found", `session ${sessionKeyString(key)} not found`);
 }
 
 function assertNever(value: never): never {

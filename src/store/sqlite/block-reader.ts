@@ -6,7 +6,7 @@
  */
 import type { Statement } from "bun:sqlite";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
-import { SparError } from "../../core/errors.ts";
+import { decodeBlock } from "./log-codec.ts";
 
 interface ParsedBlock {
   pk: number;
@@ -36,13 +36,7 @@ export class BlockReader {
       if (lo >= hi) return rows;
     }
     for (const [first, last, body] of this.readBlocks.values(pk, lo, hi) as [number, number, string][]) {
-      const events = JSON.parse(body) as SessionEvent[];
-      if (!Array.isArray(events) || events.length !== last - first + 1) {
-        throw new SparError(
-          "unavailable",
-          `session store ${this.path} is inconsistent: block ${first}..${last} of session #${pk}`,
-        );
-      }
+      const events = decodeBlock(body, first, last, pk, this.path);
       pushRows(rows, events, first, Math.max(lo, first - 1), Math.min(last, hi));
       this.lastBlock = { pk, first, last, events };
     }

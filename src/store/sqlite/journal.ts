@@ -5,11 +5,18 @@
  * never touch SQLite and a merge re-encodes nothing. Valid because one daemon holds the file (D18)
  * and every write passes through one writer. Inside a write transaction changes are only staged;
  * `commit` applies them and `rollback` drops them, so a refused batch leaves memory exactly as it
- * was. Owns the log row's encoding (`logRow`, `load`) and the block encoding (`blocksThrough`);
- * runs no SQL besides loading itself at open.
+ * was. Builds the log row (`logRow`) and the merge's blocks (`blocksThrough`) and loads the log
+ * back (`load`) through log-codec.ts; runs no SQL besides loading itself at open.
  */
-import type { CommittedRow, SessionEvent } from "../../core/events.ts";
-import { SparError } from "../../core/errors.ts";
+import type { CommittedRow } from "../../core/events.ts";
+import {
+  decodeLogBody,
+  encodeBlockBody,
+  encodeLogBody,
+  encodeSegment,
+  inconsistent,
+  segmentRows,
+} from "./log-codec.ts";
 import type { Statements } from "./statements.ts";
 
 export interface Tail {
@@ -39,7 +46,7 @@ export class JournalMemory {
   /** Log rows in the table, oldest first. */
   private batches: Batch[] = [];
   private staged: Staged[] = [];
-  /** `[pk,firstSeq,[payload,...]]` per append of the running transaction. */
+  /** The log segment of each append of the running transaction (log-codec.ts). */
   private stagedSegments: string[] = [];
   private stagedRows = 0;
   private rowCount = 0;
@@ -76,7 +83,7 @@ export class JournalMemory {
   /** Rows appended to session `pk` by this transaction (their JSON in `payloads`); visible after commit. */
   stageAppend(pk: number, rows: CommittedRow[], payloads: string[]): void {
     this.staged.push({ pk, rows, payloads });
-    this.stagedSegments.push(`[${pk},${(rows[0] as CommittedRow).seq},[${payloads.join(",")}]]`);
+    this.stagedSegments.push(encodeSegment(pk, (rows[0] as CommittedRow).seq, payloads));
     this.stagedRows += rows.length;
   }
 
@@ -88,7 +95,7 @@ export class JournalMemory {
   /** The one log row this transaction must insert ([id, body]), or undefined when it appended nothing. */
   logRow(): [number, string] | undefined {
     if (this.stagedSegments.length === 0) return undefined;
-    return [this.nextId, `[${this.stagedSegments.join(",")}]`];
+    return [this.nextId, encodeLogBody(this.stagedSegments)];
   }
 
   commit(): void {
@@ -164,7 +171,7 @@ export class JournalMemory {
       for (let a = 0; a < k; a += blockRows) {
         const b = Math.min(k, a + blockRows);
         const first = (tail.rows[a] as CommittedRow).seq;
-        blocks.push([pk, first, first + b - a - 1, `[${tail.payloads.slice(a, b).join(",")}]`]);
+        blocks.push([pk, first, first + b - a - 1, encodeBlockBody(tail.payloads.slice(a, b))]);
       }
     }
     return blocks;
@@ -200,9 +207,9 @@ export class JournalMemory {
     const memory = new JournalMemory();
     const live = new Map<number, boolean>();
     for (const [id, body] of st.loadLog.values() as [number, string][]) {
-      const segments = parseLogBody(body, id, path);
       let rows = 0;
-      for (const [pk, firstSeq, events] of segments) {
+      for (const segment of decodeLogBody(body, id, path)) {
+        const [pk, firstSeq, events] = segment;
         rows += events.length;
         let exists = live.get(pk);
         if (exists === undefined) {
@@ -215,7 +222,7 @@ export class JournalMemory {
           throw inconsistent(path, `log row ${id}: seq ${firstSeq} of session #${pk} does not follow seq ${previous}`);
         memory.push(
           pk,
-          events.map((event, i) => ({ seq: firstSeq + i, event })),
+          segmentRows(segment),
           events.map((event) => JSON.stringify(event)),
           id,
         );
@@ -231,33 +238,4 @@ function rowsThrough(tail: Tail, hi: number): number {
   let k = 0;
   while (k < tail.ids.length && (tail.ids[k] as number) <= hi) k++;
   return k;
-}
-
-type Segment = [number, number, SessionEvent[]];
-
-function parseLogBody(body: string, id: number, path: string): Segment[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    throw inconsistent(path, `log row ${id} is not JSON`);
-  }
-  const ok =
-    Array.isArray(parsed) &&
-    parsed.every(
-      (s: unknown) =>
-        Array.isArray(s) &&
-        s.length === 3 &&
-        Number.isSafeInteger(s[0]) &&
-        Number.isSafeInteger(s[1]) &&
-        s[1] >= 1 &&
-        Array.isArray(s[2]) &&
-        s[2].length > 0,
-    );
-  if (!ok) throw inconsistent(path, `log row ${id} is not a list of [session, seq, events]`);
-  return parsed as Segment[];
-}
-
-function inconsistent(path: string, detail: string): SparError {
-  return new SparError("unavailable", `session store ${path} is inconsistent: ${detail}`);
 }

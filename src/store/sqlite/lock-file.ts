@@ -20,7 +20,8 @@ import { Database } from "bun:sqlite";
 import { existsSync, unlinkSync } from "node:fs";
 import { SparError } from "../../core/errors.ts";
 import { createPrivateFile, tightenModes } from "../../fs/private-files.ts";
-import { errorMessage, inUseError, isBusy, sqliteCode } from "./sqlite-errors.ts";
+import { errorMessage } from "../store-rules.ts";
+import { inUseError, isBusy, sqliteCode } from "./sqlite-errors.ts";
 
 /** A second daemon is refused after this wait (a daemon that is just exiting gets this much grace). */
 const LOCK_BUSY_TIMEOUT_MS = 100;

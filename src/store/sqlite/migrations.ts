@@ -5,7 +5,7 @@
  * never opens files.
  */
 import type { Database } from "bun:sqlite";
-import { SparError } from "../../core/errors.ts";
+import { schemaRefusal } from "../store-rules.ts";
 
 type Migration = (db: Database) => void;
 
@@ -201,12 +201,8 @@ export function schemaVersion(db: Database): number {
 /** Brings the file to SCHEMA_VERSION; refuses a file written by a newer spar. */
 export function migrate(db: Database, path: string): void {
   const current = schemaVersion(db);
-  if (current > SCHEMA_VERSION) {
-    throw new SparError(
-      "unavailable",
-      `session store ${path} has schema version ${current}, newer than this spar supports (${SCHEMA_VERSION}); upgrade spar or choose another --session-db`,
-    );
-  }
+  const refused = schemaRefusal(path, current, SCHEMA_VERSION, { hint: " or choose another --session-db" });
+  if (refused !== undefined) throw refused;
   for (let version = current; version < SCHEMA_VERSION; version++) {
     const step = MIGRATIONS[version];
     if (step === undefined) break;

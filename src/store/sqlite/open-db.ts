@@ -15,7 +15,8 @@ import { SparError } from "../../core/errors.ts";
 import { StoreLock } from "./lock-file.ts";
 import { migrate } from "./migrations.ts";
 import { createPrivateFile, tightenModes } from "../../fs/private-files.ts";
-import { errorMessage, inUseError, isBusy, notOursError, sqliteCode } from "./sqlite-errors.ts";
+import { errorMessage } from "../store-rules.ts";
+import { inUseError, isBusy, notOursError, sqliteCode } from "./sqlite-errors.ts";
 
 /** 'SPAR' in ASCII. */
 export const SPAR_APPLICATION_ID = 0x53504152;

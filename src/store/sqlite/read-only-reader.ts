@@ -4,33 +4,38 @@
  * so it reads a store no daemon holds and one a daemon is serving alike, and never changes a byte
  * of it: no migration, no WAL switch, no checkpoint. A session's rows are its merged
  * `event_blocks` and its segments of the `log` table not merged yet, read in one transaction (a
- * merge moves rows from one to the other in one transaction, so the two never overlap or miss).
+ * merge moves rows from one to the other in one transaction, so the two never overlap or miss),
+ * decoded by the daemon's own codec and block reader (log-codec.ts, block-reader.ts).
  */
 import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
-import type { CommittedRow, SessionEvent } from "../../core/events.ts";
+import type { CommittedRow } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import type { SessionRecord } from "../../core/session-store.ts";
 import type { StoreReader } from "../../core/store-reader.ts";
+import { BlockReader } from "./block-reader.ts";
+import { decodeLogBody, segmentRows } from "./log-codec.ts";
 import { SCHEMA_VERSION } from "./migrations.ts";
 import { SPAR_APPLICATION_ID } from "./open-db.ts";
 import { type SessionRow, sessionRecord } from "./row-codec.ts";
-import { errorMessage, isBusy, sqliteCode } from "./sqlite-errors.ts";
+import { LOAD_LOG_SQL, READ_BLOCKS_SQL } from "./statements.ts";
+import { errorMessage, readerFailed, schemaRefusal } from "../store-rules.ts";
+import { isBusy, sqliteCode } from "./sqlite-errors.ts";
 
 /** How long a read waits on a lock a writer holds for a moment (WAL readers rarely wait at all). */
 const READ_BUSY_TIMEOUT_MS = 5000;
 
-type Segment = [number, number, SessionEvent[]];
-
 export class SqliteReader implements StoreReader {
   readonly #db: Database;
+  readonly #blocks: BlockReader;
 
   private constructor(
     db: Database,
     readonly source: string,
   ) {
     this.#db = db;
+    this.#blocks = new BlockReader(db.prepare(READ_BLOCKS_SQL), source);
   }
 
   /** Opens `path` read-only; throws SparError `unavailable` naming it when it is missing or not a spar store. */
@@ -65,7 +70,9 @@ export class SqliteReader implements StoreReader {
         const pks = sessions.map((key) => this.#pk(key));
         const wanted = new Set(pks.filter((pk): pk is number => pk !== undefined));
         const tails = this.#logTails(wanted);
-        return pks.map((pk) => (pk === undefined ? [] : [...this.#blocks(pk), ...(tails.get(pk) ?? [])]));
+        return pks.map((pk) =>
+          pk === undefined ? [] : [...this.#blocks.read(pk, 0, Number.MAX_SAFE_INTEGER), ...(tails.get(pk) ?? [])],
+        );
       })(),
     );
   }
@@ -80,29 +87,16 @@ export class SqliteReader implements StoreReader {
       .get(key.app, key.id)?.pk;
   }
 
-  #blocks(pk: number): CommittedRow[] {
-    const rows: CommittedRow[] = [];
-    const blocks = this.#db
-      .query<{ first_seq: number; body: string }, [number]>(
-        "SELECT first_seq, body FROM event_blocks WHERE session_pk = ? ORDER BY first_seq",
-      )
-      .all(pk);
-    for (const block of blocks) {
-      const events = JSON.parse(block.body) as SessionEvent[];
-      for (const [index, event] of events.entries()) rows.push({ seq: block.first_seq + index, event });
-    }
-    return rows;
-  }
-
   /** The unmerged rows of the wanted sessions, from the `log` table (one group commit per row). */
   #logTails(wanted: ReadonlySet<number>): Map<number, CommittedRow[]> {
     const tails = new Map<number, CommittedRow[]>();
     if (wanted.size === 0) return tails;
-    for (const { body } of this.#db.query<{ body: string }, []>("SELECT body FROM log ORDER BY id").all()) {
-      for (const [pk, firstSeq, events] of JSON.parse(body) as Segment[]) {
+    for (const { id, body } of this.#db.query<{ id: number; body: string }, []>(LOAD_LOG_SQL).all()) {
+      for (const segment of decodeLogBody(body, id, this.source)) {
+        const pk = segment[0];
         if (!wanted.has(pk)) continue;
         const tail = tails.get(pk) ?? [];
-        for (const [index, event] of events.entries()) tail.push({ seq: firstSeq + index, event });
+        for (const row of segmentRows(segment)) tail.push(row);
         tails.set(pk, tail);
       }
     }
@@ -124,16 +118,8 @@ function checkOurs(db: Database, path: string): void {
   if (application !== SPAR_APPLICATION_ID)
     throw new SparError("unavailable", `${path} is not a spar session store (its application_id is not SPAR)`);
   const version = db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
-  if (version > SCHEMA_VERSION)
-    throw new SparError(
-      "unavailable",
-      `session store ${path} has schema version ${version}, newer than this build's ${SCHEMA_VERSION}; upgrade spar`,
-    );
-  if (version < SCHEMA_VERSION)
-    throw new SparError(
-      "unavailable",
-      `session store ${path} has schema version ${version}, older than this build's ${SCHEMA_VERSION}; start this build's daemon on it once to migrate it (the reader never writes)`,
-    );
+  const refused = schemaRefusal(path, version, SCHEMA_VERSION, { reader: true });
+  if (refused !== undefined) throw refused;
 }
 
 function failure(path: string, error: unknown): SparError {
@@ -146,5 +132,5 @@ function failure(path: string, error: unknown): SparError {
       "unavailable",
       `session store ${path} stayed locked for ${READ_BUSY_TIMEOUT_MS / 1000} s; try again`,
     );
-  return new SparError("unavailable", `cannot read session store ${path}: ${errorMessage(error)}`);
+  return readerFailed(path, error);
 }

@@ -1,20 +1,18 @@
 /**
  * Translation of bun:sqlite failures into SparError for the sqlite store. Owns the rule of which
  * SQLite result codes mean "the store as a whole refused" (every op of a batch fails with
- * `unavailable`) versus "this one statement failed" (only the op that ran it fails).
+ * `unavailable`) versus "this one statement failed" (only the op that ran it fails); the texts
+ * are both stores' (store-rules.ts), with the SQLite code as `sqlite_code`.
  * Pure: never touches a database.
  */
 import { SparError } from "../../core/errors.ts";
+import { engineFailures, errorMessage } from "../store-rules.ts";
 
 /** The extended SQLite code name of an error (`SQLITE_BUSY`, `SQLITE_IOERR_WRITE`, ...), if any. */
 export function sqliteCode(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === "string" && code.startsWith("SQLITE_") ? code : undefined;
-}
-
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** Primary codes that say the file or the connection refused, not one statement's data. */
@@ -57,23 +55,6 @@ export function notOursError(path: string, why: string): SparError {
   return new SparError("unavailable", `${path} is not a spar session store (${why}); refusing to open it`);
 }
 
-export function writeRefused(error: unknown): SparError {
-  return new SparError("unavailable", `session store refused the write: ${errorMessage(error)}`, {
-    sqlite_code: sqliteCode(error) ?? null,
-  });
-}
-
-export function readFailed(error: unknown): SparError {
-  if (error instanceof SparError) return error;
-  return new SparError("unavailable", `session store read failed: ${errorMessage(error)}`, {
-    sqlite_code: sqliteCode(error) ?? null,
-  });
-}
-
-/** An op that failed on its own (not a store-level refusal): a bug or unexpected data. */
-export function opFailed(error: unknown): SparError {
-  if (error instanceof SparError) return error;
-  return new SparError("internal", `session store write failed: ${errorMessage(error)}`, {
-    sqlite_code: sqliteCode(error) ?? null,
-  });
-}
+export const { writeRefused, readFailed, opFailed } = engineFailures((error) => ({
+  sqlite_code: sqliteCode(error) ?? null,
+}));

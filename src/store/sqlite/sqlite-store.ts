@@ -15,8 +15,9 @@
  * append too).
  */
 import { basename } from "node:path";
-import { commitSpan, writeContext } from "../../telemetry/commit-trace.ts";
-import { batchSize } from "../store-write-op.ts";
+import { commitSpan } from "../../telemetry/commit-trace.ts";
+import { checkAppend, errorMessage, readRange, storeClosed } from "../store-rules.ts";
+import { type WriteFields, batchSize, pendingWrite } from "../store-write-op.ts";
 import type { Database } from "bun:sqlite";
 import type { AppendOptions } from "../../core/event-log.ts";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
@@ -40,7 +41,7 @@ import { MAX_BLOCK_ROWS } from "./migrations.ts";
 import { openDatabase, WAL_AUTOCHECKPOINT_PAGES, type OpenOptions } from "./open-db.ts";
 import { inboxItem, sessionKey, sessionRecord } from "./row-codec.ts";
 import { SessionIndex } from "./session-index.ts";
-import { errorMessage, readFailed } from "./sqlite-errors.ts";
+import { readFailed } from "./sqlite-errors.ts";
 import { Statements } from "./statements.ts";
 import { BatchWriter, type WriteOp, type WriterStats } from "./write-ops.ts";
 
@@ -84,16 +85,8 @@ export type SqliteStoreStats = WriterStats &
     journalRows: number;
   };
 
-/** What a caller supplies for an op; the promise and outcome fields are added by submit. */
-type OpFields<K extends WriteOp["kind"] = WriteOp["kind"]> = K extends WriteOp["kind"]
-  ? Omit<Extract<WriteOp, { kind: K }>, "resolve" | "reject" | "result" | "error">
-  : never;
-
 /** SQLite's default page size, which the store keeps. */
 const PAGE_SIZE = 4096;
-
-/** Upper bound for `read` when no uptoSeq is given. */
-const NO_UPPER = Number.MAX_SAFE_INTEGER;
 
 export class SqliteStore implements Store {
   private readonly index: SessionIndex;
@@ -220,28 +213,14 @@ export class SqliteStore implements Store {
   // ---- event log --------------------------------------------------------------------------
 
   append(session: SessionKey, events: readonly SessionEvent[], options?: AppendOptions): Promise<CommittedRow[]> {
-    const drained = options?.drainedPromptIds ?? [];
-    if (events.length === 0) {
-      if (drained.length > 0) {
-        return Promise.reject(new SparError("bad_request", "drainedPromptIds given without events to record them"));
-      }
-      return Promise.resolve([]);
-    }
-    if (drained.length > 1 && new Set(drained).size !== drained.length) {
-      return Promise.reject(new SparError("bad_request", "drainedPromptIds holds a prompt id twice"));
-    }
-    const payloads: string[] = new Array(events.length);
-    try {
-      for (let i = 0; i < events.length; i++) payloads[i] = JSON.stringify(events[i]);
-    } catch (error) {
-      return Promise.reject(new SparError("bad_request", `event is not serializable: ${String(error)}`));
-    }
+    const checked = checkAppend(events, options);
+    if (!checked.ok) return Promise.reject(checked.error);
+    if (checked.value === undefined) return Promise.resolve([]);
     return this.submit<CommittedRow[]>({
       kind: "append",
       key: session,
       events,
-      payloads,
-      drained,
+      ...checked.value,
       weight: events.length,
     });
   }
@@ -249,12 +228,11 @@ export class SqliteStore implements Store {
   read(session: SessionKey, afterSeq: number, limit: number, uptoSeq?: number): Promise<CommittedRow[]> {
     return this.reading(() => {
       const entry = this.index.lookup(session);
-      if (entry === undefined || !(limit >= 1)) return [];
-      // Seqs are integers from 1: seq > afterSeq means seq > lo, seq <= uptoSeq means seq <= hi.
-      const lo = Math.max(0, Math.floor(afterSeq));
+      if (entry === undefined) return [];
       const head = this.index.head(entry);
-      const hi = Math.min(head, Math.floor(uptoSeq ?? NO_UPPER), lo + Math.floor(Math.min(limit, NO_UPPER)));
-      if (!(hi > lo)) return [];
+      const range = readRange(afterSeq, limit, uptoSeq, head);
+      if (range === undefined) return [];
+      const { lo, hi } = range;
       const tail = this.journal.tail(entry.pk);
       // Rows up to `merged` are in `events`, the rest in memory.
       const merged = tail === undefined ? head : (tail.rows[0] as CommittedRow).seq - 1;
@@ -427,30 +405,19 @@ export class SqliteStore implements Store {
     }
   }
 
-  private submit<T>(fields: OpFields): Promise<T> {
-    if (this.closed) return Promise.reject(this.closedError());
-    const { promise, resolve, reject } = Promise.withResolvers<T>();
-    const op = fields as WriteOp;
-    op.resolve = resolve as (value: unknown) => void;
-    op.reject = reject;
-    op.result = undefined;
-    op.error = undefined;
-    const trace = writeContext();
-    if (trace !== undefined) op.trace = trace;
+  private submit<T>(fields: WriteFields<WriteOp>): Promise<T> {
+    if (this.closed) return Promise.reject(storeClosed(this.path));
+    const { op, settled } = pendingWrite<T, WriteOp>(fields);
     this.queue.push(op);
-    return promise;
+    return settled;
   }
 
   private reading<T>(run: () => T): Promise<T> {
-    if (this.closed) return Promise.reject(this.closedError());
+    if (this.closed) return Promise.reject(storeClosed(this.path));
     try {
       return Promise.resolve(run());
     } catch (error) {
       return Promise.reject(readFailed(error));
     }
-  }
-
-  private closedError(): SparError {
-    return new SparError("unavailable", `session store ${this.path} is closed`);
   }
 }

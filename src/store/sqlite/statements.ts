@@ -9,6 +9,16 @@ import type { InboxRow, KeyRow, SessionParams, SessionRow } from "./row-codec.ts
 type Pk = [number];
 type AppSid = [string, string];
 
+/**
+ * (pk, afterSeq, uptoSeq): every block holding a seq of afterSeq < seq <= uptoSeq. A block
+ * holding afterSeq + 1 starts after afterSeq - MAX_BLOCK_ROWS, which bounds the index seek. Also
+ * the read-only reader's (read-only-reader.ts).
+ */
+export const READ_BLOCKS_SQL = `SELECT first_seq, last_seq, body FROM event_blocks WHERE session_pk = ?1 AND first_seq > ?2 - ${MAX_BLOCK_ROWS} AND first_seq <= ?3 AND last_seq > ?2 ORDER BY first_seq`;
+
+/** Every log row, oldest first (the daemon loads them at open, the read-only reader reads them). */
+export const LOAD_LOG_SQL = "SELECT id, body FROM log ORDER BY id";
+
 export class Statements {
   /** BEGIN IMMEDIATE / COMMIT prepared once: a group commit is a few statements, so these count. */
   readonly begin: Statement<unknown, []>;
@@ -88,11 +98,7 @@ export class Statements {
     this.maxSeq = db.prepare(
       "SELECT last_seq AS head FROM event_blocks WHERE session_pk = ? ORDER BY first_seq DESC LIMIT 1",
     );
-    // (pk, afterSeq, uptoSeq): every block holding a seq of afterSeq < seq <= uptoSeq. A block
-    // holding afterSeq + 1 starts after afterSeq - MAX_BLOCK_ROWS, which bounds the index seek.
-    this.readBlocks = db.prepare(
-      `SELECT first_seq, last_seq, body FROM event_blocks WHERE session_pk = ?1 AND first_seq > ?2 - ${MAX_BLOCK_ROWS} AND first_seq <= ?3 AND last_seq > ?2 ORDER BY first_seq`,
-    );
+    this.readBlocks = db.prepare(READ_BLOCKS_SQL);
     this.insertBlock = db.prepare(
       "INSERT INTO event_blocks (session_pk, first_seq, last_seq, body) VALUES (?, ?, ?, ?)",
     );
@@ -100,7 +106,7 @@ export class Statements {
     this.probe = db.prepare("SELECT 1 FROM log LIMIT 1");
 
     this.insertLog = db.prepare("INSERT INTO log (id, body) VALUES (?, ?)");
-    this.loadLog = db.prepare("SELECT id, body FROM log ORDER BY id");
+    this.loadLog = db.prepare(LOAD_LOG_SQL);
     this.trimLog = db.prepare("DELETE FROM log WHERE id <= ?");
 
     this.inboxState = db.prepare("SELECT drained FROM inbox WHERE session_pk = ? AND prompt_id = ?");

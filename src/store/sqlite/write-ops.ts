@@ -10,11 +10,11 @@
  */
 import type { Database } from "bun:sqlite";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
-import type { StoreWriteOp } from "../store-write-op.ts";
-import { SparError } from "../../core/errors.ts";
+import { type StoreWriteOp, type StoreWriteStats, zeroWriteStats } from "../store-write-op.ts";
 import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import { encodeTraceCarrier } from "../../core/trace-carrier.ts";
-import { sessionKeyString, type SessionKey } from "../../core/session-key.ts";
+import type { SessionKey } from "../../core/session-key.ts";
+import { alreadyAborted, promptNotPending, promptQueued, sessionExists, sessionNotFound } from "../store-rules.ts";
 import type { QueuedOp } from "./group-commit.ts";
 import type { JournalMemory } from "./journal.ts";
 import { sessionParams } from "./row-codec.ts";
@@ -24,36 +24,14 @@ import type { Statements } from "./statements.ts";
 
 export type WriteOp = StoreWriteOp & QueuedOp;
 
-export interface WriterStats {
-  /** Write transactions committed. */
-  transactions: number;
-  /** Ops settled by a committed transaction (succeeded or failed validation). */
-  ops: number;
-  /** Event rows committed. */
-  rows: number;
-  /** Batches handed over by the queue. */
-  batches: number;
-  /** Most ops in one batch. */
-  largestBatch: number;
-  /** Transactions rolled back because the store refused the write. */
-  refused: number;
-  /** Longest time one batch held the event loop (ms), WAL auto-checkpoints (if any) included. */
-  longestBatchMs: number;
+/** The writer's counters since open (longestBatchMs: the event loop held, WAL auto-checkpoints included). */
+export interface WriterStats extends StoreWriteStats {
   /** Batches declined because the database was busy, and retried. */
   busyRetries: number;
 }
 
 export class BatchWriter {
-  readonly stats: WriterStats = {
-    transactions: 0,
-    ops: 0,
-    rows: 0,
-    batches: 0,
-    largestBatch: 0,
-    refused: 0,
-    longestBatchMs: 0,
-    busyRetries: 0,
-  };
+  readonly stats: WriterStats = { ...zeroWriteStats(), busyRetries: 0 };
   private readonly txn: (batch: WriteOp[]) => void;
   private txRows = 0;
 
@@ -167,8 +145,7 @@ export class BatchWriter {
         const entry = this.existing(op.key, op);
         if (entry === undefined) return;
         const { at, reason, by } = op.abort;
-        if (this.st.setAbort.run(at, reason, by, entry.pk).changes === 0)
-          op.error = new SparError("conflict", `session ${JSON.stringify(op.key.id)}: session already aborted`);
+        if (this.st.setAbort.run(at, reason, by, entry.pk).changes === 0) op.error = alreadyAborted(op.key);
         return;
       }
       case "claim": {
@@ -195,10 +172,7 @@ export class BatchWriter {
     for (const promptId of op.drained) {
       const state = this.st.inboxState.get(entry.pk, promptId);
       if (state === null || state.drained !== 0) {
-        op.error = new SparError(
-          "conflict",
-          `prompt ${promptId} is not pending in the inbox of session ${sessionKeyString(op.key)}`,
-        );
+        op.error = promptNotPending(promptId, op.key);
         return;
       }
     }
@@ -216,7 +190,7 @@ export class BatchWriter {
   private create(record: SessionRecord, op: WriteOp): void {
     const key = { app: record.app, id: record.id };
     if (this.index.lookup(key) !== undefined) {
-      op.error = new SparError("conflict", `session ${sessionKeyString(key)} already exists`);
+      op.error = sessionExists(key);
       return;
     }
     const { lastInsertRowid } = this.st.insertSession.run(...sessionParams(record));
@@ -244,7 +218,7 @@ export class BatchWriter {
     const entry = this.existing(key, op);
     if (entry === undefined) return;
     if (this.st.inboxState.get(entry.pk, item.promptId) !== null) {
-      op.error = new SparError("conflict", `prompt ${item.promptId} is already in session ${sessionKeyString(key)}`);
+      op.error = promptQueued(item.promptId, key);
       return;
     }
     this.st.insertInbox.run(
@@ -259,7 +233,7 @@ export class BatchWriter {
 
   private existing(key: SessionKey, op: WriteOp) {
     const entry = this.index.lookup(key);
-    if (entry === undefined) op.error = new SparError("not_found", `session ${sessionKeyString(key)} not found`);
+    if (entry === undefined) op.error = sessionNotFound(key);
     return entry;
   }
 }

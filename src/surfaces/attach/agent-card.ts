@@ -26,9 +26,14 @@ import type { AgentCardSettings, CuratedSkill } from "./agent-card-config.ts";
 import { Elysia } from "elysia";
 import * as v from "valibot";
 import { type TrustedProxies, isTrustedProxy } from "../http/trusted-proxies.ts";
+import {
+  A2A_PROTOCOL_VERSION,
+  type AgentCard,
+  type AgentSkill,
+  type SecurityScheme,
+} from "../../protocols/a2a/a2a-wire.ts";
 
 export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
-export const A2A_PROTOCOL_VERSION = "0.3.0";
 
 /** A loaded skill bundle as the card lists it (name and description from its front matter). */
 export interface BundleSkill {
@@ -48,38 +53,11 @@ export interface AgentCardOptions {
   origin?: PublicOrigin;
 }
 
-export interface AgentCardSkill {
-  id: string;
-  name: string;
-  description: string;
-  tags: string[];
-  examples?: string[];
-}
-
-export type AgentCardSecurityScheme = { type: "http"; scheme: "Bearer" } | { type: "mutualTLS" };
-
-/** The subset of the A2A v0.3.0 AgentCard this daemon emits. */
-export interface AgentCard {
-  name: string;
-  description: string;
-  url: string;
-  version: string;
-  protocolVersion: typeof A2A_PROTOCOL_VERSION;
-  provider?: { organization: string; url: string };
-  documentationUrl?: string;
-  capabilities: { streaming: boolean; pushNotifications: boolean; stateTransitionHistory: boolean };
-  defaultInputModes: string[];
-  defaultOutputModes: string[];
-  skills: AgentCardSkill[];
-  securitySchemes?: Record<string, AgentCardSecurityScheme>;
-  security?: Array<Record<string, string[]>>;
-}
-
 const TEXT_MODES = ["text/plain"];
 
 /** Bundle skills (tags `["skill"]`) merged with curated ones; curated wins on id collision. */
-export function mergeSkills(bundles: readonly BundleSkill[], curated: readonly CuratedSkill[]): AgentCardSkill[] {
-  const byId = new Map<string, AgentCardSkill>();
+export function mergeSkills(bundles: readonly BundleSkill[], curated: readonly CuratedSkill[]): AgentSkill[] {
+  const byId = new Map<string, AgentSkill>();
   for (const bundle of bundles)
     byId.set(bundle.id, { id: bundle.id, name: bundle.name, description: bundle.description, tags: ["skill"] });
   for (const skill of curated)
@@ -95,7 +73,7 @@ export function mergeSkills(bundles: readonly BundleSkill[], curated: readonly C
 function securityFields(
   options: Pick<AgentCardOptions, "bearer" | "mtls">,
 ): Pick<AgentCard, "securitySchemes" | "security"> {
-  const schemes: Record<string, AgentCardSecurityScheme> = {};
+  const schemes: Record<string, SecurityScheme> = {};
   const requirement: Record<string, string[]> = {};
   if (options.bearer) {
     schemes.bearer = { type: "http", scheme: "Bearer" };

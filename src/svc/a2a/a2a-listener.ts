@@ -25,11 +25,11 @@ import type { Caller } from "../../surfaces/http/caller-auth.ts";
 import type { Workload } from "../workload/workload.ts";
 import {
   A2A_PROTOCOL_VERSION,
-  JsonRpcEnvelope,
+  JsonRpcRequest,
   MessageSendParams,
   type RequestIdValue,
   TaskIdParams,
-} from "./a2a-wire.ts";
+} from "../../protocols/a2a/a2a-wire.ts";
 import type { A2aTasks } from "./a2a-tasks.ts";
 import { aggregatedCard, workloadCard } from "./agent-card.ts";
 import { routeSkill, skillSelector } from "./skill-route.ts";
@@ -135,7 +135,7 @@ async function answer(options: A2aListenerOptions, caller: Caller, body: unknown
       new SparError("bad_request", "batch requests are not served: send one JSON-RPC request per call"),
       -32600,
     );
-  const envelope = v.safeParse(JsonRpcEnvelope, body);
+  const envelope = v.safeParse(JsonRpcRequest, body);
   const id = requestId(body);
   if (!envelope.success) return rpcError(id, new SparError("bad_request", envelope.issues[0].message), -32600);
   const { method, params } = envelope.output;

@@ -16,7 +16,7 @@ import { FeedTap, LIVE_ONLY } from "../../runtime/feed-tap.ts";
 import type { SessionService } from "../../runtime/session-service.ts";
 import type { Caller } from "../../surfaces/http/caller-auth.ts";
 import type { SvcRuntime } from "../dispatch/svc-runtime.ts";
-import { type IncomingMessage, TASK_PREFIX, type StreamEvent, type Task, messageText } from "./a2a-wire.ts";
+import { type IncomingMessage, type StreamEvent, type Task, partTexts } from "../../protocols/a2a/a2a-wire.ts";
 import {
   TASK_ROW,
   type TaskIdentity,
@@ -36,6 +36,9 @@ export interface A2aTasksDeps {
   /** The identity the operator's /resume and CLI act as (main listener): a contributor of every task. */
   operator: string;
 }
+
+/** The prefix of every task id svc mints (a task id is its session id). */
+export const TASK_PREFIX = "a2a-";
 
 /** Failures this process saw, by task id (a transcript cannot prove one). */
 const REGISTRY_LIMIT = 10_000;
@@ -60,12 +63,13 @@ export class A2aTasks {
    * the caller may read), and its state before the turn.
    */
   async prepare(caller: Caller, message: IncomingMessage): Promise<PreparedSend> {
-    const text = messageText(message);
-    if (text === undefined) throw new SparError("bad_request", "the message has no text parts (only text is served)");
+    const texts = partTexts(message.parts);
+    if (texts.length === 0) throw new SparError("bad_request", "the message has no text parts (only text is served)");
     const task =
       message.taskId === undefined
         ? await this.#mint(caller, message.contextId)
         : await this.#existing(caller, message.taskId);
+    const text = texts.join("\n");
     if (message.taskId === undefined) return { caller, task, text, fresh: true };
     return { caller, task, text, before: await this.snapshot(task, caller), fresh: false };
   }

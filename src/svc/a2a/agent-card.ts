@@ -5,16 +5,7 @@
  * token. Cards are public; the base URL is the one the client used (its validated Host).
  */
 import type { Workload } from "../workload/workload.ts";
-import { A2A_PROTOCOL_VERSION } from "./a2a-wire.ts";
-
-export interface AgentSkill {
-  id: string;
-  name: string;
-  description: string;
-  tags: string[];
-  inputModes: string[];
-  outputModes: string[];
-}
+import { A2A_PROTOCOL_VERSION, type AgentCard, type AgentSkill } from "../../protocols/a2a/a2a-wire.ts";
 
 export interface CardOptions {
   /** The listener's base URL as the client reached it (`http://host:port`). */
@@ -36,7 +27,7 @@ export function workloadSkill(workload: Workload): AgentSkill {
   };
 }
 
-function card(name: string, description: string, skills: AgentSkill[], options: CardOptions) {
+function card(name: string, description: string, skills: AgentSkill[], options: CardOptions): AgentCard {
   return {
     protocolVersion: A2A_PROTOCOL_VERSION,
     name,
@@ -65,7 +56,7 @@ function card(name: string, description: string, skills: AgentSkill[], options: 
 }
 
 /** The card at `/.well-known/agent-card.json`: every exposed workload a skill. */
-export function aggregatedCard(workloads: readonly Workload[], options: CardOptions) {
+export function aggregatedCard(workloads: readonly Workload[], options: CardOptions): AgentCard {
   const names = workloads.map((workload) => workload.name).join(", ");
   return card(
     "spar svc",
@@ -76,7 +67,7 @@ export function aggregatedCard(workloads: readonly Workload[], options: CardOpti
 }
 
 /** The card at `/.well-known/agent-card/<name>.json`. */
-export function workloadCard(workload: Workload, options: CardOptions) {
+export function workloadCard(workload: Workload, options: CardOptions): AgentCard {
   return card(
     workload.name,
     workload.a2a.skillDescription || workload.description || workload.name,

@@ -7,7 +7,7 @@
  * stream slot is given back).
  */
 import { jsonRpcError } from "../../surfaces/http/json-rpc-errors.ts";
-import type { RequestIdValue, StreamEvent } from "./a2a-wire.ts";
+import type { RequestIdValue, StreamEvent } from "../../protocols/a2a/a2a-wire.ts";
 
 export function jsonRpcStream(
   id: RequestIdValue,

@@ -7,7 +7,15 @@
  * not plain work (the questions of `input-required`).
  */
 import type { Publication, SessionEvent } from "../../core/events.ts";
-import type { AgentMessage, Artifact, ArtifactUpdate, StatusUpdate, Task, TaskState, TaskStatus } from "./a2a-wire.ts";
+import type {
+  Artifact,
+  ArtifactUpdate,
+  Message,
+  StatusUpdate,
+  Task,
+  TaskState,
+  TaskStatus,
+} from "../../protocols/a2a/a2a-wire.ts";
 
 /** The durable row naming a task's context and skill (written when the task is minted). */
 export const TASK_ROW = "a2a-task";
@@ -26,7 +34,7 @@ export interface TaskSnapshot {
   at: string;
 }
 
-export function agentMessage(task: TaskIdentity, text: string, messageId: string = crypto.randomUUID()): AgentMessage {
+export function agentMessage(task: TaskIdentity, text: string, messageId: string = crypto.randomUUID()): Message {
   return {
     kind: "message",
     messageId,

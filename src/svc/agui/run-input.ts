@@ -22,10 +22,11 @@ const RunId = (name: string) =>
 
 const ContentPart = v.looseObject({ type: v.string(), text: v.optional(v.string()) });
 
+/** A history message: text, content parts, or an activity's object (AG-UI 1.0 `ActivityMessage`). */
 const Message = v.looseObject({
   id: v.optional(v.string()),
   role: v.string("each message needs a role"),
-  content: v.optional(v.union([v.string(), v.array(ContentPart), v.null()])),
+  content: v.optional(v.union([v.string(), v.array(ContentPart), v.record(v.string(), v.unknown()), v.null()])),
 });
 
 export const ResumeEntrySchema = v.looseObject({

@@ -2,7 +2,7 @@
  * Storm payloads, schema v1 (reference section 1.6): `storm` (one session for the whole storm),
  * `storm.member` and `storm.member_superseded` (routing notes) and `storm.update`. Pure.
  */
-import { fingerprint } from "./fingerprint.ts";
+import { type Sha256Hex, fingerprint } from "./fingerprint.ts";
 import { rfc3339 } from "./go-time.ts";
 import type { PayloadContext } from "./payload.ts";
 import type { Severity } from "./signal.ts";
@@ -63,22 +63,22 @@ export function incidentRef(member: StormMember): StormIncidentRef {
   };
 }
 
-export function stormFingerprint(storm: Storm): string {
-  return fingerprint("storm", storm.reason, storm.ancestor.kind, storm.members[0]?.zone ?? "");
+export function stormFingerprint(storm: Storm, sha256Hex: Sha256Hex): string {
+  return fingerprint(sha256Hex, "storm", storm.reason, storm.ancestor.kind, storm.members[0]?.zone ?? "");
 }
 
 function namespacesCount(storm: Storm): number {
   return new Set(storm.members.map((member) => member.namespace)).size;
 }
 
-export function buildStormPayload(storm: Storm, cluster: string, bundle?: string): StormPayload {
+export function buildStormPayload(storm: Storm, cluster: string, sha256Hex: Sha256Hex, bundle?: string): StormPayload {
   const representatives = storm.members.slice(0, 3).map(incidentRef);
   const display = ancestorDisplay(storm.ancestor);
   const count = storm.members.length;
   const namespaces = namespacesCount(storm);
   return {
     kind: "storm",
-    fingerprint: stormFingerprint(storm),
+    fingerprint: stormFingerprint(storm, sha256Hex),
     severity: stormSeverity(storm),
     cluster,
     ancestor_kind: storm.ancestor.kind,
@@ -103,12 +103,13 @@ export function buildStormMemberPayload(
   storm: Storm,
   member: StormMember,
   cluster: string,
+  sha256Hex: Sha256Hex,
 ): StormMemberPayload {
   const display = ancestorDisplay(storm.ancestor);
   const count = storm.members.length;
   return {
     kind,
-    storm_fingerprint: stormFingerprint(storm),
+    storm_fingerprint: stormFingerprint(storm, sha256Hex),
     ...(storm.sessionId ? { storm_session_id: storm.sessionId } : {}),
     ancestor_kind: storm.ancestor.kind,
     ...(storm.ancestor.namespace ? { ancestor_namespace: storm.ancestor.namespace } : {}),
@@ -122,13 +123,13 @@ export function buildStormMemberPayload(
   };
 }
 
-export function buildStormUpdatePayload(storm: Storm, cluster: string) {
+export function buildStormUpdatePayload(storm: Storm, cluster: string, sha256Hex: Sha256Hex) {
   const count = storm.members.length;
   const namespaces = namespacesCount(storm);
   const delta = count - storm.lastReportedCount;
   return {
     kind: "storm.update" as const,
-    storm_fingerprint: stormFingerprint(storm),
+    storm_fingerprint: stormFingerprint(storm, sha256Hex),
     ancestor_kind: storm.ancestor.kind,
     ...(storm.ancestor.namespace ? { ancestor_namespace: storm.ancestor.namespace } : {}),
     ancestor_name: storm.ancestor.name,

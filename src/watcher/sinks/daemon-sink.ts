@@ -8,10 +8,10 @@
  * whether it is worth retrying and carries the daemon's Retry-After (503 while it restarts), for
  * the delivery queue that does the retrying.
  */
+import { sha256Hex } from "../../surfaces/http/caller-auth.ts";
 import { tracedFetch } from "../../telemetry/client-spans.ts";
 import type { AppendResult, IncidentSink, OpenResult } from "../core/sink.ts";
 import { httpFailure, networkFailure } from "./sink-failure.ts";
-import { sha256Hex } from "../core/sha256.ts";
 
 export const SINK_TIMEOUT_MS = 10_000;
 

@@ -67,3 +67,25 @@ test("a missing store is refused and not created; an older schema is refused, no
   expect(check.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version).toBe(6);
   check.close();
 });
+
+test("the reader decodes with the store's codec: a malformed log row or block is refused as the store refuses it", async () => {
+  const path = tempDb();
+  const store = SqliteStore.open(path, MANUAL);
+  await store.createSession(record("a"));
+  await store.append(key("a"), [audit("a1"), audit("a2")]);
+  await store.close();
+  const db = new Database(path);
+  db.query("UPDATE event_blocks SET last_seq = 3 WHERE session_pk = 1").run();
+  db.close();
+  const reader = SqliteReader.open(path);
+  try {
+    await expect(reader.readRows([key("a")])).rejects.toThrow(/is inconsistent: block 1..3 of session #1/);
+    const broken = new Database(path);
+    broken.query("UPDATE event_blocks SET last_seq = 2 WHERE session_pk = 1").run();
+    broken.query("INSERT INTO log (id, body) VALUES (7, ?)").run("[[1, 0, []]]");
+    broken.close();
+    await expect(reader.readRows([key("a")])).rejects.toThrow(/is inconsistent: log row 7 is not a list of/);
+  } finally {
+    await reader.close();
+  }
+});

@@ -219,7 +219,9 @@ describe("foreign and corrupt files", () => {
     db.close();
     const before = sha256(path);
     const error = openError(path);
-    expect(error.message).toContain(`schema version 99, newer than this spar supports (${SCHEMA_VERSION})`);
+    expect(error.message).toContain(
+      `schema version 99, newer than this build's ${SCHEMA_VERSION}; upgrade spar or choose another --session-db`,
+    );
     expect(sha256(path)).toBe(before);
   });
 

@@ -2,18 +2,23 @@
  * The Store contract, one suite for every implementation (sqlite, postgres): seq contiguous per
  * session under concurrency, read bounds, conflict/not_found codes, one failing op not failing its
  * batch, inbox order and drains atomic with appends, sessions, ACLs, tombstones, abort markers,
- * interruption claims, boot records, durability across close and reopen, close semantics.
- * `registerStoreContract(harness)` registers the tests in the calling file.
+ * interruption claims, boot records, durability across close and reopen, close semantics; the
+ * write rules' refusals in the same words on every engine; and the engine's read-only reader (the
+ * operator CLI's) reading what the store committed, beside it and after it. `registerStoreContract(harness)`
+ * registers the tests in the calling file.
  */
 import { describe, expect, test } from "bun:test";
 import type { CommittedRow } from "../../../src/core/events.ts";
 import type { Store } from "../../../src/core/session-store.ts";
+import type { StoreReader } from "../../../src/core/store-reader.ts";
 import { audit, key, record, rejection, tombstoned, userMessage } from "./sqlite-helpers.ts";
 
 export interface StoreHarness {
   /** A fresh, empty location (a file path, a database URL): opened and reopened with `open`. */
   location(): Promise<string>;
   open(location: string): Promise<Store>;
+  /** The engine's read-only reader of a location (it takes no lock and never writes). */
+  openReader(location: string): Promise<StoreReader>;
 }
 
 function seqs(rows: CommittedRow[]): number[] {
@@ -291,6 +296,66 @@ export function registerStoreContract(harness: StoreHarness): void {
       expect(await store.beginBoot("b3", at(2000), at(-598_000))).toBe(1);
       expect(await store.beginBoot("b4", at(700_000), at(100_000))).toBe(0);
       await store.close();
+    });
+  });
+
+  test("the write rules' refusals read the same on every engine", async () => {
+    const store = await fresh(2);
+    const s0 = key("s0");
+    await store.enqueueInbox(s0, item("p1", true));
+    const messages = await Promise.all(
+      [
+        store.append(key("nope"), [audit("x")]),
+        store.createSession(record("s1")),
+        store.enqueueInbox(s0, item("p1", true)),
+        store.append(s0, [userMessage("?", ["zz"])], { drainedPromptIds: ["zz"] }),
+        store.append(s0, [userMessage("?", ["p1"])], { drainedPromptIds: ["p1", "p1"] }),
+        store.append(s0, [], { drainedPromptIds: ["p1"] }),
+      ].map(async (refused) => (await rejection(refused)).message),
+    );
+    expect(messages).toEqual([
+      "session spar/nope not found",
+      "session spar/s1 already exists",
+      "prompt p1 is already in session spar/s0",
+      "prompt zz is not pending in the inbox of session spar/s0",
+      "drainedPromptIds holds a prompt id twice",
+      "drainedPromptIds given without events to record them",
+    ]);
+    await store.close();
+    expect((await rejection(store.head(s0))).message).toMatch(/^session store .+ is closed$/);
+  });
+
+  describe("the read-only reader", () => {
+    test("reads every committed row in seq order beside the open store and after it closed; lists the sessions", async () => {
+      const where = await harness.location();
+      const store = await harness.open(where);
+      await Promise.all(["a", "b", "c"].map((id) => store.createSession(record(id))));
+      await store.append(key("a"), [audit("a1"), audit("a2")]);
+      await Promise.all([store.append(key("b"), [audit("b1")]), store.append(key("a"), [audit("a3")])]);
+      const wanted = [key("a"), key("b"), key("c"), key("missing")];
+      const expected = await Promise.all(wanted.map((session) => store.read(session, 0, 1000)));
+      expect(expected.map(seqs)).toEqual([[1, 2, 3], [1], [], []]);
+      const beside = await harness.openReader(where);
+      try {
+        expect(await beside.readRows(wanted)).toEqual(expected);
+        expect(await beside.listSessions()).toEqual(await store.listSessions());
+      } finally {
+        await beside.close();
+      }
+      await store.close();
+      const after = await harness.openReader(where);
+      try {
+        expect(await after.readRows(wanted)).toEqual(expected);
+        expect((await after.listSessions()).map((row) => row.id)).toEqual(["a", "b", "c"]);
+      } finally {
+        await after.close();
+      }
+    });
+
+    test("a location no store has written is refused with unavailable", async () => {
+      const refused = await rejection(harness.openReader(await harness.location()));
+      expect(refused.code).toBe("unavailable");
+      expect(refused.message).toContain("session store");
     });
   });
 

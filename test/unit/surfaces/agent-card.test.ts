@@ -13,13 +13,13 @@ import type { ConfigMap } from "../../../src/config/config-file.ts";
 import type { FlagValue } from "../../../src/config/flag-spec.ts";
 import { parseFlags } from "../../../src/config/flag-parser.ts";
 import {
-  type AgentCard,
   type AgentCardOptions,
   type BundleSkill,
   AGENT_CARD_PATH,
   agentCardRoutes,
   buildAgentCard,
 } from "../../../src/surfaces/attach/agent-card.ts";
+import type { AgentCard } from "../../../src/protocols/a2a/a2a-wire.ts";
 import { parseAllowedHosts } from "../../../src/surfaces/http/host-allowlist.ts";
 import { type PublicOrigin, publicBaseUrl } from "../../../src/surfaces/http/public-origin.ts";
 import {

@@ -93,6 +93,19 @@ test("session ids: agui-<threadId> per thread, agui-<runId> per run, a per_run r
   expect(lastUserText(input)).toBe("second");
 });
 
+test("a history with an activity message (object content, AG-UI 1.0) is read, not refused", () => {
+  const input = v.safeParse(RunAgentInputSchema, {
+    threadId: "t1",
+    runId: "r1",
+    messages: [
+      { id: "a", role: "activity", activityType: "plan", content: { steps: ["look", "fix"] } },
+      { id: "b", role: "user", content: "go on" },
+    ],
+  });
+  expect(input.success).toBe(true);
+  if (input.success) expect(lastUserText(input.output)).toBe("go on");
+});
+
 const part = (messageId: string, kind: MessageBoundary): Publication => ({
   type: "frame",
   frame: { type: "message-part", invocationId: "e-1", messageId, part: kind },

@@ -8,6 +8,7 @@ import { renderBundle } from "../../../src/watcher/core/enrichment-bundle.ts";
 import { FIT_MARK, envelopeBytes, fitPayload } from "../../../src/watcher/core/fit.ts";
 import { RecoveryTracker } from "../../../src/watcher/core/recovery.ts";
 import { type Ancestor, StormCorrelator, type StormMember } from "../../../src/watcher/core/storm.ts";
+import { sha256Hex } from "../../../src/surfaces/http/caller-auth.ts";
 import { buildStormMemberPayload, buildStormPayload } from "../../../src/watcher/core/storm-payloads.ts";
 
 const MEMBER_FP = "sha256:e2957792a0b3ad9e29db2051dbc69ff01dfe3a52da8dbb6d1331aa44fe946f8b";
@@ -48,18 +49,20 @@ describe("storm correlation", () => {
     expect(formed.outcome).toBe("formed");
     if (formed.outcome !== "formed") return;
     formed.storm.sessionId = "sess-3";
-    expect(JSON.stringify(buildStormPayload(formed.storm, "prod-us-central1"))).toBe(
+    expect(JSON.stringify(buildStormPayload(formed.storm, "prod-us-central1", sha256Hex))).toBe(
       `{"kind":"storm","fingerprint":"sha256:8fdc3aab7c6444c4a8c4baba5ddcac72d6db1310fd108a9fd6cc09c28e939264","severity":"critical","cluster":"prod-us-central1","ancestor_kind":"Node","ancestor_name":"gke-a","reason":"CrashLoopBackOff","message":"Node gke-a: 3 incidents across 3 namespace(s) share this blast-radius key; 3 representative incident(s) attached; member sessions are suppressed and route here","affected_count":3,"namespaces_count":3,"first_seen":"2026-07-24T10:00:01Z","last_seen":"2026-07-24T10:00:03Z","representative_incidents":[{"fingerprint":"${MEMBER_FP}","reason":"CrashLoopBackOff","namespace":"shop","kind_of_object":"Pod","name":"pay-1","uid":"uid-1","session_id":"sess-1"},{"fingerprint":"${MEMBER_FP}","reason":"CrashLoopBackOff","namespace":"web","kind_of_object":"Pod","name":"pay-2","uid":"uid-2","session_id":"sess-2"},{"fingerprint":"${MEMBER_FP}","reason":"CrashLoopBackOff","namespace":"api","kind_of_object":"Pod","name":"pay-3","uid":"uid-3"}],"member_fingerprints":["${MEMBER_FP}","${MEMBER_FP}","${MEMBER_FP}"],"context":{"node":"gke-a"}}`,
     );
     const first = formed.storm.members[0];
     if (!first) throw new Error("no member");
-    expect(buildStormMemberPayload("storm.member_superseded", formed.storm, first, "prod-us-central1").message).toBe(
+    expect(
+      buildStormMemberPayload("storm.member_superseded", formed.storm, first, "prod-us-central1", sha256Hex).message,
+    ).toBe(
       "this incident was folded into the Node gke-a storm (3 incidents); further followups and the outcome record route to the storm session",
     );
     const attached = storms.observe(member(4), [node("gke-a")], [], 4000);
     expect(attached.outcome).toBe("attached");
     if (attached.outcome === "attached")
-      expect(buildStormMemberPayload("storm.member", attached.storm, member(4), "c").message).toBe(
+      expect(buildStormMemberPayload("storm.member", attached.storm, member(4), "c", sha256Hex).message).toBe(
         "late-arriving incident attached to the Node gke-a storm (now 4 incidents)",
       );
   });
@@ -87,7 +90,8 @@ describe("storm correlation", () => {
     for (let i = 1; i <= 4; i++) expect(storms.observe(member(i), [], [image], i).outcome).toBe("none");
     const formed = storms.observe(member(5), [], [image], 5);
     expect(formed.outcome).toBe("formed");
-    if (formed.outcome === "formed") expect(buildStormPayload(formed.storm, "c").key_source).toBe("mined:image");
+    if (formed.outcome === "formed")
+      expect(buildStormPayload(formed.storm, "c", sha256Hex).key_source).toBe("mined:image");
   });
 
   test("a warning storm becomes critical at ten members", () => {
@@ -96,9 +100,9 @@ describe("storm correlation", () => {
     storms.observe(warn(1), [node("n")], [], 0);
     const formed = storms.observe(warn(2), [node("n")], [], 0);
     if (formed.outcome !== "formed") throw new Error("not formed");
-    expect(buildStormPayload(formed.storm, "c").severity).toBe("warning");
+    expect(buildStormPayload(formed.storm, "c", sha256Hex).severity).toBe("warning");
     for (let i = 3; i <= 10; i++) storms.observe(warn(i), [node("n")], [], 0);
-    expect(buildStormPayload(formed.storm, "c").severity).toBe("critical");
+    expect(buildStormPayload(formed.storm, "c", sha256Hex).severity).toBe("critical");
   });
 });
 
