@@ -1,5 +1,6 @@
 /**
- * The A2A v0.3.0 shapes the client reads (reference: protocols.md section 1), as valibot schemas
+ * The A2A v0.3.0 shapes the client reads (the public A2A v0.3.0 specification; what the client does
+ * with them: docs/a2a-client.md#the-tool), as valibot schemas
  * loose enough for any conforming agent (unknown fields kept out of the way, not refused): the
  * JSON-RPC envelope, a Task, a Message, text parts and an agent card's transport fields. What the
  * client sends is built in a2a-client.ts. Pure.
