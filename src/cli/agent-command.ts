@@ -1,8 +1,8 @@
 /**
- * `spar agent`: the agent daemon. Builds the configuration, starts the runtime core (the store,
- * the turn workers, the session host: runtime-core.ts) and the agent's own layer on it (caller
- * auth, the listen policy, the peer hub, the attach listener) with its telemetry (started first,
- * flushed last), and on SIGTERM runs the spec's teardown in order before exiting 0.
+ * `spar agent`: the agent daemon. Builds the configuration, starts the runtime core (the store, the
+ * turn workers, the session host: runtime-core.ts) and the agent's own layer on it (caller auth,
+ * the listen policy, the peer hub, the attach listener) with its telemetry (started first, flushed
+ * last), and on SIGTERM runs the teardown of docs/agent.md#stopping in order before exiting 0.
  */
 import { SparError } from "../core/errors.ts";
 import { scanSkills } from "../skills/skill-library.ts";
@@ -320,7 +320,10 @@ async function listen(context: AttachContext, config: AgentConfig): Promise<Atta
   }
 }
 
-/** The card's bundle skills, re-read on every card fetch (spec); a bad bundle is left out. */
+/**
+ * The card's bundle skills, re-read on every card fetch (docs/configuration.md#agent-card-file); a
+ * bad bundle is left out.
+ */
 function cardSkills(dir: string): Array<{ id: string; name: string; description: string }> {
   return scanSkills(dir).skills.map((skill) => ({ id: skill.name, name: skill.name, description: skill.description }));
 }
@@ -348,7 +351,7 @@ async function teardown(
   await server.drain(config.shutdownTimeoutMs);
   // The tool host and its children, the orderly stop of auto-continue, the workers and the store.
   await core.close();
-  // Telemetry last (spec: teardown), within its 3 s: the spans of the teardown itself go too.
+  // Telemetry last (docs/agent.md#stopping), within its 3 s: the spans of the teardown itself go too.
   await telemetry?.shutdown();
   logger.info("shutdown complete");
 }

@@ -1,9 +1,9 @@
 /**
- * The tool-server flags and config keys: where the `mcp.json` catalog is (`.agents/mcp.json`
- * unless `--mcp-config` says otherwise, DECISIONS D23) and the start, call and stop timeouts.
- * Also loads the catalog: a missing default file means no tool servers, a missing named file or
- * a bad one is a startup error naming the key. Tool servers are not wired under the `echo`
- * model (spec). Owns no MCP behaviour (src/mcp/).
+ * The tool-server flags and config keys: where the `mcp.json` catalog is (`.agents/mcp.json` unless
+ * `--mcp-config` says otherwise, D23) and the start, call and stop timeouts. Also loads the
+ * catalog: a missing default file means no tool servers, a missing named file or a bad one is a
+ * startup error naming the key. Tool servers are not wired under the `echo` model
+ * (docs/configuration.md#tool-server-catalog-mcpjson). Owns no MCP behaviour (src/mcp/).
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
