@@ -1,6 +1,6 @@
 /**
- * Slow-subscriber benchmark (RELIABILITY, resource faults: "a subscriber that stops reading is
- * closed when its buffer fills; other subscribers' latency is unchanged").
+ * Slow-subscriber benchmark (docs/reliability.md#resource-faults: a subscriber that stops reading is
+ * closed when its buffer fills; other subscribers' latency is unchanged).
  * Run: `bun bench/slow-subscriber.ts [--rounds=3] [--seconds=12] [--healthy=50] [--stalled=20] [--rate=20]`.
  *
  * Per round, one fresh `spar agent` (echo model, sqlite store, `--subscriber-buffer=256`) and

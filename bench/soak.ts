@@ -1,5 +1,5 @@
 /**
- * Soak (RELIABILITY.md): S sessions turning (echo, paced) with N SSE subscribers for M minutes.
+ * Soak (docs/reliability.md#soak): S sessions turning (echo, paced) with N SSE subscribers for M minutes.
  * Reports daemon RSS and the messages cached in turn workers over time (flat after warm-up?), frames and rows delivered, rows lost or
  * duplicated (by seq, per subscriber), streams that ended, failed injects and daemon log errors.
  *

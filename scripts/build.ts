@@ -43,7 +43,7 @@ export async function buildBinary(outfile: string = DEFAULT_OUTFILE): Promise<Bu
     splitting: true,
     compile: {
       outfile,
-      // The daemon takes its configuration from its own file, env and flags (the spec's layers):
+      // The daemon takes its configuration from its own file, env and flags (docs/configuration.md):
       // it must not pick up a `.env` or `bunfig.toml` from whatever directory it is started in.
       autoloadDotenv: false,
       autoloadBunfig: false,

@@ -96,7 +96,7 @@ export class RemoteAgentCaller {
     this.#env = env;
   }
 
-  /** The spec, or undefined while no agent is known. */
+  /** The tool's ToolSpec, or undefined while no agent is known. */
   spec(): ToolSpec | undefined {
     const agents = this.#directory.entries();
     return agents.length === 0 ? undefined : callA2aSpec(agents);

@@ -262,7 +262,7 @@ async function listen(context: AttachContext, config: AgentConfig): Promise<Atta
   }
 }
 
-/** The card's bundle skills, re-read on every card fetch (spec); a bad bundle is left out. */
+/** The card's bundle skills, re-read on every card fetch (docs/configuration.md#agent-card-file); a bad bundle is left out. */
 function cardSkills(dir: string): Array<{ id: string; name: string; description: string }> {
   return scanSkills(dir).skills.map((skill) => ({ id: skill.name, name: skill.name, description: skill.description }));
 }
@@ -290,7 +290,7 @@ async function teardown(
   await server.drain(config.shutdownTimeoutMs);
   // The tool host and its children, the orderly stop of auto-continue, the workers and the store.
   await core.close();
-  // Telemetry last (spec: teardown), within its 3 s: the spans of the teardown itself go too.
+  // Telemetry last (docs/agent.md#stopping), within its 3 s: the spans of the teardown itself go too.
   await telemetry?.shutdown();
   logger.info("shutdown complete");
 }

@@ -1,3 +1,10 @@
+/**
+ * The tool-server flags and config keys: where the `mcp.json` catalog is (`.agents/mcp.json` unless
+ * `--mcp-config` says otherwise, D23) and the start, call and stop timeouts. Also loads the
+ * catalog: a missing default file means no tool servers, a missing named file or a bad one is a
+ * startup error naming the key. Tool servers are not wired under the `echo` model
+ * (docs/configuration.md#tool-server-catalog-mcpjson). Owns no MCP behaviour (src/mcp/).
+ */
 import { resolve } from "node:path";
 import { type Result, err, ok } from "../core/result.ts";
 import type { McpCatalog } from "../mcp/catalog.ts";

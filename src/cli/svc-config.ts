@@ -1,10 +1,11 @@
 /**
  * The workflow daemon's typed configuration: flags, then the config file's keys, then defaults
- * (flags win), plus the environment the spec names, read from a parameter. Validated once; every
- * refusal names the flag, key or variable. Owns the startup rules of the spec: the listeners'
- * loopback-or-token rule (and `--allow-unauthenticated` for the main listener only), the attach
- * surface's need for a store, postgres's need for a postgres:// URL, the in-memory store and what it turns
- * off (D228, D230). Pure: it opens, binds and loads nothing (the workload loader and the daemon do).
+ * (flags win), plus the `SVC_*` environment (docs/svc.md#settings), read from a parameter.
+ * Validated once; every refusal names the flag, key or variable. Owns the startup rules of that
+ * section: the listeners' loopback-or-token rule (and `--allow-unauthenticated` for the main
+ * listener only), the attach surface's need for a store, postgres's need for a postgres:// URL, the
+ * in-memory store and what it turns off (D228, D230). Pure: it opens, binds and loads nothing (the
+ * workload loader and the daemon do).
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
@@ -185,7 +186,7 @@ function mainListener(read: SettingReader, env: SvcEnvironment, allowUnauthentic
 }
 
 /**
- * The startup warnings of a configuration that starts but is open (spec Authentication: an unset
+ * The startup warnings of a configuration that starts but is open (docs/svc.md#settings: an unset
  * SVC_INJECT_TOKEN is unauthenticated, dev only, warned at startup; D339): the main listener
  * without a token, on loopback (every local process) or beyond it (--allow-unauthenticated).
  */
@@ -250,7 +251,7 @@ function protocolListener(
   surface: "A2A" | "AGUI",
 ): ProtocolListenerSettings | undefined {
   const name = surface === "A2A" ? "a2a-listen" : "agui-listen";
-  // Read whether or not the listener is on: a malformed rate fails startup either way (spec),
+  // Read whether or not the listener is on: a malformed rate fails startup either way (docs/svc.md#settings),
   // and a blank token variable is refused as everywhere.
   const rate = need(rateVariables(env, surface));
   const token = need(tokenVariable(env, `SVC_${surface}_TOKEN`));

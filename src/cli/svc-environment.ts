@@ -1,10 +1,10 @@
 /**
- * The environment variables `spar svc` reads at startup (spec "Authentication", "Limits";
- * reference 0.1), read from a parameter, never from `process.env`: the listeners' bearer tokens
- * (`SVC_INJECT_TOKEN`, `SVC_ATTACH_TOKEN`, `SVC_A2A_TOKEN`, `SVC_AGUI_TOKEN`), the A2A and AG-UI
- * rate limits (`SVC_*_RATE`, `SVC_*_BURST`) and the scripted model's script (`SVC_SCRIPT`,
- * `SVC_SCRIPT_STRICT`). A malformed value is a startup error naming the variable; a token's value
- * never appears in an error (D228, D230).
+ * The environment variables `spar svc` reads at startup (docs/svc.md#settings,
+ * docs/configuration.md#environment-variables), read from a parameter, never from `process.env`:
+ * the listeners' bearer tokens (`SVC_INJECT_TOKEN`, `SVC_ATTACH_TOKEN`, `SVC_A2A_TOKEN`,
+ * `SVC_AGUI_TOKEN`), the A2A and AG-UI rate limits (`SVC_*_RATE`, `SVC_*_BURST`) and the scripted
+ * model's script (`SVC_SCRIPT`, `SVC_SCRIPT_STRICT`). A malformed value is a startup error naming
+ * the variable; a token's value never appears in an error (D228, D230).
  */
 import { type Result, err, ok } from "../core/result.ts";
 import type { ScriptSource } from "./model-flags.ts";

@@ -1,10 +1,11 @@
 /**
- * The flag table of `spar svc`, the workflow daemon (spec "Operator CLI", daemon flags): its own
- * settings (workload, dispatch, the four listeners, the store, the one-shot timeout, boot
+ * The flag table of `spar svc`, the workflow daemon (docs/flags.md#the-daemon, generated from it):
+ * its own settings (workload, dispatch, the four listeners, the store, the one-shot timeout, boot
  * auto-resume, watchdog, log level) under `svc.*` config keys, followed by the tables it shares
  * with the agent daemon, which keep their keys: the model settings, pricing, the MCP timeouts (the
- * catalog comes from the workload, not `--mcp-config`), the listener limits and telemetry. Each entry
- * declares its config key, default, bounds and choices (D229); svc-config.ts reads them. Data only.
+ * catalog comes from the workload, not `--mcp-config`), the listener limits and telemetry. Each
+ * entry declares its config key, default, bounds and choices (D229); svc-config.ts reads them. Data
+ * only.
  */
 import type { FlagSpec } from "../config/flag-spec.ts";
 import { renderHelp } from "../config/flag-parser.ts";
@@ -15,7 +16,10 @@ import { MODEL_FLAGS } from "./model-flags.ts";
 import { PRICING_FLAGS } from "./pricing-flags.ts";
 import { TELEMETRY_FLAGS } from "./telemetry-flags.ts";
 
-/** The watchdog ladder of the spec; unset takes the workload's `safety.watchdog`, then `feedback`. */
+/**
+ * The watchdog ladder (docs/svc.md#the-watchdog-posture); unset takes the workload's
+ * `safety.watchdog`, then `feedback`.
+ */
 export const SVC_WATCHDOG_POSTURES = ["warn", "feedback", "enforce"] as const;
 
 export const SVC_DEFAULT_LISTEN = "127.0.0.1:7777";

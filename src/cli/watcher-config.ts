@@ -1,7 +1,8 @@
 /**
- * Builds the typed configuration of `spar watcher watch` (src/watcher/watcher-config.ts) once from the parsed flags, with every
- * startup refusal of the spec that needs no cluster access (the grant-dependent ones are in
- * src/watcher/access-plan.ts). A refusal is an error naming the flag.
+ * Builds the typed configuration of `spar watcher watch` (src/watcher/watcher-config.ts) once from
+ * the parsed flags, with every startup refusal of docs/watcher.md#startup-refusals that needs no
+ * cluster access (the grant-dependent ones are in src/watcher/access-plan.ts). A refusal is an
+ * error naming the flag.
  */
 import { type Result, err, ok } from "../core/result.ts";
 import type { LogLevel } from "../telemetry/logger.ts";

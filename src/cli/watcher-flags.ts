@@ -1,6 +1,6 @@
 /**
- * The flag table of `spar watcher watch` (spec "Flags of watcher watch"): names, types, defaults
- * in the spec's own notation, and bounds. Core flags are frozen (pinned by
+ * The flag table of `spar watcher watch` (docs/flags.md#spar-watcher-watch, generated from it): names,
+ * types, defaults in Go's duration notation, and bounds. Core flags are frozen (pinned by
  * test/unit/watcher/watcher-flags.test.ts); removing or renaming one is a breaking change.
  * Declared in the shared setting spec (src/config/flag-spec.ts) and read by the shared reader
  * (watcher-args.ts); the combinations are checked in watcher-config.ts; this module is data only.

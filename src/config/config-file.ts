@@ -1,7 +1,7 @@
 /**
  * The agent daemon's config file (D3): `.agents/config.json` or `.agents/config.yaml` in the
- * working directory, or `--config`. Keys are the spec's dotted names, written nested or dotted;
- * both flatten to one map of dotted key -> value.
+ * working directory, or `--config`. Keys are the dotted names of docs/configuration.md#every-key,
+ * written nested or dotted; both flatten to one map of dotted key -> value.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";

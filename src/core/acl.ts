@@ -1,7 +1,7 @@
 /**
- * The session ACL matrix (spec, ACL matrix): who may list, read, write and administer a
- * session. Owner: everything; contributor: read and write; viewer: read; daemon admins:
- * everything. A denial is reported by the caller as a missing session (masked 404). Pure.
+ * The session ACL matrix (docs/attach-api.md#conventions, Access): who may list, read, write and
+ * administer a session. Owner: everything; contributor: read and write; viewer: read; daemon
+ * admins: everything. A denial is reported by the caller as a missing session (masked 404). Pure.
  */
 
 export type SessionAction = "read" | "write" | "admin";

@@ -1,5 +1,5 @@
 /**
- * Auto-continue rules (spec, daemon lifecycle 6): which interrupted turns get a synthesized
+ * Auto-continue rules (docs/agent.md#auto-continue): which interrupted turns get a synthesized
  * continue turn, and the guards every re-drive passes. Reading a session's rows: the turn a
  * restart cut (no final answer and no row saying it ended deliberately or failed), and how many
  * re-drives the current interruption sequence already had (a human message resets it). Pure.

@@ -66,7 +66,7 @@ export interface ModelRequest {
 
 /**
  * The version of the model stream below (`Model.specificationVersion`), kept the way the AI SDK
- * keeps its LanguageModel spec: a model declares the version it speaks, and a change of the part
+ * versions its LanguageModel interface: a model declares the version it speaks, and a change of the part
  * vocabulary is a new version. v1 streamed bare text deltas and complete tool calls; v2 (D296)
  * brackets them: text travels inside `text-start` / `text-end` of a model-local id, a tool call's
  * input inside `tool-input-start` / `tool-input-end` of its call id, so every surface can frame a
@@ -75,7 +75,7 @@ export interface ModelRequest {
 export const MODEL_SPEC_VERSION = "v2";
 
 /**
- * What a model call streams (spec v2): text parts, tool-input parts, complete tool calls, then
+ * What a model call streams (version v2): text parts, tool-input parts, complete tool calls, then
  * exactly one finish. A `text-delta` belongs to the open text part of its id; a `tool-call`
  * completes the tool input of the same call id (a model that does not stream tool input sends
  * the `tool-call` alone). `finishReason` uses the AI SDK's values (`stop`, `length`,

@@ -1,9 +1,10 @@
 /**
- * PeerRegistry: the peer hub's rules (spec "Peer registration", "Peer hub"). Owns registrations
- * keyed by name, their owners and leases, label filtering, the wire view, and the plain records
- * a state file holds. Pure: the clock and the id source are injected; no timers, no I/O.
+ * PeerRegistry: the peer hub's rules (docs/agent.md#peer-hub, docs/attach-api.md#peer-hub). Owns
+ * registrations keyed by name, their owners and leases, label filtering, the wire view, and the
+ * plain records a state file holds. Pure: the clock and the id source are injected; no timers, no
+ * I/O.
  *
- * Decisions where the spec is silent:
+ * Settled here (the pages above say what a client sees):
  * - Upsert by name. A re-registration by the owner keeps the `registration_id` (a peer that lost
  *   its id gets it back by registering again) and replaces endpoint, labels and TTL, renewing the
  *   lease. A re-registration by an admin who is not the owner takes the name over: the admin
@@ -93,7 +94,7 @@ export interface LabelFilter {
   value: string;
 }
 
-/** The wire shape of a registration (spec "Peer registration"). */
+/** The wire shape of a registration (docs/attach-api.md#peer-hub). */
 export interface PeerWireView {
   registration_id?: string;
   name: string;

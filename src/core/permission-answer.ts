@@ -1,13 +1,13 @@
 /**
- * The rules for an operator's answer to a permission prompt (spec, rules by endpoint 5 and 6):
+ * The rules for an operator's answer to a permission prompt (docs/agent.md#permissions):
  * approver attribution, the deny `reason`, and the texts the model reads when a call is refused.
  * Validation only; the prompt state (pending, answered, gone) belongs to PermissionGate. Pure.
  *
- * Approver table (rule 5): `approver` omitted → accepted, the verified caller (if any) is recorded;
+ * Approver: `approver` omitted → accepted, the verified caller (if any) is recorded;
  * equal to the verified caller → accepted; differing from it → 400; any value while nobody was
  * verified → 400. No identity is ever fabricated for an anonymous caller.
  *
- * Reason (rule 6): only on `deny`. Every whitespace run (newlines included) collapses to one space
+ * Reason: only on `deny`. Every whitespace run (newlines included) collapses to one space
  * and the ends are trimmed; more than 500 UTF-8 bytes after that is 400, never truncated. A reason
  * that collapses to nothing counts as no reason.
  */
@@ -34,7 +34,7 @@ export interface ValidAnswer {
   reason?: string;
 }
 
-/** Check an answer's body against rules 5 and 6; every failure is `bad_request`. */
+/** Check an answer's body against the approver and reason rules above; every failure is `bad_request`. */
 export function validateAnswer(decision: string, input: AnswerInput): Result<ValidAnswer, SparError> {
   if (!isDecision(decision)) {
     return err(new SparError("bad_request", `decision must be one of ${DECISIONS.join(", ")}`));

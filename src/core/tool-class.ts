@@ -21,7 +21,7 @@ export function classifyTool(name: string): ToolClass {
   return CLASSES[name] ?? "mutating";
 }
 
-/** MCP tool annotations as a server declares them (spec 2025-11-25 `ToolAnnotations`). */
+/** MCP tool annotations as a server declares them (the MCP specification 2025-11-25, `ToolAnnotations`). */
 export interface McpAnnotations {
   readOnlyHint?: boolean;
   destructiveHint?: boolean;

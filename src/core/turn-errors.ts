@@ -1,6 +1,7 @@
 /**
- * Classifies a failed turn into the spec's open enum of turn-error kinds, with `retryable`,
- * `code` and `hint`. Pure: input is the failure's message and its status or provider code.
+ * Classifies a failed turn into the open set of turn-error kinds (docs/attach-api.md#turn-errors),
+ * with `retryable`, `code` and `hint`. Pure: input is the failure's message and its status or
+ * provider code.
  */
 import type { TurnErrorKind, TurnErrorPayload } from "./events.ts";
 

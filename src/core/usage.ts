@@ -1,6 +1,7 @@
 /**
- * Usage and cost math: token counts per model call, prices per million tokens, the ledger a
- * session keeps, and the spec's UsageInfo body. Pure: no clocks, no I/O.
+ * Usage and cost math: token counts per model call, prices per million tokens, the ledger a session
+ * keeps, and the UsageInfo body of GET /usage (docs/attach-api.md#endpoints). Pure: no clocks, no
+ * I/O.
  *
  * Invariant: cached + cache-write + uncached input tokens are disjoint and sum to input tokens.
  */
@@ -171,7 +172,7 @@ export class UsageLedger {
   }
 
   /**
-   * The spec's UsageInfo body (GET /usage). Secondary fields are omitted when zero. `older` are
+   * The UsageInfo body of GET /usage. Secondary fields are omitted when zero. `older` are
    * the per-turn records no longer in memory (turns 1..turns - recentTurns.length), when the
    * caller rebuilt them.
    */

@@ -1,12 +1,12 @@
 /**
- * The tool-server catalog `mcp.json` (spec workflow-daemon "Tool-server catalog", DECISIONS D23):
+ * The tool-server catalog `mcp.json` (docs/configuration.md#tool-server-catalog-mcpjson, D23):
  * `version` 1; `servers` a non-empty map of name to an `http` server (`url`, optional
  * `auth.google_oauth.scopes`) or a `stdio` server (`command`, `args`, `env_mode` inherit|clean,
  * `env_passthrough` only under clean, `env`); `${VAR}` and `$VAR` in command, args and env values
  * expanded from the daemon's environment (unset is empty); a non-empty `command_allowlist`
  * (expanded too) must contain every stdio command by literal comparison. Unknown fields are
  * tolerated. Every fatal error names the key. Also `tool_overrides.<tool>.mutating: false` marks
- * one tool read-only (D121), and `no_digest` (boolean, default false; reference 1.6) is recorded
+ * one tool read-only (D121), and `no_digest` (boolean, default false) is recorded
  * for the result digesting that is not built yet. Pure: the caller reads the file.
  */
 import { type Result, err, ok } from "../core/result.ts";

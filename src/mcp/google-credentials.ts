@@ -1,6 +1,6 @@
 /**
- * Ambient Google credentials for http tool servers declaring `auth.google_oauth` (spec
- * "Tool-server catalog mcp.json"), through google-auth-library's application-default credentials:
+ * Ambient Google credentials for http tool servers declaring `auth.google_oauth`
+ * (docs/configuration.md#tool-server-catalog-mcpjson), through google-auth-library's application-default credentials:
  * `GOOGLE_APPLICATION_CREDENTIALS` (a service-account, authorized-user or external-account file),
  * else gcloud's well-known file (`$CLOUDSDK_CONFIG` or `~/.config/gcloud`), else the GCE/GKE
  * metadata server (`GCE_METADATA_HOST`; `METADATA_SERVER_DETECTION` as the library reads it).

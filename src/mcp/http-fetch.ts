@@ -3,7 +3,7 @@
  * bearer token on every request when the catalog asks for `auth.google_oauth` (the token source
  * is google-credentials.ts), and 4xx/5xx answers to requests turned into errors that carry the
  * server's explanation when the body is a JSON content type under 32 KiB, else the status line
- * only (spec "HTTP tool server answers 4xx or 5xx"). Each request is a client span carrying the
+ * only (docs/agent.md#mcp-tool-servers). Each request is a client span carrying the
  * caller's trace context (telemetry/client-spans.ts) when telemetry is on.
  */
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";

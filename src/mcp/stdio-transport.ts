@@ -1,10 +1,10 @@
 /**
- * MCP stdio transport over Bun.spawn (runs inside the tool-host worker): newline-delimited
- * JSON-RPC on the child's stdin/stdout, the child in its own process group so a stop reaches
- * whatever it started. `stop(graceMs)` is the spec's teardown: SIGTERM to the group, wait up to
- * the grace, then SIGKILL. The SDK's own stdio transport closes stdin and waits 2 s before its
- * SIGTERM, and does not expose the exit, hence this one (D124). Stderr is kept (last 4 KiB) for
- * error messages.
+ * MCP stdio transport over Bun.spawn (runs inside the tool-host worker): newline-delimited JSON-RPC
+ * on the child's stdin/stdout, the child in its own process group so a stop reaches whatever it
+ * started. `stop(graceMs)` is the daemon's teardown step (docs/agent.md#stopping): SIGTERM to the
+ * group, wait up to the grace, then SIGKILL. The SDK's own stdio transport closes stdin and waits
+ * 2 s before its SIGTERM, and does not expose the exit, hence this one (D124). Stderr is kept (last
+ * 4 KiB) for error messages.
  */
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";

@@ -12,7 +12,7 @@ import { buildSystemPrompt } from "./system-prompt.ts";
 export interface KnowledgeSettings {
   memory: MemorySettings;
   skillsDir: string;
-  /** Config `agent.description`; it also feeds the system prompt (spec, agent card). */
+  /** Config `agent.description`; it also feeds the system prompt (docs/configuration.md#agent-card-file). */
   description?: string;
 }
 

@@ -1,6 +1,6 @@
 /**
- * A per-caller token bucket: the spec's cost limiter on `POST /pricing/refresh` (the same
- * numbers as its `/slash/*` limiter: 10 per minute, burst 5). Clock passed in; no I/O.
+ * A per-caller token bucket: the cost limiter on `POST /pricing/refresh` (docs/security.md#resource-caps:
+ * the same numbers as the `/slash/*` limiter, 10 per minute, burst 5). Clock passed in; no I/O.
  */
 
 export interface LimiterSettings {

@@ -114,7 +114,8 @@ export class Compactor {
 
   /**
    * POST /slash/compact: summarize everything but the last turn now, whatever the trigger says.
-   * Skipped when there is too little to summarize; a failed summary is a 503 and writes no row (spec).
+   * Skipped when there is too little to summarize; a failed summary is a 503 and writes no row
+   * (docs/attach-api.md#endpoints).
    */
   async compactNow(focus?: string): Promise<CompactionResult> {
     const started = performance.now();

@@ -56,7 +56,7 @@ export interface ExecutorPark {
 export interface Executor {
   /**
    * Run one execution to its end: its opening rows, its work, and its end published in the
-   * spec's order (rows, terminal frame, idle status, usage). Undefined when it never started
+   * order of docs/attach-api.md#frame-order (rows, terminal frame, idle status, usage). Undefined when it never started
    * (`refused` was called). Never rejects for the work's own failure: that is an `ExecutionEnd`.
    */
   execute(execution: Execution): Promise<ExecutionEnd | undefined>;

@@ -1,7 +1,7 @@
 /**
  * Failpoints: named places where a test can make the daemon die on the spot (SIGKILL to itself),
- * to prove what survives a crash between two durable writes (RELIABILITY.md, kill -9 at each
- * point), or hang there (`hangpoint`). Armed only by `SPAR_FAILPOINTS=name[,name...]` in the daemon's environment, read once
+ * to prove what survives a crash between two durable writes (docs/reliability.md#failpoints, kill -9
+ * at each point), or hang there (`hangpoint`). Armed only by `SPAR_FAILPOINTS=name[,name...]` in the daemon's environment, read once
  * at startup; unarmed, a failpoint is one set lookup.
  */
 const armed = new Set(

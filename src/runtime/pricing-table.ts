@@ -12,7 +12,7 @@ import { type PricingSource, describeSource, loadPricingDocument } from "../pric
 import { SHIPPED_RATES, SHIPPED_RATES_AT } from "../pricing/shipped-rates.ts";
 import { ZERO_TIME } from "../core/zero-time.ts";
 
-/** GET /pricing (attach-wire 2.2), plus the spec's `rate` (the same object as `current`, or null). */
+/** GET /pricing's body (docs/attach-api.md#endpoints); `rate` is the same object as `current`, or null. */
 export interface PricingInfo {
   source: string;
   last_refresh: string;

@@ -1,5 +1,5 @@
 /**
- * SessionAbortMarker: a session's abort, the terminal state (spec: `sessions abort`). Holds the
+ * SessionAbortMarker: a session's abort, the terminal state (docs/svc-pauses.md#abort). Holds the
  * marker (from the session's row at load, or set by `mark`), writes it durably to the row (never
  * the transcript) and gives the refusal every later turn kind gets. The actor cancels the turn in
  * flight; this unit only says whether the session is aborted.

@@ -437,7 +437,7 @@ export class SessionActor {
       return this.guards.halted;
     });
     if (refused) {
-      // No frames: the inbox keeps its messages until a reset (spec: turn refused while halted).
+      // No frames: the inbox keeps its messages until a reset (docs/agent.md#guardrails, Halted).
       this.#inbox.dropBareWake();
       this.#continues.withdraw();
       this.#context.turnRefused(refused.guardrail);

@@ -3,7 +3,7 @@
  *
  * Steps (committed rows, live frames, or a pending commit that resolves to both) are published
  * strictly in the order they were enqueued, so a turn's rows always precede its terminal frame
- * and rows always go out in seq order: the spec's ordering rules hold by construction.
+ * and rows always go out in seq order: docs/attach-api.md#frame-order holds by construction.
  * A new subscriber replays (since, head] from the log at its own pace while live publications
  * wait in a bounded per-subscriber buffer; a subscriber that cannot keep up is closed, never
  * the daemon and never another subscriber.

@@ -151,7 +151,7 @@ export class SessionGuards {
     const plan = this.#guardrails.planReset(request, this.#deps.sessionCostUsd());
     if (plan.kind === "invalid") throw new SparError("bad_request", plan.message);
     if (plan.kind === "would-retrip") {
-      // 409 whose body is a reset response with `reset: []` (spec rule 10, D11).
+      // 409 whose body is a reset response with `reset: []` (docs/agent.md#guardrails, Reset; D11).
       const body: ResetOutcome = { reset: [], budget_added_usd: 0, guardrails: this.info(), message: plan.message };
       throw new SparError("conflict", plan.message, { ...body });
     }

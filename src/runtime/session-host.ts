@@ -338,7 +338,7 @@ export class SessionHost {
     };
     await this.#store.createSession(record);
     this.#index(record, true);
-    // The spec's transition: a created session is active (listed so) until idle eviction. Its log
+    // docs/agent.md#session-states: a created session is active (listed so) until idle eviction. Its log
     // and inbox are empty: the actor is built from the record, not read back (unless a request
     // that found the new row began loading it meanwhile).
     const name = sessionKeyString(record);

@@ -2,7 +2,8 @@
  * One turn of a session on the main thread: hands the conversation to a turn worker, answers
  * its requests (commit a response, run a tool call, script cursor) with every row committed
  * before the worker goes on, applies the guardrails to each response and tool call, and
- * publishes the turn's end in the spec's order (rows, terminal frame, idle, usage).
+ * publishes the turn's end in the order of docs/attach-api.md#frame-order (rows, terminal frame,
+ * idle, usage).
  */
 import { recordModelCallTokens, recordTurn } from "../telemetry/turn-metrics.ts";
 import type {

@@ -5,8 +5,8 @@
  * the batching and the metric export interval. Pure: it reads only the environment it is handed.
  *
  * Nothing configured (no endpoint anywhere, no exporter chosen) or `OTEL_SDK_DISABLED=true`: no
- * plan, so no SDK object is ever made. The environment wins over the flag and the config key (the
- * watcher spec: "the standard env var overrides"). A bad environment value is a warning and its
+ * plan, so no SDK object is ever made. The environment wins over the flag and the config key
+ * (docs/telemetry.md#settings, for every role). A bad environment value is a warning and its
  * default, never a refusal (OpenTelemetry's rule for environment configuration).
  */
 

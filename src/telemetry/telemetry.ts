@@ -2,11 +2,12 @@
  * The OpenTelemetry set-up of a role: `startTelemetry(role, options)` resolves the plan
  * (telemetry-plan.ts) and, only when one exists, loads the SDK, registers the global tracer and
  * meter providers, the AsyncLocalStorage context manager and the W3C trace-context + baggage
- * propagator, and returns a handle whose `shutdown()` flushes and stops within the spec's
- * telemetry budget (3 s). Off, it creates no SDK object, loads no SDK module and sends nothing; the
- * global API stays the no-op it is. `extractContext` / `injectContext` carry W3C headers for the
- * listeners and, later, the outbound clients. The OTLP endpoint is operator configuration, not a
- * caller's URL, so the exporters' requests do not pass the tools' outbound guard.
+ * propagator, and returns a handle whose `shutdown()` flushes and stops within telemetry's share of
+ * the shutdown budget (3 s, docs/telemetry.md#shutdown). Off, it creates no SDK object, loads no
+ * SDK module and sends nothing; the global API stays the no-op it is. `extractContext` /
+ * `injectContext` carry W3C headers for the listeners and, later, the outbound clients. The OTLP
+ * endpoint is operator configuration, not a caller's URL, so the exporters' requests do not pass
+ * the tools' outbound guard.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -34,7 +35,7 @@ import type { ExpositionProducer } from "./exposition-producer.ts";
 import type { PresetSpanIds } from "./tracing-sdk.ts";
 import { isSpanId } from "../core/trace-carrier.ts";
 
-/** The spec's shutdown budget for the telemetry flush. */
+/** Telemetry's share of the shutdown budget (docs/telemetry.md#shutdown). */
 export const TELEMETRY_FLUSH_MS = 3000;
 const INSTRUMENTATION_NAME = "spar";
 

@@ -6,7 +6,7 @@
  * (PATH, HOME, the user and locale, the terminal, the time zone, the temp directory);
  * `tools.env_passthrough` adds names or `PREFIX_*` patterns. The daemon's own secrets (the attach
  * token's and the model key's variables) never pass, even when listed. MCP servers keep the
- * spec's own rules (mcp.json `env_mode`).
+ * catalog's own rules (`env_mode`, docs/configuration.md#tool-server-catalog-mcpjson).
  */
 
 export const DEFAULT_TOOL_ENV: readonly string[] = [

@@ -1,8 +1,8 @@
 /**
- * `--dedup-persist`: the dedup cache on disk (reference section 2.4). Pretty-printed JSON written
- * atomically (PATH.tmp, mode 0600, renamed over PATH; a missing directory is created 0700). A
- * missing file starts empty; a corrupt one
- * is logged and left alone until the next snapshot overwrites it.
+ * `--dedup-persist`: the dedup cache on disk (docs/watcher-pipeline.md#dedup). Pretty-printed JSON
+ * written atomically (PATH.tmp, mode 0600, renamed over PATH; a missing directory is created 0700).
+ * A missing file starts empty; a corrupt one is logged and left alone until the next snapshot
+ * overwrites it.
  */
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { Logger } from "../telemetry/logger.ts";

@@ -1,12 +1,13 @@
 /**
- * The dispatch pipeline (reference section 0): signal → pull-class memo → filter → dedup →
- * storm correlation → enrichment → fit to --inject-max-bytes → sink, then bind the dedup key to the
- * session and track recovery. Outcome records (`resolved`, `resolved.reverted`) bypass filter and
- * dedup and are appended to the bound session. Signals are handled one at a time, in arrival order,
- * so a duplicate never races the open of its own incident. The sink may be the delivery queue: an
- * open it took over (`queued`) is bound when the queue reports its session (`bindQueuedOpen`), and
- * meanwhile the incident's duplicates open nothing (`openPending`). Each signal's handling is a
- * `watcher event` span, an incident it opens a `watcher incident` span (watcher-spans.ts).
+ * The dispatch pipeline (docs/watcher-pipeline.md#stages): signal → pull-class memo → filter →
+ * dedup → storm correlation → enrichment → fit to --inject-max-bytes → sink, then bind the dedup
+ * key to the session and track recovery. Outcome records (`resolved`, `resolved.reverted`) bypass
+ * filter and dedup and are appended to the bound session. Signals are handled one at a time, in
+ * arrival order, so a duplicate never races the open of its own incident. The sink may be the
+ * delivery queue: an open it took over (`queued`) is bound when the queue reports its session
+ * (`bindQueuedOpen`), and meanwhile the incident's duplicates open nothing (`openPending`). Each
+ * signal's handling is a `watcher event` span, an incident it opens a `watcher incident` span
+ * (watcher-spans.ts).
  */
 import { sha256Hex } from "../surfaces/http/caller-auth.ts";
 import type { Logger } from "../telemetry/logger.ts";

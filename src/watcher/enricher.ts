@@ -14,7 +14,10 @@ import type { Signal } from "./core/signal.ts";
 import type { AccessAnswer, AccessCheck } from "./core/access-plan.ts";
 import { type KubeConnection, KubeHttpError, kubeFetch } from "./kube/kube-connection.ts";
 
-/** The resources the enricher reads, by their `--enrich-lists` names: the pod (spec; logs need it too), its events (delta), its log tails. */
+/**
+ * The resources the enricher reads, by their `--enrich-lists` names: the pod (section `spec`; logs
+ * need it too), its events (section `delta`), its log tails (docs/watcher-pipeline.md#enrichment-bundle).
+ */
 export const ENRICH_RESOURCES = ["pods", "events", "logs"] as const;
 export type EnrichResource = (typeof ENRICH_RESOURCES)[number];
 

@@ -1,5 +1,6 @@
 /**
- * `--store`: the occurrence store (spec "Occurrence store"; reference section 5 store_* series).
+ * `--store`: the occurrence store (docs/watcher-pipeline.md#occurrence-store; its `watcher_store_*`
+ * series in docs/watcher-pipeline.md#metrics).
  * Every signal the pipeline routed is one row with its route (injected, suppressed, storm,
  * storm-member, resolved, followup, error), its identity and the session it went to, in a
  * sentinel-local bun:sqlite file. Writes are buffered and flushed in one transaction (a failed

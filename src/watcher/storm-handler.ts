@@ -1,6 +1,6 @@
 /**
- * The dispatcher's storm side (reference section 2.5): correlates new incidents, opens one session
- * for a formed storm, re-binds every member to it (members with their own session get
+ * The dispatcher's storm side (docs/watcher-pipeline.md#storms): correlates new incidents, opens
+ * one session for a formed storm, re-binds every member to it (members with their own session get
  * `storm.member_superseded`), appends `storm.member` for late arrivals and `storm.update` as the
  * storm grows, and injects the storm's own `resolved` once its last member clears.
  */

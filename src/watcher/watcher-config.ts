@@ -8,7 +8,7 @@ import type { LogLevel } from "../telemetry/logger.ts";
 import type { FilterSettings } from "./core/filter.ts";
 import type { Severity } from "./core/signal.ts";
 
-/** Every source name `--sources` knows (spec, D21). */
+/** Every source name `--sources` knows (docs/flags.md#spar-watcher-watch; D21). */
 export const KNOWN_SOURCES = [
   "cluster-events",
   "object-state",

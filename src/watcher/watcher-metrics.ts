@@ -1,6 +1,6 @@
 /**
- * The watcher's `watcher_*` series (reference section 5) on the shared metrics registry. Every
- * series carries the const label `cluster`.
+ * The watcher's `watcher_*` series (docs/watcher-pipeline.md#metrics) on the shared metrics
+ * registry. Every series carries the const label `cluster`.
  */
 import { MetricsRegistry } from "../telemetry/metrics.ts";
 

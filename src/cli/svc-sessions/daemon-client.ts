@@ -46,7 +46,7 @@ interface TreatyResult {
 /**
  * Run one treaty call to `path` on the daemon at `address`. A connection that fails (Eden reports
  * it as a 503 carrying the fetch error) is the unreachable-daemon message; any other non-2xx is
- * `POST <url>: <status>: <error>` (reference 4.4).
+ * `POST <url>: <status>: <error>` (the refusal line docs/svc-pauses.md opens with).
  */
 export async function daemonCall(
   address: string,

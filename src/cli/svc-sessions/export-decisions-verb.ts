@@ -1,6 +1,6 @@
 /**
- * `spar svc sessions export-decisions [<session-id>]`: the decision dataset as JSON Lines (spec:
- * Decision record; reference 5.2): a `_meta` header (schema `svc.decision/v1`) and one record per
+ * `spar svc sessions export-decisions [<session-id>]`: the decision dataset as JSON Lines
+ * (docs/svc-cli.md, its `export-decisions` section): a `_meta` header (schema `svc.decision/v1`) and one record per
  * adjudicated mutating call, oldest first, read straight from the store (read-only, no lock).
  * `--workload`, `--since` (inclusive) and `--until` (exclusive) filter; approvers are digested
  * unless `--include-approver`. Without `--out` the lines go to stdout and nothing else does; with

@@ -1,6 +1,6 @@
 /**
  * `spar svc sessions list`: every incident of the store with its owner, last activity, state and
- * what it waits on (reference 4.2), newest first, read straight from the store (read-only, no
+ * what it waits on (docs/svc-cli.md#incidents-and-their-state), newest first, read straight from the store (read-only, no
  * lock), so it works with no daemon running and beside one. `--user` and `--state` filter;
  * `--output=json` gives the same rows as JSON.
  */

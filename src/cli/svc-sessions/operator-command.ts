@@ -1,6 +1,7 @@
 /**
  * `spar svc sessions <verb> ...` and `spar svc stop ...`: finds the verb in OPERATOR_VERBS and
- * runs it. The verbs are the operator CLI of the spec (Operator CLI); each lives in its own module.
+ * runs it. The verbs are the operator CLI of docs/svc-cli.md, docs/svc-pauses.md and
+ * docs/svc-drain.md#svc-stop; each lives in its own module.
  */
 import { closestName } from "../../config/flag-parser.ts";
 import { EXPORT_DECISIONS_VERB } from "./export-decisions-verb.ts";

@@ -1,9 +1,10 @@
 /**
- * `spar svc sessions pause <id> --reason=<enum> [--message] [--resume-at=RFC3339 | --resume-after=15m]
- * [--interrupt] [--ttl=48h] [--addr]`: gate-pause an incident through the running daemon (POST
- * /pause). Every later turn kind is refused until it is resumed with the printed token (or by the
- * timer). `--resume-after` becomes an RFC 3339 `resume_at` here, on the client (reference 4.4).
- * Prints `/pause <id>: {"token":"mrt_...",...}` and the resume command.
+ * `spar svc sessions pause <id> --reason=<enum> [--message] [--resume-at=RFC3339 |
+ * --resume-after=15m] [--interrupt] [--ttl=48h] [--addr]`: gate-pause an incident through the
+ * running daemon (POST /pause). Every later turn kind is refused until it is resumed with the
+ * printed token (or by the timer). `--resume-after` becomes an RFC 3339 `resume_at` here, on the
+ * client (docs/svc-pauses.md#gate-pause). Prints `/pause <id>: {"token":"mrt_...",...}` and the
+ * resume command.
  */
 import type { FlagSpec } from "../../config/flag-spec.ts";
 import { formatDuration } from "../../core/duration.ts";

@@ -1,5 +1,6 @@
 /**
- * `spar svc sessions resume`, both forms of the spec:
+ * `spar svc sessions resume`, both forms (docs/svc-pauses.md#resume-with-the-token,
+ * docs/svc-pauses.md#answer-a-question):
  * - `resume <id> --interrupt=<iid> --response=<json> [--ack-effects] [--addr]`: answer a question
  *   (an approval verdict or any other interrupt) through the daemon's POST /resume;
  * - `resume --token=<mrt_> [--response] [--ack-effects] [--addr | --session-db]`: resume a gate

@@ -1,9 +1,10 @@
 /**
- * `spar svc sessions show <session-id>`: one incident as an operator needs it to act (reference
- * 4.3): its state, each pending question (interrupt id, who asked, the message, its kind, the
- * response schema, the `Stale:` line and change-set listing of reference 3.6) with the command
- * that answers it, and each operator edit that ran (Proposed, Executed, Approver, Note). Read from
- * the store directly (read-only, no lock). `--output=json` gives the same data as JSON.
+ * `spar svc sessions show <session-id>`: one incident as an operator needs it to act
+ * (docs/svc-cli.md, its `show` section): its state, each pending question (interrupt id, who asked,
+ * the message, its kind, the response schema, the `Stale:` line and change-set listing of
+ * docs/svc.md#questions) with the command that answers it, and each operator edit that ran
+ * (Proposed, Executed, Approver, Note). Read from the store directly (read-only, no lock).
+ * `--output=json` gives the same data as JSON.
  */
 import type { ParsedFlags } from "../../config/flag-parser.ts";
 import { changeSignature } from "../../svc/gate/change-set.ts";

@@ -1,9 +1,9 @@
 /**
- * `spar svc stop [--addr] [--reason] [--pause-sessions]` (spec: Operator CLI): asks the daemon at
- * `--addr` for a planned drain and exit (POST /stop, the SIGTERM path with the interruption markers
- * classified `operator stop[: reason]`); `--pause-sessions` gate-pauses every marked session. Exit
- * 0 once the daemon accepted (it drains on its own), 1 when it refused or could not be reached, 2
- * on a usage error.
+ * `spar svc stop [--addr] [--reason] [--pause-sessions]` (docs/svc-drain.md#svc-stop): asks the
+ * daemon at `--addr` for a planned drain and exit (POST /stop, the SIGTERM path with the
+ * interruption markers classified `operator stop[: reason]`); `--pause-sessions` gate-pauses every
+ * marked session. Exit 0 once the daemon accepted (it drains on its own), 1 when it refused or
+ * could not be reached, 2 on a usage error.
  */
 import * as v from "valibot";
 import { redactUrl } from "../../net/redact-url.ts";

@@ -16,7 +16,7 @@ import { TOKEN_NOT_FOUND, isResumeToken, tokenDigest } from "../../svc/pause/res
 /** The app svc's coordinator sessions live under. */
 const COORDINATOR_APP = "svc";
 
-/** The warning every direct write prints first (spec: Operator CLI). */
+/** The warning every direct write prints first (docs/svc-pauses.md#without-a-daemon). */
 export function directWriteWarning(path: string): string {
   return `warning: writing ${path} directly: this cannot serialize against a running daemon; only do it on a store no svc daemon serves\n`;
 }
@@ -50,7 +50,7 @@ const header = (invocationId: string, author: string) => ({
   author,
 });
 
-/** Who a direct write is recorded as (reference 4.5). */
+/** Who a direct write is recorded as (docs/svc-pauses.md#without-a-daemon). */
 export const DIRECT_RESUME_IDENTITY = "operator resume --token --session-db";
 export const DIRECT_ACK_IDENTITY = "operator ack-effects --session-db";
 

@@ -159,7 +159,7 @@ CREATE INDEX tombstones_by_sid ON tombstones (sid);
 `;
 
 /**
- * v7: a session's abort marker lives on its row (the spec's companion row, never the transcript):
+ * v7: a session's abort marker lives on its row (docs/svc-pauses.md#abort; never in the transcript):
  * when, why and by whom it was aborted; NULL while it is not. Set once, never cleared.
  */
 const V7_ABORT_MARKER = `

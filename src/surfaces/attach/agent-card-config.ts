@@ -1,10 +1,10 @@
 /**
- * Agent-card configuration: the `--agent-card-*` flag table and the merge of the spec's layers
- * into one AgentCardSettings, in order config `agent.description` < card file
- * (`.agents/agent-card.json`, envelope `version: 1`) < flags. The embedding library API, the
- * fourth layer, edits the returned settings. Owns reading and validating the card file; bad input
- * is a startup error returned as a Result naming the file (or flag) and field, never thrown.
- * Builds no card and registers no route (agent-card.ts does).
+ * Agent-card configuration: the `--agent-card-*` flag table and the merge of the card's layers
+ * (docs/configuration.md#agent-card-file) into one AgentCardSettings, in order config
+ * `agent.description` < card file (`.agents/agent-card.json`, envelope `version: 1`) < flags. The
+ * embedding library API, the fourth layer, edits the returned settings. Owns reading and validating
+ * the card file; bad input is a startup error returned as a Result naming the file (or flag) and
+ * field, never thrown. Builds no card and registers no route (agent-card.ts does).
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -31,7 +31,7 @@ export interface AgentCardProvider {
 export interface AgentCardSettings {
   name: string;
   description?: string;
-  /** The card's `version` (spec field `agent_version`); defaults to the build version. */
+  /** The card's `version` (its file's and the wire's field `agent_version`); defaults to the build version. */
   version: string;
   documentationUrl?: string;
   provider?: AgentCardProvider;

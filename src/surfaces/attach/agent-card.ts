@@ -69,7 +69,10 @@ export function mergeSkills(bundles: readonly BundleSkill[], curated: readonly C
   return [...byId.values()];
 }
 
-/** The spec's table: none omits both; otherwise each scheme declared and ONE entry requiring all (AND). */
+/**
+ * docs/configuration.md#agent-card-file: no gate omits both; otherwise each scheme declared and ONE
+ * entry requiring all (AND).
+ */
 function securityFields(
   options: Pick<AgentCardOptions, "bearer" | "mtls">,
 ): Pick<AgentCard, "securitySchemes" | "security"> {

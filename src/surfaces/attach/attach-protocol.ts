@@ -5,7 +5,10 @@
  */
 import { type Result, err, ok } from "../../core/result.ts";
 
-/** D5: every feature the spec lists up to 1.16.0 is implemented. */
+/**
+ * D5; what each version added: docs/attach-api.md#protocol-versions. The features it names that spar has
+ * not built answer as docs/attach-api.md#placeholder-endpoints says.
+ */
 export const PROTOCOL_VERSION = "1.16.0";
 export const PROTOCOL_MAJOR = 1;
 

@@ -1,7 +1,8 @@
 /**
- * GET /sessions/.../events: the SSE stream. Checks run in the spec's order (session lookup,
- * protocol negotiation); then boot frames (capabilities, status, usage), replay from `since`
- * or Last-Event-ID, and live publications, each exactly once and in order.
+ * GET /sessions/.../events: the SSE stream. Checks run in the order of
+ * docs/attach-api.md#stream-checks (session lookup, protocol negotiation, cursor, stream caps);
+ * then boot frames (capabilities, status, usage), replay from `since` or Last-Event-ID, and live
+ * publications, each exactly once and in order.
  */
 import { SparError } from "../../core/errors.ts";
 import type { Publication } from "../../core/events.ts";
@@ -21,9 +22,10 @@ import { openingStatusFrame } from "./wire-frame.ts";
 const INT64_MAX = 9_223_372_036_854_775_807n;
 
 /**
- * The replay cursor: `since` query, else Last-Event-ID, else 0; any int64 (the spec's type). A
- * cursor past the head replays nothing (live only, D32), so values past what a number holds
- * exactly are read as the largest one. Malformed or out-of-range values are a 400.
+ * The replay cursor: `since` query, else Last-Event-ID, else 0; any non-negative int64
+ * (docs/attach-api.md#stream-checks). A cursor past the head replays nothing (live only, D32), so
+ * values past what a number holds exactly are read as the largest one. Malformed or out-of-range
+ * values are a 400.
  */
 export function parseCursor(url: URL, request: Request): number {
   const raw = url.searchParams.get("since") ?? request.headers.get("last-event-id") ?? "0";

@@ -1,7 +1,7 @@
 /**
- * Endpoints of the spec whose capability later issues wire. Reads answer 200 with their
- * zero-valued bodies (the spec's rule for an unwired provider); mutations answer 501
- * (capability missing).
+ * The placeholder endpoints (docs/attach-api.md#placeholder-endpoints): named by the attach
+ * protocol, their capability not built yet. Reads answer 200 with the bodies they would have with
+ * nothing behind them; mutations answer 501 (capability missing).
  */
 import { SparError } from "../../core/errors.ts";
 import { json } from "../http/responses.ts";

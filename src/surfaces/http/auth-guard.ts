@@ -1,10 +1,10 @@
 /**
- * Who is calling, decided from headers (and the TLS connection) before routing and before the
- * body is read, in the spec's order: the mTLS connection (403 for one the TLS listener did not
- * verify), the transport token and read-only mode (401, 403), then the per-caller layer (401).
- * The exact public paths (`/healthz`, the agent card) skip the token and caller layers; so an
- * unknown path or a wrong method answers 404/405 only to an authenticated caller. Routes receive
- * the resolved `caller`.
+ * Who is calling, decided from headers (and the TLS connection) before routing and before the body
+ * is read, in the order of docs/security.md#order-of-the-checks-on-every-request: the mTLS
+ * connection (403 for one the TLS listener did not verify), the transport token and read-only mode
+ * (401, 403), then the per-caller layer (401). The exact public paths (`/healthz`, the agent card)
+ * skip the token and caller layers; so an unknown path or a wrong method answers 404/405 only to an
+ * authenticated caller. Routes receive the resolved `caller`.
  */
 import { Elysia } from "elysia";
 import { type Caller, LOCAL_CALLER } from "./caller-auth.ts";

@@ -1,9 +1,9 @@
 /**
- * One place where a listener's failures become its wire answers: a SparError (and HttpProblem)
- * by its code (the spec's statuses, `{error, ...details}`, the headers its status needs), a body
- * that fails its valibot schema as a 400 naming the field (the message the daemon always gave, not
- * Elysia's 422 dump), a path no route serves as 404, a known path with another method as 405 with
- * `Allow` (from the listener's own route list), and anything unexpected as a JSON 500.
+ * One place where a listener's failures become its wire answers: a SparError (and HttpProblem) by
+ * its code (docs/attach-api.md#status-codes, `{error, ...details}`, the headers its status needs),
+ * a body that fails its valibot schema as a 400 naming the field (the message the daemon always
+ * gave, not Elysia's 422 dump), a path no route serves as 404, a known path with another method as
+ * 405 with `Allow` (from the listener's own route list), and anything unexpected as a JSON 500.
  */
 import { Elysia } from "elysia";
 import type * as v from "valibot";

@@ -1,12 +1,13 @@
 /**
- * A listener's Elysia app with the shared guards on, in the spec's order: response headers every
- * answer carries, then before routing the header size, the Host, the DNS-rebinding check, the
- * mTLS connection, the token and the caller; once the route is known and before its body is read
- * the CORS preflight of an allowed origin (cors-policy.ts) before the token,
- * the CSRF check, then the JSON body within its limit and deadline; the connection's idle timeout
- * lifted while a handler runs (connection-deadlines.ts); and one error mapper for every failure
- * (405 from the app's own routes). Every listener starts from here, so none re-implements a guard,
- * and every request, refused ones included, runs inside its HTTP server span (server-spans.ts).
+ * A listener's Elysia app with the shared guards on, in the order of
+ * docs/security.md#order-of-the-checks-on-every-request: response headers every answer carries,
+ * then before routing the header size, the Host, the DNS-rebinding check, the mTLS connection, the
+ * token and the caller; once the route is known and before its body is read the CORS preflight of
+ * an allowed origin (cors-policy.ts) before the token, the CSRF check, then the JSON body within
+ * its limit and deadline; the connection's idle timeout lifted while a handler runs
+ * (connection-deadlines.ts); and one error mapper for every failure (405 from the app's own
+ * routes). Every listener starts from here, so none re-implements a guard, and every request,
+ * refused ones included, runs inside its HTTP server span (server-spans.ts).
  */
 import { Elysia } from "elysia";
 import { type AuthGuardOptions, authGuard } from "./auth-guard.ts";

@@ -1,6 +1,7 @@
 /**
- * The bearer of svc's protocol listeners (A2A `SVC_A2A_TOKEN`, AG-UI `SVC_AGUI_TOKEN`; spec:
- * Authentication). The variable holds a shared secret, accepted two ways:
+ * The bearer of svc's protocol listeners (A2A `SVC_A2A_TOKEN`, AG-UI `SVC_AGUI_TOKEN`;
+ * docs/svc-a2a.md#tokens-who-is-calling-and-with-which-scopes, docs/svc-agui.md#tokens). The
+ * variable holds a shared secret, accepted two ways:
  * - the secret itself as the bearer: the caller is the listener's fixed identity (`svc-a2a`,
  *   `svc-agui`) and holds no scopes;
  * - a JWT signed with the secret (HS256 only; `alg: none` and every other algorithm refused):

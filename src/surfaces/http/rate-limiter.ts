@@ -1,5 +1,5 @@
 /**
- * Token buckets per key (svc's protocol listeners: per caller and workload; spec: Limits,
+ * Token buckets per key (svc's protocol listeners: per caller and workload; docs/svc.md#limits,
  * `SVC_A2A_RATE` / `_BURST`, `SVC_AGUI_RATE` / `_BURST`). A bucket holds up to `burst` tokens and
  * refills at `perSecond`; a request takes one, or is refused with the seconds until one is back
  * (the advisory `Retry-After`). Full buckets are forgotten, so idle callers cost nothing. Pure but

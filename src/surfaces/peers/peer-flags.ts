@@ -1,6 +1,6 @@
 /**
  * The peer hub's flags and config keys, and the check of their combination: the state file
- * without the hub is a startup error (spec "Peer hub"); the registration caps and the longest
+ * without the hub is a startup error (docs/agent.md#peer-hub); the registration caps and the longest
  * lease (issue 13) are bounded. Flags win over the config file, as for
  * every agent flag. Owns no parsing of argv (src/config/flag-parser.ts) and no hub behavior (peer-hub.ts).
  */

@@ -3,7 +3,7 @@
  * the wall clock, a prune timer (unref'd, so it never keeps the process alive) and, with a state
  * file, persistence. Owns no HTTP (peer-routes.ts) and no flag parsing (peer-flags.ts).
  *
- * Persistence (spec "Peer hub"): every register, heartbeat and deregister appends one line to the
+ * Persistence (docs/agent.md#peer-hub): every register, heartbeat and deregister appends one line to the
  * journal beside the snapshot (peer-journal.ts), and the snapshot is rewritten (atomic, 0600)
  * only once the journal has outgrown it, so N changes write O(N) bytes, not N snapshots.
  * Lapsed leases are not journaled (each record carries its expiry). At open the snapshot and

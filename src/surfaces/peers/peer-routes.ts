@@ -1,8 +1,9 @@
 /**
- * The peer hub's HTTP routes (spec "Peer hub", registered only with `--attach-peer-hub`):
- * POST /peers, GET /peers, POST /peers/{id}/heartbeat, DELETE /peers/{id}. Thin: parse,
- * authorize, call the PeerHub, map the result. Transport auth, CSRF and the body cap come from the
- * listener's shared guards; the rules (upsert, ownership, leases) live in core/peer-registry.ts.
+ * The peer hub's HTTP routes (docs/attach-api.md#peer-hub, registered only with
+ * `--attach-peer-hub`): POST /peers, GET /peers, POST /peers/{id}/heartbeat, DELETE /peers/{id}.
+ * Thin: parse, authorize, call the PeerHub, map the result. Transport auth, CSRF and the body cap
+ * come from the listener's shared guards; the rules (upsert, ownership, leases) live in
+ * core/peer-registry.ts.
  *
  * - With `requireIdentity` (multi-session auth) every peer route answers 401
  *   (`WWW-Authenticate: Bearer realm="attach-multisession"`) to an anonymous caller, before the

@@ -1,12 +1,13 @@
 /**
- * svc's A2A listener (`--a2a-listen`; spec: A2A listener): the public agent cards and `POST /a2a`,
- * JSON-RPC 2.0 with `message/send`, `message/stream`, `tasks/get`, `tasks/cancel` and
- * `tasks/resubscribe` (a2a-tasks.ts runs them). Built on the shared guards (guardedApp: Host, the `SVC_A2A_TOKEN` bearer or a JWT
- * signed with it via protocolCaller, CSRF, the body limit), then in order: the workload's scopes
- * (403), the method, draining and the rate limit for sends (retryable -32000 with `Retry-After`;
- * `tasks/get`, `tasks/cancel` and `tasks/resubscribe` are never limited), the params. Every refusal is decided before a
- * stream opens; JSON-RPC errors answer HTTP 200 as the transport says, codes from the one table
- * (json-rpc-errors.ts); a batch (a JSON array) is one -32600 with id null (D340).
+ * svc's A2A listener (`--a2a-listen`; docs/svc-a2a.md#endpoints): the public agent cards and `POST
+ * /a2a`, JSON-RPC 2.0 with `message/send`, `message/stream`, `tasks/get`, `tasks/cancel` and
+ * `tasks/resubscribe` (a2a-tasks.ts runs them). Built on the shared guards (guardedApp: Host, the
+ * `SVC_A2A_TOKEN` bearer or a JWT signed with it via protocolCaller, CSRF, the body limit), then in
+ * order: the workload's scopes (403), the method, draining and the rate limit for sends (retryable
+ * -32000 with `Retry-After`; `tasks/get`, `tasks/cancel` and `tasks/resubscribe` are never
+ * limited), the params. Every refusal is decided before a stream opens; JSON-RPC errors answer HTTP
+ * 200 as the transport says, codes from the one table (json-rpc-errors.ts); a batch (a JSON array)
+ * is one -32600 with id null (D340).
  */
 import { Elysia } from "elysia";
 import * as v from "valibot";

@@ -1,5 +1,5 @@
 /**
- * A2A tasks on svc's sessions (spec: A2A listener): a task is a coordinator session whose id is
+ * A2A tasks on svc's sessions (docs/svc-a2a.md#tasks): a task is a coordinator session whose id is
  * `a2a-<32 hex>`. A fresh send mints the id, commits the session and a row naming its context
  * (durable before anything answers), then runs the message as a turn through SvcRuntime's turns,
  * the path every inject takes. A task's state is read, not kept: aborted is `canceled`, a pending

@@ -1,7 +1,7 @@
 /**
  * Which exposed workload a fresh A2A send is for: the skill its message (or its params) names in
- * `metadata.skill`, else the single exposed one; several and no selector is unsupported (-32004,
- * the spec's code), a selector naming no exposed skill is invalid params (-32602).
+ * `metadata.skill`, else the single exposed one; several and no selector is unsupported (-32004),
+ * a selector naming no exposed skill is invalid params (-32602) (docs/svc-a2a.md#errors).
  */
 import { SparError } from "../../core/errors.ts";
 import type { Workload } from "../workload/workload.ts";

@@ -1,5 +1,5 @@
 /**
- * The AG-UI 1.0 encoder (protocols.md section 2): the run stream's events with their wire `type`
+ * The AG-UI 1.0 encoder (docs/svc-agui.md#the-run-stream): the run stream's events with their wire `type`
  * values (SCREAMING_SNAKE) and required fields, and their SSE framing (`data: <json>\n\n`, one
  * event per frame). Boundaries come from the core's model stream (D296): a session's live
  * `message-part` and `text-delta` frames become TEXT_MESSAGE_START/CONTENT/END and

@@ -1,5 +1,6 @@
 /**
- * svc's AG-UI listener (`--agui-listen`; spec: AG-UI listener, Authentication, Errors, Limits):
+ * svc's AG-UI listener (`--agui-listen`; docs/svc-agui.md#endpoints, #tokens,
+ * #refusals-decided-before-the-stream-opens):
  * `GET /agui/agents.json`, the public discovery descriptor (our own, AG-UI has none), and the
  * exposed workload's `endpoint_path`, which takes a `RunAgentInput` and answers an AG-UI SSE run
  * stream (agui-runs.ts, agui-events.ts). Built on the shared guards (guardedApp): the Host check,

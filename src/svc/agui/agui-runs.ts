@@ -1,15 +1,14 @@
 /**
- * AguiRuns: the daemon side of an AG-UI run (spec: AG-UI listener). `prepare` decides every
- * refusal before the stream opens: the session the run lands on (`run-input.ts`), a reserved id
- * (400), `per_run` resumes without `parentRunId` (400), a resume naming no open interrupt of the
+ * AguiRuns: the daemon side of an AG-UI run (docs/svc-agui.md#the-run-stream). `prepare` decides
+ * every refusal before the stream opens: the session the run lands on (`run-input.ts`), a reserved
+ * id (400), `per_run` resumes without `parentRunId` (400), a resume naming no open interrupt of the
  * session (409), a fresh run on a thread that still waits on interrupts (409, as the AG-UI client
  * itself refuses) or on a session the caller may not write (409, D343), a resolved payload that is
- * no answer to its question (400). `stream` then runs
- * through svc's existing paths (SvcRuntime): a fresh run is a turn on the session, a resume is
- * one POST /resume answer per entry (resolved: the payload is the answer; cancelled: a rejection),
- * approved as the authenticated caller. It yields RUN_STARTED, STATE_SNAPSHOT, the coordinator
- * session's message frames as the model streams them (agui-events.ts, D296), then exactly one
- * terminal frame.
+ * no answer to its question (400). `stream` then runs through svc's existing paths (SvcRuntime): a
+ * fresh run is a turn on the session, a resume is one POST /resume answer per entry (resolved: the
+ * payload is the answer; cancelled: a rejection), approved as the authenticated caller. It yields
+ * RUN_STARTED, STATE_SNAPSHOT, the coordinator session's message frames as the model streams them
+ * (agui-events.ts, D296), then exactly one terminal frame.
  */
 import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";

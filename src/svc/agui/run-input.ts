@@ -1,10 +1,10 @@
 /**
- * The AG-UI `RunAgentInput` svc reads (protocols.md section 2; spec: AG-UI listener), checked at
+ * The AG-UI `RunAgentInput` svc reads (docs/svc-agui.md#endpoints, #sessions, #resume), checked at
  * the edge with valibot: `threadId`, `runId` and `messages` required, `parentRunId`, `state` and
  * `resume` read, every other field (`tools`, `context`, `forwardedProps`, `protocolVersion`)
  * tolerated and ignored. Also where a run's session id comes from: `agui-<threadId>` under
- * `per_thread`, `agui-<runId>` under `per_run` (a resume continues its parent's session). A
- * client never names a raw session id. Pure.
+ * `per_thread`, `agui-<runId>` under `per_run` (a resume continues its parent's session). A client
+ * never names a raw session id. Pure.
  */
 import * as v from "valibot";
 import type { AguiSessionModel } from "../workload/workload.ts";
@@ -48,7 +48,7 @@ export const RunAgentInputSchema = v.looseObject({
 
 export type RunAgentInput = v.InferOutput<typeof RunAgentInputSchema>;
 
-/** The session prefix of AG-UI runs (spec: Session record). */
+/** The session prefix of AG-UI runs (docs/svc-agui.md#sessions). */
 export const AGUI_PREFIX = "agui-";
 
 /** The session a run lands on; a resume under `per_run` continues the run it names as its parent. */

@@ -41,10 +41,10 @@ import { declaredDirectory } from "../../a2a-client/remote-agent-wiring.ts";
 import { a2aRefusal, serveA2a } from "./svc-a2a.ts";
 import { startSvcAgui } from "./svc-agui.ts";
 
-/** How long the turns in flight may take to end after SIGTERM without a workload budget (spec). */
+/** How long the turns in flight may take to end after SIGTERM without a workload budget (docs/svc.md#limits). */
 export const DRAIN_WINDOW_MS = 30_000;
 
-/** The drain window: the workload's `budget.max_wallclock_seconds`, else 30 s (spec: Limits). */
+/** The drain window: the workload's `budget.max_wallclock_seconds`, else 30 s (docs/svc.md#limits). */
 export function drainWindowMs(workload: Workload): number {
   return workload.budget.maxWallclockSeconds > 0 ? workload.budget.maxWallclockSeconds * 1000 : DRAIN_WINDOW_MS;
 }
@@ -221,7 +221,7 @@ async function serveAttach(
 
 /**
  * Startup fails fast when a wired http tool server declaring `auth.google_oauth` cannot get a
- * token from the ambient credentials (spec "Authentication"): before the store opens or anything
+ * token from the ambient credentials (docs/svc.md#tool-servers-with-authgoogle_oauth): before the store opens or anything
  * listens, naming each server and why.
  */
 async function checkToolServerCredentials(mcp: McpSettings | undefined): Promise<void> {
@@ -231,7 +231,7 @@ async function checkToolServerCredentials(mcp: McpSettings | undefined): Promise
 
 /**
  * The watchdog posture of svc's sessions: `--watchdog` (or `svc.watchdog`), else the workload's
- * `safety.watchdog`, else `feedback` (spec, D229).
+ * `safety.watchdog`, else `feedback` (docs/svc.md#the-watchdog-posture, D229).
  */
 function svcGuardrails(base: GuardrailConfig, config: SvcConfig, workload: Workload): GuardrailConfig {
   return { ...base, watchdog: config.watchdog ?? workload.safety.watchdog ?? "feedback" };
@@ -335,7 +335,7 @@ function coreSettings(
     guardrails: svcGuardrails(base.guardrails, config, workload),
     model: config.model,
     maxSteps: base.maxSteps,
-    // Each turn is bounded by the workload's wallclock budget (reference 3.2); 0: none.
+    // Each turn is bounded by the workload's wallclock budget (docs/svc.md#turn-deadline); 0: none.
     turnDeadlineMs: workload.budget.maxWallclockSeconds * 1000,
     idleTimeoutMs: config.sessionIdleTimeoutMs,
     inbox: config.limits.inbox,

@@ -3,7 +3,7 @@
  * (src/svc/ops/session-drain.ts: markers before the wait, the drain window, cancel the rest),
  * then the unwind (the turns' cancellation, the main and attach listeners, the runtime core, the
  * audit log, a private store, then the telemetry flush within its 3 s) under the teardown watchdog. Resolves with the daemon's exit code
- * (spec: Errors): 0 clean drain, 3 the window expired with interrupted survivors, 4 the unwind
+ * (docs/svc-drain.md#exit-codes): 0 clean drain, 3 the window expired with interrupted survivors, 4 the unwind
  * hung past 15 s (what is still open is printed first).
  */
 import { hangpoint } from "../../runtime/failpoint.ts";
@@ -16,7 +16,7 @@ import { watchTeardown } from "../ops/teardown-watchdog.ts";
 import type { Logger } from "../../telemetry/logger.ts";
 import type { RuntimeCore } from "../../daemon/runtime-core.ts";
 
-/** Exit codes of the daemon (spec: Errors). */
+/** Exit codes of the daemon (docs/svc-drain.md#exit-codes). */
 export const EXIT_CLEAN = 0;
 export const EXIT_ERROR = 1;
 export const EXIT_SURVIVORS = 3;
@@ -34,7 +34,7 @@ export interface SvcShutdownParts {
   /** Close the audit log and remove a private store: the last steps. */
   release(): void;
   pauser: SessionPauser;
-  /** Flushed last (spec: teardown, 3 s), so the drain's own spans leave too. */
+  /** Flushed last, within 3 s (docs/telemetry.md#shutdown), so the drain's own spans leave too. */
   telemetry?: { shutdown(): Promise<void> };
   windowMs: number;
   logger: Logger;

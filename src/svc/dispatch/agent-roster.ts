@@ -1,5 +1,5 @@
 /**
- * The agents a workload composes (reference 1.7, coordinator dispatch): the coordinator
+ * The agents a workload composes (docs/svc.md#coordinator-dispatch): the coordinator
  * `<workload>_coordinator`, whose tools are its specialists (delegating is a call named after the
  * specialist), and each specialist, whose tools are the MCP tools its `tools.mcp` allowlist grants
  * (absent: every server the workload catalogs; `mcp: []`: none) and `finish_task`. Each agent's
@@ -95,7 +95,7 @@ export class AgentRoster {
     return [...this.#specialists.values()];
   }
 
-  /** The tools an agent is offered (a SingleTurn specialist: none, reference 1.5). */
+  /** The tools an agent is offered (a SingleTurn specialist: none, docs/svc-workloads.md#specialist-files). */
   tools(profile: AgentProfile): ToolSpec[] {
     if (profile.role === "coordinator") {
       const delegations = this.specialists().map(delegationSpec);

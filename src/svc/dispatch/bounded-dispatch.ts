@@ -1,6 +1,6 @@
 /**
- * Bounded dispatch (reference 1.7): the workload's one SingleTurn specialist makes one model call
- * on the incident text; its reply must be one JSON value satisfying the specialist's
+ * Bounded dispatch (docs/svc.md#dispatch-shapes): the workload's one SingleTurn specialist makes
+ * one model call on the incident text; its reply must be one JSON value satisfying the specialist's
  * `output_schema` (checked with Ajv). Either way a `dispatch-result` row records it: `valid: true`
  * with the parsed `result`, or `valid: false` with the reply and the problem, and then the run
  * fails with a turn error naming the violation (POST /inject answers 502).

@@ -1,11 +1,12 @@
 /**
- * The hand-over of an approved change (reference 1.7, graph dispatch: "a `capability:
- * change_executor` node receives any approved `proposed_change` set"). When an operator approves
- * a routed specialist's result (`approve-<name>`) and that result carries a `proposed_change`, the
- * workload's change executor runs on it next. Pure: which approved change is still to be handed
- * over is read from the coordinator session's rows (the result question with its result, the
- * approving answer, and the `dispatch-handover` row written before the executor runs, so a change
- * is handed over once, after a restart too) and the request the executor is given.
+ * The hand-over of an approved change (docs/svc.md#approving-a-result-hitlrequire_approval: under
+ * graph, the workload's `capability: change_executor` specialist carries out an approved
+ * `proposed_change`). When an operator approves a routed specialist's result (`approve-<name>`) and
+ * that result carries a `proposed_change`, the workload's change executor runs on it next. Pure:
+ * which approved change is still to be handed over is read from the coordinator session's rows (the
+ * result question with its result, the approving answer, and the `dispatch-handover` row written
+ * before the executor runs, so a change is handed over once, after a restart too) and the request
+ * the executor is given.
  */
 import type { SessionEvent } from "../../core/events.ts";
 import { RESULT_ANSWER_ROW, RESULT_QUESTION_ROW } from "./result-approval.ts";

@@ -34,7 +34,7 @@ export interface DispatchAgents {
   logError(message: string): void;
 }
 
-/** The question asked about a shape's result (graph: reference 3.5 b; fanout: 3.5 c). */
+/** The question asked about a shape's result (graph and fanout rows of docs/svc.md#questions). */
 export type QuestionText = (
   specialist: string,
   result: Record<string, unknown>,

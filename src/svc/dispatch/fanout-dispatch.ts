@@ -1,10 +1,10 @@
 /**
- * Fan-out dispatch (reference 1.7): every Task specialist but `_synthesis` is an analyst branch;
- * the analysts run on the incident text concurrently, each as its own session, at most
- * `fanout.max_concurrency` at a time (4 by default; negative: unbounded). The analysts are
+ * Fan-out dispatch (docs/svc.md#dispatch-shapes): every Task specialist but `_synthesis` is an
+ * analyst branch; the analysts run on the incident text concurrently, each as its own session, at
+ * most `fanout.max_concurrency` at a time (4 by default; negative: unbounded). The analysts are
  * read-only (the loader refuses any other roster). `_synthesis` then runs on the incident and the
  * reports of the analysts that reported (R of T); its result ends the run, asked about as
- * `approve-_synthesis` (reference 3.5 c) when the workload requires approval. No analyst
+ * `approve-_synthesis` (docs/svc.md#questions) when the workload requires approval. No analyst
  * reporting fails the run without asking `_synthesis`.
  */
 import type { TurnOutcome } from "../../runtime/channel.ts";

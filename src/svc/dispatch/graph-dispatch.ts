@@ -1,9 +1,9 @@
 /**
- * Graph dispatch (reference 1.7, LLM-as-router): the classifier (the first SingleTurn specialist
+ * Graph dispatch (docs/svc.md#dispatch-shapes, LLM-as-router): the classifier (the first SingleTurn specialist
  * of the composed spec set) runs on the incident text; its reply, trimmed, is the route key: the
  * exact name of a Task specialist routes there, anything else to `_fallback`. The routed
  * specialist runs on the incident text; its result ends the run, asked about as
- * `approve-<name>` (reference 3.5 b) when the workload requires approval. An approved result that
+ * `approve-<name>` (docs/svc.md#questions) when the workload requires approval. An approved result that
  * carries a `proposed_change` is handed to the workload's change executor (the first specialist
  * declaring `capability: change_executor`, change-handover.ts), which runs on it next.
  */

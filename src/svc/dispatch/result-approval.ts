@@ -1,13 +1,13 @@
 /**
- * Result approval (reference 1.7 and 3.5 b, c; `hitl.require_approval` under graph and fanout
- * dispatch): the result of a shape's last specialist parks as a question with the fixed interrupt
- * id `approve-<specialist>` until an operator answers it. The second kind of question beside the
- * write gate's, durable the same way: a `result-question` row asks (with the result it is about),
- * a `result-answer` row answers, and the session reads `paused` from those rows alone. POST
- * /resume answers with `{"approved": true}` (or a literal `true`) to approve; anything else
- * rejects. A result never triggers a call itself: answering records the decision; an approved
- * `proposed_change` is handed to graph's change executor (change-handover.ts), whose writes are
- * each asked about at the write gate.
+ * Result approval (docs/svc.md#approving-a-result-hitlrequire_approval, docs/svc.md#questions;
+ * `hitl.require_approval` under graph and fanout dispatch): the result of a shape's last specialist
+ * parks as a question with the fixed interrupt id `approve-<specialist>` until an operator answers
+ * it. The second kind of question beside the write gate's, durable the same way: a
+ * `result-question` row asks (with the result it is about), a `result-answer` row answers, and the
+ * session reads `paused` from those rows alone. POST /resume answers with `{"approved": true}` (or
+ * a literal `true`) to approve; anything else rejects. A result never triggers a call itself:
+ * answering records the decision; an approved `proposed_change` is handed to graph's change
+ * executor (change-handover.ts), whose writes are each asked about at the write gate.
  */
 import type { AuditEvent, CommittedRow } from "../../core/events.ts";
 import type { Journal } from "../../runtime/session-journal.ts";
@@ -16,7 +16,7 @@ export const RESULT_QUESTION_ROW = "result-question";
 export const RESULT_ANSWER_ROW = "result-answer";
 export const DISPATCH_AUTHOR = "svc/dispatch";
 
-/** The response schema of a result question (reference 3.5 b). */
+/** The response schema of a result question (docs/svc.md#questions). */
 export const RESULT_RESPONSE_SCHEMA = Object.freeze({
   type: "object",
   properties: { approved: { type: "boolean" }, note: { type: "string" } },
@@ -97,7 +97,10 @@ export class ResultLedger {
   }
 }
 
-/** What an answer means: only `true` or an object with `approved: true` approves (reference 3.5 b). */
+/**
+ * What an answer means: only `true` or an object with `approved: true` approves
+ * (docs/svc.md#approving-a-result-hitlrequire_approval).
+ */
 export function judgeResultResponse(response: unknown): { approved: boolean; note?: string } {
   if (response === true) return { approved: true };
   if (typeof response !== "object" || response === null || Array.isArray(response)) return { approved: false };

@@ -1,6 +1,6 @@
 /**
- * The shape runner of a workload's dispatch (reference 1.7): graph, fanout or bounded; none for
- * coordinator, whose coordinator is a model (SvcExecutor).
+ * The shape runner of a workload's dispatch (docs/svc.md#dispatch-shapes): graph, fanout or
+ * bounded; none for coordinator, whose coordinator is a model (SvcExecutor).
  */
 import type { Workload } from "../workload/workload.ts";
 import type { AgentRoster } from "./agent-roster.ts";

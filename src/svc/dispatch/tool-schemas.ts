@@ -1,7 +1,8 @@
 /**
- * Checking arguments against a tool's declared JSON Schema (an operator's edit, spec: the edit
- * checks) or a reply against a specialist's output_schema (bounded dispatch), with Ajv; each schema compiled once. A schema Ajv cannot compile refuses every edit
- * of that tool, naming why.
+ * Checking arguments against a tool's declared JSON Schema (an operator's edit: the edit checks of
+ * docs/svc.md#the-write-gate) or a reply against a specialist's output_schema (bounded dispatch),
+ * with Ajv; each schema compiled once. A schema Ajv cannot compile refuses every edit of that tool,
+ * naming why.
  */
 import Ajv, { type ValidateFunction } from "ajv";
 

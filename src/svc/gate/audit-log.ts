@@ -1,5 +1,5 @@
 /**
- * The write gate's audit trail as JSON Lines (reference 5.1): one `{"time","level","msg":"write
+ * The write gate's audit trail as JSON Lines (docs/svc.md#the-audit-trail): one `{"time","level","msg":"write
  * gate",...}` line per adjudication, beside the durable `gate-audit` row of the session's log.
  * Written to the `--audit-log` file (appended, mode 0600) or, without one, to stderr. The lines of
  * one tick go out in one write on the next macrotask (a burst of 1,000 approvals is a few writes,

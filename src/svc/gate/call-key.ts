@@ -1,6 +1,6 @@
 /**
  * The call key an operator reads in a write-gate question, an audit line and a decision record
- * (reference 3.5): `tool(k1=v1, k2=v2)` with keys sorted, strings unquoted, other values as
+ * (docs/svc.md#questions): `tool(k1=v1, k2=v2)` with keys sorted, strings unquoted, other values as
  * compact JSON, a value longer than 120 characters cut and ended with `…`, `tool()` without
  * arguments. Pure.
  */

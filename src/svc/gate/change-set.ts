@@ -1,5 +1,5 @@
 /**
- * Change sets (spec: Change set and grant; reference 3.6): the mutating calls one specialist
+ * Change sets (docs/svc.md#change-sets): the mutating calls one specialist
  * proposed together in its report (`finish_task`'s `proposed_change`), checked when the report is
  * made; the change-set part of a question about one of those calls (whether the set can be granted
  * as a whole, and why not); and the exact wording of the questions and of a stale grant. Pure.
@@ -20,7 +20,7 @@ export interface ChangeSet {
   changes: ProposedChange[];
 }
 
-/** What a question about a call of a change set carries (reference 3.6). */
+/** What a question about a call of a change set carries (docs/svc.md#questions). */
 export interface ChangeSetQuestion {
   specialist: string;
   changes: ProposedChange[];

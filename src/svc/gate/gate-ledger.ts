@@ -1,6 +1,6 @@
 /**
- * The write gate's durable state, folded from a session's rows alone (spec: the session reads
- * `paused` from the log): each parked call (`gate-interrupt`), the verdict that resolved it (a
+ * The write gate's durable state, folded from a session's rows alone (docs/svc.md#session-states:
+ * the session reads `paused` from the log): each parked call (`gate-interrupt`), the verdict that resolved it (a
  * `gate-audit` row whose outcome resolves), the intent committed before its call ran
  * (`gate-intent`) and the call's effect (`gate-effect`). A call with an intent and no effect was
  * cut while it ran, or between its return and its row: it is never run again, and until an
@@ -23,7 +23,7 @@ export const GRANT_ROW = "gate-grant";
 export const GRANT_VOID_ROW = "gate-grant-void";
 export const GATE_AUTHOR = "svc/gate";
 
-/** Audit outcomes of the spec's Events section this build writes. */
+/** The audit outcomes this build writes (docs/svc.md#the-audit-trail). */
 export type AuditOutcome =
   | "awaiting_approval"
   | "denied_by_policy"

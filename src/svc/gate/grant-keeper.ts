@@ -1,5 +1,5 @@
 /**
- * GrantKeeper: the change-set half of the write gate (spec: Change set and grant). It builds the
+ * GrantKeeper: the change-set half of the write gate (docs/svc.md#change-sets). It builds the
  * change-set part of a question (is the call one of a set a specialist proposed; can the set be
  * granted as a whole), mints one grant per other call of the set when an operator approves with
  * `scope: change_set` (each with its precondition read at approval), and decides whether a grant

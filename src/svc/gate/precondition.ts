@@ -1,5 +1,5 @@
 /**
- * Preconditions of granted calls (spec: Change set and grant; reference 3.6): the read a tool
+ * Preconditions of granted calls (docs/svc.md#change-sets): the read a tool
  * declares (`precondition: {read, args, args_from, fields}`) is run when a change set is approved
  * and again just before a granted call fires; the declared fields (dotted paths into
  * `{output: <the read's result>}`), or a digest of the whole result when none are declared, must be

@@ -1,6 +1,6 @@
 /**
- * Judging an operator's answer to a parked call (spec: Verdict payload, States and transitions,
- * the edit checks of Authentication): the payload's shape, the scope (`once` or `change_set`,
+ * Judging an operator's answer to a parked call (docs/svc.md#the-write-gate, the verdict table and
+ * its edit checks; docs/svc.md#session-states): the payload's shape, the scope (`once` or `change_set`,
  * nothing wider, and no change set yet in this build), and for an edit the four checks (an
  * attributable approver, every argument declared by the tool, values that satisfy its input
  * schema, the edited call passing the deny policy under its own key). Pure: what the call's tool

@@ -1,5 +1,6 @@
 /**
- * WriteGate: svc's write gate in front of one session's tools (spec: States and transitions).
+ * WriteGate: svc's write gate in front of one session's tools (docs/svc.md#the-write-gate,
+ * docs/svc.md#session-states).
  * A read-only call goes straight to the session's GatedTools. A mutating call is checked against
  * the deny policy, then handled by `hitl.on_mutation`: `apply` runs it, `dry_run` answers what it
  * would have done, `require_approval` parks it: an interrupt row with a stable id, committed with

@@ -1,9 +1,9 @@
 /**
- * svc's `POST /abort`: aborts a session for good (spec: `sessions abort`). The body is a strict
- * `{session_id, reason?}` (an unknown field is a 400 naming it), the reason defaults to
+ * svc's `POST /abort`: aborts a session for good (docs/svc.md#aborting-a-session). The body is a
+ * strict `{session_id, reason?}` (an unknown field is a 400 naming it), the reason defaults to
  * `operator abort`, and a reserved or unusable id is a 400. Answers 202 `{status: "aborted",
- * session_id}` once the marker is durable and the turn in flight has ended; 409 when the session
- * is aborted already, 404 when there is no such session. The daemon behind it is a port.
+ * session_id}` once the marker is durable and the turn in flight has ended; 409 when the session is
+ * aborted already, 404 when there is no such session. The daemon behind it is a port.
  */
 import { Elysia } from "elysia";
 import * as v from "valibot";
@@ -12,7 +12,7 @@ import { json } from "../../surfaces/http/responses.ts";
 import { withCaller } from "../../surfaces/http/with-caller.ts";
 import { refuseUnwritableId } from "./inject-envelope.ts";
 
-/** The reason an abort without one records (the original CLI's default). */
+/** The reason an abort without one records (docs/wire-compat.md#svcs-inherited-names). */
 export const DEFAULT_ABORT_REASON = "operator abort";
 
 /** The body of a write naming one session and why: `{session_id, reason?}`, strict (/abort, /ack-effects). */

@@ -1,7 +1,7 @@
 /**
- * svc's `POST /ack-effects` (spec: States and transitions, ambiguous-effect; reference 3.4): an
- * operator acknowledges the calls of a session whose effect is unknown (cut while they ran), so
- * its mutating calls are no longer refused with `ambiguous_prior_effect`. The acknowledgement is
+ * svc's `POST /ack-effects` (docs/svc-pauses.md#ambiguous-effects, docs/svc.md#at-most-once): an
+ * operator acknowledges the calls of a session whose effect is unknown (cut while they ran), so its
+ * mutating calls are no longer refused with `ambiguous_prior_effect`. The acknowledgement is
  * durable and covers only the calls persisted up to that moment. Body strict `{session_id,
  * reason?}` (reason default `operator ack`); a reserved or unusable id is a 400. Answers 202
  * `{status: "acknowledged", session_id, acknowledged, state, pending}` (`acknowledged`: how many

@@ -3,14 +3,17 @@
  * an unknown field refused), the session it names (`incident-<uid>`, or `gke-triage-default` for
  * an empty uid; ids ending `:mast-ops` are reserved for the daemon's own rows) and the user
  * message the model sees (`INJECT ` and the envelope re-encoded in its field order, zero values
- * included, as the original daemon sends it). Pure.
+ * included: docs/wire-compat.md#svcs-inherited-names). Pure.
  */
 import * as v from "valibot";
 import { SparError } from "../../core/errors.ts";
 import { isValidName } from "../../core/session-key.ts";
 import { ZERO_TIME } from "../../core/zero-time.ts";
 
-/** The suffix of the session ids the daemon keeps its markers under (spec: reserved on every write). */
+/**
+ * The suffix of the session ids the daemon keeps its markers under, reserved on every write
+ * (docs/wire-compat.md#svcs-inherited-names).
+ */
 export const RESERVED_SUFFIX = ":mast-ops";
 /** The session an envelope without a uid goes to. */
 export const DEFAULT_INCIDENT_SESSION = "gke-triage-default";

@@ -25,7 +25,7 @@ import { type PausePort, pauseRoutes } from "./pause-route.ts";
 import { ackEffectsRoute } from "./ack-effects-route.ts";
 import { type StopPort, stopRoute } from "./stop-route.ts";
 
-/** The caller behind the shared inject token (the original's `mast-inject` user). */
+/** The caller behind the shared inject token (docs/wire-compat.md#svcs-inherited-names). */
 export const INJECT_CALLER: Caller = Object.freeze({ identity: "svc-inject", admin: false, source: "bearer" });
 
 /** The operator's controls on svc's sessions, a port beside MainListenerPort. */

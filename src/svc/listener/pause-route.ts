@@ -1,12 +1,13 @@
 /**
- * svc's `POST /pause` and `POST /extend-token` (spec: States and transitions, Resume token;
- * reference 3.4). `/pause {session_id, reason, message?, metadata?, resume_at?, interrupt?, ttl?}`
- * gate-pauses an incident: every later turn kind is refused until it is resumed with the token
- * this answer carries (200 `{token, session_id, reason, expires_at, resume_at?, replaced}`), by a
- * timer at `resume_at`, or never (abort). `reason` is one of the reference's nine; `ttl` a Go
- * duration up to 168h; `interrupt` also cancels the turns in flight. `/extend-token {token, ttl}`
- * sets the token's expiry to now + ttl (200 `{token, session_id, expires_at}`). Bodies are strict
- * (an unknown field is a 400 naming it); reserved and unusable ids are 400.
+ * svc's `POST /pause` and `POST /extend-token` (docs/svc-pauses.md#gate-pause,
+ * docs/svc-pauses.md#expired-token). `/pause {session_id, reason, message?, metadata?, resume_at?,
+ * interrupt?, ttl?}` gate-pauses an incident: every later turn kind is refused until it is resumed
+ * with the token this answer carries (200 `{token, session_id, reason, expires_at, resume_at?,
+ * replaced}`), by a timer at `resume_at`, or never (abort). `reason` is one of the nine of
+ * docs/svc-pauses.md#gate-pause; `ttl` a Go duration up to 168h; `interrupt` also cancels the turns
+ * in flight. `/extend-token {token, ttl}` sets the token's expiry to now + ttl (200 `{token,
+ * session_id, expires_at}`). Bodies are strict (an unknown field is a 400 naming it); reserved and
+ * unusable ids are 400.
  */
 import { Elysia } from "elysia";
 import * as v from "valibot";

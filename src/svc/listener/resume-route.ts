@@ -1,6 +1,7 @@
 /**
- * `POST /resume` of svc's main listener (spec: Endpoints; Verdict payload; reference 3.3), keyed
- * either by `{session_id, interrupt_id, response}` or by `{token}` (never both):
+ * `POST /resume` of svc's main listener (docs/svc.md#the-main-listener---listen,
+ * docs/svc.md#questions, docs/svc-pauses.md#resume-with-the-token), keyed either by `{session_id,
+ * interrupt_id, response}` or by `{token}` (never both):
  * - a question: the approver is the authenticated caller, never the payload. Answered 202
  *   `{status: "resumed", session_id, interrupt_id, outcome, state, pending}` once the session's turn
  *   after the answer has ended or parked; a refused verdict is a 400 naming the audit outcome (the

@@ -1,5 +1,5 @@
 /**
- * svc's `POST /stop` (spec: `svc stop`; reference 3.4): a planned drain and exit, the SIGTERM path
+ * svc's `POST /stop` (docs/svc-drain.md#svc-stop): a planned drain and exit, the SIGTERM path
  * with the interruption markers classified `operator stop[: reason]`. Body strict `{reason?,
  * pause_sessions?}`; an empty body is allowed. Answers 202 `{"drain_bound":"30s"}` (the drain
  * window) before the drain starts; from then on every write is 503 (draining-guard.ts), a second
@@ -34,7 +34,7 @@ export interface StopPort {
 
 export const StopAnswer = v.object({ drain_bound: v.string() });
 
-/** `30000` -> `30s` (the reference's Go duration spelling). */
+/** `30000` -> `30s` (Go's duration spelling, docs/wire-compat.md#the-zero-time). */
 export function drainBound(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }

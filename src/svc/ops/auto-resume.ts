@@ -1,6 +1,6 @@
 /**
- * Boot auto-resume (`--auto-resume`; spec: States and transitions; reference 6.3 point 8): once at
- * startup, every incident whose coordinator session carries an uncleared interruption marker
+ * Boot auto-resume (`--auto-resume`; docs/svc-drain.md#boot-auto-resume): once at startup, every
+ * incident whose coordinator session carries an uncleared interruption marker
  * (interruption-rows.ts) is settled with exactly one outcome, counted by the caller:
  * `skipped_unsupported` (not coordinator dispatch, or a dangling delegation to an agent the roster
  * no longer has), `skipped_stale` (marked before the window), `skipped_superseded` (another turn
@@ -8,9 +8,9 @@
  * in 10 minutes; the attempt row is committed before the turn), `skipped_ambiguous` (a mutating
  * call whose effect is unknown: left for `ack-effects`), `cleared` (the transcript already ends on
  * a completed model turn), `resumed` (dangling read-only calls answered `interrupted before
- * completion`, then one continuation turn through the same path as an inject). At most 50 turns
- * per boot; aborted sessions and those `svc stop --pause-sessions` marked are left alone. The
- * turns run in the background; their end clears the marker.
+ * completion`, then one continuation turn through the same path as an inject). At most 50 turns per
+ * boot; aborted sessions and those `svc stop --pause-sessions` marked are left alone. The turns run
+ * in the background; their end clears the marker.
  */
 import type { CommittedRow } from "../../core/events.ts";
 import type { SessionKey } from "../../core/session-key.ts";
@@ -37,7 +37,7 @@ export const AUTORESUME_OUTCOMES = [
 ] as const;
 export type AutoResumeOutcome = (typeof AUTORESUME_OUTCOMES)[number];
 
-/** At most this many continuation turns per boot (reference 6.3). */
+/** At most this many continuation turns per boot (docs/svc-drain.md#boot-auto-resume). */
 export const MAX_TURNS_PER_BOOT = 50;
 /** The loop breaker: this many attempts within the window stop auto-resume for the session. */
 export const LOOPBREAK_ATTEMPTS = 3;

@@ -1,10 +1,11 @@
 /**
- * The decision export's records (spec: Decision record; reference 5.2), schema `svc.decision/v1`:
- * one record per adjudicated mutating call, read from the write gate's `gate-audit` rows (D242):
- * an operator's verdict (approve, reject, edit; a refused scope too) and a change-set grant being
- * spent. Policy denials before a question, `apply` and `dry_run` adjudicate nothing and make no
- * record. Approvers are digested (`sha256:` + 16 hex) unless raw identities are asked for; machine
- * identities (`svc:...`, `mast:...`) never are. Field order is the reference's. Pure.
+ * The decision export's records (docs/svc-cli.md, its `export-decisions` section), schema
+ * `svc.decision/v1`: one record per adjudicated mutating call, read from the write gate's
+ * `gate-audit` rows (D242): an operator's verdict (approve, reject, edit; a refused scope too) and
+ * a change-set grant being spent. Policy denials before a question, `apply` and `dry_run`
+ * adjudicate nothing and make no record. Approvers are digested (`sha256:` + 16 hex) unless raw
+ * identities are asked for; machine identities (`svc:...`, `mast:...`) never are. Field order is
+ * that page's record table. Pure.
  */
 import { createHash } from "node:crypto";
 import type { AuditEvent } from "../../core/events.ts";
@@ -138,7 +139,7 @@ export function redactDecision(record: DecisionRecord, includeApprover: boolean)
   return { ...record, approver: digestApprover(record.approver) };
 }
 
-/** One JSON Lines line, with `<`, `>` and `&` escaped (`\u003c`, as the original's encoder writes them). */
+/** One JSON Lines line, with `<`, `>` and `&` escaped (`\u003c`, docs/wire-compat.md#svcs-inherited-names). */
 export function jsonLine(value: unknown): string {
   return `${JSON.stringify(value).replace(/[<>&]/g, (char) => `\\u00${char.charCodeAt(0).toString(16)}`)}\n`;
 }

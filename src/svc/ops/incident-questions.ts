@@ -9,7 +9,7 @@ import type { ChangeSetQuestion } from "../gate/change-set.ts";
 import { RESULT_RESPONSE_SCHEMA, ResultLedger } from "../dispatch/result-approval.ts";
 import { type Incident, incidentSessions } from "./incident.ts";
 
-/** The response schema of a write-gate question (reference 3.5 a): `verdict` required, no `approver`. */
+/** The response schema of a write-gate question (docs/svc.md#questions): `verdict` required, no `approver`. */
 export const VERDICT_RESPONSE_SCHEMA = Object.freeze({
   type: "object",
   properties: {
@@ -32,7 +32,7 @@ export interface PendingQuestion {
   /** The model-facing tool of a parked call. */
   tool?: string;
   schema: Readonly<Record<string, unknown>>;
-  /** Why a change-set grant no longer covered the call (reference 3.6's `Stale:` line). */
+  /** Why a change-set grant no longer covered the call (the `Stale:` line, docs/svc.md#questions). */
   stale?: string;
   changeSet?: ChangeSetQuestion;
 }

@@ -1,11 +1,12 @@
 /**
- * The interruption marker of an svc session (spec: States and transitions, `running` to
- * `interrupted` on SIGTERM or `svc stop`): audit rows on the incident's coordinator session (app
- * `svc`), never part of the conversation the model reads. `svc-interrupted` sets the marker
- * (written before the drain waits), `svc-interrupted-cleared` clears it (the turn finished inside
- * the drain window, the session was found paused at an approval, or boot auto-resume settled it),
- * `svc-autoresume-attempt` counts an auto-resume turn (written before the turn: the loop breaker).
- * Builds the rows and folds a session's rows into its interruption. Pure.
+ * The interruption marker of an svc session (docs/svc.md#session-states, `running` to `interrupted`
+ * on SIGTERM or `svc stop`; docs/svc-drain.md#the-drain-sigterm-or-svc-stop): audit rows on the
+ * incident's coordinator session (app `svc`), never part of the conversation the model reads.
+ * `svc-interrupted` sets the marker (written before the drain waits), `svc-interrupted-cleared`
+ * clears it (the turn finished inside the drain window, the session was found paused at an
+ * approval, or boot auto-resume settled it), `svc-autoresume-attempt` counts an auto-resume turn
+ * (written before the turn: the loop breaker). Builds the rows and folds a session's rows into its
+ * interruption. Pure.
  */
 import type { AuditEvent, CommittedRow, EventHeader } from "../../core/events.ts";
 

@@ -1,11 +1,12 @@
 /**
- * The drain of svc's sessions on SIGTERM or `svc stop` (spec: States and transitions, `running`
- * to `interrupted`; reference 6.3 point 7): new work is refused, every incident with a turn in
- * flight is marked `interrupted` durably BEFORE the wait (a marker row, interruption-rows.ts, so
- * it survives a kill -9 mid-drain), the turns get the drain window, a turn that ends inside it
- * clears its marker; when the window expires the rest are cancelled, and a survivor found parked
- * at an approval is cleared too (it reports `paused`). Under `--pause-sessions` every marked
- * session is handed to the SessionPauser. Resolves with who survived: the exit code is 3 when any did.
+ * The drain of svc's sessions on SIGTERM or `svc stop`
+ * (docs/svc-drain.md#the-drain-sigterm-or-svc-stop; `running` to `interrupted` in
+ * docs/svc.md#session-states): new work is refused, every incident with a turn in flight is marked
+ * `interrupted` durably BEFORE the wait (a marker row, interruption-rows.ts, so it survives a kill
+ * -9 mid-drain), the turns get the drain window, a turn that ends inside it clears its marker; when
+ * the window expires the rest are cancelled, and a survivor found parked at an approval is cleared
+ * too (it reports `paused`). Under `--pause-sessions` every marked session is handed to the
+ * SessionPauser. Resolves with who survived: the exit code is 3 when any did.
  */
 import type { SessionKey } from "../../core/session-key.ts";
 import type { Logger } from "../../telemetry/logger.ts";

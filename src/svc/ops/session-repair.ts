@@ -13,7 +13,7 @@ import type { ExecutorSession } from "../../runtime/executor.ts";
 import { eventToMessage, missingToolResults } from "../../runtime/history.ts";
 import { OPS_AUTHOR, OPS_INVOCATION } from "./interruption-rows.ts";
 
-/** The synthetic result of a call a stop cut (reference 6.3 point 8). */
+/** The synthetic result of a call a stop cut (docs/svc-drain.md#boot-auto-resume). */
 export const INTERRUPTED_RESULT = "interrupted before completion";
 
 /** Calls of one session to answer with the synthetic result. */

@@ -1,10 +1,10 @@
 /**
- * The state an operator reads for an incident (spec: States and transitions; `sessions list
+ * The state an operator reads for an incident (docs/svc.md#session-states; `sessions list
  * --state`): `aborted`, `paused`, `interrupted` or `idle`, derived from the store's rows and
  * session records alone. STATE_READERS is an ordered list of small readers, each answering one
  * state (with the note the PENDING column shows) or nothing; the first that answers wins, so the
- * order is the precedence of reference 4.2 (aborted > paused > interrupted > idle). A new kind of
- * pause or marker is one more reader in the list. Pure.
+ * order is the precedence of docs/svc-cli.md#incidents-and-their-state (aborted > paused >
+ * interrupted > idle). A new kind of pause or marker is one more reader in the list. Pure.
  */
 import { GateLedger } from "../gate/gate-ledger.ts";
 import { ResultLedger } from "../dispatch/result-approval.ts";

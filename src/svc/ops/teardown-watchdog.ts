@@ -1,11 +1,12 @@
 /**
- * The teardown watchdog (spec: Limits, 15 s; exit code 4): the unwind after the drain (listeners
- * stopped, tool servers and their children, workers, the store) gets 15 s; past that the daemon
- * prints what is still open (the workers and their current turn, the sessions whose turn has not
- * ended, tool-server child processes, the listeners' open requests) and exits 4 instead of hanging.
+ * The teardown watchdog (docs/svc.md#limits, 15 s; exit code 4, docs/svc-drain.md#exit-codes): the
+ * unwind after the drain (listeners stopped, tool servers and their children, workers, the store)
+ * gets 15 s; past that the daemon prints what is still open (the workers and their current turn,
+ * the sessions whose turn has not ended, tool-server child processes, the listeners' open requests)
+ * and exits 4 instead of hanging.
  */
 
-/** How long the post-drain unwind may take (spec: Limits). */
+/** How long the post-drain unwind may take (docs/svc.md#limits). */
 export const TEARDOWN_WATCHDOG_MS = 15_000;
 
 /** What is still open, one line each, when the watchdog fires. */

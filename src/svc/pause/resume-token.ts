@@ -1,8 +1,8 @@
 /**
- * Resume tokens of gate pauses (spec: Resume token; reference 4.4): `mrt_` plus the base64url
- * (no padding) of 16 random bytes. Possession is the capability, so the daemon keeps only the
- * token's digest; the clear token exists once, in the answer to the pause that minted it. Also
- * the pause reasons and the lifetime bounds. Pure, no I/O beyond the random source.
+ * Resume tokens of gate pauses (docs/svc-pauses.md#resume-tokens): `mrt_` plus the base64url (no
+ * padding) of 16 random bytes. Possession is the capability, so the daemon keeps only the token's
+ * digest; the clear token exists once, in the answer to the pause that minted it. Also the pause
+ * reasons and the lifetime bounds. Pure, no I/O beyond the random source.
  */
 import { createHash, randomBytes } from "node:crypto";
 
@@ -18,10 +18,10 @@ const TOKEN_SHAPE = /^mrt_[A-Za-z0-9_-]{22}$/;
 export const TOKEN_NOT_FOUND =
   "resume token not found: no pause in this store minted it (an mrt_ token is printed once, when its session is paused, and resumes that pause once, before it expires); `spar svc sessions list --state=paused` lists the paused sessions, and pausing one again prints a new token";
 
-/** Default and longest token lifetime (spec: 7 days; `--ttl` only shortens). */
+/** Default and longest token lifetime (docs/svc.md#limits: 7 days; `--ttl` only shortens). */
 export const MAX_TOKEN_TTL_MS = 7 * 24 * 3_600_000;
 
-/** The pause reasons an operator may give (reference 4.4, exact). */
+/** The pause reasons an operator may give (docs/svc-pauses.md#gate-pause, exactly these). */
 export const PAUSE_REASONS = [
   "budget_exhaustion",
   "watchdog_anomaly",

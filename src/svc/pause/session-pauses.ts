@@ -1,11 +1,11 @@
 /**
- * SessionPauses: svc's gate pauses and their resume tokens (spec: States and transitions, Resume
- * token). A pause is durable rows in the incident's coordinator session (pause-ledger.ts) and,
- * while it holds, every turn kind of every session of the incident is refused 409 (the
- * executors' hold). It owns: minting (`pause`, the token returned once, only its digest kept),
- * `resumeByToken` (consumed once; a replay is a 202 no-op; an expired token leaves the pause in
- * place with the recovery named), `extend`, the timers of timed pauses (armed again at boot from
- * the rows; a timer resumes through the same path as an operator), and voiding on abort.
+ * SessionPauses: svc's gate pauses and their resume tokens (docs/svc-pauses.md#gate-pause,
+ * docs/svc.md#session-states). A pause is durable rows in the incident's coordinator session
+ * (pause-ledger.ts) and, while it holds, every turn kind of every session of the incident is
+ * refused 409 (the executors' hold). It owns: minting (`pause`, the token returned once, only its
+ * digest kept), `resumeByToken` (consumed once; a replay is a 202 no-op; an expired token leaves
+ * the pause in place with the recovery named), `extend`, the timers of timed pauses (armed again at
+ * boot from the rows; a timer resumes through the same path as an operator), and voiding on abort.
  */
 import { MAX_TIMER_MS } from "../../core/duration.ts";
 import { SparError } from "../../core/errors.ts";
@@ -33,7 +33,7 @@ import {
   tokenDigest,
 } from "./resume-token.ts";
 
-/** Who consumes the token of a timed pause (reference 4.5). */
+/** Who consumes the token of a timed pause (docs/svc-pauses.md#resume-with-the-token). */
 export const TIMER_IDENTITY = "timer";
 
 /** What the pause unit asks of svc's runtime. */
@@ -101,7 +101,7 @@ interface Held {
   voided?: true;
 }
 
-/** The 409 of a turn on a gate-paused session (reference 3.1's wording, svc for mast). */
+/** The 409 of a turn on a gate-paused session (its wording: docs/svc-pauses.md#gate-pause). */
 export function gatePausedError(sessionId: string, pause: PauseRecord): SparError {
   const why = pause.message === undefined ? pause.reason : `${pause.reason}: ${pause.message}`;
   return new SparError(

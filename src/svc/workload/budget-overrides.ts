@@ -1,8 +1,8 @@
 /**
- * The budget overrides of name mode (reference 1.2): `SVC_BUDGET_MAX_COST_USD` (a non-negative
- * number) and `SVC_BUDGET_MAX_WALLCLOCK_SECONDS` (a non-negative integer) replace the bundle's
- * values. A value that does not parse is fatal; an empty one is unset. Directory mode does not
- * apply them (as the original). Pure.
+ * The budget overrides of name mode (docs/svc-workloads.md#budget-overrides):
+ * `SVC_BUDGET_MAX_COST_USD` (a non-negative number) and `SVC_BUDGET_MAX_WALLCLOCK_SECONDS` (a
+ * non-negative integer) replace the bundle's values. A value that does not parse is fatal; an empty
+ * one is unset. Directory mode does not apply them: a directory is a self-contained workload. Pure.
  */
 import { type Result, err, ok } from "../../core/result.ts";
 import type { Environment } from "./config-root.ts";

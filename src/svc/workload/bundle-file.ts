@@ -1,5 +1,5 @@
 /**
- * `workload.yaml` to the workload's own fields (reference 1.4): schema validation (bundle-schema.ts),
+ * `workload.yaml` to the workload's own fields (docs/svc-workloads.md#workloadyaml-keys): schema validation (bundle-schema.ts),
  * then the rules that span fields (hitl vs hitl_policy, duplicates, preconditions, the scheduled
  * trigger's interval and jitter, monitor), then defaults. Every error names the file, the dotted
  * field and what was expected. Pure: the caller reads the file.

@@ -1,7 +1,7 @@
 /**
- * The valibot schema of `workload.yaml` (reference 1.4): every key of the table with its type and
- * default. Unknown keys are ignored. Cross-field rules (hitl vs hitl_policy, jitter, monitor,
- * preconditions, duplicates) are in bundle-file.ts.
+ * The valibot schema of `workload.yaml` (docs/svc-workloads.md#workloadyaml-keys): every key of the
+ * table with its type and default. Unknown keys are ignored. Cross-field rules (hitl vs
+ * hitl_policy, jitter, monitor, preconditions, duplicates) are in bundle-file.ts.
  */
 import * as v from "valibot";
 import {

@@ -1,7 +1,8 @@
 /**
- * Reading `mcp.json` for a workload (reference 1.1, 1.6) with the one catalog parser
- * (src/mcp/catalog.ts), and the cross-check: every `tool_catalog.mcp[].server` is a server of the
- * catalog. Only called when tool servers are wired (not under `echo`) and the bundle names servers.
+ * Reading `mcp.json` for a workload (docs/svc-workloads.md#modes, where it lives) with the one
+ * catalog parser (src/mcp/catalog.ts), and the cross-check: every `tool_catalog.mcp[].server` is a
+ * server of the catalog. Only called when tool servers are wired (not under `echo`) and the bundle
+ * names servers.
  */
 import { type McpCatalog, parseCatalog } from "../../mcp/catalog.ts";
 import { type Result, err, ok } from "../../core/result.ts";

@@ -1,9 +1,9 @@
 /**
- * The startup refusals over a loaded workload (reference 1.5 "Capability split" and "Other startup
- * refusals"): a read-only Task specialist that can reach a mutating tool; a composed sub-agent named
- * like a mutating tool; the planner with a change executor unless mutations apply; a monitor tool a
- * roster member can reach. Tool lists of live servers are optional input (`serverTools`): without
- * them the checks see the tools named in the bundle and the `.tmpl` files. Pure.
+ * The startup refusals over a loaded workload (docs/svc-workloads.md#startup-refusals): a read-only
+ * Task specialist that can reach a mutating tool; a composed sub-agent named like a mutating tool;
+ * the planner with a change executor unless mutations apply; a monitor tool a roster member can
+ * reach. Tool lists of live servers are optional input (`serverTools`): without them the checks see
+ * the tools named in the bundle and the `.tmpl` files. Pure.
  */
 import { isMutating } from "./tool-mutation.ts";
 import type { Specialist, Workload } from "./workload.ts";

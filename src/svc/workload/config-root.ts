@@ -1,8 +1,9 @@
 /**
- * The `.agents/` config root of name mode (reference 1.2, our names): exactly one root, first match
- * wins, never merged: `SVC_CONFIG_DIR` (set but not a directory is fatal, no fall-through),
- * `<cwd>/.agents`, `$XDG_CONFIG_HOME/spar/agents` or `~/.config/spar/agents`, `/etc/spar/agents`.
- * Also the flat scans of a root's subfolders. Environment and cwd are parameters.
+ * The `.agents/` config root of name mode (docs/svc-workloads.md#modes; the paths are spar's):
+ * exactly one root, first match wins, never merged: `SVC_CONFIG_DIR` (set but not a directory is
+ * fatal, no fall-through), `<cwd>/.agents`, `$XDG_CONFIG_HOME/spar/agents` or
+ * `~/.config/spar/agents`, `/etc/spar/agents`. Also the flat scans of a root's subfolders.
+ * Environment and cwd are parameters.
  */
 import { readdirSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";

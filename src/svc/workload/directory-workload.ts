@@ -1,8 +1,8 @@
 /**
- * Directory mode of `--workload` (reference 1.1, 1.3): `<dir>/workload.yaml` exactly (no `.yml`),
- * `<dir>/specialists/` required, every `.tmpl` in it part of the composed spec set sorted by name
- * (not only the listed ones), every listed name loaded, `mcp.json` at `<dir>/mcp.json`. Budget
- * overrides from the environment do not apply here.
+ * Directory mode of `--workload` (docs/svc-workloads.md#modes): `<dir>/workload.yaml` exactly (no
+ * `.yml`), `<dir>/specialists/` required, every `.tmpl` in it part of the composed spec set sorted
+ * by name (not only the listed ones), every listed name loaded, `mcp.json` at `<dir>/mcp.json`.
+ * Budget overrides from the environment do not apply here.
  */
 import { join } from "node:path";
 import { type Result, err, ok } from "../../core/result.ts";

@@ -1,8 +1,8 @@
 /**
- * Which dispatch shape a workload runs as and whether its roster fits it (reference 1.7):
- * `--dispatch` when typed, else the bundle's `dispatch`, else `coordinator`; `auto` picks fanout
- * with a `_synthesis` specialist, graph with a SingleTurn and a `_fallback`, otherwise coordinator
- * (never bounded). Then the shape's own requirements. Pure.
+ * Which dispatch shape a workload runs as and whether its roster fits it
+ * (docs/svc.md#dispatch-shapes): `--dispatch` when typed, else the bundle's `dispatch`, else
+ * `coordinator`; `auto` picks fanout with a `_synthesis` specialist, graph with a SingleTurn and a
+ * `_fallback`, otherwise coordinator (never bounded). Then the shape's own requirements. Pure.
  */
 import { type Result, err, ok } from "../../core/result.ts";
 import { DISPATCH_SETTINGS } from "./bundle-schema.ts";

@@ -1,9 +1,9 @@
 /**
  * The entry of the workload layer: `--workload=<value>` to a validated, composed workload
- * (reference 1.1-1.7). Empty: the trivial coordinator. An existing directory: directory mode.
- * Anything else: a name in the `.agents/` root. Then the dispatch shape (flag, bundle, default),
- * its requirements, the static composition refusals, and `mcp.json` with its cross-check when tool
- * servers are wired. Environment and cwd are parameters; nothing here reads `process`.
+ * (docs/svc-workloads.md#modes). Empty: the trivial coordinator. An existing directory: directory
+ * mode. Anything else: a name in the `.agents/` root. Then the dispatch shape (flag, bundle,
+ * default), its requirements, the static composition refusals, and `mcp.json` with its cross-check
+ * when tool servers are wired. Environment and cwd are parameters; nothing here reads `process`.
  */
 import { resolve } from "node:path";
 import { type Result, err, ok } from "../../core/result.ts";

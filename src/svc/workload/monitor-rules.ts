@@ -1,8 +1,9 @@
 /**
- * The `monitor:` block of a bundle (reference 1.4): collect entries keyed by `as` or their tool,
- * unique; `transitions_from` names a collect key; `notify` needs a conversation; collect and notify
- * need `edge_trigger.scheduled`; the ack tool's args must not set `subject_key` or `ack_by`, and the
- * ack tool is not also a collect tool. Parsed and validated now, used by a later issue. Pure.
+ * The `monitor:` block of a bundle (docs/svc-workloads.md#workloadyaml-keys): collect entries keyed
+ * by `as` or their tool, unique; `transitions_from` names a collect key; `notify` needs a
+ * conversation; collect and notify need `edge_trigger.scheduled`; the ack tool's args must not set
+ * `subject_key` or `ack_by`, and the ack tool is not also a collect tool. Parsed and validated now,
+ * used by a later issue. Pure.
  */
 import type { RawMonitor } from "./bundle-schema.ts";
 import type { Monitor } from "./workload.ts";

@@ -1,8 +1,8 @@
 /**
- * Name mode of `--workload` (reference 1.1, 1.2): the one config root, its flat scans (bundles,
- * specialists, a2a registrations, each parsed and validated; duplicate names fatal; a bundle naming
- * an unknown specialist fatal), the bundle whose `name:` is the value, its listed specialists in
- * roster order, `<root>/mcp.json`, and the budget overrides from the environment.
+ * Name mode of `--workload` (docs/svc-workloads.md#modes): the one config root, its flat scans
+ * (bundles, specialists, a2a registrations, each parsed and validated; duplicate names fatal; a
+ * bundle naming an unknown specialist fatal), the bundle whose `name:` is the value, its listed
+ * specialists in roster order, `<root>/mcp.json`, and the budget overrides from the environment.
  */
 import { join } from "node:path";
 import { type Result, err, ok } from "../../core/result.ts";

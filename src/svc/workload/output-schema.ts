@@ -1,9 +1,10 @@
 /**
- * A specialist's `output_schema` file (reference 1.5): `.json`, `.yaml` or `.yml`, loaded at
- * startup, checked structurally: the top level is an object schema; every node has a known `type`;
- * only known schema keys; an array has `items`; an object has `properties`; every `required` entry is
- * a declared property. The key set is the one of a provider response schema (Gemini's `Schema`),
- * which is what the original hands to the model. Reads the one file it is given.
+ * A specialist's `output_schema` file (docs/svc-workloads.md#output-schemas): `.json`, `.yaml` or
+ * `.yml`, loaded at startup, checked structurally: the top level is an object schema; every node
+ * has a known `type`; only known schema keys; an array has `items`; an object has `properties`;
+ * every `required` entry is a declared property. The key set is the one of a provider response
+ * schema (Gemini's `Schema`), so a provider can be handed it as one. Reads the one file it is
+ * given.
  */
 import { extname } from "node:path";
 import { type Result, err, ok } from "../../core/result.ts";

@@ -1,8 +1,8 @@
 /**
- * A static remote A2A agent registration, `<root>/a2a/*.yaml` (reference 1.2): `name` (required),
- * `agent_card_url` and/or `endpoint` (at least one, http or https), `skills`, `auth{type,
- * token_env}`, `timeout_seconds`. Parsed and validated at load; the A2A client of a later issue
- * uses them. Pure: the caller reads the file.
+ * A static remote A2A agent registration, `<root>/a2a/*.yaml`
+ * (docs/svc-workloads.md#remote-a2a-agents): `name` (required), `agent_card_url` and/or `endpoint`
+ * (at least one, http or https), `skills`, `auth{type, token_env}`, `timeout_seconds`. Parsed and
+ * validated at load; the A2A client of a later issue uses them. Pure: the caller reads the file.
  */
 import * as v from "valibot";
 import { type Result, err, ok } from "../../core/result.ts";

@@ -1,9 +1,10 @@
 /**
- * A specialist `.tmpl` (reference 1.5): YAML front matter between `---` lines (leading whitespace
- * allowed before the first), the trimmed body is the instruction. Every front-matter key of the
- * table: name (default: the file name), description (required), mode, capability, model or tier,
- * budget, output_schema (relative to the file's directory, loaded and checked), tools.mcp (absent:
- * inherit; `[]`: none), tools.builtin, tools.skills (only `[]`). Reads the file and its schema.
+ * A specialist `.tmpl` (docs/svc-workloads.md#specialist-files): YAML front matter between `---`
+ * lines (leading whitespace allowed before the first), the trimmed body is the instruction. Every
+ * front-matter key of the table: name (default: the file name), description (required), mode,
+ * capability, model or tier, budget, output_schema (relative to the file's directory, loaded and
+ * checked), tools.mcp (absent: inherit; `[]`: none), tools.builtin, tools.skills (only `[]`). Reads
+ * the file and its schema.
  */
 import { basename, dirname, resolve } from "node:path";
 import * as v from "valibot";

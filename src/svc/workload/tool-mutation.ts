@@ -1,8 +1,8 @@
 /**
- * How the static checks classify a tool name (reference 1.8): engine control calls are read-only,
- * then the bundle's `tool_catalog.tools[].mutating` overrides, then the built-in classes
- * (`invoke_specialist` and `run_shape_*` spawn sub-runs, `invoke_remote_agent` mutates,
- * `request_operator_input` reads), and everything else mutates. Pure.
+ * How the static checks classify a tool name (docs/svc-workloads.md#tool-classification): engine
+ * control calls are read-only, then the bundle's `tool_catalog.tools[].mutating` overrides, then
+ * the built-in classes (`invoke_specialist` and `run_shape_*` spawn sub-runs, `invoke_remote_agent`
+ * mutates, `request_operator_input` reads), and everything else mutates. Pure.
  */
 import type { ToolOverride } from "./workload.ts";
 

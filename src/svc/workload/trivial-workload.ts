@@ -1,7 +1,7 @@
 /**
- * The workload of an empty `--workload` (reference 1.1): one agent, `trivial_coordinator`, with no
- * specialists, no tools, no bundle; nothing can mutate, so the gate never parks. The caller logs
- * the warning.
+ * The workload of an empty `--workload` (docs/svc-workloads.md#modes): one agent,
+ * `trivial_coordinator`, with no specialists, no tools, no bundle; nothing can mutate, so the gate
+ * never parks. The caller logs the warning.
  */
 import type { BundleFile } from "./bundle-file.ts";
 

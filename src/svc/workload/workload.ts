@@ -1,12 +1,12 @@
 /**
- * The workload domain type (spec workflow-daemon "Workload bundle fields", reference 1.3-1.7): a
- * bundle (`workload.yaml`) with its specialists (`*.tmpl`) resolved, defaults applied, durations in
- * milliseconds. Types only: the loader (`load-workload.ts`) builds these, the daemon reads them. The
- * runtime core never imports this layer.
+ * The workload domain type (docs/svc-workloads.md): a bundle (`workload.yaml`) with its specialists
+ * (`*.tmpl`) resolved, defaults applied, durations in milliseconds. Types only: the loader
+ * (`load-workload.ts`) builds these, the daemon reads them. The runtime core never imports this
+ * layer.
  */
 import type { McpCatalog } from "../../mcp/catalog.ts";
 
-/** The shapes a workload can be composed as (reference 1.7). */
+/** The shapes a workload can be composed as (docs/svc.md#dispatch-shapes). */
 export type DispatchShape = "coordinator" | "graph" | "fanout" | "bounded";
 /** What a bundle or `--dispatch` may ask for: a shape, or `auto` (never picks bounded). */
 export type DispatchSetting = DispatchShape | "auto";

@@ -1,15 +1,15 @@
 /**
- * Startup access planning (spec Startup refusals; reference section 3.2): which grants each
- * source and storm correlation need, and, given the answers of the access reviews, which sources
- * run, whether storms are on, and which refusals stop the watcher. Under `auto` a source with a
- * missing grant is skipped with one loud line, except `cluster-events` (misdeployed: fatal); an
- * explicit list makes a named source's missing grant fatal (and one this build lacks); under `auto`
- * the sources this build lacks are named together on one line. `--storm=on` with a missing grant is
- * fatal. Recovery tracking (`--recovery-stable-for` above 0) needs list and watch on pods: without
- * them it is disabled with one line naming the missing grant, and nothing watches pods for it.
- * Every watch the runner starts is one this plan reviewed; `optionalAccess` is the list the access
- * re-check tracks beside the sources' (only grants held at startup, never one that was missing).
- * The reviews themselves are the caller's I/O. Pure.
+ * Startup access planning (docs/watcher-pipeline.md#access-plan, docs/watcher.md#startup-refusals):
+ * which grants each source and storm correlation need, and, given the answers of the access
+ * reviews, which sources run, whether storms are on, and which refusals stop the watcher. Under
+ * `auto` a source with a missing grant is skipped with one loud line, except `cluster-events`
+ * (misdeployed: fatal); an explicit list makes a named source's missing grant fatal (and one this
+ * build lacks); under `auto` the sources this build lacks are named together on one line.
+ * `--storm=on` with a missing grant is fatal. Recovery tracking (`--recovery-stable-for` above 0)
+ * needs list and watch on pods: without them it is disabled with one line naming the missing grant,
+ * and nothing watches pods for it. Every watch the runner starts is one this plan reviewed;
+ * `optionalAccess` is the list the access re-check tracks beside the sources' (only grants held at
+ * startup, never one that was missing). The reviews themselves are the caller's I/O. Pure.
  */
 
 export interface AccessCheck {

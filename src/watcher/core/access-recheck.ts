@@ -1,12 +1,11 @@
 /**
- * The access re-check sweep (`--access-recheck`; spec States "access granted"): every sweep asks
- * the declared permissions again; a permission is revoked only when it is denied on two
+ * The access re-check sweep (`--access-recheck`; docs/watcher-pipeline.md#access-plan): every sweep
+ * asks the declared permissions again; a permission is revoked only when it is denied on two
  * consecutive sweeps (one denial may be an authorizer hiccup or a rolling role update). A review
  * that errors neither counts nor resets. A required permission revoked stops the runner; an
  * optional one degrades loudly and the runner keeps going; an optional one granted again is
- * restored. Only grants held at startup are tracked: a permission that was never granted (a
- * source or watch the startup plan left off) can never be revoked. Pure; the caller runs the
- * reviews.
+ * restored. Only grants held at startup are tracked: a permission that was never granted (a source
+ * or watch the startup plan left off) can never be revoked. Pure; the caller runs the reviews.
  */
 import { type AccessAnswer, type AccessCheck, checkKey, describeCheck } from "./access-plan.ts";
 

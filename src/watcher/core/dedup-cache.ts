@@ -1,9 +1,9 @@
 /**
- * The dedup cache (reference sections 2.3-2.4): one entry per (uid, canonical reason) over a
- * rolling window, binding the key to its session. `observe` answers new or duplicate by the four
- * cases of the original (no entry; replay; retry safety net after the window; activity inside the
- * window). At most 10,000 entries, the one with the oldest lastSeen evicted first. Snapshot and
- * restore use the persisted JSON shape; the file I/O is the caller's. Pure.
+ * The dedup cache (docs/watcher-pipeline.md#dedup): one entry per (uid, canonical reason) over a
+ * rolling window, binding the key to its session. `observe` answers new or duplicate by four cases
+ * (no entry; replay; retry safety net after the window; activity inside the window). At most 10,000
+ * entries, the one with the oldest lastSeen evicted first. Snapshot and restore use the persisted
+ * JSON shape; the file I/O is the caller's. Pure.
  */
 import { rfc3339 } from "./go-time.ts";
 

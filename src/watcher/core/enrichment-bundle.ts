@@ -1,10 +1,10 @@
 /**
- * The enrichment bundle (reference section 1.9; D103): logfmt text, one finding per line. A head
- * line names the target and the sections included; section bodies follow in the fixed order
- * spec (describe), delta (events), edges, radius, logs (log tails); the byte cap drops whole
- * sections from the first that does not fit onwards; then overflow trailers naming the command
- * that reproduces each dropped section, then one error trailer per failed stage. Trailers do not
- * count against the cap. Pure.
+ * The enrichment bundle (docs/watcher-pipeline.md#enrichment-bundle; D103): logfmt text, one
+ * finding per line. A head line names the target and the sections included; section bodies follow
+ * in the fixed order spec (describe), delta (events), edges, radius, logs (log tails); the byte cap
+ * drops whole sections from the first that does not fit onwards; then overflow trailers naming the
+ * command that reproduces each dropped section, then one error trailer per failed stage. Trailers
+ * do not count against the cap. Pure.
  */
 import { logfmtLine } from "./logfmt.ts";
 

@@ -1,7 +1,7 @@
 /**
- * The filter (reference section 4.1): the reason allow-list, namespace deny- and allow-lists and
- * the leading-edge debounces, in that order. `decideFilter` names the gate that rejected a signal,
- * or returns undefined when it passes. Pure.
+ * The filter (docs/watcher-pipeline.md#filter): the reason allow-list, namespace deny- and
+ * allow-lists and the leading-edge debounces, in that order. `decideFilter` names the gate that
+ * rejected a signal, or returns undefined when it passes. Pure.
  */
 import { canonicalReasonForEvent } from "./reasons.ts";
 import type { PullClass } from "./pull-class.ts";

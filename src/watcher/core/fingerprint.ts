@@ -1,5 +1,5 @@
 /**
- * The signal fingerprint (reference section 2.1, frozen):
+ * The signal fingerprint (docs/watcher-pipeline.md#fingerprint, frozen):
  * `sha256:` + hex(sha256(kind NUL reasonClass NUL objectClass NUL zone)). The cluster is not part
  * of it; the zone is the failure domain from --zone. Pure: the hash is passed in (the dispatcher
  * passes node:crypto's; D347), so the core keeps no hash implementation of its own.

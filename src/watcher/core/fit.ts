@@ -1,9 +1,10 @@
 /**
- * Fitting a payload to --inject-max-bytes (reference section 1.10): measured in the daemon
- * envelope form `{"message": "<payload JSON>"}`; a payload that fits is left identical; otherwise
- * the enrichment goes first, then the message is cut to its longest prefix (in code points) that
- * fits with the `…[truncated]` marker, else emptied. Identity, counts, timestamps and context are
- * never touched: a payload whose identity alone is too big goes out over the limit. Pure.
+ * Fitting a payload to --inject-max-bytes (docs/watcher-pipeline.md#fitting-to---inject-max-bytes):
+ * measured in the daemon envelope form `{"message": "<payload JSON>"}`; a payload that fits is left
+ * identical; otherwise the enrichment goes first, then the message is cut to its longest prefix (in
+ * code points) that fits with the `…[truncated]` marker, else emptied. Identity, counts, timestamps
+ * and context are never touched: a payload whose identity alone is too big goes out over the limit.
+ * Pure.
  */
 
 export const FIT_MARK = "…[truncated]";

@@ -1,7 +1,8 @@
 /**
- * The logfmt line writer of the enrichment bundle (reference section 1.9): envelope keys first in
- * a fixed order and only when non-empty, then detail keys; a value is quoted (Go strconv.Quote
- * style) only when it holds a space, `=`, `"`, a control character or DEL. Values are masked. Pure.
+ * The logfmt line writer of the enrichment bundle (docs/watcher-pipeline.md#enrichment-bundle):
+ * envelope keys first in a fixed order and only when non-empty, then detail keys; a value is quoted
+ * (Go strconv.Quote style) only when it holds a space, `=`, `"`, a control character or DEL. Values
+ * are masked. Pure.
  */
 import { maskText } from "./mask.ts";
 

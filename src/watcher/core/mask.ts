@@ -1,7 +1,7 @@
 /**
- * Masking of the inject surface (reference section 1.11): credentials in cluster text become
- * `[REDACTED]`. Applied to messages and label values, never to keys or identifiers. Text that
- * matches nothing passes through unchanged. Pure.
+ * Masking of the inject surface (docs/watcher-pipeline.md#masking): credentials in cluster text
+ * become `[REDACTED]`. Applied to messages and label values, never to keys or identifiers. Text
+ * that matches nothing passes through unchanged. Pure.
  */
 
 const REDACTED = "[REDACTED]";

@@ -1,7 +1,8 @@
 /**
- * Inject payloads, schema v1 (reference section 1.4-1.6; D19): field names and order of the
- * original, serialized with JSON.stringify. The frozen-shape rule holds: cluster-event kinds never
- * carry project, zone, source, severity or fingerprint. Cluster text is masked here. Pure.
+ * Inject payloads, schema v1 (docs/watcher-pipeline.md#payloads; D19): field names and order kept
+ * from the watcher spar replaces (docs/wire-compat.md#the-watchers-payload-v1), serialized with
+ * JSON.stringify. The frozen-shape rule holds: cluster-event kinds never carry project, zone,
+ * source, severity or fingerprint. Cluster text is masked here. Pure.
  */
 import { rfc3339, goDuration } from "./go-time.ts";
 import { maskText } from "./mask.ts";

@@ -1,9 +1,9 @@
 /**
- * Image-pull cause classification (reference section 4.2): terminal, retryable or unknown, from
- * the event message with the image reference blanked out first (so `denied` in an image name does
- * not count). A memo carries the cause of `Failed to pull image` over to the causeless events that
- * follow it: per object uid for 10 minutes, else a retryable class per registry host for 2 minutes.
- * Pure; the caller passes the clock.
+ * Image-pull cause classification (docs/watcher-pipeline.md#image-pull-causes): terminal, retryable
+ * or unknown, from the event message with the image reference blanked out first (so `denied` in an
+ * image name does not count). A memo carries the cause of `Failed to pull image` over to the
+ * causeless events that follow it: per object uid for 10 minutes, else a retryable class per
+ * registry host for 2 minutes. Pure; the caller passes the clock.
  */
 
 export type PullClass = "terminal" | "retryable" | "unknown";
@@ -46,7 +46,7 @@ export function imageReference(message: string): string | undefined {
   return /image "([^"]+)"/.exec(message)?.[1];
 }
 
-/** Registry host of an image reference: the first segment when it looks like a host, else docker.io. */
+/** Registry host of an image: the first path segment when that looks like a host, else docker.io. */
 export function registryHost(image: string): string {
   const slash = image.indexOf("/");
   if (slash === -1) return "docker.io";

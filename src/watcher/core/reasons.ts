@@ -1,7 +1,7 @@
 /**
  * Reasons: the shipped default allow-list and the canonical reason (the dedup family) of a raw
- * event reason, plain and message-aware (reference section 2.2). New mapping rows may be added,
- * never changed. Pure.
+ * event reason, plain and message-aware (docs/watcher-pipeline.md#canonical-reasons). New mapping
+ * rows may be added, never changed. Pure.
  */
 
 /** The shipped default `--reason` allow-list, matched case-sensitively against Event.reason. */

@@ -1,5 +1,5 @@
 /**
- * Recovery tracking (reference section 2.6; spec States): a bound incident is symptomatic until a
+ * Recovery tracking (docs/watcher-pipeline.md#recovery): a bound incident is symptomatic until a
  * clearance observation says it cleared; once clear for --recovery-stable-for it is resolved
  * (`resolved`); a recurrence within the same window after that is `resolved.reverted` and the
  * incident is symptomatic again; a quiet revert window ends tracking. Incidents no observer ever

@@ -7,13 +7,13 @@ export type Severity = "critical" | "warning" | "info";
 
 export const SEVERITIES: readonly Severity[] = ["critical", "warning", "info"];
 
-/** The kind of a Kubernetes event signal (the original's `k8s-event`, renamed per the spec). */
+/** The kind of a Kubernetes event signal (docs/wire-compat.md#the-watchers-payload-v1 says what it was before). */
 export const CLUSTER_EVENT_KIND = "cluster-event";
 
 export interface Signal {
   /** `cluster-event`, `storm`, a source-namespaced kind such as `rollout.stall`. */
   kind: string;
-  /** The original wire reason (`ErrImagePull`, `BackOff`); never canonicalized. */
+  /** The reason as the cluster wrote it (`ErrImagePull`, `BackOff`); never canonicalized. */
   reason: string;
   /** "" for cluster-scoped objects. */
   namespace: string;

@@ -1,6 +1,6 @@
 /**
- * Storm payloads, schema v1 (reference section 1.6): `storm` (one session for the whole storm),
- * `storm.member` and `storm.member_superseded` (routing notes) and `storm.update`. Pure.
+ * Storm payloads, schema v1 (docs/watcher-pipeline.md#payloads): `storm` (one session for the whole
+ * storm), `storm.member` and `storm.member_superseded` (routing notes) and `storm.update`. Pure.
  */
 import { type Sha256Hex, fingerprint } from "./fingerprint.ts";
 import { rfc3339 } from "./go-time.ts";

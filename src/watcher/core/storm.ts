@@ -1,8 +1,8 @@
 /**
- * Storm correlation (reference section 2.5): new incidents that share a blast-radius key (a node,
- * an owner, a namespace; mined keys such as the image behind --storm-mine) within --storm-window
- * form one storm once --storm-min of them agree; later incidents on an open storm's key attach to
- * it. A storm closes after 30 idle minutes. Pure; the caller passes the clock.
+ * Storm correlation (docs/watcher-pipeline.md#storms): new incidents that share a blast-radius key
+ * (a node, an owner, a namespace; mined keys such as the image behind --storm-mine) within
+ * --storm-window form one storm once --storm-min of them agree; later incidents on an open storm's
+ * key attach to it. A storm closes after 30 idle minutes. Pure; the caller passes the clock.
  */
 import type { Severity } from "./signal.ts";
 

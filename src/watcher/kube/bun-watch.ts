@@ -1,8 +1,9 @@
 /**
  * The Watch and list halves that `ListWatch` of `@kubernetes/client-node` drives, over Bun's fetch
- * (D20; reference kubernetes-testing.md problems 1, 2, 5): a watch is a streamed GET with
- * `watch=true` and bookmarks, one JSON object per line; the stream's end or failure is reported to
- * `done` (a 410 as `statusCode`, so ListWatch re-lists).
+ * (D20: under Bun, client-node's own HTTP drops the kubeconfig's TLS settings, and its informer
+ * asks for no bookmarks and takes no field selector, so ListWatch drives this Watch instead): a
+ * watch is a streamed GET with `watch=true` and bookmarks, one JSON object per line; the stream's
+ * end or failure is reported to `done` (a 410 as `statusCode`, so ListWatch re-lists).
  */
 import { type KubeConnection, KubeHttpError, kubeFetch } from "./kube-connection.ts";
 

@@ -1,10 +1,11 @@
 /**
- * Which clusters one watcher process watches (spec `--clusters`, `--clusters-from`): by default the
- * one cluster of `--in-cluster` / `--kubeconfig`, named by `--cluster-name`; `--clusters=name=endpoint`
- * reuses those credentials against each endpoint (a bare endpoint is named by its first DNS label);
- * `--clusters-from=kubeconfig[:PATH]` is one cluster per context of the kubeconfig (PATH, else
- * `--kubeconfig`, else the standard search path), named by the context. Discovery through a cloud
- * provider (`project`, `project/location`) needs a fleet-capable build: refused.
+ * Which clusters one watcher process watches (`--clusters`, `--clusters-from`:
+ * docs/watcher.md#flags): by default the one cluster of `--in-cluster` / `--kubeconfig`, named by
+ * `--cluster-name`; `--clusters=name=endpoint` reuses those credentials against each endpoint (a
+ * bare endpoint is named by its first DNS label); `--clusters-from=kubeconfig[:PATH]` is one
+ * cluster per context of the kubeconfig (PATH, else `--kubeconfig`, else the standard search path),
+ * named by the context. Discovery through a cloud provider (`project`, `project/location`) needs a
+ * fleet-capable build: refused.
  */
 import type { ClusterTarget } from "../watcher-config.ts";
 import { type KubeConnection, loadKubeConnection } from "./kube-connection.ts";

@@ -1,12 +1,12 @@
 /**
- * The daemon sink (reference section 1.1): `POST {daemon}/sessions` with no body but
+ * The daemon sink (docs/watcher-pipeline.md#sinks): `POST {daemon}/sessions` with no body but
  * `Content-Type: application/json` (daemons with the CSRF guard answer 415 without it),
  * `Authorization: Bearer <token>` and `X-Asserted-Caller: <owner>`; 201 with `sessionID`, then
  * `POST {daemon}/sessions/{sid}/inject` with the same headers (the owner's session is the owner's)
- * and `{"message": "<payload JSON>"}`. In shared mode every
- * payload is an inject into --target-session. One attempt per call, 10 s timeout; a failure says
- * whether it is worth retrying and carries the daemon's Retry-After (503 while it restarts), for
- * the delivery queue that does the retrying.
+ * and `{"message": "<payload JSON>"}`. In shared mode every payload is an inject into
+ * --target-session. One attempt per call, 10 s timeout; a failure says whether it is worth retrying
+ * and carries the daemon's Retry-After (503 while it restarts), for the delivery queue that does
+ * the retrying.
  */
 import { sha256Hex } from "../../surfaces/http/caller-auth.ts";
 import { tracedFetch } from "../../telemetry/client-spans.ts";

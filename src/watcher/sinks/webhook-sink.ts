@@ -1,9 +1,9 @@
 /**
- * The webhook sink v1 (reference section 1.2): `POST {sink}/incidents` opens an incident with the
- * bare schema-v1 payload as the body (2xx, `{"id": "..."}`); `POST {sink}/incidents/{id}/events`
- * appends follow-ups. A receiver that answers without an id gets a local one (`local-` + 32 hex).
- * Bearer token optional. One attempt per call, 10 s timeout; a failure says whether it is worth
- * retrying (the delivery queue retries).
+ * The webhook sink v1 (docs/watcher-pipeline.md#sinks): `POST {sink}/incidents` opens an incident
+ * with the bare schema-v1 payload as the body (2xx, `{"id": "..."}`); `POST
+ * {sink}/incidents/{id}/events` appends follow-ups. A receiver that answers without an id gets a
+ * local one (`local-` + 32 hex). Bearer token optional. One attempt per call, 10 s timeout; a
+ * failure says whether it is worth retrying (the delivery queue retries).
  */
 import { tracedFetch } from "../../telemetry/client-spans.ts";
 import type { AppendResult, IncidentSink, OpenResult } from "../core/sink.ts";
