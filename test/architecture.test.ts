@@ -1,5 +1,5 @@
 /**
- * Layering, checked from the source text (ARCHITECTURE.md "Layers and folders"): src/core is pure,
+ * Layering, checked from the source text (docs/architecture.md#layers-and-folders, #the-import-rules): src/core is pure,
  * store/models/tools sit beside core and below runtime, runtime sits below surfaces and cli,
  * nothing ships code from test/, and there is no `export *`. Imports are found with a regex over
  * comment-stripped source, which is enough for this codebase's plain ES import syntax.

@@ -1,5 +1,5 @@
 /**
- * The runtime core every spar daemon runs on (`spar agent` today, `spar svc` next): the session
+ * The runtime core every spar daemon runs on (`spar agent` and `spar svc`): the session
  * store, the metrics registry and the runtime's metrics, the tool host and its tool servers,
  * memory and skills, the turn worker pool, pricing, auto-continue, the session host and the
  * SessionService, and the readiness checks. Owns no listener: each daemon adds its own on top and

@@ -1,7 +1,7 @@
 /**
  * Judging an operator's answer to a parked call (docs/svc.md#the-write-gate, the verdict table and
  * its edit checks; docs/svc.md#session-states): the payload's shape, the scope (`once` or `change_set`,
- * nothing wider, and no change set yet in this build), and for an edit the four checks (an
+ * nothing wider; `change_set` only for a call its change set covers), and for an edit the four checks (an
  * attributable approver, every argument declared by the tool, values that satisfy its input
  * schema, the edited call passing the deny policy under its own key). Pure: what the call's tool
  * declares and what the policy says come in as functions.

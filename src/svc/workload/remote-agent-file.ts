@@ -2,7 +2,8 @@
  * A static remote A2A agent registration, `<root>/a2a/*.yaml`
  * (docs/svc-workloads.md#remote-a2a-agents): `name` (required), `agent_card_url` and/or `endpoint`
  * (at least one, http or https), `skills`, `auth{type, token_env}`, `timeout_seconds`. Parsed and
- * validated at load; the A2A client of a later issue uses them. Pure: the caller reads the file.
+ * validated at load; the A2A client (src/a2a-client) calls them, for svc and, from
+ * `.agents/a2a/`, for `spar agent`. Pure: the caller reads the file.
  */
 import * as v from "valibot";
 import { type Result, err, ok } from "../../core/result.ts";
