@@ -9,6 +9,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import * as k8s from "@kubernetes/client-node";
 import { type FakeApiserver, type RecordedRequest, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
+import { waitFor } from "../support/daemon.ts";
 import { kubeconfigText } from "../support/kube.ts";
 
 const TOKEN = "client-node-token";
@@ -56,11 +57,7 @@ function eventInformer(namespace: string, watch: k8s.Watch = new k8s.Watch(confi
 }
 
 async function until(condition: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
+  await waitFor(() => (condition() ? true : undefined), timeoutMs, what);
 }
 
 const isList = (entry: RecordedRequest, namespace: string) =>

@@ -41,6 +41,7 @@ async function spawnFake(args: string[]): Promise<Spawned> {
     url: text.split("\n")[0] ?? "",
     stop: async () => {
       child.kill("SIGTERM");
+      // Deadline: a fake still running by then is killed.
       const exited = await Promise.race([child.exited, Bun.sleep(3000).then(() => undefined)]);
       if (exited === undefined) child.kill("SIGKILL");
     },
@@ -182,6 +183,7 @@ describe("the spawned fake", () => {
     const deadline = Date.now() + 5000;
     let after: number | undefined;
     while (after === undefined && Date.now() < deadline) {
+      // Poll, first after the fake has gone down (20 ms after its answer, for 100 ms).
       await Bun.sleep(150);
       after = await kube("/api/v1/namespaces/ctl/pods").then(
         (result) => result.body.items.length as number,

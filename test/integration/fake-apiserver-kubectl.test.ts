@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
+import { waitFor } from "../support/daemon.ts";
 import {
   type CertificateSet,
   generateCertificates,
@@ -194,19 +195,15 @@ describe("kubectl get --watch", () => {
 
 /** Resolves once kubectl's watch request (optionally with `selector` in it) has reached the fake. */
 async function waitForWatchRequest(selector?: string): Promise<void> {
-  const deadline = Date.now() + 8000;
-  while (Date.now() < deadline) {
-    const found = api
+  const opened = () =>
+    api
       .requests()
       .some(
         (entry) =>
           entry.query.watch === "true" &&
           (selector === undefined || (entry.query.fieldSelector ?? "").includes(selector)),
       );
-    if (found) return;
-    await Bun.sleep(25);
-  }
-  throw new Error("kubectl never opened its watch");
+  await waitFor(() => (opened() ? true : undefined), 8000, "kubectl's watch request");
 }
 
 describe("kubectl over TLS", () => {

@@ -168,6 +168,7 @@ test("a subscriber that stops reading is closed when its buffer fills; another s
   }
   // Reading again drains what the kernel buffered; the server must have cut the stream short.
   stalled.resume();
+  // Deadline: the assertion below names a stream still open by then.
   await Promise.race([stalled.ended, Bun.sleep(10_000)]);
   expect(stalled.isEnded).toBe(true);
   const finalTurns = await waitFor(
@@ -242,6 +243,7 @@ test("subscribers that stall while replaying a history of large rows hold about 
   const turns = await waitFor(
     async () => {
       const first = await turnsOf(daemon, "big");
+      // Poll with a quiet window: the gap between two queued turns is far shorter.
       await Bun.sleep(500);
       const status = (await (await fetch(`${daemon.baseUrl}/sessions/big/status`)).json()) as {
         turn_in_flight: boolean;

@@ -105,6 +105,7 @@ test("a blocked tool has written its line while it holds the call; the release a
   let settled = false;
   const running = host.run(apply(5), never).finally(() => (settled = true));
   expect(await waitForCalls(directory, "apply_change")).toHaveLength(1);
+  // Time under test: 200 ms after its line, the call is still held.
   await Bun.sleep(200);
   expect(settled).toBe(false);
   releaseTool(directory, "apply_change");
@@ -159,6 +160,7 @@ test("the server exits when its stdin closes, even while a call is blocked (a ki
   await child.stdin.flush();
   await waitForCalls(directory, "apply_change");
   child.stdin.end();
+  // Deadline: a server still running by then fails the assertion below.
   const exited = await Promise.race([child.exited, Bun.sleep(5000).then(() => "still running")]);
   expect(exited).toBe(0);
 }, 30_000);

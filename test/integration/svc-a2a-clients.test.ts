@@ -14,7 +14,9 @@ import {
 import { Role, TaskState } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory } from "a2a03/client";
 import type { Task } from "a2a03";
+import { postJson, waitFor } from "../support/daemon.ts";
 import { daemonScope } from "../support/daemon-scope.ts";
+import { AUTH } from "../support/gated-workload.ts";
 import { say, stall } from "../support/scripted.ts";
 import {
   A2A_SECRET,
@@ -127,9 +129,13 @@ test("while the daemon drains a send is a retryable -32000; the task in flight i
   const { id, rest } = await streamingTask(a2aUrl, "slow");
   // The turn is in flight once the task reads as working; a second more and the stalled model has
   // been asked (it answers 4 s later): a turn cut before its model call would not finish in the drain.
+  // Pacing: no surface shows a model call starting, so the SIGTERM is spaced a second into the turn.
   await Bun.sleep(1000);
   const stopping = daemon.sigterm();
-  await Bun.sleep(200);
+  // Draining once the main listener refuses writes: an inject with an unknown field is a 400
+  // (nothing queued) before, a 503 after.
+  const probe = () => postJson(`${daemon.baseUrl}/inject`, { drain_probe: true }, AUTH);
+  await waitFor(async () => ((await probe()).status === 503 ? true : undefined), 5000, "the drain");
   const refused = await rpc(a2aUrl, "message/send", { message: textMessage("new") });
   expect(refused.body.error).toMatchObject({ code: -32000, data: { retryable: true } });
   expect(refused.headers.get("retry-after")).toBe("5");

@@ -52,10 +52,11 @@ test("abort voids the token and refuses inject, resume and attach turns on every
   const injected = await injectIncident(daemon, "x1");
   expect(injected.body.state).toBe("paused");
   const interruptId = injected.pending[0]?.interrupt_id ?? "";
+  const resumeAt = Date.now() + 3000;
   const pause = await postTo(daemon, "/pause", {
     session_id: "incident-x1",
     reason: "operator",
-    resume_at: new Date(Date.now() + 3000).toISOString(),
+    resume_at: new Date(resumeAt).toISOString(),
   });
   expect(pause.status).toBe(200);
 
@@ -75,7 +76,8 @@ test("abort voids the token and refuses inject, resume and attach turns on every
   expect((await postTo(daemon, "/abort", { session_id: "incident-x1" })).status).toBe(409);
   expect((await postTo(daemon, "/extend-token", { token: pause.body.token, ttl: "1h" })).status).toBe(409);
   // The timer was voided: past its time the session is still aborted, nothing resumed.
-  await Bun.sleep(3500);
+  // Time under test: half a second past resume_at.
+  await Bun.sleep(resumeAt + 500 - Date.now());
   expect(await postTo(daemon, "/resume", { token: pause.body.token })).toMatchObject(refusal);
   await daemon.sigterm();
 

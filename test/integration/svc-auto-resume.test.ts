@@ -117,6 +117,7 @@ test("cleared: a transcript that already ends on a completed model turn only has
 
 test("skipped_stale: a marker older than --auto-resume-window is not driven and stays", async () => {
   const sessionDb = await interruptedTrivial("s1");
+  // Time under test: the marker grows older than the one-second window.
   await Bun.sleep(1200);
   const daemon = await scope.start(trivialOptions(sessionDb, [], ["--auto-resume-window=1s"]));
   await logged(daemon, "auto-resume: incident-s1 (shutdown (SIGTERM)): skipped_stale");

@@ -130,6 +130,7 @@ test("a grant past hitl.change_set_ttl re-parks its call stating when the set wa
     scope: "change_set",
   });
   await waitForCalls(workload.countDir, "apply_change", 1);
+  // Time under test: the change set's one-second TTL runs out while the call is held.
   await Bun.sleep(1200);
   releaseTool(workload.countDir, "apply_change");
   const answered = await answering;

@@ -112,6 +112,7 @@ test("a SIGTERM while startup waits for the token is heard: svc finishes startin
       const flavor = { "metadata-flavor": "Google" };
       if (!new URL(request.url).pathname.endsWith("/token")) return new Response("{}", { headers: flavor });
       asked();
+      // Time under test: the slow answer is the window the SIGTERM lands in.
       await Bun.sleep(1500);
       return Response.json({ access_token: "tok", expires_in: 3600, token_type: "Bearer" }, { headers: flavor });
     },

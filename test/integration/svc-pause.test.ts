@@ -87,6 +87,7 @@ test("an expired token leaves the pause in place with the recovery named; extend
   const daemon = await svc([say("one"), say("two")]);
   expect((await inject(daemon, "p1")).status).toBe(202);
   const token = await paused(daemon, { session_id: "incident-p1", reason: "maintenance_window", ttl: "1s" });
+  // Time under test: the token's one-second TTL runs out.
   await Bun.sleep(1200);
   const expired = await resumeWith(daemon, token);
   expect(expired.status).toBe(409);

@@ -89,6 +89,7 @@ describe("the agent", () => {
       { message: "batched" },
       traceparent(traceId, "1234567890abcdef"),
     );
+    // Time under test: 300 ms in which an exporter that did not batch would have sent the span.
     await Bun.sleep(300);
     expect(spansOf(traceId)).toEqual([]);
     expect(await daemon.sigterm()).toBe(0);
