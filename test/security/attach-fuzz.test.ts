@@ -82,6 +82,7 @@ async function settle(quietMs: number): Promise<StateSnapshot> {
     if (moved) quietSince = Date.now();
     else if (Date.now() - quietSince >= quietMs) return current;
     previous = current;
+    // Poll: the state is read again until it has been quiet for quietMs.
     await Bun.sleep(current.busy ? 5 : 1);
   }
   throw new Error("the daemon did not settle within 15 s after a served request");

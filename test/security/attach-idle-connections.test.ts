@@ -28,6 +28,7 @@ function openSocket(bytes: string): { socket: Socket; closed: Promise<number> } 
 }
 
 function within(closed: Promise<number>, ms: number): Promise<number | "open"> {
+  // Deadline: still open after `ms` is what the callers assert on.
   return Promise.race([closed, Bun.sleep(ms).then(() => "open" as const)]);
 }
 

@@ -143,7 +143,7 @@ async function heldConnection(name: string): Promise<{ answer: string; localPort
   let answer = "";
   socket.on("data", (data) => (answer += data));
   socket.write("GET /whoami HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-  for (let i = 0; i < 200 && !answer.includes("}"); i++) await Bun.sleep(10);
+  await waitFor(() => (answer.includes("}") ? true : undefined), 2000, "the whoami answer");
   return { answer, localPort: socket.localPort ?? 0, close: () => socket.destroy() };
 }
 
@@ -160,7 +160,7 @@ async function fromOtherLoopback(port: number, sourcePort: number): Promise<stri
     socket.on("data", (data) => (answer += data));
     socket.on("error", (error) => resolve(`error: ${error.message}`));
     socket.on("close", done);
-    setTimeout(done, 1000);
+    setTimeout(done, 1000); // deadline: the answer is whatever came in a second
   });
 }
 
@@ -281,7 +281,7 @@ test("requests pipelined on one verified connection are all that connection's su
   let answer = "";
   socket.on("data", (data) => (answer += data));
   socket.write("GET /whoami HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(3));
-  for (let i = 0; i < 200 && answer.split('"identity"').length < 4; i++) await Bun.sleep(10);
+  await waitFor(() => (answer.split('"identity"').length >= 4 ? true : undefined), 2000, "three answers");
   socket.destroy();
   expect(answer.match(/"identity":"CN=alice","admin":false/g)?.length).toBe(3);
   expect(answer).not.toContain("CN=admin");
@@ -345,13 +345,13 @@ test("an event stream whose client stops reading is cut once its backlog passes 
   let subscribers = 1;
   for (let turn = 0; turn < 1500 && subscribers > 0; turn++) {
     expect((await inject("x".repeat(6000))).status).toBe(200);
-    // Paced, so the daemon's own subscriber accounting keeps up: the bound hit is the socket's.
+    // Pacing, so the daemon's own subscriber accounting keeps up: the bound hit is the socket's.
     await Bun.sleep(5);
     if (turn % 25 === 24) subscribers = await streamSubscribers();
   }
   expect(subscribers).toBe(0);
   socket.resume();
-  for (let i = 0; i < 300 && !closed; i++) await Bun.sleep(10);
+  await waitFor(() => (closed ? true : undefined), 3000, "the socket closed");
   expect(closed).toBe(true);
 }, 60_000);
 
@@ -368,11 +368,7 @@ test("event streams dropped by their clients release their subscriptions", async
   for (const response of opened) await response.body?.getReader().read();
   expect(await streamSubscribers()).toBe(10);
   for (const abort of aborts) abort.abort();
-  let left = 10;
-  for (let i = 0; i < 100 && left > 0; i++) {
-    await Bun.sleep(20);
-    left = await streamSubscribers();
-  }
+  const left = await waitFor(async () => ((await streamSubscribers()) === 0 ? 0 : undefined), 2000, "no subscriber");
   expect(left).toBe(0);
 });
 

@@ -22,7 +22,7 @@ function firstAnswer(head: string): Promise<{ status: number; headers: Record<st
   return new Promise((resolve, reject) => {
     const socket = connect(daemon.port, "127.0.0.1");
     let text = "";
-    const timer = setTimeout(() => reject(new Error(`no answer: ${text}`)), 5000);
+    const timer = setTimeout(() => reject(new Error(`no answer: ${text}`)), 5000); // deadline
     socket.on("connect", () => socket.write(head));
     socket.on("error", reject);
     socket.on("data", (chunk: Buffer) => {
@@ -88,7 +88,7 @@ describe("bodies", () => {
         }
       });
       socket.on("error", reject);
-      setTimeout(() => reject(new Error("no answer")), 5000);
+      setTimeout(() => reject(new Error("no answer")), 5000); // deadline
     });
     expect(answer).toStartWith("HTTP/1.1 413");
     expect(answer).toContain("application/json");

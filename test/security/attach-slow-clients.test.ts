@@ -76,6 +76,7 @@ test("a subscriber that stops reading is cut when it falls a buffer behind; a re
   }
   expect(agent.agent.host.subscriberCount).toBe(1);
   stalled.resume();
+  // Deadline: the assertion below names a stream still open by then.
   await Promise.race([stalled.ended, Bun.sleep(10_000)]);
   expect(stalled.isEnded).toBe(true);
   const host = agent.agent.host;
@@ -116,6 +117,7 @@ test(
   async () => {
     const closed = await Promise.race([
       Promise.all(slowloris.map(({ closedAt }) => closedAt)),
+      // Deadline: a connection still open by then fails the assertion below.
       Bun.sleep(HEADER_TIMEOUT_BOUND_MS + 1000).then(() => undefined),
     ]);
     expect(closed).toBeDefined();

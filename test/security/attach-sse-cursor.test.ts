@@ -7,6 +7,7 @@
  * issue 13's int64 change.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { waitFor } from "../support/daemon.ts";
 import { type InProcessAgent, startInProcessAgent } from "../support/in-process-agent.ts";
 import { rawSubscribe } from "../support/raw-sse.ts";
 import { errorOf } from "../support/tenant-daemon.ts";
@@ -109,8 +110,7 @@ test("a 10 KB protocol declaration is refused 400 and the error does not echo it
 test("a cursor past the end (15 digits) serves the stream and replays nothing (control)", async () => {
   const subscriber = rawSubscribe(daemon.port, "/sessions/default/events?since=999999999999999");
   expect(await subscriber.status).toBe(200);
-  const deadline = Date.now() + 5_000;
-  while (subscriber.frames.length < 3 && Date.now() < deadline) await Bun.sleep(10);
+  await waitFor(() => (subscriber.frames.length >= 3 ? true : undefined), 5000, "three frames");
   subscriber.close();
   expect(subscriber.frames.map((frame) => frame.event)).toEqual(["capabilities", "status-update", "usage-update"]);
 });

@@ -120,6 +120,7 @@ function open(port: number, bytes: string): OpenSocket {
   return {
     socket,
     received: () => text,
+    // Deadline: still open after `ms` is what the callers assert on.
     closedWithin: (ms) => Promise.race([closed, Bun.sleep(ms).then(() => "open" as const)]),
   };
 }

@@ -87,11 +87,14 @@ test("a deleted session's text is not left in the raw bytes of the database or t
   });
   expect(deleted.status).toBe(204);
   // The merge of its log rows (idle, 250 ms) and the WAL scrub after it (a worker checkpoint).
-  let bytes = storeBytes();
-  for (let i = 0; i < 100 && bytes.includes(secret); i++) {
-    await Bun.sleep(100);
-    bytes = storeBytes();
-  }
+  const bytes = await waitFor(
+    () => {
+      const now = storeBytes();
+      return now.includes(secret) ? undefined : now;
+    },
+    10_000,
+    "the deleted session's text gone from the files",
+  );
   expect(bytes.includes(secret)).toBe(false);
   expect(bytes).toContain(kept);
 });

@@ -5,7 +5,7 @@
  */
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Daemon, tempDir } from "./daemon.ts";
+import { type Daemon, tempDir, waitFor } from "./daemon.ts";
 import { signJwt as signHs256 } from "./jwt.ts";
 import type { DaemonScope } from "./daemon-scope.ts";
 import { type GatedWorkload, gatedDaemonOptions, gatedWorkload } from "./gated-workload.ts";
@@ -126,7 +126,11 @@ export async function streamingTask(a2aUrl: string, message: string) {
   const decoder = new TextDecoder();
   let text = decoder.decode((await reader.read()).value);
   const id = /"id":"(a2a-[0-9a-f]{32})"/.exec(text)?.[1] ?? "";
-  while ((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state !== "working") await Bun.sleep(50);
+  await waitFor(
+    async () => ((await rpc(a2aUrl, "tasks/get", { id })).body.result.status.state === "working" ? true : undefined),
+    10_000,
+    `task ${id} working`,
+  );
   const rest = async (): Promise<string> => {
     for (;;) {
       const chunk = await reader.read();

@@ -77,6 +77,7 @@ export async function runToExit(command: string[], options: RunToExitOptions = {
     stderr: "pipe",
   });
   let timedOut = false;
+  // Deadline: a command still running by then is killed and reported.
   const timer = setTimeout(() => {
     timedOut = true;
     child.kill("SIGKILL");

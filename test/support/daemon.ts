@@ -73,6 +73,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   let stderr = "";
   const decoder = new TextDecoder();
   const port = await new Promise<number>((resolvePort, reject) => {
+    // Deadline: a daemon that has not logged its port by then failed to start.
     const timer = setTimeout(
       () => reject(new Error(`daemon did not start in time; log:\n${stderr}`)),
       options.startTimeoutMs ?? 20_000,
@@ -140,6 +141,7 @@ export async function waitFor<T>(
     const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    // Poll: the one interval behind every waitFor.
     await Bun.sleep(20);
   }
 }

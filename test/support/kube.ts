@@ -79,7 +79,7 @@ export class WatchReader {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out waiting for ${count} watch events (have ${this.lines.length})`);
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
+        const timer = setTimeout(resolve, left); // deadline: the next event's
         this.waiter = () => {
           clearTimeout(timer);
           resolve();
@@ -94,7 +94,7 @@ export class WatchReader {
     const deadline = Date.now() + timeoutMs;
     while (!this.ended) {
       if (Date.now() > deadline) throw new Error("watch did not end in time");
-      await Bun.sleep(10);
+      await Bun.sleep(10); // poll
     }
   }
 
@@ -121,7 +121,7 @@ export interface KubectlResult {
 /** Run kubectl to completion (killed after `timeoutMs`). */
 export async function kubectl(kubeconfig: string, args: string[], timeoutMs = 15_000): Promise<KubectlResult> {
   const child = Bun.spawn(kubectlCommand(kubeconfig, args), { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs); // deadline: a hung kubectl
   try {
     const [stdout, stderr, exitCode] = await Promise.all([
       new Response(child.stdout).text(),
@@ -170,7 +170,7 @@ export function spawnKubectl(kubeconfig: string, args: string[]): KubectlProcess
           throw new Error(`kubectl output never contained ${String(text)}; stdout=${stdout} stderr=${stderr}`);
         if (child.exitCode !== null)
           throw new Error(`kubectl exited ${child.exitCode} before printing ${String(text)}; stderr=${stderr}`);
-        await Bun.sleep(25);
+        await Bun.sleep(25); // poll
       }
       return stdout;
     },

@@ -133,7 +133,7 @@ async function waitFor<T>(read: () => T[], predicate: (items: T[]) => boolean, t
   const deadline = Date.now() + timeoutMs;
   while (!predicate(read())) {
     if (Date.now() > deadline) throw new Error(`the OTLP receiver did not get the expected ${what} in ${timeoutMs} ms`);
-    await Bun.sleep(25);
+    await Bun.sleep(25); // poll
   }
   return read();
 }

@@ -15,6 +15,7 @@ export function rawHttp(port: number, requestHead: string, timeoutMs = 5_000): P
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
+    // Deadline: no complete answer by then is an error.
     const timer = setTimeout(() => {
       socket.destroy();
       reject(

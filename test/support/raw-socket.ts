@@ -96,9 +96,10 @@ export function rawExchange(
     };
     const arm = () => {
       clearTimeout(settle);
+      // Deadline: the exchange is over once the server has been quiet for settleMs.
       settle = setTimeout(finish, settleMs);
     };
-    const deadline = setTimeout(finish, options.timeoutMs ?? 5_000);
+    const deadline = setTimeout(finish, options.timeoutMs ?? 5_000); // deadline: the exchange's bound
     socket.on("connect", () => {
       socket.write(typeof request === "string" ? Buffer.from(request, "latin1") : request);
       arm();

@@ -68,6 +68,7 @@ export function collect(url: string, init?: { headers?: Record<string, string> }
             resolve(found);
           }
         };
+        // Deadline: no matching frame by then is an error naming the frames seen.
         const timer = setTimeout(() => {
           listeners.delete(check);
           reject(

@@ -42,7 +42,8 @@ export interface ProviderFake {
   canceledStreams(): number;
   /** Answer every call with this fixture (retries included) until set back to undefined. */
   always(name: string | undefined): void;
-  stop(): void;
+  /** Stops listening at once; resolves when the open connections are closed too. */
+  stop(): Promise<void>;
 }
 
 interface Wire {
@@ -191,8 +192,6 @@ export function startProviderFake(provider: RemoteProvider, options: ProviderFak
     always: (name) => {
       sticky = name;
     },
-    stop: () => {
-      void server.stop(true);
-    },
+    stop: () => server.stop(true),
   };
 }

@@ -10,6 +10,7 @@ import { classifyTurnFailure } from "../../../src/core/turn-errors.ts";
 import { type ModelRates, type TokenUsage, priceUsage } from "../../../src/core/usage.ts";
 import { callModel, remoteModel } from "./model-call.ts";
 import { type ProviderFake, type RecordedRequest, startProviderFake } from "./provider-fake.ts";
+import { waitFor } from "../../support/daemon.ts";
 import { RECORDED } from "./recorded.ts";
 
 export interface PricedCall {
@@ -133,7 +134,7 @@ export function describeProviderWire(wire: WireExpectations): void {
         if (chunk.type === "text-delta") controller.abort();
       }
       expect(seen).toEqual(["text-start", "text-delta"]);
-      await Bun.sleep(20);
+      await waitFor(() => (fake.canceledStreams() > canceledBefore ? true : undefined), 5000, "the stream's cancel");
       expect(fake.canceledStreams()).toBe(canceledBefore + 1);
     });
 
@@ -209,8 +210,7 @@ export function describeProviderWire(wire: WireExpectations): void {
 
     test("an unreachable base URL is transient_network", async () => {
       const closed = startProviderFake(expected.provider);
-      closed.stop();
-      await Bun.sleep(10);
+      await closed.stop();
       const result = await callModel(await remoteModel({ ...spec(), baseUrl: closed.baseUrl }));
       expect(result.error?.message).toContain(`127.0.0.1:${closed.port}`);
       expect(classifyTurnFailure(result.error?.message ?? "", result.error?.status)).toMatchObject({

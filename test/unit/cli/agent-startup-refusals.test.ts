@@ -2,7 +2,7 @@
  * Startup refusals of pure configuration, decided in process (milliseconds, no daemon): a flag or
  * config-file mistake is a usage error naming the flag or key (the command exits 2); a listen
  * address beyond loopback without a gate is refused by startAgent (the command exits 1). One
- * process-level test per path keeps the exit code itself checked (test/integration/config-file,
+ * process-level test per path keeps the exit code itself checked (test/integration/agent/config-file,
  * test/security/attach-listen-policy).
  */
 import { expect, test } from "bun:test";

@@ -4,10 +4,11 @@
  * stops a changed server and keeps an unchanged one, and status changes are reported.
  */
 import { afterEach, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StdioServer } from "../../../src/mcp/catalog.ts";
 import { ServerPool } from "../../../src/mcp/server-pool.ts";
-import { tempDir } from "../../support/daemon.ts";
+import { tempDir, waitFor } from "../../support/daemon.ts";
 import { FIXTURE, killLeftovers, pidsIn, processGone } from "../../fixtures/mcp/harness.ts";
 
 const timeouts = { startMs: 10_000, callMs: 10_000, stopGraceMs: 1000, retryMs: 30_000 };
@@ -87,7 +88,13 @@ test("a call past the call timeout fails, a cancelled call fails as cancelled; t
   expect(String(slow.output.error)).toContain("timed out");
   const controller = new AbortController();
   const cancelled = pool.call("a", "crash", { after_ms: 5000 }, controller.signal);
-  setTimeout(() => controller.abort(new Error("the turn was cancelled")), 50);
+  // Cancelled once the server holds the call (the fixture notes each call).
+  await waitFor(
+    () => (readFileSync(`${file}.calls`, "utf8").split("\n").length > 2 ? true : undefined),
+    5000,
+    "the call",
+  );
+  controller.abort(new Error("the turn was cancelled"));
   expect(await cancelled).toEqual({ output: { error: "cancelled: the turn was cancelled" }, isError: true });
   const [pid] = pidsIn(file);
   expect(await pool.call("a", "whoami", {}, new AbortController().signal)).toEqual({

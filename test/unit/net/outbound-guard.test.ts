@@ -171,10 +171,19 @@ describe("names that do not resolve well", () => {
   });
 
   test("an abort during the lookup rejects with the abort reason", async () => {
-    const guard = new OutboundGuard({ resolve: () => new Promise(() => {}) });
+    let asked: () => void = () => {};
+    const lookup = new Promise<void>((resolve) => (asked = resolve));
+    const guard = new OutboundGuard({
+      resolve: () => {
+        asked();
+        return new Promise(() => {});
+      },
+    });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new DOMException("stop", "AbortError")), 20);
-    await expect(guard.fetch("http://hangs.test/", { signal: controller.signal })).rejects.toThrow("stop");
+    const fetching = guard.fetch("http://hangs.test/", { signal: controller.signal });
+    await lookup;
+    controller.abort(new DOMException("stop", "AbortError"));
+    await expect(fetching).rejects.toThrow("stop");
   });
 
   test("of several answers, IPv4 is preferred; the system resolver answers localhost", async () => {

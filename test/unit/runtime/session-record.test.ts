@@ -53,7 +53,7 @@ test("the first non-empty prompt names the session, once; the title is written t
 test("persistTouch records last_touched_at in memory and in the store; touch moves only the activity clock", async () => {
   const { keeper: k, writes } = keeper();
   const before = k.lastActivity;
-  await Bun.sleep(2);
+  await Bun.sleep(2); // time under test: the activity clock moves on
   k.touch();
   expect(k.lastActivity).toBeGreaterThan(before);
   expect(writes).toEqual([]);

@@ -5,10 +5,11 @@
  * what runs and refuses later calls.
  */
 import { afterEach, expect, test } from "bun:test";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ToolHost } from "../../../src/runtime/tool-host.ts";
+import { waitFor } from "../../support/daemon.ts";
 import { type StandInMode, standIn } from "./fixtures/stand-in-worker.ts";
 
 const roots: string[] = [];
@@ -42,11 +43,14 @@ const never = new AbortController().signal;
 const bash = (command: string) => ({ callId: "c1", name: "bash", args: { command } });
 
 test("a call runs in the worker, and its abort signal stops it there (bash's process group is killed)", async () => {
-  const { host } = toolHost();
+  const { host, root } = toolHost();
   expect(await host.run(bash("echo hello"), never)).toMatchObject({ isError: false, output: { stdout: "hello\n" } });
   const controller = new AbortController();
-  const running = host.run(bash("sleep 30"), controller.signal);
-  setTimeout(() => controller.abort(), 100);
+  const marker = join(root, "started");
+  const running = host.run(bash(`touch ${marker}; sleep 30`), controller.signal);
+  // Aborted once the command runs.
+  await waitFor(() => (existsSync(marker) ? true : undefined), 10_000, "the command started");
+  controller.abort();
   const started = performance.now();
   expect(await running).toMatchObject({ isError: true, output: { error: "command stopped: the turn was cancelled" } });
   expect(performance.now() - started).toBeLessThan(10_000);

@@ -13,6 +13,7 @@ import { workerUrl } from "../../../src/runtime/worker-urls.ts";
 import { checkpointerUrl } from "../../../src/store/sqlite/checkpointer.ts";
 import { GroupCommit } from "../../../src/store/sqlite/group-commit.ts";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
+import { waitFor } from "../../support/daemon.ts";
 import { audit, cleanupTempDirs, key, record, rejection, tempDb } from "./sqlite-helpers.ts";
 
 afterAll(cleanupTempDirs);
@@ -25,11 +26,7 @@ function walSize(path: string): number {
 }
 
 async function until(condition: () => boolean, ms = 5000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await waitFor(() => (condition() ? true : undefined), ms);
 }
 
 describe("WAL bounded by the checkpointer worker", () => {
@@ -152,7 +149,7 @@ describe("a busy database never blocks the writer", () => {
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 1);
     const pending = Promise.all([store.append(key("b"), [audit("b1")]), store.append(key("b"), [audit("b2")])]);
-    await Bun.sleep(100);
+    await until(() => store.stats.busyRetries > 0);
     expect(store.stats.busyRetries).toBeGreaterThan(0);
     expect(await store.head(key("b"))).toBe(0);
     other.exec("COMMIT");
@@ -190,6 +187,7 @@ describe("worker lifecycle", () => {
     const child = Bun.spawn([process.execPath, HOLDER, "close", tempDb()], { stdout: "pipe", stderr: "inherit" });
     const exited = await Promise.race([
       child.exited,
+      // Deadline: a child still running by then is killed and fails the test.
       new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000)),
     ]);
     if (exited === "timeout") child.kill("SIGKILL");
@@ -211,6 +209,7 @@ describe("worker lifecycle", () => {
     const child = Bun.spawn([process.execPath, HOLDER, "leave", path], { stdout: "pipe", stderr: "inherit" });
     const exited = await Promise.race([
       child.exited,
+      // Deadline: a child still running by then is killed and fails the test.
       new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 10_000)),
     ]);
     if (exited === "timeout") child.kill("SIGKILL");

@@ -12,6 +12,7 @@ import type { CommittedRow } from "../../../src/core/events.ts";
 import { SCHEMA_VERSION } from "../../../src/store/sqlite/migrations.ts";
 import { SPAR_APPLICATION_ID } from "../../../src/store/sqlite/open-db.ts";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
+import { waitFor } from "../../support/daemon.ts";
 import { CHURN_SESSIONS, JOURNALED, MERGED } from "../../fixtures/sqlite-store-holder.ts";
 import { audit, cleanupTempDirs, key, record, rejection, tempDb, tombstoned } from "./sqlite-helpers.ts";
 
@@ -149,7 +150,7 @@ describe("merge triggers", () => {
     await store.createSession(record("s0"));
     await store.append(key("s0"), [audit("a"), audit("b")]);
     expect(store.stats.journalRows).toBe(2);
-    for (let waited = 0; store.stats.journalRows > 0 && waited < 3000; waited += 10) await Bun.sleep(10);
+    await waitFor(() => (store.stats.journalRows === 0 ? true : undefined), 3000, "the idle merge");
     expect(store.stats.journalRows).toBe(0);
     expect(seqs(await store.read(key("s0"), 0, 10))).toEqual([1, 2]);
 
@@ -232,7 +233,7 @@ describe("refused merges (real SQLITE_FULL via max_page_count)", () => {
 
     // Deleting b frees its pages; the scheduled retry then merges without being asked.
     expect(await store.deleteSession(key("b"))).toBe(true);
-    for (let waited = 0; store.stats.journalRows > 0 && waited < 5000; waited += 20) await Bun.sleep(20);
+    await waitFor(() => (store.stats.journalRows === 0 ? true : undefined), 5000, "the retried merge");
     expect(store.stats.journalRows).toBe(0);
     expect(store.stats.mergedRows).toBe(before.mergedRows + appended);
     expect(await store.read(key("a"), 0, 100_000)).toEqual(rows);
@@ -296,10 +297,10 @@ describe("crashes", () => {
         else if (line.startsWith("{")) throw new Error(`holder failed: ${line}`);
         if (merges >= goal && lines >= 200) resolve();
       });
-      const timeout = setTimeout(resolve, 15_000);
+      const timeout = setTimeout(resolve, 15_000); // deadline: the assertions below say what was missing
       await busy;
       clearTimeout(timeout);
-      // Land somewhere in the middle of the churn rather than right after a report.
+      // Pacing: land somewhere in the middle of the churn rather than right after a report.
       await Bun.sleep(Math.floor(Math.random() * 15));
       child.kill("SIGKILL");
       await child.exited;

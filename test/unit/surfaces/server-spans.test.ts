@@ -38,7 +38,7 @@ function app() {
       const body = new ReadableStream<Uint8Array>({
         async start(controller) {
           controller.enqueue(encoder.encode(": open\n\n"));
-          await Bun.sleep(STREAM_MS);
+          await Bun.sleep(STREAM_MS); // time under test: the span covers the whole stream
           controller.enqueue(encoder.encode("data: done\n\n"));
           controller.close();
         },
@@ -48,6 +48,7 @@ function app() {
     .get("/sse", () => {
       const stream = sseGroup.open({ maxQueued: 16, lowWater: 4 });
       stream.write(new TextEncoder().encode("data: first\n\n"));
+      // Time under test: the span covers the whole stream.
       setTimeout(() => {
         stream.write(new TextEncoder().encode("data: done\n\n"));
         stream.close("done");

@@ -19,6 +19,28 @@ afterEach(() => {
 const encoder = new TextEncoder();
 const frame = (n: number) => encoder.encode(`id: ${n}\nevent: agent\ndata: {"n":${n}}\n\n`);
 
+/** A response body read as text: `until` a marker has arrived, then the `rest` to its end. */
+function bodyText(response: Response) {
+  const reader = response.body?.getReader();
+  if (reader === undefined) throw new Error("no body");
+  const decoder = new TextDecoder();
+  let text = "";
+  const more = async (): Promise<boolean> => {
+    const chunk = await reader.read();
+    if (!chunk.done) text += decoder.decode(chunk.value, { stream: true });
+    return !chunk.done;
+  };
+  return {
+    until: async (marker: string) => {
+      while (!text.includes(marker)) if (!(await more())) throw new Error(`the body ended before ${marker}`);
+    },
+    rest: async () => {
+      while (await more());
+      return text;
+    },
+  };
+}
+
 /** Serves one stream built by `make`; returns the port. */
 function serve(make: () => SseStream): number {
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: () => make().response });
@@ -35,13 +57,14 @@ test("frames written before the body starts, then live ones, arrive in order; cl
   });
   const response = await fetch(`http://127.0.0.1:${port}/`);
   expect(response.headers.get("content-type")).toBe("text/event-stream");
-  const reading = response.text();
-  await Bun.sleep(20);
+  const reading = bodyText(response);
+  // The early frames have arrived: the body has started, what follows is live.
+  await reading.until("id: 3\n");
   for (let n = 4; n <= 6; n++) expect(stream?.write(frame(n))).toBe(true);
   stream?.close("done");
   expect(stream?.closed).toBe(true);
   expect(stream?.write(frame(7))).toBe(false);
-  const body = await reading;
+  const body = await reading.rest();
   expect([...body.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([1, 2, 3, 4, 5, 6]);
 });
 
@@ -60,17 +83,15 @@ test("a client that stops reading is cut once more than maxQueued writes wait on
   let stream: SseStream | undefined;
   const port = serve(() => {
     stream = group.open({ maxQueued: 64, lowWater: 16, onClose: (reason) => reasons.push(reason) });
+    stream.write(frame(0));
     return stream;
   });
-  const socket = connect(port, "127.0.0.1");
-  sockets.push(socket);
-  socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-  socket.pause();
-  await Bun.sleep(100);
+  await stalledClient(port);
   const big = new Uint8Array(64 * 1024).fill(65);
   let writes = 0;
   while (stream?.write(big) && writes < 10_000) {
     writes++;
+    // Pacing: a turn of the loop now and then lets the socket's sink work.
     if (writes % 64 === 0) await Bun.sleep(1);
   }
   expect(stream?.closed).toBe(true);
@@ -88,24 +109,37 @@ test("a burst written in one tick (more frames than maxQueued) reaches a reading
     return stream;
   });
   const response = await fetch(`http://127.0.0.1:${port}/`);
-  const reading = response.text();
-  await Bun.sleep(20);
+  const reading = bodyText(response);
+  // The early frame has arrived: the body has started, the burst is live.
+  await reading.until("id: 1\n");
   for (let n = 2; n <= 1000; n++) expect(stream?.write(frame(n))).toBe(true);
   stream?.close("done");
-  const body = await reading;
+  const body = await reading.rest();
   expect([...body.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(
     Array.from({ length: 1000 }, (_, i) => i + 1),
   );
   expect(reasons).toEqual(["done"]);
 });
 
-/** A raw client that sends its GET and then reads nothing. */
+/**
+ * A raw client that sends its GET, reads until the stream's opening frame (`id: 0`, written before
+ * the body starts) has come, so the body has started, and then reads nothing more.
+ */
 async function stalledClient(port: number): Promise<Socket> {
   const socket = connect(port, "127.0.0.1");
   sockets.push(socket);
-  socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-  socket.pause();
-  await Bun.sleep(100);
+  await new Promise<void>((resolve) => {
+    let seen = "";
+    const read = (chunk: Buffer) => {
+      seen += chunk.toString("latin1");
+      if (!seen.includes("id: 0\n")) return;
+      socket.pause();
+      socket.off("data", read);
+      resolve();
+    };
+    socket.on("data", read);
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  });
   return socket;
 }
 
@@ -119,6 +153,7 @@ test("large frames: a client that stops reading is cut once more than maxQueuedB
       lowWater: 16,
       onClose: (reason) => reasons.push(reason),
     });
+    stream.write(frame(0));
     return stream;
   });
   await stalledClient(port);
@@ -126,6 +161,7 @@ test("large frames: a client that stops reading is cut once more than maxQueuedB
   let writes = 0;
   while (stream?.write(big) && writes < 400) {
     writes++;
+    // Pacing: each write gets a turn of the event loop for the socket's sink.
     await Bun.sleep(1);
   }
   expect(reasons).toEqual(["subscriber buffer overflow"]);
@@ -138,6 +174,7 @@ test("whenWritable waits while writes wait on the socket, and resolves when the 
   const streams: SseStream[] = [];
   const port = serve(() => {
     const stream = group.open({ maxQueued: 10_000, lowWater: 16 });
+    stream.write(frame(0));
     streams.push(stream);
     return stream;
   });
@@ -149,6 +186,7 @@ test("whenWritable waits while writes wait on the socket, and resolves when the 
       stream.flush();
       let ready = false;
       const probe = stream.whenWritable().then(() => (ready = true));
+      // Time under test: a write the socket takes settles within 5 ms; one still waiting is backed up.
       await Bun.sleep(5);
       if (!ready) {
         const done = probe.then(() => {
@@ -162,6 +200,7 @@ test("whenWritable waits while writes wait on the socket, and resolves when the 
   const reader = await stalledClient(port);
   const first = streams[0] as SseStream;
   const waiting = await backedUp(first);
+  // Time under test: still waiting 50 ms on, while the client reads nothing.
   await Bun.sleep(50);
   expect(waiting.settled()).toBe(false);
   reader.resume();

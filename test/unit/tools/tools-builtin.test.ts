@@ -100,6 +100,8 @@ describe("file tools", () => {
 });
 
 describe("fetch_url", () => {
+  /** Called when a /slow request arrives. */
+  let slowAsked: () => void = () => {};
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -107,6 +109,8 @@ describe("fetch_url", () => {
       const path = new URL(request.url).pathname;
       if (path === "/big") return new Response("z".repeat(400_000), { headers: { "content-type": "text/plain" } });
       if (path === "/slow") {
+        slowAsked();
+        // Time under test: a server far slower than the cancel.
         await Bun.sleep(5000);
         return new Response("late");
       }
@@ -159,9 +163,13 @@ describe("fetch_url", () => {
 
   test("a cancel stops a slow fetch", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    const asked = new Promise<void>((resolve) => (slowAsked = resolve));
     const started = Date.now();
-    const result = await run("fetch_url", { url: url("/slow") }, controller.signal);
+    const fetching = run("fetch_url", { url: url("/slow") }, controller.signal);
+    // Cancelled once the server holds the request.
+    await asked;
+    controller.abort();
+    const result = await fetching;
     expect(Date.now() - started).toBeLessThan(2000);
     expect(result).toMatchObject({ output: { error: "fetch failed: the turn was cancelled" }, isError: true });
   });

@@ -11,6 +11,7 @@ test("a turn waits while an approved call runs and for the lull after it", async
   let finish: () => void = () => {};
   const call = gate.call(() => new Promise<void>((resolve) => (finish = resolve))).then(() => order.push("call"));
   const turn = gate.turnsMayRun().then(() => order.push("turn"));
+  // Time under test: three lingers pass and the turn still waits for the running call.
   await Bun.sleep(60);
   expect(order).toEqual([]);
   const ended = performance.now();

@@ -30,7 +30,7 @@ describe("fan-out", () => {
     const outcomes = await inBatches([30, 10, 20, 5, 15], 2, async (delay) => {
       running++;
       most = Math.max(most, running);
-      await Bun.sleep(delay);
+      await Bun.sleep(delay); // time under test: items that take different times
       running--;
       return delay * 2;
     });
