@@ -32,17 +32,6 @@ import { SpecialistRuns } from "./specialist-runs.ts";
 import { SvcCore, type SvcCoreParts } from "./svc-core.ts";
 import type { SvcAgents } from "./svc-executor.ts";
 import { ToolSchemas } from "./tool-schemas.ts";
-import type { SessionEvent } from "../../core/events.ts";
-import type { SessionKey } from "../../core/session-key.ts";
-import type { ExecutorSession } from "../../runtime/executor.ts";
-import type { Caller } from "../../surfaces/http/caller-auth.ts";
-import type { WriteGate } from "../gate/write-gate.ts";
-import type { AckEffectsRequest, ResumeOutcome, ResumeRequest, SessionStatus } from "../listener/listener-port.ts";
-import type { AgentProfile } from "./agent-roster.ts";
-import type { DispatchResult } from "./dispatch-result.ts";
-import type { ResultApprovals } from "./result-approval.ts";
-
-export { SVC_INTERNAL } from "./svc-core.ts";
 
 export interface SvcRuntimeDeps {
   roster: AgentRoster;
@@ -160,44 +149,6 @@ export class SvcRuntime {
   /** Every session of one incident at once: abort, interrupt, wake. */
   get incident(): IncidentSessions {
     return this.#core.incident;
-  }
-
-  // The surface callers used before the split, each the part that owns it (removed once they take the parts).
-  get loadedSessions(): number {
-    return this.loaded.size;
-  }
-  gateFor(session: ExecutorSession, profile: AgentProfile): WriteGate {
-    return this.gates.gateFor(session, profile);
-  }
-  recover(): Promise<string[]> {
-    return this.recovery.recover();
-  }
-  resume(request: ResumeRequest): Promise<ResumeOutcome> {
-    return this.operator.resume(request);
-  }
-  abort(sessionId: string, caller: Caller, reason: string): Promise<void> {
-    return this.operator.abort(sessionId, caller, reason);
-  }
-  ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }> {
-    return this.operator.ackEffects(request);
-  }
-  refuseWhileWaiting(sessionId: string): Promise<void> {
-    return this.operator.refuseWhileWaiting(sessionId);
-  }
-  resultOf(sessionId: string, promptId: string): Promise<DispatchResult | undefined> {
-    return this.queries.resultOf(sessionId, promptId);
-  }
-  status(sessionId: string): Promise<SessionStatus> {
-    return this.queries.status(sessionId);
-  }
-  approvalsOf(sessionId: string): Promise<ResultApprovals | undefined> {
-    return this.queries.approvalsOf(sessionId);
-  }
-  executorSession(key: SessionKey): Promise<ExecutorSession | undefined> {
-    return this.queries.executorSession(key);
-  }
-  events(session: ExecutorSession): Promise<SessionEvent[]> {
-    return this.queries.events(session);
   }
 
   /** What the executors ask of svc (SvcAgents, DispatchAgents), each answered by the part that owns it. */
