@@ -10,7 +10,6 @@
  */
 import type { RemoteAgentDirectory } from "../../a2a-client/remote-agent-directory.ts";
 import type { ExecutorFactory } from "../../runtime/executor.ts";
-import type { SessionTurns } from "./session-turns.ts";
 import type { AuditRecord } from "../gate/audit-log.ts";
 import type { SessionPauses } from "../pause/session-pauses.ts";
 import type { DispatchShape, OnMutation, Workload } from "../workload/workload.ts";
@@ -26,6 +25,7 @@ import { LoadedSessions } from "./loaded-sessions.ts";
 import { OperatorActions } from "./operator-actions.ts";
 import { SessionQueries } from "./session-queries.ts";
 import { SessionQuestions } from "./session-questions.ts";
+import type { SessionTurns } from "./session-turns.ts";
 import { shapeRunner } from "./shape-runners.ts";
 import { SpecialistGates } from "./specialist-gates.ts";
 import { SpecialistRuns } from "./specialist-runs.ts";
@@ -66,7 +66,6 @@ export class SvcRuntime {
   /** The reads of an incident: its state, questions, result, sessions and events. */
   readonly queries: SessionQueries;
   readonly #core: SvcCore;
-  /** Where the roster reads the tool servers from once bound. */
   readonly #servers: { mcp?: McpTools | undefined };
 
   /** `servers` is where the roster reads the tool servers from once bound. */
@@ -90,7 +89,11 @@ export class SvcRuntime {
     this.#core = core;
     const loaded = new LoadedSessions((key) => core.load(key));
     const gates = new SpecialistGates({
-      ...{ roster, schemas, core, onMutation: deps.onMutation, changeSetTtlMs: deps.changeSetTtlMs },
+      roster,
+      schemas,
+      core,
+      onMutation: deps.onMutation,
+      changeSetTtlMs: deps.changeSetTtlMs,
       audit: (record) => deps.audit(record),
     });
     const approvals = new CoordinatorApprovals(core, coordinatorApp, dispatch);
