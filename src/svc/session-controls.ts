@@ -12,7 +12,7 @@ import type { MainListenerControls } from "./listener/main-listener.ts";
 import type { StopRequest } from "./listener/stop-route.ts";
 import { verifiedIdentity } from "../surfaces/attach/route-context.ts";
 
-/** Aborts every session of an incident (SvcRuntime.abort: coordinator and specialists, pauses voided). */
+/** Aborts every session of an incident (OperatorActions.abort: coordinator and specialists, pauses voided). */
 export type IncidentAbort = (sessionId: string, caller: AbortRequest["caller"], reason: string) => Promise<void>;
 
 export class SessionControls implements MainListenerControls {

@@ -1,7 +1,7 @@
 /**
  * The daemon behind svc's main listener: an inject runs as a turn on its incident session (the
  * workload's coordinator; the session is created on its first inject, owned by the caller), and a
- * resume answers a parked question and runs the session on (SvcRuntime). Both answer once their
+ * resume answers a parked question and runs the session on (SvcRuntime's OperatorActions). Both answer once their
  * turn has ended or parked, with the session's state as its gate and result rows say; an inject
  * also with the result a dispatch shape recorded. A dispatch shape's session that waits on an
  * operator refuses a new inject (409). Gate pauses and their tokens are SvcRuntime's SessionPauses.
@@ -35,26 +35,26 @@ export class SessionInjectPort implements MainListenerPort, TokenResumePort, Pau
   }
 
   async inject(request: InjectRequest): Promise<InjectOutcome> {
-    await this.#runtime.refuseWhileWaiting(request.sessionId);
+    await this.#runtime.operator.refuseWhileWaiting(request.sessionId);
     const run = await this.#runtime.turns.run(
       { app: this.#runtime.roster.coordinator.app, sid: request.sessionId },
       request.caller,
       request.message,
     );
-    const result = await this.#runtime.resultOf(request.sessionId, run.promptId);
+    const result = await this.#runtime.queries.resultOf(request.sessionId, run.promptId);
     return {
       promptId: run.promptId,
-      ...(await this.#runtime.status(request.sessionId)),
+      ...(await this.#runtime.queries.status(request.sessionId)),
       ...(result === undefined ? {} : { result }),
     };
   }
 
   resume(request: ResumeRequest): Promise<ResumeOutcome> {
-    return this.#runtime.resume(request);
+    return this.#runtime.operator.resume(request);
   }
 
   ackEffects(request: AckEffectsRequest): Promise<SessionStatus & { acknowledged: number }> {
-    return this.#runtime.ackEffects(request);
+    return this.#runtime.operator.ackEffects(request);
   }
 
   pause(request: PauseRequest): Promise<PauseAnswer> {

@@ -148,7 +148,7 @@ export class A2aTasks {
   async cancel(caller: Caller, id: string): Promise<Task> {
     const task = await this.#existing(caller, id);
     try {
-      await this.#deps.runtime.abort(task.id, caller, "A2A tasks/cancel");
+      await this.#deps.runtime.operator.abort(task.id, caller, "A2A tasks/cancel");
     } catch (error) {
       if (!(error instanceof SparError) || error.code !== "conflict") throw error;
     }
@@ -161,7 +161,7 @@ export class A2aTasks {
     const now = new Date().toISOString();
     const abort = actor.record.abort;
     if (abort) return { state: "canceled", note: `canceled: ${abort.reason}`, at: abort.at };
-    const status = await this.#deps.runtime.status(task.id);
+    const status = await this.#deps.runtime.queries.status(task.id);
     if (status.pending.length > 0) {
       const questions = status.pending.map((question) => `${question.interrupt_id}: ${question.message}`);
       return { state: "input-required", note: `waiting for an operator's answer\n${questions.join("\n")}`, at: now };
@@ -188,7 +188,7 @@ export class A2aTasks {
       LIVE_ONLY,
     );
     try {
-      await this.#deps.runtime.refuseWhileWaiting(task.id);
+      await this.#deps.runtime.operator.refuseWhileWaiting(task.id);
       await this.#deps.runtime.turns.run(target, caller, text);
     } catch (error) {
       if (!(error instanceof SparError)) throw error;
@@ -216,7 +216,7 @@ export class A2aTasks {
       contributors: [this.#deps.operator],
     });
     if (contextId === undefined) return task;
-    const session = await this.#deps.runtime.executorSession({ app: this.#app, id: task.id });
+    const session = await this.#deps.runtime.queries.executorSession({ app: this.#app, id: task.id });
     if (session === undefined) throw new SparError("internal", `task ${task.id} vanished as it was created`);
     await session.journal.append([
       {

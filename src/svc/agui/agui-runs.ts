@@ -141,7 +141,7 @@ export class AguiRuns {
   async #follow(run: PreparedRun, observe: (publication: Publication) => void): Promise<number> {
     const target = { app: this.#runtime.roster.coordinator.app, sid: run.sessionId };
     const before = (await this.#events(run.sessionId)).length;
-    if (run.work.kind === "turn") await this.#runtime.refuseWhileWaiting(run.sessionId);
+    if (run.work.kind === "turn") await this.#runtime.operator.refuseWhileWaiting(run.sessionId);
     const session = await this.#runtime.turns.open(target, run.caller, [this.#operator]);
     const subscription = session.attach(new FeedTap(observe), LIVE_ONLY);
     try {
@@ -149,7 +149,7 @@ export class AguiRuns {
         await this.#runtime.turns.run(target, run.caller, run.work.message, [this.#operator]);
       else
         for (const answer of run.work.answers)
-          await this.#runtime.resume({ sessionId: run.sessionId, ...answer, caller: run.caller });
+          await this.#runtime.operator.resume({ sessionId: run.sessionId, ...answer, caller: run.caller });
     } finally {
       subscription.unsubscribe();
     }
@@ -168,8 +168,8 @@ export class AguiRuns {
   }
 
   async #openQuestions(sessionId: string): Promise<Map<string, QuestionKind>> {
-    const { pending } = await this.#runtime.status(sessionId);
-    const ledger = await (await this.#runtime.approvalsOf(sessionId))?.ledger();
+    const { pending } = await this.#runtime.queries.status(sessionId);
+    const ledger = await (await this.#runtime.queries.approvalsOf(sessionId))?.ledger();
     return new Map(
       pending.map((question) => [
         question.interrupt_id,
@@ -179,7 +179,7 @@ export class AguiRuns {
   }
 
   async #interrupts(sessionId: string): Promise<AguiInterrupt[]> {
-    const { pending } = await this.#runtime.status(sessionId);
+    const { pending } = await this.#runtime.queries.status(sessionId);
     const kinds = await this.#openQuestions(sessionId);
     return pending.map((question) => {
       const result = kinds.get(question.interrupt_id) === "result";
@@ -194,8 +194,11 @@ export class AguiRuns {
   }
 
   async #events(sessionId: string) {
-    const session = await this.#runtime.executorSession({ app: this.#runtime.roster.coordinator.app, id: sessionId });
-    return session === undefined ? [] : await this.#runtime.events(session);
+    const session = await this.#runtime.queries.executorSession({
+      app: this.#runtime.roster.coordinator.app,
+      id: sessionId,
+    });
+    return session === undefined ? [] : await this.#runtime.queries.events(session);
   }
 }
 

@@ -9,7 +9,9 @@ import type { Logger } from "../../telemetry/logger.ts";
 import { autoResume } from "../ops/auto-resume.ts";
 import { OpsJournal } from "../ops/ops-journal.ts";
 import { SessionRepair } from "../ops/session-repair.ts";
-import { SVC_INTERNAL, type SvcRuntime } from "../dispatch/svc-runtime.ts";
+import type { SessionKey } from "../../core/session-key.ts";
+import { SVC_INTERNAL } from "../dispatch/svc-core.ts";
+import type { SvcRuntime } from "../dispatch/svc-runtime.ts";
 import type { Workload } from "../workload/workload.ts";
 import type { RuntimeCore } from "../../daemon/runtime-core.ts";
 import type { SvcConfig } from "../../cli/svc-config.ts";
@@ -27,7 +29,7 @@ export async function autoResumeAtBoot(
     return;
   }
   const coordinatorApp = runtime.roster.coordinator.app;
-  const executorSession = runtime.executorSession.bind(runtime);
+  const executorSession = (key: SessionKey) => runtime.queries.executorSession(key);
   const count = core.metrics.counter(
     "svc_autoresume_total",
     "Boot auto-resume outcomes of interrupted sessions, by workload and outcome.",
@@ -45,7 +47,7 @@ export async function autoResumeAtBoot(
       (await core.sessions.list(SVC_INTERNAL))
         .map((listed) => listed.record)
         .filter((record) => record.app === coordinatorApp),
-    state: async (sessionId) => (await runtime.status(sessionId)).state,
+    state: async (sessionId) => (await runtime.queries.status(sessionId)).state,
     head: (key) => core.store.head(key),
     claim: (key, claim) => core.store.claimInterruption(key, claim),
     bootId: core.autoContinue.bootId,

@@ -165,10 +165,10 @@ export async function startSvc(
   core.metrics.gauge(
     "svc_loaded_sessions",
     "Sessions svc keeps state for in memory (loaded; dropped when idle past --session-idle-timeout).",
-    () => runtime.loadedSessions,
+    () => runtime.loaded.size,
   );
   telemetry?.observeMetrics(() => core.metrics.render());
-  const recovered = await runtime.recover();
+  const recovered = await runtime.recovery.recover();
   if (recovered.length > 0)
     logger.info(`carrying out answers a crash left undone, on sessions ${recovered.join(", ")}`);
   const shown = config.listen.address.host.includes(":")
@@ -252,7 +252,7 @@ function serveMainListener(
   const app = mainListenerApp({
     port: new SessionInjectPort(runtime, () => core.metrics.render()),
     controls: new SessionControls(core.sessions, stop, (sessionId, caller, reason) =>
-      runtime.abort(sessionId, caller, reason),
+      runtime.operator.abort(sessionId, caller, reason),
     ),
     token,
     ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),

@@ -47,7 +47,7 @@ export async function shutdownSvc(parts: SvcShutdownParts, cause: InterruptionCa
   const { core, runtime, logger } = parts;
   const ops = new OpsJournal({
     coordinatorApp: runtime.roster.coordinator.app,
-    executorSession: (key) => runtime.executorSession(key),
+    executorSession: (key) => runtime.queries.executorSession(key),
     log: core.store,
   });
   const drained = await drainSessions(
@@ -56,7 +56,7 @@ export async function shutdownSvc(parts: SvcShutdownParts, cause: InterruptionCa
       cancelRest: () => Promise.race([core.beginShutdown(), Bun.sleep(2000)]),
       ops,
       coordinatorApp: runtime.roster.coordinator.app,
-      status: (sessionId) => runtime.status(sessionId),
+      status: (sessionId) => runtime.queries.status(sessionId),
       pauser: parts.pauser,
       logger,
     },

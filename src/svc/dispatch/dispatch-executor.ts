@@ -2,7 +2,7 @@
  * DispatchExecutor: a dispatch shape (graph, fanout, bounded; docs/svc.md#dispatch-shapes) as the
  * Executor of the workload's coordinator session (D207). An inject's execution opens as a turn (its
  * prompt row carries the incident text), runs the shape in place of a model call, and ends as a
- * turn does; the specialists run as sessions of their own through SvcRuntime. A bare wake (a
+ * turn does; the specialists run as sessions of their own through SpecialistRuns. A bare wake (a
  * resume's, a restart's recovery) carries on the shape's last specialist once the write-gate
  * questions it parked on are answered, then records the shape's result; or hands an approved change
  * on (graph's change executor).

@@ -1,7 +1,7 @@
 /**
  * DispatchStep: one execution of a dispatch shape on the workload's coordinator session, and what
- * every shape does in it: run a specialist as its own session (through SvcRuntime, the same path
- * as a coordinator's delegation), record the shape's rows (`dispatch-route`, `dispatch-branch`,
+ * every shape does in it: run a specialist as its own session (through SpecialistRuns, the same
+ * path as a coordinator's delegation), record the shape's rows (`dispatch-route`, `dispatch-branch`,
  * `dispatch-result`) on the coordinator's journal, park the last specialist's run on the write
  * gate like a delegation (its `gate-delegation` row carries what the shape needs to go on), and
  * end with the result, asked about (`approve-<specialist>`) when `hitl.require_approval` is set.

@@ -51,10 +51,10 @@ test("gateFor: the same loaded session keeps its gate; a session loaded again ge
   const profile = runtime.roster.specialist("helper");
   if (profile === undefined) throw new Error("no helper");
   const first = loadedSession();
-  const gate = runtime.gateFor(first, profile);
-  expect(runtime.gateFor(first, profile)).toBe(gate);
+  const gate = runtime.gates.gateFor(first, profile);
+  expect(runtime.gates.gateFor(first, profile)).toBe(gate);
   const reloaded = loadedSession();
-  const again = runtime.gateFor(reloaded, profile);
+  const again = runtime.gates.gateFor(reloaded, profile);
   expect(again).not.toBe(gate);
-  expect(runtime.gateFor(reloaded, profile)).toBe(again);
+  expect(runtime.gates.gateFor(reloaded, profile)).toBe(again);
 });
