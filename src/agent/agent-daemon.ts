@@ -19,7 +19,12 @@ import { admitStreams } from "../daemon/attach-stream-admission.ts";
 import { loadAuthTable } from "./auth-table.ts";
 import { bindHostname, isLoopbackHost } from "../config/listen-address.ts";
 import { agentRemoteAgents } from "./agent-remote-agents.ts";
-import { type RuntimeCore, type RuntimeCoreSettings, startRuntimeCore } from "../daemon/runtime-core.ts";
+import {
+  type RuntimeCore,
+  type RuntimeCoreSettings,
+  coreAttachParts,
+  startRuntimeCore,
+} from "../daemon/runtime-core.ts";
 import { SPAR_VERSION } from "../daemon/version.ts";
 
 export interface RunningAgent {
@@ -174,20 +179,7 @@ export async function startAgent(
       },
     },
     ...(peerHub ? { peerHub } : {}),
-    pricing: core.pricing,
-    tools: core.catalog,
-    knowledge: {
-      memorySources: () => core.knowledge.memorySources(),
-      skillRows: () => core.knowledge.skillRows(),
-      reloads: core.reloads,
-    },
-    metrics: core.metrics,
-    ...(core.tools.mcp ? { mcp: core.tools.mcp } : {}),
-    subscriberBuffer: {
-      maxQueued: config.subscriberBuffer,
-      maxQueuedBytes: config.subscriberBufferBytes,
-      lowWater: Math.min(256, Math.max(8, config.subscriberBuffer >> 2)),
-    },
+    ...coreAttachParts(core, config),
   };
   const server = await listen(context, config);
   listening = { host: bindHostname(config.listen), port: server.port };

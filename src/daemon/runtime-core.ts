@@ -28,7 +28,7 @@ import type { ToolCatalog, ToolRunner } from "../core/tool-catalog.ts";
 import type { FlushOn } from "../store/sqlite/group-commit.ts";
 import { PostgresStore } from "../store/postgres/postgres-store.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
-import type { CheckState } from "../surfaces/attach/attach-context.ts";
+import type { AttachContext, CheckState } from "../surfaces/attach/attach-context.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { MetricsRegistry } from "../telemetry/metrics.ts";
 import type { McpSettings } from "../cli/mcp-flags.ts";
@@ -91,6 +91,39 @@ export interface RuntimeCoreSettings {
   beforeStart?: (
     parts: Pick<RuntimeCore, "sessions" | "store" | "catalog" | "tools" | "metrics">,
   ) => void | Promise<void>;
+}
+
+/** What an attach listener takes from the runtime core, the same for the agent and svc's attach surface. */
+export type CoreAttachParts = Pick<
+  AttachContext,
+  "pricing" | "tools" | "knowledge" | "metrics" | "mcp" | "subscriberBuffer"
+>;
+
+/**
+ * The attach context's parts the core provides: prices, the tool catalog, memory and skills with
+ * their reload, the metrics, the tool servers, and each subscriber's buffer (`--subscriber-buffer`,
+ * `--subscriber-buffer-bytes`; its low-water mark a quarter of it, 8 to 256 frames).
+ */
+export function coreAttachParts(
+  core: RuntimeCore,
+  buffer: { subscriberBuffer: number; subscriberBufferBytes: number },
+): CoreAttachParts {
+  return {
+    pricing: core.pricing,
+    tools: core.catalog,
+    knowledge: {
+      memorySources: () => core.knowledge.memorySources(),
+      skillRows: () => core.knowledge.skillRows(),
+      reloads: core.reloads,
+    },
+    metrics: core.metrics,
+    ...(core.tools.mcp ? { mcp: core.tools.mcp } : {}),
+    subscriberBuffer: {
+      maxQueued: buffer.subscriberBuffer,
+      maxQueuedBytes: buffer.subscriberBufferBytes,
+      lowWater: Math.min(256, Math.max(8, buffer.subscriberBuffer >> 2)),
+    },
+  };
 }
 
 export interface RuntimeCore {

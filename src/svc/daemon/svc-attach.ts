@@ -16,7 +16,7 @@ import { parseAllowedHosts } from "../../surfaces/http/host-allowlist.ts";
 import type { Logger } from "../../telemetry/logger.ts";
 import type { StreamAdmission } from "../../surfaces/http/stream-admission.ts";
 import { bindHostname } from "../../config/listen-address.ts";
-import type { RuntimeCore } from "../../daemon/runtime-core.ts";
+import { type RuntimeCore, coreAttachParts } from "../../daemon/runtime-core.ts";
 import type { AttachListenerSettings, SvcConfig } from "../../cli/svc-config.ts";
 import { SPAR_VERSION } from "../../daemon/version.ts";
 
@@ -130,20 +130,7 @@ function svcAttachContext(options: SvcAttachOptions): AttachContext {
     },
     streams: options.streams,
     identitiesRequired: settings.token !== undefined,
-    pricing: core.pricing,
-    tools: core.catalog,
-    knowledge: {
-      memorySources: () => core.knowledge.memorySources(),
-      skillRows: () => core.knowledge.skillRows(),
-      reloads: core.reloads,
-    },
-    metrics: core.metrics,
-    ...(core.tools.mcp ? { mcp: core.tools.mcp } : {}),
-    subscriberBuffer: {
-      maxQueued: base.subscriberBuffer,
-      maxQueuedBytes: base.subscriberBufferBytes,
-      lowWater: Math.min(256, Math.max(8, base.subscriberBuffer >> 2)),
-    },
+    ...coreAttachParts(core, base),
   };
 }
 

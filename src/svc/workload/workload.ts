@@ -5,6 +5,7 @@
  * layer.
  */
 import type { McpCatalog } from "../../mcp/catalog.ts";
+import type { DeclaredRemoteAgent } from "../../a2a-client/remote-agent-wiring.ts";
 
 /** The shapes a workload can be composed as (docs/svc.md#dispatch-shapes). */
 export type DispatchShape = "coordinator" | "graph" | "fanout" | "bounded";
@@ -151,16 +152,8 @@ export interface AguiExposure {
   auth: ListenerAuth;
 }
 
-/** A static remote A2A agent from `<root>/a2a/*.yaml` (name mode). */
-export interface RemoteAgent {
-  name: string;
-  agentCardUrl?: string;
-  endpoint?: string;
-  skills: string[];
-  auth?: { type: string; tokenEnv?: string };
-  timeoutSeconds?: number;
-  file: string;
-}
+/** A static remote A2A agent from `<root>/a2a/*.yaml` (name mode): the A2A client's declaration. */
+export type RemoteAgent = DeclaredRemoteAgent;
 
 export interface Workload {
   name: string;
