@@ -227,6 +227,7 @@ function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
     autoContinue: config.autoContinue,
     pricing: config.pricing,
     hiddenEnv: config.tokenEnv === undefined ? [] : [config.tokenEnv],
+    subagents: config.subagents,
   };
 }
 
@@ -267,6 +268,9 @@ function openPeerHub(config: AgentConfig, logger: Logger): PeerHub | undefined {
   return opened.value;
 }
 
+/** How long background subagents may run on at shutdown before they are stopped. */
+const SUBAGENT_DRAIN_MS = 5000;
+
 async function teardown(
   core: RuntimeCore,
   server: AttachServer,
@@ -280,6 +284,8 @@ async function teardown(
   peerHub?.close();
   await Promise.race([cancel, new Promise((resolve) => setTimeout(resolve, 2000))]);
   await server.drain(config.shutdownTimeoutMs);
+  // Background subagents get their 5 s, then are stopped (docs/agent.md#stopping).
+  await core.host.drainSubagents(SUBAGENT_DRAIN_MS);
   // The tool host and its children, the orderly stop of auto-continue, the workers and the store.
   await core.close();
   // Telemetry last (docs/agent.md#stopping), within its 3 s: the spans of the teardown itself go too.

@@ -30,6 +30,8 @@ import { type ListenAddress, parseListenAddress } from "../config/listen-address
 import { type AutoContinueSettings, resolveAutoContinue, resolveGuardrailConfig } from "./guardrail-flags.ts";
 import type { GuardrailConfig } from "../core/guardrails.ts";
 import { type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts";
+import type { SubagentSpec } from "../core/subagents.ts";
+import { resolveSubagents } from "./subagent-config.ts";
 
 /** Who the callers are: a caller table, client certificates, or both (D330). */
 export interface CallerAuthSettings {
@@ -85,6 +87,8 @@ export interface AgentConfig {
   logLevel: LogLevel;
   /** `--otel-endpoint` / `otel.endpoint` (the OTEL_* variables are read at start). */
   telemetry: TelemetrySettings;
+  /** The subagent roster (`agent.subagents`, D351). */
+  subagents: SubagentSpec[];
 }
 
 /** A bad setting; caught at the boundary of buildAgentConfig and returned as its error. */
@@ -173,6 +177,7 @@ export function buildAgentConfig(
     const model = need(resolveModelSpec(flags, config, cwd, agentScript(read)));
     const mcp = resolveMcpSettings(flags, config, cwd, model.provider);
     if (!mcp.ok) throw new ConfigProblem(mcp.error);
+    const subagents = need(resolveSubagents(config, model, appName));
     return ok({
       listen: listen.value,
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
@@ -204,6 +209,7 @@ export function buildAgentConfig(
       heartbeatMs: need(read.duration("sse-heartbeat")),
       logLevel: need(read.oneOf<LogLevel>("log-level")),
       telemetry: telemetry.value,
+      subagents,
     });
   } catch (error) {
     if (error instanceof ConfigProblem) return err(error.message);

@@ -26,6 +26,8 @@ export interface EventHeader {
   invocationId: string;
   /** Who wrote it: `user`, the agent's name, or an audit author such as `attach/interrupt`. */
   author: string;
+  /** The subagent instance that wrote it (its label, D351); absent on the session's own rows. */
+  branch?: string;
 }
 
 /** The prompt a turn gave the model: the drained inbox messages as one bundle. */

@@ -43,6 +43,8 @@ import {
   toolServerStarter,
 } from "./runtime-core-parts.ts";
 import type { ToolsSettings } from "../cli/tools-flags.ts";
+import type { SubagentSpec } from "../core/subagents.ts";
+import { withSubagentTools } from "../runtime/subagent-tools.ts";
 
 /** What the core reads: each daemon maps its own configuration to this in one function. */
 export interface RuntimeCoreSettings {
@@ -87,6 +89,8 @@ export interface RuntimeCoreSettings {
   executorFor?: ExecutorFactory;
   /** Remote A2A agents the model may call (`call_a2a`); absent: the tool is not offered. */
   remoteAgents?: RemoteAgentDirectory;
+  /** The configured subagents (D351); absent: none. */
+  subagents?: readonly SubagentSpec[];
   /** Told the core's parts before the session host starts (before any inbox left by a crash drains). */
   beforeStart?: (
     parts: Pick<RuntimeCore, "sessions" | "store" | "catalog" | "tools" | "metrics">,
@@ -170,10 +174,9 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   const reloads = new ReloadRegistry();
   knowledge.registerReloads(reloads);
   registerMcpReload(reloads, tools.mcp);
-  const catalog = withRemoteAgents(
-    new SkillAwareTools(tools, knowledge.skills),
-    settings.remoteAgents,
-    settings.tools.outboundAllow,
+  const catalog = withSubagentTools(
+    withRemoteAgents(new SkillAwareTools(tools, knowledge.skills), settings.remoteAgents, settings.tools.outboundAllow),
+    settings.subagents ?? [],
   );
   const pool = new WorkerPool(settings.workers, {
     livenessMs: settings.workerLivenessMs,
@@ -201,6 +204,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     prepareTools: toolServerStarter(tools, logger),
     turnEnded: (outcome) => countTurn({ outcome }),
     turnRefused: (guardrail) => countRefused({ guardrail }),
+    toolSpecs: () => catalog.specs(),
     ...(settings.executorFor ? { executorFor: settings.executorFor } : {}),
     config: {
       permissions: { ...settings.permissions, runner: catalog },
@@ -212,6 +216,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
       maxSteps: settings.maxSteps,
       idleTimeoutMs: settings.idleTimeoutMs,
       inbox: settings.inbox,
+      ...(settings.subagents ? { subagents: settings.subagents } : {}),
       ...(settings.turnDeadlineMs ? { turnDeadlineMs: settings.turnDeadlineMs } : {}),
     },
   });

@@ -4,7 +4,8 @@
  */
 import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
 import type { InboxCaps } from "../core/inbox-room.ts";
-import type { ModelSpec } from "../core/model.ts";
+import type { ModelSpec, ToolSpec } from "../core/model.ts";
+import type { SubagentSpec } from "../core/subagents.ts";
 import type { Store } from "../core/session-store.ts";
 import type { AutoContinuer } from "./auto-continuer.ts";
 import type { TurnOutcome } from "./channel.ts";
@@ -39,6 +40,10 @@ export interface ActorContext {
   inboxCaps: InboxCaps;
   /** An execution still running this long after it started is cancelled (cause `deadline`); 0: none. */
   turnDeadlineMs: number;
+  /** The configured subagents (D351); empty: none. */
+  subagents: readonly SubagentSpec[];
+  /** The tools the daemon offers a turn (a subagent's grant picks from them). */
+  toolSpecs(): ToolSpec[];
 }
 
 export interface InjectResult {
@@ -65,4 +70,10 @@ export interface StatusInfo {
 export interface InterruptResult {
   interrupted: boolean;
   paused: boolean;
+}
+
+/** A subagent instance as /interrupt names it. */
+export interface SubagentRef {
+  name: string;
+  id: string;
 }

@@ -16,6 +16,7 @@ import type { GatedTools } from "./gated-tools.ts";
 import type { SessionConversation } from "./session-conversation.ts";
 import type { Journal } from "./session-journal.ts";
 import type { SessionGuards } from "./session-guards.ts";
+import type { SubagentPort } from "./subagent-port.ts";
 
 /** Why an execution was cancelled, when it was. */
 export type CancelCause = "operator" | "guardrail" | "refusal-storm" | "shutdown" | "deadline";
@@ -92,6 +93,8 @@ export interface ExecutorSession {
   conversation: SessionConversation;
   tools: GatedTools;
   guards: SessionGuards;
+  /** The session's subagent instances (a parent-tool call launches one). */
+  subagents: SubagentPort;
 }
 
 /** Builds a session's executor once, when the session is loaded. */

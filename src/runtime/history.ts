@@ -112,6 +112,8 @@ export function rebuildFromRows(rows: readonly CommittedRow[], recentTurns?: num
   let context = ZERO_CONTEXT_STATS;
   let turn: { invocationId: string; accumulator: TurnUsageAccumulator } | undefined;
   for (const { event } of rows) {
+    // A subagent instance's rows are its own conversation and usage (D351).
+    if (event.branch !== undefined) continue;
     if (event.kind === "audit") {
       const compaction = readCompaction(event);
       if (!compaction) continue;

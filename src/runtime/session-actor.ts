@@ -32,6 +32,8 @@ import { OperatorControls } from "./operator-controls.ts";
 import { SessionAbortMarker } from "./session-abort.ts";
 import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
 import { ZERO_TIME } from "../core/zero-time.ts";
+import { ownRows, subtaskTotals, foldInstances } from "../core/subagents.ts";
+import { SessionSubagents } from "./session-subagents.ts";
 
 export type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
 
@@ -69,19 +71,24 @@ export class SessionActor {
   readonly tools: GatedTools;
   /** Watchdog and cost ceiling, restored from the log under the current configuration. */
   readonly guards: SessionGuards;
+  /** The session's subagent instances (D351): their rows are in its log under their labels. */
+  readonly subagents: SessionSubagents;
 
   private constructor(
     context: ActorContext,
     record: SessionRecord,
-    rows: readonly CommittedRow[],
+    allRows: readonly CommittedRow[],
     pending: InboxItem[],
     executorFor: ExecutorFactory,
   ) {
+    // The session's own conversation, usage and turns: rows its subagents wrote are theirs (D351).
+    const rows =
+      allRows.length > 0 && allRows.some((row) => row.event.branch !== undefined) ? ownRows(allRows) : allRows;
     this.#context = context;
     this.#recordKeeper = new SessionRecordKeeper(record, context);
     this.key = { app: record.app, id: record.id };
     this.#abort = new SessionAbortMarker(this.key, record.abort, { store: context.store, now: () => context.now() });
-    this.feed = new SessionFeed(this.key, context.store, rows[rows.length - 1]?.seq ?? 0);
+    this.feed = new SessionFeed(this.key, context.store, allRows[allRows.length - 1]?.seq ?? 0);
     const journal = new SessionJournal({ key: this.key, log: context.store, feed: this.feed, clock: context });
     this.#journal = journal;
     const conversation = new SessionConversation(context, journal, rows);
@@ -113,13 +120,30 @@ export class SessionActor {
     });
     this.tools = new GatedTools(
       { settings: context.permissions, now: () => context.now(), journal },
-      closedPrompts(rows),
+      closedPrompts(allRows),
     );
-    this.guards = new SessionGuards(context.guardrails, rows, conversation.ledger.sessionCostUsd, {
+    // The session's spend includes what its subagents spent.
+    const subtaskCost = subtaskTotals(foldInstances(allRows)).costUsd;
+    this.guards = new SessionGuards(context.guardrails, rows, conversation.ledger.sessionCostUsd + subtaskCost, {
       journal,
-      sessionCostUsd: () => conversation.ledger.sessionCostUsd,
+      sessionCostUsd: () => conversation.ledger.sessionCostUsd + this.subagents.subtasks().costUsd,
       logWarning: (message) => context.logError(`session ${sessionKeyString(this.key)}: ${message}`),
     });
+    this.subagents = new SessionSubagents(
+      {
+        key: this.key,
+        context,
+        journal,
+        guards: this.guards,
+        tools: this.tools,
+        report: (text) => this.#report(text),
+        touched: () => {
+          this.#recordKeeper.touch();
+          this.#recordKeeper.persistTouch();
+        },
+      },
+      allRows,
+    );
     this.#executor = executorFor({
       key: this.key,
       context,
@@ -127,6 +151,7 @@ export class SessionActor {
       conversation,
       tools: this.tools,
       guards: this.guards,
+      subagents: this.subagents,
     });
   }
 
@@ -138,7 +163,9 @@ export class SessionActor {
     const key = { app: record.app, id: record.id };
     const rows = await readAllRows(context.store, key);
     const pending = await context.store.pendingInbox(key);
-    return new SessionActor(context, record, rows, pending, executorFor);
+    const actor = new SessionActor(context, record, rows, pending, executorFor);
+    await actor.subagents.recordCuts();
+    return actor;
   }
 
   /**
@@ -191,6 +218,7 @@ export class SessionActor {
       !this.#conversation.compacting &&
       !this.#continues.slot.occupied &&
       !this.#startRetry.pending &&
+      !this.subagents.busy &&
       this.feed.subscriberCount === 0
     );
   }
@@ -228,6 +256,15 @@ export class SessionActor {
     return injected;
   }
 
+  /**
+   * A background subagent ended: its report is queued for the session's next turn (past the
+   * inbox caps: the report of work the session started is never refused) with a `wake` frame.
+   */
+  async #report(text: string): Promise<void> {
+    await this.inject(text, true, { capped: false });
+    this.#journal.frame({ type: "wake", at: this.#context.now().toISOString() });
+  }
+
   /** The executor's hold (svc's gate pause) refuses every inject and wake while it lasts. */
   #refuseIfHeld(): void {
     const held = this.#executor.hold?.();
@@ -258,6 +295,7 @@ export class SessionActor {
   /** The session is being deleted: no turn starts again; the running one is cancelled. */
   async retire(): Promise<void> {
     this.#inbox.close();
+    await this.subagents.stopAll();
     await this.cancelTurn();
     this.#executor.release?.();
   }
@@ -361,9 +399,16 @@ export class SessionActor {
     return usageInfoOf(this.#conversation.ledger, () => readAllRows(this.#context.store, this.key));
   }
 
-  /** GET /context. */
-  contextInfo(): ContextInfo {
-    return this.#conversation.contextInfo();
+  /** GET /context: the conversation's counters and what the session's subagents spent. */
+  contextInfo(): ContextInfo & SubtaskInfo {
+    const subtasks = this.subagents.subtasks();
+    return {
+      ...this.#conversation.contextInfo(),
+      subtask_turns: subtasks.turns,
+      subtask_input_tokens: subtasks.inputTokens,
+      subtask_output_tokens: subtasks.outputTokens,
+      subtask_cost_usd: subtasks.costUsd,
+    };
   }
 
   /** POST /slash/compact: between turns only; no turn starts while it runs. */
@@ -387,6 +432,7 @@ export class SessionActor {
    */
   async offerRestartContinue(): Promise<void> {
     await this.#continues.offerRestart(this.#inbox.wakeWaiting);
+    await this.subagents.carryOnCuts();
   }
 
   async #run(): Promise<void> {
@@ -470,4 +516,12 @@ export class SessionActor {
     this.#context.logError(`session ${this.key.id}: could not start a turn: ${String(error)}`);
     this.#startRetry.later(() => this.schedule());
   }
+}
+
+/** /context's subagent counters (D351). */
+export interface SubtaskInfo {
+  subtask_turns: number;
+  subtask_input_tokens: number;
+  subtask_output_tokens: number;
+  subtask_cost_usd: number;
 }

@@ -7,7 +7,8 @@
 import { type AclPatch, type Principal, type SessionAcl, type SessionAction, allows, mergeAcl } from "../core/acl.ts";
 import { SparError } from "../core/errors.ts";
 import { newSessionId } from "../core/ids.ts";
-import type { ModelSpec } from "../core/model.ts";
+import type { ModelSpec, ToolSpec } from "../core/model.ts";
+import type { SubagentSpec } from "../core/subagents.ts";
 import { DEFAULT_SESSION_ID, LOCAL_CALLER, type SessionKey, sessionKeyString } from "../core/session-key.ts";
 import type { SessionRecord, Store } from "../core/session-store.ts";
 import type { PermissionSettings } from "./gated-tools.ts";
@@ -36,6 +37,8 @@ export interface HostConfig {
   inbox?: InboxCaps;
   /** An execution still running this long after it started is cancelled (cause `deadline`); 0: none. */
   turnDeadlineMs?: number;
+  /** The configured subagents (D351); absent: none. */
+  subagents?: readonly SubagentSpec[];
 }
 
 export interface Logger {
@@ -81,6 +84,8 @@ export class SessionHost {
     prepareTools?: () => Promise<void>;
     /** What runs a session's work (default: the agent's model turn). */
     executorFor?: ExecutorFactory;
+    /** The tools the daemon offers a turn (a subagent's grant picks from them). */
+    toolSpecs?: () => ToolSpec[];
   }) {
     this.autoContinue = options.autoContinue;
     this.#executorFor = options.executorFor ?? turnExecutor;
@@ -107,6 +112,8 @@ export class SessionHost {
       prepareTools: options.prepareTools ?? (() => Promise.resolve()),
       inboxCaps: options.config.inbox ?? DEFAULT_INBOX_CAPS,
       turnDeadlineMs: options.config.turnDeadlineMs ?? 0,
+      subagents: options.config.subagents ?? [],
+      toolSpecs: options.toolSpecs ?? (() => []),
       announceOnce: (what) => {
         if (this.#announced.has(what)) return false;
         this.#announced.add(what);
@@ -464,6 +471,17 @@ export class SessionHost {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Shutdown, after the listener drained: background subagents get `windowMs` to end by
+   * themselves, then the stragglers are stopped and logged (docs/agent.md#stopping).
+   */
+  async drainSubagents(windowMs: number): Promise<void> {
+    const drained = await Promise.all([...this.#actors.values()].map((actor) => actor.subagents.drain(windowMs)));
+    const stragglers = drained.flat();
+    if (stragglers.length > 0)
+      this.#logger.warn(`subagents still running after ${windowMs} ms were stopped: ${stragglers.join(", ")}`);
   }
 
   /** Hang up every subscriber of every live session. */

@@ -12,7 +12,7 @@ import type { ResetRequest } from "../core/guardrails.ts";
 import type { ResumeMode } from "../core/pause-gate.ts";
 import type { SessionKey } from "../core/session-key.ts";
 import type { SessionAbort, SessionRecord } from "../core/session-store.ts";
-import type { InjectResult, InterruptResult } from "./actor-types.ts";
+import type { InjectResult, InterruptResult, SubagentRef } from "./actor-types.ts";
 import type { SessionActor } from "./session-actor.ts";
 import type { ResetOutcome } from "./session-guards.ts";
 import type { FeedSink, Subscription } from "./session-feed.ts";
@@ -175,15 +175,24 @@ export class SessionService {
     return { ...session, attach: (sink, since) => session.actor.subscribe(sink, since) };
   }
 
-  /** Cancel the turn in flight; with `hold`, park the session first. */
+  /**
+   * Cancel the turn in flight; with `hold`, park the session first. Names the subagent instances
+   * running when it was asked, and with `stopSubagents` stops them (background ones included).
+   */
   async interrupt(
     target: SessionTarget,
     caller: Principal,
     hold: boolean,
     by: string | undefined,
-  ): Promise<{ key: SessionKey; result: InterruptResult }> {
+    stopSubagents = false,
+  ): Promise<{ key: SessionKey; result: InterruptResult; running: SubagentRef[]; stopped: SubagentRef[] }> {
     const { key, actor } = await this.open(target, caller, "write");
-    return { key, result: await actor.interrupt(hold, by) };
+    const running = actor.subagents.running();
+    const [result, stopped] = await Promise.all([
+      actor.interrupt(hold, by),
+      stopSubagents ? actor.subagents.stopAll() : Promise.resolve([]),
+    ]);
+    return { key, result, running, stopped };
   }
 
   /** Park the session (a running turn finishes). */

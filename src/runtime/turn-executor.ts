@@ -23,6 +23,7 @@ export interface TurnShape {
   author?: string;
 }
 import { turnStartRows } from "./turn-start-rows.ts";
+import { SubagentCallTools } from "./subagent-tools.ts";
 
 export class TurnExecutor implements Executor {
   readonly #session: ExecutorSession;
@@ -36,7 +37,7 @@ export class TurnExecutor implements Executor {
 
   constructor(session: ExecutorSession, shape: TurnShape = {}) {
     this.#session = session;
-    this.#tools = shape.tools ?? session.tools;
+    this.#tools = shape.tools ?? withSubagentCalls(session);
     this.#offer = shape.offer;
     this.#author = shape.author;
   }
@@ -148,6 +149,13 @@ export class TurnExecutor implements Executor {
     execution.started(opening.human);
     return opening.human;
   }
+}
+
+/** The session's tools, with its parent-tool subagents answered in front of the gate when it has any (D351). */
+function withSubagentCalls(session: ExecutorSession): TurnTools {
+  return session.subagents.roster.some((spec) => spec.parentTool)
+    ? new SubagentCallTools(session.tools, session.subagents)
+    : session.tools;
 }
 
 /** The default ExecutorFactory: every session runs model turns. */

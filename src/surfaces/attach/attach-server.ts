@@ -21,6 +21,7 @@ import { knowledgeRoutes } from "./knowledge-routes.ts";
 import { mcpRoutes } from "./mcp-routes.ts";
 import { permsRoutes } from "./perms-routes.ts";
 import { placeholderRoutes } from "./placeholder-routes.ts";
+import { subagentRoutes } from "./subagent-routes.ts";
 import { pricingRoutes } from "./pricing-routes.ts";
 import { PROTOCOL_HEADER } from "./protocol-header.ts";
 import { sessionListRoutes, sessionRoutes } from "./session-routes.ts";
@@ -121,6 +122,7 @@ function sessionRouteFamilies(context: AttachContext, listener: AttachStreams) {
     .use(knowledgeRoutes(context))
     .use(mcpRoutes(context))
     .use(contextRoutes(context))
+    .use(subagentRoutes(context))
     .use(placeholderRoutes(context));
 }
 

@@ -27,7 +27,7 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
       pause: true,
       ...(context.mcp ? { mcp: true } : {}),
     },
-    slash_commands: ["compact"],
+    slash_commands: ["compact", "subagent"],
     agent: {
       name: daemon.name,
       version: daemon.version,

@@ -25,8 +25,8 @@ const ResumeBody = v.object({
 const InterruptAnswer = v.object({
   interrupted: v.boolean(),
   paused: v.boolean(),
-  running_subagents: v.array(v.string()),
-  stopped_subagents: v.array(v.string()),
+  running_subagents: v.array(v.object({ name: v.string(), id: v.string() })),
+  stopped_subagents: v.array(v.object({ name: v.string(), id: v.string() })),
   session: v.string(),
 });
 const PauseAnswer = v.object({
@@ -47,13 +47,19 @@ export function controlRoutes(context: AttachContext) {
     .post(
       "/interrupt",
       async ({ body, target, caller }) => {
-        const { key, result } = await service.interrupt(target, caller, body?.hold ?? true, verifiedIdentity(caller));
+        const { key, result, running, stopped } = await service.interrupt(
+          target,
+          caller,
+          body?.hold ?? true,
+          verifiedIdentity(caller),
+          body?.stop_subagents ?? false,
+        );
         const headers: Record<string, string> = result.interrupted ? {} : { "x-interrupted": "nothing-in-flight" };
         const answer = {
           interrupted: result.interrupted,
           paused: result.paused,
-          running_subagents: [],
-          stopped_subagents: [],
+          running_subagents: running,
+          stopped_subagents: stopped,
           session: key.id,
         };
         return json(200, answer, headers);

@@ -53,7 +53,9 @@ class StreamSink implements FeedSink {
     this.#encoder = encoder;
   }
   deliver(publication: Publication): boolean {
-    return this.#stream.write(this.#encoder.encode(publication));
+    const bytes = this.#encoder.encode(publication);
+    // A subagent's row encodes to nothing: not on this stream (D351).
+    return bytes.byteLength === 0 ? !this.#stream.closed : this.#stream.write(bytes);
   }
   whenWritable(): Promise<void> {
     return this.#stream.whenWritable();

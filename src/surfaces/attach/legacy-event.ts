@@ -97,7 +97,7 @@ export function legacyEvent(event: SessionEvent): Record<string, unknown> {
     ID: event.id,
     Timestamp: event.ts,
     InvocationID: event.invocationId,
-    Branch: "",
+    Branch: event.branch ?? "",
     Author: event.author,
     Actions: {
       StateDelta: {},

@@ -2,13 +2,15 @@
  * SSE framing of the attach stream (D6): `event: <name>`, one `data:` line of JSON, a blank
  * line; committed rows go out as `event: agent` with `id: <seq>` (legacy-event.ts), live frames
  * in their attach spelling (wire-frame.ts). Each publication is encoded once and the bytes
- * shared by every subscriber.
+ * shared by every subscriber. A subagent instance's rows are not on its parent's stream (they are
+ * read from GET /agents/{name}/events, D351): they encode to nothing.
  */
 import type { LiveFrame, Publication } from "../../core/events.ts";
 import { legacyRow } from "./legacy-event.ts";
 import { type WireFrame, wireFrame } from "./wire-frame.ts";
 
 const encoder = new TextEncoder();
+const NOTHING = new Uint8Array(0);
 
 export function encodeFrame(name: string, payload: unknown, id?: number): Uint8Array {
   const idLine = id === undefined ? "" : `id: ${id}\n`;
@@ -39,9 +41,11 @@ export class PublicationEncoder {
     let bytes = this.#encoded.get(publication);
     if (!bytes) {
       bytes =
-        publication.type === "row"
-          ? encodeFrame("agent", legacyRow(publication.row), publication.row.seq)
-          : encodeLiveFrame(publication.frame);
+        publication.type !== "row"
+          ? encodeLiveFrame(publication.frame)
+          : publication.row.event.branch === undefined
+            ? encodeFrame("agent", legacyRow(publication.row), publication.row.seq)
+            : NOTHING;
       this.#encoded.set(publication, bytes);
     }
     this.#lastPublication = publication;

@@ -127,6 +127,8 @@ async function setup() {
     announceOnce: () => false,
     inboxCaps: DEFAULT_INBOX_CAPS,
     turnDeadlineMs: 0,
+    subagents: [],
+    toolSpecs: () => [],
   };
   let executor: WorkloadExecutor | undefined;
   const actor = await SessionActor.load(context, record, (session) => {
