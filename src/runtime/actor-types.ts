@@ -5,6 +5,8 @@
 import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
 import type { InboxCaps } from "../core/inbox-room.ts";
 import type { ModelSpec } from "../core/model.ts";
+import type { SessionKey } from "../core/session-key.ts";
+import type { PlanFiles } from "../plans/plan-files.ts";
 import type { Store } from "../core/session-store.ts";
 import type { AutoContinuer } from "./auto-continuer.ts";
 import type { TurnOutcome } from "./channel.ts";
@@ -39,6 +41,26 @@ export interface ActorContext {
   inboxCaps: InboxCaps;
   /** An execution still running this long after it started is cancelled (cause `deadline`); 0: none. */
   turnDeadlineMs: number;
+  /** The sessions' plan files (`/slash/replan`, D358); absent: no plans directory (replan answers 501). */
+  plans?: PlanFiles;
+  /**
+   * The subagents running for a session (the `/slash/btw` status preamble); absent: none. The
+   * subagent runtime wires it.
+   */
+  runningSubagents?: (key: SessionKey) => readonly RunningSubagent[];
+}
+
+/** A subagent instance running for a session. */
+export interface RunningSubagent {
+  name: string;
+  id?: string;
+}
+
+/** POST /slash/replan's answer. */
+export interface ReplanResult {
+  archivedPath?: string;
+  planWasActive: boolean;
+  message: string;
 }
 
 export interface InjectResult {

@@ -12,6 +12,7 @@ import { DEFAULT_SESSION_ID, LOCAL_CALLER, type SessionKey, sessionKeyString } f
 import type { SessionRecord, Store } from "../core/session-store.ts";
 import type { PermissionSettings } from "./gated-tools.ts";
 import type { PricingTable } from "./pricing-table.ts";
+import { PlanFiles } from "../plans/plan-files.ts";
 import { type ActorContext, SessionActor } from "./session-actor.ts";
 import { DEFAULT_INBOX_CAPS, type InboxCaps } from "../core/inbox-room.ts";
 import type { WorkerPool } from "./worker-pool.ts";
@@ -36,6 +37,8 @@ export interface HostConfig {
   inbox?: InboxCaps;
   /** An execution still running this long after it started is cancelled (cause `deadline`); 0: none. */
   turnDeadlineMs?: number;
+  /** The root of the sessions' plan directories (D358); absent: no plans (replan answers 501). */
+  plansDir?: string;
 }
 
 export interface Logger {
@@ -107,6 +110,7 @@ export class SessionHost {
       prepareTools: options.prepareTools ?? (() => Promise.resolve()),
       inboxCaps: options.config.inbox ?? DEFAULT_INBOX_CAPS,
       turnDeadlineMs: options.config.turnDeadlineMs ?? 0,
+      ...(options.config.plansDir === undefined ? {} : { plans: new PlanFiles(options.config.plansDir) }),
       announceOnce: (what) => {
         if (this.#announced.has(what)) return false;
         this.#announced.add(what);

@@ -24,6 +24,8 @@ import { placeholderRoutes } from "./placeholder-routes.ts";
 import { pricingRoutes } from "./pricing-routes.ts";
 import { PROTOCOL_HEADER } from "./protocol-header.ts";
 import { sessionListRoutes, sessionRoutes } from "./session-routes.ts";
+import { slashRoutes } from "./slash-routes.ts";
+import { titleRoutes } from "./title-routes.ts";
 import { toolsRoutes } from "./tools-routes.ts";
 
 /** Card options when no card is configured (its route then answers the card-shaped 404). */
@@ -121,6 +123,8 @@ function sessionRouteFamilies(context: AttachContext, listener: AttachStreams) {
     .use(knowledgeRoutes(context))
     .use(mcpRoutes(context))
     .use(contextRoutes(context))
+    .use(slashRoutes(context))
+    .use(titleRoutes(context))
     .use(placeholderRoutes(context));
 }
 

@@ -18,11 +18,7 @@ const ZERO_READS: Record<string, unknown> = {
 };
 
 const MISSING_CAPABILITIES: Record<string, string> = {
-  title: "title capability",
-  "slash/done": "slash command done",
-  "slash/btw": "slash command btw",
   "slash/subagent": "slash command subagent",
-  "slash/replan": "slash command replan",
 };
 
 const AGENT_NAME = /^[^./\s]+$/;

@@ -242,8 +242,7 @@ describe("read models not yet wired", () => {
       "remote.helper",
     ]);
     expect((await fetch(`${base}/agents/bad.name/events`)).status).toBe(400);
-    expect((await postJson(`${base}/title`, { title: "x" })).status).toBe(501);
-    expect((await postJson(`${base}/slash/done`)).status).toBe(501);
+    expect((await postJson(`${base}/slash/subagent`, { name: "helper", goal: "x" })).status).toBe(501);
     const whoami = await body(await fetch(`${single.baseUrl}/whoami`));
     expect(whoami).toEqual({ identity: "local", admin: false, source: "anonymous" });
   });
