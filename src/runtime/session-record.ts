@@ -14,7 +14,7 @@ export interface RecordKeeperDeps {
   logError(message: string): void;
 }
 
-/** Longest title kept, in runes (the spec's limit for the built-in agent). */
+/** Longest title kept, in runes (D359; docs/attach-api.md#titles). */
 export const MAX_TITLE_RUNES = 60;
 
 /** A title as stored: whitespace trimmed, at most 60 runes; undefined when nothing is left. */

@@ -3,15 +3,15 @@
  * buckets (rate-limiter.ts) keyed by the verified caller identity (an anonymous listener's one
  * fixed caller is one key; a proxy-asserted request counts for the asserted caller). A refused
  * call is the 429 `{"error":"rate limited","retry_after_seconds":N}` with `Retry-After`
- * (responses.ts). The attach listener's `/slash/*` routes take one per listener (D356: the spec's
- * 10 per minute, burst 5), so `spar agent` and svc's attach surface both have it; a route admits
+ * (responses.ts). The attach listener's `/slash/*` routes take one per listener (D356: 10 per
+ * minute, burst 5), so `spar agent` and svc's attach surface both have it; a route admits
  * after its session is authorized, so a caller refused (or masked 404) spends nothing.
  */
 import { SparError } from "../../core/errors.ts";
 import type { Caller } from "./caller-auth.ts";
 import { type RateLimit, RateLimiter } from "./rate-limiter.ts";
 
-/** The `/slash/*` limit (docs/attach-api.md#limits): 10 calls per minute, bursts of 5. */
+/** The `/slash/*` limit (docs/attach-api.md#slash-operations): 10 calls per minute, bursts of 5. */
 export const SLASH_LIMIT: RateLimit = { perSecond: 10 / 60, burst: 5 };
 
 export class CallerRateGuard {
