@@ -219,6 +219,7 @@ function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
     guardrails: config.guardrails,
     model: config.model,
     maxSteps: config.maxSteps,
+    plansDir: config.plansDir,
     idleTimeoutMs: config.idleTimeoutMs,
     inbox: config.limits.inbox,
     appName: config.appName,

@@ -3,7 +3,7 @@
  * win). Validated once; a bad value is an error naming the flag or key.
  */
 import { existsSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import type { ModelSpec } from "../core/model.ts";
 import { type Result, err, ok } from "../core/result.ts";
 import { isValidName } from "../core/session-key.ts";
@@ -80,6 +80,8 @@ export interface AgentConfig {
   workerLivenessMs: number;
   appName: string;
   maxSteps: number;
+  /** The root of the sessions' plan files (D358): `--plans-dir`, default `<tools root>/.agents/plans`. */
+  plansDir: string;
   shutdownTimeoutMs: number;
   subscriberBuffer: number;
   subscriberBufferBytes: number;
@@ -203,6 +205,7 @@ export function buildAgentConfig(
       workerLivenessMs: need(read.duration("worker-liveness")),
       appName,
       maxSteps: need(read.int("max-steps")),
+      plansDir: plansDir(read, cwd, tools.value.root),
       shutdownTimeoutMs: need(read.duration("shutdown-timeout")),
       subscriberBuffer: need(read.int("subscriber-buffer")),
       subscriberBufferBytes: need(read.int("subscriber-buffer-bytes")),
@@ -215,6 +218,12 @@ export function buildAgentConfig(
     if (error instanceof ConfigProblem) return err(error.message);
     throw error;
   }
+}
+
+/** `--plans-dir` (relative: from the working directory), else `<tools root>/.agents/plans`. */
+function plansDir(read: SettingReader, cwd: string, toolsRoot: string): string {
+  const configured = need(read.string("plans-dir", "")).trim();
+  return configured === "" ? join(toolsRoot, ".agents", "plans") : resolve(cwd, configured);
 }
 
 function permissionSettings(read: SettingReader): PermissionSettings {

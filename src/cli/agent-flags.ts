@@ -125,6 +125,13 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     configKey: "agent.app_name",
   },
   {
+    name: "plans-dir",
+    kind: "string",
+    help: "root of the sessions' plan files (<dir>/<session id>/plan-<seq>.md; /slash/replan archives the active one)",
+    defaultText: "<tools root>/.agents/plans",
+    configKey: "agent.plans_dir",
+  },
+  {
     name: "max-steps",
     kind: "int",
     help: "model calls a turn may make before it is stopped",

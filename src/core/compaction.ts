@@ -200,18 +200,24 @@ export function readCompaction(event: AuditEvent): CompactionRecord | undefined 
 /** Context counters GET /context reports, kept live and rebuilt from rows. */
 export interface ContextStats {
   compactions: number;
+  /** Checkpoints (`/slash/done`, D356; src/core/checkpoint.ts). */
+  checkpoints: number;
+  /** The task note of the latest checkpoint (absent when it had none). */
+  lastTaskNote?: string;
   totalCharsSummarized: number;
   charsAfterCompaction: number;
 }
 
 export const ZERO_CONTEXT_STATS: ContextStats = Object.freeze({
   compactions: 0,
+  checkpoints: 0,
   totalCharsSummarized: 0,
   charsAfterCompaction: 0,
 });
 
 export function countCompaction(stats: ContextStats, record: CompactionRecord): ContextStats {
   return {
+    ...stats,
     compactions: stats.compactions + 1,
     totalCharsSummarized: stats.totalCharsSummarized + record.charsSummarized,
     charsAfterCompaction: record.charsAfter,

@@ -6,7 +6,7 @@
  * runs the teardown in order with `beginShutdown()`, its listener's drain, then `close()` (D231).
  */
 import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { GuardrailConfig } from "../core/guardrails.ts";
 import type { InboxCaps } from "../core/inbox-room.ts";
 import type { ModelSpec } from "../core/model.ts";
@@ -83,6 +83,8 @@ export interface RuntimeCoreSettings {
   hiddenEnv: readonly string[];
   /** An execution still running this long after it started is cancelled; absent or 0: none. */
   turnDeadlineMs?: number;
+  /** The root of the sessions' plan directories (D358); absent: `<tools root>/.agents/plans`. */
+  plansDir?: string;
   /** The prefix of the core's metric names (D2): `spar` (default) for the agent, `svc` for svc. */
   metricPrefix?: string;
   /** What runs a session's work: absent, the agent's model turn; svc passes its workload's (D207). */
@@ -218,6 +220,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
       inbox: settings.inbox,
       ...(settings.subagents ? { subagents: settings.subagents } : {}),
       ...(settings.turnDeadlineMs ? { turnDeadlineMs: settings.turnDeadlineMs } : {}),
+      plansDir: settings.plansDir ?? join(settings.tools.root, ".agents", "plans"),
     },
   });
   const sessions = new SessionService(host);

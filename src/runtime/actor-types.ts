@@ -6,6 +6,7 @@ import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
 import type { InboxCaps } from "../core/inbox-room.ts";
 import type { ModelSpec, ToolSpec } from "../core/model.ts";
 import type { SubagentSpec } from "../core/subagents.ts";
+import type { PlanFiles } from "../plans/plan-files.ts";
 import type { Store } from "../core/session-store.ts";
 import type { AutoContinuer } from "./auto-continuer.ts";
 import type { TurnOutcome } from "./channel.ts";
@@ -44,6 +45,15 @@ export interface ActorContext {
   subagents: readonly SubagentSpec[];
   /** The tools the daemon offers a turn (a subagent's grant picks from them). */
   toolSpecs(): ToolSpec[];
+  /** The sessions' plan files (`/slash/replan`, D358); absent: no plans directory (replan answers 501). */
+  plans?: PlanFiles;
+}
+
+/** POST /slash/replan's answer. */
+export interface ReplanResult {
+  archivedPath?: string;
+  planWasActive: boolean;
+  message: string;
 }
 
 export interface InjectResult {

@@ -4,7 +4,8 @@
  * (no tools, no system prompt, on a turn worker) and one `agent/compaction` row records the
  * summary; the in-memory conversation is rewritten in place and its worker-cache key renewed. A
  * failed summary writes `context-reduction-failed` and backs off for a few turns; a conversation
- * past the whole window is then compacted mechanically (`context-reduction-degraded`).
+ * past the whole window is then compacted mechanically (`context-reduction-degraded`). Also the
+ * operator's checkpoint (`/slash/done`, D356), the whole conversation summarized at once.
  */
 import {
   ASSUMED_WINDOW_TOKENS,
@@ -27,15 +28,23 @@ import {
   mechanicalSummary,
   planCompaction,
 } from "../core/compaction.ts";
+import {
+  CHECKPOINT_AUTHOR,
+  CHECKPOINT_EVENT,
+  type CheckpointRecord,
+  checkpointInstruction,
+  checkpointMessage,
+  checkpointMetadata,
+  countCheckpoint,
+} from "../core/checkpoint.ts";
 import type { AuditEvent } from "../core/events.ts";
 import { SparError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { ChatMessage } from "../core/model.ts";
-import { type TokenUsage, type UsageLedger, estimateTokens, priceUsage } from "../core/usage.ts";
+import { type TokenUsage, type TurnCost, type UsageLedger, estimateTokens, priceUsage } from "../core/usage.ts";
 import type { ActorContext } from "./actor-types.ts";
-import type { ResponseDraft, WorkerRequest } from "./channel.ts";
+import { type BareCall, bareCall } from "./bare-call.ts";
 import type { Journal } from "./session-journal.ts";
-import type { RunningTurn } from "./worker-pool.ts";
 
 export interface CompactorDeps {
   context: ActorContext;
@@ -45,6 +54,15 @@ export interface CompactorDeps {
   journal: Journal;
   /** The conversation changed shape: the workers' cached copy is stale. */
   renewConversationKey(): void;
+}
+
+export interface CheckpointResult {
+  /** Id of the checkpoint row, when one was written. */
+  eventId?: string;
+  summary?: string;
+  taskNote?: string;
+  durationMs: number;
+  skipped: boolean;
 }
 
 export interface CompactionResult {
@@ -63,7 +81,7 @@ export class Compactor {
   #failures = 0;
   #cooldown = 0;
   /** The summary call in flight, if any. */
-  #running: RunningTurn | undefined;
+  #running: BareCall | undefined;
 
   constructor(deps: CompactorDeps, stats: ContextStats) {
     this.#deps = deps;
@@ -127,6 +145,55 @@ export class Compactor {
     return this.#commit(plan, summary.text, false, true, summary.usage, started);
   }
 
+  /**
+   * POST /slash/done (D356): the task is done; the whole conversation becomes one checkpoint row
+   * (its summary and the operator's task note) and the next turn starts from it. Skipped when
+   * there is nothing to summarize (fewer than two messages, e.g. right after a checkpoint). A
+   * failed summary is a 503 and writes nothing: a manual checkpoint writes no
+   * `context-reduction-failed` row.
+   */
+  async checkpointNow(note?: string): Promise<CheckpointResult> {
+    const started = performance.now();
+    const { context, history } = this.#deps;
+    const elapsed = () => Math.round(performance.now() - started);
+    if (history.length < 2) return { durationMs: elapsed(), skipped: true };
+    const summary = await this.#summaryOf(
+      [...history, { role: "user", text: checkpointInstruction(note) }],
+      "checkpoint",
+    );
+    if (!summary.ok)
+      throw new SparError("unavailable", `the model could not summarize the conversation: ${summary.reason}`);
+    const after = [checkpointMessage(summary.text, note)];
+    const model = context.model.name;
+    const cost = priceUsage(summary.usage, context.pricing.rates(model));
+    const record: CheckpointRecord = {
+      summary: summary.text,
+      ...(note !== undefined ? { taskNote: note } : {}),
+      messagesSummarized: history.length,
+      charsSummarized: conversationChars(history),
+      charsAfter: conversationChars(after),
+      model,
+      usage: summary.usage,
+      cost,
+    };
+    const eventId = await this.#append({
+      author: CHECKPOINT_AUTHOR,
+      name: CHECKPOINT_EVENT,
+      metadata: checkpointMetadata(record),
+    });
+    history.splice(0, history.length, ...after);
+    this.#deps.renewConversationKey();
+    this.#stats = countCheckpoint(this.#stats, record);
+    this.#countUsage(model, summary.usage, cost);
+    return {
+      eventId,
+      summary: summary.text,
+      ...(note !== undefined ? { taskNote: note } : {}),
+      durationMs: elapsed(),
+      skipped: false,
+    };
+  }
+
   async #announceAssumedWindow(): Promise<void> {
     const context = this.#deps.context;
     if (
@@ -164,44 +231,30 @@ export class Compactor {
   }
 
   /** The model's summary of the messages the plan replaces, on a turn worker with no tools. */
-  async #summarize(plan: CompactionPlan, focus?: string): Promise<Summary> {
-    const context = this.#deps.context;
-    const conversation: ChatMessage[] = [
-      ...this.#deps.history.slice(0, plan.summarize),
-      { role: "user", text: compactionInstruction(focus) },
-    ];
-    let draft: ResponseDraft | undefined;
-    const conversationKey = `compact-${uuidv7()}`;
-    const running = (this.#running = context.pool.runTurn(
-      { turnId: `compact-${uuidv7()}`, model: context.model, conversationKey, conversation, maxSteps: 1, bare: true },
-      {
-        onPart: () => {},
-        onRequest: (request: WorkerRequest) => {
-          switch (request.kind) {
-            case "commit-response":
-              draft = request.draft;
-              return Promise.resolve({ ok: true });
-            case "run-tool":
-              return Promise.resolve({ output: { error: "no tools run while compacting" }, isError: true });
-            case "script-cursor":
-              return Promise.resolve({ index: context.nextScriptIndex() });
-          }
-        },
-      },
-    ));
-    const outcome = await running.outcome;
+  #summarize(plan: CompactionPlan, focus?: string): Promise<Summary> {
+    return this.#summaryOf(
+      [...this.#deps.history.slice(0, plan.summarize), { role: "user", text: compactionInstruction(focus) }],
+      "compact",
+    );
+  }
+
+  /** One bare model call over `conversation` whose answer must be a usable summary. */
+  async #summaryOf(conversation: ChatMessage[], label: string): Promise<Summary> {
+    const call = bareCall(this.#deps.context, conversation, label);
+    this.#running = call;
+    const outcome = await call.outcome;
     this.#running = undefined;
-    context.pool.forget(conversationKey);
     if (outcome.status === "failed") return { ok: false, reason: outcome.message };
     if (outcome.status === "canceled")
       return { ok: false, reason: "the summary call was canceled (the daemon is stopping)", canceled: true };
-    const text = draft?.text.trim() ?? "";
-    if (!draft || text === "") return { ok: false, reason: "the model returned an empty summary" };
-    if (draft.toolCalls.length > 0) return { ok: false, reason: "the model asked for tools instead of summarizing" };
+    if (outcome.status === "empty" || outcome.text === "")
+      return { ok: false, reason: "the model returned an empty summary" };
+    if (outcome.toolCalls > 0) return { ok: false, reason: "the model asked for tools instead of summarizing" };
+    const text = outcome.text;
     const limit = Math.floor(this.windowTokens * MAX_SUMMARY_SHARE);
     if (estimateTokens(text) > limit)
       return { ok: false, reason: `the summary (about ${estimateTokens(text)} tokens) is longer than ${limit} tokens` };
-    return { ok: true, text, usage: draft.usage };
+    return { ok: true, text, usage: outcome.usage };
   }
 
   /** Write the compaction row, then rewrite the conversation exactly as a rebuild will. */
@@ -240,11 +293,15 @@ export class Compactor {
     history.splice(0, history.length, ...after);
     this.#deps.renewConversationKey();
     this.#stats = countCompaction(this.#stats, record);
-    if (record.model !== undefined && record.usage && record.cost) {
-      this.#deps.ledger.recordExtra(record.model, record.usage, record.cost);
-      this.#deps.journal.frame({ type: "usage-update", ...this.#deps.ledger.toUsageUpdate() });
-    }
+    if (record.model !== undefined && record.usage && record.cost)
+      this.#countUsage(record.model, record.usage, record.cost);
     return { eventId, summary, durationMs: Math.round(performance.now() - started), skipped: false };
+  }
+
+  /** A summary call's usage counts in the session's totals (not as a turn); subscribers see the new totals. */
+  #countUsage(model: string, usage: TokenUsage, cost: TurnCost): void {
+    this.#deps.ledger.recordExtra(model, usage, cost);
+    this.#deps.journal.frame({ type: "usage-update", ...this.#deps.ledger.toUsageUpdate() });
   }
 
   async #append(row: { author?: string; name: string; metadata: Record<string, unknown> }): Promise<string> {

@@ -10,6 +10,7 @@ import {
   countCompaction,
   readCompaction,
 } from "../core/compaction.ts";
+import { checkpointMessage, countCheckpoint, readCheckpoint } from "../core/checkpoint.ts";
 import type { ChatMessage } from "../core/model.ts";
 import type { SessionKey } from "../core/session-key.ts";
 import type { EventLog } from "../core/event-log.ts";
@@ -103,7 +104,7 @@ export interface RebuiltState {
 
 /**
  * The session as its rows leave it: the conversation (a compaction row replaces what it
- * summarized with its summary), the usage ledger (keeping `recentTurns` per-turn records), and
+ * summarized with its summary, a checkpoint row all of it), the usage ledger (keeping `recentTurns` per-turn records), and
  * the context counters.
  */
 export function rebuildFromRows(rows: readonly CommittedRow[], recentTurns?: number): RebuiltState {
@@ -115,6 +116,14 @@ export function rebuildFromRows(rows: readonly CommittedRow[], recentTurns?: num
     // A subagent instance's rows are its own conversation and usage (D351).
     if (event.branch !== undefined) continue;
     if (event.kind === "audit") {
+      const checkpoint = readCheckpoint(event);
+      if (checkpoint) {
+        history = [checkpointMessage(checkpoint.summary, checkpoint.taskNote)];
+        context = countCheckpoint(context, checkpoint);
+        if (checkpoint.model !== undefined && checkpoint.usage && checkpoint.cost)
+          ledger.recordExtra(checkpoint.model, checkpoint.usage, checkpoint.cost);
+        continue;
+      }
       const compaction = readCompaction(event);
       if (!compaction) continue;
       history = compactedConversation(history, compaction.summary, compaction.messagesKept);
@@ -163,10 +172,12 @@ export async function usageInfoOf(
   return ledger.toUsageInfo(full.recentTurns.slice(0, olderCount));
 }
 
-/** GET /context: the compaction counters (checkpoints are not made by this daemon yet). */
+/** GET /context: the compaction and checkpoint counters (D356). */
 export interface ContextInfo {
   compactions: number;
   checkpoints: number;
+  /** The task note of the latest checkpoint, when it had one. */
+  last_task_note?: string;
   chars_after_compaction: number;
   total_chars_summarized: number;
 }
@@ -174,7 +185,8 @@ export interface ContextInfo {
 export function contextInfoOf(stats: ContextStats): ContextInfo {
   return {
     compactions: stats.compactions,
-    checkpoints: 0,
+    checkpoints: stats.checkpoints,
+    ...(stats.lastTaskNote !== undefined ? { last_task_note: stats.lastTaskNote } : {}),
     chars_after_compaction: stats.charsAfterCompaction,
     total_chars_summarized: stats.totalCharsSummarized,
   };

@@ -14,7 +14,9 @@ import type { InboxItem, SessionAbort, SessionRecord } from "../core/session-sto
 import type { UsageInfo } from "../core/usage.ts";
 import { GatedTools } from "./gated-tools.ts";
 import { type ContextInfo, readAllRows, usageInfoOf } from "./history.ts";
-import type { CompactionResult } from "./compactor.ts";
+import type { CheckpointResult, CompactionResult } from "./compactor.ts";
+import { type SideAnswer, askAside } from "./side-question.ts";
+import { archivePlan } from "./replan.ts";
 import { SparError } from "../core/errors.ts";
 import { closedPrompts } from "./prompt-broker.ts";
 import { type FeedSink, SessionFeed, type Subscription } from "./session-feed.ts";
@@ -30,7 +32,7 @@ import type { ArmedContinue } from "./continue-slot.ts";
 import { ContinueOffers } from "./continue-offers.ts";
 import { OperatorControls } from "./operator-controls.ts";
 import { SessionAbortMarker } from "./session-abort.ts";
-import type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
+import type { ActorContext, InjectResult, InterruptResult, ReplanResult, StatusInfo } from "./actor-types.ts";
 import { ZERO_TIME } from "../core/zero-time.ts";
 import { ownRows, subtaskTotals, foldInstances } from "../core/subagents.ts";
 import { SessionSubagents } from "./session-subagents.ts";
@@ -420,6 +422,47 @@ export class SessionActor {
     } finally {
       this.schedule();
     }
+  }
+
+  /** POST /slash/done (D356): a checkpoint, between turns only; no turn starts while it runs. */
+  async checkpoint(note?: string): Promise<CheckpointResult> {
+    if (this.#running !== undefined || this.#starting || this.#conversation.compacting)
+      throw new SparError("conflict", "a turn or compaction is running; mark the task done after it ends");
+    this.#recordKeeper.touch();
+    try {
+      return await this.#conversation.checkpointNow(note);
+    } finally {
+      this.schedule();
+    }
+  }
+
+  /** POST /slash/btw (D357): a side question; works while a turn runs and changes nothing of it. */
+  ask(question: string): Promise<SideAnswer> {
+    this.#recordKeeper.touch();
+    return askAside(
+      {
+        context: this.#context,
+        history: this.#conversation.history,
+        ledger: this.#conversation.ledger,
+        journal: this.#journal,
+        status: () => this.status(),
+        inboxDepth: () => this.#inbox.items.length,
+        runningSubagents: () => this.subagents.running(),
+      },
+      question,
+    );
+  }
+
+  /** POST /slash/replan (D358): archive the active plan file. */
+  replan(reason: string | undefined, caller: string | undefined): Promise<ReplanResult> {
+    this.#recordKeeper.touch();
+    return archivePlan({ key: this.key, plans: this.#context.plans, journal: this.#journal }, reason, caller);
+  }
+
+  /** POST /title (D359): set or (with `""`) clear the title. */
+  setTitle(title: string): Promise<{ title?: string; persisted: boolean; detail?: string }> {
+    this.#recordKeeper.touch();
+    return this.#recordKeeper.setTitle(title);
   }
 
   usageFrame(): LiveFrame {

@@ -10,7 +10,7 @@ import { uuidv7 } from "../core/ids.ts";
 import type { ChatMessage } from "../core/model.ts";
 import type { UsageLedger } from "../core/usage.ts";
 import type { ActorContext } from "./actor-types.ts";
-import { type CompactionResult, Compactor } from "./compactor.ts";
+import { type CheckpointResult, type CompactionResult, Compactor } from "./compactor.ts";
 import { type ContextInfo, contextInfoOf, rebuildFromRows } from "./history.ts";
 import type { Journal } from "./session-journal.ts";
 
@@ -72,6 +72,16 @@ export class SessionConversation {
     this.#compacting = true;
     try {
       return await this.#compactor.compactNow(focus);
+    } finally {
+      this.#compacting = false;
+    }
+  }
+
+  /** POST /slash/done: checkpoint now (D356; the caller checked that nothing runs). */
+  async checkpointNow(note?: string): Promise<CheckpointResult> {
+    this.#compacting = true;
+    try {
+      return await this.#compactor.checkpointNow(note);
     } finally {
       this.#compacting = false;
     }

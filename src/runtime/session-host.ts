@@ -13,6 +13,7 @@ import { DEFAULT_SESSION_ID, LOCAL_CALLER, type SessionKey, sessionKeyString } f
 import type { SessionRecord, Store } from "../core/session-store.ts";
 import type { PermissionSettings } from "./gated-tools.ts";
 import type { PricingTable } from "./pricing-table.ts";
+import { PlanFiles } from "../plans/plan-files.ts";
 import { type ActorContext, SessionActor } from "./session-actor.ts";
 import { DEFAULT_INBOX_CAPS, type InboxCaps } from "../core/inbox-room.ts";
 import type { WorkerPool } from "./worker-pool.ts";
@@ -39,6 +40,8 @@ export interface HostConfig {
   turnDeadlineMs?: number;
   /** The configured subagents (D351); absent: none. */
   subagents?: readonly SubagentSpec[];
+  /** The root of the sessions' plan directories (D358); absent: no plans (replan answers 501). */
+  plansDir?: string;
 }
 
 export interface Logger {
@@ -114,6 +117,7 @@ export class SessionHost {
       turnDeadlineMs: options.config.turnDeadlineMs ?? 0,
       subagents: options.config.subagents ?? [],
       toolSpecs: options.toolSpecs ?? (() => []),
+      ...(options.config.plansDir === undefined ? {} : { plans: new PlanFiles(options.config.plansDir) }),
       announceOnce: (what) => {
         if (this.#announced.has(what)) return false;
         this.#announced.add(what);

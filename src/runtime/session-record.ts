@@ -14,6 +14,17 @@ export interface RecordKeeperDeps {
   logError(message: string): void;
 }
 
+/** Longest title kept, in runes (D359; docs/attach-api.md#titles). */
+export const MAX_TITLE_RUNES = 60;
+
+/** A title as stored: whitespace trimmed, at most 60 runes; undefined when nothing is left. */
+export function cutTitle(title: string): string | undefined {
+  const trimmed = title.trim();
+  if (trimmed === "") return undefined;
+  const runes = Array.from(trimmed);
+  return runes.length <= MAX_TITLE_RUNES ? trimmed : runes.slice(0, MAX_TITLE_RUNES).join("").trimEnd();
+}
+
 export class SessionRecordKeeper {
   #record: SessionRecord;
   #lastActivity = Date.now();
@@ -52,6 +63,26 @@ export class SessionRecordKeeper {
     this.#deps.store.touchSession(this.#key, at).catch((error: unknown) => {
       this.#deps.logError(`session ${this.#key.id}: last_touched_at not persisted: ${String(error)}`);
     });
+  }
+
+  /**
+   * POST /title (D359): the operator's name, trimmed and cut to 60 runes; `""` clears it, so the
+   * next turn's prompt names the session again (D42). The row is written before this answers:
+   * `persisted` false with `detail` when the write failed (the name lives in memory until the
+   * session is rebuilt, then reverts to the stored one).
+   */
+  async setTitle(title: string): Promise<{ title?: string; persisted: boolean; detail?: string }> {
+    const stored = cutTitle(title);
+    const { title: _previous, ...rest } = this.#record;
+    this.#record = stored === undefined ? rest : { ...rest, title: stored };
+    const shown = stored === undefined ? {} : { title: stored };
+    try {
+      await this.#deps.store.setTitle(this.#key, stored);
+      return { ...shown, persisted: true };
+    } catch (error) {
+      this.#deps.logError(`session ${this.#key.id}: title not persisted: ${String(error)}`);
+      return { ...shown, persisted: false, detail: `the title was not stored and will revert: ${String(error)}` };
+    }
   }
 
   /** Name a session that has no title yet after this prompt (D42); an empty prompt names nothing. */

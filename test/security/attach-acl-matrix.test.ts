@@ -63,7 +63,8 @@ const ROUTES: SessionRoute[] = [
   { method: "POST", suffix: "slash/compact", level: "write", body: {} },
   { method: "POST", suffix: "title", level: "write", body: { title: "matrix" } },
   { method: "POST", suffix: "slash/subagent", level: "write", body: { name: "helper", goal: "matrix" } },
-  ...["slash/done", "slash/btw", "slash/replan", "agents/helper/stop"].map(
+  { method: "POST", suffix: "slash/btw", level: "write", body: { question: "matrix?" } },
+  ...["slash/done", "slash/replan", "agents/helper/stop"].map(
     (suffix): SessionRoute => ({ method: "POST", suffix, level: "write", body: {} }),
   ),
   { method: "PATCH", suffix: "acl", level: "admin", body: { owner: "nobody" } },

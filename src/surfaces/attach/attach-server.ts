@@ -20,11 +20,12 @@ import { guardrailRoutes } from "./guardrail-routes.ts";
 import { knowledgeRoutes } from "./knowledge-routes.ts";
 import { mcpRoutes } from "./mcp-routes.ts";
 import { permsRoutes } from "./perms-routes.ts";
-import { placeholderRoutes } from "./placeholder-routes.ts";
 import { subagentRoutes } from "./subagent-routes.ts";
 import { pricingRoutes } from "./pricing-routes.ts";
 import { PROTOCOL_HEADER } from "./protocol-header.ts";
 import { sessionListRoutes, sessionRoutes } from "./session-routes.ts";
+import { slashRoutes } from "./slash-routes.ts";
+import { titleRoutes } from "./title-routes.ts";
 import { toolsRoutes } from "./tools-routes.ts";
 
 /** Card options when no card is configured (its route then answers the card-shaped 404). */
@@ -123,7 +124,8 @@ function sessionRouteFamilies(context: AttachContext, listener: AttachStreams) {
     .use(mcpRoutes(context))
     .use(contextRoutes(context))
     .use(subagentRoutes(context))
-    .use(placeholderRoutes(context));
+    .use(slashRoutes(context))
+    .use(titleRoutes(context));
 }
 
 export async function startAttachServer(

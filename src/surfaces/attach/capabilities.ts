@@ -4,6 +4,7 @@
  */
 import { PROTOCOL_VERSION } from "./attach-protocol.ts";
 import type { AttachContext, Caller } from "./attach-context.ts";
+import { SLASH_COMMAND_NAMES } from "./slash-routes.ts";
 import { encodeFrame } from "./sse-frames.ts";
 import { LIVE_EVENT_NAMES } from "./wire-frame.ts";
 
@@ -27,7 +28,8 @@ export function capabilitiesFrame(context: AttachContext, caller: Caller, url: s
       pause: true,
       ...(context.mcp ? { mcp: true } : {}),
     },
-    slash_commands: ["compact", "subagent"],
+    // Exactly the POST /slash/<name> routes this listener serves (one table: slash-routes.ts).
+    slash_commands: [...SLASH_COMMAND_NAMES],
     agent: {
       name: daemon.name,
       version: daemon.version,

@@ -1,13 +1,13 @@
 /**
  * Subagents on the attach API (D351): GET /subagents (the roster, each with its granted tools),
  * GET /agents (the session's instances), GET /agents/{name}/events (an instance family's rows,
- * paged), POST /agents/{name}/stop and POST /slash/subagent (a background launch). Thin: the
- * session's SessionSubagents does the work.
+ * paged) and POST /agents/{name}/stop; the background launch is a slash operation
+ * (slash-routes.ts). Thin: the session's SessionSubagents does the work.
  */
 import * as v from "valibot";
 import { Elysia } from "elysia";
 import { SparError } from "../../core/errors.ts";
-import { grants, isSubagentName, LOOP_CONTROL_TOOLS, type SubagentSpec } from "../../core/subagents.ts";
+import { grants, LOOP_CONTROL_TOOLS, type SubagentSpec } from "../../core/subagents.ts";
 import type { ToolInfo } from "../../core/tool-catalog.ts";
 import { requestUrl } from "../http/request-url.ts";
 import { json } from "../http/responses.ts";
@@ -22,16 +22,6 @@ const MAX_LIMIT = 5000;
 
 const AGENT_NAME = /^[^./\s]+$/;
 
-const SlashSubagentBody = v.object({
-  name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty")),
-  goal: v.pipe(
-    v.string("goal must be a string"),
-    v.trim(),
-    v.minLength(1, "goal must not be empty"),
-    v.maxLength(6000),
-  ),
-});
-
 const Roster = v.object({ subagents: v.array(v.looseObject({ name: v.string(), modes: v.array(v.string()) })) });
 const Instances = v.object({
   agents: v.array(v.looseObject({ id: v.string(), name: v.string(), status: v.string() })),
@@ -45,7 +35,6 @@ const AgentEvents = v.object({
   truncated: v.boolean(),
 });
 const StopAnswer = v.object({ agent: v.string(), stopped: v.boolean(), status: v.string(), session: v.string() });
-const Launched = v.object({ name: v.string(), id: v.string(), started_at: v.string(), _render: v.string() });
 const TAGS = ["subagents"];
 
 export function subagentRoutes(context: AttachContext) {
@@ -128,23 +117,6 @@ export function subagentRoutes(context: AttachContext) {
       {
         response: responses({ 200: StopAnswer }, { body: true, extra: [404] }),
         detail: { summary: "Stop a running subagent (stopped:false once it had finished)", tags: TAGS },
-      },
-    )
-    .post(
-      "/slash/subagent",
-      async ({ body, target, caller }) => {
-        service.refuseWhileDraining();
-        if (!isSubagentName(body.name))
-          throw new SparError("bad_request", "name must be the name of a configured subagent");
-        const { actor } = await service.open(target, caller, "write");
-        const { instance } = await actor.subagents.launch(body.name, body.goal, "async");
-        return json(200, { name: instance.name, id: instance.label, started_at: instance.startedAt, _render: "json" });
-      },
-      {
-        parse: "json",
-        body: SlashSubagentBody,
-        response: responses({ 200: Launched }, { body: true, extra: [404, 503] }),
-        detail: { summary: "Start a background subagent on a goal; it reports back when done", tags: TAGS },
       },
     );
 }

@@ -335,6 +335,7 @@ function coreSettings(
     guardrails: svcGuardrails(base.guardrails, config, workload),
     model: config.model,
     maxSteps: base.maxSteps,
+    plansDir: base.plansDir,
     // Each turn is bounded by the workload's wallclock budget (docs/svc.md#turn-deadline); 0: none.
     turnDeadlineMs: workload.budget.maxWallclockSeconds * 1000,
     idleTimeoutMs: config.sessionIdleTimeoutMs,

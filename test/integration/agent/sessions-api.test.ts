@@ -242,8 +242,8 @@ describe("read models not yet wired", () => {
       "remote.helper",
     ]);
     expect((await fetch(`${base}/agents/bad.name/events`)).status).toBe(400);
-    expect((await postJson(`${base}/title`, { title: "x" })).status).toBe(501);
-    expect((await postJson(`${base}/slash/done`)).status).toBe(501);
+    // No roster here: an unknown subagent is a 404 naming what is configured.
+    expect((await postJson(`${base}/slash/subagent`, { name: "helper", goal: "x" })).status).toBe(404);
     const whoami = await body(await fetch(`${single.baseUrl}/whoami`));
     expect(whoami).toEqual({ identity: "local", admin: false, source: "anonymous" });
   });

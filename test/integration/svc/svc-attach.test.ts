@@ -5,7 +5,8 @@
  * coordinator's under `svc`, owned by `svc-inject`, and the specialist's under `svc.worker`,
  * owned by `svc:internal`) and reads their events over SSE with the `eventsource` package. On a
  * unix socket: Bun's fetch with `unix:`, the file owner-only, removed at shutdown, and a socket a
- * killed daemon left behind taken over at the next start.
+ * killed daemon left behind taken over at the next start. The `/slash/*` limiter answers there as
+ * on the agent's listener.
  */
 import { expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
@@ -82,6 +83,24 @@ test("with SVC_ATTACH_TOKEN the operator lists every svc session and reads their
   expect((await resume(daemon, "incident-a1", question.interrupt_id, { verdict: "approve" })).status).toBe(202);
   await coordinator.waitFor((frame) => frame.event === "turn-complete", 10_000, mark);
   expect(coordinator.frames.slice(mark).some((frame) => JSON.stringify(frame.data).includes("handled"))).toBe(true);
+
+  // The /slash/* limiter is the attach app's, so svc's surface has it too (D356): five back to
+  // back pass (no plan to archive), the sixth is the JSON 429 with Retry-After.
+  const replan = () =>
+    fetch(`${attach}/sessions/svc/incident-a1/slash/replan`, {
+      method: "POST",
+      headers: { ...OPERATOR, "content-type": "application/json" },
+      body: "{}",
+    });
+  for (let call = 0; call < 5; call++) {
+    const passed = await replan();
+    expect(await passed.json()).toMatchObject({ plan_was_active: false, _render: "text" });
+  }
+  const limited = await replan();
+  expect(limited.status).toBe(429);
+  const seconds = Number(limited.headers.get("retry-after"));
+  expect(seconds).toBeGreaterThanOrEqual(1);
+  expect(await limited.json()).toEqual({ error: "rate limited", retry_after_seconds: seconds });
 }, 30_000);
 
 test("on a unix socket: Bun's fetch reads the sessions, the file is owner-only and gone after SIGTERM", async () => {

@@ -138,5 +138,5 @@ test("a compaction row reads back as written; other rows and rows without a summ
     charsSummarized: 100,
     charsAfter: 250,
   });
-  expect(stats).toEqual({ compactions: 2, totalCharsSummarized: 1000, charsAfterCompaction: 250 });
+  expect(stats).toEqual({ compactions: 2, checkpoints: 0, totalCharsSummarized: 1000, charsAfterCompaction: 250 });
 });

@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import type { SessionKey } from "../../../src/core/session-key.ts";
 import type { SessionRecord } from "../../../src/core/session-store.ts";
-import { SessionRecordKeeper } from "../../../src/runtime/session-record.ts";
+import { SessionRecordKeeper, cutTitle } from "../../../src/runtime/session-record.ts";
 
 const record: SessionRecord = {
   app: "spar",
@@ -80,4 +80,28 @@ test("a store that refuses the writes is logged; the session keeps the values", 
     "session s1: title not persisted: Error: disk full",
     "session s1: last_touched_at not persisted: Error: disk full",
   ]);
+});
+
+test("POST /title (D359): trimmed and cut to 60 runes, written through; a refused write answers persisted false with detail", async () => {
+  const ok = keeper();
+  expect(await ok.keeper.setTitle("  Release 2.0  ")).toEqual({ title: "Release 2.0", persisted: true });
+  expect(ok.keeper.record.title).toBe("Release 2.0");
+  // The operator's title stays: a prompt does not rename the session.
+  ok.keeper.nameFrom("a later prompt");
+  expect(ok.keeper.record.title).toBe("Release 2.0");
+  expect(cutTitle(`${"é".repeat(59)}  ab`)).toBe(`${"é".repeat(59)}`);
+  expect(cutTitle("🚀".repeat(61))).toBe("🚀".repeat(60));
+  expect(await ok.keeper.setTitle("   ")).toEqual({ persisted: true });
+  expect(ok.keeper.record.title).toBeUndefined();
+  expect(ok.writes).toEqual(["title s1 Release 2.0", "title s1 undefined"]);
+  // Cleared: the next prompt names the session again.
+  ok.keeper.nameFrom("the next prompt");
+  expect(ok.keeper.record.title).toBe("the next prompt");
+
+  const refused = keeper(true);
+  const answer = await refused.keeper.setTitle("Named");
+  expect(answer).toMatchObject({ title: "Named", persisted: false });
+  expect(answer.detail).toContain("disk full");
+  expect(refused.keeper.record.title).toBe("Named");
+  expect(refused.errors.some((message) => message.includes("title not persisted"))).toBe(true);
 });
