@@ -1,0 +1,176 @@
+/**
+ * Tool-output digests (D352, D353): what a large tool result becomes before the model reads it,
+ * and what the result row records about it. The structural strategy reduces each large field of
+ * a result by its kind (JSON, a table, a log, plain text) and wraps the result as
+ * `{digest, method, raw_bytes, call_id, digest_meta, ...the small fields}`; the agentic strategy
+ * wraps a model's summary the same way; passthrough leaves the result as it was. Sizes are the
+ * UTF-8 bytes of the result's JSON (what a provider sends the model), tokens estimated at
+ * ceil(chars / 4). Pure: no clocks, no I/O; the runtime applies it (src/runtime/tool-digest.ts).
+ */
+import { type JsonElisions, digestJson } from "./digest-json.ts";
+import { type TextElisions, digestLog, digestTable, tableHeader } from "./digest-text.ts";
+import { type TokenUsage, type TurnCost, estimateTokens } from "./usage.ts";
+
+export const DIGEST_METHODS = ["structural", "agentic", "passthrough"] as const;
+export type DigestMethod = (typeof DIGEST_METHODS)[number];
+export type DigestKind = "json" | "table" | "log" | "text";
+
+/** Fields of a result smaller than this stay as they are; larger ones are digested. */
+export const FIELD_DIGEST_CHARS = 1024;
+
+/** The budget a digest aims for: a quarter of what it reduces, at least 2 KiB, at most 12 KiB. */
+export function digestBudget(chars: number): number {
+  return Math.max(2048, Math.min(12 * 1024, Math.floor(chars / 4)));
+}
+
+/** What a tool-result row records about its digest (D353). */
+export interface DigestRecord {
+  method: DigestMethod;
+  /** The result as the tool returned it; present when the model read a digest instead. */
+  raw?: Record<string, unknown>;
+  rawBytes: number;
+  digestBytes: number;
+  rawTokensEst: number;
+  digestTokensEst: number;
+  /** Agentic: the summary call's model, usage and cost (counted into the session's usage). */
+  subagent?: { model: string; usage: TokenUsage; cost: TurnCost };
+}
+
+/** The UTF-8 length of a string, without encoding it. */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 2; // a surrogate pair: 4 bytes for its 2 units
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
+/** The size of a result as the model receives it. */
+export function measure(output: Record<string, unknown>): { bytes: number; tokens: number; chars: number } {
+  const text = JSON.stringify(output);
+  return { bytes: utf8Length(text), tokens: estimateTokens(text), chars: text.length };
+}
+
+export interface TextReduction {
+  text: string;
+  kind: DigestKind;
+  elisions: JsonElisions | TextElisions | { chars: number; elided_chars: number };
+}
+
+function parsedJson(text: string): { value: unknown } | undefined {
+  const first = text.trimStart()[0];
+  if (first !== "{" && first !== "[") return undefined;
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The structural reduction of one text by its kind. */
+export function reduceText(text: string, budgetChars = digestBudget(text.length)): TextReduction {
+  const json = parsedJson(text);
+  if (json !== undefined) {
+    const digest = digestJson(json.value, budgetChars);
+    return { text: digest.text, kind: "json", elisions: digest.elisions };
+  }
+  const lines = text.split("\n");
+  if (lines.length > 3) {
+    const header = tableHeader(lines);
+    if (header !== undefined) {
+      const digest = digestTable(lines, header, budgetChars);
+      return { text: digest.text, kind: "table", elisions: digest.elisions };
+    }
+    const digest = digestLog(lines, budgetChars);
+    return { text: digest.text, kind: "log", elisions: digest.elisions };
+  }
+  if (text.length <= budgetChars) return { text, kind: "text", elisions: { chars: text.length, elided_chars: 0 } };
+  const head = Math.floor(budgetChars * 0.75);
+  const tail = budgetChars - head;
+  const elided = text.length - head - tail;
+  return {
+    text: `${text.slice(0, head)}…[${elided} chars elided]…${text.slice(text.length - tail)}`,
+    kind: "text",
+    elisions: { chars: text.length, elided_chars: elided },
+  };
+}
+
+/** The structural reduction of any JSON value: a string by its kind, anything else as JSON. */
+export function reduceValue(value: unknown, budgetChars: number): TextReduction {
+  if (typeof value === "string") return reduceText(value, budgetChars);
+  const digest = digestJson(value, budgetChars);
+  return { text: digest.text, kind: "json", elisions: digest.elisions };
+}
+
+/** The fields of a result large enough to digest (largest first) and the rest, kept as they are. */
+function splitFields(output: Record<string, unknown>): {
+  large: [string, unknown, number][];
+  small: Record<string, unknown>;
+} {
+  const large: [string, unknown, number][] = [];
+  const small: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(output)) {
+    const size = typeof value === "string" ? value.length : (JSON.stringify(value)?.length ?? 0);
+    if (size > FIELD_DIGEST_CHARS) large.push([key, value, size]);
+    else small[key] = value;
+  }
+  return { large, small };
+}
+
+/** What the model reads in place of a result (`digest` plus how to read it). */
+export function wrapDigest(
+  small: Record<string, unknown>,
+  digest: string,
+  method: DigestMethod,
+  rawBytes: number,
+  callId: string,
+  meta: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    ...small,
+    digest,
+    method,
+    raw_bytes: rawBytes,
+    call_id: callId,
+    digest_meta: {
+      ...meta,
+      note: "this result was reduced before you read it; the full result is kept by the daemon. If you need an elided part, call the tool again asking for less (a narrower path, filter, range or query).",
+    },
+  };
+}
+
+/**
+ * A result's structural digest: each large field reduced by its kind, the budget shared by their
+ * sizes. One large field becomes `digest`; several become one text, each under a `## field`
+ * heading. Undefined when no field is large (nothing to reduce).
+ */
+export function structuralDigest(
+  output: Record<string, unknown>,
+  callId: string,
+  rawBytes: number,
+): Record<string, unknown> | undefined {
+  const { large, small } = splitFields(output);
+  if (large.length === 0) return undefined;
+  const total = large.reduce((sum, [, , size]) => sum + size, 0);
+  const budget = digestBudget(total);
+  const parts = large.map(([key, value, size]) => ({
+    key,
+    reduced: reduceValue(value, Math.max(512, Math.floor((budget * size) / total))),
+  }));
+  const only = parts.length === 1 ? parts[0] : undefined;
+  const text = only ? only.reduced.text : parts.map((part) => `## ${part.key}\n${part.reduced.text}`).join("\n\n");
+  const meta: Record<string, unknown> = only
+    ? { field: only.key, kind: only.reduced.kind, ...only.reduced.elisions }
+    : {
+        fields: Object.fromEntries(
+          parts.map((part) => [part.key, { kind: part.reduced.kind, ...part.reduced.elisions }]),
+        ),
+      };
+  return wrapDigest(small, text, "structural", rawBytes, callId, meta);
+}
