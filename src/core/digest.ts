@@ -9,10 +9,9 @@
  */
 import { type JsonElisions, digestJson } from "./digest-json.ts";
 import { type TextElisions, digestLog, digestTable, tableHeader } from "./digest-text.ts";
+import type { DigestMethod } from "./digest-tally.ts";
 import { type TokenUsage, type TurnCost, estimateTokens } from "./usage.ts";
 
-export const DIGEST_METHODS = ["structural", "agentic", "passthrough"] as const;
-export type DigestMethod = (typeof DIGEST_METHODS)[number];
 export type DigestKind = "json" | "table" | "log" | "text";
 
 /** Fields of a result smaller than this stay as they are; larger ones are digested. */
@@ -21,6 +20,13 @@ export const FIELD_DIGEST_CHARS = 1024;
 /** The budget a digest aims for: a quarter of what it reduces, at least 2 KiB, at most 12 KiB. */
 export function digestBudget(chars: number): number {
   return Math.max(2048, Math.min(12 * 1024, Math.floor(chars / 4)));
+}
+
+/** The strategy and threshold a daemon digests tool results with (D352). */
+export interface DigestSettings {
+  strategy: DigestMethod;
+  /** Results whose JSON is at most this many bytes reach the model unchanged. */
+  thresholdBytes: number;
 }
 
 /** What a tool-result row records about its digest (D353). */
@@ -145,6 +151,33 @@ export function wrapDigest(
   };
 }
 
+/** The text a field holds: a string, or the one string of a single-key object (MCP's `structured` echo). */
+function fieldText(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const values = Object.values(value);
+  return values.length === 1 && typeof values[0] === "string" ? values[0] : undefined;
+}
+
+/**
+ * Large fields that repeat an earlier one (an MCP result's `structured` echoing its text `content`)
+ * are named, not digested twice: `{field: the field it repeats}`.
+ */
+function dropRepeats(large: [string, unknown, number][]): {
+  kept: [string, unknown, number][];
+  repeats: Record<string, string>;
+} {
+  const kept: [string, unknown, number][] = [];
+  const repeats: Record<string, string> = {};
+  for (const field of large) {
+    const text = fieldText(field[1]);
+    const earlier = text === undefined ? undefined : kept.find(([, value]) => fieldText(value) === text);
+    if (earlier) repeats[field[0]] = earlier[0];
+    else kept.push(field);
+  }
+  return { kept, repeats };
+}
+
 /**
  * A result's structural digest: each large field reduced by its kind, the budget shared by their
  * sizes. One large field becomes `digest`; several become one text, each under a `## field`
@@ -155,8 +188,9 @@ export function structuralDigest(
   callId: string,
   rawBytes: number,
 ): Record<string, unknown> | undefined {
-  const { large, small } = splitFields(output);
-  if (large.length === 0) return undefined;
+  const split = splitFields(output);
+  if (split.large.length === 0) return undefined;
+  const { kept: large, repeats } = dropRepeats(split.large);
   const total = large.reduce((sum, [, , size]) => sum + size, 0);
   const budget = digestBudget(total);
   const parts = large.map(([key, value, size]) => ({
@@ -172,5 +206,6 @@ export function structuralDigest(
           parts.map((part) => [part.key, { kind: part.reduced.kind, ...part.reduced.elisions }]),
         ),
       };
-  return wrapDigest(small, text, "structural", rawBytes, callId, meta);
+  if (Object.keys(repeats).length > 0) meta.repeats = repeats;
+  return wrapDigest(split.small, text, "structural", rawBytes, callId, meta);
 }

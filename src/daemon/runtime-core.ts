@@ -213,6 +213,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
       idleTimeoutMs: settings.idleTimeoutMs,
       inbox: settings.inbox,
       ...(settings.turnDeadlineMs ? { turnDeadlineMs: settings.turnDeadlineMs } : {}),
+      digest: settings.tools.digest,
     },
   });
   const sessions = new SessionService(host);

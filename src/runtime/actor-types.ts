@@ -10,6 +10,7 @@ import type { AutoContinuer } from "./auto-continuer.ts";
 import type { TurnOutcome } from "./channel.ts";
 import type { PermissionSettings } from "./gated-tools.ts";
 import type { PricingTable } from "./pricing-table.ts";
+import type { DigestSettings } from "../core/digest.ts";
 import type { WorkerPool } from "./worker-pool.ts";
 
 export interface ActorContext {
@@ -39,6 +40,8 @@ export interface ActorContext {
   inboxCaps: InboxCaps;
   /** An execution still running this long after it started is cancelled (cause `deadline`); 0: none. */
   turnDeadlineMs: number;
+  /** How large tool results are reduced before the model reads them (D352); absent: unchanged, not counted. */
+  digest?: DigestSettings;
 }
 
 export interface InjectResult {

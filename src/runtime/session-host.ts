@@ -19,6 +19,7 @@ import type { AutoContinuer } from "./auto-continuer.ts";
 import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
 import { ZERO_TIME } from "../core/zero-time.ts";
 import type { ExecutorFactory } from "./executor.ts";
+import type { DigestSettings } from "../core/digest.ts";
 import { turnExecutor } from "./turn-executor.ts";
 
 export interface HostConfig {
@@ -36,6 +37,8 @@ export interface HostConfig {
   inbox?: InboxCaps;
   /** An execution still running this long after it started is cancelled (cause `deadline`); 0: none. */
   turnDeadlineMs?: number;
+  /** How large tool results are reduced before the model reads them (D352); absent: unchanged. */
+  digest?: DigestSettings;
 }
 
 export interface Logger {
@@ -107,6 +110,7 @@ export class SessionHost {
       prepareTools: options.prepareTools ?? (() => Promise.resolve()),
       inboxCaps: options.config.inbox ?? DEFAULT_INBOX_CAPS,
       turnDeadlineMs: options.config.turnDeadlineMs ?? 0,
+      ...(options.config.digest ? { digest: options.config.digest } : {}),
       announceOnce: (what) => {
         if (this.#announced.has(what)) return false;
         this.#announced.add(what);

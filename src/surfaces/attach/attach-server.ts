@@ -14,6 +14,7 @@ import { AGENT_CARD_PATH, type AgentCardOptions, agentCardRoutes } from "./agent
 import type { AttachContext } from "./attach-context.ts";
 import { AttachStreams } from "./attach-streams.ts";
 import { contextRoutes } from "./context-routes.ts";
+import { toolResultRoutes } from "./tool-result-routes.ts";
 import { controlRoutes } from "./control-routes.ts";
 import { daemonRoutes } from "./daemon-routes.ts";
 import { guardrailRoutes } from "./guardrail-routes.ts";
@@ -121,6 +122,7 @@ function sessionRouteFamilies(context: AttachContext, listener: AttachStreams) {
     .use(knowledgeRoutes(context))
     .use(mcpRoutes(context))
     .use(contextRoutes(context))
+    .use(toolResultRoutes(context))
     .use(placeholderRoutes(context));
 }
 

@@ -16,6 +16,7 @@ const ContextInfo = v.looseObject({
   checkpoints: v.number(),
   chars_after_compaction: v.number(),
   total_chars_summarized: v.number(),
+  digest_savings: v.optional(v.looseObject({})),
 });
 const CompactAnswer = v.object({
   summary_event_id: v.optional(v.string()),

@@ -122,7 +122,11 @@ describe("results", () => {
   });
 
   test("several large fields are digested under their names", () => {
-    const wrapped = structuralDigest({ stdout: log, stderr: log, exit_code: 1 }, "c", 1) as Record<string, unknown>;
+    const wrapped = structuralDigest(
+      { stdout: log, stderr: log.replaceAll("INFO", "NOTE"), exit_code: 1 },
+      "c",
+      1,
+    ) as Record<string, unknown>;
     expect(wrapped.exit_code).toBe(1);
     expect(String(wrapped.digest)).toStartWith("## stdout\n");
     expect(String(wrapped.digest)).toContain("\n\n## stderr\n");
@@ -141,4 +145,11 @@ describe("results", () => {
     for (const text of ["abc", "é", "日本", "😀x", ""])
       expect(utf8Length(text)).toBe(new TextEncoder().encode(text).length);
   });
+});
+
+test("a field repeating another (MCP's structured echo of its text) is named, not digested twice", () => {
+  const content = JSON.stringify(files);
+  const wrapped = structuralDigest({ content, structured: { content } }, "c", 1) as Record<string, unknown>;
+  expect(wrapped.digest_meta).toMatchObject({ field: "content", kind: "json", repeats: { structured: "content" } });
+  expect(String(wrapped.digest)).not.toContain("## ");
 });
