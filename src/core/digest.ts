@@ -10,7 +10,7 @@
 import { type JsonElisions, digestJson } from "./digest-json.ts";
 import { type TextElisions, digestLog, digestTable, tableHeader } from "./digest-text.ts";
 import type { DigestMethod } from "./digest-tally.ts";
-import { type TokenUsage, type TurnCost, estimateTokens } from "./usage.ts";
+import type { TokenUsage, TurnCost } from "./usage.ts";
 
 export type DigestKind = "json" | "table" | "log" | "text";
 
@@ -57,10 +57,87 @@ export function utf8Length(text: string): number {
   return bytes;
 }
 
-/** The size of a result as the model receives it. */
+/** Chars and UTF-8 bytes of a string as JSON text (quotes and escapes included), without encoding it. */
+function stringSize(text: string, size: { chars: number; bytes: number }): void {
+  let chars = text.length + 2;
+  let bytes = text.length + 2;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x20 && code < 0x7f && code !== 0x22 && code !== 0x5c) continue;
+    if (
+      code === 0x22 ||
+      code === 0x5c ||
+      code === 0x08 ||
+      code === 0x0c ||
+      code === 0x0a ||
+      code === 0x0d ||
+      code === 0x09
+    ) {
+      chars++;
+      bytes++;
+    } else if (code < 0x20) {
+      chars += 5;
+      bytes += 5;
+    } else if (code < 0x80) continue;
+    else if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // a surrogate pair: 4 bytes for its 2 units
+      i++;
+    } else if (code >= 0xd800 && code <= 0xdfff) {
+      chars += 5; // a lone surrogate is written \uXXXX
+      bytes += 5;
+    } else bytes += 2;
+  }
+  size.chars += chars;
+  size.bytes += bytes;
+}
+
+function valueSize(value: unknown, size: { chars: number; bytes: number }): void {
+  if (typeof value === "string") return stringSize(value, size);
+  if (value === null || typeof value !== "object") {
+    const text = JSON.stringify(value) ?? "null";
+    size.chars += text.length;
+    size.bytes += utf8Length(text);
+    return;
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") {
+    const text = JSON.stringify(value) ?? "null";
+    size.chars += text.length;
+    size.bytes += utf8Length(text);
+    return;
+  }
+  size.chars += 2;
+  size.bytes += 2;
+  let first = true;
+  const separator = () => {
+    if (!first) {
+      size.chars++;
+      size.bytes++;
+    }
+    first = false;
+  };
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      separator();
+      valueSize(item === undefined || typeof item === "function" ? null : item, size);
+    }
+    return;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (item === undefined || typeof item === "function") continue;
+    separator();
+    stringSize(key, size);
+    size.chars++;
+    size.bytes++;
+    valueSize(item, size);
+  }
+}
+
+/** The size of a result as the model receives it (its JSON text), counted without writing it. */
 export function measure(output: Record<string, unknown>): { bytes: number; tokens: number; chars: number } {
-  const text = JSON.stringify(output);
-  return { bytes: utf8Length(text), tokens: estimateTokens(text), chars: text.length };
+  const size = { chars: 0, bytes: 0 };
+  valueSize(output, size);
+  return { bytes: size.bytes, tokens: Math.ceil(size.chars / 4), chars: size.chars };
 }
 
 export interface TextReduction {
@@ -122,7 +199,7 @@ function splitFields(output: Record<string, unknown>): {
   const large: [string, unknown, number][] = [];
   const small: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(output)) {
-    const size = typeof value === "string" ? value.length : (JSON.stringify(value)?.length ?? 0);
+    const size = fieldText(value)?.length ?? JSON.stringify(value)?.length ?? 0;
     if (size > FIELD_DIGEST_CHARS) large.push([key, value, size]);
     else small[key] = value;
   }

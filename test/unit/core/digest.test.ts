@@ -153,3 +153,19 @@ test("a field repeating another (MCP's structured echo of its text) is named, no
   expect(wrapped.digest_meta).toMatchObject({ field: "content", kind: "json", repeats: { structured: "content" } });
   expect(String(wrapped.digest)).not.toContain("## ");
 });
+
+test("measure counts a result's JSON text exactly as JSON.stringify writes it, without writing it", () => {
+  const outputs: Record<string, unknown>[] = [
+    { content: 'quote " slash \\ tab \t nl \n bell \u0007 é 日本 😀 lone \ud800 end', n: 1.5, ok: true, none: null },
+    { list: [1, "a", null, { deep: ["x", { y: -2e-7 }] }], skip: undefined, empty: {}, arr: [] },
+    { content: JSON.stringify(files, null, 2), structured: { content: log } },
+  ];
+  for (const output of outputs) {
+    const text = JSON.stringify(output);
+    expect(measure(output)).toEqual({
+      bytes: new TextEncoder().encode(text).length,
+      chars: text.length,
+      tokens: estimateTokens(text),
+    });
+  }
+});
