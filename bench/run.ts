@@ -16,6 +16,8 @@ export const BENCHES: Readonly<Record<string, string>> = {
   peers: "peer-hub registrations with a state file",
   watcher: "Kubernetes events through the watcher pipeline",
   a2a: "svc's A2A listener: message/send and message/stream against the SDK's own server",
+  digest:
+    "the structural tool-output digest on real MCP outputs: tokens saved per kind, ms per MiB, p99 added to a call",
   gate: "svc's write gate: 1,000 sessions parked, all approved, against direct MCP calls",
 };
 

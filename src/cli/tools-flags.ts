@@ -13,6 +13,7 @@ import { isEnvPattern } from "../tools/tool-environment.ts";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin-tools.ts";
 import type { FlagSpec, FlagValue } from "../config/flag-spec.ts";
 import { type Setting, SettingReader } from "../config/setting-reader.ts";
+import { DIGEST_FLAGS, type DigestSettings, resolveDigestSettings } from "./digest-flags.ts";
 
 export const TOOLS_FLAGS: readonly FlagSpec[] = [
   {
@@ -41,6 +42,7 @@ export const TOOLS_FLAGS: readonly FlagSpec[] = [
     help: "environment variables (or PREFIX_* patterns) bash gets besides PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM, TZ, TMPDIR and the like, comma-separated; the daemon's own secrets never pass",
     configKey: "tools.env_passthrough",
   },
+  ...DIGEST_FLAGS,
 ];
 
 export interface ToolsSettings {
@@ -51,6 +53,8 @@ export interface ToolsSettings {
   outboundAllow: string[];
   /** Variables (or `PREFIX_*` patterns) bash gets besides the default allow list. */
   envPassthrough: string[];
+  /** How large tool results are reduced before the model reads them (D352). */
+  digest: DigestSettings;
 }
 
 /** A list setting: a list of strings, or one comma-separated string. */
@@ -115,5 +119,13 @@ export function resolveToolsSettings(
   if (!allow.ok) return allow;
   const envPassthrough = envNames(read.setting("tools-env-passthrough"));
   if (!envPassthrough.ok) return envPassthrough;
-  return ok({ root, disabled: disabled.value, outboundAllow: allow.value, envPassthrough: envPassthrough.value });
+  const digest = resolveDigestSettings(flags, config);
+  if (!digest.ok) return digest;
+  return ok({
+    root,
+    disabled: disabled.value,
+    outboundAllow: allow.value,
+    envPassthrough: envPassthrough.value,
+    digest: digest.value,
+  });
 }

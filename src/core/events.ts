@@ -7,6 +7,7 @@
  *
  * Pure types and constructors; no I/O.
  */
+import type { DigestRecord } from "./digest.ts";
 import type { TokenUsage, TurnCost, UsageUpdate } from "./usage.ts";
 
 /** A tool call the model proposed. */
@@ -58,9 +59,12 @@ export interface ToolResultEvent extends EventHeader {
   kind: "tool-result";
   callId: string;
   name: string;
+  /** What the model read: the tool's result, or its digest (D353). */
   output: Record<string, unknown>;
   isError: boolean;
   latencyMs: number;
+  /** How the result was digested, with the raw result when the model read a digest (D353, D354). */
+  digest?: DigestRecord;
 }
 
 /** Operator and agent audit rows (interrupt, guardrail trip, perm mode, ...). */

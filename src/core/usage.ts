@@ -5,6 +5,7 @@
  *
  * Invariant: cached + cache-write + uncached input tokens are disjoint and sum to input tokens.
  */
+import { DigestTally } from "./digest-tally.ts";
 
 export interface TokenUsage {
   /** All input tokens of the call: cached + cacheWrite + uncached. */
@@ -128,6 +129,8 @@ export class UsageLedger {
   readonly #recent: TurnUsageRecord[] = [];
   readonly #recentLimit: number;
   #turns = 0;
+  /** Tool-result digests per strategy (D355): `digest_methods` here, `digest_savings` on /context. */
+  readonly digests = new DigestTally();
 
   constructor(recentLimit = RECENT_TURN_RECORDS) {
     this.#recentLimit = Math.max(1, recentLimit);
@@ -183,6 +186,8 @@ export class UsageLedger {
     if (this.#perModel.size > 0) info.per_model = perModel;
     const perTurn = [...older, ...this.#recent];
     if (perTurn.length > 0) info.per_turn = perTurn.map(turnBody);
+    const digests = this.digests.methodsBody();
+    if (digests !== undefined) info.digest_methods = digests;
     return info;
   }
 

@@ -221,6 +221,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
       ...(settings.subagents ? { subagents: settings.subagents } : {}),
       ...(settings.turnDeadlineMs ? { turnDeadlineMs: settings.turnDeadlineMs } : {}),
       plansDir: settings.plansDir ?? join(settings.tools.root, ".agents", "plans"),
+      digest: settings.tools.digest,
     },
   });
   const sessions = new SessionService(host);

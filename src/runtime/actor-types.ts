@@ -12,6 +12,7 @@ import type { AutoContinuer } from "./auto-continuer.ts";
 import type { TurnOutcome } from "./channel.ts";
 import type { PermissionSettings } from "./gated-tools.ts";
 import type { PricingTable } from "./pricing-table.ts";
+import type { DigestSettings } from "../core/digest.ts";
 import type { WorkerPool } from "./worker-pool.ts";
 
 export interface ActorContext {
@@ -47,6 +48,8 @@ export interface ActorContext {
   toolSpecs(): ToolSpec[];
   /** The sessions' plan files (`/slash/replan`, D358); absent: no plans directory (replan answers 501). */
   plans?: PlanFiles;
+  /** How large tool results are reduced before the model reads them (D352); absent: unchanged, not counted. */
+  digest?: DigestSettings;
 }
 
 /** POST /slash/replan's answer. */

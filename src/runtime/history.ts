@@ -2,7 +2,7 @@
  * Rebuilding a session's in-memory state from its committed rows: the conversation the next
  * turn sends the model, and the usage ledger (one record per turn, all its model calls summed).
  */
-import type { CommittedRow, ModelResponseEvent, SessionEvent, ToolCall } from "../core/events.ts";
+import type { CommittedRow, ModelResponseEvent, SessionEvent, ToolCall, ToolResultEvent } from "../core/events.ts";
 import {
   type ContextStats,
   ZERO_CONTEXT_STATS,
@@ -11,6 +11,8 @@ import {
   readCompaction,
 } from "../core/compaction.ts";
 import { checkpointMessage, countCheckpoint, readCheckpoint } from "../core/checkpoint.ts";
+import type { DigestRecord } from "../core/digest.ts";
+import type { DigestSavings, DigestTally } from "../core/digest-tally.ts";
 import type { ChatMessage } from "../core/model.ts";
 import type { SessionKey } from "../core/session-key.ts";
 import type { EventLog } from "../core/event-log.ts";
@@ -132,6 +134,7 @@ export function rebuildFromRows(rows: readonly CommittedRow[], recentTurns?: num
         ledger.recordExtra(compaction.model, compaction.usage, compaction.cost);
       continue;
     }
+    if (event.kind === "tool-result" && event.digest) countDigest(ledger, event.digest);
     const message = eventToMessage(event);
     if (message) history.push(message);
     if (event.kind !== "model-response") continue;
@@ -143,6 +146,24 @@ export function rebuildFromRows(rows: readonly CommittedRow[], recentTurns?: num
   }
   turn?.accumulator.recordInto(ledger);
   return { history, ledger, context };
+}
+
+/**
+ * A tool result's digest into the ledger (D355): its strategy's counters and, for an agentic
+ * summary, the summary call's usage and cost into the session's totals (like a compaction's).
+ */
+export function countDigest(ledger: UsageLedger, digest: DigestRecord): void {
+  ledger.digests.add(digest);
+  if (digest.subagent) ledger.recordExtra(digest.subagent.model, digest.subagent.usage, digest.subagent.cost);
+}
+
+/** The result row of a tool call (the last, should a call id repeat), if the rows hold one. */
+export function findToolResult(rows: readonly CommittedRow[], callId: string): ToolResultEvent | undefined {
+  for (let index = rows.length - 1; index >= 0; index--) {
+    const event = rows[index]?.event;
+    if (event?.kind === "tool-result" && event.callId === callId) return event;
+  }
+  return undefined;
 }
 
 /** Every committed row of a session, in seq order. */
@@ -180,14 +201,17 @@ export interface ContextInfo {
   last_task_note?: string;
   chars_after_compaction: number;
   total_chars_summarized: number;
+  /** Tool-result digests (D355); omitted before the first counted tool result. */
+  digest_savings?: DigestSavings;
 }
 
-export function contextInfoOf(stats: ContextStats): ContextInfo {
+export function contextInfoOf(stats: ContextStats, digests?: DigestTally): ContextInfo {
   return {
     compactions: stats.compactions,
     checkpoints: stats.checkpoints,
     ...(stats.lastTaskNote !== undefined ? { last_task_note: stats.lastTaskNote } : {}),
     chars_after_compaction: stats.charsAfterCompaction,
     total_chars_summarized: stats.totalCharsSummarized,
+    ...(digests === undefined || digests.empty ? {} : { digest_savings: digests.savings() }),
   };
 }

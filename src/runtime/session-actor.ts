@@ -5,7 +5,7 @@
  * Executor's (today the model turn, TurnExecutor); what the session records goes through its one
  * SessionJournal. Inbox, conversation, operator controls, guardrails, auto-continue: collaborators.
  */
-import type { CommittedRow, LiveFrame } from "../core/events.ts";
+import type { CommittedRow, LiveFrame, ToolResultEvent } from "../core/events.ts";
 import type { ResetRequest } from "../core/guardrails.ts";
 import { uuidv7 } from "../core/ids.ts";
 import type { ResumeMode } from "../core/pause-gate.ts";
@@ -13,7 +13,7 @@ import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
 import type { InboxItem, SessionAbort, SessionRecord } from "../core/session-store.ts";
 import type { UsageInfo } from "../core/usage.ts";
 import { GatedTools } from "./gated-tools.ts";
-import { type ContextInfo, readAllRows, usageInfoOf } from "./history.ts";
+import { type ContextInfo, findToolResult, readAllRows, usageInfoOf } from "./history.ts";
 import type { CheckpointResult, CompactionResult } from "./compactor.ts";
 import { type SideAnswer, askAside } from "./side-question.ts";
 import { archivePlan } from "./replan.ts";
@@ -399,6 +399,11 @@ export class SessionActor {
   /** GET /usage: per-turn records no longer in memory are rebuilt from the log. */
   usageInfo(): Promise<UsageInfo> {
     return usageInfoOf(this.#conversation.ledger, () => readAllRows(this.#context.store, this.key));
+  }
+
+  /** GET /tool-results/{call_id}/raw (D354): the call's result row, raw result included, read from the log. */
+  async toolResult(callId: string): Promise<ToolResultEvent | undefined> {
+    return findToolResult(await readAllRows(this.#context.store, this.key), callId);
   }
 
   /** GET /context: the conversation's counters and what the session's subagents spent. */

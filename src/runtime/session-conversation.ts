@@ -54,7 +54,7 @@ export class SessionConversation {
 
   /** GET /context. */
   contextInfo(): ContextInfo {
-    return contextInfoOf(this.#compactor.stats);
+    return contextInfoOf(this.#compactor.stats, this.ledger.digests);
   }
 
   /** After a turn: compact when the conversation passed the trigger. A failure is logged, never thrown. */

@@ -21,6 +21,7 @@ import type { AutoContinuer } from "./auto-continuer.ts";
 import type { GuardrailConfig, GuardrailName } from "../core/guardrails.ts";
 import { ZERO_TIME } from "../core/zero-time.ts";
 import type { ExecutorFactory } from "./executor.ts";
+import type { DigestSettings } from "../core/digest.ts";
 import { turnExecutor } from "./turn-executor.ts";
 
 export interface HostConfig {
@@ -42,6 +43,8 @@ export interface HostConfig {
   subagents?: readonly SubagentSpec[];
   /** The root of the sessions' plan directories (D358); absent: no plans (replan answers 501). */
   plansDir?: string;
+  /** How large tool results are reduced before the model reads them (D352); absent: unchanged. */
+  digest?: DigestSettings;
 }
 
 export interface Logger {
@@ -118,6 +121,7 @@ export class SessionHost {
       subagents: options.config.subagents ?? [],
       toolSpecs: options.toolSpecs ?? (() => []),
       ...(options.config.plansDir === undefined ? {} : { plans: new PlanFiles(options.config.plansDir) }),
+      ...(options.config.digest ? { digest: options.config.digest } : {}),
       announceOnce: (what) => {
         if (this.#announced.has(what)) return false;
         this.#announced.add(what);

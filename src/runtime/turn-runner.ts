@@ -24,7 +24,9 @@ import type { ToolRunResult } from "../core/tool-catalog.ts";
 import type { ResponseDraft, TurnOutcome, WorkerRequest } from "./channel.ts";
 import type { CancelCause, ExecutionEnd } from "./executor.ts";
 import type { TurnTools } from "./gated-tools.ts";
-import { TurnUsageAccumulator } from "./history.ts";
+import { TurnUsageAccumulator, countDigest } from "./history.ts";
+import { digestToolResult } from "./tool-digest.ts";
+import type { DigestRecord } from "../core/digest.ts";
 import type { Journal } from "./session-journal.ts";
 import type { SessionGuards, TurnGuardState } from "./session-guards.ts";
 import type { RunningTurn, TurnOffer } from "./worker-pool.ts";
@@ -188,6 +190,7 @@ export class Turn {
     let rows: SessionEvent[] = [];
     let committed: ((rows: CommittedRow[]) => void) | undefined;
     let latencyMs = 0;
+    let digest: DigestRecord | undefined;
     if (halt || this.canceled) {
       result = {
         output: {
@@ -204,6 +207,12 @@ export class Turn {
       })) ?? run());
       latencyMs = Math.round(performance.now() - started);
       result = verdict.result;
+      // What the model reads of a large result: its digest (D352); the row keeps the raw (D354).
+      const digested = await this.#digest(call, result);
+      if (digested) {
+        result = { ...result, output: digested.output };
+        digest = digested.record;
+      }
       storm = verdict.storm;
       rows = verdict.rows ?? [];
       committed = verdict.committed;
@@ -216,9 +225,11 @@ export class Turn {
       output: result.output,
       isError: result.isError,
       latencyMs,
+      ...(digest === undefined ? {} : { digest }),
     };
     const written = await this.#deps.journal.append([...rows, event]);
     committed?.(written);
+    if (digest) this.#countDigest(digest);
     this.#deps.history.push({
       role: "tool",
       callId: call.callId,
@@ -242,6 +253,17 @@ export class Turn {
       this.cancel("refusal-storm");
     }
     return result;
+  }
+
+  #digest(call: ToolCall, result: ToolRunResult) {
+    const context = this.#deps.context;
+    return context.digest === undefined ? undefined : digestToolResult(context.digest, context, call, result);
+  }
+
+  /** A committed digest into the session's counters; an agentic summary's cost into its usage (D355). */
+  #countDigest(digest: DigestRecord): void {
+    countDigest(this.#deps.ledger, digest);
+    if (digest.subagent) this.#deps.journal.frame({ type: "usage-update", ...this.#deps.ledger.toUsageUpdate() });
   }
 
   /**

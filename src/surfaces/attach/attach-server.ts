@@ -14,6 +14,7 @@ import { AGENT_CARD_PATH, type AgentCardOptions, agentCardRoutes } from "./agent
 import type { AttachContext } from "./attach-context.ts";
 import { AttachStreams } from "./attach-streams.ts";
 import { contextRoutes } from "./context-routes.ts";
+import { toolResultRoutes } from "./tool-result-routes.ts";
 import { controlRoutes } from "./control-routes.ts";
 import { daemonRoutes } from "./daemon-routes.ts";
 import { guardrailRoutes } from "./guardrail-routes.ts";
@@ -125,7 +126,8 @@ function sessionRouteFamilies(context: AttachContext, listener: AttachStreams) {
     .use(contextRoutes(context))
     .use(subagentRoutes(context))
     .use(slashRoutes(context))
-    .use(titleRoutes(context));
+    .use(titleRoutes(context))
+    .use(toolResultRoutes(context));
 }
 
 export async function startAttachServer(

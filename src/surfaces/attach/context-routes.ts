@@ -15,6 +15,7 @@ const ContextInfo = v.looseObject({
   last_task_note: v.optional(v.string()),
   chars_after_compaction: v.number(),
   total_chars_summarized: v.number(),
+  digest_savings: v.optional(v.looseObject({})),
 });
 const CONTEXT = ["context"];
 

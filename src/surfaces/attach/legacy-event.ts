@@ -3,7 +3,7 @@
  * every key present, genai camelCase inside `Content`. Maps spar's event model; nothing else
  * produces this shape.
  */
-import type { CommittedRow, SessionEvent } from "../../core/events.ts";
+import type { CommittedRow, SessionEvent, ToolResultEvent } from "../../core/events.ts";
 import { assertNever } from "../../core/result.ts";
 import { uncachedInputTokens } from "../../core/usage.ts";
 
@@ -31,7 +31,7 @@ function content(event: SessionEvent): LegacyContent | null {
             functionResponse: {
               id: event.callId,
               name: event.name,
-              response: { ...event.output, latency_ms: event.latencyMs },
+              response: { ...event.output, latency_ms: event.latencyMs, ...savingsOf(event) },
             },
           },
         ],
@@ -42,6 +42,29 @@ function content(event: SessionEvent): LegacyContent | null {
     default:
       return assertNever(event, "event kind");
   }
+}
+
+/**
+ * `savings` of a result the model read as a digest (D353): the strategy as `path`, sizes before
+ * and after, and an agentic summary's own call. A result passed through unchanged carries none.
+ */
+function savingsOf(event: ToolResultEvent): { savings?: Record<string, unknown> } {
+  const digest = event.digest;
+  if (digest === undefined || digest.method === "passthrough") return {};
+  const savings: Record<string, unknown> = {
+    path: digest.method,
+    original_bytes: digest.rawBytes,
+    digest_bytes: digest.digestBytes,
+    original_tokens_est: digest.rawTokensEst,
+    digest_tokens_est: digest.digestTokensEst,
+  };
+  if (digest.subagent) {
+    savings.subagent_model = digest.subagent.model;
+    savings.subagent_input_tokens = digest.subagent.usage.inputTokens;
+    savings.subagent_output_tokens = digest.subagent.usage.outputTokens;
+    savings.subagent_cost_usd = digest.subagent.cost.costUsd;
+  }
+  return { savings };
 }
 
 function usageMetadata(event: SessionEvent): Record<string, number> | null {

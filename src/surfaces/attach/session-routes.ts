@@ -95,6 +95,7 @@ const Usage = v.looseObject({
   overall: v.looseObject({}),
   per_model: v.optional(v.looseObject({})),
   per_turn: v.optional(v.array(v.looseObject({}))),
+  digest_methods: v.optional(v.looseObject({})),
 });
 const Acl = v.object({ owner: v.string(), viewers: v.array(v.string()), contributors: v.array(v.string()) });
 /** The event stream: Server-Sent Events (`text/event-stream`), frames described in docs/attach-api.md. */

@@ -132,11 +132,14 @@ test("GET /status names the tool running now as current_tool, and drops it when 
 });
 
 test("output caps: bash keeps 32 KiB per stream, read_file 256 KiB, each marked truncated", async () => {
-  const { events, root, base } = await start([
-    call("bash", { command: "head -c 100000 /dev/zero | tr '\\0' a; echo oops >&2" }),
-    call("read_file", { path: "big.txt" }),
-    say("capped"),
-  ]);
+  const { events, root, base } = await start(
+    [
+      call("bash", { command: "head -c 100000 /dev/zero | tr '\\0' a; echo oops >&2" }),
+      call("read_file", { path: "big.txt" }),
+      say("capped"),
+    ],
+    ["--tools-digest=passthrough"],
+  );
   writeFileSync(join(root, "big.txt"), "b".repeat(300_000));
   await runTurn(events, base);
   const [bash, read] = toolResults(events);

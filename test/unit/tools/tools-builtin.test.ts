@@ -20,6 +20,7 @@ import { BUILTIN_TOOLS, builtinSpecs, runBuiltin } from "../../../src/tools/buil
 import { toolInputSchema } from "../../../src/tools/tool-input-schema.ts";
 import { toolEnvironment } from "../../../src/tools/tool-environment.ts";
 import { tempDir } from "../../support/daemon.ts";
+const DEFAULT_DIGEST = { strategy: "structural" as const, thresholdBytes: 16384 };
 
 const root = realpathSync(tempDir("spar-tools-unit-"));
 const loopbackAllowed = parseOutboundAllowList(["127.0.0.1"]);
@@ -235,11 +236,11 @@ test("tools settings: root defaults to cwd, disable from a list or a comma strin
   mkdirSync(join(root, "d"), { recursive: true });
   expect(resolveToolsSettings(new Map(), new Map(), root)).toEqual({
     ok: true,
-    value: { root, disabled: [], outboundAllow: [], envPassthrough: [] },
+    value: { root, disabled: [], outboundAllow: [], envPassthrough: [], digest: DEFAULT_DIGEST },
   });
   expect(resolveToolsSettings(new Map([["tools-disable", "bash, fetch_url"]]), new Map(), root)).toEqual({
     ok: true,
-    value: { root, disabled: ["bash", "fetch_url"], outboundAllow: [], envPassthrough: [] },
+    value: { root, disabled: ["bash", "fetch_url"], outboundAllow: [], envPassthrough: [], digest: DEFAULT_DIGEST },
   });
   expect(
     resolveToolsSettings(
@@ -252,7 +253,13 @@ test("tools settings: root defaults to cwd, disable from a list or a comma strin
     ),
   ).toEqual({
     ok: true,
-    value: { root: join(root, "d"), disabled: ["write_file"], outboundAllow: [], envPassthrough: [] },
+    value: {
+      root: join(root, "d"),
+      disabled: ["write_file"],
+      outboundAllow: [],
+      envPassthrough: [],
+      digest: DEFAULT_DIGEST,
+    },
   });
   expect(resolveToolsSettings(new Map(), new Map<string, unknown>([["tools.disable", ["bassh"]]]), root)).toMatchObject(
     { ok: false, error: expect.stringContaining('config key tools.disable: "bassh" is not a builtin tool') },
@@ -261,6 +268,34 @@ test("tools settings: root defaults to cwd, disable from a list or a comma strin
     ok: false,
     error: "--tools-root: /no/such/dir does not exist",
   });
+});
+
+test("digest settings: structural over 16 KiB by default; flags win over tools.digest.*; bad values named", () => {
+  const digest = (flags: [string, string | number][], config: [string, unknown][] = []) => {
+    const resolved = resolveToolsSettings(new Map(flags), new Map(config), root);
+    return resolved.ok ? resolved.value.digest : resolved.error;
+  };
+  expect(digest([])).toEqual(DEFAULT_DIGEST);
+  expect(
+    digest(
+      [],
+      [
+        ["tools.digest.strategy", "agentic"],
+        ["tools.digest.threshold_bytes", 4096],
+      ],
+    ),
+  ).toEqual({
+    strategy: "agentic",
+    thresholdBytes: 4096,
+  });
+  expect(digest([["tools-digest", "passthrough"]], [["tools.digest.strategy", "agentic"]])).toEqual({
+    strategy: "passthrough",
+    thresholdBytes: 16384,
+  });
+  expect(digest([["tools-digest", "summary"]])).toBe("--tools-digest must be one of structural, agentic, passthrough");
+  expect(digest([], [["tools.digest.threshold_bytes", 10]])).toBe(
+    "config key tools.digest.threshold_bytes must be an integer from 1024 to 67108864",
+  );
 });
 
 test("outbound allow list: a comma string or a list, canonical entries, a malformed entry refused by name", () => {
