@@ -39,6 +39,14 @@ async function start(lines: unknown[], args: string[] = []) {
   return { daemon, events, root, base: `${daemon.baseUrl}/sessions/default` };
 }
 
+/** The pid a command wrote to `file`, once the whole line is there (the file exists before `echo` fills it). */
+function writtenPid(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  const text = readFileSync(file, "utf8");
+  const pid = Number(text.trim());
+  return text.endsWith("\n") && Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
 /** Gone, or a zombie nobody reaped (this sandbox's init does not reap). */
 function processGone(pid: number): boolean {
   try {
@@ -189,22 +197,14 @@ test("an interrupt kills a running bash; SIGTERM kills one too and leaves no orp
     call("bash", { command: "echo $$ > second.pid; sleep 30" }),
   ]);
   await postJson(`${base}/inject`, { message: "first" });
-  const first = await waitFor(
-    () => (existsSync(join(root, "first.pid")) ? Number(readFileSync(join(root, "first.pid"), "utf8")) : undefined),
-    5000,
-    "first pid",
-  );
+  const first = await waitFor(() => writtenPid(join(root, "first.pid")), 5000, "first pid");
   expect(processGone(first)).toBe(false);
   expect((await postJson(`${base}/interrupt`, { hold: false })).status).toBe(200);
   const canceled = await events.waitFor((frame) => frame.event === "turn-error");
   expect(canceled.data.kind).toBe("canceled");
   await waitFor(() => (processGone(first) ? true : undefined), 3000, "the interrupted bash to die");
   await postJson(`${base}/inject`, { message: "second" });
-  const second = await waitFor(
-    () => (existsSync(join(root, "second.pid")) ? Number(readFileSync(join(root, "second.pid"), "utf8")) : undefined),
-    5000,
-    "second pid",
-  );
+  const second = await waitFor(() => writtenPid(join(root, "second.pid")), 5000, "second pid");
   expect(await daemon.sigterm()).toBe(0);
   expect(processGone(second)).toBe(true);
 }, 30_000);
@@ -214,11 +214,7 @@ test("kill -9 of the daemon takes a running bash with it: the command never fini
     call("bash", { command: "echo $$ > run.pid; sleep 2; echo $BASHPID > child.pid; sleep 1; echo done > marker" }),
   ]);
   await postJson(`${base}/inject`, { message: "go" });
-  const pid = await waitFor(
-    () => (existsSync(join(root, "run.pid")) ? Number(readFileSync(join(root, "run.pid"), "utf8")) : undefined),
-    5000,
-    "bash pid",
-  );
+  const pid = await waitFor(() => writtenPid(join(root, "run.pid")), 5000, "bash pid");
   expect(processGone(pid)).toBe(false);
   await daemon.kill9();
   await waitFor(() => (processGone(pid) ? true : undefined), 3000, "the orphaned bash to die with the daemon");
