@@ -72,8 +72,8 @@ export function sameShape(a: string, b: string): boolean {
 interface Run {
   line: string;
   count: number;
-  /** The line marks a problem (kept from the middle of a long log). */
-  problem: boolean;
+  /** The line marks a problem (kept from the middle of a long log); tested only when the middle is scanned. */
+  problem?: boolean;
 }
 
 /** Consecutive lines of the same shape as one run (its first line and how many). */
@@ -85,7 +85,7 @@ function collapseRuns(lines: readonly string[]): Run[] {
       current.count++;
       continue;
     }
-    current = { line, count: 1, problem: PROBLEM.test(line) };
+    current = { line, count: 1 };
     runs.push(current);
   }
   return runs;
@@ -119,6 +119,7 @@ function logAt(lines: number, runs: readonly Run[], limits: LogLimits): { text: 
   let gapFrom = limits.head;
   for (let i = limits.head; i < middleEnd && marked < limits.marked; i++) {
     const run = runs[i] as Run;
+    run.problem ??= PROBLEM.test(run.line);
     if (!run.problem) continue;
     if (i > gapFrom) {
       const skipped = lineCount(gapFrom, i);
