@@ -228,10 +228,11 @@ export function contextFailedMetadata(
   reason: string,
   consecutiveFailures: number,
   cooldown: number,
+  operation: "compaction" | "checkpoint" = "compaction",
 ): Record<string, unknown> {
   return {
     source: "agent",
-    operation: "compaction",
+    operation,
     reason,
     ...(consecutiveFailures > 0 ? { consecutive_failures: consecutiveFailures } : {}),
     ...(cooldown > 0 ? { cooldown_turns: cooldown } : {}),
@@ -239,8 +240,25 @@ export function contextFailedMetadata(
 }
 
 export function contextDegradedMetadata(
-  operation: "window-unknown" | "mechanical-compaction",
+  operation: "window-unknown" | "mechanical-compaction" | "turn-cut",
   detail: string,
 ): Record<string, unknown> {
   return { source: "agent", operation, detail };
+}
+
+/**
+ * The conversation with every tool result longer than `maxChars` cut to it (a marker says how much
+ * was left out): what an automatic checkpoint asks the model to summarize when one result alone
+ * took the conversation past the window (the summary call itself must fit).
+ */
+export function boundedForSummary(history: readonly ChatMessage[], maxChars: number): ChatMessage[] {
+  return history.map((message) => {
+    if (message.role !== "tool") return message;
+    const text = JSON.stringify(message.output);
+    if (text.length <= maxChars) return message;
+    return {
+      ...message,
+      output: { truncated_for_summary: `${text.slice(0, maxChars)}…[+${text.length - maxChars} chars left out]` },
+    };
+  });
 }

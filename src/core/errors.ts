@@ -20,6 +20,7 @@ export type SparErrorCode =
   | "persistence_failed" // a write that must land did not (500)
   | "not_implemented" // capability missing (501)
   | "bad_gateway" // an upstream (the model) answered with something unusable (502)
+  | "model_failed" // a model call the request made itself failed (500, as the attach API's slash errors, D373)
   | "deadline_exceeded" // the work ran past its wallclock budget and was cancelled (504)
   | "shutting_down" // daemon is draining (503, Retry-After)
   | "unavailable" // a dependency (the store) refused (503)

@@ -22,6 +22,7 @@ import {
   contextDegradedMetadata,
   contextFailedMetadata,
   conversationChars,
+  boundedForSummary,
   cooldownTurns,
   countCompaction,
   estimateContextTokens,
@@ -101,11 +102,18 @@ export class Compactor {
     return this.#deps.context.model.contextWindowTokens ?? ASSUMED_WINDOW_TOKENS;
   }
 
-  /** After a turn: compact when the conversation passed the trigger (failures back off). */
+  /**
+   * After a turn: compact when the conversation passed the trigger (failures back off). When there
+   * is nothing earlier to summarize and the conversation still does not fit the window (the last
+   * turn alone, cut by a result past it), checkpoint the whole conversation instead (D372).
+   */
   async afterTurn(): Promise<void> {
     const window = this.windowTokens;
     const plan = planCompaction(this.#deps.history, window);
-    if (!plan) return;
+    if (!plan) {
+      if (estimateContextTokens(this.#deps.history) >= window) await this.#autoCheckpoint();
+      return;
+    }
     await this.#announceAssumedWindow();
     if (this.#cooldown > 0) {
       this.#cooldown--;
@@ -132,7 +140,7 @@ export class Compactor {
 
   /**
    * POST /slash/compact: summarize everything but the last turn now, whatever the trigger says.
-   * Skipped when there is too little to summarize; a failed summary is a 503 and writes no row
+   * Skipped when there is too little to summarize; a failed summary is a 500 and writes no row
    * (docs/attach-api.md#endpoints).
    */
   async compactNow(focus?: string): Promise<CompactionResult> {
@@ -140,8 +148,7 @@ export class Compactor {
     const plan = planCompaction(this.#deps.history, this.windowTokens, true);
     if (!plan) return { durationMs: Math.round(performance.now() - started), skipped: true };
     const summary = await this.#summarize(plan, focus);
-    if (!summary.ok)
-      throw new SparError("unavailable", `the model could not summarize the conversation: ${summary.reason}`);
+    if (!summary.ok) throw summaryFailed(summary);
     return this.#commit(plan, summary.text, false, true, summary.usage, started);
   }
 
@@ -149,20 +156,62 @@ export class Compactor {
    * POST /slash/done (D356): the task is done; the whole conversation becomes one checkpoint row
    * (its summary and the operator's task note) and the next turn starts from it. Skipped when
    * there is nothing to summarize (fewer than two messages, e.g. right after a checkpoint). A
-   * failed summary is a 503 and writes nothing: a manual checkpoint writes no
+   * failed summary is a 500 and writes nothing: a manual checkpoint writes no
    * `context-reduction-failed` row.
    */
   async checkpointNow(note?: string): Promise<CheckpointResult> {
     const started = performance.now();
-    const { context, history } = this.#deps;
-    const elapsed = () => Math.round(performance.now() - started);
-    if (history.length < 2) return { durationMs: elapsed(), skipped: true };
-    const summary = await this.#summaryOf(
-      [...history, { role: "user", text: checkpointInstruction(note) }],
+    if (this.#deps.history.length < 2) return { durationMs: Math.round(performance.now() - started), skipped: true };
+    const summary = await this.#checkpointSummary(note);
+    if (!summary.ok) throw summaryFailed(summary);
+    return this.#commitCheckpoint(summary, note, started);
+  }
+
+  /**
+   * The automatic checkpoint (D372): the whole conversation summarized, its longest tool results
+   * cut so the summary call fits the window. A failure writes `context-reduction-failed`
+   * (operation `checkpoint`) and backs off as a failed compaction does.
+   */
+  async #autoCheckpoint(): Promise<void> {
+    if (this.#deps.history.length < 2) return;
+    await this.#announceAssumedWindow();
+    if (this.#cooldown > 0) {
+      this.#cooldown--;
+      return;
+    }
+    const started = performance.now();
+    const summary = await this.#checkpointSummary(undefined);
+    if (summary.ok) {
+      this.#failures = 0;
+      await this.#commitCheckpoint(summary, undefined, started);
+      return;
+    }
+    if (summary.canceled || this.#deps.context.isShuttingDown()) return;
+    this.#failures++;
+    this.#cooldown = cooldownTurns(this.#failures);
+    await this.#append({
+      name: "context-reduction-failed",
+      metadata: contextFailedMetadata(summary.reason, this.#failures, this.#cooldown, "checkpoint"),
+    });
+  }
+
+  /** The model's summary of the whole conversation, each tool result cut to fit the window's summary share. */
+  #checkpointSummary(note: string | undefined): Promise<Summary> {
+    const maxResultChars = Math.floor(this.windowTokens * MAX_SUMMARY_SHARE * 4);
+    return this.#summaryOf(
+      [...boundedForSummary(this.#deps.history, maxResultChars), { role: "user", text: checkpointInstruction(note) }],
       "checkpoint",
     );
-    if (!summary.ok)
-      throw new SparError("unavailable", `the model could not summarize the conversation: ${summary.reason}`);
+  }
+
+  /** Write the checkpoint row, then rewrite the conversation as a rebuild will. */
+  async #commitCheckpoint(
+    summary: { text: string; usage: TokenUsage },
+    note: string | undefined,
+    started: number,
+  ): Promise<CheckpointResult> {
+    const { context, history } = this.#deps;
+    const elapsed = () => Math.round(performance.now() - started);
     const after = [checkpointMessage(summary.text, note)];
     const model = context.model.name;
     const cost = priceUsage(summary.usage, context.pricing.rates(model));
@@ -315,4 +364,14 @@ export class Compactor {
     await this.#deps.journal.append([event]);
     return event.id;
   }
+}
+
+/**
+ * A manual summary that failed: the model call failed or gave nothing usable (500, D373); one a
+ * stopping daemon canceled is 503.
+ */
+function summaryFailed(summary: { reason: string; canceled?: boolean }): SparError {
+  return summary.canceled
+    ? new SparError("shutting_down", `the summary call was canceled: ${summary.reason}`)
+    : new SparError("model_failed", `the model could not summarize the conversation: ${summary.reason}`);
 }

@@ -19,7 +19,7 @@ import type { SessionGuards } from "./session-guards.ts";
 import type { SubagentPort } from "./subagent-port.ts";
 
 /** Why an execution was cancelled, when it was. */
-export type CancelCause = "operator" | "guardrail" | "refusal-storm" | "shutdown" | "deadline";
+export type CancelCause = "operator" | "guardrail" | "refusal-storm" | "shutdown" | "deadline" | "context-window";
 
 /** One execution the scheduler starts: what it drains and the hooks it reports its start on. */
 export interface Execution {

@@ -67,7 +67,7 @@ function asideConversation(deps: SideQuestionDeps, question: string): ChatMessag
 /** Ask; 500 when the model call fails, 503 when the daemon stopping cancels it. */
 export async function askAside(deps: SideQuestionDeps, question: string): Promise<SideAnswer> {
   const outcome = await bareCall(deps.context, asideConversation(deps, question), "btw").outcome;
-  if (outcome.status === "failed") throw new SparError("internal", `the model call failed: ${outcome.message}`);
+  if (outcome.status === "failed") throw new SparError("model_failed", `the model call failed: ${outcome.message}`);
   if (outcome.status === "canceled")
     throw new SparError("shutting_down", "the side question was canceled: the daemon is stopping");
   if (outcome.usage !== undefined) {

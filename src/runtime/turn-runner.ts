@@ -18,6 +18,13 @@ import type {
 } from "../core/events.ts";
 import type { ChatMessage } from "../core/model.ts";
 import { CANCELED_TURN, classifyTurnFailure, deadlineTurn } from "../core/turn-errors.ts";
+import {
+  ASSUMED_WINDOW_TOKENS,
+  CONTEXT_REDUCTION_AUTHOR,
+  contextDegradedMetadata,
+  conversationChars,
+  messageChars,
+} from "../core/compaction.ts";
 import { type UsageLedger, priceUsage } from "../core/usage.ts";
 import type { ActorContext } from "./actor-types.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
@@ -79,6 +86,8 @@ export class Turn {
   readonly #deps: TurnDeps;
   readonly #startedAt = performance.now();
   readonly #usage = new TurnUsageAccumulator();
+  /** The conversation's size in characters, counted once at the first tool result, then kept up. */
+  #contextChars: number | undefined;
   #running: RunningTurn | undefined;
   #cancelCause: CancelCause | undefined;
   #finishReason: string | undefined;
@@ -167,7 +176,9 @@ export class Turn {
     recordModelCallTokens(draft.usage, context.model.provider, model);
     this.#usage.add(event);
     this.#finishReason = draft.finishReason;
-    this.#deps.history.push({ role: "assistant", text: event.text, toolCalls: event.toolCalls });
+    const answer: ChatMessage = { role: "assistant", text: event.text, toolCalls: event.toolCalls };
+    this.#deps.history.push(answer);
+    if (this.#contextChars !== undefined) this.#contextChars += messageChars(answer);
     const turnCost = this.#usage.cost.costUsd;
     const cut = await this.#deps.guards.observeSpend(
       this.guard,
@@ -237,6 +248,7 @@ export class Turn {
       output: result.output,
       isError: result.isError,
     });
+    await this.#cutPastWindow();
     if (halt) {
       await this.#deps.guards.recordCut(this.guard, halt);
       this.cancel("guardrail");
@@ -264,6 +276,36 @@ export class Turn {
   #countDigest(digest: DigestRecord): void {
     countDigest(this.#deps.ledger, digest);
     if (digest.subagent) this.#deps.journal.frame({ type: "usage-update", ...this.#deps.ledger.toUsageUpdate() });
+  }
+
+  /**
+   * A tool result took the conversation past the model's context window: the next request would
+   * not fit, so the turn ends `canceled` now, once, with a `context-reduction-degraded` row
+   * (`turn-cut`); the compaction after the turn is pending (D372).
+   */
+  async #cutPastWindow(): Promise<void> {
+    const history = this.#deps.history;
+    const last = history[history.length - 1];
+    this.#contextChars =
+      this.#contextChars === undefined
+        ? conversationChars(history)
+        : this.#contextChars + (last === undefined ? 0 : messageChars(last));
+    const context = this.#deps.context;
+    const window = context.model.contextWindowTokens ?? ASSUMED_WINDOW_TOKENS;
+    if (this.canceled || Math.ceil(this.#contextChars / 4) < window) return;
+    const tokens = Math.ceil(this.#contextChars / 4);
+    const detail = `a tool result took the conversation to about ${tokens} tokens, past the ${window}-token context window: the turn was cut and the conversation is compacted before the next one`;
+    await this.#deps.journal
+      .append([
+        {
+          ...this.#deps.journal.header(this.invocationId, CONTEXT_REDUCTION_AUTHOR),
+          kind: "audit",
+          name: "context-reduction-degraded",
+          metadata: contextDegradedMetadata("turn-cut", detail),
+        },
+      ])
+      .catch((error: unknown) => context.logError(`turn-cut row not written: ${String(error)}`));
+    this.cancel("context-window");
   }
 
   /**

@@ -17,7 +17,7 @@ import { commitSpan } from "../../telemetry/commit-trace.ts";
 import { checkAppend, readRange, storeClosed } from "../store-rules.ts";
 import { type StoreWriteStats, type WriteFields, batchSize, pendingWrite, zeroWriteStats } from "../store-write-op.ts";
 import { SQL } from "bun";
-import { WriterLock } from "./writer-lock.ts";
+import { type WriterLease, WriterLock } from "./writer-lock.ts";
 import type { AppendOptions } from "../../core/event-log.ts";
 import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import { SparError } from "../../core/errors.ts";
@@ -60,6 +60,8 @@ export interface PostgresStoreOptions {
    * database, writer-lock.ts). false only where several stores share one database on purpose.
    */
   writerLock?: boolean;
+  /** How often the writer lock's holder speaks and how long a silent one keeps it (default 10 s, 30 s; D374). */
+  writerLease?: WriterLease;
 }
 
 /** The writer's counters since open (longestBatchMs: BEGIN to COMMIT; the event loop runs meanwhile). */
@@ -121,7 +123,8 @@ export class PostgresStore implements Store {
     let lock: WriterLock | undefined;
     try {
       await Promise.race([migrate(sql, where), deadline]);
-      if (options.writerLock !== false) lock = await Promise.race([WriterLock.acquire(sql, where), deadline]);
+      if (options.writerLock !== false)
+        lock = await Promise.race([WriterLock.acquire(sql, where, options.writerLease), deadline]);
     } catch (error) {
       await sql.close({ timeout: 0 }).catch(() => {});
       throw openFailed(where, error);

@@ -6,8 +6,8 @@
 import { type Result, err, ok } from "../../core/result.ts";
 
 /**
- * D5; what each version added: docs/attach-api.md#protocol-versions. The features it names that spar has
- * not built answer as docs/attach-api.md#placeholder-endpoints says.
+ * D5; what each version added: docs/attach-api.md#protocol-versions. Every route it names is
+ * served; what is still missing answers as docs/attach-api.md#placeholder-endpoints says.
  */
 export const PROTOCOL_VERSION = "1.16.0";
 export const PROTOCOL_MAJOR = 1;

@@ -88,7 +88,7 @@ export const SLASH_COMMANDS: Readonly<Record<string, AnyCommand>> = {
       skipped: v.optional(v.literal(true)),
       _render: Render,
     }),
-    refusals: [409, 503],
+    refusals: [409, 500, 503],
     summary: "Summarize the conversation now (everything but the last turn)",
     // A summary call may take minutes with nothing on the wire: the guard lifts the idle timeout
     // while a handler runs (connection-deadlines.ts).
@@ -115,7 +115,7 @@ export const SLASH_COMMANDS: Readonly<Record<string, AnyCommand>> = {
       skipped: v.optional(v.literal(true)),
       _render: Render,
     }),
-    refusals: [409, 503],
+    refusals: [409, 500, 503],
     summary: "The task is done: checkpoint the conversation (a summary row and the task note)",
     run: async (body, { actor }) => {
       const result = await actor.checkpoint(present(body?.note));

@@ -32,6 +32,7 @@ const JSON_RPC_BY_CODE: Record<SparErrorCode, JsonRpcMapping> = {
   persistence_failed: { code: -32603, retryable: false },
   not_implemented: { code: -32004, retryable: false },
   bad_gateway: { code: -32603, retryable: false },
+  model_failed: { code: -32603, retryable: false },
   deadline_exceeded: { code: -32603, retryable: false },
   shutting_down: { code: -32000, retryable: true },
   unavailable: { code: -32000, retryable: true },

@@ -23,6 +23,7 @@ const STATUS_BY_CODE: Record<SparErrorCode, number> = {
   persistence_failed: 500,
   not_implemented: 501,
   bad_gateway: 502,
+  model_failed: 500,
   deadline_exceeded: 504,
   shutting_down: 503,
   unavailable: 503,

@@ -8,7 +8,7 @@
 import { expect, test } from "bun:test";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { postJson, waitFor } from "../../support/daemon.ts";
-import { failWith, say, writeScript } from "../../support/scripted.ts";
+import { call, failWith, say, writeScript } from "../../support/scripted.ts";
 import { type Collector, type Frame, collect } from "../../support/sse-client.ts";
 
 const scope = daemonScope();
@@ -181,7 +181,7 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   expect((await session.events.waitFor(turnEnd, 10_000, mark)).event).toBe("turn-complete");
   expect((await getJson(`${session.base}/context`)).compactions).toBe(2);
 
-  // A manual compaction the model fails: 503 naming the error, no row (spec: manual failures write none).
+  // A manual compaction the model fails: 500 naming the error (the spec's slash errors), no row (manual failures write none).
   await waitFor(
     async () => {
       const status = await getJson(`${session.base}/status`);
@@ -192,7 +192,7 @@ test("a failed summary is recorded and backs off; past the whole window the conv
   );
   const before = rows(session.events).length;
   const failed = await postJson(`${session.base}/slash/compact`, {});
-  expect(failed.status).toBe(503);
+  expect(failed.status).toBe(500);
   expect(((await failed.json()) as { error: string }).error).toContain("summarizer down again");
   // A barrier: the session's feed is ordered, so once the inbox frame of a message queued now
   // (wake:false: no turn, no row) arrives, any row the failed attempt wrote has arrived before it.
@@ -283,3 +283,50 @@ test("an interrupt while the session compacts cancels the summary at once and in
   expect(byAuthor(session.events, "agent/compaction")).toEqual([]);
   expect(byAuthor(session.events, "agent/context-reduction")).toEqual([]);
 }, 30_000);
+
+test("a tool result past the window cuts the turn (turn-cut, once) and an automatic checkpoint follows; a failed one is recorded as such", async () => {
+  const script = writeScript([
+    call("read_file", { path: "README.md" }), // the result alone is past the 500-token window
+    say("the README, summarized"), // the automatic checkpoint's summary
+    call("read_file", { path: "README.md" }),
+    failWith("503", "summarizer down"), // the next automatic checkpoint fails
+  ]);
+  const session = await start([
+    "--model=scripted",
+    `--script=${script}`,
+    "--model-context-window=500",
+    "--tools-digest=passthrough",
+  ]);
+  const degraded = () =>
+    byAuthor(session.events, "agent/context-reduction").filter(
+      (row) => row.CustomMetadata?.event === "context-reduction-degraded",
+    );
+  const mark = session.events.frames.length;
+  expect((await postJson(`${session.base}/inject`, { message: "read the README" })).status).toBe(200);
+  const end = await session.events.waitFor(turnEnd, 10_000, mark);
+  expect(end.event).toBe("turn-error");
+  expect(end.data.kind).toBe("canceled");
+  await waitFor(
+    () => (byAuthor(session.events, "agent/checkpoint").length === 1 ? true : undefined),
+    10_000,
+    "the checkpoint",
+  );
+  expect(degraded().map((row) => row.CustomMetadata?.operation)).toEqual(["turn-cut"]);
+  expect(byAuthor(session.events, "agent/checkpoint")[0]?.CustomMetadata?.summary).toBe("the README, summarized");
+  expect((await getJson(`${session.base}/context`)).checkpoints).toBe(1);
+
+  const again = session.events.frames.length;
+  expect((await postJson(`${session.base}/inject`, { message: "read it again" })).status).toBe(200);
+  await session.events.waitFor(turnEnd, 10_000, again);
+  const failed = await waitFor(
+    () =>
+      byAuthor(session.events, "agent/context-reduction").find(
+        (row) => row.CustomMetadata?.event === "context-reduction-failed",
+      ),
+    10_000,
+    "the failed checkpoint row",
+  );
+  expect(failed.CustomMetadata).toMatchObject({ operation: "checkpoint", consecutive_failures: 1 });
+  expect(failed.CustomMetadata?.reason).toContain("summarizer down");
+  expect(degraded().map((row) => row.CustomMetadata?.operation)).toEqual(["turn-cut", "turn-cut"]);
+});

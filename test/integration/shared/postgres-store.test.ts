@@ -9,6 +9,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { PostgresReader } from "../../../src/store/postgres/postgres-reader.ts";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.ts";
+import { DEFAULT_WRITER_LEASE } from "../../../src/store/postgres/writer-lock.ts";
+import { SQL } from "bun";
+import { waitFor } from "../../support/daemon.ts";
 import { startPostgresCluster, type PostgresCluster } from "../../support/postgres-cluster.ts";
 import { audit, key, record, rejection } from "../../unit/store/sqlite-helpers.ts";
 import { registerStoreContract } from "../../unit/store/store-contract.ts";
@@ -126,4 +129,40 @@ test("a database written by a newer schema is refused, not downgraded", async ()
   const error = await rejection(PostgresStore.open(url));
   expect(error.code).toBe("unavailable");
   expect(error.message).toContain("schema version 999");
+});
+
+test("a writer lock held by a backend silent past the lease is taken over; a live holder's never is", async () => {
+  const url = cluster.createDatabase("stale_writer");
+  const lease = { pingMs: 150, staleAfterMs: 1000 };
+  // A daemon the server still believes alive (host gone, network parted): its session holds the
+  // lock and says nothing more.
+  const ghost = new SQL(url, { max: 1 });
+  const [taken] = await ghost`SELECT pg_try_advisory_lock(${0x5350_4157}) AS locked`;
+  expect(taken.locked).toBe(true);
+  const early = await rejection(PostgresStore.open(url, { writerLease: lease }));
+  expect(early.message).toContain("in use by another spar daemon");
+  // Poll: refused while the ghost is fresh, taken over once it has been silent for a second.
+  const heir = await waitFor(
+    () => PostgresStore.open(url, { writerLease: lease }).catch(() => undefined),
+    10_000,
+    "the takeover",
+  );
+  await heir.createSession(record("after-takeover"));
+  await ghost.close().catch(() => {});
+  // The heir speaks every 150 ms: another store stays refused past two leases.
+  const started = performance.now();
+  await waitFor(
+    async () => {
+      const refused = await rejection(PostgresStore.open(url, { writerLease: lease }));
+      expect(refused.message).toContain("in use by another spar daemon");
+      return performance.now() - started > 2 * lease.staleAfterMs ? true : undefined;
+    },
+    15_000,
+    "two leases of refusals",
+  );
+  await heir.close();
+}, 30_000);
+
+test("the writer lease users get by default: the holder speaks every 10 s, a silent one is taken over after 30 s", () => {
+  expect(DEFAULT_WRITER_LEASE).toEqual({ pingMs: 10_000, staleAfterMs: 30_000 });
 });
