@@ -229,6 +229,7 @@ function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
     pricing: config.pricing,
     hiddenEnv: config.tokenEnv === undefined ? [] : [config.tokenEnv],
     subagents: config.subagents,
+    wakeLoop: config.wakeLoop,
   };
 }
 

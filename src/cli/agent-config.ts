@@ -91,6 +91,8 @@ export interface AgentConfig {
   telemetry: TelemetrySettings;
   /** The subagent roster (`agent.subagents`, D351). */
   subagents: SubagentSpec[];
+  /** `--wake-loop` (`agent.wake_loop.enabled`, default on, D362): the loop-control tools and scheduled wakes. */
+  wakeLoop: boolean;
 }
 
 /** A bad setting; caught at the boundary of buildAgentConfig and returned as its error. */
@@ -213,6 +215,7 @@ export function buildAgentConfig(
       logLevel: need(read.oneOf<LogLevel>("log-level")),
       telemetry: telemetry.value,
       subagents,
+      wakeLoop: need(read.bool("wake-loop")),
     });
   } catch (error) {
     if (error instanceof ConfigProblem) return err(error.message);

@@ -132,6 +132,13 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     configKey: "agent.plans_dir",
   },
   {
+    name: "wake-loop",
+    kind: "bool",
+    help: "offer the loop-control tools (schedule_next_turn, return_result, report_alert) and fire scheduled wakes",
+    defaultValue: "true",
+    configKey: "agent.wake_loop.enabled",
+  },
+  {
     name: "max-steps",
     kind: "int",
     help: "model calls a turn may make before it is stopped",

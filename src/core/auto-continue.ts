@@ -4,6 +4,7 @@
  * restart cut (no final answer and no row saying it ended deliberately or failed), and how many
  * re-drives the current interruption sequence already had (a human message resets it). Pure.
  */
+import { endsLoopTurn } from "./wake-loop.ts";
 import type { CommittedRow } from "./events.ts";
 
 export type ContinueCause = "restart" | "transient" | "output-cap";
@@ -67,6 +68,8 @@ export function findCutTurn(rows: readonly CommittedRow[]): CutTurn | undefined 
     if (event.kind === "model-response" && event.invocationId === prompt.invocationId && event.toolCalls.length === 0)
       return undefined;
     if (event.kind === "audit" && TURN_ENDING_AUTHORS.has(event.author)) return undefined;
+    // A loop-control call that ended the turn (a schedule, a result, D360) cut nothing.
+    if (endsLoopTurn(event)) return undefined;
     if (event.invocationId === prompt.invocationId) at = event.ts;
   }
   return { interruption: prompt.invocationId, at };

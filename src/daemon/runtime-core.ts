@@ -45,6 +45,7 @@ import {
 import type { ToolsSettings } from "../cli/tools-flags.ts";
 import type { SubagentSpec } from "../core/subagents.ts";
 import { withSubagentTools } from "../runtime/subagent-tools.ts";
+import { withLoopControlTools } from "../runtime/loop-control-tools.ts";
 
 /** What the core reads: each daemon maps its own configuration to this in one function. */
 export interface RuntimeCoreSettings {
@@ -93,6 +94,8 @@ export interface RuntimeCoreSettings {
   remoteAgents?: RemoteAgentDirectory;
   /** The configured subagents (D351); absent: none. */
   subagents?: readonly SubagentSpec[];
+  /** The loop-control tools offered and scheduled wakes fired (D362): the agent's `--wake-loop`; absent: off (svc). */
+  wakeLoop?: boolean;
   /** Told the core's parts before the session host starts (before any inbox left by a crash drains). */
   beforeStart?: (
     parts: Pick<RuntimeCore, "sessions" | "store" | "catalog" | "tools" | "metrics">,
@@ -176,10 +179,11 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   const reloads = new ReloadRegistry();
   knowledge.registerReloads(reloads);
   registerMcpReload(reloads, tools.mcp);
-  const catalog = withSubagentTools(
+  const withSubagents = withSubagentTools(
     withRemoteAgents(new SkillAwareTools(tools, knowledge.skills), settings.remoteAgents, settings.tools.outboundAllow),
     settings.subagents ?? [],
   );
+  const catalog = settings.wakeLoop ? withLoopControlTools(withSubagents) : withSubagents;
   const pool = new WorkerPool(settings.workers, {
     livenessMs: settings.workerLivenessMs,
     onFailure: (reason) => logger.error(`turn worker: ${reason}`),
@@ -222,6 +226,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
       ...(settings.turnDeadlineMs ? { turnDeadlineMs: settings.turnDeadlineMs } : {}),
       plansDir: settings.plansDir ?? join(settings.tools.root, ".agents", "plans"),
       digest: settings.tools.digest,
+      ...(settings.wakeLoop ? { wakeLoop: true } : {}),
     },
   });
   const sessions = new SessionService(host);

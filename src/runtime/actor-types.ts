@@ -14,6 +14,7 @@ import type { PermissionSettings } from "./gated-tools.ts";
 import type { PricingTable } from "./pricing-table.ts";
 import type { DigestSettings } from "../core/digest.ts";
 import type { WorkerPool } from "./worker-pool.ts";
+import type { WakeTimers } from "./wake-timers.ts";
 
 export interface ActorContext {
   store: Store;
@@ -50,6 +51,11 @@ export interface ActorContext {
   plans?: PlanFiles;
   /** How large tool results are reduced before the model reads them (D352); absent: unchanged, not counted. */
   digest?: DigestSettings;
+  /**
+   * The host's wake timers (D360): a schedule arms its session's one pending wake here, /status
+   * reads it. Absent: the loop-control tools are not answered (svc, or `agent.wake_loop.enabled` false).
+   */
+  wakeLoop?: Pick<WakeTimers, "arm" | "pending">;
 }
 
 /** POST /slash/replan's answer. */

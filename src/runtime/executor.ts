@@ -17,6 +17,7 @@ import type { SessionConversation } from "./session-conversation.ts";
 import type { Journal } from "./session-journal.ts";
 import type { SessionGuards } from "./session-guards.ts";
 import type { SubagentPort } from "./subagent-port.ts";
+import type { LoopPort } from "./loop-control-tools.ts";
 
 /** Why an execution was cancelled, when it was. */
 export type CancelCause = "operator" | "guardrail" | "refusal-storm" | "shutdown" | "deadline" | "context-window";
@@ -95,6 +96,8 @@ export interface ExecutorSession {
   guards: SessionGuards;
   /** The session's subagent instances (a parent-tool call launches one). */
   subagents: SubagentPort;
+  /** The session's wake loop (D360), when the daemon answers the loop-control tools. */
+  loop?: LoopPort;
 }
 
 /** Builds a session's executor once, when the session is loaded. */

@@ -36,6 +36,14 @@ import type { ActorContext, InjectResult, InterruptResult, ReplanResult, StatusI
 import { ZERO_TIME } from "../core/zero-time.ts";
 import { ownRows, subtaskTotals, foldInstances } from "../core/subagents.ts";
 import { SessionSubagents } from "./session-subagents.ts";
+import {
+  type ScheduledWake,
+  WAKE_FIRED,
+  WAKE_LOOP_AUTHOR,
+  foldWakeLoop,
+  wakeIdempotencyKey,
+  wakePrompt,
+} from "../core/wake-loop.ts";
 
 export type { ActorContext, InjectResult, InterruptResult, StatusInfo } from "./actor-types.ts";
 
@@ -59,6 +67,8 @@ export class SessionActor {
   readonly #abort: SessionAbortMarker;
   /** Failed turns in a row with no clean turn since (wake-loop readiness). */
   #failedInARow = 0;
+  /** It has scheduled a wake (D363): a wake loop, counted by the `wake_loops` readiness check. */
+  #isLoop: boolean;
   /** Invocation id of the execution in flight (from its start until its end is booked). */
   #running: string | undefined;
   /** An execution is being prepared (pre-flight, inbox drain) but has not been handed to the executor. */
@@ -146,6 +156,8 @@ export class SessionActor {
       },
       allRows,
     );
+    this.#isLoop = foldWakeLoop(rows).isLoop;
+    const wakeLoop = context.wakeLoop;
     this.#executor = executorFor({
       key: this.key,
       context,
@@ -154,6 +166,16 @@ export class SessionActor {
       tools: this.tools,
       guards: this.guards,
       subagents: this.subagents,
+      ...(wakeLoop === undefined
+        ? {}
+        : {
+            loop: {
+              scheduled: (wake: ScheduledWake) => {
+                this.#isLoop = true;
+                wakeLoop.arm(this.key, wake);
+              },
+            },
+          }),
     });
   }
 
@@ -199,6 +221,11 @@ export class SessionActor {
     return this.#failedInARow;
   }
 
+  /** It has scheduled a wake at least once (D363). */
+  get isLoop(): boolean {
+    return this.#isLoop;
+  }
+
   get turnInFlight(): boolean {
     return this.#running !== undefined;
   }
@@ -211,9 +238,14 @@ export class SessionActor {
     return this.#recordKeeper.lastActivity;
   }
 
-  /** Evictable: nothing running, nothing queued or armed, nobody attached. */
+  /**
+   * Evictable: nothing running, nothing queued or armed, nobody attached, and not a wake loop
+   * whose last turn failed (D363: its failure stays counted until a clean turn; a sleeping loop
+   * may leave memory, the host keeps its timer).
+   */
   isQuiet(): boolean {
     return (
+      !(this.#isLoop && this.#failedInARow > 0) &&
       this.#inbox.empty &&
       this.#running === undefined &&
       !this.#starting &&
@@ -256,6 +288,32 @@ export class SessionActor {
       this.schedule();
     }
     return injected;
+  }
+
+  /**
+   * A scheduled wake is due (D360): its prompt is queued (past the caps, under an idempotency key
+   * derived from the schedule, so a second firing after a restart is a duplicate), then the
+   * `wake-fired` row, then a `wake` frame (not for a duplicate).
+   */
+  async fireScheduledWake(wake: ScheduledWake): Promise<void> {
+    const injected = await this.inject(wakePrompt(wake), true, {
+      capped: false,
+      idempotencyKey: wakeIdempotencyKey(wake),
+    });
+    await this.#journal.append([
+      {
+        ...this.#journal.header("wake-loop", WAKE_LOOP_AUTHOR),
+        kind: "audit",
+        name: WAKE_FIRED,
+        metadata: {
+          id: wake.id,
+          at: wake.at,
+          prompt_id: injected.promptId,
+          ...(injected.duplicate ? { duplicate: true } : {}),
+        },
+      },
+    ]);
+    if (!injected.duplicate) this.#journal.frame({ type: "wake", at: this.#context.now().toISOString() });
   }
 
   /**
@@ -351,7 +409,8 @@ export class SessionActor {
       state: this.#operator.gate.paused ? "paused" : this.#running !== undefined ? "running" : "idle",
       model_name: this.#context.model.name,
       turn_in_flight: this.#running !== undefined,
-      next_wake_at: ZERO_TIME,
+      // D363: the pending schedule's time; the state stays `idle` while the session sleeps.
+      next_wake_at: this.#context.wakeLoop?.pending(this.key)?.at ?? ZERO_TIME,
       ...(this.tools.currentTool === undefined ? {} : { current_tool: this.tools.currentTool }),
       paused_since: this.#operator.gate.since ?? ZERO_TIME,
     };

@@ -23,6 +23,9 @@ import { ZERO_TIME } from "../core/zero-time.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import type { DigestSettings } from "../core/digest.ts";
 import { turnExecutor } from "./turn-executor.ts";
+import { MAX_WAKE_DELAY_MS, type ScheduledWake, foldWakeLoop } from "../core/wake-loop.ts";
+import { WakeTimers } from "./wake-timers.ts";
+import { readAllRows } from "./history.ts";
 
 export interface HostConfig {
   /** Permission mode, approval timeout and config patterns every live session starts from. */
@@ -45,6 +48,8 @@ export interface HostConfig {
   plansDir?: string;
   /** How large tool results are reduced before the model reads them (D352); absent: unchanged. */
   digest?: DigestSettings;
+  /** The loop-control tools are answered and scheduled wakes fire (D362); absent or false: neither. */
+  wakeLoop?: boolean;
 }
 
 export interface Logger {
@@ -75,6 +80,8 @@ export class SessionHost {
   #scriptCursor = 0;
   readonly #announced = new Set<string>();
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
+  /** One timer per pending scheduled wake (D360), whether or not its session is in memory. */
+  readonly #wakes = new WakeTimers((key, wake) => void this.#fireWake(key, wake));
 
   readonly autoContinue: AutoContinuer;
 
@@ -122,6 +129,7 @@ export class SessionHost {
       toolSpecs: options.toolSpecs ?? (() => []),
       ...(options.config.plansDir === undefined ? {} : { plans: new PlanFiles(options.config.plansDir) }),
       ...(options.config.digest ? { digest: options.config.digest } : {}),
+      ...(options.config.wakeLoop ? { wakeLoop: this.#wakes } : {}),
       announceOnce: (what) => {
         if (this.#announced.has(what)) return false;
         this.#announced.add(what);
@@ -139,14 +147,15 @@ export class SessionHost {
   }
 
   /**
-   * The `wake_loops` readiness aggregate: failed only when every live session has failed three
-   * turns in a row with no clean turn since; no live session is ready.
+   * The `wake_loops` readiness aggregate (D363): failed only when every live wake loop (a session
+   * in memory that has scheduled a wake) has failed three turns in a row with no clean turn since;
+   * no live loop is ready. Sessions that never scheduled a wake do not count.
    */
   wakeLoopsFailed(threshold = 3): boolean {
     let counted = 0;
     for (const actor of this.#actors.values()) {
       // A guardrail-halted session counts neither as a failure nor as clearing one.
-      if (actor.guards.halted) continue;
+      if (!actor.isLoop || actor.guards.halted) continue;
       if (actor.failedInARow < threshold) return false;
       counted++;
     }
@@ -179,6 +188,7 @@ export class SessionHost {
       actor.schedule();
     }
     await this.#offerRestartContinues();
+    if (this.config.wakeLoop) await this.#armPendingWakes();
     const sweepEvery = Math.max(50, Math.min(this.config.idleTimeoutMs / 2, 30_000));
     this.#sweepTimer = setInterval(() => this.evictIdle(), sweepEvery);
   }
@@ -200,6 +210,38 @@ export class SessionHost {
       } catch (error) {
         this.#logger.error(`session ${sessionKeyString(key)}: auto-continue after restart: ${String(error)}`);
       }
+    }
+  }
+
+  /**
+   * Boot (D360): every session whose latest schedule has not fired gets its timer; one due while
+   * the daemon was down fires at once. A schedule is at most 7 days ahead and its turn touched the
+   * session, so only sessions touched within that horizon (and a day's margin) are read.
+   */
+  async #armPendingWakes(): Promise<void> {
+    const since = Date.now() - MAX_WAKE_DELAY_MS - 24 * 60 * 60 * 1000;
+    for (const record of await this.#store.listSessions()) {
+      const key = { app: record.app, id: record.id };
+      if (!this.#served(key) || record.abort !== undefined || Date.parse(record.lastTouchedAt) < since) continue;
+      try {
+        const live = this.#actors.get(sessionKeyString(key));
+        if (live && !live.isLoop) continue;
+        const { pending } = foldWakeLoop(await readAllRows(this.#store, key));
+        if (pending) this.#wakes.arm(key, pending);
+      } catch (error) {
+        this.#logger.error(`session ${sessionKeyString(key)}: reading its scheduled wake: ${String(error)}`);
+      }
+    }
+  }
+
+  /** A scheduled wake is due: its session (rebuilt if evicted) queues the wake's prompt. */
+  async #fireWake(key: SessionKey, wake: ScheduledWake): Promise<void> {
+    // Stopping: the wake stays pending in the log and the next boot fires it.
+    if (this.#shuttingDown) return;
+    try {
+      await (await this.actor(key)).fireScheduledWake(wake);
+    } catch (error) {
+      this.#logger.error(`session ${sessionKeyString(key)}: scheduled wake ${wake.id}: ${String(error)}`);
     }
   }
 
@@ -393,6 +435,7 @@ export class SessionHost {
         this.#actors.delete(name);
         this.#pool.forget(actor.conversationKey);
       }
+      this.#wakes.clear(key);
       const removed = await this.#store.deleteSession(key);
       this.#index(key, false);
       if (!removed) throw new SparError("persistence_failed", `session ${id} was already deleted`);
@@ -499,6 +542,7 @@ export class SessionHost {
 
   async close(): Promise<void> {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
+    this.#wakes.close();
     await this.#pool.close();
     await this.#store.close();
   }

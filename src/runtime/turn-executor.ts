@@ -24,6 +24,7 @@ export interface TurnShape {
 }
 import { turnStartRows } from "./turn-start-rows.ts";
 import { SubagentCallTools } from "./subagent-tools.ts";
+import { LoopControlTools } from "./loop-control-tools.ts";
 
 export class TurnExecutor implements Executor {
   readonly #session: ExecutorSession;
@@ -37,7 +38,7 @@ export class TurnExecutor implements Executor {
 
   constructor(session: ExecutorSession, shape: TurnShape = {}) {
     this.#session = session;
-    this.#tools = shape.tools ?? withSubagentCalls(session);
+    this.#tools = shape.tools ?? withLoopControl(session, withSubagentCalls(session));
     this.#offer = shape.offer;
     this.#author = shape.author;
   }
@@ -156,6 +157,13 @@ function withSubagentCalls(session: ExecutorSession): TurnTools {
   return session.subagents.roster.some((spec) => spec.parentTool)
     ? new SubagentCallTools(session.tools, session.subagents)
     : session.tools;
+}
+
+/** The session's tools with the loop-control calls answered in front of them when its daemon offers them (D362). */
+function withLoopControl(session: ExecutorSession, tools: TurnTools): TurnTools {
+  const loop = session.loop;
+  if (loop === undefined) return tools;
+  return new LoopControlTools(tools, { journal: session.journal, now: () => session.context.now(), loop });
 }
 
 /** The default ExecutorFactory: every session runs model turns. */

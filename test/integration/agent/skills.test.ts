@@ -61,7 +61,8 @@ test("GET /skills lists the bundles by name; GET /tools adds load_skill and load
     "load_skill",
     "load_skill_resource",
   ]);
-  expect(tools.filter((tool) => tool.source === "builtin").length).toBe(6);
+  // Six tool-host builtins and the three loop-control tools (D362).
+  expect(tools.filter((tool) => tool.source === "builtin").length).toBe(9);
   const card = await getJson(`${daemon.baseUrl}/.well-known/agent-card.json`);
   expect(card.skills).toEqual([
     { id: "k8s-triage", name: "k8s-triage", description: "Triage a Kubernetes incident inject", tags: ["skill"] },

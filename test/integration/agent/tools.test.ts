@@ -76,6 +76,10 @@ test("write_file then read_file: the file is on disk and the result rows carry t
     "edit_file",
     "delete_file",
     "fetch_url",
+    // The loop-control tools (D362), offered unless --wake-loop=false.
+    "schedule_next_turn",
+    "return_result",
+    "report_alert",
   ]);
   expect(
     tools.tools.every(
@@ -176,7 +180,15 @@ test("a disabled tool is not offered and does not run; bad input and a path outs
     ["--tools-disable=bash,fetch_url"],
   );
   const listed = (await (await fetch(`${base}/tools`)).json()) as { tools: Array<{ name: string }> };
-  expect(listed.tools.map((tool) => tool.name)).toEqual(["read_file", "write_file", "edit_file", "delete_file"]);
+  expect(listed.tools.map((tool) => tool.name)).toEqual([
+    "read_file",
+    "write_file",
+    "edit_file",
+    "delete_file",
+    "schedule_next_turn",
+    "return_result",
+    "report_alert",
+  ]);
   const end = await runTurn(events, base);
   expect(end.event).toBe("turn-complete");
   const [bash, badInput, outside, good] = toolResults(events);

@@ -53,6 +53,9 @@ test("server-everything: listed on /mcp and /tools, echo returns its text, bad a
     "edit_file",
     "delete_file",
     "fetch_url",
+    "schedule_next_turn",
+    "return_result",
+    "report_alert",
   ]);
   const end = await runTurn(running);
   expect(end.event).toBe("turn-complete");
