@@ -89,7 +89,8 @@ export class PeerRegistrar {
     try {
       const response = await tracedFetch(url, {
         method: "DELETE",
-        headers: this.#headers(),
+        // The attach listener's write guard wants a JSON content type on every write, body or not.
+        headers: this.#headers(true),
         signal: AbortSignal.timeout(deadlineMs),
       });
       await response.body?.cancel().catch(() => {});
@@ -174,7 +175,7 @@ export class PeerRegistrar {
   async #heartbeat(id: string, signal: AbortSignal): Promise<number | undefined> {
     const response = await tracedFetch(peerUrl(this.#options.hub, `/peers/${encodeURIComponent(id)}/heartbeat`), {
       method: "POST",
-      headers: this.#headers(),
+      headers: this.#headers(true),
       signal,
     });
     await response.body?.cancel().catch(() => {});
