@@ -267,6 +267,15 @@ describe("layering", () => {
     expect(violations).toEqual([]);
   });
 
+  test("src/peers-client (call_peer and the hub registrar) imports only core, config, net, tools, telemetry and itself", () => {
+    const allowed = ["src/core", "src/config", "src/net", "src/tools", "src/telemetry", "src/peers-client"];
+    const violations = SITES.filter((site) => inside(site.file, "src/peers-client"))
+      .filter((site) => site.target !== undefined && !allowed.some((folder) => inside(site.target, folder)))
+      .map(describeSite);
+    expect(FILES.some((file) => inside(file, "src/peers-client"))).toBe(true);
+    expect(violations).toEqual([]);
+  });
+
   test("nothing in src/ or workers/ imports from test/", () => {
     expect(crossings(["src", "workers"], ["test"])).toEqual([]);
   });

@@ -19,6 +19,8 @@ import { admitStreams } from "../daemon/attach-stream-admission.ts";
 import { loadAuthTable } from "./auth-table.ts";
 import { bindHostname, isLoopbackHost } from "../config/listen-address.ts";
 import { agentRemoteAgents } from "./agent-remote-agents.ts";
+import { checkPeerRegistration, peerCallTools, startPeerRegistrar } from "./agent-peer-clients.ts";
+import type { PeerRegistrar } from "../peers-client/peer-registrar.ts";
 import {
   type RuntimeCore,
   type RuntimeCoreSettings,
@@ -139,10 +141,23 @@ export async function startAgent(
   const callers = callerAuth(config, env);
   const allowedHosts = checkListenPolicy(config, token, callers, logger);
   let listening: { host: string; port: number } | undefined;
+  const { callPeer, peerRegister } = config.peerClients;
+  const identity = (port: number) => ({
+    cardName: config.agentCard.name,
+    externalUrl: config.agentCard.externalUrl,
+    bound: { scheme: config.tls ? ("https" as const) : ("http" as const), host: config.listen.host, port },
+  });
+  // Checked before anything starts (D366, D367): a named token variable must be set.
+  checkPeerRegistration(peerRegister, identity(config.listen.port), env);
   const peerHub = openPeerHub(config, logger);
   const remoteAgents = agentRemoteAgents(process.cwd(), peerHub);
+  const frontTools = peerCallTools(callPeer, peerHub, config.tools.outboundAllow, env);
   const core = await startRuntimeCore(
-    { ...runtimeCoreSettings(config), ...(remoteAgents ? { remoteAgents } : {}) },
+    {
+      ...runtimeCoreSettings(config),
+      ...(remoteAgents ? { remoteAgents } : {}),
+      ...(frontTools ? { frontTools } : {}),
+    },
     logger,
   );
   telemetry?.observeMetrics(() => core.metrics.render());
@@ -183,6 +198,7 @@ export async function startAgent(
   };
   const server = await listen(context, config);
   listening = { host: bindHostname(config.listen), port: server.port };
+  const registrar = startPeerRegistrar(peerRegister, identity(server.port), logger, env);
   if (config.tls?.ca !== undefined)
     logger.info("mTLS: each client is verified at the handshake and its requests served in process; no inner port");
   logger.info(
@@ -194,7 +210,7 @@ export async function startAgent(
     );
   let stopping: Promise<void> | undefined;
   const shutdown = () => {
-    stopping ??= teardown(core, server, config, logger, peerHub, telemetry);
+    stopping ??= teardown(core, server, config, logger, peerHub, registrar, telemetry);
     return stopping;
   };
   return { config, server, host: core.host, shutdown };
@@ -227,7 +243,11 @@ function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
     multiSession: config.multiSession,
     autoContinue: config.autoContinue,
     pricing: config.pricing,
-    hiddenEnv: config.tokenEnv === undefined ? [] : [config.tokenEnv],
+    hiddenEnv: [
+      config.tokenEnv,
+      config.peerClients.callPeer?.tokenEnv,
+      config.peerClients.peerRegister?.tokenEnv,
+    ].filter((name): name is string => name !== undefined),
     subagents: config.subagents,
     wakeLoop: config.wakeLoop,
   };
@@ -279,12 +299,15 @@ async function teardown(
   config: AgentConfig,
   logger: Logger,
   peerHub: PeerHub | undefined,
+  registrar: PeerRegistrar | undefined,
   telemetry: TelemetryHandle | undefined,
 ): Promise<void> {
   const cancel = core.beginShutdown();
-  // Teardown step 1, the peer hub: every change is already on disk; stop its prune timer.
+  // Teardown step 1, the peer hub: deregister from the hub this daemon registered with (within
+  // 2 s, D367) while the turns are cancelled; the own hub's changes are on disk: stop its prune timer.
+  const deregistered = registrar?.stop(2000);
   peerHub?.close();
-  await Promise.race([cancel, new Promise((resolve) => setTimeout(resolve, 2000))]);
+  await Promise.all([deregistered, Promise.race([cancel, new Promise((resolve) => setTimeout(resolve, 2000))])]);
   await server.drain(config.shutdownTimeoutMs);
   // Background subagents get their 5 s, then are stopped (docs/agent.md#stopping).
   await core.host.drainSubagents(SUBAGENT_DRAIN_MS);

@@ -12,6 +12,7 @@ import type { LogLevel } from "../telemetry/logger.ts";
 import type { TelemetrySettings } from "../telemetry/telemetry-plan.ts";
 import { resolveTelemetrySettings } from "./telemetry-flags.ts";
 import { type PeerHubSettings, resolvePeerSettings } from "../surfaces/peers/peer-flags.ts";
+import { type PeerClientSettings, resolvePeerClientSettings } from "../peers-client/peer-client-flags.ts";
 import { type AgentCardSettings, loadAgentCardSettings } from "../surfaces/attach/agent-card-config.ts";
 import { parsePatterns } from "../core/permission-patterns.ts";
 import type { PermissionMode } from "../core/permission-policy.ts";
@@ -59,6 +60,8 @@ export interface AgentConfig {
   /** Extra Host names of an ungated listener, open-stream caps, inbox caps. */
   limits: AttachLimits;
   peerHub: PeerHubSettings;
+  /** `call_peer` and the registration with a hub (D364, D367). */
+  peerClients: PeerClientSettings;
   agentCard: AgentCardSettings;
   permissions: PermissionSettings;
   pricing: PricingSettings;
@@ -152,6 +155,8 @@ export function buildAgentConfig(
   const read = new SettingReader(AGENT_FLAGS, flags, config);
   const peerHub = resolvePeerSettings(flags, config, cwd);
   if (!peerHub.ok) return err(peerHub.error);
+  const peerClients = resolvePeerClientSettings(flags, config, peerHub.value.enabled);
+  if (!peerClients.ok) return err(peerClients.error);
   const pricing = resolvePricingSettings(flags, config, cwd);
   if (!pricing.ok) return err(pricing.error);
   const tools = resolveToolsSettings(flags, config, cwd);
@@ -188,6 +193,7 @@ export function buildAgentConfig(
       readonly: need(read.bool("attach-readonly")),
       tls,
       peerHub: peerHub.value,
+      peerClients: peerClients.value,
       permissions: permissionSettings(read),
       pricing: pricing.value,
       tools: tools.value,

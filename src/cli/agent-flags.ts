@@ -7,6 +7,7 @@
 import type { FlagSpec } from "../config/flag-spec.ts";
 import { AGENT_CARD_FLAGS } from "../surfaces/attach/agent-card-config.ts";
 import { PEER_FLAGS } from "../surfaces/peers/peer-flags.ts";
+import { PEER_CLIENT_FLAGS } from "../peers-client/peer-client-flags.ts";
 import { ATTACH_LIMITS_FLAGS } from "./attach-limits-flags.ts";
 import { GUARDRAIL_FLAGS } from "./guardrail-flags.ts";
 import { KNOWLEDGE_FLAGS } from "./knowledge-flags.ts";
@@ -213,6 +214,7 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
   ...CORE_AGENT_FLAGS,
   ...GUARDRAIL_FLAGS,
   ...PEER_FLAGS,
+  ...PEER_CLIENT_FLAGS,
   ...AGENT_CARD_FLAGS,
   ...PRICING_FLAGS,
   ...TOOLS_FLAGS,

@@ -92,6 +92,8 @@ export interface RuntimeCoreSettings {
   executorFor?: ExecutorFactory;
   /** Remote A2A agents the model may call (`call_a2a`); absent: the tool is not offered. */
   remoteAgents?: RemoteAgentDirectory;
+  /** Tools a daemon's own layer puts in front of the core's (the agent's `call_peer`, D364); absent: none. */
+  frontTools?: (inner: ToolRunner & ToolCatalog) => ToolRunner & ToolCatalog;
   /** The configured subagents (D351); absent: none. */
   subagents?: readonly SubagentSpec[];
   /** The loop-control tools offered and scheduled wakes fired (D362): the agent's `--wake-loop`; absent: off (svc). */
@@ -179,10 +181,12 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   const reloads = new ReloadRegistry();
   knowledge.registerReloads(reloads);
   registerMcpReload(reloads, tools.mcp);
-  const withSubagents = withSubagentTools(
-    withRemoteAgents(new SkillAwareTools(tools, knowledge.skills), settings.remoteAgents, settings.tools.outboundAllow),
-    settings.subagents ?? [],
+  const remote = withRemoteAgents(
+    new SkillAwareTools(tools, knowledge.skills),
+    settings.remoteAgents,
+    settings.tools.outboundAllow,
   );
+  const withSubagents = withSubagentTools(settings.frontTools?.(remote) ?? remote, settings.subagents ?? []);
   const catalog = settings.wakeLoop ? withLoopControlTools(withSubagents) : withSubagents;
   const pool = new WorkerPool(settings.workers, {
     livenessMs: settings.workerLivenessMs,
