@@ -34,6 +34,9 @@ import { podEnricher } from "./enricher.ts";
 import { WebhookSink } from "./sinks/webhook-sink.ts";
 import { TracedSink } from "./watcher-spans.ts";
 import { ClusterEventsSource } from "./sources/cluster-events.ts";
+import { DetectorSource } from "./sources/detector-source.ts";
+import { sourceSettings } from "./sources/source-registry.ts";
+import { sourceSpec } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
 import { WatcherMetrics } from "./watcher-metrics.ts";
@@ -268,8 +271,28 @@ export async function startWatcher(
     logger,
     restarted,
   );
+  // The sources of the contract the plan enabled (D375), on the same pipeline.
+  const contractSources = plan.sources.flatMap((name) => {
+    const spec = sourceSpec(name);
+    if (!spec) return [];
+    return [
+      new DetectorSource({
+        spec,
+        settings: sourceSettings(name, config),
+        connection,
+        emit: (signal) => {
+          trimHeap();
+          void dispatcher.dispatch(signal);
+        },
+        logger,
+        onRestart: restarted,
+        ...(options.now ? { now: options.now } : {}),
+      }),
+    ];
+  });
   if (graph) await graph.start();
   await source.start();
+  await Promise.all(contractSources.map((contract) => contract.start()));
   delivery.start();
   const timers: Array<ReturnType<typeof setInterval>> = [];
   let watching = true;
@@ -277,6 +300,7 @@ export async function startWatcher(
     if (!watching) return;
     watching = false;
     await source.stop();
+    await Promise.all(contractSources.map((contract) => contract.stop()));
     await graph?.stop();
   };
   const sweeper =
@@ -313,12 +337,20 @@ export async function startWatcher(
   return {
     dispatcher,
     metrics,
-    ready: () => watching && source.synced,
+    ready: () => watching && source.synced && contractSources.every((contract) => contract.synced),
     degraded: () =>
       watching
-        ? (graph?.failing() ?? []).map(
-            (watch) => `optional watch ${watch.name} not synced${watch.error ? `: ${watch.error}` : ""}`,
-          )
+        ? [
+            ...(graph?.failing() ?? []).map(
+              (watch) => `optional watch ${watch.name} not synced${watch.error ? `: ${watch.error}` : ""}`,
+            ),
+            ...contractSources
+              .filter((contract) => !contract.synced)
+              .map(
+                (contract) =>
+                  `source ${contract.name} not synced${contract.lastError ? `: ${contract.lastError}` : ""}`,
+              ),
+          ]
         : [],
     accessRevoked: () => sweeper?.revoked ?? false,
     stop: () => {

@@ -11,15 +11,11 @@
  * `optionalAccess` is the list the access re-check tracks beside the sources' (only grants held at
  * startup, never one that was missing). The reviews themselves are the caller's I/O. Pure.
  */
+import { SOURCE_SPECS } from "./source-catalog.ts";
 
-export interface AccessCheck {
-  verb: string;
-  /** "" for the core group. */
-  group: string;
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-}
+import type { AccessCheck } from "./access-check.ts";
+
+export type { AccessCheck } from "./access-check.ts";
 
 export type AccessAnswer = { allowed: true } | { allowed: false; reason?: string } | { error: string };
 
@@ -37,9 +33,10 @@ const listWatch = (group: string, resource: string): AccessCheck[] => [
   { verb: "watch", group, resource },
 ];
 
-/** The sources this build can run, with the grants each requires. */
+/** The sources this build can run, with the grants each requires (those of the contract from their specs). */
 export const SOURCE_ACCESS: Readonly<Record<string, readonly AccessCheck[]>> = {
   "cluster-events": listWatch("", "events"),
+  ...Object.fromEntries(SOURCE_SPECS.map((spec) => [spec.name, spec.required])),
 };
 
 /** Grants storm correlation needs: the topology graph of pods, nodes and replicasets. */

@@ -1,0 +1,14 @@
+/**
+ * The sources built on the contract (source-spec.ts, D375): each one's spec, in the order `auto`
+ * considers them. Their grants join the access plan's table; the runner starts those the plan
+ * enables, with settings read by sources/source-registry.ts. Pure: every spec and detector here
+ * is pure (what needs I/O, such as parsing a certificate, comes in through the settings).
+ */
+import type { SourceSpec } from "./source-spec.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
+export const SOURCE_SPECS: readonly SourceSpec<any>[] = [];
+
+export function sourceSpec(name: string): SourceSpec<unknown> | undefined {
+  return SOURCE_SPECS.find((spec) => spec.name === name);
+}

@@ -1,0 +1,60 @@
+/**
+ * The source contract (docs/watcher-pipeline.md#sources, D375): a source is data plus a detector.
+ * The data says what it watches and polls and which grants it needs; the detector is its
+ * judgement: it is told every change of a watched object, every poll answer and a periodic tick,
+ * and answers with the signals to emit. Detectors hold their own state and read time only from
+ * the `now` they are given, so every threshold is decided in process, in a unit test; the host
+ * (sources/detector-source.ts) runs the informers, polls and ticks around it. Pure types.
+ */
+import type { AccessCheck } from "./access-check.ts";
+import type { Signal } from "./signal.ts";
+
+export type KubeObject = Record<string, unknown>;
+
+export type ObjectChange = "add" | "update" | "delete";
+
+export interface Detector {
+  /**
+   * An object of the watch `watch` changed. `initial` is true for the objects of the first list,
+   * which fill state and (arm after sync) emit nothing, unless the source is level-triggered and
+   * reports a failure that already existed once armed: its own choice.
+   */
+  observe(watch: string, change: ObjectChange, object: KubeObject, now: number, initial: boolean): Signal[];
+  /** A poll's JSON answer (undefined when the poll failed: `error` says why). */
+  polled?(poll: string, body: unknown, now: number, error?: string): Signal[];
+  /** The periodic sweep (countdowns, windows, expiries), every `tickMs`. */
+  tick?(now: number): Signal[];
+}
+
+/** A list+watch the source keeps: `path` as the API serves it (`/apis/apps/v1/deployments`). */
+export interface SourceWatch {
+  name: string;
+  path: string;
+  /** An optional dimension: when its grant is missing the source runs without it (one loud line). */
+  optional?: AccessCheck[];
+}
+
+/** A GET the source repeats every `everyMs` (a ConfigMap, the metrics API, a paged list). */
+export interface SourcePoll {
+  name: string;
+  path: string;
+  everyMs: number;
+  /** An optional dimension, as for a watch. */
+  optional?: AccessCheck[];
+}
+
+/** What a source is, apart from its detector's code. */
+export interface SourceSpec<S = unknown> {
+  name: string;
+  scope: "cluster" | "namespace" | "project";
+  /** Grants without which it cannot run (probed at startup, re-checked later). */
+  required: readonly AccessCheck[];
+  /** An API group/version that must be served for it to run: absent, `auto` turns it off saying `missing`. */
+  discovery?: { groupVersion: string; resources: readonly string[]; missing: string };
+  watches: readonly SourceWatch[];
+  polls?: readonly SourcePoll[];
+  /** How often `tick` runs; absent: never. */
+  tickMs?: number;
+  /** The detector, from the source's settings (its thresholds, from flags). */
+  detector(settings: S): Detector;
+}

@@ -1,0 +1,111 @@
+/**
+ * DetectorSource: runs one source of the contract (core/source-spec.ts, D375): a restarting
+ * list+watch per watch, a GET per poll every `everyMs`, the detector's tick every `tickMs`, and
+ * every signal the detector answers emitted. Watches and polls whose optional grant was denied at
+ * startup are left out (the plan said so, once). `synced` once every watch has listed once; a poll
+ * that fails is told to the detector with its error and tried again at its next turn.
+ */
+import type { Logger } from "../../telemetry/logger.ts";
+import type { Detector, KubeObject, SourceSpec } from "../core/source-spec.ts";
+import type { Signal } from "../core/signal.ts";
+import { type KubeConnection, kubeFetch } from "../kube/kube-connection.ts";
+import { RestartingInformer } from "./restarting-informer.ts";
+
+export interface DetectorSourceOptions<S> {
+  spec: SourceSpec<S>;
+  settings: S;
+  connection: KubeConnection;
+  emit(signal: Signal): void;
+  logger: Logger;
+  /** A watch restarted after a failure (counted). */
+  onRestart(): void;
+  /** Names of the watches and polls left out (their optional grant was denied). */
+  without?: ReadonlySet<string>;
+  now?: () => number;
+}
+
+export class DetectorSource<S = unknown> {
+  readonly name: string;
+  readonly #detector: Detector;
+  readonly #informers: RestartingInformer[] = [];
+  readonly #timers: Array<ReturnType<typeof setInterval>> = [];
+  readonly #options: DetectorSourceOptions<S>;
+  readonly #now: () => number;
+  #stopped = false;
+
+  constructor(options: DetectorSourceOptions<S>) {
+    this.#options = options;
+    this.name = options.spec.name;
+    this.#now = options.now ?? Date.now;
+    this.#detector = options.spec.detector(options.settings);
+    for (const watch of options.spec.watches) {
+      if (options.without?.has(watch.name)) continue;
+      const observe = (change: "add" | "update" | "delete", object: Record<string, unknown>, initial: boolean) =>
+        this.#emit(this.#detector.observe(watch.name, change, object as KubeObject, this.#now(), initial));
+      this.#informers.push(
+        new RestartingInformer(
+          `${this.name}/${watch.name}`,
+          options.connection,
+          watch.path,
+          {
+            add: (object, initial) => observe("add", object, initial),
+            update: (object) => observe("update", object, false),
+            remove: (object) => observe("delete", object, false),
+          },
+          options.logger,
+          options.onRestart,
+        ),
+      );
+    }
+  }
+
+  /** Every watch has listed once (a poll-only source is ready at once). */
+  get synced(): boolean {
+    return this.#informers.every((informer) => informer.synced);
+  }
+
+  /** The latest failure of a watch, until it recovers. */
+  get lastError(): string | undefined {
+    return this.#informers.find((informer) => informer.lastError !== undefined)?.lastError;
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.#informers.map((informer) => informer.start()));
+    const { spec } = this.#options;
+    for (const poll of spec.polls ?? []) {
+      if (this.#options.without?.has(poll.name)) continue;
+      const run = () => void this.#poll(poll.name, poll.path);
+      run();
+      this.#timers.push(setInterval(run, poll.everyMs));
+    }
+    const tick = this.#detector.tick?.bind(this.#detector);
+    if (tick && spec.tickMs) this.#timers.push(setInterval(() => this.#emit(tick(this.#now())), spec.tickMs));
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    await Promise.all(this.#informers.map((informer) => informer.stop()));
+  }
+
+  async #poll(name: string, path: string): Promise<void> {
+    const polled = this.#detector.polled?.bind(this.#detector);
+    if (!polled) return;
+    let body: unknown;
+    let error: string | undefined;
+    try {
+      const response = await kubeFetch(this.#options.connection, path);
+      if (response.ok) body = await response.json();
+      else error = `GET ${path}: HTTP ${response.status}`;
+    } catch (caught) {
+      error = caught instanceof Error ? caught.message : String(caught);
+    }
+    if (this.#stopped) return;
+    this.#emit(polled(name, body, this.#now(), error));
+  }
+
+  #emit(signals: readonly Signal[]): void {
+    if (this.#stopped) return;
+    for (const signal of signals) this.#options.emit(signal);
+  }
+}
