@@ -14,6 +14,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { AGENT_FLAGS } from "../src/cli/agent-flags.ts";
 import { ATTACH_LIMITS_FLAGS } from "../src/cli/attach-limits-flags.ts";
+import { ATTACH_UI_FLAGS } from "../src/cli/attach-ui-flags.ts";
 import { type Bounds, type FlagSpec, shownDefault } from "../src/config/flag-spec.ts";
 import { GUARDRAIL_FLAGS } from "../src/cli/guardrail-flags.ts";
 import { KNOWLEDGE_FLAGS } from "../src/cli/knowledge-flags.ts";
@@ -42,6 +43,7 @@ const AGENT_GROUPS: ReadonlyArray<{ title: string; page: string; flags: readonly
   { title: "Skills and memory", page: "agent.md#skills-and-memory", flags: KNOWLEDGE_FLAGS },
   { title: "MCP tool servers", page: "agent.md#mcp-tool-servers", flags: MCP_FLAGS },
   { title: "Listener limits", page: "security.md#resource-caps", flags: ATTACH_LIMITS_FLAGS },
+  { title: "Dashboard and CORS", page: "attach-api.md#embedded-dashboard", flags: ATTACH_UI_FLAGS },
   { title: "Telemetry", page: "telemetry.md", flags: TELEMETRY_FLAGS },
 ];
 
@@ -98,6 +100,7 @@ const SVC_GROUPS: ReadonlyArray<{ title: string; page: string; flags: readonly F
   { title: "Pricing", page: "agent.md#pricing", flags: PRICING_FLAGS },
   { title: "MCP tool servers", page: "agent.md#mcp-tool-servers", flags: MCP_FLAGS },
   { title: "Listener limits", page: "security.md#resource-caps", flags: ATTACH_LIMITS_FLAGS },
+  { title: "Dashboard and CORS", page: "attach-api.md#embedded-dashboard", flags: ATTACH_UI_FLAGS },
   { title: "Telemetry", page: "telemetry.md", flags: TELEMETRY_FLAGS },
 ];
 

@@ -4,6 +4,7 @@
  * the listen policy, the peer hub, the attach listener), and the teardown in the order the
  * attach API promises (docs/agent.md). Takes a built configuration; parses nothing.
  */
+import { type UiAuthMode, browserParts } from "../surfaces/attach/ui-routes.ts";
 import { SparError } from "../core/errors.ts";
 import { scanSkills } from "../skills/skill-library.ts";
 import type { AttachContext } from "../surfaces/attach/attach-context.ts";
@@ -130,6 +131,12 @@ function checkListenPolicy(
   return allowed.value;
 }
 
+/** How the listener authenticates, as the dashboard's descriptor names it (GET /config, D370). */
+function uiAuthMode(config: AgentConfig, token: string | undefined, callers: CallerAuthConfig): UiAuthMode {
+  if (config.tls?.ca !== undefined) return "mtls";
+  return token !== undefined || callers.tokens !== undefined ? "bearer" : "none";
+}
+
 /** Start every part of the daemon; the caller owns the shutdown (which ends with the telemetry flush). */
 export async function startAgent(
   config: AgentConfig,
@@ -194,6 +201,7 @@ export async function startAgent(
       },
     },
     ...(peerHub ? { peerHub } : {}),
+    ...browserParts(config.ui, uiAuthMode(config, token, callers)),
     ...coreAttachParts(core, config),
   };
   const server = await listen(context, config);

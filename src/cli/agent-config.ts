@@ -31,6 +31,7 @@ import { type ListenAddress, parseListenAddress } from "../config/listen-address
 import { type AutoContinueSettings, resolveAutoContinue, resolveGuardrailConfig } from "./guardrail-flags.ts";
 import type { GuardrailConfig } from "../core/guardrails.ts";
 import { type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts";
+import { type AttachUiSettings, resolveAttachUi } from "./attach-ui-flags.ts";
 import type { SubagentSpec } from "../core/subagents.ts";
 import { resolveSubagents } from "./subagent-config.ts";
 
@@ -59,6 +60,8 @@ export interface AgentConfig {
   callerAuth: CallerAuthSettings | undefined;
   /** Extra Host names of an ungated listener, open-stream caps, inbox caps. */
   limits: AttachLimits;
+  /** The embedded dashboard's directory and the cross-origin allow list (D368, D371). */
+  ui: AttachUiSettings;
   peerHub: PeerHubSettings;
   /** `call_peer` and the registration with a hub (D364, D367). */
   peerClients: PeerClientSettings;
@@ -183,6 +186,8 @@ export function buildAgentConfig(
     const tls = tlsSettings(read, cwd);
     const limits = resolveAttachLimits(flags, config, tableFile !== "" || tls?.ca !== undefined);
     if (!limits.ok) throw new ConfigProblem(limits.error);
+    const ui = resolveAttachUi(flags, config, cwd);
+    if (!ui.ok) throw new ConfigProblem(ui.error);
     const model = need(resolveModelSpec(flags, config, cwd, agentScript(read)));
     const mcp = resolveMcpSettings(flags, config, cwd, model.provider);
     if (!mcp.ok) throw new ConfigProblem(mcp.error);
@@ -204,6 +209,7 @@ export function buildAgentConfig(
       agentCard: agentCard.value,
       callerAuth: callerAuthSettings(read, config, tableFile, tls?.ca !== undefined),
       limits: limits.value,
+      ui: ui.value,
       sessionDb: need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db"))),
       sessionDbMaxMb: need(read.int("session-db-max-mb")),
       model,

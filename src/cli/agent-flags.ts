@@ -9,6 +9,7 @@ import { AGENT_CARD_FLAGS } from "../surfaces/attach/agent-card-config.ts";
 import { PEER_FLAGS } from "../surfaces/peers/peer-flags.ts";
 import { PEER_CLIENT_FLAGS } from "../peers-client/peer-client-flags.ts";
 import { ATTACH_LIMITS_FLAGS } from "./attach-limits-flags.ts";
+import { ATTACH_UI_FLAGS } from "./attach-ui-flags.ts";
 import { GUARDRAIL_FLAGS } from "./guardrail-flags.ts";
 import { KNOWLEDGE_FLAGS } from "./knowledge-flags.ts";
 import { MCP_FLAGS } from "./mcp-flags.ts";
@@ -221,5 +222,6 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
   ...KNOWLEDGE_FLAGS,
   ...MCP_FLAGS,
   ...ATTACH_LIMITS_FLAGS,
+  ...ATTACH_UI_FLAGS,
   ...TELEMETRY_FLAGS,
 ];

@@ -20,6 +20,7 @@ import type { McpTimeouts } from "../mcp/types.ts";
 import type { DispatchSetting, WatchdogPosture } from "../svc/workload/workload.ts";
 import type { LogLevel } from "../telemetry/logger.ts";
 import { type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts";
+import { type AttachUiSettings, resolveAttachUi } from "./attach-ui-flags.ts";
 import { type ListenAddress, isLoopbackHost, parseListenAddress } from "../config/listen-address.ts";
 import { resolveMcpTimeouts } from "./mcp-flags.ts";
 import { resolveModelSpec } from "./model-flags.ts";
@@ -42,6 +43,8 @@ export interface AttachListenerSettings {
   address: AttachAddress;
   /** `SVC_ATTACH_TOKEN`. */
   token: string | undefined;
+  /** `--ui-dir` and `--attach-cors-origins`, as on the agent's listener (D368, D371). */
+  ui: AttachUiSettings;
 }
 
 export interface ProtocolListenerSettings {
@@ -223,11 +226,17 @@ function attachListener(
   env: SvcEnvironment,
   store: SessionStoreSettings,
   cwd: string,
+  ui: AttachUiSettings,
 ): AttachListenerSettings | undefined {
   // Read whether or not the listener is on, as every token variable: a blank one is refused.
   const token = need(tokenVariable(env, "SVC_ATTACH_TOKEN"));
   const text = optionalString(read, "attach-listen");
-  if (text === "") return undefined;
+  if (text === "") {
+    const browser = ui.uiDir !== undefined ? "ui-dir" : ui.corsOrigins.size > 0 ? "attach-cors-origins" : undefined;
+    if (browser !== undefined)
+      throw new ConfigProblem(`${read.from(browser)} needs --attach-listen: it configures the attach surface`);
+    return undefined;
+  }
   if (store.inMemory)
     throw new ConfigProblem(
       `${read.from("attach-listen")} needs --session-db: the attach surface serves durable sessions, and without --session-db the store is in memory`,
@@ -242,7 +251,7 @@ function attachListener(
       "SVC_ATTACH_TOKEN",
       "set SVC_ATTACH_TOKEN, bind a loopback address, or use a unix:/path socket",
     );
-  return { address, token };
+  return { address, token, ui };
 }
 
 function protocolListener(
@@ -344,7 +353,7 @@ export function buildSvcConfig(
       model: need(resolveModelSpec(flags, config, cwd, svcScript(env))),
       listen: mainListener(read, env, allowUnauthenticated),
       allowUnauthenticated,
-      attach: attachListener(read, env, sessionDb, cwd),
+      attach: attachListener(read, env, sessionDb, cwd, need(resolveAttachUi(flags, config, cwd))),
       a2a,
       agui,
       sessionDb,

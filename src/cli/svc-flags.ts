@@ -11,6 +11,7 @@ import type { FlagSpec } from "../config/flag-spec.ts";
 import { renderHelp } from "../config/flag-parser.ts";
 import { DISPATCH_SETTINGS } from "../svc/workload/bundle-schema.ts";
 import { ATTACH_LIMITS_FLAGS } from "./attach-limits-flags.ts";
+import { ATTACH_UI_FLAGS } from "./attach-ui-flags.ts";
 import { MCP_FLAGS } from "./mcp-flags.ts";
 import { MODEL_FLAGS } from "./model-flags.ts";
 import { PRICING_FLAGS } from "./pricing-flags.ts";
@@ -165,6 +166,7 @@ export const SVC_FLAGS: readonly FlagSpec[] = [
   ...PRICING_FLAGS,
   ...SVC_MCP_FLAGS,
   ...ATTACH_LIMITS_FLAGS,
+  ...ATTACH_UI_FLAGS,
   ...TELEMETRY_FLAGS,
 ];
 

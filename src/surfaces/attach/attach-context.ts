@@ -7,6 +7,8 @@ import type { SessionService } from "../../runtime/session-service.ts";
 import type { ToolCatalog } from "../../core/tool-catalog.ts";
 import type { MetricsRegistry } from "../../telemetry/metrics.ts";
 import type { TransportPolicy } from "../http/request-guards.ts";
+import type { AllowedOrigins } from "../http/cors-policy.ts";
+import type { UiSettings } from "./ui-routes.ts";
 import type { StreamAdmission } from "../http/stream-admission.ts";
 import type { PeerHub } from "../peers/peer-hub.ts";
 import type { AgentCardOptions } from "./agent-card.ts";
@@ -70,6 +72,10 @@ export interface AttachContext {
   tools?: ToolCatalog;
   /** The tool servers of mcp.json (GET /mcp, the `mcp` feature); absent: none loaded. */
   mcp?: McpManager;
+  /** The embedded dashboard (`--ui-dir`): `/ui/*` and `GET /config`; absent: neither route exists. */
+  ui?: UiSettings;
+  /** Browser origins allowed cross-origin (`--attach-cors-origins`, D371); absent or empty: none. */
+  corsOrigins?: AllowedOrigins;
   /** Memory and skills (GET /memory, GET /skills) and the POST /reload registry; absent: zero bodies. */
   knowledge?: KnowledgeProvider;
 }

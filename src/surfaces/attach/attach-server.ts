@@ -5,6 +5,7 @@
 import { Elysia } from "elysia";
 import { PROTOCOL_VERSION } from "./attach-protocol.ts";
 import { DEFAULT_IDLE_TIMEOUT_SECONDS } from "../http/connection-deadlines.ts";
+import type { CorsAllowance } from "../http/cors-policy.ts";
 import { guardedApp } from "../http/guarded-app.ts";
 import { openapiDocument } from "../http/openapi-document.ts";
 import { type MtlsTerminator, startMtlsTerminator } from "../http/mtls-terminator.ts";
@@ -28,6 +29,16 @@ import { sessionListRoutes, sessionRoutes } from "./session-routes.ts";
 import { slashRoutes } from "./slash-routes.ts";
 import { titleRoutes } from "./title-routes.ts";
 import { toolsRoutes } from "./tools-routes.ts";
+import { uiRoutes } from "./ui-routes.ts";
+
+/**
+ * What an allowed origin's preflight is granted on the attach listener (D371): every method the
+ * API serves, and the headers the mast-web dashboard and the protocol send.
+ */
+const ATTACH_CORS: CorsAllowance = {
+  methods: "GET, POST, PATCH, DELETE",
+  headers: "authorization, x-attach-token, x-attach-protocol-version, content-type, accept, last-event-id, traceparent",
+};
 
 /** Card options when no card is configured (its route then answers the card-shaped 404). */
 const NO_CARD: AgentCardOptions = { bearer: false, mtls: false, skills: () => [] };
@@ -82,6 +93,8 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls, listen
     publicPaths: new Set(["/healthz", ...(context.agentCard ? [AGENT_CARD_PATH] : [])]),
     bodyLimit: (pathname) => (context.peerHub && isPeerPath(pathname) ? PEER_BODY_LIMIT : WRITE_BODY_LIMIT),
     responseHeaders: { [PROTOCOL_HEADER]: PROTOCOL_VERSION },
+    ...(context.corsOrigins ? { allowedOrigins: context.corsOrigins } : {}),
+    corsAllowance: ATTACH_CORS,
     idleTimeoutSeconds: context.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS,
     serve: {
       development: false,
@@ -108,6 +121,7 @@ export function buildAttachApp(context: AttachContext, tls?: ListenerTls, listen
     .use(sessionListRoutes(context))
     .group("/sessions/:p1", (group) => group.use(sessionScoped))
     .group("/sessions/:p1/:p2", (group) => group.use(sessionScoped));
+  if (context.ui) app.use(uiRoutes(context.ui));
   if (context.peerHub) app.use(peerRoutes(context.peerHub, { requireIdentity: context.identitiesRequired }));
   return app;
 }

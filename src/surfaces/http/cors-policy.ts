@@ -1,6 +1,6 @@
 /**
- * Cross-origin browser access to a bearer-authenticated listener (svc's AG-UI listener): deny by
- * default. A listener names the exact origins (`scheme://host[:port]`, no path, no wildcard)
+ * Cross-origin browser access to a bearer-authenticated listener (svc's AG-UI listener,
+ * `--agui-allowed-origins`; the attach listener, `--attach-cors-origins`, D371): deny by default. A listener names the exact origins (`scheme://host[:port]`, no path, no wildcard)
  * allowed to call it from a browser; for those only, a preflight (`OPTIONS` with
  * `Access-Control-Request-Method`) is answered 204 before authentication (browsers send no
  * credentials on a preflight) and every answer, refusals included, carries
@@ -16,8 +16,16 @@ import { json } from "./responses.ts";
 /** Lower-case serialized origins (`https://app.example.com`, `http://localhost:3000`). */
 export type AllowedOrigins = ReadonlySet<string>;
 
-/** Request headers a browser may send cross-origin (what AG-UI clients send). */
-const ALLOWED_REQUEST_HEADERS = "authorization, content-type, accept, traceparent, tracestate, baggage";
+/** What a listener's preflight allows: methods and request headers (default: what AG-UI clients send). */
+export interface CorsAllowance {
+  methods: string;
+  headers: string;
+}
+
+const AGUI_ALLOWANCE: CorsAllowance = {
+  methods: "GET, POST",
+  headers: "authorization, content-type, accept, traceparent, tracestate, baggage",
+};
 /** Response headers a page may read besides the CORS-safelisted ones. */
 const EXPOSED_HEADERS = "retry-after, www-authenticate";
 
@@ -48,7 +56,7 @@ export function allowedOrigin(request: Request, allowed: AllowedOrigins): string
 }
 
 /** The CORS plugin: runs before the auth guard (a preflight carries no credentials). */
-export function corsGuard(allowed: AllowedOrigins) {
+export function corsGuard(allowed: AllowedOrigins, allowance: CorsAllowance = AGUI_ALLOWANCE) {
   return new Elysia({ name: "spar.cors-guard", seed: [...allowed] }).onRequest(({ request, set }) => {
     const preflight = request.method === "OPTIONS" && request.headers.has("access-control-request-method");
     const origin = allowedOrigin(request, allowed);
@@ -67,8 +75,8 @@ export function corsGuard(allowed: AllowedOrigins) {
       status: 204,
       headers: {
         "access-control-allow-origin": origin,
-        "access-control-allow-methods": "GET, POST",
-        "access-control-allow-headers": ALLOWED_REQUEST_HEADERS,
+        "access-control-allow-methods": allowance.methods,
+        "access-control-allow-headers": allowance.headers,
         "access-control-max-age": "600",
         vary: "Origin",
       },

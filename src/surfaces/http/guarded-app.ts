@@ -12,7 +12,7 @@
 import { Elysia } from "elysia";
 import { type AuthGuardOptions, authGuard } from "./auth-guard.ts";
 import { type BodyLimit, csrfGuard, jsonBody } from "./body-guards.ts";
-import { type AllowedOrigins, corsGuard } from "./cors-policy.ts";
+import { type AllowedOrigins, type CorsAllowance, corsGuard } from "./cors-policy.ts";
 import { DEFAULT_IDLE_TIMEOUT_SECONDS, connectionDeadlines } from "./connection-deadlines.ts";
 import { errorMapper } from "./error-mapper.ts";
 import { hostGuard } from "./host-guard.ts";
@@ -27,6 +27,8 @@ export interface GuardedAppOptions extends AuthGuardOptions {
   responseHeaders?: Readonly<Record<string, string>>;
   /** Browser origins allowed cross-origin (CORS and the CSRF guard; cors-policy.ts); none by default. */
   allowedOrigins?: AllowedOrigins;
+  /** The methods and request headers an allowed origin's preflight is granted (default: AG-UI's). */
+  corsAllowance?: CorsAllowance;
   /** Bun.serve options when the app listens itself. */
   serve?: Partial<Bun.Serve.Options<undefined>>;
   /**
@@ -50,7 +52,7 @@ export function guardedApp(options: GuardedAppOptions) {
     })
     .use(errorMapper(() => built.routes?.() ?? []))
     .use(hostGuard(options.transport.allowedHosts))
-    .use(corsGuard(options.allowedOrigins ?? new Set()))
+    .use(corsGuard(options.allowedOrigins ?? new Set(), options.corsAllowance))
     .use(authGuard(options))
     .use(csrfGuard(options.allowedOrigins))
     .use(jsonBody(options.bodyLimit, { deadlineMs: idleTimeout * 1000, arrays: options.jsonArrays ?? false }));

@@ -11,6 +11,7 @@
 import { chmodSync, lstatSync, unlinkSync } from "node:fs";
 import { type AttachServer, startAttachServer, startAttachSocket } from "../../surfaces/attach/attach-server.ts";
 import type { AttachContext } from "../../surfaces/attach/attach-context.ts";
+import { browserParts } from "../../surfaces/attach/ui-routes.ts";
 import { type Caller, type CallerAuthConfig, resolveCaller, sha256Hex } from "../../surfaces/http/caller-auth.ts";
 import { parseAllowedHosts } from "../../surfaces/http/host-allowlist.ts";
 import type { Logger } from "../../telemetry/logger.ts";
@@ -130,6 +131,7 @@ function svcAttachContext(options: SvcAttachOptions): AttachContext {
     },
     streams: options.streams,
     identitiesRequired: settings.token !== undefined,
+    ...browserParts(settings.ui, settings.token === undefined ? "none" : "bearer"),
     ...coreAttachParts(core, base),
   };
 }

@@ -6,10 +6,10 @@
  * owned by `svc:internal`) and reads their events over SSE with the `eventsource` package. On a
  * unix socket: Bun's fetch with `unix:`, the file owner-only, removed at shutdown, and a socket a
  * killed daemon left behind taken over at the next start. The `/slash/*` limiter answers there as
- * on the agent's listener.
+ * on the agent's listener. With `--ui-dir` the surface serves the dashboard and `/config` as the agent does.
  */
 import { expect, test } from "bun:test";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Daemon } from "../../support/daemon.ts";
 import { tempDir } from "../../support/daemon.ts";
@@ -149,3 +149,42 @@ test("a socket a killed daemon left behind is taken over at the next start", asy
   expect((await fetch("http://localhost/healthz", { unix: socket })).status).toBe(200);
   expect(await second.sigterm()).toBe(0);
 }, 30_000);
+
+test("--ui-dir and --attach-cors-origins serve the dashboard and its /config on svc's attach surface, behind its token", async () => {
+  const ui = join(tempDir("spar-svc-ui-"), "web");
+  mkdirSync(ui);
+  writeFileSync(join(ui, "index.html"), "<!doctype html><p>svc dashboard</p>");
+  const workload = gatedWorkload();
+  const daemon = await scope.start(
+    gatedDaemonOptions(workload, proposal, {
+      args: ["--attach-listen=127.0.0.1:0", `--ui-dir=${ui}`, "--attach-cors-origins=https://dash.example.com"],
+      env: { SVC_ATTACH_TOKEN: ATTACH_TOKEN },
+    }),
+  );
+  const attach = attachUrl(daemon);
+  const redirect = await fetch(`${attach}/ui`, { headers: OPERATOR, redirect: "manual" });
+  expect([redirect.status, redirect.headers.get("location")]).toEqual([301, "/ui/"]);
+  const page = await fetch(`${attach}/ui/`, { headers: OPERATOR });
+  expect([page.status, page.headers.get("content-type"), await page.text()]).toEqual([
+    200,
+    "text/html;charset=utf-8",
+    "<!doctype html><p>svc dashboard</p>",
+  ]);
+  const config = await fetch(`${attach}/config`, { headers: OPERATOR });
+  expect(await config.json()).toEqual({
+    mode: "proxy",
+    api_prefix: "/",
+    auth: { mode: "bearer", authenticated: true, identity: "svc-attach" },
+    multi_daemon: false,
+    backends: [],
+  });
+  expect((await fetch(`${attach}/ui/`)).status).toBe(401);
+  const preflight = await fetch(`${attach}/sessions`, {
+    method: "OPTIONS",
+    headers: { origin: "https://dash.example.com", "access-control-request-method": "GET" },
+  });
+  expect([preflight.status, preflight.headers.get("access-control-allow-origin")]).toEqual([
+    204,
+    "https://dash.example.com",
+  ]);
+});

@@ -325,6 +325,7 @@ describe("the attach surface", () => {
     expect(value(build(["--attach-listen=127.0.0.1:7790", "--session-db=s.db"])).attach).toEqual({
       address: { kind: "tcp", address: { host: "127.0.0.1", port: 7790 } },
       token: undefined,
+      ui: { corsOrigins: new Set() },
     });
     expect(refusal(build(["--attach-listen=0.0.0.0:7790", "--session-db=s.db"]))).toBe(
       "--attach-listen=0.0.0.0:7790 binds every interface and SVC_ATTACH_TOKEN is not set: set SVC_ATTACH_TOKEN, bind a loopback address, or use a unix:/path socket",
@@ -333,10 +334,22 @@ describe("the attach surface", () => {
     expect(value(build(["--attach-listen=0.0.0.0:7790", "--session-db=s.db"], {}, env)).attach?.token).toBe("a");
   });
 
+  test("--ui-dir and --attach-cors-origins configure the attach surface, so they need --attach-listen", () => {
+    expect(refusal(build(["--ui-dir=/", "--session-db=s.db"]))).toBe(
+      "--ui-dir needs --attach-listen: it configures the attach surface",
+    );
+    expect(refusal(build(["--session-db=s.db"], { "attach.cors_origins": "https://a.example" }))).toBe(
+      "config key attach.cors_origins needs --attach-listen: it configures the attach surface",
+    );
+    const attach = value(build(["--attach-listen=127.0.0.1:7790", "--session-db=s.db", "--ui-dir=/"])).attach;
+    expect(attach?.ui).toEqual({ uiDir: "/", corsOrigins: new Set() });
+  });
+
   test("unix:/path sockets need no token; a relative path is taken from cwd", () => {
     expect(value(build(["--attach-listen=unix:/run/svc/attach.sock", "--session-db=s.db"])).attach).toEqual({
       address: { kind: "unix", path: "/run/svc/attach.sock" },
       token: undefined,
+      ui: { corsOrigins: new Set() },
     });
     expect(value(build(["--attach-listen=unix:run/a.sock", "--session-db=s.db"])).attach?.address).toEqual({
       kind: "unix",
