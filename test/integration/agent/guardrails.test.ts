@@ -306,8 +306,10 @@ test("a watchdog halt survives restart under enforce and is not resurrected unde
 test("readiness: a guardrail-halted session counts neither as a failure nor as clearing one", async () => {
   const failing = { request: {}, responses: [{ error: { status: "401", message: "bad key" } }] };
   const loop = Array.from({ length: 5 }, () => call("lookup", { q: "same" }));
-  const { daemon, events, base } = await start({ script: writeScript([failing, failing, failing, ...loop]) });
-  for (let i = 0; i < 3; i++) {
+  // The session first schedules a wake an hour away: only a wake loop counts for readiness (D363).
+  const schedule = call("schedule_next_turn", { delay_seconds: 3600, reason: "check again" });
+  const { daemon, events, base } = await start({ script: writeScript([schedule, failing, failing, failing, ...loop]) });
+  for (let i = 0; i < 4; i++) {
     const mark = events.frames.length;
     await postJson(`${base}/inject`, { message: `try ${i}` });
     await events.waitFor(turnEnd, 10_000, mark);
