@@ -3,10 +3,22 @@
  * watcher's configuration (its thresholds; anything impure a detector needs, such as a
  * certificate parser). `cluster-events` predates the contract and is started by the runner itself.
  */
+import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-detector.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 
+/** A flag's effective value as a number (durations are ms), else the default. */
+function flagNumber(config: WatcherConfig, flag: string, fallback: number): number {
+  const value = config.values.get(flag);
+  return typeof value === "number" ? value : fallback;
+}
+
 /** Settings readers by source name; a source with none gets `{}`. */
-export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) => unknown>> = {};
+export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) => unknown>> = {
+  rollout: (config): RolloutSettings => ({
+    ...ROLLOUT_DEFAULTS,
+    observeMs: flagNumber(config, "rollout-observe", ROLLOUT_DEFAULTS.observeMs),
+  }),
+};
 
 export function sourceSettings(name: string, config: WatcherConfig): unknown {
   return SOURCE_SETTINGS[name]?.(config) ?? {};
