@@ -4,7 +4,9 @@
  * certificate parser). `cluster-events` predates the contract and is started by the runner itself.
  */
 import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-detector.ts";
+import { WORKLOAD_DEFAULTS, type WorkloadSettings } from "../core/sources/workload-detector.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
+import { cronActivations } from "./cron-schedule.ts";
 
 /** A flag's effective value as a number (durations are ms), else the default. */
 function flagNumber(config: WatcherConfig, flag: string, fallback: number): number {
@@ -18,6 +20,8 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) =>
     ...ROLLOUT_DEFAULTS,
     observeMs: flagNumber(config, "rollout-observe", ROLLOUT_DEFAULTS.observeMs),
   }),
+  // The cron library comes in here so the detector stays pure (D381).
+  workload: (): WorkloadSettings => ({ ...WORKLOAD_DEFAULTS, activations: cronActivations }),
 };
 
 export function sourceSettings(name: string, config: WatcherConfig): unknown {
