@@ -3,6 +3,7 @@
  * watcher's configuration (its thresholds; anything impure a detector needs, such as a
  * certificate parser). `cluster-events` predates the contract and is started by the runner itself.
  */
+import { AUTOSCALING_DEFAULTS } from "../core/sources/autoscaling-detector.ts";
 import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-detector.ts";
 import { WORKLOAD_DEFAULTS, type WorkloadSettings } from "../core/sources/workload-detector.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
@@ -22,6 +23,7 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) =>
   }),
   // The cron library comes in here so the detector stays pure (D381).
   workload: (): WorkloadSettings => ({ ...WORKLOAD_DEFAULTS, activations: cronActivations }),
+  autoscaling: () => ({ ...AUTOSCALING_DEFAULTS }),
 };
 
 export function sourceSettings(name: string, config: WatcherConfig): unknown {
