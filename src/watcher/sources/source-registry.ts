@@ -4,6 +4,7 @@
  * certificate parser). `cluster-events` predates the contract and is started by the runner itself.
  */
 import { AUTOSCALING_DEFAULTS } from "../core/sources/autoscaling-detector.ts";
+import { DEGRADATION_DEFAULTS, type DegradationSettings } from "../core/sources/degradation-detector.ts";
 import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-detector.ts";
 import { WORKLOAD_DEFAULTS, type WorkloadSettings } from "../core/sources/workload-detector.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
@@ -24,6 +25,11 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) =>
   // The cron library comes in here so the detector stays pure (D381).
   workload: (): WorkloadSettings => ({ ...WORKLOAD_DEFAULTS, activations: cronActivations }),
   autoscaling: () => ({ ...AUTOSCALING_DEFAULTS }),
+  degradation: (config): DegradationSettings => ({
+    ...DEGRADATION_DEFAULTS,
+    windowMs: flagNumber(config, "degradation-window", DEGRADATION_DEFAULTS.windowMs),
+    drop: flagNumber(config, "degradation-drop", DEGRADATION_DEFAULTS.drop),
+  }),
 };
 
 export function sourceSettings(name: string, config: WatcherConfig): unknown {
