@@ -1,5 +1,5 @@
 /**
- * The `autoscaling` source (reference 3.3; docs/watcher.md#autoscaling): HorizontalPodAutoscaler
+ * The `autoscaling` source (docs/watcher.md#autoscaling): HorizontalPodAutoscaler
  * (autoscaling/v2) status conditions, judged every 30s. `autoscaling.hpa_pinned`: at maxReplicas
  * with ScalingLimited=True/TooManyReplicas for 10m is a warning, and once more, critical, at 30m.
  * `autoscaling.hpa_metrics_dead`: ScalingActive=False with a `FailedGet*` reason for 15m is a

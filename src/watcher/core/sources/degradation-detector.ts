@@ -1,5 +1,5 @@
 /**
- * The `degradation` source (reference 3.3; docs/watcher.md#degradation). Per Service, the ready
+ * The `degradation` source (docs/watcher.md#degradation). Per Service, the ready
  * ratio of its endpoints summed over its EndpointSlices is sampled on every change, samples at
  * least 10s apart (changes closer together fold into the last sample, so one event is one step),
  * over `--degradation-window` (15m). `degradation.capacity` fires when the ratio is still above 0,

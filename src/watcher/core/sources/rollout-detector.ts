@@ -1,5 +1,5 @@
 /**
- * The `rollout` source (reference 3.3; docs/watcher.md#rollout): a Deployment or StatefulSet in
+ * The `rollout` source (docs/watcher.md#rollout): a Deployment or StatefulSet in
  * the middle of a rollout whose new revision gains no ready replica for `--rollout-observe` while
  * the old revision still serves (its ready ratio at least 0.9) is `rollout.stall` (warning, uid =
  * the workload's UID). A Deployment is rolling when its newest ReplicaSet (by the

@@ -1,5 +1,5 @@
 /**
- * The `workload` source (reference 3.3; docs/watcher.md#workload). `workload.job_failed`: a Job's
+ * The `workload` source (docs/watcher.md#workload). `workload.job_failed`: a Job's
  * Failed condition turns True (warning, uid = the Job, controller its CronJob). `workload.cron_missed`:
  * a CronJob activation passed, plus a grace (5m), without `status.lastScheduleTime` reaching it
  * (uid = the CronJob): a warning at the first miss, and once more, critical, when the misses in
