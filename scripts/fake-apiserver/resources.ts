@@ -61,6 +61,9 @@ export const RESOURCES: readonly ResourceInfo[] = [
   resource("batch", "v1", "jobs", "Job", true),
   resource("batch", "v1", "cronjobs", "CronJob", true, { shortNames: ["cj"] }),
   resource("events.k8s.io", "v1", "events", "Event", true, { shortNames: ["ev"], storage: "events" }),
+  // The workload sources' reads (rollout, workload, autoscaling, degradation; D380-D383).
+  resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", true, { shortNames: ["hpa"] }),
+  resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true),
   resource("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false, {
     verbs: ["create"],
     virtual: true,

@@ -5,9 +5,18 @@
  * is pure (what needs I/O, such as parsing a certificate, comes in through the settings).
  */
 import type { SourceSpec } from "./source-spec.ts";
+import { AUTOSCALING_SPEC } from "./sources/autoscaling-detector.ts";
+import { DEGRADATION_SPEC } from "./sources/degradation-detector.ts";
+import { ROLLOUT_SPEC } from "./sources/rollout-detector.ts";
+import { WORKLOAD_SPEC } from "./sources/workload-detector.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
-export const SOURCE_SPECS: readonly SourceSpec<any>[] = [];
+export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
+  ROLLOUT_SPEC,
+  WORKLOAD_SPEC,
+  AUTOSCALING_SPEC,
+  DEGRADATION_SPEC,
+];
 
 export function sourceSpec(name: string): SourceSpec<unknown> | undefined {
   return SOURCE_SPECS.find((spec) => spec.name === name);
