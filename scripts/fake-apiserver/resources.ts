@@ -65,6 +65,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
     verbs: ["create"],
     virtual: true,
   }),
+  resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true),
+  resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, { shortNames: ["pdb"] }),
 ];
 
 /** Subresources listed in discovery (served by dedicated handlers). */

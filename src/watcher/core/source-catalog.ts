@@ -5,9 +5,10 @@
  * is pure (what needs I/O, such as parsing a certificate, comes in through the settings).
  */
 import type { SourceSpec } from "./source-spec.ts";
+import { OBJECT_STATE_SPEC } from "./sources/object-state.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
-export const SOURCE_SPECS: readonly SourceSpec<any>[] = [];
+export const SOURCE_SPECS: readonly SourceSpec<any>[] = [OBJECT_STATE_SPEC];
 
 export function sourceSpec(name: string): SourceSpec<unknown> | undefined {
   return SOURCE_SPECS.find((spec) => spec.name === name);

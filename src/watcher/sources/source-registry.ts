@@ -3,10 +3,14 @@
  * watcher's configuration (its thresholds; anything impure a detector needs, such as a
  * certificate parser). `cluster-events` predates the contract and is started by the runner itself.
  */
+import { OBJECT_STATE_DEFAULTS } from "../core/sources/object-state.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 
 /** Settings readers by source name; a source with none gets `{}`. */
-export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) => unknown>> = {};
+export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) => unknown>> = {
+  // The reference names no flags for object-state: its thresholds are the reference's (D376).
+  "object-state": () => OBJECT_STATE_DEFAULTS,
+};
 
 export function sourceSettings(name: string, config: WatcherConfig): unknown {
   return SOURCE_SETTINGS[name]?.(config) ?? {};
