@@ -8,7 +8,7 @@ import type { WatcherConfig } from "../watcher-config.ts";
 
 /** Settings readers by source name; a source with none gets `{}`. */
 export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) => unknown>> = {
-  // The reference names no flags for object-state: its thresholds are the reference's (D376).
+  // object-state has no flags: its thresholds are fixed (docs/watcher.md#object-state, D376).
   "object-state": () => OBJECT_STATE_DEFAULTS,
 };
 

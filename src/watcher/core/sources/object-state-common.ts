@@ -1,5 +1,5 @@
 /**
- * What the object-state detectors share (D376): their settings with the reference's defaults,
+ * What the object-state detectors share (D376): their settings with the defaults issue 31 asks for,
  * the signal they build, and the small readers of Kubernetes objects they use. Pure.
  */
 import type { Severity, Signal } from "../signal.ts";

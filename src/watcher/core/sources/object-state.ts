@@ -1,5 +1,5 @@
 /**
- * The `object-state` source (reference 3.3, D376): informers on pods, nodes, deployments,
+ * The `object-state` source (docs/watcher.md#object-state, D376): informers on pods, nodes, deployments,
  * EndpointSlices and PodDisruptionBudgets; a detector that emits on transitions only, never on
  * creation (progress_deadline, a countdown, is the one level-triggered signal); a sweep every
  * 30 s for windows, countdowns, escalations and the 24 h expiry of per-object state. Its node
