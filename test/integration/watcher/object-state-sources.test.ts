@@ -4,7 +4,8 @@
  * scenario's transition at its threshold and not before, nothing fires for the first list, and the
  * countdown and the windows clear; then its RBAC probe through the real runner: granted (enabled,
  * its watches synced), denied under an explicit list (a refusal naming the grant) and under auto
- * (one `disabled (missing ...)` line, the watcher ready without it).
+ * (one `disabled (missing ...)` line, the watcher ready without it). And the graph's node
+ * clearance (D377): Ready since its transition, a same-name replacement, a node gone.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -19,6 +20,7 @@ import {
   ObjectStateDetector,
   type ObjectStateSettings,
 } from "../../../src/watcher/core/sources/object-state.ts";
+import { ClusterGraph } from "../../../src/watcher/sources/cluster-graph.ts";
 import { DetectorSource } from "../../../src/watcher/sources/detector-source.ts";
 import { StartupRefusal, startWatcher } from "../../../src/watcher/watch-runner.ts";
 import { tempDir, waitFor } from "../../support/daemon.ts";
@@ -317,4 +319,83 @@ describe("the RBAC probe", () => {
       api.scenario.setGrants(undefined);
     }
   });
+});
+
+test("node clearance (D377): Ready since its transition clears; NotReady does not; a Ready replacement recovers; gone with none is object_deleted", async () => {
+  const graph = new ClusterGraph(
+    { server: api.url, tls: {}, token: () => undefined },
+    createLogger("error"),
+    () => {},
+    {
+      pods: false,
+      replicaSets: false,
+      nodes: true,
+    },
+  );
+  const blind = new ClusterGraph(
+    { server: api.url, tls: {}, token: () => undefined },
+    createLogger("error"),
+    () => {},
+    {
+      pods: false,
+      replicaSets: false,
+    },
+  );
+  const incident = (name: string) => ({
+    namespace: "",
+    kind_of_object: "Node",
+    name,
+    fingerprint: "sha256:x",
+    cluster: "c",
+  });
+  const uidOf = (object: KubeObject) => String((object.metadata as { uid: string }).uid);
+  const down = api.scenario.createNode({ name: "clear-n1", ready: "False" });
+  await graph.start();
+  try {
+    expect(graph.clearance(uidOf(down), incident("clear-n1"))).toEqual({ cleared: false });
+    expect(blind.clearance(uidOf(down), incident("clear-n1"))).toBeUndefined();
+    const up = api.scenario.updateNode({ name: "clear-n1", ready: "True" });
+    const since = Date.parse(
+      String(
+        (up.status as { conditions: Array<{ type: string; lastTransitionTime: string }> }).conditions.find(
+          (one) => one.type === "Ready",
+        )?.lastTransitionTime,
+      ),
+    );
+    await waitFor(
+      () => (graph.clearance(uidOf(down), incident("clear-n1"))?.cleared ? true : undefined),
+      8000,
+      "cleared",
+    );
+    expect(graph.clearance(uidOf(down), incident("clear-n1"))).toEqual({
+      cleared: true,
+      stableSince: since,
+      resolution: "recovered",
+    });
+    api.scenario.delete({ apiVersion: "v1", kind: "Node", name: "clear-n1" });
+    const gone = await waitFor(
+      () => {
+        const observed = graph.clearance(uidOf(down), incident("clear-n1"));
+        return observed?.resolution === "object_deleted" ? observed : undefined;
+      },
+      8000,
+      "object_deleted",
+    );
+    expect(gone.cleared).toBe(true);
+    const replacement = api.scenario.createNode({ name: "clear-n1", ready: "True" });
+    expect(uidOf(replacement)).not.toBe(uidOf(down));
+    const recovered = await waitFor(
+      () => {
+        const observed = graph.clearance(uidOf(down), incident("clear-n1"));
+        return observed?.resolution === "recovered" ? observed : undefined;
+      },
+      8000,
+      "the replacement",
+    );
+    expect(recovered.cleared).toBe(true);
+    // A node never seen is not judged here.
+    expect(graph.clearance("nope", incident("never-there"))).toBeUndefined();
+  } finally {
+    await graph.stop();
+  }
 });
