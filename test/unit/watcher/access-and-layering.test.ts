@@ -193,7 +193,7 @@ test("src/watcher/core is pure: imports only itself, no fetch, no Bun, no proces
   const violations: string[] = [];
   for (const file of files) {
     const source = readFileSync(join(root, file), "utf8");
-    // Relative imports that stay inside src/watcher/core (its sources/ folder may import ../).
+    // Relative imports that stay inside src/watcher/core (its sources/ folder may import ../, D379).
     const core = join(root, "src/watcher/core");
     for (const specifier of importSpecifiers(source)) {
       const target = resolve(join(root, file, ".."), specifier);
