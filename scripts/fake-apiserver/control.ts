@@ -13,6 +13,7 @@ import type { ObjectRef, Scenario } from "./scenario.ts";
 import type { KubeObject } from "./selectors.ts";
 import { badRequest, failure, jsonResponse } from "./status.ts";
 import type { FakeApiserver, FaultControls } from "./server.ts";
+import type { EndpointSliceInput, PodDisruptionBudgetInput } from "./builders-objectstate.ts";
 
 export interface ControlTarget {
   scenario: Scenario;
@@ -54,6 +55,10 @@ const POST_ROUTES: Record<string, Route> = {
   "/_fake/nodes": (body, _url, { scenario }) => scenario.apply(node(body as unknown as NodeInput)),
   "/_fake/replicasets": (body, _url, { scenario }) => scenario.apply(replicaSet(body as unknown as WorkloadInput)),
   "/_fake/deployments": (body, _url, { scenario }) => scenario.apply(deployment(body as unknown as WorkloadInput)),
+  "/_fake/endpointslices": (body, _url, { scenario }) =>
+    scenario.applyEndpointSlice(body as unknown as EndpointSliceInput),
+  "/_fake/poddisruptionbudgets": (body, _url, { scenario }) =>
+    scenario.applyPodDisruptionBudget(body as unknown as PodDisruptionBudgetInput),
   "/_fake/events": (body, url, { scenario }) =>
     url.searchParams.get("api") === "events.k8s.io"
       ? scenario.createEventV1(body as unknown as EventV1Input)

@@ -68,6 +68,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     verbs: ["create"],
     virtual: true,
   }),
+  resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, { shortNames: ["pdb"] }),
 ];
 
 /** Subresources listed in discovery (served by dedicated handlers). */

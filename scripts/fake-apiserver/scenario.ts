@@ -27,6 +27,12 @@ import { type ResourceInfo, resourceForKind } from "./resources.ts";
 import type { KubeObject } from "./selectors.ts";
 import { type ObjectStore, kubeTime } from "./store.ts";
 import type { WatchHub } from "./watch.ts";
+import {
+  type EndpointSliceInput,
+  type PodDisruptionBudgetInput,
+  endpointSlice,
+  podDisruptionBudget,
+} from "./builders-objectstate.ts";
 
 /** Identifies one object: apiVersion and kind as in manifests. */
 export interface ObjectRef {
@@ -208,6 +214,16 @@ export class Scenario {
   /** Send a BOOKMARK at the current resourceVersion to every watch that allows bookmarks; returns how many. */
   bookmark(): number {
     return this.parts.watches.bookmarkAll();
+  }
+
+  /** Create or replace a Service's EndpointSlice (object-state, degradation). */
+  applyEndpointSlice(input: EndpointSliceInput): KubeObject {
+    return this.apply(endpointSlice(input));
+  }
+
+  /** Create or replace a PodDisruptionBudget with its status (object-state). */
+  applyPodDisruptionBudget(input: PodDisruptionBudgetInput): KubeObject {
+    return this.apply(podDisruptionBudget(input));
   }
 
   private ensureNamespace(info: ResourceInfo, object: KubeObject): void {

@@ -82,9 +82,18 @@ export function accessChecksFor(input: AccessPlanInput): AccessCheck[] {
   return unique(checks);
 }
 
-/** The watches a plan starts besides its sources': `pods` (storms or recovery), `replicasets` (storms only). */
-export function optionalWatches(plan: Pick<AccessPlan, "storm" | "recovery">): { pods: boolean; replicaSets: boolean } {
-  return { pods: plan.storm || plan.recovery, replicaSets: plan.storm };
+/**
+ * The watches a plan starts besides its sources': `pods` (storms or recovery), `replicasets`
+ * (storms only), `nodes` (recovery, for Node clearance, D377) when a part that runs already holds
+ * list and watch on nodes: storms or the object-state source. No new grant is ever asked for it.
+ */
+export function optionalWatches(plan: Pick<AccessPlan, "storm" | "recovery"> & { sources?: readonly string[] }): {
+  pods: boolean;
+  replicaSets: boolean;
+  nodes: boolean;
+} {
+  const nodesHeld = plan.storm || (plan.sources ?? []).includes("object-state");
+  return { pods: plan.storm || plan.recovery, replicaSets: plan.storm, nodes: plan.recovery && nodesHeld };
 }
 
 /** The optional grants the access re-check tracks: those of storms and recovery when they run. */

@@ -7,11 +7,13 @@
 import type { SourceSpec } from "./source-spec.ts";
 import { AUTOSCALING_SPEC } from "./sources/autoscaling-detector.ts";
 import { DEGRADATION_SPEC } from "./sources/degradation-detector.ts";
+import { OBJECT_STATE_SPEC } from "./sources/object-state.ts";
 import { ROLLOUT_SPEC } from "./sources/rollout-detector.ts";
 import { WORKLOAD_SPEC } from "./sources/workload-detector.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
 export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
+  OBJECT_STATE_SPEC,
   ROLLOUT_SPEC,
   WORKLOAD_SPEC,
   AUTOSCALING_SPEC,

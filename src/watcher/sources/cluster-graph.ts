@@ -4,7 +4,11 @@
  * need both) and only after the startup plan reviewed its grants. The graph is optional: its
  * watches never hold readiness, and `failing()` names those not synced (or failing now). Blast-radius keys of a pod, nearest first: its node, its owner chain
  * (ReplicaSet, then the ReplicaSet's Deployment), its namespace. Clearance of a pod: Ready=True
- * since the condition's transition (a deleted pod counts as cleared, `object_deleted`).
+ * since the condition's transition (a deleted pod counts as cleared, `object_deleted`). Clearance
+ * of a node (D377, when the plan gave it a nodes watch): Ready=True since the condition's
+ * transition; a same-name replacement that is Ready is `recovered`, a node gone with none is
+ * `object_deleted`. The graph is the one home of clearance: every Node incident is judged here,
+ * whichever source raised it.
  */
 import type { Logger } from "../../telemetry/logger.ts";
 import type { DedupIncident } from "../core/dedup-cache.ts";
@@ -41,13 +45,16 @@ export class ClusterGraph {
   private readonly pods = new Map<string, KubeObject>();
   private readonly deletedPods = new Map<string, number>();
   private readonly replicaSets = new Map<string, KubeObject>();
+  /** Nodes by name (a replacement keeps the name, not the UID), and deleted ones by name. */
+  private readonly nodes = new Map<string, KubeObject>();
+  private readonly deletedNodes = new Map<string, number>();
   private readonly informers: RestartingInformer[];
 
   constructor(
     connection: KubeConnection,
     logger: Logger,
     onRestart: () => void,
-    watches: { pods: boolean; replicaSets: boolean } = { pods: true, replicaSets: true },
+    watches: { pods: boolean; replicaSets: boolean; nodes?: boolean } = { pods: true, replicaSets: true },
   ) {
     const keep = (map: Map<string, KubeObject>) => ({
       add: (object: KubeObject) => map.set(metadata(object).uid ?? "", object),
@@ -58,7 +65,23 @@ export class ClusterGraph {
         if (map === this.pods) this.deletedPods.set(uid, Date.now());
       },
     });
+    const nodes = {
+      add: (object: KubeObject) => {
+        const name = metadata(object).name ?? "";
+        this.nodes.set(name, object);
+        this.deletedNodes.delete(name);
+      },
+      update: (object: KubeObject) => this.nodes.set(metadata(object).name ?? "", object),
+      remove: (object: KubeObject) => {
+        const name = metadata(object).name ?? "";
+        this.nodes.delete(name);
+        this.deletedNodes.set(name, Date.now());
+      },
+    };
     this.informers = [
+      ...(watches.nodes
+        ? [new RestartingInformer("nodes", connection, "/api/v1/nodes", nodes, logger, onRestart)]
+        : []),
       ...(watches.pods
         ? [new RestartingInformer("pods", connection, "/api/v1/pods", keep(this.pods), logger, onRestart)]
         : []),
@@ -113,8 +136,9 @@ export class ClusterGraph {
     return keys;
   };
 
-  /** Whether a pod incident's object has cleared. */
+  /** Whether a pod or node incident's object has cleared (undefined: not judged here). */
   clearance = (uid: string, incident: DedupIncident): ClearanceObservation | undefined => {
+    if (incident.kind_of_object === "Node") return this.nodeClearance(uid, incident.name);
     if (incident.kind_of_object !== "Pod") return undefined;
     const pod = this.pods.get(uid);
     if (!pod) {
@@ -123,15 +147,35 @@ export class ClusterGraph {
         ? undefined
         : { cleared: true, stableSince: deletedAt, resolution: "object_deleted" };
     }
-    const conditions =
-      (
-        pod.status as
-          | { conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string }> }
-          | undefined
-      )?.conditions ?? [];
-    const ready = conditions.find((condition) => condition.type === "Ready");
-    if (ready?.status !== "True") return { cleared: false };
-    const since = ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : Number.NaN;
-    return { cleared: true, ...(Number.isFinite(since) ? { stableSince: since } : {}), resolution: "recovered" };
+    return readyClearance(pod);
   };
+
+  /** A node by name: Ready (a same-name replacement counts), or gone with no replacement. */
+  private nodeClearance(uid: string, name: string): ClearanceObservation | undefined {
+    if (!this.informers.some((informer) => informer.name === "nodes")) return undefined;
+    const node = this.nodes.get(name);
+    if (!node) {
+      const deletedAt = this.deletedNodes.get(name);
+      return deletedAt === undefined
+        ? undefined
+        : { cleared: true, stableSince: deletedAt, resolution: "object_deleted" };
+    }
+    const observed = readyClearance(node);
+    // A replacement node (same name, new UID) that is Ready recovers the old one's incident.
+    return observed.cleared && metadata(node).uid !== uid ? { ...observed, resolution: "recovered" } : observed;
+  }
+}
+
+/** Ready=True since its transition. */
+function readyClearance(object: KubeObject): ClearanceObservation {
+  const conditions =
+    (
+      object.status as
+        | { conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string }> }
+        | undefined
+    )?.conditions ?? [];
+  const ready = conditions.find((condition) => condition.type === "Ready");
+  if (ready?.status !== "True") return { cleared: false };
+  const since = ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : Number.NaN;
+  return { cleared: true, ...(Number.isFinite(since) ? { stableSince: since } : {}), resolution: "recovered" };
 }

@@ -7,6 +7,7 @@ import { AUTOSCALING_DEFAULTS } from "../core/sources/autoscaling-detector.ts";
 import { DEGRADATION_DEFAULTS, type DegradationSettings } from "../core/sources/degradation-detector.ts";
 import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-detector.ts";
 import { WORKLOAD_DEFAULTS, type WorkloadSettings } from "../core/sources/workload-detector.ts";
+import { OBJECT_STATE_DEFAULTS } from "../core/sources/object-state.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 import { cronActivations } from "./cron-schedule.ts";
 
@@ -30,6 +31,8 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) =>
     windowMs: flagNumber(config, "degradation-window", DEGRADATION_DEFAULTS.windowMs),
     drop: flagNumber(config, "degradation-drop", DEGRADATION_DEFAULTS.drop),
   }),
+  // object-state has no flags: its thresholds are fixed (docs/watcher.md#object-state, D376).
+  "object-state": () => OBJECT_STATE_DEFAULTS,
 };
 
 export function sourceSettings(name: string, config: WatcherConfig): unknown {

@@ -99,12 +99,18 @@ describe("access plan", () => {
     expect(noWatch.notes.filter((note) => note.startsWith("recovery:"))).toEqual([
       'recovery: DISABLED (missing "watch pods cluster-wide" (no RBAC policy matched) — resolved and resolved.reverted will not be sent; grant list and watch on pods to turn it on)',
     ]);
-    expect(optionalWatches(noWatch)).toEqual({ pods: false, replicaSets: false });
+    expect(optionalWatches(noWatch)).toEqual({ pods: false, replicaSets: false, nodes: false });
     expect(optionalAccess(noWatch)).toEqual([]);
     // A role without replicasets: storms off by auto, recovery on; it watches and re-checks pods only.
     const withoutReplicaSets = planAccess({ ...input, storm: "auto" }, deny("replicasets"));
     expect(withoutReplicaSets).toMatchObject({ recovery: true, storm: false });
-    expect(optionalWatches(withoutReplicaSets)).toEqual({ pods: true, replicaSets: false });
+    expect(optionalWatches(withoutReplicaSets)).toEqual({ pods: true, replicaSets: false, nodes: false });
+    // Node clearance (D377) rides on a nodes grant a running part already holds: object-state's.
+    expect(optionalWatches({ ...withoutReplicaSets, sources: ["cluster-events", "object-state"] })).toEqual({
+      pods: true,
+      replicaSets: false,
+      nodes: true,
+    });
     expect(optionalAccess(withoutReplicaSets).map((check) => `${check.verb} ${check.resource}`)).toEqual([
       "list pods",
       "watch pods",
@@ -190,7 +196,7 @@ test("src/watcher/core is pure: imports only itself, no fetch, no Bun, no proces
   const violations: string[] = [];
   for (const file of files) {
     const source = readFileSync(join(root, file), "utf8");
-    // Relative imports that stay inside src/watcher/core (its sources/ folder reaches up with `../`).
+    // Relative imports that stay inside src/watcher/core (its sources/ folder may import ../, D379).
     const core = join(root, "src/watcher/core");
     for (const specifier of importSpecifiers(source)) {
       const target = resolve(dirname(join(root, file)), specifier);
