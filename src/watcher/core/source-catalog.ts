@@ -5,10 +5,17 @@
  * is pure (what needs I/O, such as parsing a certificate, comes in through the settings).
  */
 import type { SourceSpec } from "./source-spec.ts";
+import { EXPIRY_SPEC } from "./sources/expiry-spec.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
-export const SOURCE_SPECS: readonly SourceSpec<any>[] = [];
+export const SOURCE_SPECS: readonly SourceSpec<any>[] = [EXPIRY_SPEC];
 
 export function sourceSpec(name: string): SourceSpec<unknown> | undefined {
   return SOURCE_SPECS.find((spec) => spec.name === name);
+}
+
+/** A SourceSpec as it runs with these settings: its scoped grants and polls in place (D384). */
+export function specForSettings<S>(spec: SourceSpec<S>, settings: S): SourceSpec<S> {
+  const scoped = spec.scoped?.(settings);
+  return scoped ? { ...spec, required: scoped.required, polls: scoped.polls } : spec;
 }

@@ -148,6 +148,8 @@ describe("access re-check", () => {
       "--dry-run",
       `--kubeconfig=${triage.kubeconfig}`,
       "--cluster-name=kind-test",
+      // Only cluster-events: the grant sets below are about events and the storm graph, not other sources.
+      "--sources=cluster-events",
       "--storm=auto",
       "--recovery-stable-for=0",
       "--access-recheck=150ms",
