@@ -6,9 +6,11 @@
  */
 import type { SourceSpec } from "./source-spec.ts";
 import { EXPIRY_SPEC } from "./sources/expiry-spec.ts";
+import { GATEWAY_SPEC } from "./sources/gateway-source.ts";
+import { INGRESS_SPEC } from "./sources/ingress-source.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
-export const SOURCE_SPECS: readonly SourceSpec<any>[] = [EXPIRY_SPEC];
+export const SOURCE_SPECS: readonly SourceSpec<any>[] = [EXPIRY_SPEC, INGRESS_SPEC, GATEWAY_SPEC];
 
 export function sourceSpec(name: string): SourceSpec<unknown> | undefined {
   return SOURCE_SPECS.find((spec) => spec.name === name);

@@ -30,6 +30,8 @@ export interface Detector {
 export interface SourceWatch {
   name: string;
   path: string;
+  /** A field selector for the list and the watch (`type=Warning`), D387. */
+  fieldSelector?: string;
   /** An optional dimension: when its grant is missing the source runs without it (one loud line). */
   optional?: AccessCheck[];
 }

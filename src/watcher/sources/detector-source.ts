@@ -57,6 +57,7 @@ export class DetectorSource<S = unknown> {
           },
           options.logger,
           options.onRestart,
+          watch.fieldSelector,
         ),
       );
     }

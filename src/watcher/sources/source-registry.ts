@@ -6,6 +6,7 @@
  */
 import type { FlagValue } from "../../config/flag-spec.ts";
 import type { ExpirySettings } from "../core/sources/expiry-detector.ts";
+import type { GatewaySettings } from "../core/sources/gateway-source.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 import { parseCertificates } from "./x509.ts";
 
@@ -42,6 +43,7 @@ function expirySettings(config: WatcherConfig, context: SettingsContext): Expiry
 /** Settings readers by source name; a source with none gets `{}`. */
 export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig, context: SettingsContext) => unknown>> = {
   expiry: expirySettings,
+  gateway: (config): GatewaySettings => ({ graceMs: duration(config.values, "gateway-grace", 5 * 60_000) }),
 };
 
 export function sourceSettings(
