@@ -22,6 +22,7 @@ import {
 } from "./resources.ts";
 import { type KubeObject, type Matcher, parseFieldSelector, parseLabelSelector } from "./selectors.ts";
 import { badRequest, expiredStatus, failure, jsonResponse, notFound, statusObject, statusResponse } from "./status.ts";
+import type { ServedApis } from "./served-apis.ts";
 import type { ObjectStore } from "./store.ts";
 import type { WatchHub } from "./watch.ts";
 
@@ -38,6 +39,8 @@ export interface ApiContext {
   logs: PodLogs;
   access: AccessControl;
   options: ApiOptions;
+  /** Group/versions served now (all unless a test took some away). */
+  served?: ServedApis;
 }
 
 const OPENAPI_V2 = { swagger: "2.0", info: { title: "Kubernetes", version: "v1.32.0" }, paths: {}, definitions: {} };
@@ -116,7 +119,8 @@ export class KubeApi {
   async handle(request: Request, url: URL, user: string): Promise<Response> {
     const discovery = this.discovery(url);
     if (discovery) return discovery;
-    const path = parseResourcePath(url.pathname);
+    const parsed = parseResourcePath(url.pathname);
+    const path = parsed && this.isServed(parsed.info.group, parsed.info.version) ? parsed : undefined;
     if (!path) return failure(404, "the server could not find the requested resource");
     const verb = verbOf(request.method, path, url.searchParams);
     const attributes: AccessAttributes = {
@@ -133,25 +137,28 @@ export class KubeApi {
     return this.dispatch(request, url, path, verb);
   }
 
+  private readonly isServed = (group: string, version: string): boolean =>
+    this.context.served?.served(group, version) ?? true;
+
   private discovery(url: URL): Response | undefined {
     const pathname = url.pathname.replace(/\/+$/, "") || "/";
     if (pathname === "/api") return jsonResponse(apiVersionsDocument(url.host));
-    if (pathname === "/apis") return jsonResponse(apiGroupListDocument());
+    if (pathname === "/apis") return jsonResponse(apiGroupListDocument(this.isServed));
     if (pathname === "/version") return jsonResponse(versionDocument());
     if (pathname === "/openapi/v2") return jsonResponse(OPENAPI_V2);
     if (pathname === "/openapi/v3") return jsonResponse({ paths: {} });
     const groupVersion = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(pathname);
     if (groupVersion) {
       const document = groupVersion[1]
-        ? apiResourceListDocument("", groupVersion[1])
-        : apiResourceListDocument(groupVersion[2] ?? "", groupVersion[3] ?? "");
+        ? apiResourceListDocument("", groupVersion[1], this.isServed)
+        : apiResourceListDocument(groupVersion[2] ?? "", groupVersion[3] ?? "", this.isServed);
       return document ? jsonResponse(document) : failure(404, "the server could not find the requested resource");
     }
     const group = /^\/apis\/([^/]+)$/.exec(pathname)?.[1];
     if (group) {
-      const entry = (apiGroupListDocument().groups as { name: string; preferredVersion: { version: string } }[]).find(
-        (candidate) => candidate.name === group,
-      );
+      const entry = (
+        apiGroupListDocument(this.isServed).groups as { name: string; preferredVersion: { version: string } }[]
+      ).find((candidate) => candidate.name === group);
       return entry
         ? jsonResponse(apiGroupDocument(group, entry.preferredVersion.version))
         : failure(404, "the server could not find the requested resource");

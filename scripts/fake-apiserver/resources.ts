@@ -69,6 +69,23 @@ export const RESOURCES: readonly ResourceInfo[] = [
     virtual: true,
   }),
   resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, { shortNames: ["pdb"] }),
+  resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "validatingwebhookconfigurations",
+    "ValidatingWebhookConfiguration",
+    false,
+  ),
+  resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "mutatingwebhookconfigurations",
+    "MutatingWebhookConfiguration",
+    false,
+  ),
+  resource("cert-manager.io", "v1", "certificates", "Certificate", true, { shortNames: ["cert", "certs"] }),
+  resource("gateway.networking.k8s.io", "v1", "gateways", "Gateway", true, { shortNames: ["gtw"] }),
+  resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute", true),
 ];
 
 /** Subresources listed in discovery (served by dedicated handlers). */
@@ -97,9 +114,16 @@ export function storageResource(storage: string): ResourceInfo | undefined {
   return RESOURCES.find((info) => info.storage === storage);
 }
 
-function groupsInOrder(): { group: string; version: string }[] {
+/** Whether a group/version is served now (every one, unless a test took it away: served-apis.ts). */
+export type ServedFilter = (group: string, version: string) => boolean;
+
+const ALL_SERVED: ServedFilter = () => true;
+
+function groupsInOrder(served: ServedFilter): { group: string; version: string }[] {
   const seen = new Map<string, string>();
-  for (const info of RESOURCES) if (info.group !== "" && !seen.has(info.group)) seen.set(info.group, info.version);
+  for (const info of RESOURCES)
+    if (info.group !== "" && !seen.has(info.group) && served(info.group, info.version))
+      seen.set(info.group, info.version);
   return [...seen].map(([group, version]) => ({ group, version }));
 }
 
@@ -111,11 +135,11 @@ export function apiVersionsDocument(serverAddress: string): Record<string, unkno
   };
 }
 
-export function apiGroupListDocument(): Record<string, unknown> {
+export function apiGroupListDocument(served: ServedFilter = ALL_SERVED): Record<string, unknown> {
   return {
     kind: "APIGroupList",
     apiVersion: "v1",
-    groups: groupsInOrder().map(({ group, version }) => apiGroupDocument(group, version)),
+    groups: groupsInOrder(served).map(({ group, version }) => apiGroupDocument(group, version)),
   };
 }
 
@@ -125,7 +149,12 @@ export function apiGroupDocument(group: string, version: string): Record<string,
 }
 
 /** The APIResourceList for one group version, or undefined when the fake does not serve it. */
-export function apiResourceListDocument(group: string, version: string): Record<string, unknown> | undefined {
+export function apiResourceListDocument(
+  group: string,
+  version: string,
+  served: ServedFilter = ALL_SERVED,
+): Record<string, unknown> | undefined {
+  if (!served(group, version)) return undefined;
   const resources = RESOURCES.filter((info) => info.group === group && info.version === version);
   if (resources.length === 0) return undefined;
   const entries: Record<string, unknown>[] = resources.map((info) => ({

@@ -25,6 +25,7 @@ import { fromEventsV1, toEventsV1 } from "./events-v1.ts";
 import type { ContainerLogs, PodLogs } from "./logs.ts";
 import { type ResourceInfo, resourceForKind } from "./resources.ts";
 import type { KubeObject } from "./selectors.ts";
+import type { ServedApis } from "./served-apis.ts";
 import { type ObjectStore, kubeTime } from "./store.ts";
 import type { WatchHub } from "./watch.ts";
 import {
@@ -47,6 +48,7 @@ export interface ScenarioParts {
   logs: PodLogs;
   watches: WatchHub;
   access: AccessControl;
+  served?: ServedApis;
 }
 
 function resourceOf(apiVersion: unknown, kind: unknown): ResourceInfo {
@@ -209,6 +211,11 @@ export class Scenario {
   /** Replace the grant set (undefined allows everything); SSAR answers and request checks follow at once. */
   setGrants(grants: Grant[] | undefined): void {
     this.parts.access.setGrants(grants);
+  }
+
+  /** Serve a group/version again, or take it away (`gateway.networking.k8s.io/v1`: the CRD uninstalled; objects kept). */
+  setApiServed(groupVersion: string, served: boolean): void {
+    this.parts.served?.set(groupVersion, served);
   }
 
   /** Send a BOOKMARK at the current resourceVersion to every watch that allows bookmarks; returns how many. */

@@ -17,7 +17,8 @@
  * means no authentication), `clientCertificateUser`, `grants` (RBAC-like rules answering SSARs and
  * gating requests; unset allows all), `bookmarkIntervalMs`, `historyLimit` (changes kept for
  * watch replay), `expiredWatch` ("http" 410 or "event" ERROR for a too-old watch version),
- * `defaultWatchTimeoutSeconds`, `control` (serve the HTTP control surface under /_fake/, default on).
+ * `defaultWatchTimeoutSeconds`, `control` (serve the HTTP control surface under /_fake/, default on),
+ * `withoutApis` (group/versions not served, as a cluster without those CRDs; `scenario.setApiServed`).
  */
 import { AccessControl, type Grant } from "./access.ts";
 import { KubeApi } from "./api.ts";
@@ -25,6 +26,7 @@ import { handleControl } from "./control.ts";
 import { type FailRule, RequestFaults } from "./faults.ts";
 import { PodLogs } from "./logs.ts";
 import { Scenario } from "./scenario.ts";
+import { ServedApis } from "./served-apis.ts";
 import { failure, statusObject, statusResponse } from "./status.ts";
 import { ObjectStore } from "./store.ts";
 import { WatchHub } from "./watch.ts";
@@ -50,6 +52,8 @@ export interface FakeApiserverOptions {
   expiredWatch?: "http" | "event";
   defaultWatchTimeoutSeconds?: number;
   control?: boolean;
+  /** Group/versions not served (`gateway.networking.k8s.io/v1`): a cluster without those CRDs. */
+  withoutApis?: string[];
 }
 
 export interface RecordedRequest {
@@ -116,7 +120,9 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
     : undefined;
   const access = new AccessControl(options.tokens, options.grants, clientCertificateUser);
   const requestFaults = new RequestFaults();
+  const served = new ServedApis(options.withoutApis);
   const api = new KubeApi({
+    served,
     store,
     watches,
     logs,
@@ -126,7 +132,7 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
       defaultWatchTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? 1800,
     },
   });
-  const scenario = new Scenario({ store, logs, watches, access });
+  const scenario = new Scenario({ store, logs, watches, access, served });
   let recorded: RecordedRequest[] = [];
   const record = (entry: RecordedRequest): void => {
     recorded.push(entry);

@@ -10,10 +10,12 @@ import type { Logger } from "../telemetry/logger.ts";
 import {
   accessChecksFor,
   checkKey,
+  discoveryNeeds,
+  type DiscoveryAnswer,
   optionalAccess,
   optionalWatches,
   planAccess,
-  SOURCE_ACCESS,
+  sourceAccess,
   type AccessAnswer,
   type AccessCheck,
 } from "./core/access-plan.ts";
@@ -27,6 +29,7 @@ import { PendingInjects } from "./pending-injects.ts";
 import { loadDedupFile, saveDedupFile } from "./dedup-file.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { reviewAccess } from "./kube/access-review.ts";
+import { discoverResources } from "./kube/discovery.ts";
 import { type KubeConnection, loadKubeConnection } from "./kube/kube-connection.ts";
 import { DaemonSink } from "./sinks/daemon-sink.ts";
 import { DryRunSink } from "./sinks/dry-run-sink.ts";
@@ -36,7 +39,7 @@ import { TracedSink } from "./watcher-spans.ts";
 import { ClusterEventsSource } from "./sources/cluster-events.ts";
 import { DetectorSource } from "./sources/detector-source.ts";
 import { sourceSettings } from "./sources/source-registry.ts";
-import { sourceSpec } from "./core/source-catalog.ts";
+import { sourceSpec, specForSettings } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
 import { WatcherMetrics } from "./watcher-metrics.ts";
@@ -99,6 +102,18 @@ export function pendingInjectsPath(
 }
 
 export class StartupRefusal extends Error {}
+
+/** The grants and polls of the named sources whose spec scopes them by their settings (D384). */
+function scopedSources(config: WatcherConfig) {
+  return Object.fromEntries(
+    config.sources.names.flatMap((name) => {
+      const spec = sourceSpec(name);
+      if (!spec?.scoped) return [];
+      const scoped = specForSettings(spec, sourceSettings(name, config));
+      return [[name, { required: scoped.required, polls: scoped.polls ?? [] }]];
+    }),
+  );
+}
 
 /** The startup access review could not be answered: the cluster was not reached (retryable). */
 export class ClusterUnreachable extends StartupRefusal {}
@@ -166,14 +181,27 @@ export async function startWatcher(
   for (const warning of config.warnings) logger.warn(warning);
   const connection =
     options.connection ?? loadKubeConnection({ inCluster: config.inCluster, kubeconfig: config.kubeconfig });
-  const planInput = { sources: config.sources, storm: config.storm.setting, recovery: config.recoveryStableForMs > 0 };
+  const planInput = {
+    sources: config.sources,
+    storm: config.storm.setting,
+    recovery: config.recoveryStableForMs > 0,
+    scoped: scopedSources(config),
+  };
   const answers = new Map<string, AccessAnswer>();
-  await Promise.all(
-    accessChecksFor(planInput).map(async (check) =>
+  const discovered = new Map<string, DiscoveryAnswer>();
+  await Promise.all([
+    ...accessChecksFor(planInput).map(async (check) =>
       answers.set(checkKey(check), await reviewAccess(connection, check)),
     ),
+    // D386: the APIs sources need are discovered beside the access reviews; the plan decides.
+    ...discoveryNeeds(planInput).map(async (groupVersion) =>
+      discovered.set(groupVersion, await discoverResources(connection, groupVersion)),
+    ),
+  ]);
+  const plan = planAccess(
+    { ...planInput, discovery: (groupVersion) => discovered.get(groupVersion) ?? { error: "not discovered" } },
+    (check) => answers.get(checkKey(check)) ?? { error: "not reviewed" },
   );
-  const plan = planAccess(planInput, (check) => answers.get(checkKey(check)) ?? { error: "not reviewed" });
   for (const note of plan.notes) logger.info(note);
   if (plan.refusal) throw plan.unreachable ? new ClusterUnreachable(plan.refusal) : new StartupRefusal(plan.refusal);
   const heldAtStartup = (check: AccessCheck) => {
@@ -275,10 +303,13 @@ export async function startWatcher(
   const contractSources = plan.sources.flatMap((name) => {
     const spec = sourceSpec(name);
     if (!spec) return [];
+    const without = new Set(plan.without[name] ?? []);
+    const settings = sourceSettings(name, config, { without });
     return [
       new DetectorSource({
-        spec,
-        settings: sourceSettings(name, config),
+        spec: specForSettings(spec, settings),
+        settings,
+        without,
         connection,
         emit: (signal) => {
           trimHeap();
@@ -306,7 +337,7 @@ export async function startWatcher(
   const sweeper =
     config.accessRecheckMs > 0
       ? new AccessSweeper(
-          plan.sources.flatMap((name) => SOURCE_ACCESS[name] ?? []),
+          plan.sources.flatMap((name) => [...sourceAccess(planInput, name)]),
           optionalAccess(plan),
           heldAtStartup,
           { connection, dispatcher, logger, metrics, stopRunner: stopWatches },

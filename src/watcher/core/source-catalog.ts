@@ -7,6 +7,9 @@
 import type { SourceSpec } from "./source-spec.ts";
 import { AUTOSCALING_SPEC } from "./sources/autoscaling-detector.ts";
 import { DEGRADATION_SPEC } from "./sources/degradation-detector.ts";
+import { EXPIRY_SPEC } from "./sources/expiry-spec.ts";
+import { GATEWAY_SPEC } from "./sources/gateway-source.ts";
+import { INGRESS_SPEC } from "./sources/ingress-source.ts";
 import { OBJECT_STATE_SPEC } from "./sources/object-state.ts";
 import { ROLLOUT_SPEC } from "./sources/rollout-detector.ts";
 import { WORKLOAD_SPEC } from "./sources/workload-detector.ts";
@@ -18,8 +21,17 @@ export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
   WORKLOAD_SPEC,
   AUTOSCALING_SPEC,
   DEGRADATION_SPEC,
+  EXPIRY_SPEC,
+  INGRESS_SPEC,
+  GATEWAY_SPEC,
 ];
 
 export function sourceSpec(name: string): SourceSpec<unknown> | undefined {
   return SOURCE_SPECS.find((spec) => spec.name === name);
+}
+
+/** A SourceSpec as it runs with these settings: its scoped grants and polls in place (D384). */
+export function specForSettings<S>(spec: SourceSpec<S>, settings: S): SourceSpec<S> {
+  const scoped = spec.scoped?.(settings);
+  return scoped ? { ...spec, required: scoped.required, polls: scoped.polls } : spec;
 }

@@ -30,6 +30,8 @@ export interface Detector {
 export interface SourceWatch {
   name: string;
   path: string;
+  /** A field selector for the list and the watch (`type=Warning`), D387. */
+  fieldSelector?: string;
   /** An optional dimension: when its grant is missing the source runs without it (one loud line). */
   optional?: AccessCheck[];
 }
@@ -41,6 +43,16 @@ export interface SourcePoll {
   everyMs: number;
   /** An optional dimension, as for a watch. */
   optional?: AccessCheck[];
+  /**
+   * A paged list: the host follows `metadata.continue` with pages of this size and tells the
+   * detector once, with every page's items in one list (D384).
+   */
+  pageSize?: number;
+  /**
+   * Polled only when discovery finds this resource at startup (a CRD that may not be installed):
+   * checked, not access-probed; absent, the poll is left out and the startup line says so (D384).
+   */
+  discovery?: { groupVersion: string; resource: string };
 }
 
 /** What a source is, apart from its detector's code. */
@@ -55,6 +67,11 @@ export interface SourceSpec<S = unknown> {
   polls?: readonly SourcePoll[];
   /** How often `tick` runs; absent: never. */
   tickMs?: number;
+  /**
+   * Grants and polls that depend on the settings (a namespace scope such as `--expiry-namespaces`):
+   * what it answers replaces `required` and `polls` (D384).
+   */
+  scoped?(settings: S): { required: readonly AccessCheck[]; polls: readonly SourcePoll[] };
   /** The detector, from the source's settings (its thresholds, from flags). */
   detector(settings: S): Detector;
 }

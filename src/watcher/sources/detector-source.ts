@@ -3,10 +3,12 @@
  * list+watch per watch, a GET per poll every `everyMs`, the detector's tick every `tickMs`, and
  * every signal the detector answers emitted. Watches and polls whose optional grant was denied at
  * startup are left out (the plan said so, once). `synced` once every watch has listed once; a poll
- * that fails is told to the detector with its error and tried again at its next turn.
+ * that fails is told to the detector with its error, logged once until it answers again, and tried
+ * again at its next turn. A paged poll follows `metadata.continue` and answers once with every
+ * page's items (D384).
  */
 import type { Logger } from "../../telemetry/logger.ts";
-import type { Detector, KubeObject, SourceSpec } from "../core/source-spec.ts";
+import type { Detector, KubeObject, SourcePoll, SourceSpec } from "../core/source-spec.ts";
 import type { Signal } from "../core/signal.ts";
 import { type KubeConnection, kubeFetch } from "../kube/kube-connection.ts";
 import { RestartingInformer } from "./restarting-informer.ts";
@@ -32,6 +34,7 @@ export class DetectorSource<S = unknown> {
   readonly #options: DetectorSourceOptions<S>;
   readonly #now: () => number;
   #stopped = false;
+  readonly #failingPolls = new Set<string>();
 
   constructor(options: DetectorSourceOptions<S>) {
     this.#options = options;
@@ -54,6 +57,7 @@ export class DetectorSource<S = unknown> {
           },
           options.logger,
           options.onRestart,
+          watch.fieldSelector,
         ),
       );
     }
@@ -74,7 +78,7 @@ export class DetectorSource<S = unknown> {
     const { spec } = this.#options;
     for (const poll of spec.polls ?? []) {
       if (this.#options.without?.has(poll.name)) continue;
-      const run = () => void this.#poll(poll.name, poll.path);
+      const run = () => void this.#poll(poll);
       run();
       this.#timers.push(setInterval(run, poll.everyMs));
     }
@@ -88,20 +92,48 @@ export class DetectorSource<S = unknown> {
     await Promise.all(this.#informers.map((informer) => informer.stop()));
   }
 
-  async #poll(name: string, path: string): Promise<void> {
+  async #poll(poll: SourcePoll): Promise<void> {
     const polled = this.#detector.polled?.bind(this.#detector);
     if (!polled) return;
     let body: unknown;
     let error: string | undefined;
     try {
-      const response = await kubeFetch(this.#options.connection, path);
-      if (response.ok) body = await response.json();
-      else error = `GET ${path}: HTTP ${response.status}`;
+      body = poll.pageSize ? await this.#pages(poll.path, poll.pageSize) : await this.#get(poll.path);
     } catch (caught) {
       error = caught instanceof Error ? caught.message : String(caught);
     }
     if (this.#stopped) return;
-    this.#emit(polled(name, body, this.#now(), error));
+    const key = `${this.name}/${poll.name}`;
+    if (error !== undefined && !this.#failingPolls.has(key)) {
+      this.#failingPolls.add(key);
+      this.#options.logger.warn(`source ${key}: poll failed: ${error} (retried every ${poll.everyMs} ms)`);
+    } else if (error === undefined && this.#failingPolls.delete(key))
+      this.#options.logger.info(`source ${key}: poll answers again`);
+    this.#emit(polled(poll.name, body, this.#now(), error));
+  }
+
+  async #get(path: string): Promise<unknown> {
+    const response = await kubeFetch(this.#options.connection, path);
+    if (!response.ok) throw new Error(`GET ${path}: HTTP ${response.status}`);
+    return response.json();
+  }
+
+  /** Every page of a list, one `{…first page, items}` (a 410 mid-way fails the poll: the next turn starts over). */
+  async #pages(path: string, pageSize: number): Promise<unknown> {
+    const items: unknown[] = [];
+    let first: Record<string, unknown> | undefined;
+    let next = "";
+    do {
+      const query = `limit=${pageSize}${next ? `&continue=${encodeURIComponent(next)}` : ""}`;
+      const page = (await this.#get(`${path}${path.includes("?") ? "&" : "?"}${query}`)) as {
+        items?: unknown[];
+        metadata?: { continue?: string };
+      };
+      first ??= page;
+      items.push(...(page.items ?? []));
+      next = page.metadata?.continue ?? "";
+    } while (next !== "" && !this.#stopped);
+    return { ...first, items };
   }
 
   #emit(signals: readonly Signal[]): void {

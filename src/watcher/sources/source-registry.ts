@@ -2,39 +2,75 @@
  * How each source of the contract (core/source-catalog.ts, D375) reads its settings from the
  * watcher's configuration (its thresholds; anything impure a detector needs, such as a
  * certificate parser). `cluster-events` predates the contract and is started by the runner itself.
+ * A reader is also told which of the source's polls and watches the startup plan left out.
  */
 import { AUTOSCALING_DEFAULTS } from "../core/sources/autoscaling-detector.ts";
 import { DEGRADATION_DEFAULTS, type DegradationSettings } from "../core/sources/degradation-detector.ts";
 import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-detector.ts";
 import { WORKLOAD_DEFAULTS, type WorkloadSettings } from "../core/sources/workload-detector.ts";
 import { OBJECT_STATE_DEFAULTS } from "../core/sources/object-state.ts";
-import type { WatcherConfig } from "../watcher-config.ts";
 import { cronActivations } from "./cron-schedule.ts";
+import type { FlagValue } from "../../config/flag-spec.ts";
+import type { ExpirySettings } from "../core/sources/expiry-detector.ts";
+import type { GatewaySettings } from "../core/sources/gateway-source.ts";
+import type { WatcherConfig } from "../watcher-config.ts";
+import { parseCertificates } from "./x509.ts";
+
+export interface SettingsContext {
+  /** Names of the source's polls and watches left out at startup (an API not served, an optional grant denied). */
+  without: ReadonlySet<string>;
+}
 
 /** A flag's effective value as a number (durations are ms), else the default. */
-function flagNumber(config: WatcherConfig, flag: string, fallback: number): number {
-  const value = config.values.get(flag);
+function duration(values: ReadonlyMap<string, FlagValue>, name: string, fallback: number): number {
+  const value = values.get(name);
   return typeof value === "number" ? value : fallback;
 }
 
+function list(values: ReadonlyMap<string, FlagValue>, name: string): string[] {
+  const value = values.get(name);
+  if (typeof value !== "string" || value === "all") return [];
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+function expirySettings(config: WatcherConfig, context: SettingsContext): ExpirySettings {
+  return {
+    warnMs: duration(config.values, "expiry-warn", 336 * 3600_000),
+    intervalMs: duration(config.values, "expiry-interval", 3600_000),
+    namespaces: list(config.values, "expiry-namespaces"),
+    parse: parseCertificates,
+    // D385: Certificates scanned (their CRD was discovered) → their TLS Secrets are judged through them.
+    certManager: ![...context.without].some((name) => name.startsWith("certificates")),
+  };
+}
+
 /** Settings readers by source name; a source with none gets `{}`. */
-export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig) => unknown>> = {
+export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig, context: SettingsContext) => unknown>> = {
+  expiry: expirySettings,
+  gateway: (config): GatewaySettings => ({ graceMs: duration(config.values, "gateway-grace", 5 * 60_000) }),
   rollout: (config): RolloutSettings => ({
     ...ROLLOUT_DEFAULTS,
-    observeMs: flagNumber(config, "rollout-observe", ROLLOUT_DEFAULTS.observeMs),
+    observeMs: duration(config.values, "rollout-observe", ROLLOUT_DEFAULTS.observeMs),
   }),
   // The cron library comes in here so the detector stays pure (D381).
   workload: (): WorkloadSettings => ({ ...WORKLOAD_DEFAULTS, activations: cronActivations }),
   autoscaling: () => ({ ...AUTOSCALING_DEFAULTS }),
   degradation: (config): DegradationSettings => ({
     ...DEGRADATION_DEFAULTS,
-    windowMs: flagNumber(config, "degradation-window", DEGRADATION_DEFAULTS.windowMs),
-    drop: flagNumber(config, "degradation-drop", DEGRADATION_DEFAULTS.drop),
+    windowMs: duration(config.values, "degradation-window", DEGRADATION_DEFAULTS.windowMs),
+    drop: duration(config.values, "degradation-drop", DEGRADATION_DEFAULTS.drop),
   }),
   // object-state has no flags: its thresholds are fixed (docs/watcher.md#object-state, D376).
   "object-state": () => OBJECT_STATE_DEFAULTS,
 };
 
-export function sourceSettings(name: string, config: WatcherConfig): unknown {
-  return SOURCE_SETTINGS[name]?.(config) ?? {};
+export function sourceSettings(
+  name: string,
+  config: WatcherConfig,
+  context: SettingsContext = { without: new Set() },
+): unknown {
+  return SOURCE_SETTINGS[name]?.(config, context) ?? {};
 }

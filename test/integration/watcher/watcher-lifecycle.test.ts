@@ -148,7 +148,7 @@ describe("access re-check", () => {
       "--dry-run",
       `--kubeconfig=${triage.kubeconfig}`,
       "--cluster-name=kind-test",
-      // Pinned: under auto, object-state would make the nodes grant required, not optional.
+      // Only cluster-events: the grant sets below are about events and the storm graph, not other sources.
       "--sources=cluster-events",
       "--storm=auto",
       // Only cluster-events: the built sources' own grants are not what this test revokes.

@@ -194,6 +194,7 @@ test("src/watcher/core is pure: imports only itself, no fetch, no Bun, no proces
   const files = [...new Bun.Glob("src/watcher/core/**/*.ts").scanSync({ cwd: root })];
   expect(files.length).toBeGreaterThan(10);
   const violations: string[] = [];
+  const core = join(root, "src/watcher/core");
   for (const file of files) {
     const source = readFileSync(join(root, file), "utf8");
     // Relative imports that stay inside src/watcher/core (its sources/ folder may import ../, D379).
