@@ -198,7 +198,6 @@ test("src/watcher/core is pure: imports only itself, no fetch, no Bun, no proces
   for (const file of files) {
     const source = readFileSync(join(root, file), "utf8");
     // Relative imports that stay inside src/watcher/core (its sources/ folder may import ../, D379).
-    const core = join(root, "src/watcher/core");
     for (const specifier of importSpecifiers(source)) {
       const target = resolve(dirname(join(root, file)), specifier);
       if (!specifier.startsWith(".") || !target.startsWith(`${core}/`)) violations.push(`${file} imports ${specifier}`);
