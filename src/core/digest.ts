@@ -27,6 +27,8 @@ export interface DigestSettings {
   strategy: DigestMethod;
   /** Results whose JSON is at most this many bytes reach the model unchanged. */
   thresholdBytes: number;
+  /** Tools whose results always pass through (counted): a tool server's `no_digest` (D388). */
+  exempt?: (tool: string) => boolean;
 }
 
 /** What a tool-result row records about its digest (D353). */

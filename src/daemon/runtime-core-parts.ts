@@ -3,7 +3,8 @@
  * servers' start-on-first-use and reload, the price list, the readiness checks and the runtime's
  * gauges.
  */
-import { McpManager } from "../mcp/mcp-manager.ts";
+import { McpManager, mcpToolName } from "../mcp/mcp-manager.ts";
+import type { DigestSettings } from "../core/digest.ts";
 import type { ReloadRegistry } from "../memory/reload-registry.ts";
 import type { AutoContinuer } from "../runtime/auto-continuer.ts";
 import { PricingTable } from "../runtime/pricing-table.ts";
@@ -154,4 +155,20 @@ export function registerRuntimeGauges(
     "Longest time one group commit held the event loop (ms).",
     () => store.stats.longestBatchMs,
   );
+}
+
+/**
+ * The digest settings with the tool servers' `no_digest` honoured (D388): a tool of a server the
+ * catalog marks `no_digest: true` always passes through. Read from the catalog as it is now, so a
+ * `/reload` that changes the mark applies from the next call.
+ */
+export function withServerExemptions(digest: DigestSettings, mcp: McpManager | undefined): DigestSettings {
+  if (mcp === undefined) return digest;
+  return {
+    ...digest,
+    exempt: (tool) =>
+      mcp
+        .workerConfig()
+        .servers.some((server) => server.noDigest === true && tool.startsWith(mcpToolName(server.name, ""))),
+  };
 }

@@ -41,6 +41,7 @@ import {
   registerRuntimeGauges,
   startPricing,
   toolServerStarter,
+  withServerExemptions,
 } from "./runtime-core-parts.ts";
 import type { ToolsSettings } from "../cli/tools-flags.ts";
 import type { SubagentSpec } from "../core/subagents.ts";
@@ -229,7 +230,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
       ...(settings.subagents ? { subagents: settings.subagents } : {}),
       ...(settings.turnDeadlineMs ? { turnDeadlineMs: settings.turnDeadlineMs } : {}),
       plansDir: settings.plansDir ?? join(settings.tools.root, ".agents", "plans"),
-      digest: settings.tools.digest,
+      digest: withServerExemptions(settings.tools.digest, tools.mcp),
       ...(settings.wakeLoop ? { wakeLoop: true } : {}),
     },
   });

@@ -6,8 +6,8 @@
  * expanded from the daemon's environment (unset is empty); a non-empty `command_allowlist`
  * (expanded too) must contain every stdio command by literal comparison. Unknown fields are
  * tolerated. Every fatal error names the key. Also `tool_overrides.<tool>.mutating: false` marks
- * one tool read-only (D121), and `no_digest` (boolean, default false) is recorded
- * for the result digesting that is not built yet. Pure: the caller reads the file.
+ * one tool read-only (D121), and `no_digest` (boolean, default false): the server's tool results
+ * pass through the digest (D388). Pure: the caller reads the file.
  */
 import { type Result, err, ok } from "../core/result.ts";
 
@@ -23,7 +23,7 @@ export interface StdioServer {
   env: Record<string, string>;
   /** Tool name -> mutating (false: read-only whatever the server says). */
   overrides: Record<string, boolean>;
-  /** `no_digest: true`: large results are never digested (recorded; digesting is not built yet). Absent: false. */
+  /** `no_digest: true`: large results are never digested (their tool results pass through the digest, D388). Absent: false. */
   noDigest?: true;
 }
 
@@ -34,7 +34,7 @@ export interface HttpServer {
   /** Present: requests carry an ambient-credential bearer token with these scopes. */
   googleOauthScopes?: string[];
   overrides: Record<string, boolean>;
-  /** `no_digest: true`: large results are never digested (recorded; digesting is not built yet). Absent: false. */
+  /** `no_digest: true`: large results are never digested (their tool results pass through the digest, D388). Absent: false. */
   noDigest?: true;
 }
 

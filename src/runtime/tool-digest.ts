@@ -92,7 +92,8 @@ export async function digestToolResult(
 ): Promise<DigestedResult | undefined> {
   if (result.endsTurn) return undefined;
   const size = measure(result.output);
-  if (settings.strategy === "passthrough" || size.bytes <= settings.thresholdBytes) return passthrough(result, size);
+  if (settings.strategy === "passthrough" || size.bytes <= settings.thresholdBytes || settings.exempt?.(call.name))
+    return passthrough(result, size);
   if (settings.strategy === "agentic") {
     const summary = await summarize(context, call, result.output);
     if (summary.ok) {

@@ -175,3 +175,24 @@ test("agentic: a tool-less model call summarizes the result; its tokens and cost
   expect(usage.digest_methods).toMatchObject({ counts: { agentic: 1 } });
   expect(usage.overall.input_tokens).toBeGreaterThanOrEqual(900);
 }, 60_000);
+
+test("a server marked no_digest: its large results reach the model whole, counted as passthrough", async () => {
+  const root = workspace();
+  const marked = catalog(root);
+  const running = await startWithCatalog(
+    { ...marked, servers: { fs: { ...marked.servers.fs, no_digest: true } } },
+    [call("fs__read_text_file", { path: join(root, "server.log") }), say("done")],
+    ["--permission-mode=yolo"],
+  );
+  await settled(running.base);
+  expect((await runTurn(running)).event).toBe("turn-complete");
+  const [log] = toolResults(running.events);
+  const response = log?.response as Record<string, unknown>;
+  expect(response.digest).toBeUndefined();
+  expect(response.savings).toBeUndefined();
+  expect(JSON.stringify(response)).toContain("ERROR upstream refused connection");
+  const usage = (await getJson(`${running.base}/usage`)).body as {
+    digest_methods?: { counts?: Record<string, number> };
+  };
+  expect(usage.digest_methods?.counts).toEqual({ passthrough: 1 });
+});
