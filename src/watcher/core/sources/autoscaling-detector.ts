@@ -12,7 +12,7 @@
 import { goDuration } from "../go-time.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourceSpec } from "../source-spec.ts";
-import { condition, count, field, listWatch, type Meta, meta, sourceSignal } from "./workload-fields.ts";
+import { condition, count, field, listWatch, type Meta, meta, sourceSignal } from "./source-fields.ts";
 
 export interface AutoscalingSettings {
   pinnedWarnMs: number;

@@ -13,7 +13,7 @@
 import { goDuration } from "../go-time.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourceSpec } from "../source-spec.ts";
-import { condition, controller, field, label, listWatch, type Meta, meta, sourceSignal } from "./workload-fields.ts";
+import { condition, controller, field, label, listWatch, type Meta, meta, sourceSignal } from "./source-fields.ts";
 
 export interface DegradationSettings {
   windowMs: number;

@@ -2,7 +2,8 @@
  * What the object-state detectors share (D376): their settings with the defaults issue 31 asks for,
  * the signal they build, and the small readers of Kubernetes objects they use. Pure.
  */
-import type { Severity, Signal } from "../signal.ts";
+import type { Signal } from "../signal.ts";
+import { type SignalInput, sourceSignal } from "./source-fields.ts";
 import type { KubeObject } from "../source-spec.ts";
 
 const MINUTE = 60_000;
@@ -73,43 +74,9 @@ export function condition(object: KubeObject, type: string): Condition | undefin
   return conditions(object).find((one) => one.type === type);
 }
 
-/** A Kubernetes timestamp as epoch ms, or undefined. */
-export function kubeTimeMs(value: string | undefined): number | undefined {
-  if (!value) return undefined;
-  const parsed = Date.parse(value);
-  return Number.isFinite(parsed) ? parsed : undefined;
-}
-
-export interface SignalInput {
-  reason: string;
-  object: Meta;
-  kindOfObject: string;
-  severity: Severity;
-  message: string;
-  now: number;
-  uid?: string;
-  node?: string;
-  controllerRef?: string;
-}
-
 /** An `objectstate.<reason>` signal at `now` (synthetic: type "", one occurrence). */
-export function objectStateSignal(input: SignalInput): Signal {
-  return {
-    kind: `objectstate.${input.reason}`,
-    reason: input.reason,
-    namespace: input.object.namespace,
-    kindOfObject: input.kindOfObject,
-    name: input.object.name,
-    uid: input.uid ?? input.object.uid,
-    message: input.message,
-    eventCount: 1,
-    firstSeen: input.now,
-    lastSeen: input.now,
-    type: "",
-    severity: input.severity,
-    ...(input.node ? { node: input.node } : {}),
-    ...(input.controllerRef ? { controllerRef: input.controllerRef } : {}),
-  };
+export function objectStateSignal(input: Omit<SignalInput, "kind">): Signal {
+  return sourceSignal({ ...input, kind: `objectstate.${input.reason}` });
 }
 
 /** Times within `windowMs` of `now` (older ones dropped). */

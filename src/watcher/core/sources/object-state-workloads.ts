@@ -10,14 +10,8 @@
 import { goDuration } from "../go-time.ts";
 import type { Signal } from "../signal.ts";
 import type { KubeObject, ObjectChange } from "../source-spec.ts";
-import {
-  type Meta,
-  type ObjectStateSettings,
-  condition,
-  kubeTimeMs,
-  meta,
-  objectStateSignal,
-} from "./object-state-common.ts";
+import { type Meta, type ObjectStateSettings, condition, meta, objectStateSignal } from "./object-state-common.ts";
+import { time } from "./source-fields.ts";
 
 interface PodState {
   /** Restart samples in the window; the first is the window's anchor. */
@@ -176,7 +170,7 @@ export class DeploymentTracker {
     const state = this.#deployments.get(current.uid);
     if (!state) {
       // The countdown starts at the last progress the Deployment itself recorded (level-triggered).
-      const recorded = kubeTimeMs(condition(object, "Progressing")?.lastUpdateTime);
+      const recorded = time(condition(object, "Progressing")?.lastUpdateTime);
       const progressAt = Math.min(now, recorded ?? now);
       this.#deployments.set(current.uid, { meta: current, progressAt, fired: false, seen: now, ...read });
       return this.#judge(current.uid, now);

@@ -25,7 +25,7 @@ import {
   meta,
   sourceSignal,
   text,
-} from "./workload-fields.ts";
+} from "./source-fields.ts";
 
 export interface RolloutSettings {
   /** `--rollout-observe`: how long the new revision may gain no ready replica. */

@@ -12,17 +12,7 @@
 import { goDuration, rfc3339 } from "../go-time.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourceSpec } from "../source-spec.ts";
-import {
-  condition,
-  controller,
-  field,
-  listWatch,
-  type Meta,
-  meta,
-  sourceSignal,
-  text,
-  time,
-} from "./workload-fields.ts";
+import { condition, controller, field, listWatch, type Meta, meta, sourceSignal, text, time } from "./source-fields.ts";
 
 /** Up to `limit` activations of `schedule` in (after, until] (epoch ms), or why it cannot be read. */
 export type CronActivations = (

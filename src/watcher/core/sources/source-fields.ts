@@ -103,6 +103,7 @@ export interface SignalInput {
   message: string;
   now: number;
   uid?: string;
+  node?: string;
   controllerRef?: string;
 }
 
@@ -121,6 +122,7 @@ export function sourceSignal(input: SignalInput): Signal {
     lastSeen: input.now,
     type: "",
     severity: input.severity,
+    ...(input.node ? { node: input.node } : {}),
     ...(input.controllerRef ? { controllerRef: input.controllerRef } : {}),
   };
 }
