@@ -67,6 +67,7 @@ const ROUTES: SessionRoute[] = [
   ...["slash/done", "slash/replan", "agents/helper/stop"].map(
     (suffix): SessionRoute => ({ method: "POST", suffix, level: "write", body: {} }),
   ),
+  { method: "GET", suffix: "tool-results/call-none/raw", level: "read" },
   { method: "PATCH", suffix: "acl", level: "admin", body: { owner: "nobody" } },
 ];
 

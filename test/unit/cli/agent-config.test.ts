@@ -26,8 +26,13 @@ test("defaults", () => {
       subscriberBuffer: 4096,
       heartbeatMs: 15_000,
       logLevel: "info",
+      subagents: [],
+      wakeLoop: true,
     },
   });
+  // Plans live under the tools root's .agents/plans unless --plans-dir says otherwise (D358).
+  expect(config.ok && config.value.plansDir).toBe(`${config.ok ? config.value.tools.root : ""}/.agents/plans`);
+  expect(config.ok && config.value.tools.digest).toEqual({ strategy: "structural", thresholdBytes: 16_384 });
 });
 
 test("flags win over config keys; both spellings of a value work", () => {

@@ -105,6 +105,19 @@ describe("settings", () => {
     hub = false,
   ) => resolvePeerClientSettings(new Map(Object.entries(flags)), new Map(Object.entries(config)), hub);
 
+  test("the defaults users get: neither call_peer nor registration without their flag or key", () => {
+    expect(resolve({})).toEqual({ ok: true, value: { callPeer: undefined, peerRegister: undefined } });
+    const registered = resolve({ "attach-peer-register": "http://hub:1" });
+    expect(registered.ok && registered.value.peerRegister).toMatchObject({
+      tokenEnv: undefined,
+      name: undefined,
+      endpoint: undefined,
+      leaseSeconds: 60,
+    });
+    const calling = resolve({ "call-peer": true }, {}, true);
+    expect(calling.ok && calling.value.callPeer?.tokenEnv).toBeUndefined();
+  });
+
   test("call_peer needs a hub: its own or a URL", () => {
     const refused = resolve({ "call-peer": true });
     expect(refused.ok ? "" : refused.error).toContain("needs a peer hub");
