@@ -191,12 +191,12 @@ describe("layering", () => {
     expect(crossings(["src/runtime"], ["src/surfaces", "src/cli"])).toEqual([]);
   });
 
-  test("src/runtime/rpc (the worker RPC layer) imports only itself: no runtime, channel, package or builtin", () => {
-    const violations = SITES.filter(
-      (site) => inside(site.file, "src/runtime/rpc") && !inside(site.target, "src/runtime/rpc"),
-    ).map(describeSite);
+  test("src/rpc (the worker RPC layer) imports only itself: no runtime, channel, package or builtin", () => {
+    const violations = SITES.filter((site) => inside(site.file, "src/rpc") && !inside(site.target, "src/rpc")).map(
+      describeSite,
+    );
     expect(violations).toEqual([]);
-    expect(FILES.some((file) => file.startsWith("src/runtime/rpc/"))).toBe(true);
+    expect(FILES.some((file) => file.startsWith("src/rpc/"))).toBe(true);
   });
 
   test("src/surfaces and src/watcher never import src/cli (the cli builds their settings; they define them)", () => {

@@ -6,8 +6,8 @@
 import { buildModel } from "../src/models/model-factory.ts";
 import { type RunTurnMessage, TURN_CHANNEL, type TurnOutcome } from "../src/runtime/channel.ts";
 import { ModelCallSpans } from "../src/runtime/model-call-spans.ts";
-import { RpcConnection } from "../src/runtime/rpc/rpc-connection.ts";
-import { workerScopeTransport } from "../src/runtime/rpc/worker-port-transport.ts";
+import { RpcConnection } from "../src/rpc/rpc-connection.ts";
+import { workerScopeTransport } from "../src/rpc/worker-port-transport.ts";
 import { runTurnLoop } from "../src/runtime/turn-loop.ts";
 import type { ChatMessage } from "../src/core/model.ts";
 

@@ -1,7 +1,7 @@
 /**
  * The main <-> turn-worker channel: the only thing that crosses that thread boundary. Its
  * vocabulary as types (what each side answers), the payloads, and its version; request ids,
- * replies, cancellation, the handshake and pings are the RPC layer's (runtime/rpc/). Pure types
+ * replies, cancellation, the handshake and pings are the RPC layer's (rpc/). Pure types
  * plus the channel constant; no I/O.
  *
  * The main thread asks `run-turn` (answered with the turn's outcome; a cancel stops it) and says
@@ -14,7 +14,7 @@ import type { ModelCallSpan } from "../core/trace-carrier.ts";
 import type { ChatMessage, ModelSpec, ToolSpec } from "../core/model.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
 import type { TokenUsage } from "../core/usage.ts";
-import { type RpcMethod, defineChannel } from "./rpc/rpc-channel.ts";
+import { type RpcMethod, defineChannel } from "../rpc/rpc-channel.ts";
 
 /** The `run-turn` request's fields (on the wire beside `type: "run-turn"` and its `requestId`). */
 export interface RunTurnMessage {

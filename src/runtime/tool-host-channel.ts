@@ -1,7 +1,7 @@
 /**
  * The main <-> tool-host worker channel: the only thing that crosses that boundary. Its
  * vocabulary as types and its version; ids, replies, cancellation and the handshake are the RPC
- * layer's (runtime/rpc/). A `run` is answered with the tool's result, a cancel aborts it (its
+ * layer's (rpc/). A `run` is answered with the tool's result, a cancel aborts it (its
  * child processes are killed), and `shutdown` kills everything still running, then answers. The
  * handshake's init carries the settings. Pure types plus the channel constant.
  *
@@ -21,7 +21,7 @@ import {
   type NoRequests,
   type RpcMethod,
   defineChannel,
-} from "./rpc/rpc-channel.ts";
+} from "../rpc/rpc-channel.ts";
 
 export interface ToolHostSettings {
   /** Absolute real path of the workspace root file tools and bash work in. */

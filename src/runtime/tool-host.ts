@@ -1,7 +1,7 @@
 /**
  * ToolHost: the main thread's side of the tool-host worker (ARCHITECTURE "Tool host worker").
  * Approved calls go to the worker, which runs them and owns their child processes, so a slow or
- * hung tool never blocks the HTTP loop; they talk over one RPC connection (runtime/rpc/, the
+ * hung tool never blocks the HTTP loop; they talk over one RPC connection (rpc/, the
  * channel of tool-host-channel.ts). A call's abort signal (turn cancel) is forwarded as a
  * cancel; a worker that dies or exits fails its calls and is started again on the next call. Also the
  * read model of what tools exist: the builtin specs the model is offered and GET /tools rows.
@@ -19,9 +19,9 @@ import type { ToolCatalog, ToolInfo, ToolRunOptions, ToolRunResult, ToolRunner }
 import type { McpManager } from "../mcp/mcp-manager.ts";
 import type { McpServerState } from "../mcp/types.ts";
 import { BUILTIN_TOOLS, builtinClass, builtinSpecs } from "../tools/builtin-tools.ts";
-import { RpcConnection } from "./rpc/rpc-connection.ts";
-import { type RpcError, RpcVersionError } from "./rpc/rpc-error.ts";
-import { workerTransport } from "./rpc/worker-port-transport.ts";
+import { RpcConnection } from "../rpc/rpc-connection.ts";
+import { type RpcError, RpcVersionError } from "../rpc/rpc-error.ts";
+import { workerTransport } from "../rpc/worker-port-transport.ts";
 import {
   TOOL_HOST_CHANNEL,
   type ToolHostMainSide,

@@ -1,6 +1,6 @@
 /**
  * WorkerPool: runs turns on a pool of turn workers (default one per core), one RPC connection
- * each (runtime/rpc/, the turn channel of channel.ts). Routes the worker's notifications and
+ * each (rpc/, the turn channel of channel.ts). Routes the worker's notifications and
  * requests to the turn that owns them, answers them through the turn's handlers, and replaces a
  * worker that crashes or exits, ignores a cancel past the grace period, or stops answering pings
  * while it runs turns (spinning: its turns end failed; the daemon lives on).
@@ -17,11 +17,11 @@ import {
   type TurnWorkerSide,
   type WorkerRequest,
 } from "./channel.ts";
-import { LivenessWatch } from "./rpc/liveness-watch.ts";
-import type { PendingRequest } from "./rpc/pending-request.ts";
-import { RpcConnection } from "./rpc/rpc-connection.ts";
-import { type RpcError, RpcVersionError } from "./rpc/rpc-error.ts";
-import { workerTransport } from "./rpc/worker-port-transport.ts";
+import { LivenessWatch } from "../rpc/liveness-watch.ts";
+import type { PendingRequest } from "../rpc/pending-request.ts";
+import { RpcConnection } from "../rpc/rpc-connection.ts";
+import { type RpcError, RpcVersionError } from "../rpc/rpc-error.ts";
+import { workerTransport } from "../rpc/worker-port-transport.ts";
 import { workerUrl } from "./worker-urls.ts";
 
 export interface TurnHandlers {

@@ -21,7 +21,7 @@ import {
 } from "./core/access-plan.ts";
 import { AccessSweeper } from "./access-sweeper.ts";
 import { DedupCache } from "./core/dedup-cache.ts";
-import type { Severity } from "./core/signal.ts";
+import type { Severity, Signal } from "./core/signal.ts";
 import type { DeliveryPolicy } from "./core/delivery-policy.ts";
 import type { IncidentSink } from "./core/sink.ts";
 import { DeliveryQueue } from "./delivery-queue.ts";
@@ -38,7 +38,8 @@ import { WebhookSink } from "./sinks/webhook-sink.ts";
 import { TracedSink } from "./watcher-spans.ts";
 import { ClusterEventsSource } from "./sources/cluster-events.ts";
 import { DetectorSource } from "./sources/detector-source.ts";
-import { sourceSettings } from "./sources/source-registry.ts";
+import { SOURCE_RUNNERS, sourceSettings } from "./sources/source-registry.ts";
+import type { SourceRunner } from "./sources/source-runner.ts";
 import { sourceSpec, specForSettings } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
@@ -300,26 +301,28 @@ export async function startWatcher(
     restarted,
   );
   // The sources of the contract the plan enabled (D375), on the same pipeline.
-  const contractSources = plan.sources.flatMap((name) => {
+  const emitSignal = (signal: Signal) => {
+    trimHeap();
+    void dispatcher.dispatch(signal);
+  };
+  const contractSources: SourceRunner[] = plan.sources.flatMap((name) => {
     const spec = sourceSpec(name);
     if (!spec) return [];
     const without = new Set(plan.without[name] ?? []);
+    const context = {
+      values: config.values,
+      env,
+      connection,
+      without,
+      emit: emitSignal,
+      logger,
+      onRestart: restarted,
+      ...(options.now ? { now: options.now } : {}),
+    };
+    const factory = SOURCE_RUNNERS[name];
+    if (factory) return [factory(context)];
     const settings = sourceSettings(name, config, { without });
-    return [
-      new DetectorSource({
-        spec: specForSettings(spec, settings),
-        settings,
-        without,
-        connection,
-        emit: (signal) => {
-          trimHeap();
-          void dispatcher.dispatch(signal);
-        },
-        logger,
-        onRestart: restarted,
-        ...(options.now ? { now: options.now } : {}),
-      }),
-    ];
+    return [new DetectorSource({ ...context, spec: specForSettings(spec, settings), settings })];
   });
   if (graph) await graph.start();
   await source.start();

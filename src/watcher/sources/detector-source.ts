@@ -12,6 +12,7 @@ import type { Detector, KubeObject, SourcePoll, SourceSpec } from "../core/sourc
 import type { Signal } from "../core/signal.ts";
 import { type KubeConnection, kubeFetch } from "../kube/kube-connection.ts";
 import { RestartingInformer } from "./restarting-informer.ts";
+import type { SourceRunner } from "./source-runner.ts";
 
 export interface DetectorSourceOptions<S> {
   spec: SourceSpec<S>;
@@ -26,7 +27,7 @@ export interface DetectorSourceOptions<S> {
   now?: () => number;
 }
 
-export class DetectorSource<S = unknown> {
+export class DetectorSource<S = unknown> implements SourceRunner {
   readonly name: string;
   readonly #detector: Detector;
   readonly #informers: RestartingInformer[] = [];

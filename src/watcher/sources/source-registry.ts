@@ -2,7 +2,9 @@
  * How each source of the contract (core/source-catalog.ts, D375) reads its settings from the
  * watcher's configuration (its thresholds; anything impure a detector needs, such as a
  * certificate parser). `cluster-events` predates the contract and is started by the runner itself.
- * A reader is also told which of the source's polls and watches the startup plan left out.
+ * A reader is also told which of the source's polls and watches the startup plan left out. A reader
+ * reads the flag values alone (a source's worker builds its settings from them). Sources whose
+ * inputs are not the Kubernetes API register a runner factory in SOURCE_RUNNERS instead.
  */
 import { AUTOSCALING_DEFAULTS } from "../core/sources/autoscaling-detector.ts";
 import { DEGRADATION_DEFAULTS, type DegradationSettings } from "../core/sources/degradation-detector.ts";
@@ -15,6 +17,10 @@ import type { ExpirySettings } from "../core/sources/expiry-detector.ts";
 import type { GatewaySettings } from "../core/sources/gateway-source.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 import { parseCertificates } from "./x509.ts";
+import type { SourceRunnerFactory } from "./source-runner.ts";
+
+/** What a settings reader may read: the flag values alone, so a source's worker can build them too. */
+export type SourceValues = Pick<WatcherConfig, "values">;
 
 export interface SettingsContext {
   /** Names of the source's polls and watches left out at startup (an API not served, an optional grant denied). */
@@ -36,7 +42,7 @@ function list(values: ReadonlyMap<string, FlagValue>, name: string): string[] {
     .filter((item) => item !== "");
 }
 
-function expirySettings(config: WatcherConfig, context: SettingsContext): ExpirySettings {
+function expirySettings(config: SourceValues, context: SettingsContext): ExpirySettings {
   return {
     warnMs: duration(config.values, "expiry-warn", 336 * 3600_000),
     intervalMs: duration(config.values, "expiry-interval", 3600_000),
@@ -48,7 +54,7 @@ function expirySettings(config: WatcherConfig, context: SettingsContext): Expiry
 }
 
 /** Settings readers by source name; a source with none gets `{}`. */
-export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig, context: SettingsContext) => unknown>> = {
+export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, context: SettingsContext) => unknown>> = {
   expiry: expirySettings,
   gateway: (config): GatewaySettings => ({ graceMs: duration(config.values, "gateway-grace", 5 * 60_000) }),
   rollout: (config): RolloutSettings => ({
@@ -69,8 +75,15 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: WatcherConfig, co
 
 export function sourceSettings(
   name: string,
-  config: WatcherConfig,
+  config: SourceValues,
   context: SettingsContext = { without: new Set() },
 ): unknown {
   return SOURCE_SETTINGS[name]?.(config, context) ?? {};
 }
+
+/**
+ * Sources that are not a DetectorSource over the Kubernetes API (an HTTP receiver, a poller of
+ * the agent daemon): each builds its own runner from the context. A name here needs no
+ * watches of its SourceSpec, but the catalog still holds it (for scope and grants).
+ */
+export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {};

@@ -4,9 +4,9 @@
  * errors, notifications in order, cancel and abandon, the version handshake, and close.
  */
 import { afterEach, expect, test } from "bun:test";
-import { RpcConnection } from "../../../../src/runtime/rpc/rpc-connection.ts";
-import { RpcError, RpcVersionError } from "../../../../src/runtime/rpc/rpc-error.ts";
-import { messagePortTransport } from "../../../../src/runtime/rpc/worker-port-transport.ts";
+import { RpcConnection } from "../../../src/rpc/rpc-connection.ts";
+import { RpcError, RpcVersionError } from "../../../src/rpc/rpc-error.ts";
+import { messagePortTransport } from "../../../src/rpc/worker-port-transport.ts";
 import {
   type HostSide,
   type PeerConnection,

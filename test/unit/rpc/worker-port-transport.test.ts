@@ -5,13 +5,9 @@
  * answer (its requester hears an error) instead of leaving a request pending.
  */
 import { expect, test } from "bun:test";
-import type { RpcMessage } from "../../../../src/runtime/rpc/rpc-message.ts";
-import type { TransportListener } from "../../../../src/runtime/rpc/rpc-transport.ts";
-import {
-  messagePortTransport,
-  workerScopeTransport,
-  workerTransport,
-} from "../../../../src/runtime/rpc/worker-port-transport.ts";
+import type { RpcMessage } from "../../../src/rpc/rpc-message.ts";
+import type { TransportListener } from "../../../src/rpc/rpc-transport.ts";
+import { messagePortTransport, workerScopeTransport, workerTransport } from "../../../src/rpc/worker-port-transport.ts";
 
 /** A stand-in for a Worker (or a worker's scope) that structured-clones what is posted, as a port does. */
 function fakePort() {

@@ -4,10 +4,10 @@
  * faults (an uncaught error in the worker, a worker that exits) that fail every pending request.
  */
 import { afterEach, expect, test } from "bun:test";
-import { LivenessWatch } from "../../../../src/runtime/rpc/liveness-watch.ts";
-import { RpcConnection } from "../../../../src/runtime/rpc/rpc-connection.ts";
-import type { RpcError } from "../../../../src/runtime/rpc/rpc-error.ts";
-import { workerTransport } from "../../../../src/runtime/rpc/worker-port-transport.ts";
+import { LivenessWatch } from "../../../src/rpc/liveness-watch.ts";
+import { RpcConnection } from "../../../src/rpc/rpc-connection.ts";
+import type { RpcError } from "../../../src/rpc/rpc-error.ts";
+import { workerTransport } from "../../../src/rpc/worker-port-transport.ts";
 import { TEST_CHANNEL } from "./fixtures/test-channel.ts";
 
 const cleanups: Array<() => void> = [];
