@@ -29,7 +29,7 @@ import {
   type ToolHostSettings,
   type ToolHostSide,
 } from "./tool-host-channel.ts";
-import { workerUrl } from "./worker-urls.ts";
+import { workerUrl } from "../rpc/worker-urls.ts";
 
 export type ToolHostFactory = () => Worker;
 

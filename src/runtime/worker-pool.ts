@@ -22,7 +22,7 @@ import type { PendingRequest } from "../rpc/pending-request.ts";
 import { RpcConnection } from "../rpc/rpc-connection.ts";
 import { type RpcError, RpcVersionError } from "../rpc/rpc-error.ts";
 import { workerTransport } from "../rpc/worker-port-transport.ts";
-import { workerUrl } from "./worker-urls.ts";
+import { workerUrl } from "../rpc/worker-urls.ts";
 
 export interface TurnHandlers {
   /** A streamed part of the turn's response `messageId` (D296). */
@@ -101,7 +101,7 @@ export type WorkerFactory = () => Worker;
 /**
  * The turn worker from `workers/turn.ts`. Its URL comes from worker-urls.ts because inside the
  * compiled binary `import.meta.url` is the binary entry's, not this file's, so a path relative to
- * src/runtime/ does not resolve there (see worker-urls.ts for what was measured).
+ * src/runtime/ does not resolve there (see src/rpc/worker-urls.ts for what was measured).
  */
 export const defaultWorkerFactory: WorkerFactory = () => new Worker(workerUrl("turn"));
 

@@ -28,6 +28,7 @@
  *
  * Settles no promises of the store and logs nothing; counts in `stats`.
  */
+import { workerUrl } from "../../rpc/worker-urls.ts";
 import { statSync } from "node:fs";
 import { SLOT, SLOT_COUNT, type FromCheckpointer, type ToCheckpointer } from "./checkpoint-worker.ts";
 
@@ -100,21 +101,9 @@ export const DEFAULT_WAL_TARGET_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 const DEFAULT_MAX_HOLD_MS = 1000;
 
-/** This module's path in the source tree; when `import.meta.url` ends with it, we run from source. */
-const SOURCE_SUFFIX = "/src/store/sqlite/checkpointer.ts";
-/** The embedded root of a compiled binary (see src/runtime/worker-urls.ts, which store/ may not import). */
-const EMBEDDED_ROOT = /^file:\/\/\/(?:\$bunfs|[A-Za-z]:\/~BUN)\/root\//;
-const WORKER_PATH = "workers/store-checkpointer.ts";
-
-/**
- * URL of workers/store-checkpointer.ts from source and inside the single binary: the same answer
- * as src/runtime/worker-urls.ts's `workerUrl("store-checkpointer")` (a unit test pins that), computed
- * here because the store layer must not import runtime.
- */
-export function checkpointerUrl(moduleUrl: string = import.meta.url): URL {
-  if (moduleUrl.endsWith(SOURCE_SUFFIX)) return new URL(`../../../${WORKER_PATH}`, moduleUrl);
-  const embedded = EMBEDDED_ROOT.exec(moduleUrl);
-  return new URL(WORKER_PATH, embedded ? embedded[0] : new URL("./", moduleUrl));
+/** URL of workers/store-checkpointer.ts, from source and inside the single binary (src/rpc/worker-urls.ts). */
+export function checkpointerUrl(): URL {
+  return workerUrl("store-checkpointer");
 }
 
 export class Checkpointer {

@@ -9,7 +9,6 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { workerUrl } from "../../../src/runtime/worker-urls.ts";
 import { checkpointerUrl } from "../../../src/store/sqlite/checkpointer.ts";
 import { GroupCommit } from "../../../src/store/sqlite/group-commit.ts";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.ts";
@@ -243,14 +242,8 @@ describe("worker lifecycle", () => {
     await store.close();
   });
 
-  test("the worker URL is the one src/runtime/worker-urls.ts gives, from source and in the binary", () => {
-    const root = "file:///home/u/spar/";
-    expect(checkpointerUrl(`${root}src/store/sqlite/checkpointer.ts`).href).toBe(
-      workerUrl("store-checkpointer", `${root}src/runtime/worker-urls.ts`).href,
-    );
-    for (const entry of ["file:///$bunfs/root/spar", "file:///B:/~BUN/root/spar.exe"]) {
-      expect(checkpointerUrl(entry).href).toBe(workerUrl("store-checkpointer", entry).href);
-    }
+  test("the worker URL names workers/store-checkpointer.ts, which exists (src/rpc/worker-urls.ts covers the binary)", () => {
+    expect(checkpointerUrl().href.endsWith("/workers/store-checkpointer.ts")).toBe(true);
     expect(existsSync(new URL(checkpointerUrl()))).toBe(true);
   });
 });

@@ -7,7 +7,7 @@
  * another directory and started there):
  * - every bundled module shares the entry's `import.meta.url`, `file:///$bunfs/root/<outfile name>`
  *   (`B:/~BUN/root/...` on Windows), so a URL made relative to this file's source location
- *   (`new URL("../../workers/turn.ts", import.meta.url)` from src/runtime/) becomes
+ *   (`new URL("../../workers/turn.ts", import.meta.url)` from src/rpc/) becomes
  *   `file:///workers/turn.ts`: ModuleNotFound. The pool then kept respawning failing workers.
  * - each worker entrypoint is embedded at its path relative to the entrypoints' common directory
  *   (the repo root): `/$bunfs/root/workers/turn.js`, and a `.ts` URL there resolves to it. So
@@ -17,7 +17,7 @@
  */
 
 /** This module's path in the source tree; when `import.meta.url` ends with it, we run from source. */
-const SOURCE_SUFFIX = "/src/runtime/worker-urls.ts";
+const SOURCE_SUFFIX = "/src/rpc/worker-urls.ts";
 
 /** The embedded root of a compiled binary, from any module URL inside it (entry or worker). */
 const EMBEDDED_ROOT = /^file:\/\/\/(?:\$bunfs|[A-Za-z]:\/~BUN)\/root\//;
