@@ -15,7 +15,7 @@ import { type HostAllowlist, parseAllowedHosts } from "../surfaces/http/host-all
 import type { WatcherGroup } from "./watcher-group.ts";
 
 /** What the probes read of the running watcher. */
-export type ProbedWatcher = Pick<WatcherGroup, "notReady" | "degraded" | "render">;
+export type ProbedWatcher = Pick<WatcherGroup, "notReady" | "degraded" | "sourceLines" | "render">;
 
 export function probeApp(allowedHosts: HostAllowlist, watcher: ProbedWatcher) {
   return guardedApp({
@@ -32,10 +32,10 @@ function probeRoutes(watcher: ProbedWatcher) {
     .get("/healthz", () => new Response("ok\n"))
     .get("/readyz", () => {
       // Optional watches that fail never hold readiness; they are named after the verdict.
+      // Then every source and its state, then what runs degraded (D413).
       const why = watcher.notReady();
-      const notes = watcher
-        .degraded()
-        .map((line) => `degraded: ${line}\n`)
+      const notes = [...watcher.sourceLines(), ...watcher.degraded().map((line) => `degraded: ${line}`)]
+        .map((line) => `${line}\n`)
         .join("");
       return why === undefined
         ? new Response(`ok\n${notes}`)

@@ -36,9 +36,9 @@ import { DryRunSink } from "./sinks/dry-run-sink.ts";
 import { podEnricher } from "./enricher.ts";
 import { WebhookSink } from "./sinks/webhook-sink.ts";
 import { TracedSink } from "./watcher-spans.ts";
-import { ClusterEventsSource } from "./sources/cluster-events.ts";
-import { DetectorSource } from "./sources/detector-source.ts";
-import { SOURCE_RUNNERS, sourceSettings } from "./sources/source-registry.ts";
+import { buildSource } from "./sources/build-source.ts";
+import { SourceThread } from "./sources/source-thread.ts";
+import { sourceSettings } from "./sources/source-registry.ts";
 import type { SourceRunner } from "./sources/source-runner.ts";
 import { sourceSpec, specForSettings } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
@@ -73,6 +73,13 @@ export interface RunningWatcher {
   ready(): boolean;
   /** Optional watches not synced or failing now, one line each (named in /readyz's body). */
   degraded(): string[];
+  /** Every running source and its state, for /readyz (`ready`, `syncing`, `failing: …`, `restarting …`). */
+  sources(): Array<{ name: string; state: string }>;
+  /**
+   * Ends a source's worker as a crash would (a drill: it is replaced with backoff and counted);
+   * false when no such source runs in a worker.
+   */
+  killSource(name: string): boolean;
   /** Set once the access re-check has stopped the runner (a required permission revoked). */
   accessRevoked(): boolean;
   stop(): Promise<void>;
@@ -86,6 +93,11 @@ export interface RunnerOptions {
   recoveryTickMs?: number;
   /** The pipeline's clock (dedup, recovery, storms); the benchmark compresses time with it. */
   now?: () => number;
+  /**
+   * Where sources run: each in its own worker (the default, D413), or on the main thread (a
+   * test or bench that drives the sources' clock with `now`, which cannot cross a thread).
+   */
+  sourceThreads?: "workers" | "main";
   /** Override the delivery queue's backoff and bounds (tests). */
   deliveryPolicy?: DeliveryPolicy;
 }
@@ -103,6 +115,16 @@ export function pendingInjectsPath(
 }
 
 export class StartupRefusal extends Error {}
+
+/** One source's state as /readyz names it. */
+function sourceState(source: SourceRunner): string {
+  const restarts =
+    source instanceof SourceThread && source.restarts > 0 ? ` (worker restarted ${source.restarts}×)` : "";
+  if (source instanceof SourceThread && source.state === "restarting")
+    return `restarting${restarts}: ${source.lastError}`;
+  if (source.synced) return `ready${restarts}`;
+  return source.lastError ? `failing${restarts}: ${source.lastError}` : `syncing${restarts}`;
+}
 
 /** The grants and polls of the named sources whose spec scopes them by their settings (D384). */
 function scopedSources(config: WatcherConfig) {
@@ -290,51 +312,37 @@ export async function startWatcher(
   metrics.gauge("active_incidents", "dedup cache size", () => dispatcher.dedup.size);
   metrics.gauge("recovery_tracking", "incidents tracked for recovery", () => dispatcher.recovery.size);
   const trimHeap = heapTrimmer(options.now ?? Date.now);
-  const source = new ClusterEventsSource(
-    connection,
-    config.filter.excludeNamespaces,
-    (signal) => {
-      trimHeap();
-      void dispatcher.dispatch(signal);
-    },
-    logger,
-    restarted,
-  );
-  // The sources of the contract the plan enabled (D375), on the same pipeline.
+  // Every source the plan enabled, each in its own worker (D413) unless told to run in process.
   const emitSignal = (signal: Signal) => {
     trimHeap();
     void dispatcher.dispatch(signal);
   };
-  const contractSources: SourceRunner[] = plan.sources.flatMap((name) => {
-    const spec = sourceSpec(name);
-    if (!spec) return [];
-    const without = new Set(plan.without[name] ?? []);
+  const sources: SourceRunner[] = plan.sources.map((name) => {
     const context = {
       values: config.values,
       env,
       connection,
-      without,
+      without: new Set(plan.without[name] ?? []),
       emit: emitSignal,
       logger,
       onRestart: restarted,
       ...(options.now ? { now: options.now } : {}),
     };
-    const factory = SOURCE_RUNNERS[name];
-    if (factory) return [factory(context)];
-    const settings = sourceSettings(name, config, { without });
-    return [new DetectorSource({ ...context, spec: specForSettings(spec, settings), settings })];
+    return options.sourceThreads === "main"
+      ? buildSource(name, context)
+      : new SourceThread(name, context, {
+          onCrash: (source) => metrics.sourceRestarts({ source }),
+        });
   });
   if (graph) await graph.start();
-  await source.start();
-  await Promise.all(contractSources.map((contract) => contract.start()));
+  await Promise.all(sources.map((source) => source.start()));
   delivery.start();
   const timers: Array<ReturnType<typeof setInterval>> = [];
   let watching = true;
   const stopWatches = async () => {
     if (!watching) return;
     watching = false;
-    await source.stop();
-    await Promise.all(contractSources.map((contract) => contract.stop()));
+    await Promise.all(sources.map((source) => source.stop()));
     await graph?.stop();
   };
   const sweeper =
@@ -371,21 +379,22 @@ export async function startWatcher(
   return {
     dispatcher,
     metrics,
-    ready: () => watching && source.synced && contractSources.every((contract) => contract.synced),
+    ready: () => watching && sources.every((source) => source.synced),
     degraded: () =>
       watching
         ? [
             ...(graph?.failing() ?? []).map(
               (watch) => `optional watch ${watch.name} not synced${watch.error ? `: ${watch.error}` : ""}`,
             ),
-            ...contractSources
-              .filter((contract) => !contract.synced)
-              .map(
-                (contract) =>
-                  `source ${contract.name} not synced${contract.lastError ? `: ${contract.lastError}` : ""}`,
-              ),
           ]
         : [],
+    sources: () => sources.map((source) => ({ name: source.name, state: sourceState(source) })),
+    killSource: (name) => {
+      const thread = sources.find((source) => source.name === name);
+      if (!(thread instanceof SourceThread)) return false;
+      thread.kill();
+      return true;
+    },
     accessRevoked: () => sweeper?.revoked ?? false,
     stop: () => {
       stopping ??= (async () => {

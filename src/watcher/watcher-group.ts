@@ -40,6 +40,8 @@ export interface WatcherGroup {
   notReady(): string | undefined;
   /** Lines /readyz adds to its body whatever its status: unreachable clusters, optional watches failing. */
   degraded(): string[];
+  /** One line per running source and its state (`source rollout: ready`), tagged by cluster when several. */
+  sourceLines(): string[];
   render(): string;
   stop(): Promise<void>;
 }
@@ -234,6 +236,10 @@ export async function startWatcherGroup(
           ];
         return (slot.runner?.degraded() ?? []).map((line) => `${tag}${line}`);
       }),
+    sourceLines: () =>
+      running().flatMap((slot) =>
+        slot.runner.sources().map(({ name, state }) => `${multi ? `[${slot.name}] ` : ""}source ${name}: ${state}`),
+      ),
     render: () =>
       mergeExpositions(
         slots.flatMap((slot) => [slot.metrics.render(), ...(slot.runner ? [slot.runner.metrics.render()] : [])]),

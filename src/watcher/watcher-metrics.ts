@@ -24,6 +24,7 @@ export class WatcherMetrics {
   readonly stormUpdates: Count;
   readonly findings: Count;
   readonly runnerRestarts: Count;
+  readonly sourceRestarts: Count;
   readonly storeRecords: Count;
   readonly storeWriteDrops: Count;
   readonly storePrunedRows: Count;
@@ -55,6 +56,10 @@ export class WatcherMetrics {
     this.stormUpdates = counter("storm_updates_total", "storm.update payloads sent");
     this.findings = counter("findings_total", "new incidents by kind and severity");
     this.runnerRestarts = counter("runner_restarts_total", "source restarts after an error");
+    this.sourceRestarts = counter(
+      "source_restarts_total",
+      "source workers replaced after a crash, an exit or an unresponsive event loop, by source",
+    );
     this.storeRecords = counter("store_records_total", "occurrence rows written by route");
     this.storeWriteDrops = counter("store_write_drops_total", "occurrence rows lost by cause");
     this.storePrunedRows = counter("store_pruned_rows_total", "occurrence rows pruned by cause (ttl, size)");

@@ -14,6 +14,8 @@ export interface KubeConnection {
   /** Bun fetch `tls` options: ca, cert, key, rejectUnauthorized. */
   tls: Record<string, unknown>;
   token: () => string | undefined;
+  /** Where `token` reads from, when a file (a source's worker re-reads it too, D413). */
+  tokenFile?: string;
 }
 
 function fileOrData(data: string | undefined, file: string | undefined): string | undefined {
@@ -57,7 +59,12 @@ export function loadKubeConnection(options: ConnectionOptions): KubeConnection {
     if (tokenFile) return readFileSync(tokenFile, "utf8").trim();
     return undefined;
   };
-  return { server: cluster.server.replace(/\/+$/, ""), tls, token };
+  return {
+    server: cluster.server.replace(/\/+$/, ""),
+    tls,
+    token,
+    ...(tokenFile && !staticToken ? { tokenFile } : {}),
+  };
 }
 
 /**

@@ -9,13 +9,14 @@ import { eventToSignal } from "../core/event-signal.ts";
 import type { Signal } from "../core/signal.ts";
 import type { KubeConnection } from "../kube/kube-connection.ts";
 import { RestartingInformer } from "./restarting-informer.ts";
+import type { SourceRunner } from "./source-runner.ts";
 
 export function eventFieldSelector(excludeNamespaces: Iterable<string>): string | undefined {
   const parts = [...excludeNamespaces].sort().map((namespace) => `metadata.namespace!=${namespace}`);
   return parts.length > 0 ? parts.join(",") : undefined;
 }
 
-export class ClusterEventsSource {
+export class ClusterEventsSource implements SourceRunner {
   private readonly informer: RestartingInformer;
 
   constructor(
@@ -40,8 +41,14 @@ export class ClusterEventsSource {
     );
   }
 
+  readonly name = "cluster-events";
+
   get synced(): boolean {
     return this.informer.synced;
+  }
+
+  get lastError(): string | undefined {
+    return this.informer.lastError;
   }
 
   start(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * How each source of the contract (core/source-catalog.ts, D375) reads its settings from the
  * watcher's configuration (its thresholds; anything impure a detector needs, such as a
- * certificate parser). `cluster-events` predates the contract and is started by the runner itself.
+ * certificate parser).
  * A reader is also told which of the source's polls and watches the startup plan left out. A reader
  * reads the flag values alone (a source's worker builds its settings from them). Sources whose
  * inputs are not the Kubernetes API register a runner factory in SOURCE_RUNNERS instead.
@@ -18,6 +18,7 @@ import type { GatewaySettings } from "../core/sources/gateway-source.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 import { parseCertificates } from "./x509.ts";
 import type { SourceRunnerFactory } from "./source-runner.ts";
+import { ClusterEventsSource } from "./cluster-events.ts";
 
 /** What a settings reader may read: the flag values alone, so a source's worker can build them too. */
 export type SourceValues = Pick<WatcherConfig, "values">;
@@ -86,4 +87,14 @@ export function sourceSettings(
  * the agent daemon): each builds its own runner from the context. A name here needs no
  * watches of its SourceSpec, but the catalog still holds it (for scope and grants).
  */
-export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {};
+export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {
+  // Predates the contract (D375): its deny-list narrows the watch with a field selector.
+  "cluster-events": (context) =>
+    new ClusterEventsSource(
+      context.connection,
+      list(context.values, "exclude-namespace"),
+      context.emit,
+      context.logger,
+      context.onRestart,
+    ),
+};

@@ -82,12 +82,21 @@ test("metrics listener, readiness after the watches sync, the store, and SIGTERM
     const bareProbe = await rawHttp(Number(new URL(base).port), "GET /healthz HTTP/1.0\r\n\r\n");
     expect([bareProbe.status, bareProbe.body]).toEqual([200, "ok\n"]);
     const notReady = await fetch(`${base}/readyz`);
-    expect([notReady.status, await notReady.text()]).toEqual([503, "not ready: informer caches syncing\n"]);
-    await waitFor(
-      async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined),
+    // The verdict, then every source and its state (D413): the events list fails, so it is not ready yet.
+    const notReadyBody = await notReady.text();
+    expect(notReady.status).toBe(503);
+    expect(notReadyBody).toMatch(
+      /^not ready: informer caches syncing\nsource cluster-events: (syncing|failing: .*503.*)\n$/,
+    );
+    const readyBody = await waitFor(
+      async () => {
+        const response = await fetch(`${base}/readyz`);
+        return response.status === 200 ? response.text() : undefined;
+      },
       10_000,
       "readyz 200",
     );
+    expect(readyBody).toBe("ok\nsource cluster-events: ready\n");
     expect(stderr).toContain("cluster-events: watch failed");
 
     const pod = api.scenario.createPod({

@@ -1,0 +1,76 @@
+/**
+ * The worker side of one source (D413): answers the source channel's handshake by building the
+ * source from its init (buildSource, as the main thread would), starts it, and forwards what it
+ * does: each signal, each watch restart, each log line, and its readiness whenever that changes
+ * (checked after start and every STATE_CHECK_MS). `stop` stops the source and answers.
+ */
+import { RpcConnection } from "../../rpc/rpc-connection.ts";
+import { workerScopeTransport } from "../../rpc/worker-port-transport.ts";
+import type { Logger } from "../../telemetry/logger.ts";
+import { buildSource } from "./build-source.ts";
+import type { SourceRunner } from "./source-runner.ts";
+import { type ConnectionData, SOURCE_CHANNEL, type SourceWorkerInit } from "./source-channel.ts";
+import type { KubeConnection } from "../kube/kube-connection.ts";
+import { readFileSync } from "node:fs";
+
+const STATE_CHECK_MS = 250;
+
+/** The connection from its data: a token file is re-read per request, as on the main thread. */
+export function connectionFromData(data: ConnectionData): KubeConnection {
+  const { tokenFile, token } = data;
+  return {
+    server: data.server,
+    tls: data.tls,
+    token: () => (tokenFile ? readFileSync(tokenFile, "utf8").trim() : token),
+    ...(tokenFile ? { tokenFile } : {}),
+  };
+}
+
+export function serveSourceWorker(scope: Worker): void {
+  let source: SourceRunner | undefined;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let last = "";
+  const main = RpcConnection.accept(SOURCE_CHANNEL, workerScopeTransport(scope), {
+    onHello: (init) => {
+      source = build(init);
+      const started = () => {
+        report();
+        main.notify("started", {});
+      };
+      void source.start().then(started, (error) => {
+        logger.error(`source ${init.name}: start failed: ${error instanceof Error ? error.message : String(error)}`);
+        started();
+      });
+      timer = setInterval(report, STATE_CHECK_MS);
+    },
+  });
+  const logger: Logger = {
+    debug: (message) => main.notify("log", { level: "debug", message }),
+    info: (message) => main.notify("log", { level: "info", message }),
+    warn: (message) => main.notify("log", { level: "warn", message }),
+    error: (message) => main.notify("log", { level: "error", message }),
+  };
+  const report = () => {
+    if (!source) return;
+    const state = { synced: source.synced, ...(source.lastError ? { lastError: source.lastError } : {}) };
+    const text = JSON.stringify(state);
+    if (text === last) return;
+    last = text;
+    main.notify("state", state);
+  };
+  const build = (init: SourceWorkerInit) =>
+    buildSource(init.name, {
+      values: new Map(init.values),
+      env: init.env,
+      connection: connectionFromData(init.connection),
+      without: new Set(init.without),
+      emit: (signal) => main.notify("signal", { signal }),
+      logger,
+      onRestart: () => main.notify("restart", {}),
+    });
+  main.handle("stop", async () => {
+    clearInterval(timer);
+    await source?.stop();
+    return undefined;
+  });
+}
