@@ -82,6 +82,8 @@ export class TokenBurnSource implements SourceRunner {
   #timer: ReturnType<typeof setInterval> | undefined;
   #inFlight: Promise<void> | undefined;
   #stopped = false;
+  /** Aborts the requests in flight at stop, so a daemon that does not answer never holds a shutdown. */
+  readonly #stopping = new AbortController();
   #answered = false;
   #failing: string | undefined;
 
@@ -122,6 +124,7 @@ export class TokenBurnSource implements SourceRunner {
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
+    this.#stopping.abort();
     await this.#inFlight;
   }
 
@@ -164,7 +167,8 @@ export class TokenBurnSource implements SourceRunner {
   /** `{sessions: [{app, sessionID, usage?}]}` of the active sessions; throws when the list fails. */
   async #gather(): Promise<unknown> {
     const listed = await this.#get("/sessions");
-    const sessions = (listed as { sessions?: unknown }).sessions;
+    const sessions =
+      listed !== null && typeof listed === "object" ? (listed as { sessions?: unknown }).sessions : undefined;
     if (!Array.isArray(sessions)) throw new PollError("GET /sessions: the answer has no sessions list");
     const active = sessions.filter(
       (session): session is { app: string; sessionID: string } =>
@@ -199,7 +203,7 @@ export class TokenBurnSource implements SourceRunner {
     if (owner) headers["x-asserted-caller"] = owner;
     const response = await tracedFetch(`${baseUrl}${path}`, {
       headers,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      signal: AbortSignal.any([AbortSignal.timeout(REQUEST_TIMEOUT_MS), this.#stopping.signal]),
     });
     if (!response.ok) {
       await response.body?.cancel().catch(() => {});

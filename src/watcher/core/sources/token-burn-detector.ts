@@ -19,7 +19,7 @@ import type { Detector, SourceSpec } from "../source-spec.ts";
 import { field, sourceSignal } from "./source-fields.ts";
 
 export interface TokenBurnSettings {
-  /** The rate window (the reference's 15m). */
+  /** The rate window (15m: docs/watcher.md#token-burn). */
   windowMs: number;
   /** `--burn-multiple`: a session at this multiple of its peers' median rate burns (above 1). */
   multiple: number;
@@ -187,7 +187,8 @@ export class TokenBurnDetector implements Detector {
     const rate = rates.get(key);
     const peers = [...rates].filter(([other, value]) => other !== key && value > 0).map(([, value]) => value);
     const typical = peers.length > 0 ? median(peers) : undefined;
-    if (rate === undefined || typical === undefined || rate < this.#settings.multiple * typical) {
+    // At the multiple counts (a relative epsilon keeps float division from deciding an exact 4×).
+    if (rate === undefined || typical === undefined || rate < this.#settings.multiple * typical * (1 - 1e-9)) {
       state.over = 0;
       state.rateFired = false;
       return undefined;
