@@ -12,6 +12,7 @@ import { GATEWAY_SPEC } from "./sources/gateway-source.ts";
 import { INGRESS_SPEC } from "./sources/ingress-source.ts";
 import { OBJECT_STATE_SPEC } from "./sources/object-state.ts";
 import { ROLLOUT_SPEC } from "./sources/rollout-detector.ts";
+import { TOKEN_BURN_SPEC } from "./sources/token-burn-detector.ts";
 import { WORKLOAD_SPEC } from "./sources/workload-detector.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
@@ -24,6 +25,7 @@ export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
   EXPIRY_SPEC,
   INGRESS_SPEC,
   GATEWAY_SPEC,
+  TOKEN_BURN_SPEC,
 ];
 
 export function sourceSpec(name: string): SourceSpec<unknown> | undefined {

@@ -11,6 +11,7 @@ import { DEGRADATION_DEFAULTS, type DegradationSettings } from "../core/sources/
 import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-detector.ts";
 import { WORKLOAD_DEFAULTS, type WorkloadSettings } from "../core/sources/workload-detector.ts";
 import { OBJECT_STATE_DEFAULTS } from "../core/sources/object-state.ts";
+import { TOKEN_BURN_DEFAULTS, type TokenBurnSettings } from "../core/sources/token-burn-detector.ts";
 import { cronActivations } from "./cron-schedule.ts";
 import type { FlagValue } from "../../config/flag-spec.ts";
 import type { ExpirySettings } from "../core/sources/expiry-detector.ts";
@@ -19,6 +20,7 @@ import type { WatcherConfig } from "../watcher-config.ts";
 import { parseCertificates } from "./x509.ts";
 import type { SourceRunnerFactory } from "./source-runner.ts";
 import { ClusterEventsSource } from "./cluster-events.ts";
+import { tokenBurnRunner } from "./token-burn-source.ts";
 
 /** What a settings reader may read: the flag values alone, so a source's worker can build them too. */
 export type SourceValues = Pick<WatcherConfig, "values">;
@@ -54,6 +56,16 @@ function expirySettings(config: SourceValues, context: SettingsContext): ExpiryS
   };
 }
 
+/** token-burn's thresholds (D403); its runner reads its endpoint, poll and credentials itself. */
+function tokenBurnSettings(config: { values: ReadonlyMap<string, FlagValue> }): TokenBurnSettings {
+  return {
+    ...TOKEN_BURN_DEFAULTS,
+    multiple: duration(config.values, "burn-multiple", TOKEN_BURN_DEFAULTS.multiple),
+    budgetUsd: duration(config.values, "token-budget-usd", TOKEN_BURN_DEFAULTS.budgetUsd),
+    etaMs: duration(config.values, "burn-eta", TOKEN_BURN_DEFAULTS.etaMs),
+  };
+}
+
 /** Settings readers by source name; a source with none gets `{}`. */
 export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, context: SettingsContext) => unknown>> = {
   expiry: expirySettings,
@@ -72,6 +84,7 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, con
   }),
   // object-state has no flags: its thresholds are fixed (docs/watcher.md#object-state, D376).
   "object-state": () => OBJECT_STATE_DEFAULTS,
+  "token-burn": tokenBurnSettings,
 };
 
 export function sourceSettings(
@@ -97,4 +110,5 @@ export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {
       context.logger,
       context.onRestart,
     ),
+  "token-burn": tokenBurnRunner((values) => tokenBurnSettings({ values })),
 };
