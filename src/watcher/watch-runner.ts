@@ -39,7 +39,7 @@ import { TracedSink } from "./watcher-spans.ts";
 import { ClusterEventsSource } from "./sources/cluster-events.ts";
 import { DetectorSource } from "./sources/detector-source.ts";
 import { SOURCE_RUNNERS, sourceSettings } from "./sources/source-registry.ts";
-import type { SourceRunner } from "./sources/source-runner.ts";
+import { SourceRefusal, type SourceRunner } from "./sources/source-runner.ts";
 import { sourceSpec, specForSettings } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
@@ -320,7 +320,15 @@ export async function startWatcher(
       ...(options.now ? { now: options.now } : {}),
     };
     const factory = SOURCE_RUNNERS[name];
-    if (factory) return [factory(context)];
+    if (factory) {
+      try {
+        return [factory(context)];
+      } catch (error) {
+        // A runner's own flags or environment missing (the notifications token): a refusal (D402).
+        if (error instanceof SourceRefusal) throw new StartupRefusal(error.message);
+        throw error;
+      }
+    }
     const settings = sourceSettings(name, config, { without });
     return [new DetectorSource({ ...context, spec: specForSettings(spec, settings), settings })];
   });

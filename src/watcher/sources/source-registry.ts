@@ -18,6 +18,8 @@ import type { GatewaySettings } from "../core/sources/gateway-source.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 import { parseCertificates } from "./x509.ts";
 import type { SourceRunnerFactory } from "./source-runner.ts";
+import { notificationsRunner } from "./notifications-receiver.ts";
+import { quotaRunner } from "./quota-source.ts";
 
 /** What a settings reader may read: the flag values alone, so a source's worker can build them too. */
 export type SourceValues = Pick<WatcherConfig, "values">;
@@ -86,4 +88,9 @@ export function sourceSettings(
  * the agent daemon): each builds its own runner from the context. A name here needs no
  * watches of its SourceSpec, but the catalog still holds it (for scope and grants).
  */
-export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {};
+export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {
+  // D398: a QuotaProvider polled every --quota-poll (the portable one lists ResourceQuotas).
+  quota: quotaRunner,
+  // D402: a CloudEvents receiver on its own listener.
+  notifications: notificationsRunner,
+};
