@@ -13,6 +13,7 @@ import {
   QUOTA_DEFAULTS,
   QuotaDetector,
   type QuotaSettings,
+  amount,
   leastSquaresSlope,
 } from "../../../src/watcher/core/sources/quota-detector.ts";
 import { type QuotaUsage, resourceQuotaUsages } from "../../../src/watcher/core/sources/quota-usage.ts";
@@ -92,6 +93,14 @@ function usage(name: string, used: number, hard = 100, resource = "pods"): Quota
 }
 
 const settings = (extra: Partial<QuotaSettings> = {}): QuotaSettings => ({ ...QUOTA_DEFAULTS, ...extra });
+
+test("amounts in a message use the units of the limit", () => {
+  expect(amount(2 * 2 ** 30, "20Gi")).toBe("2Gi");
+  expect(amount(1536, "4Ki")).toBe("1.5Ki");
+  expect(amount(2500, "10k")).toBe("2.5k");
+  expect(amount(0.25, "2")).toBe("0.25");
+  expect(amount(10, "100")).toBe("10");
+});
 
 test("least squares: the slope of a line, undefined without spread", () => {
   expect(leastSquaresSlope([0, 1, 2, 3].map((i) => ({ at: i * 10, used: 5 + 2 * i })))).toBeCloseTo(0.2, 12);

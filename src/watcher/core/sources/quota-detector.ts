@@ -84,8 +84,21 @@ export function leastSquaresSlope(samples: readonly Sample[]): number | undefine
   return denominator === 0 ? undefined : numerator / denominator;
 }
 
-function amount(value: number): string {
-  return Number(value.toPrecision(3)).toString();
+const BINARY_UNITS = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+const DECIMAL_UNITS = ["k", "M", "G", "T", "P", "E"];
+
+/** A quantity for a message, in the units its limit is written in (`2Gi`, `1.5k`, `0.25`). */
+export function amount(value: number, like: string): string {
+  const binary = /[KMGTPE]i$/.test(like);
+  const [step, units] = binary ? [1024, BINARY_UNITS] : [1000, DECIMAL_UNITS];
+  let scaled = value;
+  let unit = "";
+  for (const next of units) {
+    if (Math.abs(scaled) < step) break;
+    scaled /= step;
+    unit = next;
+  }
+  return `${Number(scaled.toPrecision(3))}${unit}`;
 }
 
 function eta(ms: number): string {
@@ -186,7 +199,7 @@ export class QuotaDetector implements Detector {
     const growth =
       forecast.slope === undefined
         ? ""
-        : `, ${forecast.slope > 0 ? "growing" : "not growing:"} ${amount(forecast.slope * DAY)}/day over the last ${goDuration(span)} (${samples.length} points)`;
+        : `, ${forecast.slope > 0 ? "growing" : "not growing:"} ${amount(forecast.slope * DAY, usage.hardText)}/day over the last ${goDuration(span)} (${samples.length} points)`;
     const until =
       forecast.etaMs === undefined
         ? ""
