@@ -59,7 +59,7 @@ const upgrade = new CloudEvent({
 const structured = HTTP.structured(upgrade);
 const CE_TYPE = "application/cloudevents+json";
 
-async function post(headers: Record<string, string>, body: BodyInit, path = "/notifications/gke-notes") {
+async function post(headers: Record<string, string>, body: string | ReadableStream, path = "/notifications/gke-notes") {
   const response = await fetch(`${base}${path}`, { method: "POST", headers, body });
   return { status: response.status, headers: response.headers, body: (await response.json()) as { error?: string } };
 }
