@@ -223,7 +223,7 @@ export class QuotaDetector implements Detector {
   }
 }
 
-/** The quota source's spec: list ResourceQuotas cluster-wide; its runner polls the provider (D398). */
+/** What the quota source needs: list ResourceQuotas cluster-wide; its runner polls the provider (D398). */
 export const QUOTA_SPEC: SourceSpec<QuotaSettings> = {
   name: "quota",
   scope: "cluster",
