@@ -86,6 +86,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
   resource("cert-manager.io", "v1", "certificates", "Certificate", true, { shortNames: ["cert", "certs"] }),
   resource("gateway.networking.k8s.io", "v1", "gateways", "Gateway", true, { shortNames: ["gtw"] }),
   resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute", true),
+  // The quota source's read (D398).
+  resource("", "v1", "resourcequotas", "ResourceQuota", true, { shortNames: ["quota"] }),
 ];
 
 /** Subresources listed in discovery (served by dedicated handlers). */

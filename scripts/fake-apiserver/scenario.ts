@@ -34,6 +34,7 @@ import {
   endpointSlice,
   podDisruptionBudget,
 } from "./builders-objectstate.ts";
+import { type ResourceQuotaInput, resourceQuota } from "./builders-quota.ts";
 
 /** Identifies one object: apiVersion and kind as in manifests. */
 export interface ObjectRef {
@@ -231,6 +232,11 @@ export class Scenario {
   /** Create or replace a PodDisruptionBudget with its status (object-state). */
   applyPodDisruptionBudget(input: PodDisruptionBudgetInput): KubeObject {
     return this.apply(podDisruptionBudget(input));
+  }
+
+  /** Create or replace a ResourceQuota with its hard limits and usage (quota). */
+  applyResourceQuota(input: ResourceQuotaInput): KubeObject {
+    return this.apply(resourceQuota(input));
   }
 
   private ensureNamespace(info: ResourceInfo, object: KubeObject): void {

@@ -159,6 +159,13 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
     const sources = parseSources(str("sources") ?? "auto");
     if (sources.names.includes("notifications") && !str("notifications-subscription"))
       refuse("the notifications source requires --notifications-subscription");
+    if (sources.names.includes("notifications") && !str("notifications-token-env"))
+      refuse(
+        "the notifications source requires --notifications-token-env (the variable holding the bearer token its pushes carry)",
+      );
+    const notificationsAddr = str("notifications-addr");
+    if (notificationsAddr && !parseListenAddress(notificationsAddr).ok)
+      refuse(`--notifications-addr must be host:port (or :port), got ${JSON.stringify(notificationsAddr)}`);
     const metricsAddr = str("metrics-addr");
     if (metricsAddr && !parseListenAddress(metricsAddr).ok)
       refuse(`--metrics-addr must be host:port (or :port), got ${JSON.stringify(metricsAddr)}`);

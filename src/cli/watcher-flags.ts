@@ -482,7 +482,18 @@ export const WATCHER_FLAGS: readonly FlagSpec[] = [
   {
     name: "notifications-subscription",
     kind: "string",
-    help: "message-queue subscription; required when the notifications source is enabled",
+    help: "message-queue subscription (full path or bare name); required when the notifications source is enabled; pushes go to POST /notifications/<its last segment>",
+  },
+  {
+    name: "notifications-addr",
+    kind: "string",
+    defaultValue: ":8090",
+    help: "host:port of the notifications source's CloudEvents receiver (port 0 picks one)",
+  },
+  {
+    name: "notifications-token-env",
+    kind: "string",
+    help: "environment variable holding the bearer token every push to the receiver must carry; required when the notifications source is enabled",
   },
   {
     name: "compute-class-dwell",

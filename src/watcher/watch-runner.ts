@@ -38,8 +38,8 @@ import { WebhookSink } from "./sinks/webhook-sink.ts";
 import { TracedSink } from "./watcher-spans.ts";
 import { buildSource } from "./sources/build-source.ts";
 import { SourceThread } from "./sources/source-thread.ts";
-import { sourceSettings } from "./sources/source-registry.ts";
-import type { SourceRunner } from "./sources/source-runner.ts";
+import { SOURCE_PREFLIGHTS, sourceSettings } from "./sources/source-registry.ts";
+import { SourceRefusal, type SourceRunner } from "./sources/source-runner.ts";
 import { sourceSpec, specForSettings } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
@@ -115,6 +115,19 @@ export function pendingInjectsPath(
 }
 
 export class StartupRefusal extends Error {}
+
+/** A source's own refusal (its flags or environment, D402) is a startup refusal. */
+function refusingStart<T>(work: () => T): T {
+  const refuse = (error: unknown): never => {
+    throw error instanceof SourceRefusal ? new StartupRefusal(error.message) : error;
+  };
+  try {
+    const result = work();
+    return (result instanceof Promise ? result.catch(refuse) : result) as T;
+  } catch (error) {
+    return refuse(error);
+  }
+}
 
 /** One source's state as /readyz names it. */
 function sourceState(source: SourceRunner): string {
@@ -328,14 +341,21 @@ export async function startWatcher(
       onRestart: restarted,
       ...(options.now ? { now: options.now } : {}),
     };
-    return options.sourceThreads === "main"
-      ? buildSource(name, context)
-      : new SourceThread(name, context, {
-          onCrash: (source) => metrics.sourceRestarts({ source }),
-        });
+    return refusingStart(() => {
+      SOURCE_PREFLIGHTS[name]?.(context);
+      return options.sourceThreads === "main"
+        ? buildSource(name, context)
+        : new SourceThread(name, context, { onCrash: (source) => metrics.sourceRestarts({ source }) });
+    });
   });
   if (graph) await graph.start();
-  await Promise.all(sources.map((source) => source.start()));
+  try {
+    await refusingStart(() => Promise.all(sources.map((source) => source.start())));
+  } catch (error) {
+    await Promise.all(sources.map((source) => source.stop()));
+    await graph?.stop();
+    throw error;
+  }
   delivery.start();
   const timers: Array<ReturnType<typeof setInterval>> = [];
   let watching = true;

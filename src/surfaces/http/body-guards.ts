@@ -29,11 +29,11 @@ export function nonEmpty<TSchema extends v.GenericSchema>(schema: TSchema) {
 }
 
 /** The CSRF guard of every write (GET, HEAD and OPTIONS pass); `allowedOrigins` pass too (cors-policy.ts). */
-export function csrfGuard(allowedOrigins?: ReadonlySet<string>) {
-  return new Elysia({ name: "spar.csrf-guard", seed: [...(allowedOrigins ?? [])] }).onParse(
+export function csrfGuard(allowedOrigins?: ReadonlySet<string>, jsonTypes: readonly string[] = []) {
+  return new Elysia({ name: "spar.csrf-guard", seed: [...(allowedOrigins ?? []), ...jsonTypes] }).onParse(
     { as: "global" },
     ({ request }) => {
-      checkCsrf(request, allowedOrigins);
+      checkCsrf(request, allowedOrigins, jsonTypes);
       return undefined;
     },
   );

@@ -25,6 +25,11 @@ export interface GuardedAppOptions extends AuthGuardOptions {
   jsonArrays?: boolean;
   /** Headers every answer of the listener carries (refusals included). */
   responseHeaders?: Readonly<Record<string, string>>;
+  /**
+   * JSON media types the writes may carry besides `application/json` (the CloudEvents receiver's
+   * `application/cloudevents+json`, D402); read by the same body guard.
+   */
+  jsonTypes?: readonly string[];
   /** Browser origins allowed cross-origin (CORS and the CSRF guard; cors-policy.ts); none by default. */
   allowedOrigins?: AllowedOrigins;
   /** The methods and request headers an allowed origin's preflight is granted (default: AG-UI's). */
@@ -54,7 +59,7 @@ export function guardedApp(options: GuardedAppOptions) {
     .use(hostGuard(options.transport.allowedHosts))
     .use(corsGuard(options.allowedOrigins ?? new Set(), options.corsAllowance))
     .use(authGuard(options))
-    .use(csrfGuard(options.allowedOrigins))
+    .use(csrfGuard(options.allowedOrigins, options.jsonTypes))
     .use(jsonBody(options.bodyLimit, { deadlineMs: idleTimeout * 1000, arrays: options.jsonArrays ?? false }));
   built.routes = () => app.routes;
   return app;

@@ -18,11 +18,12 @@ export const MAX_BODY_DEPTH = 64;
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-export function isJsonContentType(request: Request): boolean {
+/** Whether the body is JSON: `application/json`, or one of the JSON media types a listener adds (`application/cloudevents+json`). */
+export function isJsonContentType(request: Request, extra: readonly string[] = []): boolean {
   const header = request.headers.get("content-type");
   if (!header) return false;
-  const mediaType = header.split(";", 1)[0]?.trim().toLowerCase();
-  return mediaType === "application/json";
+  const mediaType = header.split(";", 1)[0]?.trim().toLowerCase() ?? "";
+  return mediaType === "application/json" || extra.includes(mediaType);
 }
 
 /**

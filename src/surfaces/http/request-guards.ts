@@ -98,11 +98,20 @@ function isLoopbackHostname(hostname: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-/** `allowedOrigins`: origins a listener lets through besides loopback and its own Host (cors-policy.ts). */
-export function checkCsrf(request: Request, allowedOrigins?: ReadonlySet<string>): void {
+/**
+ * `allowedOrigins`: origins a listener lets through besides loopback and its own Host (cors-policy.ts).
+ * `jsonTypes`: JSON media types the listener takes besides `application/json` (none a browser
+ * form can send, so the check holds).
+ */
+export function checkCsrf(
+  request: Request,
+  allowedOrigins?: ReadonlySet<string>,
+  jsonTypes: readonly string[] = [],
+): void {
   if (isSafeMethod(request.method)) return;
-  if (!isJsonContentType(request)) {
-    throw new SparError("unsupported_media_type", "state-changing requests need Content-Type: application/json");
+  if (!isJsonContentType(request, jsonTypes)) {
+    const accepted = ["application/json", ...jsonTypes].join(" or ");
+    throw new SparError("unsupported_media_type", `state-changing requests need Content-Type: ${accepted}`);
   }
   const origin = request.headers.get("origin");
   if (origin === null) return;

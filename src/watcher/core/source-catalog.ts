@@ -10,7 +10,9 @@ import { DEGRADATION_SPEC } from "./sources/degradation-detector.ts";
 import { EXPIRY_SPEC } from "./sources/expiry-spec.ts";
 import { GATEWAY_SPEC } from "./sources/gateway-source.ts";
 import { INGRESS_SPEC } from "./sources/ingress-source.ts";
+import { NOTIFICATIONS_SPEC } from "./sources/notification-detector.ts";
 import { OBJECT_STATE_SPEC } from "./sources/object-state.ts";
+import { QUOTA_SPEC } from "./sources/quota-detector.ts";
 import { ROLLOUT_SPEC } from "./sources/rollout-detector.ts";
 import { TOKEN_BURN_SPEC } from "./sources/token-burn-detector.ts";
 import { WORKLOAD_SPEC } from "./sources/workload-detector.ts";
@@ -25,6 +27,9 @@ export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
   EXPIRY_SPEC,
   INGRESS_SPEC,
   GATEWAY_SPEC,
+  // Explicit-only (never under auto): their runners are in source-registry.ts SOURCE_RUNNERS.
+  QUOTA_SPEC,
+  NOTIFICATIONS_SPEC,
   TOKEN_BURN_SPEC,
 ];
 

@@ -47,6 +47,8 @@ export type SourceMainSide = {
     state: SourceState;
     /** The source's start finished (its watches listed once, or failed to): its first state follows. */
     started: NoParams;
+    /** The source cannot run with these flags or this environment (a SourceRefusal): no restart. */
+    refused: { message: string };
     restart: NoParams;
     log: { level: LogLevel; message: string };
   };

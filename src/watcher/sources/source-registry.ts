@@ -18,9 +18,11 @@ import type { ExpirySettings } from "../core/sources/expiry-detector.ts";
 import type { GatewaySettings } from "../core/sources/gateway-source.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 import { parseCertificates } from "./x509.ts";
-import type { SourceRunnerFactory } from "./source-runner.ts";
+import type { SourceRunnerContext, SourceRunnerFactory } from "./source-runner.ts";
 import { ClusterEventsSource } from "./cluster-events.ts";
 import { tokenBurnRunner } from "./token-burn-source.ts";
+import { notificationsRunner, receiverSettings } from "./notifications-receiver.ts";
+import { quotaRunner } from "./quota-source.ts";
 
 /** What a settings reader may read: the flag values alone, so a source's worker can build them too. */
 export type SourceValues = Pick<WatcherConfig, "values">;
@@ -111,4 +113,16 @@ export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {
       context.onRestart,
     ),
   "token-burn": tokenBurnRunner((values) => tokenBurnSettings({ values })),
+  // D398: a QuotaProvider polled every --quota-poll (the portable one lists ResourceQuotas).
+  quota: quotaRunner,
+  // D402: a CloudEvents receiver on its own listener.
+  notifications: notificationsRunner,
+};
+
+/**
+ * What a source's flags and environment must hold, checked on the main thread before its worker
+ * starts, so a missing one refuses startup (a SourceRefusal) instead of failing in the worker.
+ */
+export const SOURCE_PREFLIGHTS: Readonly<Record<string, (context: SourceRunnerContext) => void>> = {
+  notifications: (context) => void receiverSettings(context),
 };

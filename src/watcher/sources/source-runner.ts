@@ -35,4 +35,10 @@ export interface SourceRunnerContext {
   now?: () => number;
 }
 
+/**
+ * Thrown by a factory whose source cannot start with these flags or this environment (a token
+ * variable unset): the watcher refuses to start, naming it, as for a missing grant (D402).
+ */
+export class SourceRefusal extends Error {}
+
 export type SourceRunnerFactory = (context: SourceRunnerContext) => SourceRunner;

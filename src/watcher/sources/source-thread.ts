@@ -13,7 +13,7 @@ import type { RpcError } from "../../rpc/rpc-error.ts";
 import { workerTransport } from "../../rpc/worker-port-transport.ts";
 import { workerUrl } from "../../rpc/worker-urls.ts";
 import type { KubeConnection } from "../kube/kube-connection.ts";
-import type { SourceRunner, SourceRunnerContext } from "./source-runner.ts";
+import { SourceRefusal, type SourceRunner, type SourceRunnerContext } from "./source-runner.ts";
 import {
   type ConnectionData,
   SOURCE_CHANNEL,
@@ -67,6 +67,7 @@ export class SourceThread implements SourceRunner {
   #startedAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #started: (() => void) | undefined;
+  #refused: ((error: SourceRefusal) => void) | undefined;
 
   constructor(name: string, context: SourceRunnerContext, options: SourceThreadOptions = {}) {
     this.name = name;
@@ -92,9 +93,15 @@ export class SourceThread implements SourceRunner {
     return this.#restarts;
   }
 
-  /** Resolves once the first worker's source started (its watches listed once) or the worker was lost. */
+  /**
+   * Resolves once the first worker's source started (its watches listed once) or the worker was
+   * lost; rejects with a SourceRefusal when the source refused its flags or environment.
+   */
   start(): Promise<void> {
-    const started = new Promise<void>((resolve) => (this.#started = resolve));
+    const started = new Promise<void>((resolve, reject) => {
+      this.#started = resolve;
+      this.#refused = reject;
+    });
     this.#spawn();
     return started;
   }
@@ -147,6 +154,12 @@ export class SourceThread implements SourceRunner {
       .onNotification("restart", () => context.onRestart())
       .onNotification("log", ({ level, message }) => context.logger[level](message))
       .onNotification("started", () => this.#settleStart())
+      .onNotification("refused", ({ message }) => {
+        this.#refused?.(new SourceRefusal(message));
+        this.#started = undefined;
+        this.#refused = undefined;
+        void this.stop();
+      })
       .onNotification("state", (state) => {
         this.#synced = state.synced;
         this.#lastError = state.lastError;
@@ -164,6 +177,7 @@ export class SourceThread implements SourceRunner {
   #settleStart(): void {
     this.#started?.();
     this.#started = undefined;
+    this.#refused = undefined;
   }
 
   /** The worker is gone: count it, say so, and start another after the backoff. */

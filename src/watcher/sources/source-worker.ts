@@ -8,7 +8,7 @@ import { RpcConnection } from "../../rpc/rpc-connection.ts";
 import { workerScopeTransport } from "../../rpc/worker-port-transport.ts";
 import type { Logger } from "../../telemetry/logger.ts";
 import { buildSource } from "./build-source.ts";
-import type { SourceRunner } from "./source-runner.ts";
+import { SourceRefusal, type SourceRunner } from "./source-runner.ts";
 import { type ConnectionData, SOURCE_CHANNEL, type SourceWorkerInit } from "./source-channel.ts";
 import type { KubeConnection } from "../kube/kube-connection.ts";
 import { readFileSync } from "node:fs";
@@ -38,6 +38,10 @@ export function serveSourceWorker(scope: Worker): void {
         main.notify("started", {});
       };
       void source.start().then(started, (error) => {
+        if (error instanceof SourceRefusal) {
+          main.notify("refused", { message: error.message });
+          return;
+        }
         logger.error(`source ${init.name}: start failed: ${error instanceof Error ? error.message : String(error)}`);
         started();
       });

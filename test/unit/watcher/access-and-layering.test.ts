@@ -59,9 +59,9 @@ describe("access plan", () => {
     ).refusal;
     expect(refusal).toContain('source "cluster-events" requires permission to "list events cluster-wide"');
     expect(refusal).toContain("no RBAC policy matched");
-    expect(planAccess({ sources: { auto: false, names: ["quota"] }, storm: "off" }, allowAll).refusal).toContain(
-      "not available in this build",
-    );
+    expect(
+      planAccess({ sources: { auto: false, names: ["topology-drift"] }, storm: "off" }, allowAll).refusal,
+    ).toContain("not available in this build");
   });
 
   test("--storm=on with a missing grant is fatal; auto degrades to off", () => {

@@ -78,13 +78,16 @@ describe("the frozen core flag surface", () => {
   test("the whole table of the spec is there, each flag once", () => {
     const names = WATCHER_FLAGS.map((flag) => flag.name);
     expect(new Set(names).size).toBe(names.length);
-    // The spec's 99, plus spar's own --metrics-allowed-hosts (D191) and --otel-endpoint (issue 18).
-    expect(names.length).toBe(101);
+    // The spec's 99, plus spar's own --metrics-allowed-hosts (D191), --otel-endpoint (issue 18) and
+    // the notifications receiver's --notifications-addr and --notifications-token-env (D402).
+    expect(names.length).toBe(103);
     for (const name of [
       "storm-cluster-fallback",
       "topology-tier-c-signals",
       "compute-class-rank0-floor",
       "notifications-subscription",
+      "notifications-addr",
+      "notifications-token-env",
       "quota-window",
       "burn-multiple",
       "graph-snapshot-interval",
