@@ -12,6 +12,7 @@ import { GATEWAY_SPEC } from "./sources/gateway-source.ts";
 import { INGRESS_SPEC } from "./sources/ingress-source.ts";
 import { OBJECT_STATE_SPEC } from "./sources/object-state.ts";
 import { ROLLOUT_SPEC } from "./sources/rollout-detector.ts";
+import { SATURATION_SPEC } from "./sources/saturation-spec.ts";
 import { WORKLOAD_SPEC } from "./sources/workload-detector.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
@@ -20,6 +21,7 @@ export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
   ROLLOUT_SPEC,
   WORKLOAD_SPEC,
   AUTOSCALING_SPEC,
+  SATURATION_SPEC,
   DEGRADATION_SPEC,
   EXPIRY_SPEC,
   INGRESS_SPEC,

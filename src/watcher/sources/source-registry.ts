@@ -11,6 +11,7 @@ import { DEGRADATION_DEFAULTS, type DegradationSettings } from "../core/sources/
 import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-detector.ts";
 import { WORKLOAD_DEFAULTS, type WorkloadSettings } from "../core/sources/workload-detector.ts";
 import { OBJECT_STATE_DEFAULTS } from "../core/sources/object-state.ts";
+import { SATURATION_DEFAULTS, type SaturationSettings } from "../core/sources/saturation-detector.ts";
 import { cronActivations } from "./cron-schedule.ts";
 import type { FlagValue } from "../../config/flag-spec.ts";
 import type { ExpirySettings } from "../core/sources/expiry-detector.ts";
@@ -18,6 +19,7 @@ import type { GatewaySettings } from "../core/sources/gateway-source.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 import { parseCertificates } from "./x509.ts";
 import type { SourceRunnerFactory } from "./source-runner.ts";
+import { SaturationRunner } from "./saturation-runner.ts";
 
 /** What a settings reader may read: the flag values alone, so a source's worker can build them too. */
 export type SourceValues = Pick<WatcherConfig, "values">;
@@ -53,6 +55,15 @@ function expirySettings(config: SourceValues, context: SettingsContext): ExpiryS
   };
 }
 
+function saturationSettings(config: { values: ReadonlyMap<string, FlagValue> }): SaturationSettings {
+  return {
+    ...SATURATION_DEFAULTS,
+    intervalMs: duration(config.values, "saturation-interval", SATURATION_DEFAULTS.intervalMs),
+    warnMs: duration(config.values, "saturation-warn", SATURATION_DEFAULTS.warnMs),
+    windowMs: duration(config.values, "saturation-window", SATURATION_DEFAULTS.windowMs),
+  };
+}
+
 /** Settings readers by source name; a source with none gets `{}`. */
 export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, context: SettingsContext) => unknown>> = {
   expiry: expirySettings,
@@ -71,6 +82,7 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, con
   }),
   // object-state has no flags: its thresholds are fixed (docs/watcher.md#object-state, D376).
   "object-state": () => OBJECT_STATE_DEFAULTS,
+  saturation: saturationSettings,
 };
 
 export function sourceSettings(
@@ -86,4 +98,7 @@ export function sourceSettings(
  * the agent daemon): each builds its own runner from the context. A name here needs no
  * watches of its SourceSpec, but the catalog still holds it (for scope and grants).
  */
-export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {};
+export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {
+  // Its node stats are one GET per node, which a fixed-path poll cannot say (D391).
+  saturation: (context) => new SaturationRunner(context, saturationSettings(context)),
+};
