@@ -14,6 +14,7 @@ import type { KubeObject } from "./selectors.ts";
 import { badRequest, failure, jsonResponse } from "./status.ts";
 import type { FakeApiserver, FaultControls } from "./server.ts";
 import type { EndpointSliceInput, PodDisruptionBudgetInput } from "./builders-objectstate.ts";
+import type { ContainerUsageInput, VolumeUsageInput } from "./builders-metrics.ts";
 
 export interface ControlTarget {
   scenario: Scenario;
@@ -59,6 +60,12 @@ const POST_ROUTES: Record<string, Route> = {
     scenario.applyEndpointSlice(body as unknown as EndpointSliceInput),
   "/_fake/poddisruptionbudgets": (body, _url, { scenario }) =>
     scenario.applyPodDisruptionBudget(body as unknown as PodDisruptionBudgetInput),
+  "/_fake/metrics/usage": (body, _url, { scenario }) =>
+    scenario.setContainerUsage(body as unknown as ContainerUsageInput),
+  "/_fake/metrics/volumes": (body, _url, { scenario }) => {
+    scenario.setVolumeUsage(body as unknown as VolumeUsageInput);
+    return { ok: true };
+  },
   "/_fake/events": (body, url, { scenario }) =>
     url.searchParams.get("api") === "events.k8s.io"
       ? scenario.createEventV1(body as unknown as EventV1Input)

@@ -86,6 +86,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
   resource("cert-manager.io", "v1", "certificates", "Certificate", true, { shortNames: ["cert", "certs"] }),
   resource("gateway.networking.k8s.io", "v1", "gateways", "Gateway", true, { shortNames: ["gtw"] }),
   resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute", true),
+  // metrics-server's PodMetrics (the saturation source): get and list, never a watch.
+  resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", true, { verbs: ["get", "list"] }),
 ];
 
 /** Subresources listed in discovery (served by dedicated handlers). */
@@ -93,6 +95,7 @@ const SUBRESOURCES: readonly { group: string; name: string; kind: string; verbs:
   { group: "", name: "pods/log", kind: "Pod", verbs: ["get"] },
   { group: "", name: "pods/status", kind: "Pod", verbs: ["get"] },
   { group: "", name: "nodes/status", kind: "Node", verbs: ["get"] },
+  { group: "", name: "nodes/proxy", kind: "NodeProxyOptions", verbs: ["get"] },
 ];
 
 /** `apiVersion` as written in objects: `v1` for core, `group/version` otherwise. */

@@ -9,6 +9,7 @@
  * until one answers again.
  */
 import type { Signal } from "../core/signal.ts";
+import type { SourceSpec } from "../core/source-spec.ts";
 import { specForSettings } from "../core/source-catalog.ts";
 import { type NodeStats, SATURATION_POLLS, type SaturationSettings } from "../core/sources/saturation-detector.ts";
 import { SATURATION_SPEC } from "../core/sources/saturation-spec.ts";
@@ -34,11 +35,16 @@ export class SaturationRunner implements SourceRunner {
   #failing = false;
   #stopped = false;
 
-  constructor(context: SourceRunnerContext, settings: SaturationSettings) {
+  /** `base` is the catalog's spec; a test may wrap its detector to see what it was told. */
+  constructor(
+    context: SourceRunnerContext,
+    settings: SaturationSettings,
+    base: SourceSpec<SaturationSettings> = SATURATION_SPEC,
+  ) {
     this.#context = context;
     this.#settings = settings;
     this.#now = context.now ?? Date.now;
-    const spec = specForSettings(SATURATION_SPEC, settings);
+    const spec = specForSettings(base, settings);
     const detector = spec.detector(settings);
     this.#polled = (poll, body, now, error) => detector.polled?.(poll, body, now, error) ?? [];
     this.#inner = new DetectorSource({
