@@ -149,9 +149,19 @@ export function optionalWatches(plan: Pick<AccessPlan, "storm" | "recovery"> & {
   return { pods: plan.storm || plan.recovery, replicaSets: plan.storm, nodes: plan.recovery && nodesHeld };
 }
 
-/** The optional grants the access re-check tracks: those of storms and recovery when they run. */
-export function optionalAccess(plan: Pick<AccessPlan, "storm" | "recovery">): AccessCheck[] {
-  return unique([...(plan.storm ? STORM_ACCESS : []), ...(plan.recovery ? RECOVERY_ACCESS : [])]);
+/**
+ * The optional grants the access re-check tracks: those of storms and recovery when they run, and
+ * those of the enabled sources' optional parts that were granted (not left out) at startup (D392).
+ */
+export function optionalAccess(
+  plan: Pick<AccessPlan, "storm" | "recovery"> & Partial<Pick<AccessPlan, "sources" | "without">>,
+): AccessCheck[] {
+  const sources = (plan.sources ?? []).flatMap((name) =>
+    optionalParts({}, name)
+      .filter((part) => !(plan.without?.[name] ?? []).includes(part.name))
+      .flatMap((part) => part.checks),
+  );
+  return unique([...(plan.storm ? STORM_ACCESS : []), ...(plan.recovery ? RECOVERY_ACCESS : []), ...sources]);
 }
 
 function firstDenied(

@@ -12,6 +12,7 @@ import {
   type DiscoveryAnswer,
   accessChecksFor,
   discoveryNeeds,
+  optionalAccess,
   planAccess,
 } from "../../../src/watcher/core/access-plan.ts";
 
@@ -174,5 +175,14 @@ describe("source plan", () => {
     expect(named.refusal).toBe(
       'source "saturation" needs the metrics.k8s.io/v1beta1 API (pods), which this cluster does not serve — install metrics-server, or remove it from --sources',
     );
+  });
+
+  test("the access re-check tracks an enabled source's optional grant held at startup, never one denied", () => {
+    const input = { sources: { auto: false, names: ["saturation"] }, storm: "off" as const, discovery: metricsServed };
+    const held = planAccess(input, allowAll);
+    expect(optionalAccess(held).map((check) => `${check.verb} ${check.resource}/${check.subresource}`)).toEqual([
+      "get nodes/proxy",
+    ]);
+    expect(optionalAccess(planAccess(input, denyProxy))).toEqual([]);
   });
 });

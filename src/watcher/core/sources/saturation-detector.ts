@@ -122,7 +122,7 @@ function roughly(ms: number): string {
   return `~${hours > 0 ? `${hours}h` : ""}${minutes % 60 > 0 || hours === 0 ? `${minutes % 60}m` : ""}`;
 }
 
-/** `linear-90m-window` (the reference's confidence basis). */
+/** The forecast's basis: `linear-90m-window` (a linear fit over a 90m window). */
 function basis(windowMs: number): string {
   const minutes = windowMs / 60_000;
   return `linear-${Number.isInteger(minutes) ? `${minutes}m` : `${windowMs / 1000}s`}-window`;
