@@ -9,6 +9,7 @@ import { type AccessAttributes, type AccessControl, reviewAccess } from "./acces
 import { fromEventsV1, toEventsV1 } from "./events-v1.ts";
 import { serveList } from "./list.ts";
 import type { PodLogs } from "./logs.ts";
+import type { NodeStats } from "./node-stats.ts";
 import { type ResourcePath, parseResourcePath } from "./paths.ts";
 import { decodeAccessReview } from "./protobuf.ts";
 import {
@@ -41,6 +42,8 @@ export interface ApiContext {
   options: ApiOptions;
   /** Group/versions served now (all unless a test took some away). */
   served?: ServedApis;
+  /** The kubelet stats served through the node proxy. */
+  stats?: NodeStats;
 }
 
 const OPENAPI_V2 = { swagger: "2.0", info: { title: "Kubernetes", version: "v1.32.0" }, paths: {}, definitions: {} };
@@ -119,6 +122,8 @@ export class KubeApi {
   async handle(request: Request, url: URL, user: string): Promise<Response> {
     const discovery = this.discovery(url);
     if (discovery) return discovery;
+    const proxied = this.context.stats?.serve(request.method, url.pathname, user, this.context);
+    if (proxied) return proxied;
     const parsed = parseResourcePath(url.pathname);
     const path = parsed && this.isServed(parsed.info.group, parsed.info.version) ? parsed : undefined;
     if (!path) return failure(404, "the server could not find the requested resource");
@@ -133,6 +138,8 @@ export class KubeApi {
       name: path.name ?? "",
     };
     if (path.info.virtual) return this.createReview(request, path, user);
+    if (!path.info.verbs.includes(verb) && path.subresource === undefined)
+      return failure(405, "the server does not allow this method on the requested resource");
     if (!this.context.access.allows(attributes)) return statusResponse(this.context.access.forbidden(attributes));
     return this.dispatch(request, url, path, verb);
   }

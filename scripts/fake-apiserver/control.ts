@@ -15,6 +15,7 @@ import { badRequest, failure, jsonResponse } from "./status.ts";
 import type { FakeApiserver, FaultControls } from "./server.ts";
 import type { EndpointSliceInput, PodDisruptionBudgetInput } from "./builders-objectstate.ts";
 import type { ResourceQuotaInput } from "./builders-quota.ts";
+import type { ContainerUsageInput, VolumeUsageInput } from "./builders-metrics.ts";
 
 export interface ControlTarget {
   scenario: Scenario;
@@ -62,6 +63,12 @@ const POST_ROUTES: Record<string, Route> = {
     scenario.applyPodDisruptionBudget(body as unknown as PodDisruptionBudgetInput),
   "/_fake/resourcequotas": (body, _url, { scenario }) =>
     scenario.applyResourceQuota(body as unknown as ResourceQuotaInput),
+  "/_fake/metrics/usage": (body, _url, { scenario }) =>
+    scenario.setContainerUsage(body as unknown as ContainerUsageInput),
+  "/_fake/metrics/volumes": (body, _url, { scenario }) => {
+    scenario.setVolumeUsage(body as unknown as VolumeUsageInput);
+    return { ok: true };
+  },
   "/_fake/events": (body, url, { scenario }) =>
     url.searchParams.get("api") === "events.k8s.io"
       ? scenario.createEventV1(body as unknown as EventV1Input)

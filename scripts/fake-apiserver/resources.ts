@@ -88,6 +88,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
   resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute", true),
   // The quota source's read (D398).
   resource("", "v1", "resourcequotas", "ResourceQuota", true, { shortNames: ["quota"] }),
+  // metrics-server's PodMetrics (the saturation source): get and list, never a watch.
+  resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", true, { verbs: ["get", "list"] }),
 ];
 
 /** Subresources listed in discovery (served by dedicated handlers). */
@@ -95,6 +97,7 @@ const SUBRESOURCES: readonly { group: string; name: string; kind: string; verbs:
   { group: "", name: "pods/log", kind: "Pod", verbs: ["get"] },
   { group: "", name: "pods/status", kind: "Pod", verbs: ["get"] },
   { group: "", name: "nodes/status", kind: "Node", verbs: ["get"] },
+  { group: "", name: "nodes/proxy", kind: "NodeProxyOptions", verbs: ["get"] },
 ];
 
 /** `apiVersion` as written in objects: `v1` for core, `group/version` otherwise. */

@@ -35,6 +35,8 @@ import {
   podDisruptionBudget,
 } from "./builders-objectstate.ts";
 import { type ResourceQuotaInput, resourceQuota } from "./builders-quota.ts";
+import { type ContainerUsageInput, type VolumeUsageInput, podMetrics } from "./builders-metrics.ts";
+import type { NodeStats } from "./node-stats.ts";
 
 /** Identifies one object: apiVersion and kind as in manifests. */
 export interface ObjectRef {
@@ -50,6 +52,7 @@ export interface ScenarioParts {
   watches: WatchHub;
   access: AccessControl;
   served?: ServedApis;
+  stats?: NodeStats;
 }
 
 function resourceOf(apiVersion: unknown, kind: unknown): ResourceInfo {
@@ -237,6 +240,29 @@ export class Scenario {
   /** Create or replace a ResourceQuota with its hard limits and usage (quota). */
   applyResourceQuota(input: ResourceQuotaInput): KubeObject {
     return this.apply(resourceQuota(input));
+  }
+
+  /** Set one container's usage in its pod's PodMetrics (metrics.k8s.io), stamped `timestamp` (default now). */
+  setContainerUsage(input: ContainerUsageInput): KubeObject {
+    if (typeof input.pod !== "string" || typeof input.container !== "string")
+      throw new Error("fake apiserver: container usage needs pod and container (strings)");
+    const ref = { apiVersion: "metrics.k8s.io/v1beta1", kind: "PodMetrics", name: input.pod };
+    const existing = this.get({ ...ref, namespace: input.namespace ?? "default" });
+    return this.apply(podMetrics(input, existing));
+  }
+
+  /** Set a PVC's usage in its node's kubelet stats summary (served through `nodes/<node>/proxy`). */
+  setVolumeUsage(input: VolumeUsageInput): void {
+    if (typeof input.node !== "string" || typeof input.claim !== "string")
+      throw new Error("fake apiserver: volume usage needs node and claim (strings)");
+    if (typeof input.usedBytes !== "number" || typeof input.capacityBytes !== "number")
+      throw new Error("fake apiserver: volume usage needs usedBytes and capacityBytes (numbers)");
+    this.parts.stats?.set(input);
+  }
+
+  /** A PVC no longer mounted on the node: gone from its stats summary. */
+  removeVolumeUsage(node: string, namespace: string, claim: string): void {
+    this.parts.stats?.remove(node, namespace, claim);
   }
 
   private ensureNamespace(info: ResourceInfo, object: KubeObject): void {

@@ -25,6 +25,7 @@ import { KubeApi } from "./api.ts";
 import { handleControl } from "./control.ts";
 import { type FailRule, RequestFaults } from "./faults.ts";
 import { PodLogs } from "./logs.ts";
+import { NodeStats } from "./node-stats.ts";
 import { Scenario } from "./scenario.ts";
 import { ServedApis } from "./served-apis.ts";
 import { failure, statusObject, statusResponse } from "./status.ts";
@@ -121,8 +122,10 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
   const access = new AccessControl(options.tokens, options.grants, clientCertificateUser);
   const requestFaults = new RequestFaults();
   const served = new ServedApis(options.withoutApis);
+  const stats = new NodeStats();
   const api = new KubeApi({
     served,
+    stats,
     store,
     watches,
     logs,
@@ -132,7 +135,7 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
       defaultWatchTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? 1800,
     },
   });
-  const scenario = new Scenario({ store, logs, watches, access, served });
+  const scenario = new Scenario({ store, logs, watches, access, served, stats });
   let recorded: RecordedRequest[] = [];
   const record = (entry: RecordedRequest): void => {
     recorded.push(entry);
@@ -222,6 +225,7 @@ export async function startFakeApiserver(options: FakeApiserverOptions = {}): Pr
       if (!keepState) {
         store.clear();
         logs.clear();
+        stats.clear();
       }
       if (downtimeMs > 0) await Bun.sleep(downtimeMs);
       server = listen();

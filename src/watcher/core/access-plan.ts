@@ -12,6 +12,8 @@
  * startup, never one that was missing). A source whose spec names an API (`discovery`) runs only
  * when the cluster serves it: under `auto` a missing API is one line, in an explicit list it is
  * fatal; a poll gated on an API the cluster lacks is left out, said on the source's line (D386).
+ * A denied optional grant of a source (a watch's or poll's `optional`) leaves that part out and
+ * says so on the source's line, `enabled, degraded (...)`, never fatal (D392).
  * Under `auto` the source lines sit between an opening and a closing summary line. The reviews and
  * the discovery requests themselves are the caller's I/O. Pure.
  */
@@ -75,7 +77,7 @@ export interface AccessPlan {
   recovery: boolean;
   /** One line per decision, for the startup log. */
   notes: string[];
-  /** Polls left out per source: the API they read is not served (D386). */
+  /** Polls and watches left out per source: the API they read is not served (D386), an optional grant denied (D392). */
   without: Record<string, string[]>;
   /** Set when the watcher must not start. */
   refusal?: string;
@@ -97,6 +99,19 @@ function sourcePolls(input: Pick<AccessPlanInput, "scoped">, name: string): read
   return input.scoped?.[name]?.polls ?? sourceSpec(name)?.polls ?? [];
 }
 
+/** A source's optional dimensions: each watch and poll with optional grants, and what is lost without them (D392). */
+function optionalParts(
+  input: Pick<AccessPlanInput, "scoped">,
+  name: string,
+): { name: string; checks: readonly AccessCheck[]; loses: string }[] {
+  const parts = [...(sourceSpec(name)?.watches ?? []), ...sourcePolls(input, name)];
+  return parts.flatMap((part) =>
+    part.optional && part.optional.length > 0
+      ? [{ name: part.name, checks: part.optional, loses: part.loses ?? `${part.name} not read` }]
+      : [],
+  );
+}
+
 /** Every group/version the plan needs discovery of: sources' required APIs and gated polls (D386). */
 export function discoveryNeeds(input: Pick<AccessPlanInput, "sources">): string[] {
   const needs = input.sources.names.flatMap((name) => {
@@ -111,7 +126,10 @@ export function discoveryNeeds(input: Pick<AccessPlanInput, "sources">): string[
 
 /** Every access review the plan needs answered. */
 export function accessChecksFor(input: AccessPlanInput): AccessCheck[] {
-  const checks = input.sources.names.flatMap((name) => [...sourceAccess(input, name)]);
+  const checks = input.sources.names.flatMap((name) => [
+    ...sourceAccess(input, name),
+    ...optionalParts(input, name).flatMap((part) => part.checks),
+  ]);
   if (input.storm !== "off") checks.push(...STORM_ACCESS);
   if (input.recovery) checks.push(...RECOVERY_ACCESS);
   return unique(checks);
@@ -131,9 +149,19 @@ export function optionalWatches(plan: Pick<AccessPlan, "storm" | "recovery"> & {
   return { pods: plan.storm || plan.recovery, replicaSets: plan.storm, nodes: plan.recovery && nodesHeld };
 }
 
-/** The optional grants the access re-check tracks: those of storms and recovery when they run. */
-export function optionalAccess(plan: Pick<AccessPlan, "storm" | "recovery">): AccessCheck[] {
-  return unique([...(plan.storm ? STORM_ACCESS : []), ...(plan.recovery ? RECOVERY_ACCESS : [])]);
+/**
+ * The optional grants the access re-check tracks: those of storms and recovery when they run, and
+ * those of the enabled sources' optional parts that were granted (not left out) at startup (D392).
+ */
+export function optionalAccess(
+  plan: Pick<AccessPlan, "storm" | "recovery"> & Partial<Pick<AccessPlan, "sources" | "without">>,
+): AccessCheck[] {
+  const sources = (plan.sources ?? []).flatMap((name) =>
+    optionalParts({}, name)
+      .filter((part) => !(plan.without?.[name] ?? []).includes(part.name))
+      .flatMap((part) => part.checks),
+  );
+  return unique([...(plan.storm ? STORM_ACCESS : []), ...(plan.recovery ? RECOVERY_ACCESS : []), ...sources]);
 }
 
 function firstDenied(
@@ -215,13 +243,43 @@ function decideSource(
   if ("error" in without) return { refusal: `source "${name}": ${without.error}`, unreachable: true };
   const gated = sourcePolls(input, name).filter((poll) => without.includes(poll.name));
   const apis = [...new Set(gated.map((poll) => `${poll.discovery?.groupVersion} ${poll.discovery?.resource}`))];
+  const degraded = deniedOptional(name, input, answer, without);
+  if ("refusal" in degraded) return degraded;
   const always = input.sources.auto && name === "cluster-events";
+  const unserved = apis.length > 0 ? [`${apis.join(", ")} not served: not read`] : [];
   const detail = always
     ? " (always on — a watcher that cannot watch events is misdeployed)"
-    : apis.length > 0
-      ? ` (${apis.join(", ")} not served: not read)`
-      : "";
+    : degraded.length > 0
+      ? `, degraded (${[...degraded, ...unserved].join("; ")})`
+      : unserved.length > 0
+        ? ` (${unserved[0]})`
+        : "";
   return { enabled: true, note: `source ${name}: enabled${detail}`, without };
+}
+
+/**
+ * D392: each optional dimension whose grant is denied is left out (its name joins `without`) and
+ * said as `<grant> denied — <what is lost>`; never fatal, under auto and an explicit list alike.
+ * A review that could not be answered is fatal, as for a required grant.
+ */
+function deniedOptional(
+  name: string,
+  input: AccessPlanInput,
+  answer: (check: AccessCheck) => AccessAnswer,
+  without: string[],
+): string[] | { refusal: string; unreachable: true } {
+  const lines: string[] = [];
+  for (const part of optionalParts(input, name)) {
+    if (without.includes(part.name)) continue;
+    const denied = firstDenied(part.checks, answer);
+    if (!denied) continue;
+    if ("error" in denied.answer)
+      return { refusal: `access review for source "${name}" failed: ${denied.answer.error}`, unreachable: true };
+    without.push(part.name);
+    const why = "reason" in denied.answer && denied.answer.reason ? `: ${denied.answer.reason}` : "";
+    lines.push(`${describeCheck(denied.check)} denied${why} — ${part.loses}`);
+  }
+  return lines;
 }
 
 /** The opening line of the `auto` summary: what is probed, and the APIs some sources need. */

@@ -15,6 +15,7 @@ import { OBJECT_STATE_SPEC } from "./sources/object-state.ts";
 import { QUOTA_SPEC } from "./sources/quota-detector.ts";
 import { ROLLOUT_SPEC } from "./sources/rollout-detector.ts";
 import { TOKEN_BURN_SPEC } from "./sources/token-burn-detector.ts";
+import { SATURATION_SPEC } from "./sources/saturation-spec.ts";
 import { WORKLOAD_SPEC } from "./sources/workload-detector.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
@@ -23,6 +24,7 @@ export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
   ROLLOUT_SPEC,
   WORKLOAD_SPEC,
   AUTOSCALING_SPEC,
+  SATURATION_SPEC,
   DEGRADATION_SPEC,
   EXPIRY_SPEC,
   INGRESS_SPEC,

@@ -34,6 +34,8 @@ export interface SourceWatch {
   fieldSelector?: string;
   /** An optional dimension: when its grant is missing the source runs without it (one loud line). */
   optional?: AccessCheck[];
+  /** What the source goes without when `optional` is denied, for that line (`no PVC forecasts`), D392. */
+  loses?: string;
 }
 
 /** A GET the source repeats every `everyMs` (a ConfigMap, the metrics API, a paged list). */
@@ -43,6 +45,7 @@ export interface SourcePoll {
   everyMs: number;
   /** An optional dimension, as for a watch. */
   optional?: AccessCheck[];
+  loses?: string;
   /**
    * A paged list: the host follows `metadata.continue` with pages of this size and tells the
    * detector once, with every page's items in one list (D384).

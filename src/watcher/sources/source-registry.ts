@@ -12,6 +12,7 @@ import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-
 import { WORKLOAD_DEFAULTS, type WorkloadSettings } from "../core/sources/workload-detector.ts";
 import { OBJECT_STATE_DEFAULTS } from "../core/sources/object-state.ts";
 import { TOKEN_BURN_DEFAULTS, type TokenBurnSettings } from "../core/sources/token-burn-detector.ts";
+import { SATURATION_DEFAULTS, type SaturationSettings } from "../core/sources/saturation-detector.ts";
 import { cronActivations } from "./cron-schedule.ts";
 import type { FlagValue } from "../../config/flag-spec.ts";
 import type { ExpirySettings } from "../core/sources/expiry-detector.ts";
@@ -23,6 +24,7 @@ import { ClusterEventsSource } from "./cluster-events.ts";
 import { tokenBurnRunner } from "./token-burn-source.ts";
 import { notificationsRunner, receiverSettings } from "./notifications-receiver.ts";
 import { quotaRunner } from "./quota-source.ts";
+import { SaturationRunner } from "./saturation-runner.ts";
 
 /** What a settings reader may read: the flag values alone, so a source's worker can build them too. */
 export type SourceValues = Pick<WatcherConfig, "values">;
@@ -68,6 +70,15 @@ function tokenBurnSettings(config: { values: ReadonlyMap<string, FlagValue> }): 
   };
 }
 
+function saturationSettings(config: { values: ReadonlyMap<string, FlagValue> }): SaturationSettings {
+  return {
+    ...SATURATION_DEFAULTS,
+    intervalMs: duration(config.values, "saturation-interval", SATURATION_DEFAULTS.intervalMs),
+    warnMs: duration(config.values, "saturation-warn", SATURATION_DEFAULTS.warnMs),
+    windowMs: duration(config.values, "saturation-window", SATURATION_DEFAULTS.windowMs),
+  };
+}
+
 /** Settings readers by source name; a source with none gets `{}`. */
 export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, context: SettingsContext) => unknown>> = {
   expiry: expirySettings,
@@ -87,6 +98,7 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, con
   // object-state has no flags: its thresholds are fixed (docs/watcher.md#object-state, D376).
   "object-state": () => OBJECT_STATE_DEFAULTS,
   "token-burn": tokenBurnSettings,
+  saturation: saturationSettings,
 };
 
 export function sourceSettings(
@@ -117,6 +129,8 @@ export const SOURCE_RUNNERS: Readonly<Record<string, SourceRunnerFactory>> = {
   quota: quotaRunner,
   // D402: a CloudEvents receiver on its own listener.
   notifications: notificationsRunner,
+  // Its node stats are one GET per node, which a fixed-path poll cannot say (D391).
+  saturation: (context) => new SaturationRunner(context, saturationSettings(context)),
 };
 
 /**

@@ -2,7 +2,8 @@
  * The startup plan for the sources of the contract (D384, D386): the `auto` summary block (an
  * opening line, one line per source, a closing `auto resolved →` line); a source's scoped grants
  * replace its spec's; a poll gated on an API the cluster does not serve is left out and said on
- * the source's line; discovery is asked only for what the named sources need.
+ * the source's line; discovery is asked only for what the named sources need; a denied optional
+ * grant (D392) leaves its part out with an `enabled, degraded` line, never fatal.
  */
 import { describe, expect, test } from "bun:test";
 import {
@@ -11,6 +12,7 @@ import {
   type DiscoveryAnswer,
   accessChecksFor,
   discoveryNeeds,
+  optionalAccess,
   planAccess,
 } from "../../../src/watcher/core/access-plan.ts";
 
@@ -110,5 +112,77 @@ describe("source plan", () => {
     );
     expect(plan).toMatchObject({ unreachable: true });
     expect(plan.refusal).toContain("discovery of cert-manager.io/v1 failed: connection refused");
+  });
+
+  const metricsServed = served({ "metrics.k8s.io/v1beta1": ["pods"] });
+  const denyProxy = (check: AccessCheck): AccessAnswer =>
+    check.subresource === "proxy" ? { allowed: false, reason: "Warden denies nodes/proxy" } : { allowed: true };
+
+  test("optional grants are reviewed beside the required ones (D392)", () => {
+    const checks = accessChecksFor({ sources: { auto: false, names: ["saturation"] }, storm: "off" });
+    expect(
+      checks.map(
+        (check) => `${check.verb} ${check.resource}${check.subresource ? `/${check.subresource}` : ""}.${check.group}`,
+      ),
+    ).toEqual(["get pods.metrics.k8s.io", "list pods.metrics.k8s.io", "list pods.", "list nodes.", "get nodes/proxy."]);
+    expect(discoveryNeeds({ sources: { auto: false, names: ["saturation"] } })).toEqual(["metrics.k8s.io/v1beta1"]);
+  });
+
+  test("a denied optional grant leaves its part out and says so on the source's line, under auto and a named list alike", () => {
+    for (const auto of [true, false]) {
+      const plan = planAccess(
+        { sources: { auto, names: ["cluster-events", "saturation"] }, storm: "off", discovery: metricsServed },
+        denyProxy,
+      );
+      expect(plan.refusal).toBeUndefined();
+      expect(plan.sources).toEqual(["cluster-events", "saturation"]);
+      expect(plan.without).toEqual({ saturation: ["node-stats"] });
+      expect(plan.notes).toContain(
+        "source saturation: enabled, degraded (get nodes/proxy cluster-wide denied: Warden denies nodes/proxy — no PVC forecasts)",
+      );
+    }
+    const granted = planAccess(
+      { sources: { auto: false, names: ["saturation"] }, storm: "off", discovery: metricsServed },
+      allowAll,
+    );
+    expect(granted.notes).toEqual(["source saturation: enabled", "storm: off"]);
+    expect(granted.without).toEqual({});
+  });
+
+  test("an optional grant's review that fails is fatal, as a required one's", () => {
+    const plan = planAccess(
+      { sources: { auto: true, names: ["cluster-events", "saturation"] }, storm: "off", discovery: metricsServed },
+      (check) => (check.subresource === "proxy" ? { error: "connection reset" } : { allowed: true }),
+    );
+    expect(plan).toMatchObject({ unreachable: true });
+    expect(plan.refusal).toBe('access review for source "saturation" failed: connection reset');
+  });
+
+  test("saturation without the metrics API: auto turns it off with one line; named, it refuses", () => {
+    const auto = planAccess(
+      { sources: { auto: true, names: ["cluster-events", "saturation"] }, storm: "off", discovery: noApis },
+      allowAll,
+    );
+    expect(auto.sources).toEqual(["cluster-events"]);
+    expect(auto.notes[0]).toContain("discovery of metrics.k8s.io/v1beta1 for saturation");
+    expect(auto.notes.filter((note) => note.startsWith("source saturation"))).toEqual([
+      "source saturation: disabled (metrics.k8s.io/v1beta1 unavailable — install metrics-server)",
+    ]);
+    const named = planAccess(
+      { sources: { auto: false, names: ["saturation"] }, storm: "off", discovery: noApis },
+      allowAll,
+    );
+    expect(named.refusal).toBe(
+      'source "saturation" needs the metrics.k8s.io/v1beta1 API (pods), which this cluster does not serve — install metrics-server, or remove it from --sources',
+    );
+  });
+
+  test("the access re-check tracks an enabled source's optional grant held at startup, never one denied", () => {
+    const input = { sources: { auto: false, names: ["saturation"] }, storm: "off" as const, discovery: metricsServed };
+    const held = planAccess(input, allowAll);
+    expect(optionalAccess(held).map((check) => `${check.verb} ${check.resource}/${check.subresource}`)).toEqual([
+      "get nodes/proxy",
+    ]);
+    expect(optionalAccess(planAccess(input, denyProxy))).toEqual([]);
   });
 });
