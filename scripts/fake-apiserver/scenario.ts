@@ -34,6 +34,15 @@ import {
   endpointSlice,
   podDisruptionBudget,
 } from "./builders-objectstate.ts";
+import {
+  type AutoscalerEventInput,
+  type CapacityNodeInput,
+  type CapacityPodInput,
+  autoscalerEvent,
+  autoscalerStatusConfigMap,
+  capacityNode,
+  capacityPod,
+} from "./builders-capacity.ts";
 
 /** Identifies one object: apiVersion and kind as in manifests. */
 export interface ObjectRef {
@@ -231,6 +240,26 @@ export class Scenario {
   /** Create or replace a PodDisruptionBudget with its status (object-state). */
   applyPodDisruptionBudget(input: PodDisruptionBudgetInput): KubeObject {
     return this.apply(podDisruptionBudget(input));
+  }
+
+  /** Create or replace a node of a node group with allocatable CPU and memory (capacity). */
+  applyCapacityNode(input: CapacityNodeInput): KubeObject {
+    return this.apply(capacityNode(input));
+  }
+
+  /** Create or replace a pod with resource requests, bound or Pending and Unschedulable (capacity). */
+  applyCapacityPod(input: CapacityPodInput): KubeObject {
+    return this.apply(capacityPod(input));
+  }
+
+  /** Create or replace `kube-system/cluster-autoscaler-status` with this status text (capacity). */
+  setAutoscalerStatus(status: string): KubeObject {
+    return this.apply(autoscalerStatusConfigMap(status));
+  }
+
+  /** Record an event as the cluster-autoscaler does: source component `cluster-autoscaler` (capacity). */
+  recordAutoscalerEvent(input: AutoscalerEventInput): KubeObject {
+    return this.recordEvent(autoscalerEvent(input));
   }
 
   private ensureNamespace(info: ResourceInfo, object: KubeObject): void {

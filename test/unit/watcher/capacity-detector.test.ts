@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { watcherConfigFromArgv } from "../../../src/cli/watcher-config.ts";
+import { checkKey, describeCheck, planAccess } from "../../../src/watcher/core/access-plan.ts";
 import { specForSettings } from "../../../src/watcher/core/source-catalog.ts";
 import {
   BinPacking,
@@ -369,4 +370,24 @@ test("provider decisions: the portable build has none; a decision would be a cri
     severity: "critical",
     message: "node group pool-a in europe-west1-b: ZONE_RESOURCE_POOL_EXHAUSTED",
   });
+});
+
+test("a named grant (D394): described with its object and namespace, keyed apart, unnamed keys unchanged; auto names where it goes", () => {
+  const named = {
+    verb: "get",
+    group: "",
+    resource: "configmaps",
+    namespace: "kube-system",
+    name: "cluster-autoscaler-status",
+  };
+  expect(describeCheck(named)).toBe("get configmaps cluster-autoscaler-status in namespace kube-system");
+  expect(checkKey(named)).toBe("get||configmaps||kube-system|cluster-autoscaler-status");
+  expect(checkKey({ verb: "list", group: "", resource: "pods" })).toBe("list||pods||");
+  const plan = planAccess({ sources: { auto: true, names: ["cluster-events", "capacity"] }, storm: "off" }, (check) =>
+    check.resource === "configmaps" ? { allowed: false } : { allowed: true },
+  );
+  expect(plan.sources).toEqual(["cluster-events"]);
+  expect(plan.notes).toContain(
+    'source capacity: disabled (missing "get configmaps cluster-autoscaler-status in namespace kube-system" — grant it (a Role and RoleBinding in kube-system: docs/watcher.md#capacity), or name it in --sources to make this fatal)',
+  );
 });
