@@ -3,7 +3,7 @@
  * `Unschedulable`, for `--pending-age` (5m) is a warning, and once more, critical, at 15m (or
  * `--pending-age` when that is longer). Its age counts from the PodScheduled condition's
  * lastTransitionTime (else the pod's creation, else its first sight; never later than now), and it
- * is level-triggered (reference §3.1): a pod already that old in the first list is reported at the
+ * is level-triggered: a pod already that old in the first list is reported at the
  * first judgement once armed. Scheduled, no longer Unschedulable, or deleted, the pod is forgotten
  * (it pages again if it returns); only unschedulable pods are held. Pure.
  */
