@@ -191,7 +191,7 @@ describe("per-incident", () => {
     expect(sink.calls[0]?.payload.enrichment).toBeUndefined();
   });
 
-  test("info is stored, never paged (D393): no open, no dedup entry, a row routed info-stored; a warning of the same key still opens", async () => {
+  test("info is stored, never paged (D393): no open, no dedup entry, a row routed info-stored; a warning of the same key still opens; shared mode delivers it", async () => {
     const rows: Array<{ route: string; kind: string; severity: string }> = [];
     const { sink, dispatcher, metrics } = setup({}, { record: (row) => rows.push(row) });
     const scaleUp = crash(1, { kind: "capacity.scaleup", reason: "scaleup", severity: "info", type: "" });
@@ -211,6 +211,9 @@ describe("per-incident", () => {
     const quiet = setup({ severityOverrides: new Map([["cluster-event", "info"]]) });
     expect(await quiet.dispatcher.dispatch(crash(2))).toBe("info-stored");
     expect(quiet.sink.calls).toEqual([]);
+    // Shared mode has no routing: info goes to the target session like every severity.
+    const shared = setup({ mode: "shared" });
+    expect(await shared.dispatcher.dispatch(scaleUp)).toBe("opened");
   });
 });
 
