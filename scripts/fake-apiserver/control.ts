@@ -16,6 +16,14 @@ import type { FakeApiserver, FaultControls } from "./server.ts";
 import type { EndpointSliceInput, PodDisruptionBudgetInput } from "./builders-objectstate.ts";
 import type { ResourceQuotaInput } from "./builders-quota.ts";
 import type { ContainerUsageInput, VolumeUsageInput } from "./builders-metrics.ts";
+import {
+  type AutoscalerEventInput,
+  type AutoscalerGroupInput,
+  type CapacityNodeInput,
+  type CapacityPodInput,
+  autoscalerStatusText,
+  autoscalerStatusYaml,
+} from "./builders-capacity.ts";
 
 export interface ControlTarget {
   scenario: Scenario;
@@ -118,7 +126,21 @@ const POST_ROUTES: Record<string, Route> = {
     server.clearRequests();
     return { ok: true };
   },
+  "/_fake/capacity/nodes": (body, _url, { scenario }) =>
+    scenario.applyCapacityNode(body as unknown as CapacityNodeInput),
+  "/_fake/capacity/pods": (body, _url, { scenario }) => scenario.applyCapacityPod(body as unknown as CapacityPodInput),
+  "/_fake/capacity/autoscaler-status": (body, _url, { scenario }) => scenario.setAutoscalerStatus(statusText(body)),
+  "/_fake/capacity/events": (body, _url, { scenario }) =>
+    scenario.recordAutoscalerEvent(body as unknown as AutoscalerEventInput),
 };
+
+/** `{status}` as written, or `{groups, format?: "yaml" | "text"}` rendered in that shape. */
+function statusText(body: Body): string {
+  if (typeof body.status === "string") return body.status;
+  if (!Array.isArray(body.groups)) throw new Error("autoscaler-status needs status (text) or groups");
+  const groups = body.groups as AutoscalerGroupInput[];
+  return body.format === "text" ? autoscalerStatusText(groups) : autoscalerStatusYaml(groups);
+}
 
 const GET_ROUTES: Record<string, (target: ControlTarget) => unknown> = {
   "/_fake/state": ({ scenario, server }) => ({

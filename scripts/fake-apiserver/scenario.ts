@@ -37,6 +37,15 @@ import {
 import { type ResourceQuotaInput, resourceQuota } from "./builders-quota.ts";
 import { type ContainerUsageInput, type VolumeUsageInput, podMetrics } from "./builders-metrics.ts";
 import type { NodeStats } from "./node-stats.ts";
+import {
+  type AutoscalerEventInput,
+  type CapacityNodeInput,
+  type CapacityPodInput,
+  autoscalerEvent,
+  autoscalerStatusConfigMap,
+  capacityNode,
+  capacityPod,
+} from "./builders-capacity.ts";
 
 /** Identifies one object: apiVersion and kind as in manifests. */
 export interface ObjectRef {
@@ -263,6 +272,26 @@ export class Scenario {
   /** A PVC no longer mounted on the node: gone from its stats summary. */
   removeVolumeUsage(node: string, namespace: string, claim: string): void {
     this.parts.stats?.remove(node, namespace, claim);
+  }
+
+  /** Create or replace a node of a node group with allocatable CPU and memory (capacity). */
+  applyCapacityNode(input: CapacityNodeInput): KubeObject {
+    return this.apply(capacityNode(input));
+  }
+
+  /** Create or replace a pod with resource requests, bound or Pending and Unschedulable (capacity). */
+  applyCapacityPod(input: CapacityPodInput): KubeObject {
+    return this.apply(capacityPod(input));
+  }
+
+  /** Create or replace `kube-system/cluster-autoscaler-status` with this status text (capacity). */
+  setAutoscalerStatus(status: string): KubeObject {
+    return this.apply(autoscalerStatusConfigMap(status));
+  }
+
+  /** Record an event as the cluster-autoscaler does: source component `cluster-autoscaler` (capacity). */
+  recordAutoscalerEvent(input: AutoscalerEventInput): KubeObject {
+    return this.recordEvent(autoscalerEvent(input));
   }
 
   private ensureNamespace(info: ResourceInfo, object: KubeObject): void {

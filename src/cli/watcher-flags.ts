@@ -410,7 +410,7 @@ export const WATCHER_FLAGS: readonly FlagSpec[] = [
     kind: "duration",
     defaultValue: "5m0s",
     bounds: ABOVE_0,
-    help: "Pending/Unschedulable age before a warning",
+    help: "Pending/Unschedulable age before a warning (critical at 15m or this value if higher)",
   },
   {
     name: "degradation-drop",

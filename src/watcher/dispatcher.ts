@@ -1,7 +1,8 @@
 /**
  * The dispatch pipeline (docs/watcher-pipeline.md#stages): signal → pull-class memo → filter →
  * dedup → storm correlation → enrichment → fit to --inject-max-bytes → sink, then bind the dedup
- * key to the session and track recovery. Outcome records (`resolved`, `resolved.reverted`) bypass
+ * key to the session and track recovery. In per-incident mode an info-severity signal stops after
+ * the filter: counted and recorded in the store, never paged (D393). Outcome records (`resolved`, `resolved.reverted`) bypass
  * filter and dedup and are appended to the bound session. Signals are handled one at a time, in
  * arrival order, so a duplicate never races the open of its own incident. The sink may be the
  * delivery queue: an open it took over (`queued`) is bound when the queue reports its session
@@ -73,7 +74,8 @@ export type DispatchOutcome =
   | "retried"
   | "storm-formed"
   | "storm-attached"
-  | "storm-pending";
+  | "storm-pending"
+  | "info-stored";
 
 /** Tracked incidents judged per queued step of a recovery sweep. */
 const SWEEP_CHUNK = 100;
@@ -88,6 +90,7 @@ const ROUTES: Record<DispatchOutcome, Route | undefined> = {
   "storm-formed": "storm",
   "storm-attached": "storm-member",
   "storm-pending": "storm-member",
+  "info-stored": "info-stored",
 };
 
 export class Dispatcher {
@@ -171,6 +174,13 @@ export class Dispatcher {
       metrics.eventsFiltered({ gate });
       logger.debug(`filter ${gate} ${signal.reason} ${signal.kindOfObject}=${signal.namespace}/${signal.name}`);
       return "filtered";
+    }
+    // D393: info is a record, never a page: counted and stored (with --store), no dedup entry, no
+    // session. Shared mode has no routing: there every severity goes to the target session.
+    if (signal.severity === "info" && this.settings.mode === "per-incident") {
+      metrics.findings({ kind: signal.kind, severity: signal.severity });
+      logger.debug(`info ${signal.kind} ${signal.kindOfObject}=${signal.namespace}/${signal.name} (stored, not paged)`);
+      return "info-stored";
     }
     const canonical = canonicalReasonForEvent(signal.reason, signal.message);
     const key = dedupKey(signal.uid, canonical);

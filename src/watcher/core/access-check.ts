@@ -6,4 +6,6 @@ export interface AccessCheck {
   resource: string;
   subresource?: string;
   namespace?: string;
+  /** One object's name (`get configmaps cluster-autoscaler-status` in kube-system), D394. */
+  name?: string;
 }

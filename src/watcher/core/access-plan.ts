@@ -28,11 +28,14 @@ export type AccessAnswer = { allowed: true } | { allowed: false; reason?: string
 
 export function describeCheck(check: AccessCheck): string {
   const resource = `${check.resource}${check.subresource ? `/${check.subresource}` : ""}${check.group ? `.${check.group}` : ""}`;
-  return `${check.verb} ${resource} ${check.namespace ? `in namespace ${check.namespace}` : "cluster-wide"}`;
+  const name = check.name ? ` ${check.name}` : "";
+  return `${check.verb} ${resource}${name} ${check.namespace ? `in namespace ${check.namespace}` : "cluster-wide"}`;
 }
 
 export function checkKey(check: AccessCheck): string {
-  return `${check.verb}|${check.group}|${check.resource}|${check.subresource ?? ""}|${check.namespace ?? ""}`;
+  // A named check adds its name; the keys of unnamed ones stay as they were (they name sentinel uids).
+  const name = check.name ? `|${check.name}` : "";
+  return `${check.verb}|${check.group}|${check.resource}|${check.subresource ?? ""}|${check.namespace ?? ""}${name}`;
 }
 
 const listWatch = (group: string, resource: string): AccessCheck[] => [
@@ -227,7 +230,9 @@ function decideSource(
     return { refusal: `access review for source "${name}" failed: ${denied.answer.error}`, unreachable: true };
   if (denied) {
     const why = "reason" in denied.answer && denied.answer.reason ? ` (${denied.answer.reason})` : "";
-    const message = `source "${name}" requires permission to "${describeCheck(denied.check)}" and this service account does not have it${why}; grant it or disable the source — refusing to run a silently empty watch`;
+    const hint = sourceSpec(name)?.grantHint;
+    const grant = hint ? `grant it (${hint})` : "grant it";
+    const message = `source "${name}" requires permission to "${describeCheck(denied.check)}" and this service account does not have it${why}; ${grant} or disable the source — refusing to run a silently empty watch`;
     if (!input.sources.auto || name === "cluster-events")
       return {
         refusal: input.sources.auto
@@ -236,7 +241,7 @@ function decideSource(
       };
     return {
       enabled: false,
-      note: `source ${name}: disabled (missing "${describeCheck(denied.check)}" — grant it, or name it in --sources to make this fatal)`,
+      note: `source ${name}: disabled (missing "${describeCheck(denied.check)}" — ${grant}, or name it in --sources to make this fatal)`,
     };
   }
   const without = unservedPolls(name, input);

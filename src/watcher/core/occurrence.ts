@@ -4,7 +4,16 @@
  */
 import type { Signal } from "./signal.ts";
 
-export type Route = "injected" | "suppressed" | "storm" | "storm-member" | "resolved" | "followup" | "error";
+export type Route =
+  | "injected"
+  | "suppressed"
+  | "storm"
+  | "storm-member"
+  | "resolved"
+  | "followup"
+  | "error"
+  /** An info-severity signal: recorded, never paged (D393). */
+  | "info-stored";
 
 export interface OccurrenceRow {
   at: number;

@@ -6,6 +6,7 @@
  */
 import type { SourceSpec } from "./source-spec.ts";
 import { AUTOSCALING_SPEC } from "./sources/autoscaling-detector.ts";
+import { CAPACITY_SPEC } from "./sources/capacity-source.ts";
 import { DEGRADATION_SPEC } from "./sources/degradation-detector.ts";
 import { EXPIRY_SPEC } from "./sources/expiry-spec.ts";
 import { GATEWAY_SPEC } from "./sources/gateway-source.ts";
@@ -27,6 +28,7 @@ export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
   SATURATION_SPEC,
   DEGRADATION_SPEC,
   EXPIRY_SPEC,
+  CAPACITY_SPEC,
   INGRESS_SPEC,
   GATEWAY_SPEC,
   // Explicit-only (never under auto): their runners are in source-registry.ts SOURCE_RUNNERS.

@@ -75,6 +75,11 @@ export interface SourceSpec<S = unknown> {
    * what it answers replaces `required` and `polls` (D384).
    */
   scoped?(settings: S): { required: readonly AccessCheck[]; polls: readonly SourcePoll[] };
+  /**
+   * Where a missing grant is written, named in its startup line (`a Role and RoleBinding in
+   * kube-system: docs/watcher.md#capacity`) when it is not the watcher's ClusterRole (D394).
+   */
+  grantHint?: string;
   /** The detector, from the source's settings (its thresholds, from flags). */
   detector(settings: S): Detector;
 }

@@ -16,6 +16,7 @@ export async function reviewAccess(connection: KubeConnection, check: AccessChec
         resource: check.resource,
         ...(check.subresource ? { subresource: check.subresource } : {}),
         ...(check.namespace ? { namespace: check.namespace } : {}),
+        ...(check.name ? { name: check.name } : {}),
       },
     },
   };

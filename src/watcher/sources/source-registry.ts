@@ -7,6 +7,7 @@
  * inputs are not the Kubernetes API register a runner factory in SOURCE_RUNNERS instead.
  */
 import { AUTOSCALING_DEFAULTS } from "../core/sources/autoscaling-detector.ts";
+import { CAPACITY_DEFAULTS, type CapacitySettings } from "../core/sources/capacity-source.ts";
 import { DEGRADATION_DEFAULTS, type DegradationSettings } from "../core/sources/degradation-detector.ts";
 import { ROLLOUT_DEFAULTS, type RolloutSettings } from "../core/sources/rollout-detector.ts";
 import { WORKLOAD_DEFAULTS, type WorkloadSettings } from "../core/sources/workload-detector.ts";
@@ -79,9 +80,23 @@ function saturationSettings(config: { values: ReadonlyMap<string, FlagValue> }):
   };
 }
 
+function capacitySettings(config: SourceValues): CapacitySettings {
+  const pendingWarnMs = duration(config.values, "pending-age", CAPACITY_DEFAULTS.pendingWarnMs);
+  return {
+    ...CAPACITY_DEFAULTS,
+    pollMs: duration(config.values, "capacity-poll", CAPACITY_DEFAULTS.pollMs),
+    pendingWarnMs,
+    // Critical at 15m, or at --pending-age when that is longer.
+    pendingCriticalMs: Math.max(CAPACITY_DEFAULTS.pendingCriticalMs, pendingWarnMs),
+    // The status's newer shape is YAML: Bun's reader comes in here so the detector stays pure (D395).
+    parseYaml: (text) => Bun.YAML.parse(text),
+  };
+}
+
 /** Settings readers by source name; a source with none gets `{}`. */
 export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, context: SettingsContext) => unknown>> = {
   expiry: expirySettings,
+  capacity: capacitySettings,
   gateway: (config): GatewaySettings => ({ graceMs: duration(config.values, "gateway-grace", 5 * 60_000) }),
   rollout: (config): RolloutSettings => ({
     ...ROLLOUT_DEFAULTS,

@@ -190,6 +190,31 @@ describe("per-incident", () => {
     await dispatcher.dispatch(crash(1));
     expect(sink.calls[0]?.payload.enrichment).toBeUndefined();
   });
+
+  test("info is stored, never paged (D393): no open, no dedup entry, a row routed info-stored; a warning of the same key still opens; shared mode delivers it", async () => {
+    const rows: Array<{ route: string; kind: string; severity: string }> = [];
+    const { sink, dispatcher, metrics } = setup({}, { record: (row) => rows.push(row) });
+    const scaleUp = crash(1, { kind: "capacity.scaleup", reason: "scaleup", severity: "info", type: "" });
+    expect(await dispatcher.dispatch(scaleUp)).toBe("info-stored");
+    expect(await dispatcher.dispatch({ ...scaleUp, lastSeen: clock + 1 })).toBe("info-stored");
+    expect(sink.calls).toEqual([]);
+    expect(dispatcher.dedup.size).toBe(0);
+    expect(rows.map((row) => `${row.route}:${row.kind}:${row.severity}`)).toEqual([
+      "info-stored:capacity.scaleup:info",
+      "info-stored:capacity.scaleup:info",
+    ]);
+    expect(metrics.render()).toContain(
+      'watcher_findings_total{cluster="prod",kind="capacity.scaleup",severity="info"} 2',
+    );
+    expect(await dispatcher.dispatch({ ...scaleUp, severity: "warning" })).toBe("opened");
+    // --severity can make a kind info: then it is stored too.
+    const quiet = setup({ severityOverrides: new Map([["cluster-event", "info"]]) });
+    expect(await quiet.dispatcher.dispatch(crash(2))).toBe("info-stored");
+    expect(quiet.sink.calls).toEqual([]);
+    // Shared mode has no routing: info goes to the target session like every severity.
+    const shared = setup({ mode: "shared" });
+    expect(await shared.dispatcher.dispatch(scaleUp)).toBe("opened");
+  });
 });
 
 describe("recovery", () => {
