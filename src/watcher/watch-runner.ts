@@ -324,6 +324,11 @@ export async function startWatcher(
     const settings = sourceSettings(name, config, { without });
     return [new DetectorSource({ ...context, spec: specForSettings(spec, settings), settings })];
   });
+  // Series a source's detector reports (D409), read at scrape time.
+  for (const contract of contractSources) {
+    const series = contract.series?.bind(contract);
+    if (series) metrics.sourceSeries(series);
+  }
   if (graph) await graph.start();
   await source.start();
   await Promise.all(contractSources.map((contract) => contract.start()));

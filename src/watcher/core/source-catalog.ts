@@ -13,6 +13,8 @@ import { INGRESS_SPEC } from "./sources/ingress-source.ts";
 import { OBJECT_STATE_SPEC } from "./sources/object-state.ts";
 import { ROLLOUT_SPEC } from "./sources/rollout-detector.ts";
 import { WORKLOAD_SPEC } from "./sources/workload-detector.ts";
+import { COMPUTE_CLASS_SPEC } from "./sources/compute-class-detector.ts";
+import { TOPOLOGY_DRIFT_SPEC } from "./sources/topology-drift.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
 export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
@@ -24,6 +26,9 @@ export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
   EXPIRY_SPEC,
   INGRESS_SPEC,
   GATEWAY_SPEC,
+  // spar's own (D21): both join `auto` like every portable source (D406).
+  TOPOLOGY_DRIFT_SPEC,
+  COMPUTE_CLASS_SPEC,
 ];
 
 export function sourceSpec(name: string): SourceSpec<unknown> | undefined {

@@ -17,6 +17,7 @@ import type { ExpirySettings } from "../core/sources/expiry-detector.ts";
 import type { GatewaySettings } from "../core/sources/gateway-source.ts";
 import type { WatcherConfig } from "../watcher-config.ts";
 import { parseCertificates } from "./x509.ts";
+import { computeClassSettings, topologySettings } from "./leeway-settings.ts";
 import type { SourceRunnerFactory } from "./source-runner.ts";
 
 /** What a settings reader may read: the flag values alone, so a source's worker can build them too. */
@@ -71,6 +72,9 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, con
   }),
   // object-state has no flags: its thresholds are fixed (docs/watcher.md#object-state, D376).
   "object-state": () => OBJECT_STATE_DEFAULTS,
+  // spar's own sources (D21, D406): their readers live in leeway-settings.ts.
+  "topology-drift": (config) => topologySettings(config.values),
+  "compute-class": (config) => computeClassSettings(config.values),
 };
 
 export function sourceSettings(
