@@ -14,6 +14,16 @@ import type { KubeObject } from "./selectors.ts";
 import { badRequest, failure, jsonResponse } from "./status.ts";
 import type { FakeApiserver, FaultControls } from "./server.ts";
 import type { EndpointSliceInput, PodDisruptionBudgetInput } from "./builders-objectstate.ts";
+import {
+  type ComputeClassInput,
+  computeClass,
+  type SpreadDeploymentInput,
+  type SpreadPodInput,
+  spreadDeployment,
+  spreadPod,
+  type ZonedNodeInput,
+  zonedNode,
+} from "./builders-topology.ts";
 
 export interface ControlTarget {
   scenario: Scenario;
@@ -108,6 +118,13 @@ const POST_ROUTES: Record<string, Route> = {
     server.clearRequests();
     return { ok: true };
   },
+  // topology-drift and compute-class (builders-topology.ts).
+  "/_fake/zoned-nodes": (body, _url, { scenario }) => scenario.apply(zonedNode(body as unknown as ZonedNodeInput)),
+  "/_fake/spread-deployments": (body, _url, { scenario }) =>
+    scenario.apply(spreadDeployment(body as unknown as SpreadDeploymentInput)),
+  "/_fake/spread-pods": (body, _url, { scenario }) => scenario.apply(spreadPod(body as unknown as SpreadPodInput)),
+  "/_fake/computeclasses": (body, _url, { scenario }) =>
+    scenario.apply(computeClass(body as unknown as ComputeClassInput)),
 };
 
 const GET_ROUTES: Record<string, (target: ControlTarget) => unknown> = {

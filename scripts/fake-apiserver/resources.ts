@@ -86,6 +86,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
   resource("cert-manager.io", "v1", "certificates", "Certificate", true, { shortNames: ["cert", "certs"] }),
   resource("gateway.networking.k8s.io", "v1", "gateways", "Gateway", true, { shortNames: ["gtw"] }),
   resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute", true),
+  // compute-class reads GKE's ComputeClasses when discovery finds them (D411).
+  resource("cloud.google.com", "v1", "computeclasses", "ComputeClass", false, { shortNames: ["cc"] }),
 ];
 
 /** Subresources listed in discovery (served by dedicated handlers). */

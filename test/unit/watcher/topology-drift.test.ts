@@ -6,6 +6,8 @@
  * the first list emits nothing; deletes forget.
  */
 import { expect, test } from "bun:test";
+import { watcherConfigFromArgv } from "../../../src/cli/watcher-config.ts";
+import { sourceSettings } from "../../../src/watcher/sources/source-registry.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
 import {
   TOPOLOGY_DEFAULTS,
@@ -347,4 +349,72 @@ test("the first list fills state: a drift present at startup is reported only a 
   signals = topology.tick(T0 + MIN);
   expect(signals).toEqual([]);
   expect(topology.tick(T0 + MIN + DWELL)).toHaveLength(1);
+});
+
+const BASE = ["--daemon-url=http://127.0.0.1:1", "--token-env=T"];
+
+test("the settings from the flags: short key names, an empty unavailable list, cluster defaults, per-domain lists", () => {
+  const plain = watcherConfigFromArgv(BASE);
+  const flagged = watcherConfigFromArgv([
+    ...BASE,
+    "--topology-keys=zone,hostname,example.com/rack",
+    "--topology-domain-unavailable-keys=",
+    "--topology-dwell=0s",
+    "--topology-cluster-defaults=zone=2:DoNotSchedule,example.com/rack=3",
+    "--topology-tier-c-signals",
+    "--topology-learn-baselines=false",
+    "--topology-baseline-band=2",
+    "--topology-baseline-half-life=1h",
+    "--topology-capacity-ratio=2",
+    "--topology-node-group-keys=example.com/pool",
+    "--topology-max-node-groups=-1",
+    "--topology-per-domain-collapse-states=false",
+    "--topology-per-domain-exclude-namespaces=kube-system",
+    "--topology-per-domain-namespaces=shop,web",
+    "--topology-per-domain-max-keys=-1",
+    "--topology-per-domain-min-drift=-1",
+    "--topology-per-domain-series",
+  ]);
+  if (!plain.ok || !flagged.ok) throw new Error("config refused");
+  expect(sourceSettings("topology-drift", plain.value)).toEqual(TOPOLOGY_DEFAULTS);
+  expect(sourceSettings("topology-drift", flagged.value)).toEqual({
+    keys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname", "example.com/rack"],
+    unavailableKeys: [],
+    dwellMs: 0,
+    domainMemoryMs: TOPOLOGY_DEFAULTS.domainMemoryMs,
+    nodeGroupKeys: ["example.com/pool"],
+    maxNodeGroups: -1,
+    defaults: [
+      { key: "topology.kubernetes.io/zone", maxSkew: 2, tier: "A" },
+      { key: "example.com/rack", maxSkew: 3, tier: "B" },
+    ],
+    tierCSignals: true,
+    learnBaselines: false,
+    baselineBand: 2,
+    baselineHalfLifeMs: 60 * MIN,
+    capacityRatio: 2,
+    perDomain: {
+      collapseStates: false,
+      excludeNamespaces: ["kube-system"],
+      namespaces: ["shop", "web"],
+      maxKeys: -1,
+      minDrift: -1,
+      every: true,
+    },
+  });
+  const none = watcherConfigFromArgv([...BASE, "--topology-cluster-defaults=none"]);
+  if (!none.ok) throw new Error("config refused");
+  expect(sourceSettings("topology-drift", none.value)).toMatchObject({ defaults: [] });
+});
+
+test("bad topology lists are refused naming the flag", () => {
+  const refusal = (flag: string) => {
+    const result = watcherConfigFromArgv([...BASE, flag]);
+    return result.ok ? "" : result.error;
+  };
+  expect(refusal("--topology-keys=")).toContain("--topology-keys needs at least one node label");
+  expect(refusal("--topology-keys=zone,bad key")).toContain('--topology-keys: "bad key" is not a node label key');
+  expect(refusal("--topology-node-group-keys=/x")).toContain("--topology-node-group-keys");
+  expect(refusal("--topology-per-domain-namespaces=Shop")).toContain('"Shop" is not a namespace name');
+  expect(refusal("--topology-cluster-defaults=zone=0")).toContain("--topology-cluster-defaults: bad entry");
 });
