@@ -89,7 +89,8 @@ test("rank_wedged: a pod placed is progress; at startup the dwell counts from wh
 });
 
 function placed(compute: ComputeClassDetector, ranks: number[], at: number, initial = false): void {
-  ranks.forEach((rank, index) => compute.observe("pods", "add", classPod(`p${index}`, `r${rank}`), at, initial));
+  for (const [index, rank] of ranks.entries())
+    compute.observe("pods", "add", classPod(`p${index}`, `r${rank}`), at, initial);
 }
 
 test("rank_degraded: the last rank's mean share above the ceiling over a full window, not before; back on rank 0 it clears", () => {
