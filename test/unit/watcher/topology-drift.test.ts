@@ -305,6 +305,12 @@ test("per-domain series: a drifting subject's objects by state and even share; b
     { labels: { reason: "key_cap" }, value: 0 },
     { labels: { reason: "namespace" }, value: 0 },
   ]);
+  expect(family(topology, "domain_objects").some((sample) => sample.labels.subject === "even")).toBe(false);
+  const scoredOnly = detector({ perDomain: { ...TOPOLOGY_DEFAULTS.perDomain, minDrift: -1 } });
+  nodes(scoredOnly, threeZones());
+  placePods(scoredOnly, "even", ["a", "b", "c"]);
+  scoredOnly.tick(T0);
+  expect(family(scoredOnly, "domain_objects")).toHaveLength(3);
   const every = detector({ perDomain: { ...TOPOLOGY_DEFAULTS.perDomain, every: true, collapseStates: false } });
   nodes(every, threeZones());
   placePods(every, "even", ["a", "b", "c"]);

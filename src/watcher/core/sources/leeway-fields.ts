@@ -111,7 +111,7 @@ function requirements(term: unknown): Requirement[] {
   }));
 }
 
-/** A pod template's or pod's spec: its nodeSelector and required node affinity, as one predicate. */
+/** The nodeSelector and required node affinity of a pod (or its template), as one predicate. */
 export function nodeMatcher(podSpec: unknown): (nodeLabels: Record<string, string>) => boolean {
   const selector = field(podSpec, "nodeSelector");
   const wanted =

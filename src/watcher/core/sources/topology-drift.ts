@@ -20,6 +20,7 @@ import {
   axisIntent,
   baselineCeiling,
   type DefaultConstraint,
+  type Judged,
   learn,
   type Spread,
   scored,
@@ -65,15 +66,6 @@ export const TOPOLOGY_DEFAULTS: TopologySettings = {
   capacityRatio: 1.25,
   perDomain: { collapseStates: true, excludeNamespaces: [], namespaces: [], maxKeys: 4, minDrift: 0.05, every: false },
 };
-
-/** One workload on one axis at the last sweep. */
-export interface Judged {
-  intent: AxisIntent;
-  spread: Spread;
-  drifting: boolean;
-  /** The skew the intent tolerates (declared, or the learned ceiling). */
-  ceiling: number;
-}
 
 export class TopologyDriftDetector implements Detector {
   readonly nodes: NodeIndex;

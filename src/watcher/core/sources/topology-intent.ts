@@ -122,6 +122,15 @@ export function scored(result: Spread): boolean {
   return result.total >= 2 && result.counts.size >= 2;
 }
 
+/** One workload (or node group) on one axis at the last sweep. */
+export interface Judged {
+  intent: AxisIntent;
+  spread: Spread;
+  drifting: boolean;
+  /** The skew the intent tolerates (declared, or the learned ceiling). */
+  ceiling: number;
+}
+
 export interface Baseline {
   mean: number;
   variance: number;

@@ -10,8 +10,9 @@
  * (negative: every scored subject). Pure.
  */
 import { pinnedValue, type SeriesFamily } from "./leeway-fields.ts";
-import type { TopologyDriftDetector, Judged } from "./topology-drift.ts";
-import { scored } from "./topology-intent.ts";
+import { type Judged, scored } from "./topology-intent.ts";
+import type { NodeIndex } from "./topology-nodes.ts";
+import type { SubjectIndex } from "./topology-subjects.ts";
 
 export interface PerDomainSettings {
   /** Fold running and starting to `active`, pending and unschedulable to `waiting`. */
@@ -29,6 +30,14 @@ export interface PerDomainSettings {
 
 type Sample = SeriesFamily["samples"][number];
 
+/** What the series read of the detector (its state after the last sweep). */
+export interface SeriesSource {
+  settings: { perDomain: PerDomainSettings };
+  judged: ReadonlyMap<string, readonly Judged[]>;
+  subjects: SubjectIndex;
+  nodes: NodeIndex;
+}
+
 function stateLabel(state: string, collapse: boolean): string {
   if (!collapse) return state;
   return state === "running" || state === "starting" ? "active" : "waiting";
@@ -43,11 +52,7 @@ function selected(judged: readonly Judged[], settings: PerDomainSettings): boole
 }
 
 /** One subject's rows on one axis: objects per domain and state, and the expected share. */
-function axisRows(
-  detector: TopologyDriftDetector,
-  key: string,
-  judged: Judged,
-): { objects: Sample[]; expected: Sample[] } {
+function axisRows(detector: SeriesSource, key: string, judged: Judged): { objects: Sample[]; expected: Sample[] } {
   const { collapseStates } = detector.settings.perDomain;
   const axis = judged.intent.key;
   const subject = detector.subjects.subjects.get(key);
@@ -82,7 +87,7 @@ function axisRows(
   return { objects, expected };
 }
 
-export function topologySeries(detector: TopologyDriftDetector): SeriesFamily[] {
+export function topologySeries(detector: SeriesSource): SeriesFamily[] {
   const settings = detector.settings.perDomain;
   const objects: Sample[] = [];
   const expected: Sample[] = [];

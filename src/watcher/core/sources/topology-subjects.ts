@@ -14,7 +14,7 @@ export interface TrackedPod {
   subject: string;
   node: string;
   state: PodState;
-  /** The pod spec's scheduling parts (when the subject has no template yet). */
+  /** The pod's own scheduling parts (used while the subject has no template yet). */
   spec: Record<string, unknown>;
 }
 
