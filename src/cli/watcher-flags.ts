@@ -608,7 +608,7 @@ export const WATCHER_FLAGS: readonly FlagSpec[] = [
     name: "topology-per-domain-min-drift",
     kind: "float",
     defaultValue: "0.05",
-    help: "drift score (distance from an even spread) from which a subject's per-domain series are exported; negative means every scored subject",
+    help: "drift score (share of pods to move for the most even spread) from which a subject's per-domain series are exported; negative means every scored subject",
   },
   {
     name: "topology-per-domain-namespaces",

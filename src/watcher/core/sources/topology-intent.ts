@@ -102,7 +102,7 @@ export interface Spread {
   counts: Map<string, number>;
   total: number;
   skew: number;
-  /** Total-variation distance from an even spread over the eligible domains, in [0, 1). */
+  /** The share of its pods that would have to move for the most even spread whole pods allow, in [0, 1). */
   score: number;
 }
 
@@ -112,9 +112,12 @@ export function spread(counts: Map<string, number>, minDomains: number): Spread 
   const total = values.reduce((sum, value) => sum + value, 0);
   if (values.length === 0 || total === 0) return { counts, total, skew: 0, score: 0 };
   const min = values.length < minDomains ? 0 : Math.min(...values);
-  const even = 1 / values.length;
-  const score = values.reduce((sum, value) => sum + Math.abs(value / total - even), 0) / 2;
-  return { counts, total, skew: Math.max(...values) - min, score };
+  // The most even spread whole pods allow (5 over 3 domains: 2, 2, 1), matched largest to largest.
+  const base = Math.floor(total / values.length);
+  const extra = total % values.length;
+  const sorted = [...values].sort((a, b) => b - a);
+  const moved = sorted.reduce((sum, value, index) => sum + Math.abs(value - base - (index < extra ? 1 : 0)), 0);
+  return { counts, total, skew: Math.max(...values) - min, score: moved / (2 * total) };
 }
 
 /** Something to judge: at least two pods over at least two eligible domains. */

@@ -6,7 +6,7 @@
  * `--topology-per-domain-max-keys` axes, `namespace` outside the per-domain namespace lists),
  * `watcher_leeway_drifting_subjects{tier}` and `watcher_leeway_node_groups_untracked`. Which
  * subjects are exported: every one with `--topology-per-domain-series`; else those drifting now or
- * whose drift score (distance from an even spread) is at least `--topology-per-domain-min-drift`
+ * whose drift score (the share of pods to move for the most even spread) is at least `--topology-per-domain-min-drift`
  * (negative: every scored subject). Pure.
  */
 import { pinnedValue, type SeriesFamily } from "./leeway-fields.ts";
