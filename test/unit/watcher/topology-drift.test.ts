@@ -14,6 +14,7 @@ import {
   TopologyDriftDetector,
   type TopologySettings,
 } from "../../../src/watcher/core/sources/topology-drift.ts";
+import { spread } from "../../../src/watcher/core/sources/topology-intent.ts";
 import { deployment, MIN, node, type NodeShape, pod, spreadConstraint, T0 } from "./leeway-objects.ts";
 
 const DWELL = 10 * MIN;
@@ -423,4 +424,36 @@ test("bad topology lists are refused naming the flag", () => {
   expect(refusal("--topology-node-group-keys=/x")).toContain("--topology-node-group-keys");
   expect(refusal("--topology-per-domain-namespaces=Shop")).toContain('"Shop" is not a namespace name');
   expect(refusal("--topology-cluster-defaults=zone=0")).toContain("--topology-cluster-defaults: bad entry");
+});
+
+test("the skew and drift score: whole pods as even as they can be score 0; minDomains above the domains counts the minimum as 0", () => {
+  expect(
+    spread(
+      new Map([
+        ["a", 2],
+        ["b", 2],
+        ["c", 1],
+      ]),
+      1,
+    ),
+  ).toMatchObject({ total: 5, skew: 1, score: 0 });
+  expect(
+    spread(
+      new Map([
+        ["a", 4],
+        ["b", 1],
+        ["c", 0],
+      ]),
+      1,
+    ),
+  ).toMatchObject({ skew: 4, score: 0.4 });
+  expect(
+    spread(
+      new Map([
+        ["a", 2],
+        ["b", 2],
+      ]),
+      3,
+    ),
+  ).toMatchObject({ skew: 2 });
 });
