@@ -24,6 +24,16 @@ import {
   autoscalerStatusText,
   autoscalerStatusYaml,
 } from "./builders-capacity.ts";
+import {
+  type ComputeClassInput,
+  computeClass,
+  type SpreadDeploymentInput,
+  type SpreadPodInput,
+  spreadDeployment,
+  spreadPod,
+  type ZonedNodeInput,
+  zonedNode,
+} from "./builders-topology.ts";
 
 export interface ControlTarget {
   scenario: Scenario;
@@ -132,6 +142,13 @@ const POST_ROUTES: Record<string, Route> = {
   "/_fake/capacity/autoscaler-status": (body, _url, { scenario }) => scenario.setAutoscalerStatus(statusText(body)),
   "/_fake/capacity/events": (body, _url, { scenario }) =>
     scenario.recordAutoscalerEvent(body as unknown as AutoscalerEventInput),
+  // topology-drift and compute-class (builders-topology.ts).
+  "/_fake/zoned-nodes": (body, _url, { scenario }) => scenario.apply(zonedNode(body as unknown as ZonedNodeInput)),
+  "/_fake/spread-deployments": (body, _url, { scenario }) =>
+    scenario.apply(spreadDeployment(body as unknown as SpreadDeploymentInput)),
+  "/_fake/spread-pods": (body, _url, { scenario }) => scenario.apply(spreadPod(body as unknown as SpreadPodInput)),
+  "/_fake/computeclasses": (body, _url, { scenario }) =>
+    scenario.apply(computeClass(body as unknown as ComputeClassInput)),
 };
 
 /** `{status}` as written, or `{groups, format?: "yaml" | "text"}` rendered in that shape. */

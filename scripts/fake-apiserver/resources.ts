@@ -90,6 +90,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
   resource("", "v1", "resourcequotas", "ResourceQuota", true, { shortNames: ["quota"] }),
   // metrics-server's PodMetrics (the saturation source): get and list, never a watch.
   resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", true, { verbs: ["get", "list"] }),
+  // compute-class reads GKE's ComputeClasses when discovery finds them (D411).
+  resource("cloud.google.com", "v1", "computeclasses", "ComputeClass", false, { shortNames: ["cc"] }),
 ];
 
 /** Subresources listed in discovery (served by dedicated handlers). */

@@ -96,11 +96,32 @@ function parseEnrichLists(text: string): WatcherConfig["enrich"]["lists"] {
 function checkTopologyDefaults(text: string | undefined): void {
   if (text === undefined || text === "none") return;
   for (const item of csv(text)) {
-    if (!/^[^=\s]+=\d+(:(DoNotSchedule|ScheduleAnyway))?$/.test(item))
+    if (!/^[^=\s]+=[1-9]\d*(:(DoNotSchedule|ScheduleAnyway))?$/.test(item))
       refuse(
         `--topology-cluster-defaults: bad entry ${JSON.stringify(item)}; use key=maxSkew[:DoNotSchedule|ScheduleAnyway] or none`,
       );
   }
+}
+
+const LABEL_KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** The `--topology-*` lists (D406): label keys (or zone, region, hostname) and namespace names. */
+function checkTopologyLists(values: WatcherArgs["values"]): void {
+  const given = (name: string) => {
+    const value = values.get(name);
+    return typeof value === "string" ? csv(value) : undefined;
+  };
+  const keys = given("topology-keys");
+  if (keys !== undefined && keys.length === 0) refuse("--topology-keys needs at least one node label");
+  for (const name of ["topology-keys", "topology-domain-unavailable-keys", "topology-node-group-keys"])
+    for (const key of given(name) ?? [])
+      if (!LABEL_KEY.test(key)) refuse(`--${name}: ${JSON.stringify(key)} is not a node label key`);
+  for (const name of ["topology-per-domain-namespaces", "topology-per-domain-exclude-namespaces"])
+    for (const namespace of given(name) ?? [])
+      if (namespace !== "all" && !NAMESPACE.test(namespace))
+        refuse(`--${name}: ${JSON.stringify(namespace)} is not a namespace name`);
 }
 
 function clustersFrom(text: string | undefined): string | undefined {
@@ -173,6 +194,7 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
     const hostCheck = parseAllowedHosts(metricsAllowedHosts, "--metrics-allowed-hosts");
     if (!hostCheck.ok) refuse(hostCheck.error);
     checkTopologyDefaults(str("topology-cluster-defaults"));
+    checkTopologyLists(values);
     baseUrl("token-endpoint", str("token-endpoint"));
     const reasons = csv(str("reason"));
     const zone = str("zone") ?? "";

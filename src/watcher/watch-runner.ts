@@ -348,6 +348,11 @@ export async function startWatcher(
         : new SourceThread(name, context, { onCrash: (source) => metrics.sourceRestarts({ source }) });
     });
   });
+  // Series a source's detector reports (D409), read at scrape time.
+  for (const source of sources) {
+    const series = source.series?.bind(source);
+    if (series) metrics.sourceSeries(series);
+  }
   if (graph) await graph.start();
   try {
     await refusingStart(() => Promise.all(sources.map((source) => source.start())));

@@ -3,6 +3,7 @@
  * registry. Every series carries the const label `cluster`.
  */
 import { MetricsRegistry } from "../telemetry/metrics.ts";
+import type { SeriesFamily } from "./core/source-spec.ts";
 
 type Count = (labels?: Record<string, string>, by?: number) => void;
 
@@ -91,12 +92,32 @@ export class WatcherMetrics {
     this.gauges.push({ name: `watcher_${name}`, help, read });
   }
 
+  private readonly families: Array<() => SeriesFamily[]> = [];
+
+  /** Labelled gauge families a source reports, read at scrape time (D409). */
+  sourceSeries(read: () => SeriesFamily[]): void {
+    this.families.push(read);
+  }
+
   render(): string {
     const label = `{cluster="${this.cluster.replace(/["\\\n]/g, "_")}"}`;
     const gauges = this.gauges.map(
       (gauge) =>
         `# HELP ${gauge.name} ${gauge.help}\n# TYPE ${gauge.name} gauge\n${gauge.name}${label} ${gauge.read()}\n`,
     );
-    return `${this.registry.render()}${gauges.join("")}`;
+    const families = this.families.flatMap((read) => read()).map((family) => this.renderFamily(family));
+    return `${this.registry.render()}${gauges.join("")}${families.join("")}`;
+  }
+
+  private renderFamily(family: SeriesFamily): string {
+    const name = `watcher_${family.name}`;
+    const quoted = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+    const lines = family.samples.map((sample) => {
+      const labels = Object.entries({ cluster: this.cluster, ...sample.labels })
+        .map(([key, value]) => `${key}="${quoted(value)}"`)
+        .join(",");
+      return `${name}{${labels}} ${sample.value}\n`;
+    });
+    return `# HELP ${name} ${family.help}\n# TYPE ${name} gauge\n${lines.join("")}`;
   }
 }

@@ -18,6 +18,8 @@ import { ROLLOUT_SPEC } from "./sources/rollout-detector.ts";
 import { TOKEN_BURN_SPEC } from "./sources/token-burn-detector.ts";
 import { SATURATION_SPEC } from "./sources/saturation-spec.ts";
 import { WORKLOAD_SPEC } from "./sources/workload-detector.ts";
+import { COMPUTE_CLASS_SPEC } from "./sources/compute-class-detector.ts";
+import { TOPOLOGY_DRIFT_SPEC } from "./sources/topology-drift.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each spec has its own settings type; the registry pairs them.
 export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
@@ -31,6 +33,9 @@ export const SOURCE_SPECS: readonly SourceSpec<any>[] = [
   CAPACITY_SPEC,
   INGRESS_SPEC,
   GATEWAY_SPEC,
+  // spar's own (D21): both join `auto` like every portable source (D406).
+  TOPOLOGY_DRIFT_SPEC,
+  COMPUTE_CLASS_SPEC,
   // Explicit-only (never under auto): their runners are in source-registry.ts SOURCE_RUNNERS.
   QUOTA_SPEC,
   NOTIFICATIONS_SPEC,

@@ -24,6 +24,19 @@ export interface Detector {
   polled?(poll: string, body: unknown, now: number, error?: string): Signal[];
   /** The periodic sweep (countdowns, windows, expiries), every `tickMs`. */
   tick?(now: number): Signal[];
+  /**
+   * The gauge series the detector's state shows now, read by the host at scrape time (a worker
+   * host answers it over its channel): plain data, so it crosses a thread (D409).
+   */
+  series?(): SeriesFamily[];
+}
+
+/** A gauge family a detector reports: its samples now (the host adds `watcher_` and the `cluster` label). */
+export interface SeriesFamily {
+  /** Without the `watcher_` prefix. */
+  name: string;
+  help: string;
+  samples: Array<{ labels: Record<string, string>; value: number }>;
 }
 
 /** A list+watch the source keeps: `path` as the API serves it (`/apis/apps/v1/deployments`). */

@@ -8,7 +8,7 @@
  * page's items (D384).
  */
 import type { Logger } from "../../telemetry/logger.ts";
-import type { Detector, KubeObject, SourcePoll, SourceSpec } from "../core/source-spec.ts";
+import type { Detector, KubeObject, SeriesFamily, SourcePoll, SourceSpec } from "../core/source-spec.ts";
 import type { Signal } from "../core/signal.ts";
 import { type KubeConnection, kubeFetch } from "../kube/kube-connection.ts";
 import { RestartingInformer } from "./restarting-informer.ts";
@@ -72,6 +72,11 @@ export class DetectorSource<S = unknown> implements SourceRunner {
   /** The latest failure of a watch, until it recovers. */
   get lastError(): string | undefined {
     return this.#informers.find((informer) => informer.lastError !== undefined)?.lastError;
+  }
+
+  /** The detector's gauge series now (none when it reports none; D409). */
+  series(): SeriesFamily[] {
+    return this.#detector.series?.() ?? [];
   }
 
   async start(): Promise<void> {

@@ -26,6 +26,7 @@ import { tokenBurnRunner } from "./token-burn-source.ts";
 import { notificationsRunner, receiverSettings } from "./notifications-receiver.ts";
 import { quotaRunner } from "./quota-source.ts";
 import { SaturationRunner } from "./saturation-runner.ts";
+import { computeClassSettings, topologySettings } from "./leeway-settings.ts";
 
 /** What a settings reader may read: the flag values alone, so a source's worker can build them too. */
 export type SourceValues = Pick<WatcherConfig, "values">;
@@ -114,6 +115,9 @@ export const SOURCE_SETTINGS: Readonly<Record<string, (config: SourceValues, con
   "object-state": () => OBJECT_STATE_DEFAULTS,
   "token-burn": tokenBurnSettings,
   saturation: saturationSettings,
+  // spar's own sources (D21, D406): their readers live in leeway-settings.ts.
+  "topology-drift": (config) => topologySettings(config.values),
+  "compute-class": (config) => computeClassSettings(config.values),
 };
 
 export function sourceSettings(

@@ -8,6 +8,7 @@
 import type { FlagValue } from "../../config/flag-spec.ts";
 import type { Logger } from "../../telemetry/logger.ts";
 import type { Signal } from "../core/signal.ts";
+import type { SeriesFamily } from "../core/source-spec.ts";
 import type { KubeConnection } from "../kube/kube-connection.ts";
 
 export interface SourceRunner {
@@ -18,6 +19,8 @@ export interface SourceRunner {
   readonly lastError: string | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Gauge series the source reports, read at scrape time (D409); a worker host answers from its last snapshot. */
+  series?(): SeriesFamily[];
 }
 
 export interface SourceRunnerContext {

@@ -13,6 +13,7 @@ import type { RpcError } from "../../rpc/rpc-error.ts";
 import { workerTransport } from "../../rpc/worker-port-transport.ts";
 import { workerUrl } from "../../rpc/worker-urls.ts";
 import type { KubeConnection } from "../kube/kube-connection.ts";
+import type { SeriesFamily } from "../core/source-spec.ts";
 import { SourceRefusal, type SourceRunner, type SourceRunnerContext } from "./source-runner.ts";
 import {
   type ConnectionData,
@@ -60,6 +61,7 @@ export class SourceThread implements SourceRunner {
   readonly #liveness: LivenessWatch;
   #connection: SourceConnection | undefined;
   #synced = false;
+  #series: SeriesFamily[] = [];
   #lastError: string | undefined;
   #state: SourceThreadState = "starting";
   #restarts = 0;
@@ -78,6 +80,11 @@ export class SourceThread implements SourceRunner {
 
   get synced(): boolean {
     return this.#synced;
+  }
+
+  /** The gauge series the worker last reported (none while it is replaced). */
+  series(): SeriesFamily[] {
+    return this.#series;
   }
 
   get lastError(): string | undefined {
@@ -153,6 +160,9 @@ export class SourceThread implements SourceRunner {
       .onNotification("signal", ({ signal }) => context.emit(signal))
       .onNotification("restart", () => context.onRestart())
       .onNotification("log", ({ level, message }) => context.logger[level](message))
+      .onNotification("series", ({ families }) => {
+        this.#series = families;
+      })
       .onNotification("started", () => this.#settleStart())
       .onNotification("refused", ({ message }) => {
         this.#refused?.(new SourceRefusal(message));
@@ -192,6 +202,7 @@ export class SourceThread implements SourceRunner {
     this.#settleStart();
     this.#restarts += 1;
     this.#synced = false;
+    this.#series = [];
     this.#lastError = `worker lost: ${why}`;
     this.#state = "restarting";
     this.#options.onCrash?.(this.name);

@@ -14,6 +14,8 @@ import type { KubeConnection } from "../kube/kube-connection.ts";
 import { readFileSync } from "node:fs";
 
 const STATE_CHECK_MS = 250;
+/** How often a source's gauge series are compared with the last sent (a scrape reads the last). */
+const SERIES_CHECK_MS = 2000;
 
 /** The connection from its data: a token file is re-read per request, as on the main thread. */
 export function connectionFromData(data: ConnectionData): KubeConnection {
@@ -30,11 +32,14 @@ export function serveSourceWorker(scope: Worker): void {
   let source: SourceRunner | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
   let last = "";
+  let lastSeries = "";
+  let seriesTimer: ReturnType<typeof setInterval> | undefined;
   const main = RpcConnection.accept(SOURCE_CHANNEL, workerScopeTransport(scope), {
     onHello: (init) => {
       source = build(init);
       const started = () => {
         report();
+        sendSeries();
         main.notify("started", {});
       };
       void source.start().then(started, (error) => {
@@ -46,6 +51,7 @@ export function serveSourceWorker(scope: Worker): void {
         started();
       });
       timer = setInterval(report, STATE_CHECK_MS);
+      if (source.series) seriesTimer = setInterval(sendSeries, SERIES_CHECK_MS);
     },
   });
   const logger: Logger = {
@@ -62,6 +68,13 @@ export function serveSourceWorker(scope: Worker): void {
     last = text;
     main.notify("state", state);
   };
+  const sendSeries = () => {
+    const families = source?.series?.() ?? [];
+    const text = JSON.stringify(families);
+    if (text === lastSeries) return;
+    lastSeries = text;
+    main.notify("series", { families });
+  };
   const build = (init: SourceWorkerInit) =>
     buildSource(init.name, {
       values: new Map(init.values),
@@ -74,6 +87,7 @@ export function serveSourceWorker(scope: Worker): void {
     });
   main.handle("stop", async () => {
     clearInterval(timer);
+    clearInterval(seriesTimer);
     await source?.stop();
     return undefined;
   });

@@ -26,7 +26,8 @@ describe("source plan", () => {
   test("auto: the summary block opens, names each source once, and closes with what it resolved to", () => {
     const plan = planAccess(
       {
-        sources: { auto: true, names: ["cluster-events", "expiry", "compute-class"] },
+        // A name no build has: the sources still unbuilt change as they land.
+        sources: { auto: true, names: ["cluster-events", "expiry", "future-one"] },
         storm: "off",
         discovery: noApis,
       },
@@ -36,7 +37,7 @@ describe("source plan", () => {
     expect(plan.sources).toEqual(["cluster-events", "expiry"]);
     expect(plan.notes[0]).toStartWith("sources: auto — probing the portable set (RBAC per source");
     expect(plan.notes.slice(1, 5)).toEqual([
-      "sources not available in this build, off: compute-class",
+      "sources not available in this build, off: future-one",
       "source cluster-events: enabled (always on — a watcher that cannot watch events is misdeployed)",
       "source expiry: enabled (cert-manager.io/v1 certificates not served: not read)",
       "sources: auto resolved → cluster-events,expiry (quota, notifications and token-burn stay explicit-only: a cloud quota provider, --notifications-subscription, and the agent daemon's cost stack)",
