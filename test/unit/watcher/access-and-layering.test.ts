@@ -60,9 +60,9 @@ describe("access plan", () => {
     ).refusal;
     expect(refusal).toContain('source "cluster-events" requires permission to "list events cluster-wide"');
     expect(refusal).toContain("no RBAC policy matched");
-    expect(
-      planAccess({ sources: { auto: false, names: ["future-one"] }, storm: "off" }, allowAll).refusal,
-    ).toContain("not available in this build");
+    expect(planAccess({ sources: { auto: false, names: ["future-one"] }, storm: "off" }, allowAll).refusal).toContain(
+      "not available in this build",
+    );
   });
 
   test("--storm=on with a missing grant is fatal; auto degrades to off", () => {
