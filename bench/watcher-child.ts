@@ -4,8 +4,11 @@
  *                                                   sink, the pipeline clock set by the parent
  *   bun bench/watcher-child.ts raw KUBECONFIG       the baseline: the same list+watch of events over
  *                                                   Bun's fetch, each line parsed and counted, no pipeline
- * Every 100 ms it sends {seen, injected, heap}; each opening payload is reported on stdout as
+ * Every 100 ms it sends {seen, injected, heap, lag}; each opening payload is reported on stdout as
  * `inj <pod name> <nowMs>` (the parent computes event-to-inject latency on the shared clock).
+ * `lag` is the main thread's event-loop lag since the parent's last `{lagReset: true}`: a 10 ms
+ * timer's lateness, as p50, p99 and max in ms. SPAR_BENCH_SOURCE_THREADS=main runs the sources
+ * on the main thread instead of their workers (the comparison the workers are for).
  */
 import { watcherConfigFromArgv } from "../src/cli/watcher-config.ts";
 import { createLogger } from "../src/telemetry/logger.ts";
@@ -20,8 +23,22 @@ if (!kubeconfig || (mode !== "watcher" && mode !== "raw"))
 let sim = Date.now();
 let seen = 0;
 let injected = 0;
-process.on("message", (message: { sim?: number }) => {
+const LAG_TICK_MS = 10;
+let lags: number[] = [];
+let expected = performance.now() + LAG_TICK_MS;
+setInterval(() => {
+  const at = performance.now();
+  if (lags.length < 1_000_000) lags.push(Math.max(0, at - expected));
+  expected = at + LAG_TICK_MS;
+}, LAG_TICK_MS);
+const lagQuantiles = (): [number, number, number] => {
+  const sorted = [...lags].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return [at(0.5), at(0.99), sorted.at(-1) ?? 0];
+};
+process.on("message", (message: { sim?: number; lagReset?: boolean }) => {
   if (typeof message.sim === "number") sim = message.sim;
+  if (message.lagReset) lags = [];
 });
 
 const out: string[] = [];
@@ -56,6 +73,7 @@ if (mode === "raw") {
   if (!config.ok) throw new Error(config.error);
   const running = await startWatcher(config.value, createLogger("warn"), {
     now: () => sim,
+    sourceThreads: process.env.SPAR_BENCH_SOURCE_THREADS === "main" ? "main" : "workers",
     stdout: (text) => {
       injected++;
       if (!text.includes('"kind": "cluster-event"')) return;
@@ -72,7 +90,7 @@ if (mode === "raw") {
 process.send?.({ ready: true });
 setInterval(() => {
   flush();
-  process.send?.({ seen: count(), injected, heap: process.memoryUsage().heapUsed });
+  process.send?.({ seen: count(), injected, heap: process.memoryUsage().heapUsed, lag: lagQuantiles() });
 }, 100);
 if (process.env.BENCH_MEMLOG) {
   const { heapStats } = await import("bun:jsc");

@@ -19,206 +19,58 @@
  *   minus the moment this process stored the event (same clock). Medians of the rounds.
  */
 import { join } from "node:path";
-import { type FakeApiserver, startFakeApiserver } from "../scripts/fake-apiserver/server.ts";
+import { startFakeApiserver } from "../scripts/fake-apiserver/server.ts";
 import { writeKubeconfig } from "../scripts/fake-apiserver/kubeconfig.ts";
-import { BUN, REPO_ROOT, argFlags, benchTempDir, fmt, median, nowMs, quantile, rssKiB, table, track } from "./lib.ts";
+import { argFlags, benchTempDir, fmt, median, nowMs, quantile, table } from "./lib.ts";
+import { Cluster, WINDOW, closedLoop, log, sleep, spawnChild } from "./watcher-lib.ts";
+import { allSourcesCase } from "./watcher-sources.ts";
 
 const flags = argFlags(process.argv.slice(2));
 const ROUNDS = Number(flags.get("rounds") ?? 3);
 const EVENTS = Number(flags.get("events") ?? 30_000);
 const SOAK_MINUTES = Number(flags.get("soak-minutes") ?? 30);
 const LATENCY_S = Number(flags.get("latency-s") ?? 15);
-const POOL = 2000;
-const CHURN_RING = 2000;
-const WINDOW = 5000;
+const SHAPE = { pods: 2000, nodes: 10, churn: 2000 };
 const SIM_STEP_MS = 6; // 10,000 events per simulated minute
-const NAMESPACES = 20;
 /** `--smol`: run the child with Bun's smaller-heap mode. */
 const SMOL = flags.get("smol") === "true";
 const SOAK_MODE = flags.get("soak-mode") === "raw" ? "raw" : "watcher";
 /** Extra watcher flags for the child (`--watcher-flags=--enrich=off,--storm=auto`). */
 const WATCHER_FLAGS = (flags.get("watcher-flags") ?? "").split(",").filter((flag) => flag !== "");
-
-type Obj = Record<string, unknown>;
-const log = (text: string) => process.stderr.write(`${text}\n`);
-
-class Cluster {
-  private readonly pool: Array<{ pod: Obj; event?: Obj }> = [];
-  private readonly churn: Array<{ pod: Obj; event: Obj }> = [];
-  private serial = 0;
-  private next = 0;
-
-  constructor(private readonly api: FakeApiserver) {
-    for (let i = 0; i < POOL; i++) this.pool.push({ pod: this.newPod(`pool-${i}`) });
-  }
-
-  private newPod(name: string): Obj {
-    return this.api.scenario.createPod({
-      namespace: `ns-${this.serial++ % NAMESPACES}`,
-      name,
-      node: `node-${this.serial % 10}`,
-      containers: [
-        { name: "app", image: "registry.example/app:v1", waitingReason: "CrashLoopBackOff", restartCount: 5 },
-      ],
-    } as never);
-  }
-
-  private record(pod: Obj, at: number): Obj {
-    return this.api.scenario.recordEvent({
-      involvedObject: pod,
-      reason: "BackOff",
-      message: "Back-off restarting failed container app",
-      type: "Warning",
-      source: { component: "kubelet", host: "node-1" },
-      fieldPath: "spec.containers{app}",
-      lastTimestamp: new Date(at).toISOString(),
-      distinct: true,
-    } as never);
-  }
-
-  /** A brand-new incident: a new pod and its first event; the oldest churn pod and event are deleted. */
-  fresh(at: number): string {
-    const name = `churn-${this.serial}`;
-    const pod = this.newPod(name);
-    this.churn.push({ pod, event: this.record(pod, at) });
-    if (this.churn.length > CHURN_RING) {
-      const old = this.churn.shift();
-      for (const object of [old?.event, old?.pod]) {
-        const meta = (object?.metadata ?? {}) as { namespace?: string; name?: string };
-        if (object)
-          this.api.scenario.delete({
-            apiVersion: "v1",
-            kind: String(object.kind),
-            namespace: meta.namespace,
-            name: String(meta.name),
-          } as never);
-      }
-    }
-    return name;
-  }
-
-  /** A repeat of a pool pod's event (count+1), or its first one. */
-  repeat(at: number): void {
-    const slot = this.pool[this.next++ % POOL] as { pod: Obj; event?: Obj };
-    if (!slot.event) {
-      slot.event = this.record(slot.pod, at);
-      return;
-    }
-    slot.event = this.api.scenario.update({
-      ...slot.event,
-      count: Number(slot.event.count ?? 1) + 1,
-      lastTimestamp: new Date(at).toISOString(),
-    });
-  }
-}
-
-interface Child {
-  proc: ReturnType<typeof Bun.spawn>;
-  seen: number;
-  heap: number;
-  injects: Map<string, number>;
-  stop(): Promise<void>;
-}
-
-async function spawnChild(mode: "watcher" | "raw", kubeconfig: string): Promise<Child> {
-  let ready: () => void = () => {};
-  const started = new Promise<void>((resolve) => {
-    ready = resolve;
-  });
-  const child: Child = {
-    seen: 0,
-    heap: 0,
-    injects: new Map(),
-    proc: Bun.spawn(
-      [BUN, ...(SMOL ? ["--smol"] : []), join(REPO_ROOT, "bench/watcher-child.ts"), mode, kubeconfig, ...WATCHER_FLAGS],
-      {
-        cwd: REPO_ROOT,
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "inherit",
-        ipc: (message: { ready?: boolean; seen?: number; heap?: number }) => {
-          if (message.ready) ready();
-          if (typeof message.seen === "number") child.seen = message.seen;
-          if (typeof message.heap === "number") child.heap = message.heap;
-        },
-      },
-    ),
-    stop: async () => {
-      child.proc.kill("SIGKILL");
-      await child.proc.exited;
-    },
-  };
-  track(child.proc);
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    for await (const chunk of child.proc.stdout as ReadableStream<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      const lines = buffer.split("\n");
-      buffer = lines.pop() ?? "";
-      for (const line of lines) {
-        const [, name, at] = line.split(" ");
-        if (name && at && !child.injects.has(name)) child.injects.set(name, Number(at));
-      }
-    }
-  })();
-  await started;
-  return child;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Closed loop: `events` events, at most WINDOW ahead of the child; returns events/s and RSS samples per simulated minute. */
-async function closedLoop(
-  cluster: Cluster,
-  child: Child,
-  events: number,
-  simStart: number,
-): Promise<{ rate: number; rss: number[]; heap: number[] }> {
-  const base = child.seen;
-  const rss: number[] = [rssKiB(child.proc.pid)];
-  const heap: number[] = [child.heap];
-  const perMinute = 60_000 / SIM_STEP_MS;
-  const started = nowMs();
-  let created = 0;
-  while (created < events) {
-    if (created - (child.seen - base) > WINDOW) {
-      await sleep(2);
-      continue;
-    }
-    const batch = Math.min(250, events - created);
-    for (let i = 0; i < batch; i++) {
-      const at = simStart + (created + i) * SIM_STEP_MS;
-      if ((created + i) % 50 === 0) cluster.fresh(at);
-      else cluster.repeat(at);
-      if ((created + i + 1) % perMinute === 0) {
-        rss.push(rssKiB(child.proc.pid));
-        heap.push(child.heap);
-      }
-    }
-    created += batch;
-    child.proc.send({ sim: simStart + created * SIM_STEP_MS });
-    await sleep(0);
-  }
-  const deadline = Date.now() + 120_000;
-  while (child.seen - base < events && Date.now() < deadline) await sleep(5);
-  const seconds = (nowMs() - started) / 1000;
-  if (child.seen - base < events) log(`  only ${child.seen - base} of ${events} events seen`);
-  return { rate: (child.seen - base) / seconds, rss, heap };
-}
+const CHILD = { smol: SMOL, flags: WATCHER_FLAGS };
+/** `--case=sources`: every portable source on 5,000 pods and 500 nodes (bench/watcher-sources.ts). */
+const CASE = flags.get("case") ?? "pipeline";
 
 async function main(): Promise<void> {
   const dir = benchTempDir();
+  if (CASE === "sources") {
+    await allSourcesCase(dir, {
+      rounds: ROUNDS,
+      soakMinutes: SOAK_MINUTES,
+      events: EVENTS,
+      pacedSeconds: LATENCY_S,
+      json: flags.get("json"),
+    });
+    return;
+  }
   const results: Record<string, unknown> = {};
   const throughput: Record<"raw" | "watcher", number[]> = { raw: [], watcher: [] };
   for (let round = 1; round <= ROUNDS; round++) {
     for (const mode of ["raw", "watcher"] as const) {
       const api = await startFakeApiserver({ historyLimit: 2 * WINDOW + 10_000 });
-      const cluster = new Cluster(api);
-      const child = await spawnChild(mode, writeKubeconfig(join(dir, `kc-${mode}-${round}`), { server: api.url }));
+      const cluster = new Cluster(api, SHAPE);
+      const child = await spawnChild(
+        mode,
+        writeKubeconfig(join(dir, `kc-${mode}-${round}`), { server: api.url }),
+        CHILD,
+      );
       try {
-        await closedLoop(cluster, child, 2000, Date.now());
-        const { rate } = await closedLoop(cluster, child, EVENTS, Date.now() + 60_000);
+        await closedLoop(cluster, child, { events: 2000, simStart: Date.now(), simStepMs: SIM_STEP_MS });
+        const { rate } = await closedLoop(cluster, child, {
+          events: EVENTS,
+          simStart: Date.now() + 60_000,
+          simStepMs: SIM_STEP_MS,
+        });
         throughput[mode].push(rate);
         log(`round ${round} ${mode}: ${rate.toFixed(0)} events/s`);
       } finally {
@@ -248,13 +100,17 @@ async function main(): Promise<void> {
 
   // Soak: SOAK_MINUTES simulated at 10,000 events/minute.
   const api = await startFakeApiserver({ historyLimit: 2 * WINDOW + 10_000 });
-  const cluster = new Cluster(api);
-  const child = await spawnChild(SOAK_MODE, writeKubeconfig(join(dir, "kc-soak"), { server: api.url }));
+  const cluster = new Cluster(api, SHAPE);
+  const child = await spawnChild(SOAK_MODE, writeKubeconfig(join(dir, "kc-soak"), { server: api.url }), CHILD);
   try {
     const simStart = Date.now();
-    await closedLoop(cluster, child, 2000, simStart - 60_000);
+    await closedLoop(cluster, child, { events: 2000, simStart: simStart - 60_000, simStepMs: SIM_STEP_MS });
     const soakStarted = nowMs();
-    const soak = await closedLoop(cluster, child, SOAK_MINUTES * (60_000 / SIM_STEP_MS), simStart);
+    const soak = await closedLoop(cluster, child, {
+      events: SOAK_MINUTES * (60_000 / SIM_STEP_MS),
+      simStart,
+      simStepMs: SIM_STEP_MS,
+    });
     const realS = (nowMs() - soakStarted) / 1000;
     const mb = soak.rss.map((kib) => kib / 1024);
     const heapMb = soak.heap.map((bytes) => bytes / 1024 / 1024);

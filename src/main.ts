@@ -17,7 +17,7 @@ const HELP = `usage: spar <command> [flags]
 commands:
   agent           the agent daemon and its attach listener (HTTP + SSE)
   svc             the workflow daemon: workloads and their write gate; \`svc sessions\`, \`svc stop\` operate it
-  watcher watch   the Kubernetes event watcher: cluster events into per-incident sessions
+  watcher watch   the Kubernetes watcher: cluster events and sixteen sources into per-incident sessions
 
 Run \`spar <command> --help\` for a command's flags.
 `;
