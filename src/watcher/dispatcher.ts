@@ -12,7 +12,7 @@
  */
 import { sha256Hex } from "../surfaces/http/caller-auth.ts";
 import type { Logger } from "../telemetry/logger.ts";
-import { DedupCache, type DedupIncident, dedupKey } from "./core/dedup-cache.ts";
+import { DedupCache, type DedupEntry, type DedupIncident, dedupKey } from "./core/dedup-cache.ts";
 import { type FilterSettings, decideFilter } from "./core/filter.ts";
 import { fingerprint } from "./core/fingerprint.ts";
 import { fitPayload } from "./core/fit.ts";
@@ -21,7 +21,7 @@ import { buildIncidentPayload, buildResolvedPayload } from "./core/payload.ts";
 import { PullClassMemo } from "./core/pull-class.ts";
 import { canonicalReasonForEvent } from "./core/reasons.ts";
 import { type ClearanceObservation, type RecoveryOutcome, RecoveryTracker } from "./core/recovery.ts";
-import type { Severity, Signal } from "./core/signal.ts";
+import { type Severity, type Signal, outranks } from "./core/signal.ts";
 import type { IncidentSink, OpenBinding } from "./core/sink.ts";
 import type { Ancestor, StormSettings } from "./core/storm.ts";
 import { StormHandler } from "./storm-handler.ts";
@@ -75,7 +75,8 @@ export type DispatchOutcome =
   | "storm-formed"
   | "storm-attached"
   | "storm-pending"
-  | "info-stored";
+  | "info-stored"
+  | "escalated";
 
 /** Tracked incidents judged per queued step of a recovery sweep. */
 const SWEEP_CHUNK = 100;
@@ -91,6 +92,7 @@ const ROUTES: Record<DispatchOutcome, Route | undefined> = {
   "storm-attached": "storm-member",
   "storm-pending": "storm-member",
   "info-stored": "info-stored",
+  escalated: "followup",
 };
 
 export class Dispatcher {
@@ -186,8 +188,11 @@ export class Dispatcher {
     const key = dedupKey(signal.uid, canonical);
     const observed = this.dedup.observe(key, signal.lastSeen, now);
     const fp = fingerprint(sha256Hex, signal.kind, canonical, signal.kindOfObject, this.settings.zone);
+    if (observed.outcome === "new") observed.entry.severity = signal.severity;
     if (observed.outcome === "duplicate") {
       const entry = observed.entry;
+      if (!observed.replay && entry.sessionId && outranks(signal.severity, entry.severity))
+        return (await this.escalate(signal, fp, entry)) ? "escalated" : "deduped";
       if (!observed.replay && entry.sessionId) await this.deliverOutcome(this.recovery.recur(key, now));
       const unbound =
         !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
@@ -212,6 +217,41 @@ export class Dispatcher {
     return (await this.openIncident(signal, key, fp, 1)) ? "opened" : "open-failed";
   }
 
+  /**
+   * A duplicate above the severity its session last heard (node_pressure sustained, D378): the
+   * incident's payload again, at the new severity, appended to its session once (D416).
+   */
+  private async escalate(signal: Signal, fp: string, entry: DedupEntry): Promise<boolean> {
+    const { metrics, logger, sink } = this.deps;
+    const sessionId = entry.sessionId ?? "";
+    const fitted = fitPayload(
+      buildIncidentPayload(signal, this.stamp(), fp, entry.count),
+      this.settings.injectMaxBytes,
+    );
+    const appended = await sink.append(sessionId, fitted.payload);
+    if (!appended.ok && !appended.queued) {
+      metrics.injectErrors({ reason: signal.reason, http_code: "inject" });
+      logger.error(
+        `escalate ${signal.reason} ${signal.kindOfObject}=${signal.namespace}/${signal.name} failed: ${appended.error}`,
+      );
+      return false;
+    }
+    entry.severity = signal.severity;
+    metrics.findings({ kind: signal.kind, severity: signal.severity });
+    logger.info(
+      `escalate ${signal.reason} ${signal.kindOfObject}=${signal.namespace}/${signal.name} to ${signal.severity} → sid=${sessionId}`,
+    );
+    return true;
+  }
+
+  private stamp(): { cluster: string; zone: string; project?: string } {
+    return {
+      cluster: this.settings.cluster,
+      zone: this.settings.zone,
+      ...(this.settings.project ? { project: this.settings.project } : {}),
+    };
+  }
+
   /** Opens the incident's session with its first payload (its `watcher incident` span); the session id bound, if any. */
   private openIncident(signal: Signal, key: string, fp: string, count: number): Promise<string | undefined> {
     const attributes = {
@@ -228,12 +268,10 @@ export class Dispatcher {
       this.deps.enrich && this.settings.enrichSeverities.has(signal.severity) && this.settings.mode === "per-incident"
         ? await this.deps.enrich(signal)
         : undefined;
-    const stamp = {
-      cluster: this.settings.cluster,
-      zone: this.settings.zone,
-      ...(this.settings.project ? { project: this.settings.project } : {}),
-    };
-    const fitted = fitPayload(buildIncidentPayload(signal, stamp, fp, count, bundle), this.settings.injectMaxBytes);
+    const fitted = fitPayload(
+      buildIncidentPayload(signal, this.stamp(), fp, count, bundle),
+      this.settings.injectMaxBytes,
+    );
     if (fitted.shed.length > 0) {
       for (const shed of fitted.shed) metrics.injectShrinks({ shed });
       logger.warn(

@@ -6,6 +6,7 @@
  * JSON shape; the file I/O is the caller's. Pure.
  */
 import { rfc3339 } from "./go-time.ts";
+import type { Severity } from "./signal.ts";
 
 export const DEDUP_CAPACITY = 10_000;
 
@@ -35,6 +36,11 @@ export interface DedupEntry {
   /** Fingerprint of the storm the incident was folded into. */
   storm?: string;
   sourceKind?: string;
+  /**
+   * The severity the incident's session last heard (D416): a duplicate above it is escalated
+   * into the session once. In memory only: after a restart nothing escalates until it is known.
+   */
+  severity?: Severity;
 }
 
 export type DedupResult =

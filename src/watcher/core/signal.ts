@@ -7,6 +7,13 @@ export type Severity = "critical" | "warning" | "info";
 
 export const SEVERITIES: readonly Severity[] = ["critical", "warning", "info"];
 
+const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
+
+/** Whether `severity` is above `than` (an unknown `than` is outranked by nothing). */
+export function outranks(severity: Severity, than: Severity | undefined): boolean {
+  return than !== undefined && SEVERITY_RANK[severity] > SEVERITY_RANK[than];
+}
+
 /** The kind of a Kubernetes event signal (docs/wire-compat.md#the-watchers-payload-v1 says what it was before). */
 export const CLUSTER_EVENT_KIND = "cluster-event";
 

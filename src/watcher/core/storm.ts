@@ -4,7 +4,7 @@
  * --storm-window form one storm once --storm-min of them agree; later incidents on an open storm's
  * key attach to it. A storm closes after 30 idle minutes. Pure; the caller passes the clock.
  */
-import type { Severity } from "./signal.ts";
+import { type Severity, outranks } from "./signal.ts";
 
 /** A blast-radius key: `Kind/namespace/name`, the namespace empty for cluster-scoped kinds. */
 export interface Ancestor {
@@ -71,12 +71,10 @@ export interface StormSettings {
   idleCloseMs?: number;
 }
 
-const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
-
 /** Highest member severity, with warning promoted to critical at 10 members. */
 export function stormSeverity(storm: Storm): Severity {
   let best: Severity = "info";
-  for (const member of storm.members) if (SEVERITY_RANK[member.severity] > SEVERITY_RANK[best]) best = member.severity;
+  for (const member of storm.members) if (outranks(member.severity, best)) best = member.severity;
   return best === "warning" && storm.members.length >= 10 ? "critical" : best;
 }
 

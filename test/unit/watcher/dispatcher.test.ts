@@ -120,6 +120,45 @@ describe("per-incident", () => {
     expect(metrics.render()).toContain('watcher_events_filtered_total{cluster="prod",gate="unhealthy_debounce"} 1');
   });
 
+  test("a duplicate above the severity its session heard is escalated into it once (D416); the same severity again is a duplicate", async () => {
+    const { sink, dispatcher, log } = setup();
+    const pressure = (severity: "warning" | "critical") =>
+      crash(7, {
+        kind: "objectstate.node_pressure",
+        reason: "node_pressure",
+        kindOfObject: "Node",
+        namespace: "",
+        name: "node-7",
+        type: "",
+        eventCount: 1,
+        severity,
+        lastSeen: clock,
+      });
+    expect(await dispatcher.dispatch(pressure("warning"))).toBe("opened");
+    clock += 1000;
+    expect(await dispatcher.dispatch(pressure("warning"))).toBe("deduped");
+    clock += 1000;
+    expect(await dispatcher.dispatch(pressure("critical"))).toBe("escalated");
+    clock += 1000;
+    expect(await dispatcher.dispatch(pressure("critical"))).toBe("deduped");
+    expect(await dispatcher.dispatch(pressure("warning"))).toBe("deduped");
+    expect(sink.kinds()).toEqual(["open:sess-1:objectstate.node_pressure", "append:sess-1:objectstate.node_pressure"]);
+    expect(sink.calls[0]?.payload).toMatchObject({ severity: "warning" });
+    expect(sink.calls[1]?.payload).toMatchObject({ severity: "critical", reason: "node_pressure" });
+    expect(log.join("")).toContain("escalate node_pressure Node=/node-7 to critical → sid=sess-1");
+  });
+
+  test("an escalation whose incident is unknown after a restart (no severity kept) is a duplicate", async () => {
+    const { sink, dispatcher } = setup();
+    expect(await dispatcher.dispatch(crash(8, { severity: "warning" }))).toBe("opened");
+    const entry = dispatcher.dedup.get("uid-8|CrashLoopBackOff");
+    expect(entry?.severity).toBe("warning");
+    if (entry) delete entry.severity;
+    clock += 1000;
+    expect(await dispatcher.dispatch(crash(8, { severity: "critical", lastSeen: clock }))).toBe("deduped");
+    expect(sink.kinds()).toEqual(["open:sess-1:cluster-event"]);
+  });
+
   test("a failed open is retried by the next duplicate, once", async () => {
     const { sink, dispatcher } = setup();
     sink.failOpens = 1;
