@@ -67,14 +67,22 @@ export async function injectedPayloads(
   const stream = collect(`${daemon.baseUrl}/sessions/${sessionId}/events?since=0`, {
     headers: { authorization: `Bearer ${ONCALL_TOKEN}` },
   });
+  // Injects that queue while a turn runs reach the model as one numbered bundle (inbox-bundle.ts):
+  // each of its lines after the first is one payload.
   const texts = () =>
     stream.frames
       .filter((frame) => frame.event === "agent")
-      .map((frame) =>
-        ((frame.data.event as { Content?: { parts?: Array<{ text?: string }> } }).Content?.parts ?? [])
+      .flatMap((frame) => {
+        const text = ((frame.data.event as { Content?: { parts?: Array<{ text?: string }> } }).Content?.parts ?? [])
           .map((part) => part.text ?? "")
-          .join(""),
-      )
+          .join("");
+        return text.startsWith("[")
+          ? text
+              .split("\n")
+              .slice(1)
+              .map((line) => line.replace(/^\d+\. /, ""))
+          : [text];
+      })
       .filter((text) => text.startsWith('{"kind"'));
   try {
     await waitFor(
