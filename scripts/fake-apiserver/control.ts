@@ -109,6 +109,14 @@ const POST_ROUTES: Record<string, Route> = {
     return { ok: true };
   },
   "/_fake/bookmark": (_body, _url, { scenario }) => ({ sent: scenario.bookmark() }),
+  // An API group/version taken away or served again (a CRD uninstalled; its objects kept).
+  "/_fake/apis": (body, _url, { scenario }) => {
+    const { groupVersion, served } = body as { groupVersion?: unknown; served?: unknown };
+    if (typeof groupVersion !== "string" || typeof served !== "boolean")
+      throw new Error("fake apiserver: /_fake/apis needs {groupVersion: string, served: boolean}");
+    scenario.setApiServed(groupVersion, served);
+    return { groupVersion, served };
+  },
   "/_fake/faults/drop-watches": (body, _url, { faults }) => ({
     dropped: faults.dropWatches(body.mode === "reset" ? "reset" : "close"),
   }),
