@@ -7,7 +7,8 @@
  * default), and the watcher with its sources on the main thread (what the workers are for).
  * Reported: events/s in the closed loop (median of rounds, ratio to raw), the main thread's
  * event-loop lag p99 while events arrive at 1,000 per real second (--latency-s seconds), the
- * child's RSS, and a soak of --soak-minutes simulated minutes with the child's RSS each five
+ * longest stall of the main thread while the sources made their first lists, the child's RSS,
+ * and a soak of --soak-minutes simulated minutes with the child's RSS each five
  * (sources in workers read the wall clock: their windows do not run at the simulated pace).
  */
 import { join } from "node:path";
@@ -72,6 +73,9 @@ async function oneRun(dir: string, mode: Mode, events: number, tag: string, pace
     },
   );
   try {
+    // pacing: the child reports every 100 ms; its first lag report spans its start and the sources' first lists.
+    await sleep(300);
+    const startupLagMs = child.lag[2];
     await closedLoop(cluster, child, { events: 2000, simStart: Date.now(), simStepMs: SIM_STEP_MS });
     const { rate } = await closedLoop(cluster, child, {
       events,
@@ -80,7 +84,7 @@ async function oneRun(dir: string, mode: Mode, events: number, tag: string, pace
     });
     const rssMB = rssKiB(child.proc.pid) / 1024;
     const lag = await pacedLag(cluster, child, pacedSeconds);
-    return { rate, lag, rssMB };
+    return { rate, lag, rssMB, startupLagMs };
   } finally {
     await child.stop();
     await api.stop();
@@ -88,7 +92,14 @@ async function oneRun(dir: string, mode: Mode, events: number, tag: string, pace
 }
 
 export async function allSourcesCase(dir: string, options: SourcesCaseOptions): Promise<void> {
-  const runs: Record<Mode, Array<{ rate: number; lag: [number, number, number]; rssMB: number }>> = {
+  if (options.rounds === 0) {
+    await soaks(dir, options.soakMinutes);
+    return;
+  }
+  const runs: Record<
+    Mode,
+    Array<{ rate: number; lag: [number, number, number]; rssMB: number; startupLagMs: number }>
+  > = {
     raw: [],
     workers: [],
     main: [],
@@ -109,6 +120,7 @@ export async function allSourcesCase(dir: string, options: SourcesCaseOptions): 
       fmt(rate / raw),
       fmt(median(runs[mode].map((run) => run.lag[1]))),
       fmt(median(runs[mode].map((run) => run.lag[2]))),
+      fmt(median(runs[mode].map((run) => run.startupLagMs))),
       fmt(median(runs[mode].map((run) => run.rssMB))),
     ];
   };
@@ -117,7 +129,16 @@ export async function allSourcesCase(dir: string, options: SourcesCaseOptions): 
   );
   console.log(
     table(
-      ["case", "events/s (closed loop)", "rounds", "ratio to raw", "lag p99 ms at 1,000/s", "lag max ms", "RSS MB"],
+      [
+        "case",
+        "events/s (closed loop)",
+        "rounds",
+        "ratio to raw",
+        "lag p99 ms at 1,000/s",
+        "lag max ms",
+        "lag max ms, start",
+        "RSS MB",
+      ],
       [
         row("raw list+watch (baseline)", "raw"),
         row("watcher, --sources=auto, sources in workers", "workers"),
@@ -125,40 +146,54 @@ export async function allSourcesCase(dir: string, options: SourcesCaseOptions): 
       ],
     ),
   );
-  const soak = await soakRun(dir, options.soakMinutes);
+  const soak = await soaks(dir, options.soakMinutes);
   if (options.json) await Bun.write(options.json, JSON.stringify({ runs, soak }, null, 2));
 }
 
-async function soakRun(dir: string, minutes: number) {
+async function soakRun(dir: string, minutes: number, mode: "workers" | "main") {
   const api = await startFakeApiserver({ historyLimit: 2 * WINDOW + 20_000 });
   const cluster = new Cluster(api, SHAPE);
-  const child = await spawnChild("watcher", writeKubeconfig(join(dir, "kc-sources-soak"), { server: api.url }), {
-    flags: FLAGS,
-  });
+  const child = await spawnChild(
+    "watcher",
+    writeKubeconfig(join(dir, `kc-sources-soak-${mode}`), { server: api.url }),
+    {
+      flags: FLAGS,
+      env: mode === "main" ? { SPAR_BENCH_SOURCE_THREADS: "main" } : {},
+    },
+  );
   try {
     const simStart = Date.now();
     await closedLoop(cluster, child, { events: 2000, simStart: simStart - 60_000, simStepMs: SIM_STEP_MS });
     const started = nowMs();
-    const soak = await closedLoop(cluster, child, {
-      events: minutes * 60_000,
-      simStart,
-      simStepMs: SIM_STEP_MS,
-    });
-    const mb = soak.rss.map((kib) => kib / 1024);
-    const marks = [0, 5, 10, 15, 20, 25, 30].filter((minute) => minute <= minutes);
-    const pick = (minute: number) => fmt(mb[Math.min(mb.length - 1, minute)] ?? Number.NaN);
-    console.log(
-      `\n### Soak with every portable source: ${minutes} simulated minutes at 1,000 events/s (${fmt((nowMs() - started) / 1000)} s real, ${fmt(soak.rate)} events/s)\n`,
-    );
-    console.log(
-      table(
-        ["simulated minute", ...marks.map(String), "max"],
-        [["child RSS (MB)", ...marks.map(pick), fmt(Math.max(...mb))]],
-      ),
-    );
-    return { rssMB: mb, eventsPerSecond: soak.rate };
+    const soak = await closedLoop(cluster, child, { events: minutes * 60_000, simStart, simStepMs: SIM_STEP_MS });
+    return {
+      mode,
+      rssMB: soak.rss.map((kib) => kib / 1024),
+      eventsPerSecond: soak.rate,
+      realSeconds: (nowMs() - started) / 1000,
+    };
   } finally {
     await child.stop();
     await api.stop();
   }
+}
+
+async function soaks(dir: string, minutes: number) {
+  const runs = [await soakRun(dir, minutes, "workers"), await soakRun(dir, minutes, "main")];
+  const marks = [0, 5, 10, 15, 20, 25, 30].filter((minute) => minute <= minutes);
+  const pick = (series: number[], minute: number) => fmt(series[Math.min(series.length - 1, minute)] ?? Number.NaN);
+  console.log(`\n### Soak with every portable source: ${minutes} simulated minutes at 1,000 events/s\n`);
+  console.log(
+    table(
+      ["child RSS (MB) at simulated minute", ...marks.map(String), "max", "events/s", "real s"],
+      runs.map((run) => [
+        run.mode === "workers" ? "sources in workers" : "sources on the main thread",
+        ...marks.map((minute) => pick(run.rssMB, minute)),
+        fmt(Math.max(...run.rssMB)),
+        fmt(run.eventsPerSecond),
+        fmt(run.realSeconds),
+      ]),
+    ),
+  );
+  return runs;
 }

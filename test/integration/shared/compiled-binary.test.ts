@@ -13,6 +13,8 @@ import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../../supp
 import { rawHttp } from "../../support/raw-http.ts";
 import { startOtlpReceiver } from "../../support/otlp-receiver.ts";
 import { collect } from "../../support/sse-client.ts";
+import { writeKubeconfig } from "../../support/kube.ts";
+import { startFakeApiserver } from "../../../scripts/fake-apiserver/server.ts";
 
 interface Run {
   code: number;
@@ -86,6 +88,57 @@ test("the copied binary, started from a temp dir, runs an echo turn on its embed
   }
   expect(await daemon.sigterm()).toBe(0);
   expect(daemon.log()).not.toContain("turn worker crashed");
+}, 60_000);
+
+test("the copied binary runs the watcher's sources in their embedded workers: an event becomes a dry-run payload", async () => {
+  const api = await startFakeApiserver({});
+  const watcher = Bun.spawn(
+    [
+      binary,
+      "watcher",
+      "watch",
+      "--dry-run",
+      `--kubeconfig=${writeKubeconfig(join(dir, "kubeconfig"), { server: api.url })}`,
+      "--cluster-name=binary",
+      "--sources=cluster-events,object-state",
+      "--storm=off",
+      "--recovery-stable-for=0",
+    ],
+    { cwd: dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+  );
+  let stdout = "";
+  let stderr = "";
+  void (async () => {
+    for await (const chunk of watcher.stdout) stdout += new TextDecoder().decode(chunk);
+  })();
+  void (async () => {
+    for await (const chunk of watcher.stderr) stderr += new TextDecoder().decode(chunk);
+  })();
+  try {
+    await waitFor(() => (stderr.includes("watcher: watching") ? true : undefined), 20_000, "the watcher watching");
+    const pod = api.scenario.createPod({
+      namespace: "shop",
+      name: "bin-1",
+      node: "n1",
+      containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 3 }],
+    } as never);
+    api.scenario.recordEvent({
+      involvedObject: pod,
+      reason: "BackOff",
+      message: "Back-off restarting failed container app in pod",
+      type: "Warning",
+      source: { host: "n1" },
+      fieldPath: "spec.containers{app}",
+      count: 5,
+    });
+    await waitFor(() => (stdout.includes('"name": "bin-1"') ? true : undefined), 20_000, "the dry-run payload");
+    expect(stderr).not.toContain("worker lost");
+    expect(stderr).toContain("object-state/nodes: synced");
+  } finally {
+    watcher.kill("SIGTERM");
+    await watcher.exited;
+    await api.stop();
+  }
 }, 60_000);
 
 describe("invoked-as dispatch (D1) and help", () => {
