@@ -43,6 +43,7 @@ export interface IncidentPayload extends ObjectIdentity {
   context: PayloadContext;
   type: string;
   enrichment?: { bundle: string };
+  forecast?: { eta: string; confidence_basis: string };
 }
 
 export interface Stamp {
@@ -103,6 +104,9 @@ export function buildIncidentPayload(
     context: buildContext(signal),
     type: signal.type,
     ...(bundle ? { enrichment: { bundle } } : {}),
+    ...(signal.forecast
+      ? { forecast: { eta: rfc3339(signal.forecast.eta), confidence_basis: signal.forecast.confidenceBasis } }
+      : {}),
   };
 }
 

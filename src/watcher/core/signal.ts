@@ -45,4 +45,6 @@ export interface Signal {
   controllerRef?: string;
   /** The Event object's own labels. */
   labels?: Record<string, string>;
+  /** A forecasting source's ETA (epoch ms) and how it was fitted (`linear-90m-window`), D417. */
+  forecast?: { eta: number; confidenceBasis: string };
 }

@@ -297,6 +297,8 @@ describe("bin-packing forecast", () => {
       "node group pool-a: cpu requests at 50.0% of allocatable (5.0 cores of 10.0 cores)",
     );
     expect(signals[0]?.message).toContain("(10 samples over 9m0s)");
+    expect(signals[0]?.forecast?.confidenceBasis).toBe("linear-3h-window");
+    expect(signals[0]?.forecast?.eta).toBeGreaterThan(T0 + 9 * MIN);
   });
 
   test("a slow rise is a warning (ETA within 4h), later critical once; flat clears the latch, so a new rise pages again", () => {

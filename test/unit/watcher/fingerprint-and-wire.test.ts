@@ -7,6 +7,7 @@ import { sha256Hex } from "../../../src/surfaces/http/caller-auth.ts";
 import { fingerprint } from "../../../src/watcher/core/fingerprint.ts";
 import { goDuration, rfc3339 } from "../../../src/watcher/core/go-time.ts";
 import { maskText } from "../../../src/watcher/core/mask.ts";
+import { forecastBasis } from "../../../src/watcher/core/sources/source-fields.ts";
 import { buildIncidentPayload, buildResolvedPayload } from "../../../src/watcher/core/payload.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
 
@@ -140,6 +141,40 @@ describe("payload schema v1", () => {
       "enrichment",
     ]);
     expect(payload.context).toEqual({ controller_ref: "ReplicaSet/checkout-svc-7b9d", node: "node-1" });
+  });
+
+  test("a forecast is the last field: its ETA in RFC 3339 and its basis, byte for byte as the original's saturation pin (D417)", () => {
+    const at = Date.parse("2026-07-25T10:00:00Z");
+    const payload = buildIncidentPayload(
+      {
+        kind: "saturation.forecast",
+        reason: "forecast_memory",
+        namespace: "prod",
+        kindOfObject: "Pod",
+        name: "web-1",
+        container: "app",
+        uid: "u1/app",
+        message:
+          "memory saturation forecast for web-1: current=980.0MiB limit=1.0GiB slope_per_min=3.2MiB — limit reached in ~14m at the observed trend (180 samples over 1h30m0s)",
+        eventCount: 1,
+        firstSeen: at,
+        lastSeen: at,
+        type: "",
+        severity: "critical",
+        node: "node-1",
+        forecast: { eta: at + 14 * 60_000, confidenceBasis: "linear-90m-window" },
+      },
+      { cluster: "prod-us-central1", zone: "" },
+      "sha256:68a1c9ff2e58dfb1485ce7be4b9b007b6e9da8b4294201663db908c8f9d9aea0",
+      1,
+    );
+    expect(JSON.stringify(payload)).toBe(
+      '{"kind":"saturation.forecast","reason":"forecast_memory","namespace":"prod","kind_of_object":"Pod","name":"web-1","container":"app","uid":"u1/app","message":"memory saturation forecast for web-1: current=980.0MiB limit=1.0GiB slope_per_min=3.2MiB — limit reached in ~14m at the observed trend (180 samples over 1h30m0s)","count":1,"first_seen":"2026-07-25T10:00:00Z","last_seen":"2026-07-25T10:00:00Z","cluster":"prod-us-central1","source":"sentinel","severity":"critical","fingerprint":"sha256:68a1c9ff2e58dfb1485ce7be4b9b007b6e9da8b4294201663db908c8f9d9aea0","context":{"node":"node-1"},"type":"","forecast":{"eta":"2026-07-25T10:14:00Z","confidence_basis":"linear-90m-window"}}',
+    );
+    expect(forecastBasis(90 * 60_000)).toBe("linear-90m-window");
+    expect(forecastBasis(3 * 3_600_000)).toBe("linear-3h-window");
+    expect(forecastBasis(7 * 86_400_000)).toBe("linear-7d-window");
+    expect(forecastBasis(45_000)).toBe("linear-45s-window");
   });
 
   test("the message is masked and capped at 2048 bytes", () => {

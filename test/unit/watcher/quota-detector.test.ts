@@ -147,6 +147,8 @@ describe("quota.forecast", () => {
     expect(warning?.severity).toBe("warning");
     expect(warning?.message).toContain("growing 10/day over the last 72h0m0s (4 points)");
     expect(warning?.message).toContain("the limit is reached in ~3.0d at this slope");
+    // D417: the payload's forecast, 3 days on, fitted over the 7d window.
+    expect(warning?.forecast).toEqual({ eta: T0 + 6 * DAY, confidenceBasis: "linear-7d-window" });
     expect(detector.judge([usage("a", 80)], T0 + 4 * DAY)).toEqual([]);
     // 81 at day 4.5 bends the fit; at 86 the ETA falls under 48h.
     expect(detector.judge([usage("a", 86)], T0 + 4.5 * DAY).map((signal) => signal.severity)).toEqual(["critical"]);

@@ -150,6 +150,8 @@ describe("saturation forecast", () => {
       eventCount: 1,
       firstSeen: T0 + 10 * MIN,
       lastSeen: T0 + 10 * MIN,
+      // D417: the ETA from the newest sample (500Mi growing 10Mi/min: 52.4m to the 1Gi limit).
+      forecast: { eta: T0 + 10 * MIN + 52.4 * MIN, confidenceBasis: "linear-20m-window" },
     });
   });
 

@@ -13,7 +13,7 @@
 import { goDuration } from "../go-time.ts";
 import type { Signal } from "../signal.ts";
 import type { KubeObject, ObjectChange } from "../source-spec.ts";
-import { field, label, meta, sourceSignal, text } from "./source-fields.ts";
+import { field, forecastBasis, label, meta, sourceSignal, text } from "./source-fields.ts";
 
 /** Labels naming a node's scheduling domain, most specific first (D396). */
 export const NODE_GROUP_LABELS: readonly string[] = [
@@ -247,6 +247,7 @@ export class BinPacking {
       kindOfObject: "NodeGroup",
       severity: level === 2 ? "critical" : "warning",
       now,
+      forecast: { eta: now + forecast.eta, confidenceBasis: forecastBasis(this.#settings.windowMs) },
       message: `node group ${name}: ${forecast.resource} requests at ${(forecast.current * 100).toFixed(1)}% of allocatable (${amount(used)} of ${amount(allocatable)}), rising ${(forecast.slope * 3_600_000 * 100).toFixed(1)}%/h — full in ~${goDuration(Math.round(forecast.eta / 60_000) * 60_000)} at the observed trend (${domain.samples.length} samples over ${goDuration(now - first)})`,
     });
   }

@@ -13,6 +13,7 @@ import { goDuration } from "../go-time.ts";
 import type { Severity, Signal } from "../signal.ts";
 import type { Detector, SourceSpec } from "../source-spec.ts";
 import type { QuotaUsage } from "./quota-usage.ts";
+import { forecastBasis } from "./source-fields.ts";
 
 export const QUOTA_KIND = "quota.forecast";
 const DAY = 24 * 3600_000;
@@ -219,6 +220,9 @@ export class QuotaDetector implements Detector {
       lastSeen: now,
       type: "",
       severity,
+      ...(forecast.etaMs !== undefined
+        ? { forecast: { eta: now + forecast.etaMs, confidenceBasis: forecastBasis(this.#settings.windowMs) } }
+        : {}),
     };
   }
 }

@@ -19,7 +19,7 @@ import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange } from "../source-spec.ts";
 import { linearFit } from "./linear-fit.ts";
 import { formatBytes, formatCores, parseQuantity } from "./quantity.ts";
-import { controller, field, type Meta, meta, text, time } from "./source-fields.ts";
+import { controller, field, forecastBasis, type Meta, meta, text, time } from "./source-fields.ts";
 
 export interface SaturationSettings {
   /** How often the metrics, the pods and the nodes' stats are read. */
@@ -120,12 +120,6 @@ function roughly(ms: number): string {
   if (minutes < 1) return "under a minute";
   const hours = Math.floor(minutes / 60);
   return `~${hours > 0 ? `${hours}h` : ""}${minutes % 60 > 0 || hours === 0 ? `${minutes % 60}m` : ""}`;
-}
-
-/** The forecast's basis: `linear-90m-window` (a linear fit over a 90m window). */
-function basis(windowMs: number): string {
-  const minutes = windowMs / 60_000;
-  return `linear-${Number.isInteger(minutes) ? `${minutes}m` : `${windowMs / 1000}s`}-window`;
 }
 
 export class SaturationDetector implements Detector {
@@ -307,7 +301,7 @@ export class SaturationDetector implements Detector {
       name: series.object.name,
       ...(series.container !== undefined ? { container: series.container } : {}),
       uid: series.uid,
-      message: `${what}, growing ${perMinute}/min — ${left <= 0 ? "already there" : `reached in ${roughly(left)} at the observed trend`} (ETA ${rfc3339(last.at + left)}; ${basis(this.#settings.windowMs)}: ${samples.length} samples over ${minutes > 0 ? `${minutes}m` : `${Math.round(span / 1000)}s`})`,
+      message: `${what}, growing ${perMinute}/min — ${left <= 0 ? "already there" : `reached in ${roughly(left)} at the observed trend`} (ETA ${rfc3339(last.at + left)}; ${forecastBasis(this.#settings.windowMs)}: ${samples.length} samples over ${minutes > 0 ? `${minutes}m` : `${Math.round(span / 1000)}s`})`,
       eventCount: 1,
       firstSeen: now,
       lastSeen: now,
@@ -315,6 +309,7 @@ export class SaturationDetector implements Detector {
       severity: level === 2 ? "critical" : "warning",
       ...(series.node ? { node: series.node } : {}),
       ...(series.controllerRef ? { controllerRef: series.controllerRef } : {}),
+      forecast: { eta: last.at + Math.max(0, left), confidenceBasis: forecastBasis(this.#settings.windowMs) },
     };
   }
 

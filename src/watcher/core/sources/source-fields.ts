@@ -105,6 +105,22 @@ export interface SignalInput {
   uid?: string;
   node?: string;
   controllerRef?: string;
+  forecast?: Signal["forecast"];
+}
+
+/**
+ * A forecast's basis as the payload names it: a linear fit over its window, in whole days, hours
+ * or minutes when the window is one (`linear-7d-window`, `linear-3h-window`, `linear-90m-window`).
+ */
+export function forecastBasis(windowMs: number): string {
+  const units: Array<[number, string]> = [
+    [86_400_000, "d"],
+    [3_600_000, "h"],
+    [60_000, "m"],
+    [1000, "s"],
+  ];
+  const [size, unit] = units.find(([ms]) => windowMs >= ms && windowMs % ms === 0) ?? [1, "ms"];
+  return `linear-${windowMs / size}${unit}-window`;
 }
 
 /** A source signal: a synthetic one (type ""), counted once, seen at `now`. */
@@ -124,6 +140,7 @@ export function sourceSignal(input: SignalInput): Signal {
     severity: input.severity,
     ...(input.node ? { node: input.node } : {}),
     ...(input.controllerRef ? { controllerRef: input.controllerRef } : {}),
+    ...(input.forecast ? { forecast: input.forecast } : {}),
   };
 }
 
