@@ -132,7 +132,8 @@ export class OccurrenceStore {
   prune(): { ttl: number; size: number } {
     this.flush();
     const cutoff = this.now() - this.options.ttlMs;
-    const ttl = this.db.query("DELETE FROM occurrences WHERE at < ?").run(cutoff).changes + this.memory.pruneOlderThan(cutoff);
+    const ttl =
+      this.db.query("DELETE FROM occurrences WHERE at < ?").run(cutoff).changes + this.memory.pruneOlderThan(cutoff);
     let size = 0;
     if (this.options.distill && this.usedBytes() > this.options.maxBytes && this.memory.pending() > 0)
       this.distillQuietly();

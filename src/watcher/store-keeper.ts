@@ -29,7 +29,12 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 export class StoreKeeper {
   constructor(private readonly parts: StoreKeeperParts) {
     const { graph, metrics } = parts;
-    if (graph) metrics.gauge("graph_tombstones", "deleted pods and nodes remembered for clearance (2 h)", () => graph.tombstones);
+    if (graph)
+      metrics.gauge(
+        "graph_tombstones",
+        "deleted pods and nodes remembered for clearance (2 h)",
+        () => graph.tombstones,
+      );
   }
 
   private get snapshotting(): boolean {
@@ -48,7 +53,9 @@ export class StoreKeeper {
     }
     const restored = graph.restore(snapshot);
     const age = Math.max(0, Math.round((this.parts.now() - snapshot.at) / 1000));
-    logger.info(`store: graph snapshot restored (${restored} objects, ${age}s old); storms correlate before the watches list`);
+    logger.info(
+      `store: graph snapshot restored (${restored} objects, ${age}s old); storms correlate before the watches list`,
+    );
   }
 
   snapshotGraph(): void {

@@ -8,12 +8,12 @@
  */
 import type { Database } from "bun:sqlite";
 import {
-  DISTILL_LIMITS,
   type DistillLimits,
   type DistillState,
   type Fact,
   type OpenIncident,
   distill,
+  distillLimitsFor,
   factClass,
   factKey,
   meanResolveMs,
@@ -138,7 +138,12 @@ export class StoreMemory {
       if (raws.length === 0) break;
       read += raws.length;
       through = Number(raws[raws.length - 1]?.id);
-      for (const key of distill(state, raws.map(rowOfRaw), this.options.limits ?? DISTILL_LIMITS)) touched.add(key);
+      for (const key of distill(
+        state,
+        raws.map(rowOfRaw),
+        this.options.limits ?? distillLimitsFor(this.options.maxBytes),
+      ))
+        touched.add(key);
     }
     const remove = this.db.prepare("DELETE FROM facts WHERE key = ?");
     for (const key of before) if (!state.facts.has(key)) remove.run(key);

@@ -8,7 +8,6 @@
  * `maxOpen` open incidents (oldest dropped). Pure; the tables are src/watcher/store-memory.ts.
  */
 import type { OccurrenceRow, Route } from "./occurrence.ts";
-import { SEVERITIES } from "./signal.ts";
 
 export interface Fact {
   cluster: string;
@@ -54,6 +53,18 @@ export interface DistillLimits {
 
 export const DISTILL_LIMITS: DistillLimits = { maxFacts: 10_000, maxOpen: 10_000 };
 
+/**
+ * The limits inside a store of `maxBytes`: facts (about 500 bytes each with their index) may take
+ * a quarter of it and the open incidents (about 200 bytes each) an eighth, never more than
+ * `DISTILL_LIMITS` and never fewer than 100 each, so the memory cannot crowd out the rows it is
+ * distilled from.
+ */
+export function distillLimitsFor(maxBytes: number): DistillLimits {
+  const fit = (share: number, each: number, most: number) =>
+    Math.max(100, Math.min(most, Math.floor((maxBytes * share) / each)));
+  return { maxFacts: fit(1 / 4, 500, DISTILL_LIMITS.maxFacts), maxOpen: fit(1 / 8, 200, DISTILL_LIMITS.maxOpen) };
+}
+
 /** Routes that start an incident when its uid and reason are not open already. */
 const OPENING: ReadonlySet<Route> = new Set<Route>(["injected", "storm", "storm-member", "watchboard", "info-stored"]);
 
@@ -73,8 +84,10 @@ export function factClass(fact: Fact): "recurring" | "open" | "resolved" | "nois
   return fact.incidents > 0 ? "resolved" : "noise";
 }
 
+const RANK: Record<string, number> = { info: 0, warning: 1, critical: 2 };
+
 function higher(a: string, b: string): string {
-  return SEVERITIES.indexOf(b as never) > SEVERITIES.indexOf(a as never) ? b : a;
+  return (RANK[b] ?? -1) > (RANK[a] ?? -1) ? b : a;
 }
 
 function freshFact(row: OccurrenceRow): Fact {

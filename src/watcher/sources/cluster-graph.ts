@@ -133,8 +133,8 @@ export class ClusterGraph {
     if (!force && now - this.lastSweep < TOMBSTONE_SWEEP_MS) return 0;
     this.lastSweep = now;
     let pruned = 0;
+    // Insertion order is deletion order, so the oldest come first.
     for (const map of [this.deletedPods, this.deletedNodes])
-      // Insertion order is deletion order, so the oldest come first.
       for (const [key, at] of map) {
         if (now - at < TOMBSTONE_TTL_MS) break;
         map.delete(key);
