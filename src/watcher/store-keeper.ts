@@ -1,8 +1,9 @@
 /**
  * The runner's upkeep of the store's memory and the graph's tombstones: restores the topology
  * graph from its snapshot before the watches list (D425), snapshots it every
- * `--graph-snapshot-interval` and at stop, distills facts every `--distill-interval` and at stop
- * (D424), and prunes the graph's tombstones on a timer besides on every deletion (D426). Each
+ * `--graph-snapshot-interval` and at stop, distills facts every `--distill-interval` (D424; not
+ * at stop: the rows are durable and the next run's watermark picks them up, so a large backlog
+ * never holds a SIGTERM), and prunes the graph's tombstones on a timer besides on every deletion (D426). Each
  * step logs one line and never throws: the store's memory is best effort, the pipeline is not.
  */
 import type { Logger } from "../telemetry/logger.ts";
@@ -88,9 +89,8 @@ export class StoreKeeper {
     ];
   }
 
-  /** At stop: the last snapshot and the last distillation, before the store closes. */
+  /** At stop: the last snapshot, before the store closes. */
   final(): void {
     this.snapshotGraph();
-    this.distill();
   }
 }
