@@ -165,6 +165,41 @@ describe("store bounds and distillation defaults (D424, D427)", () => {
     }
   }, 60_000);
 
+  test("--distill-interval and --graph-snapshot-interval are read: facts and a snapshot appear on their timers while running", async () => {
+    const path = join(triage.dir, "timers.db");
+    const { running, log } = await watcher([
+      "--storm=on",
+      `--store=${path}`,
+      "--distill-interval=100ms",
+      "--graph-snapshot-interval=100ms",
+    ]);
+    const reader = new OccurrenceStore({ path, maxBytes: 64 << 20, ttlMs: 720 * HOUR });
+    try {
+      const info: Signal = {
+        kind: "cluster-event",
+        reason: "BackOff",
+        namespace: "timers",
+        kindOfObject: "Pod",
+        name: "timer-1",
+        uid: "uid-timer-1",
+        message: "Back-off restarting failed container",
+        eventCount: 1,
+        firstSeen: Date.now(),
+        lastSeen: Date.now(),
+        type: "Warning",
+        severity: "info",
+      };
+      await running.dispatcher.dispatch(info);
+      await waitFor(() => log.find((line) => line.includes("store: graph snapshot written")), 10_000, "snapshot timer");
+      await waitFor(() => (reader.memory.facts().length > 0 ? true : undefined), 10_000, "distill timer");
+      expect(reader.memory.facts()[0]).toMatchObject({ namespace: "timers", occurrences: 1, class: "open" });
+      expect(reader.memory.loadGraph()).toHaveProperty("pods");
+    } finally {
+      reader.close();
+      await running.stop();
+    }
+  }, 30_000);
+
   test("defaults without flags: distillation every 6 h, graph snapshots every 5 m; explicit settings need --store", () => {
     const base = ["--dry-run"];
     const config = watcherConfigFromArgv(base);
