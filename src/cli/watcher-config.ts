@@ -172,7 +172,7 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
     if (storm === "off" && bool("storm-mine")) refuse("--storm-mine needs storm correlation on (--storm=auto or on)");
     if (storm === "off" && given.has("storm-cluster-fallback") && bool("storm-cluster-fallback"))
       refuse("--storm-cluster-fallback needs storm correlation on (--storm=auto or on)");
-    // D424/D425: the memory flags need the store they write to; an explicit setting without it is a mistake.
+    // D428: the memory flags need the store (and storms) they serve; an explicit setting without them is refused.
     if (!str("store") && given.has("distill-interval") && num("distill-interval") > 0)
       refuse("--distill-interval needs --store (the facts are written into the occurrence store)");
     if (!str("store") && given.has("graph-snapshot-interval"))
