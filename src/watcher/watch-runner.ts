@@ -1,8 +1,9 @@
 /**
  * One running watcher: resolves access (sources, storms, recovery; refusals are fatal), builds the
  * sink, the dispatcher, the cluster-events source and (with storms or recovery) the topology graph
- * with only the watches its plan reviewed, restores and snapshots the dedup cache, sweeps
- * recovery, and on stop drains the dispatcher and persists the cache. Readiness waits for the
+ * with only the watches its plan reviewed, restores and snapshots the dedup cache (and, through
+ * store-keeper.ts, the graph snapshot and the distilled facts), sweeps recovery, and on stop
+ * drains the dispatcher and persists the cache. Readiness waits for the
  * required source alone; the graph's optional watches are reported by `degraded()` instead.
  */
 import type { WatcherConfig } from "./watcher-config.ts";
