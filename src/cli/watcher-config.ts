@@ -172,6 +172,13 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
     if (storm === "off" && bool("storm-mine")) refuse("--storm-mine needs storm correlation on (--storm=auto or on)");
     if (storm === "off" && given.has("storm-cluster-fallback") && bool("storm-cluster-fallback"))
       refuse("--storm-cluster-fallback needs storm correlation on (--storm=auto or on)");
+    // D428: the memory flags need the store (and storms) they serve; an explicit setting without them is refused.
+    if (!str("store") && given.has("distill-interval") && num("distill-interval") > 0)
+      refuse("--distill-interval needs --store (the facts are written into the occurrence store)");
+    if (!str("store") && given.has("graph-snapshot-interval"))
+      refuse("--graph-snapshot-interval needs --store (the snapshot is written into the occurrence store)");
+    if (storm === "off" && given.has("graph-snapshot-interval"))
+      refuse("--graph-snapshot-interval needs storm correlation on (--storm=auto or on)");
     const stormMin = num("storm-min");
     const mineMin = num("storm-mine-min");
     if (mineMin !== 0 && mineMin < stormMin)
@@ -252,6 +259,8 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
       store: str("store"),
       storeMaxBytes: num("store-max-mb") * 1024 * 1024,
       storeTtlMs: num("store-ttl"),
+      distillIntervalMs: num("distill-interval"),
+      graphSnapshotIntervalMs: num("graph-snapshot-interval"),
       metricsAddr,
       metricsAllowedHosts,
       logLevel: str("log-level") as LogLevel,

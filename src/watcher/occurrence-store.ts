@@ -5,7 +5,11 @@
  * storm-member, resolved, followup, error), its identity and the session it went to, in a
  * sentinel-local bun:sqlite file. Writes are buffered and flushed in one transaction (a failed
  * write drops the batch and counts it); pruning keeps the file within `--store-ttl` (rows older than it go)
- * and `--store-max-mb` (oldest rows first, freed pages returned with incremental vacuum). The file
+ * and `--store-max-mb` (oldest rows first, freed pages returned with incremental vacuum), checked
+ * after every flush so a burst cannot outgrow the bound between prune ticks (D427). The same file
+ * holds the store's memory (store-memory.ts: distilled facts, the graph snapshot), pruned by the
+ * same two bounds; with distillation on, rows not distilled yet are distilled before a size prune
+ * drops them, so the facts never miss what the bound took (D424). The file
  * and its `-wal`/`-shm` are owner-only (0600, a new directory 0700), and `secure_delete` zeroes
  * pruned rows, so their messages do not linger in free pages.
  */
@@ -13,6 +17,7 @@ import { Database } from "bun:sqlite";
 import type { OccurrenceRow, Route } from "./core/occurrence.ts";
 import { ensurePrivateSqliteFile } from "../fs/private-files.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
+import { StoreMemory } from "./store-memory.ts";
 
 export type { OccurrenceRow, Route };
 
@@ -24,6 +29,8 @@ export interface OccurrenceStoreOptions {
   now?: () => number;
   /** Rows held before a flush is forced (the runner also flushes every second). */
   batch?: number;
+  /** Distillation is on (`--distill-interval` above 0): a size prune distills what it would drop first. */
+  distill?: boolean;
 }
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS occurrences (
@@ -38,7 +45,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS occurrences (
   name TEXT NOT NULL,
   uid TEXT NOT NULL,
   cluster TEXT NOT NULL,
-  session_id TEXT
+  session_id TEXT,
+  workload TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS occurrences_at ON occurrences(at);`;
 
@@ -48,6 +56,8 @@ export class OccurrenceStore {
   private readonly batch: number;
   private buffer: OccurrenceRow[] = [];
   private readonly insert: ReturnType<Database["prepare"]>;
+  /** Distilled facts and the graph snapshot, in the same file (D424, D425). */
+  readonly memory: StoreMemory;
 
   constructor(private readonly options: OccurrenceStoreOptions) {
     ensurePrivateSqliteFile(options.path);
@@ -58,10 +68,15 @@ export class OccurrenceStore {
     this.db.exec("PRAGMA journal_mode = WAL");
     this.db.exec("PRAGMA synchronous = NORMAL");
     this.db.exec(SCHEMA);
+    // A store written before D424 has no workload column: add it (older rows read as "").
+    const columns = this.db.query("PRAGMA table_info(occurrences)").all() as Array<{ name: string }>;
+    if (!columns.some((column) => column.name === "workload"))
+      this.db.exec("ALTER TABLE occurrences ADD COLUMN workload TEXT NOT NULL DEFAULT ''");
+    this.memory = new StoreMemory(this.db, { maxBytes: options.maxBytes, metrics: options.metrics });
     this.now = options.now ?? Date.now;
     this.batch = options.batch ?? 500;
     this.insert = this.db.prepare(
-      "INSERT INTO occurrences (at, route, kind, severity, reason, namespace, kind_of_object, name, uid, cluster, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO occurrences (at, route, kind, severity, reason, namespace, kind_of_object, name, uid, cluster, session_id, workload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
   }
 
@@ -91,12 +106,15 @@ export class OccurrenceStore {
             row.uid,
             row.cluster,
             row.sessionId ?? null,
+            row.workload ?? "",
           );
       })();
       for (const row of rows) this.options.metrics?.storeRecords({ route: row.route });
     } catch {
       this.options.metrics?.storeWriteDrops({ cause: "write_error" }, rows.length);
+      return;
     }
+    if (this.usedBytes() > this.options.maxBytes) this.prune();
   }
 
   /** Bytes the rows occupy (pages in use, free pages excluded). */
@@ -107,18 +125,29 @@ export class OccurrenceStore {
     return (pages.page_count - free.freelist_count) * size.page_size;
   }
 
-  /** Drops rows past the TTL, then the oldest until the store fits its size bound. */
+  /**
+   * Drops rows, facts and a snapshot past the TTL, then the oldest rows until the store fits its
+   * size bound (then the least recently seen facts, then the snapshot).
+   */
   prune(): { ttl: number; size: number } {
     this.flush();
-    const ttl = this.db.query("DELETE FROM occurrences WHERE at < ?").run(this.now() - this.options.ttlMs).changes;
+    const cutoff = this.now() - this.options.ttlMs;
+    const ttl =
+      this.db.query("DELETE FROM occurrences WHERE at < ?").run(cutoff).changes + this.memory.pruneOlderThan(cutoff);
     let size = 0;
+    if (this.options.distill && this.usedBytes() > this.options.maxBytes && this.memory.pending() > 0)
+      this.distillQuietly();
     while (this.usedBytes() > this.options.maxBytes) {
       const total = (this.db.query("SELECT COUNT(*) AS n FROM occurrences").get() as { n: number }).n;
-      if (total === 0) break;
       const chunk = Math.max(1, Math.ceil(total / 10));
-      size += this.db
-        .query("DELETE FROM occurrences WHERE id IN (SELECT id FROM occurrences ORDER BY id LIMIT ?)")
-        .run(chunk).changes;
+      const dropped =
+        total > 0
+          ? this.db
+              .query("DELETE FROM occurrences WHERE id IN (SELECT id FROM occurrences ORDER BY id LIMIT ?)")
+              .run(chunk).changes
+          : this.memory.shed();
+      if (dropped === 0) break;
+      size += dropped;
     }
     if (ttl + size > 0) {
       this.db.exec("PRAGMA incremental_vacuum");
@@ -127,6 +156,16 @@ export class OccurrenceStore {
     if (ttl > 0) this.options.metrics?.storePrunedRows({ cause: "ttl" }, ttl);
     if (size > 0) this.options.metrics?.storePrunedRows({ cause: "size" }, size);
     return { ttl, size };
+  }
+
+  /** A distillation run whose failure is counted (distill_errors_total) and not thrown. */
+  distillQuietly(): { rows: number; facts: number } | undefined {
+    try {
+      this.flush();
+      return this.memory.distill();
+    } catch {
+      return undefined;
+    }
   }
 
   count(): number {
@@ -138,7 +177,7 @@ export class OccurrenceStore {
     this.flush();
     const raw = this.db
       .query(
-        "SELECT at, route, kind, severity, reason, namespace, kind_of_object, name, uid, cluster, session_id FROM occurrences ORDER BY id LIMIT ?",
+        "SELECT at, route, kind, severity, reason, namespace, kind_of_object, name, uid, cluster, session_id, workload FROM occurrences ORDER BY id LIMIT ?",
       )
       .all(limit) as Array<Record<string, unknown>>;
     return raw.map((row) => ({
@@ -152,6 +191,7 @@ export class OccurrenceStore {
       name: String(row.name),
       uid: String(row.uid),
       cluster: String(row.cluster),
+      workload: String(row.workload),
       ...(row.session_id ? { sessionId: String(row.session_id) } : {}),
     }));
   }

@@ -1,8 +1,9 @@
 /**
  * One running watcher: resolves access (sources, storms, recovery; refusals are fatal), builds the
  * sink, the dispatcher, the cluster-events source and (with storms or recovery) the topology graph
- * with only the watches its plan reviewed, restores and snapshots the dedup cache, sweeps
- * recovery, and on stop drains the dispatcher and persists the cache. Readiness waits for the
+ * with only the watches its plan reviewed, restores and snapshots the dedup cache (and, through
+ * store-keeper.ts, the graph snapshot and the distilled facts), sweeps recovery, and on stop
+ * drains the dispatcher and persists the cache. Readiness waits for the
  * required source alone; the graph's optional watches are reported by `degraded()` instead.
  */
 import type { WatcherConfig } from "./watcher-config.ts";
@@ -43,6 +44,7 @@ import { SourceRefusal, type SourceRunner } from "./sources/source-runner.ts";
 import { sourceSpec, specForSettings } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
+import { StoreKeeper } from "./store-keeper.ts";
 import { WatcherMetrics } from "./watcher-metrics.ts";
 
 const RECOVERY_TICK_MS = 15_000;
@@ -257,11 +259,20 @@ export async function startWatcher(
   // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery,
   // with the watches the plan reviewed (recovery alone watches pods, never replicasets).
   const graph =
-    plan.storm || plan.recovery ? new ClusterGraph(connection, logger, restarted, optionalWatches(plan)) : undefined;
+    plan.storm || plan.recovery
+      ? new ClusterGraph(connection, logger, restarted, optionalWatches(plan), { now: options.now ?? Date.now })
+      : undefined;
   const recoveryStableForMs = plan.recovery ? config.recoveryStableForMs : 0;
   const dedup = new DedupCache(config.dedupWindowMs);
   const store = config.store
-    ? new OccurrenceStore({ path: config.store, maxBytes: config.storeMaxBytes, ttlMs: config.storeTtlMs, metrics })
+    ? new OccurrenceStore({
+        path: config.store,
+        maxBytes: config.storeMaxBytes,
+        ttlMs: config.storeTtlMs,
+        metrics,
+        distill: config.distillIntervalMs > 0,
+        ...(options.now ? { now: options.now } : {}),
+      })
     : undefined;
   if (store) {
     const pruned = store.prune();
@@ -353,6 +364,18 @@ export async function startWatcher(
     const series = source.series?.bind(source);
     if (series) metrics.sourceSeries(series);
   }
+  // D424-D426: the store's memory and the graph's tombstones; the snapshot seeds the graph first.
+  const keeper = new StoreKeeper({
+    store,
+    graph,
+    snapshotGraph: plan.storm,
+    distillIntervalMs: config.distillIntervalMs,
+    graphSnapshotIntervalMs: config.graphSnapshotIntervalMs,
+    logger,
+    metrics,
+    now: options.now ?? Date.now,
+  });
+  keeper.restoreGraph();
   if (graph) await graph.start();
   try {
     await refusingStart(() => Promise.all(sources.map((source) => source.start())));
@@ -397,6 +420,7 @@ export async function startWatcher(
       setInterval(() => store.flush(), STORE_FLUSH_MS),
       setInterval(() => store.prune(), STORE_PRUNE_MS),
     );
+  timers.push(...keeper.timers());
   let stopping: Promise<void> | undefined;
   logger.info(
     `watcher: watching (sink=${config.dryRun ? "dry-run" : config.sink}, mode=${config.mode}, storm=${plan.storm ? "on" : "off"}, cluster=${JSON.stringify(config.clusterName)})`,
@@ -428,6 +452,7 @@ export async function startWatcher(
         await dispatcher.idle();
         await delivery.stop();
         persist();
+        keeper.final();
         store?.close();
       })();
       return stopping;

@@ -87,6 +87,10 @@ export interface WatcherConfig {
   store: string | undefined;
   storeMaxBytes: number;
   storeTtlMs: number;
+  /** `--distill-interval`: facts distilled from the store this often; 0 disables (D424). */
+  distillIntervalMs: number;
+  /** `--graph-snapshot-interval`: the topology graph saved into the store this often (D425). */
+  graphSnapshotIntervalMs: number;
   metricsAddr: string | undefined;
   /** Extra Host names the probe listener answers (`--metrics-allowed-hosts`). */
   metricsAllowedHosts: string[];

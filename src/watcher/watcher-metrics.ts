@@ -29,6 +29,8 @@ export class WatcherMetrics {
   readonly storeRecords: Count;
   readonly storeWriteDrops: Count;
   readonly storePrunedRows: Count;
+  readonly memoryFacts: Count;
+  readonly distillErrors: Count;
   readonly accessRechecks: Count;
   readonly deliveriesRetried: Count;
   readonly deliveriesRetrySucceeded: Count;
@@ -64,6 +66,8 @@ export class WatcherMetrics {
     this.storeRecords = counter("store_records_total", "occurrence rows written by route");
     this.storeWriteDrops = counter("store_write_drops_total", "occurrence rows lost by cause");
     this.storePrunedRows = counter("store_pruned_rows_total", "occurrence rows pruned by cause (ttl, size)");
+    this.memoryFacts = counter("memory_facts_total", "distilled facts written by class (D424)");
+    this.distillErrors = counter("distill_errors_total", "distillation runs that failed");
     this.accessRechecks = counter("access_rechecks_total", "access re-check reviews by outcome");
     this.deliveriesRetried = counter(
       "deliveries_retried_total",

@@ -170,7 +170,7 @@ export async function startTriageWatcher(
   target: Daemon | string,
   kubeconfig: string,
   extra: readonly string[],
-  options: { recoveryTickMs?: number } = {},
+  options: { recoveryTickMs?: number; now?: () => number } = {},
 ): Promise<{ running: RunningWatcher; log: string[] }> {
   const args = [
     `--daemon-url=${typeof target === "string" ? target : target.baseUrl}`,

@@ -13,7 +13,9 @@ export type Route =
   | "followup"
   | "error"
   /** An info-severity signal: recorded, never paged (D393). */
-  | "info-stored";
+  | "info-stored"
+  /** A warning buffered for a watchboard digest. */
+  | "watchboard";
 
 export interface OccurrenceRow {
   at: number;
@@ -26,7 +28,34 @@ export interface OccurrenceRow {
   name: string;
   uid: string;
   cluster: string;
+  /** The controlling workload, `Kind/name` (D424: the key distilled facts group by); "" when unknown. */
+  workload?: string;
   sessionId?: string;
+}
+
+/** Pod-template-hash suffixes are drawn from this alphabet (Kubernetes' SafeEncodeString). */
+const TEMPLATE_HASH = /^(.+)-[bcdfghjklmnpqrstvwxz2456789]{6,10}$/;
+/** A Deployment's pod: `<deployment>-<template hash>-<five random>`, same alphabet. */
+const DEPLOYMENT_POD = /^(.+)-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+
+/**
+ * The workload a signal belongs to, `Kind/name`: its controller, with a Deployment's ReplicaSet
+ * folded into the Deployment (its name less the pod-template hash), so every rollout of one
+ * Deployment lands in one fact (D424). A pod with no controller named (cluster events carry
+ * none) is read from its name when it has a Deployment pod's shape; otherwise "".
+ */
+export function workloadOf(signal: Pick<Signal, "controllerRef" | "kindOfObject" | "name">): string {
+  const ref = signal.controllerRef;
+  if (!ref) {
+    if (signal.kindOfObject !== "Pod") return `${signal.kindOfObject}/${signal.name}`;
+    const pod = DEPLOYMENT_POD.exec(signal.name);
+    return pod ? `Deployment/${pod[1]}` : "";
+  }
+  const slash = ref.indexOf("/");
+  const kind = ref.slice(0, slash);
+  const name = ref.slice(slash + 1);
+  const folded = kind === "ReplicaSet" ? TEMPLATE_HASH.exec(name) : null;
+  return folded ? `Deployment/${folded[1]}` : ref;
 }
 
 export function rowOf(signal: Signal, route: Route, cluster: string, at: number, sessionId?: string): OccurrenceRow {
@@ -41,6 +70,7 @@ export function rowOf(signal: Signal, route: Route, cluster: string, at: number,
     name: signal.name,
     uid: signal.uid,
     cluster,
+    workload: workloadOf(signal),
     ...(sessionId ? { sessionId } : {}),
   };
 }
