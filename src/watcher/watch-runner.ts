@@ -311,6 +311,7 @@ export async function startWatcher(
               logLines: config.enrich.logLines,
               timeoutMs: config.enrich.timeoutMs,
               lists: config.enrich.lists,
+              observe: (report) => metrics.enrichment(report),
               ...(config.enrich.preflight
                 ? { preflight: (check: AccessCheck) => reviewAccess(connection, check) }
                 : {}),
@@ -364,6 +365,9 @@ export async function startWatcher(
   delivery.start();
   const timers: Array<ReturnType<typeof setInterval>> = [];
   let watching = true;
+  // D435: 1 while this runner's sources watch, 0 once they stopped (an access re-check or shutdown).
+  metrics.gauge("runner_up", "1 while this cluster's runner watches", () => (watching ? 1 : 0));
+  metrics.sinkInfo(config.sink);
   const stopWatches = async () => {
     if (!watching) return;
     watching = false;
