@@ -5,7 +5,7 @@
  * recovery, and on stop drains the dispatcher and persists the cache. Readiness waits for the
  * required source alone; the graph's optional watches are reported by `degraded()` instead.
  */
-import type { WatcherConfig } from "./watcher-config.ts";
+import { type WatcherConfig, failureDomain } from "./watcher-config.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import {
   accessChecksFor,
@@ -274,7 +274,7 @@ export async function startWatcher(
     {
       cluster: config.clusterName,
       ...(config.project ? { project: config.project } : {}),
-      zone: config.zone,
+      zone: failureDomain(config.zone, config.region),
       mode: config.mode,
       filter: config.filter,
       dedupWindowMs: config.dedupWindowMs,
