@@ -74,7 +74,11 @@ export const WATCHER_FLAGS: readonly FlagSpec[] = [
   },
   { name: "cluster-name", kind: "string", help: "cluster name stamped into every payload", core: true },
   { name: "project", kind: "string", help: "cloud project stamped into payloads" },
-  { name: "region", kind: "string", help: "region stamped into payloads" },
+  {
+    name: "region",
+    kind: "string",
+    help: "region of a regional cluster: the failure domain (the payloads' zone, in the fingerprint) when --zone is not given",
+  },
   { name: "zone", kind: "string", help: "zone of a zonal cluster; the failure domain enters the signal fingerprint" },
   // Cluster access.
   {

@@ -1,6 +1,7 @@
 /**
  * A small metrics registry rendered in the Prometheus text format: counters and gauges with
- * optional labels, gauges either set or read from a callback at scrape time.
+ * optional labels, gauges either set or read from a callback at scrape time, and histograms with
+ * fixed buckets.
  */
 
 type Labels = Record<string, string>;
@@ -13,6 +14,13 @@ interface Family {
   read?: () => number;
 }
 
+interface Histogram {
+  name: string;
+  help: string;
+  buckets: readonly number[];
+  values: Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>;
+}
+
 function labelKey(labels: Labels): string {
   return Object.entries(labels)
     .sort(([a], [b]) => a.localeCompare(b))
@@ -22,6 +30,7 @@ function labelKey(labels: Labels): string {
 
 export class MetricsRegistry {
   readonly #families = new Map<string, Family>();
+  readonly #histograms = new Map<string, Histogram>();
 
   counter(name: string, help: string): (labels?: Labels, by?: number) => void {
     const family = this.#family(name, help, "counter");
@@ -38,6 +47,22 @@ export class MetricsRegistry {
     this.#family(name, help, "gauge").read = read;
   }
 
+  /** A histogram with fixed upper bounds (`le`), ascending; `+Inf` is implied. */
+  histogram(name: string, help: string, buckets: readonly number[]): (labels: Labels, value: number) => void {
+    const histogram = this.#histograms.get(name) ?? { name, help, buckets, values: new Map() };
+    this.#histograms.set(name, histogram);
+    return (labels, value) => {
+      const key = labelKey(labels);
+      const entry = histogram.values.get(key) ?? { labels, counts: buckets.map(() => 0), sum: 0, count: 0 };
+      buckets.forEach((bound, index) => {
+        if (value <= bound) entry.counts[index] = (entry.counts[index] ?? 0) + 1;
+      });
+      entry.sum += value;
+      entry.count += 1;
+      histogram.values.set(key, entry);
+    };
+  }
+
   render(): string {
     const lines: string[] = [];
     for (const family of this.#families.values()) {
@@ -48,6 +73,7 @@ export class MetricsRegistry {
         lines.push(`${family.name}${key ? `{${key}}` : ""} ${value}`);
       }
     }
+    for (const histogram of this.#histograms.values()) lines.push(...renderHistogram(histogram));
     return `${lines.join("\n")}\n`;
   }
 
@@ -58,4 +84,18 @@ export class MetricsRegistry {
     this.#families.set(name, family);
     return family;
   }
+}
+
+function renderHistogram(histogram: Histogram): string[] {
+  const { name } = histogram;
+  const lines = [`# HELP ${name} ${histogram.help}`, `# TYPE ${name} histogram`];
+  for (const { labels, counts, sum, count } of histogram.values.values()) {
+    const key = labelKey(labels);
+    const prefix = key ? `${key},` : "";
+    for (const [index, bound] of histogram.buckets.entries())
+      lines.push(`${name}_bucket{${prefix}le="${bound}"} ${counts[index]}`);
+    lines.push(`${name}_bucket{${prefix}le="+Inf"} ${count}`);
+    lines.push(`${name}_sum${key ? `{${key}}` : ""} ${sum}`, `${name}_count${key ? `{${key}}` : ""} ${count}`);
+  }
+  return lines;
 }

@@ -181,6 +181,7 @@ export class Dispatcher {
     // session. Shared mode has no routing: there every severity goes to the target session.
     if (signal.severity === "info" && this.settings.mode === "per-incident") {
       metrics.findings({ kind: signal.kind, severity: signal.severity });
+      if (!this.deps.record) metrics.infoDropped({ kind: signal.kind });
       logger.debug(`info ${signal.kind} ${signal.kindOfObject}=${signal.namespace}/${signal.name} (stored, not paged)`);
       return "info-stored";
     }

@@ -7,6 +7,7 @@
  * `--enrich-lists` selects the resources read (pods, events, logs); with --enrich-lists-preflight
  * each selected one is access-reviewed in the namespace first. A denied resource (by the review or
  * a 403 on the read) becomes a `skipped=` note on the head line instead of an error trailer.
+ * Each gathered bundle is reported to `observe` (the enrichment series, D434).
  */
 import { type EnrichStage, type SectionName, renderBundle } from "./core/enrichment-bundle.ts";
 import { logfmtLine } from "./core/logfmt.ts";
@@ -29,6 +30,34 @@ export interface EnricherSettings {
   lists?: { all: boolean; include: readonly string[]; exclude: readonly string[] };
   /** `--enrich-lists-preflight`: review each selected resource in the namespace first; denied ones are skipped. */
   preflight?: (check: AccessCheck) => Promise<AccessAnswer>;
+  /** Told of every bundle gathered (the `watcher_enrichment*` series). */
+  observe?: (report: EnrichmentReport) => void;
+}
+
+/**
+ * What one enrichment run came to (D434): `ok` when no stage erred, `failed` when a stage erred
+ * and no section was gathered, else `partial`; the bundle's bytes; whether the cap dropped a
+ * section; the stages that erred (a denied read is a skipped resource, not a failure).
+ */
+export interface EnrichmentReport {
+  outcome: "ok" | "partial" | "failed";
+  bytes: number;
+  truncated: boolean;
+  failedStages: EnrichStage[];
+}
+
+export function enrichmentReport(
+  rendered: { bundle: string; dropped: readonly string[] },
+  gathered: number,
+  errors: ReadonlyArray<{ stage: EnrichStage }>,
+): EnrichmentReport {
+  const outcome = errors.length === 0 ? "ok" : gathered === 0 ? "failed" : "partial";
+  return {
+    outcome,
+    bytes: new TextEncoder().encode(rendered.bundle).length,
+    truncated: rendered.dropped.length > 0,
+    failedStages: errors.map((error) => error.stage),
+  };
 }
 
 export function selectedResources(lists: EnricherSettings["lists"]): EnrichResource[] {
@@ -187,7 +216,7 @@ export function podEnricher(
       radius: `kubectl get pods -n ${namespace} -o wide`,
       logs: `kubectl logs -n ${namespace} ${name} --all-containers --previous --tail=${settings.logLines}`,
     };
-    return renderBundle(
+    const rendered = renderBundle(
       {
         target: {
           namespace,
@@ -202,6 +231,8 @@ export function podEnricher(
         command: (section) => commands[section],
       },
       settings.capBytes,
-    ).bundle;
+    );
+    settings.observe?.(enrichmentReport(rendered, Object.keys(sections).length, errors));
+    return rendered.bundle;
   };
 }

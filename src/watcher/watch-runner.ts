@@ -6,7 +6,7 @@
  * drains the dispatcher and persists the cache. Readiness waits for the
  * required source alone; the graph's optional watches are reported by `degraded()` instead.
  */
-import type { WatcherConfig } from "./watcher-config.ts";
+import { type WatcherConfig, failureDomain } from "./watcher-config.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import {
   accessChecksFor,
@@ -285,7 +285,7 @@ export async function startWatcher(
     {
       cluster: config.clusterName,
       ...(config.project ? { project: config.project } : {}),
-      zone: config.zone,
+      zone: failureDomain(config.zone, config.region),
       mode: config.mode,
       filter: config.filter,
       dedupWindowMs: config.dedupWindowMs,
@@ -322,6 +322,7 @@ export async function startWatcher(
               logLines: config.enrich.logLines,
               timeoutMs: config.enrich.timeoutMs,
               lists: config.enrich.lists,
+              observe: (report) => metrics.enrichment(report),
               ...(config.enrich.preflight
                 ? { preflight: (check: AccessCheck) => reviewAccess(connection, check) }
                 : {}),
@@ -387,6 +388,9 @@ export async function startWatcher(
   delivery.start();
   const timers: Array<ReturnType<typeof setInterval>> = [];
   let watching = true;
+  // D435: 1 while this runner's sources watch, 0 once they stopped (an access re-check or shutdown).
+  metrics.gauge("runner_up", "1 while this cluster's runner watches", () => (watching ? 1 : 0));
+  metrics.sinkInfo(config.sink);
   const stopWatches = async () => {
     if (!watching) return;
     watching = false;

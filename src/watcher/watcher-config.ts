@@ -100,3 +100,11 @@ export interface WatcherConfig {
   /** Loud startup notes that are not refusals (plain http webhook). */
   warnings: string[];
 }
+
+/**
+ * The failure domain (D436): `--zone` for a zonal cluster, else `--region`, else none. It is the
+ * zone the payloads carry and the one that enters the signal fingerprint.
+ */
+export function failureDomain(zone: string, region: string | undefined): string {
+  return zone !== "" ? zone : (region ?? "");
+}

@@ -1,9 +1,15 @@
 /**
  * The watcher's `watcher_*` series (docs/watcher-pipeline.md#metrics) on the shared metrics
- * registry. Every series carries the const label `cluster`.
+ * registry. Every series carries the const label `cluster`; a `reason` label passes the
+ * 100-distinct-reasons cap (D433).
  */
 import { MetricsRegistry } from "../telemetry/metrics.ts";
+import { ReasonCap } from "./core/reason-cap.ts";
 import type { SeriesFamily } from "./core/source-spec.ts";
+import type { EnrichmentReport } from "./enricher.ts";
+
+/** `watcher_enrichment_bytes` buckets: 512 B × 2ⁿ for n = 0…7 (512 B to 64 KiB). */
+export const ENRICHMENT_BYTE_BUCKETS = [0, 1, 2, 3, 4, 5, 6, 7].map((n) => 512 * 2 ** n);
 
 type Count = (labels?: Record<string, string>, by?: number) => void;
 
@@ -36,12 +42,22 @@ export class WatcherMetrics {
   readonly deliveriesRetrySucceeded: Count;
   readonly deliveriesDropped: Count;
   readonly clusterStartFailures: Count;
+  readonly infoDropped: Count;
+  readonly enrichments: Count;
+  readonly enrichmentTruncated: Count;
+  readonly enrichmentFailures: Count;
+  readonly #enrichmentBytes: (labels: Record<string, string>, value: number) => void;
+  readonly reasons = new ReasonCap();
 
   constructor(cluster: string) {
     this.cluster = cluster;
     const counter = (name: string, help: string): Count => {
       const count = this.registry.counter(`watcher_${name}`, help);
-      return (labels = {}, by = 1) => count({ cluster, ...labels }, by);
+      return (labels = {}, by = 1) =>
+        count(
+          { cluster, ...labels, ...(labels.reason === undefined ? {} : { reason: this.reasons.label(labels.reason) }) },
+          by,
+        );
     };
     this.eventsSeen = counter("events_seen_total", "every signal, before the filter");
     this.eventsInjected = counter("events_injected_total", "signals that opened an incident");
@@ -85,6 +101,38 @@ export class WatcherMetrics {
       "cluster_start_failures_total",
       "attempts to start watching a cluster that could not reach it",
     );
+    this.infoDropped = counter("info_dropped_total", "info signals dropped because no --store keeps them, by kind");
+    this.enrichments = counter("enrichments_total", "enrichment bundles gathered by outcome (ok, partial, failed)");
+    this.enrichmentTruncated = counter(
+      "enrichment_truncated_total",
+      "bundles that dropped a section to fit --enrich-cap",
+    );
+    this.enrichmentFailures = counter("enrichment_failures_total", "enrichment stages that erred, by stage");
+    const bytes = this.registry.histogram(
+      "watcher_enrichment_bytes",
+      "size of each enrichment bundle in bytes",
+      ENRICHMENT_BYTE_BUCKETS,
+    );
+    this.#enrichmentBytes = (labels, value) => bytes({ cluster, ...labels }, value);
+  }
+
+  /** One enrichment run (D434): its outcome, its size, whether the cap cut it, the stages that erred. */
+  enrichment(report: EnrichmentReport): void {
+    this.enrichments({ outcome: report.outcome });
+    this.#enrichmentBytes({}, report.bytes);
+    if (report.truncated) this.enrichmentTruncated();
+    for (const stage of report.failedStages) this.enrichmentFailures({ stage });
+  }
+
+  /** `watcher_sink_info{sink}` 1: which sink this watcher delivers to (D435). */
+  sinkInfo(sink: string): void {
+    this.sourceSeries(() => [
+      {
+        name: "sink_info",
+        help: "the sink this watcher delivers to; value 1",
+        samples: [{ labels: { sink }, value: 1 }],
+      },
+    ]);
   }
 
   private readonly gauges: Array<{ name: string; help: string; read: () => number }> = [];

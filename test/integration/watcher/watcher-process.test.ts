@@ -123,6 +123,12 @@ test("metrics listener, readiness after the watches sync, the store, and SIGTERM
     expect(metrics).toContain('watcher_events_injected_total{cluster="proc",namespace="billing",reason="BackOff"} 1');
     expect(metrics).toContain('watcher_active_incidents{cluster="proc"} 1');
     expect(metrics).toMatch(/watcher_runner_restarts_total\{cluster="proc"\} [1-9]/);
+    // Issue 32 item 6: the runner, the sink, and the incident's enrichment bundle (D434, D435).
+    expect(metrics).toContain('watcher_runner_up{cluster="proc"} 1');
+    expect(metrics).toContain('watcher_sink_info{cluster="proc",sink="daemon"} 1');
+    expect(metrics).toMatch(/watcher_enrichments_total\{cluster="proc",outcome="(ok|partial)"\} 1/);
+    expect(metrics).toContain('watcher_enrichment_bytes_count{cluster="proc"} 1');
+    expect(metrics).toMatch(/watcher_enrichment_bytes_bucket\{cluster="proc",le="\+Inf"\} 1/);
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect(existsSync(dedupPath)).toBe(false);
 
