@@ -5,10 +5,12 @@
  * startup are left out (the plan said so, once). `synced` once every watch has listed once; a poll
  * that fails is told to the detector with its error, logged once until it answers again, and tried
  * again at its next turn. A paged poll follows `metadata.continue` and answers once with every
- * page's items (D384).
+ * page's items (D384). After each, the detector's open conditions are diffed and every change
+ * reported (`opened`, `cleared`) for recovery (D437).
  */
 import type { Logger } from "../../telemetry/logger.ts";
 import type { Detector, KubeObject, SeriesFamily, SourcePoll, SourceSpec } from "../core/source-spec.ts";
+import { type ClearanceReport, OpenConditionDiff } from "../core/open-conditions.ts";
 import type { Signal } from "../core/signal.ts";
 import { type KubeConnection, kubeFetch } from "../kube/kube-connection.ts";
 import { RestartingInformer } from "./restarting-informer.ts";
@@ -22,6 +24,8 @@ export interface DetectorSourceOptions<S> {
   logger: Logger;
   /** A watch restarted after a failure (counted). */
   onRestart(): void;
+  /** Changes of the detector's open conditions, diffed after every observe, poll and tick (D437). */
+  clearance?(report: ClearanceReport): void;
   /** Names of the watches and polls left out (their optional grant was denied). */
   without?: ReadonlySet<string>;
   now?: () => number;
@@ -36,6 +40,7 @@ export class DetectorSource<S = unknown> implements SourceRunner {
   readonly #now: () => number;
   #stopped = false;
   readonly #failingPolls = new Set<string>();
+  readonly #openDiff = new OpenConditionDiff();
 
   constructor(options: DetectorSourceOptions<S>) {
     this.#options = options;
@@ -142,8 +147,16 @@ export class DetectorSource<S = unknown> implements SourceRunner {
     return { ...first, items };
   }
 
+  /** Signals its detector answered to an input this host did not run (a runner's own poll), then its clearance diff. */
+  deliver(signals: readonly Signal[]): void {
+    this.#emit(signals);
+  }
+
   #emit(signals: readonly Signal[]): void {
     if (this.#stopped) return;
     for (const signal of signals) this.#options.emit(signal);
+    const open = this.#detector.open?.bind(this.#detector);
+    const clearance = this.#options.clearance;
+    if (open && clearance) for (const report of this.#openDiff.diff(open(), this.#now())) clearance(report);
   }
 }

@@ -11,6 +11,7 @@
  * again (D380). Judged on the tick (every 15s); state is only kept for live objects. Pure.
  */
 import { goDuration } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourceSpec } from "../source-spec.ts";
 import {
@@ -130,6 +131,11 @@ export class RolloutDetector implements Detector {
       this.#child(this.#replicaSets, uid, change === "delete" ? undefined : replicaSetState(object));
     else if (watch === "pods") this.#child(this.#pods, uid, change === "delete" ? undefined : podState(object));
     return [];
+  }
+
+  /** Stalls that fired and still hold: gone once the rollout completes, is rolled back or the workload is deleted (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const [uid, countdown] of this.#countdowns) if (countdown.fired) yield { uid, reason: "rollout_stall" };
   }
 
   tick(now: number): Signal[] {
