@@ -90,6 +90,8 @@ export interface SourceSpec<S = unknown> {
   polls?: readonly SourcePoll[];
   /** How often `tick` runs; absent: never. */
   tickMs?: number;
+  /** How often `tick` runs for these settings (a countdown judged often enough for its length), over `tickMs`. */
+  tickFor?(settings: S): number;
   /**
    * Grants and polls that depend on the settings (a namespace scope such as `--expiry-namespaces`):
    * what it answers replaces `required` and `polls` (D384).
