@@ -2,7 +2,7 @@
  * Source clearance (docs/watcher-pipeline.md#recovery, D437): the main thread's record of what
  * each source said about the conditions it paged on, `opened` or `cleared` (reported across its
  * worker's channel), keyed like the dedup cache (`<uid>|<canonical reason>`). The recovery sweep
- * asks it first, sources in the reference's order (rollout, saturation, degradation, expiry,
+ * asks it first, sources in a fixed order (rollout, saturation, degradation, expiry,
  * capacity, gateway, token-burn, workload, autoscaling; the first that knows the key judges),
  * then the cluster graph's pod and node clearance. A report stands until the same source reports
  * the key again, even across a worker restart: the new worker only clears what it saw open
@@ -15,7 +15,7 @@ import type { ClearanceReport } from "./core/open-conditions.ts";
 import { canonicalReason } from "./core/reasons.ts";
 import type { ClearanceObservation } from "./core/recovery.ts";
 
-/** The order clearance observers are asked in (the reference's); pod and node clearance come after. */
+/** The order clearance observers are asked in (docs/watcher-pipeline.md#recovery); pod and node clearance come after. */
 export const CLEARANCE_ORDER: readonly string[] = [
   "rollout",
   "saturation",

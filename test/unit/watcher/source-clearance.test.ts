@@ -3,7 +3,7 @@
  * holds) appear when it fires and go away as its source's clearing rule says; the host's diff turns
  * that into `opened` and `cleared` reports, and a fresh diff (a new worker) never reports a clear
  * it did not see open; the main thread's registry keys them like the dedup cache, answers in the
- * reference's order before the graph's pod and node clearance, and forgets old records.
+ * documented order before the graph's pod and node clearance, and forgets old records.
  */
 import { describe, expect, test } from "bun:test";
 import type { DedupIncident } from "../../../src/watcher/core/dedup-cache.ts";
@@ -203,7 +203,7 @@ describe("the registry", () => {
     expect(registry.lookup("p1", incident, "FailedScheduling")).toEqual({ cleared: false });
   });
 
-  test("sources answer in the reference's order, before the fallback (pod and node clearance)", () => {
+  test("sources answer in the documented order, before the fallback (pod and node clearance)", () => {
     const registry = new SourceClearances(() => T0);
     registry.report("autoscaling", { event: "cleared", uid: "u", reason: "r", at: T0 });
     registry.report("rollout", { event: "opened", uid: "u", reason: "r", at: T0 });
