@@ -41,6 +41,7 @@ export class DetectorSource<S = unknown> implements SourceRunner {
   #stopped = false;
   readonly #failingPolls = new Set<string>();
   readonly #openDiff = new OpenConditionDiff();
+  #diffQueued = false;
 
   constructor(options: DetectorSourceOptions<S>) {
     this.#options = options;
@@ -155,8 +156,17 @@ export class DetectorSource<S = unknown> implements SourceRunner {
   #emit(signals: readonly Signal[]): void {
     if (this.#stopped) return;
     for (const signal of signals) this.#options.emit(signal);
+    if (!this.#detector.open || !this.#options.clearance || this.#diffQueued) return;
+    // One diff per turn of the event loop, so a list of thousands is diffed once, not per object.
+    this.#diffQueued = true;
+    queueMicrotask(() => this.#diffOpen());
+  }
+
+  #diffOpen(): void {
+    this.#diffQueued = false;
     const open = this.#detector.open?.bind(this.#detector);
     const clearance = this.#options.clearance;
-    if (open && clearance) for (const report of this.#openDiff.diff(open(), this.#now())) clearance(report);
+    if (this.#stopped || !open || !clearance) return;
+    for (const report of this.#openDiff.diff(open(), this.#now())) clearance(report);
   }
 }
