@@ -58,6 +58,7 @@ export class SourceClearances {
       records = new Map();
       this.#bySource.set(source, records);
     }
+    // The dispatcher's family is message-aware only for `BackOff` and `Failed`, reasons no source signals.
     records.set(`${report.uid}|${canonicalReason(report.reason)}`, {
       cleared: report.event === "cleared",
       at: report.at,
