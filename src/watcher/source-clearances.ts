@@ -38,6 +38,7 @@ const PRUNE_EVERY_MS = 60_000;
 interface Judgement {
   cleared: boolean;
   at: number;
+  resolution?: "object_deleted";
 }
 
 export type Lookup = (uid: string, incident: DedupIncident, reason: string) => ClearanceObservation | undefined;
@@ -62,6 +63,7 @@ export class SourceClearances {
     records.set(`${report.uid}|${canonicalReason(report.reason)}`, {
       cleared: report.event === "cleared",
       at: report.at,
+      ...(report.resolution ? { resolution: report.resolution } : {}),
     });
     this.#prune();
   }
@@ -80,7 +82,12 @@ export class SourceClearances {
     for (const source of this.#order()) {
       const judgement = this.#bySource.get(source)?.get(key);
       if (!judgement || expired(judgement, now)) continue;
-      return judgement.cleared ? { cleared: true, stableSince: judgement.at } : { cleared: false };
+      if (!judgement.cleared) return { cleared: false };
+      return {
+        cleared: true,
+        stableSince: judgement.at,
+        ...(judgement.resolution ? { resolution: judgement.resolution } : {}),
+      };
     }
     return undefined;
   };

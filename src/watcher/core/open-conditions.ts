@@ -20,6 +20,8 @@ export interface ClearanceReport {
   reason: string;
   /** When the host saw the change (epoch ms): a cleared condition's stable-since. */
   at: number;
+  /** Cleared because its object was deleted (the host saw the delete since the last diff). */
+  resolution?: "object_deleted";
 }
 
 const keyOf = (condition: OpenCondition) => `${condition.uid}\u0000${condition.reason}`;
@@ -27,8 +29,8 @@ const keyOf = (condition: OpenCondition) => `${condition.uid}\u0000${condition.r
 export class OpenConditionDiff {
   #open = new Map<string, OpenCondition>();
 
-  /** The reports that take the last open set to `current`. */
-  diff(current: Iterable<OpenCondition>, now: number): ClearanceReport[] {
+  /** The reports that take the last open set to `current`; `deleted`: uids deleted since the last diff. */
+  diff(current: Iterable<OpenCondition>, now: number, deleted?: ReadonlySet<string>): ClearanceReport[] {
     const next = new Map<string, OpenCondition>();
     for (const condition of current) next.set(keyOf(condition), condition);
     const reports: ClearanceReport[] = [];
@@ -36,7 +38,14 @@ export class OpenConditionDiff {
       if (!this.#open.has(key))
         reports.push({ event: "opened", uid: condition.uid, reason: condition.reason, at: now });
     for (const [key, condition] of this.#open)
-      if (!next.has(key)) reports.push({ event: "cleared", uid: condition.uid, reason: condition.reason, at: now });
+      if (!next.has(key))
+        reports.push({
+          event: "cleared",
+          uid: condition.uid,
+          reason: condition.reason,
+          at: now,
+          ...(deleted?.has(condition.uid) ? { resolution: "object_deleted" as const } : {}),
+        });
     this.#open = next;
     return reports;
   }

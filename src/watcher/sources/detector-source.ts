@@ -42,6 +42,7 @@ export class DetectorSource<S = unknown> implements SourceRunner {
   readonly #failingPolls = new Set<string>();
   readonly #openDiff = new OpenConditionDiff();
   #diffQueued = false;
+  #deleted = new Set<string>();
 
   constructor(options: DetectorSourceOptions<S>) {
     this.#options = options;
@@ -50,8 +51,10 @@ export class DetectorSource<S = unknown> implements SourceRunner {
     this.#detector = options.spec.detector(options.settings);
     for (const watch of options.spec.watches) {
       if (options.without?.has(watch.name)) continue;
-      const observe = (change: "add" | "update" | "delete", object: Record<string, unknown>, initial: boolean) =>
+      const observe = (change: "add" | "update" | "delete", object: Record<string, unknown>, initial: boolean) => {
+        if (change === "delete") this.#noteDeleted(object);
         this.#emit(this.#detector.observe(watch.name, change, object as KubeObject, this.#now(), initial));
+      };
       this.#informers.push(
         new RestartingInformer(
           `${this.name}/${watch.name}`,
@@ -166,7 +169,16 @@ export class DetectorSource<S = unknown> implements SourceRunner {
     this.#diffQueued = false;
     const open = this.#detector.open?.bind(this.#detector);
     const clearance = this.#options.clearance;
+    const deleted = this.#deleted;
+    this.#deleted = new Set();
     if (this.#stopped || !open || !clearance) return;
-    for (const report of this.#openDiff.diff(open(), this.#now())) clearance(report);
+    for (const report of this.#openDiff.diff(open(), this.#now(), deleted)) clearance(report);
+  }
+
+  /** A deleted object's uid, until the next diff: a condition it clears was cleared by `object_deleted`. */
+  #noteDeleted(object: Record<string, unknown>): void {
+    if (!this.#detector.open || !this.#options.clearance) return;
+    const uid = (object.metadata as { uid?: unknown } | undefined)?.uid;
+    if (typeof uid === "string" && uid !== "") this.#deleted.add(uid);
   }
 }

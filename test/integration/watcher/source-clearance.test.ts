@@ -4,7 +4,7 @@
  * stall opens an incident; its worker killed meanwhile is replaced and pages again without the
  * incident being resolved; once the rollout completes, `resolved` follows into the same session.
  * The same with the sources on the main thread (`sourceThreads: "main"`): a failed Job's incident
- * is resolved once the Job is deleted.
+ * is resolved (`object_deleted`) once the Job is deleted.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -133,7 +133,7 @@ test("a rollout stall is resolved into its session once the rollout completes; a
   });
 }, 30_000);
 
-test("on the main thread: a failed Job's incident is resolved into its session once the Job is deleted", async () => {
+test("on the main thread: a failed Job's incident is resolved (object_deleted) into its session once the Job is deleted", async () => {
   const { payloads } = await startDryRun(["--sources=cluster-events,workload"], { sourceThreads: "main" });
   const job = api.scenario.create({
     apiVersion: "batch/v1",
@@ -162,5 +162,6 @@ test("on the main thread: a failed Job's incident is resolved into its session o
     uid: String((job.metadata as { uid: string }).uid),
     kind_of_object: "Job",
     name: "once",
+    resolution: "object_deleted",
   });
 }, 30_000);

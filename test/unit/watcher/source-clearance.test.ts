@@ -172,6 +172,21 @@ describe("the host's diff", () => {
     expect(diff.size).toBe(0);
   });
 
+  test("a clear whose object the host saw deleted since the last diff is object_deleted", () => {
+    const diff = new OpenConditionDiff();
+    diff.diff(
+      [
+        { uid: "j1", reason: "job_failed" },
+        { uid: "j2", reason: "job_failed" },
+      ],
+      T0,
+    );
+    expect(diff.diff([], T0 + 1, new Set(["j1"]))).toEqual([
+      { event: "cleared", uid: "j1", reason: "job_failed", at: T0 + 1, resolution: "object_deleted" },
+      { event: "cleared", uid: "j2", reason: "job_failed", at: T0 + 1 },
+    ]);
+  });
+
   test("a fresh diff (a replaced worker) never reports a clear for what it did not see open (D438)", () => {
     const fresh = new OpenConditionDiff();
     expect(fresh.diff([], T0)).toEqual([]);
@@ -198,6 +213,18 @@ describe("the registry", () => {
     now = T0 + MIN;
     registry.report("rollout", { event: "cleared", uid: "d1", reason: "rollout_stall", at: T0 + MIN });
     expect(registry.lookup("d1", incident, "rollout_stall")).toEqual({ cleared: true, stableSince: T0 + MIN });
+    registry.report("workload", {
+      event: "cleared",
+      uid: "j1",
+      reason: "job_failed",
+      at: now,
+      resolution: "object_deleted",
+    });
+    expect(registry.lookup("j1", incident, "job_failed")).toEqual({
+      cleared: true,
+      stableSince: now,
+      resolution: "object_deleted",
+    });
     // A source reason with a canonical family is filed under the family (the dedup key's).
     registry.report("capacity", { event: "opened", uid: "p1", reason: "pending-aged", at: now });
     expect(registry.lookup("p1", incident, "FailedScheduling")).toEqual({ cleared: false });
