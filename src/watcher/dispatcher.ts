@@ -48,8 +48,15 @@ export interface DispatcherSettings {
 /** Blast-radius keys the topology knows for a signal's object, nearest first (node, owners, namespace). */
 export type TopologyLookup = (signal: Signal) => Ancestor[];
 
-/** Asks the cluster whether an incident's object has cleared (pod Ready, node Ready). */
-export type ClearanceLookup = (uid: string, incident: DedupIncident) => ClearanceObservation | undefined;
+/**
+ * Asks whether an incident has cleared: the sources' clearance first, then the cluster's (pod
+ * Ready, node Ready); `reason` is the key's canonical reason (D437).
+ */
+export type ClearanceLookup = (
+  uid: string,
+  incident: DedupIncident,
+  reason: string,
+) => ClearanceObservation | undefined;
 
 export interface DispatcherDeps {
   sink: IncidentSink;
@@ -378,8 +385,9 @@ export class Dispatcher {
         for (const key of keys.slice(start, start + SWEEP_CHUNK)) {
           const entry = this.dedup.get(key);
           if (!entry?.incident) continue;
-          const uid = key.slice(0, key.lastIndexOf("|"));
-          await this.deliverOutcome(this.recovery.observe(key, lookup(uid, entry.incident), now));
+          const separator = key.lastIndexOf("|");
+          const observation = lookup(key.slice(0, separator), entry.incident, key.slice(separator + 1));
+          await this.deliverOutcome(this.recovery.observe(key, observation, now));
         }
       });
     }

@@ -22,6 +22,7 @@ import {
 } from "./core/access-plan.ts";
 import { AccessSweeper } from "./access-sweeper.ts";
 import { DedupCache } from "./core/dedup-cache.ts";
+import type { ClearanceReport } from "./core/open-conditions.ts";
 import type { Severity, Signal } from "./core/signal.ts";
 import type { DeliveryPolicy } from "./core/delivery-policy.ts";
 import type { IncidentSink } from "./core/sink.ts";
@@ -43,6 +44,7 @@ import { SOURCE_PREFLIGHTS, sourceSettings } from "./sources/source-registry.ts"
 import { SourceRefusal, type SourceRunner } from "./sources/source-runner.ts";
 import { sourceSpec, specForSettings } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
+import { SourceClearances } from "./source-clearances.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
 import { StoreKeeper } from "./store-keeper.ts";
 import { WatcherMetrics } from "./watcher-metrics.ts";
@@ -264,6 +266,7 @@ export async function startWatcher(
       : undefined;
   const recoveryStableForMs = plan.recovery ? config.recoveryStableForMs : 0;
   const dedup = new DedupCache(config.dedupWindowMs);
+  const clearances = new SourceClearances(options.now);
   const store = config.store
     ? new OccurrenceStore({
         path: config.store,
@@ -312,7 +315,8 @@ export async function startWatcher(
       ...(options.now ? { now: options.now } : {}),
       ...(store ? { record: (row) => store.record(row) } : {}),
       openPending: (key) => delivery.hasPendingOpen(key),
-      ...(graph && plan.recovery ? { clearance: graph.clearance } : {}),
+      // D437: what the sources report cleared first, then the graph's pod and node clearance.
+      ...(plan.recovery ? { clearance: clearances.chain(graph?.clearance) } : {}),
       ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
       ...(config.enrich.level === "off"
         ? {}
@@ -351,6 +355,7 @@ export async function startWatcher(
       emit: emitSignal,
       logger,
       onRestart: restarted,
+      ...(plan.recovery ? { clearance: (report: ClearanceReport) => clearances.report(name, report) } : {}),
       ...(options.now ? { now: options.now } : {}),
     };
     return refusingStart(() => {
@@ -407,7 +412,7 @@ export async function startWatcher(
         )
       : undefined;
   if (sweeper) timers.push(setInterval(() => void sweeper.sweep(), config.accessRecheckMs));
-  if (graph && recoveryStableForMs > 0)
+  if (recoveryStableForMs > 0)
     timers.push(setInterval(() => void dispatcher.sweepRecovery(), options.recoveryTickMs ?? RECOVERY_TICK_MS));
   const persist = () => {
     if (!config.dedupPersist) return;

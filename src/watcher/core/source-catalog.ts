@@ -46,8 +46,13 @@ export function sourceSpec(name: string): SourceSpec<unknown> | undefined {
   return SOURCE_SPECS.find((spec) => spec.name === name);
 }
 
-/** A SourceSpec as it runs with these settings: its scoped grants and polls in place (D384). */
+/** A SourceSpec as it runs with these settings: its scoped grants and polls (D384) and its tick (D437) in place. */
 export function specForSettings<S>(spec: SourceSpec<S>, settings: S): SourceSpec<S> {
   const scoped = spec.scoped?.(settings);
-  return scoped ? { ...spec, required: scoped.required, polls: scoped.polls } : spec;
+  const tickMs = spec.tickFor?.(settings);
+  return {
+    ...spec,
+    ...(scoped ? { required: scoped.required, polls: scoped.polls } : {}),
+    ...(tickMs === undefined ? {} : { tickMs }),
+  };
 }

@@ -7,6 +7,7 @@
  * (sources/detector-source.ts) runs the informers, polls and ticks around it. Pure types.
  */
 import type { AccessCheck } from "./access-check.ts";
+import type { OpenCondition } from "./open-conditions.ts";
 import type { Signal } from "./signal.ts";
 
 export type KubeObject = Record<string, unknown>;
@@ -29,6 +30,12 @@ export interface Detector {
    * host answers it over its channel): plain data, so it crosses a thread (D409).
    */
   series?(): SeriesFamily[];
+  /**
+   * The conditions it paged on that still hold (uid and reason as signalled), read by the host
+   * after every observe, poll and tick: one that goes away is reported cleared, so recovery can
+   * resolve its incident (D437). Absent: the source judges no clearance.
+   */
+  open?(): Iterable<OpenCondition>;
 }
 
 /** A gauge family a detector reports: its samples now (the host adds `watcher_` and the `cluster` label). */
@@ -83,6 +90,8 @@ export interface SourceSpec<S = unknown> {
   polls?: readonly SourcePoll[];
   /** How often `tick` runs; absent: never. */
   tickMs?: number;
+  /** How often `tick` runs for these settings (a countdown judged often enough for its length), over `tickMs`. */
+  tickFor?(settings: S): number;
   /**
    * Grants and polls that depend on the settings (a namespace scope such as `--expiry-namespaces`):
    * what it answers replaces `required` and `polls` (D384).

@@ -5,10 +5,12 @@
  * startup are left out (the plan said so, once). `synced` once every watch has listed once; a poll
  * that fails is told to the detector with its error, logged once until it answers again, and tried
  * again at its next turn. A paged poll follows `metadata.continue` and answers once with every
- * page's items (D384).
+ * page's items (D384). After each, the detector's open conditions are diffed and every change
+ * reported (`opened`, `cleared`) for recovery (D437).
  */
 import type { Logger } from "../../telemetry/logger.ts";
 import type { Detector, KubeObject, SeriesFamily, SourcePoll, SourceSpec } from "../core/source-spec.ts";
+import { type ClearanceReport, OpenConditionDiff } from "../core/open-conditions.ts";
 import type { Signal } from "../core/signal.ts";
 import { type KubeConnection, kubeFetch } from "../kube/kube-connection.ts";
 import { RestartingInformer } from "./restarting-informer.ts";
@@ -22,6 +24,8 @@ export interface DetectorSourceOptions<S> {
   logger: Logger;
   /** A watch restarted after a failure (counted). */
   onRestart(): void;
+  /** Changes of the detector's open conditions, diffed after every observe, poll and tick (D437). */
+  clearance?(report: ClearanceReport): void;
   /** Names of the watches and polls left out (their optional grant was denied). */
   without?: ReadonlySet<string>;
   now?: () => number;
@@ -36,6 +40,9 @@ export class DetectorSource<S = unknown> implements SourceRunner {
   readonly #now: () => number;
   #stopped = false;
   readonly #failingPolls = new Set<string>();
+  readonly #openDiff = new OpenConditionDiff();
+  #diffQueued = false;
+  #deleted = new Set<string>();
 
   constructor(options: DetectorSourceOptions<S>) {
     this.#options = options;
@@ -44,8 +51,10 @@ export class DetectorSource<S = unknown> implements SourceRunner {
     this.#detector = options.spec.detector(options.settings);
     for (const watch of options.spec.watches) {
       if (options.without?.has(watch.name)) continue;
-      const observe = (change: "add" | "update" | "delete", object: Record<string, unknown>, initial: boolean) =>
+      const observe = (change: "add" | "update" | "delete", object: Record<string, unknown>, initial: boolean) => {
+        if (change === "delete") this.#noteDeleted(object);
         this.#emit(this.#detector.observe(watch.name, change, object as KubeObject, this.#now(), initial));
+      };
       this.#informers.push(
         new RestartingInformer(
           `${this.name}/${watch.name}`,
@@ -142,8 +151,34 @@ export class DetectorSource<S = unknown> implements SourceRunner {
     return { ...first, items };
   }
 
+  /** Signals its detector answered to an input this host did not run (a runner's own poll), then its clearance diff. */
+  deliver(signals: readonly Signal[]): void {
+    this.#emit(signals);
+  }
+
   #emit(signals: readonly Signal[]): void {
     if (this.#stopped) return;
     for (const signal of signals) this.#options.emit(signal);
+    if (!this.#detector.open || !this.#options.clearance || this.#diffQueued) return;
+    // One diff per turn of the event loop, so a list of thousands is diffed once, not per object.
+    this.#diffQueued = true;
+    queueMicrotask(() => this.#diffOpen());
+  }
+
+  #diffOpen(): void {
+    this.#diffQueued = false;
+    const open = this.#detector.open?.bind(this.#detector);
+    const clearance = this.#options.clearance;
+    const deleted = this.#deleted;
+    this.#deleted = new Set();
+    if (this.#stopped || !open || !clearance) return;
+    for (const report of this.#openDiff.diff(open(), this.#now(), deleted)) clearance(report);
+  }
+
+  /** A deleted object's uid, until the next diff: a condition it clears was cleared by `object_deleted`. */
+  #noteDeleted(object: Record<string, unknown>): void {
+    if (!this.#detector.open || !this.#options.clearance) return;
+    const uid = (object.metadata as { uid?: unknown } | undefined)?.uid;
+    if (typeof uid === "string" && uid !== "") this.#deleted.add(uid);
   }
 }

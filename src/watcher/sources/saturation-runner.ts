@@ -101,7 +101,8 @@ export class SaturationRunner implements SourceRunner {
       }
       if (this.#stopped) return;
       this.#note(problem);
-      for (const signal of this.#polled(SATURATION_POLLS.stats, body, this.#now(), error)) this.#context.emit(signal);
+      // Through the inner host, so the detector's open conditions are diffed after the round too (D437).
+      this.#inner.deliver(this.#polled(SATURATION_POLLS.stats, body, this.#now(), error));
     } finally {
       this.#running = false;
     }

@@ -3,11 +3,13 @@
  * handshake's init names the source and carries what it is built from (the flag values, the
  * environment, the connection as data, the plan's left-out watches); the worker answers `stop`,
  * and says `signal` for every signal its source emits, `started` once its start finished, `state` when its readiness
- * or latest error changes, `restart` when a watch restarted, and `series` with the gauges its detector reports, `log` for each line its source writes
+ * or latest error changes, `restart` when a watch restarted, `series` with the gauges its detector reports, `clearance` when a condition it paged on
+ * opened or cleared, `log` for each line its source writes
  * (the main thread's logger writes it, so the log stays one stream). Types plus the channel.
  */
 import type { FlagValue } from "../../config/flag-spec.ts";
 import type { LogLevel } from "../../telemetry/logger.ts";
+import type { ClearanceReport } from "../core/open-conditions.ts";
 import type { Signal } from "../core/signal.ts";
 import type { SeriesFamily } from "../core/source-spec.ts";
 import {
@@ -54,6 +56,8 @@ export type SourceMainSide = {
     log: { level: LogLevel; message: string };
     /** The gauge series its detector reports (D409), when they changed; /metrics reads the last. */
     series: { families: SeriesFamily[] };
+    /** A condition the source paged on opened or cleared (D437), for recovery. */
+    clearance: ClearanceReport;
   };
 };
 

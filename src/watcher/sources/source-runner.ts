@@ -7,6 +7,7 @@
  */
 import type { FlagValue } from "../../config/flag-spec.ts";
 import type { Logger } from "../../telemetry/logger.ts";
+import type { ClearanceReport } from "../core/open-conditions.ts";
 import type { Signal } from "../core/signal.ts";
 import type { SeriesFamily } from "../core/source-spec.ts";
 import type { KubeConnection } from "../kube/kube-connection.ts";
@@ -35,6 +36,8 @@ export interface SourceRunnerContext {
   logger: Logger;
   /** A watch or poll restarted after a failure (counted). */
   onRestart(): void;
+  /** A condition the source paged on opened or cleared (D437); absent, nobody asks. */
+  clearance?(report: ClearanceReport): void;
   now?: () => number;
 }
 

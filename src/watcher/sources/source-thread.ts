@@ -159,6 +159,7 @@ export class SourceThread implements SourceRunner {
     )
       .onNotification("signal", ({ signal }) => context.emit(signal))
       .onNotification("restart", () => context.onRestart())
+      .onNotification("clearance", (report) => context.clearance?.(report))
       .onNotification("log", ({ level, message }) => context.logger[level](message))
       .onNotification("series", ({ families }) => {
         this.#series = families;

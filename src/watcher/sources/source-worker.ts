@@ -1,7 +1,7 @@
 /**
  * The worker side of one source (D413): answers the source channel's handshake by building the
  * source from its init (buildSource, as the main thread would), starts it, and forwards what it
- * does: each signal, each watch restart, each log line, and its readiness whenever that changes
+ * does: each signal, each clearance report (D437), each watch restart, each log line, and its readiness whenever that changes
  * (checked after start and every STATE_CHECK_MS). `stop` stops the source and answers.
  */
 import { RpcConnection } from "../../rpc/rpc-connection.ts";
@@ -84,6 +84,7 @@ export function serveSourceWorker(scope: Worker): void {
       emit: (signal) => main.notify("signal", { signal }),
       logger,
       onRestart: () => main.notify("restart", {}),
+      clearance: (report) => main.notify("clearance", report),
     });
   main.handle("stop", async () => {
     clearInterval(timer);

@@ -11,6 +11,7 @@
  * source worker). `synced` once a poll has answered (D404).
  */
 import { goDuration } from "../core/go-time.ts";
+import { OpenConditionDiff } from "../core/open-conditions.ts";
 import { TOKEN_BURN_POLL, TOKEN_BURN_SPEC, type TokenBurnSettings } from "../core/sources/token-burn-detector.ts";
 import type { Detector } from "../core/source-spec.ts";
 import { tracedFetch } from "../../telemetry/client-spans.ts";
@@ -86,6 +87,7 @@ export class TokenBurnSource implements SourceRunner {
   readonly #stopping = new AbortController();
   #answered = false;
   #failing: string | undefined;
+  readonly #openDiff = new OpenConditionDiff();
 
   constructor(settings: TokenBurnRunnerSettings, context: SourceRunnerContext) {
     this.#settings = settings;
@@ -146,8 +148,12 @@ export class TokenBurnSource implements SourceRunner {
     }
     if (this.#stopped) return;
     this.#note(error);
-    for (const signal of this.#detector.polled?.(TOKEN_BURN_POLL, body, this.#now(), error) ?? [])
-      this.#context.emit(signal);
+    const now = this.#now();
+    for (const signal of this.#detector.polled?.(TOKEN_BURN_POLL, body, now, error) ?? []) this.#context.emit(signal);
+    // What still burns, diffed after each answer, for recovery (D437).
+    const { clearance } = this.#context;
+    if (clearance && this.#detector.open)
+      for (const report of this.#openDiff.diff(this.#detector.open(), now)) clearance(report);
   }
 
   /** A failure logged once until a poll answers again. */

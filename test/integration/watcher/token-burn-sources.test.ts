@@ -14,6 +14,7 @@ import { type FakeApiserver, startFakeApiserver } from "../../../scripts/fake-ap
 import { watcherConfigFromArgv } from "../../../src/cli/watcher-config.ts";
 import { sha256Hex } from "../../../src/surfaces/http/caller-auth.ts";
 import { createLogger } from "../../../src/telemetry/logger.ts";
+import type { ClearanceReport } from "../../../src/watcher/core/open-conditions.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
 import { SOURCE_RUNNERS } from "../../../src/watcher/sources/source-registry.ts";
 import type { TokenBurnSource } from "../../../src/watcher/sources/token-burn-source.ts";
@@ -138,6 +139,7 @@ function runner(args: string[], env: Record<string, string> = ENV) {
   if (!parsed.ok) throw new Error(parsed.error);
   const signals: Signal[] = [];
   const lines: string[] = [];
+  const clearances: ClearanceReport[] = [];
   let now = Date.parse("2026-11-29T10:00:00Z");
   const factory = SOURCE_RUNNERS["token-burn"];
   if (!factory) throw new Error("token-burn has no runner");
@@ -149,11 +151,13 @@ function runner(args: string[], env: Record<string, string> = ENV) {
     emit: (signal) => signals.push(signal),
     logger: createLogger("debug", (line) => lines.push(line)),
     onRestart: () => {},
+    clearance: (report) => clearances.push(report),
     now: () => now,
   }) as TokenBurnSource;
   return {
     source,
     signals,
+    clearances,
     lines,
     /** Step the clock and poll (the first call joins the poll `start` began). */
     async poll(minutes: number): Promise<Signal[]> {
@@ -193,6 +197,11 @@ describe("against a real agent daemon", () => {
       );
       await round();
       expect(await burn.poll(1)).toEqual([]); // both ongoing: paged once each
+      // Both reported open for recovery as they paged, nothing cleared (D437).
+      expect(burn.clearances.map(({ event, uid, reason }) => `${event} ${uid} ${reason}`)).toEqual([
+        "opened session:spar/a token_budget",
+        "opened session:spar/a token_burn",
+      ]);
       expect(burn.lines.join("\n")).toContain(`source token-burn: polling ${daemon.baseUrl}/sessions every 1h0m0s`);
       expect(burn.lines.join("\n")).not.toContain("poll failed");
     } finally {

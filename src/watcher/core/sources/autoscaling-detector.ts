@@ -10,6 +10,7 @@
  * two states. Pure.
  */
 import { goDuration } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourceSpec } from "../source-spec.ts";
 import { condition, count, field, listWatch, type Meta, meta, sourceSignal } from "./source-fields.ts";
@@ -88,6 +89,14 @@ export class AutoscalingDetector implements Detector {
     if (state.pinned || state.dead) this.#hpas.set(hpa.uid, state);
     else this.#hpas.delete(hpa.uid);
     return [];
+  }
+
+  /** Episodes that paged and still hold: gone when the condition ends or the HPA is deleted (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const [uid, state] of this.#hpas) {
+      if (state.pinned && state.pinned.level > 0) yield { uid, reason: "hpa_pinned" };
+      if (state.dead && state.dead.level > 0) yield { uid, reason: "hpa_metrics_dead" };
+    }
   }
 
   tick(now: number): Signal[] {

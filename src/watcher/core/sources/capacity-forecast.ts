@@ -11,6 +11,7 @@
  * nodes is forgotten. Samples are kept only inside the window, at most MAX_SAMPLES per domain. Pure.
  */
 import { goDuration } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { KubeObject, ObjectChange } from "../source-spec.ts";
 import { field, forecastBasis, label, meta, sourceSignal, text } from "./source-fields.ts";
@@ -152,6 +153,12 @@ export class BinPacking {
     let samples = 0;
     for (const domain of this.#domains.values()) samples += domain.samples.length;
     return { nodes: this.#nodes.size, pods: this.#pods.size, domains: this.#domains.size, samples };
+  }
+
+  /** Domains whose forecast paged and still holds: gone once the ETA moves beyond 2 × warn (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const [name, domain] of this.#domains)
+      if (domain.level > 0) yield { uid: `nodegroup:${name}`, reason: "cluster_forecast" };
   }
 
   observeNode(change: ObjectChange, node: KubeObject): void {

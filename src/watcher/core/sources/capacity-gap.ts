@@ -10,6 +10,7 @@
  * forgotten and may page again; only groups in a gap are held. Pure.
  */
 import { goDuration } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import { type AutoscalerStatus, type NodeGroupStatus, wantsNodes } from "./capacity-status.ts";
 import { sourceSignal } from "./source-fields.ts";
@@ -31,6 +32,11 @@ export class ScaleUpGaps {
 
   get size(): number {
     return this.#gaps.size;
+  }
+
+  /** Gaps that paged and still hold: gone once the group stops wanting nodes, gains one, or leaves the status (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const [name, gap] of this.#gaps) if (gap.level > 0) yield { uid: `nodegroup:${name}`, reason: "scaleup_gap" };
   }
 
   /** One answer of the status ConfigMap: the signals of the gaps it shows. */

@@ -8,6 +8,7 @@
  * (it pages again if it returns); only unschedulable pods are held. Pure.
  */
 import { goDuration } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { KubeObject, ObjectChange } from "../source-spec.ts";
 import { condition, controller, field, type Meta, meta, sourceSignal, text, time } from "./source-fields.ts";
@@ -62,6 +63,11 @@ export class PendingAging {
       why: scheduled?.message || "Unschedulable",
       ...(owner ? { controllerRef: `${owner.kind}/${owner.name}` } : {}),
     });
+  }
+
+  /** Pods that paged and are still Pending and Unschedulable: gone once scheduled or deleted (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const [uid, pod] of this.#pods) if (pod.level > 0) yield { uid, reason: "pending-aged" };
   }
 
   judge(now: number): Signal[] {

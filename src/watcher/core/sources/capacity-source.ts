@@ -10,6 +10,7 @@
  * ClusterRole does not give: the startup line says where it goes (D394). Pure.
  */
 import type { AccessCheck } from "../access-check.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourcePoll, SourceSpec } from "../source-spec.ts";
 import { capacityEventSignal, AUTOSCALER_COMPONENT } from "./capacity-events.ts";
@@ -81,6 +82,13 @@ export class CapacityDetector implements Detector {
       if (signal) return [signal];
     }
     return [];
+  }
+
+  /** Scale-up gaps, aged pending pods and cluster forecasts that paged and still hold (D437); events clear nothing. */
+  *open(): Iterable<OpenCondition> {
+    yield* this.gaps.open();
+    yield* this.pending.open();
+    yield* this.packing.open();
   }
 
   polled(_poll: string, body: unknown, now: number, error?: string): Signal[] {

@@ -11,6 +11,7 @@
  * The first list only fills state. Pure.
  */
 import { goDuration } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourceSpec } from "../source-spec.ts";
 import { condition, controller, field, label, listWatch, type Meta, meta, sourceSignal } from "./source-fields.ts";
@@ -92,6 +93,16 @@ export class DegradationDetector implements Detector {
     this.#sample(service, now);
     const signal = initial ? undefined : this.#judge(service, now);
     return signal ? [signal] : [];
+  }
+
+  /**
+   * What paged and still holds (D437): a Service whose degradation is sent until the ratio recovers
+   * (or its slices are gone), a pod whose flaps are sent until they fall out of the window.
+   */
+  *open(): Iterable<OpenCondition> {
+    for (const service of this.#services.values())
+      if (service.level > 0) yield { uid: service.meta.uid, reason: "capacity" };
+    for (const [uid, pod] of this.#pods) if (pod.fired) yield { uid, reason: "probe_flap" };
   }
 
   tick(now: number): Signal[] {

@@ -9,6 +9,7 @@
  * the `parse` of its settings (Bun's X.509 in the host, a fake in unit tests). Pure.
  */
 import { goDuration, rfc3339 } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Severity, Signal } from "../signal.ts";
 import type { Detector, KubeObject } from "../source-spec.ts";
 
@@ -84,7 +85,7 @@ function qualified(object: KubeObject): string {
 
 export class ExpiryDetector implements Detector {
   /** Severity already paged per finding key, and the poll whose answer owns it. */
-  readonly #paged = new Map<string, { poll: string; rank: number }>();
+  readonly #paged = new Map<string, { poll: string; rank: number; uid: string; reasons: string[] }>();
   /** Live ServiceAccounts per namespace, from the last answer (D385: orphan token Secrets are skipped). */
   #serviceAccounts: Map<string, Set<string>> | undefined;
 
@@ -92,6 +93,11 @@ export class ExpiryDetector implements Detector {
 
   observe(): Signal[] {
     return [];
+  }
+
+  /** Every reason a finding paged under, until it is renewed past the horizon or gone (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const { uid, reasons } of this.#paged.values()) for (const reason of reasons) yield { uid, reason };
   }
 
   polled(poll: string, body: unknown, now: number, error?: string): Signal[] {
@@ -112,7 +118,12 @@ export class ExpiryDetector implements Detector {
       const before = this.#paged.get(finding.key);
       const rank = RANK[verdict.severity];
       if (before && before.rank >= rank) continue;
-      this.#paged.set(finding.key, { poll, rank });
+      this.#paged.set(finding.key, {
+        poll,
+        rank,
+        uid: finding.uid,
+        reasons: [...(before?.reasons ?? []), verdict.reason],
+      });
       signals.push(this.#signal(finding, verdict, now));
     }
     // Renewed past the horizon, or gone: forgotten, so a later approach pages again.

@@ -10,6 +10,7 @@
  * again. The tick fires the ones whose grace ran out between changes. Pure.
  */
 import { rfc3339 } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourceSpec } from "../source-spec.ts";
 
@@ -108,6 +109,12 @@ export class GatewayDetector implements Detector {
 
   tick(now: number): Signal[] {
     return [...this.#tracked.values()].flatMap((tracked) => this.#due(tracked, now));
+  }
+
+  /** Objects that paged and still fail: gone when no condition fails any more or on delete (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const { fired, object } of this.#tracked.values())
+      if (fired) yield { uid: object.uid, reason: object.kind === "Gateway" ? "programming_failed" : "route_rejected" };
   }
 
   /** Objects with a failing condition now (the state is bounded by them). */

@@ -8,9 +8,11 @@
  * read from its pods' `controller-revision-hash` label. The countdown restarts whenever the new
  * revision's ready count grows or the rollout changes (a new revision, a rollback); a stall fires
  * once and is forgotten when the rollout completes or is rolled back, so a later stall pages
- * again (D380). Judged on the tick (every 15s); state is only kept for live objects. Pure.
+ * again (D380). Judged on the tick (every 15s; a quarter of a shorter observe time, D437); state
+ * is only kept for live objects. Pure.
  */
 import { goDuration } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourceSpec } from "../source-spec.ts";
 import {
@@ -35,6 +37,10 @@ export interface RolloutSettings {
 }
 
 export const ROLLOUT_DEFAULTS: RolloutSettings = { observeMs: 3 * 60_000, oldReadyRatio: 0.9 };
+
+/** The sweep of the reference (every 15s), shortened for a short `--rollout-observe`, never below MIN_TICK_MS. */
+export const ROLLOUT_TICK_MS = 15_000;
+const MIN_TICK_MS = 100;
 
 interface ReplicaSetState {
   owner: string;
@@ -130,6 +136,11 @@ export class RolloutDetector implements Detector {
       this.#child(this.#replicaSets, uid, change === "delete" ? undefined : replicaSetState(object));
     else if (watch === "pods") this.#child(this.#pods, uid, change === "delete" ? undefined : podState(object));
     return [];
+  }
+
+  /** Stalls that fired and still hold: gone once the rollout completes, is rolled back or the workload is deleted (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const [uid, countdown] of this.#countdowns) if (countdown.fired) yield { uid, reason: "rollout_stall" };
   }
 
   tick(now: number): Signal[] {
@@ -246,6 +257,8 @@ export const ROLLOUT_SPEC: SourceSpec<RolloutSettings> = {
     { name: "statefulsets", path: "/apis/apps/v1/statefulsets" },
     { name: "pods", path: "/api/v1/pods" },
   ],
-  tickMs: 15_000,
+  tickMs: ROLLOUT_TICK_MS,
+  // A countdown is judged at least four times per observe time (every 15s at the default 3m), D437.
+  tickFor: (settings) => Math.min(ROLLOUT_TICK_MS, Math.max(MIN_TICK_MS, Math.floor(settings.observeMs / 4))),
   detector: (settings) => new RolloutDetector(settings),
 };

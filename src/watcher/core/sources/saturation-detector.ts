@@ -15,6 +15,7 @@
  * answering node, or with no sample for a whole window is dropped. Pure.
  */
 import { rfc3339 } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange } from "../source-spec.ts";
 import { linearFit } from "./linear-fit.ts";
@@ -138,6 +139,12 @@ export class SaturationDetector implements Detector {
 
   observe(_watch: string, _change: ObjectChange, _object: KubeObject, _now: number, _initial: boolean): Signal[] {
     return [];
+  }
+
+  /** Forecasts that paged and still hold: gone once the ETA moves beyond 2 × warn or the series is dropped (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const series of this.#series.values())
+      if (series.level > 0) yield { uid: series.uid, reason: `forecast_${series.resource}` };
   }
 
   polled(poll: string, body: unknown, now: number, error?: string): Signal[] {

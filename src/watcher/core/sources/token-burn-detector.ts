@@ -14,6 +14,7 @@
  * untrusted JSON, and anything malformed reads as absent.
  */
 import { goDuration } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, SourceSpec } from "../source-spec.ts";
 import { field, sourceSignal } from "./source-fields.ts";
@@ -129,6 +130,14 @@ export class TokenBurnDetector implements Detector {
 
   observe(): Signal[] {
     return [];
+  }
+
+  /** Burns and budgets that paged and still hold: gone when the rate falls back, the projection moves out, or the session ends (D437). */
+  *open(): Iterable<OpenCondition> {
+    for (const [key, state] of this.#sessions) {
+      if (state.rateFired) yield { uid: `session:${key}`, reason: "token_burn" };
+      if (state.budgetFired) yield { uid: `session:${key}`, reason: "token_budget" };
+    }
   }
 
   /** One poll's answer; a failed poll (`body` undefined) or one without a session list changes nothing. */

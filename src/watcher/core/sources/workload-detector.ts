@@ -10,6 +10,7 @@
  * so this module stays pure. Judged on the tick (every 30s); Jobs are only remembered while failed.
  */
 import { goDuration, rfc3339 } from "../go-time.ts";
+import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange, SourceSpec } from "../source-spec.ts";
 import { condition, controller, field, listWatch, type Meta, meta, sourceSignal, text, time } from "./source-fields.ts";
@@ -66,6 +67,16 @@ export class WorkloadDetector implements Detector {
     if (watch === "jobs") return this.#job(change, object, now, initial);
     if (watch === "cronjobs") this.#cronJob(change, object, now);
     return [];
+  }
+
+  /**
+   * What still holds (D437): a Job whose Failed condition is True (cleared when it is deleted or
+   * no longer failed; a failed Job seen at a relist counts, so a new worker confirms it), and a
+   * CronJob that paged a miss (cleared by a new schedule time, a suspend, a reschedule, a delete).
+   */
+  *open(): Iterable<OpenCondition> {
+    for (const uid of this.#failedJobs) yield { uid, reason: "job_failed" };
+    for (const [uid, cron] of this.#crons) if (cron.level > 0) yield { uid, reason: "cron_missed" };
   }
 
   tick(now: number): Signal[] {
