@@ -28,6 +28,7 @@ import { DeliveryQueue } from "./delivery-queue.ts";
 import { PendingInjects } from "./pending-injects.ts";
 import { loadDedupFile, saveDedupFile } from "./dedup-file.ts";
 import { Dispatcher } from "./dispatcher.ts";
+import { Watchboard } from "./watchboard.ts";
 import { reviewAccess } from "./kube/access-review.ts";
 import { discoverResources } from "./kube/discovery.ts";
 import { type KubeConnection, loadKubeConnection } from "./kube/kube-connection.ts";
@@ -270,6 +271,14 @@ export async function startWatcher(
     );
   }
   if (config.dedupPersist) loadDedupFile(config.dedupPersist, dedup, logger);
+  // Severity routing (D418): per-incident warnings go to the watchboard; shared mode has no routing.
+  const watchboard =
+    config.mode === "per-incident"
+      ? new Watchboard(
+          { cluster: config.clusterName, ...config.watchboard },
+          { sink, dedup, logger, metrics, now: options.now ?? Date.now },
+        )
+      : undefined;
   const dispatcher = new Dispatcher(
     {
       cluster: config.clusterName,
@@ -292,6 +301,8 @@ export async function startWatcher(
       enrichSeverities: enrichSeverities(config.enrich.level),
       injectMaxBytes: config.injectMaxBytes,
       severityOverrides: config.severityOverrides,
+      // D421: regressions need the store (the occurrence memory) and have no place in shared mode.
+      ...(store && config.mode === "per-incident" ? { regressFactor: config.triageRegressFactor } : {}),
     },
     {
       sink,
@@ -301,6 +312,7 @@ export async function startWatcher(
       ...(options.now ? { now: options.now } : {}),
       ...(store ? { record: (row) => store.record(row) } : {}),
       openPending: (key) => delivery.hasPendingOpen(key),
+      ...(watchboard ? { watchboard } : {}),
       ...(graph && plan.recovery ? { clearance: graph.clearance } : {}),
       ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
       ...(config.enrich.level === "off"
@@ -397,6 +409,7 @@ export async function startWatcher(
       setInterval(() => store.flush(), STORE_FLUSH_MS),
       setInterval(() => store.prune(), STORE_PRUNE_MS),
     );
+  watchboard?.start();
   let stopping: Promise<void> | undefined;
   logger.info(
     `watcher: watching (sink=${config.dryRun ? "dry-run" : config.sink}, mode=${config.mode}, storm=${plan.storm ? "on" : "off"}, cluster=${JSON.stringify(config.clusterName)})`,
@@ -426,6 +439,7 @@ export async function startWatcher(
         for (const timer of timers) clearInterval(timer);
         await stopWatches();
         await dispatcher.idle();
+        await watchboard?.stop();
         await delivery.stop();
         persist();
         store?.close();

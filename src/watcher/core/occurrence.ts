@@ -13,7 +13,11 @@ export type Route =
   | "followup"
   | "error"
   /** An info-severity signal: recorded, never paged (D393). */
-  | "info-stored";
+  | "info-stored"
+  /** A warning delivered through the watchboard's digest (D418). */
+  | "watchboard"
+  /** A recurrence that opened with `triage.regressed` (D421). */
+  | "regressed";
 
 export interface OccurrenceRow {
   at: number;
