@@ -275,7 +275,7 @@ export async function startWatcher(
   const watchboard =
     config.mode === "per-incident"
       ? new Watchboard(
-          { cluster: config.clusterName, ...config.watchboard },
+          { cluster: config.clusterName, injectMaxBytes: config.injectMaxBytes, ...config.watchboard },
           { sink, dedup, logger, metrics, now: options.now ?? Date.now },
         )
       : undefined;

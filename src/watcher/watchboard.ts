@@ -15,9 +15,11 @@ import {
   BoardBuffer,
   type BoardEntry,
   BoardState,
+  type DigestPayload,
   type WatchboardSettings,
   buildDigestPayload,
   buildRotatedPayload,
+  fitDigest,
   tickPeriodMs,
 } from "./core/watchboard.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
@@ -44,7 +46,7 @@ export class Watchboard {
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
-    private readonly settings: WatchboardSettings,
+    private readonly settings: WatchboardSettings & { injectMaxBytes: number },
     private readonly deps: WatchboardDeps,
   ) {
     this.buffer = new BoardBuffer(settings);
@@ -112,27 +114,47 @@ export class Watchboard {
   }
 
   private async flushDue(force: boolean): Promise<void> {
-    while (this.buffer.due(this.deps.now()) || (force && this.buffer.size > 0)) {
-      const entries = this.buffer.take();
-      for (const entry of entries) this.inFlight.add(entry.key);
+    let drain = force;
+    while (this.buffer.due(this.deps.now()) || (drain && this.buffer.size > 0)) {
+      const taken = this.buffer.take();
+      for (const entry of taken) this.inFlight.add(entry.key);
       try {
-        const sessionId = await this.deliver(entries);
-        if (!sessionId) {
-          this.buffer.restore(entries);
-          return;
-        }
-        for (const entry of entries) this.deps.dedup.bind(entry.key, sessionId);
+        const { sent, sessionId } = await this.deliver(taken);
+        // What did not fit (or was not delivered) is first in line for the next digest.
+        this.buffer.restore(taken.slice(sessionId ? sent : 0));
+        if (!sessionId) return;
+        for (const entry of taken.slice(0, sent)) this.deps.dedup.bind(entry.key, sessionId);
+        if (sent < taken.length) drain = true;
       } finally {
-        for (const entry of entries) this.inFlight.delete(entry.key);
+        for (const entry of taken) this.inFlight.delete(entry.key);
       }
     }
   }
 
-  /** One digest into the board (opening or rotating it first when due); the session it landed in. */
-  private async deliver(entries: BoardEntry[]): Promise<string | undefined> {
-    const { sink, logger, metrics, now } = this.deps;
+  /**
+   * One digest into the board (opening or rotating it first when due), fitted to
+   * `--inject-max-bytes`: how many of the entries it carried and the session it landed in.
+   */
+  private async deliver(taken: BoardEntry[]): Promise<{ sent: number; sessionId?: string }> {
+    const { payload, rest } = this.digestOf(taken);
+    const sessionId = await this.send(payload);
+    return { sent: taken.length - rest.length, ...(sessionId ? { sessionId } : {}) };
+  }
+
+  private digestOf(taken: BoardEntry[]): { payload: DigestPayload; rest: BoardEntry[] } {
+    const digest = this.state.nextDigest();
+    const at = this.deps.now();
+    return fitDigest(
+      (entries, cap) => buildDigestPayload(this.settings.cluster, digest, entries, at, cap),
+      taken,
+      this.settings.injectMaxBytes,
+    );
+  }
+
+  private async send(payload: DigestPayload): Promise<string | undefined> {
+    const { sink, logger, metrics } = this.deps;
+    const entries = payload.entries;
     const step = this.state.nextStep();
-    const payload = buildDigestPayload(this.settings.cluster, this.state.nextDigest(), entries, now());
     if (step === "append" && this.state.sessionId) {
       const appended = await sink.append(this.state.sessionId, payload);
       if (!appended.ok && !appended.queued) {

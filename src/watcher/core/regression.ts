@@ -88,8 +88,8 @@ export function buildRegressedPayload(
   const { kind, type: _type, message, ...rest } = recurrence;
   const took = Math.round((resolution.resolvedAt - resolution.firstSeen) / 1000);
   return {
-    ...rest,
     kind: "triage.regressed",
+    ...rest,
     signal_kind: kind,
     triage_status: "resolved",
     triage_session: resolution.sessionId,

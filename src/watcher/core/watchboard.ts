@@ -5,6 +5,7 @@
  * `--watchboard-rotate` digests, and the `watchboard.digest` / `watchboard.rotated` payloads. The
  * session calls are src/watcher/watchboard.ts's. Pure.
  */
+import { envelopeBytes } from "./fit.ts";
 import { rfc3339 } from "./go-time.ts";
 import { maskText } from "./mask.ts";
 import { capMessage } from "./payload.ts";
@@ -56,7 +57,8 @@ export interface DigestEntryWire {
   last_seen: string;
   /** Spar's additions to the reference entry (D419): what a reader of the board needs to judge it. */
   severity: Severity;
-  message: string;
+  /** Cut shorter, or left out, when the digest would not fit `--inject-max-bytes` (D420). */
+  message?: string;
 }
 
 export interface DigestPayload {
@@ -189,11 +191,15 @@ export class BoardState {
   }
 }
 
+/** Below this many bytes a message is left out rather than cut. */
+const MIN_MESSAGE_CUT = 64;
+
 export function buildDigestPayload(
   cluster: string,
   digest: { generation: number; sequence: number },
   entries: readonly BoardEntry[],
   now: number,
+  messageCap = ENTRY_MESSAGE_CAP_BYTES,
 ): DigestPayload {
   const windowStart = Math.min(...entries.map((entry) => entry.bufferedAt));
   return {
@@ -215,7 +221,7 @@ export function buildDigestPayload(
       first_seen: rfc3339(entry.firstSeen),
       last_seen: rfc3339(entry.lastSeen),
       severity: entry.severity,
-      message: entry.message,
+      ...(messageCap >= MIN_MESSAGE_CUT ? { message: capMessage(entry.message, messageCap) } : {}),
     })),
   };
 }
@@ -235,4 +241,37 @@ export function buildRotatedPayload(
     injects_count: injects,
     rotated_at: rfc3339(now),
   };
+}
+
+/**
+ * A digest that fits `--inject-max-bytes` (D420): every entry with the longest message cap that
+ * fits (512 bytes down to 64), else without messages, else the longest prefix of entries that
+ * fits (at least one); `rest` goes back to the buffer for the next digest.
+ */
+export function fitDigest(
+  build: (entries: readonly BoardEntry[], messageCap: number) => DigestPayload,
+  entries: readonly BoardEntry[],
+  maxBytes: number,
+): { payload: DigestPayload; rest: BoardEntry[] } {
+  const fits = (payload: DigestPayload) => envelopeBytes(payload) <= maxBytes;
+  const full = build(entries, ENTRY_MESSAGE_CAP_BYTES);
+  if (fits(full)) return { payload: full, rest: [] };
+  if (fits(build(entries, MIN_MESSAGE_CUT))) {
+    let low = MIN_MESSAGE_CUT;
+    let high = ENTRY_MESSAGE_CAP_BYTES;
+    while (low < high) {
+      const mid = Math.ceil((low + high) / 2);
+      if (fits(build(entries, mid))) low = mid;
+      else high = mid - 1;
+    }
+    return { payload: build(entries, low), rest: [] };
+  }
+  let low = 1;
+  let high = entries.length;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (fits(build(entries.slice(0, mid), 0))) low = mid;
+    else high = mid - 1;
+  }
+  return { payload: build(entries.slice(0, low), 0), rest: entries.slice(low) };
 }

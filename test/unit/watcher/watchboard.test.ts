@@ -10,6 +10,7 @@ import { describe, expect, test } from "bun:test";
 import { watcherConfigFromArgv } from "../../../src/cli/watcher-config.ts";
 import { createLogger } from "../../../src/telemetry/logger.ts";
 import { DedupCache } from "../../../src/watcher/core/dedup-cache.ts";
+import { envelopeBytes } from "../../../src/watcher/core/fit.ts";
 import { rfc3339 } from "../../../src/watcher/core/go-time.ts";
 import type { OccurrenceRow } from "../../../src/watcher/core/occurrence.ts";
 import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
@@ -87,7 +88,7 @@ function signal(index: number, overrides: Partial<Signal> = {}): Signal {
 }
 
 function setup(
-  board: { batch?: number; flushMs?: number; rotate?: number } | undefined,
+  board: { batch?: number; flushMs?: number; rotate?: number; injectMaxBytes?: number } | undefined,
   settings: Partial<DispatcherSettings> = {},
   clearance?: () => { cleared: boolean; stableSince?: number },
 ) {
@@ -100,7 +101,7 @@ function setup(
   const now = () => clock;
   const watchboard = board
     ? new Watchboard(
-        { cluster: "prod", batch: 5, flushMs: 60_000, rotate: 200, ...board },
+        { cluster: "prod", batch: 5, flushMs: 60_000, rotate: 200, injectMaxBytes: 8192, ...board },
         { sink, dedup, logger, metrics, now },
       )
     : undefined;
@@ -122,7 +123,8 @@ function setup(
 
 describe("routing by severity", () => {
   test("critical opens a session; twenty warnings arrive as one digest in one board session (batch 20)", async () => {
-    const { sink, dispatcher, watchboard, rows } = setup({ batch: 20 });
+    // Room for every message: fitting is the next describe's.
+    const { sink, dispatcher, watchboard, rows } = setup({ batch: 20, injectMaxBytes: 32_768 });
     expect(await dispatcher.dispatch(signal(0, { severity: "critical", kind: "objectstate.node_notready" }))).toBe(
       "opened",
     );
@@ -257,6 +259,34 @@ describe("routing by severity", () => {
       "watchboard",
     );
     expect(sink.kinds()).toEqual(["open:sess-1:rollout.stall", "open:sess-2:watchboard.digest"]);
+  });
+});
+
+describe("fitting digests to --inject-max-bytes", () => {
+  const long = (index: number) => signal(index, { message: `${"m".repeat(500)} ${index}` });
+
+  test("twenty entries with long messages: one digest, messages cut until it fits", async () => {
+    const { sink, dispatcher } = setup({ batch: 20 });
+    for (let index = 1; index <= 20; index++) await dispatcher.dispatch(long(index));
+    expect(sink.kinds()).toEqual(["open:sess-1:watchboard.digest"]);
+    const digest = sink.calls[0]?.payload as { entries: Array<{ message?: string }> };
+    expect(digest.entries).toHaveLength(20);
+    expect(envelopeBytes(digest)).toBeLessThanOrEqual(8192);
+    expect(digest.entries[0]?.message?.length ?? 0).toBeLessThan(500);
+  });
+
+  test("a batch too big even without messages is split into digests of the same board; every entry once", async () => {
+    const { sink, dispatcher, watchboard } = setup({ batch: 10, injectMaxBytes: 2000 });
+    for (let index = 1; index <= 10; index++) await dispatcher.dispatch(long(index));
+    expect(watchboard?.buffered).toBe(0);
+    const digests = sink.calls.map((call) => call.payload as { entries: Array<{ uid: string; message?: string }> });
+    expect(digests.length).toBeGreaterThan(1);
+    expect(new Set(sink.calls.map((call) => call.id))).toEqual(new Set(["sess-1"]));
+    for (const digest of digests) expect(envelopeBytes(digest)).toBeLessThanOrEqual(2000);
+    expect(digests.flatMap((digest) => digest.entries.map((entry) => entry.uid))).toEqual(
+      Array.from({ length: 10 }, (_, index) => `uid-${index + 1}`),
+    );
+    expect(digests[0]?.entries[0]?.message).toBeUndefined();
   });
 });
 
