@@ -17,6 +17,7 @@ import type { Logger } from "../telemetry/logger.ts";
 import { DedupCache, type DedupEntry, type DedupIncident, dedupKey } from "./core/dedup-cache.ts";
 import { type FilterSettings, decideFilter } from "./core/filter.ts";
 import { fingerprint } from "./core/fingerprint.ts";
+import { buildFamilyMemberPayload, joinFamily } from "./core/family.ts";
 import { fitPayload } from "./core/fit.ts";
 import { RegressionMemory, type Resolution, buildRegressedPayload } from "./core/regression.ts";
 import { type OccurrenceRow, type Route, rowOf } from "./core/occurrence.ts";
@@ -87,7 +88,8 @@ export type DispatchOutcome =
   | "info-stored"
   | "escalated"
   | "watchboard"
-  | "regressed";
+  | "regressed"
+  | "family-member";
 
 /** Tracked incidents judged per queued step of a recovery sweep. */
 const SWEEP_CHUNK = 100;
@@ -106,6 +108,7 @@ const ROUTES: Record<DispatchOutcome, Route | undefined> = {
   escalated: "followup",
   watchboard: "watchboard",
   regressed: "regressed",
+  "family-member": "followup",
 };
 
 export class Dispatcher {
@@ -216,6 +219,8 @@ export class Dispatcher {
       if (!observed.replay && entry.sessionId && outranks(signal.severity, entry.severity))
         return (await this.escalate(signal, fp, entry)) ? "escalated" : "deduped";
       if (!observed.replay && entry.sessionId) await this.deliverOutcome(this.recovery.recur(key, now));
+      if (!observed.replay && entry.sessionId && !entry.storm && (await this.joinMember(signal, canonical, entry)))
+        return "family-member";
       const unbound =
         !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
       if (unbound && !observed.replay) {
@@ -251,6 +256,25 @@ export class Dispatcher {
     if (opened) this.storms?.noteSession(key, opened);
     if (!opened) return "open-failed";
     return resolution ? "regressed" : "opened";
+  }
+
+  /** A first duplicate from another source family: one `family.member` into the incident's session (D422). */
+  private async joinMember(signal: Signal, canonical: string, entry: DedupEntry): Promise<boolean> {
+    const sessionId = entry.sessionId;
+    if (!sessionId || !entry.sourceKind || !joinFamily(entry, signal)) return false;
+    const { metrics, logger, sink } = this.deps;
+    const fp = fingerprint(sha256Hex, signal.kind, canonical, signal.kindOfObject, this.settings.zone);
+    const payload = buildFamilyMemberPayload(signal, canonical, entry.sourceKind, fp, this.settings.cluster, sessionId);
+    const appended = await sink.append(sessionId, payload);
+    if (!appended.ok && !appended.queued) {
+      metrics.injectErrors({ reason: signal.reason, http_code: "inject" });
+      logger.error(`family.member ${signal.kind} into ${sessionId} failed: ${appended.error}`);
+      return false;
+    }
+    logger.info(
+      `family.member ${signal.kind} ${signal.kindOfObject}=${signal.namespace}/${signal.name} → sid=${sessionId}`,
+    );
+    return true;
   }
 
   /** Whether the key's warning waits on the watchboard or was delivered in a digest. */
@@ -385,6 +409,7 @@ export class Dispatcher {
       const entry = this.dedup.get(key);
       if (entry && !entry.sessionId) {
         this.dedup.bind(key, sessionId, incident);
+        entry.sourceKind = binding.kind;
         this.recovery.track(key, incident.first_event ?? entry.firstSeen, this.now());
       }
       logger.info(

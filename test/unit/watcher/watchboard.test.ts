@@ -397,6 +397,36 @@ describe("triage.regressed", () => {
   });
 });
 
+describe("family.member", () => {
+  test("another source family joining a bound incident: one family.member per family per window, then suppressed", async () => {
+    const { sink, dispatcher, rows } = setup({ batch: 5 });
+    const crash = signal(1, { kind: "cluster-event", reason: "BackOff", severity: "critical", kindOfObject: "Pod" });
+    expect(await dispatcher.dispatch(crash)).toBe("opened");
+    const burst = signal(1, { kind: "objectstate.restart_burst", reason: "restart_burst", kindOfObject: "Pod" });
+    clock += 1000;
+    expect(await dispatcher.dispatch({ ...burst, lastSeen: clock })).toBe("family-member");
+    clock += 1000;
+    expect(await dispatcher.dispatch({ ...burst, lastSeen: clock })).toBe("deduped");
+    clock += 1000;
+    expect(await dispatcher.dispatch({ ...crash, lastSeen: clock })).toBe("deduped");
+    expect(sink.kinds()).toEqual(["open:sess-1:cluster-event", "append:sess-1:family.member"]);
+    expect(sink.calls[1]?.payload).toMatchObject({
+      kind: "family.member",
+      member_kind: "objectstate.restart_burst",
+      reason: "restart_burst",
+      severity: "warning",
+      uid: "uid-1",
+      family: "CrashLoopBackOff",
+      opened_by: "cluster-event",
+      cluster: "prod",
+      session_id: "sess-1",
+      fingerprint: expect.stringMatching(/^sha256:/),
+      design_ref: "docs/watcher-pipeline.md#family-members",
+    });
+    expect(rows.filter((row) => row.route === "followup")).toHaveLength(1);
+  });
+});
+
 test("the watchboard flags' defaults reach the config without being set: batch 5, flush 1m, rotate 200; regress factor 3", () => {
   const config = watcherConfigFromArgv(["--dry-run", "--kubeconfig=/nonexistent", "--cluster-name=c"]);
   if (!config.ok) throw new Error(config.error);
