@@ -17,9 +17,8 @@ import type { Logger } from "../telemetry/logger.ts";
 import { DedupCache, type DedupEntry, type DedupIncident, dedupKey } from "./core/dedup-cache.ts";
 import { type FilterSettings, decideFilter } from "./core/filter.ts";
 import { fingerprint } from "./core/fingerprint.ts";
-import { buildFamilyMemberPayload, joinFamily } from "./core/family.ts";
 import { fitPayload } from "./core/fit.ts";
-import { RegressionMemory, type Resolution, buildRegressedPayload } from "./core/regression.ts";
+import type { Resolution } from "./core/regression.ts";
 import { type OccurrenceRow, type Route, rowOf } from "./core/occurrence.ts";
 import { buildIncidentPayload, buildResolvedPayload } from "./core/payload.ts";
 import { PullClassMemo } from "./core/pull-class.ts";
@@ -29,8 +28,8 @@ import { type Severity, type Signal, outranks } from "./core/signal.ts";
 import type { IncidentSink, OpenBinding } from "./core/sink.ts";
 import type { Ancestor, StormSettings } from "./core/storm.ts";
 import { StormHandler } from "./storm-handler.ts";
+import { SeverityRouter } from "./severity-router.ts";
 import type { Watchboard } from "./watchboard.ts";
-import { entryOf } from "./core/watchboard.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
 import { IncidentLinks, inEventSpan, inWatcherSpan, signalAttributes } from "./watcher-spans.ts";
 
@@ -120,7 +119,8 @@ export class Dispatcher {
   private queue: Promise<unknown> = Promise.resolve();
   /** Each incident's span, for the follow-ups delivered hours later to link back to. */
   private readonly links = new IncidentLinks();
-  private readonly regressions: RegressionMemory | undefined;
+  /** Severity routing: the watchboard, regressions, family members (D418-D422). */
+  private readonly routing: SeverityRouter;
 
   constructor(
     private readonly settings: DispatcherSettings,
@@ -129,7 +129,7 @@ export class Dispatcher {
     this.now = deps.now ?? Date.now;
     this.dedup = deps.dedup ?? new DedupCache(settings.dedupWindowMs);
     this.recovery = new RecoveryTracker(settings.recoveryStableForMs);
-    this.regressions = settings.regressFactor ? new RegressionMemory(settings.regressFactor) : undefined;
+    this.routing = new SeverityRouter(settings, deps);
     this.storms = settings.storm
       ? new StormHandler(
           settings.storm,
@@ -209,18 +209,17 @@ export class Dispatcher {
     if (observed.outcome === "new") observed.entry.severity = signal.severity;
     if (observed.outcome === "duplicate") {
       const entry = observed.entry;
-      const board = this.onBoard(key, entry.sessionId);
+      const board = this.routing.onBoard(key, entry.sessionId);
       if (board && !observed.replay && signal.severity === "critical") return this.leaveBoard(signal, key, fp, entry);
       if (board) {
-        this.deps.watchboard?.note(key, signal.lastSeen);
+        this.routing.noteBoarded(key, signal.lastSeen);
         metrics.eventsDeduped({ reason: signal.reason, namespace: signal.namespace });
         return "deduped";
       }
       if (!observed.replay && entry.sessionId && outranks(signal.severity, entry.severity))
         return (await this.escalate(signal, fp, entry)) ? "escalated" : "deduped";
       if (!observed.replay && entry.sessionId) await this.deliverOutcome(this.recovery.recur(key, now));
-      if (!observed.replay && entry.sessionId && !entry.storm && (await this.joinMember(signal, canonical, entry)))
-        return "family-member";
+      if (!observed.replay && (await this.routing.joinMember(signal, canonical, entry))) return "family-member";
       const unbound =
         !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
       if (unbound && !observed.replay) {
@@ -246,47 +245,17 @@ export class Dispatcher {
    * with `triage.regressed` when it recurs soon after it resolved (D421).
    */
   private async page(signal: Signal, key: string, fp: string, now: number): Promise<DispatchOutcome> {
-    const board = this.deps.watchboard;
-    if (board && signal.severity === "warning" && this.settings.mode === "per-incident") {
-      await board.add(entryOf(signal, key, fp, now));
-      return "watchboard";
-    }
-    const resolution = this.regressions?.take(key, now);
+    if (await this.routing.toBoard(signal, key, fp, now)) return "watchboard";
+    const resolution = this.routing.takeRegression(key, now);
     const opened = await this.openIncident(signal, key, fp, 1, resolution);
     if (opened) this.storms?.noteSession(key, opened);
     if (!opened) return "open-failed";
     return resolution ? "regressed" : "opened";
   }
 
-  /** A first duplicate from another source family: one `family.member` into the incident's session (D422). */
-  private async joinMember(signal: Signal, canonical: string, entry: DedupEntry): Promise<boolean> {
-    const sessionId = entry.sessionId;
-    if (!sessionId || !entry.sourceKind || !joinFamily(entry, signal)) return false;
-    const { metrics, logger, sink } = this.deps;
-    const fp = fingerprint(sha256Hex, signal.kind, canonical, signal.kindOfObject, this.settings.zone);
-    const payload = buildFamilyMemberPayload(signal, canonical, entry.sourceKind, fp, this.settings.cluster, sessionId);
-    const appended = await sink.append(sessionId, payload);
-    if (!appended.ok && !appended.queued) {
-      metrics.injectErrors({ reason: signal.reason, http_code: "inject" });
-      logger.error(`family.member ${signal.kind} into ${sessionId} failed: ${appended.error}`);
-      return false;
-    }
-    logger.info(
-      `family.member ${signal.kind} ${signal.kindOfObject}=${signal.namespace}/${signal.name} → sid=${sessionId}`,
-    );
-    return true;
-  }
-
-  /** Whether the key's warning waits on the watchboard or was delivered in a digest. */
-  private onBoard(key: string, sessionId: string | undefined): boolean {
-    const board = this.deps.watchboard;
-    return board !== undefined && (board.holds(key) || board.isBoardSession(sessionId));
-  }
-
   /** A warning on the board turned critical: it pages now, in its own session (D418). */
   private async leaveBoard(signal: Signal, key: string, fp: string, entry: DedupEntry): Promise<DispatchOutcome> {
-    this.deps.watchboard?.release(key);
-    delete entry.sessionId;
+    this.routing.release(key, entry);
     entry.severity = signal.severity;
     return (await this.openIncident(signal, key, fp, entry.count)) ? "escalated" : "open-failed";
   }
@@ -355,10 +324,7 @@ export class Dispatcher {
         ? await this.deps.enrich(signal)
         : undefined;
     const opening = buildIncidentPayload(signal, this.stamp(), fp, count, bundle);
-    const fitted = fitPayload(
-      regressed ? buildRegressedPayload(opening, regressed, this.settings.regressFactor ?? 0) : opening,
-      this.settings.injectMaxBytes,
-    );
+    const fitted = fitPayload(this.routing.opening(opening, regressed), this.settings.injectMaxBytes);
     if (fitted.shed.length > 0) {
       for (const shed of fitted.shed) metrics.injectShrinks({ shed });
       logger.warn(
@@ -519,7 +485,7 @@ export class Dispatcher {
     );
     if (outcome.kind === "resolved") metrics.recoveriesObserved({ resolution: outcome.resolution });
     else metrics.recoveriesReverted();
-    this.rememberResolution(outcome, sessionId, entry);
+    this.routing.noteOutcome(outcome, sessionId, entry);
     const appended = await sink.append(sessionId, payload);
     if (!appended.ok) {
       metrics.injectErrors({ reason: payload.reason, http_code: "inject" });
@@ -543,19 +509,5 @@ export class Dispatcher {
       sessionId,
     });
     if (this.storms) await this.storms.noteOutcome(outcome);
-  }
-
-  /** A resolved incident may regress (D421); a reverted one is the same incident again. */
-  private rememberResolution(outcome: RecoveryOutcome, sessionId: string, entry: DedupEntry): void {
-    if (!this.regressions || !entry.incident) return;
-    if (outcome.kind !== "resolved") return this.regressions.forget(outcome.key);
-    this.regressions.sweep(outcome.resolvedAt);
-    this.regressions.remember(outcome.key, {
-      sessionId,
-      incident: entry.incident,
-      firstSeen: entry.incident.first_event ?? entry.firstSeen,
-      resolvedAt: outcome.resolvedAt,
-      count: entry.count,
-    });
   }
 }

@@ -1,0 +1,116 @@
+/**
+ * The dispatcher's severity-routing side (docs/watcher.md#severity-routing, D418-D422), kept out
+ * of dispatcher.ts: whether a new incident goes to the watchboard (a per-incident warning) and
+ * whether a duplicate belongs to it; the memory of resolved incidents and the `triage.regressed`
+ * payload a recurrence opens with; the cross-source `family.member` join. Shared mode routes
+ * nothing: the dispatcher builds this with no watchboard and no regressions there.
+ */
+import { sha256Hex } from "../surfaces/http/caller-auth.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import type { DedupEntry } from "./core/dedup-cache.ts";
+import { buildFamilyMemberPayload, joinFamily } from "./core/family.ts";
+import { fingerprint } from "./core/fingerprint.ts";
+import type { IncidentPayload } from "./core/payload.ts";
+import type { RecoveryOutcome } from "./core/recovery.ts";
+import { type RegressedPayload, RegressionMemory, type Resolution, buildRegressedPayload } from "./core/regression.ts";
+import type { Signal } from "./core/signal.ts";
+import type { IncidentSink } from "./core/sink.ts";
+import { entryOf } from "./core/watchboard.ts";
+import type { Watchboard } from "./watchboard.ts";
+import type { WatcherMetrics } from "./watcher-metrics.ts";
+
+export interface SeverityRouterSettings {
+  cluster: string;
+  zone: string;
+  mode: "per-incident" | "shared";
+  /** `--triage-regress-factor` when on (with `--store`); absent or 0: no regressions. */
+  regressFactor?: number;
+}
+
+export interface SeverityRouterDeps {
+  sink: IncidentSink;
+  logger: Logger;
+  metrics: WatcherMetrics;
+  watchboard?: Watchboard;
+}
+
+export class SeverityRouter {
+  private readonly regressions: RegressionMemory | undefined;
+  private readonly board: Watchboard | undefined;
+
+  constructor(
+    private readonly settings: SeverityRouterSettings,
+    private readonly deps: SeverityRouterDeps,
+  ) {
+    const routing = settings.mode === "per-incident";
+    this.board = routing ? deps.watchboard : undefined;
+    this.regressions = routing && settings.regressFactor ? new RegressionMemory(settings.regressFactor) : undefined;
+  }
+
+  /** A new warning goes to the watchboard (D418): true when it went there. */
+  async toBoard(signal: Signal, key: string, fp: string, now: number): Promise<boolean> {
+    if (!this.board || signal.severity !== "warning") return false;
+    await this.board.add(entryOf(signal, key, fp, now));
+    return true;
+  }
+
+  /** Whether the key's warning waits on the watchboard or was delivered in a digest. */
+  onBoard(key: string, sessionId: string | undefined): boolean {
+    return this.board !== undefined && (this.board.holds(key) || this.board.isBoardSession(sessionId));
+  }
+
+  /** A duplicate of a boarded warning: counted into its waiting entry, if it still waits. */
+  noteBoarded(key: string, lastSeen: number): void {
+    this.board?.note(key, lastSeen);
+  }
+
+  /** A boarded warning turned critical: it leaves the board, its incident opens instead. */
+  release(key: string, entry: DedupEntry): void {
+    this.board?.release(key);
+    delete entry.sessionId;
+  }
+
+  /** The resolution a new incident for `key` regresses, if it came back soon enough (D421). */
+  takeRegression(key: string, now: number): Resolution | undefined {
+    return this.regressions?.take(key, now);
+  }
+
+  /** The opening payload: `triage.regressed` for a regression, else the incident's own. */
+  opening(payload: IncidentPayload, regressed: Resolution | undefined): IncidentPayload | RegressedPayload {
+    return regressed ? buildRegressedPayload(payload, regressed, this.settings.regressFactor ?? 0) : payload;
+  }
+
+  /** A resolved incident may regress; a reverted one is the same incident again. */
+  noteOutcome(outcome: RecoveryOutcome, sessionId: string, entry: DedupEntry): void {
+    if (!this.regressions || !entry.incident) return;
+    if (outcome.kind !== "resolved") return this.regressions.forget(outcome.key);
+    this.regressions.sweep(outcome.resolvedAt);
+    this.regressions.remember(outcome.key, {
+      sessionId,
+      incident: entry.incident,
+      firstSeen: entry.incident.first_event ?? entry.firstSeen,
+      resolvedAt: outcome.resolvedAt,
+      count: entry.count,
+    });
+  }
+
+  /** A first duplicate from another source family: one `family.member` into the incident's session (D422). */
+  async joinMember(signal: Signal, canonical: string, entry: DedupEntry): Promise<boolean> {
+    const sessionId = entry.sessionId;
+    if (!sessionId || entry.storm || !entry.sourceKind || !joinFamily(entry, signal)) return false;
+    const { metrics, logger, sink } = this.deps;
+    const { cluster, zone } = this.settings;
+    const fp = fingerprint(sha256Hex, signal.kind, canonical, signal.kindOfObject, zone);
+    const payload = buildFamilyMemberPayload(signal, canonical, entry.sourceKind, fp, cluster, sessionId);
+    const appended = await sink.append(sessionId, payload);
+    if (!appended.ok && !appended.queued) {
+      metrics.injectErrors({ reason: signal.reason, http_code: "inject" });
+      logger.error(`family.member ${signal.kind} into ${sessionId} failed: ${appended.error}`);
+      return false;
+    }
+    logger.info(
+      `family.member ${signal.kind} ${signal.kindOfObject}=${signal.namespace}/${signal.name} → sid=${sessionId}`,
+    );
+    return true;
+  }
+}
