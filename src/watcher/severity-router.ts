@@ -8,7 +8,7 @@
 import { sha256Hex } from "../surfaces/http/caller-auth.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import type { DedupEntry } from "./core/dedup-cache.ts";
-import { buildFamilyMemberPayload, joinFamily } from "./core/family.ts";
+import { buildFamilyMemberPayload, joinFamily, sourceFamily } from "./core/family.ts";
 import { fingerprint } from "./core/fingerprint.ts";
 import type { IncidentPayload } from "./core/payload.ts";
 import type { RecoveryOutcome } from "./core/recovery.ts";
@@ -16,6 +16,7 @@ import { type RegressedPayload, RegressionMemory, type Resolution, buildRegresse
 import type { Signal } from "./core/signal.ts";
 import type { IncidentSink } from "./core/sink.ts";
 import { entryOf } from "./core/watchboard.ts";
+import { type RoutingMetrics, routingMetrics } from "./routing-metrics.ts";
 import type { Watchboard } from "./watchboard.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
 
@@ -37,12 +38,14 @@ export interface SeverityRouterDeps {
 export class SeverityRouter {
   private readonly regressions: RegressionMemory | undefined;
   private readonly board: Watchboard | undefined;
+  private readonly counts: RoutingMetrics;
 
   constructor(
     private readonly settings: SeverityRouterSettings,
     private readonly deps: SeverityRouterDeps,
   ) {
     const routing = settings.mode === "per-incident";
+    this.counts = routingMetrics(deps.metrics, settings.cluster);
     this.board = routing ? deps.watchboard : undefined;
     this.regressions = routing && settings.regressFactor ? new RegressionMemory(settings.regressFactor) : undefined;
   }
@@ -72,7 +75,9 @@ export class SeverityRouter {
 
   /** The resolution a new incident for `key` regresses, if it came back soon enough (D421). */
   takeRegression(key: string, now: number): Resolution | undefined {
-    return this.regressions?.take(key, now);
+    const resolution = this.regressions?.take(key, now);
+    if (resolution) this.counts.triageRegressed();
+    return resolution;
   }
 
   /** The opening payload: `triage.regressed` for a regression, else the incident's own. */
@@ -108,6 +113,7 @@ export class SeverityRouter {
       logger.error(`family.member ${signal.kind} into ${sessionId} failed: ${appended.error}`);
       return false;
     }
+    this.counts.crossSourceFollowups({ source: sourceFamily(signal.kind) });
     logger.info(
       `family.member ${signal.kind} ${signal.kindOfObject}=${signal.namespace}/${signal.name} → sid=${sessionId}`,
     );

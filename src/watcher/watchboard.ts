@@ -22,6 +22,7 @@ import {
   fitDigest,
   tickPeriodMs,
 } from "./core/watchboard.ts";
+import { type RoutingMetrics, routingMetrics } from "./routing-metrics.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
 
 export interface WatchboardDeps {
@@ -44,6 +45,7 @@ export class Watchboard {
   private readonly boards = new Set<string>();
   private chain: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly counts: RoutingMetrics;
 
   constructor(
     private readonly settings: WatchboardSettings & { injectMaxBytes: number },
@@ -51,6 +53,8 @@ export class Watchboard {
   ) {
     this.buffer = new BoardBuffer(settings);
     this.state = new BoardState(settings.rotate);
+    this.counts = routingMetrics(deps.metrics, settings.cluster);
+    deps.metrics.gauge("watchboard_buffered", "warnings waiting for a watchboard digest", () => this.buffer.size);
   }
 
   get buffered(): number {
@@ -74,6 +78,7 @@ export class Watchboard {
   /** A new warning: buffered; a full batch is flushed before this resolves. */
   async add(entry: BoardEntry): Promise<void> {
     this.buffer.add(entry);
+    this.counts.watchboardEntries({ kind: entry.kind });
     if (this.buffer.due(this.deps.now())) await this.flush();
   }
 
@@ -158,19 +163,21 @@ export class Watchboard {
     if (step === "append" && this.state.sessionId) {
       const appended = await sink.append(this.state.sessionId, payload);
       if (!appended.ok && !appended.queued) {
-        metrics.injectErrors({ reason: payload.kind, http_code: "inject" });
+        metrics.injectErrors({ reason: "watchboard", http_code: "inject" });
         logger.error(
           `watchboard: digest into ${this.state.sessionId} failed: ${appended.error}; kept for the next flush`,
         );
         return undefined;
       }
       this.state.appended();
+      this.counts.watchboardDigests();
       logger.info(`watchboard: digest of ${entries.length} → sid=${this.state.sessionId} (seq=${payload.sequence})`);
       return this.state.sessionId;
     }
     const opened = await sink.open(payload);
     if (opened.id === undefined) {
       metrics.sessionCreates({ outcome: "error" });
+      metrics.injectErrors({ reason: "watchboard", http_code: "session_create" });
       logger.error(`watchboard: opening a board session failed: ${opened.error}; kept for the next flush`);
       return undefined;
     }
@@ -178,6 +185,7 @@ export class Watchboard {
     const previous = this.state.sessionId;
     if (step === "rotate" && previous) await this.announceRotation(previous, opened.id);
     this.state.opened(opened.id);
+    this.counts.watchboardDigests();
     this.boards.add(opened.id);
     logger.info(
       `watchboard: digest of ${entries.length} → sid=${opened.id} (new board, generation=${this.state.generation})`,
@@ -197,9 +205,10 @@ export class Watchboard {
     );
     const appended = await sink.append(previous, rotated);
     if (!appended.ok && !appended.queued) {
-      metrics.injectErrors({ reason: rotated.kind, http_code: "inject" });
+      metrics.injectErrors({ reason: "watchboard", http_code: "inject" });
       logger.error(`watchboard: rotated into ${previous} failed: ${appended.error}`);
     }
+    this.counts.watchboardRotations();
     logger.info(`watchboard: rotated sid=${previous} → sid=${successor} after ${this.state.digests} digests`);
   }
 }

@@ -118,19 +118,20 @@ function setup(
       ...(clearance ? { clearance } : {}),
     },
   );
-  return { sink, dispatcher, watchboard, rows, log, dedup };
+  return { sink, dispatcher, watchboard, rows, log, dedup, metrics };
 }
 
 describe("routing by severity", () => {
   test("critical opens a session; twenty warnings arrive as one digest in one board session (batch 20)", async () => {
     // Room for every message: fitting is the next describe's.
-    const { sink, dispatcher, watchboard, rows } = setup({ batch: 20, injectMaxBytes: 32_768 });
+    const { sink, dispatcher, watchboard, rows, metrics } = setup({ batch: 20, injectMaxBytes: 32_768 });
     expect(await dispatcher.dispatch(signal(0, { severity: "critical", kind: "objectstate.node_notready" }))).toBe(
       "opened",
     );
     for (let index = 1; index <= 19; index++) expect(await dispatcher.dispatch(signal(index))).toBe("watchboard");
     expect(sink.kinds()).toEqual(["open:sess-1:objectstate.node_notready"]);
     expect(watchboard?.buffered).toBe(19);
+    expect(metrics.render()).toContain('watcher_watchboard_buffered{cluster="prod"} 19');
     expect(await dispatcher.dispatch(signal(20))).toBe("watchboard");
     expect(sink.kinds()).toEqual(["open:sess-1:objectstate.node_notready", "open:sess-2:watchboard.digest"]);
     const digest = sink.calls[1]?.payload as { entries: Array<Record<string, unknown>> };
@@ -153,6 +154,10 @@ describe("routing by severity", () => {
     expect(rows.filter((row) => row.route === "watchboard")).toHaveLength(20);
     expect(rows.find((row) => row.uid === "uid-0")).toMatchObject({ route: "injected", sessionId: "sess-1" });
     expect(watchboard?.sessionId).toBe("sess-2");
+    const rendered = metrics.render();
+    expect(rendered).toContain('watcher_watchboard_entries_total{cluster="prod",kind="rollout.stall"} 20');
+    expect(rendered).toContain('watcher_watchboard_digests_total{cluster="prod"} 1');
+    expect(rendered).toContain('watcher_watchboard_buffered{cluster="prod"} 0');
   });
 
   test("a duplicate warning is counted into its entry and pages nothing, before and after its digest", async () => {
@@ -186,7 +191,7 @@ describe("routing by severity", () => {
   });
 
   test("the flush age delivers a partial batch; a failed open keeps the entries for the next flush", async () => {
-    const { sink, dispatcher, watchboard } = setup({ batch: 5, flushMs: 60_000 });
+    const { sink, dispatcher, watchboard, metrics } = setup({ batch: 5, flushMs: 60_000 });
     const start = clock;
     await dispatcher.dispatch(signal(1));
     await dispatcher.dispatch(signal(2));
@@ -198,6 +203,9 @@ describe("routing by severity", () => {
     await watchboard?.flush();
     expect(sink.calls).toEqual([]);
     expect(watchboard?.buffered).toBe(2);
+    expect(metrics.render()).toContain(
+      'watcher_inject_errors_total{cluster="prod",http_code="session_create",reason="watchboard"} 1',
+    );
     await watchboard?.flush();
     expect(sink.kinds()).toEqual(["open:sess-1:watchboard.digest"]);
     expect(sink.calls[0]?.payload).toMatchObject({
@@ -207,7 +215,7 @@ describe("routing by severity", () => {
   });
 
   test("after --watchboard-rotate digests the next one opens a successor, and the old board hears watchboard.rotated", async () => {
-    const { sink, dispatcher } = setup({ batch: 1, rotate: 2 });
+    const { sink, dispatcher, metrics } = setup({ batch: 1, rotate: 2 });
     for (let index = 1; index <= 5; index++) await dispatcher.dispatch(signal(index));
     expect(sink.kinds()).toEqual([
       "open:sess-1:watchboard.digest",
@@ -236,6 +244,7 @@ describe("routing by severity", () => {
       injects_count: 2,
       rotated_at: rfc3339(clock),
     });
+    expect(metrics.render()).toContain('watcher_watchboard_rotations_total{cluster="prod"} 2');
   });
 
   test("info is stored only; shared mode routes nothing (a warning goes to the target session)", async () => {
@@ -340,7 +349,7 @@ describe("triage.regressed", () => {
   }
 
   test("a recurrence within factor x the incident's duration after resolved opens with triage.regressed, once", async () => {
-    const { sink, dispatcher, crash, rows } = await resolvedIncident(600_000);
+    const { sink, dispatcher, crash, rows, metrics } = await resolvedIncident(600_000);
     const resolvedAt = clock;
     clock += 1_200_000;
     const recurrence = { ...crash, firstSeen: clock, lastSeen: clock };
@@ -365,6 +374,7 @@ describe("triage.regressed", () => {
     });
     expect(String(sink.calls[2]?.payload.message)).toContain("resolved incident regressed");
     expect(rows.at(-1)).toMatchObject({ route: "regressed", sessionId: "sess-2" });
+    expect(metrics.render()).toContain('watcher_triage_regressed_total{cluster="prod"} 1');
     clock += 1_200_000;
     expect(await dispatcher.dispatch({ ...crash, firstSeen: clock, lastSeen: clock })).toBe("opened");
   });
@@ -399,7 +409,7 @@ describe("triage.regressed", () => {
 
 describe("family.member", () => {
   test("another source family joining a bound incident: one family.member per family per window, then suppressed", async () => {
-    const { sink, dispatcher, rows } = setup({ batch: 5 });
+    const { sink, dispatcher, rows, metrics } = setup({ batch: 5 });
     const crash = signal(1, { kind: "cluster-event", reason: "BackOff", severity: "critical", kindOfObject: "Pod" });
     expect(await dispatcher.dispatch(crash)).toBe("opened");
     const burst = signal(1, { kind: "objectstate.restart_burst", reason: "restart_burst", kindOfObject: "Pod" });
@@ -424,6 +434,7 @@ describe("family.member", () => {
       design_ref: "docs/watcher-pipeline.md#family-members",
     });
     expect(rows.filter((row) => row.route === "followup")).toHaveLength(1);
+    expect(metrics.render()).toContain('watcher_cross_source_followups_total{cluster="prod",source="objectstate"} 1');
   });
 });
 
