@@ -223,6 +223,8 @@ export class Dispatcher {
       const unbound =
         !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
       if (unbound && !observed.replay) {
+        // A warning the board dropped (full) goes back to it, never to a session of its own (D418).
+        if (await this.routing.toBoard(signal, key, fp, now)) return "watchboard";
         logger.info(`retry open ${signal.reason} pod=${signal.namespace}/${signal.name} (previous open failed)`);
         return (await this.openIncident(signal, key, fp, entry.count)) ? "retried" : "open-failed";
       }

@@ -77,8 +77,14 @@ export class Watchboard {
 
   /** A new warning: buffered; a full batch is flushed before this resolves. */
   async add(entry: BoardEntry): Promise<void> {
-    this.buffer.add(entry);
+    const dropped = this.buffer.add(entry);
     this.counts.watchboardEntries({ kind: entry.kind });
+    if (dropped) {
+      this.deps.metrics.deliveriesDropped({ cause: "watchboard_overflow" });
+      this.deps.logger.warn(
+        `watchboard: buffer full (no digest delivered for a while); dropped the oldest warning ${dropped.kind} ${dropped.kindOfObject}=${dropped.namespace}/${dropped.name}`,
+      );
+    }
     if (this.buffer.due(this.deps.now())) await this.flush();
   }
 

@@ -11,6 +11,9 @@ import { maskText } from "./mask.ts";
 import { capMessage } from "./payload.ts";
 import type { Severity, Signal } from "./signal.ts";
 
+/** Entries the buffer holds at most while digests cannot be delivered; the oldest go first (D418). */
+export const BOARD_CAPACITY = 10_000;
+
 /** A digest entry's message is cut to this many bytes (D419). */
 export const ENTRY_MESSAGE_CAP_BYTES = 512;
 
@@ -108,7 +111,10 @@ export function entryOf(signal: Signal, key: string, fingerprint: string, now: n
 export class BoardBuffer {
   private readonly entries = new Map<string, BoardEntry>();
 
-  constructor(private readonly settings: WatchboardSettings) {}
+  constructor(
+    private readonly settings: WatchboardSettings,
+    private readonly capacity = BOARD_CAPACITY,
+  ) {}
 
   get size(): number {
     return this.entries.size;
@@ -118,8 +124,13 @@ export class BoardBuffer {
     return this.entries.has(key);
   }
 
-  add(entry: BoardEntry): void {
+  /** Buffers the entry; past the capacity the oldest entry is dropped and returned. */
+  add(entry: BoardEntry): BoardEntry | undefined {
     this.entries.set(entry.key, entry);
+    if (this.entries.size <= this.capacity) return undefined;
+    const oldest = this.entries.values().next().value as BoardEntry;
+    this.entries.delete(oldest.key);
+    return oldest;
   }
 
   /** A duplicate of a buffered entry: counted into it, never a second entry (D418). */

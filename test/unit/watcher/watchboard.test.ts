@@ -214,6 +214,19 @@ describe("routing by severity", () => {
     });
   });
 
+  test("a warning the full board dropped goes back to the board on its next duplicate, never to a session", async () => {
+    const { sink, dispatcher, watchboard, log } = setup({ batch: 5 });
+    sink.failOpens = 100;
+    for (let index = 1; index <= 5; index++) await dispatcher.dispatch(signal(index));
+    expect(watchboard?.buffered).toBe(5);
+    watchboard?.release("uid-1|rollout_stall");
+    clock += 1000;
+    expect(await dispatcher.dispatch(signal(1, { lastSeen: clock }))).toBe("watchboard");
+    expect(watchboard?.holds("uid-1|rollout_stall")).toBe(true);
+    expect(sink.calls).toEqual([]);
+    expect(log.some((line) => line.includes("retry open"))).toBe(false);
+  });
+
   test("after --watchboard-rotate digests the next one opens a successor, and the old board hears watchboard.rotated", async () => {
     const { sink, dispatcher, metrics } = setup({ batch: 1, rotate: 2 });
     for (let index = 1; index <= 5; index++) await dispatcher.dispatch(signal(index));
@@ -310,6 +323,11 @@ describe("the watchboard's pure parts", () => {
     expect(buffer.due(clock)).toBe(true);
     expect(buffer.take().map((entry) => entry.key)).toEqual(["k1", "k2"]);
     expect([tickPeriodMs(1000), tickPeriodMs(8000), tickPeriodMs(60_000)]).toEqual([1000, 2000, 5000]);
+    const small = new BoardBuffer({ cluster: "c", batch: 5, flushMs: 10_000, rotate: 3 }, 2);
+    expect(small.add(entryOf(signal(1), "k1", "fp", clock))).toBeUndefined();
+    small.add(entryOf(signal(2), "k2", "fp", clock));
+    expect(small.add(entryOf(signal(3), "k3", "fp", clock))?.key).toBe("k1");
+    expect([small.holds("k1"), small.size]).toEqual([false, 2]);
   });
 
   test("a digest entry's message is masked and cut to 512 bytes", () => {
