@@ -1,6 +1,6 @@
 /**
  * The severity-routing series (docs/watcher-pipeline.md#metrics; D418-D422), registered on the
- * watcher's registry under the reference's names, each with the const `cluster` label:
+ * watcher's registry, each with the const `cluster` label:
  * `watcher_watchboard_entries_total{kind}`, `watcher_watchboard_digests_total`,
  * `watcher_watchboard_rotations_total`, `watcher_triage_regressed_total`,
  * `watcher_cross_source_followups_total{source}`. Registering a name twice shares one family.

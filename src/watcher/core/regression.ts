@@ -2,7 +2,7 @@
  * `triage.regressed` (docs/watcher-pipeline.md#regressions, D421): the memory of incidents that
  * resolved, and the payload a recurrence opens when it comes back within `--triage-regress-factor`
  * times the resolved incident's duration. Spar has no triage-status records, so the incident's
- * own `resolved` outcome stands in for the reference's downgrade record. Pure.
+ * own `resolved` outcome stands in for a downgrade record. Pure.
  */
 import type { DedupIncident } from "./dedup-cache.ts";
 import { rfc3339 } from "./go-time.ts";

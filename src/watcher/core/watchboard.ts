@@ -58,7 +58,7 @@ export interface DigestEntryWire {
   count: number;
   first_seen: string;
   last_seen: string;
-  /** Spar's additions to the reference entry (D419): what a reader of the board needs to judge it. */
+  /** Spar's additions to the entry (D419): what a reader of the board needs to judge it. */
   severity: Severity;
   /** Cut shorter, or left out, when the digest would not fit `--inject-max-bytes` (D420). */
   message?: string;
