@@ -1,6 +1,6 @@
 /**
  * Severity routing end to end (D418-D421) against the fake apiserver and a real `spar agent`:
- * twenty warnings arrive as one watchboard digest in one session; the board rotates after
+ * twenty warnings arrive as one watchboard digest in one session, by a full batch or by the flush age; the board rotates after
  * `--watchboard-rotate` digests into a successor named by `watchboard.rotated`; info lands in the
  * occurrence store only; a critical opens its session, resolves, and its recurrence soon after
  * opens a new session with `triage.regressed` naming the one that resolved it.
@@ -79,6 +79,32 @@ describe("the watchboard", () => {
       );
       expect(entries[0]).toMatchObject({ kind: "cluster-event", reason: "BackOff", severity: "warning", count: 1 });
       expect(log.some((text) => text.includes("fire BackOff"))).toBe(false);
+    } finally {
+      await running.stop();
+    }
+  }, 30_000);
+
+  test("below the batch, the flush age delivers: twenty warnings within --watchboard-flush are one digest", async () => {
+    const before = await ownerSessions();
+    const { running, log } = await watcher(
+      "--severity=cluster-event=warning",
+      "--watchboard-batch=50",
+      "--watchboard-flush=5s",
+    );
+    try {
+      const started = Date.now();
+      for (let index = 1; index <= 20; index++) crashLoop("aged", `job-${index}`);
+      const line = await waitFor(
+        () => log.find((text) => text.includes("watchboard: digest of")),
+        15_000,
+        "the aged digest",
+      );
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4900);
+      expect(line).toContain("watchboard: digest of 20 → sid=");
+      const sid = /sid=(\S+)/.exec(line)?.[1] ?? "";
+      expect((await ownerSessions()).filter((id) => !before.includes(id))).toEqual([sid]);
+      const [digest] = await injectedPayloads(triage.daemon, sid, 1);
+      expect((digest?.entries as unknown[]).length).toBe(20);
     } finally {
       await running.stop();
     }
