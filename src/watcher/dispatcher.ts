@@ -88,7 +88,8 @@ export type DispatchOutcome =
   | "escalated"
   | "watchboard"
   | "regressed"
-  | "family-member";
+  | "family-member"
+  | "reattached";
 
 /** Tracked incidents judged per queued step of a recovery sweep. */
 const SWEEP_CHUNK = 100;
@@ -108,6 +109,7 @@ const ROUTES: Record<DispatchOutcome, Route | undefined> = {
   watchboard: "watchboard",
   regressed: "regressed",
   "family-member": "followup",
+  reattached: "followup",
 };
 
 export class Dispatcher {
@@ -129,7 +131,7 @@ export class Dispatcher {
     this.now = deps.now ?? Date.now;
     this.dedup = deps.dedup ?? new DedupCache(settings.dedupWindowMs);
     this.recovery = new RecoveryTracker(settings.recoveryStableForMs);
-    this.routing = new SeverityRouter(settings, deps);
+    this.routing = new SeverityRouter(settings, deps, this.dedup);
     this.storms = settings.storm
       ? new StormHandler(
           settings.storm,
@@ -224,7 +226,8 @@ export class Dispatcher {
         !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
       if (unbound && !observed.replay) {
         // A warning the board dropped (full) goes back to it, never to a session of its own (D418).
-        if (await this.routing.toBoard(signal, key, fp, now)) return "watchboard";
+        const boarded = await this.routing.toBoard(signal, key, fp, now);
+        if (boarded) return boarded;
         logger.info(`retry open ${signal.reason} pod=${signal.namespace}/${signal.name} (previous open failed)`);
         return (await this.openIncident(signal, key, fp, entry.count)) ? "retried" : "open-failed";
       }
@@ -247,10 +250,12 @@ export class Dispatcher {
    * with `triage.regressed` when it recurs soon after it resolved (D421).
    */
   private async page(signal: Signal, key: string, fp: string, now: number): Promise<DispatchOutcome> {
-    if (await this.routing.toBoard(signal, key, fp, now)) return "watchboard";
+    const boarded = await this.routing.toBoard(signal, key, fp, now);
+    if (boarded) return boarded;
     const resolution = this.routing.takeRegression(key, now);
     const opened = await this.openIncident(signal, key, fp, 1, resolution);
     if (opened) this.storms?.noteSession(key, opened);
+    if (opened) this.routing.noteOpened(signal, key, opened);
     if (!opened) return "open-failed";
     return resolution ? "regressed" : "opened";
   }

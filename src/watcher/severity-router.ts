@@ -7,14 +7,21 @@
  */
 import { sha256Hex } from "../surfaces/http/caller-auth.ts";
 import type { Logger } from "../telemetry/logger.ts";
-import type { DedupEntry } from "./core/dedup-cache.ts";
-import { buildFamilyMemberPayload, joinFamily, sourceFamily } from "./core/family.ts";
+import type { DedupCache, DedupEntry } from "./core/dedup-cache.ts";
+import {
+  AncestorIndex,
+  buildFamilyMemberPayload,
+  buildReattachedPayload,
+  joinFamily,
+  sourceFamily,
+} from "./core/family.ts";
 import { fingerprint } from "./core/fingerprint.ts";
 import type { IncidentPayload } from "./core/payload.ts";
 import type { RecoveryOutcome } from "./core/recovery.ts";
 import { type RegressedPayload, RegressionMemory, type Resolution, buildRegressedPayload } from "./core/regression.ts";
 import type { Signal } from "./core/signal.ts";
 import type { IncidentSink } from "./core/sink.ts";
+import { type Ancestor, ancestorKey } from "./core/storm.ts";
 import { entryOf } from "./core/watchboard.ts";
 import { type RoutingMetrics, routingMetrics } from "./routing-metrics.ts";
 import type { Watchboard } from "./watchboard.ts";
@@ -33,16 +40,20 @@ export interface SeverityRouterDeps {
   logger: Logger;
   metrics: WatcherMetrics;
   watchboard?: Watchboard;
+  /** Blast-radius keys of a signal's object (the topology graph, when storms run). */
+  topology?: (signal: Signal) => Ancestor[];
 }
 
 export class SeverityRouter {
   private readonly regressions: RegressionMemory | undefined;
   private readonly board: Watchboard | undefined;
   private readonly counts: RoutingMetrics;
+  private readonly ancestors = new AncestorIndex();
 
   constructor(
     private readonly settings: SeverityRouterSettings,
     private readonly deps: SeverityRouterDeps,
+    private readonly dedup: DedupCache,
   ) {
     const routing = settings.mode === "per-incident";
     this.counts = routingMetrics(deps.metrics, settings.cluster);
@@ -50,10 +61,52 @@ export class SeverityRouter {
     this.regressions = routing && settings.regressFactor ? new RegressionMemory(settings.regressFactor) : undefined;
   }
 
-  /** A new warning goes to the watchboard (D418): true when it went there. */
-  async toBoard(signal: Signal, key: string, fp: string, now: number): Promise<boolean> {
-    if (!this.board || signal.severity !== "warning") return false;
+  /**
+   * A new warning leaves the pipeline here (D418): joined to the open critical incident it shares
+   * a blast-radius ancestor with (`reattached`, D422), else onto the watchboard; undefined for
+   * anything else.
+   */
+  async toBoard(
+    signal: Signal,
+    key: string,
+    fp: string,
+    now: number,
+  ): Promise<"watchboard" | "reattached" | undefined> {
+    if (!this.board || signal.severity !== "warning") return undefined;
+    if (await this.reattach(signal, key, fp)) return "reattached";
     await this.board.add(entryOf(signal, key, fp, now));
+    return "watchboard";
+  }
+
+  /** A critical incident opened its session: warnings under its ancestors join it from now on. */
+  noteOpened(signal: Signal, key: string, sessionId: string): void {
+    if (!this.board || !this.deps.topology || signal.severity !== "critical") return;
+    this.ancestors.note({ key, sessionId }, this.deps.topology(signal).map(ancestorKey));
+  }
+
+  private async reattach(signal: Signal, key: string, fp: string): Promise<boolean> {
+    const topology = this.deps.topology;
+    if (!topology) return false;
+    const live = (incident: { key: string; sessionId: string }) => {
+      const entry = this.dedup.get(incident.key);
+      return entry?.sessionId === incident.sessionId && !entry.storm;
+    };
+    const match = this.ancestors.match(topology(signal).map(ancestorKey), sourceFamily(signal.kind), live);
+    if (!match) return false;
+    const { sessionId } = match.incident;
+    const count = this.dedup.get(key)?.count ?? 1;
+    const payload = buildReattachedPayload(signal, count, match.ancestor, fp, this.settings.cluster, sessionId);
+    const appended = await this.deps.sink.append(sessionId, payload);
+    if (!appended.ok && !appended.queued) {
+      this.deps.metrics.injectErrors({ reason: "watchboard", http_code: "inject" });
+      this.deps.logger.error(`family.member ${signal.kind} into ${sessionId} failed: ${appended.error}`);
+      return false;
+    }
+    this.dedup.bind(key, sessionId);
+    this.counts.watchboardReattached({ kind: signal.kind });
+    this.deps.logger.info(
+      `family.member ${signal.kind} ${signal.kindOfObject}=${signal.namespace}/${signal.name} → sid=${sessionId} (shares ${match.ancestor})`,
+    );
     return true;
   }
 

@@ -78,3 +78,91 @@ export function buildFamilyMemberPayload(
     design_ref: FAMILY_DESIGN_REF,
   };
 }
+
+/** Critical incidents remembered per blast-radius ancestor at most (the oldest forgotten first). */
+export const ANCESTOR_INDEX_CAPACITY = 10_000;
+
+/** Ancestor kinds a warning may share with a critical incident to join it (never a whole namespace). */
+const JOINABLE_ANCESTORS = new Set(["Node", "ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"]);
+
+export interface BoundIncident {
+  /** The critical incident's dedup key and the session it opened. */
+  key: string;
+  sessionId: string;
+}
+
+/**
+ * The blast-radius join (D422): which open critical incident owns each ancestor key (`Node//n1`,
+ * `ReplicaSet/shop/web-7b9d`), so a warning under the same ancestor joins that incident's session
+ * instead of the watchboard; at most one member per source family per incident.
+ */
+export class AncestorIndex {
+  private readonly owners = new Map<string, BoundIncident>();
+  private readonly joined = new Map<string, Set<string>>();
+
+  constructor(private readonly capacity = ANCESTOR_INDEX_CAPACITY) {}
+
+  /** A critical incident opened: it owns its joinable ancestors. */
+  note(incident: BoundIncident, ancestorKeys: readonly string[]): void {
+    for (const ancestor of ancestorKeys) {
+      if (!JOINABLE_ANCESTORS.has(ancestor.slice(0, ancestor.indexOf("/")))) continue;
+      this.owners.delete(ancestor);
+      this.owners.set(ancestor, incident);
+    }
+    while (this.owners.size > this.capacity) this.owners.delete(this.owners.keys().next().value as string);
+    this.joined.delete(incident.key);
+  }
+
+  /**
+   * The incident a warning with these ancestors joins, and the ancestor it matched, when `live`
+   * says that incident is still bound to its session and the family has not joined it yet.
+   */
+  match(
+    ancestorKeys: readonly string[],
+    family: string,
+    live: (incident: BoundIncident) => boolean,
+  ): { incident: BoundIncident; ancestor: string } | undefined {
+    for (const ancestor of ancestorKeys) {
+      const incident = this.owners.get(ancestor);
+      if (!incident) continue;
+      if (!live(incident)) {
+        this.owners.delete(ancestor);
+        continue;
+      }
+      const families = this.joined.get(incident.key) ?? new Set<string>();
+      if (families.has(family)) continue;
+      families.add(family);
+      this.joined.set(incident.key, families);
+      return { incident, ancestor };
+    }
+    return undefined;
+  }
+}
+
+export function buildReattachedPayload(
+  signal: Signal,
+  count: number,
+  ancestor: string,
+  fingerprint: string,
+  cluster: string,
+  sessionId: string,
+): FamilyMemberPayload {
+  const family = sourceFamily(signal.kind);
+  return {
+    kind: "family.member",
+    member_kind: signal.kind,
+    reason: signal.reason,
+    severity: signal.severity,
+    ...(signal.namespace ? { namespace: signal.namespace } : {}),
+    kind_of_object: signal.kindOfObject,
+    name: signal.name,
+    uid: signal.uid,
+    fingerprint,
+    family: ancestor,
+    opened_by: family,
+    cluster,
+    session_id: sessionId,
+    message: `blast-radius join: ${signal.kind} (${signal.reason}, severity=${signal.severity}, count=${count}) shares the ancestor ${ancestor} with this session's incident — the same failure seen from a different altitude, reattached here instead of opening a watchboard digest entry; at most one per source family per incident per window`,
+    design_ref: FAMILY_DESIGN_REF,
+  };
+}

@@ -16,6 +16,7 @@ import type { OccurrenceRow } from "../../../src/watcher/core/occurrence.ts";
 import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import { RegressionMemory } from "../../../src/watcher/core/regression.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
+import type { Ancestor } from "../../../src/watcher/core/storm.ts";
 import type { AppendResult, IncidentSink, OpenResult } from "../../../src/watcher/core/sink.ts";
 import { BoardBuffer, BoardState, entryOf, tickPeriodMs } from "../../../src/watcher/core/watchboard.ts";
 import { type DispatcherSettings, Dispatcher } from "../../../src/watcher/dispatcher.ts";
@@ -91,6 +92,7 @@ function setup(
   board: { batch?: number; flushMs?: number; rotate?: number; injectMaxBytes?: number } | undefined,
   settings: Partial<DispatcherSettings> = {},
   clearance?: () => { cleared: boolean; stableSince?: number },
+  topology?: (signal: Signal) => Ancestor[],
 ) {
   const sink = new RecordingSink();
   const log: string[] = [];
@@ -116,6 +118,7 @@ function setup(
       record: (row) => rows.push(row),
       ...(watchboard ? { watchboard } : {}),
       ...(clearance ? { clearance } : {}),
+      ...(topology ? { topology } : {}),
     },
   );
   return { sink, dispatcher, watchboard, rows, log, dedup, metrics };
@@ -453,6 +456,46 @@ describe("family.member", () => {
     });
     expect(rows.filter((row) => row.route === "followup")).toHaveLength(1);
     expect(metrics.render()).toContain('watcher_cross_source_followups_total{cluster="prod",source="objectstate"} 1');
+  });
+});
+
+describe("blast-radius reattachment", () => {
+  const onNode = (signal: Signal): Ancestor[] => [
+    { kind: "Node", namespace: "", name: signal.node ?? "" },
+    { kind: "Namespace", namespace: "", name: signal.namespace },
+  ];
+
+  test("a warning under a critical incident's node joins its session once per source family; others go to the board", async () => {
+    const { sink, dispatcher, watchboard, metrics, dedup } = setup({ batch: 5 }, {}, undefined, onNode);
+    const notReady = signal(0, { kind: "objectstate.node_notready", severity: "critical", node: "n1" });
+    expect(await dispatcher.dispatch(notReady)).toBe("opened");
+    expect(await dispatcher.dispatch(signal(1, { node: "n1" }))).toBe("reattached");
+    expect(await dispatcher.dispatch(signal(2, { node: "n1" }))).toBe("watchboard");
+    const pressure = signal(3, { kind: "capacity.pending", reason: "pending", node: "n1" });
+    expect(await dispatcher.dispatch(pressure)).toBe("reattached");
+    expect(await dispatcher.dispatch(signal(4, { node: "n2", kind: "workload.job_failed" }))).toBe("watchboard");
+    // A shared namespace alone joins nothing.
+    expect(await dispatcher.dispatch(signal(5, { node: "n9", kind: "expiry.warning" }))).toBe("watchboard");
+    expect(sink.kinds()).toEqual([
+      "open:sess-1:objectstate.node_notready",
+      "append:sess-1:family.member",
+      "append:sess-1:family.member",
+    ]);
+    expect(sink.calls[1]?.payload).toMatchObject({
+      kind: "family.member",
+      member_kind: "rollout.stall",
+      family: "Node//n1",
+      opened_by: "rollout",
+      session_id: "sess-1",
+    });
+    expect(String(sink.calls[1]?.payload.message)).toStartWith(
+      "blast-radius join: rollout.stall (rollout_stall, severity=warning, count=1) shares the ancestor Node//n1",
+    );
+    expect(dedup.get("uid-1|rollout_stall")?.sessionId).toBe("sess-1");
+    clock += 1000;
+    expect(await dispatcher.dispatch(signal(1, { node: "n1", lastSeen: clock }))).toBe("deduped");
+    expect(watchboard?.buffered).toBe(3);
+    expect(metrics.render()).toContain('watcher_watchboard_reattached_total{cluster="prod",kind="rollout.stall"} 1');
   });
 });
 
