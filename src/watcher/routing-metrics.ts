@@ -1,5 +1,5 @@
 /**
- * The severity-routing series (docs/watcher-pipeline.md#metrics; D418-D422), registered on the
+ * The severity-routing series (docs/watcher-pipeline.md#metrics; D423), registered on the
  * watcher's registry, each with the const `cluster` label:
  * `watcher_watchboard_entries_total{kind}`, `watcher_watchboard_digests_total`,
  * `watcher_watchboard_rotations_total`, `watcher_watchboard_reattached_total{kind}`,
