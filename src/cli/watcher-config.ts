@@ -248,6 +248,11 @@ export function buildWatcherConfig(args: WatcherArgs): Result<WatcherConfig> {
         timeoutMs: num("enrich-timeout"),
       },
       injectMaxBytes: num("inject-max-bytes"),
+      watchboard: {
+        batch: num("watchboard-batch"),
+        flushMs: num("watchboard-flush"),
+        rotate: num("watchboard-rotate"),
+      },
       storm: {
         setting: storm,
         min: stormMin,

@@ -193,7 +193,7 @@ export const WATCHER_FLAGS: readonly FlagSpec[] = [
     kind: "int",
     defaultValue: "3",
     bounds: { min: 2, zeroOk: true },
-    help: "at least 2; 0 disables",
+    help: "with --store: a resolved incident recurring within N x its duration opens triage.regressed; at least 2; 0 disables",
     core: true,
   },
   // Enrichment and payload size.

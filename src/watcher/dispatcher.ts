@@ -2,7 +2,9 @@
  * The dispatch pipeline (docs/watcher-pipeline.md#stages): signal → pull-class memo → filter →
  * dedup → storm correlation → enrichment → fit to --inject-max-bytes → sink, then bind the dedup
  * key to the session and track recovery. In per-incident mode an info-severity signal stops after
- * the filter: counted and recorded in the store, never paged (D393). Outcome records (`resolved`, `resolved.reverted`) bypass
+ * the filter: counted and recorded in the store, never paged (D393); a new warning goes to the
+ * watchboard (watchboard.ts, D418) and only critical opens a session; a recurrence soon after its
+ * incident resolved opens with `triage.regressed` (D421). Outcome records (`resolved`, `resolved.reverted`) bypass
  * filter and dedup and are appended to the bound session. Signals are handled one at a time, in
  * arrival order, so a duplicate never races the open of its own incident. The sink may be the
  * delivery queue: an open it took over (`queued`) is bound when the queue reports its session
@@ -16,6 +18,7 @@ import { DedupCache, type DedupEntry, type DedupIncident, dedupKey } from "./cor
 import { type FilterSettings, decideFilter } from "./core/filter.ts";
 import { fingerprint } from "./core/fingerprint.ts";
 import { fitPayload } from "./core/fit.ts";
+import type { Resolution } from "./core/regression.ts";
 import { type OccurrenceRow, type Route, rowOf } from "./core/occurrence.ts";
 import { buildIncidentPayload, buildResolvedPayload } from "./core/payload.ts";
 import { PullClassMemo } from "./core/pull-class.ts";
@@ -25,6 +28,8 @@ import { type Severity, type Signal, outranks } from "./core/signal.ts";
 import type { IncidentSink, OpenBinding } from "./core/sink.ts";
 import type { Ancestor, StormSettings } from "./core/storm.ts";
 import { StormHandler } from "./storm-handler.ts";
+import { SeverityRouter } from "./severity-router.ts";
+import type { Watchboard } from "./watchboard.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
 import { IncidentLinks, inEventSpan, inWatcherSpan, signalAttributes } from "./watcher-spans.ts";
 
@@ -43,6 +48,8 @@ export interface DispatcherSettings {
   injectMaxBytes: number;
   /** Per-kind severity overrides (`--severity`). */
   severityOverrides: ReadonlyMap<string, Severity>;
+  /** `--triage-regress-factor` when on (needs `--store`, D421); absent or 0: no regressions. */
+  regressFactor?: number;
 }
 
 /** Blast-radius keys the topology knows for a signal's object, nearest first (node, owners, namespace). */
@@ -71,6 +78,8 @@ export interface DispatcherDeps {
   record?: (row: OccurrenceRow) => void;
   /** Whether the delivery queue holds this key's open (then a duplicate must not open another). */
   openPending?: (key: string) => boolean;
+  /** Per-incident mode's home for warnings (D418); absent: warnings open sessions. */
+  watchboard?: Watchboard;
 }
 
 export type DispatchOutcome =
@@ -83,7 +92,11 @@ export type DispatchOutcome =
   | "storm-attached"
   | "storm-pending"
   | "info-stored"
-  | "escalated";
+  | "escalated"
+  | "watchboard"
+  | "regressed"
+  | "family-member"
+  | "reattached";
 
 /** Tracked incidents judged per queued step of a recovery sweep. */
 const SWEEP_CHUNK = 100;
@@ -100,6 +113,10 @@ const ROUTES: Record<DispatchOutcome, Route | undefined> = {
   "storm-pending": "storm-member",
   "info-stored": "info-stored",
   escalated: "followup",
+  watchboard: "watchboard",
+  regressed: "regressed",
+  "family-member": "followup",
+  reattached: "followup",
 };
 
 export class Dispatcher {
@@ -111,6 +128,8 @@ export class Dispatcher {
   private queue: Promise<unknown> = Promise.resolve();
   /** Each incident's span, for the follow-ups delivered hours later to link back to. */
   private readonly links = new IncidentLinks();
+  /** Severity routing: the watchboard, regressions, family members (D418-D422). */
+  private readonly routing: SeverityRouter;
 
   constructor(
     private readonly settings: DispatcherSettings,
@@ -119,6 +138,7 @@ export class Dispatcher {
     this.now = deps.now ?? Date.now;
     this.dedup = deps.dedup ?? new DedupCache(settings.dedupWindowMs);
     this.recovery = new RecoveryTracker(settings.recoveryStableForMs);
+    this.routing = new SeverityRouter(settings, deps, this.dedup);
     this.storms = settings.storm
       ? new StormHandler(
           settings.storm,
@@ -199,12 +219,23 @@ export class Dispatcher {
     if (observed.outcome === "new") observed.entry.severity = signal.severity;
     if (observed.outcome === "duplicate") {
       const entry = observed.entry;
+      const board = this.routing.onBoard(key, entry.sessionId);
+      if (board && !observed.replay && signal.severity === "critical") return this.leaveBoard(signal, key, fp, entry);
+      if (board) {
+        this.routing.noteBoarded(key, signal.lastSeen);
+        metrics.eventsDeduped({ reason: signal.reason, namespace: signal.namespace });
+        return "deduped";
+      }
       if (!observed.replay && entry.sessionId && outranks(signal.severity, entry.severity))
         return (await this.escalate(signal, fp, entry)) ? "escalated" : "deduped";
       if (!observed.replay && entry.sessionId) await this.deliverOutcome(this.recovery.recur(key, now));
+      if (!observed.replay && (await this.routing.joinMember(signal, canonical, entry))) return "family-member";
       const unbound =
         !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
       if (unbound && !observed.replay) {
+        // A warning the board dropped (full) goes back to it, never to a session of its own (D418).
+        const boarded = await this.routing.toBoard(signal, key, fp, now);
+        if (boarded) return boarded;
         logger.info(`retry open ${signal.reason} pod=${signal.namespace}/${signal.name} (previous open failed)`);
         return (await this.openIncident(signal, key, fp, entry.count)) ? "retried" : "open-failed";
       }
@@ -218,11 +249,30 @@ export class Dispatcher {
     if (this.storms) {
       const outcome = await this.storms.observe(signal, key, fp, canonical, now);
       if (outcome === "storm-formed" || outcome === "storm-attached") return outcome;
-      const opened = await this.openIncident(signal, key, fp, 1);
-      if (opened) this.storms.noteSession(key, opened);
-      return opened ? "opened" : "open-failed";
     }
-    return (await this.openIncident(signal, key, fp, 1)) ? "opened" : "open-failed";
+    return this.page(signal, key, fp, now);
+  }
+
+  /**
+   * A new incident no storm took: a warning to the watchboard (D418); otherwise its session opens,
+   * with `triage.regressed` when it recurs soon after it resolved (D421).
+   */
+  private async page(signal: Signal, key: string, fp: string, now: number): Promise<DispatchOutcome> {
+    const boarded = await this.routing.toBoard(signal, key, fp, now);
+    if (boarded) return boarded;
+    const resolution = this.routing.takeRegression(key, now);
+    const opened = await this.openIncident(signal, key, fp, 1, resolution);
+    if (opened) this.storms?.noteSession(key, opened);
+    if (opened) this.routing.noteOpened(signal, key, opened);
+    if (!opened) return "open-failed";
+    return resolution ? "regressed" : "opened";
+  }
+
+  /** A warning on the board turned critical: it pages now, in its own session (D418). */
+  private async leaveBoard(signal: Signal, key: string, fp: string, entry: DedupEntry): Promise<DispatchOutcome> {
+    this.routing.release(key, entry);
+    entry.severity = signal.severity;
+    return (await this.openIncident(signal, key, fp, entry.count)) ? "escalated" : "open-failed";
   }
 
   /**
@@ -261,25 +311,35 @@ export class Dispatcher {
   }
 
   /** Opens the incident's session with its first payload (its `watcher incident` span); the session id bound, if any. */
-  private openIncident(signal: Signal, key: string, fp: string, count: number): Promise<string | undefined> {
+  private openIncident(
+    signal: Signal,
+    key: string,
+    fp: string,
+    count: number,
+    regressed?: Resolution,
+  ): Promise<string | undefined> {
     const attributes = {
       "spar.watcher.fingerprint": fp,
       "spar.watcher.mode": this.settings.mode,
       "spar.watcher.count": count,
     };
-    return this.links.inIncidentSpan(key, attributes, () => this.deliverIncident(signal, key, fp, count));
+    return this.links.inIncidentSpan(key, attributes, () => this.deliverIncident(signal, key, fp, count, regressed));
   }
 
-  private async deliverIncident(signal: Signal, key: string, fp: string, count: number): Promise<string | undefined> {
+  private async deliverIncident(
+    signal: Signal,
+    key: string,
+    fp: string,
+    count: number,
+    regressed?: Resolution,
+  ): Promise<string | undefined> {
     const { metrics, logger, sink } = this.deps;
     const bundle =
       this.deps.enrich && this.settings.enrichSeverities.has(signal.severity) && this.settings.mode === "per-incident"
         ? await this.deps.enrich(signal)
         : undefined;
-    const fitted = fitPayload(
-      buildIncidentPayload(signal, this.stamp(), fp, count, bundle),
-      this.settings.injectMaxBytes,
-    );
+    const opening = buildIncidentPayload(signal, this.stamp(), fp, count, bundle);
+    const fitted = fitPayload(this.routing.opening(opening, regressed), this.settings.injectMaxBytes);
     if (fitted.shed.length > 0) {
       for (const shed of fitted.shed) metrics.injectShrinks({ shed });
       logger.warn(
@@ -330,6 +390,7 @@ export class Dispatcher {
       const entry = this.dedup.get(key);
       if (entry && !entry.sessionId) {
         this.dedup.bind(key, sessionId, incident);
+        entry.sourceKind = binding.kind;
         this.recovery.track(key, incident.first_event ?? entry.firstSeen, this.now());
       }
       logger.info(
@@ -440,6 +501,7 @@ export class Dispatcher {
     );
     if (outcome.kind === "resolved") metrics.recoveriesObserved({ resolution: outcome.resolution });
     else metrics.recoveriesReverted();
+    this.routing.noteOutcome(outcome, sessionId, entry);
     const appended = await sink.append(sessionId, payload);
     if (!appended.ok) {
       metrics.injectErrors({ reason: payload.reason, http_code: "inject" });

@@ -30,6 +30,7 @@ import { DeliveryQueue } from "./delivery-queue.ts";
 import { PendingInjects } from "./pending-injects.ts";
 import { loadDedupFile, saveDedupFile } from "./dedup-file.ts";
 import { Dispatcher } from "./dispatcher.ts";
+import { Watchboard } from "./watchboard.ts";
 import { reviewAccess } from "./kube/access-review.ts";
 import { discoverResources } from "./kube/discovery.ts";
 import { type KubeConnection, loadKubeConnection } from "./kube/kube-connection.ts";
@@ -284,6 +285,14 @@ export async function startWatcher(
     );
   }
   if (config.dedupPersist) loadDedupFile(config.dedupPersist, dedup, logger);
+  // Severity routing (D418): per-incident warnings go to the watchboard; shared mode has no routing.
+  const watchboard =
+    config.mode === "per-incident"
+      ? new Watchboard(
+          { cluster: config.clusterName, injectMaxBytes: config.injectMaxBytes, ...config.watchboard },
+          { sink, dedup, logger, metrics, now: options.now ?? Date.now },
+        )
+      : undefined;
   const dispatcher = new Dispatcher(
     {
       cluster: config.clusterName,
@@ -306,6 +315,8 @@ export async function startWatcher(
       enrichSeverities: enrichSeverities(config.enrich.level),
       injectMaxBytes: config.injectMaxBytes,
       severityOverrides: config.severityOverrides,
+      // D421: regressions need the store (the occurrence memory) and have no place in shared mode.
+      ...(store && config.mode === "per-incident" ? { regressFactor: config.triageRegressFactor } : {}),
     },
     {
       sink,
@@ -315,6 +326,7 @@ export async function startWatcher(
       ...(options.now ? { now: options.now } : {}),
       ...(store ? { record: (row) => store.record(row) } : {}),
       openPending: (key) => delivery.hasPendingOpen(key),
+      ...(watchboard ? { watchboard } : {}),
       // D437: what the sources report cleared first, then the graph's pod and node clearance.
       ...(plan.recovery ? { clearance: clearances.chain(graph?.clearance) } : {}),
       ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
@@ -430,6 +442,7 @@ export async function startWatcher(
       setInterval(() => store.prune(), STORE_PRUNE_MS),
     );
   timers.push(...keeper.timers());
+  watchboard?.start();
   let stopping: Promise<void> | undefined;
   logger.info(
     `watcher: watching (sink=${config.dryRun ? "dry-run" : config.sink}, mode=${config.mode}, storm=${plan.storm ? "on" : "off"}, cluster=${JSON.stringify(config.clusterName)})`,
@@ -459,6 +472,7 @@ export async function startWatcher(
         for (const timer of timers) clearInterval(timer);
         await stopWatches();
         await dispatcher.idle();
+        await watchboard?.stop();
         await delivery.stop();
         persist();
         keeper.final();

@@ -76,6 +76,8 @@ export interface WatcherConfig {
     timeoutMs: number;
   };
   injectMaxBytes: number;
+  /** Where per-incident warnings go (D418): entries per digest, longest wait, digests per session. */
+  watchboard: { batch: number; flushMs: number; rotate: number };
   storm: {
     setting: StormSetting;
     min: number;

@@ -50,6 +50,8 @@ async function recipeWatcher(...extra: string[]) {
     "--sources=cluster-events",
     "--storm=off",
     "--backoff-min-count=1",
+    // Warnings go to the watchboard (D418): a digest per warning, printed at once.
+    "--watchboard-batch=1",
     ...extra,
   ]);
   if (!parsed.ok) throw new Error(parsed.error);

@@ -36,6 +36,8 @@ export interface DedupEntry {
   /** Fingerprint of the storm the incident was folded into. */
   storm?: string;
   sourceKind?: string;
+  /** Source families that joined the incident this window (`family.member`, D422). In memory only. */
+  joinedFamilies?: string[];
   /**
    * The severity the incident's session last heard (D416): a duplicate above it is escalated
    * into the session once. In memory only: after a restart nothing escalates until it is known.

@@ -14,8 +14,10 @@ export type Route =
   | "error"
   /** An info-severity signal: recorded, never paged (D393). */
   | "info-stored"
-  /** A warning buffered for a watchboard digest. */
-  | "watchboard";
+  /** A warning delivered through the watchboard's digest (D418). */
+  | "watchboard"
+  /** A recurrence that opened with `triage.regressed` (D421). */
+  | "regressed";
 
 export interface OccurrenceRow {
   at: number;

@@ -52,12 +52,11 @@ export interface Stamp {
   zone?: string;
 }
 
-function capMessage(message: string): string {
+/** A message cut to `cap` bytes (default 2048) on a character boundary, marked when cut. */
+export function capMessage(message: string, cap = MESSAGE_CAP_BYTES): string {
   const bytes = new TextEncoder().encode(message);
-  if (bytes.length <= MESSAGE_CAP_BYTES) return message;
-  const cut = new TextDecoder()
-    .decode(bytes.slice(0, MESSAGE_CAP_BYTES - MESSAGE_TRUNCATION_MARK.length))
-    .replace(/\uFFFD$/, "");
+  if (bytes.length <= cap) return message;
+  const cut = new TextDecoder().decode(bytes.slice(0, cap - MESSAGE_TRUNCATION_MARK.length)).replace(/\uFFFD$/, "");
   return `${cut}${MESSAGE_TRUNCATION_MARK}`;
 }
 

@@ -33,6 +33,8 @@ async function watcher(args: string[], lines: string[] = [], printed: string[] =
     "--cluster-name=cap-test",
     "--storm=off",
     "--recovery-stable-for=0",
+    // Warnings go to the watchboard (D418): a digest per warning, printed at once.
+    "--watchboard-batch=1",
     "--access-recheck=0",
     "--capacity-poll=100ms",
     ...args,

@@ -27,6 +27,8 @@ async function watcher(args: string[], lines: string[] = [], printed: string[] =
     "--cluster-name=edge-test",
     "--storm=off",
     "--recovery-stable-for=0",
+    // Warnings go to the watchboard (D418): a digest per warning, printed at once.
+    "--watchboard-batch=1",
     "--access-recheck=0",
     ...args,
   ]);

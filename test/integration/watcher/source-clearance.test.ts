@@ -33,6 +33,8 @@ async function startDryRun(extra: string[], options: { sourceThreads?: "main" } 
     "--cluster-name=kind-test",
     "--storm=off",
     "--recovery-stable-for=1s",
+    // Critical, so each incident opens its own session (a warning would go to the watchboard, D418).
+    "--severity=rollout.stall=critical,workload.job_failed=critical",
     ...extra,
   ]);
   if (!config.ok) throw new Error(config.error);

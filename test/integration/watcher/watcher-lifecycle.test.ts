@@ -154,6 +154,8 @@ describe("access re-check", () => {
       // Only cluster-events: the built sources' own grants are not what this test revokes.
       "--sources=cluster-events",
       "--recovery-stable-for=0",
+      // Warnings go to the watchboard (D418): a digest per warning, printed at once.
+      "--watchboard-batch=1",
       "--access-recheck=150ms",
     ]);
     if (!parsed.ok) throw new Error(parsed.error);

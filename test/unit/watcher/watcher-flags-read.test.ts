@@ -29,13 +29,7 @@ import { failureDomain } from "../../../src/watcher/watcher-config.ts";
  * built (the watchboard, triage.regressed, the distilled memory, graph snapshots, the storm's
  * cluster fallback key). Each part removes its flags from this list as it lands; the list ends empty.
  */
-const UNREAD = [
-  "storm-cluster-fallback",
-  "triage-regress-factor",
-  "watchboard-batch",
-  "watchboard-flush",
-  "watchboard-rotate",
-];
+const UNREAD = ["storm-cluster-fallback"];
 
 const ROOT = resolve(import.meta.dir, "..", "..", "..");
 const BASE = ["--daemon-url=http://127.0.0.1:7777", "--token-env=WATCHER_TOKEN"];
