@@ -286,10 +286,12 @@ export async function startWatcher(
               windowMs: config.storm.windowMs,
               mineMin: config.storm.mineMin,
               mine: config.storm.mine,
+              clusterFallback: config.storm.clusterFallback,
             },
           }
         : {}),
       enrichSeverities: enrichSeverities(config.enrich.level),
+      ...(config.enrich.level === "off" ? {} : { enrichCapBytes: config.enrich.capBytes }),
       injectMaxBytes: config.injectMaxBytes,
       severityOverrides: config.severityOverrides,
     },
@@ -302,7 +304,7 @@ export async function startWatcher(
       ...(store ? { record: (row) => store.record(row) } : {}),
       openPending: (key) => delivery.hasPendingOpen(key),
       ...(graph && plan.recovery ? { clearance: graph.clearance } : {}),
-      ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
+      ...(graph && plan.storm ? { topology: graph.ancestors, fleetSize: graph.fleetSize } : {}),
       ...(config.enrich.level === "off"
         ? {}
         : {
