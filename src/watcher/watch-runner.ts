@@ -33,7 +33,6 @@ import { discoverResources } from "./kube/discovery.ts";
 import { type KubeConnection, loadKubeConnection } from "./kube/kube-connection.ts";
 import { DaemonSink } from "./sinks/daemon-sink.ts";
 import { DryRunSink } from "./sinks/dry-run-sink.ts";
-import { podEnricher } from "./enricher.ts";
 import { WebhookSink } from "./sinks/webhook-sink.ts";
 import { TracedSink } from "./watcher-spans.ts";
 import { buildSource } from "./sources/build-source.ts";
@@ -42,6 +41,7 @@ import { SOURCE_PREFLIGHTS, sourceSettings } from "./sources/source-registry.ts"
 import { SourceRefusal, type SourceRunner } from "./sources/source-runner.ts";
 import { sourceSpec, specForSettings } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
+import { incidentEnricher } from "./workload-enricher.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
 import { WatcherMetrics } from "./watcher-metrics.ts";
 
@@ -308,7 +308,7 @@ export async function startWatcher(
       ...(config.enrich.level === "off"
         ? {}
         : {
-            enrich: podEnricher(connection, {
+            enrich: incidentEnricher(connection, {
               capBytes: config.enrich.capBytes,
               logLines: config.enrich.logLines,
               timeoutMs: config.enrich.timeoutMs,
