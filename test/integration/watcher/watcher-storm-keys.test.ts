@@ -41,9 +41,27 @@ function nodeDown(name: string) {
   });
 }
 
+/** Each test's events gone and its nodes Ready again, so the next watcher replays none of them. */
+function cleanUp(nodes: readonly string[]) {
+  for (const event of triage.api.scenario.list("v1", "Event")) {
+    const metadata = event.metadata as { namespace?: string; name: string };
+    triage.api.scenario.delete({
+      apiVersion: "v1",
+      kind: "Event",
+      namespace: metadata.namespace,
+      name: metadata.name,
+    } as never);
+  }
+  for (const name of nodes) triage.api.scenario.updateNode({ name, ready: "True" });
+}
+
+/** Only the cluster-events source: the keys under test need nothing else. */
+const watch = (...extra: string[]) =>
+  startTriageWatcher(triage.daemon, triage.kubeconfig, ["--sources=cluster-events", "--storm=on", ...extra]);
+
 describe("storm keys", () => {
   test("pods of many namespaces and nodes failing to pull from one registry form one storm keyed by its host", async () => {
-    const { running, log } = await startTriageWatcher(triage.daemon, triage.kubeconfig, ["--storm=on"]);
+    const { running, log } = await watch();
     try {
       for (let index = 1; index <= 4; index++) failingPull(index);
       const formed = await waitFor(
@@ -76,12 +94,13 @@ describe("storm keys", () => {
       });
     } finally {
       await running.stop();
+      cleanUp([]);
     }
   }, 60_000);
 
   test("--storm-cluster-fallback: three of ten nodes failing at once form one Cluster storm", async () => {
     for (let index = 0; index < 10; index++) triage.api.scenario.createNode({ name: `fleet-${index}` });
-    const { running, log } = await startTriageWatcher(triage.daemon, triage.kubeconfig, ["--storm=on"]);
+    const { running, log } = await watch();
     try {
       for (const index of [1, 2, 3]) nodeDown(`fleet-${index}`);
       const formed = await waitFor(
@@ -103,22 +122,20 @@ describe("storm keys", () => {
       ).toEqual(["fleet-1", "fleet-2", "fleet-3"]);
     } finally {
       await running.stop();
+      cleanUp(["fleet-1", "fleet-2", "fleet-3"]);
     }
   }, 60_000);
 
   test("with the fallback off, each node failure opens its own session carrying the node's bundle", async () => {
     for (let index = 0; index < 3; index++) triage.api.scenario.createNode({ name: `solo-${index}` });
     triage.api.scenario.createPod({ namespace: "shop", name: "on-solo", node: "solo-0" } as never);
-    const { running, log } = await startTriageWatcher(triage.daemon, triage.kubeconfig, [
-      "--storm=on",
-      "--storm-cluster-fallback=false",
-    ]);
+    const { running, log } = await watch("--storm-cluster-fallback=false");
     try {
       for (let index = 0; index < 3; index++) nodeDown(`solo-${index}`);
       for (let index = 0; index < 3; index++)
         await waitFor(
           () => log.find((line) => line.includes(`fire NodeNotReady pod=/solo-${index}`)),
-          15_000,
+          20_000,
           `solo-${index}'s session`,
         );
       await running.dispatcher.idle();
