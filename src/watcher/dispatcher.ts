@@ -26,8 +26,8 @@ import { canonicalReasonForEvent } from "./core/reasons.ts";
 import { type ClearanceObservation, type RecoveryOutcome, RecoveryTracker } from "./core/recovery.ts";
 import { type Severity, type Signal, outranks } from "./core/signal.ts";
 import type { IncidentSink, OpenBinding } from "./core/sink.ts";
-import type { Ancestor, StormSettings } from "./core/storm.ts";
-import { StormHandler } from "./storm-handler.ts";
+import type { Ancestor } from "./core/storm.ts";
+import { StormHandler, type StormHandlerSettings } from "./storm-handler.ts";
 import { SeverityRouter } from "./severity-router.ts";
 import type { Watchboard } from "./watchboard.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
@@ -42,9 +42,11 @@ export interface DispatcherSettings {
   dedupWindowMs: number;
   recoveryStableForMs: number;
   /** Undefined: storm correlation off. */
-  storm?: StormSettings & { mine: boolean };
+  storm?: StormHandlerSettings;
   /** Severities that get an enrichment bundle. */
   enrichSeverities: ReadonlySet<Severity>;
+  /** `--enrich-cap`, for a storm's radius bundle (D431); undefined: storms carry none. */
+  enrichCapBytes?: number;
   injectMaxBytes: number;
   /** Per-kind severity overrides (`--severity`). */
   severityOverrides: ReadonlyMap<string, Severity>;
@@ -72,6 +74,8 @@ export interface DispatcherDeps {
   now?: () => number;
   enrich?: (signal: Signal) => Promise<string | undefined>;
   topology?: TopologyLookup;
+  /** Nodes the topology graph knows (the storm cluster fallback's fleet, D430). */
+  fleetSize?: () => number;
   clearance?: ClearanceLookup;
   dedup?: DedupCache;
   /** The occurrence store's writer (`--store`): every routed signal with its route. */
@@ -247,7 +251,7 @@ export class Dispatcher {
     }
     metrics.findings({ kind: signal.kind, severity: signal.severity });
     if (this.storms) {
-      const outcome = await this.storms.observe(signal, key, fp, canonical, now);
+      const outcome = await this.storms.observe(signal, key, fp, canonical, now, pullClass);
       if (outcome === "storm-formed" || outcome === "storm-attached") return outcome;
     }
     return this.page(signal, key, fp, now);

@@ -2,7 +2,11 @@
  * The dispatcher's storm side (docs/watcher-pipeline.md#storms): correlates new incidents, opens
  * one session for a formed storm, re-binds every member to it (members with their own session get
  * `storm.member_superseded`), appends `storm.member` for late arrivals and `storm.update` as the
- * storm grows, and injects the storm's own `resolved` once its last member clears.
+ * storm grows, and injects the storm's own `resolved` once its last member clears. Candidate keys
+ * per incident: the registry host of a retryable pull (D429), the topology's, the mined ones with
+ * --storm-mine, the cluster fallback for a lone node failure with --storm-cluster-fallback (D430).
+ * A formed storm's opening payload carries its radius bundle when `--enrich` covers its severity
+ * (D431).
  */
 import type { Logger } from "../telemetry/logger.ts";
 import type { Sha256Hex } from "./core/fingerprint.ts";
@@ -10,9 +14,9 @@ import type { DedupCache, DedupIncident } from "./core/dedup-cache.ts";
 import { fitPayload } from "./core/fit.ts";
 import { goDuration } from "./core/go-time.ts";
 import { buildResolvedPayload } from "./core/payload.ts";
-import { imageReference } from "./core/pull-class.ts";
+import type { PullClass } from "./core/pull-class.ts";
 import type { RecoveryOutcome, RecoveryTracker } from "./core/recovery.ts";
-import type { Signal } from "./core/signal.ts";
+import type { Severity, Signal } from "./core/signal.ts";
 import type { IncidentSink } from "./core/sink.ts";
 import {
   type Ancestor,
@@ -22,6 +26,8 @@ import {
   StormCorrelator,
   ancestorDisplay,
 } from "./core/storm.ts";
+import { externalKeys, fallbackKey, minedKeys } from "./core/storm-keys.ts";
+import { stormEnriched, stormRadiusBundle } from "./core/storm-radius.ts";
 import {
   buildStormMemberPayload,
   buildStormPayload,
@@ -42,17 +48,19 @@ export interface StormContext {
   topology?: (signal: Signal) => Ancestor[];
   /** The storm fingerprint's hash (the core hashes nothing itself). */
   sha256Hex: Sha256Hex;
+  /** Nodes the topology graph knows (the cluster fallback's fifth of the fleet); 0 when unknown. */
+  fleetSize?: () => number;
+  /** Severities `--enrich` covers, and the mode (only per-incident sessions are enriched). */
+  enrichSeverities?: ReadonlySet<Severity>;
+  mode?: "per-incident" | "shared";
+  /** The storm radius bundle's byte cap (`--enrich-cap`); undefined: storms are not enriched. */
+  enrichCapBytes?: number;
 }
 
-/** Mined keys (--storm-mine): the image in the message, the reporting node, the container path. */
-export function minedKeys(signal: Signal): Ancestor[] {
-  const keys: Ancestor[] = [];
-  const image = imageReference(signal.message);
-  if (image) keys.push({ kind: "Image", namespace: "", name: image, source: "mined:image" });
-  if (signal.node) keys.push({ kind: "Node", namespace: "", name: signal.node, source: "mined:node" });
-  if (signal.container)
-    keys.push({ kind: "Container", namespace: "", name: signal.container, source: "mined:container" });
-  return keys;
+export interface StormHandlerSettings extends StormSettings {
+  mine: boolean;
+  /** `--storm-cluster-fallback` (D430). */
+  clusterFallback?: boolean;
 }
 
 export class StormHandler {
@@ -60,7 +68,7 @@ export class StormHandler {
   private readonly pendingMembers = new Map<string, StormMember>();
 
   constructor(
-    private readonly settings: StormSettings & { mine: boolean },
+    private readonly settings: StormHandlerSettings,
     private readonly context: StormContext,
     private readonly dedup: DedupCache,
     private readonly recovery: RecoveryTracker,
@@ -76,6 +84,7 @@ export class StormHandler {
     fp: string,
     canonical: string,
     now: number,
+    pullClass: PullClass = "unknown",
   ): Promise<"storm-formed" | "storm-attached" | "storm-pending" | "none"> {
     const member: StormMember = {
       key,
@@ -93,7 +102,14 @@ export class StormHandler {
     };
     const declared = this.context.topology?.(signal) ?? [];
     const mined = this.settings.mine ? minedKeys(signal) : [];
-    const result = this.correlator.observe(member, declared, mined, now);
+    const { cluster, fleetSize } = this.context;
+    const fallback = this.settings.clusterFallback
+      ? fallbackKey(signal, declared, cluster, this.settings.min, fleetSize?.() ?? 0)
+      : undefined;
+    const result = this.correlator.observe(member, declared, mined, now, {
+      external: externalKeys(signal, pullClass),
+      ...(fallback ? { fallback } : {}),
+    });
     if (result.outcome === "none") {
       this.pendingMembers.set(key, member);
       return "none";
@@ -123,7 +139,10 @@ export class StormHandler {
     const fp = stormFingerprint(storm, sha256Hex);
     for (const member of storm.members) this.pendingMembers.delete(member.key);
     metrics.stormsFormed();
-    const fitted = fitPayload(buildStormPayload(storm, cluster, sha256Hex), this.context.injectMaxBytes);
+    const fitted = fitPayload(
+      buildStormPayload(storm, cluster, sha256Hex, this.radius(storm)),
+      this.context.injectMaxBytes,
+    );
     const attributes = { "spar.watcher.fingerprint": fp, "spar.watcher.storm.members": storm.members.length };
     const result = await inWatcherSpan("watcher incident", attributes, () => sink.open(fitted.payload));
     if (result.id === undefined) {
@@ -149,6 +168,13 @@ export class StormHandler {
         );
       } else metrics.stormMembers({ kind: "suppressed" });
     }
+  }
+
+  /** D431: the storm's radius bundle, when enrichment is on for its severity in per-incident mode. */
+  private radius(storm: Storm): string | undefined {
+    const { enrichCapBytes, enrichSeverities, mode } = this.context;
+    if (enrichCapBytes === undefined || !enrichSeverities || mode === "shared") return undefined;
+    return stormEnriched(storm, enrichSeverities) ? stormRadiusBundle(storm, enrichCapBytes) : undefined;
   }
 
   private async attach(storm: Storm, member: StormMember): Promise<void> {

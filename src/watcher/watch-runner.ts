@@ -36,7 +36,6 @@ import { discoverResources } from "./kube/discovery.ts";
 import { type KubeConnection, loadKubeConnection } from "./kube/kube-connection.ts";
 import { DaemonSink } from "./sinks/daemon-sink.ts";
 import { DryRunSink } from "./sinks/dry-run-sink.ts";
-import { podEnricher } from "./enricher.ts";
 import { WebhookSink } from "./sinks/webhook-sink.ts";
 import { TracedSink } from "./watcher-spans.ts";
 import { buildSource } from "./sources/build-source.ts";
@@ -46,6 +45,7 @@ import { SourceRefusal, type SourceRunner } from "./sources/source-runner.ts";
 import { sourceSpec, specForSettings } from "./core/source-catalog.ts";
 import { ClusterGraph } from "./sources/cluster-graph.ts";
 import { SourceClearances } from "./source-clearances.ts";
+import { incidentEnricher } from "./workload-enricher.ts";
 import { OccurrenceStore } from "./occurrence-store.ts";
 import { StoreKeeper } from "./store-keeper.ts";
 import { WatcherMetrics } from "./watcher-metrics.ts";
@@ -309,10 +309,12 @@ export async function startWatcher(
               windowMs: config.storm.windowMs,
               mineMin: config.storm.mineMin,
               mine: config.storm.mine,
+              clusterFallback: config.storm.clusterFallback,
             },
           }
         : {}),
       enrichSeverities: enrichSeverities(config.enrich.level),
+      ...(config.enrich.level === "off" ? {} : { enrichCapBytes: config.enrich.capBytes }),
       injectMaxBytes: config.injectMaxBytes,
       severityOverrides: config.severityOverrides,
       // D421: regressions need the store (the occurrence memory) and have no place in shared mode.
@@ -329,11 +331,11 @@ export async function startWatcher(
       ...(watchboard ? { watchboard } : {}),
       // D437: what the sources report cleared first, then the graph's pod and node clearance.
       ...(plan.recovery ? { clearance: clearances.chain(graph?.clearance) } : {}),
-      ...(graph && plan.storm ? { topology: graph.ancestors } : {}),
+      ...(graph && plan.storm ? { topology: graph.ancestors, fleetSize: graph.fleetSize } : {}),
       ...(config.enrich.level === "off"
         ? {}
         : {
-            enrich: podEnricher(connection, {
+            enrich: incidentEnricher(connection, {
               capBytes: config.enrich.capBytes,
               logLines: config.enrich.logLines,
               timeoutMs: config.enrich.timeoutMs,

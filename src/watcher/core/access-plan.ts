@@ -142,6 +142,7 @@ export function accessChecksFor(input: AccessPlanInput): AccessCheck[] {
  * The watches a plan starts besides its sources': `pods` (storms or recovery), `replicasets`
  * (storms only), `nodes` (recovery, for Node clearance, D377) when a part that runs already holds
  * list and watch on nodes: storms or the object-state source. No new grant is ever asked for it.
+ * Storms watch nodes too: the cluster fallback's threshold is a fifth of the nodes (D430).
  */
 export function optionalWatches(plan: Pick<AccessPlan, "storm" | "recovery"> & { sources?: readonly string[] }): {
   pods: boolean;
@@ -149,7 +150,11 @@ export function optionalWatches(plan: Pick<AccessPlan, "storm" | "recovery"> & {
   nodes: boolean;
 } {
   const nodesHeld = plan.storm || (plan.sources ?? []).includes("object-state");
-  return { pods: plan.storm || plan.recovery, replicaSets: plan.storm, nodes: plan.recovery && nodesHeld };
+  return {
+    pods: plan.storm || plan.recovery,
+    replicaSets: plan.storm,
+    nodes: plan.storm || (plan.recovery && nodesHeld),
+  };
 }
 
 /**

@@ -21,6 +21,8 @@ export interface BundleTarget {
   pods: number;
   /** Resources that could not be read (`skipped=secrets,configmaps`). */
   skipped?: string[];
+  /** A storm's head line names its ancestor and reach in place of `workload=` and `pods=` (D431). */
+  storm?: { ancestor: string; affected: number; affectedNamespaces: number };
 }
 
 export interface BundleInput {
@@ -49,10 +51,16 @@ function cutError(text: string): string {
 }
 
 function headLine(target: BundleTarget, sections: SectionName[]): string {
-  const details: Array<[string, string | number]> = [
-    ["workload", target.workload],
-    ["pods", target.pods],
-  ];
+  const details: Array<[string, string | number]> = target.storm
+    ? [
+        ["ancestor", target.storm.ancestor],
+        ["affected", target.storm.affected],
+        ["affected_namespaces", target.storm.affectedNamespaces],
+      ]
+    : [
+        ["workload", target.workload],
+        ["pods", target.pods],
+      ];
   if (target.skipped && target.skipped.length > 0) details.push(["skipped", target.skipped.join(",")]);
   if (sections.length > 0) details.push(["sections", sections.join(",")]);
   return logfmtLine(

@@ -1,8 +1,11 @@
 /**
  * Storm correlation (docs/watcher-pipeline.md#storms): new incidents that share a blast-radius key
- * (a node, an owner, a namespace; mined keys such as the image behind --storm-mine) within
- * --storm-window form one storm once --storm-min of them agree; later incidents on an open storm's
- * key attach to it. A storm closes after 30 idle minutes. Pure; the caller passes the clock.
+ * within --storm-window form one storm once --storm-min of them agree; later incidents on an open
+ * storm's key attach to it. Keys in priority order: external (the registry host of a retryable
+ * pull, D429), topology (a node, an owner, a namespace), mined (image, node, container behind
+ * --storm-mine), and last the cluster fallback for lone node failures (D430), which has its own
+ * threshold, a 20 s window and a 5 minute idle close. A storm closes after 30 idle minutes. Pure;
+ * the caller passes the clock.
  */
 import { type Severity, outranks } from "./signal.ts";
 
@@ -11,7 +14,10 @@ export interface Ancestor {
   kind: string;
   namespace: string;
   name: string;
-  /** Where the key came from when not the topology: `mined:image`, `mined:node`, `mined:container`. */
+  /**
+   * Where the key came from when not the topology: `registry-host`, `mined:image`, `mined:node`,
+   * `mined:container`, `simultaneity`.
+   */
   source?: string;
 }
 
@@ -56,6 +62,22 @@ export interface Storm {
   lastReportAt: number;
   /** Members marked resolved by their own outcome record. */
   resolved: Set<string>;
+  /** Idle time after which the storm closes, when not the default 30 minutes (the cluster fallback's 5). */
+  idleCloseMs?: number;
+}
+
+/** The cluster fallback key (D430): its own threshold, window and idle close. */
+export interface FallbackKey {
+  ancestor: Ancestor;
+  threshold: number;
+  windowMs: number;
+  idleCloseMs: number;
+}
+
+/** The keys tried before the topology (external) and after the mined ones (the fallback). */
+export interface OuterKeys {
+  external?: readonly Ancestor[];
+  fallback?: FallbackKey;
 }
 
 export type StormObservation =
@@ -80,9 +102,15 @@ export function stormSeverity(storm: Storm): Severity {
 
 interface Pending {
   member: StormMember;
-  declared: Ancestor[];
-  mined: Ancestor[];
+  keys: Set<string>;
   at: number;
+}
+
+interface Try {
+  ancestor: Ancestor;
+  threshold: number;
+  windowMs: number;
+  idleCloseMs?: number;
 }
 
 export class StormCorrelator {
@@ -115,46 +143,63 @@ export class StormCorrelator {
     declared: readonly Ancestor[],
     mined: readonly Ancestor[],
     now: number,
+    outer: OuterKeys = {},
   ): StormObservation {
     this.prune(now);
-    for (const candidate of [...declared, ...mined]) {
-      const storm = this.storms.get(ancestorKey(candidate));
+    const tries = this.tries(declared, mined, outer);
+    for (const { ancestor } of tries) {
+      const storm = this.storms.get(ancestorKey(ancestor));
       if (!storm) continue;
       if (!storm.members.some((existing) => existing.key === member.key)) storm.members.push(member);
       storm.resolved.delete(member.key);
       storm.lastActive = now;
       return { outcome: "attached", storm };
     }
-    if (declared.length === 0 && mined.length === 0) return { outcome: "none" };
-    this.pending.set(member.key, { member, declared: [...declared], mined: [...mined], at: now });
-    const mineMin = this.settings.mineMin > 0 ? this.settings.mineMin : Math.max(5, this.settings.min);
-    const tries: Array<[Ancestor, number]> = [
-      ...declared.map((a): [Ancestor, number] => [a, this.settings.min]),
-      ...mined.map((a): [Ancestor, number] => [a, mineMin]),
-    ];
-    for (const [candidate, threshold] of tries) {
-      const key = ancestorKey(candidate);
-      const sharing = [...this.pending.values()].filter((entry) =>
-        [...entry.declared, ...entry.mined].some((other) => ancestorKey(other) === key),
-      );
+    if (tries.length === 0) return { outcome: "none" };
+    const keys = new Set(tries.map((entry) => ancestorKey(entry.ancestor)));
+    this.pending.set(member.key, { member, keys, at: now });
+    for (const { ancestor, threshold, windowMs, idleCloseMs } of tries) {
+      const key = ancestorKey(ancestor);
+      const sharing = [...this.pending.values()].filter((entry) => entry.keys.has(key) && now - entry.at < windowMs);
       if (sharing.length < threshold) continue;
       sharing.sort((a, b) => a.at - b.at);
       for (const entry of sharing) this.pending.delete(entry.member.key);
       const first = sharing[0]?.member ?? member;
       const storm: Storm = {
         id: key,
-        ancestor: candidate,
+        ancestor,
         reason: first.canonicalReason,
         members: sharing.map((entry) => entry.member),
         lastActive: now,
         lastReportedCount: sharing.length,
         lastReportAt: now,
         resolved: new Set(),
+        ...(idleCloseMs !== undefined ? { idleCloseMs } : {}),
       };
       this.storms.set(key, storm);
       return { outcome: "formed", storm };
     }
     return { outcome: "none" };
+  }
+
+  /** Every candidate key in priority order with the threshold and window it forms under. */
+  private tries(declared: readonly Ancestor[], mined: readonly Ancestor[], outer: OuterKeys): Try[] {
+    const { min, windowMs } = this.settings;
+    const mineMin = this.settings.mineMin > 0 ? this.settings.mineMin : Math.max(5, min);
+    const tries: Try[] = [
+      ...(outer.external ?? []).map((ancestor) => ({ ancestor, threshold: min, windowMs })),
+      ...declared.map((ancestor) => ({ ancestor, threshold: min, windowMs })),
+      ...mined.map((ancestor) => ({ ancestor, threshold: mineMin, windowMs })),
+    ];
+    const fallback = outer.fallback;
+    if (fallback)
+      tries.push({
+        ancestor: fallback.ancestor,
+        threshold: fallback.threshold,
+        windowMs: Math.min(windowMs, fallback.windowMs),
+        idleCloseMs: fallback.idleCloseMs,
+      });
+    return tries;
   }
 
   /** A `storm.update` is due at twice the last reported size or 10 more, at most once a minute. */
@@ -167,6 +212,7 @@ export class StormCorrelator {
   private prune(now: number): void {
     for (const [key, entry] of this.pending) if (now - entry.at >= this.settings.windowMs) this.pending.delete(key);
     const idle = this.settings.idleCloseMs ?? 30 * 60_000;
-    for (const [id, storm] of this.storms) if (now - storm.lastActive > idle) this.storms.delete(id);
+    for (const [id, storm] of this.storms)
+      if (now - storm.lastActive > (storm.idleCloseMs ?? idle)) this.storms.delete(id);
   }
 }

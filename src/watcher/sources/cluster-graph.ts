@@ -230,6 +230,9 @@ export class ClusterGraph {
     await Promise.all(this.informers.map((informer) => informer.stop()));
   }
 
+  /** Nodes the graph knows (0 without a nodes watch): the storm cluster fallback's fleet (D430). */
+  fleetSize = (): number => this.nodes.size;
+
   /** Blast-radius keys of the signal's object, nearest first. */
   ancestors = (signal: Signal): Ancestor[] => {
     this.forgetUnlisted();

@@ -58,8 +58,24 @@ const sectionsOf = (bundle: string) => /sections=(\S+)/.exec(bundle.split("\n")[
 
 describe("--enrich-lists", () => {
   test("the selection: all, an allow-list, subtractions", () => {
-    expect(selectedResources({ all: true, include: [], exclude: [] })).toEqual(["pods", "events", "logs"]);
-    expect(selectedResources({ all: true, include: [], exclude: ["secrets", "logs"] })).toEqual(["pods", "events"]);
+    expect(selectedResources({ all: true, include: [], exclude: [] })).toEqual([
+      "pods",
+      "events",
+      "logs",
+      "deployments",
+      "statefulsets",
+      "daemonsets",
+      "jobs",
+      "nodes",
+    ]);
+    expect(selectedResources({ all: true, include: [], exclude: ["secrets", "logs", "nodes"] })).toEqual([
+      "pods",
+      "events",
+      "deployments",
+      "statefulsets",
+      "daemonsets",
+      "jobs",
+    ]);
     expect(selectedResources({ all: false, include: ["events"], exclude: [] })).toEqual(["events"]);
   });
 
