@@ -3,7 +3,8 @@
  * base unit (cores, bytes, counts), for ratios and slopes: the grammar of apimachinery's
  * `resource.Quantity`, a signed decimal followed by a binary-SI suffix (Ki, Mi, Gi, Ti, Pi, Ei),
  * a decimal-SI suffix (n, u, m, k, M, G, T, P, E) or a decimal exponent (`e3`, `E-2`). A float is
- * exact enough for a usage ratio; the text is kept by callers for messages. Pure.
+ * exact enough for a usage ratio; the text is kept by callers for messages. And their short forms
+ * for messages (`980.0MiB`, `850m`). The one quantity reader of the watcher's sources. Pure.
  */
 
 const BINARY: Readonly<Record<string, number>> = {
@@ -43,4 +44,22 @@ export function parseQuantity(text: unknown): number | undefined {
   if (scale === undefined || !Number.isFinite(number)) return undefined;
   const value = number * scale;
   return Number.isFinite(value) ? value : undefined;
+}
+
+const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+
+/** Bytes as `980.0MiB`, `1.0GiB`. */
+export function formatBytes(bytes: number): string {
+  let value = Math.abs(bytes);
+  let unit = 0;
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${bytes < 0 ? "-" : ""}${value.toFixed(1)}${BYTE_UNITS[unit]}`;
+}
+
+/** Cores as millicores (`850m`). */
+export function formatCores(cores: number): string {
+  return `${Math.round(cores * 1000)}m`;
 }

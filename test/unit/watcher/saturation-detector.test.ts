@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { watcherConfigFromArgv } from "../../../src/cli/watcher-config.ts";
 import { linearFit } from "../../../src/watcher/core/sources/linear-fit.ts";
-import { formatBytes, parseQuantity } from "../../../src/watcher/core/sources/quantity.ts";
+import { formatBytes, parseQuantity } from "../../../src/watcher/core/quantity.ts";
 import {
   type NodeStats,
   SATURATION_DEFAULTS,

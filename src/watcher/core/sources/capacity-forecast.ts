@@ -14,6 +14,7 @@ import { goDuration } from "../go-time.ts";
 import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { KubeObject, ObjectChange } from "../source-spec.ts";
+import { parseQuantity } from "../quantity.ts";
 import { field, forecastBasis, label, meta, sourceSignal, text } from "./source-fields.ts";
 
 /** Labels naming a node's scheduling domain, most specific first (D396). */
@@ -63,33 +64,9 @@ interface Domain {
   totals: { cpu: [number, number]; memory: [number, number] };
 }
 
-const SUFFIXES: Record<string, number> = {
-  n: 1e-9,
-  u: 1e-6,
-  m: 1e-3,
-  "": 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
 /** A Kubernetes quantity (`250m`, `1.5`, `512Mi`, `1e3`) as a plain number; 0 when unreadable. */
 export function quantity(value: unknown): number {
-  const written = typeof value === "number" ? String(value) : text(value).trim();
-  const match = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([a-zA-Z]*)$/.exec(written);
-  const scale = match ? SUFFIXES[match[2] ?? ""] : undefined;
-  if (!match || scale === undefined) return 0;
-  const parsed = Number(match[1]) * scale;
-  return Number.isFinite(parsed) ? parsed : 0;
+  return parseQuantity(value) ?? 0;
 }
 
 export function nodeDomain(node: KubeObject): string {

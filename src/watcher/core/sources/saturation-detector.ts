@@ -19,7 +19,7 @@ import type { OpenCondition } from "../open-conditions.ts";
 import type { Signal } from "../signal.ts";
 import type { Detector, KubeObject, ObjectChange } from "../source-spec.ts";
 import { linearFit } from "./linear-fit.ts";
-import { formatBytes, formatCores, parseQuantity } from "./quantity.ts";
+import { formatBytes, formatCores, parseQuantity } from "../quantity.ts";
 import { controller, field, forecastBasis, type Meta, meta, text, time } from "./source-fields.ts";
 
 export interface SaturationSettings {
