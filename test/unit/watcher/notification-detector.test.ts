@@ -6,6 +6,9 @@
  * remembered ids expire after 24h.
  */
 import { describe, expect, test } from "bun:test";
+import { watcherConfigFromArgv } from "../../../src/cli/watcher-config.ts";
+import { createLogger } from "../../../src/telemetry/logger.ts";
+import { receiverSettings } from "../../../src/watcher/sources/notifications-receiver.ts";
 import {
   NotificationDetector,
   PUBSUB_MESSAGE_TYPE,
@@ -181,4 +184,26 @@ test("remembered ids are bounded: past 10,000 the oldest is forgotten", () => {
   expect(detector.remembered).toBe(10_000);
   expect(detector.receive(event(`${GKE}.UpgradeEvent`, {}, "id-0"), T0).outcome).toBe("emitted");
   expect(detector.receive(event(`${GKE}.UpgradeEvent`, {}, "id-10000"), T0).outcome).toBe("duplicate");
+});
+
+describe("the receiver's defaults, as users get them", () => {
+  test("with --notifications-addr absent it listens on :8090; the subscription's last segment is the route", () => {
+    const parsed = watcherConfigFromArgv([
+      "--dry-run",
+      "--sources=cluster-events,notifications",
+      "--notifications-subscription=projects/p1/subscriptions/gke-notes",
+      "--notifications-token-env=NOTES_TOKEN",
+    ]);
+    if (!parsed.ok) throw new Error(parsed.error);
+    const settings = receiverSettings({
+      values: parsed.value.values,
+      env: { NOTES_TOKEN: "s3cret" },
+      connection: { server: "http://127.0.0.1:1", tls: {}, token: () => undefined },
+      without: new Set(),
+      emit: () => {},
+      logger: createLogger("error"),
+      onRestart: () => {},
+    });
+    expect(settings).toEqual({ subscription: "gke-notes", address: ":8090", token: "s3cret" });
+  });
 });
