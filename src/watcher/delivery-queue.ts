@@ -2,7 +2,8 @@
  * The delivery queue between the dispatcher and the sink (issue 13 item 11): a payload the sink
  * failed to take is kept (in the pending-inject journal, so a restart re-sends it) and re-sent
  * with backoff, honouring the receiver's Retry-After, until it is delivered, refused for good (a
- * 4xx other than 408/425/429), or an hour old; at most 1,000 wait. Payloads of one session leave
+ * 4xx other than 408/425/429), or an hour old; at most 1,000 wait in memory, and with `--store`
+ * the rest spill to the occurrence store behind them (D451). Payloads of one session leave
  * in the order they were queued, and a follow-up for a session with payloads still owed waits
  * behind them. A failed open that carries a binding (a new incident) is retried too: the session
  * is created once (its id is journaled before the inject is re-sent) and reported back through
@@ -65,6 +66,11 @@ export class DeliveryQueue implements IncidentSink {
     this.policy = deps.policy ?? DEFAULT_DELIVERY_POLICY;
     this.now = deps.now ?? Date.now;
     deps.metrics.gauge("deliveries_pending", "payloads waiting to be re-sent to the sink", () => deps.journal.size);
+    deps.metrics.gauge(
+      "deliveries_spilled",
+      "pending payloads waiting in the occurrence store behind the queue's window (D451)",
+      () => deps.journal.spilled,
+    );
   }
 
   /** Starts re-sending (payloads restored from the journal first). Call once the listener is set. */
@@ -75,8 +81,7 @@ export class DeliveryQueue implements IncidentSink {
 
   /** Whether a new incident's open for this dedup key is queued (its duplicates must not open another). */
   hasPendingOpen(key: string): boolean {
-    if (this.deps.journal.size === 0) return false;
-    return this.deps.journal.entries().some((entry) => entry.sessionId === undefined && entry.binding?.key === key);
+    return this.deps.journal.size > 0 && this.deps.journal.hasOpen(key);
   }
 
   async open(payload: object, binding?: OpenBinding): Promise<OpenResult> {
@@ -165,12 +170,11 @@ export class DeliveryQueue implements IncidentSink {
   }
 
   private owes(sessionId: string): boolean {
-    if (this.deps.journal.size === 0) return false;
-    return this.deps.journal.entries().some((entry) => entry.sessionId === sessionId);
+    return this.deps.journal.size > 0 && this.deps.journal.owes(sessionId);
   }
 
   private enqueue(entry: PendingInject, failure?: SinkFailure): void {
-    while (this.deps.journal.size >= this.policy.maxPending) {
+    while (this.deps.journal.full(this.policy.maxPending)) {
       const oldest = this.deps.journal.entries()[0];
       if (!oldest) break;
       this.drop(oldest, "overflow", "the queue is full");

@@ -5,8 +5,11 @@
  * the filter: counted and recorded in the store, never paged (D393); a new warning goes to the
  * watchboard (watchboard.ts, D418) and only critical opens a session; a recurrence soon after its
  * incident resolved opens with `triage.regressed` (D421). Outcome records (`resolved`, `resolved.reverted`) bypass
- * filter and dedup and are appended to the bound session. Signals are handled one at a time, in
- * arrival order, so a duplicate never races the open of its own incident. The sink may be the
+ * filter and dedup and are appended to the bound session. Each signal is handled in its incident's
+ * lane (dispatch-lanes.ts, D450): one at a time and in arrival order per incident, so a duplicate
+ * never races the open of its own incident, while other incidents go on beside it (a slow sink or
+ * enrichment holds its own incident only); a signal the full lanes refuse is counted, logged and
+ * stored, never dropped silently. The sink may be the
  * delivery queue: an open it took over (`queued`) is bound when the queue reports its session
  * (`bindQueuedOpen`), and meanwhile the incident's duplicates open nothing (`openPending`). Each
  * signal's handling is a `watcher event` span, an incident it opens a `watcher incident` span
@@ -24,6 +27,7 @@ import { buildIncidentPayload, buildResolvedPayload } from "./core/payload.ts";
 import { PullClassMemo } from "./core/pull-class.ts";
 import { canonicalReasonForEvent } from "./core/reasons.ts";
 import { type ClearanceObservation, type RecoveryOutcome, RecoveryTracker } from "./core/recovery.ts";
+import { DispatchLanes, LaneFull, type LaneSettings } from "./dispatch-lanes.ts";
 import { type Severity, type Signal, outranks } from "./core/signal.ts";
 import type { IncidentSink, OpenBinding } from "./core/sink.ts";
 import type { Ancestor } from "./core/storm.ts";
@@ -52,6 +56,8 @@ export interface DispatcherSettings {
   severityOverrides: ReadonlyMap<string, Severity>;
   /** `--triage-regress-factor` when on (needs `--store`, D421); absent or 0: no regressions. */
   regressFactor?: number;
+  /** The lanes' bounds (D450); absent: DEFAULT_LANE_SETTINGS. */
+  lanes?: LaneSettings;
 }
 
 /** Blast-radius keys the topology knows for a signal's object, nearest first (node, owners, namespace). */
@@ -100,7 +106,8 @@ export type DispatchOutcome =
   | "watchboard"
   | "regressed"
   | "family-member"
-  | "reattached";
+  | "reattached"
+  | "refused";
 
 /** Tracked incidents judged per queued step of a recovery sweep. */
 const SWEEP_CHUNK = 100;
@@ -121,6 +128,7 @@ const ROUTES: Record<DispatchOutcome, Route | undefined> = {
   regressed: "regressed",
   "family-member": "followup",
   reattached: "followup",
+  refused: "error",
 };
 
 export class Dispatcher {
@@ -129,7 +137,9 @@ export class Dispatcher {
   private readonly memo = new PullClassMemo();
   private readonly storms: StormHandler | undefined;
   private readonly now: () => number;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly lanes: DispatchLanes;
+  /** When the last refusal was logged (one line a minute while the lanes stay full). */
+  private refusalLoggedAt = Number.NEGATIVE_INFINITY;
   /** Each incident's span, for the follow-ups delivered hours later to link back to. */
   private readonly links = new IncidentLinks();
   /** Severity routing: the watchboard, regressions, family members (D418-D422). */
@@ -143,6 +153,8 @@ export class Dispatcher {
     this.dedup = deps.dedup ?? new DedupCache(settings.dedupWindowMs);
     this.recovery = new RecoveryTracker(settings.recoveryStableForMs);
     this.routing = new SeverityRouter(settings, deps, this.dedup);
+    this.lanes = new DispatchLanes(settings.lanes, { delayed: () => deps.metrics.dispatchDelayed() });
+    deps.metrics.gauge("dispatch_queued", "signals waiting in their incident's lane", () => this.lanes.queued);
     this.storms = settings.storm
       ? new StormHandler(
           settings.storm,
@@ -159,16 +171,31 @@ export class Dispatcher {
     }
   }
 
-  /** Queue a signal; resolves with what became of it once every earlier signal is done. */
+  /** Queue a signal in its incident's lane; resolves with what became of it once it was handled. */
   dispatch(signal: Signal): Promise<DispatchOutcome> {
-    const run = this.queue.then(() => this.handle(signal));
-    this.queue = run.catch(() => undefined);
-    return run;
+    const key = dedupKey(signal.uid, canonicalReasonForEvent(signal.reason, signal.message));
+    return this.lanes.run(key, () => this.handle(signal)).catch((error) => this.refuse(signal, error));
   }
 
-  /** Wait until every queued signal has been handled. */
-  async idle(): Promise<void> {
-    await this.queue;
+  /** Wait until every queued signal and outcome has been handled. */
+  idle(): Promise<void> {
+    return this.lanes.idle();
+  }
+
+  /** The lanes were full (D450): counted, logged once a minute, stored as an error row; never silent. */
+  private refuse(signal: Signal, error: unknown): DispatchOutcome {
+    if (!(error instanceof LaneFull)) throw error;
+    const { metrics, logger } = this.deps;
+    metrics.dispatchRefused({ bound: error.bound });
+    const now = this.now();
+    if (now - this.refusalLoggedAt >= 60_000) {
+      this.refusalLoggedAt = now;
+      logger.error(
+        `dispatch: ${error.message}; refused ${signal.reason} ${signal.kindOfObject}=${signal.namespace}/${signal.name} (counted in watcher_dispatch_refused_total)`,
+      );
+    }
+    this.deps.record?.(rowOf(signal, "error", this.settings.cluster, now, undefined));
+    return "refused";
   }
 
   /** One signal in its own trace (its `watcher event` span). */
@@ -266,7 +293,7 @@ export class Dispatcher {
     if (boarded) return boarded;
     const resolution = this.routing.takeRegression(key, now);
     const opened = await this.openIncident(signal, key, fp, 1, resolution);
-    if (opened) this.storms?.noteSession(key, opened);
+    if (opened) await this.storms?.noteSession(key, opened);
     if (opened) this.routing.noteOpened(signal, key, opened);
     if (!opened) return "open-failed";
     return resolution ? "regressed" : "opened";
@@ -387,34 +414,39 @@ export class Dispatcher {
    * open would have, unless the key was meanwhile bound elsewhere or forgotten.
    */
   bindQueuedOpen(binding: OpenBinding, sessionId: string): Promise<void> {
-    return this.runQueued(async () => {
-      const { metrics, logger } = this.deps;
-      const { key, incident } = binding;
-      metrics.sessionCreates({ outcome: "ok" });
-      const entry = this.dedup.get(key);
-      if (entry && !entry.sessionId) {
-        this.dedup.bind(key, sessionId, incident);
-        entry.sourceKind = binding.kind;
-        this.recovery.track(key, incident.first_event ?? entry.firstSeen, this.now());
-      }
-      logger.info(
-        `fire ${binding.reason} pod=${incident.namespace}/${incident.name} → sid=${sessionId} (mode=${this.settings.mode}, queued open)`,
-      );
-      const uid = key.slice(0, key.lastIndexOf("|"));
-      this.deps.record?.({
-        at: this.now(),
-        route: "injected",
-        kind: binding.kind,
-        severity: binding.severity,
-        reason: binding.reason,
-        namespace: incident.namespace,
-        kindOfObject: incident.kind_of_object,
-        name: incident.name,
-        uid,
-        cluster: incident.cluster,
-        sessionId,
-      });
-    });
+    // Unbounded: a session the sink created must be bound, or a duplicate would open another.
+    return this.lanes.run(
+      binding.key,
+      async () => {
+        const { metrics, logger } = this.deps;
+        const { key, incident } = binding;
+        metrics.sessionCreates({ outcome: "ok" });
+        const entry = this.dedup.get(key);
+        if (entry && !entry.sessionId) {
+          this.dedup.bind(key, sessionId, incident);
+          entry.sourceKind = binding.kind;
+          this.recovery.track(key, incident.first_event ?? entry.firstSeen, this.now());
+        }
+        logger.info(
+          `fire ${binding.reason} pod=${incident.namespace}/${incident.name} → sid=${sessionId} (mode=${this.settings.mode}, queued open)`,
+        );
+        const uid = key.slice(0, key.lastIndexOf("|"));
+        this.deps.record?.({
+          at: this.now(),
+          route: "injected",
+          kind: binding.kind,
+          severity: binding.severity,
+          reason: binding.reason,
+          namespace: incident.namespace,
+          kindOfObject: incident.kind_of_object,
+          name: incident.name,
+          uid,
+          cluster: incident.cluster,
+          sessionId,
+        });
+      },
+      false,
+    );
   }
 
   /** A queued first payload arrived: the incident counts as injected. */
@@ -437,31 +469,32 @@ export class Dispatcher {
   }
 
   /**
-   * One recovery sweep: asks the clearance lookup about every tracked incident, in chunks queued
-   * one after another, so signals that arrive meanwhile are not held behind thousands of outcomes.
+   * One recovery sweep: asks the clearance lookup about every tracked incident, each in its own
+   * lane (after the signals it already holds), a chunk at a time, so signals that arrive meanwhile
+   * are not held behind thousands of outcomes.
    */
   async sweepRecovery(): Promise<void> {
     const lookup = this.deps.clearance;
     if (!lookup || !this.recovery.enabled) return;
     const keys = this.recovery.keys();
     for (let start = 0; start < keys.length; start += SWEEP_CHUNK) {
-      await this.runQueued(async () => {
-        const now = this.now();
-        for (const key of keys.slice(start, start + SWEEP_CHUNK)) {
-          const entry = this.dedup.get(key);
-          if (!entry?.incident) continue;
-          const separator = key.lastIndexOf("|");
-          const observation = lookup(key.slice(0, separator), entry.incident, key.slice(separator + 1));
-          await this.deliverOutcome(this.recovery.observe(key, observation, now));
-        }
-      });
+      const judge = async (key: string) => {
+        const entry = this.dedup.get(key);
+        if (!entry?.incident) return;
+        const separator = key.lastIndexOf("|");
+        const observation = lookup(key.slice(0, separator), entry.incident, key.slice(separator + 1));
+        await this.deliverOutcome(this.recovery.observe(key, observation, this.now()));
+      };
+      await Promise.all(keys.slice(start, start + SWEEP_CHUNK).map((key) => this.inLane(key, () => judge(key))));
     }
   }
 
-  private runQueued(work: () => Promise<void>): Promise<void> {
-    const run = this.queue.then(work);
-    this.queue = run.catch(() => undefined);
-    return run;
+  /** Work in a key's lane; a full lane skips it (a sweep asks again, a late binding is re-reported). */
+  private inLane(key: string, work: () => Promise<void>): Promise<void> {
+    return this.lanes.run(key, work).catch((error) => {
+      if (!(error instanceof LaneFull)) throw error;
+      this.deps.metrics.dispatchRefused({ bound: error.bound });
+    });
   }
 
   /** A recovery outcome in its `watcher outcome` span, linked to the incident's. */

@@ -18,6 +18,7 @@ import type { OccurrenceRow, Route } from "./core/occurrence.ts";
 import { ensurePrivateSqliteFile } from "../fs/private-files.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
 import { StoreMemory } from "./store-memory.ts";
+import { DeliverySpill } from "./delivery-spill.ts";
 
 export type { OccurrenceRow, Route };
 
@@ -58,6 +59,8 @@ export class OccurrenceStore {
   private readonly insert: ReturnType<Database["prepare"]>;
   /** Distilled facts and the graph snapshot, in the same file (D424, D425). */
   readonly memory: StoreMemory;
+  /** Payloads owed to the sink beyond the delivery queue's window, in the same file (D451). */
+  readonly spill: DeliverySpill;
 
   constructor(private readonly options: OccurrenceStoreOptions) {
     ensurePrivateSqliteFile(options.path);
@@ -73,6 +76,7 @@ export class OccurrenceStore {
     if (!columns.some((column) => column.name === "workload"))
       this.db.exec("ALTER TABLE occurrences ADD COLUMN workload TEXT NOT NULL DEFAULT ''");
     this.memory = new StoreMemory(this.db, { maxBytes: options.maxBytes, metrics: options.metrics });
+    this.spill = new DeliverySpill(this.db);
     this.now = options.now ?? Date.now;
     this.batch = options.batch ?? 500;
     this.insert = this.db.prepare(

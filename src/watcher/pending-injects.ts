@@ -5,6 +5,10 @@
  * in a 0700 directory); replayed at startup, where a torn last line (a crash mid-write) is skipped
  * with a warning, then compacted to the live entries; compacted again whenever the dead lines
  * outnumber the live ones, and on close. Without a path the journal is memory only.
+ *
+ * With a spill (D451: `--store`), the journal holds a window of at most `windowSize` payloads
+ * and the rest wait in the spill, oldest first; a payload leaving the window brings the oldest
+ * spilled one in. `entries()` is the window; `size`, `owes` and `hasOpen` count both.
  */
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import type { OpenBinding } from "./core/sink.ts";
@@ -25,6 +29,17 @@ export interface PendingInject {
   attempts: number;
 }
 
+/** Where payloads past the window wait, oldest first (delivery-spill.ts, D451). */
+export interface SpillStore {
+  readonly size: number;
+  readonly full: boolean;
+  push(entry: PendingInject): void;
+  oldest(): { seq: number; entry: PendingInject } | undefined;
+  forget(seq: number): void;
+  owes(sessionId: string): boolean;
+  hasOpen(key: string): boolean;
+}
+
 type JournalLine = { op: "put"; entry: PendingInject } | { op: "remove"; id: string };
 
 const COMPACT_SLACK = 64;
@@ -37,14 +52,22 @@ export class PendingInjects {
   constructor(
     private readonly path: string | undefined,
     private readonly logger: Logger,
+    private readonly spill?: { store: SpillStore; windowSize: number },
   ) {
-    if (!path) return;
-    if (existsSync(path)) this.replay(readFileSync(path, "utf8"));
-    ensurePrivateFile(path);
-    this.compact();
+    if (path) {
+      if (existsSync(path)) this.replay(readFileSync(path, "utf8"));
+      ensurePrivateFile(path);
+      this.compact();
+    }
+    // A crash between journaling a refilled payload and forgetting its row leaves it in both.
+    for (let oldest = spill?.store.oldest(); oldest && this.live.has(oldest.entry.id); oldest = spill?.store.oldest())
+      spill?.store.forget(oldest.seq);
+    if (spill && spill.store.size > 0)
+      logger.info(`delivery: ${spill.store.size} spilled pending inject(s) wait behind the window; re-sending`);
+    this.refill();
   }
 
-  /** The payloads owed, oldest first. */
+  /** The payloads in the window, oldest first (spilled ones come in as these leave). */
   entries(): PendingInject[] {
     return [...this.live.values()];
   }
@@ -53,12 +76,44 @@ export class PendingInjects {
     return this.live.has(id);
   }
 
+  /** Payloads owed: the window and the spill. */
   get size(): number {
-    return this.live.size;
+    return this.live.size + (this.spill?.store.size ?? 0);
   }
 
-  /** Records a payload queued (or changed: its session now exists). */
+  /** Payloads waiting in the spill. */
+  get spilled(): number {
+    return this.spill?.store.size ?? 0;
+  }
+
+  /** Whether one more payload has no room: the spill's bound, or without a spill the window's. */
+  full(windowSize: number): boolean {
+    return this.spill ? this.spill.store.full : this.live.size >= windowSize;
+  }
+
+  /** Whether any payload (in the window or spilled) is owed to the session. */
+  owes(sessionId: string): boolean {
+    for (const entry of this.live.values()) if (entry.sessionId === sessionId) return true;
+    return this.spill?.store.owes(sessionId) ?? false;
+  }
+
+  /** Whether an open (no session yet) is queued for the dedup key, in the window or spilled. */
+  hasOpen(key: string): boolean {
+    for (const entry of this.live.values())
+      if (entry.sessionId === undefined && entry.binding?.key === key) return true;
+    return this.spill?.store.hasOpen(key) ?? false;
+  }
+
+  /**
+   * Records a payload queued (or changed: its session now exists). A new one goes behind the
+   * spilled ones when the window is full or anything is spilled already.
+   */
   put(entry: PendingInject): void {
+    const spill = this.spill;
+    if (spill && !this.live.has(entry.id) && (spill.store.size > 0 || this.live.size >= spill.windowSize)) {
+      spill.store.push(entry);
+      return;
+    }
     this.live.set(entry.id, entry);
     this.write({ op: "put", entry: { ...entry, attempts: 0 } });
   }
@@ -66,7 +121,22 @@ export class PendingInjects {
   remove(id: string): void {
     if (!this.live.delete(id)) return;
     this.write({ op: "remove", id });
+    this.refill();
     if (this.lines > 2 * this.live.size + COMPACT_SLACK) this.compact();
+  }
+
+  /** Brings spilled payloads into the window, oldest first, while it has room. */
+  private refill(): void {
+    const spill = this.spill;
+    if (!spill) return;
+    while (this.live.size < spill.windowSize) {
+      const oldest = spill.store.oldest();
+      if (!oldest) return;
+      // Journaled before the row goes: a crash between finds it twice under one id, never lost.
+      this.live.set(oldest.entry.id, oldest.entry);
+      this.write({ op: "put", entry: oldest.entry });
+      spill.store.forget(oldest.seq);
+    }
   }
 
   /** Compacts (the file then lists exactly what is still owed) and closes. */

@@ -6,7 +6,9 @@
  * per incident: the registry host of a retryable pull (D429), the topology's, the mined ones with
  * --storm-mine, the cluster fallback for a lone node failure with --storm-cluster-fallback (D430).
  * A formed storm's opening payload carries its radius bundle when `--enrich` covers its severity
- * (D431).
+ * (D431). Members of one storm are handled in their own lanes (D450), so a storm's open runs once
+ * (later members wait for it) and a member whose own open was still in flight when the storm
+ * formed is superseded once it lands.
  */
 import type { Logger } from "../telemetry/logger.ts";
 import type { Sha256Hex } from "./core/fingerprint.ts";
@@ -66,6 +68,8 @@ export interface StormHandlerSettings extends StormSettings {
 export class StormHandler {
   private readonly correlator: StormCorrelator;
   private readonly pendingMembers = new Map<string, StormMember>();
+  /** Storm opens in flight, by storm id: a member that attaches meanwhile waits for it. */
+  private readonly opening = new Map<string, Promise<void>>();
 
   constructor(
     private readonly settings: StormHandlerSettings,
@@ -116,17 +120,50 @@ export class StormHandler {
     }
     this.bindMember(member, signal, fp);
     if (result.outcome === "formed") {
-      await this.openStorm(result.storm);
+      await this.ensureOpen(result.storm);
       return "storm-formed";
     }
     await this.attach(result.storm, member);
     return "storm-attached";
   }
 
-  /** The member opened its own session before any storm claimed it. */
-  noteSession(key: string, sessionId: string): void {
-    const member = this.pendingMembers.get(key);
-    if (member) member.sessionId = sessionId;
+  /**
+   * The member opened its own session. Before any storm claimed it, the storm's open supersedes
+   * it later; a storm that claimed it while the open was in flight supersedes it now (D450).
+   */
+  async noteSession(key: string, sessionId: string): Promise<void> {
+    const pending = this.pendingMembers.get(key);
+    if (pending) {
+      pending.sessionId = sessionId;
+      return;
+    }
+    const storm = this.correlator.stormOf(key);
+    const member = storm?.members.find((candidate) => candidate.key === key);
+    if (!storm || !member) return;
+    member.sessionId = sessionId;
+    // Still opening: its open's own pass supersedes the member.
+    if (!storm.sessionId || storm.sessionId === sessionId) return;
+    await this.supersede(storm, member, storm.sessionId);
+  }
+
+  private async supersede(storm: Storm, member: StormMember, stormSession: string): Promise<void> {
+    const { sink, metrics, cluster, sha256Hex } = this.context;
+    const entry = this.dedup.get(member.key);
+    if (entry) entry.sessionId = stormSession;
+    metrics.stormMembers({ kind: "superseded" });
+    await sink.append(
+      member.sessionId ?? "",
+      buildStormMemberPayload("storm.member_superseded", storm, member, cluster, sha256Hex),
+    );
+  }
+
+  /** Opens the storm's session once: a member that attaches while it opens waits for the same open. */
+  private ensureOpen(storm: Storm): Promise<void> {
+    const inFlight = this.opening.get(storm.id);
+    if (inFlight) return inFlight;
+    const opening = this.openStorm(storm).finally(() => this.opening.delete(storm.id));
+    this.opening.set(storm.id, opening);
+    return opening;
   }
 
   private bindMember(member: StormMember, signal: Signal, fp: string): void {
@@ -137,7 +174,9 @@ export class StormHandler {
   private async openStorm(storm: Storm): Promise<void> {
     const { sink, logger, metrics, cluster, sha256Hex } = this.context;
     const fp = stormFingerprint(storm, sha256Hex);
-    for (const member of storm.members) this.pendingMembers.delete(member.key);
+    // The members the opening payload names; later ones attach (and are announced) themselves.
+    const members = [...storm.members];
+    for (const member of members) this.pendingMembers.delete(member.key);
     metrics.stormsFormed();
     const fitted = fitPayload(
       buildStormPayload(storm, cluster, sha256Hex, this.radius(storm)),
@@ -149,24 +188,21 @@ export class StormHandler {
       metrics.injectErrors({ reason: "storm", http_code: "session_create" });
       logger.error(`storm on ${ancestorDisplay(storm.ancestor)}: open failed: ${result.error}`);
     } else storm.sessionId = result.id;
-    const namespaces = new Set(storm.members.map((member) => member.namespace)).size;
+    const namespaces = new Set(members.map((member) => member.namespace)).size;
     logger.info(
-      `storm formed on ${ancestorDisplay(storm.ancestor)}: ${storm.members.length} incidents across ${namespaces} namespace(s) → sid=${storm.sessionId ?? "(none)"}`,
+      `storm formed on ${ancestorDisplay(storm.ancestor)}: ${members.length} incidents across ${namespaces} namespace(s) → sid=${storm.sessionId ?? "(none)"}`,
     );
-    for (const member of storm.members) {
+    const stormSession = storm.sessionId;
+    for (const member of members) {
       const entry = this.dedup.get(member.key);
       if (entry) {
         entry.storm = fp;
-        if (storm.sessionId) entry.sessionId = storm.sessionId;
+        if (stormSession) entry.sessionId = stormSession;
       }
-      if (storm.sessionId) this.recovery.track(member.key, member.firstSeen, this.context.now());
-      if (member.sessionId && storm.sessionId && member.sessionId !== storm.sessionId) {
-        metrics.stormMembers({ kind: "superseded" });
-        await sink.append(
-          member.sessionId,
-          buildStormMemberPayload("storm.member_superseded", storm, member, cluster, sha256Hex),
-        );
-      } else metrics.stormMembers({ kind: "suppressed" });
+      if (stormSession) this.recovery.track(member.key, member.firstSeen, this.context.now());
+      if (member.sessionId && stormSession && member.sessionId !== stormSession)
+        await this.supersede(storm, member, stormSession);
+      else metrics.stormMembers({ kind: "suppressed" });
     }
   }
 
@@ -182,8 +218,11 @@ export class StormHandler {
     const entry = this.dedup.get(member.key);
     if (entry) entry.storm = stormFingerprint(storm, sha256Hex);
     metrics.stormMembers({ kind: "attached" });
+    const inFlight = this.opening.get(storm.id);
+    if (inFlight) await inFlight;
     if (!storm.sessionId) {
-      await this.openStorm(storm);
+      // The storm's open failed: this member tries it again (and is named in its payload).
+      await this.ensureOpen(storm);
       return;
     }
     if (entry) entry.sessionId = storm.sessionId;
@@ -191,9 +230,10 @@ export class StormHandler {
     await sink.append(storm.sessionId, buildStormMemberPayload("storm.member", storm, member, cluster, sha256Hex));
     if (this.correlator.updateDue(storm, now())) {
       metrics.stormUpdates();
-      await sink.append(storm.sessionId, buildStormUpdatePayload(storm, cluster, sha256Hex));
+      // Counted before the append, so a member in another lane meanwhile sends no second update.
       storm.lastReportedCount = storm.members.length;
       storm.lastReportAt = now();
+      await sink.append(storm.sessionId, buildStormUpdatePayload(storm, cluster, sha256Hex));
     }
   }
 

@@ -24,10 +24,11 @@ import { AccessSweeper } from "./access-sweeper.ts";
 import { DedupCache } from "./core/dedup-cache.ts";
 import type { ClearanceReport } from "./core/open-conditions.ts";
 import type { Severity, Signal } from "./core/signal.ts";
-import type { DeliveryPolicy } from "./core/delivery-policy.ts";
+import { DEFAULT_DELIVERY_POLICY, type DeliveryPolicy } from "./core/delivery-policy.ts";
 import type { IncidentSink } from "./core/sink.ts";
 import { DeliveryQueue } from "./delivery-queue.ts";
 import { PendingInjects } from "./pending-injects.ts";
+import type { DeliverySpill } from "./delivery-spill.ts";
 import { loadDedupFile, saveDedupFile } from "./dedup-file.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { Watchboard } from "./watchboard.ts";
@@ -195,6 +196,7 @@ function buildDelivery(
   logger: Logger,
   metrics: WatcherMetrics,
   policy: DeliveryPolicy | undefined,
+  spill: DeliverySpill | undefined,
 ): DeliveryQueue {
   const journalPath = pendingInjectsPath(config);
   if (!journalPath && !config.dryRun)
@@ -202,7 +204,11 @@ function buildDelivery(
       "delivery: pending injects are kept in memory only (set --dedup-persist or --store to keep them across a restart)",
     );
   return new DeliveryQueue(new TracedSink(inner), {
-    journal: new PendingInjects(journalPath, logger),
+    journal: new PendingInjects(
+      journalPath,
+      logger,
+      spill ? { store: spill, windowSize: (policy ?? DEFAULT_DELIVERY_POLICY).maxPending } : undefined,
+    ),
     logger,
     metrics,
     ...(policy ? { policy } : {}),
@@ -250,24 +256,6 @@ export async function startWatcher(
     return answer !== undefined && "allowed" in answer && answer.allowed;
   };
   const metrics = new WatcherMetrics(config.clusterName);
-  const delivery = buildDelivery(
-    buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger),
-    config,
-    logger,
-    metrics,
-    options.deliveryPolicy,
-  );
-  const sink: IncidentSink = delivery;
-  const restarted = () => metrics.runnerRestarts();
-  // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery,
-  // with the watches the plan reviewed (recovery alone watches pods, never replicasets).
-  const graph =
-    plan.storm || plan.recovery
-      ? new ClusterGraph(connection, logger, restarted, optionalWatches(plan), { now: options.now ?? Date.now })
-      : undefined;
-  const recoveryStableForMs = plan.recovery ? config.recoveryStableForMs : 0;
-  const dedup = new DedupCache(config.dedupWindowMs);
-  const clearances = new SourceClearances(options.now);
   const store = config.store
     ? new OccurrenceStore({
         path: config.store,
@@ -284,6 +272,25 @@ export async function startWatcher(
       `store: ${config.store} open (${store.count()} rows; pruned ${pruned.ttl} past --store-ttl, ${pruned.size} over --store-max-mb)`,
     );
   }
+  const delivery = buildDelivery(
+    buildSink(config, env, options.stdout ?? ((text) => process.stdout.write(text)), logger),
+    config,
+    logger,
+    metrics,
+    options.deliveryPolicy,
+    store?.spill,
+  );
+  const sink: IncidentSink = delivery;
+  const restarted = () => metrics.runnerRestarts();
+  // Recovery reads pod readiness from the same graph, so it is built for storms or for recovery,
+  // with the watches the plan reviewed (recovery alone watches pods, never replicasets).
+  const graph =
+    plan.storm || plan.recovery
+      ? new ClusterGraph(connection, logger, restarted, optionalWatches(plan), { now: options.now ?? Date.now })
+      : undefined;
+  const recoveryStableForMs = plan.recovery ? config.recoveryStableForMs : 0;
+  const dedup = new DedupCache(config.dedupWindowMs);
+  const clearances = new SourceClearances(options.now);
   if (config.dedupPersist) loadDedupFile(config.dedupPersist, dedup, logger);
   // Severity routing (D418): per-incident warnings go to the watchboard; shared mode has no routing.
   const watchboard =

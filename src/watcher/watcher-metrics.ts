@@ -41,6 +41,8 @@ export class WatcherMetrics {
   readonly deliveriesRetried: Count;
   readonly deliveriesRetrySucceeded: Count;
   readonly deliveriesDropped: Count;
+  readonly dispatchDelayed: Count;
+  readonly dispatchRefused: Count;
   readonly clusterStartFailures: Count;
   readonly infoDropped: Count;
   readonly enrichments: Count;
@@ -96,6 +98,14 @@ export class WatcherMetrics {
     this.deliveriesDropped = counter(
       "deliveries_dropped_total",
       "payloads given up by cause (rejected, expired, overflow)",
+    );
+    this.dispatchDelayed = counter(
+      "dispatch_delayed_total",
+      "signals that waited over a second for their turn in their incident's lane (D450)",
+    );
+    this.dispatchRefused = counter(
+      "dispatch_refused_total",
+      "signals refused because their lane or all lanes were full, by bound (lane, total; D450)",
     );
     this.clusterStartFailures = counter(
       "cluster_start_failures_total",

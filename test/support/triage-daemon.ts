@@ -12,6 +12,7 @@ import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apise
 import { watcherConfigFromArgv } from "../../src/cli/watcher-config.ts";
 import { sha256Hex } from "../../src/surfaces/http/caller-auth.ts";
 import { createLogger } from "../../src/telemetry/logger.ts";
+import type { DeliveryPolicy } from "../../src/watcher/core/delivery-policy.ts";
 import { type RunningWatcher, startWatcher } from "../../src/watcher/watch-runner.ts";
 import { type Daemon, startDaemon, tempDir, waitFor } from "./daemon.ts";
 import { writeKubeconfig } from "./kube.ts";
@@ -170,7 +171,7 @@ export async function startTriageWatcher(
   target: Daemon | string,
   kubeconfig: string,
   extra: readonly string[],
-  options: { recoveryTickMs?: number; now?: () => number } = {},
+  options: { recoveryTickMs?: number; now?: () => number; deliveryPolicy?: DeliveryPolicy } = {},
 ): Promise<{ running: RunningWatcher; log: string[] }> {
   const args = [
     `--daemon-url=${typeof target === "string" ? target : target.baseUrl}`,

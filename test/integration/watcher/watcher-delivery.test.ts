@@ -275,3 +275,148 @@ describe("sink retries", () => {
     }
   }, 60_000);
 });
+
+/**
+ * A daemon that can go down (its port closed: connection refused) and come back on the same
+ * port; it records each session it creates and each inject's payload name.
+ */
+function outageDaemon() {
+  const creates: string[] = [];
+  const injected: string[] = [];
+  const serve = (port: number) =>
+    Bun.serve({
+      hostname: "127.0.0.1",
+      port,
+      async fetch(request) {
+        const path = new URL(request.url).pathname;
+        if (request.method === "POST" && path === "/sessions") {
+          const id = `sess-${creates.length + 1}`;
+          creates.push(id);
+          return Response.json({ app: "spar", user: OWNER, sessionID: id, url: "" }, { status: 201 });
+        }
+        if (request.method === "POST" && /^\/sessions\/[^/]+\/inject$/.test(path)) {
+          const { message } = (await request.json()) as { message: string };
+          injected.push(String((JSON.parse(message) as { name?: unknown }).name));
+          return Response.json({ injected: true, session: path.split("/")[2], woke: true });
+        }
+        return Response.json({ error: "not_found" }, { status: 404 });
+      },
+    });
+  let server: ReturnType<typeof Bun.serve> | undefined = serve(0);
+  const port = server.port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    creates,
+    injected,
+    down() {
+      server?.stop(true);
+      server = undefined;
+    },
+    async up() {
+      // The port was ours a moment ago; re-listening can race its release, so try a few times.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          server = serve(port ?? 0);
+          return;
+        } catch (error) {
+          if (attempt >= 50) throw error;
+          await Bun.sleep(100); // poll: the port's release.
+        }
+      }
+    },
+    stop() {
+      server?.stop(true);
+    },
+  };
+}
+
+describe("an outage during a burst (D450, D451)", () => {
+  test("the daemon down through a burst of 5,000 signals over 1,500 incidents: every incident lands once when it returns, none lost, none doubled, the window bounded", async () => {
+    const daemon = outageDaemon();
+    const dir = tempDir();
+    const { running, log } = await startTriageWatcher(
+      daemon.url,
+      triage.kubeconfig,
+      ["--storm=off", "--recovery-stable-for=0", "--enrich=off", `--store=${join(dir, "store.db")}`],
+      {
+        deliveryPolicy: {
+          backoffMinMs: 50,
+          backoffMaxMs: 400,
+          retryAfterMaxMs: 1000,
+          giveUpAfterMs: 600_000,
+          maxPending: 1000,
+        },
+      },
+    );
+    const gauge = (name: string) =>
+      Number(new RegExp(`^watcher_${name}\\{cluster="kind-test"\\} (\\d+)$`, "m").exec(running.metrics.render())?.[1]);
+    let peakSpilled = 0;
+    let peakWindow = 0;
+    const sample = setInterval(() => {
+      peakSpilled = Math.max(peakSpilled, gauge("deliveries_spilled"));
+      peakWindow = Math.max(peakWindow, gauge("deliveries_pending") - gauge("deliveries_spilled"));
+    }, 20);
+    try {
+      daemon.down();
+      const INCIDENTS = 1500;
+      const pods = Array.from({ length: INCIDENTS }, (_, index) =>
+        triage.api.scenario.createPod({
+          namespace: `burst-${index % 10}`,
+          name: `burst-${index}`,
+          node: "node-a",
+          containers: [{ name: "app", restartCount: 1 }],
+        } as never),
+      );
+      const events = pods.map((pod) =>
+        triage.api.scenario.recordEvent({
+          involvedObject: pod,
+          reason: "OOMKilled",
+          message: "Container app exceeded its memory limit",
+          type: "Warning",
+          source: { component: "kubelet", host: "node-a" },
+        } as never),
+      );
+      // 3,500 repeats of those events: 5,000 signals in all.
+      for (let index = 0; index < 5000 - INCIDENTS; index++) {
+        const slot = index % INCIDENTS;
+        const event = events[slot] as Record<string, unknown>;
+        events[slot] = triage.api.scenario.update({ ...event, count: Number(event.count ?? 1) + 1 });
+      }
+      const seen = () => {
+        let total = 0;
+        for (const match of running.metrics.render().matchAll(/^watcher_events_seen_total\{[^}]*\} (\d+)$/gm))
+          total += Number(match[1]);
+        return total;
+      };
+      await waitFor(() => (seen() >= 5000 ? true : undefined), 60_000, "every signal seen");
+      await running.dispatcher.idle();
+      expect(gauge("deliveries_pending")).toBe(INCIDENTS);
+      expect(daemon.creates).toHaveLength(0);
+      await daemon.up();
+      await waitFor(() => (gauge("deliveries_pending") === 0 ? true : undefined), 60_000, "every open delivered");
+      await running.dispatcher.idle();
+      expect(daemon.creates).toHaveLength(INCIDENTS);
+      expect(daemon.injected).toHaveLength(INCIDENTS);
+      expect(new Set(daemon.injected).size).toBe(INCIDENTS);
+      // The queue's memory held at most its window; the rest waited in the store.
+      expect(peakSpilled).toBeGreaterThanOrEqual(INCIDENTS - 1000);
+      expect(peakWindow).toBeLessThanOrEqual(1000);
+      const metrics = running.metrics.render();
+      expect(metrics).not.toMatch(/watcher_deliveries_dropped_total\{/);
+      expect(metrics).not.toMatch(/watcher_dispatch_refused_total\{/);
+      // Each incident's session is bound: a repeat now is a duplicate, never a second session.
+      const event = events[7] as Record<string, unknown>;
+      triage.api.scenario.update({ ...event, count: Number(event.count ?? 1) + 1 });
+      await waitFor(() => (seen() >= 5001 ? true : undefined), 10_000, "the repeat seen");
+      await running.dispatcher.idle();
+      expect(daemon.creates).toHaveLength(INCIDENTS);
+      expect(log.filter((line) => line.includes("queued open") && line.includes("pod=burst-0/burst-0 "))).toHaveLength(
+        1,
+      );
+    } finally {
+      clearInterval(sample);
+      await running.stop();
+      daemon.stop();
+    }
+  }, 120_000);
+});
