@@ -13,15 +13,14 @@ import type { Signal } from "./core/signal.ts";
 import { type EnrichResource, type EnricherSettings, EnrichRun, type Json } from "./enrich-run.ts";
 import { containerLine, podEnricher } from "./enricher.ts";
 import type { KubeConnection } from "./kube/kube-connection.ts";
+import { WORKLOAD_KINDS } from "./owner-chain.ts";
 
 type Gatherer = (signal: Signal) => Promise<string | undefined>;
 
-const WORKLOADS: Record<string, { resource: EnrichResource; api: string }> = {
-  Deployment: { resource: "deployments", api: "/apis/apps/v1" },
-  StatefulSet: { resource: "statefulsets", api: "/apis/apps/v1" },
-  DaemonSet: { resource: "daemonsets", api: "/apis/apps/v1" },
-  Job: { resource: "jobs", api: "/apis/batch/v1" },
-};
+/** The kinds with a workload bundle (a ReplicaSet's incidents get none). */
+const WORKLOADS = Object.fromEntries(
+  ["Deployment", "StatefulSet", "DaemonSet", "Job"].map((kind) => [kind, WORKLOAD_KINDS[kind]]),
+) as Record<string, { resource: EnrichResource; api: string }>;
 
 /** The gatherer for every kind that has one: pods, the workload kinds, nodes. */
 export function incidentEnricher(connection: KubeConnection, settings: EnricherSettings): Gatherer {
