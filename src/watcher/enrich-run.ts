@@ -36,6 +36,11 @@ export interface EnricherSettings {
   lists?: { all: boolean; include: readonly string[]; exclude: readonly string[] };
   /** `--enrich-lists-preflight`: review each selected resource in the namespace first; denied ones are skipped. */
   preflight?: (check: AccessCheck) => Promise<AccessAnswer>;
+  /**
+   * A workload object already held in memory, by uid (the topology graph's ReplicaSets when storms
+   * run): the owner chain reads it there instead of a GET (D440).
+   */
+  cachedOwner?: (uid: string) => Json | undefined;
   /** Told of every bundle gathered (the `watcher_enrichment*` series). */
   observe?: (report: EnrichmentReport) => void;
 }
@@ -164,6 +169,11 @@ export class EnrichRun {
       this.fail(stage, resource, error);
       return undefined;
     }
+  }
+
+  /** A selected resource's object held in memory (`cachedOwner`), by uid; undefined when not held. */
+  cached(resource: EnrichResource, uid: string): Json | undefined {
+    return this.selected.has(resource) && uid !== "" ? this.settings.cachedOwner?.(uid) : undefined;
   }
 
   /** `delta`: the last 20 events of the object. */

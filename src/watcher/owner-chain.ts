@@ -4,8 +4,8 @@
  * -> ReplicaSet -> Deployment, Pod -> Job -> CronJob, Pod -> StatefulSet or DaemonSet. Each kind
  * that may have an owner of its own, or whose selector the radius needs, is one GET through the
  * run (so it counts against --enrich-timeout, follows --enrich-lists and, on failure, leaves an
- * `enrichment_error stage=resolve` trailer); a CronJob is named from its Job's reference and never
- * read. A failed read ends the walk where the references reached. The radius lists the pods of the
+ * `enrichment_error stage=resolve` trailer) unless the run holds it already (the topology graph's
+ * ReplicaSets when storms run); a CronJob is named from its Job's reference and never read. A failed read ends the walk where the references reached. The radius lists the pods of the
  * highest workload read by its `matchLabels`; a CronJob's are matched by owner through its Jobs.
  */
 import { labelSelector } from "./core/pod-radius.ts";
@@ -63,7 +63,9 @@ export async function ownerChain(run: EnrichRun, namespace: string, pod: Json | 
     if (!known) break;
     const { resource, api } = known;
     await run.extend(namespace, [resource]);
-    const object = await run.read(resource, "resolve", `${api}/namespaces/${namespace}/${resource}/${step.name}`);
+    const object =
+      run.cached(resource, step.uid) ??
+      (await run.read(resource, "resolve", `${api}/namespaces/${namespace}/${resource}/${step.name}`));
     if (!object) break;
     step.object = object;
     next = workloadOwner(object);

@@ -5,15 +5,18 @@
  * under a CronJob names the CronJob (never read) and its radius is the CronJob's pods by owner; a
  * bare pod, or one owned by no workload kind, names itself with no radius; a ReplicaSet whose
  * Deployment cannot be read still gives a bundle naming the Deployment, with the error trailer and
- * the ReplicaSet's pods; `--enrich-lists` without replicasets stops the walk at the ReplicaSet.
+ * the ReplicaSet's pods; `--enrich-lists` without replicasets stops the walk at the ReplicaSet;
+ * with storms' topology graph synced, the ReplicaSet is taken from it instead of a GET.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type FakeApiserver, startFakeApiserver } from "../../../scripts/fake-apiserver/server.ts";
+import { createLogger } from "../../../src/telemetry/logger.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
 import type { EnricherSettings } from "../../../src/watcher/enrich-run.ts";
 import { podEnricher } from "../../../src/watcher/enricher.ts";
 import { reviewAccess } from "../../../src/watcher/kube/access-review.ts";
 import type { KubeConnection } from "../../../src/watcher/kube/kube-connection.ts";
+import { ClusterGraph } from "../../../src/watcher/sources/cluster-graph.ts";
 import { enrichSignal } from "../../support/enrich-signal.ts";
 
 let api: FakeApiserver;
@@ -178,6 +181,32 @@ describe("the top workload", () => {
       expect(head(bundle)).toContain(`name=${name} workload=Pod/shop/${name} pods=1 `);
       expect(bundle).not.toContain("section=radius");
       expect(gets().filter((path) => path.startsWith("/apis/"))).toEqual([]);
+    }
+  });
+});
+
+describe("the topology graph", () => {
+  test("with storms' graph synced, the pod's ReplicaSet comes from it: only the Deployment is read", async () => {
+    const graph = new ClusterGraph(
+      connection,
+      createLogger("error", () => undefined),
+      () => undefined,
+      {
+        pods: false,
+        replicaSets: true,
+      },
+    );
+    await graph.start();
+    try {
+      expect(graph.synced).toBe(true);
+      api.clearRequests();
+      const bundle = await enrich(pods.crashing as KubeObject, { cachedOwner: graph.replicaSet });
+      expect(head(bundle)).toContain("workload=Deployment/shop/web pods=2 sections=spec,radius,logs");
+      expect(gets().filter((path) => path.startsWith("/apis/"))).toEqual([
+        "/apis/apps/v1/namespaces/shop/deployments/web",
+      ]);
+    } finally {
+      await graph.stop();
     }
   });
 });
