@@ -13,12 +13,13 @@ import { type KubeConnection, KubeHttpError, kubeFetch } from "./kube/kube-conne
 /**
  * The resources the enrichers read, by their `--enrich-lists` names: pods (a pod's spec, a
  * workload's or node's pods), events (`delta`), logs (log tails), and the workload kinds and
- * nodes, each read for its own `spec` (D432).
+ * nodes, each read for its own `spec` (D432) and by a pod's owner chain (replicasets too, D440).
  */
 export const ENRICH_RESOURCES = [
   "pods",
   "events",
   "logs",
+  "replicasets",
   "deployments",
   "statefulsets",
   "daemonsets",
@@ -35,6 +36,11 @@ export interface EnricherSettings {
   lists?: { all: boolean; include: readonly string[]; exclude: readonly string[] };
   /** `--enrich-lists-preflight`: review each selected resource in the namespace first; denied ones are skipped. */
   preflight?: (check: AccessCheck) => Promise<AccessAnswer>;
+  /**
+   * A workload object already held in memory, by uid (the topology graph's ReplicaSets when storms
+   * run): the owner chain reads it there instead of a GET (D440).
+   */
+  cachedOwner?: (uid: string) => Json | undefined;
   /** Told of every bundle gathered (the `watcher_enrichment*` series). */
   observe?: (report: EnrichmentReport) => void;
 }
@@ -75,6 +81,7 @@ export function selectedResources(lists: EnricherSettings["lists"]): EnrichResou
 }
 
 const GROUPS: Partial<Record<EnrichResource, string>> = {
+  replicasets: "apps",
   deployments: "apps",
   statefulsets: "apps",
   daemonsets: "apps",
@@ -94,6 +101,8 @@ export class EnrichRun {
   readonly skipped: string[] = [];
   readonly abort: AbortSignal;
   private readonly selected: Set<EnrichResource>;
+  /** Resources already reviewed (or read without review): never reviewed or skipped twice. */
+  private readonly reviewed = new Set<EnrichResource>();
 
   constructor(
     private readonly connection: KubeConnection,
@@ -111,10 +120,28 @@ export class EnrichRun {
 
   /** With --enrich-lists-preflight: access-review each selected resource; a denied one is skipped. */
   async preflight(namespace: string): Promise<void> {
+    await this.review(namespace, [...this.selected]);
+  }
+
+  /**
+   * Reads decided mid-run (the owner chain's kinds, D440): kept when --enrich-lists selects them,
+   * and with --enrich-lists-preflight access-reviewed before their first read, as at the start.
+   */
+  async extend(namespace: string, reads: readonly EnrichResource[]): Promise<void> {
+    const chosen = selectedResources(this.settings.lists);
+    const added = reads.filter(
+      (resource) => chosen.includes(resource) && !this.selected.has(resource) && !this.reviewed.has(resource),
+    );
+    for (const resource of added) this.selected.add(resource);
+    await this.review(namespace, added);
+  }
+
+  private async review(namespace: string, resources: readonly EnrichResource[]): Promise<void> {
     const review = this.settings.preflight;
+    for (const resource of resources) this.reviewed.add(resource);
     if (!review) return;
     const answers = await Promise.all(
-      [...this.selected].map(async (resource) => [resource, await review(accessCheck(resource, namespace))] as const),
+      resources.map(async (resource) => [resource, await review(accessCheck(resource, namespace))] as const),
     );
     for (const [resource, answer] of answers) {
       if ("allowed" in answer && answer.allowed) continue;
@@ -142,6 +169,11 @@ export class EnrichRun {
       this.fail(stage, resource, error);
       return undefined;
     }
+  }
+
+  /** A selected resource's object held in memory (`cachedOwner`), by uid; undefined when not held. */
+  cached(resource: EnrichResource, uid: string): Json | undefined {
+    return this.selected.has(resource) && uid !== "" ? this.settings.cachedOwner?.(uid) : undefined;
   }
 
   /** `delta`: the last 20 events of the object. */

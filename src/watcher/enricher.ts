@@ -1,7 +1,9 @@
 /**
  * The enrichment gatherer for pod incidents (D103): `spec` from the pod (describe: phase, node,
- * each container's image, state and restarts), `delta` from the object's events, `logs` from the
- * tail of each container's previous (else current) log. One run is bounded by --enrich-timeout; a
+ * each container's image, state and restarts), `delta` from the object's events, `radius` from
+ * the pods of its top workload (D442; the head line's `workload=` is that top, found by walking
+ * the owner chain in owner-chain.ts, D440), `logs` from the tail of each container's previous
+ * (else current) log. One run is bounded by --enrich-timeout; a
  * failed read becomes an `enrichment_error` trailer and never blocks the inject. Rendered by the
  * pure bundle writer; dropped sections name the kubectl command that reproduces them.
  * `--enrich-lists` selects the resources read (pods, events, logs); with --enrich-lists-preflight
@@ -11,9 +13,11 @@
  * Each gathered bundle is reported to `observe` (the enrichment series, D434).
  */
 import { logfmtLine } from "./core/logfmt.ts";
+import { podRadius } from "./core/pod-radius.ts";
 import type { Signal } from "./core/signal.ts";
 import { type EnricherSettings, EnrichRun, type Json } from "./enrich-run.ts";
 import type { KubeConnection } from "./kube/kube-connection.ts";
+import { chainRadius, ownerChain } from "./owner-chain.ts";
 
 export {
   ENRICH_RESOURCES,
@@ -47,6 +51,25 @@ export function containerLine(
   );
 }
 
+/** `spec` of a pod: its phase and node, then each container's line. */
+function podSpec(pod: Json, envelope: { namespace: string; kind_of_object: string; name: string }): string[] {
+  const status = (pod.status ?? {}) as Json;
+  const spec = (pod.spec ?? {}) as Json;
+  const statuses = (status.containerStatuses as Json[] | undefined) ?? [];
+  const lines = [
+    logfmtLine({ kind: "spec.resource", severity: "info", ...envelope }, [
+      ["section", "spec"],
+      ["phase", String(status.phase ?? "")],
+      ["node", String(spec.nodeName ?? "")],
+    ]),
+  ];
+  for (const container of (spec.containers as Json[] | undefined) ?? []) {
+    const state = statuses.find((candidate) => candidate.name === container.name) ?? {};
+    lines.push(containerLine(envelope, container, state));
+  }
+  return lines;
+}
+
 export function podEnricher(
   connection: KubeConnection,
   settings: EnricherSettings,
@@ -66,37 +89,33 @@ export function podEnricher(
         `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent(`involvedObject.uid=${uid}`)}`,
       ),
     ]);
-    const owner = (
-      (pod?.metadata as Json | undefined)?.ownerReferences as Array<{ kind?: string; name?: string }> | undefined
-    )?.[0];
-    const workload =
-      owner?.kind && owner.name ? `${owner.kind}/${namespace}/${owner.name}` : `Pod/${namespace}/${name}`;
+    // D440: the head line names the top of the owner chain; D442: the radius is its pods.
+    const chain = await ownerChain(run, namespace, pod);
+    const top = chain.at(-1);
+    const radius = await chainRadius(run, namespace, chain);
     const statuses = ((pod?.status as Json | undefined)?.containerStatuses as Json[] | undefined) ?? [];
-    if (pod) {
-      const status = (pod.status ?? {}) as Json;
-      const spec = (pod.spec ?? {}) as Json;
-      const lines = [
-        logfmtLine({ kind: "spec.resource", severity: "info", ...envelope }, [
-          ["section", "spec"],
-          ["phase", String(status.phase ?? "")],
-          ["node", String(spec.nodeName ?? "")],
-        ]),
-      ];
-      for (const container of (spec.containers as Json[] | undefined) ?? []) {
-        const state = statuses.find((candidate) => candidate.name === container.name) ?? {};
-        lines.push(containerLine(envelope, container, state));
-      }
-      run.sections.spec = lines;
-    }
+    if (pod) run.sections.spec = podSpec(pod, envelope);
     run.eventLines(events, envelope);
+    if (radius)
+      run.sections.radius = podRadius(radius.pods, {
+        namespace,
+        kind_of_object: radius.owner.kind,
+        name: radius.owner.name,
+      });
     await run.logTails(namespace, name, statuses, envelope);
     return run.render(
-      { namespace, kindOfObject: "Pod", name, workload, pods: pod ? 1 : 0 },
+      {
+        namespace,
+        kindOfObject: "Pod",
+        name,
+        workload: top ? `${top.kind}/${namespace}/${top.name}` : `Pod/${namespace}/${name}`,
+        pods: radius ? radius.pods.length : pod ? 1 : 0,
+      },
       {
         spec: `kubectl describe pod -n ${namespace} ${name}`,
         delta: `kubectl get events -n ${namespace} --field-selector involvedObject.uid=${uid}`,
         edges: `kubectl get all -n ${namespace}`,
-        radius: `kubectl get pods -n ${namespace} -o wide`,
+        radius: radius?.command ?? `kubectl get pods -n ${namespace} -o wide`,
         logs: `kubectl logs -n ${namespace} ${name} --all-containers --previous --tail=${settings.logLines}`,
       },
     );

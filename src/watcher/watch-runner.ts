@@ -348,6 +348,8 @@ export async function startWatcher(
               timeoutMs: config.enrich.timeoutMs,
               lists: config.enrich.lists,
               observe: (report) => metrics.enrichment(report),
+              // D440: a pod's ReplicaSet from the storm graph saves the owner chain a GET.
+              ...(graph && plan.storm ? { cachedOwner: graph.replicaSet } : {}),
               ...(config.enrich.preflight
                 ? { preflight: (check: AccessCheck) => reviewAccess(connection, check) }
                 : {}),

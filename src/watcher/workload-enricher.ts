@@ -8,22 +8,19 @@
  * it); a node has no logs. `edges` is never computed here. Any other kind gets no bundle.
  */
 import { logfmtLine } from "./core/logfmt.ts";
+import { isReady, labelSelector, podRadius } from "./core/pod-radius.ts";
 import type { Signal } from "./core/signal.ts";
 import { type EnrichResource, type EnricherSettings, EnrichRun, type Json } from "./enrich-run.ts";
 import { containerLine, podEnricher } from "./enricher.ts";
 import type { KubeConnection } from "./kube/kube-connection.ts";
+import { WORKLOAD_KINDS } from "./owner-chain.ts";
 
 type Gatherer = (signal: Signal) => Promise<string | undefined>;
 
-const WORKLOADS: Record<string, { resource: EnrichResource; api: string }> = {
-  Deployment: { resource: "deployments", api: "/apis/apps/v1" },
-  StatefulSet: { resource: "statefulsets", api: "/apis/apps/v1" },
-  DaemonSet: { resource: "daemonsets", api: "/apis/apps/v1" },
-  Job: { resource: "jobs", api: "/apis/batch/v1" },
-};
-
-/** Pods listed one per line in `radius` (those not Ready); the count line covers all. */
-export const RADIUS_POD_LINES = 10;
+/** The kinds with a workload bundle (a ReplicaSet's incidents get none). */
+const WORKLOADS = Object.fromEntries(
+  ["Deployment", "StatefulSet", "DaemonSet", "Job"].map((kind) => [kind, WORKLOAD_KINDS[kind]]),
+) as Record<string, { resource: EnrichResource; api: string }>;
 
 /** The gatherer for every kind that has one: pods, the workload kinds, nodes. */
 export function incidentEnricher(connection: KubeConnection, settings: EnricherSettings): Gatherer {
@@ -38,61 +35,6 @@ export function incidentEnricher(connection: KubeConnection, settings: EnricherS
 }
 
 type Envelope = { namespace: string; kind_of_object: string; name: string };
-
-function isReady(pod: Json): boolean {
-  const conditions = ((pod.status as Json | undefined)?.conditions as Json[] | undefined) ?? [];
-  return conditions.some((condition) => condition.type === "Ready" && condition.status === "True");
-}
-
-function waitingReason(pod: Json): string | undefined {
-  for (const status of ((pod.status as Json | undefined)?.containerStatuses as Json[] | undefined) ?? []) {
-    const reason = ((status.state as Json | undefined)?.waiting as Json | undefined)?.reason;
-    if (reason) return String(reason);
-  }
-  return undefined;
-}
-
-function restarts(pod: Json): number {
-  const statuses = ((pod.status as Json | undefined)?.containerStatuses as Json[] | undefined) ?? [];
-  return statuses.reduce((sum, status) => sum + Number(status.restartCount ?? 0), 0);
-}
-
-/** `radius`: how many pods, how many Ready, then each pod not Ready. */
-function podRadius(pods: readonly Json[], envelope: Envelope): string[] {
-  const notReady = pods.filter((pod) => !isReady(pod));
-  const namespaces = new Set(pods.map((pod) => String((pod.metadata as Json | undefined)?.namespace ?? "")));
-  const lines = [
-    logfmtLine({ kind: "radius.pods", severity: notReady.length > 0 ? "warning" : "info", ...envelope }, [
-      ["section", "radius"],
-      ["pods", pods.length],
-      ["ready", pods.length - notReady.length],
-      ["namespaces", namespaces.size],
-    ]),
-  ];
-  for (const pod of notReady.slice(0, RADIUS_POD_LINES)) {
-    const metadata = (pod.metadata ?? {}) as Json;
-    const reason = waitingReason(pod);
-    lines.push(
-      logfmtLine(
-        {
-          kind: "radius.pod",
-          severity: reason ? "critical" : "warning",
-          namespace: String(metadata.namespace ?? ""),
-          kind_of_object: "Pod",
-          name: String(metadata.name ?? ""),
-          ...(reason ? { reason } : {}),
-        },
-        [
-          ["section", "radius"],
-          ["phase", String((pod.status as Json | undefined)?.phase ?? "")],
-          ["node", String((pod.spec as Json | undefined)?.nodeName ?? "")],
-          ["restarts", restarts(pod)],
-        ],
-      ),
-    );
-  }
-  return lines;
-}
 
 /** Unhealthy when a bad condition is True or a good one is not. */
 function conditionLines(object: Json, envelope: Envelope, good: readonly string[], critical: boolean): string[] {
@@ -161,14 +103,6 @@ function workloadSpec(kind: string, object: Json, envelope: Envelope): string[] 
     ),
     ...((template?.containers as Json[] | undefined) ?? []).map((container) => containerLine(envelope, container, {})),
   ];
-}
-
-function labelSelector(object: Json): string | undefined {
-  const labels = ((object.spec as Json | undefined)?.selector as Json | undefined)?.matchLabels as
-    | Record<string, string>
-    | undefined;
-  const pairs = Object.entries(labels ?? {}).map(([key, value]) => `${key}=${value}`);
-  return pairs.length > 0 ? pairs.join(",") : undefined;
 }
 
 export function workloadEnricher(connection: KubeConnection, settings: EnricherSettings): Gatherer {

@@ -233,6 +233,12 @@ export class ClusterGraph {
   /** Nodes the graph knows (0 without a nodes watch): the storm cluster fallback's fleet (D430). */
   fleetSize = (): number => this.nodes.size;
 
+  /** A ReplicaSet the graph holds, by uid: a pod bundle's owner chain reads it here, not by GET (D440). */
+  replicaSet = (uid: string): KubeObject | undefined => {
+    this.forgetUnlisted();
+    return this.replicaSets.get(uid);
+  };
+
   /** Blast-radius keys of the signal's object, nearest first. */
   ancestors = (signal: Signal): Ancestor[] => {
     this.forgetUnlisted();

@@ -2,7 +2,8 @@
  * The watcher end to end: the fake kube-apiserver, a real `spar agent` (the watcher a proxy
  * identity asserting the on-call owner) and the watcher reading a kubeconfig. A pod in
  * CrashLoopBackOff opens exactly one session with one inject; the same incident repeated inside
- * the window opens nothing; five pods failing on one node form one storm session; a restart with
+ * the window opens nothing; five pods failing on one node form one storm session; a Deployment's
+ * pod's bundle names the Deployment (its ReplicaSet from the storm graph); a restart with
  * the persisted dedup cache re-injects nothing; a dropped watch and a 410 lose nothing.
  */
 import { describe, expect, test } from "bun:test";
@@ -201,6 +202,51 @@ describe("storms", () => {
       await running.stop();
     }
   }, 45_000);
+
+  test("a Deployment's crash-looping pod: the bundle names the Deployment, its ReplicaSet taken from the graph (D440)", async () => {
+    const deployment = triage.api.scenario.createDeployment({ namespace: "payments", name: "ledger", replicas: 1 });
+    const replicaSet = triage.api.scenario.createReplicaSet({
+      namespace: "payments",
+      name: "ledger-5d8",
+      labels: { app: "ledger" },
+      owner: { kind: "Deployment", name: "ledger", uid: String((deployment.metadata as { uid: string }).uid) },
+    });
+    const { running, log } = await watcher("--storm=on");
+    try {
+      triage.api.clearRequests();
+      const pod = triage.api.scenario.createPod({
+        namespace: "payments",
+        name: "ledger-5d8-q",
+        node: "node-l",
+        labels: { app: "ledger" },
+        owner: { kind: "ReplicaSet", name: "ledger-5d8", uid: String((replicaSet.metadata as { uid: string }).uid) },
+        containers: [{ name: "app", waitingReason: "CrashLoopBackOff", restartCount: 3 }],
+      });
+      triage.api.scenario.recordEvent({
+        involvedObject: pod,
+        reason: "BackOff",
+        message: "Back-off restarting failed container app in pod",
+        type: "Warning",
+        source: { component: "kubelet", host: "node-l" },
+      });
+      const fired = await waitFor(
+        () => log.find((line) => line.includes("fire BackOff pod=payments/ledger-5d8-q")),
+        8000,
+        "fire line",
+      );
+      const [payload] = await injected(/sid=(\S+)/.exec(fired)?.[1] ?? "", 1);
+      const bundle = String((payload?.enrichment as { bundle?: string } | undefined)?.bundle ?? "");
+      expect(bundle.split("\n")[0]).toStartWith(
+        "kind=bundle.target severity=info namespace=payments kind_of_object=Pod name=ledger-5d8-q workload=Deployment/payments/ledger pods=1 sections=spec,delta,radius",
+      );
+      expect(bundle).toContain("kind_of_object=Deployment name=ledger section=radius pods=1 ready=0 namespaces=1\n");
+      const paths = triage.api.requests().map((request) => request.path);
+      expect(paths).toContain("/apis/apps/v1/namespaces/payments/deployments/ledger");
+      expect(paths).not.toContain("/apis/apps/v1/namespaces/payments/replicasets/ledger-5d8");
+    } finally {
+      await running.stop();
+    }
+  }, 30_000);
 
   test("--storm=on without the grants is refused at startup", async () => {
     triage.api.scenario.setGrants([{ verbs: ["list", "watch", "get"], resources: ["events", "pods"] }]);

@@ -10,6 +10,7 @@ import type { Signal } from "../../../src/watcher/core/signal.ts";
 import { podEnricher, selectedResources } from "../../../src/watcher/enricher.ts";
 import { reviewAccess } from "../../../src/watcher/kube/access-review.ts";
 import type { KubeConnection } from "../../../src/watcher/kube/kube-connection.ts";
+import { enrichSignal } from "../../support/enrich-signal.ts";
 
 let api: FakeApiserver;
 let connection: KubeConnection;
@@ -33,20 +34,7 @@ beforeAll(async () => {
     source: { host: "n1" },
   });
   const uid = String((pod.metadata as { uid: string }).uid);
-  signal = {
-    kind: "cluster-event",
-    reason: "BackOff",
-    namespace: "shop",
-    kindOfObject: "Pod",
-    name: "web-1",
-    uid,
-    message: "",
-    eventCount: 1,
-    firstSeen: 0,
-    lastSeen: 0,
-    type: "Warning",
-    severity: "critical",
-  };
+  signal = enrichSignal("Pod", "shop", "web-1", uid);
 });
 
 afterAll(async () => {
@@ -62,6 +50,7 @@ describe("--enrich-lists", () => {
       "pods",
       "events",
       "logs",
+      "replicasets",
       "deployments",
       "statefulsets",
       "daemonsets",
@@ -71,6 +60,7 @@ describe("--enrich-lists", () => {
     expect(selectedResources({ all: true, include: [], exclude: ["secrets", "logs", "nodes"] })).toEqual([
       "pods",
       "events",
+      "replicasets",
       "deployments",
       "statefulsets",
       "daemonsets",

@@ -8,29 +8,16 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type FakeApiserver, startFakeApiserver } from "../../../scripts/fake-apiserver/server.ts";
-import type { Signal } from "../../../src/watcher/core/signal.ts";
 import type { KubeConnection } from "../../../src/watcher/kube/kube-connection.ts";
 import { incidentEnricher } from "../../../src/watcher/workload-enricher.ts";
+import { enrichSignal } from "../../support/enrich-signal.ts";
 
 let api: FakeApiserver;
 let connection: KubeConnection;
 const settings = { capBytes: 8192, logLines: 20, timeoutMs: 5000 };
 
 const uidOf = (object: Record<string, unknown>) => String((object.metadata as { uid: string }).uid);
-const signalOf = (kindOfObject: string, namespace: string, name: string, uid: string): Signal => ({
-  kind: "cluster-event",
-  reason: "Unhealthy",
-  namespace,
-  kindOfObject,
-  name,
-  uid,
-  message: "",
-  eventCount: 1,
-  firstSeen: 0,
-  lastSeen: 0,
-  type: "Warning",
-  severity: "critical",
-});
+const signalOf = enrichSignal;
 const head = (bundle: string) => bundle.split("\n")[0] ?? "";
 const lines = (bundle: string, prefix: string) => bundle.split("\n").filter((line) => line.startsWith(prefix));
 
