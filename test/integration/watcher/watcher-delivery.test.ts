@@ -420,3 +420,51 @@ describe("an outage during a burst (D450, D451)", () => {
     }
   }, 120_000);
 });
+
+describe("a slow daemon (D450)", () => {
+  test("a daemon answering one incident's calls in 5 s delays only that incident: the others' sessions open meanwhile", async () => {
+    const SLOW_MS = 5000;
+    const arrivals = new Map<string, number>();
+    let created = 0;
+    const daemon = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      idleTimeout: 30,
+      async fetch(request) {
+        const path = new URL(request.url).pathname;
+        if (request.method === "POST" && path === "/sessions")
+          return Response.json({ app: "spar", user: OWNER, sessionID: `sess-${++created}`, url: "" }, { status: 201 });
+        if (request.method === "POST" && /^\/sessions\/[^/]+\/inject$/.test(path)) {
+          const { message } = (await request.json()) as { message: string };
+          const name = String((JSON.parse(message) as { name?: unknown }).name);
+          if (name === "slow-0") await Bun.sleep(SLOW_MS); // time under test: the slow incident's answer.
+          if (!arrivals.has(name)) arrivals.set(name, Date.now());
+          return Response.json({ injected: true, session: path.split("/")[2], woke: true });
+        }
+        return Response.json({ error: "not_found" }, { status: 404 });
+      },
+    });
+    const { running } = await watcher(`http://127.0.0.1:${daemon.port}`);
+    try {
+      const started = Date.now();
+      oomKilled("slow", "slow-0");
+      // Give the slow incident's open a head start, then ten others.
+      await waitFor(() => (created >= 1 ? true : undefined), 10_000, "the slow incident's session");
+      for (let index = 1; index <= 10; index++) oomKilled("slow", `quick-${index}`);
+      await waitFor(
+        () => ([...arrivals.keys()].filter((name) => name.startsWith("quick-")).length === 10 ? true : undefined),
+        10_000,
+        "the other incidents",
+      );
+      // Every other incident landed while the slow one's inject was still held.
+      expect(arrivals.has("slow-0")).toBe(false);
+      expect(Math.max(...arrivals.values()) - started).toBeLessThan(SLOW_MS);
+      await waitFor(() => (arrivals.has("slow-0") ? true : undefined), 15_000, "the slow incident");
+      await running.dispatcher.idle();
+      expect(created).toBe(11);
+    } finally {
+      await running.stop();
+      daemon.stop(true);
+    }
+  }, 40_000);
+});
