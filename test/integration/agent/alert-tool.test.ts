@@ -5,13 +5,14 @@
  * body; the eleventh alert to one target within a minute refused with the time to retry; an
  * unknown target (an error naming the known ones); a receiver failing twice then succeeding
  * (retried with the same idempotency key, delivered once); a target whose URL variable is unset
- * (dropped with one stderr line, and with no target left the tool is absent, also said).
+ * (dropped with one stderr line, and with no target left the tool is absent, also said); a
+ * variable holding no http(s) URL (a startup error that names the variable, not its value).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { daemonScope } from "../../support/daemon-scope.ts";
-import { type Daemon, postJson, tempDir } from "../../support/daemon.ts";
+import { daemonScope, runToExit } from "../../support/daemon-scope.ts";
+import { type Daemon, postJson, sparCommand, tempDir } from "../../support/daemon.ts";
 import { call, say, toolResults, writeScript } from "../../support/scripted.ts";
 import { type Collector, collect } from "../../support/sse-client.ts";
 
@@ -178,4 +179,15 @@ test("with the only target's URL variable unset the alert tool is absent, and st
   };
   expect(tools.tools.map((tool) => tool.name)).not.toContain("alert");
   expect(tools.tools.length).toBeGreaterThan(0);
+});
+
+test("a URL variable that holds no http(s) URL stops the start, naming the variable and not its value", async () => {
+  const config = configFile([{ name: "oncall", url_env: "SPAR_TEST_BAD_ONCALL_URL" }]);
+  const exit = await runToExit(
+    sparCommand("agent", "--attach-listen=127.0.0.1:0", `--session-db=${tempDir()}/s.db`, `--config=${config}`),
+    { env: { SPAR_TEST_BAD_ONCALL_URL: "ftp://secret-host/hook" }, timeoutMs: 20_000 },
+  );
+  expect(exit.code).not.toBe(0);
+  expect(exit.stderr).toContain("the variable SPAR_TEST_BAD_ONCALL_URL does not hold an absolute http or https URL");
+  expect(exit.stderr).not.toContain("secret-host");
 });
