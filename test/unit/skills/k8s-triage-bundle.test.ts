@@ -8,9 +8,9 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { scanSkills } from "../../src/skills/skill-library.ts";
-import { SOURCE_SPECS } from "../../src/watcher/core/source-catalog.ts";
-import { DEFAULT_REASONS } from "../../src/watcher/core/reasons.ts";
+import { scanSkills } from "../../../src/skills/skill-library.ts";
+import { SOURCE_SPECS } from "../../../src/watcher/core/source-catalog.ts";
+import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import {
   BUNDLE,
   FULL_SECTIONS,
@@ -23,7 +23,7 @@ import {
   section,
   sectionTitles,
   waitCalls,
-} from "../support/triage-references.ts";
+} from "../../support/triage-references.ts";
 
 const scan = scanSkills(SKILLS_ROOT);
 const skill = scan.skills.find((one) => one.name === "k8s-triage");
@@ -57,7 +57,7 @@ describe("the bundle", () => {
 
   test("each source declares the reasons its detectors write literally", () => {
     const declared = new Set(SOURCE_SPECS.flatMap((spec) => spec.reasons));
-    const dir = join(import.meta.dir, "..", "..", "src", "watcher", "core", "sources");
+    const dir = join(import.meta.dir, "..", "..", "..", "src", "watcher", "core", "sources");
     const written = readdirSync(dir).flatMap((file) =>
       [...readFileSync(join(dir, file), "utf8").matchAll(/\breason: "([a-z_-]+)"/g)].map((match) => match[1] ?? ""),
     );
