@@ -6,9 +6,9 @@
  * line by line and pages before it.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { scanSkills } from "../../../src/skills/skill-library.ts";
+import { MAX_SKILL_FILE_BYTES, scanSkills } from "../../../src/skills/skill-library.ts";
 import { SOURCE_SPECS } from "../../../src/watcher/core/source-catalog.ts";
 import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import {
@@ -53,6 +53,18 @@ describe("the bundle", () => {
     expect(reasons).not.toContain("quota_forecast");
     const missing = reasons.filter((reason) => !skill?.resources.includes(`references/${reason}.md`));
     expect(missing).toEqual([]);
+  });
+
+  test("every reference the bundle's files point to exists, and every file stays under the loader's cap", () => {
+    const files = ["SKILL.md", ...(skill?.resources ?? [])];
+    const named = files.flatMap((file) =>
+      [...readFileSync(join(BUNDLE, file), "utf8").matchAll(/references\/([\w-]+)\.md/g)].map(
+        (match) => match[1] ?? "",
+      ),
+    );
+    expect(named).toContain("_fallback");
+    expect([...new Set(named)].filter((name) => !referenceNames.includes(name))).toEqual([]);
+    for (const file of files) expect(statSync(join(BUNDLE, file)).size).toBeLessThan(MAX_SKILL_FILE_BYTES);
   });
 
   test("each source declares the reasons its detectors write literally", () => {
