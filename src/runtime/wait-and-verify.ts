@@ -1,0 +1,146 @@
+/**
+ * `wait_and_verify`'s polling (D467, D468): checks the request (a pollable read tool, a condition
+ * that compiles, bounds clamped), then calls the tool through the session's own tool path (the
+ * plan gate and the permission gate apply to every attempt, as to the model's calls) until the
+ * condition holds, the attempts or the time run out, or the turn ends. Each attempt is an
+ * observation in the result; the attempts themselves leave no rows of their own (the one
+ * wait_and_verify result row carries them).
+ */
+import type { ToolCall } from "../core/events.ts";
+import type { ToolRunResult } from "../core/tool-catalog.ts";
+import {
+  type Observation,
+  type Outcome,
+  type PollTarget,
+  type VerifyRequest,
+  type WaitVerifySettings,
+  conditionHolds,
+  conditionText,
+  lastResultText,
+  parseVerifyRequest,
+  pollSubject,
+  pollTarget,
+} from "../core/wait-verify.ts";
+import { compileJqCondition } from "../tools/jq-condition.ts";
+import type { TurnTools } from "./gated-tools.ts";
+
+export interface WaitDeps {
+  settings: WaitVerifySettings;
+  /** The tools the session has now, as the catalog lists them. */
+  catalog(): readonly PollTarget[];
+  /** The session's tool path below wait_and_verify: each attempt is run as a model's call would be. */
+  inner: TurnTools;
+  /** Aborted when the turn ends (cancel, interrupt, shutdown). */
+  signal: AbortSignal;
+}
+
+const failure = (error: string, extra: Record<string, unknown> = {}): ToolRunResult => ({
+  output: { error, ...extra },
+  isError: true,
+});
+
+/** Resolves after `ms`, or early (false) when the signal aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+export async function waitAndVerify(call: ToolCall, turnId: string, deps: WaitDeps): Promise<ToolRunResult> {
+  const request = parseVerifyRequest(call.args, deps.settings);
+  if (!request.ok) return failure(request.error);
+  const target = pollTarget(request.value.tool, deps.settings, deps.catalog());
+  if (!target.ok) return failure(target.error, { refused: true });
+  const jq = request.value.expectJq === undefined ? ok : compileJqCondition(request.value.expectJq);
+  if (!jq.ok) return failure(jq.error);
+  return await poll(call, turnId, { ...request.value, tool: target.value.name }, jq.value, deps);
+}
+
+const ok = { ok: true as const, value: (_: unknown) => true };
+
+async function poll(
+  call: ToolCall,
+  turnId: string,
+  request: VerifyRequest,
+  jq: (json: unknown) => boolean,
+  deps: WaitDeps,
+): Promise<ToolRunResult> {
+  const started = performance.now();
+  const seconds = () => Math.round((performance.now() - started) / 100) / 10;
+  const observations: Observation[] = [];
+  let lastResult = "";
+  let lastError: string | undefined;
+  let outcome: Outcome = "attempts_exhausted";
+  for (let attempt = 1; attempt <= request.maxAttempts; attempt++) {
+    const at = seconds();
+    const verdict = await deps.inner.run(
+      { callId: `${call.callId}.${attempt}`, name: request.tool, args: request.args },
+      turnId,
+    );
+    const output = verdict.result.output;
+    if (output.refused === true) {
+      // The gate refused the poll (plan first, a deny pattern, an operator): no wait can change that.
+      return failure(`wait_and_verify stopped: the poll of ${request.tool} was refused: ${String(output.error)}`, {
+        refused: true,
+        observations: [...observations, { attempt, at_seconds: at, matched: false, error: String(output.error) }],
+      });
+    }
+    const subject = pollSubject(output);
+    lastResult = subject.text;
+    const observation: Observation = { attempt, at_seconds: at, matched: false };
+    if (verdict.result.isError) {
+      lastError = typeof output.error === "string" ? output.error : subject.text;
+      observation.error = lastError;
+    } else {
+      try {
+        observation.matched = conditionHolds(request, subject, jq);
+      } catch (error) {
+        const message = `expect_jq could not be evaluated: ${error instanceof Error ? error.message : String(error)}`;
+        observations.push({ ...observation, error: message });
+        return failure(`wait_and_verify stopped: ${message}`, {
+          observations,
+          last_result: lastResultText(lastResult),
+        });
+      }
+    }
+    observations.push(observation);
+    if (observation.matched) {
+      outcome = "verified";
+      break;
+    }
+    if (attempt === request.maxAttempts) break;
+    if (seconds() + request.intervalSeconds > request.timeoutSeconds) {
+      outcome = "timeout";
+      break;
+    }
+    if (!(await pause(request.intervalSeconds * 1000, deps.signal))) {
+      outcome = "canceled";
+      break;
+    }
+  }
+  const output: Record<string, unknown> = {
+    verified: outcome === "verified",
+    outcome,
+    tool: request.tool,
+    condition: conditionText(request),
+    attempts: observations.length,
+    interval_seconds: request.intervalSeconds,
+    timeout_seconds: request.timeoutSeconds,
+    max_attempts: request.maxAttempts,
+    elapsed_seconds: seconds(),
+    last_result: lastResultText(lastResult),
+    observations,
+  };
+  if (lastError !== undefined) output.last_error = lastError;
+  if (request.clamped.length > 0) output.clamped = request.clamped;
+  return { output, isError: false };
+}
