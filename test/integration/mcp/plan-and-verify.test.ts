@@ -33,12 +33,12 @@ const catalog = (root: string) => ({
 });
 
 /** The daemon's config: plan-first on, wait_and_verify polling fs's read_text_file (and, to test its refusal, write_file). */
-function configFile(): string {
+function configFile(deny: string[] = []): string {
   const path = join(tempDir("spar-triage-config-"), "config.json");
   writeFileSync(
     path,
     JSON.stringify({
-      permissions: { mode: "yolo", require_plan_artifact: true },
+      permissions: { mode: "yolo", require_plan_artifact: true, deny },
       tools: {
         wait_and_verify: {
           poll_allow: ["fs_read_text_file", "fs_write_file"],
@@ -140,6 +140,8 @@ test("wait_and_verify: refused outside poll_allow and for a mutating tool; not v
   const root = tempDir("spar-verify-ws-");
   const status = join(root, "status.txt");
   writeFileSync(status, "Back-off pulling image: ImagePullBackOff\n");
+  const denied = join(root, "denied.txt");
+  writeFileSync(denied, "x");
   const read = (extra: Record<string, unknown>) => ({
     tool: "fs__read_text_file",
     args_json: JSON.stringify({ path: status }),
@@ -149,7 +151,9 @@ test("wait_and_verify: refused outside poll_allow and for a mutating tool; not v
   const running = await startWithCatalog(
     catalog(root),
     [
+      call("wait_and_verify", read({ expect_contains: "Running" })),
       call("record_plan", { plan: "verify the image pull clears" }),
+      call("wait_and_verify", { ...read({ expect_contains: "x" }), args_json: JSON.stringify({ path: denied }) }),
       call("wait_and_verify", {
         tool: "fs__get_file_info",
         args_json: JSON.stringify({ path: status }),
@@ -170,11 +174,19 @@ test("wait_and_verify: refused outside poll_allow and for a mutating tool; not v
       call("wait_and_verify", read({ expect_jq: '.status.phase == "Running"', max_attempts: 20, timeout_seconds: 3 })),
       say("cleared"),
     ],
-    [`--config=${configFile()}`, `--plans-dir=${tempDir("spar-plans-")}`],
+    [`--config=${configFile(["fs__read_text_file(*denied.txt*)"])}`, `--plans-dir=${tempDir("spar-plans-")}`],
   );
   await settled(running.base);
   expect((await runTurn(running)).event).toBe("turn-complete");
-  const [outside, mutating, exhausted, clamped, badJq] = verifyResults(running.events);
+  const [unplanned, deniedPoll, outside, mutating, exhausted, clamped, badJq] = verifyResults(running.events);
+  // Each attempt takes the model's path: the plan gate and the permission gate refuse it as they would the model.
+  expect(unplanned).toMatchObject({ refused: true, observations: [{ attempt: 1, matched: false }] });
+  expect(String(unplanned?.error)).toContain(
+    "wait_and_verify stopped: the poll of fs__read_text_file was refused: plan first: fs__read_text_file was not run",
+  );
+  expect(deniedPoll).toMatchObject({ refused: true });
+  expect(String(deniedPoll?.error)).toContain("wait_and_verify stopped: the poll of fs__read_text_file was refused");
+  expect(String(deniedPoll?.error)).toContain("fs__read_text_file(*denied.txt*)");
   expect(outside).toMatchObject({ refused: true });
   expect(String(outside?.error)).toContain("fs__get_file_info: it is not in tools.wait_and_verify.poll_allow");
   expect(String(outside?.error)).toContain("Pollable tools: fs__read_text_file, fs__write_file");
@@ -211,7 +223,7 @@ test("wait_and_verify: refused outside poll_allow and for a mutating tool; not v
   const mark = running.events.frames.length;
   const inject = runTurn(running, "verify again");
   await running.events.waitFor((frame) => JSON.stringify(frame.data).includes('"wait_and_verify"'), 20_000, mark);
-  await Bun.sleep(1500); // scenario step: the pod recovers after the first poll (interval 1 s)
+  await Bun.sleep(1500); // pacing: the pod recovers after the first poll has missed (interval 1 s)
   writeFileSync(status, '{"status":{"phase":"Running"}}');
   expect((await inject).event).toBe("turn-complete");
   const verified = verifyResults(running.events).at(-1);
