@@ -9,7 +9,7 @@ import type { ToolSpec } from "./model.ts";
 import { type Result, err, ok } from "./result.ts";
 
 export const WAIT_AND_VERIFY = "wait_and_verify";
-/** Built-in ceilings (the spec's Limits): 300 s and 40 attempts. */
+/** Built-in ceilings (D467): 300 s and 40 attempts. */
 export const DEFAULT_MAX_TIMEOUT_SECONDS = 300;
 export const DEFAULT_MAX_ATTEMPTS = 40;
 export const DEFAULT_INTERVAL_SECONDS = 5;

@@ -237,3 +237,56 @@ test("wait_and_verify: refused outside poll_allow and for a mutating tool; not v
   expect(observations[0]?.matched).toBe(false);
   expect(observations.at(-1)?.matched).toBe(true);
 }, 60_000);
+
+test("an interrupt ends a wait at once: the turn ends canceled long before the wait's 300 s", async () => {
+  const root = tempDir("spar-verify-cancel-");
+  const status = join(root, "status.txt");
+  writeFileSync(status, "CrashLoopBackOff\n");
+  const config = join(tempDir("spar-triage-config-"), "config.json");
+  writeFileSync(config, JSON.stringify({ tools: { wait_and_verify: { poll_allow: ["fs_read_text_file"] } } }));
+  const running = await startWithCatalog(
+    catalog(root),
+    [
+      call("wait_and_verify", {
+        tool: "fs__read_text_file",
+        args_json: JSON.stringify({ path: status }),
+        expect_not_contains: "CrashLoopBackOff",
+        interval_seconds: 1,
+        timeout_seconds: 300,
+      }),
+      say("never reached"),
+    ],
+    [`--config=${config}`, "--permission-mode=yolo"],
+  );
+  await settled(running.base);
+  const tools = ((await (await fetch(`${running.base}/tools`)).json()) as { tools: Array<{ name: string }> }).tools;
+  expect(tools.map((tool) => tool.name)).not.toContain("record_plan");
+  const started = performance.now();
+  const mark = running.events.frames.length;
+  const answer = await fetch(`${running.base}/inject`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ message: "wait" }),
+  });
+  expect(answer.status).toBe(200);
+  await running.events.waitFor((frame) => JSON.stringify(frame.data).includes('"wait_and_verify"'), 20_000, mark);
+  const interrupted = await fetch(`${running.base}/interrupt`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ hold: false }),
+  });
+  expect(interrupted.status).toBe(200);
+  const end = await running.events.waitFor(
+    (frame) => frame.event === "turn-error" || frame.event === "turn-complete",
+    20_000,
+    mark,
+  );
+  expect(end.event).toBe("turn-error");
+  expect(performance.now() - started).toBeLessThan(15_000);
+  await running.events.waitFor(
+    (frame) => frame.event === "agent" && verifyResults(running.events).length > 0,
+    5000,
+    mark,
+  );
+  expect(verifyResults(running.events).at(-1)).toMatchObject({ verified: false, outcome: "canceled" });
+}, 60_000);
