@@ -10,7 +10,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startDaemon, tempDir } from "../../support/daemon.ts";
+import { postJson, startDaemon, tempDir } from "../../support/daemon.ts";
 import { collect } from "../../support/sse-client.ts";
 import { writeScript } from "../../support/scripted.ts";
 import {
@@ -289,4 +289,34 @@ test("an interrupt ends a wait at once: the turn ends canceled long before the w
     mark,
   );
   expect(verifyResults(running.events).at(-1)).toMatchObject({ verified: false, outcome: "canceled" });
+}, 60_000);
+
+test("the plan is per session: another session's cluster calls stay refused until it records its own", async () => {
+  const root = tempDir("spar-plan-sessions-");
+  writeFileSync(join(root, "pod.json"), '{"status":{"phase":"Pending"}}');
+  const plansDir = tempDir("spar-plans-");
+  const read = call("fs__read_text_file", { path: join(root, "pod.json") });
+  const running = await startWithCatalog(
+    catalog(root),
+    [call("record_plan", { plan: "incident a" }), read, say("a done"), read, say("b refused")],
+    [`--config=${configFile()}`, `--plans-dir=${plansDir}`, "--multi-session"],
+  );
+  await settled(running.base);
+  const turnIn = async (session: string) => {
+    expect((await postJson(`${running.daemon.baseUrl}/sessions`, { sessionID: session })).status).toBe(201);
+    const events = collect(`${running.daemon.baseUrl}/sessions/${session}/events`);
+    try {
+      await events.waitFor((frame) => frame.event === "usage-update");
+      const base = `${running.daemon.baseUrl}/sessions/${session}`;
+      expect((await runTurn({ ...running, events, base })).event).toBe("turn-complete");
+      return toolResults(events);
+    } finally {
+      events.close();
+    }
+  };
+  const [recorded, allowed] = await turnIn("incident-a");
+  expect(recorded?.response).toMatchObject({ path: join(plansDir, "incident-a", "plan-1.md"), sequence: 1 });
+  expect(allowed?.response.content).toBe('{"status":{"phase":"Pending"}}');
+  const [refused] = await turnIn("incident-b");
+  expect(refused?.response).toMatchObject({ refused: true, plan_required: true });
 }, 60_000);
