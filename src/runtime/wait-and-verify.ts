@@ -1,10 +1,10 @@
 /**
  * `wait_and_verify`'s polling (D467, D468): checks the request (a pollable read tool, a condition
- * that compiles, bounds clamped), then calls the tool through the session's own tool path (the
- * plan gate and the permission gate apply to every attempt, as to the model's calls) until the
+ * that compiles, bounds clamped), then calls the tool through the session's own tool path (D469:
+ * the plan gate and the permission gate apply to every attempt, as to the model's calls) until the
  * condition holds, the attempts or the time run out, or the turn ends. Each attempt is an
- * observation in the result; the attempts themselves leave no rows of their own (the one
- * wait_and_verify result row carries them).
+ * observation in the result; the attempts leave no rows of their own and are not shown to the
+ * watchdog (the one wait_and_verify call and its result row stand for them).
  */
 import type { ToolCall } from "../core/events.ts";
 import type { ToolRunResult } from "../core/tool-catalog.ts";
@@ -60,12 +60,46 @@ export async function waitAndVerify(call: ToolCall, turnId: string, deps: WaitDe
   if (!request.ok) return failure(request.error);
   const target = pollTarget(request.value.tool, deps.settings, deps.catalog());
   if (!target.ok) return failure(target.error, { refused: true });
-  const jq = request.value.expectJq === undefined ? ok : compileJqCondition(request.value.expectJq);
+  const jq = request.value.expectJq === undefined ? NO_JQ : compileJqCondition(request.value.expectJq);
   if (!jq.ok) return failure(jq.error);
   return await poll(call, turnId, { ...request.value, tool: target.value.name }, jq.value, deps);
 }
 
-const ok = { ok: true as const, value: (_: unknown) => true };
+/** Without expect_jq the jq part of the condition always holds. */
+const NO_JQ = { ok: true as const, value: (_: unknown) => true };
+
+/** One attempt: its observation and text, or the failure that stops the wait (a refusal, a jq error). */
+async function attemptOnce(
+  call: ToolCall,
+  turnId: string,
+  request: VerifyRequest,
+  jq: (json: unknown) => boolean,
+  deps: WaitDeps,
+  observation: Observation,
+): Promise<{ text: string; stop?: string; refused?: true }> {
+  const verdict = await deps.inner.run(
+    { callId: `${call.callId}.${observation.attempt}`, name: request.tool, args: request.args },
+    turnId,
+  );
+  const output = verdict.result.output;
+  // The gate refused the poll (plan first, a deny pattern, an operator): no wait can change that.
+  if (output.refused === true) {
+    observation.error = String(output.error);
+    return { text: "", stop: `the poll of ${request.tool} was refused: ${observation.error}`, refused: true };
+  }
+  const subject = pollSubject(output);
+  if (verdict.result.isError) {
+    observation.error = typeof output.error === "string" ? output.error : subject.text;
+    return { text: subject.text };
+  }
+  try {
+    observation.matched = conditionHolds(request, subject, jq);
+    return { text: subject.text };
+  } catch (error) {
+    observation.error = `expect_jq could not be evaluated: ${error instanceof Error ? error.message : String(error)}`;
+    return { text: subject.text, stop: observation.error };
+  }
+}
 
 async function poll(
   call: ToolCall,
@@ -79,53 +113,23 @@ async function poll(
   const observations: Observation[] = [];
   let lastResult = "";
   let lastError: string | undefined;
-  let outcome: Outcome = "attempts_exhausted";
-  for (let attempt = 1; attempt <= request.maxAttempts; attempt++) {
-    const at = seconds();
-    const verdict = await deps.inner.run(
-      { callId: `${call.callId}.${attempt}`, name: request.tool, args: request.args },
-      turnId,
-    );
-    const output = verdict.result.output;
-    if (output.refused === true) {
-      // The gate refused the poll (plan first, a deny pattern, an operator): no wait can change that.
-      return failure(`wait_and_verify stopped: the poll of ${request.tool} was refused: ${String(output.error)}`, {
-        refused: true,
-        observations: [...observations, { attempt, at_seconds: at, matched: false, error: String(output.error) }],
-      });
-    }
-    const subject = pollSubject(output);
-    lastResult = subject.text;
-    const observation: Observation = { attempt, at_seconds: at, matched: false };
-    if (verdict.result.isError) {
-      lastError = typeof output.error === "string" ? output.error : subject.text;
-      observation.error = lastError;
-    } else {
-      try {
-        observation.matched = conditionHolds(request, subject, jq);
-      } catch (error) {
-        const message = `expect_jq could not be evaluated: ${error instanceof Error ? error.message : String(error)}`;
-        observations.push({ ...observation, error: message });
-        return failure(`wait_and_verify stopped: ${message}`, {
-          observations,
-          last_result: lastResultText(lastResult),
-        });
-      }
-    }
+  let outcome: Outcome = deps.signal.aborted ? "canceled" : "attempts_exhausted";
+  for (let attempt = 1; outcome === "attempts_exhausted" && attempt <= request.maxAttempts; attempt++) {
+    const observation: Observation = { attempt, at_seconds: seconds(), matched: false };
+    const { text, stop, refused } = await attemptOnce(call, turnId, request, jq, deps, observation);
     observations.push(observation);
-    if (observation.matched) {
-      outcome = "verified";
-      break;
-    }
-    if (attempt === request.maxAttempts) break;
-    if (seconds() + request.intervalSeconds > request.timeoutSeconds) {
-      outcome = "timeout";
-      break;
-    }
-    if (!(await pause(request.intervalSeconds * 1000, deps.signal))) {
-      outcome = "canceled";
-      break;
-    }
+    lastResult = text;
+    if (stop !== undefined)
+      return failure(`wait_and_verify stopped: ${stop}`, {
+        ...(refused ? { refused } : {}),
+        observations,
+        last_result: lastResultText(lastResult),
+      });
+    if (observation.error !== undefined) lastError = observation.error;
+    if (observation.matched) outcome = "verified";
+    else if (attempt === request.maxAttempts) break;
+    else if (seconds() + request.intervalSeconds > request.timeoutSeconds) outcome = "timeout";
+    else if (!(await pause(request.intervalSeconds * 1000, deps.signal))) outcome = "canceled";
   }
   const output: Record<string, unknown> = {
     verified: outcome === "verified",
