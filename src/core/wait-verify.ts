@@ -124,21 +124,20 @@ export function parseVerifyRequest(args: Record<string, unknown>, settings: Wait
   const callArgs = argsOf(args.args_json);
   if (!callArgs.ok) return callArgs;
   const jq = optionalText(args.expect_jq, "expect_jq");
+  if (!jq.ok) return jq;
   const contains = optionalText(args.expect_contains, "expect_contains");
+  if (!contains.ok) return contains;
   const notContains = optionalText(args.expect_not_contains, "expect_not_contains");
-  for (const read of [jq, contains, notContains]) if (!read.ok) return read;
-  if (!jq.ok || !contains.ok || !notContains.ok) return err("unreachable");
+  if (!notContains.ok) return notContains;
   if ([jq.value, contains.value, notContains.value].every((value) => value === undefined || value === ""))
     return err("wait_and_verify needs a condition: expect_jq, expect_contains or expect_not_contains");
   const interval = number(args.interval_seconds, "interval_seconds", DEFAULT_INTERVAL_SECONDS);
-  const timeout = number(
-    args.timeout_seconds,
-    "timeout_seconds",
-    Math.min(DEFAULT_TIMEOUT_SECONDS, settings.maxTimeoutSeconds),
-  );
+  if (!interval.ok) return interval;
+  const defaultTimeout = Math.min(DEFAULT_TIMEOUT_SECONDS, settings.maxTimeoutSeconds);
+  const timeout = number(args.timeout_seconds, "timeout_seconds", defaultTimeout);
+  if (!timeout.ok) return timeout;
   const attempts = number(args.max_attempts, "max_attempts", settings.maxAttempts);
-  for (const read of [interval, timeout, attempts]) if (!read.ok) return read;
-  if (!interval.ok || !timeout.ok || !attempts.ok) return err("unreachable");
+  if (!attempts.ok) return attempts;
   const clamped: Clamp[] = [];
   const clamp = (field: Clamp["field"], requested: number, used: number, reason: string) => {
     if (used !== requested) clamped.push({ field, requested, used, reason });
@@ -185,7 +184,7 @@ function allowed(entry: string, target: PollTarget): boolean {
   return target.name.startsWith(prefix) && entry === `${target.server}_${target.name.slice(prefix.length)}`;
 }
 
-/** The tool a request names, if it may be polled; else why not (D467). `find` looks a name up in the catalog. */
+/** The tool a request names, if it may be polled; else why not (D467). */
 export function pollTarget(
   requested: string,
   settings: WaitVerifySettings,
