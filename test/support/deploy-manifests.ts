@@ -1,0 +1,146 @@
+/**
+ * Helpers for the deploy/ tests (test/deploy/): render a kustomization with `kubectl kustomize`,
+ * split the output into objects, find objects and containers, and expand a container's arguments
+ * the way the kubelet does (`$(VAR)` from the container's own env: a literal, a ConfigMap key of
+ * the rendered set, or a Secret key from the fixture values the test passes).
+ */
+import { join, resolve } from "node:path";
+
+export const REPO_ROOT = resolve(import.meta.dir, "../..");
+export const DEPLOY_DIR = join(REPO_ROOT, "deploy");
+
+export type KubeObject = Record<string, unknown> & {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+};
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string };
+    configMapKeyRef?: { name: string; key: string };
+  };
+}
+
+export interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  env?: EnvVar[];
+  ports?: { name?: string; containerPort: number }[];
+  securityContext?: Record<string, unknown>;
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  startupProbe?: Probe;
+}
+
+export interface Probe {
+  httpGet?: { path: string; port: string | number };
+  tcpSocket?: { port: string | number };
+}
+
+export interface PodSpec {
+  containers: Container[];
+  securityContext?: Record<string, unknown>;
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  terminationGracePeriodSeconds?: number;
+  volumes?: Array<Record<string, unknown> & { name: string }>;
+}
+
+/** `kubectl kustomize DIR` (fails the test with kubectl's stderr when it does not render). */
+export function renderKustomization(dir: string): { text: string; objects: KubeObject[] } {
+  const run = Bun.spawnSync(["kubectl", "kustomize", dir], { stdout: "pipe", stderr: "pipe" });
+  if (run.exitCode !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${run.stderr.toString()}`);
+  const text = run.stdout.toString();
+  const objects = text
+    .split(/^---$/m)
+    .map((document) => Bun.YAML.parse(document) as KubeObject | null)
+    .filter((object): object is KubeObject => object !== null && typeof object === "object");
+  return { text, objects };
+}
+
+export function objectsOfKind(objects: readonly KubeObject[], kind: string): KubeObject[] {
+  return objects.filter((object) => object.kind === kind);
+}
+
+export function objectNamed(objects: readonly KubeObject[], kind: string, name: string): KubeObject {
+  const found = objects.find((object) => object.kind === kind && object.metadata.name === name);
+  if (!found) throw new Error(`no ${kind} ${name} in the rendered manifests`);
+  return found;
+}
+
+/** A generated ConfigMap, found by its generator name (kustomize appends a content hash). */
+export function generatedConfigMap(objects: readonly KubeObject[], name: string): KubeObject {
+  const found = objects.find(
+    (object) => object.kind === "ConfigMap" && new RegExp(`^${name}-[a-z0-9]{10}$`).test(object.metadata.name),
+  );
+  if (!found) throw new Error(`no generated ConfigMap ${name}`);
+  return found;
+}
+
+export function podSpec(deployment: KubeObject): PodSpec {
+  return (deployment.spec as { template: { spec: PodSpec } }).template.spec;
+}
+
+export function container(deployment: KubeObject, name: string): Container {
+  const found = podSpec(deployment).containers.find((candidate) => candidate.name === name);
+  if (!found) throw new Error(`no container ${name} in ${deployment.metadata.name}`);
+  return found;
+}
+
+/** The value a container's variable gets: a literal, a rendered ConfigMap's key, or a fixture Secret's. */
+export function envValue(
+  objects: readonly KubeObject[],
+  variable: EnvVar,
+  secrets: Readonly<Record<string, Record<string, string>>>,
+): string {
+  if (variable.value !== undefined) return variable.value;
+  const secretRef = variable.valueFrom?.secretKeyRef;
+  if (secretRef) {
+    const value = secrets[secretRef.name]?.[secretRef.key];
+    if (value === undefined) throw new Error(`no fixture for Secret ${secretRef.name} key ${secretRef.key}`);
+    return value;
+  }
+  const mapRef = variable.valueFrom?.configMapKeyRef;
+  if (mapRef) {
+    const map = objects.find((object) => object.kind === "ConfigMap" && object.metadata.name === mapRef.name);
+    const value = (map?.data as Record<string, string> | undefined)?.[mapRef.key];
+    if (value === undefined) throw new Error(`ConfigMap ${mapRef.name} has no key ${mapRef.key}`);
+    return value;
+  }
+  throw new Error(`variable ${variable.name} has no value`);
+}
+
+/** The container's environment, as the kubelet builds it. */
+export function containerEnv(
+  objects: readonly KubeObject[],
+  target: Container,
+  secrets: Readonly<Record<string, Record<string, string>>>,
+): Record<string, string> {
+  return Object.fromEntries(
+    (target.env ?? []).map((variable) => [variable.name, envValue(objects, variable, secrets)]),
+  );
+}
+
+/** The container's arguments with `$(VAR)` expanded from its environment (an unknown one stays, as in Kubernetes). */
+export function expandedArgs(
+  objects: readonly KubeObject[],
+  target: Container,
+  secrets: Readonly<Record<string, Record<string, string>>>,
+): string[] {
+  const env = containerEnv(objects, target, secrets);
+  return (target.args ?? []).map((arg) =>
+    arg.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => env[name] ?? whole),
+  );
+}
+
+/** Every container of every workload in the set, with its owner's name. */
+export function everyContainer(objects: readonly KubeObject[]): { owner: KubeObject; container: Container }[] {
+  return objectsOfKind(objects, "Deployment").flatMap((owner) =>
+    podSpec(owner).containers.map((entry) => ({ owner, container: entry })),
+  );
+}
