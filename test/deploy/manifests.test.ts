@@ -6,7 +6,7 @@
  * the fake apiserver with kubectl and reads back whole (D470-D474, docs/deploy.md).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { buildAgentConfig } from "../../src/cli/agent-config.ts";
@@ -21,6 +21,8 @@ import {
   DEPLOY_DIR,
   type KubeObject,
   REPO_ROOT,
+  SECRET_FIXTURES,
+  agentOnDisk,
   container,
   containerEnv,
   everyContainer,
@@ -33,13 +35,7 @@ import {
 } from "../support/deploy-manifests.ts";
 import { kubectl, writeKubeconfig } from "../support/kube.ts";
 
-/** What the operator's Secrets hold, for expanding arguments (docs/deploy.md#secrets). */
-const SECRETS = {
-  "spar-tokens": { watcher: "watcher-token-value", oncall: "oncall-token-value" },
-  "spar-model": { "api-key": "model-key-value" },
-  "spar-alerts": { "oncall-webhook-url": "https://hooks.example.com/oncall" },
-  "spar-svc": { "inject-token": "inject-token-value", "session-db-dsn": "postgres://spar:pw@postgres:5432/spar" },
-};
+const SECRETS = SECRET_FIXTURES;
 
 /** Config keys of issue 33 that the other parts (record_plan, wait_and_verify, alert) read once merged. */
 const ISSUE_33_KEYS = [
@@ -336,35 +332,20 @@ test("docs/deploy.md names every Secret and key the manifests read", () => {
   for (const ref of referenced) expect(Object.keys(SECRETS[ref.name as keyof typeof SECRETS] ?? {})).toContain(ref.key);
 });
 
-/**
- * The agent's settings from the rendered ConfigMap and arguments, read by the daemon's own readers
- * with each of the container's mount paths standing for a directory on disk; paths come back as
- * the container sees them.
- */
+/** The agent's settings from the rendered ConfigMap and arguments, read by the daemon's own readers. */
 function agentSettings() {
-  const dir = tempDir();
-  const agent = container(objectNamed(example.objects, "Deployment", "spar-agent"), "agent");
-  const mounts = (agent.volumeMounts ?? []).map((mount) => mount.mountPath).sort((a, b) => b.length - a.length);
-  // One pass, so a path already moved under `dir` (itself under /tmp) is not moved again.
-  const mountPattern = new RegExp(`(^|[\\s="'\\[,])(${mounts.join("|")})(?=/|$|[\\s"',\\]])`, "gm");
-  const onDisk = (text: string) =>
-    text.replace(mountPattern, (_whole, before: string, mount: string) => `${before}${dir}${mount}`);
-  for (const mount of mounts) mkdirSync(join(dir, mount), { recursive: true });
-  const data = generatedConfigMap(example.objects, "spar-agent-config").data as Record<string, string>;
-  for (const [key, text] of Object.entries(data)) writeFileSync(join(dir, "etc/spar/config", key), onDisk(text));
-  const args = expandedArgs(example.objects, agent, SECRETS).map(onDisk);
+  const { mounted, args, workingDir } = agentOnDisk(example.objects, tempDir());
   expect(args[0]).toBe("agent");
   const flags = parseFlags(AGENT_FLAGS, args.slice(1));
   if (!flags.ok) throw new Error(flags.error);
   const file = loadConfigFile(flags.value.values.get("config") as string);
   if (!file.ok) throw new Error(file.error);
-  const built = buildAgentConfig(flags.value.values, file.value, join(dir, "var/run/spar/workspace"), 2);
+  const built = buildAgentConfig(flags.value.values, file.value, workingDir, 2);
   if (!built.ok) throw new Error(built.error);
-  const inContainer = (path: string) => (path.startsWith(dir) ? path.slice(dir.length) : path);
   return {
     listen: built.value.listen,
-    sessionDb: inContainer(built.value.sessionDb),
-    plansDir: inContainer(built.value.plansDir),
+    sessionDb: mounted.inContainer(built.value.sessionDb),
+    plansDir: mounted.inContainer(built.value.plansDir),
     unread: file.value.unread(),
     raw: file.value,
   };

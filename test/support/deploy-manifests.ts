@@ -2,8 +2,10 @@
  * Helpers for the deploy/ tests (test/deploy/): render a kustomization with `kubectl kustomize`,
  * split the output into objects, find objects and containers, and expand a container's arguments
  * the way the kubelet does (`$(VAR)` from the container's own env: a literal, a ConfigMap key of
- * the rendered set, or a Secret key from the fixture values the test passes).
+ * the rendered set, or a Secret key from the fixture values the test passes), and lay a
+ * container's mounts out on disk so a daemon can run on the rendered files.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
@@ -143,4 +145,54 @@ export function everyContainer(objects: readonly KubeObject[]): { owner: KubeObj
   return objectsOfKind(objects, "Deployment").flatMap((owner) =>
     podSpec(owner).containers.map((entry) => ({ owner, container: entry })),
   );
+}
+
+/** What the operator's Secrets hold in the tests (docs/deploy.md#secrets names each key). */
+export const SECRET_FIXTURES = {
+  "spar-tokens": { watcher: "watcher-token-value", oncall: "oncall-token-value" },
+  "spar-model": { "api-key": "model-key-value" },
+  "spar-alerts": { "oncall-webhook-url": "https://hooks.example.com/oncall" },
+  "spar-svc": { "inject-token": "inject-token-value", "session-db-dsn": "postgres://spar:pw@postgres:5432/spar" },
+};
+
+/** A container's mount paths as directories under `dir`, and a rewriter of its paths to them. */
+export interface MountedContainer {
+  dir: string;
+  /** A text with every mount path (and what lies below it) moved under `dir`. */
+  onDisk(text: string): string;
+  /** A path under `dir` as the container sees it. */
+  inContainer(path: string): string;
+}
+
+export function mountContainer(target: Container, dir: string): MountedContainer {
+  const mounts = (target.volumeMounts ?? []).map((mount) => mount.mountPath).sort((a, b) => b.length - a.length);
+  for (const mount of mounts) mkdirSync(join(dir, mount), { recursive: true });
+  // One pass, so a path already moved under `dir` (itself under /tmp) is not moved again.
+  const pattern = new RegExp(`(^|[\\s="'\\[,])(${mounts.join("|")})(?=/|$|[\\s"',\\]])`, "gm");
+  return {
+    dir,
+    onDisk: (text) => text.replace(pattern, (_whole, before: string, mount: string) => `${before}${dir}${mount}`),
+    inContainer: (path) => (path.startsWith(dir) ? path.slice(dir.length) : path),
+  };
+}
+
+/**
+ * The agent container on disk: the rendered spar-agent-config files where it mounts them (paths
+ * inside rewritten), and its arguments and environment as the kubelet gives them, paths rewritten.
+ */
+export function agentOnDisk(
+  objects: readonly KubeObject[],
+  dir: string,
+): { mounted: MountedContainer; args: string[]; env: Record<string, string>; workingDir: string } {
+  const agent = container(objectNamed(objects, "Deployment", "spar-agent"), "agent");
+  const mounted = mountContainer(agent, dir);
+  const configMount = (agent.volumeMounts ?? []).find((mount) => mount.name === "config")?.mountPath ?? "";
+  const data = generatedConfigMap(objects, "spar-agent-config").data as Record<string, string>;
+  for (const [key, text] of Object.entries(data)) writeFileSync(join(dir, configMount, key), mounted.onDisk(text));
+  return {
+    mounted,
+    args: expandedArgs(objects, agent, SECRET_FIXTURES).map(mounted.onDisk),
+    env: containerEnv(objects, agent, SECRET_FIXTURES),
+    workingDir: mounted.onDisk((agent as { workingDir?: string }).workingDir ?? "/"),
+  };
 }

@@ -1,0 +1,180 @@
+/**
+ * The daemons run on what deploy/ renders: `spar agent` on the rendered config file, caller table
+ * and environment; `spar watcher watch` on the Deployment's arguments against the fake apiserver,
+ * opening an incident session on that agent as the on-call owner through the proxy identity the
+ * config grants; `spar svc` on a real PostgreSQL through the DSN its Secret holds (D472, D473).
+ * What a pod has that this machine lacks is replaced, each override named where it is made:
+ * listeners on port 0, a kubeconfig instead of the in-cluster credentials, a local model endpoint
+ * (it refuses every call) instead of a provider this machine cannot reach.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
+import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
+import {
+  DEPLOY_DIR,
+  type KubeObject,
+  SECRET_FIXTURES,
+  agentOnDisk,
+  container,
+  containerEnv,
+  expandedArgs,
+  mountContainer,
+  objectNamed,
+  renderKustomization,
+} from "../support/deploy-manifests.ts";
+import { writeKubeconfig } from "../support/kube.ts";
+import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.ts";
+import { spawnWatcher, watcherReady } from "../support/watcher-process.ts";
+
+const OWNER = "sre-oncall@example.com";
+const WATCHER_TOKEN = SECRET_FIXTURES["spar-tokens"].watcher;
+const ONCALL_TOKEN = SECRET_FIXTURES["spar-tokens"].oncall;
+
+let objects: KubeObject[];
+
+beforeAll(() => {
+  objects = renderKustomization(join(DEPLOY_DIR, "overlays", "example")).objects;
+});
+
+describe("spar agent and spar watcher watch", () => {
+  let api: FakeApiserver;
+  let agent: Daemon;
+  let model: ReturnType<typeof Bun.serve>;
+
+  beforeAll(async () => {
+    api = await startFakeApiserver({});
+    model = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => Response.json({ error: { message: "no model in this test" } }, { status: 400 }),
+    });
+    const { args, env, workingDir, mounted } = agentOnDisk(objects, tempDir());
+    expect(args[0]).toBe("agent");
+    agent = await startDaemon({
+      // startDaemon adds --attach-listen=127.0.0.1:0 (flags win over the config's 0.0.0.0:7777)
+      // and --session-db, here the PVC's path the config names.
+      sessionDb: mounted.onDisk("/var/lib/spar/sessions.db"),
+      // A local endpoint for the model (the configured provider is not reachable from here); the
+      // key still comes from MODEL_API_KEY as the config says.
+      args: [
+        ...args.slice(1),
+        "--provider=openai-compatible",
+        "--model=triage-test",
+        `--model-base-url=http://127.0.0.1:${model.port}/v1`,
+      ],
+      cwd: workingDir,
+      env,
+    });
+  });
+
+  afterAll(async () => {
+    await agent?.sigterm();
+    await api?.stop();
+    await model?.stop(true);
+  });
+
+  test("the agent answers its probe and knows both callers of its table by their Secret tokens", async () => {
+    expect((await fetch(`${agent.baseUrl}/healthz`)).status).toBe(200);
+    for (const [token, identity] of [
+      [WATCHER_TOKEN, "sa:spar-watcher"],
+      [ONCALL_TOKEN, OWNER],
+    ]) {
+      const whoami = await fetch(`${agent.baseUrl}/whoami`, { headers: { authorization: `Bearer ${token}` } });
+      expect(whoami.status).toBe(200);
+      expect(await whoami.json()).toMatchObject({ identity });
+    }
+    expect((await fetch(`${agent.baseUrl}/sessions`)).status).toBe(401);
+  });
+
+  test("the watcher, on the Deployment's arguments, opens an incident session owned by the on-call identity", async () => {
+    const deployment = container(objectNamed(objects, "Deployment", "spar-watcher"), "watcher");
+    const mounted = mountContainer(deployment, tempDir());
+    const kubeconfig = writeKubeconfig(join(mounted.dir, "kubeconfig"), { server: api.url });
+    const overridden = ["--in-cluster", "--daemon-url=", "--metrics-addr="];
+    const args = expandedArgs(objects, deployment, SECRET_FIXTURES).map(mounted.onDisk);
+    expect(args.slice(0, 2)).toEqual(["watcher", "watch"]);
+    for (const prefix of overridden) expect(args.some((arg) => arg.startsWith(prefix))).toBe(true);
+    const watcher = await spawnWatcher(
+      [
+        ...args.slice(2).filter((arg) => !overridden.some((prefix) => arg.startsWith(prefix))),
+        // Outside a pod: the fake apiserver's kubeconfig, and the agent where the test started it.
+        `--kubeconfig=${kubeconfig}`,
+        `--daemon-url=${agent.baseUrl}`,
+      ],
+      containerEnv(objects, deployment, SECRET_FIXTURES),
+    );
+    try {
+      await watcherReady(watcher);
+      const pod = api.scenario.createPod({
+        namespace: "checkout",
+        name: "api-1",
+        node: "node-a",
+        containers: [{ name: "app", image: "registry.example.com/app:v1", waitingReason: "CrashLoopBackOff" }],
+      } as never);
+      // --backoff-min-count stays at its default, 3: the kubelet's event repeats three times.
+      for (let count = 0; count < 3; count++)
+        api.scenario.recordEvent({
+          involvedObject: pod,
+          reason: "BackOff",
+          message: "Back-off restarting failed container app in pod",
+          type: "Warning",
+          source: { component: "kubelet", host: "node-a" },
+        });
+      const sessionId = await waitFor(
+        () => /fire BackOff pod=checkout\/api-1 → sid=(\S+)/.exec(watcher.stderr())?.[1],
+        20_000,
+        "the watcher's fire line",
+      );
+      const asOwner = { authorization: `Bearer ${ONCALL_TOKEN}` };
+      const status = await fetch(`${agent.baseUrl}/sessions/${sessionId}/status`, { headers: asOwner });
+      expect(status.status).toBe(200);
+      const acl = await fetch(`${agent.baseUrl}/sessions/${sessionId}/acl`, { headers: asOwner });
+      expect(acl.status).toBe(200);
+      expect(await acl.json()).toMatchObject({ owner: OWNER });
+      const log = watcher.stderr();
+      expect(log).toContain('mode=per-incident, storm=off, cluster="prod-eu-1"');
+      expect(log).toContain("source cluster-events: enabled");
+      expect(log).toContain(`store: ${mounted.onDisk("/var/lib/spar-watcher/occurrences.db")} open`);
+    } finally {
+      await watcher.stop();
+    }
+  });
+});
+
+describe("spar svc on PostgreSQL", () => {
+  let cluster: PostgresCluster;
+
+  beforeAll(() => {
+    cluster = startPostgresCluster("spar");
+  });
+
+  afterAll(() => {
+    cluster?.stop();
+  });
+
+  test("starts on the DSN from its Secret, answers /healthz without a token and refuses an inject without one", async () => {
+    const svc = container(objectNamed(objects, "Deployment", "spar-svc"), "svc");
+    const secrets = {
+      ...SECRET_FIXTURES,
+      "spar-svc": { ...SECRET_FIXTURES["spar-svc"], "session-db-dsn": cluster.url },
+    };
+    const args = expandedArgs(objects, svc, secrets);
+    expect(args).toContain(`--session-db=${cluster.url}`);
+    const daemon = await startDaemon({
+      role: "svc",
+      // startDaemon adds --listen=127.0.0.1:0 and --session-db (the same DSN); the rest as rendered.
+      args: args.slice(1).filter((arg) => !arg.startsWith("--listen=") && !arg.startsWith("--session-db=")),
+      sessionDb: cluster.url,
+      env: containerEnv(objects, svc, secrets),
+    });
+    try {
+      expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);
+      expect((await postJson(`${daemon.baseUrl}/inject`, { message: "hello" })).status).toBe(401);
+      // The store is the DSN's database, its credentials redacted in the log line.
+      expect(daemon.log()).toMatch(/store postgres postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/spar\)/);
+    } finally {
+      expect(await daemon.sigterm()).toBe(0);
+    }
+  });
+});
