@@ -1,14 +1,16 @@
 /**
  * The daemons run on what deploy/ renders: `spar agent` on the rendered config file, caller table
  * and environment; `spar watcher watch` on the Deployment's arguments against the fake apiserver,
- * opening an incident session on that agent as the on-call owner through the proxy identity the
- * config grants; `spar svc` on a real PostgreSQL through the DSN its Secret holds (D472, D473).
+ * which grants its ServiceAccount exactly what the rendered ClusterRole binds to it (no request
+ * refused), opening an incident session on that agent as the on-call owner through the proxy
+ * identity the config grants; `spar svc` on a real PostgreSQL through the DSN its Secret holds (D472, D473).
  * What a pod has that this machine lacks is replaced, each override named where it is made:
  * listeners on port 0, a kubeconfig instead of the in-cluster credentials, a local model endpoint
  * (it refuses every call) instead of a provider this machine cannot reach.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import type { Grant } from "../../scripts/fake-apiserver/access.ts";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
 import {
@@ -30,6 +32,23 @@ import { spawnWatcher, watcherReady } from "../support/watcher-process.ts";
 const OWNER = "sre-oncall@example.com";
 const WATCHER_TOKEN = SECRET_FIXTURES["spar-tokens"].watcher;
 const ONCALL_TOKEN = SECRET_FIXTURES["spar-tokens"].oncall;
+const WATCHER_USER = "system:serviceaccount:agent-triage:spar-watcher";
+const KUBE_TOKEN = "watcher-service-account-token";
+
+/** The fake apiserver's grants for `user`: the rules of every ClusterRole bound to it in the rendered set. */
+function grantsOf(rendered: readonly KubeObject[], user: string): Grant[] {
+  const bound = rendered
+    .filter((object) => object.kind === "ClusterRoleBinding")
+    .filter((binding) =>
+      (binding.subjects as { kind: string; name: string; namespace: string }[]).some(
+        (subject) => `system:serviceaccount:${subject.namespace}:${subject.name}` === user,
+      ),
+    )
+    .map((binding) => (binding.roleRef as { name: string }).name);
+  return rendered
+    .filter((object) => object.kind === "ClusterRole" && bound.includes(object.metadata.name))
+    .flatMap((role) => (role.rules as Grant[]).map((rule) => ({ ...rule, users: [user] })));
+}
 
 let objects: KubeObject[];
 
@@ -43,7 +62,7 @@ describe("spar agent and spar watcher watch", () => {
   let model: ReturnType<typeof Bun.serve>;
 
   beforeAll(async () => {
-    api = await startFakeApiserver({});
+    api = await startFakeApiserver({ tokens: { [KUBE_TOKEN]: WATCHER_USER }, grants: grantsOf(objects, WATCHER_USER) });
     model = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
@@ -87,10 +106,30 @@ describe("spar agent and spar watcher watch", () => {
     expect((await fetch(`${agent.baseUrl}/sessions`)).status).toBe(401);
   });
 
+  test("a session offers no shell, file-writing or URL-fetching tool, and the mounted skill", async () => {
+    const asOwner = { authorization: `Bearer ${ONCALL_TOKEN}` };
+    const created = await postJson(`${agent.baseUrl}/sessions`, {}, asOwner);
+    expect(created.status).toBe(201);
+    const { sessionID } = (await created.json()) as { sessionID: string };
+    const tools = (await (
+      await fetch(`${agent.baseUrl}/sessions/${sessionID}/tools`, { headers: asOwner })
+    ).json()) as {
+      tools: { name: string }[];
+    };
+    const names = tools.tools.map((tool) => tool.name);
+    expect(names).toContain("read_file");
+    for (const disabled of ["bash", "write_file", "edit_file", "delete_file", "fetch_url"])
+      expect(names).not.toContain(disabled);
+    const skills = await fetch(`${agent.baseUrl}/sessions/${sessionID}/skills`, { headers: asOwner });
+    expect(((await skills.json()) as { skills: { name: string }[] }).skills.map((skill) => skill.name)).toEqual([
+      "triage",
+    ]);
+  });
+
   test("the watcher, on the Deployment's arguments, opens an incident session owned by the on-call identity", async () => {
     const deployment = container(objectNamed(objects, "Deployment", "spar-watcher"), "watcher");
     const mounted = mountContainer(deployment, tempDir());
-    const kubeconfig = writeKubeconfig(join(mounted.dir, "kubeconfig"), { server: api.url });
+    const kubeconfig = writeKubeconfig(join(mounted.dir, "kubeconfig"), { server: api.url, token: KUBE_TOKEN });
     const overridden = ["--in-cluster", "--daemon-url=", "--metrics-addr="];
     const args = expandedArgs(objects, deployment, SECRET_FIXTURES).map(mounted.onDisk);
     expect(args.slice(0, 2)).toEqual(["watcher", "watch"]);
@@ -135,6 +174,12 @@ describe("spar agent and spar watcher watch", () => {
       const log = watcher.stderr();
       expect(log).toContain('mode=per-incident, storm=off, cluster="prod-eu-1"');
       expect(log).toContain("source cluster-events: enabled");
+      expect(log).toContain("recovery: on");
+      // Everything the watcher asked for under these flags, enrichment included, the role allows.
+      const asked = api.requests().filter((request) => request.user === WATCHER_USER);
+      expect(asked.length).toBeGreaterThan(0);
+      expect(asked.filter((request) => request.status === 403)).toEqual([]);
+      expect(asked.some((request) => request.path.endsWith("/api-1/log"))).toBe(true);
       expect(log).toContain(`store: ${mounted.onDisk("/var/lib/spar-watcher/occurrences.db")} open`);
     } finally {
       await watcher.stop();

@@ -6,7 +6,7 @@
  * container's mounts out on disk so a daemon can run on the rendered files.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
 export const DEPLOY_DIR = join(REPO_ROOT, "deploy");
@@ -177,18 +177,31 @@ export function mountContainer(target: Container, dir: string): MountedContainer
 }
 
 /**
- * The agent container on disk: the rendered spar-agent-config files where it mounts them (paths
- * inside rewritten), and its arguments and environment as the kubelet gives them, paths rewritten.
+ * The agent container on disk: each ConfigMap volume projected where it is mounted (every key, or
+ * the volume's items at their paths; the files' mount paths rewritten), and its arguments and
+ * environment as the kubelet gives them, paths rewritten.
  */
 export function agentOnDisk(
   objects: readonly KubeObject[],
   dir: string,
 ): { mounted: MountedContainer; args: string[]; env: Record<string, string>; workingDir: string } {
-  const agent = container(objectNamed(objects, "Deployment", "spar-agent"), "agent");
+  const deployment = objectNamed(objects, "Deployment", "spar-agent");
+  const agent = container(deployment, "agent");
   const mounted = mountContainer(agent, dir);
-  const configMount = (agent.volumeMounts ?? []).find((mount) => mount.name === "config")?.mountPath ?? "";
-  const data = generatedConfigMap(objects, "spar-agent-config").data as Record<string, string>;
-  for (const [key, text] of Object.entries(data)) writeFileSync(join(dir, configMount, key), mounted.onDisk(text));
+  for (const mount of agent.volumeMounts ?? []) {
+    const volume = podSpec(deployment).volumes?.find((candidate) => candidate.name === mount.name) as
+      | { configMap?: { name: string; items?: { key: string; path: string }[] } }
+      | undefined;
+    if (!volume?.configMap) continue;
+    const source = volume.configMap;
+    const map = objects.find((object) => object.kind === "ConfigMap" && object.metadata.name === source.name);
+    const data = (map?.data ?? {}) as Record<string, string>;
+    for (const { key, path } of source.items ?? Object.keys(data).map((key) => ({ key, path: key }))) {
+      const target = join(dir, mount.mountPath, path);
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, mounted.onDisk(data[key] ?? ""));
+    }
+  }
   return {
     mounted,
     args: expandedArgs(objects, agent, SECRET_FIXTURES).map(mounted.onDisk),
