@@ -3,13 +3,18 @@
  * and environment; `spar watcher watch` on the Deployment's arguments against the fake apiserver,
  * which grants its ServiceAccount exactly what the rendered ClusterRole binds to it (no request
  * refused), opening an incident session on that agent as the on-call owner through the proxy
- * identity the config grants; `spar svc` on a real PostgreSQL through the DSN its Secret holds (D472, D473).
+ * identity the config grants; the Kubernetes tool server (the published kubernetes-mcp-server) on
+ * its container's arguments as the agent's ServiceAccount, its read tools offered to the agent's
+ * sessions under the names `poll_allow` gives, its write tools absent and secrets refused; `spar svc` on a real PostgreSQL through the DSN its Secret holds (D472, D473).
  * What a pod has that this machine lacks is replaced, each override named where it is made:
- * listeners on port 0, a kubeconfig instead of the in-cluster credentials, a local model endpoint
+ * listeners on free ports, a kubeconfig instead of the in-cluster credentials, a local model endpoint
  * (it refuses every call) instead of a provider this machine cannot reach.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Grant } from "../../scripts/fake-apiserver/access.ts";
 import { type FakeApiserver, startFakeApiserver } from "../../scripts/fake-apiserver/server.ts";
 import { type Daemon, postJson, startDaemon, tempDir, waitFor } from "../support/daemon.ts";
@@ -21,11 +26,14 @@ import {
   container,
   containerEnv,
   expandedArgs,
+  freeLoopbackPort,
+  generatedConfigMap,
+  kubernetesMcpServerBinary,
   mountContainer,
   objectNamed,
   renderKustomization,
 } from "../support/deploy-manifests.ts";
-import { writeKubeconfig } from "../support/kube.ts";
+import { type CertificateSet, generateCertificates, writeKubeconfig } from "../support/kube.ts";
 import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.ts";
 import { spawnWatcher, watcherReady } from "../support/watcher-process.ts";
 
@@ -34,6 +42,8 @@ const WATCHER_TOKEN = SECRET_FIXTURES["spar-tokens"].watcher;
 const ONCALL_TOKEN = SECRET_FIXTURES["spar-tokens"].oncall;
 const WATCHER_USER = "system:serviceaccount:agent-triage:spar-watcher";
 const KUBE_TOKEN = "watcher-service-account-token";
+const AGENT_USER = "system:serviceaccount:agent-triage:spar-agent";
+const AGENT_KUBE_TOKEN = "agent-service-account-token";
 
 /** The fake apiserver's grants for `user`: the rules of every ClusterRole bound to it in the rendered set. */
 function grantsOf(rendered: readonly KubeObject[], user: string): Grant[] {
@@ -60,9 +70,19 @@ describe("spar agent and spar watcher watch", () => {
   let api: FakeApiserver;
   let agent: Daemon;
   let model: ReturnType<typeof Bun.serve>;
+  let toolServer: Bun.Subprocess;
+  let toolServerUrl: string;
+  let certificates: CertificateSet;
 
   beforeAll(async () => {
-    api = await startFakeApiserver({ tokens: { [KUBE_TOKEN]: WATCHER_USER }, grants: grantsOf(objects, WATCHER_USER) });
+    // HTTPS: client-go (the tool server's client) sends a bearer token over TLS only.
+    certificates = generateCertificates(tempDir(), { user: "unused" });
+    api = await startFakeApiserver({
+      tls: { cert: certificates.serverCert, key: certificates.serverKey },
+      tokens: { [KUBE_TOKEN]: WATCHER_USER, [AGENT_KUBE_TOKEN]: AGENT_USER },
+      grants: [...grantsOf(objects, WATCHER_USER), ...grantsOf(objects, AGENT_USER)],
+    });
+    toolServerUrl = await startToolServer();
     model = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
@@ -70,6 +90,11 @@ describe("spar agent and spar watcher watch", () => {
     });
     const { args, env, workingDir, mounted } = agentOnDisk(objects, tempDir());
     expect(args[0]).toBe("agent");
+    // The catalog names the tool server on the pod's loopback, port 8080; here it has a free port.
+    const catalog = mounted.onDisk("/etc/spar/config/mcp.json");
+    const text = readFileSync(catalog, "utf8");
+    expect(text).toContain('"url": "http://127.0.0.1:8080/mcp"');
+    writeFileSync(catalog, text.replace("http://127.0.0.1:8080/mcp", toolServerUrl));
     agent = await startDaemon({
       // startDaemon adds --attach-listen=127.0.0.1:0 (flags win over the config's 0.0.0.0:7777)
       // and --session-db, here the PVC's path the config names.
@@ -85,13 +110,51 @@ describe("spar agent and spar watcher watch", () => {
       cwd: workingDir,
       env,
     });
-  });
+  }, 60_000);
 
   afterAll(async () => {
     await agent?.sigterm();
+    toolServer?.kill();
+    await toolServer?.exited;
     await api?.stop();
     await model?.stop(true);
   });
+
+  /** The kube-mcp container's server, on its arguments: a free port, and a kubeconfig for in-cluster. */
+  async function startToolServer(): Promise<string> {
+    const sidecar = container(objectNamed(objects, "Deployment", "spar-agent"), "kube-mcp");
+    const kubeconfig = writeKubeconfig(join(tempDir(), "kubeconfig"), {
+      server: api.url,
+      token: AGENT_KUBE_TOKEN,
+      caPem: certificates.caCert,
+    });
+    const overridden = ["--port=", "--cluster-provider="];
+    const args = sidecar.args ?? [];
+    for (const prefix of overridden) expect(args.some((arg) => arg.startsWith(prefix))).toBe(true);
+    const port = freeLoopbackPort();
+    toolServer = Bun.spawn(
+      [
+        kubernetesMcpServerBinary(),
+        ...args.filter((arg) => !overridden.some((prefix) => arg.startsWith(prefix))),
+        `--port=${port}`,
+        "--cluster-provider=kubeconfig",
+        `--kubeconfig=${kubeconfig}`,
+      ],
+      {
+        stdin: "ignore",
+        stdout: "ignore",
+        stderr: "ignore",
+        env: { ...process.env, ...containerEnv(objects, sidecar, {}) },
+      },
+    );
+    const url = `http://127.0.0.1:${port}/mcp`;
+    await waitFor(
+      async () => ((await fetch(url).catch(() => undefined)) ? true : undefined),
+      15_000,
+      "the tool server",
+    );
+    return url;
+  }
 
   test("the agent answers its probe and knows both callers of its table by their Secret tokens", async () => {
     expect((await fetch(`${agent.baseUrl}/healthz`)).status).toBe(200);
@@ -126,10 +189,67 @@ describe("spar agent and spar watcher watch", () => {
     ]);
   });
 
+  test("the tool server's read tools reach a session as read-only tools, named as poll_allow names them; no write tool", async () => {
+    const asOwner = { authorization: `Bearer ${ONCALL_TOKEN}` };
+    const created = await postJson(`${agent.baseUrl}/sessions`, {}, asOwner);
+    const { sessionID } = (await created.json()) as { sessionID: string };
+    type Listed = { tools: { name: string; server?: string; read_only?: boolean }[] };
+    // A /tools read starts the tool server; a later read lists its tools.
+    const kube = await waitFor(
+      async () => {
+        const listed = (await (
+          await fetch(`${agent.baseUrl}/sessions/${sessionID}/tools`, { headers: asOwner })
+        ).json()) as Listed;
+        const tools = listed.tools.filter((tool) => tool.server === "kube");
+        return tools.length > 0 ? tools : undefined;
+      },
+      20_000,
+      "the tool server's tools",
+    );
+    expect(kube.length).toBeGreaterThan(0);
+    for (const tool of kube) expect(tool.read_only, tool.name).toBe(true);
+    const config = Bun.YAML.parse(
+      (generatedConfigMap(objects, "spar-agent-config").data as Record<string, string>)["config.yaml"] ?? "",
+    ) as { tools: { wait_and_verify: { poll_allow: string[] } } };
+    const offered = kube.map((tool) => tool.name);
+    for (const entry of config.tools.wait_and_verify.poll_allow)
+      expect(offered).toContain(entry.replace(/^kube_/, "kube__"));
+    for (const write of ["resources_create_or_update", "resources_delete", "pods_delete", "pods_exec", "pods_run"])
+      expect(offered).not.toContain(`kube__${write}`);
+  });
+
+  test("the tool server reads a pod as the agent's ServiceAccount and is refused a Secret", async () => {
+    api.scenario.createPod({
+      namespace: "shop",
+      name: "web-1",
+      node: "node-a",
+      containers: [{ name: "app", image: "registry.example.com/web:v2", waitingReason: "ImagePullBackOff" }],
+    } as never);
+    const client = new Client({ name: "deploy-test", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(toolServerUrl)));
+    try {
+      const pod = await client.callTool({ name: "pods_get", arguments: { namespace: "shop", name: "web-1" } });
+      expect(JSON.stringify(pod.content)).toContain("registry.example.com/web:v2");
+      const secret = await client.callTool({
+        name: "resources_get",
+        arguments: { apiVersion: "v1", kind: "Secret", namespace: "shop", name: "db" },
+      });
+      expect(secret.isError).toBe(true);
+      const refused = api.requests().filter((request) => request.user === AGENT_USER && request.status === 403);
+      expect(refused.map((request) => request.path)).toEqual(["/api/v1/namespaces/shop/secrets/db"]);
+    } finally {
+      await client.close();
+    }
+  });
+
   test("the watcher, on the Deployment's arguments, opens an incident session owned by the on-call identity", async () => {
     const deployment = container(objectNamed(objects, "Deployment", "spar-watcher"), "watcher");
     const mounted = mountContainer(deployment, tempDir());
-    const kubeconfig = writeKubeconfig(join(mounted.dir, "kubeconfig"), { server: api.url, token: KUBE_TOKEN });
+    const kubeconfig = writeKubeconfig(join(mounted.dir, "kubeconfig"), {
+      server: api.url,
+      token: KUBE_TOKEN,
+      caPem: certificates.caCert,
+    });
     const overridden = ["--in-cluster", "--daemon-url=", "--metrics-addr="];
     const args = expandedArgs(objects, deployment, SECRET_FIXTURES).map(mounted.onDisk);
     expect(args.slice(0, 2)).toEqual(["watcher", "watch"]);

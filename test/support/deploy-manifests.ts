@@ -209,3 +209,18 @@ export function agentOnDisk(
     workingDir: mounted.onDisk((agent as { workingDir?: string }).workingDir ?? "/"),
   };
 }
+
+/** The kubernetes-mcp-server binary the npm package installs for this platform (its bin/ wrapper needs node). */
+export function kubernetesMcpServerBinary(): string {
+  const arch = process.arch === "x64" ? "amd64" : process.arch;
+  const name = `kubernetes-mcp-server-${process.platform}-${arch}`;
+  return join(REPO_ROOT, "node_modules", name, "bin", name);
+}
+
+/** A free port on 127.0.0.1 for a server that cannot be told port 0 (it is bound at once after). */
+export function freeLoopbackPort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
