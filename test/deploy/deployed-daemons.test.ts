@@ -25,6 +25,7 @@ import {
   agentOnDisk,
   container,
   containerEnv,
+  containerOnDisk,
   expandedArgs,
   freeLoopbackPort,
   generatedConfigMap,
@@ -32,6 +33,7 @@ import {
   mountContainer,
   objectNamed,
   renderKustomization,
+  svcStoreConfig,
 } from "../support/deploy-manifests.ts";
 import { type CertificateSet, generateCertificates, writeKubeconfig } from "../support/kube.ts";
 import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.ts";
@@ -319,19 +321,19 @@ describe("spar svc on PostgreSQL", () => {
   });
 
   test("starts on the DSN from its Secret, answers /healthz without a token and refuses an inject without one", async () => {
-    const svc = container(objectNamed(objects, "Deployment", "spar-svc"), "svc");
     const secrets = {
       ...SECRET_FIXTURES,
-      "spar-svc": { ...SECRET_FIXTURES["spar-svc"], "session-db-dsn": cluster.url },
+      "spar-svc": { ...SECRET_FIXTURES["spar-svc"], "svc.yaml": svcStoreConfig(cluster.url) },
     };
-    const args = expandedArgs(objects, svc, secrets);
-    expect(args).toContain(`--session-db=${cluster.url}`);
+    const { args, env } = containerOnDisk(objects, "spar-svc", "svc", tempDir(), secrets);
+    expect(args[0]).toBe("svc");
     const daemon = await startDaemon({
       role: "svc",
-      // startDaemon adds --listen=127.0.0.1:0 and --session-db (the same DSN); the rest as rendered.
-      args: args.slice(1).filter((arg) => !arg.startsWith("--listen=") && !arg.startsWith("--session-db=")),
-      sessionDb: cluster.url,
-      env: containerEnv(objects, svc, secrets),
+      // startDaemon adds --listen=127.0.0.1:0 for the rendered 0.0.0.0:7777; the store is the
+      // config file's, so no --session-db.
+      args: args.slice(1).filter((arg) => !arg.startsWith("--listen=")),
+      sessionDb: null,
+      env,
     });
     try {
       expect((await fetch(`${daemon.baseUrl}/healthz`)).status).toBe(200);

@@ -24,6 +24,7 @@ import {
   SECRET_FIXTURES,
   agentOnDisk,
   container,
+  containerOnDisk,
   containerEnv,
   everyContainer,
   expandedArgs,
@@ -247,29 +248,34 @@ describe("spar watcher watch", () => {
 });
 
 describe("spar svc", () => {
-  test("on PostgreSQL with the DSN and SVC_INJECT_TOKEN from a Secret; its flags parse through svc's own reader", () => {
+  test("on PostgreSQL: the DSN from the config file in its Secret, SVC_INJECT_TOKEN from it too; read by svc's own readers", () => {
     const deployment = objectNamed(example.objects, "Deployment", "spar-svc");
     const svc = container(deployment, "svc");
-    const args = expandedArgs(example.objects, svc, SECRETS);
+    const { args, env, mounted } = containerOnDisk(example.objects, "spar-svc", "svc", tempDir());
     expect(args[0]).toBe("svc");
     expect(args).toContain("--session-db-driver=postgres");
-    expect(svc.args).toContain("--session-db=$(SVC_SESSION_DB_DSN)");
     const flags = parseFlags(SVC_FLAGS, args.slice(1));
     if (!flags.ok) throw new Error(flags.error);
-    const config = buildSvcConfig(
-      flags.value.values,
-      new Map(),
-      containerEnv(example.objects, svc, SECRETS),
-      tempDir(),
-    );
+    const configPath = flags.value.values.get("config") as string;
+    expect(mounted.inContainer(configPath)).toBe("/etc/spar-svc/svc.yaml");
+    const file = loadConfigFile(configPath);
+    if (!file.ok) throw new Error(file.error);
+    const config = buildSvcConfig(flags.value.values, file.value, env, tempDir());
     if (!config.ok) throw new Error(config.error);
-    expect(config.value.sessionDb).toMatchObject({
-      driver: "postgres",
-      location: SECRETS["spar-svc"]["session-db-dsn"],
-    });
+    const dsn = "postgres://spar:pw@postgres:5432/spar";
+    expect(config.value.sessionDb).toMatchObject({ driver: "postgres", location: dsn });
+    expect(file.value.unread()).toEqual([]);
+    // Every process may read /proc/<pid>/cmdline: the DSN is in no argument, nor in the environment.
+    for (const text of [...args, ...Object.values(env)]) expect(text).not.toContain("pw@");
     expect(config.value.listen).toMatchObject({ token: "inject-token-value" });
     const secretVariables = (svc.env ?? []).filter((variable) => variable.valueFrom?.secretKeyRef);
-    expect(secretVariables.map((variable) => variable.name).sort()).toEqual(["SVC_INJECT_TOKEN", "SVC_SESSION_DB_DSN"]);
+    expect(secretVariables.map((variable) => variable.name)).toEqual(["SVC_INJECT_TOKEN"]);
+    const volume = podSpec(deployment).volumes?.find((candidate) => candidate.name === "store-config");
+    expect(volume?.secret).toEqual({
+      secretName: "spar-svc",
+      defaultMode: 0o440,
+      items: [{ key: "svc.yaml", path: "svc.yaml" }],
+    });
     for (const probe of [svc.livenessProbe, svc.readinessProbe, svc.startupProbe])
       expect(probe?.httpGet).toEqual({ path: "/healthz", port: "http" });
     expect((deployment.spec as { strategy: { type: string } }).strategy.type).toBe("Recreate");

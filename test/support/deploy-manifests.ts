@@ -152,8 +152,18 @@ export const SECRET_FIXTURES = {
   "spar-tokens": { watcher: "watcher-token-value", oncall: "oncall-token-value" },
   "spar-model": { "api-key": "model-key-value" },
   "spar-alerts": { "oncall-webhook-url": "https://hooks.example.com/oncall" },
-  "spar-svc": { "inject-token": "inject-token-value", "session-db-dsn": "postgres://spar:pw@postgres:5432/spar" },
+  "spar-svc": {
+    "inject-token": "inject-token-value",
+    "svc.yaml": svcStoreConfig("postgres://spar:pw@postgres:5432/spar"),
+  },
 };
+
+/** The svc config file Secret spar-svc holds: the DSN and nothing else. */
+export function svcStoreConfig(dsn: string): string {
+  return `svc:\n  session_db:\n    path: ${dsn}\n`;
+}
+
+export type SecretValues = Readonly<Record<string, Record<string, string>>>;
 
 /** A container's mount paths as directories under `dir`, and a rewriter of its paths to them. */
 export interface MountedContainer {
@@ -176,38 +186,64 @@ export function mountContainer(target: Container, dir: string): MountedContainer
   };
 }
 
-/**
- * The agent container on disk: each ConfigMap volume projected where it is mounted (every key, or
- * the volume's items at their paths; the files' mount paths rewritten), and its arguments and
- * environment as the kubelet gives them, paths rewritten.
- */
-export function agentOnDisk(
+type ProjectedVolume = {
+  configMap?: { name: string; items?: { key: string; path: string }[] };
+  secret?: { secretName: string; items?: { key: string; path: string }[] };
+};
+
+/** The files a ConfigMap or Secret volume projects: every key, or its items at their paths. */
+function projectedFiles(
   objects: readonly KubeObject[],
+  volume: ProjectedVolume,
+  secrets: SecretValues,
+): { path: string; text: string }[] {
+  const source = volume.configMap ?? volume.secret;
+  if (!source) return [];
+  const data = volume.configMap
+    ? ((objects.find((object) => object.kind === "ConfigMap" && object.metadata.name === volume.configMap?.name)
+        ?.data ?? {}) as Record<string, string>)
+    : (secrets[volume.secret?.secretName ?? ""] ?? {});
+  return (source.items ?? Object.keys(data).map((key) => ({ key, path: key }))).map(({ key, path }) => {
+    const text = data[key];
+    if (text === undefined) throw new Error(`volume item ${key} is not in its ConfigMap or Secret`);
+    return { path, text };
+  });
+}
+
+/**
+ * A container on disk: each ConfigMap and Secret volume projected where it is mounted (the files'
+ * mount paths rewritten), and its arguments and environment as the kubelet gives them, paths
+ * rewritten.
+ */
+export function containerOnDisk(
+  objects: readonly KubeObject[],
+  deploymentName: string,
+  containerName: string,
   dir: string,
+  secrets: SecretValues = SECRET_FIXTURES,
 ): { mounted: MountedContainer; args: string[]; env: Record<string, string>; workingDir: string } {
-  const deployment = objectNamed(objects, "Deployment", "spar-agent");
-  const agent = container(deployment, "agent");
-  const mounted = mountContainer(agent, dir);
-  for (const mount of agent.volumeMounts ?? []) {
-    const volume = podSpec(deployment).volumes?.find((candidate) => candidate.name === mount.name) as
-      | { configMap?: { name: string; items?: { key: string; path: string }[] } }
-      | undefined;
-    if (!volume?.configMap) continue;
-    const source = volume.configMap;
-    const map = objects.find((object) => object.kind === "ConfigMap" && object.metadata.name === source.name);
-    const data = (map?.data ?? {}) as Record<string, string>;
-    for (const { key, path } of source.items ?? Object.keys(data).map((key) => ({ key, path: key }))) {
-      const target = join(dir, mount.mountPath, path);
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, mounted.onDisk(data[key] ?? ""));
+  const deployment = objectNamed(objects, "Deployment", deploymentName);
+  const target = container(deployment, containerName);
+  const mounted = mountContainer(target, dir);
+  for (const mount of target.volumeMounts ?? []) {
+    const volume = podSpec(deployment).volumes?.find((candidate) => candidate.name === mount.name) ?? {};
+    for (const file of projectedFiles(objects, volume as ProjectedVolume, secrets)) {
+      const path = join(dir, mount.mountPath, file.path);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, mounted.onDisk(file.text));
     }
   }
   return {
     mounted,
-    args: expandedArgs(objects, agent, SECRET_FIXTURES).map(mounted.onDisk),
-    env: containerEnv(objects, agent, SECRET_FIXTURES),
-    workingDir: mounted.onDisk((agent as { workingDir?: string }).workingDir ?? "/"),
+    args: expandedArgs(objects, target, secrets).map(mounted.onDisk),
+    env: containerEnv(objects, target, secrets),
+    workingDir: mounted.onDisk((target as { workingDir?: string }).workingDir ?? "/"),
   };
+}
+
+/** The agent container on disk (containerOnDisk). */
+export function agentOnDisk(objects: readonly KubeObject[], dir: string) {
+  return containerOnDisk(objects, "spar-agent", "agent", dir);
 }
 
 /** The kubernetes-mcp-server binary the npm package installs for this platform (its bin/ wrapper needs node). */
