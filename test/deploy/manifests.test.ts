@@ -146,6 +146,13 @@ describe("propose-only: the roles and the containers", () => {
   });
 });
 
+test("no container's arguments, as the kubelet expands them, hold a Secret's value (/proc/<pid>/cmdline is world-readable)", () => {
+  const values = Object.values(SECRETS).flatMap((keys) => Object.values(keys));
+  for (const { container: entry } of everyContainer(example.objects))
+    for (const arg of expandedArgs(example.objects, entry, SECRETS))
+      for (const value of values) expect(arg).not.toContain(value);
+});
+
 describe("spar agent", () => {
   test("one replica, Recreate, 30 s grace, /healthz probes, the session store on the PVC, plans on an emptyDir", () => {
     const deployment = objectNamed(example.objects, "Deployment", "spar-agent");
