@@ -24,6 +24,7 @@ import { writeKubeconfig } from "../scripts/fake-apiserver/kubeconfig.ts";
 import { argFlags, benchTempDir, fmt, median, nowMs, quantile, table } from "./lib.ts";
 import { Cluster, WINDOW, closedLoop, log, sleep, spawnChild } from "./watcher-lib.ts";
 import { allSourcesCase } from "./watcher-sources.ts";
+import { outageCase } from "./watcher-outage.ts";
 
 const flags = argFlags(process.argv.slice(2));
 const ROUNDS = Number(flags.get("rounds") ?? 3);
@@ -40,9 +41,15 @@ const WATCHER_FLAGS = (flags.get("watcher-flags") ?? "").split(",").filter((flag
 const CHILD = { smol: SMOL, flags: WATCHER_FLAGS };
 /** `--case=sources`: every portable source on 5,000 pods and 500 nodes (bench/watcher-sources.ts). */
 const CASE = flags.get("case") ?? "pipeline";
+/** `--case=outage`: how long the daemon is down through the burst (bench/watcher-outage.ts). */
+const OUTAGE_S = Number(flags.get("outage-s") ?? 120);
 
 async function main(): Promise<void> {
   const dir = benchTempDir();
+  if (CASE === "outage") {
+    await outageCase(dir, OUTAGE_S);
+    return;
+  }
   if (CASE === "sources") {
     await allSourcesCase(dir, {
       rounds: ROUNDS,

@@ -276,6 +276,15 @@ describe("layering", () => {
     expect(violations).toEqual([]);
   });
 
+  test("src/alerts (the alert tool, D460) imports only core, net, tools, the shared rate limiter and itself", () => {
+    const allowed = ["src/core", "src/net", "src/tools", "src/surfaces/http/rate-limiter.ts", "src/alerts"];
+    const violations = SITES.filter((site) => inside(site.file, "src/alerts"))
+      .filter((site) => site.target !== undefined && !allowed.some((folder) => inside(site.target, folder)))
+      .map(describeSite);
+    expect(FILES.some((file) => inside(file, "src/alerts"))).toBe(true);
+    expect(violations).toEqual([]);
+  });
+
   test("nothing in src/ or workers/ imports from test/", () => {
     expect(crossings(["src", "workers"], ["test"])).toEqual([]);
   });

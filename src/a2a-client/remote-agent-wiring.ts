@@ -7,9 +7,7 @@
  * Also the mapping of svc's `a2a/*.yaml` declarations (workload RemoteAgent) to directory entries.
  */
 import type { ToolCatalog, ToolRunner } from "../core/tool-catalog.ts";
-import { classifyAddress } from "../core/address-ranges.ts";
-import { parseIpAddress, parseIpv4 } from "../core/ip-address.ts";
-import { type OutboundAllowList, parseOutboundAllowList } from "../net/outbound-allow-list.ts";
+import { type OutboundAllowList, declaredHostEntry, parseOutboundAllowList } from "../net/outbound-allow-list.ts";
 import { OutboundGuard } from "../net/outbound-guard.ts";
 import { A2aClient } from "./a2a-client.ts";
 import { RemoteAgentCaller, RemoteAgentTools } from "./call-a2a-tool.ts";
@@ -53,28 +51,13 @@ export function declaredDirectory(agents: readonly DeclaredRemoteAgent[]): Remot
   return agents.length === 0 ? undefined : staticDirectory(agents.map(declaredEntry));
 }
 
-/** The host of a declared URL as an allow-list entry; undefined for a link-local or metadata literal. */
-function hostEntry(text: string | undefined): string | undefined {
-  if (text === undefined || !URL.canParse(text)) return undefined;
-  const host = new URL(text).hostname;
-  const bytes = parseIpv4(host);
-  const literal = host.startsWith("[")
-    ? parseIpAddress(host)
-    : bytes === undefined
-      ? undefined
-      : { family: 4 as const, bytes };
-  if (literal === undefined) return host;
-  const kind = classifyAddress(literal).kind;
-  return kind === "metadata" || kind === "link-local" ? undefined : host.replace(/^\[|\]$/g, "");
-}
-
 /**
  * The operator's allow list, plus a declared agent's own hosts (none for an agent from the hub,
  * or for the off-origin guard: `agent` undefined). The client sends to those hosts only on the
  * agent's own origins (a2a-client.ts, D332).
  */
 export function agentAllowList(operator: readonly string[], agent: RemoteAgentEntry | undefined): OutboundAllowList {
-  const own = agent?.declared ? [hostEntry(agent.endpoint), hostEntry(agent.cardUrl)] : [];
+  const own = agent?.declared ? [declaredHostEntry(agent.endpoint), declaredHostEntry(agent.cardUrl)] : [];
   const entries = [...operator, ...own.filter((entry): entry is string => entry !== undefined)];
   const parsed = parseOutboundAllowList(entries);
   if (parsed.ok) return parsed.value;

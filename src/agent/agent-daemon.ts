@@ -21,6 +21,7 @@ import { loadAuthTable } from "./auth-table.ts";
 import { bindHostname, isLoopbackHost } from "../config/listen-address.ts";
 import { agentRemoteAgents } from "./agent-remote-agents.ts";
 import { checkPeerRegistration, peerCallTools, startPeerRegistrar } from "./agent-peer-clients.ts";
+import { alertFrontTools } from "../alerts/alert-tool.ts";
 import type { PeerRegistrar } from "../peers-client/peer-registrar.ts";
 import {
   type RuntimeCore,
@@ -158,7 +159,10 @@ export async function startAgent(
   checkPeerRegistration(peerRegister, identity(config.listen.port), env);
   const peerHub = openPeerHub(config, logger);
   const remoteAgents = agentRemoteAgents(process.cwd(), peerHub);
-  const frontTools = peerCallTools(callPeer, peerHub, config.tools.outboundAllow, env);
+  const peerTools = peerCallTools(callPeer, peerHub, config.tools.outboundAllow, env);
+  // D460: targets whose URL variable is unset are dropped here (one stderr line each).
+  const alertTools = alertFrontTools(config.alerts, env, config.tools.outboundAllow, logger);
+  const frontTools = composeFront(peerTools, alertTools);
   const core = await startRuntimeCore(
     {
       ...runtimeCoreSettings(config),
@@ -255,10 +259,21 @@ function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
       config.tokenEnv,
       config.peerClients.callPeer?.tokenEnv,
       config.peerClients.peerRegister?.tokenEnv,
+      // The alert targets' URLs and routing keys are secrets too (D460).
+      ...config.alerts.targets.flatMap((target) => [target.urlEnv, target.routingKeyEnv]),
     ].filter((name): name is string => name !== undefined),
     subagents: config.subagents,
     wakeLoop: config.wakeLoop,
   };
+}
+
+type FrontTools = NonNullable<RuntimeCoreSettings["frontTools"]>;
+
+/** The agent's own tools in front of the core's: `call_peer`, then `alert`, each when configured. */
+function composeFront(...layers: Array<FrontTools | undefined>): FrontTools | undefined {
+  const present = layers.filter((layer): layer is FrontTools => layer !== undefined);
+  if (present.length === 0) return undefined;
+  return (inner) => present.reduce((tools, layer) => layer(tools), inner);
 }
 
 /** The Host names the agent card may repeat besides loopback ones: `--attach-allowed-hosts` (D333). */

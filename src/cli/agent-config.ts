@@ -34,6 +34,7 @@ import { type AttachLimits, resolveAttachLimits } from "./attach-limits-flags.ts
 import { type AttachUiSettings, resolveAttachUi } from "./attach-ui-flags.ts";
 import type { SubagentSpec } from "../core/subagents.ts";
 import { resolveSubagents } from "./subagent-config.ts";
+import { type AlertSettings, resolveAlertSettings } from "../alerts/alert-config.ts";
 
 /** Who the callers are: a caller table, client certificates, or both (D330). */
 export interface CallerAuthSettings {
@@ -99,6 +100,8 @@ export interface AgentConfig {
   subagents: SubagentSpec[];
   /** `--wake-loop` (`agent.wake_loop.enabled`, default on, D362): the loop-control tools and scheduled wakes. */
   wakeLoop: boolean;
+  /** The `alert` tool's targets and rate (`alerts.*`, D460); their variables are read at start. */
+  alerts: AlertSettings;
 }
 
 /** A bad setting; caught at the boundary of buildAgentConfig and returned as its error. */
@@ -192,6 +195,7 @@ export function buildAgentConfig(
     const mcp = resolveMcpSettings(flags, config, cwd, model.provider);
     if (!mcp.ok) throw new ConfigProblem(mcp.error);
     const subagents = need(resolveSubagents(config, model, appName));
+    const alerts = need(resolveAlertSettings(config));
     return ok({
       listen: listen.value,
       tokenEnv: tokenEnv === "" ? undefined : tokenEnv,
@@ -228,6 +232,7 @@ export function buildAgentConfig(
       telemetry: telemetry.value,
       subagents,
       wakeLoop: need(read.bool("wake-loop")),
+      alerts,
     });
   } catch (error) {
     if (error instanceof ConfigProblem) return err(error.message);

@@ -7,8 +7,16 @@
  * whatever that name resolves to except link-local and cloud metadata addresses: those only an
  * address entry opens, so a hijacked DNS record cannot hand out instance credentials. Pure.
  */
-import { type AddressClass, embeddedIpv4 } from "../core/address-ranges.ts";
-import { type Cidr, type IpAddress, cidrContains, formatCidr, parseCidr } from "../core/ip-address.ts";
+import { type AddressClass, classifyAddress, embeddedIpv4 } from "../core/address-ranges.ts";
+import {
+  type Cidr,
+  type IpAddress,
+  cidrContains,
+  formatCidr,
+  parseCidr,
+  parseIpAddress,
+  parseIpv4,
+} from "../core/ip-address.ts";
 import { type Result, err, ok } from "../core/result.ts";
 
 export interface OutboundAllowList {
@@ -96,4 +104,24 @@ export function allowListPermits(
   if (list.blocks.some((block) => carried.some((candidate) => cidrContains(block, candidate)))) return true;
   if (hostname === undefined || found.kind === "metadata" || found.kind === "link-local") return false;
   return nameAllowed(list, hostname);
+}
+
+/**
+ * The host of a URL the operator configured (a declared A2A agent, an alert target) as an
+ * allow-list entry, so the outbound guard lets that URL reach a loopback or private address;
+ * undefined for a link-local or cloud-metadata literal (never opened by configuration) or a URL
+ * that does not parse.
+ */
+export function declaredHostEntry(text: string | undefined): string | undefined {
+  if (text === undefined || !URL.canParse(text)) return undefined;
+  const host = new URL(text).hostname;
+  const bytes = parseIpv4(host);
+  const literal = host.startsWith("[")
+    ? parseIpAddress(host)
+    : bytes === undefined
+      ? undefined
+      : { family: 4 as const, bytes };
+  if (literal === undefined) return host;
+  const kind = classifyAddress(literal).kind;
+  return kind === "metadata" || kind === "link-local" ? undefined : host.replace(/^\[|\]$/g, "");
 }

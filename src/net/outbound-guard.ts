@@ -7,7 +7,9 @@
  * the TLS server name the certificate is checked against), so a name that answers differently
  * on a second lookup never matters. Redirects are followed by hand, each hop checked the same
  * way. Environment proxies are not used: a proxy would connect to an address nobody checked.
- * URLs the operator configures (sinks, MCP HTTP servers, pricing sources) do not come here.
+ * URLs the operator configures (sinks, MCP HTTP servers, pricing sources) do not come here, but
+ * for the alert targets (D462): their URLs come from secrets, so their guard opens each target's own
+ * host (outbound-allow-list.ts `declaredHostEntry`) and nothing more.
  * Every hop is an HTTP client span carrying the caller's trace context (telemetry/client-spans.ts);
  * W3C baggage only when the caller asks for it, and never past a redirect to another origin.
  */

@@ -81,6 +81,11 @@ export interface SourcePoll {
 /** What a source is, apart from its detector's code. */
 export interface SourceSpec<S = unknown> {
   name: string;
+  /**
+   * Every `reason` its detector's signals carry (the triage skill keeps a reference per reason of
+   * each source `auto` runs; its test reads this list, D476).
+   */
+  reasons: readonly string[];
   scope: "cluster" | "namespace" | "project";
   /** Grants without which it cannot run (probed at startup, re-checked later). */
   required: readonly AccessCheck[];

@@ -245,7 +245,9 @@ export class ClusterGraph {
     if (signal.kindOfObject === "Node") return [{ kind: "Node", namespace: "", name: signal.name }];
     const keys: Ancestor[] = [];
     const pod = signal.kindOfObject === "Pod" ? this.pods.get(signal.uid) : undefined;
-    const nodeName = (pod?.spec as { nodeName?: string } | undefined)?.nodeName;
+    // D453: a pod the graph has not seen yet (its watch lags the events watch) is keyed by the
+    // node its signal reports, so its storm does not depend on which watch arrived first.
+    const nodeName = pod ? (pod.spec as { nodeName?: string } | undefined)?.nodeName : signal.node;
     if (nodeName) keys.push({ kind: "Node", namespace: "", name: nodeName });
     let owner = pod ? controllerOf(pod) : undefined;
     for (let depth = 0; owner?.kind && owner.name && depth < 4; depth++) {

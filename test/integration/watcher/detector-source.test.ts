@@ -45,6 +45,7 @@ function signal(reason: string, name: string): Signal {
 function toySpec(seen: Seen[], polls: unknown[], ticks: number[]): SourceSpec<{ prefix: string }> {
   return {
     name: "toy",
+    reasons: [],
     scope: "cluster",
     required: [],
     watches: [

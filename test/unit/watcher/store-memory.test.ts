@@ -222,6 +222,22 @@ describe("graph snapshot codec (D425)", () => {
     // The tombstone from 5 ms after the epoch is far past 2 h on the real clock: not restored.
     expect(graph.tombstones).toBe(0);
   });
+
+  test("a pod the graph has not seen yet is keyed by the node its signal reports (D453); a known pod by its own", () => {
+    const logger = createLogger("error", () => undefined);
+    const graph = new ClusterGraph({} as never, logger, () => undefined, { pods: true, replicaSets: true });
+    graph.restore(contents);
+    const unseen = {
+      kindOfObject: "Pod",
+      uid: "not-yet",
+      namespace: "shop",
+      name: "web-new",
+      node: "node-b",
+    } as Signal;
+    expect(graph.ancestors(unseen).map((key) => `${key.kind}/${key.name}`)).toEqual(["Node/node-b", "Namespace/shop"]);
+    const known = { kindOfObject: "Pod", uid: "p1", namespace: "shop", name: "web-p1", node: "node-z" } as Signal;
+    expect(graph.ancestors(known)[0]).toEqual({ kind: "Node", namespace: "", name: "node-a" });
+  });
 });
 
 describe("graph tombstones (D426)", () => {

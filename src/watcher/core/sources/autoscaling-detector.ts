@@ -151,6 +151,7 @@ export class AutoscalingDetector implements Detector {
 
 export const AUTOSCALING_SPEC: SourceSpec<AutoscalingSettings> = {
   name: "autoscaling",
+  reasons: ["hpa_pinned", "hpa_metrics_dead"],
   scope: "cluster",
   required: listWatch("autoscaling", "horizontalpodautoscalers"),
   watches: [{ name: "horizontalpodautoscalers", path: "/apis/autoscaling/v2/horizontalpodautoscalers" }],

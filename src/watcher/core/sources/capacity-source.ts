@@ -105,6 +105,8 @@ export class CapacityDetector implements Detector {
 
 export const CAPACITY_SPEC: SourceSpec<CapacitySettings> = {
   name: "capacity",
+  // The provider kinds (stockout, quota_blocked, ip_exhausted) need a cloud provider this build lacks (D476).
+  reasons: ["pending", "scaleup", "scaledown", "scaleup_gap", "pending-aged", "cluster_forecast"],
   scope: "cluster",
   required: CAPACITY_ACCESS,
   grantHint: "a Role and RoleBinding in kube-system: docs/watcher.md#capacity",

@@ -209,6 +209,7 @@ export class ComputeClassDetector implements Detector {
 
 export const COMPUTE_CLASS_SPEC: SourceSpec<ComputeClassSettings> = {
   name: "compute-class",
+  reasons: ["rank_wedged", "rank_degraded", "rank_no_migration", "rank_tier_unused"],
   scope: "cluster",
   required: [...listWatch("", "nodes"), ...listWatch("", "pods")],
   watches: [

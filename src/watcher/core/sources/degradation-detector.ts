@@ -235,6 +235,7 @@ export class DegradationDetector implements Detector {
 
 export const DEGRADATION_SPEC: SourceSpec<DegradationSettings> = {
   name: "degradation",
+  reasons: ["capacity", "probe_flap"],
   scope: "cluster",
   required: [...listWatch("", "pods"), ...listWatch("discovery.k8s.io", "endpointslices")],
   watches: [

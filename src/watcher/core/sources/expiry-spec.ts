@@ -63,6 +63,7 @@ const HOUR = 3600_000;
 
 export const EXPIRY_SPEC: SourceSpec<ExpirySettings> = {
   name: "expiry",
+  reasons: ["cert_expiring", "cert_expired", "renewal_failed"],
   scope: "cluster",
   required: expiryAccess([]),
   watches: [],

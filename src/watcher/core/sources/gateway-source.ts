@@ -161,6 +161,7 @@ const listWatch = (resource: string) => [
 
 export const GATEWAY_SPEC: SourceSpec<GatewaySettings> = {
   name: "gateway",
+  reasons: ["programming_failed", "route_rejected"],
   scope: "cluster",
   required: [...listWatch("gateways"), ...listWatch("httproutes")],
   discovery: {

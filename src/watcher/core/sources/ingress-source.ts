@@ -58,6 +58,7 @@ export function ingressDetector(): Detector {
 
 export const INGRESS_SPEC: SourceSpec<Record<string, never>> = {
   name: "ingress",
+  reasons: ["sync_failed", "translate_failed", "neg_failed"],
   scope: "cluster",
   required: [
     { verb: "list", group: "", resource: "events" },

@@ -160,6 +160,7 @@ export class NotificationDetector implements Detector {
 /** No grants, no watches: a receiver the runner listens for (source-registry.ts SOURCE_RUNNERS). */
 export const NOTIFICATIONS_SPEC: SourceSpec<Record<string, never>> = {
   name: "notifications",
+  reasons: ["upgrade", "upgrade_available", "security_bulletin"],
   scope: "project",
   required: [],
   watches: [],

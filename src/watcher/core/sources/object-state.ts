@@ -71,6 +71,16 @@ const listWatch = (group: string, resource: string) => [
 
 export const OBJECT_STATE_SPEC: SourceSpec<ObjectStateSettings> = {
   name: "object-state",
+  reasons: [
+    "node_notready",
+    "node_flapping",
+    "node_pressure",
+    "eviction_burst",
+    "restart_burst",
+    "progress_deadline",
+    "endpoints_empty",
+    "pdb_gridlocked",
+  ],
   scope: "cluster",
   required: [
     ...listWatch("", "pods"),

@@ -230,6 +230,7 @@ export class QuotaDetector implements Detector {
 /** What the quota source needs: list ResourceQuotas cluster-wide; its runner polls the provider (D398). */
 export const QUOTA_SPEC: SourceSpec<QuotaSettings> = {
   name: "quota",
+  reasons: ["quota_forecast"],
   scope: "cluster",
   required: [{ verb: "list", group: "", resource: "resourcequotas" }],
   watches: [],

@@ -244,6 +244,7 @@ export class RolloutDetector implements Detector {
 
 export const ROLLOUT_SPEC: SourceSpec<RolloutSettings> = {
   name: "rollout",
+  reasons: ["rollout_stall"],
   scope: "cluster",
   required: [
     ...listWatch("", "pods"),

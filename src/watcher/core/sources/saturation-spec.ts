@@ -43,6 +43,7 @@ function saturationPolls(settings: Pick<SaturationSettings, "intervalMs">): Sour
 
 export const SATURATION_SPEC: SourceSpec<SaturationSettings> = {
   name: "saturation",
+  reasons: ["forecast_cpu", "forecast_memory", "forecast_pvc"],
   scope: "cluster",
   required: [
     { verb: "get", group: METRICS, resource: "pods" },

@@ -255,6 +255,7 @@ export class TokenBurnDetector implements Detector {
  */
 export const TOKEN_BURN_SPEC: SourceSpec<TokenBurnSettings> = {
   name: "token-burn",
+  reasons: ["token_burn", "token_budget"],
   scope: "namespace",
   required: [],
   watches: [],

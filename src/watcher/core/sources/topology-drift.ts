@@ -233,6 +233,7 @@ export class TopologyDriftDetector implements Detector {
 
 export const TOPOLOGY_DRIFT_SPEC: SourceSpec<TopologySettings> = {
   name: "topology-drift",
+  reasons: ["domain_unavailable", "spread_drift"],
   scope: "cluster",
   required: [
     ...listWatch("", "nodes"),

@@ -176,6 +176,7 @@ export class WorkloadDetector implements Detector {
 
 export const WORKLOAD_SPEC: SourceSpec<WorkloadSettings> = {
   name: "workload",
+  reasons: ["job_failed", "cron_missed"],
   scope: "cluster",
   required: [...listWatch("batch", "jobs"), ...listWatch("batch", "cronjobs")],
   watches: [
