@@ -122,9 +122,9 @@ describe("spar agent and spar watcher watch", () => {
     await model?.stop(true);
   });
 
-  /** The kube-mcp container's server, on its arguments: a free port, and a kubeconfig for in-cluster. */
+  /** The k8s-mcp container's server, on its arguments: a free port, and a kubeconfig for in-cluster. */
   async function startToolServer(): Promise<string> {
-    const sidecar = container(objectNamed(objects, "Deployment", "spar-agent"), "kube-mcp");
+    const sidecar = container(objectNamed(objects, "Deployment", "spar-agent"), "k8s-mcp");
     const kubeconfig = writeKubeconfig(join(tempDir(), "kubeconfig"), {
       server: api.url,
       token: AGENT_KUBE_TOKEN,
@@ -187,7 +187,7 @@ describe("spar agent and spar watcher watch", () => {
       expect(names).not.toContain(disabled);
     const skills = await fetch(`${agent.baseUrl}/sessions/${sessionID}/skills`, { headers: asOwner });
     expect(((await skills.json()) as { skills: { name: string }[] }).skills.map((skill) => skill.name)).toEqual([
-      "triage",
+      "k8s-triage",
     ]);
   });
 
@@ -202,7 +202,7 @@ describe("spar agent and spar watcher watch", () => {
         const listed = (await (
           await fetch(`${agent.baseUrl}/sessions/${sessionID}/tools`, { headers: asOwner })
         ).json()) as Listed;
-        const tools = listed.tools.filter((tool) => tool.server === "kube");
+        const tools = listed.tools.filter((tool) => tool.server === "k8s");
         return tools.length > 0 ? tools : undefined;
       },
       20_000,
@@ -215,9 +215,9 @@ describe("spar agent and spar watcher watch", () => {
     ) as { tools: { wait_and_verify: { poll_allow: string[] } } };
     const offered = kube.map((tool) => tool.name);
     for (const entry of config.tools.wait_and_verify.poll_allow)
-      expect(offered).toContain(entry.replace(/^kube_/, "kube__"));
+      expect(offered).toContain(entry.replace(/^k8s_/, "k8s__"));
     for (const write of ["resources_create_or_update", "resources_delete", "pods_delete", "pods_exec", "pods_run"])
-      expect(offered).not.toContain(`kube__${write}`);
+      expect(offered).not.toContain(`k8s__${write}`);
   });
 
   test("the tool server reads a pod as the agent's ServiceAccount and is refused a Secret", async () => {

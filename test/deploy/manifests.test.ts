@@ -130,7 +130,7 @@ describe("propose-only: the roles and the containers", () => {
     const all = everyContainer(example.objects);
     expect(all.map(({ owner, container: entry }) => `${owner.metadata.name}/${entry.name}`).sort()).toEqual([
       "spar-agent/agent",
-      "spar-agent/kube-mcp",
+      "spar-agent/k8s-mcp",
       "spar-svc/svc",
       "spar-watcher/watcher",
     ]);
@@ -188,7 +188,7 @@ describe("spar agent", () => {
     ]);
     expect(settings.raw.get("tools.disable")).toEqual(["bash", "write_file", "edit_file", "delete_file", "fetch_url"]);
     for (const tool of settings.raw.get("tools.wait_and_verify.poll_allow") as string[])
-      expect(tool).toMatch(/^kube_[a-z]+_[a-z]+$/);
+      expect(tool).toMatch(/^k8s_[a-z]+_[a-z]+$/);
   });
 
   test("ONCALL_WEBHOOK_URL, the model key and the caller tokens come from Secrets, each variable the config names", () => {
@@ -209,15 +209,23 @@ describe("spar agent", () => {
     for (const caller of callers.callers) expect(Object.keys(fromSecret)).toContain(caller.token_env);
   });
 
-  test("the skill volume's items name keys the skill ConfigMap holds", () => {
+  test("the skill volume projects the k8s-triage bundle file for file, in one ConfigMap under 1 MiB", () => {
     const pod = podSpec(objectNamed(example.objects, "Deployment", "spar-agent"));
     const volume = pod.volumes?.find((candidate) => candidate.name === "skills") as unknown as {
       configMap: { name: string; items: { key: string; path: string }[] };
     };
     const map = example.objects.find((object) => object.metadata.name === volume.configMap.name);
-    const keys = Object.keys((map?.data ?? {}) as Record<string, string>);
-    expect(volume.configMap.items.map((item) => item.key).sort()).toEqual(keys.sort());
-    for (const item of volume.configMap.items) expect(item.path).toMatch(/^triage\//);
+    const data = (map?.data ?? {}) as Record<string, string>;
+    expect(volume.configMap.items.map((item) => item.key).sort()).toEqual(Object.keys(data).sort());
+    const bundle = [...new Bun.Glob("k8s-triage/**/*").scanSync({ cwd: join(REPO_ROOT, "skills"), onlyFiles: true })];
+    expect(volume.configMap.items.map((item) => item.path).sort()).toEqual(bundle.sort());
+    for (const item of volume.configMap.items)
+      expect(data[item.key], item.path).toBe(readFileSync(join(REPO_ROOT, "skills", item.path), "utf8"));
+    expect(new TextEncoder().encode(JSON.stringify(map)).length).toBeLessThan(1024 * 1024);
+    const agentConfig = generatedConfigMap(example.objects, "spar-agent-config").data as Record<string, string>;
+    const skillsDir = (Bun.YAML.parse(agentConfig["config.yaml"] ?? "") as { skills: { dir: string } }).skills.dir;
+    const agent = container(objectNamed(example.objects, "Deployment", "spar-agent"), "agent");
+    expect((agent.volumeMounts ?? []).find((mount) => mount.name === "skills")?.mountPath).toBe(skillsDir);
   });
 });
 
