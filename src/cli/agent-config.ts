@@ -35,6 +35,7 @@ import { type AttachUiSettings, resolveAttachUi } from "./attach-ui-flags.ts";
 import type { SubagentSpec } from "../core/subagents.ts";
 import { resolveSubagents } from "./subagent-config.ts";
 import { type AlertSettings, resolveAlertSettings } from "../alerts/alert-config.ts";
+import { resolveTriageSettings } from "./triage-config.ts";
 
 /** Who the callers are: a caller table, client certificates, or both (D330). */
 export interface CallerAuthSettings {
@@ -203,7 +204,7 @@ export function buildAgentConfig(
       tls,
       peerHub: peerHub.value,
       peerClients: peerClients.value,
-      permissions: permissionSettings(read),
+      permissions: permissionSettings(read, config),
       pricing: pricing.value,
       tools: tools.value,
       mcp: mcp.value,
@@ -246,18 +247,20 @@ function plansDir(read: SettingReader, cwd: string, toolsRoot: string): string {
   return configured === "" ? join(toolsRoot, ".agents", "plans") : resolve(cwd, configured);
 }
 
-function permissionSettings(read: SettingReader): PermissionSettings {
+function permissionSettings(read: SettingReader, config: ConfigMap): PermissionSettings {
   const mode = need(read.oneOf<PermissionMode>("permission-mode"));
   const patterns = (key: string) => {
     const parsed = parsePatterns(need(read.configStrings(key, "permission pattern strings")));
     if (!parsed.ok) throw new ConfigProblem(`config key ${key}: ${parsed.error}`);
     return parsed.value;
   };
+  const triage = need(resolveTriageSettings(read, config));
   return {
     mode,
     approvalTimeoutMs: need(read.duration("approval-timeout")),
     allow: patterns("permissions.allow"),
     deny: patterns("permissions.deny"),
+    ...(triage === undefined ? {} : { triage }),
   };
 }
 

@@ -47,6 +47,7 @@ import type { ToolsSettings } from "../cli/tools-flags.ts";
 import type { SubagentSpec } from "../core/subagents.ts";
 import { withSubagentTools } from "../runtime/subagent-tools.ts";
 import { withLoopControlTools } from "../runtime/loop-control-tools.ts";
+import { withTriageTools } from "../runtime/triage-tools.ts";
 
 /** What the core reads: each daemon maps its own configuration to this in one function. */
 export interface RuntimeCoreSettings {
@@ -165,6 +166,12 @@ export interface RuntimeCore {
   close(): Promise<void>;
 }
 
+/** The permission settings with the triage tools' view of the catalog (D465, D467), when they are configured. */
+function withCatalogView(permissions: PermissionSettings, catalog: ToolCatalog): PermissionSettings {
+  const triage = permissions.triage;
+  return triage === undefined ? permissions : { ...permissions, triage: { ...triage, tools: () => catalog.list() } };
+}
+
 /** Open the store, start the workers and the session host; the caller owns the teardown. */
 export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Logger): Promise<RuntimeCore> {
   warnWithoutApiKey(settings.model, logger);
@@ -188,7 +195,10 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     settings.tools.outboundAllow,
   );
   const withSubagents = withSubagentTools(settings.frontTools?.(remote) ?? remote, settings.subagents ?? []);
-  const catalog = settings.wakeLoop ? withLoopControlTools(withSubagents) : withSubagents;
+  const looped = settings.wakeLoop ? withLoopControlTools(withSubagents) : withSubagents;
+  const catalog = withTriageTools(looped, settings.permissions.triage);
+  // D465, D467: the plan gate and wait_and_verify read the catalog as it is at each call.
+  const permissions = withCatalogView(settings.permissions, catalog);
   const pool = new WorkerPool(settings.workers, {
     livenessMs: settings.workerLivenessMs,
     onFailure: (reason) => logger.error(`turn worker: ${reason}`),
@@ -218,7 +228,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     toolSpecs: () => catalog.specs(),
     ...(settings.executorFor ? { executorFor: settings.executorFor } : {}),
     config: {
-      permissions: { ...settings.permissions, runner: catalog },
+      permissions: { ...permissions, runner: catalog },
       guardrails: settings.guardrails,
       app: settings.appName,
       agentName: settings.agentName,

@@ -26,6 +26,7 @@ import type { AnswerInput } from "../core/permission-answer.ts";
 import { type ClosedPrompt, PromptBroker } from "./prompt-broker.ts";
 import type { Journal } from "./session-journal.ts";
 import type { ToolRunResult, ToolRunner } from "../core/tool-catalog.ts";
+import { type TriageSettings, isClusterTool, planFirstRefusal } from "../core/plan-gate.ts";
 
 export interface PermissionSettings {
   mode: PermissionMode;
@@ -34,6 +35,8 @@ export interface PermissionSettings {
   deny: readonly Pattern[];
   /** Where approved calls run. Absent (tests, no tools): every call answers "not available". */
   runner?: ToolRunner;
+  /** Plan-first and wait_and_verify (D465-D467); absent: neither (svc, or an agent without them). */
+  triage?: TriageSettings;
 }
 
 export interface GatedToolsDeps {
@@ -72,9 +75,12 @@ export class GatedTools implements TurnTools {
   readonly #running = new TurnCalls();
   /** Names of the calls executing now, in start order. */
   readonly #executing: string[] = [];
+  /** The session has recorded a plan (D465): read back from its log at load, sticky from then on. */
+  #planRecorded: boolean;
 
-  constructor(deps: GatedToolsDeps, closed: readonly ClosedPrompt[]) {
+  constructor(deps: GatedToolsDeps, closed: readonly ClosedPrompt[], planRecorded = false) {
     this.#deps = deps;
+    this.#planRecorded = planRecorded;
     this.gate = new PermissionGate({
       mode: deps.settings.mode,
       now: () => deps.now().getTime(),
@@ -88,6 +94,13 @@ export class GatedTools implements TurnTools {
   async run(call: ToolCall, turnId: string): Promise<ToolVerdict> {
     const runner = this.#deps.settings.runner;
     if (runner && !runner.has(call.name)) return { result: notAvailable(call.name) };
+    const triage = this.#deps.settings.triage;
+    // D465: before the session's plan, every cluster tool call is refused, read-only ones included.
+    if (triage?.requirePlan && !this.#planRecorded && isClusterTool(triage, call.name))
+      return {
+        result: { output: { error: planFirstRefusal(call.name), refused: true, plan_required: true }, isError: true },
+        permission: "plan-required",
+      };
     const check = this.gate.check(call, runner?.classOf(call.name) ?? classifyTool(call.name), turnId);
     const outcome = check.kind === "ask" ? await this.#ask(check.prompt, check.outcome, turnId) : check;
     if (outcome.kind === "refuse") {
@@ -102,6 +115,15 @@ export class GatedTools implements TurnTools {
     if (!runner) return { result: notAvailable(call.name) };
     const permission = check.kind === "ask" ? "approved" : "allowed";
     return { result: await this.#execute(runner, call, turnId), permission };
+  }
+
+  /** `record_plan` committed a plan: cluster tools pass to the permission gate from now on (D465). */
+  markPlanRecorded(): void {
+    this.#planRecorded = true;
+  }
+
+  get planRecorded(): boolean {
+    return this.#planRecorded;
   }
 
   /** The tool executing now (the earliest started when several run): GET /status `current_tool`. */

@@ -19,6 +19,7 @@ import { type SideAnswer, askAside } from "./side-question.ts";
 import { archivePlan } from "./replan.ts";
 import { SparError } from "../core/errors.ts";
 import { closedPrompts } from "./prompt-broker.ts";
+import { planRecordedIn } from "../core/plan-gate.ts";
 import { type FeedSink, SessionFeed, type Subscription } from "./session-feed.ts";
 import { type ResetOutcome, SessionGuards } from "./session-guards.ts";
 import { SessionRecordKeeper } from "./session-record.ts";
@@ -133,6 +134,7 @@ export class SessionActor {
     this.tools = new GatedTools(
       { settings: context.permissions, now: () => context.now(), journal },
       closedPrompts(allRows),
+      planRecordedIn(allRows),
     );
     // The session's spend includes what its subagents spent.
     const subtaskCost = subtaskTotals(foldInstances(allRows)).costUsd;

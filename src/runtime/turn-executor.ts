@@ -25,6 +25,7 @@ export interface TurnShape {
 import { turnStartRows } from "./turn-start-rows.ts";
 import { SubagentCallTools } from "./subagent-tools.ts";
 import { LoopControlTools } from "./loop-control-tools.ts";
+import { TriageTools } from "./triage-tools.ts";
 
 export class TurnExecutor implements Executor {
   readonly #session: ExecutorSession;
@@ -38,7 +39,7 @@ export class TurnExecutor implements Executor {
 
   constructor(session: ExecutorSession, shape: TurnShape = {}) {
     this.#session = session;
-    this.#tools = shape.tools ?? withLoopControl(session, withSubagentCalls(session));
+    this.#tools = shape.tools ?? withTriage(session, withLoopControl(session, withSubagentCalls(session)));
     this.#offer = shape.offer;
     this.#author = shape.author;
   }
@@ -164,6 +165,19 @@ function withLoopControl(session: ExecutorSession, tools: TurnTools): TurnTools 
   const loop = session.loop;
   if (loop === undefined) return tools;
   return new LoopControlTools(tools, { journal: session.journal, now: () => session.context.now(), loop });
+}
+
+/** The session's tools with record_plan and wait_and_verify answered in front of them when configured (D465-D467). */
+function withTriage(session: ExecutorSession, tools: TurnTools): TurnTools {
+  const settings = session.context.permissions.triage;
+  if (settings === undefined || (!settings.requirePlan && settings.waitAndVerify === undefined)) return tools;
+  return new TriageTools(tools, {
+    sessionId: session.key.id,
+    settings,
+    journal: session.journal,
+    plans: session.context.plans,
+    gate: session.tools,
+  });
 }
 
 /** The default ExecutorFactory: every session runs model turns. */
