@@ -171,7 +171,7 @@ describe("spar agent and spar watcher watch", () => {
     expect((await fetch(`${agent.baseUrl}/sessions`)).status).toBe(401);
   });
 
-  test("a session offers alert, no shell, file-writing or URL-fetching tool, and the mounted skill", async () => {
+  test("a session offers the triage tools, no shell, file-writing or URL-fetching tool, and the mounted skill", async () => {
     const asOwner = { authorization: `Bearer ${ONCALL_TOKEN}` };
     const created = await postJson(`${agent.baseUrl}/sessions`, {}, asOwner);
     expect(created.status).toBe(201);
@@ -183,8 +183,9 @@ describe("spar agent and spar watcher watch", () => {
     };
     const names = tools.tools.map((tool) => tool.name);
     expect(names).toContain("read_file");
-    // The oncall target's URL variable is set from Secret spar-alerts: the alert tool is offered.
-    expect(names).toContain("alert");
+    // The oncall target's URL variable is set from Secret spar-alerts: the alert tool is offered;
+    // the plan gate's record_plan and poll_allow's wait_and_verify are too.
+    for (const triageTool of ["alert", "record_plan", "wait_and_verify"]) expect(names).toContain(triageTool);
     for (const disabled of ["bash", "write_file", "edit_file", "delete_file", "fetch_url"])
       expect(names).not.toContain(disabled);
     const skills = await fetch(`${agent.baseUrl}/sessions/${sessionID}/skills`, { headers: asOwner });

@@ -38,16 +38,6 @@ import { kubectl, writeKubeconfig } from "../support/kube.ts";
 
 const SECRETS = SECRET_FIXTURES;
 
-/** Config keys of issue 33 that the other parts (record_plan, wait_and_verify, alert) read once merged. */
-const ISSUE_33_KEYS = [
-  "permissions.require_plan_artifact",
-  "tools.wait_and_verify.poll_allow",
-  "tools.wait_and_verify.max_timeout_seconds",
-  "tools.wait_and_verify.max_attempts",
-  "alerts.rate_limit_per_target",
-  "alerts.targets",
-];
-
 const WRITE_SAFE_VERBS = new Set(["get", "list", "watch"]);
 
 let base: KubeObject[];
@@ -175,10 +165,10 @@ describe("spar agent", () => {
     expect(objectNamed(example.objects, "PersistentVolumeClaim", "spar-agent-sessions")).toBeDefined();
   });
 
-  test("its config file and flags go through the real readers; every key is read but the issue-33 ones", () => {
+  test("its config file and flags go through the real readers; every key is one the daemon reads", () => {
     const settings = agentSettings();
     expect(settings.listen).toEqual({ host: "0.0.0.0", port: 7777 });
-    expect(settings.unread.filter((key) => !ISSUE_33_KEYS.includes(key))).toEqual([]);
+    expect(settings.unread).toEqual([]);
     expect(settings.raw.get("permissions.require_plan_artifact")).toBe(true);
     expect(settings.raw.get("tools.wait_and_verify.max_timeout_seconds")).toBe(300);
     expect(settings.raw.get("tools.wait_and_verify.max_attempts")).toBe(40);
