@@ -88,6 +88,13 @@ export const RESOURCES: readonly ResourceInfo[] = [
   resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute", true),
   // The quota source's read (D398).
   resource("", "v1", "resourcequotas", "ResourceQuota", true, { shortNames: ["quota"] }),
+  // What deploy/ applies besides the kinds above (test/deploy/manifests.test.ts, D474).
+  resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, { shortNames: ["pvc"] }),
+  resource("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", true, { shortNames: ["netpol"] }),
+  resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false),
+  resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false),
+  resource("rbac.authorization.k8s.io", "v1", "roles", "Role", true),
+  resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true),
   // metrics-server's PodMetrics (the saturation source): get and list, never a watch.
   resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", true, { verbs: ["get", "list"] }),
   // compute-class reads GKE's ComputeClasses when discovery finds them (D411).

@@ -23,7 +23,7 @@ import {
 const REPO_ROOT = resolve(import.meta.dir, "..", "..");
 
 /** Where decisions are cited: these folders (every text file) and the README. */
-const CITING_FOLDERS = ["src", "workers", "test", "scripts", "bench", "docs"];
+const CITING_FOLDERS = ["src", "workers", "test", "scripts", "bench", "docs", "deploy"];
 const CITING_FILES = ["README.md"];
 const TEXT_FILE = /\.(ts|md|json|jsonl|ya?ml|sh|txt)$|^scripts\/[^/.]+$/;
 
@@ -191,7 +191,7 @@ describe("docs/decisions/", () => {
     expect(entries.length).toBe(fileOf.size);
   });
 
-  test("every decision number cited in src, workers, test, scripts, bench, README.md and docs resolves to an entry", () => {
+  test("every decision number cited in src, workers, test, scripts, bench, deploy, README.md and docs resolves to an entry", () => {
     const files = citingFiles();
     expect(files).toContain("src/main.ts");
     expect(files).toContain("README.md");

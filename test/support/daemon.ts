@@ -20,8 +20,8 @@ export interface DaemonOptions {
   listen?: string;
   /** Extra flags after `agent`. */
   args?: string[];
-  /** Store file; defaults to a fresh temp dir's sessions.db. */
-  sessionDb?: string;
+  /** Store file; defaults to a fresh temp dir's sessions.db; null passes no --session-db (the config file's). */
+  sessionDb?: string | null;
   /** Run this executable instead of `bun src/main.ts`. */
   binary?: string;
   /** A command that executes the daemon in its own place (e.g. `setpriv` dropping a capability): the pid stays the daemon's. */
@@ -59,7 +59,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       ...command,
       options.role ?? "agent",
       `--${options.role === "svc" ? "listen" : "attach-listen"}=${options.listen ?? "127.0.0.1:0"}`,
-      `--session-db=${sessionDb}`,
+      ...(options.sessionDb === null ? [] : [`--session-db=${sessionDb}`]),
       ...(options.args ?? []),
     ],
     {

@@ -228,9 +228,7 @@ async function incidentSession(name: string): Promise<Collector> {
 }
 
 const summaryFrame = (events: Collector) =>
-  events.frames.find(
-    (frame) => frame.event === "agent" && JSON.stringify(frame.data).includes("INCIDENT SUMMARY"),
-  );
+  events.frames.find((frame) => frame.event === "agent" && JSON.stringify(frame.data).includes("INCIDENT SUMMARY"));
 
 describe("triage end to end", () => {
   test("a pull that stays broken: plan first, read through the MCP server, not verified, one alert, UNRESOLVED", async () => {
