@@ -7,11 +7,8 @@ import { join } from "node:path";
 import { type Daemon, startDaemon, tempDir } from "./daemon.ts";
 import { type Collector, type Frame, collect } from "./sse-client.ts";
 
-/** One recorded model call answering with text. */
-export const say = (text: string, extra: Record<string, unknown> = {}) => ({
-  request: {},
-  responses: [{ ...extra, content: { role: "model", parts: [{ text }] }, turnComplete: true }],
-});
+// The recorded-call builders are shared with the local triage demo (scripts/demo).
+export { call, say } from "../../scripts/demo/triage-script.ts";
 
 /**
  * One recorded model call that streams `marker` at once, then stalls for `delayMs` before its
@@ -30,12 +27,6 @@ export const stall = (marker: string, delayMs: number, answer = "never") => ({
 /** Matches the text-delta frame of a `stall` line's marker. */
 export const modelStreamed = (marker: string) => (frame: Frame) =>
   frame.event === "text-delta" && frame.data.text === marker;
-
-/** One recorded model call proposing a tool call (extra fields go on the response, e.g. usageMetadata). */
-export const call = (name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-  request: {},
-  responses: [{ ...extra, content: { role: "model", parts: [{ functionCall: { name, args } }] }, turnComplete: true }],
-});
 
 export interface ToolResult {
   name: string;

@@ -11,85 +11,24 @@
  * is printed (the issue's closing note reports it).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { WATCHER_TOKEN, watcherArgs, writeTriageRecipe } from "../../../scripts/demo/triage-recipe.ts";
+import { type PullIncident, pullTriage } from "../../../scripts/demo/triage-script.ts";
 import { type FakeApiserver, startFakeApiserver } from "../../../scripts/fake-apiserver/server.ts";
 import { type Daemon, MAIN, REPO_ROOT, startDaemon, tempDir, waitFor } from "../../support/daemon.ts";
 import { writeKubeconfig } from "../../support/kube.ts";
-import { call, say, toolResults, writeScript } from "../../support/scripted.ts";
+import { toolResults, writeScript } from "../../support/scripted.ts";
 import { type Collector, collect } from "../../support/sse-client.ts";
-import { ONCALL_TOKEN, OWNER, WATCHER_ENV, triageAuthArgs } from "../../support/triage-daemon.ts";
+import { ONCALL_TOKEN } from "../../support/triage-daemon.ts";
 
-const SERVER = join(REPO_ROOT, "node_modules", ".bin", "kubernetes-mcp-server");
 const NAMESPACE = "shop";
+const IMAGE = "registry.example.com/web:v9";
+const incident = (name: string): PullIncident => ({ namespace: NAMESPACE, name, image: IMAGE, cluster: "kind-test" });
 const BROKEN = "web-pull";
 const HEALING = "web-heal";
-const IMAGE = "registry.example.com/web:v9";
 
-const podArgs = (name: string) => JSON.stringify({ namespace: NAMESPACE, name });
-const plan = (name: string) =>
-  [
-    `incident: ${NAMESPACE}/${name}`,
-    "diagnosis: image pull failing",
-    "planned_checks:",
-    "- k8s__pods_get: the pod's waiting message",
-    "verification: wait_and_verify on the pod",
-  ].join("\n");
-
-function summary(name: string, status: "RESOLVED" | "UNRESOLVED", escalation: string): string {
-  return [
-    "INCIDENT SUMMARY",
-    "================",
-    `Status: ${status}`,
-    `Incident: ${NAMESPACE}/${name} (uid)`,
-    "Reason: ErrImagePull",
-    "Cluster: kind-test",
-    "Reference used: references/ImagePullBackOff.md",
-    `Root cause: ${status === "RESOLVED" ? "a transient pull failure" : `the tag ${IMAGE} does not exist`}`,
-    "Evidence:",
-    "  1. k8s__pods_get → ImagePullBackOff, manifest unknown",
-    `  2. wait_and_verify(k8s__pods_get, phase: Running) → verified=${status === "RESOLVED"}`,
-    `Proposal: ${status === "RESOLVED" ? "none — resolved" : "set the image back to the last tag that ran"}`,
-    `Escalation: ${escalation}`,
-    `Final state: ${status === "RESOLVED" ? "running" : "still failing"}`,
-    "Session URL: unknown",
-  ].join("\n");
-}
-
-const SCRIPT = [
-  // Scenario 1: the failure persists.
-  call("k8s__pods_get", { namespace: NAMESPACE, name: BROKEN }),
-  call("record_plan", { plan: plan(BROKEN) }),
-  call("load_skill_resource", { skill_name: "k8s-triage", resource_path: "references/ImagePullBackOff.md" }),
-  call("k8s__pods_get", { namespace: NAMESPACE, name: BROKEN }),
-  call("wait_and_verify", {
-    tool: "k8s__pods_get",
-    args_json: podArgs(BROKEN),
-    expect_contains: "phase: Running",
-    expect_not_contains: "ready: false",
-    interval_seconds: 1,
-    timeout_seconds: 3,
-  }),
-  call("alert", {
-    target: "oncall",
-    level: "critical",
-    summary: `${NAMESPACE}/${BROKEN} cannot pull ${IMAGE}`,
-    details: { namespace: NAMESPACE, name: BROKEN, reason: "ErrImagePull", status: "UNRESOLVED" },
-  }),
-  say(summary(BROKEN, "UNRESOLVED", "alert(oncall) sent")),
-  // Scenario 2: the failure clears while wait_and_verify polls.
-  call("record_plan", { plan: plan(HEALING) }),
-  call("k8s__pods_get", { namespace: NAMESPACE, name: HEALING }),
-  call("wait_and_verify", {
-    tool: "k8s__pods_get",
-    args_json: podArgs(HEALING),
-    expect_contains: "phase: Running",
-    expect_not_contains: "ready: false",
-    interval_seconds: 1,
-    timeout_seconds: 60,
-  }),
-  say(summary(HEALING, "RESOLVED", "not sent (resolved by itself)")),
-];
+/** Scenario 1's calls (the failure persists: a 3 s wait), then scenario 2's (it clears: up to 60 s). */
+const SCRIPT = [...pullTriage(incident(BROKEN), "UNRESOLVED", 3), ...pullTriage(incident(HEALING), "RESOLVED", 60)];
 
 let api: FakeApiserver;
 let daemon: Daemon;
@@ -112,73 +51,18 @@ beforeAll(async () => {
   // test/deploy runs the same server as its ServiceAccount over TLS.
   api = await startFakeApiserver();
   const kubeconfig = writeKubeconfig(join(dir, "kubeconfig"), { server: api.url });
-  const catalog = join(dir, "mcp.json");
-  writeFileSync(
-    catalog,
-    JSON.stringify({
-      version: 1,
-      servers: {
-        k8s: {
-          transport: "stdio",
-          command: SERVER,
-          args: ["--read-only", "--list-output=yaml", "--disable-multi-cluster", `--kubeconfig=${kubeconfig}`],
-          env_mode: "clean",
-        },
-      },
-    }),
-  );
-  const args = triageAuthArgs(dir);
-  // The triage recipe's daemon config, beside the multi-session auth triageAuthArgs wrote.
-  writeFileSync(
-    join(dir, "config.json"),
-    JSON.stringify({
-      attach: { multi_session: { auth: { proxy_identities: ["watcher"] } } },
-      permissions: { mode: "yolo", require_plan_artifact: true },
-      tools: {
-        disable: ["bash", "write_file", "edit_file", "delete_file", "fetch_url"],
-        wait_and_verify: {
-          poll_allow: ["k8s_pods_get", "k8s_resources_get", "k8s_events_list", "k8s_pods_log", "k8s_resources_list"],
-          max_timeout_seconds: 300,
-          max_attempts: 40,
-        },
-      },
-      alerts: {
-        rate_limit_per_target: "10/min",
-        targets: [{ name: "oncall", url_env: "ONCALL_WEBHOOK_URL", template: "generic", description: "Page on-call" }],
-      },
-    }),
-  );
+  const recipe = writeTriageRecipe(dir, kubeconfig);
   daemon = await startDaemon({
-    args: [
-      ...args,
-      "--model=scripted",
-      `--script=${writeScript(SCRIPT)}`,
-      `--mcp-config=${catalog}`,
-      `--skills-dir=${join(REPO_ROOT, "skills")}`,
-      `--plans-dir=${join(dir, "plans")}`,
-    ],
-    env: { ...WATCHER_ENV, ONCALL_WEBHOOK_URL: `http://127.0.0.1:${receiver.port}/oncall` },
+    args: [...recipe.agentArgs, "--model=scripted", `--script=${writeScript(SCRIPT)}`],
+    env: { WATCHER_TOKEN, [recipe.alertUrlEnv]: `http://127.0.0.1:${receiver.port}/oncall` },
   });
-  watcher = Bun.spawn(
-    [
-      process.execPath,
-      MAIN,
-      "watcher",
-      "watch",
-      `--daemon-url=${daemon.baseUrl}`,
-      "--token-env=WATCHER_TOKEN",
-      `--owner=${OWNER}`,
-      "--cluster-name=kind-test",
-      `--kubeconfig=${kubeconfig}`,
-      "--sources=cluster-events",
-      "--storm=off",
-      "--enrich=off",
-      // No `resolved` follow-up within the test: each incident is one inject, one turn.
-      "--recovery-stable-for=1h",
-      "--metrics-addr=127.0.0.1:0",
-    ],
-    { cwd: REPO_ROOT, env: { ...process.env, ...WATCHER_ENV }, stdin: "ignore", stdout: "pipe", stderr: "pipe" },
-  );
+  watcher = Bun.spawn([process.execPath, MAIN, "watcher", "watch", ...watcherArgs(daemon.baseUrl, kubeconfig)], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, WATCHER_TOKEN },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   void (async () => {
     const decoder = new TextDecoder();
     for await (const chunk of watcher.stderr as ReadableStream<Uint8Array>) watcherLog += decoder.decode(chunk);
@@ -260,6 +144,7 @@ describe("triage end to end", () => {
       const text = JSON.stringify(summaryFrame(events)?.data ?? {});
       expect(text).toContain("Status: UNRESOLVED");
       expect(text).toContain("Escalation: alert(oncall) sent");
+      expect(recorded?.path).toBeString();
       console.log(`triage e2e: event to UNRESOLVED summary ${summaryAt - eventAt} ms`);
     } finally {
       events.close();
@@ -270,10 +155,16 @@ describe("triage end to end", () => {
     const eventAt = failingPull(HEALING);
     const events = await incidentSession(HEALING);
     try {
-      // Once the wait has started polling, the image arrives and the pod runs.
-      await events.waitFor(
-        (frame) => frame.event === "agent" && JSON.stringify(frame.data).includes('"name":"wait_and_verify"'),
+      // Once the wait's first poll saw the pod still failing (the tool server's second read of
+      // it: the first was the model's own k8s__pods_get), the image arrives and the pod runs.
+      const podPath = `/api/v1/namespaces/${NAMESPACE}/pods/${HEALING}`;
+      await waitFor(
+        () =>
+          api.requests().filter((request) => request.method === "GET" && request.path === podPath).length >= 2
+            ? true
+            : undefined,
         60_000,
+        "the wait's first poll",
       );
       api.scenario.updatePod({
         namespace: NAMESPACE,
@@ -287,6 +178,8 @@ describe("triage end to end", () => {
       const results = toolResults(events).map((result) => [result.name, result.response] as const);
       expect(results.map(([name]) => name)).toEqual(["record_plan", "k8s__pods_get", "wait_and_verify"]);
       expect(results[2]?.[1]).toMatchObject({ verified: true, outcome: "verified" });
+      // It verified on a later poll than its first: the failure cleared while it polled.
+      expect(Number(results[2]?.[1].attempts)).toBeGreaterThanOrEqual(2);
       expect(alerts).toHaveLength(1);
       const text = JSON.stringify(summaryFrame(events)?.data ?? {});
       expect(text).toContain("Status: RESOLVED");
