@@ -34,11 +34,16 @@ test("the demo prints the UNRESOLVED summary and the alert the webhook got, chec
     "ok: the tool server read the pod",
     "ok: wait_and_verify saw the failure persist",
     "ok: the alert was delivered",
+    "ok: the webhook got the page once",
   ])
     expect(stdout).toContain(check);
   expect(stdout).toContain("INCIDENT SUMMARY\n================\nStatus: UNRESOLVED");
   expect(stdout).toContain("alert received by the on-call webhook:");
   expect(stdout).toContain('"status": "UNRESOLVED"');
+  // The page carries what the skill's Step 4 puts in it: the status first, the proposal, the evidence.
+  expect(stdout).toContain('"summary": "UNRESOLVED ErrImagePull shop/web-6f7c9d-x2x7q: ');
+  expect(stdout).toContain('"proposal": "set the workload');
+  expect(stdout).toContain('"evidence": [');
   // Nothing it started is left: no spar process under this checkout still runs its scripted agent.
   const left = Bun.spawnSync(["pgrep", "-f", "spar-demo-triage-"]).stdout.toString().trim();
   expect(left).toBe("");
