@@ -22,6 +22,8 @@ export const call = (name: string, args: Record<string, unknown>, extra: Record<
 export interface PullIncident {
   namespace: string;
   name: string;
+  /** The pod's uid, which the scenario gives it so the summary and the page can name it. */
+  uid: string;
   image: string;
   cluster: string;
 }
@@ -49,7 +51,7 @@ export function pullSummary(incident: PullIncident, status: TriageStatus): strin
     "INCIDENT SUMMARY",
     "================",
     `Status: ${status}`,
-    `Incident: ${incident.namespace}/${incident.name}`,
+    `Incident: ${incident.namespace}/${incident.name} (${incident.uid})`,
     "Reason: ErrImagePull",
     `Cluster: ${incident.cluster}`,
     "Reference used: references/ImagePullBackOff.md",
@@ -68,13 +70,13 @@ export function pullSummary(incident: PullIncident, status: TriageStatus): strin
  * reason, object and root cause in the summary; the proposal and the evidence in the details.
  */
 function pullAlert(incident: PullIncident, status: TriageStatus) {
-  const { namespace, name, cluster } = incident;
+  const { namespace, name, uid, cluster } = incident;
   const { rootCause, evidence, proposal } = pullFindings(incident, status);
   return call("alert", {
     target: "oncall",
     level: "critical",
     summary: `${status} ErrImagePull ${namespace}/${name}: ${rootCause}`,
-    details: { cluster, namespace, name, reason: "ErrImagePull", status, proposal, evidence, session: "unknown" },
+    details: { cluster, namespace, name, uid, reason: "ErrImagePull", status, proposal, evidence, session: "unknown" },
   });
 }
 
@@ -83,7 +85,7 @@ export function pullTriage(incident: PullIncident, outcome: TriageStatus, timeou
   const { namespace, name } = incident;
   const pod = { namespace, name };
   const plan = [
-    `incident: ${namespace}/${name}`,
+    `incident: ${namespace}/${name} (uid=${incident.uid})`,
     "diagnosis: the kubelet cannot pull the image",
     "planned_checks:",
     "- k8s__pods_get: the container's waiting message",

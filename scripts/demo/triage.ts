@@ -29,6 +29,7 @@ const MAIN = join(REPO, "src", "main.ts");
 const INCIDENT: PullIncident = {
   namespace: "shop",
   name: "web-6f7c9d-x2x7q",
+  uid: "5d1c0b7e-3f2a-4c8e-9b61-2a7f0e4d9c13",
   image: "registry.example.com/shop/web:v2.1-typo",
   cluster: "kind-test",
 };
@@ -66,7 +67,7 @@ async function until<T>(what: string, check: () => T | undefined, deadline: numb
 
 /** A Deployment `web` whose current ReplicaSet's pod waits on an image tag the registry lacks. */
 function failingDeployment(api: FakeApiserver): void {
-  const { namespace, name, image } = INCIDENT;
+  const { namespace, name, uid, image } = INCIDENT;
   const deployment = api.scenario.createDeployment({ namespace, name: "web", replicas: 1, readyReplicas: 0 });
   const uidOf = (object: Record<string, unknown>) => String((object.metadata as { uid: string }).uid);
   const replicaSet = api.scenario.createReplicaSet({
@@ -78,6 +79,7 @@ function failingDeployment(api: FakeApiserver): void {
   const pod = api.scenario.createPod({
     namespace,
     name,
+    uid,
     node: "node-a",
     phase: "Pending",
     labels: { app: "web" },
