@@ -22,40 +22,70 @@ export const call = (name: string, args: Record<string, unknown>, extra: Record<
 export interface PullIncident {
   namespace: string;
   name: string;
+  /** The pod's uid, which the scenario gives it so the summary and the page can name it. */
+  uid: string;
   image: string;
   cluster: string;
 }
 
 export type TriageStatus = "RESOLVED" | "UNRESOLVED";
 
+/** What the summary and the page say about an image-pull incident, by outcome. */
+function pullFindings(incident: PullIncident, status: TriageStatus) {
+  const resolved = status === "RESOLVED";
+  return {
+    rootCause: resolved ? "a transient pull failure" : `the tag of ${incident.image} does not exist`,
+    evidence: [
+      "k8s__pods_get → waiting ImagePullBackOff: manifest unknown",
+      `wait_and_verify(k8s__pods_get, phase: Running) → verified=${resolved}`,
+    ],
+    proposal: resolved ? "none — resolved" : "set the workload's image back to the last tag that ran",
+  };
+}
+
 /** The INCIDENT SUMMARY block (the skill's router, D479) for an image-pull incident. */
 export function pullSummary(incident: PullIncident, status: TriageStatus): string {
   const resolved = status === "RESOLVED";
+  const { rootCause, evidence, proposal } = pullFindings(incident, status);
   return [
     "INCIDENT SUMMARY",
     "================",
     `Status: ${status}`,
-    `Incident: ${incident.namespace}/${incident.name}`,
+    `Incident: ${incident.namespace}/${incident.name} (${incident.uid})`,
     "Reason: ErrImagePull",
     `Cluster: ${incident.cluster}`,
     "Reference used: references/ImagePullBackOff.md",
-    `Root cause: ${resolved ? "a transient pull failure" : `the tag of ${incident.image} does not exist`}`,
+    `Root cause: ${rootCause}`,
     "Evidence:",
-    "  1. k8s__pods_get → waiting ImagePullBackOff: manifest unknown",
-    `  2. wait_and_verify(k8s__pods_get, phase: Running) → verified=${resolved}`,
-    `Proposal: ${resolved ? "none — resolved" : "set the workload's image back to the last tag that ran"}`,
+    ...evidence.map((line, index) => `  ${index + 1}. ${line}`),
+    `Proposal: ${proposal}`,
     `Escalation: ${resolved ? "not sent (resolved by itself)" : "alert(oncall) sent"}`,
     `Final state: ${resolved ? "the pod runs" : "the pod still cannot pull its image"}`,
     "Session URL: unknown",
   ].join("\n");
 }
 
+/**
+ * The page for an incident that did not clear, shaped as the skill's Step 4 asks: the status,
+ * reason, object and root cause in the summary; the proposal and the evidence in the details.
+ */
+function pullAlert(incident: PullIncident, status: TriageStatus) {
+  const { namespace, name, uid, cluster } = incident;
+  const { rootCause, evidence, proposal } = pullFindings(incident, status);
+  return call("alert", {
+    target: "oncall",
+    level: "critical",
+    summary: `${status} ErrImagePull ${namespace}/${name}: ${rootCause}`,
+    details: { cluster, namespace, name, uid, reason: "ErrImagePull", status, proposal, evidence, session: "unknown" },
+  });
+}
+
 /** The model's calls for one incident; `timeoutSeconds` bounds its wait_and_verify. */
 export function pullTriage(incident: PullIncident, outcome: TriageStatus, timeoutSeconds: number): object[] {
-  const { namespace, name, image } = incident;
+  const { namespace, name } = incident;
   const pod = { namespace, name };
   const plan = [
-    `incident: ${namespace}/${name}`,
+    `incident: ${namespace}/${name} (uid=${incident.uid})`,
     "diagnosis: the kubelet cannot pull the image",
     "planned_checks:",
     "- k8s__pods_get: the container's waiting message",
@@ -76,16 +106,7 @@ export function pullTriage(incident: PullIncident, outcome: TriageStatus, timeou
       interval_seconds: 1,
       timeout_seconds: timeoutSeconds,
     }),
-    ...(outcome === "UNRESOLVED"
-      ? [
-          call("alert", {
-            target: "oncall",
-            level: "critical",
-            summary: `${namespace}/${name} cannot pull ${image}`,
-            details: { cluster: incident.cluster, namespace, name, reason: "ErrImagePull", status: "UNRESOLVED" },
-          }),
-        ]
-      : []),
+    ...(outcome === "UNRESOLVED" ? [pullAlert(incident, outcome)] : []),
     say(pullSummary(incident, outcome)),
   ];
 }

@@ -29,6 +29,7 @@ const MAIN = join(REPO, "src", "main.ts");
 const INCIDENT: PullIncident = {
   namespace: "shop",
   name: "web-6f7c9d-x2x7q",
+  uid: "5d1c0b7e-3f2a-4c8e-9b61-2a7f0e4d9c13",
   image: "registry.example.com/shop/web:v2.1-typo",
   cluster: "kind-test",
 };
@@ -66,7 +67,7 @@ async function until<T>(what: string, check: () => T | undefined, deadline: numb
 
 /** A Deployment `web` whose current ReplicaSet's pod waits on an image tag the registry lacks. */
 function failingDeployment(api: FakeApiserver): void {
-  const { namespace, name, image } = INCIDENT;
+  const { namespace, name, uid, image } = INCIDENT;
   const deployment = api.scenario.createDeployment({ namespace, name: "web", replicas: 1, readyReplicas: 0 });
   const uidOf = (object: Record<string, unknown>) => String((object.metadata as { uid: string }).uid);
   const replicaSet = api.scenario.createReplicaSet({
@@ -78,6 +79,7 @@ function failingDeployment(api: FakeApiserver): void {
   const pod = api.scenario.createPod({
     namespace,
     name,
+    uid,
     node: "node-a",
     phase: "Pending",
     labels: { app: "web" },
@@ -138,7 +140,7 @@ async function triageOf(baseUrl: string, sessionId: string, deadline: number): P
 }
 
 /** What the summary says must be what the tools did: the demo fails rather than print a story. */
-function checkTriage(results: Triage["results"]): void {
+function checkTriage(results: Triage["results"], pages: number): void {
   const outcome = (name: string) => results.find((result) => result.name === name)?.response;
   const expectations: Array<[string, boolean]> = [
     ["the first cluster call refused until a plan exists", results[0]?.response.plan_required === true],
@@ -151,6 +153,8 @@ function checkTriage(results: Triage["results"]): void {
     ],
     ["wait_and_verify saw the failure persist", outcome("wait_and_verify")?.verified === false],
     ["the alert was delivered", outcome("alert")?.outcome === "delivered"],
+    // A page is never doubled: the one alert call reached the webhook exactly once.
+    ["the webhook got the page once", pages === 1],
   ];
   for (const [what, held] of expectations) {
     if (!held) throw new DemoFailure(`${what}: not so (tool results: ${JSON.stringify(results).slice(0, 2000)})`);
@@ -223,7 +227,7 @@ async function main(): Promise<number> {
     console.log(`watcher: incident injected into session ${sessionId}`);
     const { summary, results } = await triageOf(baseUrl, sessionId, deadline);
     await until("the alert at the webhook", () => (alerts.length > 0 ? true : undefined), deadline);
-    checkTriage(results);
+    checkTriage(results, alerts.length);
     console.log(`\n${summary}\n`);
     console.log(`alert received by the on-call webhook:\n${JSON.stringify(alerts[0], null, 2)}\n`);
     console.log(`event to summary: ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -30,6 +30,8 @@ export interface ContainerInput {
 export interface PodInput {
   namespace?: string;
   name: string;
+  /** A fixed metadata.uid (else the store makes one up), for a script that must name the pod's uid. */
+  uid?: string;
   node?: string;
   phase?: "Pending" | "Running" | "Succeeded" | "Failed" | "Unknown";
   labels?: Record<string, string>;
@@ -96,6 +98,7 @@ export function pod(input: PodInput): KubeObject {
     metadata: {
       name: input.name,
       namespace: input.namespace ?? "default",
+      ...(input.uid ? { uid: input.uid } : {}),
       labels: input.labels ?? { app: input.name },
       ...(input.owner ? { ownerReferences: [ownerReference(input.owner)] } : {}),
     },

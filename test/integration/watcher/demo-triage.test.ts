@@ -9,6 +9,9 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../support/daemon.ts";
 
+/** The uid the demo gives its failing pod (scripts/demo/triage.ts). */
+const DEMO_POD_UID = "5d1c0b7e-3f2a-4c8e-9b61-2a7f0e4d9c13";
+
 async function demo(...args: string[]) {
   const proc = Bun.spawn([join(REPO_ROOT, "scripts", "demo-triage"), ...args], {
     cwd: REPO_ROOT,
@@ -34,11 +37,19 @@ test("the demo prints the UNRESOLVED summary and the alert the webhook got, chec
     "ok: the tool server read the pod",
     "ok: wait_and_verify saw the failure persist",
     "ok: the alert was delivered",
+    "ok: the webhook got the page once",
   ])
     expect(stdout).toContain(check);
   expect(stdout).toContain("INCIDENT SUMMARY\n================\nStatus: UNRESOLVED");
+  // The Incident line names the pod's uid, as the skill's template has it, and the page carries it.
+  expect(stdout).toContain(`Incident: shop/web-6f7c9d-x2x7q (${DEMO_POD_UID})`);
+  expect(stdout).toContain(`"uid": "${DEMO_POD_UID}"`);
   expect(stdout).toContain("alert received by the on-call webhook:");
   expect(stdout).toContain('"status": "UNRESOLVED"');
+  // The page carries what the skill's Step 4 puts in it: the status first, the proposal, the evidence.
+  expect(stdout).toContain('"summary": "UNRESOLVED ErrImagePull shop/web-6f7c9d-x2x7q: ');
+  expect(stdout).toContain('"proposal": "set the workload');
+  expect(stdout).toContain('"evidence": [');
   // Nothing it started is left: no spar process under this checkout still runs its scripted agent.
   const left = Bun.spawnSync(["pgrep", "-f", "spar-demo-triage-"]).stdout.toString().trim();
   expect(left).toBe("");

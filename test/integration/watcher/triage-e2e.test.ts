@@ -23,7 +23,13 @@ import { ONCALL_TOKEN } from "../../support/triage-daemon.ts";
 
 const NAMESPACE = "shop";
 const IMAGE = "registry.example.com/web:v9";
-const incident = (name: string): PullIncident => ({ namespace: NAMESPACE, name, image: IMAGE, cluster: "kind-test" });
+const incident = (name: string): PullIncident => ({
+  namespace: NAMESPACE,
+  name,
+  uid: `uid-${name}`,
+  image: IMAGE,
+  cluster: "kind-test",
+});
 const BROKEN = "web-pull";
 const HEALING = "web-heal";
 
@@ -83,6 +89,7 @@ function failingPull(name: string): number {
   const pod = api.scenario.createPod({
     namespace: NAMESPACE,
     name,
+    uid: incident(name).uid,
     node: "node-a",
     phase: "Pending",
     containers: [{ name: "app", image: IMAGE, waitingReason: "ImagePullBackOff" }],
@@ -140,7 +147,10 @@ describe("triage end to end", () => {
       expect(wait).toMatchObject({ verified: false, outcome: "timeout", tool: "k8s__pods_get" });
       expect(alert).toMatchObject({ target: "oncall", outcome: "delivered", status_code: 200 });
       expect(alerts).toHaveLength(1);
-      expect(alerts[0]).toMatchObject({ level: "critical", details: { status: "UNRESOLVED", name: BROKEN } });
+      expect(alerts[0]).toMatchObject({
+        level: "critical",
+        details: { status: "UNRESOLVED", name: BROKEN, uid: incident(BROKEN).uid },
+      });
       const text = JSON.stringify(summaryFrame(events)?.data ?? {});
       expect(text).toContain("Status: UNRESOLVED");
       expect(text).toContain("Escalation: alert(oncall) sent");
