@@ -6,7 +6,8 @@
  * one hears `watchboard.rotated`. Flushes run one at a time: when the batch fills (the dispatcher
  * awaits it) and on a tick of a quarter of `--watchboard-flush` (1 s to 5 s). A digest that could
  * not be delivered goes back into the buffer for the next flush. Each delivered entry is bound to
- * the board session in the dedup cache, so its duplicates page nothing.
+ * the board session in the dedup cache, so its duplicates page nothing; one released meanwhile
+ * (it turned critical and opened its own session) is not (D456).
  */
 import type { Logger } from "../telemetry/logger.ts";
 import type { DedupCache } from "./core/dedup-cache.ts";
@@ -96,6 +97,8 @@ export class Watchboard {
   /** A buffered warning escalated to critical: it leaves the board (its incident opens instead). */
   release(key: string): void {
     this.buffer.drop(key);
+    // A digest in flight that carries it must not bind it to the board when it lands (D456).
+    this.inFlight.delete(key);
   }
 
   /** Delivers every due digest, after any flush already running. */
@@ -132,9 +135,10 @@ export class Watchboard {
       try {
         const { sent, sessionId } = await this.deliver(taken);
         // What did not fit (or was not delivered) is first in line for the next digest.
-        this.buffer.restore(taken.slice(sessionId ? sent : 0));
+        this.buffer.restore(taken.slice(sessionId ? sent : 0).filter((entry) => this.inFlight.has(entry.key)));
         if (!sessionId) return;
-        for (const entry of taken.slice(0, sent)) this.deps.dedup.bind(entry.key, sessionId);
+        for (const entry of taken.slice(0, sent))
+          if (this.inFlight.has(entry.key)) this.deps.dedup.bind(entry.key, sessionId);
         if (sent < taken.length) drain = true;
       } finally {
         for (const entry of taken) this.inFlight.delete(entry.key);
