@@ -151,6 +151,8 @@ export class Dispatcher {
    * open a second session.
    */
   private readonly lateBindings = new Set<string>();
+  /** Recovery sweeps running: they queue their chunks one after another, so idle() waits for them. */
+  private readonly sweeps = new Set<Promise<void>>();
 
   constructor(
     private readonly settings: DispatcherSettings,
@@ -184,9 +186,10 @@ export class Dispatcher {
     return this.lanes.run(key, () => this.handle(signal)).catch((error) => this.refuse(signal, error));
   }
 
-  /** Wait until every queued signal and outcome has been handled. */
-  idle(): Promise<void> {
-    return this.lanes.idle();
+  /** Wait until every queued signal and outcome has been handled, a running sweep's later chunks too. */
+  async idle(): Promise<void> {
+    while (this.sweeps.size > 0) await Promise.allSettled([...this.sweeps]);
+    await this.lanes.idle();
   }
 
   /** The lanes were full (D450): counted, logged once a minute, stored as an error row; never silent. */
@@ -488,6 +491,16 @@ export class Dispatcher {
    * are not held behind thousands of outcomes.
    */
   async sweepRecovery(): Promise<void> {
+    const sweep = this.sweepChunks();
+    this.sweeps.add(sweep);
+    try {
+      await sweep;
+    } finally {
+      this.sweeps.delete(sweep);
+    }
+  }
+
+  private async sweepChunks(): Promise<void> {
     const lookup = this.deps.clearance;
     if (!lookup || !this.recovery.enabled) return;
     const keys = this.recovery.keys();

@@ -4,7 +4,8 @@
  * nothing, its follow-ups keep their order), a storm's open runs once while members attach in
  * their own lanes, a member whose own open was in flight when the storm formed is superseded
  * when it lands, a queued open's late binding keeps a duplicate waiting ahead of it from
- * opening a second session (D455), and a signal the full lanes refuse is counted and stored,
+ * opening a second session (D455), idle() (what shutdown waits for) covers a recovery sweep's
+ * every chunk, and a signal the full lanes refuse is counted and stored,
  * not lost silently.
  */
 import { describe, expect, test } from "bun:test";
@@ -234,6 +235,30 @@ describe("lanes in the dispatcher", () => {
     await bound;
     expect(sink.calls.filter((call) => call.endsWith(":web-1"))).toEqual([]);
     expect(dispatcher.dedup.get(binding.key)?.sessionId).toBe("sess-queued");
+  });
+
+  test("idle() waits for a recovery sweep's last chunk, not only the chunk in the lanes now", async () => {
+    let now = clock;
+    const sink = new HoldingSink();
+    const dispatcher = new Dispatcher(SETTINGS, {
+      sink,
+      metrics: new WatcherMetrics("prod"),
+      logger: createLogger("error", () => {}),
+      now: () => now,
+      clearance: () => ({ cleared: true, stableSince: clock }),
+    });
+    // More tracked incidents than one sweep chunk (100).
+    for (let index = 1; index <= 150; index++) expect(await dispatcher.dispatch(crash(index))).toBe("opened");
+    now = clock + 400_000;
+    let swept = false;
+    const sweep = dispatcher.sweepRecovery().then(() => {
+      swept = true;
+    });
+    await dispatcher.idle();
+    // Shutdown closes the delivery queue and the store once idle() resolves: nothing may follow.
+    expect(swept).toBe(true);
+    expect(sink.calls.filter((call) => call.includes(":resolved:"))).toHaveLength(150);
+    await sweep;
   });
 
   test("signals over the lane bound are refused: counted, stored as error rows, logged once a minute", async () => {
