@@ -241,6 +241,30 @@ describe("routing by severity", () => {
     expect(sink.kinds().filter((kind) => kind.endsWith(":rollout.stall"))).toHaveLength(1);
   });
 
+  test("a slow board holds the lane that filled the batch only: later warnings and a critical go on (D450)", async () => {
+    const { sink, dispatcher, watchboard } = setup(
+      { batch: 1 },
+      { lanes: { concurrency: 2, perLane: 100, total: 100, delayedAfterMs: 1000 } },
+    );
+    let land: () => void = () => {};
+    sink.holdDigests = new Promise<void>((resolve) => {
+      land = resolve;
+    });
+    const first = dispatcher.dispatch(signal(1));
+    await waitFor(() => (watchboard?.buffered === 0 ? true : undefined), 5000, "the first digest taken");
+    try {
+      // The running flush takes the next warning itself; its lane does not wait on the board.
+      expect(await dispatcher.dispatch(signal(2))).toBe("watchboard");
+      expect(await dispatcher.dispatch(signal(3, { severity: "critical" }))).toBe("opened");
+    } finally {
+      land();
+    }
+    expect(await first).toBe("watchboard");
+    await watchboard?.flush();
+    expect(watchboard?.holds("uid-2|rollout_stall")).toBe(false);
+    expect(sink.calls.filter((call) => call.payload.kind === "watchboard.digest")).toHaveLength(2);
+  });
+
   test("the flush age delivers a partial batch; a failed open keeps the entries for the next flush", async () => {
     const { sink, dispatcher, watchboard, metrics } = setup({ batch: 5, flushMs: 60_000 });
     const start = clock;
