@@ -179,7 +179,13 @@ export class DeliveryQueue implements IncidentSink {
       if (!oldest) break;
       this.drop(oldest, "overflow", "the queue is full");
     }
-    this.deps.journal.put(entry);
+    try {
+      this.deps.journal.put(entry);
+    } catch (error) {
+      // The spill could not write (disk full, D451): given up like an overflow, never thrown at a lane.
+      this.count("overflow", `${describe(entry)}: the spill cannot take it: ${errorText(error)}`);
+      return;
+    }
     if (activeTracer() !== undefined) this.contexts.set(entry.id, context.active());
     if (failure) {
       this.dueAt.set(entry.id, this.holdUntil);
@@ -292,6 +298,10 @@ export class DeliveryQueue implements IncidentSink {
     this.deps.metrics.deliveriesDropped({ cause });
     this.deps.logger.error(`delivery: dropped (${cause}): ${why}`);
   }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function failureOf(result: Partial<SinkFailure>): SinkFailure {

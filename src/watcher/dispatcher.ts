@@ -11,7 +11,8 @@
  * enrichment holds its own incident only); a signal the full lanes refuse is counted, logged and
  * stored, never dropped silently. The sink may be the
  * delivery queue: an open it took over (`queued`) is bound when the queue reports its session
- * (`bindQueuedOpen`), and meanwhile the incident's duplicates open nothing (`openPending`). Each
+ * (`bindQueuedOpen`), and meanwhile the incident's duplicates open nothing (`openPending`, then
+ * the binding waiting in the lane, D455). Each
  * signal's handling is a `watcher event` span, an incident it opens a `watcher incident` span
  * (watcher-spans.ts).
  */
@@ -144,6 +145,14 @@ export class Dispatcher {
   private readonly links = new IncidentLinks();
   /** Severity routing: the watchboard, regressions, family members (D418-D422). */
   private readonly routing: SeverityRouter;
+  /**
+   * Keys whose queued open created its session, their binding still waiting in the lane (D455):
+   * the queue no longer reports the open pending, so a duplicate ahead of the binding must not
+   * open a second session.
+   */
+  private readonly lateBindings = new Set<string>();
+  /** Recovery sweeps running: they queue their chunks one after another, so idle() waits for them. */
+  private readonly sweeps = new Set<Promise<void>>();
 
   constructor(
     private readonly settings: DispatcherSettings,
@@ -177,9 +186,10 @@ export class Dispatcher {
     return this.lanes.run(key, () => this.handle(signal)).catch((error) => this.refuse(signal, error));
   }
 
-  /** Wait until every queued signal and outcome has been handled. */
-  idle(): Promise<void> {
-    return this.lanes.idle();
+  /** Wait until every queued signal and outcome has been handled, a running sweep's later chunks too. */
+  async idle(): Promise<void> {
+    while (this.sweeps.size > 0) await Promise.allSettled([...this.sweeps]);
+    await this.lanes.idle();
   }
 
   /** The lanes were full (D450): counted, logged once a minute, stored as an error row; never silent. */
@@ -262,7 +272,11 @@ export class Dispatcher {
       if (!observed.replay && entry.sessionId) await this.deliverOutcome(this.recovery.recur(key, now));
       if (!observed.replay && (await this.routing.joinMember(signal, canonical, entry))) return "family-member";
       const unbound =
-        !entry.sessionId && !entry.storm && this.settings.mode === "per-incident" && !this.deps.openPending?.(key);
+        !entry.sessionId &&
+        !entry.storm &&
+        this.settings.mode === "per-incident" &&
+        !this.deps.openPending?.(key) &&
+        !this.lateBindings.has(key);
       if (unbound && !observed.replay) {
         // A warning the board dropped (full) goes back to it, never to a session of its own (D418).
         const boarded = await this.routing.toBoard(signal, key, fp, now);
@@ -414,12 +428,15 @@ export class Dispatcher {
    * open would have, unless the key was meanwhile bound elsewhere or forgotten.
    */
   bindQueuedOpen(binding: OpenBinding, sessionId: string): Promise<void> {
-    // Unbounded: a session the sink created must be bound, or a duplicate would open another.
+    // Unbounded: a session the sink created must be bound, or a duplicate would open another;
+    // until it is, the key counts as bound (D455).
+    this.lateBindings.add(binding.key);
     return this.lanes.run(
       binding.key,
       async () => {
         const { metrics, logger } = this.deps;
         const { key, incident } = binding;
+        this.lateBindings.delete(key);
         metrics.sessionCreates({ outcome: "ok" });
         const entry = this.dedup.get(key);
         if (entry && !entry.sessionId) {
@@ -474,6 +491,16 @@ export class Dispatcher {
    * are not held behind thousands of outcomes.
    */
   async sweepRecovery(): Promise<void> {
+    const sweep = this.sweepChunks();
+    this.sweeps.add(sweep);
+    try {
+      await sweep;
+    } finally {
+      this.sweeps.delete(sweep);
+    }
+  }
+
+  private async sweepChunks(): Promise<void> {
     const lookup = this.deps.clearance;
     if (!lookup || !this.recovery.enabled) return;
     const keys = this.recovery.keys();

@@ -11,14 +11,15 @@
  * same two bounds; with distillation on, rows not distilled yet are distilled before a size prune
  * drops them, so the facts never miss what the bound took (D424). The file
  * and its `-wal`/`-shm` are owner-only (0600, a new directory 0700), and `secure_delete` zeroes
- * pruned rows, so their messages do not linger in free pages.
+ * pruned rows, so their messages do not linger in free pages. The delivery spill's rows share the
+ * file but not the size bound: the bound measures the store's own pages (D454).
  */
 import { Database } from "bun:sqlite";
 import type { OccurrenceRow, Route } from "./core/occurrence.ts";
 import { ensurePrivateSqliteFile } from "../fs/private-files.ts";
 import type { WatcherMetrics } from "./watcher-metrics.ts";
 import { StoreMemory } from "./store-memory.ts";
-import { DeliverySpill } from "./delivery-spill.ts";
+import { DeliverySpill, usedBytes } from "./delivery-spill.ts";
 
 export type { OccurrenceRow, Route };
 
@@ -121,12 +122,12 @@ export class OccurrenceStore {
     if (this.usedBytes() > this.options.maxBytes) this.prune();
   }
 
-  /** Bytes the rows occupy (pages in use, free pages excluded). */
+  /**
+   * Bytes the rows occupy (pages in use, free pages excluded), less the delivery spill's pages:
+   * payloads owed to the sink are not the store's to prune (D454).
+   */
   usedBytes(): number {
-    const pages = this.db.query("PRAGMA page_count").get() as { page_count: number };
-    const free = this.db.query("PRAGMA freelist_count").get() as { freelist_count: number };
-    const size = this.db.query("PRAGMA page_size").get() as { page_size: number };
-    return (pages.page_count - free.freelist_count) * size.page_size;
+    return Math.max(0, usedBytes(this.db) - this.spill.bytes);
   }
 
   /**

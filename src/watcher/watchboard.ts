@@ -4,9 +4,10 @@
  * and delivered as `watchboard.digest` payloads into one board session, opened lazily at the first
  * digest; after `--watchboard-rotate` digests the next one opens a successor session and the old
  * one hears `watchboard.rotated`. Flushes run one at a time: when the batch fills (the dispatcher
- * awaits it) and on a tick of a quarter of `--watchboard-flush` (1 s to 5 s). A digest that could
+ * awaits it, unless a flush already running takes the entry itself, D450) and on a tick of a quarter of `--watchboard-flush` (1 s to 5 s). A digest that could
  * not be delivered goes back into the buffer for the next flush. Each delivered entry is bound to
- * the board session in the dedup cache, so its duplicates page nothing.
+ * the board session in the dedup cache, so its duplicates page nothing; one released meanwhile
+ * (it turned critical and opened its own session) is not (D456).
  */
 import type { Logger } from "../telemetry/logger.ts";
 import type { DedupCache } from "./core/dedup-cache.ts";
@@ -44,6 +45,8 @@ export class Watchboard {
   /** Every board session this watcher opened (a binding to one is a board entry, not an incident). */
   private readonly boards = new Set<string>();
   private chain: Promise<void> = Promise.resolve();
+  /** A flush is delivering: it takes whatever falls due meanwhile itself. */
+  private flushing = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly counts: RoutingMetrics;
 
@@ -75,7 +78,7 @@ export class Watchboard {
     return sessionId !== undefined && this.boards.has(sessionId);
   }
 
-  /** A new warning: buffered; a full batch is flushed before this resolves. */
+  /** A new warning: buffered; a full batch is flushed before this resolves (unless a flush already running takes it). */
   async add(entry: BoardEntry): Promise<void> {
     const dropped = this.buffer.add(entry);
     this.counts.watchboardEntries({ kind: entry.kind });
@@ -85,7 +88,8 @@ export class Watchboard {
         `watchboard: buffer full (no digest delivered for a while); dropped the oldest warning ${dropped.kind} ${dropped.kindOfObject}=${dropped.namespace}/${dropped.name}`,
       );
     }
-    if (this.buffer.due(this.deps.now())) await this.flush();
+    // A flush already delivering loops while anything is due: this lane need not wait on the board (D450).
+    if (this.buffer.due(this.deps.now()) && !this.flushing) await this.flush();
   }
 
   /** A duplicate of a buffered warning: counted into its entry. */
@@ -96,6 +100,8 @@ export class Watchboard {
   /** A buffered warning escalated to critical: it leaves the board (its incident opens instead). */
   release(key: string): void {
     this.buffer.drop(key);
+    // A digest in flight that carries it must not bind it to the board when it lands (D456).
+    this.inFlight.delete(key);
   }
 
   /** Delivers every due digest, after any flush already running. */
@@ -125,6 +131,15 @@ export class Watchboard {
   }
 
   private async flushDue(force: boolean): Promise<void> {
+    this.flushing = true;
+    try {
+      await this.deliverDue(force);
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async deliverDue(force: boolean): Promise<void> {
     let drain = force;
     while (this.buffer.due(this.deps.now()) || (drain && this.buffer.size > 0)) {
       const taken = this.buffer.take();
@@ -132,9 +147,10 @@ export class Watchboard {
       try {
         const { sent, sessionId } = await this.deliver(taken);
         // What did not fit (or was not delivered) is first in line for the next digest.
-        this.buffer.restore(taken.slice(sessionId ? sent : 0));
+        this.buffer.restore(taken.slice(sessionId ? sent : 0).filter((entry) => this.inFlight.has(entry.key)));
         if (!sessionId) return;
-        for (const entry of taken.slice(0, sent)) this.deps.dedup.bind(entry.key, sessionId);
+        for (const entry of taken.slice(0, sent))
+          if (this.inFlight.has(entry.key)) this.deps.dedup.bind(entry.key, sessionId);
         if (sent < taken.length) drain = true;
       } finally {
         for (const entry of taken) this.inFlight.delete(entry.key);

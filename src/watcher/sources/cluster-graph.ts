@@ -246,8 +246,9 @@ export class ClusterGraph {
     const keys: Ancestor[] = [];
     const pod = signal.kindOfObject === "Pod" ? this.pods.get(signal.uid) : undefined;
     // D453: a pod the graph has not seen yet (its watch lags the events watch) is keyed by the
-    // node its signal reports, so its storm does not depend on which watch arrived first.
-    const nodeName = pod ? (pod.spec as { nodeName?: string } | undefined)?.nodeName : signal.node;
+    // node its signal reports, so its storm does not depend on which watch arrived first; with a
+    // nodes watch, only a node it holds (a scheduler's reportingInstance names no node).
+    const nodeName = pod ? (pod.spec as { nodeName?: string } | undefined)?.nodeName : this.reportedNode(signal);
     if (nodeName) keys.push({ kind: "Node", namespace: "", name: nodeName });
     let owner = pod ? controllerOf(pod) : undefined;
     for (let depth = 0; owner?.kind && owner.name && depth < 4; depth++) {
@@ -258,6 +259,13 @@ export class ClusterGraph {
     if (signal.namespace) keys.push({ kind: "Namespace", namespace: "", name: signal.namespace });
     return keys;
   };
+
+  /** The node an unseen pod's signal reports, unless the watched nodes say it is no node. */
+  private reportedNode(signal: Signal): string | undefined {
+    const name = signal.node;
+    if (!name || !this.informers.some((informer) => informer.name === "nodes")) return name;
+    return this.nodes.has(name) ? name : undefined;
+  }
 
   /** Whether a pod or node incident's object has cleared (undefined: not judged here). */
   clearance = (uid: string, incident: DedupIncident): ClearanceObservation | undefined => {

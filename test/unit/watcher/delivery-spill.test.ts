@@ -5,7 +5,8 @@
  * the window in the journal and the rest in the spill, in order; a crash between journaling a
  * refilled payload and forgetting its row re-reads it under one id (not twice); the queue with
  * a spill loses nothing past its window while the sink is down, and without one the window's
- * bound still drops the oldest (counted).
+ * bound still drops the oldest (counted); a spill that cannot write (disk full) costs the payload,
+ * counted, never the caller a throw.
  */
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
@@ -14,7 +15,7 @@ import { createLogger } from "../../../src/telemetry/logger.ts";
 import type { AppendResult, IncidentSink, OpenBinding, OpenResult } from "../../../src/watcher/core/sink.ts";
 import { DeliveryQueue } from "../../../src/watcher/delivery-queue.ts";
 import { DeliverySpill } from "../../../src/watcher/delivery-spill.ts";
-import { type PendingInject, PendingInjects } from "../../../src/watcher/pending-injects.ts";
+import { type PendingInject, PendingInjects, type SpillStore } from "../../../src/watcher/pending-injects.ts";
 import { WatcherMetrics } from "../../../src/watcher/watcher-metrics.ts";
 import { tempDir, waitFor } from "../../support/daemon.ts";
 
@@ -170,6 +171,35 @@ describe("the delivery queue with a spill", () => {
     expect(metrics.render()).not.toMatch(/watcher_deliveries_dropped_total\{/);
     await queue.stop();
     db.close();
+  });
+
+  test("a spill that cannot write gives the payload up, counted and logged; the caller does not throw", async () => {
+    const metrics = new WatcherMetrics("prod");
+    const lines: string[] = [];
+    const failing: SpillStore = {
+      size: 0,
+      full: false,
+      push: () => {
+        throw new Error("database or disk is full");
+      },
+      oldest: () => undefined,
+      forget: () => {},
+      owes: () => false,
+      hasOpen: () => false,
+    };
+    const journal = new PendingInjects(undefined, logger, { store: failing, windowSize: 2 });
+    const queue = new DeliveryQueue(new OutageSink(), {
+      journal,
+      logger: createLogger("error", (line) => lines.push(line)),
+      metrics,
+      policy,
+    });
+    for (let index = 1; index <= 3; index++) await queue.open({ kind: "k", name: `pod-${index}` }, binding(index));
+    expect(await queue.append("sess-x", { kind: "k", name: "pod-4" })).toMatchObject({ queued: true });
+    expect(journal.size).toBe(2);
+    expect(metrics.render()).toContain('watcher_deliveries_dropped_total{cause="overflow",cluster="prod"} 2');
+    expect(lines.join("")).toContain("database or disk is full");
+    await queue.stop();
   });
 
   test("without a spill the window is the bound: the oldest is given up, counted as an overflow", async () => {

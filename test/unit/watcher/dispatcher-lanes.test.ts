@@ -3,14 +3,17 @@
  * or inject holds only its own incident (others open meanwhile, its duplicates wait and open
  * nothing, its follow-ups keep their order), a storm's open runs once while members attach in
  * their own lanes, a member whose own open was in flight when the storm formed is superseded
- * when it lands, and a signal the full lanes refuse is counted and stored, not lost silently.
+ * when it lands, a queued open's late binding keeps a duplicate waiting ahead of it from
+ * opening a second session (D455), idle() (what shutdown waits for) covers a recovery sweep's
+ * every chunk, and a signal the full lanes refuse is counted and stored,
+ * not lost silently.
  */
 import { describe, expect, test } from "bun:test";
 import { createLogger } from "../../../src/telemetry/logger.ts";
 import type { OccurrenceRow } from "../../../src/watcher/core/occurrence.ts";
 import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
-import type { AppendResult, IncidentSink, OpenResult } from "../../../src/watcher/core/sink.ts";
+import type { AppendResult, IncidentSink, OpenBinding, OpenResult } from "../../../src/watcher/core/sink.ts";
 import { type DispatcherSettings, Dispatcher } from "../../../src/watcher/dispatcher.ts";
 import { WatcherMetrics } from "../../../src/watcher/watcher-metrics.ts";
 import { waitFor } from "../../support/daemon.ts";
@@ -187,6 +190,75 @@ describe("lanes in the dispatcher", () => {
     expect(sink.calls.filter((call) => call.includes("storm.member:"))).toHaveLength(2);
     expect(dispatcher.dedup.get("uid-1|CrashLoopBackOff")?.sessionId).toBe(stormSession);
     expect(log.join("")).toContain("storm formed on Node node-x: 3 incidents");
+  });
+
+  test("a queued open that created its session while a duplicate waits in its lane: the duplicate opens nothing (D455)", async () => {
+    // The delivery queue as the dispatcher sees it: web-1's open is queued (not attempted), and
+    // openPending holds while the queue still owes it a session.
+    const sink = new HoldingSink();
+    const pending = new Set<string>();
+    let binding: OpenBinding | undefined;
+    const queueing: IncidentSink = {
+      name: "queue",
+      targetSession: undefined,
+      open: async (payload, bound) => {
+        if (label(payload) !== "cluster-event:web-1" || binding) return sink.open(payload);
+        binding = bound;
+        if (bound) pending.add(bound.key);
+        return { error: "not attempted: down", queued: true };
+      },
+      append: (id, payload) => sink.append(id, payload),
+    };
+    const dispatcher = new Dispatcher(
+      { ...SETTINGS, lanes: { concurrency: 1, perLane: 100, total: 100, delayedAfterMs: 1000 } },
+      {
+        sink: queueing,
+        metrics: new WatcherMetrics("prod"),
+        logger: createLogger("error", () => {}),
+        now: () => clock,
+        openPending: (key) => pending.has(key),
+      },
+    );
+    expect(await dispatcher.dispatch(crash(1))).toBe("open-failed");
+    // The one lane at work is another incident's held open; web-1's duplicate waits for its turn.
+    sink.hold("web-2");
+    const other = dispatcher.dispatch(crash(2));
+    const duplicate = dispatcher.dispatch(crash(1, { lastSeen: clock + 1000 }));
+    // Meanwhile the queue's retry creates web-1's session: no longer an open pending, and its
+    // binding is queued behind the duplicate in web-1's lane.
+    if (!binding) throw new Error("the open carried no binding");
+    pending.delete(binding.key);
+    const bound = dispatcher.bindQueuedOpen(binding, "sess-queued");
+    sink.release("web-2");
+    expect(await other).toBe("opened");
+    expect(await duplicate).toBe("deduped");
+    await bound;
+    expect(sink.calls.filter((call) => call.endsWith(":web-1"))).toEqual([]);
+    expect(dispatcher.dedup.get(binding.key)?.sessionId).toBe("sess-queued");
+  });
+
+  test("idle() waits for a recovery sweep's last chunk, not only the chunk in the lanes now", async () => {
+    let now = clock;
+    const sink = new HoldingSink();
+    const dispatcher = new Dispatcher(SETTINGS, {
+      sink,
+      metrics: new WatcherMetrics("prod"),
+      logger: createLogger("error", () => {}),
+      now: () => now,
+      clearance: () => ({ cleared: true, stableSince: clock }),
+    });
+    // More tracked incidents than one sweep chunk (100).
+    for (let index = 1; index <= 150; index++) expect(await dispatcher.dispatch(crash(index))).toBe("opened");
+    now = clock + 400_000;
+    let swept = false;
+    const sweep = dispatcher.sweepRecovery().then(() => {
+      swept = true;
+    });
+    await dispatcher.idle();
+    // Shutdown closes the delivery queue and the store once idle() resolves: nothing may follow.
+    expect(swept).toBe(true);
+    expect(sink.calls.filter((call) => call.includes(":resolved:"))).toHaveLength(150);
+    await sweep;
   });
 
   test("signals over the lane bound are refused: counted, stored as error rows, logged once a minute", async () => {

@@ -97,6 +97,35 @@ describe("occurrence store", () => {
     expect(metrics.render()).toContain(`watcher_store_pruned_rows_total{cause="size",cluster="prod"} ${dropped}`);
   });
 
+  test("payloads spilled into the same file do not count against --store-max-mb: the rows and the store's memory stay (D454)", () => {
+    const path = join(tempDir(), "spilled.db");
+    const store = new OccurrenceStore({ path, maxBytes: 256 * 1024, ttlMs: 1000 * HOUR, batch: 1000, now: () => 0 });
+    for (let i = 0; i < 100; i++) store.record(row(i, 0));
+    store.flush();
+    // An outage: far more owed payloads than the store's bound, waiting in the spill.
+    for (let i = 0; i < 1000; i++)
+      store.spill.push({
+        id: `p-${i}`,
+        sessionId: `sess-${i}`,
+        payload: { pad: "x".repeat(2000) },
+        queuedAt: 0,
+        attempts: 0,
+      });
+    for (let i = 100; i < 110; i++) store.record(row(i, 0));
+    store.flush();
+    expect(store.count()).toBe(110);
+    expect(store.usedBytes()).toBeLessThanOrEqual(256 * 1024);
+    // The spill drains: still nothing pruned, and a reopen measures the spill again.
+    for (let i = 0; i < 500; i++) store.spill.forget(store.spill.oldest()?.seq ?? -1);
+    store.close();
+    const reopened = new OccurrenceStore({ path, maxBytes: 256 * 1024, ttlMs: 1000 * HOUR, now: () => 0 });
+    reopened.record(row(200, 0));
+    reopened.flush();
+    expect(reopened.count()).toBe(111);
+    expect(reopened.spill.size).toBe(500);
+    reopened.close();
+  });
+
   test("a failed write drops the batch and counts it", () => {
     const metrics = new WatcherMetrics("prod");
     const store = new OccurrenceStore({

@@ -238,6 +238,30 @@ describe("graph snapshot codec (D425)", () => {
     const known = { kindOfObject: "Pod", uid: "p1", namespace: "shop", name: "web-p1", node: "node-z" } as Signal;
     expect(graph.ancestors(known)[0]).toEqual({ kind: "Node", namespace: "", name: "node-a" });
   });
+
+  test("an unseen pod's reported node that the watched nodes do not hold (the scheduler's instance) keys nothing", () => {
+    const logger = createLogger("error", () => undefined);
+    const graph = new ClusterGraph({} as never, logger, () => undefined, {
+      nodes: true,
+      pods: true,
+      replicaSets: true,
+    });
+    graph.restore(contents);
+    const pending = {
+      kindOfObject: "Pod",
+      uid: "not-yet",
+      namespace: "shop",
+      name: "web-new",
+      reason: "FailedScheduling",
+      node: "default-scheduler-control-plane",
+    } as Signal;
+    expect(graph.ancestors(pending).map((key) => `${key.kind}/${key.name}`)).toEqual(["Namespace/shop"]);
+    const crashing = { ...pending, reason: "BackOff", node: "node-a" } as Signal;
+    expect(graph.ancestors(crashing).map((key) => `${key.kind}/${key.name}`)).toEqual([
+      "Node/node-a",
+      "Namespace/shop",
+    ]);
+  });
 });
 
 describe("graph tombstones (D426)", () => {

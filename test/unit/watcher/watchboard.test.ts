@@ -2,7 +2,8 @@
  * Severity routing (D418-D421) against a recording sink: critical opens a session, warnings are
  * buffered into watchboard digests (one per full batch or per flush age) in one board session,
  * rotated after `--watchboard-rotate` digests; a duplicate warning is counted into its entry and
- * pages nothing; a board warning turning critical opens its own session; info is stored only;
+ * pages nothing; a board warning turning critical opens its own session (and keeps it when its
+ * digest was in flight, D456); info is stored only;
  * shared mode routes nothing; a recurrence soon after `resolved` opens with `triage.regressed`;
  * the watchboard flags' defaults.
  */
@@ -22,14 +23,18 @@ import { BoardBuffer, BoardState, entryOf, tickPeriodMs } from "../../../src/wat
 import { type DispatcherSettings, Dispatcher } from "../../../src/watcher/dispatcher.ts";
 import { Watchboard } from "../../../src/watcher/watchboard.ts";
 import { WatcherMetrics } from "../../../src/watcher/watcher-metrics.ts";
+import { waitFor } from "../../support/daemon.ts";
 
 class RecordingSink implements IncidentSink {
   readonly name = "recording";
   readonly calls: Array<{ op: "open" | "append"; id: string; payload: Record<string, unknown> }> = [];
   failOpens = 0;
+  /** While set, a digest's open waits for it. */
+  holdDigests: Promise<void> | undefined;
   private next = 0;
 
   async open(payload: object): Promise<OpenResult> {
+    if ((payload as { kind?: unknown }).kind === "watchboard.digest") await this.holdDigests;
     if (this.failOpens > 0) {
       this.failOpens--;
       return { error: "HTTP 503" };
@@ -191,6 +196,73 @@ describe("routing by severity", () => {
     expect(await dispatcher.dispatch(signal(1, { severity: "critical", lastSeen: clock }))).toBe("deduped");
     expect(sink.kinds()).toEqual(["open:sess-1:rollout.stall"]);
     expect(sink.calls[0]?.payload).toMatchObject({ severity: "critical", count: 2 });
+  });
+
+  test("a warning that turns critical while its digest is in flight keeps its own session when the digest lands (D456)", async () => {
+    const { sink, dispatcher, watchboard, dedup } = setup({ batch: 5 });
+    await dispatcher.dispatch(signal(1));
+    let land: () => void = () => {};
+    sink.holdDigests = new Promise<void>((resolve) => {
+      land = resolve;
+    });
+    const flushing = watchboard?.flush(true);
+    await waitFor(() => (watchboard?.buffered === 0 ? true : undefined), 5000, "the digest taken");
+    clock += 1000;
+    expect(await dispatcher.dispatch(signal(1, { severity: "critical", lastSeen: clock }))).toBe("escalated");
+    land();
+    await flushing;
+    const own = sink.calls.find((call) => call.payload.kind === "rollout.stall")?.id;
+    expect(dedup.get("uid-1|rollout_stall")?.sessionId).toBe(own);
+    clock += 1000;
+    expect(await dispatcher.dispatch(signal(1, { severity: "critical", lastSeen: clock }))).toBe("deduped");
+    expect(sink.kinds().filter((kind) => kind.endsWith(":rollout.stall"))).toHaveLength(1);
+  });
+
+  test("a warning that turns critical while its digest is in flight is not put back on the board when the digest fails (D456)", async () => {
+    const { sink, dispatcher, watchboard } = setup({ batch: 5 });
+    await dispatcher.dispatch(signal(1));
+    await dispatcher.dispatch(signal(2));
+    let land: () => void = () => {};
+    sink.holdDigests = new Promise<void>((resolve) => {
+      land = resolve;
+    });
+    const flushing = watchboard?.flush(true);
+    await waitFor(() => (watchboard?.buffered === 0 ? true : undefined), 5000, "the digest taken");
+    clock += 1000;
+    expect(await dispatcher.dispatch(signal(1, { severity: "critical", lastSeen: clock }))).toBe("escalated");
+    sink.failOpens = 1;
+    land();
+    await flushing;
+    // The other warning waits for the next digest; the escalated one is not on the board.
+    expect(watchboard?.holds("uid-2|rollout_stall")).toBe(true);
+    expect(watchboard?.holds("uid-1|rollout_stall")).toBe(false);
+    clock += 1000;
+    expect(await dispatcher.dispatch(signal(1, { severity: "critical", lastSeen: clock }))).toBe("deduped");
+    expect(sink.kinds().filter((kind) => kind.endsWith(":rollout.stall"))).toHaveLength(1);
+  });
+
+  test("a slow board holds the lane that filled the batch only: later warnings and a critical go on (D450)", async () => {
+    const { sink, dispatcher, watchboard } = setup(
+      { batch: 1 },
+      { lanes: { concurrency: 2, perLane: 100, total: 100, delayedAfterMs: 1000 } },
+    );
+    let land: () => void = () => {};
+    sink.holdDigests = new Promise<void>((resolve) => {
+      land = resolve;
+    });
+    const first = dispatcher.dispatch(signal(1));
+    await waitFor(() => (watchboard?.buffered === 0 ? true : undefined), 5000, "the first digest taken");
+    try {
+      // The running flush takes the next warning itself; its lane does not wait on the board.
+      expect(await dispatcher.dispatch(signal(2))).toBe("watchboard");
+      expect(await dispatcher.dispatch(signal(3, { severity: "critical" }))).toBe("opened");
+    } finally {
+      land();
+    }
+    expect(await first).toBe("watchboard");
+    await watchboard?.flush();
+    expect(watchboard?.holds("uid-2|rollout_stall")).toBe(false);
+    expect(sink.calls.filter((call) => call.payload.kind === "watchboard.digest")).toHaveLength(2);
   });
 
   test("the flush age delivers a partial batch; a failed open keeps the entries for the next flush", async () => {
