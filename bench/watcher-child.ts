@@ -9,6 +9,8 @@
  * `lag` is the main thread's event-loop lag since the parent's last `{lagReset: true}`: a 10 ms
  * timer's lateness, as p50, p99 and max in ms. SPAR_BENCH_SOURCE_THREADS=main runs the sources
  * on the main thread instead of their workers (the comparison the workers are for).
+ * SPAR_BENCH_SINK=daemon drops `--dry-run`: the real daemon sink, pointed by the extra flags
+ * (`--daemon-url`, `--token-env`) at a fake daemon (bench/watcher-fake-daemon.ts).
  */
 import { watcherConfigFromArgv } from "../src/cli/watcher-config.ts";
 import { createLogger } from "../src/telemetry/logger.ts";
@@ -62,7 +64,7 @@ if (mode === "raw") {
   );
 } else {
   const config = watcherConfigFromArgv([
-    "--dry-run",
+    ...(process.env.SPAR_BENCH_SINK === "daemon" ? [] : ["--dry-run"]),
     `--kubeconfig=${kubeconfig}`,
     "--cluster-name=bench",
     "--storm=off",

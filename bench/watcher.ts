@@ -23,6 +23,7 @@ import { startFakeApiserver } from "../scripts/fake-apiserver/server.ts";
 import { writeKubeconfig } from "../scripts/fake-apiserver/kubeconfig.ts";
 import { argFlags, benchTempDir, fmt, median, nowMs, quantile, table } from "./lib.ts";
 import { Cluster, WINDOW, closedLoop, log, sleep, spawnChild } from "./watcher-lib.ts";
+import { slowSinkCase } from "./watcher-judgement.ts";
 import { allSourcesCase } from "./watcher-sources.ts";
 
 const flags = argFlags(process.argv.slice(2));
@@ -49,6 +50,16 @@ async function main(): Promise<void> {
       soakMinutes: SOAK_MINUTES,
       events: EVENTS,
       pacedSeconds: LATENCY_S,
+      json: flags.get("json"),
+    });
+    return;
+  }
+  if (CASE === "slow-sink") {
+    await slowSinkCase(dir, {
+      rounds: ROUNDS,
+      seconds: Number(flags.get("slow-s") ?? 30),
+      rate: Number(flags.get("slow-rate") ?? 20),
+      slowMs: Number(flags.get("slow-ms") ?? 5000),
       json: flags.get("json"),
     });
     return;
