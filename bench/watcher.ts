@@ -24,6 +24,7 @@ import { writeKubeconfig } from "../scripts/fake-apiserver/kubeconfig.ts";
 import { argFlags, benchTempDir, fmt, median, nowMs, quantile, table } from "./lib.ts";
 import { Cluster, WINDOW, closedLoop, log, sleep, spawnChild } from "./watcher-lib.ts";
 import { slowSinkCase } from "./watcher-judgement.ts";
+import { routingSoakCase } from "./watcher-routing-soak.ts";
 import { allSourcesCase } from "./watcher-sources.ts";
 
 const flags = argFlags(process.argv.slice(2));
@@ -60,6 +61,16 @@ async function main(): Promise<void> {
       seconds: Number(flags.get("slow-s") ?? 30),
       rate: Number(flags.get("slow-rate") ?? 20),
       slowMs: Number(flags.get("slow-ms") ?? 5000),
+      json: flags.get("json"),
+    });
+    return;
+  }
+  if (CASE === "routing-soak") {
+    await routingSoakCase(dir, {
+      minutes: Number(flags.get("soak-minutes") ?? 10),
+      rate: Number(flags.get("rate") ?? 1000),
+      storeMaxMb: Number(flags.get("store-max-mb") ?? 32),
+      sampleSeconds: Number(flags.get("sample-s") ?? 30),
       json: flags.get("json"),
     });
     return;
