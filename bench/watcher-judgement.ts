@@ -42,6 +42,8 @@ export interface SlowSinkOptions {
   rate: number;
   /** The slow session's answer delay (ms). */
   slowMs: number;
+  /** Extra watcher flags for the child (`--watcher-flags`). */
+  flags: string[];
   json?: string | undefined;
 }
 
@@ -90,7 +92,7 @@ async function slowSinkRun(dir: string, mode: Mode, tag: string, options: SlowSi
   // One pool pod: the slow incident (its repeats); every fresh pod is another incident.
   const cluster = new Cluster(api, { pods: 1, nodes: 10, churn: 100_000 });
   const daemon = startFakeDaemon({ slowMs: mode === "slow" ? options.slowMs : 0 });
-  const setup = daemonChild(daemon.url, ["--dedup-window=3s"]);
+  const setup = daemonChild(daemon.url, ["--dedup-window=3s", ...options.flags]);
   const child = await spawnChild("watcher", writeKubeconfig(join(dir, `kc-${tag}`), { server: api.url }), setup);
   try {
     child.proc.send({ sim: Date.now() });

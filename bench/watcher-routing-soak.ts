@@ -36,6 +36,10 @@ export interface RoutingSoakOptions {
   rate: number;
   storeMaxMb: number;
   sampleSeconds: number;
+  /** Crash-looping churn pods kept before the oldest is deleted (and each autoscaler reason's events). */
+  churn: number;
+  /** Extra watcher flags for the child (`--watcher-flags`). */
+  flags: string[];
   json?: string | undefined;
 }
 
@@ -151,9 +155,9 @@ function offerOne(
 export async function routingSoakCase(dir: string, options: RoutingSoakOptions): Promise<void> {
   const api = await startFakeApiserver({ historyLimit: 50_000 });
   const traffic = {
-    crash: new Cluster(api, { pods: 500, nodes: 10, churn: 2000 }),
-    pending: new AutoscalerTraffic(api, "NotTriggerScaleUp", 300, 2000),
-    scaleup: new AutoscalerTraffic(api, "TriggeredScaleUp", 200, 2000),
+    crash: new Cluster(api, { pods: 500, nodes: 10, churn: options.churn }),
+    pending: new AutoscalerTraffic(api, "NotTriggerScaleUp", 300, options.churn),
+    scaleup: new AutoscalerTraffic(api, "TriggeredScaleUp", 200, options.churn),
   };
   const daemon = startFakeDaemon({ slowMs: 0 });
   const storeDir = join(dir, "routing-store");
@@ -162,6 +166,7 @@ export async function routingSoakCase(dir: string, options: RoutingSoakOptions):
     "--sources=cluster-events,capacity",
     `--store=${join(storeDir, "occurrences.db")}`,
     `--store-max-mb=${options.storeMaxMb}`,
+    ...options.flags,
   ]);
   const child = await spawnChild("watcher", writeKubeconfig(join(dir, "kc-routing"), { server: api.url }), setup);
   const samples: Sample[] = [];
