@@ -106,6 +106,9 @@ interface Sample {
   seen: number;
   sessions: number;
   injects: number;
+  /** The watcher's dedup entries and incidents tracked for recovery (its gauges). */
+  dedup: number;
+  tracked: number;
 }
 
 function dirBytes(dir: string): number {
@@ -190,10 +193,12 @@ export async function routingSoakCase(dir: string, options: RoutingSoakOptions):
           seen: child.seen,
           sessions: daemon.counts.creates,
           injects: daemon.counts.injects,
+          dedup: child.gauges.active_incidents ?? Number.NaN,
+          tracked: child.gauges.recovery_tracking ?? Number.NaN,
         };
         samples.push(sample);
         log(
-          `  routing-soak ${sample.second} s: RSS ${fmt(sample.rssMb)} MB, store ${fmt(sample.storeMb)} MB, offered ${offered}, seen ${sample.seen}, sessions ${sample.sessions}`,
+          `  routing-soak ${sample.second} s: RSS ${fmt(sample.rssMb)} MB, store ${fmt(sample.storeMb)} MB, offered ${offered}, seen ${sample.seen}, sessions ${sample.sessions}, dedup ${sample.dedup}, tracked ${sample.tracked}`,
         );
         nextSample += options.sampleSeconds;
       }
@@ -209,6 +214,8 @@ export async function routingSoakCase(dir: string, options: RoutingSoakOptions):
       seen: child.seen,
       sessions: daemon.counts.creates,
       injects: daemon.counts.injects,
+      dedup: child.gauges.active_incidents ?? Number.NaN,
+      tracked: child.gauges.recovery_tracking ?? Number.NaN,
     });
   } finally {
     await child.stop();
@@ -225,7 +232,17 @@ function report(samples: Sample[], options: RoutingSoakOptions, byKind: Map<stri
   );
   console.log(
     table(
-      ["second", "child RSS MB", "store on disk MB", "offered", "seen by the child", "sessions", "injects"],
+      [
+        "second",
+        "child RSS MB",
+        "store on disk MB",
+        "offered",
+        "seen by the child",
+        "sessions",
+        "injects",
+        "dedup entries",
+        "recovery tracked",
+      ],
       samples.map((sample) => [
         String(sample.second),
         fmt(sample.rssMb),
@@ -234,6 +251,8 @@ function report(samples: Sample[], options: RoutingSoakOptions, byKind: Map<stri
         String(sample.seen),
         String(sample.sessions),
         String(sample.injects),
+        String(sample.dedup),
+        String(sample.tracked),
       ]),
     ),
   );
