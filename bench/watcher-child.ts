@@ -4,11 +4,13 @@
  *                                                   sink, the pipeline clock set by the parent
  *   bun bench/watcher-child.ts raw KUBECONFIG       the baseline: the same list+watch of events over
  *                                                   Bun's fetch, each line parsed and counted, no pipeline
- * Every 100 ms it sends {seen, injected, heap, lag}; each opening payload is reported on stdout as
+ * Every 100 ms it sends {seen, injected, heap, lag, gauges}; each opening payload is reported on stdout as
  * `inj <pod name> <nowMs>` (the parent computes event-to-inject latency on the shared clock).
  * `lag` is the main thread's event-loop lag since the parent's last `{lagReset: true}`: a 10 ms
  * timer's lateness, as p50, p99 and max in ms. SPAR_BENCH_SOURCE_THREADS=main runs the sources
  * on the main thread instead of their workers (the comparison the workers are for).
+ * SPAR_BENCH_SINK=daemon drops `--dry-run`: the real daemon sink, pointed by the extra flags
+ * (`--daemon-url`, `--token-env`) at a fake daemon (bench/watcher-fake-daemon.ts).
  */
 import { watcherConfigFromArgv } from "../src/cli/watcher-config.ts";
 import { createLogger } from "../src/telemetry/logger.ts";
@@ -47,6 +49,9 @@ const flush = () => {
 };
 
 let count: () => number = () => seen;
+/** Gauges reported with each count (the routing soak's bounds): the dedup cache and recovery's tracked incidents. */
+const GAUGES = ["active_incidents", "recovery_tracking"] as const;
+const gauges: Record<string, number> = {};
 if (mode === "raw") {
   const connection = loadKubeConnection({ inCluster: false, kubeconfig });
   const list = await listFunction(connection, "/api/v1/events")();
@@ -62,7 +67,7 @@ if (mode === "raw") {
   );
 } else {
   const config = watcherConfigFromArgv([
-    "--dry-run",
+    ...(process.env.SPAR_BENCH_SINK === "daemon" ? [] : ["--dry-run"]),
     `--kubeconfig=${kubeconfig}`,
     "--cluster-name=bench",
     "--storm=off",
@@ -82,15 +87,17 @@ if (mode === "raw") {
   });
   count = () => {
     let total = 0;
-    for (const match of running.metrics.render().matchAll(/^watcher_events_seen_total\{[^}]*\} (\d+)$/gm))
-      total += Number(match[1]);
+    const text = running.metrics.render();
+    for (const match of text.matchAll(/^watcher_events_seen_total\{[^}]*\} (\d+)$/gm)) total += Number(match[1]);
+    for (const name of GAUGES)
+      gauges[name] = Number(new RegExp(`^watcher_${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text)?.[1]);
     return total;
   };
 }
 process.send?.({ ready: true });
 setInterval(() => {
   flush();
-  process.send?.({ seen: count(), injected, heap: process.memoryUsage().heapUsed, lag: lagQuantiles() });
+  process.send?.({ seen: count(), injected, heap: process.memoryUsage().heapUsed, lag: lagQuantiles(), gauges });
 }, 100);
 if (process.env.BENCH_MEMLOG) {
   const { heapStats } = await import("bun:jsc");

@@ -106,6 +106,8 @@ export interface Child {
   heap: number;
   /** The child's main-thread event-loop lag since its last `lag-reset`: p50, p99, max (ms). */
   lag: [number, number, number];
+  /** The watcher's `watcher_active_incidents` and `watcher_recovery_tracking` gauges, last report. */
+  gauges: Record<string, number>;
   injects: Map<string, number>;
   stop(): Promise<void>;
 }
@@ -121,6 +123,7 @@ interface ChildMessage {
   seen?: number;
   heap?: number;
   lag?: [number, number, number];
+  gauges?: Record<string, number>;
 }
 
 export async function spawnChild(
@@ -136,6 +139,7 @@ export async function spawnChild(
     seen: 0,
     heap: 0,
     lag: [0, 0, 0],
+    gauges: {},
     injects: new Map(),
     proc: Bun.spawn(
       [
@@ -157,6 +161,7 @@ export async function spawnChild(
           if (typeof message.seen === "number") child.seen = message.seen;
           if (typeof message.heap === "number") child.heap = message.heap;
           if (message.lag) child.lag = message.lag;
+          if (message.gauges) child.gauges = message.gauges;
         },
       },
     ),

@@ -17,12 +17,23 @@
  * - latency: paced at 10,000 events/minute of real time, each event a new incident (so each one is
  *   enriched), one run per round after the soak; event-to-inject latency is the child's print time
  *   minus the moment this process stored the event (same clock). Medians of the rounds.
+ *
+ * Other cases (`--case=...`, each instead of the above):
+ * - sources: every portable source, each in its worker (bench/watcher-sources.ts).
+ * - slow-sink: the daemon sink against a fake daemon, one incident's session answering in
+ *   --slow-ms (5000); other incidents' event-to-inject p50/p99 against a healthy run
+ *   (bench/watcher-judgement.ts; --slow-s=30, --slow-rate=20 fresh incidents/s, --rounds).
+ * - routing-soak: 1,000 events/s (--rate) of critical, warning and info signals with severity
+ *   routing and --store on for --soak-minutes (10) of real time; child RSS and store size every
+ *   --sample-s (30), flat or not over the last half (bench/watcher-routing-soak.ts; --store-max-mb=32).
  */
 import { join } from "node:path";
 import { startFakeApiserver } from "../scripts/fake-apiserver/server.ts";
 import { writeKubeconfig } from "../scripts/fake-apiserver/kubeconfig.ts";
 import { argFlags, benchTempDir, fmt, median, nowMs, quantile, table } from "./lib.ts";
 import { Cluster, WINDOW, closedLoop, log, sleep, spawnChild } from "./watcher-lib.ts";
+import { slowSinkCase } from "./watcher-judgement.ts";
+import { routingSoakCase } from "./watcher-routing-soak.ts";
 import { allSourcesCase } from "./watcher-sources.ts";
 import { outageCase } from "./watcher-outage.ts";
 
@@ -56,6 +67,29 @@ async function main(): Promise<void> {
       soakMinutes: SOAK_MINUTES,
       events: EVENTS,
       pacedSeconds: LATENCY_S,
+      json: flags.get("json"),
+    });
+    return;
+  }
+  if (CASE === "slow-sink") {
+    await slowSinkCase(dir, {
+      rounds: ROUNDS,
+      seconds: Number(flags.get("slow-s") ?? 30),
+      rate: Number(flags.get("slow-rate") ?? 20),
+      slowMs: Number(flags.get("slow-ms") ?? 5000),
+      flags: WATCHER_FLAGS,
+      json: flags.get("json"),
+    });
+    return;
+  }
+  if (CASE === "routing-soak") {
+    await routingSoakCase(dir, {
+      minutes: Number(flags.get("soak-minutes") ?? 10),
+      rate: Number(flags.get("rate") ?? 1000),
+      storeMaxMb: Number(flags.get("store-max-mb") ?? 32),
+      sampleSeconds: Number(flags.get("sample-s") ?? 30),
+      churn: Number(flags.get("churn") ?? 2000),
+      flags: WATCHER_FLAGS,
       json: flags.get("json"),
     });
     return;
