@@ -504,16 +504,27 @@ export class Dispatcher {
     const lookup = this.deps.clearance;
     if (!lookup || !this.recovery.enabled) return;
     const keys = this.recovery.keys();
+    let evicted = 0;
     for (let start = 0; start < keys.length; start += SWEEP_CHUNK) {
       const judge = async (key: string) => {
         const entry = this.dedup.get(key);
-        if (!entry?.incident) return;
+        if (!entry?.incident) {
+          // D457: the dedup cache dropped it (full): nothing can resolve it any more.
+          this.recovery.forget(key);
+          this.deps.metrics.recoveryDrops({ cause: "evicted" });
+          evicted++;
+          return;
+        }
         const separator = key.lastIndexOf("|");
         const observation = lookup(key.slice(0, separator), entry.incident, key.slice(separator + 1));
         await this.deliverOutcome(this.recovery.observe(key, observation, this.now()));
       };
       await Promise.all(keys.slice(start, start + SWEEP_CHUNK).map((key) => this.inLane(key, () => judge(key))));
     }
+    if (evicted > 0)
+      this.deps.logger.warn(
+        `recovery: ${evicted} tracked incident(s) left the full dedup cache before they cleared; no resolved will follow for them (watcher_recovery_drops_total{cause="evicted"})`,
+      );
   }
 
   /** Work in a key's lane; a full lane skips it (a sweep asks again, a late binding is re-reported). */

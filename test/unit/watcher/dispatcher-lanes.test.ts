@@ -10,6 +10,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { createLogger } from "../../../src/telemetry/logger.ts";
+import { DedupCache } from "../../../src/watcher/core/dedup-cache.ts";
 import type { OccurrenceRow } from "../../../src/watcher/core/occurrence.ts";
 import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
@@ -278,5 +279,27 @@ describe("lanes in the dispatcher", () => {
     sink.release("web-1");
     expect(await Promise.all(accepted)).toEqual(["opened", "deduped", "deduped"]);
     await waitFor(() => (dispatcher.dedup.get("uid-1|CrashLoopBackOff")?.sessionId ? true : undefined), 5000, "bound");
+  });
+
+  test("a tracked incident the full dedup cache dropped is forgotten by the next sweep, counted and logged (D457)", async () => {
+    const sink = new HoldingSink();
+    const log: string[] = [];
+    const metrics = new WatcherMetrics("prod");
+    const dispatcher = new Dispatcher(SETTINGS, {
+      sink,
+      metrics,
+      logger: createLogger("debug", (line) => log.push(line)),
+      now: () => clock,
+      dedup: new DedupCache(SETTINGS.dedupWindowMs, 2),
+      clearance: () => ({ cleared: false }),
+    });
+    for (const index of [1, 2, 3]) expect(await dispatcher.dispatch(crash(index))).toBe("opened");
+    expect(dispatcher.recovery.size).toBe(3);
+    await dispatcher.sweepRecovery();
+    expect(dispatcher.recovery.size).toBe(2);
+    expect(metrics.render()).toContain('watcher_recovery_drops_total{cause="evicted",cluster="prod"} 1');
+    expect(log.filter((line) => line.includes("left the full dedup cache"))).toHaveLength(1);
+    await dispatcher.sweepRecovery();
+    expect(metrics.render()).toContain('watcher_recovery_drops_total{cause="evicted",cluster="prod"} 1');
   });
 });
