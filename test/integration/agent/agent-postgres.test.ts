@@ -1,0 +1,125 @@
+/**
+ * `spar agent --session-db-driver=postgres` (issue 34, first slice; D483-D486) on a real PostgreSQL
+ * 15 cluster, one database per test: a turn's rows are committed and replayed from `since=0` after a
+ * restart; the kill -9 scenarios sqlite runs (test/support/agent-durability.ts) lose and repeat no
+ * committed row here too; a URL that is not postgres:// is a usage error; the URL's password never
+ * reaches the log; an unreachable database fails the startup; a second daemon on a database one
+ * serves is refused (D261's writer lock, unchanged: one daemon per database).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { CommittedRow } from "../../../src/core/events.ts";
+import { PostgresStore } from "../../../src/store/postgres/postgres-store.ts";
+import {
+  type AgentStore,
+  agentSeqs,
+  injectAndWait,
+  killNineDuringDelivery,
+  killNineMidTurnWithInbox,
+} from "../../support/agent-durability.ts";
+import { daemonScope, runToExit } from "../../support/daemon-scope.ts";
+import { sparCommand } from "../../support/daemon.ts";
+import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
+import { collect } from "../../support/sse-client.ts";
+
+const scope = daemonScope();
+let cluster: PostgresCluster;
+
+/** The cluster trusts local logins, so any password works: this one must never be logged. */
+const PASSWORD = "pg-s3cret-word";
+
+beforeAll(() => {
+  cluster = startPostgresCluster();
+});
+afterAll(() => cluster?.stop());
+
+/** A fresh database of the cluster, as the agent's store flags, its URL carrying PASSWORD. */
+function postgresStore(database: string): AgentStore & { sessionDb: string } {
+  cluster.createDatabase(database);
+  return {
+    sessionDb: `postgres://postgres:${PASSWORD}@127.0.0.1:${cluster.port}/${database}`,
+    args: ["--session-db-driver=postgres"],
+  };
+}
+
+async function storedRows(url: string, id: string): Promise<CommittedRow[]> {
+  // A reader beside the daemon: it takes no writer lock.
+  const store = await PostgresStore.open(url, { writerLock: false });
+  try {
+    return await store.read({ app: "spar", id }, 0, 10_000);
+  } finally {
+    await store.close();
+  }
+}
+
+test("echo turns commit their rows in postgres; after a restart since=0 replays them; the password is never logged", async () => {
+  const store = postgresStore("agent_turns");
+  const first = await scope.start(store);
+  expect(first.log()).toContain(`store postgres postgres://***@127.0.0.1:${cluster.port}/agent_turns`);
+  await injectAndWait(first, "one", 1);
+  await injectAndWait(first, "two", 2);
+  expect((await storedRows(store.sessionDb, "default")).map((row) => row.seq)).toEqual([1, 2, 3, 4]);
+  expect(await first.sigterm()).toBe(0);
+
+  const second = await scope.start(store);
+  const replay = collect(`${second.baseUrl}/sessions/default/events?since=0`);
+  await replay.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 4);
+  await injectAndWait(second, "three", 3);
+  await replay.waitFor((frame) => frame.event === "agent" && (frame.data as { seq: number }).seq === 6);
+  replay.close();
+  expect(agentSeqs(replay.frames)).toEqual([1, 2, 3, 4, 5, 6]);
+  for (const daemon of [first, second]) expect(daemon.log()).not.toContain(PASSWORD);
+}, 60_000);
+
+test("postgres: kill -9 during delivery, the client's Last-Event-ID reconnect to the restarted daemon loses and repeats nothing", async () => {
+  await killNineDuringDelivery(scope, postgresStore("agent_delivery"));
+}, 60_000);
+
+test("postgres: kill -9 mid-turn with a message waiting, history, owner and inbox survive and the message is drained once", async () => {
+  await killNineMidTurnWithInbox(scope, postgresStore("agent_midturn"));
+}, 60_000);
+
+test("a --session-db that is not a postgres:// URL under the postgres driver is a usage error (exit 2) naming the flag", async () => {
+  const result = await runToExit(
+    sparCommand(
+      "agent",
+      "--attach-listen=127.0.0.1:0",
+      "--session-db-driver=postgres",
+      "--session-db=/tmp/sessions.db",
+    ),
+  );
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain("--session-db under --session-db-driver=postgres must be a postgres:// URL");
+  expect(result.stderr).not.toContain("    at ");
+});
+
+test("an unreachable postgres store fails the startup (exit 1) with the URL's password redacted", async () => {
+  const result = await runToExit(
+    sparCommand(
+      "agent",
+      "--attach-listen=127.0.0.1:0",
+      "--session-db-driver=postgres",
+      `--session-db=postgres://agent:${PASSWORD}@127.0.0.1:1/agent`,
+    ),
+    { timeoutMs: 15_000 },
+  );
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain("cannot open session store postgres://***@127.0.0.1:1/agent");
+  expect(result.stderr).not.toContain(PASSWORD);
+});
+
+test("a second agent on a database another agent serves fails its startup (exit 1): one daemon per database (D261)", async () => {
+  const store = postgresStore("agent_one");
+  await scope.start(store);
+  const second = await runToExit(
+    sparCommand(
+      "agent",
+      "--attach-listen=127.0.0.1:0",
+      "--session-db-driver=postgres",
+      `--session-db=${store.sessionDb}`,
+    ),
+    { timeoutMs: 15_000 },
+  );
+  expect(second.code).toBe(1);
+  expect(second.stderr).toContain("/agent_one is in use by another spar daemon");
+  expect(second.stderr).not.toContain(PASSWORD);
+});
