@@ -3,7 +3,8 @@
  * 15 cluster, one database per test: a turn's rows are committed and replayed from `since=0` after a
  * restart; the kill -9 scenarios sqlite runs (test/support/agent-durability.ts) lose and repeat no
  * committed row here too; a URL that is not postgres:// is a usage error; the URL's password never
- * reaches the log; an unreachable database fails the startup; a second daemon on a database one
+ * reaches the log or an answer; while the server is down an inject answers 503 and /healthz says
+ * so, and turns run again once it is back; an unreachable database fails the startup; a second daemon on a database one
  * serves is refused (D261's writer lock, unchanged: one daemon per database).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -17,7 +18,7 @@ import {
   killNineMidTurnWithInbox,
 } from "../../support/agent-durability.ts";
 import { daemonScope, runToExit } from "../../support/daemon-scope.ts";
-import { sparCommand } from "../../support/daemon.ts";
+import { postJson, sparCommand } from "../../support/daemon.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
 import { collect } from "../../support/sse-client.ts";
 
@@ -76,6 +77,28 @@ test("postgres: kill -9 during delivery, the client's Last-Event-ID reconnect to
 
 test("postgres: kill -9 mid-turn with a message waiting, history, owner and inbox survive and the message is drained once", async () => {
   await killNineMidTurnWithInbox(scope, postgresStore("agent_midturn"));
+}, 60_000);
+
+test("while the server is down an inject answers 503 with a JSON error and /healthz reports the store; once it is back turns run again", async () => {
+  const store = postgresStore("agent_outage");
+  const daemon = await scope.start(store);
+  await injectAndWait(daemon, "before", 1);
+  cluster.pause();
+  try {
+    const refused = await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "while down" });
+    expect(refused.status).toBe(503);
+    const body = (await refused.json()) as { error: string };
+    expect(body.error).toContain("session store");
+    expect(body.error).not.toContain(PASSWORD);
+    const ready = await fetch(`${daemon.baseUrl}/healthz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { checks: Record<string, string> }).checks.session_db).not.toBe("ready");
+  } finally {
+    cluster.resume();
+  }
+  await injectAndWait(daemon, "after", 2);
+  expect((await storedRows(store.sessionDb, "default")).map((row) => row.seq)).toEqual([1, 2, 3, 4]);
+  expect(daemon.log()).not.toContain(PASSWORD);
 }, 60_000);
 
 test("a --session-db that is not a postgres:// URL under the postgres driver is a usage error (exit 2) naming the flag", async () => {
