@@ -2,7 +2,7 @@
  * `spar agent --session-db-driver=postgres` (issue 34, first slice; D483-D486) on a real PostgreSQL
  * 15 cluster, one database per test: a turn's rows are committed and replayed from `since=0` after a
  * restart; the kill -9 scenarios sqlite runs (test/support/agent-durability.ts) lose and repeat no
- * committed row here too; a URL that is not postgres:// is a usage error; the URL's password never
+ * committed row here too, and auto-continue's re-drive of a turn cut by kill -9 runs once; a URL that is not postgres:// is a usage error; the URL's password never
  * reaches the log or an answer; while the server is down an inject answers 503 and /healthz says
  * so, and turns run again once it is back; an unreachable database fails the startup; a second daemon on a database one
  * serves is refused (D261's writer lock, unchanged: one daemon per database).
@@ -17,6 +17,7 @@ import {
   killNineDuringDelivery,
   killNineMidTurnWithInbox,
 } from "../../support/agent-durability.ts";
+import { autoContinueHarness, killAtToolCallRedrivesOnce } from "../../support/auto-continue-harness.ts";
 import { daemonScope, runToExit } from "../../support/daemon-scope.ts";
 import { postJson, sparCommand } from "../../support/daemon.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
@@ -77,6 +78,11 @@ test("postgres: kill -9 during delivery, the client's Last-Event-ID reconnect to
 
 test("postgres: kill -9 mid-turn with a message waiting, history, owner and inbox survive and the message is drained once", async () => {
   await killNineMidTurnWithInbox(scope, postgresStore("agent_midturn"));
+}, 60_000);
+
+test("postgres: kill -9 between a tool call and its result, the restart repairs the call and re-drives the turn once", async () => {
+  // Auto-continue's boot records and interruption claims live in the postgres store here.
+  await killAtToolCallRedrivesOnce(autoContinueHarness(scope, postgresStore("agent_redrive")));
 }, 60_000);
 
 test("while the server is down an inject answers 503 with a JSON error and /healthz reports the store; once it is back turns run again", async () => {
