@@ -2,7 +2,7 @@
  * `spar agent --session-db-driver=postgres` (issue 34, first slice; D483-D486) on a real PostgreSQL
  * 15 cluster, one database per test: a turn's rows are committed and replayed from `since=0` after a
  * restart; the kill -9 scenarios sqlite runs (test/support/agent-durability.ts) lose and repeat no
- * committed row here too, and auto-continue's re-drive of a turn cut by kill -9 runs once; a URL that is not postgres:// is a usage error; the URL's password never
+ * committed row here too, a deleted session's tombstone outlives a restart, and auto-continue's re-drive of a turn cut by kill -9 runs once; a URL that is not postgres:// is a usage error; the URL's password never
  * reaches the log or an answer; while the server is down an inject answers 503 and /healthz says
  * so, and turns run again once it is back; an unreachable database fails the startup; a second daemon on a database one
  * serves is refused (D261's writer lock, unchanged: one daemon per database).
@@ -83,6 +83,26 @@ test("postgres: kill -9 mid-turn with a message waiting, history, owner and inbo
 test("postgres: kill -9 between a tool call and its result, the restart repairs the call and re-drives the turn once", async () => {
   // Auto-continue's boot records and interruption claims live in the postgres store here.
   await killAtToolCallRedrivesOnce(autoContinueHarness(scope, postgresStore("agent_redrive")));
+}, 60_000);
+
+test("multi-session on postgres: a deleted session's tombstone outlives a restart; /sessions lists what the database holds", async () => {
+  const store = postgresStore("agent_sessions");
+  const args = [...(store.args ?? []), "--multi-session"];
+  const remove = (daemon: { baseUrl: string }) =>
+    fetch(`${daemon.baseUrl}/sessions/doomed`, { method: "DELETE", headers: { "content-type": "application/json" } });
+  const first = await scope.start({ ...store, args });
+  for (const id of ["kept", "doomed"])
+    expect((await postJson(`${first.baseUrl}/sessions`, { sessionID: id })).status).toBe(201);
+  expect((await postJson(`${first.baseUrl}/sessions/doomed/inject`, { message: "hi" })).status).toBe(200);
+  expect((await remove(first)).status).toBe(204);
+  expect(await first.sigterm()).toBe(0);
+
+  const second = await scope.start({ ...store, args });
+  const listed = (await (await fetch(`${second.baseUrl}/sessions`)).json()) as { sessions: { sessionID: string }[] };
+  expect(listed.sessions.map((row) => row.sessionID).sort()).toEqual(["default", "kept"]);
+  const again = await remove(second);
+  expect(((await again.json()) as { error: string }).error).toContain("already deleted");
+  expect((await fetch(`${second.baseUrl}/sessions/doomed/status`)).status).toBe(404);
 }, 60_000);
 
 test("while the server is down an inject answers 503 with a JSON error and /healthz reports the store; once it is back turns run again", async () => {
