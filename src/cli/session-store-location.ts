@@ -4,15 +4,9 @@
  * mistake named as such (rather than a sqlite file called "postgres:"). Pure: it opens nothing.
  */
 import { type Result, err, ok } from "../core/result.ts";
+import { isPostgresUrl } from "../store/postgres/postgres-errors.ts";
 
 export type SessionStoreDriver = "sqlite" | "postgres";
-
-const POSTGRES_URL = /^postgres(ql)?:\/\//i;
-
-/** Whether a `--session-db` value is a postgres URL. */
-export function isPostgresUrl(location: string): boolean {
-  return POSTGRES_URL.test(location);
-}
 
 /**
  * Checks a non-empty `--session-db` value against the driver; `from` names where it was set (the
