@@ -8,8 +8,12 @@
  */
 
 const USERINFO_IN_TEXT = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]*@/gi;
-/** A password query parameter inside text: `?password=...` or `&sslpassword=...`, up to the next separator. */
-const PASSWORD_PARAM_IN_TEXT = /([?&](?:ssl)?password=)[^&#\s"'<>]*/gi;
+/**
+ * A password query parameter inside text: `?password=...` or `&sslpassword=...`, up to the next
+ * separator (a comma or a parenthesis after it goes too: better than a password's tail left). One
+ * already `***` is left as it is, so redacting twice (a shown URL, then the logger) changes nothing.
+ */
+const PASSWORD_PARAM_IN_TEXT = /([?&](?:ssl)?password=)(?!\*\*\*(?:[&#\s"'<>,)]|$))[^&#\s"'<>]*/gi;
 const PASSWORD_PARAM = /^(ssl)?password$/i;
 
 /** The URL with any userinfo and password parameter replaced by `***`; other text with every embedded one redacted. */

@@ -1,9 +1,9 @@
 /**
  * `spar agent --session-db-driver=postgres` (issue 34, first slice; D483-D486) on a real PostgreSQL
- * 15 cluster, one database per test: a turn's rows are committed and replayed from `since=0` after a
+ * 15 cluster that requires a password, one database per test: a turn's rows are committed and replayed from `since=0` after a
  * restart; the kill -9 scenarios sqlite runs (test/support/agent-durability.ts) lose and repeat no
  * committed row here too, a deleted session's tombstone outlives a restart, and auto-continue's re-drive of a turn cut by kill -9 runs once; a URL that is not postgres:// is a usage error; the URL's password never
- * reaches the log or an answer; while the server is down an inject answers 503 and /healthz says
+ * reaches the log or an answer (in the URL's userinfo or its query; PGPASSWORD works too); while the server is down an inject answers 503 and /healthz says
  * so, and turns run again once it is back; an unreachable database fails the startup; a second daemon on a database one
  * serves is refused (D261's writer lock, unchanged: one daemon per database).
  */
@@ -26,16 +26,16 @@ import { collect } from "../../support/sse-client.ts";
 const scope = daemonScope();
 let cluster: PostgresCluster;
 
-/** The cluster trusts local logins, so any password works: this one must never be logged. */
+/** The cluster's password (scram-sha-256: every login gives it); it must never be logged. */
 const PASSWORD = "pg-s3cret-word";
 
 beforeAll(() => {
-  cluster = startPostgresCluster();
+  cluster = startPostgresCluster("spar", { password: PASSWORD });
 });
 afterAll(() => cluster?.stop());
 
 /** A fresh database of the cluster, as the agent's store flags, its URL carrying PASSWORD. */
-function postgresStore(database: string): AgentStore & { sessionDb: string } {
+function postgresStore(database: string): AgentStore & { sessionDb: string; args: string[] } {
   cluster.createDatabase(database);
   return {
     sessionDb: `postgres://postgres:${PASSWORD}@127.0.0.1:${cluster.port}/${database}`,
@@ -103,6 +103,26 @@ test("multi-session on postgres: a deleted session's tombstone outlives a restar
   const again = await remove(second);
   expect(((await again.json()) as { error: string }).error).toContain("already deleted");
   expect((await fetch(`${second.baseUrl}/sessions/doomed/status`)).status).toBe(404);
+}, 60_000);
+
+test("the password may stay out of the URL (PGPASSWORD) or sit in its query (password=, logged as ***)", async () => {
+  const { args } = postgresStore("agent_credentials");
+  const bare = `postgres://postgres@127.0.0.1:${cluster.port}/agent_credentials`;
+  const fromEnv = await scope.start({ sessionDb: bare, args, env: { PGPASSWORD: PASSWORD } });
+  // The userinfo goes as a whole, the user name with it.
+  const shown = `postgres://***@127.0.0.1:${cluster.port}/agent_credentials`;
+  expect(fromEnv.log()).toContain(`store postgres ${shown},`);
+  await injectAndWait(fromEnv, "one", 1);
+  expect(await fromEnv.sigterm()).toBe(0);
+
+  const inQuery = await scope.start({
+    sessionDb: `${bare}?password=${PASSWORD}`,
+    args,
+    env: { PGPASSWORD: undefined },
+  });
+  expect(inQuery.log()).toContain(`store postgres ${shown}?password=***,`);
+  await injectAndWait(inQuery, "two", 2);
+  expect(inQuery.log()).not.toContain(PASSWORD);
 }, 60_000);
 
 test("while the server is down an inject answers 503 with a JSON error and /healthz reports the store; once it is back turns run again", async () => {

@@ -39,4 +39,7 @@ test("a password query parameter (libpq's spelling in a postgres:// URL) is repl
     "cannot open session store postgres://db.example/spar?PASSWORD=*** (refused)",
   );
   expect(redactUrl("postgres://db.example/spar?sslmode=require")).toBe("postgres://db.example/spar?sslmode=require");
+  // Redacting twice (a URL shown redacted, then the logger's pass over the line) changes nothing.
+  const line = "listening (store postgres postgres://***@db.example/spar?password=***, 2 turn workers)";
+  expect(redactUrl(line)).toBe(line);
 });
