@@ -248,6 +248,8 @@ export function buildAgentConfig(
  * The session store (D483): sqlite at `--session-db` (default `.agents/state/sessions.db`), or
  * PostgreSQL at the postgres:// URL `--session-db` must then give, checked by the rule svc uses.
  * `--session-db-max-mb` is a sqlite page cap: under postgres a cap is refused, not ignored (D484).
+ * Everything behind the Store goes to the database; the peer hub's state file stays a local file
+ * (D485); one daemon per database, D261's writer lock unchanged (D486).
  */
 function sessionStore(
   read: SettingReader,

@@ -176,7 +176,7 @@ test("an unreachable postgres store fails the startup (exit 1) with the URL's pa
   expect(result.stderr).not.toContain(PASSWORD);
 });
 
-test("a second agent on a database another agent serves fails its startup (exit 1): one daemon per database (D261)", async () => {
+test("a second agent on a database another agent serves fails its startup (exit 1): one daemon per database (D261, D486)", async () => {
   const store = postgresStore("agent_one");
   await scope.start(store);
   const second = await runToExit(
