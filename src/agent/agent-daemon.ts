@@ -30,6 +30,7 @@ import {
   startRuntimeCore,
 } from "../daemon/runtime-core.ts";
 import { SPAR_VERSION } from "../daemon/version.ts";
+import { redactUrl } from "../net/redact-url.ts";
 
 export interface RunningAgent {
   config: AgentConfig;
@@ -214,7 +215,7 @@ export async function startAgent(
   if (config.tls?.ca !== undefined)
     logger.info("mTLS: each client is verified at the handshake and its requests served in process; no inner port");
   logger.info(
-    `spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost(config)}:${server.port} (model ${config.model.name}, store ${config.sessionDb}, ${core.pool.size} turn workers)`,
+    `spar agent ${SPAR_VERSION} listening on ${config.tls ? "https" : "http"}://${shownHost(config)}:${server.port} (model ${config.model.name}, store ${shownStore(config)}, ${core.pool.size} turn workers)`,
   );
   if (core.tools.mcp)
     logger.info(
@@ -231,13 +232,16 @@ export async function startAgent(
 /** What the runtime core reads of the agent's configuration. */
 function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
   return {
-    store: {
-      path: config.sessionDb,
-      maxMb: config.sessionDbMaxMb,
-      // One transaction per event-loop turn, as svc (D326): under load the writes of many
-      // requests and turns share a commit; each is still committed before its answer.
-      flushOn: "immediate",
-    },
+    store:
+      config.sessionDbDriver === "postgres"
+        ? { driver: "postgres", url: config.sessionDb }
+        : {
+            path: config.sessionDb,
+            maxMb: config.sessionDbMaxMb,
+            // One transaction per event-loop turn, as svc (D326): under load the writes of many
+            // requests and turns share a commit; each is still committed before its answer.
+            flushOn: "immediate",
+          },
     workers: config.workers,
     workerLivenessMs: config.workerLivenessMs,
     tools: config.tools,
@@ -281,6 +285,11 @@ function vouchedHosts(config: AgentConfig): HostAllowlist {
   const parsed = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");
   if (!parsed.ok) throw new SparError("bad_request", parsed.error);
   return parsed.value;
+}
+
+/** How the startup line names the store: a postgres URL with its password as `***` (D483). */
+function shownStore(config: AgentConfig): string {
+  return config.sessionDbDriver === "postgres" ? `postgres ${redactUrl(config.sessionDb)}` : config.sessionDb;
 }
 
 function shownHost(config: AgentConfig): string {

@@ -21,6 +21,7 @@ import type { ConfigMap } from "../config/config-file.ts";
 import { SPAR_VERSION } from "../daemon/version.ts";
 import type { FlagValue } from "../config/flag-spec.ts";
 import { AGENT_FLAGS } from "./agent-flags.ts";
+import { type SessionStoreDriver, checkStoreLocation } from "./session-store-location.ts";
 import { type ScriptSource, resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
@@ -77,8 +78,11 @@ export interface AgentConfig {
   knowledge: KnowledgeSettings;
   guardrails: GuardrailConfig;
   autoContinue: AutoContinueSettings;
+  /** The session store's driver: sqlite (the default) or postgres (D483). */
+  sessionDbDriver: SessionStoreDriver;
+  /** A sqlite file path, or a postgres:// URL under the postgres driver (it may hold a password: never log it). */
   sessionDb: string;
-  /** 0: no cap. */
+  /** 0: no cap. sqlite only: under postgres a cap is refused at startup (D484). */
   sessionDbMaxMb: number;
   model: ModelSpec;
   multiSession: boolean;
@@ -179,7 +183,7 @@ export function buildAgentConfig(
   try {
     const listen = parseListenAddress(need(read.string("attach-listen")));
     if (!listen.ok) throw new ConfigProblem(`${read.from("attach-listen")}: ${listen.error}`);
-    need(read.oneOf("session-db-driver"));
+    const store = sessionStore(read, cwd);
     const appName = need(read.string("app-name"));
     if (!isValidName(appName))
       throw new ConfigProblem(`--app-name ${JSON.stringify(appName)} must be letters, digits, . _ : @ -`);
@@ -215,8 +219,7 @@ export function buildAgentConfig(
       callerAuth: callerAuthSettings(read, config, tableFile, tls?.ca !== undefined),
       limits: limits.value,
       ui: ui.value,
-      sessionDb: need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db"))),
-      sessionDbMaxMb: need(read.int("session-db-max-mb")),
+      ...store,
       model,
       multiSession: need(read.bool("multi-session")),
       idleTimeoutMs: need(read.duration("session-idle-timeout")),
@@ -239,6 +242,32 @@ export function buildAgentConfig(
     if (error instanceof ConfigProblem) return err(error.message);
     throw error;
   }
+}
+
+/**
+ * The session store (D483): sqlite at `--session-db` (default `.agents/state/sessions.db`), or
+ * PostgreSQL at the postgres:// URL `--session-db` must then give, checked by the rule svc uses.
+ * `--session-db-max-mb` is a sqlite page cap: under postgres a cap is refused, not ignored (D484).
+ * Everything behind the Store goes to the database; the peer hub's state file stays a local file
+ * (D485); one daemon per database, D261's writer lock unchanged (D486).
+ */
+function sessionStore(
+  read: SettingReader,
+  cwd: string,
+): Pick<AgentConfig, "sessionDbDriver" | "sessionDb" | "sessionDbMaxMb"> {
+  const driver = need(read.oneOf<SessionStoreDriver>("session-db-driver"));
+  const maxMb = need(read.int("session-db-max-mb"));
+  if (driver === "postgres") {
+    if (need(read.string("session-db", "")).trim() === "")
+      throw new ConfigProblem("--session-db-driver=postgres needs --session-db with a postgres:// URL");
+    if (maxMb > 0)
+      throw new ConfigProblem(
+        `${read.from("session-db-max-mb")} caps a sqlite file and does not apply under --session-db-driver=postgres (set the database's own limits)`,
+      );
+  }
+  const location = need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db")));
+  const checked = need(checkStoreLocation(driver, location, read.from("session-db")));
+  return { sessionDbDriver: driver, sessionDb: checked, sessionDbMaxMb: maxMb };
 }
 
 /** `--plans-dir` (relative: from the working directory), else `<tools root>/.agents/plans`. */

@@ -27,6 +27,7 @@ import { resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type RateLimit, type SvcEnvironment, rateVariables, svcScript, tokenVariable } from "./svc-environment.ts";
 import { SVC_FLAGS } from "./svc-flags.ts";
+import { type SessionStoreDriver, checkStoreLocation } from "./session-store-location.ts";
 import { type AgentConfig, buildAgentConfig } from "./agent-config.ts";
 import { type AllowedOrigins, parseAllowedOrigins } from "../surfaces/http/cors-policy.ts";
 
@@ -290,7 +291,7 @@ function aguiAllowedOrigins(read: SettingReader, surface: "A2A" | "AGUI"): Allow
 }
 
 function sessionStore(read: SettingReader, cwd: string): SessionStoreSettings {
-  const driver = need(read.oneOf<"sqlite" | "postgres">("session-db-driver"));
+  const driver = need(read.oneOf<SessionStoreDriver>("session-db-driver"));
   const location = optionalString(read, "session-db");
   if (location === "") {
     if (driver === "postgres")
@@ -299,18 +300,9 @@ function sessionStore(read: SettingReader, cwd: string): SessionStoreSettings {
       );
     return { driver, location: "", inMemory: true };
   }
-  if (driver === "postgres") {
-    if (!/^postgres(ql)?:\/\//i.test(location))
-      throw new ConfigProblem(
-        `${read.from("session-db")} under --session-db-driver=postgres must be a postgres:// URL (postgres://user:password@host:5432/database)`,
-      );
-    return { driver, location, inMemory: false };
-  }
-  if (/^postgres(ql)?:\/\//i.test(location))
-    throw new ConfigProblem(
-      `${read.from("session-db")} is a postgres URL but the driver is sqlite: add --session-db-driver=postgres`,
-    );
-  return { driver, location: isAbsolute(location) ? location : resolve(cwd, location), inMemory: false };
+  const checked = need(checkStoreLocation(driver, location, read.from("session-db")));
+  if (driver === "postgres") return { driver, location: checked, inMemory: false };
+  return { driver, location: isAbsolute(checked) ? checked : resolve(cwd, checked), inMemory: false };
 }
 
 function autoResume(read: SettingReader, store: SessionStoreSettings): AutoResumeSettings {

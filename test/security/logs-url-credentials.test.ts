@@ -1,6 +1,6 @@
 /**
  * Credentials written into a URL never reach a log line or an answer in clear: the daemon's
- * logger redacts userinfo in every line (whichever module wrote it), the pricing source is shown
+ * logger redacts userinfo and `password=` query parameters in every line (whichever module wrote it), the pricing source is shown
  * redacted on GET /pricing and in refresh failures, and a startup refusal quoting a URL is
  * redacted too.
  */
@@ -68,7 +68,10 @@ test("the logger redacts any line, whoever wrote it", () => {
   const logger = createLogger("debug", (line) => lines.push(line));
   logger.warn(`sink https://bot:${SECRET}@hooks.example/x refused: 503`);
   logger.info("a line with an address user@example.com and no URL stays");
+  // libpq's spelling of a password in a postgres:// URL (D483): no userinfo, no "@".
+  logger.error(`cannot open session store postgres://db.example/spar?password=${SECRET}&sslmode=require`);
   expect(lines[0]).toContain("https://***@hooks.example/x refused: 503");
   expect(lines.join("")).not.toContain(SECRET);
   expect(lines[1]).toContain("user@example.com");
+  expect(lines[2]).toContain("postgres://db.example/spar?password=***&sslmode=require");
 });

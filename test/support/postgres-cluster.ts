@@ -2,9 +2,10 @@
  * A real, throwaway PostgreSQL 15 cluster for a test file: initdb in a temp directory, pg_ctl
  * start on a free 127.0.0.1 port with its socket in that directory, one database created, and
  * stopped (immediate) and removed by `stop()`. As root (here and in CI) the cluster runs as the
- * `postgres` user via runuser; as anyone else, as that user. Trust authentication, local only.
+ * `postgres` user via runuser; as anyone else, as that user. Trust authentication, local only; with
+ * `password`, scram-sha-256 instead: every login (the tests' and the daemons') must give it.
  */
-import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -23,9 +24,9 @@ export interface PostgresCluster {
   stop(): void;
 }
 
-function run(argv: string[], asPostgres: boolean): void {
+function run(argv: string[], asPostgres: boolean, env?: Record<string, string>): void {
   const full = asPostgres ? ["runuser", "-u", "postgres", "--", ...argv] : argv;
-  const result = Bun.spawnSync(full, { stdout: "pipe", stderr: "pipe" });
+  const result = Bun.spawnSync(full, { stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
   if (result.exitCode !== 0)
     throw new Error(
       `${full.join(" ")} failed (${result.exitCode}): ${result.stderr.toString()}${result.stdout.toString()}`,
@@ -45,8 +46,25 @@ function postgresIds(): { uid: number; gid: number } {
   return { uid: Number(out), gid: Number(gid) };
 }
 
+export interface PostgresClusterOptions {
+  /** The `postgres` user's password, required at every login (scram-sha-256); absent: trust, none. */
+  password?: string;
+}
+
+/** initdb's authentication flags: trust, or scram-sha-256 with the password in a file the server's user reads. */
+function authentication(dir: string, password: string | undefined, asPostgres: boolean): string[] {
+  if (password === undefined) return ["-A", "trust"];
+  const file = join(dir, "password");
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  if (asPostgres) {
+    const { uid, gid } = postgresIds();
+    chownSync(file, uid, gid);
+  }
+  return ["-A", "scram-sha-256", `--pwfile=${file}`];
+}
+
 /** Starts a cluster with database `spar`; call stop() in afterAll. */
-export function startPostgresCluster(database = "spar"): PostgresCluster {
+export function startPostgresCluster(database = "spar", settings: PostgresClusterOptions = {}): PostgresCluster {
   const asPostgres = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), "spar-pg-"));
   chmodSync(dir, 0o700);
@@ -70,7 +88,20 @@ export function startPostgresCluster(database = "spar"): PostgresCluster {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    run([join(BIN, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"], asPostgres);
+    run(
+      [
+        join(BIN, "initdb"),
+        "-D",
+        data,
+        ...authentication(dir, settings.password, asPostgres),
+        "-U",
+        "postgres",
+        "-E",
+        "UTF8",
+        "--no-sync",
+      ],
+      asPostgres,
+    );
     const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
     const start = () => ctl("-l", join(dir, "server.log"), "-o", options, "-w", "start");
     start();
@@ -78,7 +109,8 @@ export function startPostgresCluster(database = "spar"): PostgresCluster {
     const pause = () => ctl("-m", "fast", "-w", "stop");
     const resume = () => start();
     const createDatabase = (name: string) => {
-      run([join(BIN, "createdb"), "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", name], false);
+      const env = settings.password === undefined ? undefined : { PGPASSWORD: settings.password };
+      run([join(BIN, "createdb"), "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", name], false, env);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     };
     const url = createDatabase(database);

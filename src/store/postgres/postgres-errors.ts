@@ -53,10 +53,15 @@ export function openFailed(where: string, error: unknown): SparError {
   return new SparError("unavailable", `cannot open session store ${where}: ${errorMessage(error)}`, details(error));
 }
 
+/** Whether a store location is a postgres URL (`postgres://` or `postgresql://`): the one test, the flags' too. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
 /** The URL as messages name it (its password as `***`); refuses one that is not postgres://. */
 export function postgresWhere(url: string): string {
   const where = redactUrl(url);
-  if (!/^postgres(ql)?:\/\//i.test(url))
+  if (!isPostgresUrl(url))
     throw new SparError("unavailable", `${where} is not a postgres:// URL; the postgres store needs one`);
   return where;
 }

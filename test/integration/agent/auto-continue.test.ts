@@ -4,54 +4,30 @@
  * transient failure and an output-cap cut are re-driven, and every guard holds: deliberate
  * interrupts, auth failures and opt-out are never re-driven; at most 3 re-drives per sequence
  * (a human message resets it); the per-session cap; the freshness window; the crash-loop
- * breaker; another daemon's claim in the store.
+ * breaker; another daemon's claim in the store. The harness and the kill -9 re-drive scenario live
+ * in test/support/auto-continue-harness.ts and run on PostgreSQL too (agent-postgres.test.ts).
  */
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
+import {
+  authors,
+  autoContinueHarness,
+  continues,
+  killAtToolCallRedrivesOnce,
+  metric,
+  rows,
+  say,
+  slow,
+  turnEnd,
+} from "../../support/auto-continue-harness.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { type Daemon, postJson, waitFor } from "../../support/daemon.ts";
 import { call, failWith, writeScript } from "../../support/scripted.ts";
-import { type Collector, type Frame, collect } from "../../support/sse-client.ts";
 
 const scope = daemonScope();
 
-const say = (text: string, extra: Record<string, unknown> = {}) => ({
-  request: {},
-  responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, ...extra }],
-});
-const slow = (text: string, delayMs: number) => ({
-  request: {},
-  responses: [{ content: { role: "model", parts: [{ text }] }, turnComplete: true, delayMs }],
-});
-
-async function start(script: string, args: string[] = [], sessionDb?: string) {
-  const daemon = await scope.start({
-    args: ["--model=scripted", `--script=${script}`, "--auto-continue-backoff=50ms", ...args],
-    ...(sessionDb ? { sessionDb } : {}),
-  });
-  const events = collect(`${daemon.baseUrl}/sessions/default/events`);
-  scope.defer(events, (stream) => stream.close());
-  await events.waitFor((frame) => frame.event === "capabilities");
-  return { daemon, events, base: `${daemon.baseUrl}/sessions/default` };
-}
-
-type Row = {
-  Author: string;
-  InvocationID: string;
-  CustomMetadata: Record<string, unknown> | null;
-  Content: {
-    parts: Array<{ text?: string; functionResponse?: { name: string; response: Record<string, unknown> } }>;
-  } | null;
-};
-const rows = (events: Collector): Row[] =>
-  events.frames.filter((frame) => frame.event === "agent").map((frame) => frame.data.event as Row);
-const authors = (events: Collector) => rows(events).map((row) => row.Author);
-const continues = (events: Collector) => rows(events).filter((row) => row.Author === "agent/auto-continue");
-const turnEnd = (frame: Frame) => frame.event === "turn-complete" || frame.event === "turn-error";
-const metric = async (daemon: Daemon, name: string) =>
-  Number(
-    new RegExp(`^${name} (\\d+)`, "m").exec(await (await fetch(`${daemon.baseUrl}/metrics`)).text())?.[1] ?? Number.NaN,
-  );
+const harness = autoContinueHarness(scope);
+const { start, cutAtToolCall } = harness;
 
 /**
  * The session's last turn has ended and its auto-continue offer was decided: the actor clears
@@ -76,61 +52,8 @@ async function refusals(daemon: Daemon, count: number): Promise<void> {
   );
 }
 
-/** Start a turn whose tool call waits on a permission prompt, then kill the daemon there. */
-async function cutAtToolCall(script: string, args: string[] = []) {
-  const first = await start(script, ["--permission-mode=ask", ...args]);
-  const prompts = collect(`${first.base}/perms/stream`);
-  try {
-    await postJson(`${first.base}/inject`, { message: "look it up" });
-    await prompts.waitFor((frame) => frame.event === "prompt");
-  } finally {
-    prompts.close();
-  }
-  // The events stream has no order with the prompts stream: wait on it for the frame the prompt
-  // follows, so the rows before it (the user's among them) have arrived.
-  await first.events.waitFor(
-    (frame) => frame.event === "status-update" && frame.data.turn_state === "awaiting_permission",
-  );
-  const interruption = rows(first.events).find((row) => row.Author === "user")?.InvocationID ?? "";
-  await first.daemon.kill9();
-  return { sessionDb: first.daemon.sessionDb, interruption };
-}
-
 test("kill -9 between a tool call and its result: the restart repairs the call and re-drives the turn once", async () => {
-  // Each daemon replays its script from the top: the restarted one gets its own.
-  const { sessionDb } = await cutAtToolCall(
-    writeScript([call("write_file", { path: "/nonexistent/spar-test", content: "x" })]),
-  );
-  const second = await start(writeScript([say("resumed")]), ["--permission-mode=ask"], sessionDb);
-  await second.events.waitFor(
-    (frame) => frame.event === "agent" && (frame.data.event as Row).Author === "agent/auto-continue",
-  );
-  await waitFor(
-    () => (authors(second.events).filter((author) => author === "spar").length >= 2 ? true : undefined),
-    10_000,
-    "the re-driven answer",
-  );
-  const log = authors(second.events);
-  const repair = log.indexOf("agent/repair");
-  expect(repair).toBeGreaterThan(log.indexOf("gate/prompt"));
-  expect(log[repair + 1]).toBe("agent/auto-continue");
-  const repaired = rows(second.events)[repair]?.Content?.parts[0]?.functionResponse;
-  expect(repaired).toMatchObject({ name: "write_file", response: { repaired: true } });
-  const note = continues(second.events)[0];
-  expect(note?.Content?.parts[0]?.text).toContain("[auto-continue] the daemon restarted");
-  expect(rows(second.events).at(-1)?.Content?.parts[0]?.text).toBe("resumed");
-  expect(await metric(second.daemon, "spar_auto_continue_redriven")).toBe(1);
-  await second.daemon.sigterm();
-  // Finished: a further restart re-drives nothing.
-  const third = await start(writeScript([say("unused")]), [], sessionDb);
-  // A restart's offers are decided before the daemon listens (SessionHost.start): the count is final.
-  expect(await metric(third.daemon, "spar_auto_continue_redriven")).toBe(0);
-  await waitFor(
-    () => (rows(third.events).some((row) => row.Content?.parts[0]?.text === "resumed") ? true : undefined),
-    10_000,
-    "the history replayed",
-  );
-  expect(continues(third.events)).toHaveLength(1);
+  await killAtToolCallRedrivesOnce(harness);
 }, 40_000);
 
 test("repair without auto-continue: the next human turn starts with the repaired result", async () => {

@@ -74,6 +74,41 @@ test("bad values name the flag or key", () => {
   expect(build(["--bogus"])).toEqual({ ok: false, error: "unknown flag --bogus (see --help)" });
 });
 
+test("the postgres driver takes a postgres:// URL, checked by svc's rule, and refuses the sqlite cap (D483, D484)", () => {
+  const url = "postgres://spar:pw@db.example:5432/spar";
+  expect(build(["--session-db-driver=postgres", `--session-db=${url}`])).toMatchObject({
+    ok: true,
+    value: { sessionDbDriver: "postgres", sessionDb: url, sessionDbMaxMb: 0 },
+  });
+  expect(build([], { "session_db.driver": "postgres", "session_db.path": url })).toMatchObject({
+    ok: true,
+    value: { sessionDbDriver: "postgres", sessionDb: url },
+  });
+  expect(build(["--session-db-driver=postgres"])).toEqual({
+    ok: false,
+    error: "--session-db-driver=postgres needs --session-db with a postgres:// URL",
+  });
+  // The refusal names the flag, never the value (a URL may carry a password).
+  expect(build(["--session-db-driver=postgres", "--session-db=/tmp/sessions.db"])).toEqual({
+    ok: false,
+    error:
+      "--session-db under --session-db-driver=postgres must be a postgres:// URL (postgres://user:password@host:5432/database)",
+  });
+  expect(build([`--session-db=${url}`])).toEqual({
+    ok: false,
+    error: "--session-db is a postgres URL but the driver is sqlite: add --session-db-driver=postgres",
+  });
+  expect(build(["--session-db-driver=postgres", `--session-db=${url}`, "--session-db-max-mb=64"])).toEqual({
+    ok: false,
+    error: expect.stringContaining("--session-db-max-mb caps a sqlite file and does not apply under"),
+  });
+  expect(build(["--session-db-driver=mysql"])).toEqual({
+    ok: false,
+    error: "--session-db-driver must be one of sqlite, postgres",
+  });
+  expect(build([])).toMatchObject({ ok: true, value: { sessionDbDriver: "sqlite" } });
+});
+
 test("listen addresses and the loopback test", () => {
   expect(parseListenAddress("[::1]:7777")).toEqual({ ok: true, value: { host: "::1", port: 7777 } });
   expect(parseListenAddress(":7777")).toEqual({ ok: true, value: { host: "", port: 7777 } });

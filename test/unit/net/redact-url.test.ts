@@ -1,6 +1,6 @@
 /**
- * redactUrl (src/net/redact-url.ts): userinfo replaced by `***` in URLs and in text quoting them;
- * everything else left as written.
+ * redactUrl (src/net/redact-url.ts): userinfo and password query parameters replaced by `***` in
+ * URLs and in text quoting them; everything else left as written.
  */
 import { expect, test } from "bun:test";
 import { redactUrl } from "../../../src/net/redact-url.ts";
@@ -26,4 +26,20 @@ test("URLs quoted inside a message are redacted too", () => {
     "two: http://***@one.example and https://***@two.example/",
   );
   expect(redactUrl("mail me at bob@example.com")).toBe("mail me at bob@example.com");
+});
+
+test("a password query parameter (libpq's spelling in a postgres:// URL) is replaced by *** too (D483)", () => {
+  expect(redactUrl("postgres://db.example:5432/spar?password=hunter2&sslmode=require")).toBe(
+    "postgres://db.example:5432/spar?password=***&sslmode=require",
+  );
+  expect(redactUrl("postgresql://spar:pw@db.example/spar?sslmode=verify-full&sslpassword=k3y")).toBe(
+    "postgresql://***@db.example/spar?sslmode=verify-full&sslpassword=***",
+  );
+  expect(redactUrl("cannot open session store postgres://db.example/spar?PASSWORD=hunter2 (refused)")).toBe(
+    "cannot open session store postgres://db.example/spar?PASSWORD=*** (refused)",
+  );
+  expect(redactUrl("postgres://db.example/spar?sslmode=require")).toBe("postgres://db.example/spar?sslmode=require");
+  // Redacting twice (a URL shown redacted, then the logger's pass over the line) changes nothing.
+  const line = "listening (store postgres postgres://***@db.example/spar?password=***, 2 turn workers)";
+  expect(redactUrl(line)).toBe(line);
 });

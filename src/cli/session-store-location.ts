@@ -1,0 +1,26 @@
+/**
+ * The one rule for where a daemon's session store lives, shared by `spar agent` and `spar svc`:
+ * the postgres driver needs a postgres:// URL, and a postgres URL under the sqlite driver is a
+ * mistake named as such (rather than a sqlite file called "postgres:"). Pure: it opens nothing.
+ */
+import { type Result, err, ok } from "../core/result.ts";
+import { isPostgresUrl } from "../store/postgres/postgres-errors.ts";
+
+export type SessionStoreDriver = "sqlite" | "postgres";
+
+/**
+ * Checks a non-empty `--session-db` value against the driver; `from` names where it was set (the
+ * flag or config key). The error never repeats the value: a URL may carry a password.
+ */
+export function checkStoreLocation(driver: SessionStoreDriver, location: string, from: string): Result<string> {
+  if (driver === "postgres") {
+    if (!isPostgresUrl(location))
+      return err(
+        `${from} under --session-db-driver=postgres must be a postgres:// URL (postgres://user:password@host:5432/database)`,
+      );
+    return ok(location);
+  }
+  if (isPostgresUrl(location))
+    return err(`${from} is a postgres URL but the driver is sqlite: add --session-db-driver=postgres`);
+  return ok(location);
+}
