@@ -162,6 +162,9 @@ describe("per-incident", () => {
 
 describe("storms", () => {
   test("five pods failing on one node: one storm session listing its members", async () => {
+    // The node exists, as in any cluster: a pod the graph has not listed yet is keyed by the node
+    // its event reports only when the graph holds that node (D453).
+    triage.api.scenario.createNode({ name: "node-storm" });
     const { running, log } = await watcher("--storm=on", "--storm-min=3");
     try {
       for (let i = 1; i <= 5; i++) crashLoop(`team-${i % 2}`, `worker-${i}`, "node-storm");
