@@ -270,6 +270,9 @@ test("an interrupt ends a wait at once: the turn ends canceled long before the w
   });
   expect(answer.status).toBe(200);
   await running.events.waitFor((frame) => JSON.stringify(frame.data).includes('"wait_and_verify"'), 20_000, mark);
+  // pacing: the call's frame is published before the tool runs, and nothing marks its first poll;
+  // past one poll interval the wait is polling, so the interrupt cancels it rather than the call.
+  await Bun.sleep(1500);
   const interrupted = await fetch(`${running.base}/interrupt`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
