@@ -12,12 +12,12 @@ import { describe, expect, test } from "bun:test";
 import { createLogger } from "../../../src/telemetry/logger.ts";
 import { DedupCache } from "../../../src/watcher/core/dedup-cache.ts";
 import type { OccurrenceRow } from "../../../src/watcher/core/occurrence.ts";
-import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
 import type { AppendResult, IncidentSink, OpenBinding, OpenResult } from "../../../src/watcher/core/sink.ts";
 import { type DispatcherSettings, Dispatcher } from "../../../src/watcher/dispatcher.ts";
 import { WatcherMetrics } from "../../../src/watcher/watcher-metrics.ts";
 import { waitFor } from "../../support/daemon.ts";
+import { DISPATCHER_SETTINGS } from "../../support/dispatcher-settings.ts";
 
 /** Records every call; a call about a held pod name waits until `release(name)`. */
 class HoldingSink implements IncidentSink {
@@ -64,24 +64,7 @@ function label(payload: object): string {
   return `${String(body.kind)}:${String(body.name ?? body.incident?.name ?? "")}`;
 }
 
-const SETTINGS: DispatcherSettings = {
-  cluster: "prod",
-  zone: "",
-  mode: "per-incident",
-  filter: {
-    reasons: new Set(DEFAULT_REASONS),
-    allowNamespaces: new Set(),
-    excludeNamespaces: new Set(),
-    backoffMinCount: 1,
-    imagePullTransientMinCount: 3,
-    unhealthyMinCount: 3,
-  },
-  dedupWindowMs: 300_000,
-  recoveryStableForMs: 300_000,
-  enrichSeverities: new Set(["critical"]),
-  injectMaxBytes: 8192,
-  severityOverrides: new Map(),
-};
+const SETTINGS: DispatcherSettings = DISPATCHER_SETTINGS;
 
 const clock = Date.parse("2026-07-24T10:00:00Z");
 

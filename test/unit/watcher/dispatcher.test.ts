@@ -10,7 +10,6 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "../../../src/telemetry/logger.ts";
 import { DedupCache } from "../../../src/watcher/core/dedup-cache.ts";
-import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
 import type { AppendResult, IncidentSink, OpenResult } from "../../../src/watcher/core/sink.ts";
 import { loadDedupFile, saveDedupFile } from "../../../src/watcher/dedup-file.ts";
@@ -19,6 +18,7 @@ import { type DispatcherSettings, Dispatcher, type DispatcherDeps } from "../../
 import { PendingInjects } from "../../../src/watcher/pending-injects.ts";
 import { WatcherMetrics } from "../../../src/watcher/watcher-metrics.ts";
 import { tempDir, waitFor } from "../../support/daemon.ts";
+import { DISPATCHER_SETTINGS } from "../../support/dispatcher-settings.ts";
 
 class RecordingSink implements IncidentSink {
   readonly name = "recording";
@@ -46,24 +46,7 @@ class RecordingSink implements IncidentSink {
   }
 }
 
-const SETTINGS: DispatcherSettings = {
-  cluster: "prod",
-  zone: "",
-  mode: "per-incident",
-  filter: {
-    reasons: new Set(DEFAULT_REASONS),
-    allowNamespaces: new Set(),
-    excludeNamespaces: new Set(),
-    backoffMinCount: 1,
-    imagePullTransientMinCount: 3,
-    unhealthyMinCount: 3,
-  },
-  dedupWindowMs: 300_000,
-  recoveryStableForMs: 300_000,
-  enrichSeverities: new Set(["critical"]),
-  injectMaxBytes: 8192,
-  severityOverrides: new Map(),
-};
+const SETTINGS: DispatcherSettings = DISPATCHER_SETTINGS;
 
 let clock = Date.parse("2026-07-24T10:00:00Z");
 

@@ -14,7 +14,6 @@ import { DedupCache } from "../../../src/watcher/core/dedup-cache.ts";
 import { envelopeBytes } from "../../../src/watcher/core/fit.ts";
 import { rfc3339 } from "../../../src/watcher/core/go-time.ts";
 import type { OccurrenceRow } from "../../../src/watcher/core/occurrence.ts";
-import { DEFAULT_REASONS } from "../../../src/watcher/core/reasons.ts";
 import { RegressionMemory } from "../../../src/watcher/core/regression.ts";
 import type { Signal } from "../../../src/watcher/core/signal.ts";
 import type { Ancestor } from "../../../src/watcher/core/storm.ts";
@@ -24,6 +23,7 @@ import { type DispatcherSettings, Dispatcher } from "../../../src/watcher/dispat
 import { Watchboard } from "../../../src/watcher/watchboard.ts";
 import { WatcherMetrics } from "../../../src/watcher/watcher-metrics.ts";
 import { waitFor } from "../../support/daemon.ts";
+import { DISPATCHER_SETTINGS } from "../../support/dispatcher-settings.ts";
 
 class RecordingSink implements IncidentSink {
   readonly name = "recording";
@@ -54,24 +54,7 @@ class RecordingSink implements IncidentSink {
   }
 }
 
-const SETTINGS: DispatcherSettings = {
-  cluster: "prod",
-  zone: "",
-  mode: "per-incident",
-  filter: {
-    reasons: new Set(DEFAULT_REASONS),
-    allowNamespaces: new Set(),
-    excludeNamespaces: new Set(),
-    backoffMinCount: 1,
-    imagePullTransientMinCount: 3,
-    unhealthyMinCount: 3,
-  },
-  dedupWindowMs: 300_000,
-  recoveryStableForMs: 300_000,
-  enrichSeverities: new Set(["critical"]),
-  injectMaxBytes: 8192,
-  severityOverrides: new Map(),
-};
+const SETTINGS: DispatcherSettings = DISPATCHER_SETTINGS;
 
 let clock = Date.parse("2026-07-24T10:00:00Z");
 
