@@ -84,6 +84,8 @@ export interface AgentConfig {
   sessionDb: string;
   /** 0: no cap. sqlite only: under postgres a cap is refused at startup (D484). */
   sessionDbMaxMb: number;
+  /** postgres: how long a daemon's lease on a session lasts unrenewed (D487). */
+  sessionDbLeaseMs: number;
   model: ModelSpec;
   multiSession: boolean;
   idleTimeoutMs: number;
@@ -249,14 +251,18 @@ export function buildAgentConfig(
  * PostgreSQL at the postgres:// URL `--session-db` must then give, checked by the rule svc uses.
  * `--session-db-max-mb` is a sqlite page cap: under postgres a cap is refused, not ignored (D484).
  * Everything behind the Store goes to the database; the peer hub's state file stays a local file
- * (D485); one daemon per database, D261's writer lock unchanged (D486).
+ * (D485). Several agent daemons may share the database: sessions are served under leases of
+ * `--session-db-lease` (D487).
  */
 function sessionStore(
   read: SettingReader,
   cwd: string,
-): Pick<AgentConfig, "sessionDbDriver" | "sessionDb" | "sessionDbMaxMb"> {
+): Pick<AgentConfig, "sessionDbDriver" | "sessionDb" | "sessionDbMaxMb" | "sessionDbLeaseMs"> {
   const driver = need(read.oneOf<SessionStoreDriver>("session-db-driver"));
   const maxMb = need(read.int("session-db-max-mb"));
+  const leaseMs = need(read.duration("session-db-lease"));
+  if (leaseMs < 1_000 || leaseMs > 600_000)
+    throw new ConfigProblem(`${read.from("session-db-lease")} must be between 1s and 10m (got ${leaseMs} ms)`);
   if (driver === "postgres") {
     if (need(read.string("session-db", "")).trim() === "")
       throw new ConfigProblem("--session-db-driver=postgres needs --session-db with a postgres:// URL");
@@ -267,7 +273,7 @@ function sessionStore(
   }
   const location = need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db")));
   const checked = need(checkStoreLocation(driver, location, read.from("session-db")));
-  return { sessionDbDriver: driver, sessionDb: checked, sessionDbMaxMb: maxMb };
+  return { sessionDbDriver: driver, sessionDb: checked, sessionDbMaxMb: maxMb, sessionDbLeaseMs: leaseMs };
 }
 
 /** `--plans-dir` (relative: from the working directory), else `<tools root>/.agents/plans`. */

@@ -76,10 +76,17 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   {
     name: "session-db-driver",
     kind: "string",
-    help: "session store driver: sqlite or postgres (postgres needs a postgres:// --session-db; one daemon per database)",
+    help: "session store driver: sqlite or postgres (postgres needs a postgres:// --session-db; several daemons may share it)",
     defaultValue: "sqlite",
     configKey: "session_db.driver",
     choices: ["sqlite", "postgres"],
+  },
+  {
+    name: "session-db-lease",
+    kind: "duration",
+    help: "postgres: how long a daemon's hold on a session lasts unrenewed; another daemon takes the session over after it (renewed every third)",
+    defaultValue: "15s",
+    configKey: "session_db.lease",
   },
   ...MODEL_FLAGS,
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },

@@ -5,6 +5,7 @@
  */
 import type { EventLog } from "./event-log.ts";
 import type { SessionKey } from "./session-key.ts";
+import type { SessionCluster } from "./session-cluster.ts";
 
 export interface SessionRecord {
   app: string;
@@ -104,6 +105,8 @@ export interface SessionStore {
 
 /** The embedded store is both, behind one writer, so inbox drains and rows share a transaction. */
 export interface Store extends SessionStore, EventLog, DaemonCoordination {
+  /** Present when several daemons share the store's database (D487). */
+  readonly cluster?: SessionCluster | undefined;
   /** A bounded read against the event-log table (health check). */
   probe(): Promise<void>;
   close(): Promise<void>;

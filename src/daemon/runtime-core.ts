@@ -19,6 +19,9 @@ import type { PermissionSettings } from "../runtime/gated-tools.ts";
 import type { PricingTable } from "../runtime/pricing-table.ts";
 import { SessionHost } from "../runtime/session-host.ts";
 import { SessionService } from "../runtime/session-service.ts";
+import { SessionRelay } from "../runtime/session-relay.ts";
+import { hostname } from "node:os";
+import { uuidv7 } from "../core/ids.ts";
 import { ToolHost } from "../runtime/tool-host.ts";
 import { WorkerPool } from "../runtime/worker-pool.ts";
 import { SkillAwareTools } from "../skills/skill-tools.ts";
@@ -59,7 +62,15 @@ export interface RuntimeCoreSettings {
    */
   store:
     | { driver?: "sqlite"; path: string; maxMb: number; flushOn?: FlushOn; minCommitIntervalMs?: number }
-    | { driver: "postgres"; url: string };
+    | {
+        driver: "postgres";
+        url: string;
+        /**
+         * Share the database with other daemons of this role (D487): sessions served under leases
+         * of `leaseMs`; absent: one daemon per database (D261).
+         */
+        shared?: { leaseMs: number };
+      };
   workers: number;
   /** A turn worker running turns that leaves a ping unanswered this long is replaced. */
   workerLivenessMs: number;
@@ -175,7 +186,9 @@ function withCatalogView(permissions: PermissionSettings, catalog: ToolCatalog):
 /** Open the store, start the workers and the session host; the caller owns the teardown. */
 export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Logger): Promise<RuntimeCore> {
   warnWithoutApiKey(settings.model, logger);
-  const store = await openStore(settings.store);
+  const daemonId = daemonRunId();
+  const store = await openStore(settings.store, daemonId);
+  const shared = settings.store.driver === "postgres" ? settings.store.shared : undefined;
   const metrics = new MetricsRegistry();
   const prefix = settings.metricPrefix ?? "spar";
   const countTurn = metrics.counter(`${prefix}_turns_total`, "Turns finished, by outcome.");
@@ -215,6 +228,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     store,
     () => new Date(),
     (message) => logger.info(message),
+    daemonId,
   );
   const host = new SessionHost({
     store,
@@ -227,6 +241,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     turnRefused: (guardrail) => countRefused({ guardrail }),
     toolSpecs: () => catalog.specs(),
     ...(settings.executorFor ? { executorFor: settings.executorFor } : {}),
+    ...(store.cluster && shared ? { cluster: { cluster: store.cluster, lease: { ttlMs: shared.leaseMs } } } : {}),
     config: {
       permissions: { ...permissions, runner: catalog },
       guardrails: settings.guardrails,
@@ -245,18 +260,22 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     },
   });
   const sessions = new SessionService(host);
+  const relay = store.cluster && shared ? new SessionRelay(host, store.cluster, logger) : undefined;
+  if (relay) sessions.useRelay(relay);
   // A daemon's layer whose executors use the sessions binds them before any session runs.
   try {
     await settings.beforeStart?.({ sessions, store, catalog, tools, metrics });
+    await relay?.start(Math.max(50, Math.floor((shared?.leaseMs ?? 0) / 3)));
     await host.start();
   } catch (error) {
+    await relay?.stop();
     await host.close();
     throw error;
   }
   registerRuntimeGauges(metrics, { store, pool, host, autoContinue }, prefix);
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= closeCore(tools, host, logger);
+    closing ??= closeCore(tools, host, logger, relay);
     return closing;
   };
   return {
@@ -278,8 +297,14 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   };
 }
 
-async function openStore(settings: RuntimeCoreSettings["store"]): Promise<CoreStore> {
-  if (settings.driver === "postgres") return await PostgresStore.open(settings.url);
+/** This daemon run's name in the shared database's lease and command rows: host, pid and a unique suffix. */
+function daemonRunId(): string {
+  return `${hostname()}:${process.pid}:${uuidv7().slice(-12)}`;
+}
+
+async function openStore(settings: RuntimeCoreSettings["store"], daemonId: string): Promise<CoreStore> {
+  if (settings.driver === "postgres")
+    return await PostgresStore.open(settings.url, settings.shared ? { shared: { daemonId } } : {});
   // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
   mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
   // 4 KiB pages: 256 per MiB.
@@ -290,7 +315,8 @@ async function openStore(settings: RuntimeCoreSettings["store"]): Promise<CoreSt
   });
 }
 
-async function closeCore(tools: ToolHost, host: SessionHost, logger: Logger): Promise<void> {
+async function closeCore(tools: ToolHost, host: SessionHost, logger: Logger, relay?: SessionRelay): Promise<void> {
+  await relay?.stop();
   // Tool children (bash process groups) and tool-server child processes (SIGTERM, grace, SIGKILL, all at once): the tool host, which then stops.
   await tools.close();
   // An orderly stop: this run does not count toward the auto-continue crash-loop breaker.

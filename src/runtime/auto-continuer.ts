@@ -38,7 +38,8 @@ export interface AutoContinueStats {
 
 export class AutoContinuer {
   readonly settings: AutoContinueSettings;
-  readonly bootId = uuidv7();
+  /** This run's name in boot records and claims (the daemon's run id where it has one, D490). */
+  readonly bootId: string;
   readonly #store: DaemonCoordination;
   readonly #now: () => Date;
   readonly #log: (message: string) => void;
@@ -53,7 +54,9 @@ export class AutoContinuer {
     store: DaemonCoordination,
     now: () => Date,
     log: (message: string) => void,
+    bootId: string = uuidv7(),
   ) {
+    this.bootId = bootId;
     this.settings = settings;
     this.#store = store;
     this.#now = now;

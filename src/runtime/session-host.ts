@@ -26,6 +26,9 @@ import { turnExecutor } from "./turn-executor.ts";
 import { MAX_WAKE_DELAY_MS, type ScheduledWake, foldWakeLoop } from "../core/wake-loop.ts";
 import { WakeTimers } from "./wake-timers.ts";
 import { readAllRows } from "./history.ts";
+import type { SessionCluster } from "../core/session-cluster.ts";
+import { LeaseKeeper, type LeaseSettings } from "./lease-keeper.ts";
+import { FollowerFeeds } from "./follower-feeds.ts";
 
 export interface HostConfig {
   /** Permission mode, approval timeout and config patterns every live session starts from. */
@@ -84,6 +87,12 @@ export class SessionHost {
   readonly #wakes = new WakeTimers((key, wake) => void this.#fireWake(key, wake));
 
   readonly autoContinue: AutoContinuer;
+  /** The leases of the sessions this daemon serves, when several daemons share the database (D487). */
+  readonly #leases: LeaseKeeper | undefined;
+  /** Event streams of sessions another daemon serves (D488); present with leases. */
+  readonly followers: FollowerFeeds | undefined;
+  /** Sessions with work a shutdown cut (a turn in flight, queued messages): their leases lapse at close. */
+  readonly #cutAtShutdown = new Set<string>();
 
   constructor(options: {
     store: Store;
@@ -99,6 +108,8 @@ export class SessionHost {
     executorFor?: ExecutorFactory;
     /** The tools the daemon offers a turn (a subagent's grant picks from them). */
     toolSpecs?: () => ToolSpec[];
+    /** Several daemons share the store's database (D487): sessions are served under leases. */
+    cluster?: { cluster: SessionCluster; lease: LeaseSettings };
   }) {
     this.autoContinue = options.autoContinue;
     this.#executorFor = options.executorFor ?? turnExecutor;
@@ -106,6 +117,13 @@ export class SessionHost {
     this.#store = options.store;
     this.#logger = options.logger;
     this.#pool = options.pool;
+    if (options.cluster) {
+      this.#leases = new LeaseKeeper(options.cluster.cluster, options.cluster.lease, {
+        lost: (keys, why) => this.#lost(keys, why),
+        warn: (message) => options.logger.warn(message),
+      });
+      this.followers = new FollowerFeeds(options.store);
+    }
     this.#context = {
       store: options.store,
       pool: options.pool,
@@ -166,7 +184,7 @@ export class SessionHost {
   get subscriberCount(): number {
     let count = 0;
     for (const actor of this.#actors.values()) count += actor.feed.subscriberCount;
-    return count;
+    return count + (this.followers?.subscriberCount ?? 0);
   }
 
   get store(): Store {
@@ -175,13 +193,14 @@ export class SessionHost {
 
   /** Create the bootstrap session if needed and drain inbox work committed before a restart. */
   async start(): Promise<void> {
+    await this.#leases?.start();
     for (const record of await this.#store.listSessions()) this.#index(record, true);
     const bootstrap = { app: this.config.app, id: DEFAULT_SESSION_ID };
-    if (!(await this.#store.getSession(bootstrap)))
-      await this.createSession({ id: DEFAULT_SESSION_ID, owner: LOCAL_CALLER, viewers: [], contributors: [] });
+    if (!(await this.#store.getSession(bootstrap))) await this.#createBootstrap();
     for (const key of await this.#store.sessionsAwaitingTurn()) {
       if (!this.#served(key)) continue;
-      const actor = await this.actor(key);
+      const actor = await this.tryActor(key);
+      if (actor === undefined) continue;
       this.#logger.info(
         `session ${sessionKeyString(key)}: draining ${actor.pendingCount} inbox message(s) committed before the restart`,
       );
@@ -206,7 +225,7 @@ export class SessionHost {
       const key = { app: record.app, id: record.id };
       if (!this.#served(key) || Date.parse(record.lastTouchedAt) < since) continue;
       try {
-        await (await this.actor(key)).offerRestartContinue();
+        await (await this.tryActor(key))?.offerRestartContinue();
       } catch (error) {
         this.#logger.error(`session ${sessionKeyString(key)}: auto-continue after restart: ${String(error)}`);
       }
@@ -239,7 +258,7 @@ export class SessionHost {
     // Stopping: the wake stays pending in the log and the next boot fires it.
     if (this.#shuttingDown) return;
     try {
-      await (await this.actor(key)).fireScheduledWake(wake);
+      await (await this.tryActor(key))?.fireScheduledWake(wake);
     } catch (error) {
       this.#logger.error(`session ${sessionKeyString(key)}: scheduled wake ${wake.id}: ${String(error)}`);
     }
@@ -247,6 +266,7 @@ export class SessionHost {
 
   /** Resolve a path's session: qualified when `app` is given, else the shortcut by id alone. */
   async resolve(app: string | undefined, id: string): Promise<SessionKey> {
+    await this.#refreshIndex(id);
     return this.#pick(app, id, () => true);
   }
 
@@ -267,11 +287,13 @@ export class SessionHost {
     action: SessionAction,
   ): Promise<SessionKey> {
     if (!this.config.multiSession) return this.resolve(app, id);
-    // Records not in memory are read first (a live session's is at hand: no read, no wait).
+    await this.#refreshIndex(id);
+    // Records not in memory are read first (a live session's is at hand: no read, no wait). With
+    // other daemons on the database every record is read: another may have changed its ACL.
     const missing: SessionKey[] = [];
     for (const candidate of this.#appsById.get(id) ?? []) {
       const key = { app: candidate, id };
-      if (!this.#liveRecord(key)) missing.push(key);
+      if (this.#leases !== undefined || !this.#liveRecord(key)) missing.push(key);
     }
     if (missing.length > 0) await Promise.all(missing.map((key) => this.#rememberRecord(key)));
     const key = this.#pick(app, id, (candidate) => {
@@ -357,14 +379,104 @@ export class SessionHost {
     const loading = this.#loading.get(name);
     if (loading) return loading;
     const load = (async () => {
-      const record = await this.#store.getSession(key);
-      if (!record) throw new SparError("not_found", `session not found: ${name}`);
-      const actor = await SessionActor.load(this.#context, record, this.#executorFor);
-      this.#actors.set(name, actor);
-      return actor;
+      await this.#takeLease(key);
+      try {
+        const record = await this.#store.getSession(key);
+        if (!record) throw new SparError("not_found", `session not found: ${name}`);
+        const actor = await SessionActor.load(this.#context, record, this.#executorFor);
+        this.#actors.set(name, actor);
+        return actor;
+      } catch (error) {
+        await this.#leases?.release(key, false);
+        throw error;
+      }
     })().finally(() => this.#loading.delete(name));
     this.#loading.set(name, load);
     return load;
+  }
+
+  /**
+   * The live actor when this daemon serves the session or can take it now; undefined when another
+   * daemon holds its lease (D487).
+   */
+  async tryActor(key: SessionKey): Promise<SessionActor | undefined> {
+    try {
+      return await this.actor(key);
+    } catch (error) {
+      if (isHeldElsewhere(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Whether this daemon holds the session's lease (always, without other daemons). */
+  holds(key: SessionKey): boolean {
+    return this.#leases === undefined || this.#leases.holds(key);
+  }
+
+  /** With other daemons: take the session's lease or throw `conflict` naming its holder. */
+  async #takeLease(key: SessionKey): Promise<void> {
+    if (this.#leases === undefined) return;
+    const outcome = await this.#leases.acquire(key);
+    if (!outcome.held) throw heldElsewhere(key, outcome.holder);
+  }
+
+  /** Sessions this daemon lost (another daemon holds their leases now): stop serving them here. */
+  #lost(keys: SessionKey[], why: string): void {
+    for (const key of keys) {
+      const name = sessionKeyString(key);
+      const actor = this.#actors.get(name);
+      if (actor === undefined) continue;
+      this.#logger.warn(`session ${name}: no longer served here: ${why}`);
+      this.#actors.delete(name);
+      this.#pool.forget(actor.conversationKey);
+      actor.feed.closeAll("the session moved to another spar daemon; reconnect to resume");
+      void actor.cancelTurn().catch(() => {});
+      actor.evicted();
+    }
+  }
+
+  /**
+   * Take over sessions whose holder died (their leases lapsed, D487): each is rebuilt here, its
+   * queued messages run and a turn the death cut is offered to auto-continue. Resolves to those taken.
+   */
+  async takeOverLapsed(limit = 50): Promise<SessionKey[]> {
+    const cluster = this.#leases === undefined ? undefined : this.#store.cluster;
+    if (cluster === undefined || this.#shuttingDown) return [];
+    const taken: SessionKey[] = [];
+    for (const key of await cluster.lapsedLeases(limit)) {
+      if (!this.#served(key) || this.#actors.has(sessionKeyString(key))) continue;
+      try {
+        const actor = await this.tryActor(key);
+        if (actor === undefined) continue;
+        this.#index(key, true);
+        this.#logger.info(`session ${sessionKeyString(key)}: taken over (its daemon's lease lapsed)`);
+        taken.push(key);
+        actor.schedule();
+        await actor.offerRestartContinue();
+      } catch (error) {
+        this.#logger.error(`session ${sessionKeyString(key)}: taking it over: ${String(error)}`);
+      }
+    }
+    return taken;
+  }
+
+  /** The bootstrap session; with other daemons, one of them may create it first. */
+  async #createBootstrap(): Promise<void> {
+    try {
+      await this.createSession({ id: DEFAULT_SESSION_ID, owner: LOCAL_CALLER, viewers: [], contributors: [] });
+    } catch (error) {
+      if (!(this.#leases !== undefined && error instanceof SparError && error.code === "conflict")) throw error;
+      this.#index({ app: this.config.app, id: DEFAULT_SESSION_ID }, true);
+    }
+  }
+
+  /** With other daemons: the apps holding a session id are read from the store (another may have created one). */
+  async #refreshIndex(id: string): Promise<void> {
+    if (this.#leases === undefined) return;
+    const keys = await this.#store.findSessionsById(id);
+    const present = new Set(keys.map((key) => key.app));
+    for (const app of this.#appsById.get(id) ?? []) if (!present.has(app)) this.#index({ app, id }, false);
+    for (const key of keys) if (!this.#appsById.get(id)?.has(key.app)) this.#index(key, true);
   }
 
   /** Create a session owned by `owner`. 501 without a factory (single-session mode). */
@@ -395,6 +507,7 @@ export class SessionHost {
     };
     await this.#store.createSession(record);
     this.#index(record, true);
+    await this.#takeLease(record);
     // docs/agent.md#session-states: a created session is active (listed so) until idle eviction. Its log
     // and inbox are empty: the actor is built from the record, not read back (unless a request
     // that found the new row began loading it meanwhile).
@@ -463,7 +576,7 @@ export class SessionHost {
         (record) =>
           !this.config.multiSession ||
           principal === undefined ||
-          allows(this.#liveRecord(record) ?? record, principal, "read"),
+          allows(this.#leases === undefined ? (this.#liveRecord(record) ?? record) : record, principal, "read"),
       )
       .map((record) => {
         const live = this.#actors.get(sessionKeyString(record));
@@ -482,6 +595,7 @@ export class SessionHost {
         this.#actors.delete(name);
         this.#pool.forget(actor.conversationKey);
         actor.evicted();
+        void this.#leases?.release(actor.key, false);
         evicted++;
       }
     }
@@ -503,6 +617,8 @@ export class SessionHost {
   /** SIGTERM step 1: refuse new work, cancel every turn in flight (no drain). */
   async beginShutdown(): Promise<void> {
     this.#shuttingDown = true;
+    for (const actor of this.#actors.values())
+      if (actor.turnInFlight || actor.pendingCount > 0) this.#cutAtShutdown.add(sessionKeyString(actor.key));
     await Promise.all([...this.#actors.values()].map((actor) => actor.cancelTurn()));
   }
 
@@ -538,11 +654,14 @@ export class SessionHost {
   /** Hang up every subscriber of every live session. */
   closeStreams(reason: string): void {
     for (const actor of this.#actors.values()) actor.feed.closeAll(reason);
+    this.followers?.closeAll(reason);
   }
 
   async close(): Promise<void> {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
     this.#wakes.close();
+    // A session whose work the shutdown cut goes to another daemon at once; the rest are let go.
+    await this.#leases?.close((key) => this.#cutAtShutdown.has(sessionKeyString(key)));
     await this.#pool.close();
     await this.#store.close();
   }
@@ -575,4 +694,17 @@ export class SessionHost {
   #served(key: SessionKey): boolean {
     return this.config.multiSession || (key.app === this.config.app && key.id === DEFAULT_SESSION_ID);
   }
+}
+
+/** A session another daemon serves (D487): 409 naming its holder, for operations not relayed to it. */
+function heldElsewhere(key: SessionKey, holder: string): SparError {
+  return new SparError(
+    "conflict",
+    `session ${sessionKeyString(key)} is served by another spar daemon (${holder || "unknown"}); send this request to that daemon, or retry once its lease lapses`,
+    { held_by: holder },
+  );
+}
+
+export function isHeldElsewhere(error: unknown): boolean {
+  return error instanceof SparError && error.code === "conflict" && typeof error.details.held_by === "string";
 }

@@ -17,6 +17,10 @@ import type { SessionActor } from "./session-actor.ts";
 import type { ResetOutcome } from "./session-guards.ts";
 import type { FeedSink, Subscription } from "./session-feed.ts";
 import type { ListedSession, SessionHost } from "./session-host.ts";
+import type { LiveFrame } from "../core/events.ts";
+import type { AnswerInput } from "../core/permission-answer.ts";
+import { SESSION_OPS, type SessionOp, type SessionOps } from "./session-ops.ts";
+import type { SessionRelay } from "./session-relay.ts";
 
 /** The session a request names: its path's app (qualified shape only) and id. */
 export type { Access, Principal };
@@ -47,11 +51,35 @@ export interface AclPatchRequest {
 
 const DRAINING = "daemon is shutting down; retry against its successor";
 
+/** What a stream's first frames need: known on the session's daemon, unknown elsewhere (D488). */
+export interface StreamOpening {
+  turnInFlight: boolean;
+  /** The session's usage frame; undefined on a daemon that does not serve the session. */
+  usage: LiveFrame | undefined;
+}
+
 export class SessionService {
   readonly #host: SessionHost;
+  /** Present when several daemons share the database: operations run where the session is served (D489). */
+  #relay: SessionRelay | undefined;
 
   constructor(host: SessionHost) {
     this.#host = host;
+  }
+
+  /** Several daemons share the database: relay operations to each session's daemon. */
+  useRelay(relay: SessionRelay): void {
+    this.#relay = relay;
+  }
+
+  /** Run a relayable operation where the session is served (here, without other daemons). */
+  async #run<K extends SessionOp>(
+    key: SessionKey,
+    op: K,
+    args: SessionOps[K]["args"],
+  ): Promise<SessionOps[K]["result"]> {
+    if (this.#relay) return await this.#relay.run(key, op, args);
+    return await SESSION_OPS[op](await this.#host.actor(key), args);
   }
 
   /** Whether sessions can be created and carry ACLs (`--multi-session`). */
@@ -150,9 +178,9 @@ export class SessionService {
     options: { wake: boolean; idempotencyKey?: string },
   ): Promise<{ key: SessionKey; result: InjectResult }> {
     this.refuseWhileDraining();
-    const { key, actor } = await this.open(target, caller, "write");
+    const key = await this.authorize(target, caller, "write");
     const idempotency = options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey };
-    return { key, result: await actor.inject(message, options.wake, idempotency) };
+    return { key, result: await this.#run(key, "inject", { message, wake: options.wake, ...idempotency }) };
   }
 
   /** Wake the session, queueing `prompt` first when there is one. */
@@ -162,8 +190,9 @@ export class SessionService {
     prompt: string | undefined,
   ): Promise<{ key: SessionKey; injected: InjectResult | undefined }> {
     this.refuseWhileDraining();
-    const { key, actor } = await this.open(target, caller, "write");
-    return { key, injected: await actor.wake(prompt) };
+    const key = await this.authorize(target, caller, "write");
+    const { injected } = await this.#run(key, "wake", prompt === undefined ? {} : { prompt });
+    return { key, injected: injected ?? undefined };
   }
 
   /** Subscribe a sink to the session's feed from `since`; the actor gives the boot frames. */
@@ -173,6 +202,46 @@ export class SessionService {
   ): Promise<OpenSession & { attach(sink: FeedSink, since: number): Subscription }> {
     const session = await this.open(target, caller, "read");
     return { ...session, attach: (sink, since) => session.actor.subscribe(sink, since) };
+  }
+
+  /**
+   * Subscribe a sink from `since` wherever the session is served: its live feed on its daemon, the
+   * log's rows on any other (D488).
+   */
+  async subscribeAnywhere(
+    target: SessionTarget,
+    caller: Principal,
+  ): Promise<{
+    key: SessionKey;
+    opening: StreamOpening;
+    attach(sink: FeedSink, since: number): Promise<Subscription>;
+  }> {
+    const key = await this.authorize(target, caller, "read");
+    const actor = await this.#host.tryActor(key);
+    const followers = this.#host.followers;
+    if (actor === undefined && followers !== undefined)
+      return {
+        key,
+        opening: { turnInFlight: false, usage: undefined },
+        attach: (sink, since) => followers.subscribe(key, sink, since),
+      };
+    const live = actor ?? (await this.#host.actor(key));
+    return {
+      key,
+      opening: { turnInFlight: live.turnInFlight, usage: live.usageFrame() },
+      attach: async (sink, since) => live.subscribe(sink, since),
+    };
+  }
+
+  /** Answer a permission prompt (SessionWrite) on the session's daemon. */
+  async respond(
+    target: SessionTarget,
+    caller: Principal,
+    answer: { id: string; decision: string; input: AnswerInput },
+  ): Promise<{ approver: string | undefined }> {
+    const key = await this.authorize(target, caller, "write");
+    const { approver } = await this.#run(key, "respond", answer);
+    return { approver: approver ?? undefined };
   }
 
   /**
@@ -186,28 +255,24 @@ export class SessionService {
     by: string | undefined,
     stopSubagents = false,
   ): Promise<{ key: SessionKey; result: InterruptResult; running: SubagentRef[]; stopped: SubagentRef[] }> {
-    const { key, actor } = await this.open(target, caller, "write");
-    const running = actor.subagents.running();
-    const [result, stopped] = await Promise.all([
-      actor.interrupt(hold, by),
-      stopSubagents ? actor.subagents.stopAll() : Promise.resolve([]),
-    ]);
-    return { key, result, running, stopped };
+    const key = await this.authorize(target, caller, "write");
+    return {
+      key,
+      ...(await this.#run(key, "interrupt", { hold, stopSubagents, ...(by === undefined ? {} : { by }) })),
+    };
   }
 
   /** Park the session (a running turn finishes). */
   async pause(target: SessionTarget, caller: Principal, reason: string | undefined) {
-    const { key, actor } = await this.open(target, caller, "write");
-    const { transitioned } = actor.pause(reason);
-    return { key, transitioned, status: actor.status() };
+    const key = await this.authorize(target, caller, "write");
+    return { key, ...(await this.#run(key, "pause", reason === undefined ? {} : { reason })) };
   }
 
   /** Release the park: `continue`, `steer` with the operator's text, or `abandon` what was queued. */
   async resume(target: SessionTarget, caller: Principal, mode: ResumeMode, steer: string | undefined) {
     this.refuseWhileDraining();
-    const { key, actor } = await this.open(target, caller, "write");
-    const { resumed } = await actor.resume(mode, steer);
-    return { key, resumed, state: actor.status().state };
+    const key = await this.authorize(target, caller, "write");
+    return { key, ...(await this.#run(key, "resume", { mode, ...(steer === undefined ? {} : { steer }) })) };
   }
 
   /**
@@ -220,8 +285,8 @@ export class SessionService {
     caller: Principal,
     reason: string,
   ): Promise<{ key: SessionKey; abort: SessionAbort }> {
-    const { key, actor } = await this.open(target, caller, "write");
-    return { key, abort: await actor.abort(reason, caller.identity) };
+    const key = await this.authorize(target, caller, "write");
+    return { key, abort: await this.#run(key, "abort", { reason, by: caller.identity }) };
   }
 
   /** Clear guardrail halts (SessionWrite): 400 invalid, 409 when it would trip again; a cleared session drains its inbox. */
@@ -231,7 +296,7 @@ export class SessionService {
     request: ResetRequest,
     by: string | undefined,
   ): Promise<ResetOutcome> {
-    const { actor } = await this.open(target, caller, "write");
-    return actor.resetGuardrails(request, by);
+    const key = await this.authorize(target, caller, "write");
+    return await this.#run(key, "reset", { request, ...(by === undefined ? {} : { by }) });
   }
 }

@@ -70,6 +70,15 @@ export function sessionNotFound(key: SessionKey): SparError {
   return new SparError("not_found", `session ${sessionKeyString(key)} not found`);
 }
 
+/** An append by a daemon that no longer holds the session's lease (D487): another daemon serves it now. */
+export function leaseLost(key: SessionKey): SparError {
+  return new SparError(
+    "unavailable",
+    `session ${sessionKeyString(key)}: this daemon no longer holds its lease; another spar daemon serves it now`,
+    { lease_lost: true },
+  );
+}
+
 export function sessionExists(key: SessionKey): SparError {
   return new SparError("conflict", `session ${sessionKeyString(key)} already exists`);
 }

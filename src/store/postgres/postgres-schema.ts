@@ -77,8 +77,32 @@ CREATE TABLE spar_daemon_boots (
 /** v2: the trace context of the request that queued an inbox message, JSON `{traceparent, tracestate?}` (D301). */
 const V2_INBOX_TRACE = "ALTER TABLE spar_inbox ADD COLUMN trace_context text;";
 
+/**
+ * v3: several daemons on one database (D487): a session's lease (its holder and expiry, on the
+ * database's clock) and the commands other daemons commit for that holder.
+ */
+const V3_SESSION_CLUSTER = `
+CREATE TABLE spar_session_leases (
+  session_pk bigint PRIMARY KEY,
+  holder text NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX spar_session_leases_by_expiry ON spar_session_leases (expires_at);
+
+CREATE TABLE spar_session_commands (
+  id bigserial PRIMARY KEY,
+  session_pk bigint NOT NULL,
+  op text NOT NULL,
+  args text NOT NULL,
+  result text,
+  answered_at timestamptz
+);
+CREATE INDEX spar_session_commands_pending ON spar_session_commands (session_pk, id) WHERE result IS NULL;
+CREATE INDEX spar_session_commands_answered ON spar_session_commands (answered_at) WHERE result IS NOT NULL;
+`;
+
 /** Append only; never edit a shipped migration. */
-const MIGRATIONS: readonly string[] = [V1_SCHEMA, V2_INBOX_TRACE];
+const MIGRATIONS: readonly string[] = [V1_SCHEMA, V2_INBOX_TRACE, V3_SESSION_CLUSTER];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS.length;
 

@@ -48,6 +48,7 @@ import {
   writeRefused,
 } from "./postgres-errors.ts";
 import { migrate } from "./postgres-schema.ts";
+import { PostgresCluster } from "./postgres-cluster.ts";
 import { applyOp, type PgWriteOp } from "./postgres-writes.ts";
 
 export interface PostgresStoreOptions {
@@ -62,6 +63,11 @@ export interface PostgresStoreOptions {
   writerLock?: boolean;
   /** How often the writer lock's holder speaks and how long a silent one keeps it (default 10 s, 30 s; D374). */
   writerLease?: WriterLease;
+  /**
+   * Share the database with other daemons (D487): no writer lock; appends need the session's lease
+   * held by `daemonId` and announce their rows; `cluster` offers leases, commands and announcements.
+   */
+  shared?: { daemonId: string };
 }
 
 /** The writer's counters since open (longestBatchMs: BEGIN to COMMIT; the event loop runs meanwhile). */
@@ -92,6 +98,8 @@ export class PostgresStore implements Store {
     /** The URL without its password, for messages. */
     readonly where: string,
     private readonly lock: WriterLock | undefined,
+    /** Leases, commands and announcements when the database is shared (D487). */
+    readonly cluster: PostgresCluster | undefined,
   ) {}
 
   /**
@@ -123,7 +131,7 @@ export class PostgresStore implements Store {
     let lock: WriterLock | undefined;
     try {
       await Promise.race([migrate(sql, where), deadline]);
-      if (options.writerLock !== false)
+      if (options.writerLock !== false && options.shared === undefined)
         lock = await Promise.race([WriterLock.acquire(sql, where, options.writerLease), deadline]);
     } catch (error) {
       await sql.close({ timeout: 0 }).catch(() => {});
@@ -131,7 +139,8 @@ export class PostgresStore implements Store {
     } finally {
       clearTimeout(timer);
     }
-    return new PostgresStore(sql, where, lock);
+    const cluster = options.shared === undefined ? undefined : new PostgresCluster(sql, options.shared.daemonId);
+    return new PostgresStore(sql, where, lock, cluster);
   }
 
   // ---- event log --------------------------------------------------------------------------
@@ -283,6 +292,7 @@ export class PostgresStore implements Store {
     this.closed = true;
     while (this.writing !== undefined) await this.writing;
     await this.lock?.release();
+    await this.cluster?.close();
     await this.sql.close({ timeout: 5 }).catch(() => {});
   }
 
@@ -342,7 +352,7 @@ export class PostgresStore implements Store {
         for (const op of batch) {
           op.result = undefined;
           op.error = undefined;
-          rows += await applyOp(tx, op);
+          rows += await applyOp(tx, op, this.cluster?.daemonId);
         }
         committing = true;
       });

@@ -12,15 +12,27 @@ import type { StoreWriteOp } from "../store-write-op.ts";
 import { encodeTraceCarrier } from "../../core/trace-carrier.ts";
 import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
-import { alreadyAborted, promptNotPending, promptQueued, sessionExists, sessionNotFound } from "../store-rules.ts";
+import {
+  alreadyAborted,
+  leaseLost,
+  promptNotPending,
+  promptQueued,
+  sessionExists,
+  sessionNotFound,
+} from "../store-rules.ts";
+import { LIVENESS_CLASS, ROWS_CHANNEL } from "./postgres-cluster.ts";
 
 export type PgWriteOp = StoreWriteOp;
 
-/** Applies one op in `tx`; returns the event rows it wrote. */
-export async function applyOp(tx: TransactionSQL, op: PgWriteOp): Promise<number> {
+/**
+ * Applies one op in `tx`; returns the event rows it wrote. `holder`: the daemon run whose store this
+ * is when several daemons share the database (D487): its appends need its lease on the session
+ * and announce their rows.
+ */
+export async function applyOp(tx: TransactionSQL, op: PgWriteOp, holder?: string): Promise<number> {
   switch (op.kind) {
     case "append":
-      return append(tx, op);
+      return holder === undefined ? append(tx, op) : fencedAppend(tx, op, holder);
     case "create":
       await create(tx, op.record, op);
       return 0;
@@ -41,8 +53,13 @@ export async function applyOp(tx: TransactionSQL, op: PgWriteOp): Promise<number
       return 0;
     }
     case "boot-begin": {
-      const rows: { count: number }[] = await tx`SELECT count(*)::int AS count FROM spar_daemon_boots
-        WHERE NOT clean AND started_at >= ${op.windowStart} AND boot_id <> ${op.bootId}`;
+      // A run that still holds its liveness lock is running, not stopped uncleanly (D490): several
+      // daemons may share the database.
+      const rows: { count: number }[] = await tx`SELECT count(*)::int AS count FROM spar_daemon_boots b
+        WHERE NOT b.clean AND b.started_at >= ${op.windowStart} AND b.boot_id <> ${op.bootId}
+          AND NOT EXISTS (SELECT 1 FROM pg_locks AS lk WHERE lk.locktype = 'advisory' AND lk.granted
+            AND lk.classid = ${LIVENESS_CLASS}::oid AND lk.objid = hashtext(b.boot_id)::oid AND lk.objsubid = 2
+            AND lk.database = (SELECT oid FROM pg_database WHERE datname = current_database()))`;
       op.result = rows[0]?.count ?? 0;
       await tx`INSERT INTO spar_daemon_boots (boot_id, started_at) VALUES (${op.bootId}, ${op.at})`;
       return 0;
@@ -84,7 +101,9 @@ async function updateSession(tx: TransactionSQL, op: SessionUpdate): Promise<voi
   }
 }
 
-async function append(tx: TransactionSQL, op: Extract<PgWriteOp, { kind: "append" }>): Promise<number> {
+type AppendOp = Extract<PgWriteOp, { kind: "append" }>;
+
+async function append(tx: TransactionSQL, op: AppendOp): Promise<number> {
   // The row lock serializes appends to one session across daemons: head is read and advanced under it.
   const found: { pk: string; head: number }[] =
     await tx`SELECT pk, head FROM spar_sessions WHERE app = ${op.key.app} AND sid = ${op.key.id} FOR UPDATE`;
@@ -93,6 +112,37 @@ async function append(tx: TransactionSQL, op: Extract<PgWriteOp, { kind: "append
     op.error = sessionNotFound(op.key);
     return 0;
   }
+  return await writeRows(tx, op, session);
+}
+
+/**
+ * An append by a daemon sharing the database (D487): refused unless `holder` holds the session's
+ * lease now (on the database's clock), so a daemon that lost its lease (partitioned, paused,
+ * taken over) never writes again; the rows are announced on commit.
+ */
+async function fencedAppend(tx: TransactionSQL, op: AppendOp, holder: string): Promise<number> {
+  const found: { pk: string; head: number; held: boolean }[] = await tx`SELECT s.pk, s.head,
+      EXISTS (SELECT 1 FROM spar_session_leases l WHERE l.session_pk = s.pk AND l.holder = ${holder}
+        AND l.expires_at > clock_timestamp()) AS held
+    FROM spar_sessions s WHERE s.app = ${op.key.app} AND s.sid = ${op.key.id} FOR UPDATE OF s`;
+  const session = found[0];
+  if (session === undefined) {
+    op.error = sessionNotFound(op.key);
+    return 0;
+  }
+  if (!session.held) {
+    op.error = leaseLost(op.key);
+    return 0;
+  }
+  const written = await writeRows(tx, op, session);
+  if (op.error === undefined) {
+    const payload = JSON.stringify({ app: op.key.app, sid: op.key.id, head: session.head + written });
+    await tx`SELECT pg_notify(${ROWS_CHANNEL}, ${payload})`;
+  }
+  return written;
+}
+
+async function writeRows(tx: TransactionSQL, op: AppendOp, session: { pk: string; head: number }): Promise<number> {
   for (const promptId of op.drained) {
     const pending =
       await tx`SELECT 1 FROM spar_inbox WHERE session_pk = ${session.pk} AND prompt_id = ${promptId} AND NOT drained`;
@@ -137,6 +187,8 @@ async function remove(tx: TransactionSQL, key: SessionKey): Promise<boolean> {
   if (row === undefined) return false;
   await tx`DELETE FROM spar_events WHERE session_pk = ${row.pk}`;
   await tx`DELETE FROM spar_inbox WHERE session_pk = ${row.pk}`;
+  await tx`DELETE FROM spar_session_leases WHERE session_pk = ${row.pk}`;
+  await tx`DELETE FROM spar_session_commands WHERE session_pk = ${row.pk}`;
   await tx`INSERT INTO spar_tombstones (app, sid, deleted_at, owner)
     VALUES (${key.app}, ${key.id}, ${new Date().toISOString()}, ${row.owner})
     ON CONFLICT (app, sid) DO UPDATE SET deleted_at = excluded.deleted_at, owner = excluded.owner`;

@@ -86,14 +86,13 @@ export async function eventsHandler(
   listener: AttachStreams,
   route: EventsRequest,
 ): Promise<Response> {
-  const session = await context.sessions.subscribe(route.target, route.caller);
+  const session = await context.sessions.subscribeAnywhere(route.target, route.caller);
   const url = requestUrl(route.request);
   const negotiation = negotiateProtocol(declaredVersion(url, route.request));
   if (!negotiation.accepted) {
     throw new SparError(negotiation.reason === "malformed" ? "bad_request" : "conflict", negotiation.message);
   }
   const since = parseCursor(url, route.request);
-  const actor = session.actor;
   const caller = route.caller;
   // The guard keeps the idle timeout lifted for an event stream (connection-deadlines.ts).
   const release = context.streams.admit(caller);
@@ -106,10 +105,13 @@ export async function eventsHandler(
     },
   });
   stream.write(listener.capabilities.encoded(context, caller, requestBaseUrl(route.request)));
-  stream.write(encodeWireFrame(openingStatusFrame(context.daemon.model, actor.turnInFlight ? "streaming" : "idle")));
-  stream.write(encodeLiveFrame(actor.usageFrame()));
-  const subscription = session.attach(new StreamSink(stream, listener.publications), since);
+  const opening = session.opening;
+  stream.write(encodeWireFrame(openingStatusFrame(context.daemon.model, opening.turnInFlight ? "streaming" : "idle")));
+  if (opening.usage !== undefined) stream.write(encodeLiveFrame(opening.usage));
+  const subscription = await session.attach(new StreamSink(stream, listener.publications), since);
   unsubscribe = () => subscription.unsubscribe();
+  // The client may have gone while a follower read the log's head (D488).
+  if (stream.closed) subscription.unsubscribe();
   route.request.signal.addEventListener("abort", () => stream.close("client disconnected"), { once: true });
   return stream.response;
 }

@@ -79,15 +79,16 @@ export function permsRoutes(context: AttachContext, listener: AttachStreams) {
     .post(
       "/perms/respond",
       async ({ body, target, caller }) => {
-        const gated = await tools(target, caller, "write");
         const who = verifiedIdentity(caller);
-        const answer = await gated.respond(body.id, body.decision, {
-          ...(body.approver !== undefined ? { approver: body.approver } : {}),
-          ...(who !== undefined ? { verified: who } : {}),
-          ...(body.reason !== undefined ? { reason: body.reason } : {}),
+        const { approver } = await service.respond(target, caller, {
+          id: body.id,
+          decision: body.decision,
+          input: {
+            ...(body.approver !== undefined ? { approver: body.approver } : {}),
+            ...(who !== undefined ? { verified: who } : {}),
+            ...(body.reason !== undefined ? { reason: body.reason } : {}),
+          },
         });
-        if (!answer.ok) throw answer.error;
-        const approver = answer.value.approver;
         return json(200, approver !== undefined ? { acknowledged: true, approver } : { acknowledged: true });
       },
       {

@@ -4,8 +4,8 @@
  * restart; the kill -9 scenarios sqlite runs (test/support/agent-durability.ts) lose and repeat no
  * committed row here too, a deleted session's tombstone outlives a restart, and auto-continue's re-drive of a turn cut by kill -9 runs once; a URL that is not postgres:// is a usage error; the URL's password never
  * reaches the log or an answer (in the URL's userinfo or its query; PGPASSWORD works too); while the server is down an inject answers 503 and /healthz says
- * so, and turns run again once it is back; an unreachable database fails the startup; a second daemon on a database one
- * serves is refused (D261's writer lock, unchanged: one daemon per database).
+ * so, and turns run again once it is back; an unreachable database fails the startup. Several daemons on one
+ * database: agent-replicas.test.ts.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { CommittedRow } from "../../../src/core/events.ts";
@@ -174,21 +174,4 @@ test("an unreachable postgres store fails the startup (exit 1) with the URL's pa
   expect(result.code).toBe(1);
   expect(result.stderr).toContain("cannot open session store postgres://***@127.0.0.1:1/agent");
   expect(result.stderr).not.toContain(PASSWORD);
-});
-
-test("a second agent on a database another agent serves fails its startup (exit 1): one daemon per database (D261, D486)", async () => {
-  const store = postgresStore("agent_one");
-  await scope.start(store);
-  const second = await runToExit(
-    sparCommand(
-      "agent",
-      "--attach-listen=127.0.0.1:0",
-      "--session-db-driver=postgres",
-      `--session-db=${store.sessionDb}`,
-    ),
-    { timeoutMs: 15_000 },
-  );
-  expect(second.code).toBe(1);
-  expect(second.stderr).toContain("/agent_one is in use by another spar daemon");
-  expect(second.stderr).not.toContain(PASSWORD);
 });

@@ -1,0 +1,125 @@
+/**
+ * LeaseKeeper: the session leases this daemon holds when several daemons share one database
+ * (D487). Takes a lease before the daemon serves a session's turns, renews every lease it holds
+ * every third of the lease's time, and reports the sessions it lost: taken over by another daemon
+ * (its renewal did not return them), or all of them when no renewal has succeeded for two thirds
+ * of the lease, so this daemon stops serving before another can take them (the store refuses a
+ * late write anyway: appends are fenced by the lease on the database's clock).
+ */
+import type { LeaseOutcome, SessionCluster } from "../core/session-cluster.ts";
+import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
+
+export interface LeaseSettings {
+  /** How long a lease lasts without renewal (default 15 s). */
+  ttlMs: number;
+}
+
+export const DEFAULT_LEASE_SETTINGS: LeaseSettings = { ttlMs: 15_000 };
+
+export interface LeaseKeeperHooks {
+  /** These sessions are no longer this daemon's: stop serving them. */
+  lost(keys: SessionKey[], why: string): void;
+  warn(message: string): void;
+}
+
+export class LeaseKeeper {
+  readonly #cluster: SessionCluster;
+  readonly #settings: LeaseSettings;
+  readonly #hooks: LeaseKeeperHooks;
+  /** Held sessions by name, with when each was taken (a renewal that began earlier cannot have seen it). */
+  readonly #held = new Map<string, { key: SessionKey; takenAt: number }>();
+  #lastRenewed = performance.now();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #renewing = false;
+
+  constructor(cluster: SessionCluster, settings: LeaseSettings, hooks: LeaseKeeperHooks) {
+    this.#cluster = cluster;
+    this.#settings = settings;
+    this.#hooks = hooks;
+  }
+
+  get daemonId(): string {
+    return this.#cluster.daemonId;
+  }
+
+  get heldCount(): number {
+    return this.#held.size;
+  }
+
+  holds(key: SessionKey): boolean {
+    return this.#held.has(sessionKeyString(key));
+  }
+
+  async start(): Promise<void> {
+    await this.#cluster.keepAlive();
+    this.#lastRenewed = performance.now();
+    this.#timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.#settings.ttlMs / 3)));
+    this.#timer.unref?.();
+  }
+
+  /** Take (or keep) the session's lease. */
+  async acquire(key: SessionKey): Promise<LeaseOutcome> {
+    const name = sessionKeyString(key);
+    if (this.#held.has(name)) return { held: true, holder: this.daemonId };
+    const takenAt = performance.now();
+    const outcome = await this.#cluster.acquireLease(key, this.#settings.ttlMs);
+    if (outcome.held) this.#held.set(name, { key, takenAt });
+    return outcome;
+  }
+
+  /** Give the lease back (`lapse`: expired at once, so another daemon takes the session over now). */
+  async release(key: SessionKey, lapse: boolean): Promise<void> {
+    if (!this.#held.delete(sessionKeyString(key))) return;
+    try {
+      await this.#cluster.releaseLease(key, lapse);
+    } catch (error) {
+      // It lapses by itself within the lease's time.
+      this.#hooks.warn(`session ${sessionKeyString(key)}: releasing its lease: ${String(error)}`);
+    }
+  }
+
+  /** Extend every held lease; report those another daemon took and, after too long without a renewal, all. */
+  async renew(): Promise<void> {
+    if (this.#renewing) return;
+    if (this.#held.size === 0) {
+      this.#lastRenewed = performance.now();
+      // The liveness mark is kept (taken again after a database restart) even with nothing held.
+      await this.#cluster.keepAlive().catch(() => {});
+      return;
+    }
+    this.#renewing = true;
+    const started = performance.now();
+    try {
+      const kept = new Set((await this.#cluster.renewLeases(this.#settings.ttlMs)).map(sessionKeyString));
+      this.#lastRenewed = started;
+      const lost = [...this.#held].filter(([name, held]) => !kept.has(name) && held.takenAt < started);
+      this.#drop(
+        lost.map(([name]) => name),
+        "another daemon holds its lease now",
+      );
+    } catch (error) {
+      if (performance.now() - this.#lastRenewed > (this.#settings.ttlMs * 2) / 3)
+        this.#drop([...this.#held.keys()], `its lease could not be renewed (${String(error)})`);
+    } finally {
+      this.#renewing = false;
+    }
+  }
+
+  #drop(names: string[], why: string): void {
+    const keys: SessionKey[] = [];
+    for (const name of names) {
+      const held = this.#held.get(name);
+      if (held === undefined) continue;
+      this.#held.delete(name);
+      keys.push(held.key);
+    }
+    if (keys.length > 0) this.#hooks.lost(keys, why);
+  }
+
+  /** Stop renewing and give every lease back: `lapse(key)` decides which go to another daemon now. */
+  async close(lapse: (key: SessionKey) => boolean): Promise<void> {
+    clearInterval(this.#timer);
+    const held = [...this.#held.values()].map((entry) => entry.key);
+    await Promise.all(held.map((key) => this.release(key, lapse(key))));
+  }
+}

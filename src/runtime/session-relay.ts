@@ -1,0 +1,162 @@
+/**
+ * SessionRelay: runs a session operation on the daemon that serves the session when several
+ * daemons share one database (D489). The receiving daemon runs it itself when it holds the
+ * session's lease or can take it; otherwise it commits a command (so what the caller sent is
+ * durable before anything else happens), the holder is woken by the announcement, runs it on its
+ * live actor and commits the answer, and the receiver answers its caller with it. A holder that
+ * died leaves its command waiting: the receiver (or the takeover sweep of any daemon) takes the
+ * session once its lease lapsed and runs what waits, in order. Owns the takeover sweep and the
+ * cluster's announcements.
+ */
+import { SparError } from "../core/errors.ts";
+import { uuidv7 } from "../core/ids.ts";
+import type { SessionCluster } from "../core/session-cluster.ts";
+import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
+import { SESSION_OPS, type SessionOp, type SessionOps, isSessionOp } from "./session-ops.ts";
+import type { Logger, SessionHost } from "./session-host.ts";
+
+/** How long a receiver waits for the holder's answer before telling its caller the command waits. */
+const ANSWER_WAIT_MS = 30_000;
+/** How often a waiting receiver looks at the command row and the lease (announcements may be missed). */
+const RECHECK_MS = 1_000;
+
+type Answer = { ok: true; value: unknown } | { ok: false; error: { code: string; message: string; details: unknown } };
+
+export class SessionRelay {
+  readonly #host: SessionHost;
+  readonly #cluster: SessionCluster;
+  readonly #logger: Logger;
+  /** Per session: the drain of its commands in progress (one at a time, in order). */
+  readonly #draining = new Map<string, Promise<void>>();
+  /** Receivers waiting for a command's answer, by command id. */
+  readonly #waiters = new Map<number, () => void>();
+  #stopListening: (() => Promise<void>) | undefined;
+  #sweep: ReturnType<typeof setInterval> | undefined;
+
+  constructor(host: SessionHost, cluster: SessionCluster, logger: Logger) {
+    this.#host = host;
+    this.#cluster = cluster;
+    this.#logger = logger;
+  }
+
+  /** Listen to the cluster's announcements and sweep for lapsed leases every `sweepMs`. */
+  async start(sweepMs: number): Promise<void> {
+    this.#stopListening = await this.#cluster.listen({
+      rows: (key, head) => this.#host.followers?.advance(key, head),
+      command: (key) => {
+        if (this.#host.holds(key)) void this.drain(key);
+      },
+      result: (id) => this.#waiters.get(id)?.(),
+      connected: () => {
+        void this.#host.followers?.catchUp();
+        for (const wake of this.#waiters.values()) wake();
+      },
+    });
+    this.#sweep = setInterval(() => void this.sweep(), sweepMs);
+    this.#sweep.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#sweep);
+    for (const wake of this.#waiters.values()) wake();
+    await this.#stopListening?.();
+  }
+
+  /** Take over sessions whose holder died and run the commands that waited for it. */
+  async sweep(): Promise<void> {
+    try {
+      for (const key of await this.#host.takeOverLapsed()) await this.drain(key);
+    } catch (error) {
+      this.#logger.warn(`takeover sweep: ${String(error)}`);
+    }
+  }
+
+  /** Run `op` where the session is served: here when this daemon holds it or can take it, else on its holder. */
+  async run<K extends SessionOp>(
+    key: SessionKey,
+    op: K,
+    args: SessionOps[K]["args"],
+  ): Promise<SessionOps[K]["result"]> {
+    const actor = await this.#host.tryActor(key);
+    if (actor !== undefined) return await SESSION_OPS[op](actor, args);
+    // A retried command must not queue its message twice (a holder that died after running it).
+    const relayed =
+      op === "inject" && !("idempotencyKey" in args) ? { ...args, idempotencyKey: `relay-${uuidv7()}` } : args;
+    const id = await this.#cluster.postCommand(key, op, JSON.stringify(relayed));
+    return (await this.#answer(key, id)) as SessionOps[K]["result"];
+  }
+
+  /** Run the session's waiting commands on its live actor, oldest first (this daemon holds it). */
+  drain(key: SessionKey): Promise<void> {
+    const name = sessionKeyString(key);
+    const next = (this.#draining.get(name) ?? Promise.resolve()).then(() => this.#drainNow(key));
+    const settled = next.catch((error: unknown) =>
+      this.#logger.warn(`session ${name}: relayed commands: ${String(error)}`),
+    );
+    this.#draining.set(name, settled);
+    void settled.then(() => {
+      if (this.#draining.get(name) === settled) this.#draining.delete(name);
+    });
+    return settled;
+  }
+
+  async #drainNow(key: SessionKey): Promise<void> {
+    if (!this.#host.holds(key)) return;
+    const actor = await this.#host.tryActor(key);
+    if (actor === undefined) return;
+    for (const command of await this.#cluster.pendingCommands(key)) {
+      if (!this.#host.holds(key)) return;
+      let answer: Answer;
+      try {
+        if (!isSessionOp(command.op)) throw new SparError("bad_request", `unknown relayed operation ${command.op}`);
+        const run = SESSION_OPS[command.op] as (actor: unknown, args: unknown) => Promise<unknown>;
+        answer = { ok: true, value: await run(actor, JSON.parse(command.args)) };
+      } catch (error) {
+        answer = { ok: false, error: encodeError(error) };
+      }
+      await this.#cluster.completeCommand(command.id, JSON.stringify(answer));
+    }
+  }
+
+  /** Wait for the command's answer; take the session over when its holder's lease lapses meanwhile. */
+  async #answer(key: SessionKey, id: number): Promise<unknown> {
+    const deadline = performance.now() + ANSWER_WAIT_MS;
+    for (;;) {
+      const text = await this.#cluster.commandResult(id);
+      if (text !== undefined) return decodeAnswer(text);
+      if (await this.#host.tryActor(key)) await this.drain(key);
+      else if (performance.now() >= deadline)
+        throw new SparError(
+          "unavailable",
+          `session ${sessionKeyString(key)}: the request is committed (command ${id}) but the daemon serving the session has not answered in ${ANSWER_WAIT_MS / 1000} s; it runs when that daemon, or the one taking the session over, gets to it`,
+        );
+      else await this.#announced(id, RECHECK_MS);
+    }
+  }
+
+  /** Resolves when the command's answer is announced, or after `ms` (announcements can be missed). */
+  #announced(id: number, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const waiters = this.#waiters;
+      function done(): void {
+        clearTimeout(timer);
+        waiters.delete(id);
+        resolve();
+      }
+      waiters.set(id, done);
+    });
+  }
+}
+
+function encodeError(error: unknown): { code: string; message: string; details: unknown } {
+  if (error instanceof SparError) return { code: error.code, message: error.message, details: error.details };
+  return { code: "internal", message: error instanceof Error ? error.message : String(error), details: {} };
+}
+
+function decodeAnswer(text: string): unknown {
+  const answer = JSON.parse(text) as Answer;
+  if (answer.ok) return answer.value;
+  const { code, message, details } = answer.error;
+  throw new SparError(code as SparError["code"], message, (details ?? {}) as Record<string, unknown>);
+}
