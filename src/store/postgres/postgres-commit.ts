@@ -45,18 +45,55 @@ export interface CommitterOptions {
  */
 const RETRIES = 3;
 
-export class BatchCommitter {
-  /** The connection write transactions run on (one at a time), reserved on first use (D502). */
-  private writer: ReservedSQL | undefined;
+/**
+ * The writer's own connection (D502): write transactions run one at a time on it, and it is
+ * closed after a store-level failure, so the next write opens a new one that sees the server as
+ * it is now (a database switched back from read-only, a restarted server), never a pooled
+ * connection opened meanwhile.
+ */
+export class BatchWriter {
+  private connection: ReservedSQL | undefined;
 
   constructor(
+    /** A pool of one connection, the writer's alone. */
+    private readonly writes: SQL,
+    readonly options: CommitterOptions,
+  ) {}
+
+  /** The open connection, or a new one. */
+  async get(): Promise<ReservedSQL> {
+    this.connection ??= await this.writes.reserve();
+    return this.connection;
+  }
+
+  /** Close the connection (it failed, or its session may be read-only); the next write opens another. */
+  drop(): void {
+    const connection = this.connection;
+    this.connection = undefined;
+    connection?.close().catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    this.connection?.release();
+    this.connection = undefined;
+    await this.writes.close({ timeout: 5 }).catch(() => {});
+  }
+}
+
+export class BatchCommitter {
+  private readonly options: CommitterOptions;
+
+  constructor(
+    /** The pool: where a commit in doubt is asked about. */
     private readonly sql: SQL,
+    private readonly writer: BatchWriter,
     private readonly lock: WriterLock | undefined,
     private readonly stats: PostgresStoreStats,
-    private readonly options: CommitterOptions,
     /** Refuses the writes queued meanwhile (a commit in doubt waits for an unreachable server). */
     private readonly refusePending: (error: unknown) => void,
-  ) {}
+  ) {
+    this.options = writer.options;
+  }
 
   /** Settles every op of `batch`: resolved with its result or rejected, never left pending. */
   async commit(batch: PgWriteOp[], attempt = 1): Promise<void> {
@@ -64,8 +101,8 @@ export class BatchCommitter {
     // Read just before COMMIT: set means the failure (if any) came at COMMIT itself.
     let xid: string | undefined;
     try {
-      this.writer ??= await this.sql.reserve();
-      await this.writer.begin(async (tx) => {
+      const connection = await this.writer.get();
+      await connection.begin(async (tx) => {
         rows = 0;
         xid = undefined;
         for (const op of batch) {
@@ -120,7 +157,7 @@ export class BatchCommitter {
     committing: { xid: string; rows: number } | undefined,
   ): Promise<void> {
     if (this.lock) this.lock.suspect = true;
-    this.dropWriter();
+    this.writer.drop();
     if (isConnectionLevel(error)) {
       if (committing !== undefined) return await this.inDoubt(batch, attempt, error, committing);
       if (attempt < RETRIES) {
@@ -164,16 +201,8 @@ export class BatchCommitter {
     for (const op of batch) op.reject(failure);
   }
 
-  /** Close the writer's connection (it failed, or its session may be read-only); the next write reserves another. */
-  private dropWriter(): void {
-    const writer = this.writer;
-    this.writer = undefined;
-    writer?.close().catch(() => {});
-  }
-
-  /** Gives the writer's connection back to the pool (the store closes it with the pool). */
+  /** Closes the writer's connection. */
   async close(): Promise<void> {
-    await this.writer?.release();
-    this.writer = undefined;
+    await this.writer.close();
   }
 }

@@ -43,12 +43,12 @@ import {
   sessionRecord,
 } from "../sqlite/row-codec.ts";
 import { isConnectionLevel, openFailed, postgresWhere, readFailed, writeRefused } from "./postgres-errors.ts";
-import { BatchCommitter, type CommitterOptions, type PostgresStoreStats } from "./postgres-commit.ts";
+import { BatchCommitter, BatchWriter, type CommitterOptions, type PostgresStoreStats } from "./postgres-commit.ts";
 import { migrate } from "./postgres-schema.ts";
 import type { PgWriteOp } from "./postgres-writes.ts";
 
 export interface PostgresStoreOptions extends CommitterOptions {
-  /** Connections in the pool (default 10). */
+  /** Connections to the server at most, the writer's own among them (default 10). */
   maxConnections?: number;
   /** Give up connecting (at open and later) after this long, seconds (default 10). */
   connectTimeoutSeconds?: number;
@@ -83,9 +83,9 @@ export class PostgresStore implements Store {
     /** The URL without its password, for messages. */
     readonly where: string,
     private readonly lock: WriterLock | undefined,
-    writerOptions: CommitterOptions = {},
+    writer: BatchWriter,
   ) {
-    this.committer = new BatchCommitter(sql, lock, this.stats, writerOptions, (error) => this.refusePending(error));
+    this.committer = new BatchCommitter(sql, writer, lock, this.stats, (error) => this.refusePending(error));
   }
 
   /**
@@ -97,12 +97,12 @@ export class PostgresStore implements Store {
     const where = postgresWhere(url);
     const timeoutSeconds = options.connectTimeoutSeconds ?? 10;
     let sql: SQL;
+    let writes: SQL;
     try {
-      sql = new SQL(url, {
-        max: options.maxConnections ?? 10,
-        connectionTimeout: timeoutSeconds,
-        idleTimeout: 60,
-      });
+      const pool = { connectionTimeout: timeoutSeconds, idleTimeout: 60 };
+      // The writer's own connection (D502) is one of maxConnections.
+      sql = new SQL(url, { ...pool, max: Math.max(1, (options.maxConnections ?? 10) - 1) });
+      writes = new SQL(url, { ...pool, max: 1 });
     } catch (error) {
       throw openFailed(where, error);
     }
@@ -120,12 +120,12 @@ export class PostgresStore implements Store {
       if (options.writerLock !== false)
         lock = await Promise.race([WriterLock.acquire(sql, where, options.writerLease), deadline]);
     } catch (error) {
-      await sql.close({ timeout: 0 }).catch(() => {});
+      await Promise.all([sql.close({ timeout: 0 }), writes.close({ timeout: 0 })]).catch(() => {});
       throw openFailed(where, error);
     } finally {
       clearTimeout(timer);
     }
-    return new PostgresStore(sql, where, lock, options);
+    return new PostgresStore(sql, where, lock, new BatchWriter(writes, options));
   }
 
   // ---- event log --------------------------------------------------------------------------
