@@ -1,6 +1,6 @@
 /**
  * The postgres store's group commit: one batch of write ops in one transaction on the connection
- * the writer reserves (D502), and what each failure means for the batch's callers (D500): a
+ * the writer keeps for itself (D502), and what each failure means for the batch's callers (D500): a
  * statement's failure fails its op alone, a store-level one fails the batch (after retrying on a
  * fresh connection when the connection failed before COMMIT), and a COMMIT whose connection failed
  * is in doubt: the server is asked what became of it before anyone is answered (D501,

@@ -13,8 +13,8 @@
  * with `unavailable`, a connection failure before COMMIT after retrying on a fresh connection; any
  * other statement failure rolls back and retries the ops one per transaction so only the culprit
  * fails. A COMMIT whose connection failed is in doubt: the writer asks the server whether it
- * committed before it answers anyone (postgres-in-doubt.ts, D501). Transactions run on one
- * connection the writer reserves, replaced after a store-level failure (D502). Reads run on the
+ * committed before it answers anyone (postgres-in-doubt.ts, D501). Transactions run on the
+ * writer's own connection, replaced after a store-level failure (D502). Reads run on the
  * pool and see committed state only. Events are stored as their JSON text, one row each.
  */
 import { commitSpan } from "../../telemetry/commit-trace.ts";

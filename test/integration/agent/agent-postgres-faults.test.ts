@@ -114,7 +114,7 @@ test("PostgreSQL stopped for 10 s under load: the daemon reconnects, nothing acc
       "/healthz to report the store down",
     );
     expect(down.sessionDb).not.toBe("ready");
-    // The outage itself: the server stays stopped for 10 s while the clients keep injecting.
+    // Time under test: the outage itself, the server stopped for 10 s while the clients keep injecting.
     await Bun.sleep(Math.max(0, 10_000 - (Date.now() - stoppedAt)));
   } finally {
     cluster.resume();

@@ -57,7 +57,11 @@ describe("failureKind", () => {
   });
 
   test("Bun's own failures without a SQLSTATE are the connection's; a plain Error is a statement's", () => {
-    for (const code of ["ERR_POSTGRES_CONNECTION_CLOSED", "ERR_POSTGRES_CONNECTION_TIMEOUT", "ERR_POSTGRES_IDLE_TIMEOUT"])
+    for (const code of [
+      "ERR_POSTGRES_CONNECTION_CLOSED",
+      "ERR_POSTGRES_CONNECTION_TIMEOUT",
+      "ERR_POSTGRES_IDLE_TIMEOUT",
+    ])
       expect(failureKind(bunError(code, "closed"))).toBe("connection");
     expect(failureKind(new Error("bug"))).toBe("statement");
     expect(failureKind(bunError("ERR_POSTGRES_SERVER_ERROR", "no errno"))).toBe("statement");

@@ -57,6 +57,7 @@ async function waitingBackend(waitEvent: string): Promise<number> {
   for (;;) {
     const rows: { pid: number }[] = await admin`SELECT pid FROM pg_stat_activity WHERE wait_event = ${waitEvent}`;
     if (rows[0] !== undefined) return rows[0].pid;
+    // Poll: the backend reaches its wait a moment after the store sent COMMIT.
     await Bun.sleep(10);
   }
 }
