@@ -3,7 +3,10 @@
  * database (D500-D503): the server stopped for 10 s and started again under a steady stream of
  * injects to several sessions (the daemon reconnects by itself; every inject answered 200 is in
  * the log once, the refused ones answered a JSON 503 and are nowhere, each session's seqs are
- * contiguous; /healthz reports the store while it is down and recovers); the database switched to
+ * contiguous; /healthz reports the store while it is down and recovers); the server stopped while
+ * an inject's COMMIT is written but not yet answered (held by a synchronous standby that never
+ * comes): the inject is answered 200 once the server is back, not a 503 for a committed message
+ * (D501); the database switched to
  * read-only behind the daemon (a JSON 503 naming it, reads still served, writes again once it is
  * switched back); and the server out of disk space (a real SQLSTATE 53100 raised by a trigger:
  * a JSON 503 naming it, a turn that could not commit half-writes nothing and runs once after).
@@ -151,9 +154,57 @@ test("PostgreSQL stopped for 10 s under load: the daemon reconnects, nothing acc
   expect(refusedTotal).toBeGreaterThan(0);
   expect(daemon.log()).toContain("readiness check session_db: ready -> failed");
   expect(daemon.log()).toContain("readiness check session_db: failed -> ready");
-  if (process.env.SPAR_TEST_REPORT)
-    console.log(JSON.stringify([...tallies].map(([id, tally]) => [id, tally.accepted.length, tally.refused.length])));
 }, 120_000);
+
+/** Every COMMIT on the cluster waits for a synchronous standby that never comes (written, not yet answered), or not. */
+async function holdCommits(on: boolean): Promise<void> {
+  if (on) await admin`ALTER SYSTEM SET synchronous_standby_names = 'never_connects'`;
+  else await admin`ALTER SYSTEM RESET synchronous_standby_names`;
+  await admin`SELECT pg_reload_conf()`;
+}
+
+test("the server stopped while an inject's COMMIT is on its way: the inject is answered 200 once it is back, its message in the log once (D501)", async () => {
+  const store = postgresStore("agent_in_doubt");
+  const daemon = await scope.start(store);
+  await injectAndWait(daemon, "<before>", 1);
+  await holdCommits(true);
+  let held: Promise<Response> | undefined;
+  try {
+    held = postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "<held>" });
+    // The inject's transaction has written its commit record and waits: stop the server now.
+    await waitFor(
+      async () =>
+        (await admin`SELECT 1 FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = 'agent_in_doubt'`)
+          .length > 0
+          ? true
+          : undefined,
+      5000,
+      "the inject's COMMIT waiting",
+    );
+    cluster.pause();
+    try {
+      // Writes behind the commit in doubt are refused at once while the server is down.
+      const refused = await postJson(`${daemon.baseUrl}/sessions/default/inject`, { message: "<refused>" });
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: string }).error).toContain("session store refused the write");
+    } finally {
+      cluster.resume();
+    }
+  } finally {
+    await holdCommits(false);
+  }
+  const answer = await held;
+  expect(answer.status).toBe(200);
+  await waitFor(
+    async () => (markerCounts((await stored(store.sessionDb, "default")).userText).has("<held>") ? true : undefined),
+    15_000,
+    "the held inject's turn",
+  );
+  await injectAndWait(daemon, "<after>", 3);
+  const rows = await stored(store.sessionDb, "default");
+  expect(rows.seqs).toEqual(Array.from({ length: rows.seqs.length }, (_, i) => i + 1));
+  expect(Object.fromEntries(markerCounts(rows.userText))).toEqual({ "<before>": 1, "<held>": 1, "<after>": 1 });
+}, 60_000);
 
 test("a database switched to read-only behind the daemon: a JSON 503 naming it, reads still served, writes again once switched back", async () => {
   const store = postgresStore("agent_read_only");
