@@ -266,7 +266,7 @@ export class SessionHost {
 
   /** Resolve a path's session: qualified when `app` is given, else the shortcut by id alone. */
   async resolve(app: string | undefined, id: string): Promise<SessionKey> {
-    await this.#refreshIndex(id);
+    await this.#refreshIndex(app, id);
     return this.#pick(app, id, () => true);
   }
 
@@ -287,7 +287,7 @@ export class SessionHost {
     action: SessionAction,
   ): Promise<SessionKey> {
     if (!this.config.multiSession) return this.resolve(app, id);
-    await this.#refreshIndex(id);
+    await this.#refreshIndex(app, id);
     // Records not in memory are read first (a live session's is at hand: no read, no wait). With
     // other daemons on the database every record is read: another may have changed its ACL.
     const missing: SessionKey[] = [];
@@ -416,8 +416,16 @@ export class SessionHost {
   /** With other daemons: take the session's lease or throw `conflict` naming its holder. */
   async #takeLease(key: SessionKey): Promise<void> {
     if (this.#leases === undefined) return;
-    const outcome = await this.#leases.acquire(key);
-    if (!outcome.held) throw heldElsewhere(key, outcome.holder);
+    let outcome = await this.#leases.acquire(key);
+    // No holder: the holder let go meanwhile (ask again), or another daemon deleted the session.
+    if (!outcome.held && outcome.holder === "" && (await this.#store.getSession(key)) !== undefined)
+      outcome = await this.#leases.acquire(key);
+    if (outcome.held) return;
+    if (outcome.holder === "") {
+      this.#index(key, false);
+      throw this.#missing(key.app, key.id);
+    }
+    throw heldElsewhere(key, outcome.holder);
   }
 
   /** Sessions this daemon lost (another daemon holds their leases now): stop serving them here. */
@@ -470,9 +478,14 @@ export class SessionHost {
     }
   }
 
-  /** With other daemons: the apps holding a session id are read from the store (another may have created one). */
-  async #refreshIndex(id: string): Promise<void> {
+  /**
+   * With other daemons: a session id this daemon does not know is looked up in the store (another
+   * may have created it); one it knows is checked when the daemon loads or authorizes it.
+   */
+  async #refreshIndex(app: string | undefined, id: string): Promise<void> {
     if (this.#leases === undefined) return;
+    const apps = this.#appsById.get(id);
+    if (apps !== undefined && (app === undefined || apps.has(app))) return;
     const keys = await this.#store.findSessionsById(id);
     const present = new Set(keys.map((key) => key.app));
     for (const app of this.#appsById.get(id) ?? []) if (!present.has(app)) this.#index({ app, id }, false);

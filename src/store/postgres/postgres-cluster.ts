@@ -8,6 +8,7 @@
 import type { ReservedSQL, SQL } from "bun";
 import type { ClusterSignals, LeaseOutcome, PendingCommand, SessionCluster } from "../../core/session-cluster.ts";
 import type { SessionKey } from "../../core/session-key.ts";
+import { SparError } from "../../core/errors.ts";
 import type { KeyRow } from "../sqlite/row-codec.ts";
 import { sessionKey } from "../sqlite/row-codec.ts";
 
@@ -122,7 +123,7 @@ export class PostgresCluster implements SessionCluster {
       const rows: { id: string }[] = await tx`INSERT INTO spar_session_commands (session_pk, op, args)
         SELECT pk, ${op}, ${args} FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id} RETURNING id`;
       const id = rows[0]?.id;
-      if (id === undefined) throw new Error(`session ${key.app}/${key.id} is gone`);
+      if (id === undefined) throw new SparError("not_found", `session not found: ${key.app}/${key.id}`);
       await tx`SELECT pg_notify(${COMMANDS_CHANNEL}, ${JSON.stringify({ app: key.app, sid: key.id })})`;
       return Number(id);
     });

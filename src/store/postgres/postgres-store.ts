@@ -9,13 +9,17 @@
  * or everything that arrived during the previous commit) are applied in request order in ONE
  * transaction (group commit), so an enqueue and the append draining it in one tick work as on
  * sqlite. An op's expected failure (conflict, not_found) fails it alone; a store-level failure
- * (connection, disk, shutdown) rejects the whole batch with `unavailable`; any other statement
- * failure rolls back and retries the ops one per transaction so only the culprit fails. Reads run
- * on the pool and see committed state only. Events are stored as their JSON text, one row each.
+ * (connection, read-only, disk full, shutdown; postgres-errors.ts, D500) rejects the whole batch
+ * with `unavailable`, a connection failure before COMMIT after retrying on a fresh connection; any
+ * other statement failure rolls back and retries the ops one per transaction so only the culprit
+ * fails. A COMMIT whose connection failed is in doubt: the writer asks the server whether it
+ * committed before it answers anyone (postgres-in-doubt.ts, D501). Transactions run on the
+ * writer's own connection, replaced after a store-level failure (D502). Reads run on the
+ * pool and see committed state only. Events are stored as their JSON text, one row each.
  */
 import { commitSpan } from "../../telemetry/commit-trace.ts";
 import { checkAppend, readRange, storeClosed } from "../store-rules.ts";
-import { type StoreWriteStats, type WriteFields, batchSize, pendingWrite, zeroWriteStats } from "../store-write-op.ts";
+import { type WriteFields, batchSize, pendingWrite, zeroWriteStats } from "../store-write-op.ts";
 import { SQL } from "bun";
 import { type WriterLease, WriterLock } from "./writer-lock.ts";
 import type { AppendOptions } from "../../core/event-log.ts";
@@ -38,21 +42,14 @@ import {
   type SessionRow,
   sessionRecord,
 } from "../sqlite/row-codec.ts";
-import {
-  isRetryable,
-  isStoreLevel,
-  openFailed,
-  opFailed,
-  postgresWhere,
-  readFailed,
-  writeRefused,
-} from "./postgres-errors.ts";
+import { isConnectionLevel, openFailed, postgresWhere, readFailed, writeRefused } from "./postgres-errors.ts";
+import { BatchCommitter, BatchWriter, type CommitterOptions, type PostgresStoreStats } from "./postgres-commit.ts";
 import { migrate } from "./postgres-schema.ts";
+import type { PgWriteOp } from "./postgres-writes.ts";
 import { PostgresCluster } from "./postgres-cluster.ts";
-import { applyOp, type PgWriteOp } from "./postgres-writes.ts";
 
-export interface PostgresStoreOptions {
-  /** Connections in the pool (default 10). */
+export interface PostgresStoreOptions extends CommitterOptions {
+  /** Connections to the server at most, the writer's own among them (default 10). */
   maxConnections?: number;
   /** Give up connecting (at open and later) after this long, seconds (default 10). */
   connectTimeoutSeconds?: number;
@@ -70,24 +67,18 @@ export interface PostgresStoreOptions {
   shared?: { daemonId: string };
 }
 
-/** The writer's counters since open (longestBatchMs: BEGIN to COMMIT; the event loop runs meanwhile). */
-export interface PostgresStoreStats extends StoreWriteStats {
-  /** Transactions retried (deadlock, serialization failure, a connection lost before COMMIT). */
-  retries: number;
-}
+export type { PostgresStoreStats } from "./postgres-commit.ts";
 
 /** The largest seq (a PostgreSQL integer): a read's bound when no uptoSeq is given. */
 const MAX_SEQ = 2 ** 31 - 1;
 
-/**
- * Attempts of a transaction or a read: after a deadlock or serialization race (single ops), or a
- * store-level failure before COMMIT (a stale pooled connection, the server restarting).
- */
+/** Attempts of a read: a connection failure is retried on another connection. */
 const RETRIES = 3;
 
 export class PostgresStore implements Store {
-  readonly stats: PostgresStoreStats = { ...zeroWriteStats(), retries: 0 };
+  readonly stats: PostgresStoreStats = { ...zeroWriteStats(), retries: 0, inDoubt: 0 };
   private pending: PgWriteOp[] = [];
+  private readonly committer: BatchCommitter;
   /** The running write loop, if any. */
   private writing: Promise<void> | undefined;
   private closed = false;
@@ -98,9 +89,12 @@ export class PostgresStore implements Store {
     /** The URL without its password, for messages. */
     readonly where: string,
     private readonly lock: WriterLock | undefined,
+    writer: BatchWriter,
     /** Leases, commands and announcements when the database is shared (D487). */
     readonly cluster: PostgresCluster | undefined,
-  ) {}
+  ) {
+    this.committer = new BatchCommitter(sql, writer, lock, this.stats, (error) => this.refusePending(error));
+  }
 
   /**
    * Connects, migrates the schema and answers; throws SparError `unavailable` naming the URL
@@ -111,12 +105,12 @@ export class PostgresStore implements Store {
     const where = postgresWhere(url);
     const timeoutSeconds = options.connectTimeoutSeconds ?? 10;
     let sql: SQL;
+    let writes: SQL;
     try {
-      sql = new SQL(url, {
-        max: options.maxConnections ?? 10,
-        connectionTimeout: timeoutSeconds,
-        idleTimeout: 60,
-      });
+      const pool = { connectionTimeout: timeoutSeconds, idleTimeout: 60 };
+      // The writer's own connection (D502) is one of maxConnections.
+      sql = new SQL(url, { ...pool, max: Math.max(1, (options.maxConnections ?? 10) - 1) });
+      writes = new SQL(url, { ...pool, max: 1 });
     } catch (error) {
       throw openFailed(where, error);
     }
@@ -134,13 +128,19 @@ export class PostgresStore implements Store {
       if (options.writerLock !== false && options.shared === undefined)
         lock = await Promise.race([WriterLock.acquire(sql, where, options.writerLease), deadline]);
     } catch (error) {
-      await sql.close({ timeout: 0 }).catch(() => {});
+      await Promise.all([sql.close({ timeout: 0 }), writes.close({ timeout: 0 })]).catch(() => {});
       throw openFailed(where, error);
     } finally {
       clearTimeout(timer);
     }
     const cluster = options.shared === undefined ? undefined : new PostgresCluster(sql, options.shared.daemonId);
-    return new PostgresStore(sql, where, lock, cluster);
+    return new PostgresStore(
+      sql,
+      where,
+      lock,
+      new BatchWriter(writes, { ...options, holder: cluster?.daemonId }),
+      cluster,
+    );
   }
 
   // ---- event log --------------------------------------------------------------------------
@@ -291,6 +291,7 @@ export class PostgresStore implements Store {
   private async shutdown(): Promise<void> {
     this.closed = true;
     while (this.writing !== undefined) await this.writing;
+    await this.committer.close();
     await this.lock?.release();
     await this.cluster?.close();
     await this.sql.close({ timeout: 5 }).catch(() => {});
@@ -320,7 +321,7 @@ export class PostgresStore implements Store {
           "spar",
           batch.map((op) => op.trace),
         );
-        await this.commit(batch);
+        await this.committer.commit(batch);
         span?.end({ ...batchSize(batch), committed: true });
         this.stats.longestBatchMs = Math.max(this.stats.longestBatchMs, performance.now() - started);
         this.stats.batches++;
@@ -329,6 +330,15 @@ export class PostgresStore implements Store {
     } finally {
       this.writing = undefined;
     }
+  }
+
+  /** The writes queued behind a commit in doubt while the server is unreachable: refused, unattempted (D501). */
+  private refusePending(error: unknown): void {
+    if (this.pending.length === 0) return;
+    const queued = this.pending;
+    this.pending = [];
+    this.stats.refused++;
+    for (const op of queued) op.reject(writeRefused(error));
   }
 
   /** After a store-level failure: the writer lock confirmed (or taken again) first; else the batch is refused. */
@@ -343,58 +353,14 @@ export class PostgresStore implements Store {
     }
   }
 
-  private async commit(batch: PgWriteOp[], attempt = 1): Promise<void> {
-    let rows = 0;
-    let committing = false;
-    try {
-      await this.sql.begin(async (tx) => {
-        rows = 0;
-        for (const op of batch) {
-          op.result = undefined;
-          op.error = undefined;
-          rows += await applyOp(tx, op, this.cluster?.daemonId);
-        }
-        committing = true;
-      });
-    } catch (error) {
-      if (isStoreLevel(error)) {
-        if (this.lock) this.lock.suspect = true;
-        // Before COMMIT nothing of it was written, so it may run again on another connection (a
-        // server restart leaves pooled connections that fail once each); a failed COMMIT's outcome
-        // is unknown and is never retried.
-        if (!committing && attempt < RETRIES) {
-          this.stats.retries++;
-          return await this.commit(batch, attempt + 1);
-        }
-        this.stats.refused++;
-        for (const op of batch) op.reject(writeRefused(error));
-      } else if (batch.length > 1) {
-        for (const op of batch) await this.commit([op]);
-      } else if (isRetryable(error) && attempt < RETRIES) {
-        this.stats.retries++;
-        await this.commit(batch, attempt + 1);
-      } else {
-        for (const op of batch) op.reject(opFailed(error));
-      }
-      return;
-    }
-    this.stats.transactions++;
-    this.stats.ops += batch.length;
-    this.stats.rows += rows;
-    for (const op of batch) {
-      if (op.error === undefined) op.resolve(op.result);
-      else op.reject(op.error);
-    }
-  }
-
-  /** Reads are retried on another connection after a store-level failure, like writes before COMMIT. */
+  /** Reads are retried on another connection after a connection failure, like writes before COMMIT. */
   private async reading<T>(run: () => Promise<T>): Promise<T> {
     if (this.closed) throw storeClosed(this.where);
     for (let attempt = 1; ; attempt++) {
       try {
         return await run();
       } catch (error) {
-        if (!isStoreLevel(error) || attempt >= RETRIES || this.closed) throw readFailed(error);
+        if (!isConnectionLevel(error) || attempt >= RETRIES || this.closed) throw readFailed(error);
       }
     }
   }
