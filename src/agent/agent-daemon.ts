@@ -234,7 +234,7 @@ function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
   return {
     store:
       config.sessionDbDriver === "postgres"
-        ? { driver: "postgres", url: config.sessionDb }
+        ? { driver: "postgres", url: config.sessionDb, pool: config.sessionDbPool }
         : {
             path: config.sessionDb,
             maxMb: config.sessionDbMaxMb,

@@ -21,7 +21,7 @@ import type { ConfigMap } from "../config/config-file.ts";
 import { SPAR_VERSION } from "../daemon/version.ts";
 import type { FlagValue } from "../config/flag-spec.ts";
 import { AGENT_FLAGS } from "./agent-flags.ts";
-import { type SessionStoreDriver, checkStoreLocation } from "./session-store-location.ts";
+import { type SessionStoreDriver, checkStoreLocation, checkStorePool } from "./session-store-location.ts";
 import { type ScriptSource, resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
@@ -84,6 +84,8 @@ export interface AgentConfig {
   sessionDb: string;
   /** 0: no cap. sqlite only: under postgres a cap is refused at startup (D484). */
   sessionDbMaxMb: number;
+  /** Connections in the postgres store's pool (D515); set under sqlite, refused at startup. */
+  sessionDbPool: number;
   model: ModelSpec;
   multiSession: boolean;
   idleTimeoutMs: number;
@@ -247,16 +249,19 @@ export function buildAgentConfig(
 /**
  * The session store (D483): sqlite at `--session-db` (default `.agents/state/sessions.db`), or
  * PostgreSQL at the postgres:// URL `--session-db` must then give, checked by the rule svc uses.
- * `--session-db-max-mb` is a sqlite page cap: under postgres a cap is refused, not ignored (D484).
+ * `--session-db-max-mb` is a sqlite page cap: under postgres a cap is refused, not ignored (D484);
+ * `--session-db-pool` sizes the postgres pool and is refused under sqlite likewise (D515).
  * Everything behind the Store goes to the database; the peer hub's state file stays a local file
  * (D485); one daemon per database, D261's writer lock unchanged (D486).
  */
 function sessionStore(
   read: SettingReader,
   cwd: string,
-): Pick<AgentConfig, "sessionDbDriver" | "sessionDb" | "sessionDbMaxMb"> {
+): Pick<AgentConfig, "sessionDbDriver" | "sessionDb" | "sessionDbMaxMb" | "sessionDbPool"> {
   const driver = need(read.oneOf<SessionStoreDriver>("session-db-driver"));
   const maxMb = need(read.int("session-db-max-mb"));
+  const pool = need(read.int("session-db-pool"));
+  need(checkStorePool(driver, read.setting("session-db-pool")?.from));
   if (driver === "postgres") {
     if (need(read.string("session-db", "")).trim() === "")
       throw new ConfigProblem("--session-db-driver=postgres needs --session-db with a postgres:// URL");
@@ -267,7 +272,7 @@ function sessionStore(
   }
   const location = need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db")));
   const checked = need(checkStoreLocation(driver, location, read.from("session-db")));
-  return { sessionDbDriver: driver, sessionDb: checked, sessionDbMaxMb: maxMb };
+  return { sessionDbDriver: driver, sessionDb: checked, sessionDbMaxMb: maxMb, sessionDbPool: pool };
 }
 
 /** `--plans-dir` (relative: from the working directory), else `<tools root>/.agents/plans`. */

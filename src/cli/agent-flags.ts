@@ -81,6 +81,14 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     configKey: "session_db.driver",
     choices: ["sqlite", "postgres"],
   },
+  {
+    name: "session-db-pool",
+    kind: "int",
+    help: "connections in the postgres store's pool (postgres only)",
+    defaultValue: "10",
+    configKey: "session_db.pool",
+    bounds: { min: 1, max: 100 },
+  },
   ...MODEL_FLAGS,
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },
   {

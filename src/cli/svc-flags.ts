@@ -98,6 +98,14 @@ const SVC_OWN_FLAGS: readonly FlagSpec[] = [
     choices: ["sqlite", "postgres"],
   },
   {
+    name: "session-db-pool",
+    kind: "int",
+    help: "connections in the postgres store's pool (postgres only)",
+    defaultValue: "10",
+    configKey: "svc.session_db.pool",
+    bounds: { min: 1, max: 100 },
+  },
+  {
     name: "timeout",
     kind: "duration",
     help: "one-shot turn deadline (one-shot mode only; 0: none)",

@@ -55,11 +55,11 @@ export interface RuntimeCoreSettings {
    * The session store. sqlite (the default driver): its path, size cap in MiB (0: no cap) and when
    * a tick's writes are committed (default `microtask`; `immediate` batches the writes of every
    * request handled in one event-loop turn into one transaction, svc's choice for bursts of
-   * approvals, D255). postgres: its postgres:// URL.
+   * approvals, D255). postgres: its postgres:// URL and pool size (`--session-db-pool`, D515).
    */
   store:
     | { driver?: "sqlite"; path: string; maxMb: number; flushOn?: FlushOn; minCommitIntervalMs?: number }
-    | { driver: "postgres"; url: string };
+    | { driver: "postgres"; url: string; pool?: number };
   workers: number;
   /** A turn worker running turns that leaves a ping unanswered this long is replaced. */
   workerLivenessMs: number;
@@ -279,7 +279,8 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
 }
 
 async function openStore(settings: RuntimeCoreSettings["store"]): Promise<CoreStore> {
-  if (settings.driver === "postgres") return await PostgresStore.open(settings.url);
+  if (settings.driver === "postgres")
+    return await PostgresStore.open(settings.url, settings.pool === undefined ? {} : { maxConnections: settings.pool });
   // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
   mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
   // 4 KiB pages: 256 per MiB.

@@ -7,7 +7,8 @@
  */
 import { SparError } from "../../core/errors.ts";
 import { redactUrl } from "../../net/redact-url.ts";
-import { engineFailures, errorMessage } from "../store-rules.ts";
+import { engineFailures } from "../store-rules.ts";
+import { describeConnectFailure } from "./postgres-connection.ts";
 
 /** Bun's error code (`ERR_POSTGRES_...`) of a failure, if any. */
 function bunCode(error: unknown): string | undefined {
@@ -47,10 +48,14 @@ function details(error: unknown): Record<string, unknown> {
 
 export const { writeRefused, readFailed, opFailed } = engineFailures(details);
 
-/** The open failed: the URL without its password, and why. */
+/** The open failed: the URL without its password, and why (a TLS failure named as one, D517). */
 export function openFailed(where: string, error: unknown): SparError {
   if (error instanceof SparError) return error;
-  return new SparError("unavailable", `cannot open session store ${where}: ${errorMessage(error)}`, details(error));
+  return new SparError(
+    "unavailable",
+    `cannot open session store ${where}: ${describeConnectFailure(where, error)}`,
+    details(error),
+  );
 }
 
 /** Whether a store location is a postgres URL (`postgres://` or `postgresql://`): the one test, the flags' too. */

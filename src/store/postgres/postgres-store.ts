@@ -47,11 +47,12 @@ import {
   readFailed,
   writeRefused,
 } from "./postgres-errors.ts";
+import { POOL_DEFAULT, sqlOptions } from "./postgres-connection.ts";
 import { migrate } from "./postgres-schema.ts";
 import { applyOp, type PgWriteOp } from "./postgres-writes.ts";
 
 export interface PostgresStoreOptions {
-  /** Connections in the pool (default 10). */
+  /** Connections in the pool (default 10; `--session-db-pool`, D515). */
   maxConnections?: number;
   /** Give up connecting (at open and later) after this long, seconds (default 10). */
   connectTimeoutSeconds?: number;
@@ -104,11 +105,11 @@ export class PostgresStore implements Store {
     const timeoutSeconds = options.connectTimeoutSeconds ?? 10;
     let sql: SQL;
     try {
-      sql = new SQL(url, {
-        max: options.maxConnections ?? 10,
-        connectionTimeout: timeoutSeconds,
-        idleTimeout: 60,
-      });
+      // The URL's sslmode, sslrootcert, sslcert and sslkey rule TLS: no tls option here (D516).
+      sql = new SQL(
+        url,
+        sqlOptions({ maxConnections: options.maxConnections ?? POOL_DEFAULT, connectTimeoutSeconds: timeoutSeconds }),
+      );
     } catch (error) {
       throw openFailed(where, error);
     }
