@@ -17,6 +17,7 @@ import { MODEL_FLAGS } from "./model-flags.ts";
 import { PRICING_FLAGS } from "./pricing-flags.ts";
 import { TELEMETRY_FLAGS } from "./telemetry-flags.ts";
 import { TOOLS_FLAGS } from "./tools-flags.ts";
+import { POOL_DEFAULT, POOL_MAX, POOL_MIN } from "../store/postgres/postgres-connection.ts";
 
 const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   {
@@ -84,10 +85,10 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   {
     name: "session-db-pool",
     kind: "int",
-    help: "connections in the postgres store's pool (postgres only)",
-    defaultValue: "10",
+    help: "connections the postgres store opens, the writer lock's among them (postgres only; at least 2)",
+    defaultValue: String(POOL_DEFAULT),
     configKey: "session_db.pool",
-    bounds: { min: 1, max: 100 },
+    bounds: { min: POOL_MIN, max: POOL_MAX },
   },
   ...MODEL_FLAGS,
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },

@@ -12,9 +12,13 @@ import { errorMessage } from "../store-rules.ts";
 /** The SSL modes libpq and Bun.sql both know. */
 export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
 
-/** Connections in a daemon's pool: the default and the bounds of `--session-db-pool` (D515). */
+/**
+ * Connections in a daemon's pool: the default and the bounds of `--session-db-pool` (D515). The
+ * writer lock holds one of them from open to close, so one alone would leave none for the store's
+ * work (the daemon would hang at startup): two is the least.
+ */
 export const POOL_DEFAULT = 10;
-export const POOL_MIN = 1;
+export const POOL_MIN = 2;
 export const POOL_MAX = 100;
 
 export interface ConnectionSettings {

@@ -109,7 +109,7 @@ test("the postgres driver takes a postgres:// URL, checked by svc's rule, and re
   expect(build([])).toMatchObject({ ok: true, value: { sessionDbDriver: "sqlite" } });
 });
 
-test("--session-db-pool sizes the postgres pool, default 10, 1..100, refused under sqlite (D515); TLS parameters checked (D516)", () => {
+test("--session-db-pool sizes the postgres pool, default 10, 2..100, refused under sqlite (D515); TLS parameters checked (D516)", () => {
   const url = "postgres://spar:pw@db.example:5432/spar";
   const postgres = ["--session-db-driver=postgres", `--session-db=${url}`];
   expect(build(postgres)).toMatchObject({ ok: true, value: { sessionDbPool: 10 } });
@@ -117,7 +117,7 @@ test("--session-db-pool sizes the postgres pool, default 10, 1..100, refused und
   expect(build(postgres, { "session_db.pool": 2 })).toMatchObject({ ok: true, value: { sessionDbPool: 2 } });
   expect(build([...postgres, "--session-db-pool=500"])).toEqual({
     ok: false,
-    error: "--session-db-pool must be an integer from 1 to 100",
+    error: "--session-db-pool must be an integer from 2 to 100",
   });
   expect(build(["--session-db-pool=4"])).toEqual({
     ok: false,

@@ -96,14 +96,14 @@ describe("defaults", () => {
     });
   });
 
-  test("--session-db-pool sizes the postgres pool (1..100) and is refused under sqlite (D515); TLS parameters are checked (D516)", () => {
+  test("--session-db-pool sizes the postgres pool (2..100) and is refused under sqlite (D515); TLS parameters are checked (D516)", () => {
     const dsn = "postgres://svc@db.internal:5432/svc";
     const postgres = ["--session-db-driver=postgres", `--session-db=${dsn}`];
     expect(value(build([...postgres, "--session-db-pool=3"])).sessionDb.pool).toBe(3);
     expect(value(build(postgres, { "svc.session_db.pool": 40 })).sessionDb.pool).toBe(40);
-    expect(build([...postgres, "--session-db-pool=0"])).toEqual({
+    expect(build([...postgres, "--session-db-pool=1"])).toEqual({
       ok: false,
-      error: "--session-db-pool must be an integer from 1 to 100",
+      error: "--session-db-pool must be an integer from 2 to 100",
     });
     expect(build([...postgres, "--session-db-pool=101"]).ok).toBe(false);
     expect(build(["--session-db=s.db", "--session-db-pool=5"])).toEqual({
