@@ -43,11 +43,11 @@ export function sqlOptions(settings: ConnectionSettings): {
 export function tlsParameterProblem(url: string): string | undefined {
   if (!URL.canParse(url)) return undefined;
   const query = new URL(url).searchParams;
+  for (const name of ["sslmode", "sslrootcert", "sslcert", "sslkey"])
+    if (query.get(name) === "") return `${name}= is empty: give a value or leave the parameter out`;
   const mode = query.get("sslmode");
   if (mode !== null && !(SSL_MODES as readonly string[]).includes(mode))
     return `sslmode=${JSON.stringify(mode).slice(1, -1)} is not a TLS mode: use one of ${SSL_MODES.join(", ")}`;
-  for (const name of ["sslmode", "sslrootcert", "sslcert", "sslkey"])
-    if (query.get(name) === "") return `${name}= is empty: give a value or leave the parameter out`;
   if (query.has("sslcert") !== query.has("sslkey"))
     return "sslcert and sslkey go together: a client certificate needs its key";
   return undefined;
