@@ -1,6 +1,6 @@
 /**
  * `spar agent` on a PostgreSQL 15 that requires TLS of every TCP login (hostssl only, a
- * certificate signed by a throwaway CA) and a password (scram-sha-256), given only in PGPASSWORD
+ * certificate signed by a throwaway CA) and a password (scram-sha-256), given in PGPASSWORD (once in the URL)
  * (D516-D518): sslmode=require connects; verify-full with the right CA connects; verify-full with
  * another CA, and sslmode=disable, fail the startup (exit 1) naming TLS with the password nowhere;
  * PGUSER is the login's user when the URL names none; `--session-db-pool` caps the daemon's
@@ -89,8 +89,9 @@ test("verify-full with the server's CA in sslrootcert connects; with another CA 
   await injectAndWait(daemon, "verified", 1);
   expect(await daemon.sigterm()).toBe(0);
 
-  const wrong = `postgres://postgres@127.0.0.1:${cluster.port}/tls_verify?sslmode=verify-full&sslrootcert=${otherCa}`;
-  const stderr = await refusedStartup(wrong);
+  // This time the password sits in the URL: the TLS refusal shows it as *** too.
+  const wrong = `postgres://postgres:${PASSWORD}@127.0.0.1:${cluster.port}/tls_verify?sslmode=verify-full&sslrootcert=${otherCa}`;
+  const stderr = await refusedStartup(wrong, {});
   expect(stderr).toContain(`cannot open session store postgres://***@127.0.0.1:${cluster.port}/tls_verify`);
   expect(stderr).toContain("TLS failed (sslmode=verify-full)");
 });
