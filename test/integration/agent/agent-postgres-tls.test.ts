@@ -1,7 +1,7 @@
 /**
  * `spar agent` on a PostgreSQL 15 that requires TLS of every TCP login (hostssl only, a
- * certificate signed by a throwaway CA) and a password (scram-sha-256), given in PGPASSWORD (once in the URL)
- * (D516-D518): sslmode=require connects; verify-full with the right CA connects; verify-full with
+ * certificate signed by a throwaway CA) and a password (scram-sha-256), given in PGPASSWORD (once
+ * in the URL) (D516-D518): sslmode=require connects; verify-full with the right CA connects; verify-full with
  * another CA, and sslmode=disable, fail the startup (exit 1) naming TLS with the password nowhere;
  * PGUSER is the login's user when the URL names none; `--session-db-pool` caps the daemon's
  * connections to the database (D515).
