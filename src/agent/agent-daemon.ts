@@ -234,7 +234,12 @@ function runtimeCoreSettings(config: AgentConfig): RuntimeCoreSettings {
   return {
     store:
       config.sessionDbDriver === "postgres"
-        ? { driver: "postgres", url: config.sessionDb, shared: { leaseMs: config.sessionDbLeaseMs } }
+        ? {
+            driver: "postgres",
+            url: config.sessionDb,
+            pool: config.sessionDbPool,
+            shared: { leaseMs: config.sessionDbLeaseMs },
+          }
         : {
             path: config.sessionDb,
             maxMb: config.sessionDbMaxMb,

@@ -21,7 +21,7 @@ import type { ConfigMap } from "../config/config-file.ts";
 import { SPAR_VERSION } from "../daemon/version.ts";
 import type { FlagValue } from "../config/flag-spec.ts";
 import { AGENT_FLAGS } from "./agent-flags.ts";
-import { type SessionStoreDriver, checkStoreLocation } from "./session-store-location.ts";
+import { type SessionStoreDriver, checkStoreLocation, checkStorePool } from "./session-store-location.ts";
 import { type ScriptSource, resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
@@ -86,6 +86,8 @@ export interface AgentConfig {
   sessionDbMaxMb: number;
   /** postgres: how long a daemon's lease on a session lasts unrenewed (D487). */
   sessionDbLeaseMs: number;
+  /** Connections in the postgres store's pool (D515); set under sqlite, refused at startup. */
+  sessionDbPool: number;
   model: ModelSpec;
   multiSession: boolean;
   idleTimeoutMs: number;
@@ -249,7 +251,8 @@ export function buildAgentConfig(
 /**
  * The session store (D483): sqlite at `--session-db` (default `.agents/state/sessions.db`), or
  * PostgreSQL at the postgres:// URL `--session-db` must then give, checked by the rule svc uses.
- * `--session-db-max-mb` is a sqlite page cap: under postgres a cap is refused, not ignored (D484).
+ * `--session-db-max-mb` is a sqlite page cap: under postgres a cap is refused, not ignored (D484);
+ * `--session-db-pool` sizes the postgres pool and is refused under sqlite likewise (D515).
  * Everything behind the Store goes to the database; the peer hub's state file stays a local file
  * (D485). Several agent daemons may share the database: sessions are served under leases of
  * `--session-db-lease` (D487).
@@ -257,9 +260,11 @@ export function buildAgentConfig(
 function sessionStore(
   read: SettingReader,
   cwd: string,
-): Pick<AgentConfig, "sessionDbDriver" | "sessionDb" | "sessionDbMaxMb" | "sessionDbLeaseMs"> {
+): Pick<AgentConfig, "sessionDbDriver" | "sessionDb" | "sessionDbMaxMb" | "sessionDbPool" | "sessionDbLeaseMs"> {
   const driver = need(read.oneOf<SessionStoreDriver>("session-db-driver"));
   const maxMb = need(read.int("session-db-max-mb"));
+  const pool = need(read.int("session-db-pool"));
+  need(checkStorePool(driver, read.setting("session-db-pool")?.from));
   const leaseMs = need(read.duration("session-db-lease"));
   if (leaseMs < 1_000 || leaseMs > 600_000)
     throw new ConfigProblem(`${read.from("session-db-lease")} must be between 1s and 10m (got ${leaseMs} ms)`);
@@ -273,7 +278,13 @@ function sessionStore(
   }
   const location = need(read.string("session-db", join(cwd, ".agents", "state", "sessions.db")));
   const checked = need(checkStoreLocation(driver, location, read.from("session-db")));
-  return { sessionDbDriver: driver, sessionDb: checked, sessionDbMaxMb: maxMb, sessionDbLeaseMs: leaseMs };
+  return {
+    sessionDbDriver: driver,
+    sessionDb: checked,
+    sessionDbMaxMb: maxMb,
+    sessionDbPool: pool,
+    sessionDbLeaseMs: leaseMs,
+  };
 }
 
 /** `--plans-dir` (relative: from the working directory), else `<tools root>/.agents/plans`. */

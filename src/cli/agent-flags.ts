@@ -17,6 +17,7 @@ import { MODEL_FLAGS } from "./model-flags.ts";
 import { PRICING_FLAGS } from "./pricing-flags.ts";
 import { TELEMETRY_FLAGS } from "./telemetry-flags.ts";
 import { TOOLS_FLAGS } from "./tools-flags.ts";
+import { POOL_DEFAULT, POOL_MAX, POOL_MIN } from "../store/postgres/postgres-connection.ts";
 
 const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   {
@@ -87,6 +88,14 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
     help: "postgres: how long a daemon's hold on a session lasts unrenewed; another daemon takes the session over after it (renewed every third)",
     defaultValue: "15s",
     configKey: "session_db.lease",
+  },
+  {
+    name: "session-db-pool",
+    kind: "int",
+    help: "connections the postgres store opens, the writer's and the writer lock's or liveness mark's among them (postgres only; at least 3)",
+    defaultValue: String(POOL_DEFAULT),
+    configKey: "session_db.pool",
+    bounds: { min: POOL_MIN, max: POOL_MAX },
   },
   ...MODEL_FLAGS,
   { name: "script", kind: "string", help: "scripted model: path of the JSON Lines script", configKey: "model.script" },

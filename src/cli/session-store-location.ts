@@ -1,9 +1,12 @@
 /**
  * The one rule for where a daemon's session store lives, shared by `spar agent` and `spar svc`:
  * the postgres driver needs a postgres:// URL, and a postgres URL under the sqlite driver is a
- * mistake named as such (rather than a sqlite file called "postgres:"). Pure: it opens nothing.
+ * mistake named as such (rather than a sqlite file called "postgres:"); a postgres URL's TLS
+ * parameters are checked here (D516), and `--session-db-pool` is refused under sqlite (D515).
+ * Pure: it opens nothing.
  */
 import { type Result, err, ok } from "../core/result.ts";
+import { tlsParameterProblem } from "../store/postgres/postgres-connection.ts";
 import { isPostgresUrl } from "../store/postgres/postgres-errors.ts";
 
 export type SessionStoreDriver = "sqlite" | "postgres";
@@ -18,9 +21,24 @@ export function checkStoreLocation(driver: SessionStoreDriver, location: string,
       return err(
         `${from} under --session-db-driver=postgres must be a postgres:// URL (postgres://user:password@host:5432/database)`,
       );
+    const tls = tlsParameterProblem(location);
+    if (tls !== undefined) return err(`${from}: ${tls}`);
     return ok(location);
   }
   if (isPostgresUrl(location))
     return err(`${from} is a postgres URL but the driver is sqlite: add --session-db-driver=postgres`);
   return ok(location);
+}
+
+/**
+ * `--session-db-pool` sizes the postgres store's pool; a sqlite store has no pool, so setting it
+ * there is refused rather than ignored (D515, as D484 refuses a sqlite cap under postgres).
+ * `poolFrom`: where it was set, undefined when it was not.
+ */
+export function checkStorePool(driver: SessionStoreDriver, poolFrom: string | undefined): Result<void> {
+  if (driver === "sqlite" && poolFrom !== undefined)
+    return err(
+      `${poolFrom} sizes the postgres store's connection pool and does not apply under --session-db-driver=sqlite`,
+    );
+  return ok(undefined);
 }

@@ -27,7 +27,7 @@ import { resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type RateLimit, type SvcEnvironment, rateVariables, svcScript, tokenVariable } from "./svc-environment.ts";
 import { SVC_FLAGS } from "./svc-flags.ts";
-import { type SessionStoreDriver, checkStoreLocation } from "./session-store-location.ts";
+import { type SessionStoreDriver, checkStoreLocation, checkStorePool } from "./session-store-location.ts";
 import { type AgentConfig, buildAgentConfig } from "./agent-config.ts";
 import { type AllowedOrigins, parseAllowedOrigins } from "../surfaces/http/cors-policy.ts";
 
@@ -64,6 +64,8 @@ export interface SessionStoreSettings {
   location: string;
   /** No `--session-db`: nothing is durable (the daemon announces it). */
   inMemory: boolean;
+  /** Connections in the postgres store's pool (`--session-db-pool`, D515). */
+  pool: number;
 }
 
 export interface AutoResumeSettings {
@@ -293,16 +295,18 @@ function aguiAllowedOrigins(read: SettingReader, surface: "A2A" | "AGUI"): Allow
 function sessionStore(read: SettingReader, cwd: string): SessionStoreSettings {
   const driver = need(read.oneOf<SessionStoreDriver>("session-db-driver"));
   const location = optionalString(read, "session-db");
+  const pool = need(read.int("session-db-pool"));
+  need(checkStorePool(driver, read.setting("session-db-pool")?.from));
   if (location === "") {
     if (driver === "postgres")
       throw new ConfigProblem(
         "--session-db-driver=postgres needs --session-db with a postgres:// URL (an empty --session-db is the in-memory store)",
       );
-    return { driver, location: "", inMemory: true };
+    return { driver, location: "", inMemory: true, pool };
   }
   const checked = need(checkStoreLocation(driver, location, read.from("session-db")));
-  if (driver === "postgres") return { driver, location: checked, inMemory: false };
-  return { driver, location: isAbsolute(checked) ? checked : resolve(cwd, checked), inMemory: false };
+  if (driver === "postgres") return { driver, location: checked, inMemory: false, pool };
+  return { driver, location: isAbsolute(checked) ? checked : resolve(cwd, checked), inMemory: false, pool };
 }
 
 function autoResume(read: SettingReader, store: SessionStoreSettings): AutoResumeSettings {

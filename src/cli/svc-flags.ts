@@ -16,6 +16,7 @@ import { MCP_FLAGS } from "./mcp-flags.ts";
 import { MODEL_FLAGS } from "./model-flags.ts";
 import { PRICING_FLAGS } from "./pricing-flags.ts";
 import { TELEMETRY_FLAGS } from "./telemetry-flags.ts";
+import { POOL_DEFAULT, POOL_MAX, POOL_MIN } from "../store/postgres/postgres-connection.ts";
 
 /**
  * The watchdog ladder (docs/svc.md#the-watchdog-posture); unset takes the workload's
@@ -96,6 +97,14 @@ const SVC_OWN_FLAGS: readonly FlagSpec[] = [
     defaultValue: "sqlite",
     configKey: "svc.session_db.driver",
     choices: ["sqlite", "postgres"],
+  },
+  {
+    name: "session-db-pool",
+    kind: "int",
+    help: "connections the postgres store opens, the writer's and the writer lock's or liveness mark's among them (postgres only; at least 3)",
+    defaultValue: String(POOL_DEFAULT),
+    configKey: "svc.session_db.pool",
+    bounds: { min: POOL_MIN, max: POOL_MAX },
   },
   {
     name: "timeout",

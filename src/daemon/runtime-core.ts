@@ -58,13 +58,15 @@ export interface RuntimeCoreSettings {
    * The session store. sqlite (the default driver): its path, size cap in MiB (0: no cap) and when
    * a tick's writes are committed (default `microtask`; `immediate` batches the writes of every
    * request handled in one event-loop turn into one transaction, svc's choice for bursts of
-   * approvals, D255). postgres: its postgres:// URL.
+   * approvals, D255). postgres: its postgres:// URL and pool size (`--session-db-pool`, D515).
    */
   store:
     | { driver?: "sqlite"; path: string; maxMb: number; flushOn?: FlushOn; minCommitIntervalMs?: number }
     | {
         driver: "postgres";
         url: string;
+        /** Connections the store opens (D515); absent: its default. */
+        pool?: number;
         /**
          * Share the database with other daemons of this role (D487): sessions served under leases
          * of `leaseMs`; absent: one daemon per database (D261).
@@ -304,7 +306,10 @@ function daemonRunId(): string {
 
 async function openStore(settings: RuntimeCoreSettings["store"], daemonId: string): Promise<CoreStore> {
   if (settings.driver === "postgres")
-    return await PostgresStore.open(settings.url, settings.shared ? { shared: { daemonId } } : {});
+    return await PostgresStore.open(settings.url, {
+      ...(settings.pool === undefined ? {} : { maxConnections: settings.pool }),
+      ...(settings.shared ? { shared: { daemonId } } : {}),
+    });
   // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
   mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
   // 4 KiB pages: 256 per MiB.

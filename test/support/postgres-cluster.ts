@@ -3,11 +3,23 @@
  * start on a free 127.0.0.1 port with its socket in that directory, one database created, and
  * stopped (immediate) and removed by `stop()`. As root (here and in CI) the cluster runs as the
  * `postgres` user via runuser; as anyone else, as that user. Trust authentication, local only; with
- * `password`, scram-sha-256 instead: every login (the tests' and the daemons') must give it.
+ * `password`, scram-sha-256 instead: every login (the tests' and the daemons') must give it. With
+ * `ssl`, the server speaks TLS with a certificate for 127.0.0.1/localhost signed by a throwaway CA
+ * (`caFile`); `ssl: "required"` also refuses every TCP login without TLS (hostssl only in pg_hba.conf).
  */
-import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { TestCertificates } from "./test-certificates.ts";
 
 const BIN = process.env.SPAR_TEST_PG_BIN ?? "/usr/lib/postgresql/15/bin";
 
@@ -15,6 +27,8 @@ export interface PostgresCluster {
   /** postgres://postgres@127.0.0.1:<port>/<database> */
   readonly url: string;
   readonly port: number;
+  /** With `ssl`: the PEM file of the CA that signed the server's certificate. */
+  readonly caFile?: string;
   /** A further empty database on the same cluster; resolves to its URL. */
   createDatabase(name: string): string;
   /** Stop the server (fast shutdown: clients are disconnected), keeping its data. */
@@ -49,6 +63,32 @@ function postgresIds(): { uid: number; gid: number } {
 export interface PostgresClusterOptions {
   /** The `postgres` user's password, required at every login (scram-sha-256); absent: trust, none. */
   password?: string;
+  /** TLS on (clients choose), or required of every TCP login (hostssl only). */
+  ssl?: "on" | "required";
+}
+
+/**
+ * The server's TLS settings: a CA and a server certificate made in `dir`/certs, the server's copy of
+ * its key owned by the server's user (mode 0600, as PostgreSQL insists); with "required", pg_hba.conf's
+ * TCP lines become hostssl. Answers the postgres -c options and the CA's file.
+ */
+function serverTls(dir: string, data: string, ssl: "on" | "required", asPostgres: boolean) {
+  const certs = join(dir, "certs");
+  mkdirSync(certs);
+  new TestCertificates(certs).ca("ca", "/CN=spar-test-pg-ca").signed("server", "/CN=127.0.0.1", "ca", { server: true });
+  for (const file of ["server.crt", "server.key"]) {
+    copyFileSync(join(certs, file), join(data, file));
+    chmodSync(join(data, file), 0o600);
+    if (asPostgres) {
+      const { uid, gid } = postgresIds();
+      chownSync(join(data, file), uid, gid);
+    }
+  }
+  if (ssl === "required") {
+    const hba = join(data, "pg_hba.conf");
+    writeFileSync(hba, readFileSync(hba, "utf8").replace(/^host(\s)/gm, "hostssl$1"));
+  }
+  return { options: " -c ssl=on", caFile: join(certs, "ca.crt") };
 }
 
 /** initdb's authentication flags: trust, or scram-sha-256 with the password in a file the server's user reads. */
@@ -102,7 +142,8 @@ export function startPostgresCluster(database = "spar", settings: PostgresCluste
       ],
       asPostgres,
     );
-    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    const tls = settings.ssl === undefined ? undefined : serverTls(dir, data, settings.ssl, asPostgres);
+    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${tls?.options ?? ""}`;
     const start = () => ctl("-l", join(dir, "server.log"), "-o", options, "-w", "start");
     start();
     started = true;
@@ -114,7 +155,7 @@ export function startPostgresCluster(database = "spar", settings: PostgresCluste
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     };
     const url = createDatabase(database);
-    return { url, port, createDatabase, pause, resume, stop };
+    return { url, port, createDatabase, pause, resume, stop, ...(tls ? { caFile: tls.caFile } : {}) };
   } catch (error) {
     stop();
     throw error;

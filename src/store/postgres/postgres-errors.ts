@@ -14,6 +14,7 @@
 import { SparError } from "../../core/errors.ts";
 import { redactUrl } from "../../net/redact-url.ts";
 import { engineFailures, errorMessage } from "../store-rules.ts";
+import { describeConnectFailure, isTlsFailure } from "./postgres-connection.ts";
 
 /** Bun's error code (`ERR_POSTGRES_...`) of a failure, if any. */
 function bunCode(error: unknown): string | undefined {
@@ -113,10 +114,14 @@ export function commitInDoubt(error: unknown, xid: string, waitedMs: number): Sp
   );
 }
 
-/** The open failed: the URL without its password, and why. */
+/** The open failed: the URL without its password, and why (a TLS failure named as one, D517). */
 export function openFailed(where: string, error: unknown): SparError {
   if (error instanceof SparError) return error;
-  return new SparError("unavailable", `cannot open session store ${where}: ${reasoned(error)}`, details(error));
+  return new SparError(
+    "unavailable",
+    `cannot open session store ${where}: ${isTlsFailure(error) ? describeConnectFailure(where, error) : reasoned(error)}`,
+    details(error),
+  );
 }
 
 /** Whether a store location is a postgres URL (`postgres://` or `postgresql://`): the one test, the flags' too. */

@@ -44,12 +44,13 @@ import {
 } from "../sqlite/row-codec.ts";
 import { isConnectionLevel, openFailed, postgresWhere, readFailed, writeRefused } from "./postgres-errors.ts";
 import { BatchCommitter, BatchWriter, type CommitterOptions, type PostgresStoreStats } from "./postgres-commit.ts";
+import { POOL_DEFAULT, sqlOptions } from "./postgres-connection.ts";
 import { migrate } from "./postgres-schema.ts";
 import type { PgWriteOp } from "./postgres-writes.ts";
 import { PostgresCluster } from "./postgres-cluster.ts";
 
 export interface PostgresStoreOptions extends CommitterOptions {
-  /** Connections to the server at most, the writer's own among them (default 10). */
+  /** Connections to the server at most, the writer's own among them (default 10; `--session-db-pool`, D515). */
   maxConnections?: number;
   /** Give up connecting (at open and later) after this long, seconds (default 10). */
   connectTimeoutSeconds?: number;
@@ -107,9 +108,13 @@ export class PostgresStore implements Store {
     let sql: SQL;
     let writes: SQL;
     try {
-      const pool = { connectionTimeout: timeoutSeconds, idleTimeout: 60 };
+      // The URL's sslmode, sslrootcert, sslcert and sslkey rule TLS: no tls option here (D516).
+      const pool = sqlOptions({
+        maxConnections: options.maxConnections ?? POOL_DEFAULT,
+        connectTimeoutSeconds: timeoutSeconds,
+      });
       // The writer's own connection (D502) is one of maxConnections.
-      sql = new SQL(url, { ...pool, max: Math.max(1, (options.maxConnections ?? 10) - 1) });
+      sql = new SQL(url, { ...pool, max: Math.max(1, pool.max - 1) });
       writes = new SQL(url, { ...pool, max: 1 });
     } catch (error) {
       throw openFailed(where, error);

@@ -277,9 +277,9 @@ function storeLocation(
   config: SvcConfig,
   logger: Logger,
 ): { settings: RuntimeCoreSettings["store"]; shown: string; remove(): void } {
-  const { driver, location, inMemory } = config.sessionDb;
+  const { driver, location, inMemory, pool } = config.sessionDb;
   if (driver === "postgres")
-    return { settings: { driver, url: location }, shown: `postgres ${redactUrl(location)}`, remove: () => {} };
+    return { settings: { driver, url: location, pool }, shown: `postgres ${redactUrl(location)}`, remove: () => {} };
   // A burst of approvals commits in few transactions: each event-loop turn's writes in one (D255).
   // Commits per event-loop turn, at most one per 3 ms (D255, D295): a stream of approved calls'
   // results makes one transaction per interval.

@@ -4,25 +4,29 @@
  * pause and its digest (never the token) survive kill -9 and a restart; the token resumes once and
  * a replay changes nothing; an expired token leaves the pause in place until `extend-token`; a
  * timed pause resumes by itself after a restart; a second pause replaces the first's token;
- * `interrupt` cancels the turn in flight.
+ * `interrupt` cancels the turn in flight. What the store keeps (the pause across a restart, the
+ * token's digest, its expiry and extension, the timer's resume) runs on sqlite and on PostgreSQL
+ * (D519); the rest on sqlite.
  */
-import { expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { storedRows } from "../../support/gated-workload.ts";
+import { describe, expect, test } from "bun:test";
 import { type Daemon, postJson, waitFor } from "../../support/daemon.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { say, stall, writeScript } from "../../support/scripted.ts";
+import { type SvcStore, sqliteSvcStore, svcStores } from "../../support/svc-store.ts";
 
 const scope = daemonScope();
 
-const svc = (lines: readonly unknown[], sessionDb?: string) =>
-  scope.start({
+/** A scripted svc on `store`: on `sessionDb` (a restart), else on a fresh store. */
+function svcOn(store: SvcStore, lines: readonly unknown[], sessionDb?: string) {
+  const flags = store.flags(sessionDb);
+  return scope.start({
     role: "svc",
-    args: ["--model=scripted"],
+    args: [...flags.args, "--model=scripted"],
     env: { SVC_SCRIPT: writeScript(lines) },
-    ...(sessionDb === undefined ? {} : { sessionDb }),
+    ...(flags.sessionDb === undefined ? {} : { sessionDb: flags.sessionDb }),
   });
+}
+const svc = (lines: readonly unknown[]) => svcOn(sqliteSvcStore, lines);
 
 async function post(daemon: Daemon, path: string, body: unknown) {
   const response = await postJson(`${daemon.baseUrl}${path}`, body);
@@ -43,84 +47,6 @@ async function paused(daemon: Daemon, body: Record<string, unknown>): Promise<st
 }
 
 const GATE_PAUSED = 'session "incident-p1" is gate-paused (operator: uat gate); session_paused';
-
-test("pause, kill -9, restart, resume with the token once: the pause holds across the restart, a replay is a no-op", async () => {
-  const first = await svc([say("one"), say("two")]);
-  expect((await inject(first, "p1")).status).toBe(202);
-  const token = await paused(first, { session_id: "incident-p1", reason: "operator", message: "uat gate" });
-  expect(await inject(first, "p1")).toMatchObject({
-    status: 409,
-    body: { error: expect.stringContaining(GATE_PAUSED) },
-  });
-  await first.kill9();
-
-  // The store keeps the token's digest, never the token (every file of the store, WAL included).
-  const directory = dirname(first.sessionDb);
-  for (const file of readdirSync(directory))
-    expect(readFileSync(join(directory, file)).includes(Buffer.from(token))).toBe(false);
-
-  const second = await svc([say("two")], first.sessionDb);
-  expect(await inject(second, "p1")).toMatchObject({
-    status: 409,
-    body: { error: expect.stringContaining(GATE_PAUSED) },
-  });
-  expect(await resumeWith(second, token)).toEqual({
-    status: 202,
-    body: { status: "resumed", session_id: "incident-p1", replay: false },
-  });
-  expect(await inject(second, "p1")).toMatchObject({ status: 202, body: { state: "idle" } });
-  expect(await resumeWith(second, token)).toEqual({
-    status: 202,
-    body: { status: "resumed", session_id: "incident-p1", replay: true },
-  });
-  // The replay changed nothing: one resume row, and a new pause still holds.
-  await paused(second, { session_id: "incident-p1", reason: "other" });
-  expect((await inject(second, "p1")).status).toBe(409);
-  await second.sigterm();
-  const rows = await storedRows(first.sessionDb, "svc", "incident-p1");
-  const names = rows.map((row) => (row.event.kind === "audit" ? row.event.name : row.event.kind));
-  expect(names.filter((name) => name === "svc-pause-resume")).toHaveLength(1);
-  expect(JSON.stringify(rows)).not.toContain(token);
-}, 60_000);
-
-test("an expired token leaves the pause in place with the recovery named; extend-token then resume works", async () => {
-  const daemon = await svc([say("one"), say("two")]);
-  expect((await inject(daemon, "p1")).status).toBe(202);
-  const token = await paused(daemon, { session_id: "incident-p1", reason: "maintenance_window", ttl: "1s" });
-  // Time under test: the token's one-second TTL runs out.
-  await Bun.sleep(1200);
-  const expired = await resumeWith(daemon, token);
-  expect(expired.status).toBe(409);
-  expect(String(expired.body.error)).toMatch(
-    /^resume token expired \S+ \(the pause remains; `spar svc sessions extend-token` is the recovery\)$/,
-  );
-  expect((await inject(daemon, "p1")).status).toBe(409);
-  const extended = await post(daemon, "/extend-token", { token, ttl: "1h" });
-  expect(extended).toMatchObject({ status: 200, body: { token, session_id: "incident-p1" } });
-  expect(Date.parse(String(extended.body.expires_at)) - Date.now()).toBeGreaterThan(3_500_000);
-  expect((await resumeWith(daemon, token)).body).toMatchObject({ replay: false });
-  expect((await inject(daemon, "p1")).status).toBe(202);
-  expect((await post(daemon, "/extend-token", { token, ttl: "1h" })).status).toBe(409);
-  expect((await post(daemon, "/extend-token", { token: "mrt_AAAAAAAAAAAAAAAAAAAAAA", ttl: "1h" })).status).toBe(404);
-  expect((await post(daemon, "/extend-token", { token, ttl: "169h" })).status).toBe(400);
-}, 30_000);
-
-test("a timed pause resumes by itself after a restart, its token consumed by the timer", async () => {
-  const first = await svc([say("one")]);
-  expect((await inject(first, "p1")).status).toBe(202);
-  const resumeAt = new Date(Date.now() + 4000).toISOString();
-  const token = await paused(first, { session_id: "incident-p1", reason: "cost_cool_down", resume_at: resumeAt });
-  await first.kill9();
-  const second = await svc([say("two")], first.sessionDb);
-  expect((await inject(second, "p1")).status).toBe(409);
-  await waitFor(async () => ((await inject(second, "p1")).status === 202 ? true : undefined), 15_000, "the timer");
-  expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(resumeAt));
-  expect((await resumeWith(second, token)).body).toMatchObject({ replay: true });
-  await second.sigterm();
-  const rows = await storedRows(first.sessionDb, "svc", "incident-p1");
-  const resumed = rows.find((row) => row.event.kind === "audit" && row.event.name === "svc-pause-resume");
-  expect(resumed?.event).toMatchObject({ metadata: { by: "timer" } });
-}, 60_000);
 
 test("a second pause replaces the first's token: the old one is refused naming why, the new one resumes", async () => {
   const daemon = await svc([say("one"), say("two")]);
@@ -165,3 +91,87 @@ test("interrupt cancels the turn in flight: the waiting inject is 409 gate-pause
   expect((await resumeWith(daemon, token)).status).toBe(202);
   expect((await inject(daemon, "p1")).status).toBe(202);
 }, 40_000);
+
+/** The scenarios whose promise the store keeps, on one engine. */
+function storeScenarios(store: SvcStore): void {
+  test("pause, kill -9, restart, resume with the token once: the pause holds across the restart, a replay is a no-op", async () => {
+    const first = await svcOn(store, [say("one"), say("two")]);
+    expect((await inject(first, "p1")).status).toBe(202);
+    const token = await paused(first, { session_id: "incident-p1", reason: "operator", message: "uat gate" });
+    expect(await inject(first, "p1")).toMatchObject({
+      status: 409,
+      body: { error: expect.stringContaining(GATE_PAUSED) },
+    });
+    await first.kill9();
+
+    // The store keeps the token's digest, never the token (every file of a sqlite store, WAL
+    // included; every row of a database).
+    expect(await store.holds(first.sessionDb, token)).toBe(false);
+    // The same look finds what the store does keep.
+    expect(await store.holds(first.sessionDb, "uat gate")).toBe(true);
+
+    const second = await svcOn(store, [say("two")], first.sessionDb);
+    expect(await inject(second, "p1")).toMatchObject({
+      status: 409,
+      body: { error: expect.stringContaining(GATE_PAUSED) },
+    });
+    expect(await resumeWith(second, token)).toEqual({
+      status: 202,
+      body: { status: "resumed", session_id: "incident-p1", replay: false },
+    });
+    expect(await inject(second, "p1")).toMatchObject({ status: 202, body: { state: "idle" } });
+    expect(await resumeWith(second, token)).toEqual({
+      status: 202,
+      body: { status: "resumed", session_id: "incident-p1", replay: true },
+    });
+    // The replay changed nothing: one resume row, and a new pause still holds.
+    await paused(second, { session_id: "incident-p1", reason: "other" });
+    expect((await inject(second, "p1")).status).toBe(409);
+    await second.sigterm();
+    const rows = await store.rows(first.sessionDb, "svc", "incident-p1");
+    const names = rows.map((row) => (row.event.kind === "audit" ? row.event.name : row.event.kind));
+    expect(names.filter((name) => name === "svc-pause-resume")).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(token);
+  }, 60_000);
+
+  test("an expired token leaves the pause in place with the recovery named; extend-token then resume works", async () => {
+    const daemon = await svcOn(store, [say("one"), say("two")]);
+    expect((await inject(daemon, "p1")).status).toBe(202);
+    const token = await paused(daemon, { session_id: "incident-p1", reason: "maintenance_window", ttl: "1s" });
+    // Time under test: the token's one-second TTL runs out.
+    await Bun.sleep(1200);
+    const expired = await resumeWith(daemon, token);
+    expect(expired.status).toBe(409);
+    expect(String(expired.body.error)).toMatch(
+      /^resume token expired \S+ \(the pause remains; `spar svc sessions extend-token` is the recovery\)$/,
+    );
+    expect((await inject(daemon, "p1")).status).toBe(409);
+    const extended = await post(daemon, "/extend-token", { token, ttl: "1h" });
+    expect(extended).toMatchObject({ status: 200, body: { token, session_id: "incident-p1" } });
+    expect(Date.parse(String(extended.body.expires_at)) - Date.now()).toBeGreaterThan(3_500_000);
+    expect((await resumeWith(daemon, token)).body).toMatchObject({ replay: false });
+    expect((await inject(daemon, "p1")).status).toBe(202);
+    expect((await post(daemon, "/extend-token", { token, ttl: "1h" })).status).toBe(409);
+    expect((await post(daemon, "/extend-token", { token: "mrt_AAAAAAAAAAAAAAAAAAAAAA", ttl: "1h" })).status).toBe(404);
+    expect((await post(daemon, "/extend-token", { token, ttl: "169h" })).status).toBe(400);
+  }, 30_000);
+
+  test("a timed pause resumes by itself after a restart, its token consumed by the timer", async () => {
+    const first = await svcOn(store, [say("one")]);
+    expect((await inject(first, "p1")).status).toBe(202);
+    const resumeAt = new Date(Date.now() + 4000).toISOString();
+    const token = await paused(first, { session_id: "incident-p1", reason: "cost_cool_down", resume_at: resumeAt });
+    await first.kill9();
+    const second = await svcOn(store, [say("two")], first.sessionDb);
+    expect((await inject(second, "p1")).status).toBe(409);
+    await waitFor(async () => ((await inject(second, "p1")).status === 202 ? true : undefined), 15_000, "the timer");
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(resumeAt));
+    expect((await resumeWith(second, token)).body).toMatchObject({ replay: true });
+    await second.sigterm();
+    const rows = await store.rows(first.sessionDb, "svc", "incident-p1");
+    const resumed = rows.find((row) => row.event.kind === "audit" && row.event.name === "svc-pause-resume");
+    expect(resumed?.event).toMatchObject({ metadata: { by: "timer" } });
+  }, 60_000);
+}
+
+for (const store of svcStores("pause")) describe(store.engine, () => storeScenarios(store));

@@ -3,9 +3,11 @@
  * PostgreSQL 15 cluster parks apply_change for approval; after kill -9 and a restart on the same
  * database the question is still pending with the same interrupt id, and one approval runs the
  * counting server's call once. An unreachable database fails the startup (exit 1) with the URL's
- * credentials redacted, within the connect timeout; a second svc on a database one serves is refused.
+ * credentials redacted, within the connect timeout; a second svc on a database one serves is
+ * refused; `--session-db-pool` caps the connections a svc opens (D515).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { SQL } from "bun";
 import type { CommittedRow } from "../../../src/core/events.ts";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.ts";
 import { GateLedger } from "../../../src/svc/gate/gate-ledger.ts";
@@ -60,6 +62,32 @@ test("svc on postgres parks a gated call; after kill -9 and a restart the questi
   expect(answered.status).toBe(202);
   expect(answered.body).toMatchObject({ outcome: "apply", state: "idle" });
   expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
+});
+
+test("--session-db-pool caps the connections svc opens to its database, the writer lock's among them (D515)", async () => {
+  const url = cluster.createDatabase("svc_pool");
+  const workload = gatedWorkload();
+  const daemon = await scope.start(
+    gatedDaemonOptions(workload, [...PROPOSE, ...FINISH], {
+      sessionDb: url,
+      args: ["--session-db-driver=postgres", "--session-db-pool=3"],
+    }),
+  );
+  const injected = await injectIncident(daemon, "k1");
+  expect(injected.body.state).toBe("paused");
+  const answered = await resume(daemon, "incident-k1", injected.pending[0]?.interrupt_id ?? "", { verdict: "approve" });
+  expect(answered.status).toBe(202);
+  const sql = new SQL(url, { max: 1 });
+  try {
+    const [row] = (await sql`
+      SELECT count(*)::int AS connections FROM pg_stat_activity
+      WHERE datname = 'svc_pool' AND pid <> pg_backend_pid()`) as Array<{ connections: number }>;
+    // The writer's own connection, the writer lock's, and at most one for reads.
+    expect(row?.connections).toBeGreaterThanOrEqual(2);
+    expect(row?.connections).toBeLessThanOrEqual(3);
+  } finally {
+    await sql.close();
+  }
 });
 
 test("a second svc on a database another svc serves fails its startup (exit 1) naming the database", async () => {

@@ -109,6 +109,41 @@ test("the postgres driver takes a postgres:// URL, checked by svc's rule, and re
   expect(build([])).toMatchObject({ ok: true, value: { sessionDbDriver: "sqlite" } });
 });
 
+test("--session-db-pool sizes the postgres pool, default 10, 3..100, refused under sqlite (D515); TLS parameters checked (D516)", () => {
+  const url = "postgres://spar:pw@db.example:5432/spar";
+  const postgres = ["--session-db-driver=postgres", `--session-db=${url}`];
+  expect(build(postgres)).toMatchObject({ ok: true, value: { sessionDbPool: 10 } });
+  expect(build([...postgres, "--session-db-pool=25"])).toMatchObject({ ok: true, value: { sessionDbPool: 25 } });
+  expect(build(postgres, { "session_db.pool": 3 })).toMatchObject({ ok: true, value: { sessionDbPool: 3 } });
+  expect(build(postgres, { "session_db.pool": 2 }).ok).toBe(false);
+  expect(build([...postgres, "--session-db-pool=500"])).toEqual({
+    ok: false,
+    error: "--session-db-pool must be an integer from 3 to 100",
+  });
+  expect(build(["--session-db-pool=4"])).toEqual({
+    ok: false,
+    error:
+      "--session-db-pool sizes the postgres store's connection pool and does not apply under --session-db-driver=sqlite",
+  });
+  expect(build([], { "session_db.pool": 4 })).toMatchObject({
+    ok: false,
+    error: expect.stringContaining("session_db.pool"),
+  });
+  const tls = (query: string) => build(["--session-db-driver=postgres", `--session-db=${url}?${query}`]);
+  expect(tls("sslmode=verify-ca&sslrootcert=/etc/ca.pem&sslcert=/c.pem&sslkey=/c.key")).toMatchObject({ ok: true });
+  // The refusal names the parameter, never the URL (its password).
+  expect(tls("sslmode=on")).toEqual({
+    ok: false,
+    error:
+      "--session-db: sslmode=on is not a TLS mode: use one of disable, allow, prefer, require, verify-ca, verify-full",
+  });
+  expect(tls("sslrootcert=")).toEqual({
+    ok: false,
+    error: "--session-db: sslrootcert= is empty: give a value or leave the parameter out",
+  });
+  expect(tls("sslkey=/c.key").ok).toBe(false);
+});
+
 test("listen addresses and the loopback test", () => {
   expect(parseListenAddress("[::1]:7777")).toEqual({ ok: true, value: { host: "::1", port: 7777 } });
   expect(parseListenAddress(":7777")).toEqual({ ok: true, value: { host: "", port: 7777 } });

@@ -79,13 +79,48 @@ describe("defaults", () => {
       driver: "sqlite",
       location: "/work/state/svc.db",
       inMemory: false,
+      pool: 10,
     });
-    expect(value(build(["--session-db="])).sessionDb).toEqual({ driver: "sqlite", location: "", inMemory: true });
+    expect(value(build(["--session-db="])).sessionDb).toEqual({
+      driver: "sqlite",
+      location: "",
+      inMemory: true,
+      pool: 10,
+    });
     const dsn = "postgres://svc@db.internal:5432/svc";
     expect(value(build(["--session-db-driver=postgres", `--session-db=${dsn}`])).sessionDb).toEqual({
       driver: "postgres",
       location: dsn,
       inMemory: false,
+      pool: 10,
+    });
+  });
+
+  test("--session-db-pool sizes the postgres pool (2..100) and is refused under sqlite (D515); TLS parameters are checked (D516)", () => {
+    const dsn = "postgres://svc@db.internal:5432/svc";
+    const postgres = ["--session-db-driver=postgres", `--session-db=${dsn}`];
+    expect(value(build([...postgres, "--session-db-pool=3"])).sessionDb.pool).toBe(3);
+    expect(value(build(postgres, { "svc.session_db.pool": 40 })).sessionDb.pool).toBe(40);
+    expect(build([...postgres, "--session-db-pool=1"])).toEqual({
+      ok: false,
+      error: "--session-db-pool must be an integer from 3 to 100",
+    });
+    expect(build([...postgres, "--session-db-pool=101"]).ok).toBe(false);
+    expect(build(["--session-db=s.db", "--session-db-pool=5"])).toEqual({
+      ok: false,
+      error:
+        "--session-db-pool sizes the postgres store's connection pool and does not apply under --session-db-driver=sqlite",
+    });
+    const tls = (query: string) => build(["--session-db-driver=postgres", `--session-db=${dsn}?${query}`]);
+    expect(value(tls("sslmode=verify-full&sslrootcert=/etc/ca.pem")).sessionDb.location).toContain("verify-full");
+    expect(tls("sslmode=strict")).toEqual({
+      ok: false,
+      error:
+        "--session-db: sslmode=strict is not a TLS mode: use one of disable, allow, prefer, require, verify-ca, verify-full",
+    });
+    expect(tls("sslmode=require&sslcert=/etc/client.pem")).toEqual({
+      ok: false,
+      error: "--session-db: sslcert and sslkey go together: a client certificate needs its key",
     });
   });
 
