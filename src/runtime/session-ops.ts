@@ -9,8 +9,13 @@ import type { ResumeMode } from "../core/pause-gate.ts";
 import type { AnswerInput } from "../core/permission-answer.ts";
 import type { SessionAbort } from "../core/session-store.ts";
 import type { InjectResult, InterruptResult, StatusInfo, SubagentRef } from "./actor-types.ts";
-import type { SessionActor } from "./session-actor.ts";
 import type { ResetOutcome } from "./session-guards.ts";
+import type { UsageInfo } from "../core/usage.ts";
+import type { ContextInfo } from "./history.ts";
+import type { SessionActor, SubtaskInfo } from "./session-actor.ts";
+import type { GuardrailInfo } from "../core/guardrails.ts";
+import type { PermsInfo } from "../core/permission-gate.ts";
+import type { ToolResultEvent } from "../core/events.ts";
 
 export interface SessionOps {
   inject: {
@@ -27,6 +32,17 @@ export interface SessionOps {
   abort: { args: { reason: string; by: string }; result: SessionAbort };
   reset: { args: { request: ResetRequest; by?: string }; result: ResetOutcome };
   respond: { args: { id: string; decision: string; input: AnswerInput }; result: { approver: string | null } };
+  permsMode: { args: { mode: string; by?: string }; result: { previous: string; mode: string } };
+  permsAllow: { args: { patterns: string[] }; result: Record<string, never> };
+  permsDeny: { args: { patterns: string[] }; result: Record<string, never> };
+  title: { args: { title: string }; result: { title?: string; persisted: boolean; detail?: string } };
+  // Reads a dashboard makes: answered from the serving daemon's live state.
+  status: { args: Record<string, never>; result: StatusInfo };
+  usage: { args: Record<string, never>; result: UsageInfo };
+  context: { args: Record<string, never>; result: ContextInfo & SubtaskInfo };
+  guardrails: { args: Record<string, never>; result: GuardrailInfo };
+  perms: { args: Record<string, never>; result: PermsInfo };
+  toolResult: { args: { callId: string }; result: { event: ToolResultEvent | null } };
 }
 
 export type SessionOp = keyof SessionOps;
@@ -67,6 +83,28 @@ export const SESSION_OPS: { [K in SessionOp]: Runner<K> } = {
     if (!answer.ok) throw answer.error;
     return { approver: answer.value.approver ?? null };
   },
+  permsMode: async (actor, args) => {
+    const change = await actor.tools.setMode(args.mode, args.by);
+    if (!change.ok) throw change.error;
+    return { previous: change.value.previous, mode: change.value.mode };
+  },
+  permsAllow: async (actor, args) => {
+    const added = actor.tools.gate.addAllow(args.patterns);
+    if (!added.ok) throw added.error;
+    return {};
+  },
+  permsDeny: async (actor, args) => {
+    const added = actor.tools.gate.addDeny(args.patterns);
+    if (!added.ok) throw added.error;
+    return {};
+  },
+  title: (actor, args) => actor.setTitle(args.title),
+  status: (actor) => actor.currentStatus(),
+  usage: (actor) => actor.usageInfo(),
+  context: async (actor) => actor.contextInfo(),
+  guardrails: async (actor) => actor.guards.info(),
+  perms: async (actor) => actor.tools.info(),
+  toolResult: async (actor, args) => ({ event: (await actor.toolResult(args.callId)) ?? null }),
 };
 
 export function isSessionOp(op: string): op is SessionOp {

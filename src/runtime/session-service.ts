@@ -116,6 +116,20 @@ export class SessionService {
     return { key, actor: await this.#host.actor(key) };
   }
 
+  /**
+   * Run `op` for a caller who may act on the session at `access`, on the daemon serving it (this
+   * one without other daemons, D489): the reads and settings a client makes of a live session.
+   */
+  async call<K extends SessionOp>(
+    target: SessionTarget,
+    caller: Principal,
+    access: Access,
+    op: K,
+    args: SessionOps[K]["args"],
+  ): Promise<SessionOps[K]["result"]> {
+    return await this.#run(await this.authorize(target, caller, access), op, args);
+  }
+
   /** The sessions the caller may see, with whether each is live in memory. */
   list(caller: Principal): Promise<ListedSession[]> {
     return this.#host.list(caller);

@@ -25,7 +25,7 @@ export function contextRoutes(context: AttachContext) {
     .use(withSession)
     .get(
       "/context",
-      async ({ target, caller }) => json(200, (await service.open(target, caller, "read")).actor.contextInfo()),
+      async ({ target, caller }) => json(200, await service.call(target, caller, "read", "context", {})),
       {
         response: responses({ 200: ContextInfo }, { extra: [404] }),
         detail: { summary: "How much of the conversation was compacted", tags: CONTEXT },

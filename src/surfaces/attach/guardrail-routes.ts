@@ -53,7 +53,7 @@ export function guardrailRoutes(context: AttachContext) {
     .use(withSession)
     .get(
       "/guardrails",
-      async ({ target, caller }) => json(200, (await service.open(target, caller, "read")).actor.guards.info()),
+      async ({ target, caller }) => json(200, await service.call(target, caller, "read", "guardrails", {})),
       {
         response: responses({ 200: GuardrailsInfo }, { extra: [404] }),
         detail: { summary: "The watchdog and cost ceiling state", tags: GUARDRAILS },

@@ -46,7 +46,7 @@ export function permsRoutes(context: AttachContext, listener: AttachStreams) {
     (await service.open(target, caller, access)).actor.tools;
   return new Elysia({ name: "spar.attach.perms" })
     .use(withSession)
-    .get("/perms", async ({ target, caller }) => json(200, (await tools(target, caller, "read")).info()), {
+    .get("/perms", async ({ target, caller }) => json(200, await service.call(target, caller, "read", "perms", {})), {
       response: responses({ 200: PermsInfo }, { extra: [404] }),
       detail: { summary: "The permission mode, patterns and pending prompts", tags: PERMS },
     })
@@ -101,10 +101,14 @@ export function permsRoutes(context: AttachContext, listener: AttachStreams) {
     .post(
       "/perms/mode",
       async ({ body, target, caller }) => {
-        const gated = await tools(target, caller, "admin");
-        const change = await gated.setMode(body.mode, verifiedIdentity(caller));
-        if (!change.ok) throw change.error;
-        return json(200, { previous: change.value.previous, mode: change.value.mode });
+        const by = verifiedIdentity(caller);
+        return json(
+          200,
+          await service.call(target, caller, "admin", "permsMode", {
+            mode: body.mode,
+            ...(by === undefined ? {} : { by }),
+          }),
+        );
       },
       {
         parse: "json",
@@ -116,8 +120,7 @@ export function permsRoutes(context: AttachContext, listener: AttachStreams) {
     .post(
       "/perms/allow",
       async ({ body, target, caller }) => {
-        const added = (await tools(target, caller, "admin")).gate.addAllow(body.patterns);
-        if (!added.ok) throw added.error;
+        await service.call(target, caller, "admin", "permsAllow", { patterns: [...body.patterns] });
         return new Response(null, { status: 204 });
       },
       {
@@ -130,8 +133,7 @@ export function permsRoutes(context: AttachContext, listener: AttachStreams) {
     .post(
       "/perms/deny",
       async ({ body, target, caller }) => {
-        const added = (await tools(target, caller, "write")).gate.addDeny(body.patterns);
-        if (!added.ok) throw added.error;
+        await service.call(target, caller, "write", "permsDeny", { patterns: [...body.patterns] });
         return new Response(null, { status: 204 });
       },
       {

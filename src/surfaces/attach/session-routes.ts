@@ -246,8 +246,7 @@ export function sessionRoutes(context: AttachContext, listener: AttachStreams) {
     .get(
       "/status",
       async ({ target, caller }) => {
-        const { actor } = await service.open(target, caller, "read");
-        return json(200, await actor.currentStatus());
+        return json(200, await service.call(target, caller, "read", "status", {}));
       },
       {
         response: responses({ 200: Status }, { extra: [404] }),
@@ -257,8 +256,7 @@ export function sessionRoutes(context: AttachContext, listener: AttachStreams) {
     .get(
       "/usage",
       async ({ target, caller }) => {
-        const { actor } = await service.open(target, caller, "read");
-        return json(200, await actor.usageInfo());
+        return json(200, await service.call(target, caller, "read", "usage", {}));
       },
       {
         response: responses({ 200: Usage }, { extra: [404] }),

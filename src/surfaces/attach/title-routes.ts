@@ -33,8 +33,8 @@ export function titleRoutes(context: AttachContext) {
   return new Elysia({ name: "spar.attach.title" }).use(withSession).post(
     "/title",
     async ({ body, target, caller }) => {
-      const { key, actor } = await service.open(target, caller, "write");
-      const stored = await actor.setTitle(body.title);
+      const key = await service.authorize(target, caller, "write");
+      const stored = await service.call({ app: key.app, sid: key.id }, caller, "write", "title", { title: body.title });
       return json(200, { session: key.id, ...stored });
     },
     {

@@ -30,12 +30,12 @@ export function toolResultRoutes(context: AttachContext) {
   return new Elysia({ name: "spar.attach.tool-results" }).use(withSession).get(
     "/tool-results/:callId/raw",
     async ({ params, target, caller }) => {
-      const { actor } = await service.open(target, caller, "read");
+      const key = await service.authorize(target, caller, "read");
       const callId = params.callId;
       if (!CALL_ID.test(callId))
         throw new SparError("bad_request", "call_id must be 1 to 200 printable characters without spaces");
-      const event = await actor.toolResult(callId);
-      if (event === undefined)
+      const { event } = await service.call({ app: key.app, sid: key.id }, caller, "read", "toolResult", { callId });
+      if (event === null)
         throw new SparError("not_found", `no tool result with call_id ${JSON.stringify(callId)} in this session`);
       const digest = event.digest;
       return json(200, {

@@ -147,11 +147,20 @@ test("three daemons, nine sessions, injects on every daemon: each subscriber on 
   expect(listings[1]).toEqual(listings[0]);
   expect(listings[2]).toEqual(listings[0]);
 
-  // A read only the serving daemon can answer names the session's daemon (409), on the others.
-  const usage = await fetch(`${daemons[1]?.baseUrl}/sessions/s0/usage`);
-  expect(usage.status).toBe(409);
-  expect(((await usage.json()) as { error: string }).error).toContain("served by another spar daemon");
-  expect((await fetch(`${daemons[0]?.baseUrl}/sessions/s0/usage`)).status).toBe(200);
+  // A dashboard's reads are answered by the serving daemon whichever daemon they reach (D489).
+  const usages = await Promise.all(
+    daemons.map(async (daemon) => (await (await fetch(`${daemon.baseUrl}/sessions/s0/usage`)).json()) as unknown),
+  );
+  expect((usages[0] as { overall: { turns: number } }).overall.turns).toBeGreaterThanOrEqual(1);
+  expect(usages[1]).toEqual(usages[0]);
+  expect(usages[2]).toEqual(usages[0]);
+  const status = await fetch(`${daemons[2]?.baseUrl}/sessions/s0/status`);
+  expect(((await status.json()) as { state: string }).state).toBe("idle");
+  // What is not relayed names the session's daemon (409) on the others.
+  const subagents = await fetch(`${daemons[1]?.baseUrl}/sessions/s0/subagents`);
+  expect(subagents.status).toBe(409);
+  expect(((await subagents.json()) as { error: string }).error).toContain("served by another spar daemon");
+  expect((await fetch(`${daemons[0]?.baseUrl}/sessions/s0/subagents`)).status).toBe(200);
 }, 90_000);
 
 test("kill -9 of the daemon serving a session mid-turn: another takes it over and continues the turn once; a subscriber on a third daemon sees it", async () => {
