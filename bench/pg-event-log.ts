@@ -1,0 +1,280 @@
+/**
+ * The PostgreSQL column of bench/event-log.ts (D513): the same 100 writers, one per session, each
+ * awaiting its append before the next, through PostgresStore on a throwaway server over its Unix
+ * socket (pg-cluster.ts); 1 and 10 events per append, bounded by count and by time. Then every
+ * session's log replayed from cursor 0 in pages of 1000 via `store.read` (every event parsed).
+ * Measured in the same round, on fresh databases of the same server:
+ *  - baseline: single-row autocommit INSERTs into a table shaped like `spar_events`, one
+ *    connection, one statement per round trip (the shape of the sqlite column's baseline);
+ *  - what-if (diagnostic, not the store): the same writers' appends group-committed as ONE
+ *    UPDATE ... RETURNING and ONE INSERT per transaction (session heads and events passed as
+ *    JSON), i.e. two statements per batch where the store sends three per append; it says what
+ *    batching the store's statements would buy.
+ * Also: the server's CPU (all its processes) and this process's, as % of one core over the window.
+ */
+import { SQL } from "bun";
+import type { AuditEvent } from "../src/core/events.ts";
+import { PostgresStore } from "../src/store/postgres/postgres-store.ts";
+import type { BenchPostgres } from "./pg-cluster.ts";
+
+export const PG_SESSIONS = 100;
+const MAX_APPENDS_PER_SESSION = 1500;
+const PAGE = 1000;
+
+export interface PgAppendRun {
+  rate: number;
+  opsPerTx: number;
+  longestBatchMs: number;
+  serverCpuPct: number;
+  benchCpuPct: number;
+}
+
+export interface PgRound {
+  one: PgAppendRun;
+  turn: PgAppendRun;
+  whatIf: PgAppendRun;
+  auto: number;
+  replay: number;
+}
+
+const keyOf = (i: number) => ({ app: "bench", id: `s${i}` });
+
+function event(session: number, n: number): AuditEvent {
+  return {
+    kind: "audit",
+    id: `0190b7e2-0000-7000-8000-${String(session * 100_000 + n).padStart(12, "0")}`,
+    ts: "2026-01-01T00:00:00.000Z",
+    invocationId: "inv-0190b7e2",
+    author: "agent",
+    name: "bench",
+    metadata: { n, note: "x".repeat(40) },
+  };
+}
+
+let databases = 0;
+async function freshStore(pg: BenchPostgres): Promise<{ store: PostgresStore; url: string }> {
+  const url = await pg.createDatabase(`bench_log_${process.pid}_${databases++}`);
+  const store = await PostgresStore.open(url);
+  await Promise.all(
+    Array.from({ length: PG_SESSIONS }, (_, i) =>
+      store.createSession({
+        ...keyOf(i),
+        owner: "bench",
+        viewers: [],
+        contributors: [],
+        createdAt: "t",
+        lastTouchedAt: "t",
+      }),
+    ),
+  );
+  return { store, url };
+}
+
+/** Runs `write(session, n)` for every session in parallel until its count or the deadline; CPU and rate around it. */
+async function timedWriters(
+  pg: BenchPostgres,
+  seconds: number,
+  perAppend: number,
+  write: (session: number, n: number) => Promise<void>,
+): Promise<{ rows: number; window: number; serverCpuPct: number; benchCpuPct: number }> {
+  const appends = MAX_APPENDS_PER_SESSION / perAppend;
+  const cpu0 = pg.cpuSeconds();
+  const own0 = process.cpuUsage();
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  let rows = 0;
+  await Promise.all(
+    Array.from({ length: PG_SESSIONS }, async (_, i) => {
+      for (let n = 0; n < appends && performance.now() < deadline; n++) {
+        await write(i, n);
+        rows += perAppend;
+      }
+    }),
+  );
+  const window = (performance.now() - started) / 1000;
+  const own = process.cpuUsage(own0);
+  return {
+    rows,
+    window,
+    serverCpuPct: ((pg.cpuSeconds() - cpu0) / window) * 100,
+    benchCpuPct: ((own.user + own.system) / 1e6 / window) * 100,
+  };
+}
+
+async function storeAppends(pg: BenchPostgres, perAppend: number, seconds: number) {
+  const { store } = await freshStore(pg);
+  const before = { ...store.stats };
+  const timed = await timedWriters(pg, seconds, perAppend, async (i, n) => {
+    await store.append(
+      keyOf(i),
+      Array.from({ length: perAppend }, (_, j) => event(i, n * perAppend + j)),
+    );
+  });
+  const run: PgAppendRun = {
+    rate: timed.rows / timed.window,
+    opsPerTx: (store.stats.ops - before.ops) / Math.max(1, store.stats.transactions - before.transactions),
+    longestBatchMs: store.stats.longestBatchMs,
+    serverCpuPct: timed.serverCpuPct,
+    benchCpuPct: timed.benchCpuPct,
+  };
+  return { store, run, rows: timed.rows };
+}
+
+/** Every session's log from cursor 0 in pages of PAGE; the total must be what was appended. */
+async function replay(store: PostgresStore, expected: number): Promise<number> {
+  let rows = 0;
+  const started = performance.now();
+  for (let i = 0; i < PG_SESSIONS; i++) {
+    for (let cursor = 0; ; ) {
+      const page = await store.read(keyOf(i), cursor, PAGE);
+      if (page.length === 0) break;
+      rows += page.length;
+      cursor = page[page.length - 1]?.seq ?? cursor;
+    }
+  }
+  if (rows !== expected) throw new Error(`postgres replay read ${rows} rows, ${expected} appended`);
+  return rows / ((performance.now() - started) / 1000);
+}
+
+/** Single-row autocommit INSERTs on one connection into a table shaped like spar_events. */
+async function autocommit(pg: BenchPostgres, seconds: number): Promise<number> {
+  const sql = new SQL(await pg.createDatabase(`bench_auto_${process.pid}_${databases++}`), { max: 1 });
+  try {
+    await sql`CREATE TABLE events (session_pk bigint NOT NULL, seq integer NOT NULL, body text NOT NULL, PRIMARY KEY (session_pk, seq))`;
+    const started = performance.now();
+    const deadline = started + seconds * 1000;
+    let n = 0;
+    for (; n < 50_000 && performance.now() < deadline; n++) {
+      const session = n % PG_SESSIONS;
+      const body = JSON.stringify(event(session, n));
+      await sql`INSERT INTO events (session_pk, seq, body) VALUES (${session + 1}, ${Math.floor(n / PG_SESSIONS) + 1}, ${body})`;
+    }
+    return n / ((performance.now() - started) / 1000);
+  } finally {
+    await sql.close({ timeout: 0 });
+  }
+}
+
+interface Pending {
+  pk: number;
+  bodies: string[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * What-if: the store's group commit with two statements per batch. Ops queued in one tick (or
+ * during the previous commit) go in one transaction: heads advanced by one UPDATE ... RETURNING
+ * over all the batch's sessions, events written by one INSERT ... SELECT from JSON.
+ */
+async function batchedAppends(pg: BenchPostgres, seconds: number): Promise<PgAppendRun> {
+  const { store, url } = await freshStore(pg);
+  await store.close();
+  const sql = new SQL(url, { max: 2 });
+  const keys: { pk: string; sid: string }[] = await sql`SELECT pk, sid FROM spar_sessions`;
+  const pkOf = new Map(keys.map((row) => [row.sid, Number(row.pk)]));
+  let queue: Pending[] = [];
+  let writing = false;
+  let transactions = 0;
+  let ops = 0;
+  let longest = 0;
+  const commit = async (batch: Pending[]) => {
+    const started = performance.now();
+    const heads = batch.map((op) => ({ pk: op.pk, n: op.bodies.length }));
+    await sql.begin(async (tx) => {
+      const bases: { pk: string; base: number }[] = await tx`UPDATE spar_sessions s SET head = s.head + v.n
+        FROM json_to_recordset(${JSON.stringify(heads)}::text::json) AS v(pk bigint, n int)
+        WHERE s.pk = v.pk RETURNING s.pk, s.head - v.n AS base`;
+      const baseOf = new Map(bases.map((row) => [Number(row.pk), row.base]));
+      const rows = batch.flatMap((op) =>
+        op.bodies.map((body, j) => ({ p: op.pk, s: (baseOf.get(op.pk) ?? 0) + j + 1, b: body })),
+      );
+      await tx`INSERT INTO spar_events (session_pk, seq, body)
+        SELECT p, s, b FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS r(p bigint, s int, b text)`;
+    });
+    transactions++;
+    ops += batch.length;
+    longest = Math.max(longest, performance.now() - started);
+  };
+  const loop = async () => {
+    try {
+      while (queue.length > 0) {
+        const batch = queue;
+        queue = [];
+        try {
+          await commit(batch);
+          for (const op of batch) op.resolve();
+        } catch (error) {
+          for (const op of batch) op.reject(error);
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  };
+  const timed = await timedWriters(pg, seconds, 1, (i, n) => {
+    const body = JSON.stringify(event(i, n));
+    return new Promise<void>((resolve, reject) => {
+      queue.push({ pk: pkOf.get(`s${i}`) ?? 0, bodies: [body], resolve, reject });
+      if (!writing) {
+        writing = true;
+        void Promise.resolve().then(loop);
+      }
+    });
+  });
+  await sql.close({ timeout: 0 });
+  return {
+    rate: timed.rows / timed.window,
+    opsPerTx: ops / Math.max(1, transactions),
+    longestBatchMs: longest,
+    serverCpuPct: timed.serverCpuPct,
+    benchCpuPct: timed.benchCpuPct,
+  };
+}
+
+/** One round of the PostgreSQL column; `seconds` bounds each timed phase. */
+export async function pgEventLogRound(pg: BenchPostgres, seconds: number): Promise<PgRound> {
+  const one = await storeAppends(pg, 1, seconds);
+  await replay(one.store, one.rows); // warms the server's cache, as the sqlite column does
+  const replayRate = await replay(one.store, one.rows);
+  await one.store.close();
+  const turn = await storeAppends(pg, 10, seconds);
+  await turn.store.close();
+  const whatIf = await batchedAppends(pg, seconds);
+  const auto = await autocommit(pg, Math.min(3, seconds));
+  return { one: one.run, turn: turn.run, whatIf, auto, replay: replayRate };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const whole = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/** The column's tables (medians of the rounds), with the issue-34 targets; `sqliteOne` puts the store's sqlite rate beside. */
+export function printPgEventLog(rounds: readonly PgRound[], about: string, sqliteOne?: number): void {
+  const auto = median(rounds.map((round) => round.auto));
+  const row = (label: string, pick: (round: PgRound) => PgAppendRun) => {
+    const runs = rounds.map(pick);
+    const rate = median(runs.map((run) => run.rate));
+    console.log(
+      `| ${label} | ${whole(rate)} | ${(rate / auto).toFixed(1)}x | ${sqliteOne ? `${(rate / sqliteOne).toFixed(2)}x` : "-"} | ` +
+        `${median(runs.map((run) => run.opsPerTx)).toFixed(0)} | ${Math.max(...runs.map((run) => run.longestBatchMs)).toFixed(0)} ms | ` +
+        `${median(runs.map((run) => run.serverCpuPct)).toFixed(0)}% | ${median(runs.map((run) => run.benchCpuPct)).toFixed(0)}% |`,
+    );
+  };
+  console.log(
+    `\nPostgreSQL column: ${about}; ${PG_SESSIONS} concurrent sessions, median of ${rounds.length} rounds\n` +
+      "(issue 34 targets: >= 50,000 events/s, replay >= 500,000 rows/s)\n",
+  );
+  console.log(
+    "| measure (postgres) | events/s | vs pg autocommit | vs sqlite store, 1 event/append | appends/tx | longest batch | server CPU | bench CPU |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|");
+  row("store, 1 event/append", (round) => round.one);
+  row("store, 10 events/append", (round) => round.turn);
+  row(
+    "what-if: 2 statements per batch (UPDATE heads + INSERT events), 1 event/append (diagnostic)",
+    (round) => round.whatIf,
+  );
+  console.log(`| autocommit, 1 INSERT per transaction, 1 connection | ${whole(auto)} | 1.0x | | 1 | | | |`);
+  console.log(`\n| replay via store.read (postgres), pages of ${PAGE} | rows/s |\n|---|---|`);
+  console.log(`| every event parsed | ${whole(median(rounds.map((round) => round.replay)))} |`);
+}
