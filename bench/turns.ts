@@ -13,8 +13,16 @@
  *
  * `--tracing [--rounds=3] [--warmup=15] [--before=<checkout>]`: tracing on against off (and against the build
  * before tracing) instead, see turns-tracing.ts.
+ *
+ * Then the PostgreSQL column (pg-turns.ts, D514): the same loops against `spar agent
+ * --session-db-driver=postgres` on a throwaway server over its Unix socket. `--pg=off` skips it
+ * (default: on when /usr/lib/postgresql/15/bin exists, D512); `--daemons=N` starts N agents on the
+ * one database, sessions spread over them and injects on every one in turn; `--pg-agent-flags=a,b`
+ * adds flags to those agents; `--only=pg` runs the PostgreSQL column alone.
  */
 import { join } from "node:path";
+import { pgColumnWanted } from "./pg-cluster.ts";
+import { type PgTurnResult, pgTurnPhases, printPgTurns } from "./pg-turns.ts";
 import { tracingComparison } from "./turns-tracing.ts";
 import {
   BUN,
@@ -293,18 +301,43 @@ async function main(): Promise<void> {
     return;
   }
   const results: LoopResult[] = [];
+  const pg = pgColumnWanted(flags);
+  const sqlite = flags.get("only") !== "pg";
 
-  try {
-    await sparPhases(count, seconds, pacedSeconds, rate, results);
-  } catch (error) {
-    console.error(`spar phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  if (sqlite) {
+    try {
+      await sparPhases(count, seconds, pacedSeconds, rate, results);
+    } catch (error) {
+      console.error(`spar phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    try {
+      await baselinePhases(count, seconds, pacedSeconds, rate, results);
+    } catch (error) {
+      console.error(`baseline phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    printReport(results, rate);
   }
+  if (pg) await pgColumn(flags, { count, seconds, pacedSeconds, rate }, results);
+}
+
+/** The PostgreSQL column (pg-turns.ts): its own table, compared with the sqlite closed loop when that ran. */
+async function pgColumn(
+  flags: Map<string, string>,
+  loops: { count: number; seconds: number; pacedSeconds: number; rate: number },
+  sqliteResults: LoopResult[],
+): Promise<void> {
+  const daemons = Math.max(1, Math.floor(Number(flags.get("daemons") ?? 1)) || 1);
+  const agentFlags = (flags.get("pg-agent-flags") ?? "").split(",").filter((flag) => flag !== "");
   try {
-    await baselinePhases(count, seconds, pacedSeconds, rate, results);
+    const { results, about } = await pgTurnPhases({ setup, run: runLoops }, { ...loops, daemons, agentFlags });
+    const sqliteClosed = sqliteResults.find(
+      (result) => result.label.startsWith("spar, ") && result.label.endsWith("x 1 loop") && result.sessions > 1,
+    );
+    printPgTurns(results as PgTurnResult<LoopResult>[], about, sqliteClosed);
   } catch (error) {
-    console.error(`baseline phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`postgres phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
   }
-  printReport(results, rate);
 }
 
 async function sparPhases(
@@ -430,4 +463,4 @@ function printReport(results: LoopResult[], rate: number): void {
 }
 
 await main();
-process.exit(0);
+process.exit(process.exitCode ?? 0);
