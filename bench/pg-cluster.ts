@@ -41,7 +41,23 @@ export interface BenchPostgres {
   cpuSeconds(): number;
   /** One line: server version and the settings the numbers depend on. */
   describe(): Promise<string>;
+  /** With `statements`: zero pg_stat_statements. */
+  resetStatements(): Promise<void>;
+  /** With `statements`: the top statements of `database` by server time since the reset, and its COMMITs. */
+  statements(database: string, limit: number): Promise<{ commits: number; top: StatementRow[] }>;
   stop(): Promise<void>;
+}
+
+export interface StatementRow {
+  query: string;
+  calls: number;
+  totalMs: number;
+  rows: number;
+}
+
+export interface BenchPostgresOptions {
+  /** Load pg_stat_statements (`--pg-statements`: where the server's time goes, per statement). */
+  statements?: boolean;
 }
 
 function run(argv: string[], asPostgres: boolean): void {
@@ -76,7 +92,7 @@ function serverCpu(postmaster: number): number {
 }
 
 /** initdb, start on a Unix socket only; the data and socket live in one bench temp directory. */
-export async function startBenchPostgres(): Promise<BenchPostgres> {
+export async function startBenchPostgres(options: BenchPostgresOptions = {}): Promise<BenchPostgres> {
   const asPostgres = process.getuid?.() === 0;
   const dir = benchTempDir("spar-bench-pg-");
   if (asPostgres) {
@@ -92,10 +108,12 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
     running = false;
     ctl("-m", "immediate", "-w", "stop");
   };
-  ctl("-l", join(dir, "server.log"), "-o", `-k ${dir} -c listen_addresses=''`, "-w", "start");
+  const preload = options.statements ? " -c shared_preload_libraries=pg_stat_statements" : "";
+  ctl("-l", join(dir, "server.log"), "-o", `-k ${dir} -c listen_addresses=''${preload}`, "-w", "start");
   onExit(halt);
   const postmaster = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]);
   const admin = new SQL(socketUrl(dir, "postgres"), { max: 1, connectionTimeout: 10 });
+  if (options.statements) await admin`CREATE EXTENSION pg_stat_statements`;
   return {
     socketDir: dir,
     createDatabase: async (name) => {
@@ -109,6 +127,19 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
         current_setting('synchronous_commit') AS s, current_setting('shared_buffers') AS b`;
       const row = rows[0];
       return `PostgreSQL ${row?.v} over a Unix socket, fsync=${row?.f}, synchronous_commit=${row?.s}, shared_buffers=${row?.b}`;
+    },
+    resetStatements: async () => {
+      await admin`SELECT pg_stat_statements_reset()`;
+    },
+    statements: async (database, limit) => {
+      const top: StatementRow[] = await admin`SELECT s.query, s.calls::float8 AS calls,
+        s.total_exec_time AS "totalMs", s.rows::float8 AS rows
+        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+        WHERE d.datname = ${database} ORDER BY s.total_exec_time DESC LIMIT ${limit}`;
+      const committed: { n: number }[] = await admin`SELECT coalesce(sum(s.calls), 0)::float8 AS n
+        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+        WHERE d.datname = ${database} AND upper(s.query) = 'COMMIT'`;
+      return { commits: committed[0]?.n ?? 0, top };
     },
     stop: async () => {
       await admin.close({ timeout: 0 }).catch(() => {});

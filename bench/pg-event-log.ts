@@ -1,8 +1,10 @@
 /**
  * The PostgreSQL column of bench/event-log.ts (D513): the same 100 writers, one per session, each
  * awaiting its append before the next, through PostgresStore on a throwaway server over its Unix
- * socket (pg-cluster.ts); 1 and 10 events per append, bounded by count and by time. Then every
- * session's log replayed from cursor 0 in pages of 1000 via `store.read` (every event parsed).
+ * socket (pg-cluster.ts); 1 and 10 events per append, bounded by count and by time. Then, on a
+ * store holding 1500 events per session as the sqlite column's does, every session's log replayed
+ * from cursor 0 in pages of 1000 via `store.read` (every event parsed), and the same query with
+ * the bodies left unparsed (diagnostic).
  * Measured in the same round, on fresh databases of the same server:
  *  - baseline: single-row autocommit INSERTs into a table shaped like `spar_events`, one
  *    connection, one statement per round trip (the shape of the sqlite column's baseline);
@@ -35,6 +37,11 @@ export interface PgRound {
   whatIf: PgAppendRun;
   auto: number;
   replay: number;
+  /** The store's page query through Bun.sql's `.values()`, bodies not parsed (diagnostic). */
+  rawReplay: number;
+  /** This process's CPU over the store's replay, % of one core (the server's is below it). */
+  replayBenchCpuPct: number;
+  replayServerCpuPct: number;
 }
 
 const keyOf = (i: number) => ({ app: "bench", id: `s${i}` });
@@ -102,7 +109,7 @@ async function timedWriters(
 }
 
 async function storeAppends(pg: BenchPostgres, perAppend: number, seconds: number) {
-  const { store } = await freshStore(pg);
+  const { store, url } = await freshStore(pg);
   const before = { ...store.stats };
   const timed = await timedWriters(pg, seconds, perAppend, async (i, n) => {
     await store.append(
@@ -117,7 +124,26 @@ async function storeAppends(pg: BenchPostgres, perAppend: number, seconds: numbe
     serverCpuPct: timed.serverCpuPct,
     benchCpuPct: timed.benchCpuPct,
   };
-  return { store, run, rows: timed.rows };
+  return { store, url, run, rows: timed.rows };
+}
+
+/** Rows replayed: as many per session as the sqlite column's (1500), whatever the timed appends wrote. */
+const REPLAY_ROWS = PG_SESSIONS * MAX_APPENDS_PER_SESSION;
+
+/** A store whose sessions hold MAX_APPENDS_PER_SESSION events each, written in appends of 150. */
+async function replayStore(pg: BenchPostgres): Promise<{ store: PostgresStore; url: string }> {
+  const filled = await freshStore(pg);
+  const chunk = 150;
+  await Promise.all(
+    Array.from({ length: PG_SESSIONS }, async (_, i) => {
+      for (let n = 0; n < MAX_APPENDS_PER_SESSION; n += chunk)
+        await filled.store.append(
+          keyOf(i),
+          Array.from({ length: chunk }, (_, j) => event(i, n + j)),
+        );
+    }),
+  );
+  return filled;
 }
 
 /** Every session's log from cursor 0 in pages of PAGE; the total must be what was appended. */
@@ -134,6 +160,30 @@ async function replay(store: PostgresStore, expected: number): Promise<number> {
   }
   if (rows !== expected) throw new Error(`postgres replay read ${rows} rows, ${expected} appended`);
   return rows / ((performance.now() - started) / 1000);
+}
+
+/** Diagnostic: the store's page query, rows as arrays (`.values()`), bodies left unparsed. */
+async function rawReplay(url: string, expected: number): Promise<number> {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    let rows = 0;
+    const started = performance.now();
+    for (let i = 0; i < PG_SESSIONS; i++) {
+      for (let cursor = 0; ; ) {
+        const page: [number, string][] = await sql`SELECT e.seq, e.body FROM spar_events e
+          JOIN spar_sessions s ON s.pk = e.session_pk
+          WHERE s.app = ${"bench"} AND s.sid = ${`s${i}`} AND e.seq > ${cursor} AND e.seq <= ${cursor + PAGE}
+          ORDER BY e.seq`.values();
+        if (page.length === 0) break;
+        rows += page.length;
+        cursor = page[page.length - 1]?.[0] ?? cursor;
+      }
+    }
+    if (rows !== expected) throw new Error(`postgres raw replay read ${rows} rows, ${expected} appended`);
+    return rows / ((performance.now() - started) / 1000);
+  } finally {
+    await sql.close({ timeout: 0 });
+  }
 }
 
 /** Single-row autocommit INSERTs on one connection into a table shaped like spar_events. */
@@ -235,14 +285,32 @@ async function batchedAppends(pg: BenchPostgres, seconds: number): Promise<PgApp
 /** One round of the PostgreSQL column; `seconds` bounds each timed phase. */
 export async function pgEventLogRound(pg: BenchPostgres, seconds: number): Promise<PgRound> {
   const one = await storeAppends(pg, 1, seconds);
-  await replay(one.store, one.rows); // warms the server's cache, as the sqlite column does
-  const replayRate = await replay(one.store, one.rows);
   await one.store.close();
+  const filled = await replayStore(pg);
+  await replay(filled.store, REPLAY_ROWS); // warms the server's cache, as the sqlite column does
+  const cpu0 = pg.cpuSeconds();
+  const own0 = process.cpuUsage();
+  const replayStarted = performance.now();
+  const replayRate = await replay(filled.store, REPLAY_ROWS);
+  const replaySeconds = (performance.now() - replayStarted) / 1000;
+  const own = process.cpuUsage(own0);
+  const replayServerCpuPct = ((pg.cpuSeconds() - cpu0) / replaySeconds) * 100;
+  await filled.store.close();
+  const raw = await rawReplay(filled.url, REPLAY_ROWS);
   const turn = await storeAppends(pg, 10, seconds);
   await turn.store.close();
   const whatIf = await batchedAppends(pg, seconds);
   const auto = await autocommit(pg, Math.min(3, seconds));
-  return { one: one.run, turn: turn.run, whatIf, auto, replay: replayRate };
+  return {
+    one: one.run,
+    turn: turn.run,
+    whatIf,
+    auto,
+    replay: replayRate,
+    rawReplay: raw,
+    replayBenchCpuPct: ((own.user + own.system) / 1e6 / replaySeconds) * 100,
+    replayServerCpuPct,
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
@@ -275,6 +343,13 @@ export function printPgEventLog(rounds: readonly PgRound[], about: string, sqlit
     (round) => round.whatIf,
   );
   console.log(`| autocommit, 1 INSERT per transaction, 1 connection | ${whole(auto)} | 1.0x | | 1 | | | |`);
-  console.log(`\n| replay via store.read (postgres), pages of ${PAGE} | rows/s |\n|---|---|`);
-  console.log(`| every event parsed | ${whole(median(rounds.map((round) => round.replay)))} |`);
+  console.log(`\n| replay (postgres), pages of ${PAGE} | rows/s | bench CPU | server CPU |\n|---|---|---|---|`);
+  const pct = (pick: (round: PgRound) => number) => `${median(rounds.map(pick)).toFixed(0)}%`;
+  console.log(
+    `| via store.read, every event parsed | ${whole(median(rounds.map((round) => round.replay)))} | ` +
+      `${pct((round) => round.replayBenchCpuPct)} | ${pct((round) => round.replayServerCpuPct)} |`,
+  );
+  console.log(
+    `| the same query, \`.values()\`, bodies not parsed (diagnostic) | ${whole(median(rounds.map((round) => round.rawReplay)))} | | |`,
+  );
 }

@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { BUN, fmt, spawnServer, table, type Server } from "./lib.ts";
-import { startBenchPostgres } from "./pg-cluster.ts";
+import { type BenchPostgres, startBenchPostgres } from "./pg-cluster.ts";
 
 /** What turns.ts's loops need of a session: where to inject, and its stream. */
 export interface LoopSession<S> {
@@ -52,6 +52,8 @@ export interface PgTurnOptions {
   daemons: number;
   /** Extra flags for every agent on postgres (e.g. one the several-daemon mode needs). */
   agentFlags: string[];
+  /** Print the server's top statements over the closed loop, per turn (pg_stat_statements). */
+  statements: boolean;
 }
 
 /** A result of the column, with the PostgreSQL server's CPU over the same window. */
@@ -77,7 +79,9 @@ const REFUSED = /in use by another spar daemon|one daemon per database/;
 async function startAgents(url: string, count: number, flags: string[]): Promise<Server[]> {
   const agents: Server[] = [];
   for (let i = 0; i < count; i++) {
-    const argv = [BUN, join(import.meta.dir, "../src/main.ts"), "agent", "--attach-listen=127.0.0.1:0"];
+    const profile = process.env.SPAR_BENCH_PROFILE;
+    const argv = [BUN, ...(profile ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profile}/pg-${i}`] : [])];
+    argv.push(join(import.meta.dir, "../src/main.ts"), "agent", "--attach-listen=127.0.0.1:0");
     argv.push("--session-db-driver=postgres", `--session-db=${url}`, "--multi-session", ...flags);
     try {
       agents.push(await spawnServer(`spar-pg-${i}`, argv));
@@ -110,12 +114,31 @@ async function spreadSessions<S extends { close(): void }, R extends TurnNumbers
   return sessions;
 }
 
+/** The closed loop's statements by server time, per turn: where PostgreSQL's share of a turn goes. */
+async function printStatements(pg: BenchPostgres, turns: number): Promise<void> {
+  const { commits, top } = await pg.statements("bench_turns", 12);
+  const total = top.reduce((sum, row) => sum + row.calls, 0);
+  console.log(`\nServer statements over the closed loop (${turns} turns, ${fmt(commits / turns)} COMMITs per turn):\n`);
+  console.log(
+    table(
+      ["statement", "calls/turn", "server us/call", "server ms total"],
+      top.map((row) => [
+        row.query.replace(/\s+/g, " ").slice(0, 90).replace(/\|/g, "\\|"),
+        fmt(row.calls / turns),
+        fmt((row.totalMs * 1000) / row.calls),
+        fmt(row.totalMs),
+      ]),
+    ),
+  );
+  console.log(`(the top ${top.length}: ${fmt(total / turns)} statements per turn)`);
+}
+
 /** The column's phases: warm-up, closed loop, paced; each result with the server's CPU beside. */
 export async function pgTurnPhases<S extends { close(): void }, R extends TurnNumbers>(
   deps: PgTurnDeps<S, R>,
   options: PgTurnOptions,
 ): Promise<{ results: Array<PgTurnResult<R>>; about: string }> {
-  const pg = await startBenchPostgres();
+  const pg = await startBenchPostgres({ statements: options.statements });
   const results: Array<PgTurnResult<R>> = [];
   let agents: Server[] = [];
   try {
@@ -133,7 +156,9 @@ export async function pgTurnPhases<S extends { close(): void }, R extends TurnNu
       results.push({ ...result, pgCpuPct, daemons: agents.length });
     };
     await deps.run("warm-up", first, sessions, 2, false);
+    if (options.statements) await pg.resetStatements();
     await measured(`${on}, ${options.count} sessions x 1 loop`, options.seconds);
+    if (options.statements) await printStatements(pg, results.at(-1)?.turns ?? 0);
     await measured(
       `${on}, ${options.count} sessions, paced ${options.rate} turns/s`,
       options.pacedSeconds,

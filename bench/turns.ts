@@ -18,7 +18,9 @@
  * --session-db-driver=postgres` on a throwaway server over its Unix socket. `--pg=off` skips it
  * (default: on when /usr/lib/postgresql/15/bin exists, D512); `--daemons=N` starts N agents on the
  * one database, sessions spread over them and injects on every one in turn; `--pg-agent-flags=a,b`
- * adds flags to those agents; `--only=pg` runs the PostgreSQL column alone.
+ * adds flags to those agents; `--only=pg` runs the PostgreSQL column alone; `--pg-statements` prints
+ * the server's top statements per turn over the closed loop; `SPAR_BENCH_PROFILE=<dir>` profiles
+ * the agents.
  */
 import { join } from "node:path";
 import { pgColumnWanted } from "./pg-cluster.ts";
@@ -329,7 +331,11 @@ async function pgColumn(
   const daemons = Math.max(1, Math.floor(Number(flags.get("daemons") ?? 1)) || 1);
   const agentFlags = (flags.get("pg-agent-flags") ?? "").split(",").filter((flag) => flag !== "");
   try {
-    const { results, about } = await pgTurnPhases({ setup, run: runLoops }, { ...loops, daemons, agentFlags });
+    const statements = flags.has("pg-statements");
+    const { results, about } = await pgTurnPhases(
+      { setup, run: runLoops },
+      { ...loops, daemons, agentFlags, statements },
+    );
     const sqliteClosed = sqliteResults.find(
       (result) => result.label.startsWith("spar, ") && result.label.endsWith("x 1 loop") && result.sessions > 1,
     );
