@@ -115,11 +115,11 @@ async function spreadSessions<S extends { close(): void }, R extends TurnNumbers
 }
 
 /** The closed loop's statements by server time, per turn: where PostgreSQL's share of a turn goes. */
-async function printStatements(pg: BenchPostgres, turns: number): Promise<void> {
+async function statementsTable(pg: BenchPostgres, turns: number): Promise<string> {
   const { commits, top } = await pg.statements("bench_turns", 12);
   const total = top.reduce((sum, row) => sum + row.calls, 0);
-  console.log(`\nServer statements over the closed loop (${turns} turns, ${fmt(commits / turns)} COMMITs per turn):\n`);
-  console.log(
+  return [
+    `\nServer statements over the closed loop (${turns} turns, ${fmt(commits / turns)} COMMITs per turn):\n`,
     table(
       ["statement", "calls/turn", "server us/call", "server ms total"],
       top.map((row) => [
@@ -129,18 +129,19 @@ async function printStatements(pg: BenchPostgres, turns: number): Promise<void> 
         fmt(row.totalMs),
       ]),
     ),
-  );
-  console.log(`(the top ${top.length}: ${fmt(total / turns)} statements per turn)`);
+    `(the top ${top.length}: ${fmt(total / turns)} statements per turn)`,
+  ].join("\n");
 }
 
 /** The column's phases: warm-up, closed loop, paced; each result with the server's CPU beside. */
 export async function pgTurnPhases<S extends { close(): void }, R extends TurnNumbers>(
   deps: PgTurnDeps<S, R>,
   options: PgTurnOptions,
-): Promise<{ results: Array<PgTurnResult<R>>; about: string }> {
+): Promise<{ results: Array<PgTurnResult<R>>; about: string; statements: string }> {
   const pg = await startBenchPostgres({ statements: options.statements });
   const results: Array<PgTurnResult<R>> = [];
   let agents: Server[] = [];
+  let statements = "";
   try {
     const about = await pg.describe();
     agents = await startAgents(await pg.createDatabase("bench_turns"), options.daemons, options.agentFlags);
@@ -158,14 +159,14 @@ export async function pgTurnPhases<S extends { close(): void }, R extends TurnNu
     await deps.run("warm-up", first, sessions, 2, false);
     if (options.statements) await pg.resetStatements();
     await measured(`${on}, ${options.count} sessions x 1 loop`, options.seconds);
-    if (options.statements) await printStatements(pg, results.at(-1)?.turns ?? 0);
+    if (options.statements) statements = await statementsTable(pg, results.at(-1)?.turns ?? 0);
     await measured(
       `${on}, ${options.count} sessions, paced ${options.rate} turns/s`,
       options.pacedSeconds,
       options.rate,
     );
     for (const session of sessions) session.stream.close();
-    return { results, about };
+    return { results, about, statements };
   } finally {
     await Promise.all(agents.map((agent) => agent.stop()));
     await pg.stop();
@@ -173,7 +174,12 @@ export async function pgTurnPhases<S extends { close(): void }, R extends TurnNu
 }
 
 /** The column's table and its line against issue 34's targets (and against the sqlite column, when it ran). */
-export function printPgTurns(results: readonly PgTurnResult<TurnNumbers>[], about: string, sqlite?: TurnNumbers): void {
+export function printPgTurns(
+  results: readonly PgTurnResult<TurnNumbers>[],
+  about: string,
+  statements: string,
+  sqlite?: TurnNumbers,
+): void {
   console.log(`\nPostgreSQL column: the same loops against spar agent --session-db-driver=postgres; ${about}.`);
   console.log('("spar CPU%" is the first daemon\'s; "pg CPU%" all the server\'s processes, % of one core)\n');
   console.log(
@@ -204,10 +210,36 @@ export function printPgTurns(results: readonly PgTurnResult<TurnNumbers>[], abou
       ]),
     ),
   );
+  if (statements) console.log(statements);
   const closed = results.find((result) => result.label.endsWith("x 1 loop"));
   if (!closed) return;
   const versus = sqlite ? ` (${fmt(closed.turnsPerSec / sqlite.turnsPerSec, 2)}x sqlite's closed loop)` : "";
   console.log(
     `\nTargets (issue 34: >= 1,000 turns/s, p99 < 150 ms): closed loop on postgres ${fmt(closed.turnsPerSec)} turns/s${versus} at p99 ${fmt(closed.p99)} ms.`,
   );
+}
+
+/**
+ * turns.ts's PostgreSQL column from its flags (`--daemons`, `--pg-agent-flags`, `--pg-statements`):
+ * run, print, and compare with `sqliteResults`' closed loop when the sqlite column ran.
+ */
+export async function pgTurnColumn<S extends { close(): void }, R extends TurnNumbers & { sessions: number }>(
+  deps: PgTurnDeps<S, R>,
+  flags: ReadonlyMap<string, string>,
+  loops: { count: number; seconds: number; pacedSeconds: number; rate: number },
+  sqliteResults: readonly R[],
+): Promise<void> {
+  const daemons = Math.max(1, Math.floor(Number(flags.get("daemons") ?? 1)) || 1);
+  const agentFlags = (flags.get("pg-agent-flags") ?? "").split(",").filter((flag) => flag !== "");
+  try {
+    const options = { ...loops, daemons, agentFlags, statements: flags.has("pg-statements") };
+    const { results, about, statements } = await pgTurnPhases(deps, options);
+    const sqliteClosed = sqliteResults.find(
+      (result) => result.label.startsWith("spar, ") && result.label.endsWith("x 1 loop") && result.sessions > 1,
+    );
+    printPgTurns(results, about, statements, sqliteClosed);
+  } catch (error) {
+    console.error(`postgres phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  }
 }

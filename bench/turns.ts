@@ -24,7 +24,7 @@
  */
 import { join } from "node:path";
 import { pgColumnWanted } from "./pg-cluster.ts";
-import { type PgTurnResult, pgTurnPhases, printPgTurns } from "./pg-turns.ts";
+import { pgTurnColumn } from "./pg-turns.ts";
 import { tracingComparison } from "./turns-tracing.ts";
 import {
   BUN,
@@ -319,31 +319,7 @@ async function main(): Promise<void> {
     }
     printReport(results, rate);
   }
-  if (pg) await pgColumn(flags, { count, seconds, pacedSeconds, rate }, results);
-}
-
-/** The PostgreSQL column (pg-turns.ts): its own table, compared with the sqlite closed loop when that ran. */
-async function pgColumn(
-  flags: Map<string, string>,
-  loops: { count: number; seconds: number; pacedSeconds: number; rate: number },
-  sqliteResults: LoopResult[],
-): Promise<void> {
-  const daemons = Math.max(1, Math.floor(Number(flags.get("daemons") ?? 1)) || 1);
-  const agentFlags = (flags.get("pg-agent-flags") ?? "").split(",").filter((flag) => flag !== "");
-  try {
-    const statements = flags.has("pg-statements");
-    const { results, about } = await pgTurnPhases(
-      { setup, run: runLoops },
-      { ...loops, daemons, agentFlags, statements },
-    );
-    const sqliteClosed = sqliteResults.find(
-      (result) => result.label.startsWith("spar, ") && result.label.endsWith("x 1 loop") && result.sessions > 1,
-    );
-    printPgTurns(results as PgTurnResult<LoopResult>[], about, sqliteClosed);
-  } catch (error) {
-    console.error(`postgres phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
-    process.exitCode = 1;
-  }
+  if (pg) await pgTurnColumn({ setup, run: runLoops }, flags, { count, seconds, pacedSeconds, rate }, results);
 }
 
 async function sparPhases(
