@@ -307,7 +307,7 @@ async function pgColumn(): Promise<void> {
       pgRounds.push(r);
       console.error(
         `postgres round ${round}: 1-event ${fmt(r.one.rate)}/s, ${TURN_EVENTS}-event ${fmt(r.turn.rate)}/s, ` +
-          `what-if batched ${fmt(r.whatIf.rate)}/s, autocommit ${fmt(r.auto)}/s, replay ${fmt(r.replay)}/s (load ${loadAverage()})`,
+          `what-if batched ${fmt(r.whatIf.batched.rate)}/s, merged ${fmt(r.whatIf.merged.rate)}/s, pipelined ${fmt(r.whatIf.pipelined.rate)}/s, autocommit ${fmt(r.auto)}/s, replay ${fmt(r.replay)}/s (load ${loadAverage()})`,
       );
     }
     printPgEventLog(pgRounds, about, SQLITE ? median(runs.one.map((x) => x.rate)) : undefined);

@@ -8,16 +8,16 @@
  * Measured in the same round, on fresh databases of the same server:
  *  - baseline: single-row autocommit INSERTs into a table shaped like `spar_events`, one
  *    connection, one statement per round trip (the shape of the sqlite column's baseline);
- *  - what-if (diagnostic, not the store): the same writers' appends group-committed as ONE
- *    UPDATE ... RETURNING and ONE INSERT per transaction (session heads and events passed as
- *    JSON), i.e. two statements per batch where the store sends three per append; it says what
- *    batching the store's statements would buy.
+ *  - what-ifs (diagnostic, not the store; pg-what-if.ts): the same writers through a group
+ *    commit whose batch is two statements in all, two per append, or the store's three per append
+ *    with the appends pipelined; they say what each change to the store's writer would buy.
  * Also: the server's CPU (all its processes) and this process's, as % of one core over the window.
  */
 import { SQL } from "bun";
 import type { AuditEvent } from "../src/core/events.ts";
 import { PostgresStore } from "../src/store/postgres/postgres-store.ts";
 import type { BenchPostgres } from "./pg-cluster.ts";
+import { type WhatIf, whatIfWriter } from "./pg-what-if.ts";
 
 export const PG_SESSIONS = 100;
 const MAX_APPENDS_PER_SESSION = 1500;
@@ -34,7 +34,8 @@ export interface PgAppendRun {
 export interface PgRound {
   one: PgAppendRun;
   turn: PgAppendRun;
-  whatIf: PgAppendRun;
+  /** The what-if writers (pg-what-if.ts), 1 event per append. */
+  whatIf: Record<WhatIf, PgAppendRun>;
   auto: number;
   replay: number;
   /** The store's page query through Bun.sql's `.values()`, bodies not parsed (diagnostic). */
@@ -205,78 +206,22 @@ async function autocommit(pg: BenchPostgres, seconds: number): Promise<number> {
   }
 }
 
-interface Pending {
-  pk: number;
-  bodies: string[];
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * What-if: the store's group commit with two statements per batch. Ops queued in one tick (or
- * during the previous commit) go in one transaction: heads advanced by one UPDATE ... RETURNING
- * over all the batch's sessions, events written by one INSERT ... SELECT from JSON.
- */
-async function batchedAppends(pg: BenchPostgres, seconds: number): Promise<PgAppendRun> {
+/** A what-if writer (pg-what-if.ts) under the same 100 writers, 1 event per append. */
+async function whatIfAppends(pg: BenchPostgres, how: WhatIf, seconds: number): Promise<PgAppendRun> {
   const { store, url } = await freshStore(pg);
   await store.close();
   const sql = new SQL(url, { max: 2 });
   const keys: { pk: string; sid: string }[] = await sql`SELECT pk, sid FROM spar_sessions`;
   const pkOf = new Map(keys.map((row) => [row.sid, Number(row.pk)]));
-  let queue: Pending[] = [];
-  let writing = false;
-  let transactions = 0;
-  let ops = 0;
-  let longest = 0;
-  const commit = async (batch: Pending[]) => {
-    const started = performance.now();
-    const heads = batch.map((op) => ({ pk: op.pk, n: op.bodies.length }));
-    await sql.begin(async (tx) => {
-      const bases: { pk: string; base: number }[] = await tx`UPDATE spar_sessions s SET head = s.head + v.n
-        FROM json_to_recordset(${JSON.stringify(heads)}::text::json) AS v(pk bigint, n int)
-        WHERE s.pk = v.pk RETURNING s.pk, s.head - v.n AS base`;
-      const baseOf = new Map(bases.map((row) => [Number(row.pk), row.base]));
-      const rows = batch.flatMap((op) =>
-        op.bodies.map((body, j) => ({ p: op.pk, s: (baseOf.get(op.pk) ?? 0) + j + 1, b: body })),
-      );
-      await tx`INSERT INTO spar_events (session_pk, seq, body)
-        SELECT p, s, b FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS r(p bigint, s int, b text)`;
-    });
-    transactions++;
-    ops += batch.length;
-    longest = Math.max(longest, performance.now() - started);
-  };
-  const loop = async () => {
-    try {
-      while (queue.length > 0) {
-        const batch = queue;
-        queue = [];
-        try {
-          await commit(batch);
-          for (const op of batch) op.resolve();
-        } catch (error) {
-          for (const op of batch) op.reject(error);
-        }
-      }
-    } finally {
-      writing = false;
-    }
-  };
-  const timed = await timedWriters(pg, seconds, 1, (i, n) => {
-    const body = JSON.stringify(event(i, n));
-    return new Promise<void>((resolve, reject) => {
-      queue.push({ pk: pkOf.get(`s${i}`) ?? 0, bodies: [body], resolve, reject });
-      if (!writing) {
-        writing = true;
-        void Promise.resolve().then(loop);
-      }
-    });
-  });
+  const writer = whatIfWriter(sql, how);
+  const timed = await timedWriters(pg, seconds, 1, (i, n) =>
+    writer.append(pkOf.get(`s${i}`) ?? 0, `s${i}`, [JSON.stringify(event(i, n))]),
+  );
   await sql.close({ timeout: 0 });
   return {
     rate: timed.rows / timed.window,
-    opsPerTx: ops / Math.max(1, transactions),
-    longestBatchMs: longest,
+    opsPerTx: writer.stats.ops / Math.max(1, writer.stats.transactions),
+    longestBatchMs: writer.stats.longestBatchMs,
     serverCpuPct: timed.serverCpuPct,
     benchCpuPct: timed.benchCpuPct,
   };
@@ -299,7 +244,11 @@ export async function pgEventLogRound(pg: BenchPostgres, seconds: number): Promi
   const raw = await rawReplay(filled.url, REPLAY_ROWS);
   const turn = await storeAppends(pg, 10, seconds);
   await turn.store.close();
-  const whatIf = await batchedAppends(pg, seconds);
+  const whatIf: Record<WhatIf, PgAppendRun> = {
+    batched: await whatIfAppends(pg, "batched", seconds),
+    merged: await whatIfAppends(pg, "merged", seconds),
+    pipelined: await whatIfAppends(pg, "pipelined", seconds),
+  };
   const auto = await autocommit(pg, Math.min(3, seconds));
   return {
     one: one.run,
@@ -338,10 +287,9 @@ export function printPgEventLog(rounds: readonly PgRound[], about: string, sqlit
   console.log("|---|---|---|---|---|---|---|---|");
   row("store, 1 event/append", (round) => round.one);
   row("store, 10 events/append", (round) => round.turn);
-  row(
-    "what-if: 2 statements per batch (UPDATE heads + INSERT events), 1 event/append (diagnostic)",
-    (round) => round.whatIf,
-  );
+  row("what-if (diagnostic), 1 event/append: 2 statements per batch", (round) => round.whatIf.batched);
+  row("what-if (diagnostic), 1 event/append: 2 statements per append, awaited", (round) => round.whatIf.merged);
+  row("what-if (diagnostic), 1 event/append: the store's 3, appends pipelined", (round) => round.whatIf.pipelined);
   console.log(`| autocommit, 1 INSERT per transaction, 1 connection | ${whole(auto)} | 1.0x | | 1 | | | |`);
   console.log(`\n| replay (postgres), pages of ${PAGE} | rows/s | bench CPU | server CPU |\n|---|---|---|---|`);
   const pct = (pick: (round: PgRound) => number) => `${median(rounds.map(pick)).toFixed(0)}%`;
