@@ -310,7 +310,11 @@ async function pgColumn(): Promise<void> {
           `what-if batched ${fmt(r.whatIf.batched.rate)}/s, merged ${fmt(r.whatIf.merged.rate)}/s, pipelined ${fmt(r.whatIf.pipelined.rate)}/s, autocommit ${fmt(r.auto)}/s, replay ${fmt(r.replay)}/s (load ${loadAverage()})`,
       );
     }
-    printPgEventLog(pgRounds, about, SQLITE ? median(runs.one.map((x) => x.rate)) : undefined);
+    printPgEventLog(
+      pgRounds,
+      about,
+      SQLITE ? { one: median(runs.one.map((x) => x.rate)), turn: median(runs.turn.map((x) => x.rate)) } : undefined,
+    );
   } catch (error) {
     console.error(`postgres column FAILED: ${error instanceof Error ? error.message : String(error)}`);
     process.exitCode = 1;
