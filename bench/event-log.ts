@@ -21,6 +21,11 @@
  *    the log (memory); and raw `.values()` over `event_blocks` without JSON.parse (diagnostic).
  * Three rounds by default; per-round lines on stderr, a table of medians on stdout, with `uptime` load
  * averages from before and after (the machine may be shared with other benchmarks).
+ *
+ * Then the PostgreSQL column (pg-event-log.ts, D513): the same writers and replay through
+ * PostgresStore on a throwaway server over its Unix socket, same number of rounds. `--pg=off`
+ * skips it (default: on when /usr/lib/postgresql/15/bin exists, D512); `--pg-seconds=N` (default
+ * 5) bounds each of its timed phases; `--only=pg` runs the PostgreSQL column alone.
  */
 import { Database } from "bun:sqlite";
 import { execSync } from "node:child_process";
@@ -30,6 +35,9 @@ import { join } from "node:path";
 import type { AuditEvent } from "../src/core/events.ts";
 import { CACHE_KIB, WAL_AUTOCHECKPOINT_PAGES } from "../src/store/sqlite/open-db.ts";
 import { SqliteStore, type SqliteStoreOptions } from "../src/store/sqlite/sqlite-store.ts";
+import { argFlags } from "./lib.ts";
+import { pgColumnWanted, startBenchPostgres } from "./pg-cluster.ts";
+import { type PgRound, pgEventLogRound, printPgEventLog } from "./pg-event-log.ts";
 
 const SESSIONS = 100;
 const APPENDS_PER_SESSION = 1500;
@@ -39,6 +47,10 @@ const JOURNAL_REPLAY_PER_SESSION = 600;
 const PAGE = 1000;
 /** `--rounds=N` (default 3): more rounds steady the medians on a shared machine. */
 const ROUNDS = Math.max(1, Number(process.argv.find((arg) => arg.startsWith("--rounds="))?.slice(9) ?? 3) || 3);
+const FLAGS = argFlags(process.argv.slice(2));
+const PG = pgColumnWanted(FLAGS);
+const SQLITE = FLAGS.get("only") !== "pg";
+const PG_SECONDS = Math.max(0.2, Number(FLAGS.get("pg-seconds") ?? 5) || 5);
 
 const dir = mkdtempSync(join(tmpdir(), "spar-bench-"));
 let files = 0;
@@ -247,7 +259,7 @@ const num: Record<"auto" | "replayEvents" | "replayJournal" | "rawReplay", numbe
 
 const loadBefore = loadAverage();
 const began = performance.now();
-for (let round = 1; round <= ROUNDS; round++) {
+for (let round = 1; SQLITE && round <= ROUNDS; round++) {
   const one = await concurrentAppends(1);
   runs.one.push(one.run);
   // Every row is in `events` now (the debt was merged); replay twice, the first warms the cache.
@@ -280,52 +292,84 @@ for (let round = 1; round <= ROUNDS; round++) {
 rmSync(dir, { recursive: true, force: true });
 const loadAfter = loadAverage();
 
-const auto = median(num.auto);
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-const storeRow = (label: string, list: Run[]) => {
-  const rate = median(list.map((x) => x.rate));
-  const withDebt = median(list.map((x) => x.rateWithDebt));
-  const batch = Math.max(...list.map((x) => x.longestBatchMs));
-  const merge = Math.max(...list.map((x) => x.longestMergeMs));
-  const mean = median(list.map((x) => x.meanMergeMs));
-  const holds = median(list.map((x) => x.walHolds));
-  const hold = Math.max(...list.map((x) => x.longestWalHoldMs));
-  const holdTotal = median(list.map((x) => x.totalWalHoldMs));
-  const wal = Math.max(...list.map((x) => x.maxWalBytes));
-  const ckpt = Math.max(...list.map((x) => x.longestCheckpointMs));
-  console.log(
-    `| ${label} | ${fmt(rate)} | ${(rate / auto).toFixed(1)}x | ${fmt(withDebt)} (${(withDebt / auto).toFixed(1)}x) | ` +
-      `${fmt(median(list.map((x) => x.opsPerTx)))} | ${fmt(median(list.map((x) => x.merges)))} | ` +
-      `**${Math.max(batch, merge).toFixed(0)} ms** | ${batch.toFixed(0)} ms | ${mean.toFixed(0)} / ${merge.toFixed(0)} ms | ` +
-      (holds > 0 || hold > 0
-        ? `${fmt(holds)}: ${hold.toFixed(0)} ms, ${holdTotal.toFixed(0)} ms total | `
-        : "none | ") +
-      `${ckpt > 0 ? `${ckpt.toFixed(0)} ms` : "in commits"} | ${wal > 0 ? mib(wal) : "n/a"} |`,
-  );
-};
-
-console.log(
-  `\nevent log bench: ${SESSIONS} concurrent sessions x ${APPENDS_PER_SESSION} events, payload ${JSON.stringify(event(0, 0)).length} B, ` +
-    `WAL, synchronous=NORMAL, median of ${ROUNDS} rounds (longest pauses and WAL: max); load average before ${loadBefore}, after ${loadAfter}\n` +
-    "(targets: >= 150,000 events/s, >= 3x autocommit, replay >= 1,000,000 rows/s)\n",
-);
-console.log(
-  "| measure | events/s | vs autocommit | incl. merge debt | appends/tx | merges in window | longest main-thread pause | " +
-    "longest batch | merge mean / longest | WAL holds (median n: longest, total) | longest checkpoint (worker) | max WAL |",
-);
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
-storeRow("store, 1 event/append", runs.one);
-storeRow(`store, ${TURN_EVENTS} events/append`, runs.turn);
-storeRow("store, 1 event/append, `checkpoint: false` (checkpoints inside commits)", runs.inCommit);
-console.log(`| autocommit, 1 prepared INSERT per transaction | ${fmt(auto)} | 1.0x | | 1 | | | | | | | |`);
-console.log(
-  "\n(a pause is one transaction holding the event loop; with `checkpoint: false` it includes the WAL auto-checkpoint of " +
-    `whichever transaction crosses ${WAL_AUTOCHECKPOINT_PAGES} WAL pages. A WAL hold delays writes only: the event loop runs meanwhile)`,
-);
-console.log(`\n| replay via store.read, pages of ${PAGE} | rows/s |\n|---|---|`);
-console.log(
-  `| rows merged into event_blocks (every event parsed, one JSON.parse per block) | ${fmt(median(num.replayEvents))} |`,
-);
-console.log(`| rows still in the log (memory) | ${fmt(median(num.replayJournal))} |`);
-console.log(`| raw .values() on event_blocks, bodies not parsed (diagnostic) | ${fmt(median(num.rawReplay))} |`);
+if (SQLITE) printSqlite();
+const pgRounds: PgRound[] = [];
+if (PG) await pgColumn();
 console.log(`\ntotal ${((performance.now() - began) / 1000).toFixed(1)} s`);
+
+/** The PostgreSQL column's rounds, each line on stderr, then its tables. */
+async function pgColumn(): Promise<void> {
+  const pg = await startBenchPostgres();
+  try {
+    const about = await pg.describe();
+    for (let round = 1; round <= ROUNDS; round++) {
+      const r = await pgEventLogRound(pg, PG_SECONDS);
+      pgRounds.push(r);
+      console.error(
+        `postgres round ${round}: 1-event ${fmt(r.one.rate)}/s, ${TURN_EVENTS}-event ${fmt(r.turn.rate)}/s, ` +
+          `what-if batched ${fmt(r.whatIf.batched.rate)}/s, merged ${fmt(r.whatIf.merged.rate)}/s, pipelined ${fmt(r.whatIf.pipelined.rate)}/s, autocommit ${fmt(r.auto)}/s, replay ${fmt(r.replay)}/s (load ${loadAverage()})`,
+      );
+    }
+    printPgEventLog(
+      pgRounds,
+      about,
+      SQLITE ? { one: median(runs.one.map((x) => x.rate)), turn: median(runs.turn.map((x) => x.rate)) } : undefined,
+    );
+  } catch (error) {
+    console.error(`postgres column FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  } finally {
+    await pg.stop();
+  }
+}
+
+function printSqlite(): void {
+  const auto = median(num.auto);
+  const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  const storeRow = (label: string, list: Run[]) => {
+    const rate = median(list.map((x) => x.rate));
+    const withDebt = median(list.map((x) => x.rateWithDebt));
+    const batch = Math.max(...list.map((x) => x.longestBatchMs));
+    const merge = Math.max(...list.map((x) => x.longestMergeMs));
+    const mean = median(list.map((x) => x.meanMergeMs));
+    const holds = median(list.map((x) => x.walHolds));
+    const hold = Math.max(...list.map((x) => x.longestWalHoldMs));
+    const holdTotal = median(list.map((x) => x.totalWalHoldMs));
+    const wal = Math.max(...list.map((x) => x.maxWalBytes));
+    const ckpt = Math.max(...list.map((x) => x.longestCheckpointMs));
+    console.log(
+      `| ${label} | ${fmt(rate)} | ${(rate / auto).toFixed(1)}x | ${fmt(withDebt)} (${(withDebt / auto).toFixed(1)}x) | ` +
+        `${fmt(median(list.map((x) => x.opsPerTx)))} | ${fmt(median(list.map((x) => x.merges)))} | ` +
+        `**${Math.max(batch, merge).toFixed(0)} ms** | ${batch.toFixed(0)} ms | ${mean.toFixed(0)} / ${merge.toFixed(0)} ms | ` +
+        (holds > 0 || hold > 0
+          ? `${fmt(holds)}: ${hold.toFixed(0)} ms, ${holdTotal.toFixed(0)} ms total | `
+          : "none | ") +
+        `${ckpt > 0 ? `${ckpt.toFixed(0)} ms` : "in commits"} | ${wal > 0 ? mib(wal) : "n/a"} |`,
+    );
+  };
+
+  console.log(
+    `\nevent log bench: ${SESSIONS} concurrent sessions x ${APPENDS_PER_SESSION} events, payload ${JSON.stringify(event(0, 0)).length} B, ` +
+      `WAL, synchronous=NORMAL, median of ${ROUNDS} rounds (longest pauses and WAL: max); load average before ${loadBefore}, after ${loadAfter}\n` +
+      "(targets: >= 150,000 events/s, >= 3x autocommit, replay >= 1,000,000 rows/s)\n",
+  );
+  console.log(
+    "| measure | events/s | vs autocommit | incl. merge debt | appends/tx | merges in window | longest main-thread pause | " +
+      "longest batch | merge mean / longest | WAL holds (median n: longest, total) | longest checkpoint (worker) | max WAL |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+  storeRow("store, 1 event/append", runs.one);
+  storeRow(`store, ${TURN_EVENTS} events/append`, runs.turn);
+  storeRow("store, 1 event/append, `checkpoint: false` (checkpoints inside commits)", runs.inCommit);
+  console.log(`| autocommit, 1 prepared INSERT per transaction | ${fmt(auto)} | 1.0x | | 1 | | | | | | | |`);
+  console.log(
+    "\n(a pause is one transaction holding the event loop; with `checkpoint: false` it includes the WAL auto-checkpoint of " +
+      `whichever transaction crosses ${WAL_AUTOCHECKPOINT_PAGES} WAL pages. A WAL hold delays writes only: the event loop runs meanwhile)`,
+  );
+  console.log(`\n| replay via store.read, pages of ${PAGE} | rows/s |\n|---|---|`);
+  console.log(
+    `| rows merged into event_blocks (every event parsed, one JSON.parse per block) | ${fmt(median(num.replayEvents))} |`,
+  );
+  console.log(`| rows still in the log (memory) | ${fmt(median(num.replayJournal))} |`);
+  console.log(`| raw .values() on event_blocks, bodies not parsed (diagnostic) | ${fmt(median(num.rawReplay))} |`);
+}

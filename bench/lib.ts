@@ -32,6 +32,23 @@ export function untrack(child: Child): void {
 }
 
 const tempDirs: string[] = [];
+const exitHooks: Array<() => void> = [];
+
+/** Run `hook` (synchronous) when this process exits, however it exits, before temp dirs go. */
+export function onExit(hook: () => void): void {
+  installCleanup();
+  exitHooks.push(hook);
+}
+
+function runExitHooks(): void {
+  for (const hook of exitHooks.splice(0)) {
+    try {
+      hook();
+    } catch {
+      // best effort
+    }
+  }
+}
 
 /** A fresh temp directory, removed when this process exits. */
 export function benchTempDir(prefix = "spar-bench-"): string {
@@ -67,6 +84,7 @@ function installCleanup(): void {
   cleanupInstalled = true;
   process.on("exit", () => {
     killAll();
+    runExitHooks();
     removeTempDirs();
   });
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {

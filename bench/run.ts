@@ -7,9 +7,9 @@ import { join } from "node:path";
 
 /** The runnable benchmarks and what each measures. */
 export const BENCHES: Readonly<Record<string, string>> = {
-  turns: "turn throughput and latency of the agent daemon (echo model, SSE per session)",
+  turns: "turn throughput and latency of the agent daemon (echo model, SSE per session), on sqlite and on PostgreSQL",
   "sse-fanout": "one session's events fanned out to N SSE subscribers",
-  "event-log": "the sqlite event log: appends, merges, reads",
+  "event-log": "the event log: appends, merges, reads, on sqlite and on PostgreSQL",
   "slow-subscriber": "other subscribers' latency while one stops reading",
   soak: "S sessions turning with N subscribers for M minutes: RSS, losses, duplicates",
   mtls: "what serving through the mTLS terminator costs",

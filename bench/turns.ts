@@ -13,8 +13,18 @@
  *
  * `--tracing [--rounds=3] [--warmup=15] [--before=<checkout>]`: tracing on against off (and against the build
  * before tracing) instead, see turns-tracing.ts.
+ *
+ * Then the PostgreSQL column (pg-turns.ts, D514): the same loops against `spar agent
+ * --session-db-driver=postgres` on a throwaway server over its Unix socket. `--pg=off` skips it
+ * (default: on when /usr/lib/postgresql/15/bin exists, D512); `--daemons=N` starts N agents on the
+ * one database, sessions spread over them and injects on every one in turn; `--pg-agent-flags=a,b`
+ * adds flags to those agents; `--only=pg` runs the PostgreSQL column alone; `--pg-statements` prints
+ * the server's top statements per turn over the closed loop; `SPAR_BENCH_PROFILE=<dir>` profiles
+ * the agents.
  */
 import { join } from "node:path";
+import { pgColumnWanted } from "./pg-cluster.ts";
+import { pgTurnColumn } from "./pg-turns.ts";
 import { tracingComparison } from "./turns-tracing.ts";
 import {
   BUN,
@@ -293,18 +303,23 @@ async function main(): Promise<void> {
     return;
   }
   const results: LoopResult[] = [];
+  const pg = pgColumnWanted(flags);
+  const sqlite = flags.get("only") !== "pg";
 
-  try {
-    await sparPhases(count, seconds, pacedSeconds, rate, results);
-  } catch (error) {
-    console.error(`spar phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  if (sqlite) {
+    try {
+      await sparPhases(count, seconds, pacedSeconds, rate, results);
+    } catch (error) {
+      console.error(`spar phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    try {
+      await baselinePhases(count, seconds, pacedSeconds, rate, results);
+    } catch (error) {
+      console.error(`baseline phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    printReport(results, rate);
   }
-  try {
-    await baselinePhases(count, seconds, pacedSeconds, rate, results);
-  } catch (error) {
-    console.error(`baseline phases FAILED: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  printReport(results, rate);
+  if (pg) await pgTurnColumn({ setup, run: runLoops }, flags, { count, seconds, pacedSeconds, rate }, results);
 }
 
 async function sparPhases(
@@ -430,4 +445,4 @@ function printReport(results: LoopResult[], rate: number): void {
 }
 
 await main();
-process.exit(0);
+process.exit(process.exitCode ?? 0);
