@@ -17,7 +17,7 @@ import {
   writeRefused,
 } from "./postgres-errors.ts";
 import { commitOutcome, IN_DOUBT_WAIT_MS, transactionId } from "./postgres-in-doubt.ts";
-import { applyOp, type PgWriteOp } from "./postgres-writes.ts";
+import { applyOps, type PgWriteOp } from "./postgres-writes.ts";
 import type { WriterLock } from "./writer-lock.ts";
 
 /** The writer's counters since open (longestBatchMs: BEGIN to COMMIT; the event loop runs meanwhile). */
@@ -107,11 +107,7 @@ export class BatchCommitter {
       await connection.begin(async (tx) => {
         rows = 0;
         xid = undefined;
-        for (const op of batch) {
-          op.result = undefined;
-          op.error = undefined;
-          rows += await applyOp(tx, op, this.options.holder);
-        }
+        rows = await applyOps(tx, batch, this.options.holder);
         await this.options.beforeCommit?.(tx);
         xid = await transactionId(tx);
       });

@@ -7,22 +7,37 @@
  * and never commits (postgres-store.ts does).
  */
 import type { TransactionSQL } from "bun";
-import type { CommittedRow, SessionEvent } from "../../core/events.ts";
 import type { StoreWriteOp } from "../store-write-op.ts";
 import { encodeTraceCarrier } from "../../core/trace-carrier.ts";
 import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
-import {
-  alreadyAborted,
-  leaseLost,
-  promptNotPending,
-  promptQueued,
-  sessionExists,
-  sessionNotFound,
-} from "../store-rules.ts";
-import { LIVENESS_CLASS, ROWS_CHANNEL } from "./postgres-cluster.ts";
+import { alreadyAborted, promptQueued, sessionExists, sessionNotFound } from "../store-rules.ts";
+import { LIVENESS_CLASS } from "./postgres-cluster.ts";
+import { appendRun } from "./postgres-append-run.ts";
 
 export type PgWriteOp = StoreWriteOp;
+
+/**
+ * Applies a batch's ops in `tx` in request order, each run of consecutive appends in a handful of
+ * statements (postgres-append-run.ts, D491); returns the event rows written.
+ */
+export async function applyOps(tx: TransactionSQL, ops: readonly PgWriteOp[], holder?: string): Promise<number> {
+  let rows = 0;
+  let run: AppendOp[] = [];
+  for (const op of ops) {
+    op.result = undefined;
+    op.error = undefined;
+    if (op.kind === "append") {
+      run.push(op);
+      continue;
+    }
+    if (run.length > 0) rows += await appendRun(tx, run, holder);
+    run = [];
+    rows += await applyOp(tx, op, holder);
+  }
+  if (run.length > 0) rows += await appendRun(tx, run, holder);
+  return rows;
+}
 
 /**
  * Applies one op in `tx`; returns the event rows it wrote. `holder`: the daemon run whose store this
@@ -32,7 +47,7 @@ export type PgWriteOp = StoreWriteOp;
 export async function applyOp(tx: TransactionSQL, op: PgWriteOp, holder?: string): Promise<number> {
   switch (op.kind) {
     case "append":
-      return holder === undefined ? append(tx, op) : fencedAppend(tx, op, holder);
+      return appendRun(tx, [op], holder);
     case "create":
       await create(tx, op.record, op);
       return 0;
@@ -102,70 +117,6 @@ async function updateSession(tx: TransactionSQL, op: SessionUpdate): Promise<voi
 }
 
 type AppendOp = Extract<PgWriteOp, { kind: "append" }>;
-
-async function append(tx: TransactionSQL, op: AppendOp): Promise<number> {
-  // The row lock serializes appends to one session across daemons: head is read and advanced under it.
-  const found: { pk: string; head: number }[] =
-    await tx`SELECT pk, head FROM spar_sessions WHERE app = ${op.key.app} AND sid = ${op.key.id} FOR UPDATE`;
-  const session = found[0];
-  if (session === undefined) {
-    op.error = sessionNotFound(op.key);
-    return 0;
-  }
-  return await writeRows(tx, op, session);
-}
-
-/**
- * An append by a daemon sharing the database (D487): refused unless `holder` holds the session's
- * lease now (on the database's clock), so a daemon that lost its lease (partitioned, paused,
- * taken over) never writes again; the rows are announced on commit.
- */
-async function fencedAppend(tx: TransactionSQL, op: AppendOp, holder: string): Promise<number> {
-  const found: { pk: string; head: number; held: boolean }[] = await tx`SELECT s.pk, s.head,
-      EXISTS (SELECT 1 FROM spar_session_leases l WHERE l.session_pk = s.pk AND l.holder = ${holder}
-        AND l.expires_at > clock_timestamp()) AS held
-    FROM spar_sessions s WHERE s.app = ${op.key.app} AND s.sid = ${op.key.id} FOR UPDATE OF s`;
-  const session = found[0];
-  if (session === undefined) {
-    op.error = sessionNotFound(op.key);
-    return 0;
-  }
-  if (!session.held) {
-    op.error = leaseLost(op.key);
-    return 0;
-  }
-  const written = await writeRows(tx, op, session);
-  if (op.error === undefined) {
-    const payload = JSON.stringify({ app: op.key.app, sid: op.key.id, head: session.head + written });
-    await tx`SELECT pg_notify(${ROWS_CHANNEL}, ${payload})`;
-  }
-  return written;
-}
-
-async function writeRows(tx: TransactionSQL, op: AppendOp, session: { pk: string; head: number }): Promise<number> {
-  for (const promptId of op.drained) {
-    const pending =
-      await tx`SELECT 1 FROM spar_inbox WHERE session_pk = ${session.pk} AND prompt_id = ${promptId} AND NOT drained`;
-    if (pending.length === 0) {
-      op.error = promptNotPending(promptId, op.key);
-      return 0;
-    }
-  }
-  const n = op.events.length;
-  const rows: CommittedRow[] = new Array(n);
-  const values: { session_pk: string; seq: number; body: string }[] = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const seq = session.head + i + 1;
-    rows[i] = { seq, event: op.events[i] as SessionEvent };
-    values[i] = { session_pk: session.pk, seq, body: op.payloads[i] as string };
-  }
-  await tx`INSERT INTO spar_events ${tx(values, "session_pk", "seq", "body")}`;
-  await tx`UPDATE spar_sessions SET head = ${session.head + n} WHERE pk = ${session.pk}`;
-  for (const promptId of op.drained)
-    await tx`UPDATE spar_inbox SET drained = true WHERE session_pk = ${session.pk} AND prompt_id = ${promptId}`;
-  op.result = rows;
-  return n;
-}
 
 async function create(tx: TransactionSQL, record: SessionRecord, op: PgWriteOp): Promise<void> {
   const inserted =

@@ -166,3 +166,33 @@ test("a writer lock held by a backend silent past the lease is taken over; a liv
 test("the writer lease users get by default: the holder speaks every 10 s, a silent one is taken over after 30 s", () => {
   expect(DEFAULT_WRITER_LEASE).toEqual({ pingMs: 10_000, staleAfterMs: 30_000 });
 });
+
+test("one batch of appends (D491): interleaved sessions get contiguous seqs, an unknown session and a prompt drained twice fail alone", async () => {
+  const url = cluster.createDatabase("append_run");
+  const store = await PostgresStore.open(url);
+  try {
+    for (const id of ["a", "b"]) await store.createSession(record(id));
+    const item = { promptId: "p1", message: "hi", queuedAt: new Date().toISOString(), wake: true };
+    await store.enqueueInbox(key("a"), item);
+    // Requested in one tick: one transaction, one run of appends.
+    const before = store.stats.transactions;
+    const results = await Promise.allSettled([
+      store.append(key("a"), [audit("a1"), audit("a2")], { drainedPromptIds: ["p1"] }),
+      store.append(key("b"), [audit("b1")]),
+      store.append(key("missing"), [audit("x")]),
+      store.append(key("a"), [audit("a3")], { drainedPromptIds: ["p1"] }),
+      store.append(key("a"), [audit("a4")]),
+      store.append(key("b"), [audit("b2"), audit("b3")]),
+    ]);
+    const seqs = results.map((result) =>
+      result.status === "fulfilled" ? result.value.map((row) => row.seq) : (result.reason as { code: string }).code,
+    );
+    expect(seqs).toEqual([[1, 2], [1], "not_found", "conflict", [3], [2, 3]]);
+    expect((await store.read(key("a"), 0, 10)).map((row) => row.seq)).toEqual([1, 2, 3]);
+    expect(await store.head(key("b"))).toBe(3);
+    expect(await store.pendingInbox(key("a"))).toEqual([]);
+    expect(store.stats.transactions - before).toBe(1);
+  } finally {
+    await store.close();
+  }
+});

@@ -1,0 +1,133 @@
+/**
+ * A run of appends in one write transaction, in a handful of statements whatever its size (D491):
+ * the sessions' rows locked and read at once (in pk order, so daemons sharing the database lock
+ * them in one order), the drained prompts checked at once, every event row in one multi-row
+ * INSERT, every head in one UPDATE, the drained prompts marked in one UPDATE, and (several daemons
+ * on the database) the sessions' new heads announced in one statement. The per-op rules are those
+ * of an append alone: an unknown session, a prompt not pending or a lease not held (D487) fails
+ * that op only, before anything of it is written; seqs follow each session's head in request order.
+ */
+import type { TransactionSQL } from "bun";
+import type { CommittedRow, SessionEvent } from "../../core/events.ts";
+import { sessionKeyString } from "../../core/session-key.ts";
+import { leaseLost, promptNotPending, sessionNotFound } from "../store-rules.ts";
+import type { StoreWriteOp } from "../store-write-op.ts";
+import { ROWS_CHANNEL } from "./postgres-cluster.ts";
+
+export type AppendOp = Extract<StoreWriteOp, { kind: "append" }>;
+
+interface LockedSession {
+  pk: string;
+  app: string;
+  sid: string;
+  head: number;
+  held: boolean;
+}
+
+/** Event rows per INSERT at most: three parameters each, under PostgreSQL's 65,535. */
+const ROWS_PER_INSERT = 20_000;
+
+/** Applies `ops` (appends, in request order) in `tx`; returns the event rows written. */
+export async function appendRun(tx: TransactionSQL, ops: readonly AppendOp[], holder?: string): Promise<number> {
+  const sessions = await lockSessions(tx, ops, holder);
+  const pending = await pendingPrompts(tx, ops, sessions);
+  const heads = new Map<string, number>();
+  const drained: { pk: string; prompt_id: string }[] = [];
+  const values: { session_pk: string; seq: number; body: string }[] = [];
+  for (const op of ops) {
+    const name = sessionKeyString(op.key);
+    const session = sessions.get(name);
+    if (session === undefined) {
+      op.error = sessionNotFound(op.key);
+      continue;
+    }
+    if (holder !== undefined && !session.held) {
+      op.error = leaseLost(op.key);
+      continue;
+    }
+    const missing = op.drained.find((promptId) => !pending.delete(`${session.pk}\u0000${promptId}`));
+    if (missing !== undefined) {
+      // Give back what this op took, so a later op draining them still finds them pending.
+      for (const promptId of op.drained) if (promptId !== missing) pending.add(`${session.pk}\u0000${promptId}`);
+      op.error = promptNotPending(missing, op.key);
+      continue;
+    }
+    const head = heads.get(session.pk) ?? session.head;
+    const rows: CommittedRow[] = new Array(op.events.length);
+    for (let i = 0; i < op.events.length; i++) {
+      rows[i] = { seq: head + i + 1, event: op.events[i] as SessionEvent };
+      values.push({ session_pk: session.pk, seq: head + i + 1, body: op.payloads[i] as string });
+    }
+    heads.set(session.pk, head + op.events.length);
+    for (const promptId of op.drained) drained.push({ pk: String(session.pk), prompt_id: promptId });
+    op.result = rows;
+  }
+  if (values.length === 0) return 0;
+  for (let start = 0; start < values.length; start += ROWS_PER_INSERT) {
+    const chunk = values.slice(start, start + ROWS_PER_INSERT);
+    await tx`INSERT INTO spar_events ${tx(chunk, "session_pk", "seq", "body")}`;
+  }
+  const newHeads = [...heads].map(([pk, head]) => ({ pk: String(pk), head }));
+  await tx`UPDATE spar_sessions AS s SET head = v.head
+    FROM json_to_recordset(${JSON.stringify(newHeads)}::text::json) AS v(pk bigint, head integer) WHERE s.pk = v.pk`;
+  if (drained.length > 0)
+    await tx`UPDATE spar_inbox AS i SET drained = true
+      FROM json_to_recordset(${JSON.stringify(drained)}::text::json) AS v(pk bigint, prompt_id text)
+      WHERE i.session_pk = v.pk AND i.prompt_id = v.prompt_id`;
+  if (holder !== undefined) await announce(tx, sessions, heads);
+  return values.length;
+}
+
+/** The run's sessions, locked in pk order, by key; `held`: the lease of `holder` is current (D487). */
+async function lockSessions(
+  tx: TransactionSQL,
+  ops: readonly AppendOp[],
+  holder: string | undefined,
+): Promise<Map<string, LockedSession>> {
+  const keys = new Map<string, { app: string; sid: string }>();
+  for (const op of ops) keys.set(sessionKeyString(op.key), { app: op.key.app, sid: op.key.id });
+  const wanted = JSON.stringify([...keys.values()]);
+  const rows: LockedSession[] = await tx`SELECT s.pk, s.app, s.sid, s.head,
+      ${holder ?? null}::text IS NOT NULL AND EXISTS (SELECT 1 FROM spar_session_leases l
+        WHERE l.session_pk = s.pk AND l.holder = ${holder ?? null} AND l.expires_at > clock_timestamp()) AS held
+    FROM spar_sessions s JOIN json_to_recordset(${wanted}::text::json) AS k(app text, sid text)
+      ON s.app = k.app AND s.sid = k.sid
+    ORDER BY s.pk FOR UPDATE OF s`;
+  const sessions = new Map<string, LockedSession>();
+  for (const row of rows) sessions.set(sessionKeyString({ app: row.app, id: row.sid }), row);
+  return sessions;
+}
+
+/** The prompts the run drains that are pending now, as `pk NUL prompt id`. */
+async function pendingPrompts(
+  tx: TransactionSQL,
+  ops: readonly AppendOp[],
+  sessions: Map<string, LockedSession>,
+): Promise<Set<string>> {
+  const asked: { pk: string; prompt_id: string }[] = [];
+  for (const op of ops) {
+    const session = sessions.get(sessionKeyString(op.key));
+    if (session !== undefined)
+      for (const promptId of op.drained) asked.push({ pk: String(session.pk), prompt_id: promptId });
+  }
+  if (asked.length === 0) return new Set();
+  const rows: { session_pk: string; prompt_id: string }[] = await tx`SELECT i.session_pk, i.prompt_id
+    FROM spar_inbox i JOIN json_to_recordset(${JSON.stringify(asked)}::text::json) AS v(pk bigint, prompt_id text)
+      ON i.session_pk = v.pk AND i.prompt_id = v.prompt_id
+    WHERE NOT i.drained`;
+  return new Set(rows.map((row) => `${row.session_pk}\u0000${row.prompt_id}`));
+}
+
+/** Each session's new head, announced on commit to every daemon sharing the database (D488). */
+async function announce(
+  tx: TransactionSQL,
+  sessions: Map<string, LockedSession>,
+  heads: Map<string, number>,
+): Promise<void> {
+  const payloads: string[] = [];
+  for (const session of sessions.values()) {
+    const head = heads.get(session.pk);
+    if (head !== undefined) payloads.push(JSON.stringify({ app: session.app, sid: session.sid, head }));
+  }
+  await tx`SELECT pg_notify(${ROWS_CHANNEL}, value) FROM json_array_elements_text(${JSON.stringify(payloads)}::text::json)`;
+}
