@@ -94,7 +94,10 @@ describe("what stays as the example has it", () => {
     );
     for (const { owner, container: entry } of after) {
       const key = `${owner.metadata.name}/${entry.name}`;
-      expect({ pod: podSpec(owner).securityContext, own: entry.securityContext }, key).toEqual(before.get(key));
+      expect(before.has(key), key).toBe(true);
+      expect({ pod: podSpec(owner).securityContext, own: entry.securityContext }, key).toEqual(
+        before.get(key) ?? { pod: undefined, own: undefined },
+      );
       expect(entry.securityContext?.readOnlyRootFilesystem, key).toBe(true);
     }
   });
