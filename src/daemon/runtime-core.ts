@@ -20,6 +20,7 @@ import type { PricingTable } from "../runtime/pricing-table.ts";
 import { SessionHost } from "../runtime/session-host.ts";
 import { SessionService } from "../runtime/session-service.ts";
 import { SessionRelay } from "../runtime/session-relay.ts";
+import type { LeaseSettings } from "../runtime/lease-keeper.ts";
 import { hostname } from "node:os";
 import { uuidv7 } from "../core/ids.ts";
 import { ToolHost } from "../runtime/tool-host.ts";
@@ -71,7 +72,11 @@ export interface RuntimeCoreSettings {
          * Share the database with other daemons of this role (D487): sessions served under leases
          * of `leaseMs`; absent: one daemon per database (D261).
          */
-        shared?: { leaseMs: number };
+        shared?: {
+          leaseMs: number;
+          /** The app whose session of the same id carries a session's lease (D492); absent: its own. */
+          leaseApp?: (app: string) => string;
+        };
       };
   workers: number;
   /** A turn worker running turns that leaves a ping unanswered this long is replaced. */
@@ -243,7 +248,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     turnRefused: (guardrail) => countRefused({ guardrail }),
     toolSpecs: () => catalog.specs(),
     ...(settings.executorFor ? { executorFor: settings.executorFor } : {}),
-    ...(store.cluster && shared ? { cluster: { cluster: store.cluster, lease: { ttlMs: shared.leaseMs } } } : {}),
+    ...(store.cluster && shared ? { cluster: { cluster: store.cluster, lease: leaseSettings(shared) } } : {}),
     config: {
       permissions: { ...permissions, runner: catalog },
       guardrails: settings.guardrails,
@@ -299,6 +304,14 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   };
 }
 
+/** How long leases last, and (D492) the session whose lease covers each session. */
+function leaseSettings(shared: { leaseMs: number; leaseApp?: (app: string) => string }): LeaseSettings {
+  const leaseApp = shared.leaseApp;
+  return leaseApp === undefined
+    ? { ttlMs: shared.leaseMs }
+    : { ttlMs: shared.leaseMs, scope: (key) => ({ app: leaseApp(key.app), id: key.id }) };
+}
+
 /** This daemon run's name in the shared database's lease and command rows: host, pid and a unique suffix. */
 function daemonRunId(): string {
   return `${hostname()}:${process.pid}:${uuidv7().slice(-12)}`;
@@ -308,7 +321,7 @@ async function openStore(settings: RuntimeCoreSettings["store"], daemonId: strin
   if (settings.driver === "postgres")
     return await PostgresStore.open(settings.url, {
       ...(settings.pool === undefined ? {} : { maxConnections: settings.pool }),
-      ...(settings.shared ? { shared: { daemonId } } : {}),
+      ...(settings.shared ? { shared: { daemonId, leaseApp: settings.shared.leaseApp } } : {}),
     });
   // Directories we create hold session text: the daemon's user only (existing ones are left as they are).
   mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });

@@ -12,6 +12,11 @@ import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
 export interface LeaseSettings {
   /** How long a lease lasts without renewal (default 15 s). */
   ttlMs: number;
+  /**
+   * The session whose lease covers `key` (D492: svc's incident sessions share their coordinator's,
+   * so an incident is served whole by one daemon); absent: each session its own.
+   */
+  scope?: (key: SessionKey) => SessionKey;
 }
 
 export const DEFAULT_LEASE_SETTINGS: LeaseSettings = { ttlMs: 15_000 };
@@ -47,7 +52,12 @@ export class LeaseKeeper {
   }
 
   holds(key: SessionKey): boolean {
-    return this.#held.has(sessionKeyString(key));
+    return this.#held.has(sessionKeyString(this.scope(key)));
+  }
+
+  /** The session whose lease covers `key`. */
+  scope(key: SessionKey): SessionKey {
+    return this.#settings.scope?.(key) ?? key;
   }
 
   async start(): Promise<void> {
@@ -58,7 +68,8 @@ export class LeaseKeeper {
   }
 
   /** Take (or keep) the session's lease. */
-  async acquire(key: SessionKey): Promise<LeaseOutcome> {
+  async acquire(session: SessionKey): Promise<LeaseOutcome> {
+    const key = this.scope(session);
     const name = sessionKeyString(key);
     if (this.#held.has(name)) return { held: true, holder: this.daemonId };
     const takenAt = performance.now();
@@ -68,7 +79,8 @@ export class LeaseKeeper {
   }
 
   /** Give the lease back (`lapse`: expired at once, so another daemon takes the session over now). */
-  async release(key: SessionKey, lapse: boolean): Promise<void> {
+  async release(session: SessionKey, lapse: boolean): Promise<void> {
+    const key = this.scope(session);
     if (!this.#held.delete(sessionKeyString(key))) return;
     try {
       await this.#cluster.releaseLease(key, lapse);

@@ -387,7 +387,7 @@ export class SessionHost {
         this.#actors.set(name, actor);
         return actor;
       } catch (error) {
-        await this.#leases?.release(key, false);
+        this.#releaseIfUnused(key);
         throw error;
       }
     })().finally(() => this.#loading.delete(name));
@@ -428,12 +428,20 @@ export class SessionHost {
     throw heldElsewhere(key, outcome.holder);
   }
 
+  /** Let a session's lease go once no live session it covers remains here (D492). */
+  #releaseIfUnused(key: SessionKey): void {
+    const leases = this.#leases;
+    if (leases === undefined) return;
+    const scope = sessionKeyString(leases.scope(key));
+    for (const actor of this.#actors.values()) if (sessionKeyString(leases.scope(actor.key)) === scope) return;
+    void leases.release(key, false);
+  }
+
   /** Sessions this daemon lost (another daemon holds their leases now): stop serving them here. */
   #lost(keys: SessionKey[], why: string): void {
-    for (const key of keys) {
-      const name = sessionKeyString(key);
-      const actor = this.#actors.get(name);
-      if (actor === undefined) continue;
+    const lost = new Set(keys.map(sessionKeyString));
+    for (const [name, actor] of [...this.#actors]) {
+      if (this.#leases === undefined || !lost.has(sessionKeyString(this.#leases.scope(actor.key)))) continue;
       this.#logger.warn(`session ${name}: no longer served here: ${why}`);
       this.#actors.delete(name);
       this.#pool.forget(actor.conversationKey);
@@ -608,7 +616,7 @@ export class SessionHost {
         this.#actors.delete(name);
         this.#pool.forget(actor.conversationKey);
         actor.evicted();
-        void this.#leases?.release(actor.key, false);
+        this.#releaseIfUnused(actor.key);
         evicted++;
       }
     }

@@ -16,6 +16,18 @@ import { ROWS_CHANNEL } from "./postgres-cluster.ts";
 
 export type AppendOp = Extract<StoreWriteOp, { kind: "append" }>;
 
+/**
+ * Whose lease an append needs (several daemons on the database, D487): the holder's run id, and
+ * the app whose session of the same id carries the lease (D492: svc's incident sessions share
+ * their coordinator's); absent: the session's own.
+ */
+export interface Fence {
+  holder: string;
+  leaseApp?: ((app: string) => string) | undefined;
+}
+
+const sameApp = (app: string) => app;
+
 interface LockedSession {
   pk: string;
   app: string;
@@ -28,8 +40,9 @@ interface LockedSession {
 const ROWS_PER_INSERT = 20_000;
 
 /** Applies `ops` (appends, in request order) in `tx`; returns the event rows written. */
-export async function appendRun(tx: TransactionSQL, ops: readonly AppendOp[], holder?: string): Promise<number> {
-  const sessions = await lockSessions(tx, ops, holder);
+export async function appendRun(tx: TransactionSQL, ops: readonly AppendOp[], fence?: Fence): Promise<number> {
+  const holder = fence?.holder;
+  const sessions = await lockSessions(tx, ops, holder, fence?.leaseApp ?? sameApp);
   const pending = await pendingPrompts(tx, ops, sessions);
   const heads = new Map<string, number>();
   const drained: { pk: string; prompt_id: string }[] = [];
@@ -83,14 +96,19 @@ async function lockSessions(
   tx: TransactionSQL,
   ops: readonly AppendOp[],
   holder: string | undefined,
+  leaseApp: (app: string) => string,
 ): Promise<Map<string, LockedSession>> {
-  const keys = new Map<string, { app: string; sid: string }>();
-  for (const op of ops) keys.set(sessionKeyString(op.key), { app: op.key.app, sid: op.key.id });
+  const keys = new Map<string, { app: string; sid: string; lapp: string }>();
+  for (const op of ops)
+    keys.set(sessionKeyString(op.key), { app: op.key.app, sid: op.key.id, lapp: leaseApp(op.key.app) });
   const wanted = JSON.stringify([...keys.values()]);
+  // The lease covering a session is that of the session of the same id in its lease app (D492).
   const rows: LockedSession[] = await tx`SELECT s.pk, s.app, s.sid, s.head,
       ${holder ?? null}::text IS NOT NULL AND EXISTS (SELECT 1 FROM spar_session_leases l
-        WHERE l.session_pk = s.pk AND l.holder = ${holder ?? null} AND l.expires_at > clock_timestamp()) AS held
-    FROM spar_sessions s JOIN json_to_recordset(${wanted}::text::json) AS k(app text, sid text)
+        JOIN spar_sessions c ON c.pk = l.session_pk
+        WHERE c.app = k.lapp AND c.sid = s.sid AND l.holder = ${holder ?? null}
+          AND l.expires_at > clock_timestamp()) AS held
+    FROM spar_sessions s JOIN json_to_recordset(${wanted}::text::json) AS k(app text, sid text, lapp text)
       ON s.app = k.app AND s.sid = k.sid
     ORDER BY s.pk FOR UPDATE OF s`;
   const sessions = new Map<string, LockedSession>();

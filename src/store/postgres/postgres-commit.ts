@@ -18,6 +18,7 @@ import {
 } from "./postgres-errors.ts";
 import { commitOutcome, IN_DOUBT_WAIT_MS, transactionId } from "./postgres-in-doubt.ts";
 import { applyOps, type PgWriteOp } from "./postgres-writes.ts";
+import type { Fence } from "./postgres-append-run.ts";
 import type { WriterLock } from "./writer-lock.ts";
 
 /** The writer's counters since open (longestBatchMs: BEGIN to COMMIT; the event loop runs meanwhile). */
@@ -29,8 +30,8 @@ export interface PostgresStoreStats extends StoreWriteStats {
 }
 
 export interface CommitterOptions {
-  /** The daemon run whose appends are fenced by its session leases (a shared database, D487). */
-  holder?: string | undefined;
+  /** Whose session leases fence the appends (a shared database, D487, D492). */
+  fence?: Fence | undefined;
   /** How long a commit in doubt waits for the server to say whether it committed (default 30 s; D501). */
   inDoubtWaitMs?: number;
   /**
@@ -107,7 +108,7 @@ export class BatchCommitter {
       await connection.begin(async (tx) => {
         rows = 0;
         xid = undefined;
-        rows = await applyOps(tx, batch, this.options.holder);
+        rows = await applyOps(tx, batch, this.options.fence);
         await this.options.beforeCommit?.(tx);
         xid = await transactionId(tx);
       });

@@ -65,7 +65,7 @@ export interface PostgresStoreOptions extends CommitterOptions {
    * Share the database with other daemons (D487): no writer lock; appends need the session's lease
    * held by `daemonId` and announce their rows; `cluster` offers leases, commands and announcements.
    */
-  shared?: { daemonId: string };
+  shared?: { daemonId: string; leaseApp?: ((app: string) => string) | undefined };
 }
 
 export type { PostgresStoreStats } from "./postgres-commit.ts";
@@ -143,7 +143,12 @@ export class PostgresStore implements Store {
       sql,
       where,
       lock,
-      new BatchWriter(writes, { ...options, holder: cluster?.daemonId }),
+      new BatchWriter(writes, {
+        ...options,
+        ...(options.shared === undefined
+          ? {}
+          : { fence: { holder: options.shared.daemonId, leaseApp: options.shared.leaseApp } }),
+      }),
       cluster,
     );
   }

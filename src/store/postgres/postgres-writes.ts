@@ -13,7 +13,7 @@ import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import { alreadyAborted, promptQueued, sessionExists, sessionNotFound } from "../store-rules.ts";
 import { LIVENESS_CLASS } from "./postgres-cluster.ts";
-import { appendRun } from "./postgres-append-run.ts";
+import { type Fence, appendRun } from "./postgres-append-run.ts";
 
 export type PgWriteOp = StoreWriteOp;
 
@@ -21,7 +21,7 @@ export type PgWriteOp = StoreWriteOp;
  * Applies a batch's ops in `tx` in request order, each run of consecutive appends in a handful of
  * statements (postgres-append-run.ts, D491); returns the event rows written.
  */
-export async function applyOps(tx: TransactionSQL, ops: readonly PgWriteOp[], holder?: string): Promise<number> {
+export async function applyOps(tx: TransactionSQL, ops: readonly PgWriteOp[], fence?: Fence): Promise<number> {
   let rows = 0;
   let run: AppendOp[] = [];
   for (const op of ops) {
@@ -31,23 +31,22 @@ export async function applyOps(tx: TransactionSQL, ops: readonly PgWriteOp[], ho
       run.push(op);
       continue;
     }
-    if (run.length > 0) rows += await appendRun(tx, run, holder);
+    if (run.length > 0) rows += await appendRun(tx, run, fence);
     run = [];
-    rows += await applyOp(tx, op, holder);
+    rows += await applyOp(tx, op, fence);
   }
-  if (run.length > 0) rows += await appendRun(tx, run, holder);
+  if (run.length > 0) rows += await appendRun(tx, run, fence);
   return rows;
 }
 
 /**
- * Applies one op in `tx`; returns the event rows it wrote. `holder`: the daemon run whose store this
- * is when several daemons share the database (D487): its appends need its lease on the session
- * and announce their rows.
+ * Applies one op in `tx`; returns the event rows it wrote. `fence`: whose lease an append needs
+ * when several daemons share the database (D487); its rows are then announced.
  */
-export async function applyOp(tx: TransactionSQL, op: PgWriteOp, holder?: string): Promise<number> {
+export async function applyOp(tx: TransactionSQL, op: PgWriteOp, fence?: Fence): Promise<number> {
   switch (op.kind) {
     case "append":
-      return appendRun(tx, [op], holder);
+      return appendRun(tx, [op], fence);
     case "create":
       await create(tx, op.record, op);
       return 0;
