@@ -21,7 +21,12 @@ import type { ConfigMap } from "../config/config-file.ts";
 import { SPAR_VERSION } from "../daemon/version.ts";
 import type { FlagValue } from "../config/flag-spec.ts";
 import { AGENT_FLAGS } from "./agent-flags.ts";
-import { type SessionStoreDriver, checkStoreLocation, checkStorePool } from "./session-store-location.ts";
+import {
+  type SessionStoreDriver,
+  checkStoreLease,
+  checkStoreLocation,
+  checkStorePool,
+} from "./session-store-location.ts";
 import { type ScriptSource, resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type ToolsSettings, resolveToolsSettings } from "./tools-flags.ts";
@@ -265,9 +270,7 @@ function sessionStore(
   const maxMb = need(read.int("session-db-max-mb"));
   const pool = need(read.int("session-db-pool"));
   need(checkStorePool(driver, read.setting("session-db-pool")?.from));
-  const leaseMs = need(read.duration("session-db-lease"));
-  if (leaseMs < 1_000 || leaseMs > 600_000)
-    throw new ConfigProblem(`${read.from("session-db-lease")} must be between 1s and 10m (got ${leaseMs} ms)`);
+  const leaseMs = need(checkStoreLease(need(read.duration("session-db-lease")), read.from("session-db-lease")));
   if (driver === "postgres") {
     if (need(read.string("session-db", "")).trim() === "")
       throw new ConfigProblem("--session-db-driver=postgres needs --session-db with a postgres:// URL");

@@ -92,7 +92,7 @@ const CORE_AGENT_FLAGS: readonly FlagSpec[] = [
   {
     name: "session-db-pool",
     kind: "int",
-    help: "connections the postgres store opens, the writer's and the writer lock's or liveness mark's among them (postgres only; at least 3)",
+    help: "connections the postgres store opens, the writer's and the liveness mark's among them (postgres only; at least 3)",
     defaultValue: String(POOL_DEFAULT),
     configKey: "session_db.pool",
     bounds: { min: POOL_MIN, max: POOL_MAX },

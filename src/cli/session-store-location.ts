@@ -42,3 +42,13 @@ export function checkStorePool(driver: SessionStoreDriver, poolFrom: string | un
     );
   return ok(undefined);
 }
+
+/** The bounds of `--session-db-lease` (D487): a second at least, ten minutes at most. */
+export const LEASE_BOUNDS_MS = { min: 1_000, max: 600_000 } as const;
+
+/** A lease duration checked against LEASE_BOUNDS_MS, the message naming where it came from. */
+export function checkStoreLease(leaseMs: number, from: string): Result<number> {
+  if (leaseMs < LEASE_BOUNDS_MS.min || leaseMs > LEASE_BOUNDS_MS.max)
+    return err(`${from} must be between 1s and 10m (got ${leaseMs} ms)`);
+  return ok(leaseMs);
+}

@@ -27,7 +27,12 @@ import { resolveModelSpec } from "./model-flags.ts";
 import { type PricingSettings, resolvePricingSettings } from "./pricing-flags.ts";
 import { type RateLimit, type SvcEnvironment, rateVariables, svcScript, tokenVariable } from "./svc-environment.ts";
 import { SVC_FLAGS } from "./svc-flags.ts";
-import { type SessionStoreDriver, checkStoreLocation, checkStorePool } from "./session-store-location.ts";
+import {
+  type SessionStoreDriver,
+  checkStoreLease,
+  checkStoreLocation,
+  checkStorePool,
+} from "./session-store-location.ts";
 import { type AgentConfig, buildAgentConfig } from "./agent-config.ts";
 import { type AllowedOrigins, parseAllowedOrigins } from "../surfaces/http/cors-policy.ts";
 
@@ -66,6 +71,8 @@ export interface SessionStoreSettings {
   inMemory: boolean;
   /** Connections in the postgres store's pool (`--session-db-pool`, D515). */
   pool: number;
+  /** postgres: how long a daemon's lease on an incident lasts unrenewed (`--session-db-lease`, D487, D493). */
+  leaseMs: number;
 }
 
 export interface AutoResumeSettings {
@@ -297,16 +304,17 @@ function sessionStore(read: SettingReader, cwd: string): SessionStoreSettings {
   const location = optionalString(read, "session-db");
   const pool = need(read.int("session-db-pool"));
   need(checkStorePool(driver, read.setting("session-db-pool")?.from));
+  const leaseMs = need(checkStoreLease(need(read.duration("session-db-lease")), read.from("session-db-lease")));
   if (location === "") {
     if (driver === "postgres")
       throw new ConfigProblem(
         "--session-db-driver=postgres needs --session-db with a postgres:// URL (an empty --session-db is the in-memory store)",
       );
-    return { driver, location: "", inMemory: true, pool };
+    return { driver, location: "", inMemory: true, pool, leaseMs };
   }
   const checked = need(checkStoreLocation(driver, location, read.from("session-db")));
-  if (driver === "postgres") return { driver, location: checked, inMemory: false, pool };
-  return { driver, location: isAbsolute(checked) ? checked : resolve(cwd, checked), inMemory: false, pool };
+  if (driver === "postgres") return { driver, location: checked, inMemory: false, pool, leaseMs };
+  return { driver, location: isAbsolute(checked) ? checked : resolve(cwd, checked), inMemory: false, pool, leaseMs };
 }
 
 function autoResume(read: SettingReader, store: SessionStoreSettings): AutoResumeSettings {

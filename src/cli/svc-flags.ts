@@ -101,10 +101,17 @@ const SVC_OWN_FLAGS: readonly FlagSpec[] = [
   {
     name: "session-db-pool",
     kind: "int",
-    help: "connections the postgres store opens, the writer's and the writer lock's or liveness mark's among them (postgres only; at least 3)",
+    help: "connections the postgres store opens, the writer's and the liveness mark's among them (postgres only; at least 3)",
     defaultValue: String(POOL_DEFAULT),
     configKey: "svc.session_db.pool",
     bounds: { min: POOL_MIN, max: POOL_MAX },
+  },
+  {
+    name: "session-db-lease",
+    kind: "duration",
+    help: "postgres: how long a daemon's hold on an incident lasts unrenewed; another daemon takes the incident over after it (renewed every third)",
+    defaultValue: "15s",
+    configKey: "svc.session_db.lease",
   },
   {
     name: "timeout",

@@ -21,6 +21,7 @@ import { SessionHost } from "../runtime/session-host.ts";
 import { SessionService } from "../runtime/session-service.ts";
 import { SessionRelay } from "../runtime/session-relay.ts";
 import type { LeaseSettings } from "../runtime/lease-keeper.ts";
+import type { SessionKey } from "../core/session-key.ts";
 import { hostname } from "node:os";
 import { uuidv7 } from "../core/ids.ts";
 import { ToolHost } from "../runtime/tool-host.ts";
@@ -70,12 +71,14 @@ export interface RuntimeCoreSettings {
         pool?: number;
         /**
          * Share the database with other daemons of this role (D487): sessions served under leases
-         * of `leaseMs`; absent: one daemon per database (D261).
+         * of `leaseMs`; absent: the store holds the database alone (D261's writer lock).
          */
         shared?: {
           leaseMs: number;
           /** The app whose session of the same id carries a session's lease (D492); absent: its own. */
           leaseApp?: (app: string) => string;
+          /** Told before anything runs under a lease just taken (D493). */
+          taken?: (scope: SessionKey) => Promise<void>;
         };
       };
   workers: number;
@@ -171,6 +174,8 @@ export interface RuntimeCore {
   readonly autoContinue: AutoContinuer;
   readonly host: SessionHost;
   readonly sessions: SessionService;
+  /** Present when several daemons share the database: a daemon layer relays its own operations with it (D493). */
+  readonly relay: SessionRelay | undefined;
   /** The readiness checks (`session_db`, `turn_workers`, `wake_loops`), logging each change of state. */
   checks(): Promise<Record<string, CheckState>>;
   /**
@@ -297,6 +302,7 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
     autoContinue,
     host,
     sessions,
+    relay,
     checks: readinessChecks(store, pool, host, logger),
     drain: (windowMs) => host.drain(windowMs),
     beginShutdown: () => host.beginShutdown(),
@@ -305,11 +311,17 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
 }
 
 /** How long leases last, and (D492) the session whose lease covers each session. */
-function leaseSettings(shared: { leaseMs: number; leaseApp?: (app: string) => string }): LeaseSettings {
-  const leaseApp = shared.leaseApp;
-  return leaseApp === undefined
-    ? { ttlMs: shared.leaseMs }
-    : { ttlMs: shared.leaseMs, scope: (key) => ({ app: leaseApp(key.app), id: key.id }) };
+function leaseSettings(shared: {
+  leaseMs: number;
+  leaseApp?: (app: string) => string;
+  taken?: (scope: SessionKey) => Promise<void>;
+}): LeaseSettings {
+  const { leaseApp, taken } = shared;
+  return {
+    ttlMs: shared.leaseMs,
+    ...(leaseApp === undefined ? {} : { scope: (key: SessionKey) => ({ app: leaseApp(key.app), id: key.id }) }),
+    ...(taken === undefined ? {} : { taken }),
+  };
 }
 
 /** This daemon run's name in the shared database's lease and command rows: host, pid and a unique suffix. */

@@ -17,6 +17,11 @@ export interface LeaseSettings {
    * so an incident is served whole by one daemon); absent: each session its own.
    */
   scope?: (key: SessionKey) => SessionKey;
+  /**
+   * Told before anything runs under a lease this daemon has just taken (D493: svc reads the
+   * incident's pauses again); a failure gives the lease back and fails what needed it.
+   */
+  taken?: (scope: SessionKey) => Promise<void>;
 }
 
 export const DEFAULT_LEASE_SETTINGS: LeaseSettings = { ttlMs: 15_000 };
@@ -67,15 +72,15 @@ export class LeaseKeeper {
     this.#timer.unref?.();
   }
 
-  /** Take (or keep) the session's lease. */
-  async acquire(session: SessionKey): Promise<LeaseOutcome> {
+  /** Take (or keep) the session's lease; `taken`: it was not this daemon's a moment ago. */
+  async acquire(session: SessionKey): Promise<LeaseOutcome & { taken: boolean }> {
     const key = this.scope(session);
     const name = sessionKeyString(key);
-    if (this.#held.has(name)) return { held: true, holder: this.daemonId };
+    if (this.#held.has(name)) return { held: true, holder: this.daemonId, taken: false };
     const takenAt = performance.now();
     const outcome = await this.#cluster.acquireLease(key, this.#settings.ttlMs);
     if (outcome.held) this.#held.set(name, { key, takenAt });
-    return outcome;
+    return { ...outcome, taken: outcome.held };
   }
 
   /** Give the lease back (`lapse`: expired at once, so another daemon takes the session over now). */

@@ -89,6 +89,7 @@ export class SessionHost {
   readonly autoContinue: AutoContinuer;
   /** The leases of the sessions this daemon serves, when several daemons share the database (D487). */
   readonly #leases: LeaseKeeper | undefined;
+  readonly #leaseSettings: LeaseSettings | undefined;
   /** Event streams of sessions another daemon serves (D488); present with leases. */
   readonly followers: FollowerFeeds | undefined;
   /** Sessions with work a shutdown cut (a turn in flight, queued messages): their leases lapse at close. */
@@ -118,6 +119,7 @@ export class SessionHost {
     this.#logger = options.logger;
     this.#pool = options.pool;
     if (options.cluster) {
+      this.#leaseSettings = options.cluster.lease;
       this.#leases = new LeaseKeeper(options.cluster.cluster, options.cluster.lease, {
         lost: (keys, why) => this.#lost(keys, why),
         warn: (message) => options.logger.warn(message),
@@ -420,12 +422,28 @@ export class SessionHost {
     // No holder: the holder let go meanwhile (ask again), or another daemon deleted the session.
     if (!outcome.held && outcome.holder === "" && (await this.#store.getSession(key)) !== undefined)
       outcome = await this.#leases.acquire(key);
-    if (outcome.held) return;
+    if (outcome.held) {
+      if (outcome.taken) await this.#leaseTaken(key);
+      return;
+    }
     if (outcome.holder === "") {
       this.#index(key, false);
       throw this.#missing(key.app, key.id);
     }
     throw heldElsewhere(key, outcome.holder);
+  }
+
+  /** A lease just taken: the daemon's layer reads what it keeps of the sessions it covers first (D493). */
+  async #leaseTaken(key: SessionKey): Promise<void> {
+    const leases = this.#leases;
+    const taken = this.#leaseSettings?.taken;
+    if (leases === undefined || taken === undefined) return;
+    try {
+      await taken(leases.scope(key));
+    } catch (error) {
+      await leases.release(key, false);
+      throw error;
+    }
   }
 
   /** Let a session's lease go once no live session it covers remains here (D492). */

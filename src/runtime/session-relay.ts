@@ -30,6 +30,10 @@ export class SessionRelay {
   readonly #draining = new Map<string, Promise<void>>();
   /** Receivers waiting for a command's answer, by command id. */
   readonly #waiters = new Map<number, () => void>();
+  /** Commands being run here now (a drain started them; they may outlast it). */
+  readonly #running = new Set<number>();
+  /** A daemon layer's own operations (svc's), run on the daemon serving the named session (D493). */
+  readonly #daemonOps = new Map<string, (args: unknown) => Promise<unknown>>();
   #stopListening: (() => Promise<void>) | undefined;
   #sweep: ReturnType<typeof setInterval> | undefined;
 
@@ -71,6 +75,32 @@ export class SessionRelay {
     }
   }
 
+  /** A daemon layer's operation the relay may carry: `run` is called on the daemon serving the session. */
+  registerOp(name: string, run: (args: unknown) => Promise<unknown>): void {
+    if (isSessionOp(name)) throw new Error(`relayed operation ${name} is the runtime's own`);
+    this.#daemonOps.set(name, run);
+  }
+
+  /**
+   * Run a registered operation where `key` is served: here when this daemon holds it, can take it,
+   * or the session does not exist yet (the operation creates it); else on its holder, waiting up
+   * to `waitMs` for the answer.
+   */
+  async runOp(key: SessionKey, name: string, args: unknown, waitMs = ANSWER_WAIT_MS): Promise<unknown> {
+    const run = this.#daemonOps.get(name);
+    if (run === undefined) throw new Error(`relayed operation ${name} is not registered`);
+    let local: boolean;
+    try {
+      local = (await this.#host.tryActor(key)) !== undefined;
+    } catch (error) {
+      if (!(error instanceof SparError && error.code === "not_found")) throw error;
+      local = true;
+    }
+    if (local) return await run(args);
+    const id = await this.#cluster.postCommand(key, name, JSON.stringify(args ?? null));
+    return await this.#answer(key, id, waitMs);
+  }
+
   /** Run `op` where the session is served: here when this daemon holds it or can take it, else on its holder. */
   async run<K extends SessionOp>(
     key: SessionKey,
@@ -100,27 +130,47 @@ export class SessionRelay {
     return settled;
   }
 
+  /**
+   * Start the session's waiting commands on this daemon, oldest first. Each is started once, in
+   * order, and answered when it ends: a long one (svc's inject waits for its turn) holds back none
+   * started after it (an abort must not wait behind it).
+   */
   async #drainNow(key: SessionKey): Promise<void> {
     if (!this.#host.holds(key)) return;
     const actor = await this.#host.tryActor(key);
     if (actor === undefined) return;
     for (const command of await this.#cluster.pendingCommands(key)) {
       if (!this.#host.holds(key)) return;
-      let answer: Answer;
-      try {
-        if (!isSessionOp(command.op)) throw new SparError("bad_request", `unknown relayed operation ${command.op}`);
-        const run = SESSION_OPS[command.op] as (actor: unknown, args: unknown) => Promise<unknown>;
-        answer = { ok: true, value: await run(actor, JSON.parse(command.args)) };
-      } catch (error) {
-        answer = { ok: false, error: encodeError(error) };
+      if (this.#running.has(command.id)) continue;
+      this.#running.add(command.id);
+      const started = this.#execute(actor, command.op, command.args);
+      void started
+        .then((answer) => this.#cluster.completeCommand(command.id, JSON.stringify(answer)))
+        .catch((error: unknown) => this.#logger.warn(`relayed command ${command.id}: ${String(error)}`))
+        .finally(() => this.#running.delete(command.id));
+      // The runtime's own operations take effect in order (a message queued before the next).
+      if (isSessionOp(command.op)) await started;
+    }
+  }
+
+  async #execute(actor: unknown, op: string, args: string): Promise<Answer> {
+    try {
+      const parsed = JSON.parse(args) as unknown;
+      if (isSessionOp(op)) {
+        const run = SESSION_OPS[op] as (actor: unknown, args: unknown) => Promise<unknown>;
+        return { ok: true, value: await run(actor, parsed) };
       }
-      await this.#cluster.completeCommand(command.id, JSON.stringify(answer));
+      const run = this.#daemonOps.get(op);
+      if (run === undefined) throw new SparError("bad_request", `unknown relayed operation ${op}`);
+      return { ok: true, value: await run(parsed) };
+    } catch (error) {
+      return { ok: false, error: encodeError(error) };
     }
   }
 
   /** Wait for the command's answer; take the session over when its holder's lease lapses meanwhile. */
-  async #answer(key: SessionKey, id: number): Promise<unknown> {
-    const deadline = performance.now() + ANSWER_WAIT_MS;
+  async #answer(key: SessionKey, id: number, waitMs = ANSWER_WAIT_MS): Promise<unknown> {
+    const deadline = performance.now() + waitMs;
     for (;;) {
       const text = await this.#cluster.commandResult(id);
       if (text !== undefined) return decodeAnswer(text);
@@ -128,7 +178,7 @@ export class SessionRelay {
       else if (performance.now() >= deadline)
         throw new SparError(
           "unavailable",
-          `session ${sessionKeyString(key)}: the request is committed (command ${id}) but the daemon serving the session has not answered in ${ANSWER_WAIT_MS / 1000} s; it runs when that daemon, or the one taking the session over, gets to it`,
+          `session ${sessionKeyString(key)}: the request is committed (command ${id}) but the daemon serving the session has not answered in ${Math.round(waitMs / 1000)} s; it runs when that daemon, or the one taking the session over, gets to it`,
         );
       else await this.#announced(id, RECHECK_MS);
     }

@@ -14,7 +14,8 @@ export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", 
 
 /**
  * Connections in a daemon's pool: the default and the bounds of `--session-db-pool` (D515). The
- * writer has one of its own (D502) and the writer lock (svc) or the liveness mark (agent, D490)
+ * writer has one of its own (D502) and the liveness mark (D490) or, for a store opened alone, the
+ * writer lock
  * holds another from open to close, so fewer than three would leave none for reads (the daemon
  * would hang at startup): three is the least.
  */

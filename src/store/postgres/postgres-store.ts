@@ -1,9 +1,10 @@
 /**
  * PostgresStore: the Store (session rows, tombstones, durable inbox, event log, daemon
- * coordination) on PostgreSQL through Bun.sql, for daemons that outgrow one machine. One daemon
- * per database: a daemon's store holds the database's writer lock (writer-lock.ts). The store
- * itself stays correct with several writers (an append locks its session row, so seqs stay
- * contiguous per session; claims and boot records coordinate auto-continue as on sqlite).
+ * coordination) on PostgreSQL through Bun.sql, for daemons that outgrow one machine. A daemon's
+ * store shares the database with other daemons (`shared`: appends fenced by session leases,
+ * postgres-cluster.ts, D487); a store opened alone holds the database's writer lock
+ * (writer-lock.ts, D261). Appends lock their session rows, so seqs stay contiguous per session;
+ * claims and boot records coordinate auto-continue as on sqlite.
  *
  * Writes go through one queue: the ops requested while no transaction runs (one event-loop tick,
  * or everything that arrived during the previous commit) are applied in request order in ONE

@@ -16,6 +16,12 @@ import type { Workload } from "../workload/workload.ts";
 import type { RuntimeCore } from "../../daemon/runtime-core.ts";
 import type { SvcConfig } from "../../cli/svc-config.ts";
 
+/** Whether this daemon serves the incident (holds its lease or can take it); always, on a database of its own. */
+export async function servesIncident(core: RuntimeCore, key: SessionKey): Promise<boolean> {
+  if (core.relay === undefined) return true;
+  return (await core.host.tryActor(key).catch(() => undefined)) !== undefined;
+}
+
 export async function autoResumeAtBoot(
   config: SvcConfig,
   core: RuntimeCore,
@@ -49,7 +55,8 @@ export async function autoResumeAtBoot(
         .filter((record) => record.app === coordinatorApp),
     state: async (sessionId) => (await runtime.queries.status(sessionId)).state,
     head: (key) => core.store.head(key),
-    claim: (key, claim) => core.store.claimInterruption(key, claim),
+    // Another daemon sharing the database serves the incident: it is that daemon's to resume (D493).
+    claim: async (key, claim) => (await servesIncident(core, key)) && core.store.claimInterruption(key, claim),
     bootId: core.autoContinue.bootId,
     runTurn: async (sessionId, message) => {
       await runtime.turns.run({ app: coordinatorApp, sid: sessionId }, SVC_INTERNAL, message);

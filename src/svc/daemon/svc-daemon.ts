@@ -36,7 +36,10 @@ import type { StopRequest } from "../listener/stop-route.ts";
 import type { InterruptionCause } from "../ops/interruption-rows.ts";
 import { gatePauser } from "../pause/session-pauses.ts";
 import { shutdownSvc } from "./svc-shutdown.ts";
-import { autoResumeAtBoot } from "./svc-auto-resume.ts";
+import { autoResumeAtBoot, servesIncident } from "./svc-auto-resume.ts";
+import { IncidentRelay } from "../incident-relay.ts";
+import type { SessionKey } from "../../core/session-key.ts";
+import type { Store } from "../../core/session-store.ts";
 import { declaredDirectory } from "../../a2a-client/remote-agent-wiring.ts";
 import { a2aRefusal, serveA2a } from "./svc-a2a.ts";
 import { startSvcAgui } from "./svc-agui.ts";
@@ -111,12 +114,16 @@ export async function startSvc(
     },
     logError: (message) => logger.error(message),
   });
-  const store = storeLocation(config, logger);
+  // An incident this daemon has just taken over: its pauses and abort are read again first (D493).
+  const late: { store?: Store } = {};
+  const store = storeLocation(config, logger, async (scope) => {
+    if (scope.app === runtime.roster.coordinator.app && late.store) await runtime.pauses.refresh(scope.id, late.store);
+  });
   let core: RuntimeCore;
   try {
     core = await startRuntimeCore(
       {
-        ...coreSettings(config, store.settings, runtime, mcp, workload, countOutcome),
+        ...coreSettings(config, store.settings, runtime, mcp, workload, countOutcome, late),
         ...(remoteAgents ? { remoteAgents } : {}),
       },
       logger,
@@ -168,7 +175,9 @@ export async function startSvc(
     () => runtime.loaded.size,
   );
   telemetry?.observeMetrics(() => core.metrics.render());
-  const recovered = await runtime.recovery.recover();
+  const recovered = await runtime.recovery.recover((id) =>
+    servesIncident(core, { app: runtime.roster.coordinator.app, id }),
+  );
   if (recovered.length > 0)
     logger.info(`carrying out answers a crash left undone, on sessions ${recovered.join(", ")}`);
   const shown = config.listen.address.host.includes(":")
@@ -249,11 +258,24 @@ function serveMainListener(
     allowedHosts = parseAllowedHosts(config.limits.allowedHosts, "--attach-allowed-hosts (attach.allowed_hosts)");
     if (!allowedHosts.ok) throw new Error(allowedHosts.error);
   }
+  const port = new SessionInjectPort(runtime, () => core.metrics.render());
+  const controls = new SessionControls(core.sessions, stop, (sessionId, caller, reason) =>
+    runtime.operator.abort(sessionId, caller, reason),
+  );
+  // Several svc daemons on one database: an incident's requests run on the daemon serving it (D493).
+  const relayed =
+    core.relay === undefined
+      ? undefined
+      : new IncidentRelay({
+          relay: core.relay,
+          coordinatorApp: runtime.roster.coordinator.app,
+          port,
+          controls,
+          tokenIncident: (token) => runtime.pauses.incidentOf(token, core.store),
+        });
   const app = mainListenerApp({
-    port: new SessionInjectPort(runtime, () => core.metrics.render()),
-    controls: new SessionControls(core.sessions, stop, (sessionId, caller, reason) =>
-      runtime.operator.abort(sessionId, caller, reason),
-    ),
+    port: relayed ?? port,
+    controls: relayed ?? controls,
     token,
     ...(allowedHosts?.ok ? { allowedHosts: allowedHosts.value } : {}),
     idleTimeoutSeconds: config.limits.idleTimeoutSeconds,
@@ -268,6 +290,11 @@ function serveMainListener(
   }
 }
 
+/** A specialist's session (`svc.<name>`) is covered by its incident's coordinator session's lease (D492). */
+function incidentLeaseApp(app: string): string {
+  return app.startsWith(`${SVC_APP}.`) ? SVC_APP : app;
+}
+
 /**
  * Where the store lives: the PostgreSQL database of a postgres `--session-db`, the `--session-db`
  * file, or for an empty one (in memory, no durability) a private directory of its own, removed
@@ -276,10 +303,17 @@ function serveMainListener(
 function storeLocation(
   config: SvcConfig,
   logger: Logger,
+  taken: (scope: SessionKey) => Promise<void>,
 ): { settings: RuntimeCoreSettings["store"]; shown: string; remove(): void } {
-  const { driver, location, inMemory, pool } = config.sessionDb;
+  const { driver, location, inMemory, pool, leaseMs } = config.sessionDb;
   if (driver === "postgres")
-    return { settings: { driver, url: location, pool }, shown: `postgres ${redactUrl(location)}`, remove: () => {} };
+    return {
+      // Several svc daemons may share the database: an incident is served whole by the holder of
+      // its coordinator session's lease (D492, D493).
+      settings: { driver, url: location, pool, shared: { leaseMs, leaseApp: incidentLeaseApp, taken } },
+      shown: `postgres ${redactUrl(location)}`,
+      remove: () => {},
+    };
   // A burst of approvals commits in few transactions: each event-loop turn's writes in one (D255).
   // Commits per event-loop turn, at most one per 3 ms (D255, D295): a stream of approved calls'
   // results makes one transaction per interval.
@@ -320,6 +354,7 @@ function coreSettings(
   mcp: McpSettings | undefined,
   workload: Workload,
   countOutcome: { count?: (labels: { outcome: string }) => void },
+  late: { store?: Store },
 ): RuntimeCoreSettings {
   const base = config.agentDefaults;
   return {
@@ -356,6 +391,7 @@ function coreSettings(
         "Write-gate adjudications, by audit outcome.",
       );
       runtime.bind({ sessions: core.sessions, log: core.store, runner: core.catalog, mcp: core.tools.mcp });
+      late.store = core.store;
       // Gate pauses hold before any turn runs: their rows are read (and timers armed) first.
       return runtime.pauses.load(core.store).then(() => undefined);
     },

@@ -30,13 +30,17 @@ export class CrashRecovery {
     this.#deps = deps;
   }
 
-  /** Resolves with the sessions woken; their turns run in the background. */
-  async recover(): Promise<string[]> {
+  /**
+   * Resolves with the sessions woken; their turns run in the background. `serves`: whether this
+   * daemon serves the incident (another daemon sharing the database may, D493); absent: always.
+   */
+  async recover(serves?: (sessionId: string) => Promise<boolean>): Promise<string[]> {
     const { core, roster } = this.#deps;
     const woken: string[] = [];
     for (const { record } of await core.sessions.list(SVC_INTERNAL)) {
       if (record.app !== roster.coordinator.app || record.abort || this.#deps.held(record.id)) continue;
       if (!(await this.#mayGoOn(record.id))) continue;
+      if (serves && !(await serves(record.id))) continue;
       woken.push(record.id);
       core.turns
         .run({ app: record.app, sid: record.id }, SVC_INTERNAL, "")

@@ -145,6 +145,44 @@ export class SessionPauses {
     return active;
   }
 
+  /**
+   * This daemon has just taken the incident's lease (D493): its pauses and abort are read again
+   * from its rows (another daemon may have paused, released or aborted it since this one last
+   * looked), before any of its turns runs; its timer is armed here.
+   */
+  async refresh(sessionId: string, store: Pick<SessionStore, "getSession"> & Pick<EventLog, "read">): Promise<void> {
+    const key = { app: this.#deps.coordinatorApp, id: sessionId };
+    const record = await store.getSession(key);
+    if (record === undefined) return;
+    if (record.abort) this.#aborted.set(sessionId, record.abort);
+    const fold = foldPauses((await store.read(key, 0, Number.MAX_SAFE_INTEGER)).map((row) => row.event));
+    const previous = this.#held.get(sessionId);
+    clearTimeout(previous?.timer);
+    if (fold.tokens.size === 0) {
+      this.#held.delete(sessionId);
+      return;
+    }
+    this.#adopt(sessionId, record.abort ? { fold, voided: true } : { fold });
+    this.#arm(sessionId);
+  }
+
+  /**
+   * The incident a resume token belongs to: known here, or found in the coordinator sessions'
+   * pause rows (another daemon minted it, D493); 404 when none.
+   */
+  async incidentOf(token: string, store: Pick<SessionStore, "listSessions"> & Pick<EventLog, "read">): Promise<string> {
+    const digest = isResumeToken(token) ? tokenDigest(token) : undefined;
+    if (digest === undefined) throw new SparError("not_found", TOKEN_NOT_FOUND);
+    const known = this.#byDigest.get(digest);
+    if (known !== undefined) return known;
+    for (const record of await store.listSessions()) {
+      if (record.app !== this.#deps.coordinatorApp) continue;
+      const rows = await store.read({ app: record.app, id: record.id }, 0, Number.MAX_SAFE_INTEGER);
+      if (foldPauses(rows.map((row) => row.event)).tokens.has(digest)) return record.id;
+    }
+    throw new SparError("not_found", TOKEN_NOT_FOUND);
+  }
+
   /** The refusal of any turn of the incident while it is aborted or a pause holds it; undefined otherwise. */
   refusal(sessionId: string): SparError | undefined {
     const abort = this.#aborted.get(sessionId);

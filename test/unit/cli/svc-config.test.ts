@@ -80,12 +80,14 @@ describe("defaults", () => {
       location: "/work/state/svc.db",
       inMemory: false,
       pool: 10,
+      leaseMs: 15_000,
     });
     expect(value(build(["--session-db="])).sessionDb).toEqual({
       driver: "sqlite",
       location: "",
       inMemory: true,
       pool: 10,
+      leaseMs: 15_000,
     });
     const dsn = "postgres://svc@db.internal:5432/svc";
     expect(value(build(["--session-db-driver=postgres", `--session-db=${dsn}`])).sessionDb).toEqual({
@@ -93,6 +95,7 @@ describe("defaults", () => {
       location: dsn,
       inMemory: false,
       pool: 10,
+      leaseMs: 15_000,
     });
   });
 
