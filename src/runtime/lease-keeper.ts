@@ -3,8 +3,9 @@
  * (D487). Takes a lease before the daemon serves a session's turns, renews every lease it holds
  * every third of the lease's time, and reports the sessions it lost: taken over by another daemon
  * (its renewal did not return them), or all of them when no renewal has succeeded for two thirds
- * of the lease, so this daemon stops serving before another can take them (the store refuses a
- * late write anyway: appends are fenced by the lease on the database's clock).
+ * of the lease (whether the renewal failed or still hangs, D525), so this daemon stops serving
+ * before another can take them (the store refuses a late write anyway: appends are fenced by the
+ * lease on the database's clock).
  */
 import type { LeaseOutcome, SessionCluster } from "../core/session-cluster.ts";
 import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
@@ -53,7 +54,8 @@ export class LeaseKeeper {
   async start(): Promise<void> {
     await this.#cluster.keepAlive();
     this.#lastRenewed = performance.now();
-    this.#timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.#settings.ttlMs / 3)));
+    // Every sixth of the lease: a renewal every third, and a renewal that hangs is noticed in time.
+    this.#timer = setInterval(() => this.#tick(), Math.max(25, Math.floor(this.#settings.ttlMs / 6)));
     this.#timer.unref?.();
   }
 
@@ -78,18 +80,41 @@ export class LeaseKeeper {
     }
   }
 
+  /**
+   * A renewal is due every third of the lease. One still unanswered is not waited for (D525): a
+   * partition keeps the socket open and answers nothing, so after two thirds of the lease without
+   * a renewal this daemon stops serving every held session, whether the renewal failed or hangs.
+   */
+  #tick(): void {
+    if (this.#renewing) {
+      this.#dropOverdue("no answer from the database");
+      return;
+    }
+    if (performance.now() - this.#lastRenewed >= this.#settings.ttlMs / 3 - 5) void this.renew();
+  }
+
+  /** Drop the sessions whose lease was last extended (taken or renewed) two thirds of the lease ago. */
+  #dropOverdue(reason: string): void {
+    const limit = performance.now() - (this.#settings.ttlMs * 2) / 3;
+    const overdue = [...this.#held].filter(([, held]) => Math.max(held.takenAt, this.#lastRenewed) < limit);
+    this.#drop(
+      overdue.map(([name]) => name),
+      `its lease could not be renewed (${reason})`,
+    );
+  }
+
   /** Extend every held lease; report those another daemon took and, after too long without a renewal, all. */
   async renew(): Promise<void> {
     if (this.#renewing) return;
-    if (this.#held.size === 0) {
-      this.#lastRenewed = performance.now();
-      // The liveness mark is kept (taken again after a database restart) even with nothing held.
-      await this.#cluster.keepAlive().catch(() => {});
-      return;
-    }
     this.#renewing = true;
     const started = performance.now();
     try {
+      if (this.#held.size === 0) {
+        this.#lastRenewed = started;
+        // The liveness mark is kept (taken again after a database restart) even with nothing held.
+        await this.#cluster.keepAlive().catch(() => {});
+        return;
+      }
       const kept = new Set((await this.#cluster.renewLeases(this.#settings.ttlMs)).map(sessionKeyString));
       this.#lastRenewed = started;
       const lost = [...this.#held].filter(([name, held]) => !kept.has(name) && held.takenAt < started);
@@ -98,8 +123,7 @@ export class LeaseKeeper {
         "another daemon holds its lease now",
       );
     } catch (error) {
-      if (performance.now() - this.#lastRenewed > (this.#settings.ttlMs * 2) / 3)
-        this.#drop([...this.#held.keys()], `its lease could not be renewed (${String(error)})`);
+      this.#dropOverdue(String(error));
     } finally {
       this.#renewing = false;
     }

@@ -1,0 +1,81 @@
+/**
+ * LeaseKeeper (D487) against an in-process SessionCluster whose calls the test controls: a renewal
+ * that never answers (a partition: the socket stays open, nothing comes back) still stops this
+ * daemon serving its sessions after two thirds of the lease, before another daemon can take them
+ * (D525).
+ */
+import { expect, test } from "bun:test";
+import type { LeaseOutcome, PendingCommand, SessionCluster } from "../../../src/core/session-cluster.ts";
+import type { SessionKey } from "../../../src/core/session-key.ts";
+import { LeaseKeeper } from "../../../src/runtime/lease-keeper.ts";
+import { waitFor } from "../../support/daemon.ts";
+
+/** A cluster of one: every call is recorded; `renew` and `release` answer when the test says. */
+class FakeCluster implements SessionCluster {
+  readonly daemonId = "me";
+  readonly calls: string[] = [];
+  /** Leases in the fake database: session name -> holder. */
+  readonly leases = new Map<string, string>();
+  renew: () => Promise<void> = async () => {};
+  release: () => Promise<void> = async () => {};
+
+  async keepAlive(): Promise<void> {}
+  async acquireLease(key: SessionKey): Promise<LeaseOutcome> {
+    this.calls.push(`acquire ${key.id}`);
+    this.leases.set(key.id, this.daemonId);
+    return { held: true, holder: this.daemonId };
+  }
+  async renewLeases(): Promise<SessionKey[]> {
+    await this.renew();
+    return [...this.leases].filter(([, holder]) => holder === this.daemonId).map(([id]) => ({ app: "a", id }));
+  }
+  async releaseLease(key: SessionKey): Promise<void> {
+    this.calls.push(`release ${key.id} begun`);
+    await this.release();
+    this.leases.delete(key.id);
+    this.calls.push(`release ${key.id} done`);
+  }
+  async lapsedLeases(): Promise<SessionKey[]> {
+    return [];
+  }
+  async postCommand(): Promise<number> {
+    return 0;
+  }
+  async pendingCommands(): Promise<PendingCommand[]> {
+    return [];
+  }
+  async completeCommand(): Promise<void> {}
+  async commandResult(): Promise<string | undefined> {
+    return undefined;
+  }
+  async listen(): Promise<() => Promise<void>> {
+    return async () => {};
+  }
+}
+
+const key = (id: string): SessionKey => ({ app: "a", id });
+
+test("a renewal that never answers (a partition) still drops every held session within two thirds of the lease", async () => {
+  const cluster = new FakeCluster();
+  const lost: { keys: SessionKey[]; why: string }[] = [];
+  const keeper = new LeaseKeeper(
+    cluster,
+    { ttlMs: 600 },
+    { lost: (keys, why) => lost.push({ keys, why }), warn: () => {} },
+  );
+  await keeper.start();
+  await keeper.acquire(key("s1"));
+  await keeper.acquire(key("s2"));
+  const started = performance.now();
+  // From now on every renewal hangs: its statement went out and nothing comes back.
+  cluster.renew = () => new Promise<void>(() => {});
+  await waitFor(() => (lost.length > 0 ? true : undefined), 3_000, "the sessions dropped");
+  const after = performance.now() - started;
+  // Dropped before the lease (600 ms) can lapse at the database and another daemon take them.
+  expect(after).toBeLessThan(600);
+  expect(lost).toHaveLength(1);
+  expect(lost[0]?.keys.map((k) => k.id).sort()).toEqual(["s1", "s2"]);
+  expect(lost[0]?.why).toContain("could not be renewed");
+  expect(keeper.heldCount).toBe(0);
+  await keeper.close(() => false);
+});
