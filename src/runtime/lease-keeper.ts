@@ -29,6 +29,8 @@ export class LeaseKeeper {
   readonly #hooks: LeaseKeeperHooks;
   /** Held sessions by name, with when each was taken (a renewal that began earlier cannot have seen it). */
   readonly #held = new Map<string, { key: SessionKey; takenAt: number }>();
+  /** Per session: the lease operation in progress (acquires and releases run one at a time, D526). */
+  readonly #queued = new Map<string, Promise<void>>();
   #lastRenewed = performance.now();
   #timer: ReturnType<typeof setInterval> | undefined;
   #renewing = false;
@@ -60,24 +62,46 @@ export class LeaseKeeper {
   }
 
   /** Take (or keep) the session's lease. */
-  async acquire(key: SessionKey): Promise<LeaseOutcome> {
+  acquire(key: SessionKey): Promise<LeaseOutcome> {
     const name = sessionKeyString(key);
-    if (this.#held.has(name)) return { held: true, holder: this.daemonId };
-    const takenAt = performance.now();
-    const outcome = await this.#cluster.acquireLease(key, this.#settings.ttlMs);
-    if (outcome.held) this.#held.set(name, { key, takenAt });
-    return outcome;
+    return this.#serial(name, async () => {
+      if (this.#held.has(name)) return { held: true, holder: this.daemonId };
+      const takenAt = performance.now();
+      const outcome = await this.#cluster.acquireLease(key, this.#settings.ttlMs);
+      if (outcome.held) this.#held.set(name, { key, takenAt });
+      return outcome;
+    });
   }
 
   /** Give the lease back (`lapse`: expired at once, so another daemon takes the session over now). */
-  async release(key: SessionKey, lapse: boolean): Promise<void> {
-    if (!this.#held.delete(sessionKeyString(key))) return;
-    try {
-      await this.#cluster.releaseLease(key, lapse);
-    } catch (error) {
-      // It lapses by itself within the lease's time.
-      this.#hooks.warn(`session ${sessionKeyString(key)}: releasing its lease: ${String(error)}`);
-    }
+  release(key: SessionKey, lapse: boolean): Promise<void> {
+    const name = sessionKeyString(key);
+    if (!this.#held.delete(name)) return Promise.resolve();
+    return this.#serial(name, async () => {
+      try {
+        await this.#cluster.releaseLease(key, lapse);
+      } catch (error) {
+        // It lapses by itself within the lease's time.
+        this.#hooks.warn(`session ${name}: releasing its lease: ${String(error)}`);
+      }
+    });
+  }
+
+  /**
+   * One lease operation at a time per session, in call order (D526): an acquire that follows a
+   * release (a request just after an idle eviction) runs after the release's delete, never before it.
+   */
+  #serial<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const run = (this.#queued.get(name) ?? Promise.resolve()).then(work);
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    this.#queued.set(name, settled);
+    void settled.then(() => {
+      if (this.#queued.get(name) === settled) this.#queued.delete(name);
+    });
+    return run;
   }
 
   /**

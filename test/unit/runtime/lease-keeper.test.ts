@@ -2,7 +2,8 @@
  * LeaseKeeper (D487) against an in-process SessionCluster whose calls the test controls: a renewal
  * that never answers (a partition: the socket stays open, nothing comes back) still stops this
  * daemon serving its sessions after two thirds of the lease, before another daemon can take them
- * (D525).
+ * (D525); and an acquire that follows a release of the same session waits for the release, so the
+ * release's delete cannot land after the new lease and leave a session served without one (D526).
  */
 import { expect, test } from "bun:test";
 import type { LeaseOutcome, PendingCommand, SessionCluster } from "../../../src/core/session-cluster.ts";
@@ -77,5 +78,26 @@ test("a renewal that never answers (a partition) still drops every held session 
   expect(lost[0]?.keys.map((k) => k.id).sort()).toEqual(["s1", "s2"]);
   expect(lost[0]?.why).toContain("could not be renewed");
   expect(keeper.heldCount).toBe(0);
+  await keeper.close(() => false);
+});
+
+test("an acquire right after a release of the same session waits for the release to finish", async () => {
+  const cluster = new FakeCluster();
+  const keeper = new LeaseKeeper(cluster, { ttlMs: 60_000 }, { lost: () => {}, warn: () => {} });
+  await keeper.start();
+  await keeper.acquire(key("s1"));
+  let finishRelease = () => {};
+  cluster.release = () => new Promise<void>((resolve) => (finishRelease = resolve));
+  // Evicted idle (release not awaited), and at once a request needs the session again.
+  const released = keeper.release(key("s1"), false);
+  const acquired = keeper.acquire(key("s1"));
+  await Bun.sleep(0);
+  finishRelease();
+  await Promise.all([released, acquired]);
+  cluster.release = async () => {};
+  expect(cluster.calls).toEqual(["acquire s1", "release s1 begun", "release s1 done", "acquire s1"]);
+  // The lease is in the database and held: the session is served with its lease.
+  expect(cluster.leases.get("s1")).toBe("me");
+  expect(keeper.holds(key("s1"))).toBe(true);
   await keeper.close(() => false);
 });
