@@ -116,14 +116,25 @@ async function append(tx: TransactionSQL, op: AppendOp): Promise<number> {
 }
 
 /**
+ * How long the server lets a fenced append's transaction sit idle (waiting for its daemon's next
+ * statement) before it ends the connection (D527). A partition cuts a daemon off in the middle of
+ * a transaction that holds the session row's lock; the server cannot tell, so without a limit the
+ * lock would stay until TCP gives up (hours) and the daemon taking the session over could not
+ * append. A writer's statements follow each other at once, so only a cut-off daemon reaches it.
+ */
+export const FENCED_IDLE_LIMIT_MS = 5_000;
+
+/**
  * An append by a daemon sharing the database (D487): refused unless `holder` holds the session's
  * lease now (on the database's clock), so a daemon that lost its lease (partitioned, paused,
- * taken over) never writes again; the rows are announced on commit.
+ * taken over) never writes again; the rows are announced on commit. The same statement limits
+ * how long the transaction may then sit idle holding the row's lock (D527).
  */
 async function fencedAppend(tx: TransactionSQL, op: AppendOp, holder: string): Promise<number> {
   const found: { pk: string; head: number; held: boolean }[] = await tx`SELECT s.pk, s.head,
       EXISTS (SELECT 1 FROM spar_session_leases l WHERE l.session_pk = s.pk AND l.holder = ${holder}
-        AND l.expires_at > clock_timestamp()) AS held
+        AND l.expires_at > clock_timestamp()) AS held,
+      set_config('idle_in_transaction_session_timeout', ${String(FENCED_IDLE_LIMIT_MS)}, true) AS idle_limit
     FROM spar_sessions s WHERE s.app = ${op.key.app} AND s.sid = ${op.key.id} FOR UPDATE OF s`;
   const session = found[0];
   if (session === undefined) {
