@@ -313,7 +313,8 @@ export class SessionHost {
   updateAcl(key: SessionKey, patch: AclPatch): Promise<SessionAcl> {
     const name = sessionKeyString(key);
     const update = (this.#aclUpdates.get(name) ?? Promise.resolve()).then(async () => {
-      const current = await this.record(key);
+      // With other daemons the stored ACL is merged, never a copy another daemon's PATCH made stale (D528).
+      const current = this.#leases === undefined ? await this.record(key) : await this.#rememberRecord(key);
       if (!current) throw this.#missing(key.app, key.id);
       const merged = mergeAcl(current, patch);
       if (!merged.ok) throw new SparError("bad_request", merged.error);
@@ -691,7 +692,11 @@ export class SessionHost {
 
   async #rememberRecord(key: SessionKey): Promise<SessionRecord | undefined> {
     const record = await this.#store.getSession(key);
-    if (record) this.#recordCache.set(sessionKeyString(key), record);
+    const name = sessionKeyString(key);
+    if (record) this.#recordCache.set(name, record);
+    else this.#recordCache.delete(name);
+    // Another daemon may have changed the ACL (D528): the live copy follows the stored one.
+    if (record && this.#leases !== undefined) this.#actors.get(name)?.adoptAcl(record.viewers, record.contributors);
     return record;
   }
 
