@@ -160,3 +160,194 @@ test("a partition between a daemon and the database: it stops serving before its
   await waitFor(() => (agentSeqs(watcher.frames).length === 5 ? true : undefined), 10_000, "the watcher at the head");
   expect(agentSeqs(watcher.frames)).toEqual([1, 2, 3, 4, 5]);
 }, 90_000);
+
+test("a rolling restart: SIGTERM of the daemon serving a session mid-turn; another continues the cut turn once, a subscriber on a third sees it; a quiet session is served by whoever is asked", async () => {
+  const url = cluster.createDatabase("replicas_rolling");
+  const owner = await agent(url, [slow("never delivered", 60_000)]);
+  const others = [await agent(url, [say("continued elsewhere")]), await agent(url, [say("continued elsewhere")])] as [
+    Daemon,
+    Daemon,
+  ];
+  expect((await postJson(`${owner.baseUrl}/sessions`, { sessionID: "work" })).status).toBe(201);
+  expect((await postJson(`${owner.baseUrl}/sessions`, { sessionID: "quiet" })).status).toBe(201);
+  const stream = follow(others[1], "work");
+  await stream.waitFor((frame) => frame.event === "capabilities");
+  // Relayed to the owner, whose turn starts and runs on.
+  expect((await postJson(`${others[0].baseUrl}/sessions/work/inject`, { message: "do the work" })).status).toBe(200);
+  await stream.waitFor(
+    (frame) => frame.event === "agent" && (frame.data.event as { Author?: string }).Author === "user",
+  );
+
+  expect(await owner.sigterm()).toBe(0);
+  await waitFor(
+    () => (rows(stream).some((row) => row.Content?.parts[0]?.text === "continued elsewhere") ? true : undefined),
+    20_000,
+    "the continued turn on the subscriber's stream",
+  );
+  const stored = await storedRows(url, "work");
+  expect(stored.map(summary)).toEqual([
+    "user: do the work",
+    "agent/auto-continue: [auto-continue]",
+    "spar: continued elsewhere",
+  ]);
+  await waitFor(() => (agentSeqs(stream.frames).length === 3 ? true : undefined), 10_000, "the subscriber at the head");
+  expect(agentSeqs(stream.frames)).toEqual([1, 2, 3]);
+  expect(others.filter((daemon) => daemon.log().includes("session spar/work: taken over"))).toHaveLength(1);
+
+  // The quiet session's lease was given back at the stop: the daemon asked serves it now.
+  const quiet = await postJson(`${others[1].baseUrl}/sessions/quiet/inject`, { message: "still there?", wake: false });
+  expect(quiet.status).toBe(200);
+  expect((await fetch(`${others[1].baseUrl}/sessions/quiet/usage`)).status).toBe(200);
+  expect((await fetch(`${others[0].baseUrl}/sessions/quiet/usage`)).status).toBe(409);
+}, 90_000);
+
+interface Tally {
+  accepted: string[];
+  refused: string[];
+  /** Any answer but a 200 or a JSON 503 (a 500, a body that is not {error}): none may occur. */
+  wrong: string[];
+}
+
+/** One client's injects into `session` until `stop()`, each to the next daemon in turn; each answer tallied. */
+async function spreadClient(daemons: Daemon[], session: string, stop: () => boolean, tally: Tally): Promise<void> {
+  for (let i = 0; !stop(); i++) {
+    const marker = `<${session}-${i}>`;
+    const daemon = daemons[i % daemons.length] as Daemon;
+    const response = await postJson(`${daemon.baseUrl}/sessions/${session}/inject`, { message: marker });
+    const body = await response.text();
+    if (response.status === 200) tally.accepted.push(marker);
+    else if (response.status === 503 && typeof (JSON.parse(body) as { error?: unknown }).error === "string") {
+      tally.refused.push(marker);
+      // Pacing, not a wait: a refused client tries again a little later rather than spinning.
+      await Bun.sleep(100);
+    } else tally.wrong.push(`${daemon.port} ${response.status} ${body}`);
+  }
+}
+
+/**
+ * A subscriber that resumes as a client must: EventSource reconnects by itself after a dropped
+ * connection but gives up on an error answer (a 503 while the database is down), so when it has
+ * given up a new one opens with Last-Event-ID at the last seq received. `seqs()`: every agent
+ * row's seq received, in order, across all of them.
+ */
+function resumingFollow(daemon: Daemon, id: string): { seqs(): number[]; opened: Promise<unknown> } {
+  const url = `${daemon.baseUrl}/sessions/${id}/events`;
+  const earlier: number[] = [];
+  let current = collect(url);
+  let stopped = false;
+  scope.defer(undefined, () => {
+    stopped = true;
+    current.close();
+  });
+  const seqs = () => [...earlier, ...agentSeqs(current.frames)];
+  void (async () => {
+    while (!stopped) {
+      // Pacing: how often the client looks whether its EventSource gave up.
+      await Bun.sleep(100);
+      if (stopped || current.source.readyState !== current.source.CLOSED) continue;
+      earlier.splice(0, earlier.length, ...seqs());
+      current = collect(url, { headers: { "last-event-id": String(earlier.at(-1) ?? 0) } });
+    }
+  })();
+  return { seqs, opened: current.waitFor((frame) => frame.event === "capabilities") };
+}
+
+/** How often each marker (`<...>`) occurs in the session's user messages. */
+function markerCounts(stored: CommittedRow[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const row of stored) {
+    const event = row.event as SessionEvent;
+    if (event.kind !== "user-message") continue;
+    for (const [marker] of event.text.matchAll(/<[^>]+>/g)) counts.set(marker, (counts.get(marker) ?? 0) + 1);
+  }
+  return counts;
+}
+
+test("PostgreSQL stopped for 10 s under injects spread over three daemons: nothing accepted lost or doubled, seqs contiguous, every daemon serves again, streams complete", async () => {
+  const url = cluster.createDatabase("replicas_outage");
+  const daemons: Daemon[] = [];
+  for (let index = 0; index < 3; index++)
+    daemons.push(
+      await scope.start({ sessionDb: url, args: ["--session-db-driver=postgres", "--multi-session", LEASE] }),
+    );
+  const sessions = ["s0", "s1", "s2", "s3", "s4", "s5"];
+  for (const [index, id] of sessions.entries())
+    expect((await postJson(`${daemons[index % 3]?.baseUrl}/sessions`, { sessionID: id })).status).toBe(201);
+  // A subscriber per session on a daemon that does not serve it (a follower), reconnecting with Last-Event-ID.
+  const streams = new Map(sessions.map((id, index) => [id, resumingFollow(daemons[(index + 1) % 3] as Daemon, id)]));
+  for (const stream of streams.values()) await stream.opened;
+
+  const tallies = new Map(sessions.map((id): [string, Tally] => [id, { accepted: [], refused: [], wrong: [] }]));
+  let stopping = false;
+  const clients = sessions.map((id) => spreadClient(daemons, id, () => stopping, tallies.get(id) as Tally));
+  const acceptedAll = (atLeast: (id: string) => number) => () =>
+    sessions.every((id) => (tallies.get(id)?.accepted.length ?? 0) >= atLeast(id)) ? true : undefined;
+  await waitFor(
+    acceptedAll(() => 3),
+    20_000,
+    "injects accepted before the outage",
+  );
+
+  cluster.pause();
+  const stoppedAt = Date.now();
+  try {
+    await waitFor(
+      async () => ((await fetch(`${daemons[0]?.baseUrl}/healthz`)).status === 503 ? true : undefined),
+      8_000,
+      "/healthz to report the store down",
+    );
+    // Time under test: the outage itself, the server stopped for 10 s while the clients keep injecting.
+    await Bun.sleep(Math.max(0, 10_000 - (Date.now() - stoppedAt)));
+  } finally {
+    cluster.resume();
+  }
+  for (const daemon of daemons)
+    await waitFor(
+      async () => ((await fetch(`${daemon.baseUrl}/healthz`)).status === 200 ? true : undefined),
+      20_000,
+      "/healthz to recover on every daemon",
+    );
+  const atResume = new Map(sessions.map((id) => [id, tallies.get(id)?.accepted.length ?? 0]));
+  await waitFor(
+    acceptedAll((id) => (atResume.get(id) ?? 0) + 3),
+    40_000,
+    "injects accepted on every session after the outage",
+  );
+  stopping = true;
+  await Promise.all(clients);
+
+  expect(sessions.flatMap((id) => tallies.get(id)?.wrong ?? [])).toEqual([]);
+  for (const id of sessions) {
+    const tally = tallies.get(id) as Tally;
+    const stored = await waitFor(
+      async () => {
+        const now = await storedRows(url, id);
+        const counts = markerCounts(now);
+        return tally.accepted.every((marker) => counts.has(marker)) ? now : undefined;
+      },
+      30_000,
+      `session ${id}'s accepted injects in the log`,
+    );
+    expect(stored.map((row) => row.seq)).toEqual(Array.from({ length: stored.length }, (_, i) => i + 1));
+    const counts = markerCounts(stored);
+    for (const marker of tally.accepted) expect(`${marker} x${counts.get(marker)}`).toBe(`${marker} x1`);
+    // A refusal may be a commit in doubt or a relayed command that runs later: never twice.
+    for (const marker of tally.refused) expect(counts.get(marker) ?? 0).toBeLessThanOrEqual(1);
+    const stream = streams.get(id) as ReturnType<typeof resumingFollow>;
+    await waitFor(
+      async () => {
+        const head = (await storedRows(url, id)).length;
+        return stream.seqs().at(-1) === head ? head : undefined;
+      },
+      20_000,
+      `session ${id}'s subscriber at the head`,
+    );
+    const head = (await storedRows(url, id)).length;
+    expect(stream.seqs()).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+  }
+  // Every daemon serves after the outage: a session created on each is answered.
+  for (const [index, daemon] of daemons.entries()) {
+    expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: `after${index}` })).status).toBe(201);
+    expect((await postJson(`${daemon.baseUrl}/sessions/after${index}/inject`, { message: "hello" })).status).toBe(200);
+  }
+}, 150_000);
