@@ -78,7 +78,12 @@ export class SessionRelay {
     args: SessionOps[K]["args"],
   ): Promise<SessionOps[K]["result"]> {
     const actor = await this.#host.tryActor(key);
-    if (actor !== undefined) return await SESSION_OPS[op](actor, args);
+    if (actor !== undefined) {
+      // Commands committed for an earlier holder run first, in order (D530): this daemon may have
+      // just taken the session, and nobody else will run them now.
+      await this.drain(key);
+      return await SESSION_OPS[op](actor, args);
+    }
     // A retried command must not queue its message twice (a holder that died after running it).
     const relayed =
       op === "inject" && !("idempotencyKey" in args) ? { ...args, idempotencyKey: `relay-${uuidv7()}` } : args;
