@@ -93,6 +93,8 @@ export class SessionHost {
   readonly followers: FollowerFeeds | undefined;
   /** Sessions with work a shutdown cut (a turn in flight, queued messages): their leases lapse at close. */
   readonly #cutAtShutdown = new Set<string>();
+  /** The auto-continuer recorded this run (its crash-loop breaker is set): loads may offer continues. */
+  #continuesBegun = false;
 
   constructor(options: {
     store: Store;
@@ -218,6 +220,7 @@ export class SessionHost {
    */
   async #offerRestartContinues(): Promise<void> {
     await this.autoContinue.begin();
+    this.#continuesBegun = true;
     const settings = this.autoContinue.settings;
     if (!settings.enabled) return;
     const since = Date.now() - settings.freshnessMs;
@@ -386,6 +389,7 @@ export class SessionHost {
         if (!record) throw new SparError("not_found", `session not found: ${name}`);
         const actor = await SessionActor.load(this.#context, record, this.#executorFor);
         this.#actors.set(name, actor);
+        if (this.#leases !== undefined) void this.#carryOn(actor, record);
         return actor;
       } catch (error) {
         await this.#leases?.release(key, false);
@@ -427,6 +431,28 @@ export class SessionHost {
       throw this.#missing(key.app, key.id);
     }
     throw heldElsewhere(key, outcome.holder);
+  }
+
+  /**
+   * With other daemons, a session loaded here may be one whose daemon died (D532), whatever took
+   * its lease (a request, a stream, the sweep): its queued messages run, and a turn the death cut
+   * is offered to auto-continue when the session was touched within the freshness window.
+   */
+  async #carryOn(actor: SessionActor, record: SessionRecord): Promise<void> {
+    actor.schedule();
+    const settings = this.autoContinue.settings;
+    // Before the run is recorded (the crash-loop breaker counted), boot offers these itself.
+    if (
+      !this.#continuesBegun ||
+      !settings.enabled ||
+      Date.parse(record.lastTouchedAt) < Date.now() - settings.freshnessMs
+    )
+      return;
+    try {
+      await actor.offerRestartContinue();
+    } catch (error) {
+      this.#logger.error(`session ${sessionKeyString(actor.key)}: auto-continue after a takeover: ${String(error)}`);
+    }
   }
 
   /** Sessions this daemon lost (another daemon holds their leases now): stop serving them here. */
