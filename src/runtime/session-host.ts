@@ -723,7 +723,25 @@ export class SessionHost {
     else this.#recordCache.delete(name);
     // Another daemon may have changed the ACL (D528): the live copy follows the stored one.
     if (record && this.#leases !== undefined) this.#actors.get(name)?.adoptAcl(record.viewers, record.contributors);
+    // Or deleted the session (D533): it is no longer served here.
+    if (!record && this.#leases !== undefined) this.#goneElsewhere(key);
     return record;
+  }
+
+  /** A session another daemon deleted while this one served it: its actor, streams and lease go. */
+  #goneElsewhere(key: SessionKey): void {
+    const name = sessionKeyString(key);
+    const actor = this.#actors.get(name);
+    this.#index(key, false);
+    if (actor === undefined) return;
+    this.#logger.info(`session ${name}: deleted on another daemon; no longer served here`);
+    this.#actors.delete(name);
+    this.#pool.forget(actor.conversationKey);
+    this.#wakes.clear(key);
+    actor.feed.closeAll("session deleted");
+    void actor.retire().catch(() => {});
+    actor.evicted();
+    void this.#leases?.release(key, false);
   }
 
   #index(key: SessionKey, present: boolean): void {
