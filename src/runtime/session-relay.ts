@@ -32,6 +32,8 @@ export class SessionRelay {
   readonly #waiters = new Map<number, () => void>();
   #stopListening: (() => Promise<void>) | undefined;
   #sweep: ReturnType<typeof setInterval> | undefined;
+  /** Sweeps failed in a row (logged at the first and when one works again). */
+  #sweepsFailed = 0;
 
   constructor(host: SessionHost, cluster: SessionCluster, logger: Logger) {
     this.#host = host;
@@ -62,12 +64,19 @@ export class SessionRelay {
     await this.#stopListening?.();
   }
 
-  /** Take over sessions whose holder died and run the commands that waited for it. */
+  /**
+   * Take over sessions whose holder died and run the commands that waited for it. A failing
+   * sweep (the database down) is logged once until one works again (D534).
+   */
   async sweep(): Promise<void> {
     try {
       for (const key of await this.#host.takeOverLapsed()) await this.drain(key);
+      if (this.#sweepsFailed > 0)
+        this.#logger.info(`takeover sweep: works again after ${this.#sweepsFailed} failed sweep(s)`);
+      this.#sweepsFailed = 0;
     } catch (error) {
-      this.#logger.warn(`takeover sweep: ${String(error)}`);
+      if (this.#sweepsFailed++ === 0)
+        this.#logger.warn(`takeover sweep: ${String(error)} (logged once until a sweep works again)`);
     }
   }
 
