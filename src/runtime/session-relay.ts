@@ -115,11 +115,13 @@ export class SessionRelay {
   }
 
   async #drainNow(key: SessionKey): Promise<void> {
-    if (!this.#host.holds(key)) return;
+    // A stopping daemon would answer them "shutting down": they wait for the next holder, which
+    // takes the session once this one lets its lease go at the end of the stop (D530).
+    if (this.#host.shuttingDown || !this.#host.holds(key)) return;
     const actor = await this.#host.tryActor(key);
     if (actor === undefined) return;
     for (const command of await this.#cluster.pendingCommands(key)) {
-      if (!this.#host.holds(key)) return;
+      if (this.#host.shuttingDown || !this.#host.holds(key)) return;
       let answer: Answer;
       try {
         if (!isSessionOp(command.op)) throw new SparError("bad_request", `unknown relayed operation ${command.op}`);
@@ -138,7 +140,8 @@ export class SessionRelay {
     for (;;) {
       const text = await this.#cluster.commandResult(id);
       if (text !== undefined) return decodeAnswer(text);
-      if (await this.#host.tryActor(key)) await this.drain(key);
+      // A stopping daemon takes no session over (it would only leave the command waiting).
+      if (!this.#host.shuttingDown && (await this.#host.tryActor(key))) await this.drain(key);
       else if (performance.now() >= deadline)
         throw new SparError(
           "unavailable",

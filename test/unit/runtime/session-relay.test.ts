@@ -1,7 +1,8 @@
 /**
  * SessionRelay's takeover sweep (D534) with an in-process host and cluster: while the database
  * is down every sweep fails, and the log says so once (not once a second for the whole outage),
- * then once more when a sweep works again.
+ * then once more when a sweep works again. A holder that is stopping leaves the commands relayed to
+ * it for the next holder (D530).
  */
 import { expect, test } from "bun:test";
 import type { SessionCluster } from "../../../src/core/session-cluster.ts";
@@ -32,4 +33,29 @@ test("a sweep failing through an outage is logged once, and its recovery once", 
     "WARN takeover sweep: Error: session store unavailable: Failed to connect (logged once until a sweep works again)",
     "INFO takeover sweep: works again after 5 failed sweep(s)",
   ]);
+});
+
+test("a holder that is stopping leaves relayed commands to the next holder instead of answering them 'shutting down'", async () => {
+  const completed: number[] = [];
+  const ran: string[] = [];
+  const host = {
+    shuttingDown: true,
+    holds: () => true,
+    tryActor: async () => ({
+      inject: async (message: string) => {
+        ran.push(message);
+        return { promptId: "p", woke: true };
+      },
+    }),
+  } as unknown as SessionHost;
+  const cluster = {
+    pendingCommands: async () => [{ id: 7, op: "inject", args: JSON.stringify({ message: "m", wake: true }) }],
+    completeCommand: async (id: number) => {
+      completed.push(id);
+    },
+  } as unknown as SessionCluster;
+  const relay = new SessionRelay(host, cluster, { info() {}, warn() {}, error() {} });
+  await relay.drain({ app: "a", id: "s1" });
+  expect(ran).toEqual([]);
+  expect(completed).toEqual([]);
 });
