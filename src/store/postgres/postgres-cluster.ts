@@ -54,11 +54,18 @@ export class PostgresCluster implements SessionCluster {
         }
       }
       const connection = await this.sql.reserve();
+      let taken: { locked: boolean }[];
       try {
-        await connection`SELECT pg_try_advisory_lock(${LIVENESS_CLASS}, hashtext(${this.daemonId}))`;
+        taken = await connection`SELECT pg_try_advisory_lock(${LIVENESS_CLASS}, hashtext(${this.daemonId})) AS locked`;
       } catch (error) {
         connection.release();
         throw error;
+      }
+      // Still held elsewhere (an earlier connection of this run the server has not let go yet):
+      // the next keepAlive tries again, so the run is not left without its mark (D490).
+      if (taken[0]?.locked !== true) {
+        connection.release();
+        return;
       }
       this.#alive = connection;
     });
