@@ -17,6 +17,9 @@ export interface LeaseSettings {
 
 export const DEFAULT_LEASE_SETTINGS: LeaseSettings = { ttlMs: 15_000 };
 
+/** How long a stop waits for its leases to be given back (D525). */
+const CLOSE_BUDGET_MS = 2_000;
+
 export interface LeaseKeeperHooks {
   /** These sessions are no longer this daemon's: stop serving them. */
   lost(keys: SessionKey[], why: string): void;
@@ -164,10 +167,25 @@ export class LeaseKeeper {
     if (keys.length > 0) this.#hooks.lost(keys, why);
   }
 
-  /** Stop renewing and give every lease back: `lapse(key)` decides which go to another daemon now. */
-  async close(lapse: (key: SessionKey) => boolean): Promise<void> {
+  /**
+   * Stop renewing and give every lease back: `lapse(key)` decides which go to another daemon now.
+   * Waits at most `budgetMs` (D525): a stop cut off from the database would wait forever, and a
+   * lease not given back lapses by itself.
+   */
+  async close(lapse: (key: SessionKey) => boolean, budgetMs = CLOSE_BUDGET_MS): Promise<void> {
     clearInterval(this.#timer);
     const held = [...this.#held.values()].map((entry) => entry.key);
-    await Promise.all(held.map((key) => this.release(key, lapse(key))));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Deadline: the bound on the releases' answers, reached only when the database does not answer.
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.#hooks.warn(
+          `${held.length} session lease(s) not given back within ${budgetMs} ms; they lapse by themselves`,
+        );
+        resolve();
+      }, budgetMs);
+    });
+    await Promise.race([Promise.all(held.map((key) => this.release(key, lapse(key)))), deadline]);
+    clearTimeout(timer);
   }
 }
