@@ -277,7 +277,8 @@ export async function startRuntimeCore(settings: RuntimeCoreSettings, logger: Lo
   // A daemon's layer whose executors use the sessions binds them before any session runs.
   try {
     await settings.beforeStart?.({ sessions, store, catalog, tools, metrics });
-    await relay?.start(Math.max(50, Math.floor((shared?.leaseMs ?? 0) / 3)));
+    // The sweep finds sessions whose daemon died (D490) within 2 s, or a third of a shorter lease.
+    await relay?.start(Math.max(50, Math.min(2_000, Math.floor((shared?.leaseMs ?? 0) / 3))));
     await host.start();
   } catch (error) {
     await relay?.stop();

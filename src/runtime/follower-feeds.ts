@@ -27,6 +27,8 @@ interface Follower {
 export class FollowerFeeds {
   readonly #log: EventLog;
   readonly #followers = new Map<string, Follower>();
+  /** Sessions whose first feed is being opened: the highest head announced meanwhile. */
+  readonly #opening = new Map<string, { waiting: number; announced: number }>();
 
   constructor(log: EventLog) {
     this.#log = log;
@@ -43,9 +45,19 @@ export class FollowerFeeds {
     const name = sessionKeyString(key);
     let follower = this.#followers.get(name);
     if (follower === undefined) {
-      const head = await this.#log.head(key);
+      // Announcements that arrive while the head is read are kept, not dropped (D531).
+      const opening = this.#opening.get(name) ?? { waiting: 0, announced: 0 };
+      opening.waiting++;
+      this.#opening.set(name, opening);
+      let head: number;
+      try {
+        head = await this.#log.head(key);
+      } finally {
+        if (--opening.waiting === 0) this.#opening.delete(name);
+      }
       follower = this.#followers.get(name) ?? { key, feed: new SessionFeed(key, this.#log, head), requested: head };
       this.#followers.set(name, follower);
+      this.advance(key, opening.announced);
     }
     const subscription = follower.feed.subscribe(sink, since);
     const current = follower;
@@ -60,8 +72,14 @@ export class FollowerFeeds {
 
   /** The session's log grew to `head` (an announcement): its followers read the new rows. */
   advance(key: SessionKey, head: number): void {
-    const follower = this.#followers.get(sessionKeyString(key));
-    if (follower === undefined || head <= follower.requested) return;
+    const name = sessionKeyString(key);
+    const follower = this.#followers.get(name);
+    if (follower === undefined) {
+      const opening = this.#opening.get(name);
+      if (opening !== undefined) opening.announced = Math.max(opening.announced, head);
+      return;
+    }
+    if (head <= follower.requested) return;
     const after = follower.requested;
     follower.requested = head;
     follower.feed.enqueue(this.#readOrHangUp(follower, after, head));

@@ -94,6 +94,8 @@ export class SessionHost {
   readonly followers: FollowerFeeds | undefined;
   /** Sessions with work a shutdown cut (a turn in flight, queued messages): their leases lapse at close. */
   readonly #cutAtShutdown = new Set<string>();
+  /** The auto-continuer recorded this run (its crash-loop breaker is set): loads may offer continues. */
+  #continuesBegun = false;
 
   constructor(options: {
     store: Store;
@@ -220,6 +222,7 @@ export class SessionHost {
    */
   async #offerRestartContinues(): Promise<void> {
     await this.autoContinue.begin();
+    this.#continuesBegun = true;
     const settings = this.autoContinue.settings;
     if (!settings.enabled) return;
     const since = Date.now() - settings.freshnessMs;
@@ -315,7 +318,8 @@ export class SessionHost {
   updateAcl(key: SessionKey, patch: AclPatch): Promise<SessionAcl> {
     const name = sessionKeyString(key);
     const update = (this.#aclUpdates.get(name) ?? Promise.resolve()).then(async () => {
-      const current = await this.record(key);
+      // With other daemons the stored ACL is merged, never a copy another daemon's PATCH made stale (D528).
+      const current = this.#leases === undefined ? await this.record(key) : await this.#rememberRecord(key);
       if (!current) throw this.#missing(key.app, key.id);
       const merged = mergeAcl(current, patch);
       if (!merged.ok) throw new SparError("bad_request", merged.error);
@@ -387,6 +391,7 @@ export class SessionHost {
         if (!record) throw new SparError("not_found", `session not found: ${name}`);
         const actor = await SessionActor.load(this.#context, record, this.#executorFor);
         this.#actors.set(name, actor);
+        if (this.#leases !== undefined) void this.#carryOn(actor, record);
         return actor;
       } catch (error) {
         this.#releaseIfUnused(key);
@@ -453,6 +458,28 @@ export class SessionHost {
     const scope = sessionKeyString(leases.scope(key));
     for (const actor of this.#actors.values()) if (sessionKeyString(leases.scope(actor.key)) === scope) return;
     void leases.release(key, false);
+  }
+
+  /**
+   * With other daemons, a session loaded here may be one whose daemon died (D532), whatever took
+   * its lease (a request, a stream, the sweep): its queued messages run, and a turn the death cut
+   * is offered to auto-continue when the session was touched within the freshness window.
+   */
+  async #carryOn(actor: SessionActor, record: SessionRecord): Promise<void> {
+    actor.schedule();
+    const settings = this.autoContinue.settings;
+    // Before the run is recorded (the crash-loop breaker counted), boot offers these itself.
+    if (
+      !this.#continuesBegun ||
+      !settings.enabled ||
+      Date.parse(record.lastTouchedAt) < Date.now() - settings.freshnessMs
+    )
+      return;
+    try {
+      await actor.offerRestartContinue();
+    } catch (error) {
+      this.#logger.error(`session ${sessionKeyString(actor.key)}: auto-continue after a takeover: ${String(error)}`);
+    }
   }
 
   /** Sessions this daemon lost (another daemon holds their leases now): stop serving them here. */
@@ -717,8 +744,30 @@ export class SessionHost {
 
   async #rememberRecord(key: SessionKey): Promise<SessionRecord | undefined> {
     const record = await this.#store.getSession(key);
-    if (record) this.#recordCache.set(sessionKeyString(key), record);
+    const name = sessionKeyString(key);
+    if (record) this.#recordCache.set(name, record);
+    else this.#recordCache.delete(name);
+    // Another daemon may have changed the ACL (D528): the live copy follows the stored one.
+    if (record && this.#leases !== undefined) this.#actors.get(name)?.adoptAcl(record.viewers, record.contributors);
+    // Or deleted the session (D533): it is no longer served here.
+    if (!record && this.#leases !== undefined) this.#goneElsewhere(key);
     return record;
+  }
+
+  /** A session another daemon deleted while this one served it: its actor, streams and lease go. */
+  #goneElsewhere(key: SessionKey): void {
+    const name = sessionKeyString(key);
+    const actor = this.#actors.get(name);
+    this.#index(key, false);
+    if (actor === undefined) return;
+    this.#logger.info(`session ${name}: deleted on another daemon; no longer served here`);
+    this.#actors.delete(name);
+    this.#pool.forget(actor.conversationKey);
+    this.#wakes.clear(key);
+    actor.feed.closeAll("session deleted");
+    void actor.retire().catch(() => {});
+    actor.evicted();
+    this.#releaseIfUnused(key);
   }
 
   #index(key: SessionKey, present: boolean): void {

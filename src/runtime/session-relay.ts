@@ -36,6 +36,8 @@ export class SessionRelay {
   readonly #daemonOps = new Map<string, (args: unknown) => Promise<unknown>>();
   #stopListening: (() => Promise<void>) | undefined;
   #sweep: ReturnType<typeof setInterval> | undefined;
+  /** Sweeps failed in a row (logged at the first and when one works again). */
+  #sweepsFailed = 0;
 
   constructor(host: SessionHost, cluster: SessionCluster, logger: Logger) {
     this.#host = host;
@@ -66,12 +68,19 @@ export class SessionRelay {
     await this.#stopListening?.();
   }
 
-  /** Take over sessions whose holder died and run the commands that waited for it. */
+  /**
+   * Take over sessions whose holder died and run the commands that waited for it. A failing
+   * sweep (the database down) is logged once until one works again (D534).
+   */
   async sweep(): Promise<void> {
     try {
       for (const key of await this.#host.takeOverLapsed()) await this.drain(key);
+      if (this.#sweepsFailed > 0)
+        this.#logger.info(`takeover sweep: works again after ${this.#sweepsFailed} failed sweep(s)`);
+      this.#sweepsFailed = 0;
     } catch (error) {
-      this.#logger.warn(`takeover sweep: ${String(error)}`);
+      if (this.#sweepsFailed++ === 0)
+        this.#logger.warn(`takeover sweep: ${String(error)} (logged once until a sweep works again)`);
     }
   }
 
@@ -108,7 +117,12 @@ export class SessionRelay {
     args: SessionOps[K]["args"],
   ): Promise<SessionOps[K]["result"]> {
     const actor = await this.#host.tryActor(key);
-    if (actor !== undefined) return await SESSION_OPS[op](actor, args);
+    if (actor !== undefined) {
+      // Commands committed for an earlier holder run first, in order (D530): this daemon may have
+      // just taken the session, and nobody else will run them now.
+      await this.drain(key);
+      return await SESSION_OPS[op](actor, args);
+    }
     // A retried command must not queue its message twice (a holder that died after running it).
     const relayed =
       op === "inject" && !("idempotencyKey" in args) ? { ...args, idempotencyKey: `relay-${uuidv7()}` } : args;
@@ -136,11 +150,13 @@ export class SessionRelay {
    * started after it (an abort must not wait behind it).
    */
   async #drainNow(key: SessionKey): Promise<void> {
-    if (!this.#host.holds(key)) return;
+    // A stopping daemon would answer them "shutting down": they wait for the next holder, which
+    // takes the session once this one lets its lease go at the end of the stop (D530).
+    if (this.#host.shuttingDown || !this.#host.holds(key)) return;
     const actor = await this.#host.tryActor(key);
     if (actor === undefined) return;
     for (const command of await this.#cluster.pendingCommands(key)) {
-      if (!this.#host.holds(key)) return;
+      if (this.#host.shuttingDown || !this.#host.holds(key)) return;
       if (this.#running.has(command.id)) continue;
       this.#running.add(command.id);
       const started = this.#execute(actor, command.op, command.args);
@@ -174,7 +190,8 @@ export class SessionRelay {
     for (;;) {
       const text = await this.#cluster.commandResult(id);
       if (text !== undefined) return decodeAnswer(text);
-      if (await this.#host.tryActor(key)) await this.drain(key);
+      // A stopping daemon takes no session over (it would only leave the command waiting).
+      if (!this.#host.shuttingDown && (await this.#host.tryActor(key))) await this.drain(key);
       else if (performance.now() >= deadline)
         throw new SparError(
           "unavailable",

@@ -36,6 +36,15 @@ interface LockedSession {
   held: boolean;
 }
 
+/**
+ * How long the server lets a fenced append's transaction sit idle (waiting for its daemon's next
+ * statement) before it ends the connection (D527). A partition cuts a daemon off in the middle of
+ * a transaction that holds session rows' locks; the server cannot tell, so without a limit the
+ * locks would stay until TCP gives up (hours) and the daemon taking a session over could not
+ * append. A writer's statements follow each other at once, so only a cut-off daemon reaches it.
+ */
+export const FENCED_IDLE_LIMIT_MS = 5_000;
+
 /** Event rows per INSERT at most: three parameters each, under PostgreSQL's 65,535. */
 const ROWS_PER_INSERT = 20_000;
 
@@ -103,11 +112,14 @@ async function lockSessions(
     keys.set(sessionKeyString(op.key), { app: op.key.app, sid: op.key.id, lapp: leaseApp(op.key.app) });
   const wanted = JSON.stringify([...keys.values()]);
   // The lease covering a session is that of the session of the same id in its lease app (D492).
+  // With other daemons the transaction may then sit idle only so long holding these rows' locks (D527).
   const rows: LockedSession[] = await tx`SELECT s.pk, s.app, s.sid, s.head,
       ${holder ?? null}::text IS NOT NULL AND EXISTS (SELECT 1 FROM spar_session_leases l
         JOIN spar_sessions c ON c.pk = l.session_pk
         WHERE c.app = k.lapp AND c.sid = s.sid AND l.holder = ${holder ?? null}
-          AND l.expires_at > clock_timestamp()) AS held
+          AND l.expires_at > clock_timestamp()) AS held,
+      CASE WHEN ${holder ?? null}::text IS NOT NULL
+        THEN set_config('idle_in_transaction_session_timeout', ${String(FENCED_IDLE_LIMIT_MS)}, true) END AS idle_limit
     FROM spar_sessions s JOIN json_to_recordset(${wanted}::text::json) AS k(app text, sid text, lapp text)
       ON s.app = k.app AND s.sid = k.sid
     ORDER BY s.pk FOR UPDATE OF s`;

@@ -11,6 +11,8 @@ import type { SessionKey } from "../../core/session-key.ts";
 import { SparError } from "../../core/errors.ts";
 import type { KeyRow } from "../sqlite/row-codec.ts";
 import { sessionKey } from "../sqlite/row-codec.ts";
+import { isStoreLevel, sqlState } from "./postgres-errors.ts";
+import { errorMessage } from "../store-rules.ts";
 
 export const ROWS_CHANNEL = "spar_rows";
 export const COMMANDS_CHANNEL = "spar_commands";
@@ -40,24 +42,48 @@ export class PostgresCluster implements SessionCluster {
 
   /** Hold this daemon's liveness lock (again, after its connection died). */
   async keepAlive(): Promise<void> {
-    if (this.#closed) return;
-    if (this.#alive !== undefined) {
-      try {
-        await this.#alive`SELECT 1`;
-        return;
-      } catch {
-        this.#alive.release();
-        this.#alive = undefined;
+    return await this.#guard(async () => {
+      if (this.#closed) return;
+      if (this.#alive !== undefined) {
+        try {
+          await this.#alive`SELECT 1`;
+          return;
+        } catch {
+          this.#alive.release();
+          this.#alive = undefined;
+        }
       }
-    }
-    const connection = await this.sql.reserve();
+      const connection = await this.sql.reserve();
+      let taken: { locked: boolean }[];
+      try {
+        taken = await connection`SELECT pg_try_advisory_lock(${LIVENESS_CLASS}, hashtext(${this.daemonId})) AS locked`;
+      } catch (error) {
+        connection.release();
+        throw error;
+      }
+      // Still held elsewhere (an earlier connection of this run the server has not let go yet):
+      // the next keepAlive tries again, so the run is not left without its mark (D490).
+      if (taken[0]?.locked !== true) {
+        connection.release();
+        return;
+      }
+      this.#alive = connection;
+    });
+  }
+
+  /**
+   * The database could not be reached or refused (D529): the operation fails `unavailable` as the
+   * store's reads do (a 503 naming the session store), never a bare driver error (a 500).
+   */
+  async #guard<T>(work: () => Promise<T>): Promise<T> {
     try {
-      await connection`SELECT pg_try_advisory_lock(${LIVENESS_CLASS}, hashtext(${this.daemonId}))`;
+      return await work();
     } catch (error) {
-      connection.release();
-      throw error;
+      if (error instanceof SparError || !isStoreLevel(error)) throw error;
+      throw new SparError("unavailable", `session store unavailable: ${errorMessage(error)}`, {
+        sqlstate: sqlState(error) ?? null,
+      });
     }
-    this.#alive = connection;
   }
 
   /** Give the liveness lock back (an orderly stop). */
@@ -71,84 +97,101 @@ export class PostgresCluster implements SessionCluster {
   }
 
   async acquireLease(key: SessionKey, ttlMs: number): Promise<LeaseOutcome> {
-    if (this.#alive === undefined) await this.keepAlive();
-    const taken: { holder: string }[] = await this.sql`
-      INSERT INTO spar_session_leases (session_pk, holder, expires_at)
-      SELECT pk, ${this.daemonId}, clock_timestamp() + make_interval(secs => ${ttlMs / 1000})
-        FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id}
-      ON CONFLICT (session_pk) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-        WHERE spar_session_leases.holder = excluded.holder OR spar_session_leases.expires_at <= clock_timestamp()
-          OR NOT EXISTS (SELECT 1 FROM pg_locks AS lk WHERE lk.locktype = 'advisory' AND lk.granted
-            AND lk.classid = ${LIVENESS_CLASS}::oid AND lk.objid = hashtext(spar_session_leases.holder)::oid
-            AND lk.objsubid = 2 AND lk.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
-      RETURNING holder`;
-    if (taken.length > 0) return { held: true, holder: this.daemonId };
-    const current: { holder: string }[] = await this.sql`SELECT l.holder FROM spar_session_leases l
-      JOIN spar_sessions s ON s.pk = l.session_pk WHERE s.app = ${key.app} AND s.sid = ${key.id}`;
-    return { held: false, holder: current[0]?.holder ?? "" };
+    return await this.#guard(async () => {
+      if (this.#alive === undefined) await this.keepAlive();
+      const taken: { holder: string }[] = await this.sql`
+        INSERT INTO spar_session_leases (session_pk, holder, expires_at)
+        SELECT pk, ${this.daemonId}, clock_timestamp() + make_interval(secs => ${ttlMs / 1000})
+          FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id}
+        ON CONFLICT (session_pk) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+          WHERE spar_session_leases.holder = excluded.holder OR spar_session_leases.expires_at <= clock_timestamp()
+            OR NOT EXISTS (SELECT 1 FROM pg_locks AS lk WHERE lk.locktype = 'advisory' AND lk.granted
+              AND lk.classid = ${LIVENESS_CLASS}::oid AND lk.objid = hashtext(spar_session_leases.holder)::oid
+              AND lk.objsubid = 2 AND lk.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+        RETURNING holder`;
+      if (taken.length > 0) return { held: true, holder: this.daemonId };
+      const current: { holder: string }[] = await this.sql`SELECT l.holder FROM spar_session_leases l
+        JOIN spar_sessions s ON s.pk = l.session_pk WHERE s.app = ${key.app} AND s.sid = ${key.id}`;
+      return { held: false, holder: current[0]?.holder ?? "" };
+    });
   }
 
   async renewLeases(ttlMs: number): Promise<SessionKey[]> {
-    await this.keepAlive();
-    const rows: KeyRow[] = await this.sql`UPDATE spar_session_leases l
-      SET expires_at = clock_timestamp() + make_interval(secs => ${ttlMs / 1000})
-      FROM spar_sessions s WHERE l.session_pk = s.pk AND l.holder = ${this.daemonId}
-      RETURNING s.app, s.sid`;
-    return rows.map(sessionKey);
+    return await this.#guard(async () => {
+      await this.keepAlive();
+      const rows: KeyRow[] = await this.sql`UPDATE spar_session_leases l
+        SET expires_at = clock_timestamp() + make_interval(secs => ${ttlMs / 1000})
+        FROM spar_sessions s WHERE l.session_pk = s.pk AND l.holder = ${this.daemonId}
+        RETURNING s.app, s.sid`;
+      return rows.map(sessionKey);
+    });
   }
 
   async releaseLease(key: SessionKey, lapse: boolean): Promise<void> {
-    if (lapse)
-      await this.sql`UPDATE spar_session_leases l SET expires_at = '-infinity' FROM spar_sessions s
-        WHERE l.session_pk = s.pk AND s.app = ${key.app} AND s.sid = ${key.id} AND l.holder = ${this.daemonId}`;
-    else
-      await this.sql`DELETE FROM spar_session_leases l USING spar_sessions s
-        WHERE l.session_pk = s.pk AND s.app = ${key.app} AND s.sid = ${key.id} AND l.holder = ${this.daemonId}`;
+    return await this.#guard(async () => {
+      if (lapse)
+        await this.sql`UPDATE spar_session_leases l SET expires_at = '-infinity' FROM spar_sessions s
+          WHERE l.session_pk = s.pk AND s.app = ${key.app} AND s.sid = ${key.id} AND l.holder = ${this.daemonId}`;
+      else
+        await this.sql`DELETE FROM spar_session_leases l USING spar_sessions s
+          WHERE l.session_pk = s.pk AND s.app = ${key.app} AND s.sid = ${key.id} AND l.holder = ${this.daemonId}`;
+    });
   }
 
   async lapsedLeases(limit: number): Promise<SessionKey[]> {
-    const rows: KeyRow[] = await this.sql`SELECT s.app, s.sid FROM spar_session_leases l
-      JOIN spar_sessions s ON s.pk = l.session_pk
-      WHERE (l.expires_at <= clock_timestamp()
-          OR NOT EXISTS (SELECT 1 FROM pg_locks AS lk WHERE lk.locktype = 'advisory' AND lk.granted
-            AND lk.classid = ${LIVENESS_CLASS}::oid AND lk.objid = hashtext(l.holder)::oid
-            AND lk.objsubid = 2 AND lk.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
-        AND l.holder <> ${this.daemonId}
-      ORDER BY l.expires_at LIMIT ${limit}`;
-    return rows.map(sessionKey);
+    return await this.#guard(async () => {
+      const rows: KeyRow[] = await this.sql`SELECT s.app, s.sid FROM spar_session_leases l
+        JOIN spar_sessions s ON s.pk = l.session_pk
+        WHERE (l.expires_at <= clock_timestamp()
+            OR NOT EXISTS (SELECT 1 FROM pg_locks AS lk WHERE lk.locktype = 'advisory' AND lk.granted
+              AND lk.classid = ${LIVENESS_CLASS}::oid AND lk.objid = hashtext(l.holder)::oid
+              AND lk.objsubid = 2 AND lk.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
+          AND l.holder <> ${this.daemonId}
+        ORDER BY l.expires_at LIMIT ${limit}`;
+      return rows.map(sessionKey);
+    });
   }
 
   async postCommand(key: SessionKey, op: string, args: string): Promise<number> {
-    return await this.sql.begin(async (tx) => {
-      const rows: { id: string }[] = await tx`INSERT INTO spar_session_commands (session_pk, op, args)
-        SELECT pk, ${op}, ${args} FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id} RETURNING id`;
-      const id = rows[0]?.id;
-      if (id === undefined) throw new SparError("not_found", `session not found: ${key.app}/${key.id}`);
-      await tx`SELECT pg_notify(${COMMANDS_CHANNEL}, ${JSON.stringify({ app: key.app, sid: key.id })})`;
-      return Number(id);
+    return await this.#guard(async () => {
+      return await this.sql.begin(async (tx) => {
+        const rows: { id: string }[] = await tx`INSERT INTO spar_session_commands (session_pk, op, args)
+          SELECT pk, ${op}, ${args} FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id} RETURNING id`;
+        const id = rows[0]?.id;
+        if (id === undefined) throw new SparError("not_found", `session not found: ${key.app}/${key.id}`);
+        await tx`SELECT pg_notify(${COMMANDS_CHANNEL}, ${JSON.stringify({ app: key.app, sid: key.id })})`;
+        return Number(id);
+      });
     });
   }
 
   async pendingCommands(key: SessionKey): Promise<PendingCommand[]> {
-    const rows: { id: string; op: string; args: string }[] = await this.sql`SELECT c.id, c.op, c.args
-      FROM spar_session_commands c JOIN spar_sessions s ON s.pk = c.session_pk
-      WHERE s.app = ${key.app} AND s.sid = ${key.id} AND c.result IS NULL ORDER BY c.id`;
-    return rows.map((row) => ({ id: Number(row.id), op: row.op, args: row.args }));
+    return await this.#guard(async () => {
+      const rows: { id: string; op: string; args: string }[] = await this.sql`SELECT c.id, c.op, c.args
+        FROM spar_session_commands c JOIN spar_sessions s ON s.pk = c.session_pk
+        WHERE s.app = ${key.app} AND s.sid = ${key.id} AND c.result IS NULL ORDER BY c.id`;
+      return rows.map((row) => ({ id: Number(row.id), op: row.op, args: row.args }));
+    });
   }
 
   async completeCommand(id: number, result: string): Promise<void> {
-    await this.sql.begin(async (tx) => {
-      await tx`UPDATE spar_session_commands SET result = ${result}, answered_at = clock_timestamp()
-        WHERE id = ${id} AND result IS NULL`;
-      await tx`DELETE FROM spar_session_commands
-        WHERE answered_at < clock_timestamp() - make_interval(secs => ${ANSWERED_KEPT_SECONDS})`;
-      await tx`SELECT pg_notify(${RESULTS_CHANNEL}, ${String(id)})`;
+    return await this.#guard(async () => {
+      await this.sql.begin(async (tx) => {
+        await tx`UPDATE spar_session_commands SET result = ${result}, answered_at = clock_timestamp()
+          WHERE id = ${id} AND result IS NULL`;
+        await tx`DELETE FROM spar_session_commands
+          WHERE answered_at < clock_timestamp() - make_interval(secs => ${ANSWERED_KEPT_SECONDS})`;
+        await tx`SELECT pg_notify(${RESULTS_CHANNEL}, ${String(id)})`;
+      });
     });
   }
 
   async commandResult(id: number): Promise<string | undefined> {
-    const rows: { result: string | null }[] = await this.sql`SELECT result FROM spar_session_commands WHERE id = ${id}`;
-    return rows[0]?.result ?? undefined;
+    return await this.#guard(async () => {
+      const rows: { result: string | null }[] = await this
+        .sql`SELECT result FROM spar_session_commands WHERE id = ${id}`;
+      return rows[0]?.result ?? undefined;
+    });
   }
 
   async listen(signals: ClusterSignals): Promise<() => Promise<void>> {
