@@ -26,10 +26,10 @@ export interface PendingCommand {
 export interface ClusterSignals {
   /** A session's log grew to `head` (committed by any daemon). */
   rows(key: SessionKey, head: number): void;
-  /** A command was committed for the session's holder. */
-  command(key: SessionKey): void;
-  /** A command was answered. */
-  result(id: number): void;
+  /** A command was committed for the session's holder; the command itself when the announcement carries it. */
+  command(key: SessionKey, inline?: PendingCommand): void;
+  /** A command was answered; the answer itself when the announcement carries it. */
+  result(id: number, inline?: string): void;
   /** The announcements' connection was (re)established: anything announced meanwhile was missed. */
   connected(): void;
 }
@@ -58,6 +58,8 @@ export interface SessionCluster {
   completeCommand(id: number, result: string): Promise<void>;
   /** A command's result, undefined while it is unanswered. */
   commandResult(id: number): Promise<string | undefined>;
+  /** Delete answers older than an hour (a waiter reads its own well within it). */
+  pruneAnswered(): Promise<void>;
   /** Receive the announcements until the returned stop is called. */
   listen(signals: ClusterSignals): Promise<() => Promise<void>>;
 }

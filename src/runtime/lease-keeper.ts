@@ -36,6 +36,11 @@ export interface LeaseKeeperHooks {
   warn(message: string): void;
 }
 
+/** How long "another daemon holds it" stands before the database is asked again (D494). */
+const ELSEWHERE_MS = 1_000;
+/** Sessions remembered as held elsewhere, at most. */
+const ELSEWHERE_KEPT = 10_000;
+
 export class LeaseKeeper {
   readonly #cluster: SessionCluster;
   readonly #settings: LeaseSettings;
@@ -44,6 +49,8 @@ export class LeaseKeeper {
   readonly #held = new Map<string, { key: SessionKey; takenAt: number }>();
   /** Per session: the lease operation in progress (acquires and releases run one at a time, D526). */
   readonly #queued = new Map<string, Promise<void>>();
+  /** Sessions a live daemon was just found holding, and until when that answer stands (D494). */
+  readonly #elsewhere = new Map<string, { holder: string; until: number }>();
   #lastRenewed = performance.now();
   #timer: ReturnType<typeof setInterval> | undefined;
   #renewing = false;
@@ -86,8 +93,15 @@ export class LeaseKeeper {
     return this.#serial(name, async () => {
       if (this.#held.has(name)) return { held: true, holder: this.daemonId, taken: false };
       const takenAt = performance.now();
+      // Just found held by a live daemon: asked again only after a moment (D494).
+      const elsewhere = this.#elsewhere.get(name);
+      if (elsewhere !== undefined && elsewhere.until > takenAt)
+        return { held: false, holder: elsewhere.holder, taken: false };
       const outcome = await this.#cluster.acquireLease(key, this.#settings.ttlMs);
-      if (outcome.held) this.#held.set(name, { key, takenAt });
+      if (outcome.held) {
+        this.#held.set(name, { key, takenAt });
+        this.#elsewhere.delete(name);
+      } else if (outcome.holder !== "") this.#noteElsewhere(name, outcome.holder, takenAt);
       return { ...outcome, taken: outcome.held };
     });
   }
@@ -105,6 +119,16 @@ export class LeaseKeeper {
         this.#hooks.warn(`session ${name}: releasing its lease: ${String(error)}`);
       }
     });
+  }
+
+  /** Remember, for a moment, that a live daemon holds the session (bounded: the oldest go first). */
+  #noteElsewhere(name: string, holder: string, now: number): void {
+    this.#elsewhere.delete(name);
+    this.#elsewhere.set(name, { holder, until: now + Math.min(ELSEWHERE_MS, this.#settings.ttlMs / 3) });
+    if (this.#elsewhere.size > ELSEWHERE_KEPT) {
+      const oldest = this.#elsewhere.keys().next().value;
+      if (oldest !== undefined) this.#elsewhere.delete(oldest);
+    }
   }
 
   /**

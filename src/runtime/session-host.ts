@@ -391,7 +391,7 @@ export class SessionHost {
         if (!record) throw new SparError("not_found", `session not found: ${name}`);
         const actor = await SessionActor.load(this.#context, record, this.#executorFor);
         this.#actors.set(name, actor);
-        if (this.#leases !== undefined) void this.#carryOn(actor, record);
+        if (this.#leases !== undefined) void this.#carryOn(actor);
         return actor;
       } catch (error) {
         this.#releaseIfUnused(key);
@@ -463,18 +463,14 @@ export class SessionHost {
   /**
    * With other daemons, a session loaded here may be one whose daemon died (D532), whatever took
    * its lease (a request, a stream, the sweep): its queued messages run, and a turn the death cut
-   * is offered to auto-continue when the session was touched within the freshness window.
+   * is offered to auto-continue (its own age against the freshness window).
    */
-  async #carryOn(actor: SessionActor, record: SessionRecord): Promise<void> {
+  async #carryOn(actor: SessionActor): Promise<void> {
     actor.schedule();
-    const settings = this.autoContinue.settings;
-    // Before the run is recorded (the crash-loop breaker counted), boot offers these itself.
-    if (
-      !this.#continuesBegun ||
-      !settings.enabled ||
-      Date.parse(record.lastTouchedAt) < Date.now() - settings.freshnessMs
-    )
-      return;
+    // Before the run is recorded (the crash-loop breaker counted), boot offers these itself. The
+    // offer weighs the cut turn's own age against the freshness window: the session's touch may
+    // not have reached the store before its daemon died.
+    if (!this.#continuesBegun || !this.autoContinue.settings.enabled) return;
     try {
       await actor.offerRestartContinue();
     } catch (error) {

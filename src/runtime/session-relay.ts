@@ -10,13 +10,16 @@
  */
 import { SparError } from "../core/errors.ts";
 import { uuidv7 } from "../core/ids.ts";
-import type { SessionCluster } from "../core/session-cluster.ts";
+import type { PendingCommand, SessionCluster } from "../core/session-cluster.ts";
 import { type SessionKey, sessionKeyString } from "../core/session-key.ts";
 import { SESSION_OPS, type SessionOp, type SessionOps, isSessionOp } from "./session-ops.ts";
 import type { Logger, SessionHost } from "./session-host.ts";
 
 /** How long a receiver waits for the holder's answer before telling its caller the command waits. */
 const ANSWER_WAIT_MS = 30_000;
+/** Commands answered here that are remembered (a stale pending list may still name them). */
+const DONE_KEPT = 4_096;
+
 /** How often a waiting receiver looks at the command row and the lease (announcements may be missed). */
 const RECHECK_MS = 1_000;
 
@@ -32,6 +35,14 @@ export class SessionRelay {
   readonly #waiters = new Map<number, () => void>();
   /** Commands being run here now (a drain started them; they may outlast it). */
   readonly #running = new Set<number>();
+  /** Commands run here lately (a drain that read them as pending before their answer landed skips them). */
+  readonly #done = new Set<number>();
+  /**
+   * Commands answered lately, with the answer when their announcement carried it (D494): a
+   * receiver whose command was answered before it began to wait finds it here.
+   */
+  readonly #recent = new Map<number, string | null>();
+  #sweeps = 0;
   /** A daemon layer's own operations (svc's), run on the daemon serving the named session (D493). */
   readonly #daemonOps = new Map<string, (args: unknown) => Promise<unknown>>();
   #stopListening: (() => Promise<void>) | undefined;
@@ -49,10 +60,13 @@ export class SessionRelay {
   async start(sweepMs: number): Promise<void> {
     this.#stopListening = await this.#cluster.listen({
       rows: (key, head) => this.#host.followers?.advance(key, head),
-      command: (key) => {
-        if (this.#host.holds(key)) void this.drain(key);
+      command: (key, inline) => {
+        if (this.#host.holds(key)) void this.drain(key, inline === undefined ? undefined : [inline]);
       },
-      result: (id) => this.#waiters.get(id)?.(),
+      result: (id, inline) => {
+        this.#noteResult(id, inline);
+        this.#waiters.get(id)?.();
+      },
       connected: () => {
         void this.#host.followers?.catchUp();
         for (const wake of this.#waiters.values()) wake();
@@ -75,6 +89,8 @@ export class SessionRelay {
   async sweep(): Promise<void> {
     try {
       for (const key of await this.#host.takeOverLapsed()) await this.drain(key);
+      // About once a minute at the 2 s sweep: answers older than an hour go.
+      if (++this.#sweeps % 30 === 0) await this.#cluster.pruneAnswered();
       if (this.#sweepsFailed > 0)
         this.#logger.info(`takeover sweep: works again after ${this.#sweepsFailed} failed sweep(s)`);
       this.#sweepsFailed = 0;
@@ -98,6 +114,7 @@ export class SessionRelay {
   async runOp(key: SessionKey, name: string, args: unknown, waitMs = ANSWER_WAIT_MS): Promise<unknown> {
     const run = this.#daemonOps.get(name);
     if (run === undefined) throw new Error(`relayed operation ${name} is not registered`);
+    const held = this.#host.holds(key);
     let local: boolean;
     try {
       local = (await this.#host.tryActor(key)) !== undefined;
@@ -105,6 +122,8 @@ export class SessionRelay {
       if (!(error instanceof SparError && error.code === "not_found")) throw error;
       local = true;
     }
+    // Commands committed for an earlier holder run first (D530).
+    if (local && !held) await this.drain(key);
     if (local) return await run(args);
     const id = await this.#cluster.postCommand(key, name, JSON.stringify(args ?? null));
     return await this.#answer(key, id, waitMs);
@@ -116,11 +135,12 @@ export class SessionRelay {
     op: K,
     args: SessionOps[K]["args"],
   ): Promise<SessionOps[K]["result"]> {
+    const held = this.#host.holds(key);
     const actor = await this.#host.tryActor(key);
     if (actor !== undefined) {
-      // Commands committed for an earlier holder run first, in order (D530): this daemon may have
-      // just taken the session, and nobody else will run them now.
-      await this.drain(key);
+      // Commands committed for an earlier holder run first, in order (D530): this daemon has just
+      // taken the session, and nobody else will run them now. One it held already ran them.
+      if (!held) await this.drain(key);
       return await SESSION_OPS[op](actor, args);
     }
     // A retried command must not queue its message twice (a holder that died after running it).
@@ -130,10 +150,13 @@ export class SessionRelay {
     return (await this.#answer(key, id)) as SessionOps[K]["result"];
   }
 
-  /** Run the session's waiting commands on its live actor, oldest first (this daemon holds it). */
-  drain(key: SessionKey): Promise<void> {
+  /**
+   * Run the session's waiting commands on its live actor, oldest first (this daemon holds it):
+   * `announced`, the ones an announcement carried, else those the store holds.
+   */
+  drain(key: SessionKey, announced?: PendingCommand[]): Promise<void> {
     const name = sessionKeyString(key);
-    const next = (this.#draining.get(name) ?? Promise.resolve()).then(() => this.#drainNow(key));
+    const next = (this.#draining.get(name) ?? Promise.resolve()).then(() => this.#drainNow(key, announced));
     const settled = next.catch((error: unknown) =>
       this.#logger.warn(`session ${name}: relayed commands: ${String(error)}`),
     );
@@ -149,23 +172,33 @@ export class SessionRelay {
    * order, and answered when it ends: a long one (svc's inject waits for its turn) holds back none
    * started after it (an abort must not wait behind it).
    */
-  async #drainNow(key: SessionKey): Promise<void> {
+  async #drainNow(key: SessionKey, announced?: PendingCommand[]): Promise<void> {
     // A stopping daemon would answer them "shutting down": they wait for the next holder, which
     // takes the session once this one lets its lease go at the end of the stop (D530).
     if (this.#host.shuttingDown || !this.#host.holds(key)) return;
     const actor = await this.#host.tryActor(key);
     if (actor === undefined) return;
-    for (const command of await this.#cluster.pendingCommands(key)) {
+    for (const command of announced ?? (await this.#cluster.pendingCommands(key))) {
       if (this.#host.shuttingDown || !this.#host.holds(key)) return;
-      if (this.#running.has(command.id)) continue;
+      if (this.#running.has(command.id) || this.#done.has(command.id)) continue;
       this.#running.add(command.id);
       const started = this.#execute(actor, command.op, command.args);
       void started
         .then((answer) => this.#cluster.completeCommand(command.id, JSON.stringify(answer)))
+        .then(() => this.#remember(command.id))
         .catch((error: unknown) => this.#logger.warn(`relayed command ${command.id}: ${String(error)}`))
         .finally(() => this.#running.delete(command.id));
       // The runtime's own operations take effect in order (a message queued before the next).
       if (isSessionOp(command.op)) await started;
+    }
+  }
+
+  /** A command answered here: kept a while, so a drain that read it as pending does not run it again. */
+  #remember(id: number): void {
+    this.#done.add(id);
+    if (this.#done.size > DONE_KEPT) {
+      const oldest = this.#done.values().next().value;
+      if (oldest !== undefined) this.#done.delete(oldest);
     }
   }
 
@@ -188,8 +221,14 @@ export class SessionRelay {
   async #answer(key: SessionKey, id: number, waitMs = ANSWER_WAIT_MS): Promise<unknown> {
     const deadline = performance.now() + waitMs;
     for (;;) {
-      const text = await this.#cluster.commandResult(id);
-      if (text !== undefined) return decodeAnswer(text);
+      // The answer is announced (with it, when it fits); the row is read only when it is not.
+      if (!this.#recent.has(id)) await this.#announced(id, RECHECK_MS);
+      const announced = this.#recent.get(id);
+      const text = typeof announced === "string" ? announced : await this.#cluster.commandResult(id);
+      if (text !== undefined) {
+        this.#recent.delete(id);
+        return decodeAnswer(text);
+      }
       // A stopping daemon takes no session over (it would only leave the command waiting).
       if (!this.#host.shuttingDown && (await this.#host.tryActor(key))) await this.drain(key);
       else if (performance.now() >= deadline)
@@ -197,7 +236,14 @@ export class SessionRelay {
           "unavailable",
           `session ${sessionKeyString(key)}: the request is committed (command ${id}) but the daemon serving the session has not answered in ${Math.round(waitMs / 1000)} s; it runs when that daemon, or the one taking the session over, gets to it`,
         );
-      else await this.#announced(id, RECHECK_MS);
+    }
+  }
+
+  #noteResult(id: number, inline: string | undefined): void {
+    this.#recent.set(id, inline ?? null);
+    if (this.#recent.size > DONE_KEPT) {
+      const oldest = this.#recent.keys().next().value;
+      if (oldest !== undefined) this.#recent.delete(oldest);
     }
   }
 

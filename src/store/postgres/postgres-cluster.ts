@@ -30,6 +30,40 @@ export const LIVENESS_CLASS = 0x5350_4c56;
 /** Answered commands are kept this long (a waiter reads its result well within it), then pruned. */
 const ANSWERED_KEPT_SECONDS = 3600;
 
+/** An announcement's payload at most, in bytes (NOTIFY refuses 8,000 and more). */
+const INLINE_MAX_BYTES = 7_000;
+
+/** Whether an announcement carrying `value` fits NOTIFY's payload (JSON escaping may grow it a little). */
+function fits(value: unknown): boolean {
+  return Buffer.byteLength(JSON.stringify(value)) * 1.1 < INLINE_MAX_BYTES;
+}
+
+/** The command an announcement carries, if it does. */
+function inlineCommand(payload: string): PendingCommand | undefined {
+  try {
+    const parsed = JSON.parse(payload) as { id?: unknown; op?: unknown; args?: unknown };
+    const id = Number(parsed.id);
+    if (!Number.isSafeInteger(id) || typeof parsed.op !== "string" || typeof parsed.args !== "string") return undefined;
+    return { id, op: parsed.op, args: parsed.args };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A result announcement: the command's id and, when it fits, its answer. */
+function resultOf(payload: string): { id: number; result: string | undefined } | undefined {
+  try {
+    const parsed = JSON.parse(payload) as { id?: unknown; result?: unknown } | number;
+    const id = Number(typeof parsed === "object" && parsed !== null ? parsed.id : parsed);
+    if (!Number.isSafeInteger(id)) return undefined;
+    const result =
+      typeof parsed === "object" && parsed !== null && typeof parsed.result === "string" ? parsed.result : undefined;
+    return { id, result };
+  } catch {
+    return undefined;
+  }
+}
+
 export class PostgresCluster implements SessionCluster {
   /** The connection holding this daemon's liveness lock; taken again after it dies. */
   #alive: ReservedSQL | undefined;
@@ -152,16 +186,20 @@ export class PostgresCluster implements SessionCluster {
     });
   }
 
+  /** One statement: the row and its announcement, carrying the command when it fits (D494). */
   async postCommand(key: SessionKey, op: string, args: string): Promise<number> {
+    const inline = fits({ app: key.app, sid: key.id, id: 0, op, args });
     return await this.#guard(async () => {
-      return await this.sql.begin(async (tx) => {
-        const rows: { id: string }[] = await tx`INSERT INTO spar_session_commands (session_pk, op, args)
-          SELECT pk, ${op}, ${args} FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id} RETURNING id`;
-        const id = rows[0]?.id;
-        if (id === undefined) throw new SparError("not_found", `session not found: ${key.app}/${key.id}`);
-        await tx`SELECT pg_notify(${COMMANDS_CHANNEL}, ${JSON.stringify({ app: key.app, sid: key.id })})`;
-        return Number(id);
-      });
+      const rows: { id: string }[] = await this.sql`WITH c AS (
+          INSERT INTO spar_session_commands (session_pk, op, args)
+          SELECT pk, ${op}, ${args} FROM spar_sessions WHERE app = ${key.app} AND sid = ${key.id} RETURNING id)
+        SELECT c.id, pg_notify(${COMMANDS_CHANNEL}, CASE WHEN ${inline}
+          THEN json_build_object('app', ${key.app}::text, 'sid', ${key.id}::text, 'id', c.id, 'op', ${op}::text, 'args', ${args}::text)
+          ELSE json_build_object('app', ${key.app}::text, 'sid', ${key.id}::text) END::text) AS notified
+        FROM c`;
+      const id = rows[0]?.id;
+      if (id === undefined) throw new SparError("not_found", `session not found: ${key.app}/${key.id}`);
+      return Number(id);
     });
   }
 
@@ -174,15 +212,21 @@ export class PostgresCluster implements SessionCluster {
     });
   }
 
+  /** One statement: the answer and its announcement, carrying the answer when it fits (D494). */
   async completeCommand(id: number, result: string): Promise<void> {
+    const inline = fits({ id, result });
     return await this.#guard(async () => {
-      await this.sql.begin(async (tx) => {
-        await tx`UPDATE spar_session_commands SET result = ${result}, answered_at = clock_timestamp()
-          WHERE id = ${id} AND result IS NULL`;
-        await tx`DELETE FROM spar_session_commands
-          WHERE answered_at < clock_timestamp() - make_interval(secs => ${ANSWERED_KEPT_SECONDS})`;
-        await tx`SELECT pg_notify(${RESULTS_CHANNEL}, ${String(id)})`;
-      });
+      await this.sql`UPDATE spar_session_commands SET result = ${result}, answered_at = clock_timestamp()
+        WHERE id = ${id} AND result IS NULL
+        RETURNING pg_notify(${RESULTS_CHANNEL}, CASE WHEN ${inline}
+          THEN json_build_object('id', id, 'result', result) ELSE json_build_object('id', id) END::text)`;
+    });
+  }
+
+  async pruneAnswered(): Promise<void> {
+    await this.#guard(async () => {
+      await this.sql`DELETE FROM spar_session_commands
+        WHERE answered_at < clock_timestamp() - make_interval(secs => ${ANSWERED_KEPT_SECONDS})`;
     });
   }
 
@@ -215,11 +259,11 @@ export class PostgresCluster implements SessionCluster {
       ),
       await this.sql.listen(COMMANDS_CHANNEL, (payload) => {
         const parsed = keyOf(payload);
-        if (parsed) signals.command(parsed.key);
+        if (parsed) signals.command(parsed.key, inlineCommand(payload));
       }),
       await this.sql.listen(RESULTS_CHANNEL, (payload) => {
-        const id = Number(payload);
-        if (Number.isSafeInteger(id)) signals.result(id);
+        const parsed = resultOf(payload);
+        if (parsed) signals.result(parsed.id, parsed.result);
       }),
     ];
     return async () => {

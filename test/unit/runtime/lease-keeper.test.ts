@@ -49,6 +49,7 @@ class FakeCluster implements SessionCluster {
   async commandResult(): Promise<string | undefined> {
     return undefined;
   }
+  async pruneAnswered(): Promise<void> {}
   async listen(): Promise<() => Promise<void>> {
     return async () => {};
   }
