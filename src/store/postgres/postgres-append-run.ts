@@ -1,9 +1,9 @@
 /**
- * A run of appends in one write transaction, in a handful of statements whatever its size (D491):
+ * A run of appends in one write transaction, in two or three statements whatever its size (D491):
  * the sessions' rows locked and read at once (in pk order, so daemons sharing the database lock
- * them in one order), the drained prompts checked at once, every event row in one multi-row
- * INSERT, every head in one UPDATE, the drained prompts marked in one UPDATE, and (several daemons
- * on the database) the sessions' new heads announced in one statement. The per-op rules are those
+ * them in one order), the drained prompts checked at once (when the run drains any), then one
+ * statement writing every event row, every head and every drained prompt and (several daemons on
+ * the database) announcing the sessions' new heads. The per-op rules are those
  * of an append alone: an unknown session, a prompt not pending or a lease not held (D487) fails
  * that op only, before anything of it is written; seqs follow each session's head in request order.
  */
@@ -85,18 +85,24 @@ export async function appendRun(tx: TransactionSQL, ops: readonly AppendOp[], fe
     op.result = rows;
   }
   if (values.length === 0) return 0;
-  for (let start = 0; start < values.length; start += ROWS_PER_INSERT) {
-    const chunk = values.slice(start, start + ROWS_PER_INSERT);
-    await tx`INSERT INTO spar_events ${tx(chunk, "session_pk", "seq", "body")}`;
-  }
+  // Everything but the last chunk of a huge run goes ahead; the last goes with the heads, the
+  // drained prompts and the announcements in one statement (D491).
+  let start = 0;
+  for (; values.length - start > ROWS_PER_INSERT; start += ROWS_PER_INSERT)
+    await tx`INSERT INTO spar_events ${tx(values.slice(start, start + ROWS_PER_INSERT), "session_pk", "seq", "body")}`;
   const newHeads = [...heads].map(([pk, head]) => ({ pk: String(pk), head }));
-  await tx`UPDATE spar_sessions AS s SET head = v.head
-    FROM json_to_recordset(${JSON.stringify(newHeads)}::text::json) AS v(pk bigint, head integer) WHERE s.pk = v.pk`;
-  if (drained.length > 0)
-    await tx`UPDATE spar_inbox AS i SET drained = true
+  const announced = holder === undefined ? [] : announcements(sessions, heads);
+  await tx`WITH inserted AS (
+      INSERT INTO spar_events ${tx(values.slice(start), "session_pk", "seq", "body")} RETURNING 1),
+    heads AS (UPDATE spar_sessions AS s SET head = v.head
+      FROM json_to_recordset(${JSON.stringify(newHeads)}::text::json) AS v(pk bigint, head integer)
+      WHERE s.pk = v.pk RETURNING 1),
+    drained AS (UPDATE spar_inbox AS i SET drained = true
       FROM json_to_recordset(${JSON.stringify(drained)}::text::json) AS v(pk bigint, prompt_id text)
-      WHERE i.session_pk = v.pk AND i.prompt_id = v.prompt_id`;
-  if (holder !== undefined) await announce(tx, sessions, heads);
+      WHERE i.session_pk = v.pk AND i.prompt_id = v.prompt_id RETURNING 1)
+    SELECT (SELECT count(*) FROM inserted) AS rows, (SELECT count(*) FROM heads) AS heads,
+      (SELECT count(*) FROM drained) AS drained,
+      (SELECT count(pg_notify(${ROWS_CHANNEL}, value)) FROM json_array_elements_text(${JSON.stringify(announced)}::text::json)) AS announced`;
   return values.length;
 }
 
@@ -149,15 +155,11 @@ async function pendingPrompts(
 }
 
 /** Each session's new head, announced on commit to every daemon sharing the database (D488). */
-async function announce(
-  tx: TransactionSQL,
-  sessions: Map<string, LockedSession>,
-  heads: Map<string, number>,
-): Promise<void> {
+function announcements(sessions: Map<string, LockedSession>, heads: Map<string, number>): string[] {
   const payloads: string[] = [];
   for (const session of sessions.values()) {
     const head = heads.get(session.pk);
     if (head !== undefined) payloads.push(JSON.stringify({ app: session.app, sid: session.sid, head }));
   }
-  await tx`SELECT pg_notify(${ROWS_CHANNEL}, value) FROM json_array_elements_text(${JSON.stringify(payloads)}::text::json)`;
+  return payloads;
 }
