@@ -36,7 +36,7 @@ import type { StopRequest } from "../listener/stop-route.ts";
 import type { InterruptionCause } from "../ops/interruption-rows.ts";
 import { gatePauser } from "../pause/session-pauses.ts";
 import { shutdownSvc } from "./svc-shutdown.ts";
-import { autoResumeAtBoot, servesIncident } from "./svc-auto-resume.ts";
+import { IncidentResumer, servesIncident } from "./svc-auto-resume.ts";
 import { IncidentRelay } from "../incident-relay.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import type { Store } from "../../core/session-store.ts";
@@ -115,9 +115,13 @@ export async function startSvc(
     logError: (message) => logger.error(message),
   });
   // An incident this daemon has just taken over: its pauses and abort are read again first (D493).
-  const late: { store?: Store } = {};
+  // An incident this daemon has just taken over: its pauses and abort are read again first, and
+  // an interruption its earlier daemon's stop left is resumed here (D493).
+  const late: { store?: Store; resumer?: IncidentResumer } = {};
   const store = storeLocation(config, logger, async (scope) => {
-    if (scope.app === runtime.roster.coordinator.app && late.store) await runtime.pauses.refresh(scope.id, late.store);
+    if (scope.app !== runtime.roster.coordinator.app || late.store === undefined) return;
+    await runtime.pauses.refresh(scope.id, late.store);
+    late.resumer?.taken(scope.id);
   });
   let core: RuntimeCore;
   try {
@@ -186,7 +190,9 @@ export async function startSvc(
   logger.info(
     `spar svc ${SPAR_VERSION} listening on http://${shown}:${server.port} (workload ${workload.name}, ${workload.dispatch} dispatch, ${runtime.roster.coordinator.name}, model ${config.model.name}, store ${store.shown})`,
   );
-  await autoResumeAtBoot(config, core, runtime, workload, logger);
+  const resumer = new IncidentResumer(config, core, runtime, workload, logger);
+  late.resumer = resumer;
+  await resumer.atBoot();
   let stopping: Promise<number> | undefined;
   const shutdown = (cause: InterruptionCause = SIGTERM_CAUSE) => {
     // Draining: the listener answers writes 503 while the turns in flight end by themselves.
@@ -354,7 +360,7 @@ function coreSettings(
   mcp: McpSettings | undefined,
   workload: Workload,
   countOutcome: { count?: (labels: { outcome: string }) => void },
-  late: { store?: Store },
+  late: { store?: Store; resumer?: IncidentResumer },
 ): RuntimeCoreSettings {
   const base = config.agentDefaults;
   return {

@@ -5,13 +5,14 @@
  * and run by the serving one: an approval sent to a different daemon than the one that parked the
  * call runs it once (the counting MCP server says so); a pause or an abort sent to the other daemon
  * holds on the serving one; a daemon killed -9 with a parked call has its incident taken over by
- * the other, where one approval runs the call once.
+ * the other, where one approval runs the call once; an incident its daemon's stop left interrupted
+ * is resumed once by the daemon that takes it over, and by no other.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { countedCalls } from "../../fixtures/mcp/counting.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
-import type { Daemon } from "../../support/daemon.ts";
+import { type Daemon, waitFor } from "../../support/daemon.ts";
 import {
   APPLY,
   type GatedWorkload,
@@ -22,7 +23,8 @@ import {
   resume,
 } from "../../support/gated-workload.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
-import { call, say } from "../../support/scripted.ts";
+import { call, say, stall, writeScript } from "../../support/scripted.ts";
+import { TOKEN } from "../../support/gated-workload.ts";
 
 const scope = daemonScope();
 let cluster: PostgresCluster;
@@ -35,6 +37,17 @@ afterAll(() => cluster?.stop());
 
 const PROPOSE = [call("worker", { request: "scale web to 10" }), call(APPLY, { replicas: 10 })];
 const FINISH = [call("finish_task", { result: "done" }), say("handled")];
+
+/** Rows of the incident's coordinator session committed so far. */
+async function coordinatorRows(url: string, incident: string): Promise<number> {
+  const sql = new SQL(url);
+  try {
+    const rows: { head: number }[] = await sql`SELECT head FROM spar_sessions WHERE app = 'svc' AND sid = ${incident}`;
+    return rows[0]?.head ?? 0;
+  } finally {
+    await sql.close();
+  }
+}
 
 /** The pid in the run id of the daemon holding the incident's lease (D490: host:pid:suffix). */
 async function servingPid(url: string, incident: string): Promise<number> {
@@ -119,4 +132,36 @@ test("kill -9 of the daemon serving an incident with a parked call: the other ta
   expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
   expect((await resume(b, "incident-k2", interruptId, { verdict: "approve" })).status).toBe(409);
   expect(countedCalls(workload.countDir, "apply_change")).toHaveLength(1);
+}, 60_000);
+
+test("a daemon stopped mid-turn (SIGTERM, its drain cut short by kill -9): the other takes the incident over and resumes it once", async () => {
+  const url = cluster.createDatabase(`svc_replicas_${++databases}`);
+  const trivial = (lines: unknown[]) => ({
+    role: "svc" as const,
+    sessionDb: url,
+    args: ["--model=scripted", "--session-db-driver=postgres", "--session-db-lease=3s"],
+    env: { SVC_SCRIPT: writeScript(lines), SVC_INJECT_TOKEN: TOKEN },
+  });
+  const a = await scope.start(trivial([stall("working", 120_000)]));
+  const b = await scope.start(trivial([say("picked up")]));
+  void postTo(a, "/inject", { uid: "r1" }).catch(() => undefined);
+  await waitFor(async () => ((await servingPid(url, "incident-r1")) === a.process.pid ? true : undefined), 10_000, "a");
+  // Its turn is under way: the stop marks it interrupted before the drain waits, then dies.
+  await waitFor(async () => ((await coordinatorRows(url, "incident-r1")) >= 1 ? true : undefined), 10_000, "a row");
+  a.process.kill("SIGTERM");
+  await waitFor(() => (a.log().includes("marked interrupted before waiting") ? true : undefined), 15_000, "the marker");
+  await a.kill9();
+
+  await waitFor(
+    () => (b.log().includes("auto-resume: incident-r1 (shutdown (SIGTERM)): resumed") ? true : undefined),
+    15_000,
+    "b resumes it",
+  );
+  await waitFor(
+    () => (b.log().includes("auto-resume: incident-r1: marker cleared") ? true : undefined),
+    15_000,
+    "the marker cleared",
+  );
+  expect(await servingPid(url, "incident-r1")).toBe(b.process.pid);
+  expect(b.log().match(/auto-resume: incident-r1 \(shutdown \(SIGTERM\)\): resumed/g)).toHaveLength(1);
 }, 60_000);
