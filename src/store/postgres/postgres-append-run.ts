@@ -28,6 +28,11 @@ export interface Fence {
 
 const sameApp = (app: string) => app;
 
+/** What the transaction's statements told on their way: its id (a commit in doubt is asked about it, D501). */
+export interface TransactionFound {
+  xid?: string | undefined;
+}
+
 interface LockedSession {
   pk: string;
   app: string;
@@ -49,7 +54,12 @@ export const FENCED_IDLE_LIMIT_MS = 5_000;
 const ROWS_PER_INSERT = 20_000;
 
 /** Applies `ops` (appends, in request order) in `tx`; returns the event rows written. */
-export async function appendRun(tx: TransactionSQL, ops: readonly AppendOp[], fence?: Fence): Promise<number> {
+export async function appendRun(
+  tx: TransactionSQL,
+  ops: readonly AppendOp[],
+  fence?: Fence,
+  found?: TransactionFound,
+): Promise<number> {
   const holder = fence?.holder;
   const sessions = await lockSessions(tx, ops, holder, fence?.leaseApp ?? sameApp);
   const pending = await pendingPrompts(tx, ops, sessions);
@@ -92,7 +102,7 @@ export async function appendRun(tx: TransactionSQL, ops: readonly AppendOp[], fe
     await tx`INSERT INTO spar_events ${tx(values.slice(start, start + ROWS_PER_INSERT), "session_pk", "seq", "body")}`;
   const newHeads = [...heads].map(([pk, head]) => ({ pk: String(pk), head }));
   const announced = holder === undefined ? [] : announcements(sessions, heads);
-  await tx`WITH inserted AS (
+  const written: { xid: string }[] = await tx`WITH inserted AS (
       INSERT INTO spar_events ${tx(values.slice(start), "session_pk", "seq", "body")} RETURNING 1),
     heads AS (UPDATE spar_sessions AS s SET head = v.head
       FROM json_to_recordset(${JSON.stringify(newHeads)}::text::json) AS v(pk bigint, head integer)
@@ -102,7 +112,9 @@ export async function appendRun(tx: TransactionSQL, ops: readonly AppendOp[], fe
       WHERE i.session_pk = v.pk AND i.prompt_id = v.prompt_id RETURNING 1)
     SELECT (SELECT count(*) FROM inserted) AS rows, (SELECT count(*) FROM heads) AS heads,
       (SELECT count(*) FROM drained) AS drained,
-      (SELECT count(pg_notify(${ROWS_CHANNEL}, value)) FROM json_array_elements_text(${JSON.stringify(announced)}::text::json)) AS announced`;
+      (SELECT count(pg_notify(${ROWS_CHANNEL}, value)) FROM json_array_elements_text(${JSON.stringify(announced)}::text::json)) AS announced,
+      txid_current()::text AS xid`;
+  if (found !== undefined) found.xid ??= written[0]?.xid;
   return values.length;
 }
 

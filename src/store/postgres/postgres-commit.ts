@@ -18,7 +18,7 @@ import {
 } from "./postgres-errors.ts";
 import { commitOutcome, IN_DOUBT_WAIT_MS, transactionId } from "./postgres-in-doubt.ts";
 import { applyOps, type PgWriteOp } from "./postgres-writes.ts";
-import type { Fence } from "./postgres-append-run.ts";
+import type { Fence, TransactionFound } from "./postgres-append-run.ts";
 import type { WriterLock } from "./writer-lock.ts";
 
 /** The writer's counters since open (longestBatchMs: BEGIN to COMMIT; the event loop runs meanwhile). */
@@ -108,9 +108,11 @@ export class BatchCommitter {
       await connection.begin(async (tx) => {
         rows = 0;
         xid = undefined;
-        rows = await applyOps(tx, batch, this.options.fence);
+        // An append run reads the transaction's id on its way (D501): no statement of its own then.
+        const found: TransactionFound = {};
+        rows = await applyOps(tx, batch, this.options.fence, found);
         await this.options.beforeCommit?.(tx);
-        xid = await transactionId(tx);
+        xid = found.xid ?? (await transactionId(tx));
       });
     } catch (error) {
       if (isStoreLevel(error))

@@ -13,7 +13,7 @@ import type { InboxItem, SessionRecord } from "../../core/session-store.ts";
 import type { SessionKey } from "../../core/session-key.ts";
 import { alreadyAborted, promptQueued, sessionExists, sessionNotFound } from "../store-rules.ts";
 import { LIVENESS_CLASS } from "./postgres-cluster.ts";
-import { type Fence, appendRun } from "./postgres-append-run.ts";
+import { type Fence, type TransactionFound, appendRun } from "./postgres-append-run.ts";
 
 export type PgWriteOp = StoreWriteOp;
 
@@ -21,7 +21,12 @@ export type PgWriteOp = StoreWriteOp;
  * Applies a batch's ops in `tx` in request order, each run of consecutive appends in a handful of
  * statements (postgres-append-run.ts, D491); returns the event rows written.
  */
-export async function applyOps(tx: TransactionSQL, ops: readonly PgWriteOp[], fence?: Fence): Promise<number> {
+export async function applyOps(
+  tx: TransactionSQL,
+  ops: readonly PgWriteOp[],
+  fence?: Fence,
+  found?: TransactionFound,
+): Promise<number> {
   let rows = 0;
   let run: AppendOp[] = [];
   for (const op of ops) {
@@ -31,11 +36,11 @@ export async function applyOps(tx: TransactionSQL, ops: readonly PgWriteOp[], fe
       run.push(op);
       continue;
     }
-    if (run.length > 0) rows += await appendRun(tx, run, fence);
+    if (run.length > 0) rows += await appendRun(tx, run, fence, found);
     run = [];
     rows += await applyOp(tx, op, fence);
   }
-  if (run.length > 0) rows += await appendRun(tx, run, fence);
+  if (run.length > 0) rows += await appendRun(tx, run, fence, found);
   return rows;
 }
 
