@@ -5,6 +5,7 @@
  * there are hung up.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startReplica } from "../../support/agent-replicas.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { type Daemon, postJson } from "../../support/daemon.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
@@ -19,10 +20,7 @@ afterAll(() => cluster?.stop());
 
 function agent(url: string): Promise<Daemon> {
   // A long lease: its renewal (every 10 s) is not what notices the deletion.
-  return scope.start({
-    sessionDb: url,
-    args: ["--session-db-driver=postgres", "--multi-session", "--session-db-lease=30s"],
-  });
+  return startReplica(scope, url, { lease: "30s" });
 }
 
 test("a session deleted on another daemon answers 404 at once on the daemon serving it, and its streams there are hung up", async () => {

@@ -14,13 +14,12 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { CommittedRow, SessionEvent } from "../../../src/core/events.ts";
-import { PostgresStore } from "../../../src/store/postgres/postgres-store.ts";
+import { startReplica, storedRows } from "../../support/agent-replicas.ts";
 import { agentSeqs } from "../../support/agent-durability.ts";
 import { rows, say, slow } from "../../support/auto-continue-harness.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { type Daemon, postJson, waitFor } from "../../support/daemon.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
-import { writeScript } from "../../support/scripted.ts";
 import { type Collector, collect } from "../../support/sse-client.ts";
 import { startTcpProxy } from "../../support/tcp-proxy.ts";
 
@@ -32,30 +31,8 @@ beforeAll(() => {
 });
 afterAll(() => cluster?.stop());
 
-const LEASE = "--session-db-lease=3s";
-
 function agent(url: string, script: unknown[], extra: string[] = []): Promise<Daemon> {
-  return scope.start({
-    sessionDb: url,
-    args: [
-      "--session-db-driver=postgres",
-      "--multi-session",
-      LEASE,
-      "--model=scripted",
-      `--script=${writeScript(script)}`,
-      "--auto-continue-backoff=50ms",
-      ...extra,
-    ],
-  });
-}
-
-async function storedRows(url: string, id: string): Promise<CommittedRow[]> {
-  const store = await PostgresStore.open(url, { writerLock: false });
-  try {
-    return await store.read({ app: "spar", id }, 0, 100_000);
-  } finally {
-    await store.close();
-  }
+  return startReplica(scope, url, { script, extra });
 }
 
 function follow(daemon: Daemon, id: string): Collector {
@@ -267,10 +244,7 @@ function markerCounts(stored: CommittedRow[]): Map<string, number> {
 test("PostgreSQL stopped for 10 s under injects spread over three daemons: nothing accepted lost or doubled, seqs contiguous, every daemon serves again, streams complete", async () => {
   const url = cluster.createDatabase("replicas_outage");
   const daemons: Daemon[] = [];
-  for (let index = 0; index < 3; index++)
-    daemons.push(
-      await scope.start({ sessionDb: url, args: ["--session-db-driver=postgres", "--multi-session", LEASE] }),
-    );
+  for (let index = 0; index < 3; index++) daemons.push(await startReplica(scope, url));
   const sessions = ["s0", "s1", "s2", "s3", "s4", "s5"];
   for (const [index, id] of sessions.entries())
     expect((await postJson(`${daemons[index % 3]?.baseUrl}/sessions`, { sessionID: id })).status).toBe(201);

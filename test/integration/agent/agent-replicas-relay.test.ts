@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
 import type { SessionEvent } from "../../../src/core/events.ts";
-import { PostgresStore } from "../../../src/store/postgres/postgres-store.ts";
+import { startReplica, storedRows } from "../../support/agent-replicas.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { type Daemon, postJson, waitFor } from "../../support/daemon.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
@@ -22,21 +22,13 @@ beforeAll(() => {
 afterAll(() => cluster?.stop());
 
 function agent(url: string): Promise<Daemon> {
-  return scope.start({
-    sessionDb: url,
-    args: ["--session-db-driver=postgres", "--multi-session", "--session-db-lease=3s"],
-  });
+  return startReplica(scope, url);
 }
 
 async function userMessages(url: string, id: string): Promise<string[]> {
-  const store = await PostgresStore.open(url, { writerLock: false });
-  try {
-    return (await store.read({ app: "spar", id }, 0, 10_000))
-      .map((row) => row.event as SessionEvent)
-      .flatMap((event) => (event.kind === "user-message" ? [event.text] : []));
-  } finally {
-    await store.close();
-  }
+  return (await storedRows(url, id))
+    .map((row) => row.event as SessionEvent)
+    .flatMap((event) => (event.kind === "user-message" ? [event.text] : []));
 }
 
 test("a command left for a frozen holder by a receiver that died runs on the daemon that takes the session for its own request, before that request", async () => {

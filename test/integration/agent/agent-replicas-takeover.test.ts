@@ -6,13 +6,12 @@
  * continues it. Real daemons, a real PostgreSQL 15.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { CommittedRow, SessionEvent } from "../../../src/core/events.ts";
-import { PostgresStore } from "../../../src/store/postgres/postgres-store.ts";
+import type { SessionEvent } from "../../../src/core/events.ts";
+import { startReplica, storedRows } from "../../support/agent-replicas.ts";
 import { rows, say, slow } from "../../support/auto-continue-harness.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { type Daemon, postJson, waitFor } from "../../support/daemon.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
-import { writeScript } from "../../support/scripted.ts";
 import { collect } from "../../support/sse-client.ts";
 
 const scope = daemonScope();
@@ -24,26 +23,7 @@ beforeAll(() => {
 afterAll(() => cluster?.stop());
 
 function agent(url: string, script: unknown[]): Promise<Daemon> {
-  return scope.start({
-    sessionDb: url,
-    args: [
-      "--session-db-driver=postgres",
-      "--multi-session",
-      "--session-db-lease=30s",
-      "--model=scripted",
-      `--script=${writeScript(script)}`,
-      "--auto-continue-backoff=50ms",
-    ],
-  });
-}
-
-async function storedRows(url: string, id: string): Promise<CommittedRow[]> {
-  const store = await PostgresStore.open(url, { writerLock: false });
-  try {
-    return await store.read({ app: "spar", id }, 0, 10_000);
-  } finally {
-    await store.close();
-  }
+  return startReplica(scope, url, { script, lease: "30s" });
 }
 
 test("a stream opened on another daemon right after the serving daemon died takes the session over and the cut turn is continued there", async () => {

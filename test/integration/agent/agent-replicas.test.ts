@@ -10,14 +10,12 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
-import type { CommittedRow } from "../../../src/core/events.ts";
-import { PostgresStore } from "../../../src/store/postgres/postgres-store.ts";
 import { agentSeqs } from "../../support/agent-durability.ts";
 import { type Row, rows, slow, say } from "../../support/auto-continue-harness.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { type Daemon, postJson, waitFor } from "../../support/daemon.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
-import { writeScript } from "../../support/scripted.ts";
+import { startReplica, storedRows } from "../../support/agent-replicas.ts";
 import { type Collector, collect } from "../../support/sse-client.ts";
 
 const scope = daemonScope();
@@ -32,27 +30,13 @@ function database(name: string): string {
   return cluster.createDatabase(name);
 }
 
-/** Start `n` agents on the one database, multi-session, a short lease (the takeover test waits on it). */
-async function replicas(url: string, n: number, extra: (index: number) => string[] = () => []): Promise<Daemon[]> {
+/** Start `n` agents on the one database (`script`: each one's scripted model; absent, echo). */
+async function replicas(url: string, n: number, script?: (index: number) => unknown[]): Promise<Daemon[]> {
   const daemons: Daemon[] = [];
   // One after another: the first creates the schema and the bootstrap session.
   for (let index = 0; index < n; index++)
-    daemons.push(
-      await scope.start({
-        sessionDb: url,
-        args: ["--session-db-driver=postgres", "--multi-session", "--session-db-lease=3s", ...extra(index)],
-      }),
-    );
+    daemons.push(await startReplica(scope, url, script === undefined ? {} : { script: script(index) }));
   return daemons;
-}
-
-async function storedRows(url: string, id: string): Promise<CommittedRow[]> {
-  const store = await PostgresStore.open(url, { writerLock: false });
-  try {
-    return await store.read({ app: "spar", id }, 0, 10_000);
-  } finally {
-    await store.close();
-  }
 }
 
 function follow(daemon: Daemon, id: string): Collector {
@@ -166,11 +150,9 @@ test("three daemons, nine sessions, injects on every daemon: each subscriber on 
 test("kill -9 of the daemon serving a session mid-turn: another takes it over and continues the turn once; a subscriber on a third daemon sees it", async () => {
   const url = database("replicas_takeover");
   // The first daemon's answer never comes (it dies first); the others answer the re-driven turn.
-  const daemons = await replicas(url, 3, (index) => [
-    "--model=scripted",
-    `--script=${writeScript(index === 0 ? [slow("never delivered", 30_000)] : [say("continued elsewhere")])}`,
-    "--auto-continue-backoff=50ms",
-  ]);
+  const daemons = await replicas(url, 3, (index) =>
+    index === 0 ? [slow("never delivered", 30_000)] : [say("continued elsewhere")],
+  );
   const [owner, other, watcher] = daemons as [Daemon, Daemon, Daemon];
   expect((await postJson(`${owner.baseUrl}/sessions`, { sessionID: "work" })).status).toBe(201);
   const stream = follow(watcher, "work");

@@ -184,3 +184,18 @@ test("--otel-endpoint or the config key otel.endpoint; unset, no endpoint; not h
     error: expect.stringContaining("--otel-endpoint"),
   });
 });
+
+test("--session-db-lease: 15 s when neither the flag nor session_db.lease is set; 1 s to 10 min (D487)", () => {
+  const postgres = ["--session-db-driver=postgres", "--session-db=postgres://spar@db.example:5432/spar"];
+  expect(build(postgres)).toMatchObject({ ok: true, value: { sessionDbLeaseMs: 15_000 } });
+  expect(build([...postgres, "--session-db-lease=30s"])).toMatchObject({
+    ok: true,
+    value: { sessionDbLeaseMs: 30_000 },
+  });
+  expect(build(postgres, { "session_db.lease": "5s" })).toMatchObject({ ok: true, value: { sessionDbLeaseMs: 5_000 } });
+  expect(build([...postgres, "--session-db-lease=500ms"])).toEqual({
+    ok: false,
+    error: "--session-db-lease must be between 1s and 10m (got 500 ms)",
+  });
+  expect(build([...postgres, "--session-db-lease=11m"]).ok).toBe(false);
+});

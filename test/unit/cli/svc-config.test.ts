@@ -533,3 +533,10 @@ test("svc reads the shared telemetry setting under the agent's key: --otel-endpo
   });
   expect(refusal(build(["--otel-endpoint=ftp://collector"]))).toContain("--otel-endpoint");
 });
+
+test("--session-db-lease of svc: 15 s unset (above); set by flag or svc.session_db.lease, 1 s to 10 min (D493)", () => {
+  const postgres = ["--session-db-driver=postgres", "--session-db=postgres://svc@db.internal:5432/svc"];
+  expect(value(build([...postgres, "--session-db-lease=45s"])).sessionDb.leaseMs).toBe(45_000);
+  expect(value(build(postgres, { "svc.session_db.lease": "2s" })).sessionDb.leaseMs).toBe(2_000);
+  expect(build([...postgres, "--session-db-lease=0s"]).ok).toBe(false);
+});
