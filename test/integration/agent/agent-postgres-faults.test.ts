@@ -16,6 +16,7 @@ import { SQL } from "bun";
 import type { SessionEvent } from "../../../src/core/events.ts";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.ts";
 import { injectAndWait } from "../../support/agent-durability.ts";
+import { type Tally, injectClient } from "../../support/inject-tally.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { type Daemon, postJson, waitFor } from "../../support/daemon.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
@@ -60,28 +61,6 @@ function markerCounts(texts: string[]): Map<string, number> {
   return counts;
 }
 
-interface Tally {
-  accepted: string[];
-  refused: string[];
-  /** Any answer but a 200 or a JSON 503 (a 500, a body that is not {error}): none may occur. */
-  wrong: string[];
-}
-
-/** One client's steady stream of injects into `session` until `stop()`; each answer tallied. */
-async function injectClient(daemon: Daemon, session: string, stop: () => boolean, tally: Tally): Promise<void> {
-  for (let i = 0; !stop(); i++) {
-    const marker = `<${session}-${i}>`;
-    const response = await postJson(`${daemon.baseUrl}/sessions/${session}/inject`, { message: marker });
-    const body = await response.text();
-    if (response.status === 200) tally.accepted.push(marker);
-    else if (response.status === 503 && typeof (JSON.parse(body) as { error?: unknown }).error === "string") {
-      tally.refused.push(marker);
-      // Pacing, not a wait: a refused client tries again a little later rather than spinning.
-      await Bun.sleep(50);
-    } else tally.wrong.push(`${response.status} ${body}`);
-  }
-}
-
 async function health(daemon: Daemon): Promise<{ status: number; sessionDb?: string }> {
   const response = await fetch(`${daemon.baseUrl}/healthz`);
   const body = (await response.json()) as { checks?: Record<string, string> };
@@ -95,7 +74,7 @@ test("PostgreSQL stopped for 10 s under load: the daemon reconnects, nothing acc
   for (const id of sessions) expect((await postJson(`${daemon.baseUrl}/sessions`, { sessionID: id })).status).toBe(201);
   const tallies = new Map(sessions.map((id): [string, Tally] => [id, { accepted: [], refused: [], wrong: [] }]));
   let stopping = false;
-  const clients = sessions.map((id) => injectClient(daemon, id, () => stopping, tallies.get(id) as Tally));
+  const clients = sessions.map((id) => injectClient([daemon], id, () => stopping, tallies.get(id) as Tally));
   const acceptedAll = (atLeast: (id: string) => number) => () =>
     sessions.every((id) => (tallies.get(id)?.accepted.length ?? 0) >= atLeast(id)) ? true : undefined;
   await waitFor(

@@ -17,6 +17,7 @@ import type { CommittedRow, SessionEvent } from "../../../src/core/events.ts";
 import { startReplica, storedRows } from "../../support/agent-replicas.ts";
 import { agentSeqs } from "../../support/agent-durability.ts";
 import { rows, say, slow } from "../../support/auto-continue-harness.ts";
+import { type Tally, injectClient } from "../../support/inject-tally.ts";
 import { daemonScope } from "../../support/daemon-scope.ts";
 import { type Daemon, postJson, waitFor } from "../../support/daemon.ts";
 import { type PostgresCluster, startPostgresCluster } from "../../support/postgres-cluster.ts";
@@ -179,29 +180,6 @@ test("a rolling restart: SIGTERM of the daemon serving a session mid-turn; anoth
   expect((await fetch(`${others[0].baseUrl}/sessions/quiet/subagents`)).status).toBe(409);
 }, 90_000);
 
-interface Tally {
-  accepted: string[];
-  refused: string[];
-  /** Any answer but a 200 or a JSON 503 (a 500, a body that is not {error}): none may occur. */
-  wrong: string[];
-}
-
-/** One client's injects into `session` until `stop()`, each to the next daemon in turn; each answer tallied. */
-async function spreadClient(daemons: Daemon[], session: string, stop: () => boolean, tally: Tally): Promise<void> {
-  for (let i = 0; !stop(); i++) {
-    const marker = `<${session}-${i}>`;
-    const daemon = daemons[i % daemons.length] as Daemon;
-    const response = await postJson(`${daemon.baseUrl}/sessions/${session}/inject`, { message: marker });
-    const body = await response.text();
-    if (response.status === 200) tally.accepted.push(marker);
-    else if (response.status === 503 && typeof (JSON.parse(body) as { error?: unknown }).error === "string") {
-      tally.refused.push(marker);
-      // Pacing, not a wait: a refused client tries again a little later rather than spinning.
-      await Bun.sleep(100);
-    } else tally.wrong.push(`${daemon.port} ${response.status} ${body}`);
-  }
-}
-
 /**
  * A subscriber that resumes as a client must: EventSource reconnects by itself after a dropped
  * connection but gives up on an error answer (a 503 while the database is down), so when it has
@@ -254,7 +232,7 @@ test("PostgreSQL stopped for 10 s under injects spread over three daemons: nothi
 
   const tallies = new Map(sessions.map((id): [string, Tally] => [id, { accepted: [], refused: [], wrong: [] }]));
   let stopping = false;
-  const clients = sessions.map((id) => spreadClient(daemons, id, () => stopping, tallies.get(id) as Tally));
+  const clients = sessions.map((id) => injectClient(daemons, id, () => stopping, tallies.get(id) as Tally));
   const acceptedAll = (atLeast: (id: string) => number) => () =>
     sessions.every((id) => (tallies.get(id)?.accepted.length ?? 0) >= atLeast(id)) ? true : undefined;
   await waitFor(
